@@ -1,0 +1,192 @@
+"""raf: a typed, async-first framework for building LLM agents.
+
+The names below are the public contract (checked by a test). Heavier parts load on
+first use, so `import raf` stays fast.
+"""
+
+from __future__ import annotations
+
+import importlib
+from typing import TYPE_CHECKING, Any
+
+__version__ = "0.1.0"
+
+_EXPORTS: dict[str, str] = {
+    # core types
+    "AgentResponse": "raf.core.responses",
+    "AgentResponseUpdate": "raf.core.responses",
+    "ChatResponse": "raf.core.responses",
+    "FinishReason": "raf.core.responses",
+    "UpdateKind": "raf.core.responses",
+    "ChatMessage": "raf.core.messages",
+    "Role": "raf.core.messages",
+    "TextContent": "raf.core.contents",
+    "ReasoningContent": "raf.core.contents",
+    "FunctionCallContent": "raf.core.contents",
+    "FunctionResultContent": "raf.core.contents",
+    "ApprovalRequestContent": "raf.core.contents",
+    "ApprovalResponseContent": "raf.core.contents",
+    "UsageContent": "raf.core.contents",
+    "ErrorContent": "raf.core.contents",
+    "DataContent": "raf.core.contents",
+    "UsageDetails": "raf.core.usage",
+    "AgentRunOptions": "raf.core.options",
+    "ChatOptions": "raf.core.options",
+    "ToolApprovalResponse": "raf.core.options",
+    "AgentSession": "raf.core.sessions",
+    "SessionStore": "raf.core.sessions",
+    "CancellationToken": "raf.core.cancellation",
+    "ContextProvider": "raf.core.context",
+    "ContextResult": "raf.core.context",
+    "BaseContextProvider": "raf.core.context",
+    "ChatClient": "raf.core.chat_client",
+    "ChatClientBuilder": "raf.core.chat_client",
+    "Tool": "raf.core.tools",
+    "BaseTool": "raf.core.tools",
+    "ToolContext": "raf.core.tools",
+    "ToolResult": "raf.core.tools",
+    "ApprovalRequiredTool": "raf.core.tools",
+    "tool": "raf.core.function_tool",
+    "FunctionTool": "raf.core.function_tool",
+    # errors
+    "RafError": "raf.core.errors",
+    "ConfigurationError": "raf.core.errors",
+    "MissingExtraError": "raf.core.errors",
+    "ModelError": "raf.core.errors",
+    "ToolDefinitionError": "raf.core.errors",
+    "ToolExecutionError": "raf.core.errors",
+    "ApprovalError": "raf.core.errors",
+    "ProviderError": "raf.core.errors",
+    "SessionError": "raf.core.errors",
+    "SessionFormatError": "raf.core.errors",
+    "SessionNotFoundError": "raf.core.errors",
+    # agent layer
+    "Agent": "raf.agent.agent",
+    "AgentBuilder": "raf.agent.builder",
+    "InMemoryHistoryProvider": "raf.agent.history",
+    "InMemorySessionStore": "raf.agent.stores",
+    "JsonDirectorySessionStore": "raf.agent.stores",
+    "SqliteSessionStore": "raf.agent.stores",
+    # clients
+    "FunctionInvokingChatClient": "raf.clients.function_invoking",
+}
+
+__all__ = [
+    "Agent",
+    "AgentBuilder",
+    "AgentResponse",
+    "AgentResponseUpdate",
+    "AgentRunOptions",
+    "AgentSession",
+    "ApprovalError",
+    "ApprovalRequestContent",
+    "ApprovalRequiredTool",
+    "ApprovalResponseContent",
+    "BaseContextProvider",
+    "BaseTool",
+    "CancellationToken",
+    "ChatClient",
+    "ChatClientBuilder",
+    "ChatMessage",
+    "ChatOptions",
+    "ChatResponse",
+    "ConfigurationError",
+    "ContextProvider",
+    "ContextResult",
+    "DataContent",
+    "ErrorContent",
+    "FinishReason",
+    "FunctionCallContent",
+    "FunctionInvokingChatClient",
+    "FunctionResultContent",
+    "FunctionTool",
+    "InMemoryHistoryProvider",
+    "InMemorySessionStore",
+    "JsonDirectorySessionStore",
+    "MissingExtraError",
+    "ModelError",
+    "ProviderError",
+    "RafError",
+    "ReasoningContent",
+    "Role",
+    "SessionError",
+    "SessionFormatError",
+    "SessionNotFoundError",
+    "SessionStore",
+    "SqliteSessionStore",
+    "TextContent",
+    "Tool",
+    "ToolApprovalResponse",
+    "ToolContext",
+    "ToolDefinitionError",
+    "ToolExecutionError",
+    "ToolResult",
+    "UpdateKind",
+    "UsageContent",
+    "UsageDetails",
+    "tool",
+]
+
+if TYPE_CHECKING:
+    from raf.agent.agent import Agent
+    from raf.agent.builder import AgentBuilder
+    from raf.agent.history import InMemoryHistoryProvider
+    from raf.agent.stores import (
+        InMemorySessionStore,
+        JsonDirectorySessionStore,
+        SqliteSessionStore,
+    )
+    from raf.clients.function_invoking import FunctionInvokingChatClient
+    from raf.core.cancellation import CancellationToken
+    from raf.core.chat_client import ChatClient, ChatClientBuilder
+    from raf.core.contents import (
+        ApprovalRequestContent,
+        ApprovalResponseContent,
+        DataContent,
+        ErrorContent,
+        FunctionCallContent,
+        FunctionResultContent,
+        ReasoningContent,
+        TextContent,
+        UsageContent,
+    )
+    from raf.core.context import BaseContextProvider, ContextProvider, ContextResult
+    from raf.core.errors import (
+        ApprovalError,
+        ConfigurationError,
+        MissingExtraError,
+        ModelError,
+        ProviderError,
+        RafError,
+        SessionError,
+        SessionFormatError,
+        SessionNotFoundError,
+        ToolDefinitionError,
+        ToolExecutionError,
+    )
+    from raf.core.function_tool import FunctionTool, tool
+    from raf.core.messages import ChatMessage, Role
+    from raf.core.options import AgentRunOptions, ChatOptions, ToolApprovalResponse
+    from raf.core.responses import (
+        AgentResponse,
+        AgentResponseUpdate,
+        ChatResponse,
+        FinishReason,
+        UpdateKind,
+    )
+    from raf.core.sessions import AgentSession, SessionStore
+    from raf.core.tools import ApprovalRequiredTool, BaseTool, Tool, ToolContext, ToolResult
+    from raf.core.usage import UsageDetails
+
+
+def __getattr__(name: str) -> Any:
+    module = _EXPORTS.get(name)
+    if module is None:
+        raise AttributeError(f"module 'raf' has no attribute {name!r}")
+    value = getattr(importlib.import_module(module), name)
+    globals()[name] = value
+    return value
+
+
+def __dir__() -> list[str]:
+    return sorted([*globals(), *_EXPORTS])

@@ -1,0 +1,118 @@
+"""AgentBuilder: the fluent way to assemble an agent, history provider always first."""
+
+from __future__ import annotations
+
+from collections.abc import Callable, Sequence
+from typing import Any
+
+from raf.agent.agent import Agent
+from raf.agent.history import InMemoryHistoryProvider
+from raf.clients.function_invoking import DEFAULT_MAX_TOOL_ROUNDS
+from raf.core.chat_client import ChatClient, ChatClientDecorator
+from raf.core.context import ContextProvider
+from raf.core.errors import ConfigurationError
+from raf.core.function_tool import FunctionTool
+from raf.core.options import ChatOptions
+from raf.core.sessions import SessionStore
+from raf.core.tools import Tool
+
+
+class AgentBuilder:
+    """`AgentBuilder().with_chat_client(c).with_tool(t).build()`."""
+
+    def __init__(self, name: str = "agent") -> None:
+        self._name = name
+        self._description = ""
+        self._instructions: list[str] = []
+        self._tools: list[Tool] = []
+        self._providers: list[ContextProvider] = []
+        self._client: ChatClient | None = None
+        self._decorators: list[ChatClientDecorator] = []
+        self._max_tool_rounds = DEFAULT_MAX_TOOL_ROUNDS
+        self._options = ChatOptions()
+        self._store: SessionStore | None = None
+        self._history: ContextProvider | None = InMemoryHistoryProvider()
+
+    def with_name(self, name: str) -> AgentBuilder:
+        self._name = name
+        return self
+
+    def with_description(self, description: str) -> AgentBuilder:
+        self._description = description
+        return self
+
+    def with_instructions(self, instructions: str) -> AgentBuilder:
+        """Add to the system prompt (several calls are joined with newlines)."""
+        self._instructions.append(instructions)
+        return self
+
+    def with_tool(self, tool: Tool | Callable[..., Any]) -> AgentBuilder:
+        """Register a tool; a plain function is turned into one with `@tool`."""
+        if isinstance(tool, Tool):
+            self._tools.append(tool)
+        elif callable(tool):
+            self._tools.append(FunctionTool(tool))
+        else:
+            raise ConfigurationError(f"with_tool(): {tool!r} is neither a Tool nor callable")
+        return self
+
+    def with_tools(self, tools: Sequence[Tool | Callable[..., Any]]) -> AgentBuilder:
+        for item in tools:
+            self.with_tool(item)
+        return self
+
+    def with_context_provider(self, provider: ContextProvider) -> AgentBuilder:
+        """Add a provider; providers run in the order they are added, after history."""
+        self._providers.append(provider)
+        return self
+
+    def with_history_provider(self, provider: ContextProvider) -> AgentBuilder:
+        """Replace the built-in in-memory history provider (it still runs first)."""
+        self._history = provider
+        return self
+
+    def with_chat_client(self, client: ChatClient) -> AgentBuilder:
+        self._client = client
+        return self
+
+    def with_decorator(self, decorator: ChatClientDecorator) -> AgentBuilder:
+        """Wrap the chat client (retry, logging, …) inside the tool loop."""
+        self._decorators.append(decorator)
+        return self
+
+    def with_max_tool_rounds(self, rounds: int) -> AgentBuilder:
+        if rounds < 0:
+            raise ConfigurationError(f"max_tool_rounds must be 0 or more, got {rounds}")
+        self._max_tool_rounds = rounds
+        return self
+
+    def with_options(self, options: ChatOptions) -> AgentBuilder:
+        """Default model settings (temperature, max_tokens, …) for every run."""
+        self._options = options
+        return self
+
+    def with_session_store(self, store: SessionStore) -> AgentBuilder:
+        """Save the session to `store` after every run."""
+        self._store = store
+        return self
+
+    def build(self) -> Agent:
+        if self._client is None:
+            raise ConfigurationError(
+                f"agent {self._name!r} has no chat client: call with_chat_client(...)"
+            )
+        client = self._client
+        for decorator in self._decorators:
+            client = decorator(client)
+        providers = [self._history, *self._providers] if self._history else list(self._providers)
+        return Agent(
+            chat_client=client,
+            instructions="\n".join(self._instructions) or None,
+            tools=self._tools,
+            context_providers=providers,
+            name=self._name,
+            description=self._description,
+            max_tool_rounds=self._max_tool_rounds,
+            default_options=self._options,
+            session_store=self._store,
+        )

@@ -1,0 +1,59 @@
+"""The `raf` program: parses the command line and hands off to one command module.
+
+Each command lives in its own module under `raf.cli` with two functions:
+`register(subparsers)` adds its parser, and the parser's `handler` default runs it.
+Modules are imported only when listed here, so `raf --help` stays fast.
+"""
+
+from __future__ import annotations
+
+import argparse
+import importlib
+import sys
+from collections.abc import Sequence
+
+from raf.core.errors import RafError
+
+COMMAND_MODULES: tuple[str, ...] = (
+    "raf.cli.demo",
+)
+"""Modules that each add one or more subcommands (add yours here)."""
+
+
+def build_parser() -> argparse.ArgumentParser:
+    parser = argparse.ArgumentParser(
+        prog="raf",
+        description="raf: build, run and check LLM agents.",
+    )
+    parser.add_argument("--version", action="store_true", help="print the version and exit")
+    subparsers = parser.add_subparsers(dest="command", metavar="COMMAND")
+    for name in COMMAND_MODULES:
+        module = importlib.import_module(name)
+        module.register(subparsers)
+    return parser
+
+
+def main(argv: Sequence[str] | None = None) -> int:
+    parser = build_parser()
+    args = parser.parse_args(argv)
+    if args.version:
+        from raf import __version__
+
+        print(f"raf {__version__}")
+        return 0
+    handler = getattr(args, "handler", None)
+    if handler is None:
+        parser.print_help()
+        return 2
+    try:
+        return int(handler(args) or 0)
+    except RafError as exc:
+        print(f"raf: error: {exc}", file=sys.stderr)
+        return 1
+    except KeyboardInterrupt:
+        print("raf: interrupted", file=sys.stderr)
+        return 130
+
+
+if __name__ == "__main__":  # pragma: no cover
+    sys.exit(main())

@@ -1,0 +1,261 @@
+"""The closed set of content variants a chat message is made of, and their JSON form."""
+
+from __future__ import annotations
+
+import json
+from dataclasses import dataclass, field
+from typing import Any, Literal, TypeAlias, assert_never
+
+from raf.core.errors import SessionFormatError
+from raf.core.usage import UsageDetails
+
+
+@dataclass(kw_only=True, slots=True)
+class TextContent:
+    """Plain text written by a user or a model."""
+
+    text: str
+    type: Literal["text"] = "text"
+
+
+@dataclass(kw_only=True, slots=True)
+class ReasoningContent:
+    """A model's visible reasoning (thinking); never sent back as an answer."""
+
+    text: str
+    signature: str | None = None
+    """Opaque token some providers need to accept the reasoning back."""
+    type: Literal["reasoning"] = "reasoning"
+
+
+@dataclass(kw_only=True, slots=True)
+class FunctionCallContent:
+    """A model's request to call a tool."""
+
+    call_id: str
+    name: str
+    arguments: dict[str, Any] = field(default_factory=dict)
+    raw_arguments: str | None = None
+    """Arguments as the model sent them, kept when they were not valid JSON."""
+    type: Literal["function_call"] = "function_call"
+
+
+@dataclass(kw_only=True, slots=True)
+class FunctionResultContent:
+    """The outcome of one tool call: a result, or an error the model can read."""
+
+    call_id: str
+    result: Any = None
+    error: str | None = None
+    name: str | None = None
+    """Name of the tool called, kept for readers of the transcript."""
+    type: Literal["function_result"] = "function_result"
+
+    @property
+    def is_error(self) -> bool:
+        return self.error is not None
+
+    def as_text(self) -> str:
+        """The result as the model reads it."""
+        if self.error is not None:
+            return f"Error: {self.error}"
+        return result_to_text(self.result)
+
+
+@dataclass(kw_only=True, slots=True)
+class ApprovalRequestContent:
+    """A tool call that waits for a human decision before it may run."""
+
+    call_id: str
+    name: str
+    arguments: dict[str, Any] = field(default_factory=dict)
+    reason: str | None = None
+    """Why approval is asked (for example: the path leaves the workspace)."""
+    type: Literal["approval_request"] = "approval_request"
+
+
+@dataclass(kw_only=True, slots=True)
+class ApprovalResponseContent:
+    """A human decision on one pending tool call."""
+
+    call_id: str
+    approved: bool
+    reason: str | None = None
+    arguments: dict[str, Any] | None = None
+    """The arguments the human saw; when given they must equal the pending ones."""
+    type: Literal["approval_response"] = "approval_response"
+
+
+@dataclass(kw_only=True, slots=True)
+class UsageContent:
+    """Token usage carried inside a message (as some providers stream it)."""
+
+    usage: UsageDetails
+    type: Literal["usage"] = "usage"
+
+
+@dataclass(kw_only=True, slots=True)
+class ErrorContent:
+    """An error reported in the transcript (for example a failed stream)."""
+
+    message: str
+    code: str | None = None
+    type: Literal["error"] = "error"
+
+
+@dataclass(kw_only=True, slots=True)
+class DataContent:
+    """Binary data or a reference to it, by URI (`data:` URIs carry the bytes)."""
+
+    uri: str
+    media_type: str | None = None
+    type: Literal["data"] = "data"
+
+
+Content: TypeAlias = (
+    TextContent
+    | ReasoningContent
+    | FunctionCallContent
+    | FunctionResultContent
+    | ApprovalRequestContent
+    | ApprovalResponseContent
+    | UsageContent
+    | ErrorContent
+    | DataContent
+)
+
+
+def result_to_text(result: Any) -> str:
+    """Render a tool result as text: strings as they are, anything else as JSON."""
+    if result is None:
+        return ""
+    if isinstance(result, str):
+        return result
+    try:
+        return json.dumps(result, ensure_ascii=False, default=str)
+    except (TypeError, ValueError):
+        return str(result)
+
+
+def content_to_dict(content: Content) -> dict[str, Any]:
+    """The one JSON form of a content, tagged by `type`."""
+    match content:
+        case TextContent(text=text):
+            return {"type": "text", "text": text}
+        case ReasoningContent(text=text, signature=signature):
+            out: dict[str, Any] = {"type": "reasoning", "text": text}
+            if signature is not None:
+                out["signature"] = signature
+            return out
+        case FunctionCallContent():
+            out = {
+                "type": "function_call",
+                "call_id": content.call_id,
+                "name": content.name,
+                "arguments": content.arguments,
+            }
+            if content.raw_arguments is not None:
+                out["raw_arguments"] = content.raw_arguments
+            return out
+        case FunctionResultContent():
+            out = {"type": "function_result", "call_id": content.call_id}
+            if content.error is not None:
+                out["error"] = content.error
+            else:
+                out["result"] = _jsonable(content.result)
+            if content.name is not None:
+                out["name"] = content.name
+            return out
+        case ApprovalRequestContent():
+            out = {
+                "type": "approval_request",
+                "call_id": content.call_id,
+                "name": content.name,
+                "arguments": content.arguments,
+            }
+            if content.reason is not None:
+                out["reason"] = content.reason
+            return out
+        case ApprovalResponseContent():
+            out = {
+                "type": "approval_response",
+                "call_id": content.call_id,
+                "approved": content.approved,
+            }
+            if content.reason is not None:
+                out["reason"] = content.reason
+            if content.arguments is not None:
+                out["arguments"] = content.arguments
+            return out
+        case UsageContent(usage=usage):
+            return {"type": "usage", "usage": usage.to_dict()}
+        case ErrorContent(message=message, code=code):
+            out = {"type": "error", "message": message}
+            if code is not None:
+                out["code"] = code
+            return out
+        case DataContent(uri=uri, media_type=media_type):
+            out = {"type": "data", "uri": uri}
+            if media_type is not None:
+                out["media_type"] = media_type
+            return out
+        case _:
+            assert_never(content)
+
+
+def content_from_dict(data: dict[str, Any]) -> Content:
+    """Rebuild a content from its JSON form; unknown or damaged data is a clear error."""
+    if not isinstance(data, dict):
+        raise SessionFormatError(f"a content must be a JSON object, got {type(data).__name__}")
+    kind = data.get("type")
+    try:
+        if kind == "text":
+            return TextContent(text=str(data["text"]))
+        if kind == "reasoning":
+            return ReasoningContent(text=str(data["text"]), signature=data.get("signature"))
+        if kind == "function_call":
+            return FunctionCallContent(
+                call_id=str(data["call_id"]),
+                name=str(data["name"]),
+                arguments=dict(data.get("arguments") or {}),
+                raw_arguments=data.get("raw_arguments"),
+            )
+        if kind == "function_result":
+            return FunctionResultContent(
+                call_id=str(data["call_id"]),
+                result=data.get("result"),
+                error=data.get("error"),
+                name=data.get("name"),
+            )
+        if kind == "approval_request":
+            return ApprovalRequestContent(
+                call_id=str(data["call_id"]),
+                name=str(data["name"]),
+                arguments=dict(data.get("arguments") or {}),
+                reason=data.get("reason"),
+            )
+        if kind == "approval_response":
+            return ApprovalResponseContent(
+                call_id=str(data["call_id"]),
+                approved=bool(data["approved"]),
+                reason=data.get("reason"),
+                arguments=data.get("arguments"),
+            )
+        if kind == "usage":
+            return UsageContent(usage=UsageDetails.from_dict(dict(data.get("usage") or {})))
+        if kind == "error":
+            return ErrorContent(message=str(data["message"]), code=data.get("code"))
+        if kind == "data":
+            return DataContent(uri=str(data["uri"]), media_type=data.get("media_type"))
+    except KeyError as exc:
+        raise SessionFormatError(f"content of type {kind!r} lacks the key {exc}") from None
+    raise SessionFormatError(f"unknown content type {kind!r}")
+
+
+def _jsonable(value: Any) -> Any:
+    """Keep JSON values as they are; render anything else as text."""
+    try:
+        json.dumps(value)
+    except (TypeError, ValueError):
+        return result_to_text(value)
+    return value

@@ -1,0 +1,135 @@
+"""The small hierarchy of errors raf raises; every one says what went wrong and where."""
+
+from __future__ import annotations
+
+from collections.abc import Sequence
+from dataclasses import dataclass
+
+
+class RafError(Exception):
+    """Base class of every error raf raises on purpose."""
+
+
+class ConfigurationError(RafError):
+    """A configuration document or builder call is wrong; carries where, when known."""
+
+    def __init__(
+        self,
+        message: str,
+        *,
+        file: str | None = None,
+        line: int | None = None,
+        column: int | None = None,
+        key_path: str | None = None,
+    ) -> None:
+        self.message = message
+        self.file = file
+        self.line = line
+        self.column = column
+        self.key_path = key_path
+        super().__init__(self._render())
+
+    def _render(self) -> str:
+        where = ""
+        if self.file:
+            where = self.file
+            if self.line is not None:
+                where += f":{self.line}"
+                if self.column is not None:
+                    where += f":{self.column}"
+        parts = [p for p in (where, self.key_path) if p]
+        prefix = " ".join(parts)
+        return f"{prefix}: {self.message}" if prefix else self.message
+
+
+@dataclass(kw_only=True, slots=True)
+class Problem:
+    """One problem found in a document: where it is and what was expected."""
+
+    message: str
+    file: str | None = None
+    line: int | None = None
+    column: int | None = None
+    key_path: str | None = None
+
+    def __str__(self) -> str:
+        return str(
+            ConfigurationError(
+                self.message,
+                file=self.file,
+                line=self.line,
+                column=self.column,
+                key_path=self.key_path,
+            )
+        )
+
+
+class ValidationProblems(ConfigurationError):
+    """Several problems in one document, all reported at once."""
+
+    def __init__(self, problems: Sequence[Problem]) -> None:
+        self.problems = list(problems)
+        lines = [f"{len(self.problems)} problem(s) found:"]
+        lines += [f"  {p}" for p in self.problems]
+        first = self.problems[0] if self.problems else Problem(message="")
+        super().__init__(
+            "\n".join(lines),
+            file=None,
+            line=first.line,
+            column=first.column,
+            key_path=None,
+        )
+
+
+class MissingExtraError(RafError):
+    """An optional integration is used but its extra is not installed."""
+
+    def __init__(self, feature: str, extra: str, module: str | None = None) -> None:
+        self.feature = feature
+        self.extra = extra
+        self.module = module
+        missing = f" (module '{module}' is missing)" if module else ""
+        super().__init__(
+            f"{feature} needs the '{extra}' extra{missing}: pip install \"raf-agents[{extra}]\""
+        )
+
+
+class ModelError(RafError):
+    """A model call failed; `retryable` says whether trying again can help."""
+
+    def __init__(self, message: str, *, retryable: bool = False, status: int | None = None):
+        self.retryable = retryable
+        self.status = status
+        super().__init__(message)
+
+
+class ToolDefinitionError(RafError):
+    """A tool cannot be built: bad name, duplicate name, or a signature with no schema."""
+
+
+class ToolExecutionError(RafError):
+    """Raised by a tool to return a specific error message to the model."""
+
+
+class ApprovalError(RafError):
+    """An approval response does not match what is pending in the session."""
+
+
+class ProviderError(RafError):
+    """A context provider broke its contract (for example returned the wrong type)."""
+
+
+class SessionError(RafError):
+    """A session could not be stored or restored."""
+
+
+class SessionFormatError(SessionError):
+    """A stored session is damaged, truncated or written by a newer raf."""
+
+
+class SessionNotFoundError(SessionError):
+    """No session with that id is stored."""
+
+
+class RunCancelledError(RafError):
+    """Raised by `CancellationToken.raise_if_cancelled` inside a run."""

@@ -1,0 +1,236 @@
+"""`@tool`: a typed Python function (sync or async) becomes a validated tool."""
+
+from __future__ import annotations
+
+import asyncio
+import inspect
+import re
+from collections.abc import Callable, Mapping
+from typing import Any, get_type_hints, overload
+
+from pydantic import BaseModel, ConfigDict, Field, ValidationError, create_model
+
+from raf.core.errors import ToolDefinitionError
+from raf.core.tools import ToolContext, ToolResult, check_tool_name
+
+_SECTION = re.compile(
+    r"^\s*(Args|Arguments|Parameters|Params|Returns?|Raises|Yields|Examples?|Notes?)\s*:?\s*$"
+)
+_ARG_LINE = re.compile(r"^\s*\*{0,2}(\w+)\s*(?:\([^)]*\))?\s*:\s*(.*)$")
+_SPHINX_PARAM = re.compile(r"^\s*:param\s+(?:[\w\[\], ]+\s+)?(\w+)\s*:\s*(.*)$")
+
+
+def parse_docstring(doc: str | None) -> tuple[str, dict[str, str]]:
+    """Split a docstring into the description and per-parameter descriptions.
+
+    Understands Google style (``Args:`` with ``name: text`` lines) and Sphinx
+    ``:param name: text`` lines.
+    """
+    if not doc:
+        return "", {}
+    lines = inspect.cleandoc(doc).splitlines()
+    description: list[str] = []
+    params: dict[str, str] = {}
+    section: str | None = None
+    current: str | None = None
+    for line in lines:
+        sphinx = _SPHINX_PARAM.match(line)
+        if sphinx:
+            current = sphinx.group(1)
+            params[current] = sphinx.group(2).strip()
+            section = "sphinx"
+            continue
+        if line.strip().startswith(":"):
+            section, current = "sphinx", None
+            continue
+        header = _SECTION.match(line)
+        if header:
+            section = header.group(1).lower()
+            current = None
+            continue
+        if section is None:
+            description.append(line)
+        elif section in ("args", "arguments", "parameters", "params"):
+            arg = _ARG_LINE.match(line)
+            indent = len(line) - len(line.lstrip())
+            if arg and indent <= 4:
+                current = arg.group(1)
+                params[current] = arg.group(2).strip()
+            elif current and line.strip():
+                params[current] = f"{params[current]} {line.strip()}".strip()
+        elif section == "sphinx" and current and line.strip():
+            params[current] = f"{params[current]} {line.strip()}".strip()
+    return "\n".join(description).strip(), params
+
+
+class FunctionTool:
+    """A tool backed by a Python function, its arguments checked by a pydantic model."""
+
+    __slots__ = (
+        "_accepts_context",
+        "_arg_model",
+        "_context_param",
+        "_field_names",
+        "_fn",
+        "_is_async",
+        "_run_in_thread",
+        "description",
+        "kind",
+        "name",
+        "parameters",
+        "requires_approval",
+    )
+
+    def __init__(
+        self,
+        fn: Callable[..., Any],
+        *,
+        name: str | None = None,
+        description: str | None = None,
+        approval_required: bool = False,
+        kind: str = "function",
+        run_in_thread: bool = True,
+    ) -> None:
+        self._fn = fn
+        self.name: str = name or str(getattr(fn, "__name__", ""))
+        check_tool_name(self.name, where=f"from {fn!r}")
+        doc_description, param_docs = parse_docstring(inspect.getdoc(fn))
+        self.description = description if description is not None else doc_description
+        self.kind = kind
+        self.requires_approval = approval_required
+        self._is_async = inspect.iscoroutinefunction(fn)
+        self._run_in_thread = run_in_thread
+        self._context_param: str | None = None
+        self._arg_model = self._build_model(fn, param_docs)
+        self._field_names = tuple(self._arg_model.model_fields)
+        self._accepts_context = self._context_param is not None
+        try:
+            schema = self._arg_model.model_json_schema()
+        except Exception as exc:  # pydantic raises several types here
+            raise ToolDefinitionError(
+                f"tool {self.name!r}: its parameters cannot be described as JSON Schema: {exc}"
+            ) from exc
+        schema.pop("title", None)
+        self.parameters: dict[str, Any] = schema
+
+    def _build_model(self, fn: Callable[..., Any], docs: dict[str, str]) -> type[BaseModel]:
+        try:
+            signature = inspect.signature(fn)
+            hints = get_type_hints(fn, include_extras=True)
+        except (TypeError, ValueError, NameError) as exc:
+            raise ToolDefinitionError(
+                f"tool {self.name!r}: cannot read the signature of {fn!r}: {exc}"
+            ) from exc
+        fields: dict[str, Any] = {}
+        for param in signature.parameters.values():
+            if param.kind in (param.VAR_POSITIONAL, param.VAR_KEYWORD):
+                raise ToolDefinitionError(
+                    f"tool {self.name!r}: parameter {param.name!r} is *args/**kwargs; "
+                    "a tool needs named, typed parameters"
+                )
+            annotation = hints.get(param.name, inspect.Parameter.empty)
+            if annotation is ToolContext:
+                self._context_param = param.name
+                continue
+            if annotation is inspect.Parameter.empty:
+                raise ToolDefinitionError(
+                    f"tool {self.name!r}: parameter {param.name!r} has no type hint; "
+                    "add one so the model knows what to send"
+                )
+            default = ... if param.default is inspect.Parameter.empty else param.default
+            fields[param.name] = (annotation, Field(default, description=docs.get(param.name)))
+        try:
+            return create_model(
+                f"{self.name}_arguments",
+                __config__=ConfigDict(extra="forbid", arbitrary_types_allowed=False),
+                **fields,
+            )
+        except Exception as exc:
+            raise ToolDefinitionError(
+                f"tool {self.name!r}: its parameters cannot become a schema: {exc}"
+            ) from exc
+
+    def approval_required(self, arguments: Mapping[str, Any]) -> bool:
+        return self.requires_approval
+
+    async def invoke(self, arguments: Mapping[str, Any], context: ToolContext) -> ToolResult:
+        try:
+            validated = self._arg_model.model_validate(arguments)
+        except ValidationError as exc:
+            return ToolResult.fail(describe_validation_error(self.name, exc))
+        kwargs = {name: getattr(validated, name) for name in self._field_names}
+        if self._context_param is not None:
+            kwargs[self._context_param] = context
+        if self._is_async:
+            value = await self._fn(**kwargs)
+        elif self._run_in_thread:
+            value = await asyncio.to_thread(self._fn, **kwargs)
+        else:
+            value = self._fn(**kwargs)
+        if isinstance(value, ToolResult):
+            return value
+        if isinstance(value, BaseModel):
+            value = value.model_dump(mode="json")
+        return ToolResult(value=value)
+
+    def __call__(self, *args: Any, **kwargs: Any) -> Any:
+        """The decorated function stays callable as before."""
+        return self._fn(*args, **kwargs)
+
+    def __repr__(self) -> str:
+        return f"<FunctionTool {self.name!r}>"
+
+
+def describe_validation_error(tool_name: str, exc: ValidationError) -> str:
+    """A short, model-readable account of what was wrong with the arguments."""
+    problems = []
+    for err in exc.errors():
+        where = ".".join(str(p) for p in err.get("loc", ())) or "(arguments)"
+        problems.append(f"{where}: {err.get('msg', 'invalid')}")
+    return f"invalid arguments for tool {tool_name!r}: " + "; ".join(problems)
+
+
+@overload
+def tool(fn: Callable[..., Any], /) -> FunctionTool: ...
+
+
+@overload
+def tool(
+    *,
+    name: str | None = None,
+    description: str | None = None,
+    approval_required: bool = False,
+    kind: str = "function",
+    run_in_thread: bool = True,
+) -> Callable[[Callable[..., Any]], FunctionTool]: ...
+
+
+def tool(
+    fn: Callable[..., Any] | None = None,
+    /,
+    *,
+    name: str | None = None,
+    description: str | None = None,
+    approval_required: bool = False,
+    kind: str = "function",
+    run_in_thread: bool = True,
+) -> FunctionTool | Callable[[Callable[..., Any]], FunctionTool]:
+    """Turn a typed function into a tool; use bare (`@tool`) or with options.
+
+    Sync functions run in a worker thread so they never block the event loop; pass
+    ``run_in_thread=False`` for trivial, non-blocking functions.
+    """
+
+    def wrap(f: Callable[..., Any]) -> FunctionTool:
+        return FunctionTool(
+            f,
+            name=name,
+            description=description,
+            approval_required=approval_required,
+            kind=kind,
+            run_in_thread=run_in_thread,
+        )
+
+    if fn is not None:
+        return wrap(fn)
+    return wrap

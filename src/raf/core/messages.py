@@ -1,0 +1,129 @@
+"""Chat messages: a role and an ordered list of typed contents."""
+
+from __future__ import annotations
+
+import uuid
+from collections.abc import Iterable, Sequence
+from dataclasses import dataclass, field
+from enum import StrEnum
+from typing import Any
+
+from raf.core.contents import (
+    ApprovalRequestContent,
+    Content,
+    FunctionCallContent,
+    FunctionResultContent,
+    TextContent,
+    content_from_dict,
+    content_to_dict,
+)
+from raf.core.errors import SessionFormatError
+
+
+class Role(StrEnum):
+    """Who wrote a message."""
+
+    SYSTEM = "system"
+    USER = "user"
+    ASSISTANT = "assistant"
+    TOOL = "tool"
+
+
+def new_id(prefix: str) -> str:
+    """A short unique id with a readable prefix."""
+    return f"{prefix}_{uuid.uuid4().hex[:16]}"
+
+
+@dataclass(kw_only=True, slots=True)
+class ChatMessage:
+    """One message of a conversation."""
+
+    role: Role
+    contents: list[Content] = field(default_factory=list)
+    author_name: str | None = None
+    message_id: str | None = None
+
+    @classmethod
+    def user(cls, text: str) -> ChatMessage:
+        return cls(role=Role.USER, contents=[TextContent(text=text)])
+
+    @classmethod
+    def system(cls, text: str) -> ChatMessage:
+        return cls(role=Role.SYSTEM, contents=[TextContent(text=text)])
+
+    @classmethod
+    def assistant(cls, text: str = "", *, calls: Iterable[FunctionCallContent] = ()) -> ChatMessage:
+        contents: list[Content] = [TextContent(text=text)] if text else []
+        contents.extend(calls)
+        return cls(role=Role.ASSISTANT, contents=contents)
+
+    @property
+    def text(self) -> str:
+        """All text contents joined; reasoning and tool traffic are left out."""
+        return "".join(c.text for c in self.contents if isinstance(c, TextContent))
+
+    @property
+    def function_calls(self) -> list[FunctionCallContent]:
+        return [c for c in self.contents if isinstance(c, FunctionCallContent)]
+
+    @property
+    def function_results(self) -> list[FunctionResultContent]:
+        return [c for c in self.contents if isinstance(c, FunctionResultContent)]
+
+    @property
+    def approval_requests(self) -> list[ApprovalRequestContent]:
+        return [c for c in self.contents if isinstance(c, ApprovalRequestContent)]
+
+    def to_dict(self) -> dict[str, Any]:
+        out: dict[str, Any] = {
+            "role": self.role.value,
+            "contents": [content_to_dict(c) for c in self.contents],
+        }
+        if self.author_name is not None:
+            out["author_name"] = self.author_name
+        if self.message_id is not None:
+            out["message_id"] = self.message_id
+        return out
+
+    @classmethod
+    def from_dict(cls, data: dict[str, Any]) -> ChatMessage:
+        if not isinstance(data, dict):
+            raise SessionFormatError(f"a message must be a JSON object, got {type(data).__name__}")
+        try:
+            role = Role(data["role"])
+        except KeyError:
+            raise SessionFormatError("a message lacks its 'role'") from None
+        except ValueError:
+            raise SessionFormatError(f"unknown message role {data.get('role')!r}") from None
+        contents = data.get("contents", [])
+        if not isinstance(contents, list):
+            raise SessionFormatError("a message's 'contents' must be a list")
+        return cls(
+            role=role,
+            contents=[content_from_dict(c) for c in contents],
+            author_name=data.get("author_name"),
+            message_id=data.get("message_id"),
+        )
+
+
+MessageInput = str | ChatMessage | Sequence[ChatMessage | str] | None
+"""What `Agent.run` accepts as the request: text, a message, a list of them, or nothing."""
+
+
+def to_messages(value: MessageInput) -> list[ChatMessage]:
+    """Normalise a request to a list of messages; plain strings become user messages."""
+    if value is None:
+        return []
+    if isinstance(value, str):
+        return [ChatMessage.user(value)]
+    if isinstance(value, ChatMessage):
+        return [value]
+    out: list[ChatMessage] = []
+    for item in value:
+        if isinstance(item, str):
+            out.append(ChatMessage.user(item))
+        elif isinstance(item, ChatMessage):
+            out.append(item)
+        else:
+            raise TypeError(f"a request holds strings or ChatMessage, not {type(item).__name__}")
+    return out

@@ -1,0 +1,81 @@
+"""Options of one chat request and of one agent run."""
+
+from __future__ import annotations
+
+from dataclasses import dataclass, field, replace
+from typing import TYPE_CHECKING, Any, Literal
+
+from raf.core.contents import ApprovalRequestContent, ApprovalResponseContent
+
+if TYPE_CHECKING:
+    from raf.core.cancellation import CancellationToken
+    from raf.core.sessions import AgentSession
+    from raf.core.tools import Tool
+
+ToolApprovalResponse = ApprovalResponseContent
+"""A human decision on a pending call: `ToolApprovalResponse(call_id=, approved=, reason=)`."""
+
+ToolChoice = Literal["auto", "none", "required"] | str
+
+
+@dataclass(kw_only=True, slots=True)
+class ChatOptions:
+    """Settings of one chat request; clients ignore what their API cannot express."""
+
+    model_id: str | None = None
+    temperature: float | None = None
+    max_tokens: int | None = None
+    top_p: float | None = None
+    stop: list[str] | None = None
+    seed: int | None = None
+    tool_choice: ToolChoice | None = None
+    response_format: dict[str, Any] | None = None
+    tools: list[Tool] = field(default_factory=list)
+    additional: dict[str, Any] = field(default_factory=dict)
+    """Provider-specific settings passed through as they are."""
+
+    # Run-scoped values, set by the agent for the tool loop; not sent to any model.
+    agent: Any = None
+    session: AgentSession | None = None
+    cancellation: CancellationToken | None = None
+    approval_responses: list[ApprovalResponseContent] = field(default_factory=list)
+    pending_approvals: list[ApprovalRequestContent] = field(default_factory=list)
+
+    def merged(self, overrides: ChatOptions | None) -> ChatOptions:
+        """These options with every field that `overrides` sets replacing ours."""
+        if overrides is None:
+            return replace(self)
+        changes: dict[str, Any] = {}
+        for name in (
+            "model_id",
+            "temperature",
+            "max_tokens",
+            "top_p",
+            "stop",
+            "seed",
+            "tool_choice",
+            "response_format",
+        ):
+            value = getattr(overrides, name)
+            if value is not None:
+                changes[name] = value
+        if overrides.tools:
+            changes["tools"] = [*self.tools, *overrides.tools]
+        if overrides.additional:
+            changes["additional"] = {**self.additional, **overrides.additional}
+        return replace(self, **changes)
+
+
+@dataclass(kw_only=True, slots=True)
+class AgentRunOptions:
+    """Options of one `Agent.run`."""
+
+    tool_approval_responses: list[ApprovalResponseContent] = field(default_factory=list)
+    """Answers to the approvals pending in the session; resumes a paused run."""
+    cancellation: CancellationToken | None = None
+    chat_options: ChatOptions | None = None
+    """Per-run overrides of the agent's model settings."""
+    additional_instructions: str | None = None
+    """Appended to the system prompt for this run only."""
+    max_tool_rounds: int | None = None
+    """Overrides the agent's limit for this run."""

@@ -1,0 +1,266 @@
+"""Responses of chat clients and agents, their stream updates, and the fold between them."""
+
+from __future__ import annotations
+
+from collections.abc import AsyncIterable, Iterable
+from dataclasses import dataclass, field
+from enum import StrEnum
+from typing import Any
+
+from raf.core.contents import (
+    ApprovalRequestContent,
+    Content,
+    FunctionResultContent,
+    ReasoningContent,
+    TextContent,
+    content_from_dict,
+    content_to_dict,
+)
+from raf.core.messages import ChatMessage, Role
+from raf.core.usage import UsageDetails
+
+
+class FinishReason(StrEnum):
+    """Why a response ended."""
+
+    STOP = "stop"
+    LENGTH = "length"
+    TOOL_CALLS = "tool_calls"
+    CONTENT_FILTER = "content_filter"
+    AWAITING_APPROVAL = "awaiting_approval"
+    CANCELLED = "cancelled"
+    OTHER = "other"
+
+
+class UpdateKind(StrEnum):
+    """What one stream update says."""
+
+    TEXT_DELTA = "text_delta"
+    REASONING_DELTA = "reasoning_delta"
+    TOOL_CALL_STARTED = "tool_call_started"
+    TOOL_CALL_ARGUMENTS_DELTA = "tool_call_arguments_delta"
+    TOOL_CALL_ENDED = "tool_call_ended"
+    TOOL_CALLING = "tool_calling"
+    TOOL_CALLED = "tool_called"
+    APPROVAL_REQUEST = "approval_request"
+    CONTENT = "content"
+    USAGE = "usage"
+    FINISHED = "finished"
+
+
+@dataclass(kw_only=True, slots=True)
+class AgentResponseUpdate:
+    """One event of a streamed response.
+
+    Deltas carry `text`; events that complete a content (a call whose arguments are all
+    in, a tool result, an approval request, an error or data) carry it in `content`, and
+    that content joins the message `message_id` when the stream is folded.
+    """
+
+    kind: UpdateKind
+    message_id: str = ""
+    role: Role = Role.ASSISTANT
+    text: str = ""
+    content: Content | None = None
+    call_id: str = ""
+    tool_name: str = ""
+    usage: UsageDetails | None = None
+    finish_reason: FinishReason | None = None
+
+    def to_dict(self) -> dict[str, Any]:
+        """A JSON-ready form, as `raf run --json` prints it."""
+        out: dict[str, Any] = {"kind": self.kind.value}
+        if self.message_id:
+            out["message_id"] = self.message_id
+        if self.kind not in (UpdateKind.USAGE, UpdateKind.FINISHED):
+            out["role"] = self.role.value
+        if self.text:
+            out["text"] = self.text
+        if self.content is not None:
+            out["content"] = content_to_dict(self.content)
+        if self.call_id:
+            out["call_id"] = self.call_id
+        if self.tool_name:
+            out["tool_name"] = self.tool_name
+        if self.usage is not None:
+            out["usage"] = self.usage.to_dict()
+        if self.finish_reason is not None:
+            out["finish_reason"] = self.finish_reason.value
+        return out
+
+    @classmethod
+    def from_dict(cls, data: dict[str, Any]) -> AgentResponseUpdate:
+        return cls(
+            kind=UpdateKind(data["kind"]),
+            message_id=data.get("message_id", ""),
+            role=Role(data.get("role", "assistant")),
+            text=data.get("text", ""),
+            content=content_from_dict(data["content"]) if "content" in data else None,
+            call_id=data.get("call_id", ""),
+            tool_name=data.get("tool_name", ""),
+            usage=UsageDetails.from_dict(data["usage"]) if "usage" in data else None,
+            finish_reason=FinishReason(data["finish_reason"]) if "finish_reason" in data else None,
+        )
+
+
+ChatResponseUpdate = AgentResponseUpdate
+"""Chat clients stream the same updates agents do."""
+
+
+@dataclass(kw_only=True, slots=True)
+class ChatResponse:
+    """What a chat client returns for one request (possibly after a tool loop)."""
+
+    messages: list[ChatMessage] = field(default_factory=list)
+    finish_reason: FinishReason | None = None
+    usage: UsageDetails | None = None
+    model_id: str | None = None
+    response_id: str | None = None
+
+    @property
+    def text(self) -> str:
+        """Text of the last assistant message that has any."""
+        for message in reversed(self.messages):
+            if message.role is Role.ASSISTANT and message.text:
+                return message.text
+        return ""
+
+    @property
+    def pending_approvals(self) -> list[ApprovalRequestContent]:
+        """Approval requests whose calls have no result yet."""
+        answered = {
+            c.call_id
+            for m in self.messages
+            for c in m.contents
+            if isinstance(c, FunctionResultContent)
+        }
+        return [
+            c
+            for m in self.messages
+            for c in m.contents
+            if isinstance(c, ApprovalRequestContent) and c.call_id not in answered
+        ]
+
+    def to_dict(self) -> dict[str, Any]:
+        out: dict[str, Any] = {"messages": [m.to_dict() for m in self.messages]}
+        if self.finish_reason is not None:
+            out["finish_reason"] = self.finish_reason.value
+        if self.usage is not None:
+            out["usage"] = self.usage.to_dict()
+        if self.model_id is not None:
+            out["model_id"] = self.model_id
+        return out
+
+
+@dataclass(kw_only=True, slots=True)
+class AgentResponse(ChatResponse):
+    """What an agent run returns; `session_id` names the session it ran in."""
+
+    session_id: str | None = None
+
+
+class ResponseFolder:
+    """Folds stream updates into messages, exactly as the non-streaming path builds them."""
+
+    __slots__ = ("_by_id", "_order", "finish_reason", "model_id", "usage")
+
+    def __init__(self) -> None:
+        self._by_id: dict[str, ChatMessage] = {}
+        self._order: list[ChatMessage] = []
+        self.usage: UsageDetails | None = None
+        self.finish_reason: FinishReason | None = None
+        self.model_id: str | None = None
+
+    def _message(self, update: AgentResponseUpdate) -> ChatMessage:
+        key = update.message_id
+        message = self._by_id.get(key)
+        if message is None:
+            message = ChatMessage(role=update.role, contents=[], message_id=key or None)
+            self._by_id[key] = message
+            self._order.append(message)
+        return message
+
+    def add(self, update: AgentResponseUpdate) -> None:
+        kind = update.kind
+        if kind is UpdateKind.TEXT_DELTA:
+            contents = self._message(update).contents
+            if contents and isinstance(contents[-1], TextContent):
+                contents[-1].text += update.text
+            else:
+                contents.append(TextContent(text=update.text))
+        elif kind is UpdateKind.REASONING_DELTA:
+            contents = self._message(update).contents
+            if contents and isinstance(contents[-1], ReasoningContent):
+                contents[-1].text += update.text
+            else:
+                contents.append(ReasoningContent(text=update.text))
+        elif kind in (
+            UpdateKind.TOOL_CALL_ENDED,
+            UpdateKind.TOOL_CALLED,
+            UpdateKind.APPROVAL_REQUEST,
+            UpdateKind.CONTENT,
+        ):
+            if update.content is not None:
+                self._message(update).contents.append(update.content)
+        elif kind is UpdateKind.USAGE:
+            if update.usage is not None:
+                self.usage = update.usage if self.usage is None else self.usage + update.usage
+        elif kind is UpdateKind.FINISHED and update.finish_reason is not None:
+            self.finish_reason = update.finish_reason
+        # started, argument deltas and calling are progress only: nothing to keep.
+
+    def messages(self) -> list[ChatMessage]:
+        return [m for m in self._order if m.contents]
+
+    def response(self) -> ChatResponse:
+        return ChatResponse(
+            messages=self.messages(),
+            finish_reason=self.finish_reason,
+            usage=self.usage,
+            model_id=self.model_id,
+        )
+
+
+def fold_updates(updates: Iterable[AgentResponseUpdate]) -> ChatResponse:
+    """The response a sequence of updates stands for."""
+    folder = ResponseFolder()
+    for update in updates:
+        folder.add(update)
+    return folder.response()
+
+
+async def fold_stream(updates: AsyncIterable[AgentResponseUpdate]) -> ChatResponse:
+    """Consume a stream and return the response it stands for."""
+    folder = ResponseFolder()
+    async for update in updates:
+        folder.add(update)
+    return folder.response()
+
+
+def message_to_updates(message: ChatMessage, message_id: str) -> list[AgentResponseUpdate]:
+    """The updates that fold back into `message` (used to stream whole messages)."""
+    out: list[AgentResponseUpdate] = []
+    role = message.role
+    for content in message.contents:
+        if isinstance(content, TextContent):
+            out.append(
+                AgentResponseUpdate(
+                    kind=UpdateKind.TEXT_DELTA, message_id=message_id, role=role, text=content.text
+                )
+            )
+        elif isinstance(content, ReasoningContent) and content.signature is None:
+            out.append(
+                AgentResponseUpdate(
+                    kind=UpdateKind.REASONING_DELTA,
+                    message_id=message_id,
+                    role=role,
+                    text=content.text,
+                )
+            )
+        else:
+            out.append(
+                AgentResponseUpdate(
+                    kind=UpdateKind.CONTENT, message_id=message_id, role=role, content=content
+                )
+            )
+    return out

@@ -1,0 +1,129 @@
+"""Sessions hold every piece of a conversation's state; stores keep them."""
+
+from __future__ import annotations
+
+import copy
+import hashlib
+import json
+import time
+import uuid
+from collections.abc import Sequence
+from dataclasses import dataclass, field
+from typing import Any, Protocol, runtime_checkable
+
+from raf.core.contents import ApprovalRequestContent, content_from_dict, content_to_dict
+from raf.core.errors import SessionFormatError
+from raf.core.messages import ChatMessage
+
+SESSION_FORMAT = 1
+"""Version of the JSON form of a session; a newer stored version is refused."""
+
+
+@dataclass(kw_only=True, slots=True)
+class AgentSession:
+    """One conversation: its messages, metadata, provider state and pending approvals."""
+
+    id: str = field(default_factory=lambda: uuid.uuid4().hex)
+    messages: list[ChatMessage] = field(default_factory=list)
+    metadata: dict[str, Any] = field(default_factory=dict)
+    provider_state: dict[str, Any] = field(default_factory=dict)
+    pending_approvals: list[ApprovalRequestContent] = field(default_factory=list)
+    request_hash: str | None = None
+    created_at: float = field(default_factory=time.time)
+    updated_at: float = field(default_factory=time.time)
+
+    def get_provider_state(self, name: str, default: Any = None) -> Any:
+        """State a context provider keeps in this session (JSON values only)."""
+        return self.provider_state.get(name, default)
+
+    def set_provider_state(self, name: str, value: Any) -> None:
+        self.provider_state[name] = value
+
+    def touch_request_hash(self, messages: Sequence[ChatMessage]) -> str:
+        """Record a hash of the request about to run (lets stores spot replays)."""
+        digest = hashlib.sha256()
+        for message in messages:
+            digest.update(json.dumps(message.to_dict(), sort_keys=True).encode())
+        self.request_hash = digest.hexdigest()
+        self.updated_at = time.time()
+        return self.request_hash
+
+    def to_dict(self) -> dict[str, Any]:
+        return {
+            "format": SESSION_FORMAT,
+            "id": self.id,
+            "messages": [m.to_dict() for m in self.messages],
+            "metadata": self.metadata,
+            "provider_state": self.provider_state,
+            "pending_approvals": [content_to_dict(a) for a in self.pending_approvals],
+            "request_hash": self.request_hash,
+            "created_at": self.created_at,
+            "updated_at": self.updated_at,
+        }
+
+    @classmethod
+    def from_dict(cls, data: Any) -> AgentSession:
+        if not isinstance(data, dict):
+            raise SessionFormatError(f"a session must be a JSON object, got {type(data).__name__}")
+        version = data.get("format")
+        if not isinstance(version, int):
+            raise SessionFormatError("not a raf session: the 'format' number is missing")
+        if version > SESSION_FORMAT:
+            raise SessionFormatError(
+                f"session {data.get('id', '?')!r} was written in format {version}, newer than "
+                f"this raf understands ({SESSION_FORMAT}); upgrade raf-agents to read it"
+            )
+        if "id" not in data:
+            raise SessionFormatError("a session lacks its 'id'")
+        pending = []
+        for item in data.get("pending_approvals", []):
+            content = content_from_dict(item)
+            if not isinstance(content, ApprovalRequestContent):
+                raise SessionFormatError("pending approvals must be approval requests")
+            pending.append(content)
+        return cls(
+            id=str(data["id"]),
+            messages=[ChatMessage.from_dict(m) for m in data.get("messages", [])],
+            metadata=dict(data.get("metadata") or {}),
+            provider_state=dict(data.get("provider_state") or {}),
+            pending_approvals=pending,
+            request_hash=data.get("request_hash"),
+            created_at=float(data.get("created_at", time.time())),
+            updated_at=float(data.get("updated_at", time.time())),
+        )
+
+    def to_json(self) -> str:
+        return json.dumps(self.to_dict(), ensure_ascii=False)
+
+    @classmethod
+    def from_json(cls, text: str | bytes, *, source: str = "session") -> AgentSession:
+        try:
+            data = json.loads(text)
+        except json.JSONDecodeError as exc:
+            raise SessionFormatError(
+                f"{source} is not valid JSON (truncated or damaged?): {exc}"
+            ) from None
+        return cls.from_dict(data)
+
+    def snapshot(self) -> AgentSession:
+        """A deep copy, so a failed run can be rolled back."""
+        return copy.deepcopy(self)
+
+
+@runtime_checkable
+class SessionStore(Protocol):
+    """Keeps sessions between runs and processes: four methods."""
+
+    async def save(self, session: AgentSession) -> None: ...
+
+    async def load(self, session_id: str) -> AgentSession:
+        """The stored session; `SessionNotFoundError` when there is none."""
+        ...
+
+    async def delete(self, session_id: str) -> bool:
+        """Remove a session; False when there was none."""
+        ...
+
+    async def list(self) -> list[str]:
+        """Ids of the stored sessions, most recently updated first."""
+        ...

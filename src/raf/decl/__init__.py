@@ -1,0 +1,1 @@
+"""raf decl layer."""

@@ -1,0 +1,1 @@
+"""raf tools layer."""
