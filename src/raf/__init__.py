@@ -18,6 +18,8 @@ _EXPORTS: dict[str, str] = {
     "ChatResponse": "raf.core.responses",
     "FinishReason": "raf.core.responses",
     "UpdateKind": "raf.core.responses",
+    "fold_updates": "raf.core.responses",
+    "fold_stream": "raf.core.responses",
     "ChatMessage": "raf.core.messages",
     "Role": "raf.core.messages",
     "TextContent": "raf.core.contents",
@@ -124,6 +126,8 @@ __all__ = [
     "UpdateKind",
     "UsageContent",
     "UsageDetails",
+    "fold_stream",
+    "fold_updates",
     "tool",
 ]
 
@@ -173,6 +177,8 @@ if TYPE_CHECKING:
         ChatResponse,
         FinishReason,
         UpdateKind,
+        fold_stream,
+        fold_updates,
     )
     from raf.core.sessions import AgentSession, SessionStore
     from raf.core.tools import ApprovalRequiredTool, BaseTool, Tool, ToolContext, ToolResult

@@ -73,7 +73,7 @@ class Agent:
         index_tools(self.tools, where=f"on agent {name!r}")
         self.context_providers: tuple[ContextProvider, ...] = tuple(context_providers)
         for provider in self.context_providers:
-            if not isinstance(provider, ContextProvider):
+            if not _is_provider(provider):
                 raise ProviderError(
                     f"{provider!r} is not a ContextProvider: it needs name, kind, "
                     "on_invoking() and on_invoked()"
@@ -297,6 +297,20 @@ class Agent:
             f"Agent(name={self.name!r}, tools={[t.name for t in self.tools]}, "
             f"providers={[p.name for p in self.context_providers]})"
         )
+
+
+_CHECKED_PROVIDER_TYPES: set[type] = set()
+
+
+def _is_provider(value: object) -> bool:
+    """Whether `value` satisfies the ContextProvider protocol; cached per type."""
+    kind = type(value)
+    if kind in _CHECKED_PROVIDER_TYPES:
+        return True
+    if isinstance(value, ContextProvider):
+        _CHECKED_PROVIDER_TYPES.add(kind)
+        return True
+    return False
 
 
 def system_text(messages: Sequence[ChatMessage]) -> str:

@@ -14,7 +14,7 @@ from raf.core.errors import ConfigurationError
 from raf.core.function_tool import FunctionTool
 from raf.core.options import ChatOptions
 from raf.core.sessions import SessionStore
-from raf.core.tools import Tool
+from raf.core.tools import Tool, is_tool
 
 
 class AgentBuilder:
@@ -48,8 +48,8 @@ class AgentBuilder:
 
     def with_tool(self, tool: Tool | Callable[..., Any]) -> AgentBuilder:
         """Register a tool; a plain function is turned into one with `@tool`."""
-        if isinstance(tool, Tool):
-            self._tools.append(tool)
+        if is_tool(tool):
+            self._tools.append(tool)  # type: ignore[arg-type]
         elif callable(tool):
             self._tools.append(FunctionTool(tool))
         else:

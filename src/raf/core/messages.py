@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import itertools
 import uuid
 from collections.abc import Iterable, Sequence
 from dataclasses import dataclass, field
@@ -29,9 +30,13 @@ class Role(StrEnum):
     TOOL = "tool"
 
 
+_ID_PREFIX = uuid.uuid4().hex[:10]
+_id_counter = itertools.count(1)
+
+
 def new_id(prefix: str) -> str:
-    """A short unique id with a readable prefix."""
-    return f"{prefix}_{uuid.uuid4().hex[:16]}"
+    """A unique id with a readable prefix: random per process, then a counter (fast)."""
+    return f"{prefix}_{_ID_PREFIX}{next(_id_counter):x}"
 
 
 @dataclass(kw_only=True, slots=True)

@@ -150,11 +150,26 @@ def check_tool_name(name: str, *, where: str = "") -> None:
         )
 
 
+_CHECKED_TOOL_TYPES: set[type] = set()
+"""Types already seen to satisfy the Tool protocol (the structural check is slow)."""
+
+
+def is_tool(value: object) -> bool:
+    """Whether `value` satisfies the Tool protocol; cached per type."""
+    kind = type(value)
+    if kind in _CHECKED_TOOL_TYPES:
+        return True
+    if isinstance(value, Tool):
+        _CHECKED_TOOL_TYPES.add(kind)
+        return True
+    return False
+
+
 def index_tools(tools: Sequence[Tool], *, where: str = "") -> dict[str, Tool]:
     """Tools by name; two tools with one name is an error naming both."""
     out: dict[str, Tool] = {}
     for tool in tools:
-        if not isinstance(tool, Tool):
+        if not is_tool(tool):
             raise ToolDefinitionError(
                 f"{tool!r} is not a Tool: it needs name, description, parameters, kind, "
                 "requires_approval, approval_required() and invoke()"

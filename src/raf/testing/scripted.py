@@ -48,12 +48,17 @@ class RecordedRequest:
 
 
 def call(
-    name: str, arguments: dict[str, Any] | None = None, *, call_id: str | None = None, **kwargs: Any
+    tool_name: str,
+    arguments: dict[str, Any] | None = None,
+    /,
+    *,
+    call_id: str | None = None,
+    **kwargs: Any,
 ) -> FunctionCallContent:
-    """A function call for a script: `call("add", a=2, b=3)`."""
+    """A function call for a script: `call("add", a=2, b=3)` or `call("add", {"a": 2})`."""
     args = dict(arguments or {})
     args.update(kwargs)
-    return FunctionCallContent(call_id=call_id or new_id("call"), name=name, arguments=args)
+    return FunctionCallContent(call_id=call_id or new_id("call"), name=tool_name, arguments=args)
 
 
 def reply(text: str = "", *calls: FunctionCallContent) -> ChatMessage:
