@@ -46,6 +46,17 @@ def test_schema_comes_from_hints_and_docstring() -> None:
     assert props["mode"]["enum"] == ["fast", "exact"]
     assert search.parameters["required"] == ["query"]
     assert search.parameters["additionalProperties"] is False
+    assert "title" not in search.parameters and "title" not in props["query"]
+
+
+def test_a_property_named_title_survives_title_stripping() -> None:
+    @tool
+    def rename(title: str) -> str:
+        """Rename a page."""
+        return title
+
+    assert list(rename.parameters["properties"]) == ["title"]
+    assert rename.parameters["required"] == ["title"]
 
 
 async def test_sync_tool_runs_with_validated_and_coerced_arguments() -> None:

@@ -110,8 +110,7 @@ class FunctionTool:
             raise ToolDefinitionError(
                 f"tool {self.name!r}: its parameters cannot be described as JSON Schema: {exc}"
             ) from exc
-        schema.pop("title", None)
-        self.parameters: dict[str, Any] = schema
+        self.parameters: dict[str, Any] = strip_titles(schema)
 
     def _build_model(self, fn: Callable[..., Any], docs: dict[str, str]) -> type[BaseModel]:
         try:
@@ -179,6 +178,30 @@ class FunctionTool:
 
     def __repr__(self) -> str:
         return f"<FunctionTool {self.name!r}>"
+
+
+_NAME_MAPS = ("properties", "$defs", "definitions", "patternProperties")
+
+
+def strip_titles(schema: Any) -> Any:
+    """Drop pydantic's generated `title` keywords: they repeat the names and cost tokens.
+
+    Keys of `properties` and `$defs` are names, not keywords, so a property called
+    "title" survives.
+    """
+    if isinstance(schema, list):
+        return [strip_titles(item) for item in schema]
+    if not isinstance(schema, dict):
+        return schema
+    out: dict[str, Any] = {}
+    for key, value in schema.items():
+        if key in _NAME_MAPS and isinstance(value, dict):
+            out[key] = {name: strip_titles(sub) for name, sub in value.items()}
+        elif key == "title" and isinstance(value, str):
+            continue
+        else:
+            out[key] = strip_titles(value)
+    return out
 
 
 def describe_validation_error(tool_name: str, exc: ValidationError) -> str:
