@@ -194,6 +194,11 @@ class ResponseFolder:
                 contents[-1].text += update.text
             else:
                 contents.append(ReasoningContent(text=update.text))
+            # A signature (Anthropic thinking) arrives as the last delta of its block.
+            if isinstance(update.content, ReasoningContent) and update.content.signature:
+                last = contents[-1]
+                if isinstance(last, ReasoningContent):
+                    last.signature = update.content.signature
         elif kind in (
             UpdateKind.TOOL_CALL_ENDED,
             UpdateKind.TOOL_CALLED,

@@ -1,0 +1,282 @@
+"""Errors of model clients: each says what failed and what to do, and none shows a key."""
+
+from __future__ import annotations
+
+import re
+from collections.abc import Iterable
+
+from raf.core.errors import ConfigurationError, ModelError
+
+
+class MissingApiKeyError(ConfigurationError):
+    """No API key was given for a provider that needs one."""
+
+    def __init__(self, provider: str, env_var: str) -> None:
+        self.provider = provider
+        self.env_var = env_var
+        super().__init__(
+            f"no API key for {provider}: set the {env_var} environment variable or pass "
+            f"api_key=...; to run without a key use the embedded model: RAF_MODEL=local"
+        )
+
+
+class ClientError(ModelError):
+    """A model call failed in a way a client recognised; carries the provider and model."""
+
+    def __init__(
+        self,
+        message: str,
+        *,
+        provider: str = "",
+        model: str = "",
+        retryable: bool = False,
+        status: int | None = None,
+    ) -> None:
+        self.provider = provider
+        self.model = model
+        super().__init__(message, retryable=retryable, status=status)
+
+
+class ModelConnectionError(ClientError):
+    """The server could not be reached: wrong base URL, refused or reset connection."""
+
+
+class RequestTimeoutError(ClientError):
+    """The server did not answer within the per-request timeout."""
+
+
+class RateLimitError(ClientError):
+    """The provider refused the request for now (HTTP 429); `retry_after` in seconds."""
+
+    def __init__(
+        self,
+        message: str,
+        *,
+        retry_after: float | None = None,
+        provider: str = "",
+        model: str = "",
+        retryable: bool = True,
+        status: int | None = 429,
+    ) -> None:
+        self.retry_after = retry_after
+        super().__init__(
+            message, provider=provider, model=model, retryable=retryable, status=status
+        )
+
+
+class ServerError(ClientError):
+    """The provider failed on its side (HTTP 5xx)."""
+
+
+class AuthenticationError(ClientError):
+    """The API key was refused (HTTP 401/403)."""
+
+
+class ModelNotFoundError(ClientError):
+    """The server does not know the model (HTTP 404)."""
+
+
+class ContextOverflowError(ClientError):
+    """The conversation is longer than the model's context window."""
+
+
+class BadRequestError(ClientError):
+    """The provider refused the request as malformed (other HTTP 4xx)."""
+
+
+class InvalidResponseError(ClientError):
+    """The server answered with something that is not the protocol (for example bad JSON)."""
+
+
+class StreamInterruptedError(ClientError):
+    """A streamed response broke off after part of it had arrived; nothing of it is kept."""
+
+
+_KEY_PATTERNS = (
+    re.compile(r"sk-[A-Za-z0-9_\-]{8,}"),
+    re.compile(r"(?i)(bearer\s+)[A-Za-z0-9_\-.=]{8,}"),
+    re.compile(
+        r"(?i)((?:api[_-]?key|x-api-key|authorization)[\"']?\s*[:=]\s*[\"']?)[^\s\"',}]{6,}"
+    ),
+)
+
+
+def redact(text: str, secrets: Iterable[str | None] = ()) -> str:
+    """`text` with the given secrets and anything shaped like an API key replaced."""
+    for secret in secrets:
+        if secret and len(secret) >= 4:
+            text = text.replace(secret, "***")
+    for pattern in _KEY_PATTERNS:
+        if pattern.groups:
+            text = pattern.sub(lambda m: f"{m.group(1)}***", text)
+        else:
+            text = pattern.sub("***", text)
+    return text
+
+
+def mask_key(key: str | None) -> str:
+    """How a key appears in a repr: whether it is set, never its characters."""
+    return "set" if key else "unset"
+
+
+_OVERFLOW_HINTS = (
+    "context length",
+    "context_length",
+    "context window",
+    "maximum context",
+    "too many tokens",
+    "prompt is too long",
+    "exceeds the context",
+    "input is too long",
+    "context_length_exceeded",
+)
+
+
+def is_context_overflow(message: str) -> bool:
+    """Whether a provider's error text says the prompt did not fit."""
+    lowered = message.lower()
+    return any(hint in lowered for hint in _OVERFLOW_HINTS)
+
+
+def error_for_status(
+    status: int,
+    detail: str,
+    *,
+    provider: str,
+    model: str,
+    base_url: str = "",
+    retry_after: float | None = None,
+    secrets: Iterable[str | None] = (),
+) -> ClientError:
+    """The error that fits an HTTP status, with advice; `detail` is redacted first."""
+    detail = redact(detail, secrets)[:500]
+    where = f"{provider} model {model!r}" + (f" at {base_url}" if base_url else "")
+    if status == 429:
+        wait = f" (the server asks to wait {retry_after:g}s)" if retry_after is not None else ""
+        return RateLimitError(
+            f"{where} is rate limited{wait}: {detail}; wrap the client in "
+            "RetryingChatClient, or lower the request rate",
+            retry_after=retry_after,
+            provider=provider,
+            model=model,
+        )
+    if status >= 500:
+        return ServerError(
+            f"{where} failed on the server (HTTP {status}): {detail}; this is usually "
+            "temporary, retry later (RetryingChatClient does so)",
+            retryable=True,
+            provider=provider,
+            model=model,
+            status=status,
+        )
+    if status in (401, 403):
+        return AuthenticationError(
+            f"{where} refused the API key (HTTP {status}): {detail}; check the key and that "
+            "it may use this model",
+            provider=provider,
+            model=model,
+            status=status,
+        )
+    if status == 404:
+        return ModelNotFoundError(
+            f"{where} was not found (HTTP 404): {detail}; check the model name (list the "
+            "provider's models) and the base URL",
+            provider=provider,
+            model=model,
+            status=status,
+        )
+    if status in (408,):
+        return RequestTimeoutError(
+            f"{where} timed out on the server (HTTP 408): {detail}",
+            retryable=True,
+            provider=provider,
+            model=model,
+            status=status,
+        )
+    if is_context_overflow(detail) or status == 413:
+        return ContextOverflowError(
+            f"{where}: the conversation does not fit the model's context window "
+            f"(HTTP {status}): {detail}; shorten the history (a compaction context provider), "
+            "lower max_tokens, or use a model with a larger context",
+            provider=provider,
+            model=model,
+            status=status,
+        )
+    return BadRequestError(
+        f"{where} refused the request (HTTP {status}): {detail}",
+        provider=provider,
+        model=model,
+        status=status,
+    )
+
+
+def connection_error(
+    provider: str, model: str, base_url: str, cause: BaseException
+) -> ModelConnectionError:
+    """A refused or reset connection, naming the URL to check."""
+    reason = redact(str(cause) or type(cause).__name__)
+    return ModelConnectionError(
+        f"cannot reach {provider} at {base_url or 'the default endpoint'} for model "
+        f"{model!r}: {reason}; check the base URL and that the server is running",
+        provider=provider,
+        model=model,
+        retryable=True,
+    )
+
+
+def timeout_error(provider: str, model: str, timeout: float | None) -> RequestTimeoutError:
+    """A request that ran past its timeout."""
+    limit = f" within {timeout:g}s" if timeout is not None else ""
+    return RequestTimeoutError(
+        f"{provider} model {model!r} did not answer{limit}; raise the timeout "
+        "(timeout=...) or retry (RetryingChatClient)",
+        provider=provider,
+        model=model,
+        retryable=True,
+    )
+
+
+def stream_interrupted(provider: str, model: str, cause: BaseException) -> StreamInterruptedError:
+    """A stream that broke after some data arrived."""
+    return StreamInterruptedError(
+        f"the stream from {provider} model {model!r} broke off: "
+        f"{redact(str(cause) or type(cause).__name__)}; nothing of this response was kept, "
+        "run the request again",
+        provider=provider,
+        model=model,
+    )
+
+
+def parse_retry_after(value: str | None) -> float | None:
+    """Seconds from a Retry-After header (delta seconds or an HTTP date)."""
+    if not value:
+        return None
+    value = value.strip()
+    try:
+        return max(0.0, float(value))
+    except ValueError:
+        pass
+    from email.utils import parsedate_to_datetime
+
+    try:
+        when = parsedate_to_datetime(value)
+    except (TypeError, ValueError):
+        return None
+    from datetime import UTC, datetime
+
+    if when.tzinfo is None:
+        when = when.replace(tzinfo=UTC)
+    return max(0.0, (when - datetime.now(UTC)).total_seconds())
+
+
+def transport_kind(exc: BaseException) -> str | None:
+    """`"timeout"` or `"connection"` for an HTTP transport error (httpx and its forks)."""
+    names = {cls.__name__ for cls in type(exc).__mro__}
+    module = type(exc).__module__
+    if not module.startswith("httpx") and not isinstance(exc, (ConnectionError, TimeoutError)):
+        return None
+    if "TimeoutException" in names or isinstance(exc, TimeoutError):
+        return "timeout"
+    if "TransportError" in names or isinstance(exc, ConnectionError):
+        return "connection"
+    return None

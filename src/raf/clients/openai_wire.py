@@ -1,0 +1,293 @@
+"""The chat-completions wire format as plain dicts: raf messages out, updates back in.
+
+Shared by the OpenAI-compatible client and the embedded local model (llama.cpp answers
+in the same format), so both stream and fold the same way.
+"""
+
+from __future__ import annotations
+
+import json
+from collections.abc import Sequence
+from dataclasses import dataclass, field
+from typing import Any
+
+from raf.core.contents import (
+    FunctionCallContent,
+    FunctionResultContent,
+    TextContent,
+)
+from raf.core.messages import ChatMessage, Role
+from raf.core.options import ToolChoice
+from raf.core.responses import AgentResponseUpdate, FinishReason, UpdateKind
+from raf.core.tools import Tool
+from raf.core.usage import UsageDetails
+
+_FINISH = {
+    "stop": FinishReason.STOP,
+    "length": FinishReason.LENGTH,
+    "tool_calls": FinishReason.TOOL_CALLS,
+    "function_call": FinishReason.TOOL_CALLS,
+    "content_filter": FinishReason.CONTENT_FILTER,
+}
+
+
+def finish_reason(value: str | None) -> FinishReason | None:
+    if value is None:
+        return None
+    return _FINISH.get(value, FinishReason.OTHER)
+
+
+def parse_arguments(raw: str | None) -> tuple[dict[str, Any], str | None]:
+    """Arguments as a dict; invalid or non-object JSON gives `{}` and keeps the raw text."""
+    if raw is None or raw.strip() == "":
+        return {}, None
+    try:
+        value = json.loads(raw)
+    except ValueError:
+        return {}, raw
+    if not isinstance(value, dict):
+        return {}, raw
+    return value, None
+
+
+def usage_from(data: dict[str, Any] | None) -> UsageDetails | None:
+    """raf usage from an OpenAI `usage` object."""
+    if not data:
+        return None
+    prompt_details = data.get("prompt_tokens_details") or {}
+    completion_details = data.get("completion_tokens_details") or {}
+    prompt = int(data.get("prompt_tokens") or 0)
+    completion = int(data.get("completion_tokens") or 0)
+    return UsageDetails(
+        input_tokens=prompt,
+        output_tokens=completion,
+        total_tokens=int(data.get("total_tokens") or prompt + completion),
+        cache_read_tokens=int(prompt_details.get("cached_tokens") or 0),
+        reasoning_tokens=int(completion_details.get("reasoning_tokens") or 0),
+    )
+
+
+def to_openai_messages(messages: Sequence[ChatMessage]) -> list[dict[str, Any]]:
+    """raf messages as chat-completions messages; approvals and usage stay behind."""
+    out: list[dict[str, Any]] = []
+    for message in messages:
+        role = message.role
+        if role is Role.SYSTEM:
+            out.append({"role": "system", "content": message.text})
+        elif role is Role.ASSISTANT:
+            text = message.text
+            calls = [
+                {
+                    "id": c.call_id,
+                    "type": "function",
+                    "function": {
+                        "name": c.name,
+                        "arguments": c.raw_arguments
+                        if c.raw_arguments is not None
+                        else json.dumps(c.arguments, ensure_ascii=False),
+                    },
+                }
+                for c in message.contents
+                if isinstance(c, FunctionCallContent)
+            ]
+            if not text and not calls:
+                continue
+            entry: dict[str, Any] = {"role": "assistant", "content": text or None}
+            if calls:
+                entry["tool_calls"] = calls
+            if message.author_name:
+                entry["name"] = message.author_name
+            out.append(entry)
+        else:
+            # user and tool messages: results become `tool` messages, text a user message.
+            text_parts: list[str] = []
+            for content in message.contents:
+                if isinstance(content, FunctionResultContent):
+                    out.append(
+                        {
+                            "role": "tool",
+                            "tool_call_id": content.call_id,
+                            "content": content.as_text(),
+                        }
+                    )
+                elif isinstance(content, TextContent):
+                    text_parts.append(content.text)
+            if text_parts:
+                entry = {"role": "user", "content": "".join(text_parts)}
+                if message.author_name:
+                    entry["name"] = message.author_name
+                out.append(entry)
+    return out
+
+
+def to_openai_tools(tools: Sequence[Tool]) -> list[dict[str, Any]]:
+    return [
+        {
+            "type": "function",
+            "function": {
+                "name": t.name,
+                "description": t.description,
+                "parameters": t.parameters,
+            },
+        }
+        for t in tools
+    ]
+
+
+def to_openai_tool_choice(choice: ToolChoice | None) -> Any:
+    """`auto`/`none`/`required` pass through; any other string names one tool."""
+    if choice is None or choice in ("auto", "none", "required"):
+        return choice
+    return {"type": "function", "function": {"name": choice}}
+
+
+@dataclass(slots=True)
+class _PendingCall:
+    call_id: str
+    name: str
+    parts: list[str] = field(default_factory=list)
+
+
+class ChunkAssembler:
+    """Turns chat-completion chunks (dicts) into raf updates, all under one message id.
+
+    Tool calls are announced when their first chunk arrives, their argument text is
+    passed on as deltas, and each is completed (parsed) when the stream finishes.
+    """
+
+    def __init__(self, message_id: str) -> None:
+        self.message_id = message_id
+        self.response_id: str | None = None
+        self.model_id: str | None = None
+        self.chunks = 0
+        self._calls: dict[int, _PendingCall] = {}
+        self._finish: FinishReason | None = None
+        self._usage: UsageDetails | None = None
+
+    def _update(self, kind: UpdateKind, **kwargs: Any) -> AgentResponseUpdate:
+        return AgentResponseUpdate(kind=kind, message_id=self.message_id, **kwargs)
+
+    def feed(self, chunk: dict[str, Any]) -> list[AgentResponseUpdate]:
+        self.chunks += 1
+        self.response_id = self.response_id or chunk.get("id")
+        self.model_id = self.model_id or chunk.get("model")
+        out: list[AgentResponseUpdate] = []
+        usage = usage_from(chunk.get("usage"))
+        if usage is not None:
+            self._usage = usage
+        for choice in chunk.get("choices") or ():
+            if choice.get("index", 0) != 0:
+                continue
+            delta = choice.get("delta") or {}
+            reasoning = delta.get("reasoning_content") or delta.get("reasoning")
+            if isinstance(reasoning, str) and reasoning:
+                out.append(self._update(UpdateKind.REASONING_DELTA, text=reasoning))
+            text = delta.get("content")
+            if isinstance(text, str) and text:
+                out.append(self._update(UpdateKind.TEXT_DELTA, text=text))
+            for call in delta.get("tool_calls") or ():
+                out.extend(self._call_delta(call))
+            reason = finish_reason(choice.get("finish_reason"))
+            if reason is not None:
+                self._finish = reason
+        return out
+
+    def _call_delta(self, call: dict[str, Any]) -> list[AgentResponseUpdate]:
+        index = int(call.get("index") or 0)
+        function = call.get("function") or {}
+        pending = self._calls.get(index)
+        out: list[AgentResponseUpdate] = []
+        if pending is None:
+            pending = _PendingCall(
+                call_id=call.get("id") or f"call_{self.message_id}_{index}",
+                name=function.get("name") or "",
+            )
+            self._calls[index] = pending
+            out.append(
+                self._update(
+                    UpdateKind.TOOL_CALL_STARTED, call_id=pending.call_id, tool_name=pending.name
+                )
+            )
+        elif function.get("name") and not pending.name:
+            pending.name = function["name"]
+        piece = function.get("arguments")
+        if piece:
+            pending.parts.append(piece)
+            out.append(
+                self._update(
+                    UpdateKind.TOOL_CALL_ARGUMENTS_DELTA,
+                    text=piece,
+                    call_id=pending.call_id,
+                    tool_name=pending.name,
+                )
+            )
+        return out
+
+    @property
+    def finished(self) -> bool:
+        """Whether the server sent a finish reason (a stream without one was cut)."""
+        return self._finish is not None
+
+    def finish(self) -> list[AgentResponseUpdate]:
+        """Complete the pending calls, then usage and the finish reason."""
+        out: list[AgentResponseUpdate] = []
+        for index in sorted(self._calls):
+            pending = self._calls[index]
+            arguments, raw = parse_arguments("".join(pending.parts))
+            content = FunctionCallContent(
+                call_id=pending.call_id, name=pending.name, arguments=arguments, raw_arguments=raw
+            )
+            out.append(
+                self._update(
+                    UpdateKind.TOOL_CALL_ENDED,
+                    content=content,
+                    call_id=pending.call_id,
+                    tool_name=pending.name,
+                )
+            )
+        self._calls.clear()
+        if self._usage is not None:
+            out.append(self._update(UpdateKind.USAGE, usage=self._usage))
+        reason = self._finish
+        if reason is None:
+            called = any(u.kind is UpdateKind.TOOL_CALL_ENDED for u in out)
+            reason = FinishReason.TOOL_CALLS if called else FinishReason.STOP
+        out.append(self._update(UpdateKind.FINISHED, finish_reason=reason))
+        return out
+
+
+def completion_to_updates(completion: dict[str, Any], message_id: str) -> list[AgentResponseUpdate]:
+    """A whole chat completion as the updates its stream would have folded from."""
+    assembler = ChunkAssembler(message_id)
+    choices = completion.get("choices") or []
+    chunk_choices = []
+    for choice in choices:
+        message = choice.get("message") or {}
+        calls = [{**call, "index": i} for i, call in enumerate(message.get("tool_calls") or ())]
+        chunk_choices.append(
+            {
+                "index": choice.get("index", 0),
+                "delta": {
+                    "reasoning_content": message.get("reasoning_content")
+                    or message.get("reasoning"),
+                    "content": message.get("content"),
+                    "tool_calls": calls,
+                },
+                "finish_reason": choice.get("finish_reason"),
+            }
+        )
+    updates = assembler.feed(
+        {
+            "id": completion.get("id"),
+            "model": completion.get("model"),
+            "choices": chunk_choices,
+            "usage": completion.get("usage"),
+        }
+    )
+    # Progress-only updates carry nothing a fold keeps; drop them from the whole answer.
+    kept = [
+        u
+        for u in updates
+        if u.kind not in (UpdateKind.TOOL_CALL_STARTED, UpdateKind.TOOL_CALL_ARGUMENTS_DELTA)
+    ]
+    return kept + assembler.finish()
