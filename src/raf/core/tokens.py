@@ -2,9 +2,13 @@
 
 from __future__ import annotations
 
+import hashlib
+import importlib.util
 import json
+import os
+import tempfile
 from collections.abc import Sequence
-from typing import Protocol
+from typing import Any, Protocol
 
 from raf.core.contents import (
     ApprovalRequestContent,
@@ -42,22 +46,58 @@ class EstimatingCounter:
 
 
 class TiktokenCounter:
-    """Exact counts for OpenAI tokenizers (needs `tiktoken`)."""
+    """Exact counts for OpenAI tokenizers (needs `tiktoken`).
 
-    def __init__(self, encoding: str = "o200k_base") -> None:
-        import tiktoken
+    `encoding` is an encoding name or a ready `tiktoken.Encoding`.
+    """
 
-        self._encoding = tiktoken.get_encoding(encoding)
+    def __init__(self, encoding: Any = "o200k_base") -> None:
+        if isinstance(encoding, str):
+            import tiktoken
+
+            encoding = tiktoken.get_encoding(encoding)
+        self._encoding = encoding
 
     def count(self, text: str) -> int:
         return len(self._encoding.encode(text, disallowed_special=()))
 
 
-def default_counter() -> TokenCounter:
-    """tiktoken when installed and its tables are available, else the estimate."""
+_TIKTOKEN_FILES = {
+    "o200k_base": "https://openaipublic.blob.core.windows.net/encodings/o200k_base.tiktoken",
+    "cl100k_base": "https://openaipublic.blob.core.windows.net/encodings/cl100k_base.tiktoken",
+}
+
+
+def tiktoken_cache_path(encoding: str = "o200k_base") -> str | None:
+    """Where tiktoken keeps the table of `encoding` once downloaded (its own cache rule)."""
+    url = _TIKTOKEN_FILES.get(encoding)
+    if url is None:
+        return None
+    cache_dir = os.environ.get("TIKTOKEN_CACHE_DIR", os.environ.get("DATA_GYM_CACHE_DIR"))
+    if cache_dir is None:
+        cache_dir = os.path.join(tempfile.gettempdir(), "data-gym-cache")
+    if not cache_dir:
+        return None
+    return os.path.join(cache_dir, hashlib.sha1(url.encode()).hexdigest())
+
+
+def tiktoken_ready(encoding: str = "o200k_base") -> bool:
+    """True when tiktoken is installed and the table of `encoding` is already cached,
+    so counting needs no download."""
+    if importlib.util.find_spec("tiktoken") is None:
+        return False
+    path = tiktoken_cache_path(encoding)
+    return path is not None and os.path.exists(path)
+
+
+def default_counter(*, allow_download: bool = False) -> TokenCounter:
+    """tiktoken when installed and its table is cached (or may be downloaded), else the
+    estimate. Without `allow_download` no network access is ever tried."""
+    if not (allow_download or tiktoken_ready()):
+        return EstimatingCounter()
     try:
         return TiktokenCounter()
-    except Exception:  # not installed, or its encoding file cannot be loaded offline
+    except Exception:  # not installed, or its encoding file cannot be loaded
         return EstimatingCounter()
 
 
