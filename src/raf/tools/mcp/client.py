@@ -1,0 +1,371 @@
+"""An MCP client on the official SDK whose connection lives in one owner task.
+
+The SDK's transports and sessions are anyio context managers that must be entered and
+left by the same task. `McpClient` therefore starts one dedicated asyncio task that owns
+them; every request is handed to that task through a queue and answered through a
+future. This gives lazy connect, reconnect after a dropped server and a shutdown without
+cancel-scope errors, whichever task calls `aclose()`.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import contextlib
+import sys
+from collections.abc import Awaitable, Callable, Mapping
+from dataclasses import dataclass
+from typing import TYPE_CHECKING, Any, TypeVar
+
+from raf.core.errors import MissingExtraError, RafError
+from raf.tools.mcp.config import McpServerConfig
+
+if TYPE_CHECKING:
+    import mcp
+    import mcp_types
+
+T = TypeVar("T")
+
+_CLOSE_TIMEOUT = 10.0
+
+
+class McpError(RafError):
+    """An MCP request failed; the message keeps the server's own words."""
+
+    def __init__(self, message: str, *, server: str, code: int | None = None) -> None:
+        self.server = server
+        self.code = code
+        super().__init__(message)
+
+
+class _ConnectionLost(Exception):
+    """The owner task ended while a request was queued or running."""
+
+
+@dataclass(kw_only=True, slots=True)
+class _Job:
+    fn: Callable[[mcp.Client], Awaitable[Any]]
+    future: asyncio.Future[Any]
+    timeout: float
+
+
+def _import_mcp() -> Any:
+    try:
+        import mcp
+    except ImportError as exc:  # pragma: no cover - depends on the environment
+        raise MissingExtraError("MCP", "mcp", exc.name) from exc
+    return mcp
+
+
+class McpClient:
+    """A lazily connected client for one MCP server (stdio, streamable HTTP or SSE)."""
+
+    def __init__(self, config: McpServerConfig | Mapping[str, Any]) -> None:
+        _import_mcp()
+        self.config = (
+            config
+            if isinstance(config, McpServerConfig)
+            else McpServerConfig.model_validate(config)
+        )
+        self._owner: asyncio.Task[None] | None = None
+        self._jobs: asyncio.Queue[_Job | None] = asyncio.Queue()
+        self._lock = asyncio.Lock()
+        self._instructions: str | None = None
+        self._server_name: str | None = None
+        self.connect_count = 0
+        """How many times a connection was opened (1 + reconnects)."""
+
+    @property
+    def name(self) -> str:
+        return self.config.name
+
+    @property
+    def connected(self) -> bool:
+        return self._owner is not None and not self._owner.done()
+
+    @property
+    def server_instructions(self) -> str | None:
+        """The `instructions` the server sent in its handshake, if any."""
+        return self._instructions
+
+    # -- lifecycle -----------------------------------------------------------------
+
+    async def connect(self) -> None:
+        """Open the connection now (requests also open it on first use)."""
+        async with self._lock:
+            if self.connected:
+                return
+            await self._stop_owner()
+            self._jobs = asyncio.Queue()
+            loop = asyncio.get_running_loop()
+            ready: asyncio.Future[None] = loop.create_future()
+            self._owner = loop.create_task(self._own(ready), name=f"mcp-{self.name}")
+            try:
+                await asyncio.wait_for(asyncio.shield(ready), self.config.connect_timeout)
+            except TimeoutError:
+                await self._stop_owner()
+                raise McpError(
+                    f"MCP server {self.name!r}: no connection within "
+                    f"{self.config.connect_timeout:g}s",
+                    server=self.name,
+                ) from None
+            except McpError:
+                await self._stop_owner()
+                raise
+            except Exception as exc:
+                await self._stop_owner()
+                raise self._wrap(exc, "connect") from exc
+            self.connect_count += 1
+
+    async def aclose(self) -> None:
+        """Close the session and the transport (stops a stdio server's process)."""
+        async with self._lock:
+            await self._stop_owner()
+
+    async def __aenter__(self) -> McpClient:
+        await self.connect()
+        return self
+
+    async def __aexit__(self, *exc: object) -> None:
+        await self.aclose()
+
+    async def _stop_owner(self) -> None:
+        owner = self._owner
+        self._owner = None
+        if owner is None:
+            return
+        if not owner.done():
+            self._jobs.put_nowait(None)
+            try:
+                await asyncio.wait_for(asyncio.shield(owner), _CLOSE_TIMEOUT)
+            except TimeoutError:
+                owner.cancel()
+        with contextlib.suppress(BaseException):
+            await owner
+
+    # -- the owner task ------------------------------------------------------------
+
+    async def _own(self, ready: asyncio.Future[None]) -> None:
+        import anyio
+
+        running: set[asyncio.Future[Any]] = set()
+        try:
+            async with contextlib.AsyncExitStack() as stack:
+                client = await self._open(stack)
+                self._instructions = client.instructions
+                info = client.server_info
+                self._server_name = info.name if info is not None else None
+                ready.set_result(None)
+                async with anyio.create_task_group() as tg:
+                    while True:
+                        job = await self._jobs.get()
+                        if job is None:
+                            tg.cancel_scope.cancel()
+                            break
+                        running.add(job.future)
+                        tg.start_soon(self._run_job, client, job, running)
+        except BaseException as exc:
+            if not ready.done():
+                ready.set_exception(exc if isinstance(exc, Exception) else _ConnectionLost())
+            if not isinstance(exc, Exception | asyncio.CancelledError):
+                raise
+        finally:
+            lost = _ConnectionLost(f"connection to MCP server {self.name!r} closed")
+            for future in running:
+                if not future.done():
+                    future.set_exception(lost)
+            while not self._jobs.empty():
+                job = self._jobs.get_nowait()
+                if job is not None and not job.future.done():
+                    job.future.set_exception(lost)
+
+    async def _run_job(
+        self, client: mcp.Client, job: _Job, running: set[asyncio.Future[Any]]
+    ) -> None:
+        import anyio
+
+        try:
+            with anyio.fail_after(job.timeout):
+                value = await job.fn(client)
+        except Exception as exc:
+            if not job.future.done():
+                job.future.set_exception(exc)
+        else:
+            if not job.future.done():
+                job.future.set_result(value)
+        finally:
+            running.discard(job.future)
+
+    async def _open(self, stack: contextlib.AsyncExitStack) -> mcp.Client:
+        sdk = _import_mcp()
+        cfg = self.config
+        transport: Any
+        if cfg.transport == "stdio":
+            from mcp.client.stdio import StdioServerParameters, stdio_client
+
+            params = StdioServerParameters(
+                command=cfg.command or "", args=list(cfg.args), env=cfg.env, cwd=cfg.cwd
+            )
+            transport = stdio_client(params, errlog=sys.stderr)
+        elif cfg.transport == "sse":
+            from mcp.client.sse import sse_client
+
+            transport = sse_client(
+                cfg.url or "", headers=dict(cfg.headers), timeout=cfg.connect_timeout
+            )
+        else:
+            import httpx2
+            from mcp.client.streamable_http import streamable_http_client
+
+            http = httpx2.AsyncClient(
+                headers=dict(cfg.headers),
+                timeout=httpx2.Timeout(cfg.connect_timeout, read=max(cfg.call_timeout, 300.0)),
+            )
+            await stack.enter_async_context(http)
+            transport = streamable_http_client(cfg.url or "", http_client=http)
+        client = sdk.Client(transport, read_timeout_seconds=cfg.call_timeout, cache=None)
+        entered: mcp.Client = await stack.enter_async_context(client)
+        return entered
+
+    # -- requests ------------------------------------------------------------------
+
+    async def _submit(self, fn: Callable[[mcp.Client], Awaitable[T]], op: str) -> T:
+        if not self.connected:
+            await self.connect()
+        future: asyncio.Future[T] = asyncio.get_running_loop().create_future()
+        self._jobs.put_nowait(_Job(fn=fn, future=future, timeout=self.config.call_timeout))
+        return await future
+
+    async def request(self, fn: Callable[[mcp.Client], Awaitable[T]], op: str) -> T:
+        """Run `fn(client)` in the owner task, reconnecting once if the server went away."""
+        attempts = 2 if self.config.reconnect else 1
+        for attempt in range(attempts):
+            try:
+                return await self._submit(fn, op)
+            except McpError:
+                raise
+            except Exception as exc:
+                if attempt + 1 < attempts and self._is_connection_lost(exc):
+                    async with self._lock:
+                        await self._stop_owner()
+                    continue
+                raise self._wrap(exc, op) from exc
+        raise McpError(f"MCP server {self.name!r}: {op} failed", server=self.name)
+
+    def _is_connection_lost(self, exc: BaseException) -> bool:
+        import anyio
+
+        if isinstance(exc, _ConnectionLost):
+            return True
+        if isinstance(exc, anyio.ClosedResourceError | anyio.BrokenResourceError):
+            return True
+        if isinstance(exc, anyio.EndOfStream | ConnectionError):
+            return True
+        from mcp.shared.exceptions import MCPError
+        from mcp_types import CONNECTION_CLOSED
+
+        if isinstance(exc, MCPError):
+            return exc.code == CONNECTION_CLOSED
+        try:
+            import httpx2
+        except ImportError:  # pragma: no cover
+            return False
+        return isinstance(exc, httpx2.TransportError)
+
+    def _wrap(self, exc: BaseException, op: str) -> McpError:
+        from mcp.shared.exceptions import MCPError
+
+        prefix = f"MCP server {self.name!r} {op}"
+        if isinstance(exc, McpError):
+            return exc
+        if isinstance(exc, MCPError):
+            return McpError(f"{prefix}: {exc.message}", server=self.name, code=exc.code)
+        if isinstance(exc, TimeoutError):
+            return McpError(
+                f"{prefix}: timed out after {self.config.call_timeout:g}s", server=self.name
+            )
+        if isinstance(exc, ExceptionGroup):
+            first = exc.exceptions[0] if exc.exceptions else exc
+            return self._wrap(first, op)
+        text = str(exc) or type(exc).__name__
+        return McpError(f"{prefix}: {text}", server=self.name)
+
+    # -- the protocol operations -----------------------------------------------------
+
+    async def list_tools(self) -> list[mcp_types.Tool]:
+        """Every tool the server offers (all pages)."""
+
+        async def run(client: mcp.Client) -> list[mcp_types.Tool]:
+            out: list[mcp_types.Tool] = []
+            cursor: str | None = None
+            while True:
+                page = await client.list_tools(cursor=cursor)
+                out.extend(page.tools)
+                cursor = page.next_cursor
+                if not cursor:
+                    return out
+
+        return await self.request(run, "tools/list")
+
+    async def call_tool(
+        self, name: str, arguments: Mapping[str, Any] | None = None
+    ) -> mcp_types.CallToolResult:
+        """Call one tool by its server name; a tool-level error comes back in the result."""
+        args = dict(arguments or {})
+
+        async def run(client: mcp.Client) -> mcp_types.CallToolResult:
+            return await client.call_tool(name, args)
+
+        return await self.request(run, f"tools/call {name!r}")
+
+    async def list_resources(self) -> list[mcp_types.Resource]:
+        async def run(client: mcp.Client) -> list[mcp_types.Resource]:
+            out: list[mcp_types.Resource] = []
+            cursor: str | None = None
+            while True:
+                page = await client.list_resources(cursor=cursor)
+                out.extend(page.resources)
+                cursor = page.next_cursor
+                if not cursor:
+                    return out
+
+        return await self.request(run, "resources/list")
+
+    async def read_resource(self, uri: str) -> mcp_types.ReadResourceResult:
+        async def run(client: mcp.Client) -> mcp_types.ReadResourceResult:
+            return await client.read_resource(uri)
+
+        return await self.request(run, f"resources/read {uri!r}")
+
+    async def list_prompts(self) -> list[mcp_types.Prompt]:
+        async def run(client: mcp.Client) -> list[mcp_types.Prompt]:
+            out: list[mcp_types.Prompt] = []
+            cursor: str | None = None
+            while True:
+                page = await client.list_prompts(cursor=cursor)
+                out.extend(page.prompts)
+                cursor = page.next_cursor
+                if not cursor:
+                    return out
+
+        return await self.request(run, "prompts/list")
+
+    async def get_prompt(
+        self, name: str, arguments: Mapping[str, str] | None = None
+    ) -> mcp_types.GetPromptResult:
+        args = {k: str(v) for k, v in (arguments or {}).items()}
+
+        async def run(client: mcp.Client) -> mcp_types.GetPromptResult:
+            return await client.get_prompt(name, args or None)
+
+        return await self.request(run, f"prompts/get {name!r}")
+
+    async def capabilities(self) -> Any:
+        """The server's declared capabilities (connects if needed)."""
+
+        async def run(client: mcp.Client) -> Any:
+            return client.server_capabilities
+
+        return await self.request(run, "capabilities")
+
+    def __repr__(self) -> str:
+        return f"<McpClient {self.name!r} {self.config.transport}>"

@@ -1,0 +1,62 @@
+"""How to reach one MCP server and which of its tools raf exposes (a pydantic model)."""
+
+from __future__ import annotations
+
+from typing import Literal
+
+from pydantic import BaseModel, ConfigDict, Field, model_validator
+
+ApprovalMode = Literal["never", "always"]
+
+
+class McpServerConfig(BaseModel):
+    """One MCP server: transport, timeouts, name prefix, allow-list and approval modes."""
+
+    model_config = ConfigDict(extra="forbid")
+
+    name: str = "mcp"
+    """Label used in errors, logs and context instructions."""
+    transport: Literal["stdio", "http", "sse"] | None = None
+    """stdio (spawn `command`), http (streamable HTTP at `url`) or sse (older servers);
+    inferred from `command` / `url` when left out."""
+    command: str | None = None
+    args: list[str] = Field(default_factory=list)
+    env: dict[str, str] | None = None
+    """Extra environment for a stdio server, merged over a minimal safe environment."""
+    cwd: str | None = None
+    url: str | None = None
+    headers: dict[str, str] = Field(default_factory=dict)
+    connect_timeout: float = Field(default=30.0, gt=0)
+    """Seconds to start the transport and finish the protocol handshake."""
+    call_timeout: float = Field(default=60.0, gt=0)
+    """Seconds one request (tool call, resource read, …) may take."""
+    tool_prefix: str | None = None
+    """Prepended as `<prefix>_<tool>` to every tool name, to keep servers apart."""
+    tools: list[str] | None = None
+    """Allow-list of server tool names (unprefixed); None exposes every tool."""
+    approval_mode: ApprovalMode | dict[str, ApprovalMode] = "never"
+    """"never", "always", or per tool name (unprefixed) with "never" for unlisted tools."""
+    reconnect: bool = True
+    """Reconnect once and retry when the server went away between or during requests."""
+
+    @model_validator(mode="after")
+    def _check_transport(self) -> McpServerConfig:
+        if self.transport is None:
+            self.transport = "stdio" if self.command else "http" if self.url else None
+        if self.transport is None:
+            raise ValueError("an MCP server needs either 'command' (stdio) or 'url' (http/sse)")
+        if self.transport == "stdio" and not self.command:
+            raise ValueError("transport 'stdio' needs 'command'")
+        if self.transport in ("http", "sse") and not self.url:
+            raise ValueError(f"transport {self.transport!r} needs 'url'")
+        return self
+
+    def needs_approval(self, tool_name: str) -> bool:
+        """Whether calls of this server tool (unprefixed name) wait for a human."""
+        if isinstance(self.approval_mode, str):
+            return self.approval_mode == "always"
+        return self.approval_mode.get(tool_name, "never") == "always"
+
+    def exposed_name(self, tool_name: str) -> str:
+        """The raf tool name for a server tool."""
+        return f"{self.tool_prefix}_{tool_name}" if self.tool_prefix else tool_name

@@ -1,0 +1,14 @@
+// Preloaded with NODE_OPTIONS=--require to force Node servers that call listen(port)
+// without a host (server-everything's HTTP/SSE modes) onto 127.0.0.1 only.
+const net = require("net");
+const original = net.Server.prototype.listen;
+net.Server.prototype.listen = function (...args) {
+  if (typeof args[0] === "number" || (typeof args[0] === "string" && /^\d+$/.test(args[0]))) {
+    if (typeof args[1] !== "string") {
+      args.splice(1, 0, "127.0.0.1");
+    }
+  } else if (args[0] && typeof args[0] === "object" && !args[0].path && !args[0].host) {
+    args[0] = { ...args[0], host: "127.0.0.1" };
+  }
+  return original.apply(this, args);
+};
