@@ -1,0 +1,161 @@
+"""Load an OpenAPI document (YAML or JSON, file, URL or dict) and resolve its `$ref`s.
+
+Local refs (`#/components/...`) and relative-file refs (`common.yaml#/Pet`) are
+inlined; a ref that points back into itself while being resolved (a recursive schema)
+is replaced by a plain object schema that names the ref, so the result is finite.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import json
+import os
+from collections.abc import Mapping
+from pathlib import Path
+from typing import Any
+from urllib.parse import unquote, urljoin, urlparse
+
+from raf.core.errors import ConfigurationError, MissingExtraError
+
+_FETCH_TIMEOUT = 30.0
+
+
+def _parse(text: str, where: str) -> Any:
+    stripped = text.lstrip()
+    if stripped.startswith(("{", "[")):
+        try:
+            return json.loads(text)
+        except json.JSONDecodeError as exc:
+            raise ConfigurationError(f"not valid JSON: {exc}", file=where) from exc
+    try:
+        import yaml
+    except ImportError as exc:  # pragma: no cover - depends on the environment
+        raise MissingExtraError("OpenAPI YAML documents", "openapi", "yaml") from exc
+    try:
+        return yaml.safe_load(text)
+    except yaml.YAMLError as exc:
+        raise ConfigurationError(f"not valid YAML: {exc}", file=where) from exc
+
+
+def _is_url(location: str) -> bool:
+    return urlparse(location).scheme in ("http", "https")
+
+
+def _absolute(path: str) -> str:
+    return os.path.abspath(path)
+
+
+def _read_file(location: str) -> str:
+    path = Path(location)
+    if not path.is_file():
+        raise ConfigurationError("OpenAPI document not found", file=location)
+    return path.read_text(encoding="utf-8")
+
+
+async def fetch_text(location: str, *, fetch_timeout: float = _FETCH_TIMEOUT) -> str:
+    """The text of a document at a path or an http(s) URL."""
+    if _is_url(location):
+        try:
+            import httpx
+        except ImportError as exc:  # pragma: no cover
+            raise MissingExtraError("OpenAPI documents by URL", "openapi", "httpx") from exc
+        async with httpx.AsyncClient(timeout=fetch_timeout, follow_redirects=True) as client:
+            response = await client.get(location)
+        if response.status_code >= 400:
+            raise ConfigurationError(
+                f"cannot fetch OpenAPI document: HTTP {response.status_code}", file=location
+            )
+        return response.text
+    return await asyncio.to_thread(_read_file, location)
+
+
+class RefResolver:
+    """Loads documents on demand and inlines every `$ref` of a document tree."""
+
+    def __init__(self, *, fetch_timeout: float = _FETCH_TIMEOUT) -> None:
+        self.timeout = fetch_timeout
+        self.documents: dict[str, Any] = {}
+
+    async def load(self, location: str) -> Any:
+        if location not in self.documents:
+            self.documents[location] = _parse(
+                await fetch_text(location, fetch_timeout=self.timeout), location
+            )
+        return self.documents[location]
+
+    @staticmethod
+    def _join(base: str, ref_doc: str) -> str:
+        if not ref_doc:
+            return base
+        if _is_url(base) or _is_url(ref_doc):
+            return urljoin(base, ref_doc)
+        return os.path.normpath(os.path.join(os.path.dirname(base), ref_doc))
+
+    @staticmethod
+    def _pointer(doc: Any, pointer: str, where: str) -> Any:
+        node = doc
+        if pointer in ("", "/"):
+            return node
+        for raw in pointer.lstrip("/").split("/"):
+            part = unquote(raw).replace("~1", "/").replace("~0", "~")
+            if isinstance(node, Mapping) and part in node:
+                node = node[part]
+            elif isinstance(node, list) and part.isdigit() and int(part) < len(node):
+                node = node[int(part)]
+            else:
+                raise ConfigurationError(f"$ref target #{pointer} does not exist", file=where)
+        return node
+
+    async def resolve(self, node: Any, base: str) -> Any:
+        """A copy of `node` (found in document `base`) with every `$ref` inlined."""
+        return await self._walk(node, base, ())
+
+    async def _walk(self, node: Any, base: str, stack: tuple[str, ...]) -> Any:
+        if isinstance(node, list):
+            return [await self._walk(item, base, stack) for item in node]
+        if not isinstance(node, Mapping):
+            return node
+        ref = node.get("$ref")
+        if isinstance(ref, str):
+            doc_part, _, pointer = ref.partition("#")
+            location = self._join(base, doc_part)
+            key = f"{location}#{pointer}"
+            if key in stack:
+                return {"type": "object", "description": f"(recursive reference to {ref})"}
+            doc = await self.load(location) if doc_part else self.documents[base]
+            target = self._pointer(doc, pointer, location)
+            resolved = await self._walk(target, location, (*stack, key))
+            siblings = {k: v for k, v in node.items() if k != "$ref"}
+            if siblings and isinstance(resolved, dict):
+                return {**resolved, **(await self._walk(siblings, base, stack))}
+            return resolved
+        return {key: await self._walk(value, base, stack) for key, value in node.items()}
+
+
+async def load_spec(
+    spec: str | Path | Mapping[str, Any], *, fetch_timeout: float = _FETCH_TIMEOUT
+) -> tuple[dict[str, Any], str]:
+    """The fully resolved document and where it came from (path, URL or '<dict>')."""
+    resolver = RefResolver(fetch_timeout=fetch_timeout)
+    if isinstance(spec, Mapping):
+        location = "<dict>"
+        resolver.documents[location] = dict(spec)
+    else:
+        text = str(spec)
+        if not isinstance(spec, Path) and text.lstrip().startswith(("{", "openapi:")):
+            location = "<text>"
+            resolver.documents[location] = _parse(text, location)
+        else:
+            location = text if _is_url(text) else _absolute(text)
+            await resolver.load(location)
+    doc = resolver.documents[location]
+    if not isinstance(doc, Mapping) or "openapi" not in doc:
+        raise ConfigurationError("not an OpenAPI 3 document (no 'openapi' field)", file=location)
+    version = str(doc["openapi"])
+    if not version.startswith("3."):
+        raise ConfigurationError(
+            f"OpenAPI {version} is not supported: use an OpenAPI 3.0 or 3.1 document",
+            file=location,
+        )
+    resolved = await resolver.resolve(doc, location)
+    return dict(resolved), location
