@@ -1,0 +1,28 @@
+"""Compression: keep a conversation of any length inside its model's context window."""
+
+from raf.context.compression.budget import DEFAULT_BUDGET, input_budget
+from raf.context.compression.provider import CompressionProvider
+from raf.context.compression.strategies import (
+    CompressionPipeline,
+    CompressionStrategy,
+    ObservationMaskingStrategy,
+    SlidingWindowStrategy,
+    TokenBudgetStrategy,
+)
+from raf.context.compression.summarize import CircuitBreaker, SummarizationStrategy
+from raf.context.compression.units import dangling, split_units
+
+__all__ = [
+    "DEFAULT_BUDGET",
+    "CircuitBreaker",
+    "CompressionPipeline",
+    "CompressionProvider",
+    "CompressionStrategy",
+    "ObservationMaskingStrategy",
+    "SlidingWindowStrategy",
+    "SummarizationStrategy",
+    "TokenBudgetStrategy",
+    "dangling",
+    "input_budget",
+    "split_units",
+]

@@ -1,0 +1,69 @@
+"""The input budget of a model: its context window less its maximum output and a margin."""
+
+from __future__ import annotations
+
+import importlib
+import logging
+from collections.abc import Mapping
+from typing import Any
+
+from raf.core.errors import ConfigurationError
+
+log = logging.getLogger("raf.context.compression")
+
+DEFAULT_BUDGET = 24_000
+"""Used when neither a budget nor the model's metadata is known."""
+
+
+def _field(info: Any, *names: str) -> int | None:
+    for name in names:
+        value = info.get(name) if isinstance(info, Mapping) else getattr(info, name, None)
+        if value is not None:
+            return int(value)
+    return None
+
+
+def input_budget(
+    model_info: Any = None,
+    *,
+    context_window: int | None = None,
+    max_output_tokens: int | None = None,
+    margin: int | None = None,
+) -> int:
+    """Tokens a request may hold: context window − max output − margin.
+
+    `model_info` is any object or mapping with `context_window` and `max_output_tokens`
+    (for example what `raf.clients.models.model_info` returns); explicit numbers win.
+    The default margin is 5% of the window (at least 512 tokens) for the system prompt,
+    tool definitions and the turn in progress.
+    """
+    window = context_window
+    output = max_output_tokens
+    if model_info is not None:
+        window = window if window is not None else _field(model_info, "context_window")
+        output = (
+            output if output is not None else _field(model_info, "max_output_tokens", "max_output")
+        )
+    if window is None or window <= 0:
+        raise ConfigurationError("the model's context window is unknown; give a budget")
+    margin = margin if margin is not None else max(512, window // 20)
+    budget = window - (output or 0) - margin
+    if budget <= 0:
+        raise ConfigurationError(
+            f"no room for input: context window {window} − max output {output or 0} − "
+            f"margin {margin} = {budget}"
+        )
+    return budget
+
+
+def budget_for_model(model_id: str | None) -> int | None:
+    """The input budget of a model named by id, from `raf.clients.models` when present."""
+    if not model_id:
+        return None
+    try:
+        module = importlib.import_module("raf.clients.models")
+        info = module.model_info(model_id)
+        return input_budget(info)
+    except Exception as exc:  # module absent, model unknown, or metadata incomplete
+        log.debug("no model metadata for %r: %s", model_id, exc)
+        return None

@@ -1,0 +1,145 @@
+"""CompressionProvider: the session's history compressed to the budget, replacing what
+earlier providers accumulated; plus a `compact` tool the model may call."""
+
+from __future__ import annotations
+
+import logging
+from collections.abc import Sequence
+from typing import Any
+
+from raf.context.compression.budget import DEFAULT_BUDGET, budget_for_model, input_budget
+from raf.context.compression.strategies import CompressionStrategy
+from raf.core.context import ContextResult
+from raf.core.errors import ToolExecutionError
+from raf.core.function_tool import FunctionTool
+from raf.core.messages import ChatMessage
+from raf.core.options import AgentRunOptions
+from raf.core.responses import AgentResponse
+from raf.core.sessions import AgentSession
+from raf.core.tokens import TokenCounter, count_messages_tokens, default_counter
+from raf.core.tools import Tool, ToolContext
+
+log = logging.getLogger("raf.context.compression")
+
+
+class CompressionProvider:
+    """Context provider of kind `compression`; register it last.
+
+    Before each run it compresses the session's history with `strategy` so that history
+    plus request fit the budget, and returns it with `replace_messages=True`. The budget
+    is given, or comes from `model_info` (context window − max output − margin), or from
+    the run's model id through `raf.clients.models` when that is available.
+    """
+
+    kind = "compression"
+
+    def __init__(
+        self,
+        strategy: CompressionStrategy,
+        budget: int | None = None,
+        *,
+        counter: TokenCounter | None = None,
+        model_info: Any = None,
+        name: str = "compression",
+        margin: int | None = None,
+        compact_tool: bool = True,
+    ) -> None:
+        if budget is None and model_info is not None:
+            budget = input_budget(model_info, margin=margin)
+        if budget is not None and budget <= 0:
+            raise ValueError(f"budget must be positive, got {budget}")
+        self.strategy = strategy
+        self.budget = budget
+        self.counter = counter if counter is not None else default_counter()
+        self.name = name
+        self.compact_tool = compact_tool
+
+    def resolve_budget(self, agent: Any, options: AgentRunOptions) -> int:
+        if self.budget is not None:
+            return self.budget
+        model_id = None
+        if options.chat_options is not None:
+            model_id = options.chat_options.model_id
+        if model_id is None and agent is not None:
+            defaults = getattr(agent, "default_options", None)
+            model_id = getattr(defaults, "model_id", None)
+        found = budget_for_model(model_id)
+        if found is not None:
+            return found
+        log.warning(
+            "compression provider %r: no budget and no model metadata; using %d tokens",
+            self.name,
+            DEFAULT_BUDGET,
+        )
+        return DEFAULT_BUDGET
+
+    async def on_invoking(
+        self,
+        agent: Any,
+        session: AgentSession,
+        messages: Sequence[ChatMessage],
+        options: AgentRunOptions,
+    ) -> ContextResult:
+        budget = self.resolve_budget(agent, options)
+        history = list(session.messages)
+        request_tokens = count_messages_tokens(messages, self.counter)
+        history_budget = max(0, budget - request_tokens)
+        before = count_messages_tokens(history, self.counter)
+        compressed = await self.strategy.compress(history, history_budget, self.counter)
+        after = count_messages_tokens(compressed, self.counter)
+        state = dict(session.get_provider_state(self.name) or {})
+        state["last"] = {
+            "budget": history_budget,
+            "tokens_before": before,
+            "tokens_after": after,
+            "messages_before": len(history),
+            "messages_after": len(compressed),
+        }
+        if after < before:
+            state["compressions"] = int(state.get("compressions", 0)) + 1
+        session.set_provider_state(self.name, state)
+        tools: list[Tool] = [self._compact_tool(budget)] if self.compact_tool else []
+        return ContextResult(messages=compressed, replace_messages=True, tools=tools)
+
+    async def on_invoked(
+        self,
+        agent: Any,
+        session: AgentSession,
+        request_messages: Sequence[ChatMessage],
+        response: AgentResponse | None,
+        error: BaseException | None,
+    ) -> None:
+        return None
+
+    async def compact(self, session: AgentSession, budget: int | None = None) -> str:
+        """Compress the stored history now, to half its size or the budget, whichever is
+        smaller; the compressed history replaces the session's messages."""
+        history = list(session.messages)
+        tokens = count_messages_tokens(history, self.counter)
+        limit = budget if budget is not None else (self.budget or DEFAULT_BUDGET)
+        target = max(1, min(limit, tokens // 2))
+        compressed = await self.strategy.compress(history, target, self.counter)
+        after = count_messages_tokens(compressed, self.counter)
+        if after >= tokens:
+            return (
+                f"nothing to compact: the history holds {len(history)} messages ({tokens} tokens)"
+            )
+        session.messages[:] = compressed
+        return (
+            f"compacted the history from {len(history)} messages ({tokens} tokens) to "
+            f"{len(compressed)} messages ({after} tokens)"
+        )
+
+    def _compact_tool(self, budget: int) -> Tool:
+        async def compact(context: ToolContext) -> str:
+            """Compact the conversation history now to free context space (older turns are
+            summarised or shortened). Use it when the conversation has grown long or before
+            starting a new phase of work."""
+            if context.session is None:
+                raise ToolExecutionError("compact needs the session of a run")
+            return await self.compact(context.session, budget)
+
+        return FunctionTool(compact, name="compact", kind="compression", run_in_thread=False)
+
+    def __repr__(self) -> str:
+        return f"CompressionProvider({self.strategy!r}, budget={self.budget})"
