@@ -1,0 +1,264 @@
+"""Turn a checked path into an open parent folder fd plus a name, and the fd-relative
+operations the file tools need; inside the root nothing ever follows a symlink unchecked."""
+
+from __future__ import annotations
+
+import contextlib
+import os
+import secrets
+import shutil
+import stat
+from collections.abc import Iterator
+from dataclasses import dataclass, field
+from pathlib import Path
+
+from raf.tools._walk import WalkEscape
+from raf.tools.workspace import (
+    Access,
+    OutsideScopeError,
+    RuleAction,
+    ScopePolicy,
+    WorkspaceScope,
+    outside_path,
+)
+
+_READ_FLAGS = os.O_RDONLY | os.O_NOFOLLOW | os.O_CLOEXEC | os.O_NONBLOCK
+_DIR_FLAGS = os.O_RDONLY | os.O_DIRECTORY | os.O_CLOEXEC
+
+
+@dataclass(kw_only=True, slots=True)
+class Location:
+    """A path that passed the scope check: its parent folder fd and final name."""
+
+    scope: WorkspaceScope
+    shown: str
+    """The path as the model wrote it, for messages."""
+    parent_fd: int
+    name: str | None
+    inside: bool
+    path: Path
+    stat: os.stat_result | None
+    shared_ok: bool
+    """Reading a hard-linked file is allowed (policy, rule or approval)."""
+    owned: list[int] = field(default_factory=list)
+
+    def close(self) -> None:
+        for fd in self.owned:
+            with contextlib.suppress(OSError):
+                os.close(fd)
+        self.owned.clear()
+
+    @property
+    def exists(self) -> bool:
+        return self.stat is not None
+
+    @property
+    def is_dir(self) -> bool:
+        return self.stat is not None and stat.S_ISDIR(self.stat.st_mode)
+
+    def _require_parent(self) -> None:
+        if self.parent_fd < 0:
+            raise FileNotFoundError(2, f"{self.shown!r}: a parent folder does not exist")
+
+    def open_dir(self) -> int:
+        """An fd of this folder (caller closes)."""
+        self._require_parent()
+        if self.name is None:
+            return os.dup(self.parent_fd)
+        fd = os.open(self.name, _DIR_FLAGS | os.O_NOFOLLOW, dir_fd=self.parent_fd)
+        self._verify(fd)
+        return fd
+
+    def open_read(self) -> int:
+        """An fd of this regular file for reading (caller closes)."""
+        self._require_parent()
+        if self.name is None:
+            raise IsADirectoryError(21, f"{self.shown!r} is a folder")
+        fd = os.open(self.name, _READ_FLAGS, dir_fd=self.parent_fd)
+        try:
+            st = os.fstat(fd)
+            if stat.S_ISDIR(st.st_mode):
+                raise IsADirectoryError(21, f"{self.shown!r} is a folder")
+            if not stat.S_ISREG(st.st_mode):
+                raise OSError(22, f"{self.shown!r} is not a regular file")
+            if self.inside and st.st_nlink > 1 and not self.shared_ok:
+                raise OutsideScopeError(
+                    f"{self.shown!r} has {st.st_nlink} hard links; raf cannot prove the other "
+                    "names are inside the workspace"
+                )
+            self._verify(fd)
+            os.set_blocking(fd, True)
+            return fd
+        except BaseException:
+            os.close(fd)
+            raise
+
+    def _verify(self, fd: int) -> None:
+        """Belt and braces: the kernel's own name for the opened fd must be inside."""
+        if not self.inside:
+            return
+        try:
+            real = os.readlink(f"/proc/self/fd/{fd}")
+        except OSError:
+            return  # no /proc: the O_NOFOLLOW walk is the guarantee
+        root = str(self.scope.real_root)
+        if real != root and not real.startswith(root.rstrip("/") + "/"):
+            os.close(fd)
+            raise OutsideScopeError(
+                f"{self.shown!r} was moved outside the workspace during the call"
+            )
+
+    def write_atomic(self, data: bytes) -> None:
+        """Replace the file with `data` through a temporary name and rename: never writes
+        through a hard link or a symlink into another file."""
+        self._require_parent()
+        if self.name is None or self.is_dir:
+            raise IsADirectoryError(21, f"{self.shown!r} is a folder")
+        mode = stat.S_IMODE(self.stat.st_mode) if self.stat is not None else 0o644
+        tmp = f".{self.name[:200]}.raf-{secrets.token_hex(4)}.tmp"
+        flags = os.O_WRONLY | os.O_CREAT | os.O_EXCL | os.O_NOFOLLOW | os.O_CLOEXEC
+        fd = os.open(tmp, flags, mode, dir_fd=self.parent_fd)
+        try:
+            view = memoryview(data)
+            while view:
+                written = os.write(fd, view)
+                view = view[written:]
+            os.fsync(fd)
+        except BaseException:
+            os.close(fd)
+            with contextlib.suppress(OSError):
+                os.unlink(tmp, dir_fd=self.parent_fd)
+            raise
+        os.close(fd)
+        try:
+            os.rename(tmp, self.name, src_dir_fd=self.parent_fd, dst_dir_fd=self.parent_fd)
+        except BaseException:
+            with contextlib.suppress(OSError):
+                os.unlink(tmp, dir_fd=self.parent_fd)
+            raise
+
+    def mkdir(self) -> bool:
+        """Create this folder; False if it already exists as a folder."""
+        self._require_parent()
+        if self.name is None or self.is_dir:
+            return False
+        if self.exists:
+            raise FileExistsError(17, f"{self.shown!r} exists and is not a folder")
+        os.mkdir(self.name, 0o777, dir_fd=self.parent_fd)
+        return True
+
+    def remove(self, *, recursive: bool) -> str:
+        """Delete this file, link or (empty, or with `recursive`) folder."""
+        self._require_parent()
+        if self.name is None:
+            raise PermissionError(1, "refusing to remove the workspace root")
+        if self.stat is None:
+            raise FileNotFoundError(2, f"{self.shown!r} does not exist")
+        if not stat.S_ISDIR(self.stat.st_mode):
+            os.unlink(self.name, dir_fd=self.parent_fd)
+            return "file" if stat.S_ISREG(self.stat.st_mode) else "link"
+        if recursive:
+            # fd-based rmtree: never follows a symlink inside the tree
+            shutil.rmtree(self.name, dir_fd=self.parent_fd)
+        else:
+            os.rmdir(self.name, dir_fd=self.parent_fd)
+        return "folder"
+
+
+def locate(
+    scope: WorkspaceScope,
+    path: str,
+    access: Access,
+    *,
+    approved: bool,
+    follow_final: bool = True,
+    create_dirs: bool = False,
+) -> Location:
+    """Check `path` for `access` and open its parent; raise OutsideScopeError if refused."""
+    decision = scope.decide(path, access, follow_final=follow_final)
+    resolved = decision.resolved
+    if decision.action is RuleAction.DENY:
+        raise OutsideScopeError(f"{path!r} is refused: {decision.reason}")
+    if decision.action is RuleAction.APPROVE and not approved:
+        raise OutsideScopeError(
+            f"{path!r} needs a human's approval ({decision.reason}) and this call was not approved"
+        )
+    # hard-linked files may be read when the policy allows outside, the call was approved,
+    # or a rule explicitly allowed this (hard-linked) file
+    shared_ok = (
+        scope.policy is ScopePolicy.ALLOW_ALL
+        or approved
+        or (access is Access.READ and resolved.links > 1 and decision.action is RuleAction.ALLOW)
+    )
+    if resolved.inside:
+        text = os.path.expanduser(path) if path.startswith("~") else path
+        parts = scope.relative_parts(text)
+        if parts is None:
+            raise OutsideScopeError(f"{path!r} changed during the call; try again")
+        root_fd = os.open(scope.real_root, _DIR_FLAGS)
+        try:
+            found = scope.walk_parts(
+                root_fd, parts, follow_final=follow_final, create_dirs=create_dirs
+            )
+        except WalkEscape as esc:
+            os.close(root_fd)
+            raise OutsideScopeError(f"{path!r} changed during the call ({esc.reason})") from None
+        except BaseException:
+            os.close(root_fd)
+            raise
+        owned = [*found.owned, root_fd]
+        return Location(
+            scope=scope,
+            shown=path,
+            parent_fd=found.parent_fd,
+            name=found.name,
+            inside=True,
+            path=scope.real_root.joinpath(*found.rel),
+            stat=found.stat,
+            shared_ok=shared_ok,
+            owned=owned,
+        )
+    target = resolved.path if follow_final else outside_path(str(resolved.path), False)
+    parent = target.parent
+    if create_dirs:
+        parent.mkdir(parents=True, exist_ok=True)
+    try:
+        parent_fd = os.open(parent, _DIR_FLAGS)
+    except FileNotFoundError:
+        parent_fd = -1
+    st: os.stat_result | None = None
+    if parent_fd >= 0:
+        with contextlib.suppress(FileNotFoundError):
+            st = os.stat(target.name, dir_fd=parent_fd, follow_symlinks=False)
+    is_root = target == Path("/")
+    return Location(
+        scope=scope,
+        shown=path,
+        parent_fd=parent_fd,
+        name=None if is_root else target.name,
+        inside=False,
+        path=target,
+        stat=st,
+        shared_ok=True,
+        owned=[parent_fd] if parent_fd >= 0 else [],
+    )
+
+
+@contextlib.contextmanager
+def located(
+    scope: WorkspaceScope,
+    path: str,
+    access: Access,
+    *,
+    approved: bool,
+    follow_final: bool = True,
+    create_dirs: bool = False,
+) -> Iterator[Location]:
+    """`locate` as a context manager that closes the fds it opened."""
+    loc = locate(
+        scope, path, access, approved=approved, follow_final=follow_final, create_dirs=create_dirs
+    )
+    try:
+        yield loc
+    finally:
+        loc.close()

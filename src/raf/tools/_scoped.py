@@ -1,0 +1,141 @@
+"""The base of every workspace tool: argument validation, the per-call scope decision,
+approval bookkeeping and running the file work off the event loop."""
+
+from __future__ import annotations
+
+import asyncio
+import os
+from collections.abc import Mapping
+from dataclasses import dataclass
+from pathlib import Path
+from typing import Any, ClassVar, Self
+
+from pydantic import BaseModel, ValidationError
+
+from raf.core.function_tool import describe_validation_error
+from raf.core.tools import ToolContext, ToolResult
+from raf.tools.workspace import Access, OutsideScopeError, RuleAction, ScopePolicy, WorkspaceScope
+
+
+@dataclass(frozen=True, kw_only=True, slots=True)
+class FileLimits:
+    """Caps that keep one call cheap and its result small."""
+
+    max_read_bytes: int = 256_000
+    max_read_lines: int = 2_000
+    max_write_bytes: int = 10_000_000
+    max_entries: int = 1_000
+    max_matches: int = 200
+    max_search_file_bytes: int = 2_000_000
+    max_line_chars: int = 500
+
+
+@dataclass(frozen=True, kw_only=True, slots=True)
+class PathUse:
+    """One path a call touches and how."""
+
+    path: str
+    access: Access
+    follow_final: bool = True
+
+
+def was_approved(context: ToolContext) -> bool:
+    """True when a human approved exactly this call (its call id) in this run."""
+    options = context.options
+    if options is None or not context.call_id:
+        return False
+    return any(r.call_id == context.call_id and r.approved for r in options.approval_responses)
+
+
+def os_message(exc: OSError) -> str:
+    """A short message for the model from an OS error."""
+    text = exc.strerror or str(exc)
+    if exc.filename is not None and str(exc.filename) not in text:
+        text = f"{text}: {exc.filename}"
+    return text
+
+
+class ScopedTool:
+    """A tool bound to a WorkspaceScope (or, unscoped, to the current directory under
+    the default APPROVE_OUTSIDE policy)."""
+
+    name: str = ""
+    description: str = ""
+    kind: str = "file"
+    Arguments: ClassVar[type[BaseModel]]
+
+    def __init__(self, scope: WorkspaceScope | None = None, *, limits: FileLimits | None = None):
+        self.scope = scope
+        self.limits = limits or FileLimits()
+
+    def create_scoped(self, scope: WorkspaceScope) -> Self:
+        """A copy of this tool bound to `scope`."""
+        return type(self)(scope, limits=self.limits)
+
+    @property
+    def parameters(self) -> dict[str, Any]:
+        schema = self.Arguments.model_json_schema()
+        schema.pop("title", None)
+        return schema
+
+    def effective_scope(self) -> WorkspaceScope:
+        return self.scope if self.scope is not None else WorkspaceScope(Path.cwd())
+
+    @property
+    def requires_approval(self) -> bool:
+        scope = self.scope
+        if scope is None:
+            return True
+        return scope.policy is ScopePolicy.APPROVE_OUTSIDE or scope.has_approval_rules
+
+    def uses(self, args: Any) -> list[PathUse]:
+        """The paths a call touches; subclasses list theirs."""
+        return []
+
+    def approval_required(self, arguments: Mapping[str, Any]) -> bool:
+        """True only when some path of this call leaves the root (or hits an approve rule)."""
+        try:
+            args = self.Arguments.model_validate(arguments)
+        except ValidationError:
+            return False  # invoke answers with the validation error and touches nothing
+        scope = self.effective_scope()
+        for use in self.uses(args):
+            decision = scope.decide(use.path, use.access, follow_final=use.follow_final)
+            if decision.action is RuleAction.APPROVE:
+                return True
+        return False
+
+    async def invoke(self, arguments: Mapping[str, Any], context: ToolContext) -> ToolResult:
+        try:
+            args = self.Arguments.model_validate(arguments)
+        except ValidationError as exc:
+            return ToolResult.fail(describe_validation_error(self.name, exc))
+        approved = was_approved(context)
+        scope = self.effective_scope()
+        try:
+            value = await asyncio.to_thread(self.run, scope, args, approved)
+        except OutsideScopeError as exc:
+            return ToolResult.fail(str(exc))
+        except OSError as exc:
+            return ToolResult.fail(f"{self.name}: {os_message(exc)}")
+        except ValueError as exc:
+            return ToolResult.fail(f"{self.name}: {exc}")
+        return ToolResult.ok(value)
+
+    def run(self, scope: WorkspaceScope, args: Any, approved: bool) -> Any:
+        """The synchronous work, in a worker thread."""
+        raise OSError(38, f"{self.name} has no implementation")
+
+    def shown(self, scope: WorkspaceScope, path: Path) -> str:
+        """A path as the model should see it: relative inside the root, absolute outside."""
+        root = str(scope.real_root)
+        text = str(path)
+        if text == root:
+            return "."
+        if text.startswith(root.rstrip("/") + "/"):
+            return os.path.relpath(text, root)
+        return text
+
+    def __repr__(self) -> str:
+        where = f" scope={self.scope!r}" if self.scope is not None else " unscoped"
+        return f"<{type(self).__name__} {self.name!r}{where}>"

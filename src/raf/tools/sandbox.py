@@ -1,0 +1,246 @@
+"""OS sandboxes for commands and code: bubblewrap where it works, `unshare -n` for no
+network otherwise, plus rlimits, a scrubbed environment and process-group kills."""
+
+from __future__ import annotations
+
+import asyncio
+import contextlib
+import functools
+import os
+import re
+import shutil
+import signal
+import subprocess
+from collections.abc import Callable, Iterable, Mapping, Sequence
+from dataclasses import dataclass, field
+from enum import StrEnum
+from pathlib import Path
+
+PROBE_TIMEOUT_S = 10.0
+
+_SECRET = re.compile(
+    r"(KEY|TOKEN|SECRET|PASSWORD|PASSWD|PASSPHRASE|CREDENTIAL|PRIVATE|COOKIE|SESSION|_PAT|AUTH)",
+    re.IGNORECASE,
+)
+
+
+class SandboxKind(StrEnum):
+    """What isolation is available on this machine."""
+
+    BWRAP = "bubblewrap"
+    UNSHARE = "unshare"
+    NONE = "none"
+
+
+def scrub_environment(
+    env: Mapping[str, str] | None = None, *, allow: Iterable[str] = ()
+) -> dict[str, str]:
+    """The environment without variables that look like secrets (API keys, tokens,
+    passwords…); names in `allow` are kept."""
+    source = dict(os.environ if env is None else env)
+    keep = set(allow)
+    return {k: v for k, v in source.items() if k in keep or not _SECRET.search(k)}
+
+
+def _probe(argv: Sequence[str], *, user: int | None = None) -> bool:
+    try:
+        done = subprocess.run(
+            argv,
+            stdin=subprocess.DEVNULL,
+            stdout=subprocess.DEVNULL,
+            stderr=subprocess.DEVNULL,
+            timeout=PROBE_TIMEOUT_S,
+            user=user,
+            group=user,
+            extra_groups=[] if user is not None else None,
+            check=False,
+        )
+    except (OSError, subprocess.SubprocessError):
+        return False
+    return done.returncode == 0
+
+
+@functools.cache
+def detect_sandbox(*, as_user: int | None = None) -> SandboxKind:
+    """The best isolation that actually works here (probed once, then cached)."""
+    bwrap = shutil.which("bwrap")
+    if bwrap and _probe(
+        [bwrap, "--ro-bind", "/", "/", "--dev", "/dev", "--unshare-net", "--", "true"],
+        user=as_user,
+    ):
+        return SandboxKind.BWRAP
+    unshare = shutil.which("unshare")
+    if unshare and _probe([unshare, "-n", "-r", "--", "true"], user=as_user):
+        return SandboxKind.UNSHARE
+    return SandboxKind.NONE
+
+
+def bwrap_argv(
+    *,
+    writable: Sequence[Path],
+    cwd: Path,
+    network: bool,
+    hide_home: bool = True,
+) -> list[str]:
+    """A bubblewrap prefix: the whole filesystem read-only, /tmp and $HOME empty, the
+    `writable` folders bound read-write, a new PID namespace, optionally no network."""
+    bwrap = shutil.which("bwrap") or "bwrap"
+    argv = [
+        bwrap,
+        "--ro-bind", "/", "/",
+        "--dev", "/dev",
+        "--proc", "/proc",
+        "--tmpfs", "/tmp",
+        "--unshare-pid",
+        "--unshare-ipc",
+        "--unshare-uts",
+        "--die-with-parent",
+    ]  # fmt: skip
+    home = Path(os.path.expanduser("~"))
+    if hide_home and str(home) not in ("/", "") and not any(_within(home, w) for w in writable):
+        argv += ["--tmpfs", str(home)]
+    if not network:
+        argv.append("--unshare-net")
+    for folder in writable:
+        argv += ["--bind", str(folder), str(folder)]
+    argv += ["--chdir", str(cwd), "--"]
+    return argv
+
+
+def _within(path: Path, folder: Path) -> bool:
+    """True when `folder` is `path` or one of its ancestors."""
+    return path == folder or folder in path.parents
+
+
+@dataclass(kw_only=True, slots=True)
+class ProcessLimits:
+    """rlimits applied in the child before exec (None: unchanged)."""
+
+    cpu_s: int | None = None
+    memory_bytes: int | None = None
+    file_bytes: int | None = None
+    processes: int | None = None
+    open_files: int | None = 256
+
+    def preexec(self) -> Callable[[], None]:
+        import resource
+
+        pairs: list[tuple[int, int]] = [(resource.RLIMIT_CORE, 0)]
+        if self.cpu_s is not None:
+            pairs.append((resource.RLIMIT_CPU, self.cpu_s))
+        if self.memory_bytes is not None:
+            pairs.append((resource.RLIMIT_AS, self.memory_bytes))
+        if self.file_bytes is not None:
+            pairs.append((resource.RLIMIT_FSIZE, self.file_bytes))
+        if self.processes is not None:
+            pairs.append((resource.RLIMIT_NPROC, self.processes))
+        if self.open_files is not None:
+            pairs.append((resource.RLIMIT_NOFILE, self.open_files))
+
+        def apply() -> None:
+            for which, value in pairs:
+                with contextlib.suppress(ValueError, OSError):
+                    resource.setrlimit(which, (value, value))
+
+        return apply
+
+
+@dataclass(kw_only=True, slots=True)
+class ProcessOutcome:
+    """What a finished (or killed) process produced."""
+
+    exit_code: int | None
+    stdout: bytes
+    stderr: bytes
+    timed_out: bool = False
+    stdout_dropped: int = 0
+    stderr_dropped: int = 0
+    signal: str | None = None
+    notes: list[str] = field(default_factory=list)
+
+
+async def _drain(stream: asyncio.StreamReader | None, cap: int) -> tuple[bytes, int]:
+    if stream is None:
+        return b"", 0
+    kept = bytearray()
+    dropped = 0
+    while True:
+        chunk = await stream.read(65536)
+        if not chunk:
+            return bytes(kept), dropped
+        room = cap - len(kept)
+        if room > 0:
+            kept += chunk[:room]
+        dropped += max(0, len(chunk) - max(room, 0))
+
+
+def _kill_group(pid: int) -> None:
+    with contextlib.suppress(ProcessLookupError, PermissionError):
+        os.killpg(pid, signal.SIGKILL)
+
+
+async def run_process(
+    argv: Sequence[str],
+    *,
+    cwd: Path,
+    env: Mapping[str, str],
+    timeout_s: float,
+    output_cap: int,
+    limits: ProcessLimits | None = None,
+    user: int | None = None,
+    stdin: bytes | None = None,
+) -> ProcessOutcome:
+    """Run `argv` in its own process group; on timeout or cancellation the whole group is
+    killed. stdout and stderr are each kept up to `output_cap` bytes (the rest drained)."""
+    proc = await asyncio.create_subprocess_exec(
+        *argv,
+        cwd=str(cwd),
+        env=dict(env),
+        stdin=subprocess.PIPE if stdin is not None else subprocess.DEVNULL,
+        stdout=subprocess.PIPE,
+        stderr=subprocess.PIPE,
+        start_new_session=True,
+        preexec_fn=limits.preexec() if limits is not None else None,
+        user=user,
+        group=user,
+        extra_groups=[] if user is not None else None,
+    )
+    timed_out = False
+    try:
+        if stdin is not None and proc.stdin is not None:
+            with contextlib.suppress(BrokenPipeError, ConnectionResetError):
+                proc.stdin.write(stdin)
+                await proc.stdin.drain()
+            proc.stdin.close()
+        gathered = asyncio.gather(
+            _drain(proc.stdout, output_cap), _drain(proc.stderr, output_cap), proc.wait()
+        )
+        try:
+            (out, out_dropped), (err, err_dropped), _ = await asyncio.wait_for(
+                asyncio.shield(gathered), timeout_s
+            )
+        except TimeoutError:
+            timed_out = True
+            _kill_group(proc.pid)
+            (out, out_dropped), (err, err_dropped), _ = await asyncio.wait_for(gathered, 10)
+    except BaseException:
+        _kill_group(proc.pid)
+        with contextlib.suppress(ProcessLookupError):
+            proc.kill()
+        raise
+    finally:
+        _kill_group(proc.pid)  # leftovers of a finished leader (background jobs)
+    code = proc.returncode
+    sig = None
+    if code is not None and code < 0:
+        with contextlib.suppress(ValueError):
+            sig = signal.Signals(-code).name
+    return ProcessOutcome(
+        exit_code=code,
+        stdout=out,
+        stderr=err,
+        timed_out=timed_out,
+        stdout_dropped=out_dropped,
+        stderr_dropped=err_dropped,
+        signal=sig,
+    )

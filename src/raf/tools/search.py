@@ -1,0 +1,306 @@
+"""find_files (glob) and search_file (regex) over a workspace folder; neither follows a
+symlink, and search_file uses ripgrep when it is installed (same rules, much faster)."""
+
+from __future__ import annotations
+
+import os
+import re
+import shutil
+import stat
+import subprocess
+from collections.abc import Iterator
+from typing import Any
+
+from pydantic import BaseModel, ConfigDict, Field
+
+from raf.tools._locate import Location, located
+from raf.tools._scoped import PathUse, ScopedTool
+from raf.tools.workspace import Access, WorkspaceScope, glob_to_regex
+
+_STRICT = ConfigDict(extra="forbid")
+_SKIP_DIRS = frozenset({".git"})
+_OPEN_FLAGS = os.O_RDONLY | os.O_NOFOLLOW | os.O_CLOEXEC | os.O_NONBLOCK
+RG_TIMEOUT_S = 60.0
+
+
+def _check_glob(pattern: str) -> str:
+    if "\x00" in pattern:
+        raise ValueError("the pattern contains a NUL byte")
+    if pattern.startswith(("/", "~")):
+        raise ValueError("the pattern must be relative to the folder searched (no '/' or '~')")
+    if ".." in pattern.split("/"):
+        raise ValueError("the pattern may not contain '..': it cannot climb out of the folder")
+    return pattern
+
+
+def _glob_matcher(pattern: str) -> tuple[re.Pattern[str], bool]:
+    """A compiled glob and whether it applies to the whole relative path (else basename)."""
+    return re.compile(glob_to_regex(pattern)), "/" in pattern
+
+
+def _walk_tree(top_fd: int) -> Iterator[tuple[str, list[str], list[str], int]]:
+    """os.fwalk below an open folder: fd-relative, never follows symlinks."""
+    yield from os.fwalk(".", dir_fd=top_fd, follow_symlinks=False)
+
+
+class FindFiles(ScopedTool):
+    name = "find_files"
+    description = (
+        "Find files and folders by glob below a workspace folder. A pattern without '/' "
+        "matches names at any depth ('*.py'); with '/' it matches the path relative to "
+        "the folder ('src/**/test_*.py'). Symlinks are listed, never followed."
+    )
+
+    class Arguments(BaseModel):
+        model_config = _STRICT
+        pattern: str = Field(description="Glob such as '*.md' or 'docs/**/*.md'")
+        path: str = Field(".", description="Folder to search, relative to the workspace root")
+
+    def uses(self, args: Any) -> list[PathUse]:
+        return [PathUse(path=args.path, access=Access.READ)]
+
+    def run(self, scope: WorkspaceScope, args: Any, approved: bool) -> Any:
+        regex, whole = _glob_matcher(_check_glob(args.pattern))
+        limit = self.limits.max_entries
+        found: list[str] = []
+        total = 0
+        with located(scope, args.path, Access.READ, approved=approved) as loc:
+            top = loc.open_dir()
+            try:
+                for dirpath, dirnames, filenames, _fd in _walk_tree(top):
+                    dirnames[:] = sorted(d for d in dirnames if d not in _SKIP_DIRS)
+                    base = "" if dirpath == "." else dirpath[2:] + "/"
+                    for name in [*(d + "/" for d in dirnames), *sorted(filenames)]:
+                        bare = name.rstrip("/")
+                        subject = base + bare if whole else bare
+                        if regex.fullmatch(subject):
+                            total += 1
+                            if len(found) < limit:
+                                found.append(base + name)
+            finally:
+                os.close(top)
+            result: dict[str, Any] = {"path": self.shown(scope, loc.path), "matches": found}
+            if total > len(found):
+                result["note"] = f"showing {len(found)} of {total} matches; narrow the pattern"
+            return result
+
+
+class SearchFile(ScopedTool):
+    name = "search_file"
+    description = (
+        "Search file contents below a workspace folder (or in one file) with a regular "
+        "expression; returns path, line number and line. Binary and very large files are "
+        "skipped; symlinks are not followed."
+    )
+
+    class Arguments(BaseModel):
+        model_config = _STRICT
+        pattern: str = Field(description="Regular expression (Python/ripgrep syntax)")
+        path: str = Field(".", description="Folder or file, relative to the workspace root")
+        glob: str | None = Field(None, description="Only files matching this glob, e.g. '*.py'")
+        ignore_case: bool = Field(False, description="Case-insensitive search")
+        max_matches: int | None = Field(None, ge=1, description="Stop after this many matches")
+
+    def __init__(self, *args: Any, use_ripgrep: bool | None = None, **kwargs: Any) -> None:
+        super().__init__(*args, **kwargs)
+        self.use_ripgrep = use_ripgrep
+
+    def create_scoped(self, scope: WorkspaceScope) -> SearchFile:
+        return SearchFile(scope, limits=self.limits, use_ripgrep=self.use_ripgrep)
+
+    def uses(self, args: Any) -> list[PathUse]:
+        return [PathUse(path=args.path, access=Access.READ)]
+
+    def run(self, scope: WorkspaceScope, args: Any, approved: bool) -> Any:
+        flags = re.MULTILINE | (re.IGNORECASE if args.ignore_case else 0)
+        try:
+            regex = re.compile(args.pattern, flags)
+        except re.error as exc:
+            raise ValueError(f"invalid regular expression: {exc}") from None
+        if args.glob is not None:
+            _check_glob(args.glob)
+        limit = min(args.max_matches or self.limits.max_matches, self.limits.max_matches)
+        with located(scope, args.path, Access.READ, approved=approved) as loc:
+            if loc.stat is not None and not loc.is_dir:
+                matches = list(self._search_one(loc, regex, limit))
+                skipped: list[str] = []
+                backend = "python"
+            else:
+                top = loc.open_dir()
+                try:
+                    rg = shutil.which("rg") if self.use_ripgrep is not False else None
+                    outcome = None
+                    if rg is not None:
+                        outcome = self._ripgrep(rg, top, loc, args, limit)
+                    if outcome is None:
+                        outcome = self._python(top, loc, regex, args.glob, limit)
+                        backend = "python"
+                    else:
+                        backend = "ripgrep"
+                    matches, skipped = outcome
+                finally:
+                    os.close(top)
+            base = self.shown(scope, loc.path)
+            result: dict[str, Any] = {"path": base, "matches": matches, "backend": backend}
+            if len(matches) >= limit:
+                result["note"] = f"stopped at {limit} matches; narrow the pattern or path"
+            if skipped:
+                result["skipped"] = skipped[:20]
+            return result
+
+    def _line(self, text: str) -> str:
+        cap = self.limits.max_line_chars
+        text = text.rstrip("\r\n")
+        return text if len(text) <= cap else text[:cap] + "…"
+
+    def _scan(self, data: bytes, regex: re.Pattern[str], limit: int) -> list[tuple[int, str]]:
+        text = data.decode("utf-8", errors="replace")
+        out: list[tuple[int, str]] = []
+        last_line = 0
+        line_no = 1
+        line_pos = 0
+        for match in regex.finditer(text):
+            start = match.start()
+            line_no += text.count("\n", line_pos, start)
+            line_pos = start
+            if line_no == last_line:
+                continue
+            last_line = line_no
+            begin = text.rfind("\n", 0, start) + 1
+            end = text.find("\n", start)
+            out.append((line_no, self._line(text[begin : end if end != -1 else len(text)])))
+            if len(out) >= limit:
+                break
+        return out
+
+    def _read_small(self, fd: int, skipped: list[str], shown: str, shared_ok: bool) -> bytes | None:
+        st = os.fstat(fd)
+        if not stat.S_ISREG(st.st_mode):
+            return None
+        if st.st_size > self.limits.max_search_file_bytes:
+            skipped.append(f"{shown} (larger than {self.limits.max_search_file_bytes} bytes)")
+            return None
+        if st.st_nlink > 1 and not shared_ok:
+            skipped.append(f"{shown} (hard-linked: may be outside the workspace)")
+            return None
+        data = os.read(fd, self.limits.max_search_file_bytes + 1)
+        if b"\x00" in data[:8192]:
+            return None
+        return data
+
+    def _search_one(self, loc: Location, regex: re.Pattern[str], limit: int) -> Iterator[Any]:
+        fd = loc.open_read()
+        try:
+            skipped: list[str] = []
+            data = self._read_small(fd, skipped, loc.shown, True)
+        finally:
+            os.close(fd)
+        if skipped:
+            raise ValueError(skipped[0])
+        for line_no, text in self._scan(data or b"", regex, limit):
+            yield {"path": self.shown(loc.scope, loc.path), "line": line_no, "text": text}
+
+    def _python(
+        self,
+        top: int,
+        loc: Location,
+        regex: re.Pattern[str],
+        glob: str | None,
+        limit: int,
+    ) -> tuple[list[dict[str, Any]], list[str]]:
+        matcher = _glob_matcher(glob) if glob else None
+        matches: list[dict[str, Any]] = []
+        skipped: list[str] = []
+        for dirpath, dirnames, filenames, dir_fd in _walk_tree(top):
+            dirnames[:] = sorted(d for d in dirnames if d not in _SKIP_DIRS)
+            base = "" if dirpath == "." else dirpath[2:] + "/"
+            for name in sorted(filenames):
+                rel = base + name
+                if matcher is not None:
+                    regex_glob, whole = matcher
+                    if not regex_glob.fullmatch(rel if whole else name):
+                        continue
+                try:
+                    fd = os.open(name, _OPEN_FLAGS, dir_fd=dir_fd)
+                except OSError:
+                    continue  # a symlink (ELOOP), a vanished file, a FIFO: not followed
+                try:
+                    data = self._read_small(fd, skipped, rel, loc.shared_ok or not loc.inside)
+                finally:
+                    os.close(fd)
+                if data is None:
+                    continue
+                for line_no, text in self._scan(data, regex, limit - len(matches)):
+                    matches.append({"path": self._join(loc, rel), "line": line_no, "text": text})
+                if len(matches) >= limit:
+                    return matches, skipped
+        return matches, skipped
+
+    def _join(self, loc: Location, rel: str) -> str:
+        base = self.shown(loc.scope, loc.path)
+        return rel if base == "." else f"{base}/{rel}"
+
+    def _ripgrep(
+        self, rg: str, top: int, loc: Location, args: Any, limit: int
+    ) -> tuple[list[dict[str, Any]], list[str]] | None:
+        """Run rg in the already-open folder (cwd through /proc/self/fd, so no path is
+        re-resolved); None when rg rejects the pattern and Python should search instead."""
+        if not os.path.isdir(f"/proc/self/fd/{top}"):
+            return None
+        cmd = [
+            rg, "--no-config", "--no-heading", "--with-filename", "--line-number", "--null",
+            "--color=never", "--hidden", "--no-ignore", "--no-messages", "-g", "!.git",
+            f"--max-filesize={self.limits.max_search_file_bytes}",
+            f"--max-count={limit}",
+        ]  # fmt: skip
+        if args.ignore_case:
+            cmd.append("--ignore-case")
+        if args.glob:
+            cmd += ["-g", args.glob]
+        cmd += ["-e", args.pattern, "--", "."]
+        proc = subprocess.Popen(
+            cmd,
+            cwd=f"/proc/self/fd/{top}",
+            pass_fds=(top,),
+            stdin=subprocess.DEVNULL,
+            stdout=subprocess.PIPE,
+            stderr=subprocess.PIPE,
+        )
+        matches: list[dict[str, Any]] = []
+        skipped: list[str] = []
+        checked: dict[str, bool] = {}
+        assert proc.stdout is not None
+        try:
+            for raw in proc.stdout:
+                path_b, _, rest = raw.partition(b"\x00")
+                line_b, _, text_b = rest.partition(b":")
+                rel = path_b.decode("utf-8", errors="replace").removeprefix("./")
+                ok = checked.get(rel)
+                if ok is None:
+                    ok = self._trust(top, rel, loc, skipped)
+                    checked[rel] = ok
+                if not ok:
+                    continue
+                text = self._line(text_b.decode("utf-8", errors="replace"))
+                matches.append({"path": self._join(loc, rel), "line": int(line_b), "text": text})
+                if len(matches) >= limit:
+                    break
+        finally:
+            proc.kill() if proc.poll() is None else None
+            _, err = proc.communicate(timeout=RG_TIMEOUT_S)
+        if proc.returncode == 2 and not matches and b"regex" in err.lower():
+            return None
+        return matches, skipped
+
+    def _trust(self, top: int, rel: str, loc: Location, skipped: list[str]) -> bool:
+        """A file ripgrep matched is reported only if it is a plain, singly-linked file."""
+        try:
+            st = os.stat(rel, dir_fd=top, follow_symlinks=False)
+        except OSError:
+            return False
+        if not stat.S_ISREG(st.st_mode):
+            return False
+        if st.st_nlink > 1 and loc.inside and not loc.shared_ok:
+            skipped.append(f"{rel} (hard-linked: may be outside the workspace)")
+            return False
+        return True

@@ -1,0 +1,505 @@
+"""Workspace scope: where an agent's file tools may act, and what happens outside it."""
+
+from __future__ import annotations
+
+import logging
+import os
+import re
+import stat
+import unicodedata
+from collections.abc import Iterable, Mapping, Sequence
+from dataclasses import dataclass, field
+from enum import StrEnum
+from pathlib import Path
+from typing import Any, Protocol, runtime_checkable
+
+from raf.core.errors import ConfigurationError, ToolExecutionError
+from raf.core.tools import Tool
+from raf.tools._walk import WalkEscape, WalkResult, root_relative, walk
+
+logger = logging.getLogger("raf.tools.workspace")
+
+MAX_PATH_CHARS = 4096
+MAX_NAME_BYTES = 255
+
+
+class ScopePolicy(StrEnum):
+    """What a scoped tool does with a path that leaves the workspace root."""
+
+    ALLOW_ALL = "allow_all"
+    APPROVE_OUTSIDE = "approve_outside"
+    DENY_OUTSIDE = "deny_outside"
+
+    @classmethod
+    def parse(cls, value: str | ScopePolicy) -> ScopePolicy:
+        """The policy named by a YAML value; an unknown value fails closed to DENY_OUTSIDE."""
+        if isinstance(value, ScopePolicy):
+            return value
+        key = str(value).strip().lower().replace("-", "_")
+        found = _POLICY_ALIASES.get(key)
+        if found is None:
+            logger.error(
+                "unknown workspace policy %r: using deny_outside; valid values are %s",
+                value,
+                ", ".join(sorted(_POLICY_ALIASES)),
+            )
+            return cls.DENY_OUTSIDE
+        return found
+
+
+_POLICY_ALIASES = {
+    "read": ScopePolicy.ALLOW_ALL,
+    "allow": ScopePolicy.ALLOW_ALL,
+    "allow_all": ScopePolicy.ALLOW_ALL,
+    "approve": ScopePolicy.APPROVE_OUTSIDE,
+    "ask": ScopePolicy.APPROVE_OUTSIDE,
+    "approve_outside": ScopePolicy.APPROVE_OUTSIDE,
+    "deny": ScopePolicy.DENY_OUTSIDE,
+    "restrict": ScopePolicy.DENY_OUTSIDE,
+    "deny_outside": ScopePolicy.DENY_OUTSIDE,
+}
+
+
+class Access(StrEnum):
+    """The kind of access a tool call makes to a path."""
+
+    READ = "read"
+    WRITE = "write"
+    DELETE = "delete"
+    EXECUTE = "execute"
+
+
+class RuleAction(StrEnum):
+    """What a per-path rule decides; the strictest matching rule wins."""
+
+    ALLOW = "allow"
+    APPROVE = "approve"
+    DENY = "deny"
+
+
+_STRICTNESS = {RuleAction.ALLOW: 0, RuleAction.APPROVE: 1, RuleAction.DENY: 2}
+
+
+class OutsideScopeError(ToolExecutionError):
+    """A call's path leaves the workspace (or hits a deny rule) and may not proceed."""
+
+    def __init__(self, message: str) -> None:
+        super().__init__(f"OutsideScope: {message}")
+
+
+@dataclass(frozen=True, kw_only=True, slots=True)
+class PathRule:
+    """A glob (relative to the root, or absolute) deciding allow/approve/deny for accesses.
+
+    A pattern also covers everything below a directory it matches. `**` crosses folders,
+    `*` and `?` do not.
+    """
+
+    pattern: str
+    action: RuleAction
+    access: frozenset[Access] = frozenset(Access)
+
+    @classmethod
+    def parse(cls, value: PathRule | Mapping[str, Any]) -> list[PathRule]:
+        """Rules from `{path, action, access}` or `{path, read: deny, write: approve, …}`."""
+        if isinstance(value, PathRule):
+            return [value]
+        pattern = value.get("path") or value.get("pattern")
+        if not isinstance(pattern, str) or not pattern:
+            raise ConfigurationError(f"workspace rule {dict(value)!r} needs a 'path' glob")
+        out: list[PathRule] = []
+        try:
+            if "action" in value:
+                raw_access = value.get("access") or [a.value for a in Access]
+                if isinstance(raw_access, str):
+                    raw_access = [raw_access]
+                access = frozenset(Access(str(a).lower()) for a in raw_access)
+                out.append(cls(pattern=pattern, action=RuleAction(value["action"]), access=access))
+            for kind in Access:
+                if kind.value in value:
+                    action = RuleAction(str(value[kind.value]).lower())
+                    out.append(cls(pattern=pattern, action=action, access=frozenset({kind})))
+        except ValueError as exc:
+            raise ConfigurationError(
+                f"workspace rule for {pattern!r}: {exc}; actions are allow, approve, deny and "
+                "accesses are read, write, delete, execute"
+            ) from exc
+        if not out:
+            raise ConfigurationError(
+                f"workspace rule for {pattern!r} says nothing: give 'action' or read/write/…"
+            )
+        return out
+
+
+@dataclass(frozen=True, kw_only=True, slots=True)
+class ResolvedPath:
+    """Where a path leads: the resolved location and whether it stays inside the root."""
+
+    inside: bool
+    path: Path
+    reason: str = ""
+    relative: str | None = None
+    """POSIX path relative to the root when inside ("." for the root itself)."""
+    exists: bool = False
+    links: int = 1
+    """Hard-link count of a non-directory (1 when unknown or a directory)."""
+    error: bool = False
+    """The path itself is malformed (NUL byte, too long, …): refused under every policy."""
+
+
+@dataclass(frozen=True, kw_only=True, slots=True)
+class Decision:
+    """The verdict for one access to one path."""
+
+    action: RuleAction
+    resolved: ResolvedPath
+    access: Access
+    reason: str
+
+
+@dataclass(kw_only=True, slots=True)
+class _CompiledRule:
+    rule: PathRule
+    regex: re.Pattern[str]
+    absolute: bool
+
+
+@dataclass(slots=True)
+class WorkspaceScope:
+    """A root folder, a name, a policy for paths outside it, and optional per-path rules."""
+
+    root: Path
+    name: str = "workspace"
+    policy: ScopePolicy = ScopePolicy.APPROVE_OUTSIDE
+    rules: Sequence[PathRule] = ()
+    real_root: Path = field(init=False)
+    case_insensitive: bool = field(init=False)
+    _compiled: list[_CompiledRule] = field(init=False, repr=False)
+
+    def __init__(
+        self,
+        root: str | os.PathLike[str],
+        name: str = "workspace",
+        policy: ScopePolicy | str = ScopePolicy.APPROVE_OUTSIDE,
+        rules: Iterable[PathRule | Mapping[str, Any]] = (),
+    ) -> None:
+        given = Path(os.path.expanduser(os.fspath(root)))
+        if not given.is_absolute():
+            given = Path.cwd() / given
+        real = Path(os.path.realpath(given))
+        if not real.is_dir():
+            raise ConfigurationError(f"workspace root {str(given)!r} is not an existing folder")
+        self.root = given
+        self.name = name
+        self.policy = ScopePolicy.parse(policy)
+        parsed: list[PathRule] = []
+        for rule in rules:
+            parsed.extend(PathRule.parse(rule))
+        self.rules = tuple(parsed)
+        self.real_root = real
+        self.case_insensitive = _is_case_insensitive(real)
+        self._compiled = [self._compile(r) for r in self.rules]
+
+    # -- resolution -------------------------------------------------------------------
+
+    def resolve_safe(
+        self, path: str | os.PathLike[str], *, follow_final: bool = True
+    ) -> ResolvedPath:
+        """Resolve `path` against the root without following anything out of it.
+
+        With `follow_final=False` a final symlink is judged by where it sits, not where it
+        points (remove_path and move_file act on the link itself).
+        """
+        text = os.fspath(path)
+        problem = _check_text(text)
+        if problem:
+            return ResolvedPath(inside=False, path=self.real_root, reason=problem, error=True)
+        if text.startswith("~"):
+            text = os.path.expanduser(text)
+        parts = self.relative_parts(text)
+        if parts is None:
+            return _outside(outside_path(text, follow_final), "the path is outside the workspace")
+        try:
+            root_fd = os.open(self.real_root, os.O_RDONLY | os.O_DIRECTORY | os.O_CLOEXEC)
+        except OSError as exc:
+            return ResolvedPath(
+                inside=False, path=self.real_root, reason=f"workspace root: {exc}", error=True
+            )
+        try:
+            result = self.walk_parts(root_fd, parts, follow_final=follow_final)
+        except WalkEscape as esc:
+            os.close(root_fd)
+            joined = os.path.join(self.real_root, *parts)
+            return _outside(outside_path(joined, follow_final), esc.reason)
+        except OSError as exc:
+            os.close(root_fd)
+            return ResolvedPath(inside=False, path=self.real_root, reason=str(exc), error=True)
+        try:
+            links = 1
+            if result.stat is not None and not stat.S_ISDIR(result.stat.st_mode):
+                links = result.stat.st_nlink
+            rel = "/".join(result.rel) or "."
+            return ResolvedPath(
+                inside=True,
+                path=self.real_root.joinpath(*result.rel),
+                relative=rel,
+                exists=result.stat is not None,
+                links=links,
+                reason="inside the workspace",
+            )
+        finally:
+            result.close()
+            os.close(root_fd)
+
+    def walk_parts(
+        self,
+        root_fd: int,
+        parts: list[str],
+        *,
+        follow_final: bool = True,
+        create_dirs: bool = False,
+    ) -> WalkResult:
+        """The race-safe walk of `parts` below the root. A '..' that leaves the root
+        mid-way (as in `sub/../../ws/x` with the root named ws) is given one second chance:
+        if the kernel's resolution lands inside, that target is walked safely instead."""
+        try:
+            return walk(
+                root_fd,
+                parts,
+                self.root_prefixes(),
+                follow_final=follow_final,
+                create_dirs=create_dirs,
+            )
+        except WalkEscape:
+            joined = os.path.join(self.real_root, *parts)
+            real = outside_path(joined, follow_final)
+            root = str(self.real_root)
+            if str(real) == root or str(real).startswith(root.rstrip("/") + "/"):
+                again = str(real)[len(root) :].split("/")
+                if ".." not in again:
+                    return walk(
+                        root_fd,
+                        again,
+                        self.root_prefixes(),
+                        follow_final=follow_final,
+                        create_dirs=create_dirs,
+                    )
+            raise
+
+    def relative_parts(self, text: str) -> list[str] | None:
+        """Components of `text` below the root, or None for an absolute path outside it."""
+        if not text.startswith("/"):
+            return text.split("/")
+        parts = text.split("/")
+        sub = root_relative(parts, self.root_prefixes())
+        if sub is not None:
+            return sub
+        real = os.path.realpath(text)
+        if real == str(self.real_root) or real.startswith(str(self.real_root).rstrip("/") + "/"):
+            return real[len(str(self.real_root)) :].split("/")
+        return None
+
+    def root_prefixes(self) -> list[list[str]]:
+        out = [str(self.real_root).split("/")]
+        given = str(self.root).rstrip("/").split("/")
+        if given != out[0]:
+            out.append(given)
+        return out
+
+    # -- decisions --------------------------------------------------------------------
+
+    def decide(
+        self, path: str | os.PathLike[str], access: Access, *, follow_final: bool = True
+    ) -> Decision:
+        """Allow, approve or deny one access: policy first, then the strictest matching rule."""
+        resolved = self.resolve_safe(path, follow_final=follow_final)
+        return self.decide_resolved(resolved, access)
+
+    def decide_resolved(self, resolved: ResolvedPath, access: Access) -> Decision:
+        if resolved.error:
+            return Decision(
+                action=RuleAction.DENY, resolved=resolved, access=access, reason=resolved.reason
+            )
+        outside = not resolved.inside
+        reason = resolved.reason
+        if resolved.inside and access is Access.READ and resolved.links > 1:
+            outside = True
+            reason = (
+                f"the file has {resolved.links} hard links; raf cannot prove the other names "
+                "are inside the workspace, so reading it counts as outside"
+            )
+        if not outside or self.policy is ScopePolicy.ALLOW_ALL:
+            action = RuleAction.ALLOW
+        elif self.policy is ScopePolicy.APPROVE_OUTSIDE:
+            action = RuleAction.APPROVE
+        else:
+            action = RuleAction.DENY
+        matched = self._match_rules(resolved, access)
+        if matched is not None:
+            action, pattern = matched
+            reason = f"rule {pattern!r} says {action.value} for {access.value}"
+        return Decision(action=action, resolved=resolved, access=access, reason=reason)
+
+    def _match_rules(self, resolved: ResolvedPath, access: Access) -> tuple[RuleAction, str] | None:
+        best: tuple[RuleAction, str] | None = None
+        for compiled in self._compiled:
+            rule = compiled.rule
+            if access not in rule.access:
+                continue
+            if compiled.absolute:
+                subject = str(resolved.path)
+            elif resolved.inside and resolved.relative is not None:
+                subject = resolved.relative
+            else:
+                continue
+            if not self._rule_matches(compiled, subject, strict=rule.action is RuleAction.ALLOW):
+                continue
+            if best is None or _STRICTNESS[rule.action] > _STRICTNESS[best[0]]:
+                best = (rule.action, rule.pattern)
+        return best
+
+    def _rule_matches(self, compiled: _CompiledRule, subject: str, *, strict: bool) -> bool:
+        """Allow rules match the exact (NFC) name; deny/approve also match Unicode and
+        case variants, so a look-alike name cannot slip past them."""
+        variants = {unicodedata.normalize("NFC", subject)}
+        if not strict:
+            variants |= {subject, unicodedata.normalize("NFKC", subject)}
+            variants |= {v.casefold() for v in list(variants)}
+        elif self.case_insensitive:
+            variants |= {v.casefold() for v in list(variants)}
+        candidates: set[str] = set()
+        for v in variants:
+            pieces = v.split("/")
+            candidates.update("/".join(pieces[: i + 1]) for i in range(len(pieces)))
+        return any(compiled.regex.fullmatch(c) for c in candidates)
+
+    def _compile(self, rule: PathRule) -> _CompiledRule:
+        pattern = os.path.expanduser(rule.pattern)
+        absolute = pattern.startswith("/")
+        if absolute:
+            sub = root_relative(pattern.split("/"), self.root_prefixes())
+            if sub is not None:
+                pattern, absolute = "/".join(p for p in sub if p) or ".", False
+        pattern = unicodedata.normalize("NFC", pattern.strip("/") if not absolute else pattern)
+        flags = re.IGNORECASE if rule.action is not RuleAction.ALLOW or self.case_insensitive else 0
+        return _CompiledRule(
+            rule=rule, regex=re.compile(glob_to_regex(pattern), flags), absolute=absolute
+        )
+
+    @property
+    def has_approval_rules(self) -> bool:
+        return any(r.action is RuleAction.APPROVE for r in self.rules)
+
+    def describe(self) -> str:
+        """One paragraph for the model: the root, the policy and the rules."""
+        meaning = {
+            ScopePolicy.ALLOW_ALL: "paths outside it are allowed",
+            ScopePolicy.APPROVE_OUTSIDE: "a call touching a path outside it waits for a "
+            "human's approval",
+            ScopePolicy.DENY_OUTSIDE: "paths outside it are refused (OutsideScope)",
+        }[self.policy]
+        text = (
+            f"Workspace {self.name!r} is rooted at {self.real_root}; relative paths are "
+            f"resolved against it. Policy: {self.policy.value} — {meaning}."
+        )
+        if self.rules:
+            listed = "; ".join(
+                f"{r.pattern}: {r.action.value} {'/'.join(sorted(a.value for a in r.access))}"
+                for r in self.rules
+            )
+            text += f" Path rules: {listed}."
+        return text
+
+    def __repr__(self) -> str:
+        return f"WorkspaceScope({str(self.real_root)!r}, name={self.name!r}, policy={self.policy})"
+
+
+def outside_path(text: str, follow_final: bool) -> Path:
+    """Where an absolute path outside the root really leads (the link itself if not
+    following the final component)."""
+    if follow_final:
+        return Path(os.path.realpath(text))
+    head, tail = os.path.split(text.rstrip("/") or "/")
+    if tail in ("", ".", ".."):
+        return Path(os.path.realpath(text))
+    return Path(os.path.realpath(head or "/")) / tail
+
+
+def _outside(real: Path, reason: str) -> ResolvedPath:
+    exists = os.path.lexists(real)
+    return ResolvedPath(inside=False, path=real, reason=reason, exists=exists)
+
+
+def _check_text(text: Any) -> str:
+    if not isinstance(text, str):
+        return "the path must be text"
+    if not text:
+        return "the path is empty"
+    if "\x00" in text:
+        return "the path contains a NUL byte"
+    if len(text) > MAX_PATH_CHARS:
+        return f"the path is longer than {MAX_PATH_CHARS} characters"
+    try:
+        encoded = text.encode("utf-8")
+    except UnicodeEncodeError:
+        return "the path is not valid Unicode (lone surrogate)"
+    if any(len(part) > MAX_NAME_BYTES for part in encoded.split(b"/")):
+        return f"a path component is longer than {MAX_NAME_BYTES} bytes"
+    return ""
+
+
+def _is_case_insensitive(real: Path) -> bool:
+    text = str(real)
+    swapped = text.swapcase()
+    if swapped == text:
+        return False
+    try:
+        return os.path.samefile(text, swapped)
+    except OSError:
+        return False
+
+
+def glob_to_regex(pattern: str) -> str:
+    """A glob as a regular expression: `**` crosses folders, `*` and `?` do not."""
+    out: list[str] = []
+    i = 0
+    while i < len(pattern):
+        c = pattern[i]
+        if c == "*":
+            if pattern.startswith("**", i):
+                i += 2
+                if pattern.startswith("/", i):
+                    out.append("(?:.*/)?")
+                    i += 1
+                else:
+                    out.append(".*")
+                continue
+            out.append("[^/]*")
+        elif c == "?":
+            out.append("[^/]")
+        elif c == "[":
+            end = pattern.find("]", i + 1)
+            if end == -1:
+                out.append(re.escape(c))
+            else:
+                body = pattern[i + 1 : end].replace("\\", "\\\\")
+                if body.startswith("!"):
+                    body = "^" + body[1:]
+                out.append(f"[{body}]")
+                i = end
+        else:
+            out.append(re.escape(c))
+        i += 1
+    return "".join(out)
+
+
+@runtime_checkable
+class ScopeTool(Tool, Protocol):
+    """A tool that can be bound to a workspace: `create_scoped(scope)` returns the bound copy."""
+
+    def create_scoped(self, scope: WorkspaceScope) -> Tool: ...
+
+
+def is_scope_tool(tool: object) -> bool:
+    """True when `tool` can be bound to a workspace scope."""
+    return isinstance(tool, Tool) and callable(getattr(tool, "create_scoped", None))
