@@ -1,0 +1,170 @@
+"""RetryingChatClient against a fault-injecting server: what is retried, how long it waits."""
+
+from __future__ import annotations
+
+import socket
+from collections.abc import AsyncIterator
+
+import pytest
+
+from raf.agent.builder import AgentBuilder
+from raf.clients.errors import (
+    BadRequestError,
+    ModelConnectionError,
+    RequestTimeoutError,
+    ServerError,
+    StreamInterruptedError,
+)
+from raf.clients.openai_compat import OpenAIChatClient
+from raf.clients.retry import RetryingChatClient
+from raf.core.chat_client import ChatClientBuilder
+from raf.core.messages import ChatMessage
+from raf.core.options import ChatOptions
+from raf.core.responses import UpdateKind
+from tests.clients.faultserver import FaultServer, Reply, chunk, completion
+
+OPEN: list[OpenAIChatClient] = []
+
+
+@pytest.fixture(autouse=True)
+async def _close_clients() -> AsyncIterator[None]:
+    yield
+    while OPEN:
+        await OPEN.pop().aclose()
+
+
+def leaf(url: str, timeout: float = 10.0) -> OpenAIChatClient:
+    client = OpenAIChatClient(
+        "m", base_url=f"{url}/v1", api_key="sk-test-123456789", timeout=timeout
+    )
+    OPEN.append(client)
+    return client
+
+
+class Sleeps:
+    def __init__(self) -> None:
+        self.waits: list[float] = []
+
+    async def __call__(self, seconds: float) -> None:
+        self.waits.append(seconds)
+
+
+def error(status: int, message: str = "boom", **headers: str) -> Reply:
+    return Reply(status=status, json_body={"error": {"message": message}}, headers=headers)
+
+
+def stream_events() -> list[object]:
+    return [
+        chunk({"role": "assistant", "content": "Hel"}),
+        chunk({"content": "lo"}),
+        chunk({}, finish="stop"),
+        "[DONE]",
+    ]
+
+
+async def test_429_waits_as_retry_after_says(fault: FaultServer) -> None:
+    fault.reply(error(429, "slow down", **{"Retry-After": "3"}), Reply(json_body=completion("ok")))
+    sleeps = Sleeps()
+    client = RetryingChatClient(leaf(fault.url), sleep=sleeps, base_delay=0.01)
+    response = await client.get_response([ChatMessage.user("x")], ChatOptions())
+    assert response.text == "ok"
+    assert len(fault.seen) == 2 and sleeps.waits == [3.0]
+
+
+async def test_5xx_backs_off_exponentially_with_jitter(fault: FaultServer) -> None:
+    fault.reply(error(500), error(503), error(502), Reply(json_body=completion("ok")))
+    sleeps = Sleeps()
+    client = RetryingChatClient(leaf(fault.url), sleep=sleeps, base_delay=1.0, max_retries=3)
+    assert (await client.get_response([ChatMessage.user("x")], ChatOptions())).text == "ok"
+    assert client.attempts == 4 and len(sleeps.waits) == 3
+    for attempt, wait in enumerate(sleeps.waits):
+        assert 0 <= wait <= 2**attempt
+
+
+async def test_gives_up_after_max_retries(fault: FaultServer) -> None:
+    fault.reply(error(500))
+    client = RetryingChatClient(leaf(fault.url), sleep=Sleeps(), max_retries=2)
+    with pytest.raises(ServerError):
+        await client.get_response([ChatMessage.user("x")], ChatOptions())
+    assert len(fault.seen) == 3
+
+
+@pytest.mark.parametrize("status", [400, 401, 403, 404, 422])
+async def test_other_4xx_are_never_retried(fault: FaultServer, status: int) -> None:
+    fault.reply(error(status), Reply(json_body=completion("ok")))
+    client = RetryingChatClient(leaf(fault.url), sleep=Sleeps())
+    with pytest.raises(Exception) as info:
+        await client.get_response([ChatMessage.user("x")], ChatOptions())
+    assert not getattr(info.value, "retryable", True)
+    assert len(fault.seen) == 1
+    if status in (400, 422):
+        assert isinstance(info.value, BadRequestError)
+
+
+async def test_slow_response_past_the_timeout_is_retried_then_raised(fault: FaultServer) -> None:
+    fault.reply(Reply(json_body=completion("late"), delay=1.5))
+    client = RetryingChatClient(leaf(fault.url), sleep=Sleeps(), timeout=0.3, max_retries=1)
+    with pytest.raises(RequestTimeoutError, match="did not answer within 0.3s"):
+        await client.get_response([ChatMessage.user("x")], ChatOptions())
+    assert client.attempts == 2
+
+
+async def test_client_timeout_alone_raises_a_timeout_error(fault: FaultServer) -> None:
+    fault.reply(Reply(json_body=completion("late"), delay=1.5))
+    with pytest.raises(RequestTimeoutError):
+        await leaf(fault.url, timeout=0.3).get_response([ChatMessage.user("x")], ChatOptions())
+
+
+async def test_refused_connection_is_retried() -> None:
+    with socket.socket() as sock:
+        sock.bind(("127.0.0.1", 0))
+        port = sock.getsockname()[1]
+    client = RetryingChatClient(leaf(f"http://127.0.0.1:{port}"), sleep=Sleeps(), max_retries=2)
+    with pytest.raises(ModelConnectionError):
+        await client.get_response([ChatMessage.user("x")], ChatOptions())
+    assert client.attempts == 3
+
+
+async def test_stream_retries_before_its_first_update(fault: FaultServer) -> None:
+    fault.reply(error(503), Reply(events=stream_events()))
+    client = RetryingChatClient(leaf(fault.url), sleep=Sleeps())
+    text = "".join(
+        [
+            u.text
+            async for u in client.get_streaming_response([ChatMessage.user("x")], ChatOptions())
+            if u.kind is UpdateKind.TEXT_DELTA
+        ]
+    )
+    assert text == "Hello" and client.attempts == 2
+
+
+async def test_stream_broken_midway_raises_without_retry(fault: FaultServer) -> None:
+    fault.reply(Reply(events=stream_events(), cut_after=1), Reply(events=stream_events()))
+    client = RetryingChatClient(leaf(fault.url), sleep=Sleeps())
+    got = []
+    with pytest.raises(StreamInterruptedError):
+        async for update in client.get_streaming_response([ChatMessage.user("x")], ChatOptions()):
+            got.append(update)
+    assert [u.text for u in got] == ["Hel"] and client.attempts == 1
+
+
+async def test_agent_stores_nothing_when_the_stream_breaks(fault: FaultServer) -> None:
+    model = ChatClientBuilder(leaf(fault.url)).use(RetryingChatClient.wrap(max_retries=1)).build()
+    agent = AgentBuilder("a").with_chat_client(model).build()
+    session = agent.create_session()
+    fault.reply(Reply(events=stream_events()))
+    async for _ in agent.run_stream("first", session=session):
+        pass
+    assert len(session.messages) == 2
+    fault.reply(Reply(events=stream_events(), cut_after=1))
+    with pytest.raises(StreamInterruptedError):
+        async for _ in agent.run_stream("second", session=session):
+            pass
+    assert [m.text for m in session.messages] == ["first", "Hello"]
+
+
+def test_builder_use_wraps_the_leaf(fault: FaultServer) -> None:
+    inner = leaf(fault.url)
+    model = ChatClientBuilder(inner).use(RetryingChatClient.wrap(max_retries=5)).build()
+    assert isinstance(model, RetryingChatClient) and model.inner is inner
+    assert model.max_retries == 5
