@@ -16,6 +16,10 @@ from raf.core.errors import RafError
 
 COMMAND_MODULES: tuple[str, ...] = (
     "raf.cli.demo",
+    "raf.cli.chat",
+    "raf.cli.run",
+    "raf.cli.validate",
+    "raf.cli.schema",
 )
 """Modules that each add one or more subcommands (add yours here)."""
 

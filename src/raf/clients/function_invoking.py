@@ -16,7 +16,12 @@ from raf.core.contents import (
     FunctionResultContent,
     result_to_text,
 )
-from raf.core.errors import ApprovalError, RunCancelledError, ToolExecutionError
+from raf.core.errors import (
+    ApprovalError,
+    RunCancelledError,
+    ToolApprovalPending,
+    ToolExecutionError,
+)
 from raf.core.messages import ChatMessage, Role, new_id
 from raf.core.options import ChatOptions
 from raf.core.responses import (
@@ -172,9 +177,9 @@ class _ToolLoop:
                     yield update
                 return
             self.finish_reason = None
-            async for update in self._run_batch(calls):
+            async for update in self._run_batch(reply[-1], calls):
                 yield update
-            if self.finish_reason is FinishReason.CANCELLED:
+            if self.finish_reason in (FinishReason.CANCELLED, FinishReason.AWAITING_APPROVAL):
                 return
             rounds += 1
 
@@ -240,7 +245,7 @@ class _ToolLoop:
         return tool.approval_required(call.arguments)
 
     async def _run_batch(
-        self, calls: Sequence[FunctionCallContent]
+        self, message: ChatMessage, calls: Sequence[FunctionCallContent]
     ) -> AsyncIterator[AgentResponseUpdate]:
         if self.stream:
             for call in calls:
@@ -259,7 +264,26 @@ class _ToolLoop:
             async for update in self._finish_cancelled():
                 yield update
             return
-        async for update in self._add_results(results):
+        async for update in self._add_results_or_pause(message, results):
+            yield update
+
+    async def _add_results_or_pause(
+        self, message: ChatMessage | None, results: Sequence[_Outcome]
+    ) -> AsyncIterator[AgentResponseUpdate]:
+        """Add the results; calls whose tool is waiting for a human (`ToolApprovalPending`)
+        pause the run with an approval request each."""
+        done = [r for r in results if isinstance(r, FunctionResultContent)]
+        paused = [r for r in results if isinstance(r, ApprovalRequestContent)]
+        if done:
+            async for update in self._add_results(done):
+                yield update
+        if not paused:
+            return
+        if message is None:
+            # resuming: the calls' message belongs to an earlier run; ask in a new one
+            message = ChatMessage(role=Role.ASSISTANT, contents=[], message_id=new_id("msg"))
+            self.produced.append(message)
+        async for update in self._pause_with(message, paused):
             yield update
 
     async def _add_results(
@@ -279,7 +303,7 @@ class _ToolLoop:
                     tool_name=result.name or "",
                 )
 
-    async def _invoke(self, call: FunctionCallContent) -> FunctionResultContent:
+    async def _invoke(self, call: FunctionCallContent) -> _Outcome:
         tool = self.tools.get(call.name)
         if tool is None:
             known = ", ".join(sorted(self.tools)) or "none"
@@ -303,6 +327,13 @@ class _ToolLoop:
         )
         try:
             result = await tool.invoke(call.arguments, context)
+        except ToolApprovalPending as exc:
+            return ApprovalRequestContent(
+                call_id=call.call_id,
+                name=call.name,
+                arguments=dict(call.arguments),
+                reason=exc.reason,
+            )
         except (ToolExecutionError, RunCancelledError) as exc:
             return FunctionResultContent(call_id=call.call_id, name=call.name, error=str(exc))
         except Exception as exc:
@@ -339,10 +370,17 @@ class _ToolLoop:
     async def _pause_for_approval(
         self, message: ChatMessage, needing: Sequence[FunctionCallContent]
     ) -> AsyncIterator[AgentResponseUpdate]:
-        for call in needing:
-            request = ApprovalRequestContent(
-                call_id=call.call_id, name=call.name, arguments=dict(call.arguments)
-            )
+        requests = [
+            ApprovalRequestContent(call_id=c.call_id, name=c.name, arguments=dict(c.arguments))
+            for c in needing
+        ]
+        async for update in self._pause_with(message, requests):
+            yield update
+
+    async def _pause_with(
+        self, message: ChatMessage, requests: Sequence[ApprovalRequestContent]
+    ) -> AsyncIterator[AgentResponseUpdate]:
+        for request in requests:
             message.contents.append(request)
             if self.stream:
                 yield AgentResponseUpdate(
@@ -350,8 +388,8 @@ class _ToolLoop:
                     message_id=message.message_id or "",
                     role=message.role,
                     content=request,
-                    call_id=call.call_id,
-                    tool_name=call.name,
+                    call_id=request.call_id,
+                    tool_name=request.name,
                 )
         self.finish_reason = FinishReason.AWAITING_APPROVAL
         async for update in self._finished():
@@ -382,7 +420,7 @@ class _ToolLoop:
                 yield update
             return
         by_id = {r.call_id: r for r in ran}
-        results = []
+        results: list[_Outcome] = []
         for call in batch:
             if call.call_id in denied:
                 reason = denied[call.call_id].reason
@@ -396,7 +434,7 @@ class _ToolLoop:
                 )
             else:
                 results.append(by_id[call.call_id])
-        async for update in self._add_results(results):
+        async for update in self._add_results_or_pause(None, results):
             yield update
 
     # -- cancellation -----------------------------------------------------------------
@@ -455,6 +493,10 @@ class _ToolLoop:
         self.finish_reason = FinishReason.CANCELLED
         async for update in self._finished():
             yield update
+
+
+_Outcome = FunctionResultContent | ApprovalRequestContent
+"""What invoking one call gives: its result, or a request to pause for a human."""
 
 
 def _pending_from_messages(messages: Sequence[ChatMessage]) -> dict[str, ApprovalRequestContent]:

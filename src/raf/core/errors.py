@@ -111,6 +111,16 @@ class ToolExecutionError(RafError):
     """Raised by a tool to return a specific error message to the model."""
 
 
+class ToolApprovalPending(RafError):
+    """Raised by a tool whose work waits for a human decision (an agent used as a tool
+    whose own run paused): the tool loop pauses the run with an approval request for
+    this call, `reason` saying what is asked; approving it invokes the tool again."""
+
+    def __init__(self, reason: str) -> None:
+        self.reason = reason
+        super().__init__(reason)
+
+
 class ApprovalError(RafError):
     """An approval response does not match what is pending in the session."""
 

@@ -1,0 +1,111 @@
+"""An agent offered to another agent as a tool; the sub-agent's approvals pause the parent.
+
+The child runs in its own session, kept in the parent session's provider state while it
+waits for a human, so a paused parent (and its child) survive a store round-trip. When the
+child's run ends awaiting approval, the tool raises `ToolApprovalPending`: the parent's
+tool loop pauses with an approval request for the parent's call, whose reason lists what
+the child asks. Approving that request invokes the tool again, which resumes the child
+with every pending call approved; denying it gives the parent model an error result with
+the reason, and the child's waiting task is dropped. See docs/decisions/0501.
+"""
+
+from __future__ import annotations
+
+import json
+from collections.abc import Mapping
+from typing import Any
+
+from raf.core.errors import ToolApprovalPending, ToolExecutionError
+from raf.core.options import AgentRunOptions, ToolApprovalResponse
+from raf.core.responses import FinishReason
+from raf.core.sessions import AgentSession
+from raf.core.tools import ToolContext, ToolResult, check_tool_name
+
+STATE_PREFIX = "agent-tool:"
+
+
+class AgentTool:
+    """`AgentTool(agent)`: the model calls it with a `task`; the sub-agent answers it."""
+
+    kind = "agent"
+    requires_approval = False
+
+    def __init__(self, agent: Any, *, name: str | None = None, description: str | None = None):
+        self.agent = agent
+        self.name: str = name or str(agent.name)
+        check_tool_name(self.name, where="an agent used as a tool")
+        self.description: str = (
+            description or str(getattr(agent, "description", "") or "")
+        ) or f"Ask the {self.name} agent to do a task and return its answer."
+        self.parameters: dict[str, Any] = {
+            "type": "object",
+            "properties": {
+                "task": {
+                    "type": "string",
+                    "description": "what the sub-agent should do, with everything it needs",
+                }
+            },
+            "required": ["task"],
+        }
+
+    def approval_required(self, arguments: Mapping[str, Any]) -> bool:
+        return False
+
+    def _state_key(self) -> str:
+        return STATE_PREFIX + self.name
+
+    async def invoke(self, arguments: Mapping[str, Any], context: ToolContext) -> ToolResult:
+        parent = context.session
+        waiting: dict[str, Any] = {}
+        if parent is not None:
+            waiting = dict(parent.get_provider_state(self._state_key(), {}) or {})
+        stored = waiting.pop(context.call_id, None)
+        options = AgentRunOptions(cancellation=context.cancellation)
+        if stored is not None:
+            child = AgentSession.from_dict(stored)
+            reason = _decision_reason(context)
+            options.tool_approval_responses = [
+                ToolApprovalResponse(call_id=p.call_id, approved=True, reason=reason)
+                for p in child.pending_approvals
+            ]
+            response = await self.agent.run([], session=child, options=options)
+        else:
+            task = arguments.get("task")
+            if not isinstance(task, str) or not task.strip():
+                raise ToolExecutionError(f"{self.name}: 'task' must be a non-empty string")
+            child = self.agent.create_session()
+            response = await self.agent.run(task, session=child, options=options)
+        if response.finish_reason is FinishReason.AWAITING_APPROVAL and parent is None:
+            return ToolResult.fail(
+                f"{self.name}: the sub-agent needs an approval, but this run has no session "
+                "to keep its state in"
+            )
+        if response.finish_reason is FinishReason.AWAITING_APPROVAL and parent is not None:
+            waiting[context.call_id] = child.to_dict()
+            parent.set_provider_state(self._state_key(), waiting)
+            asks = "; ".join(
+                f"{p.name}({json.dumps(p.arguments, ensure_ascii=False, default=str)})"
+                for p in response.pending_approvals
+            )
+            raise ToolApprovalPending(f"sub-agent {self.name!r} asks to run {asks}")
+        if parent is not None:
+            if waiting:
+                parent.set_provider_state(self._state_key(), waiting)
+            else:
+                parent.provider_state.pop(self._state_key(), None)
+        if response.finish_reason is FinishReason.CANCELLED:
+            return ToolResult.fail(f"{self.name}: the sub-agent's run was cancelled")
+        return ToolResult.ok(response.text)
+
+    def __repr__(self) -> str:
+        return f"AgentTool({self.name!r})"
+
+
+def _decision_reason(context: ToolContext) -> str | None:
+    options = context.options
+    if options is None:
+        return None
+    for decision in options.approval_responses:
+        if decision.call_id == context.call_id:
+            return decision.reason
+    return None

@@ -1,0 +1,152 @@
+"""What `raf chat` and `raf run` share: the data folder, the session store, building the
+agent from a document or the default assistant, and the scripted test model."""
+
+from __future__ import annotations
+
+import asyncio
+import json
+import os
+from collections.abc import AsyncIterator, Sequence
+from pathlib import Path
+from typing import Any
+
+from raf.agent.agent import Agent
+from raf.core.chat_client import ChatClient
+from raf.core.errors import ConfigurationError
+from raf.core.messages import ChatMessage
+from raf.core.options import ChatOptions
+from raf.core.responses import AgentResponseUpdate, ChatResponse
+from raf.core.sessions import SessionStore
+
+DEFAULT_INSTRUCTIONS = (
+    "You are a helpful assistant in a terminal. Answer clearly and briefly; use Markdown "
+    "only where it helps."
+)
+SCRIPTED_PREFIX = "scripted:"
+
+
+def data_dir() -> Path:
+    """Where raf keeps its data: $RAF_DATA_DIR, else $XDG_DATA_HOME/raf, else
+    ~/.local/share/raf."""
+    explicit = os.environ.get("RAF_DATA_DIR")
+    if explicit:
+        return Path(explicit).expanduser()
+    xdg = os.environ.get("XDG_DATA_HOME")
+    base = Path(xdg).expanduser() if xdg else Path.home() / ".local" / "share"
+    return base / "raf"
+
+
+def session_store() -> SessionStore:
+    from raf.agent.stores import SqliteSessionStore
+
+    folder = data_dir()
+    folder.mkdir(parents=True, exist_ok=True)
+    return SqliteSessionStore(folder / "sessions.sqlite")
+
+
+def resolve_client(spec: str | None) -> ChatClient:
+    """`scripted:FILE` (a testing aid), else `raf.clients.models.resolve_model`."""
+    spec = spec or os.environ.get("RAF_MODEL") or None
+    if spec and spec.startswith(SCRIPTED_PREFIX):
+        return ScriptFileClient(Path(spec[len(SCRIPTED_PREFIX) :]))
+    from raf.clients.models import resolve_model
+
+    client: ChatClient = resolve_model(spec) if spec else resolve_model()
+    return client
+
+
+def build_agent(file: str | None, model: str | None, store: SessionStore | None) -> Agent:
+    """The agent of a document (its own model unless `model` is given), or the default
+    assistant on the default model."""
+    if file:
+        from raf.decl.builder import DeclAgentBuilder
+
+        builder = DeclAgentBuilder().from_file(file)
+        if model or os.environ.get("RAF_MODEL"):
+            builder.with_chat_client(resolve_client(model))
+        if store is not None:
+            builder.with_session_store(store)
+        return builder.build()
+    from raf.agent.builder import AgentBuilder
+
+    agent = (
+        AgentBuilder("assistant")
+        .with_description("raf's default terminal assistant")
+        .with_instructions(DEFAULT_INSTRUCTIONS)
+        .with_chat_client(resolve_client(model))
+    )
+    if store is not None:
+        agent.with_session_store(store)
+    return agent.build()
+
+
+class ScriptFileClient:
+    """A scripted model read from a JSON file, for tests and demos of the programs.
+
+    The file is a list of replies (or `{"replies": [...], "chunkSize": n}`). A reply is a
+    string, or `{"text": ..., "calls": [{"name", "arguments", "id"}], "delay": seconds}`;
+    `delay` waits before answering (cancellable), so a test can interrupt a run.
+    """
+
+    def __init__(self, path: Path) -> None:
+        from raf.testing import ScriptedChatClient, call, reply
+
+        try:
+            data = json.loads(path.read_text(encoding="utf-8"))
+        except (OSError, ValueError) as exc:
+            raise ConfigurationError(
+                f"cannot read the scripted model {str(path)!r}: {exc}"
+            ) from exc
+        chunk = 4
+        if isinstance(data, dict):
+            chunk = int(data.get("chunkSize", chunk))
+            data = data.get("replies", [])
+        if not isinstance(data, list):
+            raise ConfigurationError(f"{path}: a scripted model is a JSON list of replies")
+        items: list[Any] = []
+        self.delays: list[float] = []
+        for item in data:
+            if isinstance(item, str):
+                items.append(item)
+                self.delays.append(0.0)
+                continue
+            calls = [
+                call(c["name"], dict(c.get("arguments") or {}), call_id=c.get("id"))
+                for c in item.get("calls", [])
+            ]
+            items.append(reply(str(item.get("text", "")), *calls))
+            self.delays.append(float(item.get("delay", 0.0)))
+        self.inner = ScriptedChatClient(items, chunk_size=chunk)
+        self._calls = 0
+
+    async def _wait(self) -> None:
+        index = self._calls
+        self._calls += 1
+        if index < len(self.delays) and self.delays[index]:
+            await asyncio.sleep(self.delays[index])
+
+    async def get_response(
+        self, messages: Sequence[ChatMessage], options: ChatOptions
+    ) -> ChatResponse:
+        await self._wait()
+        return await self.inner.get_response(messages, options)
+
+    async def get_streaming_response(
+        self, messages: Sequence[ChatMessage], options: ChatOptions
+    ) -> AsyncIterator[AgentResponseUpdate]:
+        await self._wait()
+        async for update in self.inner.get_streaming_response(messages, options):
+            await asyncio.sleep(0.01)  # let a terminal see the text arrive in pieces
+            yield update
+
+    def __repr__(self) -> str:
+        return f"ScriptFileClient({self.inner!r})"
+
+
+def short(value: Any, limit: int = 80) -> str:
+    """One line, at most `limit` characters, saying how much was left out."""
+    text = value if isinstance(value, str) else json.dumps(value, ensure_ascii=False, default=str)
+    text = " ".join(text.split())
+    if len(text) <= limit:
+        return text
+    return f"{text[:limit]}… ({len(text)} chars)"

@@ -1,0 +1,253 @@
+"""`raf chat [FILE]`: an interactive terminal chat with an agent.
+
+Text streams as it arrives, tool calls show their arguments and a one-line result,
+approval requests are asked (approve, deny with a reason, or always allow that tool in
+this session). Ctrl-C cancels the current run, not the program. Sessions live in SQLite
+under the data folder; `--resume [ID]` continues one (the latest when no ID is given).
+"""
+
+from __future__ import annotations
+
+import argparse
+import asyncio
+import contextlib
+import signal
+import sys
+from typing import Any
+
+HELP = """commands:
+  /help            this help
+  /clear           start a new session (the old one stays stored)
+  /model [SPEC]    show the model, or switch to SPEC (e.g. openai/gpt-4o-mini)
+  /session         show this session's id and the stored sessions
+  /quit            leave (Ctrl-D too)
+Ctrl-C cancels the answer being written, not the program."""
+
+ALWAYS_KEY = "chat.always_allow"
+
+
+def register(subparsers: Any) -> None:
+    parser: argparse.ArgumentParser = subparsers.add_parser(
+        "chat",
+        help="chat with an agent in the terminal (the default assistant without FILE)",
+        description=__doc__,
+        formatter_class=argparse.RawDescriptionHelpFormatter,
+    )
+    parser.add_argument("file", nargs="?", metavar="FILE", help="agent document (optional)")
+    parser.add_argument(
+        "--resume",
+        nargs="?",
+        const="",
+        default=None,
+        metavar="ID",
+        help="continue a stored session (the latest when ID is left out)",
+    )
+    parser.add_argument(
+        "--model",
+        metavar="SPEC",
+        help="model to use (default: $RAF_MODEL, else the document's, else raf's default; "
+        "'scripted:FILE.json' replays a JSON list of replies, a testing aid)",
+    )
+    parser.set_defaults(handler=run_chat)
+
+
+def run_chat(args: argparse.Namespace) -> int:
+    chat = _Chat(args)
+    return chat.main()
+
+
+class _Chat:
+    def __init__(self, args: argparse.Namespace) -> None:
+        from raf.cli._agents import build_agent, session_store
+
+        self.args = args
+        self.model_spec: str | None = args.model
+        self.store = session_store()
+        self.loop = asyncio.new_event_loop()
+        self.agent = build_agent(args.file, args.model, self.store)
+        self.session = self.agent.create_session()
+
+    def say(self, text: str) -> None:
+        sys.stdout.write(text + "\n")
+        sys.stdout.flush()
+
+    def main(self) -> int:
+        try:
+            if self.args.resume is not None:
+                self._resume(self.args.resume)
+            self.say(f"raf chat — {self.agent.name} (session {self.session.id}); /help for help")
+            while True:
+                try:
+                    line = input("you> ")
+                except EOFError:
+                    self.say("")
+                    return 0
+                except KeyboardInterrupt:
+                    self.say("\n(Ctrl-C cancels a running answer; /quit leaves)")
+                    continue
+                line = line.strip()
+                if not line:
+                    continue
+                if line.startswith("/"):
+                    if not self._command(line):
+                        return 0
+                    continue
+                self._turn(line)
+        finally:
+            self.loop.close()
+
+    # -- commands ---------------------------------------------------------------------
+
+    def _command(self, line: str) -> bool:
+        name, _, rest = line.partition(" ")
+        rest = rest.strip()
+        if name in ("/quit", "/exit", "/q"):
+            return False
+        if name == "/help":
+            self.say(HELP)
+        elif name == "/clear":
+            self.session = self.agent.create_session()
+            self.say(f"new session {self.session.id}")
+        elif name == "/session":
+            ids = self.loop.run_until_complete(self.store.list())
+            self.say(f"session {self.session.id} ({len(self.session.messages)} messages)")
+            others = [i for i in ids if i != self.session.id][:10]
+            if others:
+                self.say("stored: " + ", ".join(others))
+        elif name == "/model":
+            self._model(rest)
+        else:
+            self.say(f"unknown command {name}; /help lists them")
+        return True
+
+    def _model(self, spec: str) -> None:
+        from raf.agent.agent import Agent
+        from raf.cli._agents import build_agent, resolve_client
+        from raf.core.errors import RafError
+
+        if not spec:
+            client = self.agent.leaf_client
+            self.say(f"model: {self.model_spec or 'default'} ({client!r})")
+            return
+        try:
+            if self.args.file:
+                agent: Agent = build_agent(self.args.file, spec, self.store)
+            else:
+                resolve_client(spec)
+                agent = build_agent(None, spec, self.store)
+        except RafError as exc:
+            self.say(f"cannot switch model: {exc}")
+            return
+        self.agent = agent
+        self.model_spec = spec
+        self.say(f"model: {spec}")
+
+    def _resume(self, session_id: str) -> None:
+        from raf.core.errors import SessionNotFoundError
+
+        if not session_id:
+            ids = self.loop.run_until_complete(self.store.list())
+            if not ids:
+                self.say("no stored session to resume; starting a new one")
+                return
+            session_id = ids[0]
+        try:
+            self.session = self.loop.run_until_complete(self.store.load(session_id))
+        except SessionNotFoundError:
+            self.say(f"no stored session {session_id!r}; starting a new one")
+            return
+        self.say(f"resumed session {self.session.id} ({len(self.session.messages)} messages)")
+        for message in self.session.messages[-4:]:
+            if message.text and message.role.value in ("user", "assistant"):
+                self.say(f"  {message.role.value}: {message.text[:200]}")
+        if self.session.pending_approvals:
+            self._answer_pending()
+
+    # -- turns ------------------------------------------------------------------------
+
+    def _turn(self, text: str | None, responses: list[Any] | None = None) -> None:
+        """One request, then as many approval rounds as it takes."""
+        answers: list[Any] = list(responses or [])
+        while True:
+            finished = self._stream(None if answers else text, answers)
+            if finished != "awaiting_approval":
+                return
+            decided = self._ask(self.session.pending_approvals)
+            if decided is None:
+                self.say("(left waiting for approval; answer it later with --resume)")
+                return
+            answers = decided
+
+    def _answer_pending(self) -> None:
+        decided = self._ask(self.session.pending_approvals)
+        if decided:
+            self._turn(None, decided)
+
+    def _stream(self, text: str | None, responses: list[Any]) -> str | None:
+        from raf.cli._render import StreamPrinter
+        from raf.core.cancellation import CancellationToken
+        from raf.core.errors import RafError
+        from raf.core.options import AgentRunOptions
+        from raf.core.responses import UpdateKind
+
+        token = CancellationToken()
+        printer = StreamPrinter(sys.stdout, sys.stdout)
+        finish: list[str | None] = [None]
+
+        async def go() -> None:
+            options = AgentRunOptions(cancellation=token, tool_approval_responses=responses)
+            async for update in self.agent.run_stream(text, session=self.session, options=options):
+                printer.show(update)
+                if update.kind is UpdateKind.FINISHED and update.finish_reason is not None:
+                    finish[0] = update.finish_reason.value
+
+        with contextlib.suppress(NotImplementedError, RuntimeError):
+            self.loop.add_signal_handler(signal.SIGINT, token.cancel)
+        try:
+            self.loop.run_until_complete(go())
+        except RafError as exc:
+            self.say(f"error: {exc}")
+            return None
+        finally:
+            with contextlib.suppress(NotImplementedError, RuntimeError):
+                self.loop.remove_signal_handler(signal.SIGINT)
+        if finish[0] == "cancelled" or token.cancelled:
+            self.say("(cancelled)")
+        return finish[0]
+
+    def _ask(self, pending: Any) -> list[Any] | None:
+        from raf.cli._render import describe_request
+        from raf.core.options import ToolApprovalResponse
+
+        always = set(self.session.metadata.get(ALWAYS_KEY, []))
+        out: list[ToolApprovalResponse] = []
+        for request in pending:
+            if request.name in always:
+                self.say(f"✓ {request.name} is always allowed in this session")
+                out.append(ToolApprovalResponse(call_id=request.call_id, approved=True))
+                continue
+            self.say(f"approve {describe_request(request)}?")
+            while True:
+                try:
+                    answer = input("[y]es / [n]o / [a]lways allow this tool> ").strip().lower()
+                except (EOFError, KeyboardInterrupt):
+                    self.say("")
+                    return None
+                if answer in ("y", "yes", "n", "no", "a", "always"):
+                    break
+                self.say("answer y, n or a")
+            if answer in ("a", "always"):
+                always.add(request.name)
+                self.session.metadata[ALWAYS_KEY] = sorted(always)
+                out.append(ToolApprovalResponse(call_id=request.call_id, approved=True))
+            elif answer in ("y", "yes"):
+                out.append(ToolApprovalResponse(call_id=request.call_id, approved=True))
+            else:
+                try:
+                    reason = input("reason (optional)> ").strip() or None
+                except (EOFError, KeyboardInterrupt):
+                    reason = None
+                out.append(
+                    ToolApprovalResponse(call_id=request.call_id, approved=False, reason=reason)
+                )
+        return out

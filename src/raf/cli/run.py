@@ -1,0 +1,179 @@
+"""`raf run FILE "prompt"`: one run of an agent, streamed to stdout (or as JSON lines).
+
+Exit codes: 0 the run finished; 1 an error (a document with problems, a model or tool
+failure); 2 a usage error (bad command line); 3 the run waits for approvals nobody
+answered (resume with `--session ID --approve all|none`); 130 interrupted (Ctrl-C).
+"""
+
+from __future__ import annotations
+
+import argparse
+import asyncio
+import contextlib
+import json
+import signal
+import sys
+from collections.abc import Sequence
+from typing import Any
+
+from raf.core.contents import ApprovalRequestContent
+from raf.core.options import ToolApprovalResponse
+
+EXIT_OK = 0
+EXIT_ERROR = 1
+EXIT_USAGE = 2
+EXIT_AWAITING_APPROVAL = 3
+EXIT_INTERRUPTED = 130
+
+EPILOG = """exit codes:
+  0    the run finished
+  1    an error: the document has problems, or the model or a tool failed
+  2    usage error (bad command line)
+  3    the run waits for approvals nobody answered; resume it with
+       raf run FILE --session ID --approve all|none
+  130  interrupted (Ctrl-C)
+"""
+
+
+def register(subparsers: Any) -> None:
+    parser: argparse.ArgumentParser = subparsers.add_parser(
+        "run",
+        help="run an agent document once on a prompt and print the answer",
+        epilog=EPILOG,
+        formatter_class=argparse.RawDescriptionHelpFormatter,
+    )
+    parser.add_argument("file", metavar="FILE", help="agent document (YAML, JSON or TOML)")
+    parser.add_argument(
+        "prompt",
+        nargs="?",
+        default=None,
+        help="the request ('-' reads it from stdin; leave out to answer pending approvals)",
+    )
+    parser.add_argument("--json", action="store_true", help="print the stream as JSON lines")
+    parser.add_argument(
+        "--approve",
+        choices=("all", "none", "ask"),
+        default="ask",
+        help="approve every request, deny every request, or ask on the terminal (default; "
+        "without a terminal the requests stay unanswered and raf exits with 3)",
+    )
+    parser.add_argument("--session", metavar="ID", help="continue (or start) this session")
+    parser.add_argument("--model", metavar="SPEC", help="use this model instead of the document's")
+    parser.set_defaults(handler=run_command)
+
+
+def run_command(args: argparse.Namespace) -> int:
+    prompt = args.prompt
+    if prompt == "-":
+        prompt = sys.stdin.read()
+    return asyncio.run(_run(args, prompt))
+
+
+async def _run(args: argparse.Namespace, prompt: str | None) -> int:
+    from raf.cli._agents import build_agent, session_store
+    from raf.cli._render import StreamPrinter
+    from raf.core.cancellation import CancellationToken
+    from raf.core.errors import SessionNotFoundError
+    from raf.core.options import AgentRunOptions
+    from raf.core.responses import FinishReason, UpdateKind
+
+    store = session_store()
+    agent = build_agent(args.file, args.model, store)
+    if args.session:
+        try:
+            session = await store.load(args.session)
+        except SessionNotFoundError:
+            session = agent.create_session(args.session)
+    else:
+        session = agent.create_session()
+    printer = StreamPrinter(sys.stdout, sys.stderr)
+    token = CancellationToken()
+    loop = asyncio.get_running_loop()
+    with contextlib.suppress(NotImplementedError, RuntimeError):
+        loop.add_signal_handler(signal.SIGINT, token.cancel)
+    try:
+        responses: list[ToolApprovalResponse] = []
+        if session.pending_approvals:
+            if prompt:
+                print(
+                    f"raf: session {session.id} waits for approvals; answer them first "
+                    "(leave out the prompt)",
+                    file=sys.stderr,
+                )
+                return EXIT_USAGE
+            decided = await _decide(session.pending_approvals, args.approve)
+            if decided is None:
+                return _unanswered(session.id, session.pending_approvals)
+            responses = decided
+        elif not prompt:
+            print("raf: give a prompt (or '-' to read it from stdin)", file=sys.stderr)
+            return EXIT_USAGE
+        messages: str | None = prompt
+        while True:
+            options = AgentRunOptions(cancellation=token, tool_approval_responses=responses)
+            finish = None
+            async for update in agent.run_stream(
+                None if responses else messages, session=session, options=options
+            ):
+                if args.json:
+                    print(json.dumps(update.to_dict(), ensure_ascii=False), flush=True)
+                else:
+                    printer.show(update)
+                if update.kind is UpdateKind.FINISHED:
+                    finish = update.finish_reason
+            if token.cancelled or finish is FinishReason.CANCELLED:
+                print(f"raf: interrupted (session {session.id})", file=sys.stderr)
+                return EXIT_INTERRUPTED
+            if finish is not FinishReason.AWAITING_APPROVAL:
+                return EXIT_OK
+            decided = await _decide(session.pending_approvals, args.approve)
+            if decided is None:
+                return _unanswered(session.id, session.pending_approvals)
+            responses = decided
+    finally:
+        with contextlib.suppress(NotImplementedError, RuntimeError):
+            loop.remove_signal_handler(signal.SIGINT)
+
+
+def _unanswered(session_id: str, pending: Sequence[ApprovalRequestContent]) -> int:
+    from raf.cli._render import describe_request
+
+    for request in pending:
+        print(f"raf: waiting for approval: {describe_request(request)}", file=sys.stderr)
+    print(
+        f"raf: session {session_id} waits for approval; resume with "
+        f"--session {session_id} --approve all|none",
+        file=sys.stderr,
+    )
+    return EXIT_AWAITING_APPROVAL
+
+
+async def _decide(
+    pending: Sequence[ApprovalRequestContent], mode: str
+) -> list[ToolApprovalResponse] | None:
+    if mode == "all":
+        return [ToolApprovalResponse(call_id=p.call_id, approved=True) for p in pending]
+    if mode == "none":
+        return [
+            ToolApprovalResponse(
+                call_id=p.call_id, approved=False, reason="denied by --approve none"
+            )
+            for p in pending
+        ]
+    if not sys.stdin.isatty():
+        return None
+    from raf.cli._render import describe_request
+
+    out: list[ToolApprovalResponse] = []
+    for request in pending:
+        sys.stderr.write(f"approve {describe_request(request)}? [y/N] ")
+        sys.stderr.flush()
+        answer = (await asyncio.to_thread(sys.stdin.readline)).strip().lower()
+        if answer in ("y", "yes"):
+            out.append(ToolApprovalResponse(call_id=request.call_id, approved=True))
+            continue
+        sys.stderr.write("reason (optional): ")
+        sys.stderr.flush()
+        reason = (await asyncio.to_thread(sys.stdin.readline)).strip() or None
+        out.append(ToolApprovalResponse(call_id=request.call_id, approved=False, reason=reason))
+    return out

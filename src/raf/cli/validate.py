@@ -1,0 +1,39 @@
+"""`raf validate FILE…`: check agent documents and print every problem, located."""
+
+from __future__ import annotations
+
+import argparse
+import sys
+from typing import Any
+
+
+def register(subparsers: Any) -> None:
+    parser: argparse.ArgumentParser = subparsers.add_parser(
+        "validate",
+        help="check agent documents (YAML, JSON, TOML); exit 1 when one has problems",
+    )
+    parser.add_argument("files", nargs="+", metavar="FILE", help="agent documents to check")
+    parser.add_argument(
+        "--no-extras", action="store_true", help="do not check that integrations are installed"
+    )
+    parser.set_defaults(handler=run_validate)
+
+
+def run_validate(args: argparse.Namespace) -> int:
+    from raf.core.errors import ValidationProblems
+    from raf.decl.loader import load_file
+
+    failed = 0
+    for file in args.files:
+        try:
+            loaded = load_file(file, check_extras=not args.no_extras)
+        except ValidationProblems as exc:
+            failed += 1
+            print(f"{file}: {len(exc.problems)} problem(s)", file=sys.stderr)
+            for problem in exc.problems:
+                print(f"  error: {problem}", file=sys.stderr)
+            continue
+        for warning in loaded.warnings:
+            print(f"  warning: {warning}", file=sys.stderr)
+        print(f"{file}: ok ({loaded.decl.name})")
+    return 1 if failed else 0

@@ -1,0 +1,48 @@
+"""Which extra each declaration needs (seed 001, rule 0), checked without importing it."""
+
+from __future__ import annotations
+
+import importlib.util
+
+from raf.core.errors import MissingExtraError
+
+TOOL_EXTRAS: dict[str, tuple[str, tuple[str, ...]]] = {
+    "web": ("web", ("httpx", "markdownify")),
+    "mcp": ("mcp", ("mcp",)),
+    "openapi": ("openapi", ("httpx", "yaml", "jsonschema")),
+    "code": ("sandbox", ()),
+}
+"""Tool kind → (extra, modules it must provide)."""
+
+CONTEXT_EXTRAS: dict[str, tuple[str, tuple[str, ...]]] = {
+    "mcp": ("mcp", ("mcp",)),
+    "knowledge": ("rag", ("pypdf",)),
+    "wiki": ("wiki", ("yaml", "jsonschema")),
+    "skills": ("yaml", ("yaml",)),
+    "memory": ("yaml", ("yaml",)),
+}
+"""Context kind → (extra, modules it must provide)."""
+
+
+def module_available(module: str) -> bool:
+    """True when `module` can be imported (looked up, not imported)."""
+    try:
+        return importlib.util.find_spec(module) is not None
+    except (ImportError, ValueError):
+        return False
+
+
+def missing_extra(
+    feature: str, table_entry: tuple[str, tuple[str, ...]]
+) -> MissingExtraError | None:
+    """The error to raise when an extra's modules are absent, else None."""
+    extra, modules = table_entry
+    for module in modules:
+        if not module_available(module):
+            return MissingExtraError(feature, extra, module)
+    return None
+
+
+def require(feature: str, extra: str, exc: ImportError) -> MissingExtraError:
+    """Turn an ImportError met while building `feature` into the error naming its extra."""
+    return MissingExtraError(feature, extra, getattr(exc, "name", None))

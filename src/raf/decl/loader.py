@@ -1,0 +1,306 @@
+"""Loads and checks agent documents: syntax, schema, environment, extras, files, cycles —
+every problem of a document (and of its sub-agents) reported at once."""
+
+from __future__ import annotations
+
+import re
+from collections.abc import Mapping
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import Any
+
+from pydantic import ValidationError
+
+from raf.core.errors import Problem, ValidationProblems
+from raf.decl.extras import CONTEXT_EXTRAS, TOOL_EXTRAS, missing_extra
+from raf.decl.problems import problems_from_validation, suggest
+from raf.decl.schema import (
+    BUILTIN_TOOLS,
+    AgentDecl,
+    CompressionContextDecl,
+    SkillsContextDecl,
+    SubAgentRefDecl,
+    WorkspaceContextDecl,
+)
+from raf.decl.source import Document, format_for, load_text, substitute_env
+
+POLICIES: dict[str, str] = {
+    "read": "ALLOW_ALL",
+    "allow": "ALLOW_ALL",
+    "allow_all": "ALLOW_ALL",
+    "approve": "APPROVE_OUTSIDE",
+    "ask": "APPROVE_OUTSIDE",
+    "approve_outside": "APPROVE_OUTSIDE",
+    "deny": "DENY_OUTSIDE",
+    "restrict": "DENY_OUTSIDE",
+    "deny_outside": "DENY_OUTSIDE",
+}
+"""YAML workspace policy values (seed 001, rule 1); anything else fails closed to deny."""
+
+_PLACEHOLDER = re.compile(r"\{\{\s*([A-Za-z_][A-Za-z0-9_]*)\s*\}\}")
+
+
+@dataclass(kw_only=True, slots=True)
+class LoadedAgent:
+    """A checked document: the declaration, where its parts are, its loaded sub-agents."""
+
+    decl: AgentDecl
+    doc: Document
+    sub_agents: list[LoadedAgent] = field(default_factory=list)
+    warnings: list[Problem] = field(default_factory=list)
+
+
+def read_document(path: str | Path) -> tuple[str, str]:
+    """The text and format of a document file; unreadable files are a located problem."""
+    file = Path(path)
+    try:
+        return file.read_text(encoding="utf-8"), format_for(file)
+    except (OSError, UnicodeDecodeError) as exc:
+        reason = exc.strerror if isinstance(exc, OSError) and exc.strerror else str(exc)
+        raise ValidationProblems(
+            [Problem(message=f"cannot read the document: {reason}", file=str(path))]
+        ) from None
+
+
+def load_file(
+    path: str | Path, *, environ: Mapping[str, str] | None = None, check_extras: bool = True
+) -> LoadedAgent:
+    text, fmt = read_document(path)
+    file = Path(path)
+    return load(
+        text,
+        fmt=fmt,
+        file=str(path),
+        base_dir=file.parent.resolve(),
+        environ=environ,
+        check_extras=check_extras,
+    )
+
+
+def load(
+    text: str,
+    *,
+    fmt: str = "yaml",
+    file: str | None = None,
+    base_dir: Path | None = None,
+    environ: Mapping[str, str] | None = None,
+    check_extras: bool = True,
+) -> LoadedAgent:
+    """Parse and check a document; raises `ValidationProblems` listing every problem."""
+    doc = load_text(text, fmt=fmt, file=file, base_dir=base_dir)
+    return check(doc, environ=environ, check_extras=check_extras)
+
+
+def load_dict(
+    data: Mapping[str, Any],
+    *,
+    base_dir: Path | None = None,
+    environ: Mapping[str, str] | None = None,
+    check_extras: bool = True,
+) -> LoadedAgent:
+    doc = Document(data=dict(data), base_dir=base_dir or Path.cwd())
+    return check(doc, environ=environ, check_extras=check_extras)
+
+
+def check(
+    doc: Document,
+    *,
+    environ: Mapping[str, str] | None = None,
+    check_extras: bool = True,
+    _chain: tuple[Path, ...] = (),
+) -> LoadedAgent:
+    problems = list(doc.problems)
+    if problems:
+        raise ValidationProblems(problems)
+    substitute_env(doc, environ)
+    problems = list(doc.problems)
+    try:
+        decl = AgentDecl.model_validate(doc.data)
+    except ValidationError as exc:
+        problems += problems_from_validation(exc, doc)
+        problems.sort(key=lambda p: (p.line or 0, p.column or 0))
+        raise ValidationProblems(problems) from None
+    if problems:
+        raise ValidationProblems(problems)
+    loaded = LoadedAgent(decl=decl, doc=doc)
+    problems += _semantic(loaded, check_extras=check_extras)
+    problems += _sub_agents(loaded, environ, check_extras, _chain)
+    loaded.warnings = list(doc.warnings) + [w for s in loaded.sub_agents for w in s.warnings]
+    if problems:
+        problems.sort(key=lambda p: (p.file != doc.file, p.line or 0, p.column or 0))
+        raise ValidationProblems(problems)
+    return loaded
+
+
+def tool_names_of(decl: Any) -> list[str]:
+    """The names a tool declaration stands for, as far as they are known statically."""
+    kind = decl.kind
+    if kind in BUILTIN_TOOLS:
+        return [decl.name] if decl.name else list(BUILTIN_TOOLS[kind])
+    if kind in ("function", "custom"):
+        return [decl.name]
+    return []  # mcp/openapi: known once their server or document is read
+
+
+def _semantic(loaded: LoadedAgent, *, check_extras: bool) -> list[Problem]:
+    decl, doc = loaded.decl, loaded.doc
+    problems: list[Problem] = []
+    # duplicate tool names (after name expansion), including sub-agents offered as tools
+    owners: dict[str, str] = {}
+    for index, tool in enumerate(decl.tools):
+        for name in tool_names_of(tool):
+            where = f"tools[{index}]"
+            if name in owners:
+                path: tuple[str | int, ...] = ("tools", index)
+                if tool.name:
+                    path = (*path, "name")
+                problems.append(
+                    doc.problem(
+                        path, f"duplicate tool name {name!r}: {owners[name]} already provides it"
+                    )
+                )
+            else:
+                owners[name] = where
+    for index, sub in enumerate(decl.sub_agents):
+        sub_name = sub.name if sub.name else None
+        if sub_name and sub_name in owners:
+            problems.append(
+                doc.problem(
+                    ("subAgents", index, "name"),
+                    f"duplicate tool name {sub_name!r}: {owners[sub_name]} already provides it",
+                )
+            )
+        elif sub_name:
+            owners[sub_name] = f"subAgents[{index}]"
+    # contexts: policies, directories, compression declared once, extras
+    compressions: list[tuple[str | int, ...]] = [("compression",)] if decl.compression else []
+    for index, context in enumerate(decl.contexts):
+        cpath: tuple[str | int, ...] = ("contexts", index)
+        if isinstance(context, WorkspaceContextDecl):
+            policy = context.config.policy
+            if policy.strip().lower() not in POLICIES:
+                hint = suggest(policy, POLICIES)
+                did = f" (did you mean {hint!r}?)" if hint else ""
+                doc.warnings.append(
+                    doc.problem(
+                        (*cpath, "config", "policy"),
+                        f"unknown workspace policy {policy!r}{did}: failing closed to 'deny' "
+                        "(DENY_OUTSIDE); use one of " + ", ".join(POLICIES),
+                    )
+                )
+            root = doc.base_dir / context.config.root
+            if not root.is_dir():
+                problems.append(
+                    doc.problem(
+                        (*cpath, "config", "root"),
+                        f"workspace root {context.config.root!r} is not a directory",
+                    )
+                )
+        elif isinstance(context, SkillsContextDecl):
+            for directory in context.config.all_directories:
+                if not (doc.base_dir / directory).is_dir():
+                    key = "directory" if directory == context.config.directory else "directories"
+                    problems.append(
+                        doc.problem(
+                            (*cpath, "config", key),
+                            f"skills directory {directory!r} does not exist",
+                        )
+                    )
+        elif isinstance(context, CompressionContextDecl):
+            compressions.append(cpath)
+        if check_extras and context.kind in CONTEXT_EXTRAS:
+            missing = missing_extra(f"a '{context.kind}' context", CONTEXT_EXTRAS[context.kind])
+            if missing is not None:
+                problems.append(doc.problem((*cpath, "kind"), str(missing)))
+    if len(compressions) > 1:
+        problems.append(
+            doc.problem(
+                compressions[1],
+                "compression is declared more than once; keep one (it always runs last)",
+            )
+        )
+    if check_extras:
+        for index, tool in enumerate(decl.tools):
+            if tool.kind in TOOL_EXTRAS:
+                missing = missing_extra(f"a '{tool.kind}' tool", TOOL_EXTRAS[tool.kind])
+                if missing is not None:
+                    problems.append(doc.problem(("tools", index, "kind"), str(missing)))
+    for index, tool in enumerate(decl.tools):
+        if tool.kind == "openapi":
+            spec = tool.config.spec_url
+            if "://" not in spec and not (doc.base_dir / spec).is_file():
+                problems.append(
+                    doc.problem(
+                        ("tools", index, "config", "specUrl"),
+                        f"OpenAPI document {spec!r} does not exist",
+                    )
+                )
+    # template placeholders must have values
+    if decl.template is not None and decl.template.format == "mustache" and decl.instructions:
+        for name in _PLACEHOLDER.findall(decl.instructions):
+            if name not in decl.template.variables:
+                problems.append(
+                    doc.problem(
+                        ("template", "variables"),
+                        f"instructions use {{{{{name}}}}} but template.variables has no {name!r}",
+                    )
+                )
+    return problems
+
+
+def _sub_agents(
+    loaded: LoadedAgent,
+    environ: Mapping[str, str] | None,
+    check_extras: bool,
+    chain: tuple[Path, ...],
+) -> list[Problem]:
+    doc = loaded.doc
+    problems: list[Problem] = []
+    here = Path(doc.file).resolve() if doc.file else None
+    chain = (*chain, here) if here else chain
+    for index, sub in enumerate(loaded.decl.sub_agents):
+        spath: tuple[str | int, ...] = ("subAgents", index)
+        try:
+            if isinstance(sub, SubAgentRefDecl):
+                target = (doc.base_dir / sub.file).resolve()
+                if target in chain:
+                    names = " → ".join(p.name for p in (*chain[chain.index(target) :], target))
+                    problems.append(doc.problem((*spath, "file"), f"sub-agent cycle: {names}"))
+                    continue
+                if not target.is_file():
+                    problems.append(
+                        doc.problem((*spath, "file"), f"sub-agent file {sub.file!r} does not exist")
+                    )
+                    continue
+                text, fmt = read_document(target)
+                child_doc = load_text(
+                    text, fmt=fmt, file=_display(target, doc), base_dir=target.parent
+                )
+            else:
+                data = (doc.data or {}).get("subAgents", [])[index]
+                child_doc = Document(
+                    data=data,
+                    file=doc.file,
+                    base_dir=doc.base_dir,
+                    values={k[2:]: v for k, v in doc.values.items() if k[:2] == spath},
+                    keys={k[2:]: v for k, v in doc.keys.items() if k[:2] == spath},
+                )
+            child = check(child_doc, environ=environ, check_extras=check_extras, _chain=chain)
+        except ValidationProblems as exc:
+            inline = not isinstance(sub, SubAgentRefDecl)
+            for problem in exc.problems:
+                if inline:
+                    prefix = f"subAgents[{index}]"
+                    problem.key_path = (
+                        f"{prefix}.{problem.key_path}" if problem.key_path else prefix
+                    )
+                problems.append(problem)
+            continue
+        loaded.sub_agents.append(child)
+    return problems
+
+
+def _display(target: Path, parent: Document) -> str:
+    if parent.file is None:
+        return str(target)
+    return str(Path(parent.file).parent / target.name)

@@ -1,0 +1,246 @@
+"""Turns pydantic validation errors into located, helpful problems (with suggestions)."""
+
+from __future__ import annotations
+
+import difflib
+import types
+import typing
+from collections.abc import Iterable, Sequence
+from typing import Any
+
+from pydantic import BaseModel, ValidationError
+from pydantic_core import ErrorDetails
+
+from raf.core.errors import Problem
+from raf.decl.schema import SECRET_KEYS, AgentDecl
+from raf.decl.source import Document, Path_
+
+_EXPECTED = {
+    "string_type": "expected a string",
+    "int_type": "expected an integer",
+    "int_parsing": "expected an integer",
+    "int_from_float": "expected an integer",
+    "float_type": "expected a number",
+    "float_parsing": "expected a number",
+    "bool_type": "expected true or false",
+    "bool_parsing": "expected true or false",
+    "list_type": "expected a list",
+    "dict_type": "expected a mapping",
+    "model_type": "expected a mapping",
+    "model_attributes_type": "expected a mapping",
+    "string_pattern_mismatch": "expected a name of 1-64 letters, digits, '_' or '-'",
+}
+
+
+def suggest(word: str, choices: Iterable[str]) -> str | None:
+    """The choice closest to a misspelt `word`, if any is close enough."""
+    found = difflib.get_close_matches(word, list(choices), n=1, cutoff=0.6)
+    if found:
+        return found[0]
+    lowered = {c.lower(): c for c in choices}
+    return lowered.get(word.lower().replace("_", "").replace("-", ""))
+
+
+def problems_from_validation(exc: ValidationError, doc: Document) -> list[Problem]:
+    """One problem per pydantic error, located in the document, in document order."""
+    out: list[Problem] = []
+    for error in exc.errors(include_url=False):
+        out.append(_problem(error, doc))
+    return _dedupe(out)
+
+
+def _dedupe(problems: Sequence[Problem]) -> list[Problem]:
+    seen: set[tuple[Any, ...]] = set()
+    out = []
+    for p in problems:
+        key = (p.line, p.column, p.key_path, p.message)
+        if key not in seen:
+            seen.add(key)
+            out.append(p)
+    return out
+
+
+def real_path(loc: Sequence[str | int], data: Any) -> Path_:
+    """The document path of a pydantic location: union tags are dropped by following the
+    data itself."""
+    path: list[str | int] = []
+    current = data
+    for part in loc:
+        if _has(current, part):
+            path.append(part)
+            current = current[part]
+        elif isinstance(current, dict | list):
+            # a union tag (skip it) or a missing key (keep it, it is the last part)
+            if part is loc[-1] and isinstance(part, str) and not _is_tag(part, current):
+                path.append(part)
+        else:
+            break
+    return tuple(path)
+
+
+def _has(current: Any, part: str | int) -> bool:
+    if isinstance(current, dict):
+        return isinstance(part, str) and part in current
+    if isinstance(current, list):
+        return isinstance(part, int) and 0 <= part < len(current)
+    return False
+
+
+def _is_tag(part: str, current: Any) -> bool:
+    return (isinstance(current, dict) and current.get("kind") == part) or part in (
+        "ref",
+        "inline",
+        "block",
+        "string",
+    )
+
+
+def _input_text(error: ErrorDetails, path: Path_, doc: Document) -> str:
+    if path in doc.from_env or any(isinstance(p, str) and p in SECRET_KEYS for p in path):
+        return ""
+    value = error.get("input")
+    if isinstance(value, bool | int | float) or (isinstance(value, str) and len(value) <= 60):
+        return f", got {value!r}"
+    if isinstance(value, list):
+        return ", got a list"
+    if isinstance(value, dict):
+        return ", got a mapping"
+    return ""
+
+
+def _problem(error: ErrorDetails, doc: Document) -> Problem:
+    loc = tuple(error["loc"])
+    kind = error["type"]
+    path = real_path(loc, doc.data)
+    ctx = error.get("ctx") or {}
+    if kind == "extra_forbidden":
+        key = str(loc[-1])
+        allowed = allowed_keys(loc[:-1])
+        hint = suggest(key, allowed)
+        if hint:
+            message = f"unknown key {key!r}; did you mean {hint!r}?"
+        else:
+            message = f"unknown key {key!r}; allowed keys: {', '.join(allowed)}"
+        return doc.problem(path, message, key=True)
+    if kind == "missing":
+        key = str(loc[-1])
+        return doc.problem(path, f"missing required key {key!r}")
+    if kind in ("union_tag_invalid", "union_tag_not_found"):
+        what = _kind_word(path)
+        expected = [t.strip().strip("'") for t in str(ctx.get("expected_tags", "")).split(",")]
+        if kind == "union_tag_not_found":
+            return doc.problem(
+                path, f"missing required key 'kind' (a {what}: one of {', '.join(expected)})"
+            )
+        tag = str(ctx.get("tag", ""))
+        hint = suggest(tag, expected)
+        did = f"; did you mean {hint!r}?" if hint else ""
+        return doc.problem(
+            (*path, "kind"),
+            f"unknown {what} {tag!r}{did} (expected one of: {', '.join(expected)})",
+        )
+    if kind == "literal_error":
+        expected = [
+            e.strip().strip("'")
+            for e in str(ctx.get("expected", "")).replace(" or ", ", ").split(",")
+        ]
+        value = error.get("input")
+        hint = suggest(str(value), expected) if isinstance(value, str) else None
+        did = f"; did you mean {hint!r}?" if hint else ""
+        return doc.problem(
+            path, f"{value!r} is not allowed here{did} (expected one of: {', '.join(expected)})"
+        )
+    if kind == "value_error":
+        message = str(error["msg"]).removeprefix("Value error, ")
+        return doc.problem(path, message)
+    expected_text = _EXPECTED.get(kind)
+    if expected_text is None:
+        msg = str(error["msg"])
+        expected_text = msg.replace("Input should be", "expected").replace("Input", "the value")
+        if expected_text and expected_text[0].isupper():
+            expected_text = expected_text[0].lower() + expected_text[1:]
+    return doc.problem(path, expected_text + _input_text(error, path, doc))
+
+
+def _kind_word(path: Path_) -> str:
+    if path and path[0] == "tools":
+        return "tool kind"
+    if path and path[0] == "contexts":
+        return "context kind"
+    return "kind"
+
+
+# -- finding the model at a location ----------------------------------------------------
+
+
+def allowed_keys(loc: Sequence[str | int]) -> list[str]:
+    """The keys the schema allows at a pydantic location (tags included in `loc`)."""
+    annotation: Any = AgentDecl
+    for part in loc:
+        annotation = _descend(annotation, part)
+        if annotation is None:
+            return []
+    model = _as_model(annotation)
+    if model is None:
+        return []
+    return [f.alias or name for name, f in model.model_fields.items()]
+
+
+def _strip(annotation: Any) -> tuple[Any, list[Any]]:
+    metadata: list[Any] = []
+    while typing.get_origin(annotation) is typing.Annotated:
+        args = typing.get_args(annotation)
+        annotation = args[0]
+        metadata.extend(args[1:])
+    return annotation, metadata
+
+
+def _members(annotation: Any) -> list[tuple[Any, list[Any]]]:
+    annotation, metadata = _strip(annotation)
+    origin = typing.get_origin(annotation)
+    if origin is typing.Union or origin is types.UnionType:
+        out: list[tuple[Any, list[Any]]] = []
+        for arg in typing.get_args(annotation):
+            if arg is type(None):
+                continue
+            out.extend(_members(arg) if _is_union(arg) else [_strip(arg)])
+        return out
+    return [(annotation, metadata)]
+
+
+def _is_union(annotation: Any) -> bool:
+    annotation, _ = _strip(annotation)
+    origin = typing.get_origin(annotation)
+    return origin is typing.Union or origin is types.UnionType
+
+
+def _as_model(annotation: Any) -> type[BaseModel] | None:
+    members = _members(annotation)
+    models = [m for m, _ in members if isinstance(m, type) and issubclass(m, BaseModel)]
+    return models[0] if len(models) == 1 else None
+
+
+def _descend(annotation: Any, part: str | int) -> Any:
+    members = _members(annotation)
+    if isinstance(part, str) and len(members) > 1:
+        for member, metadata in members:
+            tags = [getattr(m, "tag", None) for m in metadata]
+            if part in tags:
+                return member
+            if isinstance(member, type) and issubclass(member, BaseModel):
+                field = member.model_fields.get("kind")
+                if field is not None and part in typing.get_args(field.annotation):
+                    return member
+    for member, _ in members:
+        origin = typing.get_origin(member)
+        if origin is list and isinstance(part, int):
+            return typing.get_args(member)[0]
+        if origin is dict and isinstance(part, str):
+            return typing.get_args(member)[1]
+        if isinstance(member, type) and issubclass(member, BaseModel) and isinstance(part, str):
+            for name, field in member.model_fields.items():
+                if part in (name, field.alias):
+                    return field.annotation
+    if len(members) == 1 and isinstance(part, str):
+        return annotation  # a union tag of a single member
+    return None
