@@ -120,7 +120,7 @@ async def test_escape_attempt_is_contained(tmp_path: Path, index: int, policy: S
         text = json.dumps({"v": result.value, "e": result.error}, default=str)
         assert world.sentinel not in text, f"{name} leaked outside content for {path!r}: {text}"
         # write_file replaces a hard-linked name atomically: the outside inode is untouched
-        must_refuse = ("read_file", "edit_file", "inspect_file")
+        must_refuse: tuple[str, ...] = ("read_file", "edit_file", "inspect_file")
         if not hard_link:
             must_refuse += ("write_file",)
         if escapes and name.startswith(must_refuse):
@@ -146,7 +146,8 @@ async def test_find_files_globs_cannot_climb_out(tmp_path: Path, pattern: str):
     scope = WorkspaceScope(world.root, policy=ScopePolicy.ALLOW_ALL)
     result = await FindFiles(scope).invoke({"pattern": pattern}, ToolContext())
     assert result.is_error
-    assert "climb" in result.error or "relative" in result.error or "NUL" in result.error
+    error = result.error or ""
+    assert "climb" in error or "relative" in error or "NUL" in error
 
 
 @pytest.mark.parametrize("use_ripgrep", [True, False])
@@ -171,8 +172,6 @@ async def test_symlink_swapped_between_check_and_use(
     (world.root / "swap").mkdir()
     (world.root / "swap" / "secret.txt").write_text("harmless\n")
     scope = WorkspaceScope(world.root, policy=ScopePolicy.DENY_OUTSIDE)
-    import raf.tools._locate as locate_mod
-
     original = WorkspaceScope.decide
 
     def decide_then_swap(
@@ -185,11 +184,10 @@ async def test_symlink_swapped_between_check_and_use(
         return decision
 
     monkeypatch.setattr(WorkspaceScope, "decide", decide_then_swap)
-    assert locate_mod.locate  # the patched decide runs inside locate
     result = await ReadFile(scope).invoke({"path": "swap/secret.txt"}, ToolContext())
     assert result.is_error
-    assert "OutsideScope" in result.error
-    assert world.sentinel not in result.error
+    assert "OutsideScope" in (result.error or "")
+    assert world.sentinel not in (result.error or "")
 
 
 async def test_file_swapped_for_symlink_after_walk_is_not_followed(tmp_path: Path, monkeypatch):
