@@ -20,6 +20,7 @@ COMMAND_MODULES: tuple[str, ...] = (
     "raf.cli.run",
     "raf.cli.validate",
     "raf.cli.schema",
+    "raf.cli.memory",
 )
 """Modules that each add one or more subcommands (add yours here)."""
 

@@ -1,0 +1,60 @@
+"""`raf memory validate DIR` and `raf memory show DIR`: check and read a super-brain folder."""
+
+from __future__ import annotations
+
+import argparse
+from pathlib import Path
+from typing import Any
+
+from raf.context.memory.store import MemoryStore
+from raf.context.memory.validate import validate_memory
+
+
+def register(subparsers: Any) -> None:
+    parser: argparse.ArgumentParser = subparsers.add_parser(
+        "memory", help="check or read a persistent memory (super-brain) folder"
+    )
+    commands = parser.add_subparsers(dest="memory_command", metavar="ACTION", required=True)
+    validate = commands.add_parser(
+        "validate", help="check layout, front matter, links and the index; exit 1 on problems"
+    )
+    validate.add_argument("directory", type=Path)
+    validate.set_defaults(handler=run_validate)
+    show = commands.add_parser("show", help="print the memory's pages")
+    show.add_argument("directory", type=Path)
+    show.add_argument("--page", help="print only this page (for example references/user.md)")
+    show.add_argument("--log", type=int, default=10, help="changelog lines to show (default 10)")
+    show.set_defaults(handler=run_show)
+
+
+def run_validate(args: argparse.Namespace) -> int:
+    problems = validate_memory(args.directory)
+    if problems:
+        print(f"{args.directory}: {len(problems)} problem(s)")
+        for problem in problems:
+            print(f"  {problem}")
+        return 1
+    pages = len(MemoryStore(args.directory).pages())
+    print(f"{args.directory}: valid ({pages} pages)")
+    return 0
+
+
+def run_show(args: argparse.Namespace) -> int:
+    store = MemoryStore(args.directory)
+    if not store.root.is_dir():
+        print(f"{args.directory}: not a directory")
+        return 1
+    if args.page:
+        print(store.read(args.page), end="")
+        return 0
+    for page in store.pages():
+        if page in ("SKILL.md", "AGENT.md"):
+            continue
+        text = store.read(page)
+        if page == "log.md":
+            lines = [line for line in text.splitlines() if line.startswith("- ")]
+            text = "\n".join(lines[-args.log :]) + ("\n" if lines else "(empty)\n")
+        print(f"===== {page} =====")
+        print(text.rstrip("\n"))
+        print()
+    return 0

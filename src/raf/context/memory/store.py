@@ -1,0 +1,207 @@
+"""The super-brain folder: its layout, seeded on first use, and safe file access (file
+locks across processes, atomic writes)."""
+
+from __future__ import annotations
+
+import asyncio
+import contextlib
+import fcntl
+import os
+import re
+import tempfile
+import time
+from collections.abc import AsyncIterator, Callable, Iterator
+from pathlib import Path
+from typing import BinaryIO
+
+from raf.context.memory.layout import REFERENCES, TEMPLATES, page_front_matter
+
+LOCK_FILE = ".lock"
+CURATOR_LOCK_FILE = ".curator.lock"
+MAX_READ_CHARS = 200_000
+
+
+class OutsideMemoryError(ValueError):
+    """A path that leads outside the memory folder."""
+
+
+def today() -> str:
+    return time.strftime("%Y-%m-%d", time.gmtime())
+
+
+class MemoryStore:
+    """File access to one memory folder. Every write takes the folder's lock and replaces
+    the file atomically, so readers and other processes never see half a file."""
+
+    def __init__(self, directory: str | Path) -> None:
+        self.root = Path(directory).expanduser().absolute()
+
+    # -- paths ------------------------------------------------------------------------
+
+    def resolve(self, relative: str) -> Path:
+        """The absolute path of `relative`; refused when it leaves the folder."""
+        cleaned = relative.strip().replace("\\", "/")
+        if not cleaned or cleaned.startswith(("/", "~")):
+            raise OutsideMemoryError(f"{relative!r}: use a path relative to the memory folder")
+        root = self.root.resolve()
+        target = (root / cleaned).resolve()
+        if not target.is_relative_to(root) or target == root:
+            raise OutsideMemoryError(f"{relative!r} leads outside the memory folder")
+        if target.name in (LOCK_FILE, CURATOR_LOCK_FILE):
+            raise OutsideMemoryError(f"{relative!r} is reserved")
+        return target
+
+    def relative(self, path: Path) -> str:
+        return path.resolve().relative_to(self.root.resolve()).as_posix()
+
+    def pages(self) -> list[str]:
+        """Every Markdown page, as relative paths."""
+        if not self.root.is_dir():
+            return []
+        return sorted(
+            self.relative(p)
+            for p in self.root.rglob("*.md")
+            if p.is_file() and not any(part.startswith(".") for part in p.parts)
+        )
+
+    def files(self) -> list[str]:
+        if not self.root.is_dir():
+            return []
+        return sorted(
+            self.relative(p)
+            for p in self.root.rglob("*")
+            if p.is_file()
+            and not p.name.startswith(".")
+            and not p.name.endswith(".tmp")
+            and not any(part.startswith(".") for part in p.relative_to(self.root).parts)
+        )
+
+    # -- locking and writing ----------------------------------------------------------
+
+    @contextlib.contextmanager
+    def locked(self) -> Iterator[None]:
+        """Hold the folder's write lock (blocking; call from a worker thread)."""
+        self.root.mkdir(parents=True, exist_ok=True)
+        with open(self.root / LOCK_FILE, "a+b") as handle:
+            fcntl.flock(handle.fileno(), fcntl.LOCK_EX)
+            try:
+                yield
+            finally:
+                fcntl.flock(handle.fileno(), fcntl.LOCK_UN)
+
+    @contextlib.asynccontextmanager
+    async def curator_lock(self, timeout_s: float = 600.0) -> AsyncIterator[None]:
+        """Only one curator at a time on this folder, across processes; waits without
+        blocking the event loop and can be cancelled while waiting."""
+        handle = await asyncio.to_thread(self._open_lock_file, CURATOR_LOCK_FILE)
+        try:
+            deadline = time.monotonic() + timeout_s
+            while True:
+                try:
+                    fcntl.flock(handle.fileno(), fcntl.LOCK_EX | fcntl.LOCK_NB)
+                    break
+                except BlockingIOError:
+                    if time.monotonic() > deadline:
+                        raise TimeoutError(
+                            f"another curator held {self.root} for over {timeout_s}s"
+                        ) from None
+                    await asyncio.sleep(0.05)
+            try:
+                yield
+            finally:
+                fcntl.flock(handle.fileno(), fcntl.LOCK_UN)
+        finally:
+            handle.close()
+
+    def _open_lock_file(self, name: str) -> BinaryIO:
+        self.root.mkdir(parents=True, exist_ok=True)
+        return open(self.root / name, "a+b")
+
+    def _write_unlocked(self, target: Path, text: str) -> None:
+        target.parent.mkdir(parents=True, exist_ok=True)
+        fd, tmp = tempfile.mkstemp(dir=target.parent, prefix=f".{target.name}.", suffix=".tmp")
+        try:
+            with os.fdopen(fd, "w", encoding="utf-8") as handle:
+                handle.write(text)
+                handle.flush()
+                os.fsync(handle.fileno())
+            os.replace(tmp, target)
+        except BaseException:
+            with contextlib.suppress(OSError):
+                os.unlink(tmp)
+            raise
+
+    def read(self, relative: str) -> str:
+        target = self.resolve(relative)
+        text = target.read_text(encoding="utf-8")
+        if len(text) > MAX_READ_CHARS:
+            text = text[:MAX_READ_CHARS] + f"\n[… cut at {MAX_READ_CHARS} characters]"
+        return text
+
+    def write(self, relative: str, text: str) -> bool:
+        """Replace a file; returns True when the file is new. New asset pages are added
+        to index.md."""
+        target = self.resolve(relative)
+        with self.locked():
+            created = not target.exists()
+            self._write_unlocked(target, text)
+            if created:
+                self._index_unlocked(self.relative(target))
+        return created
+
+    def update(self, relative: str, change: Callable[[str], str]) -> None:
+        """Read, change and write a file under the lock (no lost update)."""
+        target = self.resolve(relative)
+        with self.locked():
+            current = target.read_text(encoding="utf-8")
+            self._write_unlocked(target, change(current))
+
+    def append_log(self, line: str) -> None:
+        target = self.root / "log.md"
+        with self.locked():
+            current = target.read_text(encoding="utf-8") if target.exists() else TEMPLATES["log.md"]
+            if not current.endswith("\n"):
+                current += "\n"
+            self._write_unlocked(target, current + line.rstrip("\n") + "\n")
+
+    def _index_unlocked(self, page: str) -> None:
+        """List a new page in index.md (the memory's table of contents)."""
+        if not page.endswith(".md") or page == "index.md":
+            return
+        index = self.root / "index.md"
+        if not index.exists():
+            return
+        text = index.read_text(encoding="utf-8")
+        if re.search(rf"\]\({re.escape(page)}\)", text):
+            return
+        title = Path(page).stem.replace("-", " ").replace("_", " ")
+        if not text.endswith("\n"):
+            text += "\n"
+        self._write_unlocked(index, text + f"- [{title}]({page})\n")
+
+    # -- seeding ------------------------------------------------------------------------
+
+    def seed(self) -> list[str]:
+        """Create the layout's missing files (never overwrites); returns what was made."""
+        made: list[str] = []
+        with self.locked():
+            (self.root / "assets").mkdir(parents=True, exist_ok=True)
+            for relative, text in TEMPLATES.items():
+                target = self.root / relative
+                if not target.exists():
+                    self._write_unlocked(target, text.replace("{today}", today()))
+                    made.append(relative)
+        return made
+
+    def is_seeded(self) -> bool:
+        return all((self.root / relative).exists() for relative in TEMPLATES)
+
+
+def ensure_front_matter(relative: str, text: str) -> str:
+    """Pages keep YAML front matter: add one to a page written without it."""
+    if not relative.endswith(".md") or text.lstrip().startswith("---"):
+        return text
+    stem = Path(relative).stem
+    kind = "reference" if relative.removeprefix("references/") in REFERENCES else "topic"
+    header = page_front_matter(stem.replace("-", " ").capitalize(), kind)
+    return header.replace("{today}", today()) + text.lstrip("\n")

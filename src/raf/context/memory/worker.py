@@ -1,0 +1,122 @@
+"""One background worker per memory: consolidation jobs in order, latest wins per session."""
+
+from __future__ import annotations
+
+import asyncio
+import logging
+from collections import OrderedDict
+from collections.abc import Awaitable, Callable
+from dataclasses import dataclass, field
+from typing import Any
+
+log = logging.getLogger("raf.context.memory")
+
+
+@dataclass(kw_only=True, slots=True)
+class ConsolidationJob:
+    """The turns of one session waiting to be consolidated, and the model to use."""
+
+    session_id: str
+    turns: list[dict[str, str]] = field(default_factory=list)
+    client: Any = None
+    merged: int = 1
+    """How many submitted jobs this one stands for (more than 1 after coalescing)."""
+
+
+class ConsolidationWorker:
+    """Runs jobs one at a time, in submission order. A job submitted for a session that
+    already has one waiting replaces it (latest wins) and carries its turns along, so
+    nothing is lost and the curator runs once for both."""
+
+    def __init__(self, run_job: Callable[[ConsolidationJob], Awaitable[None]]) -> None:
+        self._run_job = run_job
+        self._pending: OrderedDict[str, ConsolidationJob] = OrderedDict()
+        self._task: asyncio.Task[None] | None = None
+        self._wakeup: asyncio.Event | None = None
+        self._closed = False
+        self.running: ConsolidationJob | None = None
+        self.completed = 0
+        self.failed = 0
+        self.coalesced = 0
+
+    @property
+    def pending(self) -> int:
+        return len(self._pending)
+
+    @property
+    def idle(self) -> bool:
+        return not self._pending and self.running is None
+
+    def submit(self, job: ConsolidationJob) -> None:
+        """Queue a job; never waits."""
+        if self._closed:
+            log.warning("memory worker is closed; consolidation of %s dropped", job.session_id)
+            return
+        waiting = self._pending.pop(job.session_id, None)
+        if waiting is not None:
+            job = ConsolidationJob(
+                session_id=job.session_id,
+                turns=[*waiting.turns, *job.turns],
+                client=job.client,
+                merged=waiting.merged + job.merged,
+            )
+            self.coalesced += 1
+        self._pending[job.session_id] = job
+        if self._wakeup is None:
+            self._wakeup = asyncio.Event()
+        if self._task is None or self._task.done():
+            self._task = asyncio.get_running_loop().create_task(
+                self._loop(), name="raf-memory-consolidation"
+            )
+        self._wakeup.set()
+
+    async def _loop(self) -> None:
+        assert self._wakeup is not None
+        while True:
+            if not self._pending:
+                self._wakeup.clear()
+                await self._wakeup.wait()
+                continue
+            _, job = self._pending.popitem(last=False)
+            self.running = job
+            try:
+                await self._run_job(job)
+                self.completed += 1
+            except asyncio.CancelledError:
+                raise
+            except Exception:
+                self.failed += 1
+                log.exception("memory consolidation of session %s failed", job.session_id)
+            finally:
+                self.running = None
+
+    async def drain(self, timeout_s: float | None = None) -> bool:
+        """Wait until every queued job has run; False if `timeout_s` passed first."""
+
+        async def until_idle() -> None:
+            while not self.idle:
+                if self._task is None or self._task.done():
+                    return
+                await asyncio.sleep(0.01)
+
+        try:
+            await asyncio.wait_for(until_idle(), timeout_s)
+        except TimeoutError:
+            return False
+        return True
+
+    async def close(self, *, drain: bool = True, timeout_s: float = 30.0) -> None:
+        """Stop taking jobs; finish the queued ones first when `drain` (up to
+        `timeout_s`), then cancel whatever is left."""
+        self._closed = True
+        if drain and not await self.drain(timeout_s):
+            log.warning(
+                "memory worker: %d job(s) cancelled after waiting %ss",
+                self.pending + (self.running is not None),
+                timeout_s,
+            )
+        task, self._task = self._task, None
+        if task is not None and not task.done():
+            task.cancel()
+            await asyncio.gather(task, return_exceptions=True)
+        self._pending.clear()
