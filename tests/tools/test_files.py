@@ -1,0 +1,209 @@
+"""The file tools doing their ordinary work inside a workspace."""
+
+from __future__ import annotations
+
+import os
+from pathlib import Path
+from typing import Any
+
+import pytest
+
+from raf.core.tools import ToolContext, ToolResult
+from raf.tools._scoped import FileLimits
+from raf.tools.files import (
+    EditFile,
+    FindFiles,
+    InspectFile,
+    ListFiles,
+    MakeDirectory,
+    MoveFile,
+    ReadFile,
+    RemovePath,
+    SearchFile,
+    WriteFile,
+)
+from raf.tools.workspace import WorkspaceScope
+
+
+@pytest.fixture
+def scope(tmp_path: Path) -> WorkspaceScope:
+    root = tmp_path / "ws"
+    root.mkdir()
+    (root / "lines.txt").write_text("".join(f"line {i}\n" for i in range(1, 101)))
+    (root / "src").mkdir()
+    (root / "src" / "main.py").write_text("def main():\n    return 42\n")
+    (root / "bin.dat").write_bytes(b"\x00\x01\x02binary")
+    return WorkspaceScope(root, policy="deny")
+
+
+async def run(tool: Any, **args: Any) -> ToolResult:
+    result: ToolResult = await tool.invoke(args, ToolContext())
+    return result
+
+
+async def test_read_file_ranges(scope: WorkspaceScope):
+    whole = await run(ReadFile(scope), path="lines.txt")
+    assert whole.value["content"].count("\n") == 100
+    part = await run(ReadFile(scope), path="lines.txt", start_line=10, end_line=12)
+    assert part.value["content"] == "line 10\nline 11\nline 12\n"
+    assert part.value["end_line"] == 12
+    tail = await run(ReadFile(scope), path="lines.txt", start_line=99)
+    assert tail.value["content"] == "line 99\nline 100\n" and "note" not in tail.value
+    beyond = await run(ReadFile(scope), path="lines.txt", start_line=500)
+    assert beyond.value["content"] == ""
+
+
+async def test_read_file_caps(scope: WorkspaceScope):
+    limited = ReadFile(scope, limits=FileLimits(max_read_lines=5, max_read_bytes=1000))
+    result = await run(limited, path="lines.txt")
+    assert result.value["content"].count("\n") == 5
+    assert "start_line=6" in result.value["note"]
+    tiny = ReadFile(scope, limits=FileLimits(max_read_bytes=20))
+    cut = await run(tiny, path="lines.txt")
+    assert len(cut.value["content"]) == 20 and "cut at 20 bytes" in cut.value["note"]
+
+
+async def test_read_file_last_line_without_newline(scope: WorkspaceScope):
+    (scope.real_root / "n.txt").write_text("a\nb")
+    result = await run(ReadFile(scope), path="n.txt", start_line=2)
+    assert result.value["content"] == "b" and result.value["end_line"] == 2
+
+
+async def test_read_file_refuses_binary_and_folders(scope: WorkspaceScope):
+    assert "binary" in ((await run(ReadFile(scope), path="bin.dat")).error or "")
+    assert (await run(ReadFile(scope), path="src")).is_error
+    assert "No such file" in ((await run(ReadFile(scope), path="missing.txt")).error or "")
+
+
+async def test_read_file_refuses_fifo_without_blocking(scope: WorkspaceScope):
+    os.mkfifo(scope.real_root / "pipe")
+    result = await run(ReadFile(scope), path="pipe")
+    assert result.is_error and "regular file" in (result.error or "")
+
+
+async def test_write_and_edit(scope: WorkspaceScope):
+    created = await run(WriteFile(scope), path="new/deep/a.txt", content="one two two\n")
+    assert created.value.startswith("created")
+    assert (scope.real_root / "new/deep/a.txt").read_text() == "one two two\n"
+    none = await run(EditFile(scope), path="new/deep/a.txt", old_string="three", new_string="x")
+    assert "not found" in (none.error or "")
+    many = await run(EditFile(scope), path="new/deep/a.txt", old_string="two", new_string="x")
+    assert "occurs 2 times" in (many.error or "")
+    one = await run(EditFile(scope), path="new/deep/a.txt", old_string="one", new_string="1")
+    assert not one.is_error
+    every = await run(
+        EditFile(scope), path="new/deep/a.txt", old_string="two", new_string="2", replace_all=True
+    )
+    assert "2 occurrence" in every.value
+    assert (scope.real_root / "new/deep/a.txt").read_text() == "1 2 2\n"
+    replaced = await run(WriteFile(scope), path="new/deep/a.txt", content="z")
+    assert replaced.value.startswith("replaced")
+
+
+async def test_write_keeps_mode_and_leaves_no_temp_files(scope: WorkspaceScope):
+    target = scope.real_root / "script.sh"
+    target.write_text("#!/bin/sh\n")
+    target.chmod(0o755)
+    await run(WriteFile(scope), path="script.sh", content="#!/bin/sh\necho hi\n")
+    assert target.stat().st_mode & 0o777 == 0o755
+    assert not [p for p in scope.real_root.iterdir() if ".raf-" in p.name]
+
+
+async def test_write_through_inside_symlink_writes_its_target(scope: WorkspaceScope):
+    os.symlink("src/main.py", scope.real_root / "alias.py")
+    await run(WriteFile(scope), path="alias.py", content="print(1)\n")
+    assert (scope.real_root / "src/main.py").read_text() == "print(1)\n"
+
+
+async def test_write_size_cap(scope: WorkspaceScope):
+    tool = WriteFile(scope, limits=FileLimits(max_write_bytes=10))
+    assert "limit is 10" in ((await run(tool, path="x", content="x" * 11)).error or "")
+
+
+async def test_list_inspect_mkdir(scope: WorkspaceScope):
+    listed = await run(ListFiles(scope))
+    names = [e["name"] for e in listed.value["entries"]]
+    assert names == ["bin.dat", "lines.txt", "src/"]
+    info = await run(InspectFile(scope), path="lines.txt")
+    assert info.value["lines"] == 100 and info.value["encoding"] == "ascii"
+    assert info.value["type"] == "text file"
+    assert (await run(InspectFile(scope), path="bin.dat")).value["type"] == "binary file"
+    assert (await run(InspectFile(scope), path="src")).value == {
+        "path": "src",
+        "type": "folder",
+        "entries": 1,
+    }
+    made = await run(MakeDirectory(scope), path="a/b/c")
+    assert made.value == "created a/b/c"
+    assert (await run(MakeDirectory(scope), path="a/b/c")).value == "a/b/c already exists"
+    limited = await run(ListFiles(scope, limits=FileLimits(max_entries=1)))
+    assert "showing 1 of 4" in limited.value["note"]
+
+
+async def test_remove_and_move(scope: WorkspaceScope):
+    moved = await run(MoveFile(scope), source="lines.txt", destination="archive/lines.txt")
+    assert moved.value == "moved lines.txt to archive/lines.txt"
+    exists = await run(MoveFile(scope), source="src/main.py", destination="archive/lines.txt")
+    assert "set overwrite" in (exists.error or "")
+    assert (await run(RemovePath(scope), path="archive")).is_error  # not empty
+    removed = await run(RemovePath(scope), path="archive", recursive=True)
+    assert removed.value == "removed folder archive"
+    assert "workspace root" in ((await run(RemovePath(scope), path=".")).error or "")
+
+
+async def test_find_files(scope: WorkspaceScope):
+    (scope.real_root / "src" / "pkg").mkdir()
+    (scope.real_root / "src" / "pkg" / "mod.py").write_text("")
+    (scope.real_root / ".git").mkdir()
+    (scope.real_root / ".git" / "x.py").write_text("")
+    found = await run(FindFiles(scope), pattern="*.py")
+    assert found.value["matches"] == ["src/main.py", "src/pkg/mod.py"]
+    rooted = await run(FindFiles(scope), pattern="src/*.py")
+    assert rooted.value["matches"] == ["src/main.py"]
+    folders = await run(FindFiles(scope), pattern="pkg")
+    assert folders.value["matches"] == ["src/pkg/"]
+    below = await run(FindFiles(scope), pattern="*.py", path="src/pkg")
+    assert below.value["matches"] == ["mod.py"]
+
+
+@pytest.mark.parametrize("use_ripgrep", [True, False])
+async def test_search_file(scope: WorkspaceScope, use_ripgrep: bool):
+    tool = SearchFile(scope, use_ripgrep=use_ripgrep)
+    result = await run(tool, pattern=r"line 1\d$")
+    assert [m["line"] for m in result.value["matches"]] == list(range(10, 20))
+    assert result.value["backend"] == ("ripgrep" if use_ripgrep else "python")
+    one = await run(tool, pattern="RETURN", ignore_case=True, glob="*.py")
+    assert one.value["matches"] == [{"path": "src/main.py", "line": 2, "text": "    return 42"}]
+    capped = await run(tool, pattern="line", max_matches=3)
+    assert len(capped.value["matches"]) == 3 and "stopped at 3" in capped.value["note"]
+    assert (await run(tool, pattern="binary")).value["matches"] == []
+    single = await run(tool, pattern="main", path="src/main.py")
+    assert single.value["matches"][0]["path"] == "src/main.py"
+    bad = await run(tool, pattern="(unclosed")
+    assert "invalid regular expression" in (bad.error or "")
+
+
+@pytest.mark.parametrize("use_ripgrep", [True, False])
+async def test_search_skips_large_files(scope: WorkspaceScope, use_ripgrep: bool):
+    (scope.real_root / "big.txt").write_text("needle\n" * 1000)
+    limits = FileLimits(max_search_file_bytes=100)
+    tool = SearchFile(scope, limits=limits, use_ripgrep=use_ripgrep)
+    result = await run(tool, pattern="needle")
+    assert result.value["matches"] == []
+
+
+async def test_invalid_arguments_are_reported(scope: WorkspaceScope):
+    result = await run(ReadFile(scope), path="x", start_line=0)
+    assert "invalid arguments" in (result.error or "")
+    assert not ReadFile(scope).approval_required({"nope": 1})
+
+
+async def test_unscoped_tool_works_in_the_current_folder(
+    scope: WorkspaceScope, monkeypatch: pytest.MonkeyPatch
+):
+    monkeypatch.chdir(scope.real_root)
+    result = await run(ReadFile(), path="lines.txt", end_line=1)
+    assert result.value["content"] == "line 1\n"
+    outside = await run(ReadFile(), path="../x")
+    assert "approval" in (outside.error or "")
+    assert ReadFile().approval_required({"path": "../x"})
