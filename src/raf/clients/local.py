@@ -1,0 +1,494 @@
+"""An embedded local model: a GGUF file run in-process on llama.cpp (`xllamacpp`), no key.
+
+Small models whose chat template has no tool-call format still call tools: decoding is
+constrained by a JSON Schema built from the tools' schemas, so every answer is either
+`{"tool": <name>, "arguments": {...}}` for one of the tools or `{"answer": "<text>"}`.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import contextlib
+import json
+import os
+import re
+import struct
+import threading
+from collections.abc import AsyncIterator, Sequence
+from pathlib import Path
+from typing import Any, Literal
+
+from raf.clients.errors import ClientError, ContextOverflowError, is_context_overflow
+from raf.clients.model_store import DEFAULT_MODEL, is_pulled, model_path, pull_model
+from raf.clients.openai_wire import (
+    ChunkAssembler,
+    completion_to_updates,
+    to_openai_messages,
+    to_openai_tool_choice,
+    to_openai_tools,
+)
+from raf.core.contents import FunctionCallContent, FunctionResultContent, TextContent
+from raf.core.errors import ConfigurationError, MissingExtraError
+from raf.core.messages import ChatMessage, Role, new_id
+from raf.core.options import ChatOptions
+from raf.core.responses import (
+    AgentResponseUpdate,
+    ChatResponse,
+    FinishReason,
+    UpdateKind,
+    fold_updates,
+)
+from raf.core.tools import Tool
+from raf.core.usage import UsageDetails
+
+ToolMode = Literal["auto", "grammar", "native"]
+THREADS_ENV = "RAF_LOCAL_THREADS"
+DEFAULT_CONTEXT = 4096
+DEFAULT_MAX_TOKENS = 512
+_TEMPLATE_KEY = b"tokenizer.chat_template"
+_SCAN_BYTES = 48 << 20
+
+
+def default_threads() -> int:
+    """Threads for generation: one core left free (llama.cpp threads spin-wait), at least 1.
+
+    `RAF_LOCAL_THREADS` overrides. On a busy 2-core machine two spinning threads made
+    generation fall from about 50 tokens/s to 0.3, so 2 cores give 1 thread.
+    """
+    explicit = os.environ.get(THREADS_ENV)
+    if explicit:
+        try:
+            return max(1, int(explicit))
+        except ValueError:
+            raise ConfigurationError(
+                f"{THREADS_ENV}={explicit!r} is not a whole number of threads"
+            ) from None
+    try:
+        cores = len(os.sched_getaffinity(0))
+    except AttributeError:  # not on Linux
+        cores = os.cpu_count() or 1
+    return max(1, cores - 1)
+
+
+def read_chat_template(path: Path) -> str | None:
+    """The chat template stored in a GGUF file's metadata, if any."""
+    with path.open("rb") as handle:
+        data = handle.read(_SCAN_BYTES)
+    index = data.find(_TEMPLATE_KEY)
+    if index < 0:
+        return None
+    at = index + len(_TEMPLATE_KEY)
+    try:
+        (kind,) = struct.unpack_from("<I", data, at)
+        (length,) = struct.unpack_from("<Q", data, at + 4)
+    except struct.error:
+        return None
+    if kind != 8:  # GGUF string
+        return None
+    return data[at + 12 : at + 12 + length].decode("utf-8", errors="replace")
+
+
+class _Engine:
+    """One loaded model (a llama.cpp server object living in this process)."""
+
+    def __init__(self, path: Path, n_ctx: int, threads: int, verbose: bool) -> None:
+        try:
+            import xllamacpp  # type: ignore[import-untyped,unused-ignore]
+        except ImportError:
+            raise MissingExtraError("the embedded local model", "local", "xllamacpp") from None
+        params = xllamacpp.CommonParams()
+        params.model.path = str(path)
+        params.n_ctx = n_ctx
+        params.n_parallel = 1
+        params.cpuparams.n_threads = threads
+        params.cpuparams_batch.n_threads = threads
+        params.warmup = False
+        params.verbosity = 3 if verbose else -1
+        self.server = xllamacpp.Server(params)
+        self.template = read_chat_template(path)
+        self.lock = threading.Lock()
+
+
+_ENGINES: dict[tuple[str, int, int], _Engine] = {}
+_ENGINES_LOCK = threading.Lock()
+
+
+def _engine(path: Path, n_ctx: int, threads: int, verbose: bool) -> _Engine:
+    key = (str(path.resolve()), n_ctx, threads)
+    with _ENGINES_LOCK:
+        engine = _ENGINES.get(key)
+        if engine is None:
+            engine = _Engine(path, n_ctx, threads, verbose)
+            _ENGINES[key] = engine
+        return engine
+
+
+def tool_schema(tools: Sequence[Tool], choice: str | None) -> dict[str, Any]:
+    """JSON Schema of one constrained answer: a call of one of the tools, or a text answer."""
+    chosen = [t for t in tools if choice in (None, "auto", "required") or t.name == choice]
+    branches: list[dict[str, Any]] = [
+        {
+            "type": "object",
+            "properties": {
+                "tool": {"const": t.name},
+                "arguments": t.parameters or {"type": "object"},
+            },
+            "required": ["tool", "arguments"],
+            "additionalProperties": False,
+        }
+        for t in chosen
+    ]
+    if choice in (None, "auto"):
+        branches.append(
+            {
+                "type": "object",
+                "properties": {"answer": {"type": "string"}},
+                "required": ["answer"],
+                "additionalProperties": False,
+            }
+        )
+    return {"anyOf": branches}
+
+
+def tool_instructions(tools: Sequence[Tool]) -> str:
+    lines = ["You can call these tools:"]
+    for t in tools:
+        arguments = json.dumps(t.parameters.get("properties", {}), ensure_ascii=False)
+        lines.append(f"- {t.name}: {t.description} Arguments: {arguments}")
+    lines.append(
+        'To call a tool, reply {"tool": "<name>", "arguments": {...}}. '
+        'To answer the user, reply {"answer": "<text>"}. '
+        "When a tool result is there, use it to answer."
+    )
+    return "\n".join(lines)
+
+
+def text_messages(
+    messages: Sequence[ChatMessage], tools: Sequence[Tool] = ()
+) -> list[dict[str, Any]]:
+    """Messages for a template without tool support: calls and results become plain text.
+
+    With tools offered, earlier answers are shown in the constrained JSON form as well, so
+    the model sees the format it must write.
+    """
+    out: list[dict[str, Any]] = []
+    system = [m.text for m in messages if m.role is Role.SYSTEM and m.text]
+    if tools:
+        system.append(tool_instructions(tools))
+    if system:
+        out.append({"role": "system", "content": "\n\n".join(system)})
+    names: dict[str, str] = {}
+    for message in messages:
+        if message.role is Role.SYSTEM:
+            continue
+        if message.role is Role.ASSISTANT:
+            parts = []
+            for content in message.contents:
+                if isinstance(content, FunctionCallContent):
+                    names[content.call_id] = content.name
+                    if tools:  # without tools a call shown would be copied, not answered
+                        call = {"tool": content.name, "arguments": content.arguments}
+                        parts.append(json.dumps(call, ensure_ascii=False))
+                elif isinstance(content, TextContent) and content.text:
+                    parts.append(
+                        json.dumps({"answer": content.text}, ensure_ascii=False)
+                        if tools
+                        else content.text
+                    )
+            if parts:
+                out.append({"role": "assistant", "content": "\n".join(parts)})
+            continue
+        parts = []
+        for content in message.contents:
+            if isinstance(content, FunctionResultContent):
+                name = content.name or names.get(content.call_id, "the tool")
+                parts.append(f"Result of {name}: {content.as_text()}")
+            elif isinstance(content, TextContent) and content.text:
+                parts.append(content.text)
+        if parts:
+            if out and out[-1]["role"] == "user":
+                out[-1]["content"] += "\n" + "\n".join(parts)
+            else:
+                out.append({"role": "user", "content": "\n".join(parts)})
+    return out
+
+
+_ANSWER_PREFIX = re.compile(r'^\s*\{\s*"answer"\s*:\s*"')
+
+
+def parse_constrained(text: str) -> tuple[list[Any], FinishReason]:
+    """Contents from a constrained answer; a cut-off answer keeps the text it has."""
+    try:
+        value = json.loads(text)
+    except ValueError:
+        match = _ANSWER_PREFIX.match(text)
+        salvaged = text[match.end() :] if match else text
+        with contextlib.suppress(ValueError):
+            salvaged = json.loads(f'"{salvaged.rstrip(chr(92))}"')
+        return ([TextContent(text=salvaged)] if salvaged else []), FinishReason.LENGTH
+    if isinstance(value, dict) and isinstance(value.get("tool"), str):
+        arguments = value.get("arguments")
+        call = FunctionCallContent(
+            call_id=new_id("call"),
+            name=value["tool"],
+            arguments=arguments if isinstance(arguments, dict) else {},
+        )
+        return [call], FinishReason.TOOL_CALLS
+    if isinstance(value, dict) and "answer" in value:
+        return [TextContent(text=str(value["answer"]))], FinishReason.STOP
+    return [TextContent(text=text)], FinishReason.STOP
+
+
+class LocalChatClient:
+    """A GGUF model run in this process; the default model is pulled on first use.
+
+    `tool_mode="auto"` uses the chat template's own tool format when it has one and a
+    grammar otherwise; `"grammar"` and `"native"` force either. Inference runs in a
+    worker thread, never on the event loop; models are loaded once per process.
+    """
+
+    def __init__(
+        self,
+        model_path: str | Path | None = None,
+        *,
+        n_ctx: int = DEFAULT_CONTEXT,
+        threads: int | None = None,
+        tool_mode: ToolMode = "auto",
+        max_tokens: int = DEFAULT_MAX_TOKENS,
+        temperature: float | None = None,
+        seed: int | None = None,
+        auto_pull: bool = True,
+        verbose: bool = False,
+    ) -> None:
+        self.path = Path(model_path).expanduser() if model_path else None
+        self.n_ctx = n_ctx
+        self.threads = threads if threads is not None else default_threads()
+        self.tool_mode = tool_mode
+        self.max_tokens = max_tokens
+        self.temperature = temperature
+        self.seed = seed
+        self.auto_pull = auto_pull
+        self.verbose = verbose
+        self.model = self.path.stem if self.path else DEFAULT_MODEL.name
+        self.provider = "local"
+        self._engine: _Engine | None = None
+        self._load_lock = asyncio.Lock()
+
+    def __repr__(self) -> str:
+        where = str(self.path) if self.path else f"{DEFAULT_MODEL.name} (default)"
+        return f"LocalChatClient({where}, threads={self.threads}, n_ctx={self.n_ctx})"
+
+    async def load(self) -> None:
+        """Load the model now (pulling the default one if needed) instead of on first use."""
+        await self._load()
+
+    async def _load(self) -> _Engine:
+        async with self._load_lock:
+            if self._engine is not None:
+                return self._engine
+            path = self.path
+            if path is None:
+                path = model_path()
+                if not is_pulled():
+                    if not self.auto_pull:
+                        raise ConfigurationError(
+                            f"the default local model is not downloaded yet: run "
+                            f"`raf models pull` (it goes to {path})"
+                        )
+                    path = await pull_model()
+            elif not path.is_file():
+                raise ConfigurationError(
+                    f"local model file {path} does not exist; give the path of a .gguf file "
+                    "(local:/path/model.gguf) or use `local` for the default model"
+                )
+            self._engine = await asyncio.to_thread(
+                _engine, path, self.n_ctx, self.threads, self.verbose
+            )
+            return self._engine
+
+    def _native(self, engine: _Engine) -> bool:
+        """Whether the chat template formats tool calls itself."""
+        if self.tool_mode == "auto":
+            return bool(engine.template and "tools" in engine.template)
+        return self.tool_mode == "native"
+
+    def _grammar(self, engine: _Engine, options: ChatOptions) -> bool:
+        if not options.tools or options.tool_choice == "none":
+            return False
+        return not self._native(engine)
+
+    def _body(
+        self, engine: _Engine, messages: Sequence[ChatMessage], options: ChatOptions, grammar: bool
+    ) -> dict[str, Any]:
+        body: dict[str, Any] = {"max_tokens": options.max_tokens or self.max_tokens}
+        if grammar:
+            body["messages"] = text_messages(messages, options.tools)
+            choice = options.tool_choice if isinstance(options.tool_choice, str) else None
+            body["json_schema"] = tool_schema(options.tools, choice)
+        elif not self._native(engine):
+            body["messages"] = text_messages(messages)
+        else:
+            body["messages"] = [
+                {**m, "content": m.get("content") or ""} for m in to_openai_messages(messages)
+            ]
+            if options.tools and options.tool_choice != "none":
+                body["tools"] = to_openai_tools(options.tools)
+                if options.tool_choice is not None:
+                    body["tool_choice"] = to_openai_tool_choice(options.tool_choice)
+        temperature = options.temperature if options.temperature is not None else self.temperature
+        if temperature is not None:
+            body["temperature"] = temperature
+        seed = options.seed if options.seed is not None else self.seed
+        if seed is not None:
+            body["seed"] = seed
+        if options.top_p is not None:
+            body["top_p"] = options.top_p
+        if options.stop:
+            body["stop"] = list(options.stop)
+        if options.response_format is not None and not grammar:
+            body["response_format"] = options.response_format
+        body.update(options.additional)
+        return body
+
+    def _check(self, result: Any) -> dict[str, Any]:
+        if not isinstance(result, dict):
+            raise ClientError(
+                f"the local model answered {type(result).__name__}, not a dict",
+                provider="local",
+                model=self.model,
+            )
+        error = result.get("error")
+        if error:
+            message = str(error.get("message") if isinstance(error, dict) else error)
+            if is_context_overflow(message) or "context size" in message:
+                raise ContextOverflowError(
+                    f"the conversation does not fit the local model's context of {self.n_ctx} "
+                    f"tokens: {message}; start a new session, shorten the history, or raise "
+                    "n_ctx (LocalChatClient(n_ctx=...))",
+                    provider="local",
+                    model=self.model,
+                )
+            raise ClientError(
+                f"the local model failed: {message}", provider="local", model=self.model
+            )
+        return result
+
+    async def _complete(self, engine: _Engine, body: dict[str, Any]) -> dict[str, Any]:
+        result = await asyncio.to_thread(engine.server.handle_chat_completions, body)
+        return self._check(result)
+
+    def _grammar_updates(self, data: dict[str, Any], message_id: str) -> list[AgentResponseUpdate]:
+        choice = (data.get("choices") or [{}])[0]
+        text = (choice.get("message") or {}).get("content") or ""
+        contents, reason = parse_constrained(text)
+        if choice.get("finish_reason") == "length":
+            reason = FinishReason.LENGTH
+        updates: list[AgentResponseUpdate] = []
+        for content in contents:
+            if isinstance(content, FunctionCallContent):
+                raw = json.dumps(content.arguments, ensure_ascii=False)
+                for kind, text, done in (
+                    (UpdateKind.TOOL_CALL_STARTED, "", None),
+                    (UpdateKind.TOOL_CALL_ARGUMENTS_DELTA, raw, None),
+                    (UpdateKind.TOOL_CALL_ENDED, "", content),
+                ):
+                    updates.append(
+                        AgentResponseUpdate(
+                            kind=kind,
+                            message_id=message_id,
+                            text=text,
+                            content=done,
+                            call_id=content.call_id,
+                            tool_name=content.name,
+                        )
+                    )
+            elif isinstance(content, TextContent):
+                updates.append(
+                    AgentResponseUpdate(
+                        kind=UpdateKind.TEXT_DELTA, message_id=message_id, text=content.text
+                    )
+                )
+        usage = data.get("usage") or {}
+        if usage:
+            updates.append(
+                AgentResponseUpdate(
+                    kind=UpdateKind.USAGE,
+                    message_id=message_id,
+                    usage=UsageDetails(
+                        input_tokens=int(usage.get("prompt_tokens") or 0),
+                        output_tokens=int(usage.get("completion_tokens") or 0),
+                        total_tokens=int(usage.get("total_tokens") or 0),
+                    ),
+                )
+            )
+        updates.append(
+            AgentResponseUpdate(
+                kind=UpdateKind.FINISHED, message_id=message_id, finish_reason=reason
+            )
+        )
+        return updates
+
+    async def get_response(
+        self, messages: Sequence[ChatMessage], options: ChatOptions
+    ) -> ChatResponse:
+        engine = await self._load()
+        grammar = self._grammar(engine, options)
+        data = await self._complete(engine, self._body(engine, messages, options, grammar))
+        message_id = new_id("msg")
+        if grammar:
+            updates = self._grammar_updates(data, message_id)
+        else:
+            updates = completion_to_updates(data, message_id)
+        response = fold_updates(updates)
+        response.model_id = self.model
+        return response
+
+    async def get_streaming_response(
+        self, messages: Sequence[ChatMessage], options: ChatOptions
+    ) -> AsyncIterator[AgentResponseUpdate]:
+        engine = await self._load()
+        grammar = self._grammar(engine, options)
+        body = self._body(engine, messages, options, grammar)
+        message_id = new_id("msg")
+        if grammar:  # the answer is JSON until it is whole: parse it, then stream it
+            data = await self._complete(engine, body)
+            for update in self._grammar_updates(data, message_id):
+                yield update
+            return
+        body["stream"] = True
+        body["stream_options"] = {"include_usage": True}
+        loop = asyncio.get_running_loop()
+        queue: asyncio.Queue[Any] = asyncio.Queue()
+        stop = threading.Event()
+        done = object()
+
+        def on_chunk(chunk: Any) -> bool:
+            loop.call_soon_threadsafe(queue.put_nowait, chunk)
+            return stop.is_set()
+
+        def run() -> Any:
+            try:
+                return engine.server.handle_chat_completions(body, on_chunk)
+            finally:
+                loop.call_soon_threadsafe(queue.put_nowait, done)
+
+        worker = asyncio.ensure_future(asyncio.to_thread(run))
+        assembler = ChunkAssembler(message_id)
+        try:
+            while True:
+                chunk = await queue.get()
+                if chunk is done:
+                    break
+                if isinstance(chunk, str):
+                    chunk = json.loads(chunk)
+                for update in assembler.feed(self._check(chunk)):
+                    yield update
+            result = await worker
+            if isinstance(result, dict) and result.get("error"):
+                self._check(result)
+        finally:
+            stop.set()
+            if not worker.done():
+                await asyncio.shield(worker)
+        for update in assembler.finish():
+            yield update

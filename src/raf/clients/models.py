@@ -1,0 +1,204 @@
+"""Model strings (`openai:gpt-4o-mini`, `local`, ...) to chat clients, and what each model holds.
+
+Forms:
+
+- `openai:<model>`, `anthropic:<model>`: the providers' own APIs (key from
+  `OPENAI_API_KEY` / `ANTHROPIC_API_KEY`).
+- `ollama:<model>`: Ollama's OpenAI-compatible API at `http://127.0.0.1:11434/v1`
+  (`OLLAMA_BASE_URL` overrides); the model may contain ':' (`ollama:qwen3:8b`).
+- `openai-compatible:<base_url>:<model>`: any chat-completions server. The base URL runs
+  up to the first ':' after its host, port and path (a path has no ':'), and the model
+  is everything after it, so `openai-compatible:http://127.0.0.1:8000/v1:qwen3:8b` is
+  base URL `http://127.0.0.1:8000/v1` and model `qwen3:8b`. The key, when the server
+  wants one, comes from `OPENAI_API_KEY`.
+- `local`: the embedded default model (downloaded once by `raf models pull`);
+  `local:<path/to/model.gguf>`: any GGUF file.
+
+With no string, `RAF_MODEL` decides, and without it `local`.
+"""
+
+from __future__ import annotations
+
+import os
+import re
+from dataclasses import dataclass, replace
+from typing import Any
+
+from raf.core.chat_client import ChatClient
+from raf.core.errors import ConfigurationError
+
+ENV_VAR = "RAF_MODEL"
+DEFAULT_SPEC = "local"
+OLLAMA_BASE_URL = "http://127.0.0.1:11434/v1"
+PROVIDERS = ("openai", "anthropic", "ollama", "openai-compatible", "local")
+
+_COMPATIBLE = re.compile(r"^(https?://[^/:]+(?::\d+)?(?:/[^:]*)?):(.+)$")
+
+
+@dataclass(kw_only=True, slots=True, frozen=True)
+class ModelSpec:
+    """A parsed model string."""
+
+    provider: str
+    model: str
+    base_url: str | None = None
+    path: str | None = None
+    """For `local:<path>`: the GGUF file."""
+
+    def __str__(self) -> str:
+        if self.provider == "openai-compatible":
+            return f"openai-compatible:{self.base_url}:{self.model}"
+        if self.provider == "local":
+            return f"local:{self.path}" if self.path else "local"
+        return f"{self.provider}:{self.model}"
+
+
+@dataclass(kw_only=True, slots=True, frozen=True)
+class ModelInfo:
+    """What a model holds: its context window and the most it writes in one answer."""
+
+    context_window: int
+    max_output_tokens: int
+    known: bool = True
+    """False when these are conservative defaults for a model raf has no entry for."""
+
+
+UNKNOWN_MODEL = ModelInfo(context_window=8192, max_output_tokens=2048, known=False)
+
+_TABLE: dict[str, ModelInfo] = {
+    # OpenAI
+    "gpt-4o": ModelInfo(context_window=128_000, max_output_tokens=16_384),
+    "gpt-4o-mini": ModelInfo(context_window=128_000, max_output_tokens=16_384),
+    "gpt-4.1": ModelInfo(context_window=1_047_576, max_output_tokens=32_768),
+    "gpt-4.1-mini": ModelInfo(context_window=1_047_576, max_output_tokens=32_768),
+    "gpt-4.1-nano": ModelInfo(context_window=1_047_576, max_output_tokens=32_768),
+    "gpt-5": ModelInfo(context_window=400_000, max_output_tokens=128_000),
+    "o3": ModelInfo(context_window=200_000, max_output_tokens=100_000),
+    "o4-mini": ModelInfo(context_window=200_000, max_output_tokens=100_000),
+    # Anthropic
+    "claude-opus-4": ModelInfo(context_window=200_000, max_output_tokens=32_000),
+    "claude-sonnet-4": ModelInfo(context_window=200_000, max_output_tokens=64_000),
+    "claude-haiku-4-5": ModelInfo(context_window=200_000, max_output_tokens=64_000),
+    "claude-3-7-sonnet": ModelInfo(context_window=200_000, max_output_tokens=64_000),
+    "claude-3-5-haiku": ModelInfo(context_window=200_000, max_output_tokens=8_192),
+    # Open models as Ollama and others name them
+    "qwen3": ModelInfo(context_window=40_960, max_output_tokens=8_192),
+    "llama3.1": ModelInfo(context_window=131_072, max_output_tokens=8_192),
+    "llama3.2": ModelInfo(context_window=131_072, max_output_tokens=8_192),
+    "deepseek-chat": ModelInfo(context_window=128_000, max_output_tokens=8_192),
+    # The embedded default: SmolLM2 was trained on 8k; raf loads it with 4k.
+    "smollm2-135m-instruct": ModelInfo(context_window=4096, max_output_tokens=1024),
+}
+_OVERRIDES: dict[str, ModelInfo] = {}
+
+
+def register_model_info(model: str, info: ModelInfo) -> None:
+    """Set (or override) what raf knows about a model name or name prefix."""
+    _OVERRIDES[model] = info
+
+
+def _lookup(name: str) -> ModelInfo | None:
+    for table in (_OVERRIDES, _TABLE):
+        if name in table:
+            return table[name]
+    best: tuple[int, ModelInfo] | None = None
+    for table in (_OVERRIDES, _TABLE):
+        for key, info in table.items():
+            if name.startswith(key) and (best is None or len(key) > best[0]):
+                best = (len(key), info)
+        if best is not None:
+            return best[1]
+    return None
+
+
+def model_info(
+    spec: str | ModelSpec | None = None,
+    *,
+    context_window: int | None = None,
+    max_output_tokens: int | None = None,
+) -> ModelInfo:
+    """What the model of `spec` holds; unknown models get conservative defaults.
+
+    `context_window=` and `max_output_tokens=` replace the table's values.
+    """
+    parsed = spec if isinstance(spec, ModelSpec) else parse_model_spec(spec)
+    if parsed.provider == "local" and parsed.path is None:
+        name = "smollm2-135m-instruct"
+    else:
+        name = parsed.model.rsplit("/", 1)[-1].lower()
+    info = _OVERRIDES.get(str(parsed)) or _lookup(name)
+    if info is None and ":" in name:  # ollama tags: qwen3:8b -> qwen3
+        info = _lookup(name.split(":", 1)[0])
+    info = info or UNKNOWN_MODEL
+    if context_window is not None:
+        info = replace(info, context_window=context_window, known=True)
+    if max_output_tokens is not None:
+        info = replace(info, max_output_tokens=max_output_tokens, known=True)
+    return info
+
+
+def parse_model_spec(spec: str | None = None) -> ModelSpec:
+    """Parse a model string (see the module doc); `None` reads `RAF_MODEL`, then `local`."""
+    text = (spec if spec is not None else os.environ.get(ENV_VAR, "")).strip() or DEFAULT_SPEC
+    provider, sep, rest = text.partition(":")
+    provider = provider.lower()
+    if provider == "local":
+        return ModelSpec(provider="local", model="local", path=rest or None)
+    if provider not in PROVIDERS or not sep or not rest:
+        raise ConfigurationError(
+            f"model {text!r} is not a model string raf knows; use one of "
+            "openai:<model>, anthropic:<model>, ollama:<model>, "
+            "openai-compatible:<base_url>:<model>, local or local:<path.gguf> "
+            f"(for example openai:{text} or ollama:{text})",
+            key_path=ENV_VAR if spec is None else None,
+        )
+    if provider == "openai-compatible":
+        match = _COMPATIBLE.match(rest)
+        if match is None:
+            raise ConfigurationError(
+                f"model {text!r}: write openai-compatible:<base_url>:<model>, for example "
+                "openai-compatible:http://127.0.0.1:8000/v1:my-model (the base URL starts "
+                "with http:// or https://)"
+            )
+        return ModelSpec(provider=provider, model=match.group(2), base_url=match.group(1))
+    if provider == "ollama":
+        base = os.environ.get("OLLAMA_BASE_URL", OLLAMA_BASE_URL)
+        return ModelSpec(provider=provider, model=rest, base_url=base)
+    return ModelSpec(provider=provider, model=rest)
+
+
+def resolve_model(spec: str | None = None, *, retry: bool = True, **settings: Any) -> ChatClient:
+    """The chat client a model string names; `None` reads `RAF_MODEL`, then `local`.
+
+    Network clients are wrapped in `RetryingChatClient` unless `retry=False`; extra
+    keyword settings go to the client's constructor (`timeout=`, `headers=`, ...).
+    """
+    parsed = parse_model_spec(spec)
+    client: ChatClient
+    if parsed.provider == "local":
+        from raf.clients.local import LocalChatClient
+
+        return LocalChatClient(parsed.path, **settings)
+    if parsed.provider == "anthropic":
+        from raf.clients.anthropic_client import AnthropicChatClient
+
+        settings.setdefault("max_tokens", min(model_info(parsed).max_output_tokens, 8192))
+        client = AnthropicChatClient(parsed.model, **settings)
+    else:
+        from raf.clients.openai_compat import OpenAIChatClient
+
+        if parsed.provider == "openai":
+            client = OpenAIChatClient(parsed.model, **settings)
+        else:
+            client = OpenAIChatClient(
+                parsed.model,
+                base_url=settings.pop("base_url", parsed.base_url),
+                provider=parsed.provider,
+                require_key=False,
+                **settings,
+            )
+    if retry:
+        from raf.clients.retry import RetryingChatClient
+
+        client = RetryingChatClient(client)
+    return client
