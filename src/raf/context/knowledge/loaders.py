@@ -1,0 +1,131 @@
+"""Document loaders for the knowledge index: Markdown, plain text, HTML and PDF."""
+
+from __future__ import annotations
+
+from collections.abc import Iterable, Iterator, Sequence
+from dataclasses import dataclass
+from html.parser import HTMLParser
+from pathlib import Path
+
+from raf.core.errors import ConfigurationError, MissingExtraError
+
+MARKDOWN_SUFFIXES = frozenset({".md", ".markdown", ".mdx"})
+TEXT_SUFFIXES = frozenset({".txt", ".text", ".rst", ".log", ".csv"})
+HTML_SUFFIXES = frozenset({".html", ".htm"})
+PDF_SUFFIXES = frozenset({".pdf"})
+SUPPORTED_SUFFIXES = MARKDOWN_SUFFIXES | TEXT_SUFFIXES | HTML_SUFFIXES | PDF_SUFFIXES
+
+
+@dataclass(kw_only=True, slots=True)
+class Document:
+    """The text of one source file and how it should be chunked."""
+
+    source: str
+    text: str
+    kind: str = "text"
+    """markdown | text | html | pdf; Markdown and HTML get the heading-aware chunker."""
+    title: str | None = None
+
+
+class _HtmlText(HTMLParser):
+    """HTML → light Markdown: headings kept as `#`, scripts and styles dropped."""
+
+    _BLOCKS = frozenset(
+        {"p", "div", "br", "li", "tr", "section", "article", "table", "ul", "ol", "pre", "hr"}
+    )
+    _SKIP = frozenset({"script", "style", "noscript", "template", "head"})
+
+    def __init__(self) -> None:
+        super().__init__(convert_charrefs=True)
+        self.parts: list[str] = []
+        self.title: str | None = None
+        self._skip = 0
+        self._in_title = False
+
+    def handle_starttag(self, tag: str, attrs: list[tuple[str, str | None]]) -> None:
+        if tag in self._SKIP:
+            self._skip += 1
+        if tag == "title":
+            self._in_title = True
+        if len(tag) == 2 and tag[0] == "h" and tag[1].isdigit():
+            self.parts.append("\n\n" + "#" * int(tag[1]) + " ")
+        elif tag in self._BLOCKS:
+            self.parts.append("\n")
+        if tag == "li":
+            self.parts.append("- ")
+
+    def handle_endtag(self, tag: str) -> None:
+        if tag in self._SKIP and self._skip:
+            self._skip -= 1
+        if tag == "title":
+            self._in_title = False
+        if (len(tag) == 2 and tag[0] == "h" and tag[1].isdigit()) or tag in self._BLOCKS:
+            self.parts.append("\n")
+
+    def handle_data(self, data: str) -> None:
+        if self._in_title:
+            self.title = (self.title or "") + data.strip()
+            return
+        if not self._skip:
+            self.parts.append(data)
+
+
+def html_to_text(html: str) -> tuple[str, str | None]:
+    """Readable text (with Markdown headings) and the page title."""
+    parser = _HtmlText()
+    parser.feed(html)
+    parser.close()
+    lines = [" ".join(line.split()) for line in "".join(parser.parts).splitlines()]
+    text = "\n".join(lines)
+    while "\n\n\n" in text:
+        text = text.replace("\n\n\n", "\n\n")
+    return text.strip(), parser.title
+
+
+def _pdf_text(path: Path) -> str:
+    try:
+        from pypdf import PdfReader
+    except ImportError as exc:
+        raise MissingExtraError("PDF documents in the knowledge index", "rag", "pypdf") from exc
+    reader = PdfReader(str(path))
+    return "\n\n".join((page.extract_text() or "").strip() for page in reader.pages).strip()
+
+
+def load_file(path: str | Path) -> Document:
+    """Read one file by its suffix (blocking: call it from a worker thread)."""
+    p = Path(path)
+    suffix = p.suffix.lower()
+    source = str(p)
+    if suffix in PDF_SUFFIXES:
+        return Document(source=source, text=_pdf_text(p), kind="pdf", title=p.stem)
+    raw = p.read_text(encoding="utf-8", errors="replace")
+    if suffix in HTML_SUFFIXES:
+        text, title = html_to_text(raw)
+        return Document(source=source, text=text, kind="html", title=title or p.stem)
+    if suffix in MARKDOWN_SUFFIXES:
+        title = next(
+            (line.lstrip("#").strip() for line in raw.splitlines() if line.startswith("# ")),
+            p.stem,
+        )
+        return Document(source=source, text=raw, kind="markdown", title=title)
+    return Document(source=source, text=raw, kind="text", title=p.stem)
+
+
+def iter_files(sources: Iterable[str | Path]) -> Iterator[Path]:
+    """Supported files named directly or found (recursively) under directories."""
+    seen: set[Path] = set()
+    for source in sources:
+        p = Path(source)
+        if p.is_dir():
+            candidates: Sequence[Path] = sorted(
+                f for f in p.rglob("*") if f.is_file() and f.suffix.lower() in SUPPORTED_SUFFIXES
+            )
+        elif p.is_file():
+            candidates = [p]
+        else:
+            raise ConfigurationError(f"knowledge source {str(p)!r} does not exist")
+        for f in candidates:
+            resolved = f.resolve()
+            if resolved not in seen:
+                seen.add(resolved)
+                yield resolved
