@@ -114,6 +114,10 @@ async def test_fastapi_auth_from_environment(api: str, monkeypatch: pytest.Monke
         "keyed"
     ]
     assert (await keyed.invoke({}, ToolContext())).value == {"ok": "key"}
+    static = await openapi_tools(url, bearer_token="s3cret", approval_required=True)
+    wrapped = by_name(static)["secure"]
+    assert wrapped.requires_approval
+    assert (await wrapped.invoke({}, ToolContext())).value == {"ok": "bearer"}
     monkeypatch.delenv("API_KEY")
     with pytest.raises(Exception, match="API_KEY is not set"):
         await keyed.invoke({}, ToolContext())

@@ -48,4 +48,19 @@ class ApiKeyAuth:
             cookies[self.name] = value
 
 
-Auth = BearerAuth | ApiKeyAuth
+@dataclass(kw_only=True, slots=True, repr=False)
+class StaticBearerAuth:
+    """`Authorization: Bearer <token>` with a token given in code (never printed)."""
+
+    token: str
+
+    def apply(
+        self, headers: dict[str, str], query: dict[str, object], cookies: dict[str, str]
+    ) -> None:
+        headers["Authorization"] = f"Bearer {self.token}"
+
+    def __repr__(self) -> str:
+        return "StaticBearerAuth(token=***)"
+
+
+Auth = BearerAuth | ApiKeyAuth | StaticBearerAuth

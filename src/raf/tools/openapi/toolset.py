@@ -8,8 +8,8 @@ from typing import Any
 from urllib.parse import urljoin, urlparse
 
 from raf.core.errors import ConfigurationError
-from raf.core.tools import Tool
-from raf.tools.openapi.auth import Auth
+from raf.core.tools import ApprovalRequiredTool, Tool
+from raf.tools.openapi.auth import Auth, StaticBearerAuth
 from raf.tools.openapi.loader import load_spec
 from raf.tools.openapi.operation import (
     _RESERVED_HEADERS,
@@ -52,7 +52,12 @@ class OpenApiToolset:
         max_response_bytes: int = 1_000_000,
         validate_responses: bool = False,
         headers: Mapping[str, str] | None = None,
+        name: str = "openapi",
+        bearer_token: str | None = None,
+        approval_required: bool = False,
     ) -> None:
+        self.name = name
+        self.approval_required = approval_required
         self.spec = spec
         self.base_url = base_url
         self.operations = list(operations) if operations is not None else None
@@ -62,6 +67,8 @@ class OpenApiToolset:
             self.auth = list(auth)
         else:
             self.auth = [auth]
+        if bearer_token:
+            self.auth.append(StaticBearerAuth(token=bearer_token))
         self.timeout = timeout
         self.max_response_bytes = max_response_bytes
         self.validate_responses = validate_responses
@@ -121,7 +128,7 @@ class OpenApiToolset:
                     f"two operations map to the tool name {tool.name!r}", file=location
                 )
             seen.add(tool.name)
-            tools.append(tool)
+            tools.append(ApprovalRequiredTool(tool) if self.approval_required else tool)
         self._tools = tools
         return list(tools)
 
