@@ -71,6 +71,16 @@ _EXPORTS: dict[str, str] = {
     "SqliteSessionStore": "raf.agent.stores",
     # clients
     "FunctionInvokingChatClient": "raf.clients.function_invoking",
+    # context: skills, compression, memory
+    "AgentSkillsProvider": "raf.context.skills",
+    "Skill": "raf.context.skills",
+    "CompressionProvider": "raf.context.compression",
+    "CompressionPipeline": "raf.context.compression",
+    "SlidingWindowStrategy": "raf.context.compression",
+    "TokenBudgetStrategy": "raf.context.compression",
+    "ObservationMaskingStrategy": "raf.context.compression",
+    "SummarizationStrategy": "raf.context.compression",
+    "SuperBrainContextProvider": "raf.context.memory",
 }
 
 __all__ = [
@@ -80,6 +90,7 @@ __all__ = [
     "AgentResponseUpdate",
     "AgentRunOptions",
     "AgentSession",
+    "AgentSkillsProvider",
     "ApprovalError",
     "ApprovalRequestContent",
     "ApprovalRequiredTool",
@@ -92,6 +103,8 @@ __all__ = [
     "ChatMessage",
     "ChatOptions",
     "ChatResponse",
+    "CompressionPipeline",
+    "CompressionProvider",
     "ConfigurationError",
     "ContextProvider",
     "ContextResult",
@@ -107,6 +120,7 @@ __all__ = [
     "JsonDirectorySessionStore",
     "MissingExtraError",
     "ModelError",
+    "ObservationMaskingStrategy",
     "ProviderError",
     "RafError",
     "ReasoningContent",
@@ -115,8 +129,13 @@ __all__ = [
     "SessionFormatError",
     "SessionNotFoundError",
     "SessionStore",
+    "Skill",
+    "SlidingWindowStrategy",
     "SqliteSessionStore",
+    "SummarizationStrategy",
+    "SuperBrainContextProvider",
     "TextContent",
+    "TokenBudgetStrategy",
     "Tool",
     "ToolApprovalResponse",
     "ToolContext",
@@ -141,6 +160,16 @@ if TYPE_CHECKING:
         SqliteSessionStore,
     )
     from raf.clients.function_invoking import FunctionInvokingChatClient
+    from raf.context.compression import (
+        CompressionPipeline,
+        CompressionProvider,
+        ObservationMaskingStrategy,
+        SlidingWindowStrategy,
+        SummarizationStrategy,
+        TokenBudgetStrategy,
+    )
+    from raf.context.memory import SuperBrainContextProvider
+    from raf.context.skills import AgentSkillsProvider, Skill
     from raf.core.cancellation import CancellationToken
     from raf.core.chat_client import ChatClient, ChatClientBuilder
     from raf.core.contents import (
