@@ -13,6 +13,7 @@ import pytest
 from raf.agent.builder import AgentBuilder
 from raf.context.skills import (
     AgentSkillsProvider,
+    CodeInterpreterRunner,
     ScriptResult,
     Skill,
     load_skills,
@@ -296,3 +297,23 @@ async def test_provider_without_skills_adds_nothing(tmp_path: Path) -> None:
     )
     assert result.instructions is None and result.tools == []
     assert provider.kind == "skills" and provider.name == "skills"
+
+
+async def test_scripts_run_in_the_code_interpreter_sandbox(tmp_path: Path) -> None:
+    folder = write_skill(tmp_path, "counter", "name: counter\ndescription: Counts words.")
+    (folder / "data").mkdir()
+    (folder / "data" / "words.txt").write_text("alpha beta gamma\n")
+    (folder / "scripts").mkdir()
+    (folder / "scripts" / "count.py").write_text(
+        "import sys\n"
+        "words = open('data/words.txt').read().split()\n"
+        "print(len(words), sys.argv[1])\n"
+        "sys.exit(3)\n"
+    )
+    provider = AgentSkillsProvider(tmp_path, script_runner=CodeInterpreterRunner())
+    result = await invoke(
+        provider, "run_skill_script", skill_name="counter", script="scripts/count.py", args=["ok"]
+    )
+    assert result.error is None, result.error
+    assert result.value["stdout"].strip() == "3 ok"
+    assert result.value["exit_code"] == 3 and result.value["timed_out"] is False

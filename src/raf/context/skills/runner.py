@@ -3,11 +3,10 @@
 from __future__ import annotations
 
 import asyncio
-import importlib
 from collections.abc import Sequence
 from dataclasses import dataclass
 from pathlib import Path
-from typing import Any, Protocol, runtime_checkable
+from typing import Any, Literal, Protocol, runtime_checkable
 
 from raf.core.errors import ConfigurationError
 
@@ -41,43 +40,67 @@ class ScriptRunner(Protocol):
     ) -> ScriptResult: ...
 
 
-LANGUAGES = {".py": "python", ".sh": "bash", ".js": "javascript"}
+MAX_SKILL_FILES_BYTES = 8_000_000
+
+
+def script_language(script: Path, code: str) -> Literal["python", "bash"]:
+    """python or bash, from the suffix or the shebang line."""
+    if script.suffix == ".py":
+        return "python"
+    if script.suffix == ".sh":
+        return "bash"
+    first = code.split("\n", 1)[0]
+    return "python" if first.startswith("#!") and "python" in first else "bash"
+
+
+def collect_skill_files(script: Path, folder: Path) -> tuple[str, dict[str, bytes]]:
+    """The script's code and a copy of the skill folder's files (links that leave it
+    and hidden entries are left out)."""
+    code = script.read_text(encoding="utf-8")
+    root = folder.resolve()
+    files: dict[str, bytes] = {}
+    total = 0
+    for path in sorted(root.rglob("*")):
+        relative = path.relative_to(root)
+        if any(part.startswith(".") for part in relative.parts) or not path.is_file():
+            continue
+        if not path.resolve().is_relative_to(root):
+            continue
+        data = path.read_bytes()
+        total += len(data)
+        if total > MAX_SKILL_FILES_BYTES:
+            raise ConfigurationError(
+                f"skill folder {folder} holds over {MAX_SKILL_FILES_BYTES} bytes; too much to "
+                "copy into the sandbox"
+            )
+        files[relative.as_posix()] = data
+    return code, files
 
 
 class CodeInterpreterRunner:
-    """Runs skill scripts through raf's `code_interpreter` sandbox (`raf.tools.code`).
+    """Runs skill scripts in raf's `code_interpreter` sandbox (`raf.tools.code`).
 
-    The sandbox module is imported on first use, so skills work without it until a
-    script is actually run.
+    The sandbox starts in an empty folder: the skill's files are copied into it, so the
+    script sees its skill folder as its working directory (read-only for the original).
+    The sandbox is imported on first use.
     """
 
     def __init__(self, interpreter: Any = None) -> None:
         self._interpreter = interpreter
 
-    def _get_interpreter(self) -> Any:
-        if self._interpreter is None:
-            try:
-                module = importlib.import_module("raf.tools.code")
-            except ImportError as exc:
-                raise ConfigurationError(
-                    "run_skill_script needs the code_interpreter sandbox (raf.tools.code), "
-                    f"which cannot be imported: {exc}"
-                ) from exc
-            self._interpreter = module.CodeInterpreter()
-        return self._interpreter
-
     async def run_script(
         self, script: Path, args: Sequence[str], *, cwd: Path, time_limit: float
     ) -> ScriptResult:
-        interpreter = self._get_interpreter()
-        language = LANGUAGES.get(script.suffix, "bash")
-        code = await asyncio.to_thread(script.read_text, encoding="utf-8")
+        from raf.tools.code import CodeInterpreter
+
+        interpreter = self._interpreter or CodeInterpreter(timeout_s=time_limit)
+        code, files = await asyncio.to_thread(collect_skill_files, script, cwd)
         outcome = await interpreter.run(
-            code, language=language, args=list(args), cwd=str(cwd), timeout=time_limit
+            code, script_language(script, code), files=files, args=list(args)
         )
         return ScriptResult(
-            exit_code=int(getattr(outcome, "exit_code", 0) or 0),
-            stdout=str(getattr(outcome, "stdout", "") or ""),
-            stderr=str(getattr(outcome, "stderr", "") or ""),
-            timed_out=bool(getattr(outcome, "timed_out", False)),
+            exit_code=-1 if outcome.exit_code is None else int(outcome.exit_code),
+            stdout=str(outcome.stdout),
+            stderr=str(outcome.stderr),
+            timed_out=bool(outcome.timed_out),
         )
