@@ -18,7 +18,7 @@ from typing import Any
 HELP = """commands:
   /help            this help
   /clear           start a new session (the old one stays stored)
-  /model [SPEC]    show the model, or switch to SPEC (e.g. openai/gpt-4o-mini)
+  /model [SPEC]    show the model, or switch to SPEC (e.g. openai:gpt-4o-mini)
   /session         show this session's id and the stored sessions
   /quit            leave (Ctrl-D too)
 Ctrl-C cancels the answer being written, not the program."""

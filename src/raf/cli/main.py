@@ -21,6 +21,7 @@ COMMAND_MODULES: tuple[str, ...] = (
     "raf.cli.validate",
     "raf.cli.schema",
     "raf.cli.memory",
+    "raf.cli.mcp",
 )
 """Modules that each add one or more subcommands (add yours here)."""
 

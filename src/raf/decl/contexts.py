@@ -72,10 +72,12 @@ def knowledge_provider(decl: KnowledgeContextDecl, base_dir: Path) -> ContextPro
         raise require("a 'knowledge' context", "rag", exc) from exc
     options: dict[str, Any] = {"name": decl.name}
     config = decl.config
-    for key in ("top_k", "mode", "chunk_size"):
+    for key in ("top_k", "mode", "max_chars", "overlap", "min_score"):
         value = getattr(config, key)
         if value is not None:
             options[key] = value
+    if config.index_path:
+        options["index_path"] = str(base_dir / config.index_path)
     sources = [s if "://" in s else str(base_dir / s) for s in config.sources]
     provider: ContextProvider = KnowledgeProvider(sources, **options)
     return provider
@@ -127,7 +129,9 @@ def compression_strategy(
         return TokenBudgetStrategy()
     if decl.kind == "summarization":
         client = client_for(decl.model, connections) if decl.model else main_client()
-        options: dict[str, Any] = dict(keep)
+        options: dict[str, Any] = {}
+        if decl.keep_last is not None:
+            options["keep_recent"] = decl.keep_last
         if decl.threshold is not None:
             options["threshold"] = decl.threshold
         return SummarizationStrategy(client, **options)

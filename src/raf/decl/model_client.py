@@ -11,14 +11,7 @@ from raf.core.errors import ConfigurationError
 from raf.core.options import ChatOptions
 from raf.decl.schema import ConnectionDecl, MemoryModelDecl, ModelDecl, ModelOptionsDecl
 
-_OPENAI_COMPATIBLE = {
-    "openai": ("https://api.openai.com/v1", "OPENAI_API_KEY", True),
-    "azure": (None, "AZURE_OPENAI_API_KEY", True),
-    "ollama": ("http://localhost:11434/v1", "OLLAMA_API_KEY", False),
-    "vllm": ("http://localhost:8000/v1", "VLLM_API_KEY", False),
-    "llamacpp": ("http://localhost:8080/v1", "LLAMACPP_API_KEY", False),
-    "openrouter": ("https://openrouter.ai/api/v1", "OPENROUTER_API_KEY", True),
-}
+_PROVIDERS = ("openai", "anthropic", "ollama", "openai-compatible", "local")
 
 
 @dataclass(kw_only=True, slots=True)
@@ -75,46 +68,43 @@ def client_for(
             api_key=registered.api_key,  # type: ignore[arg-type]
         )
         provider = provider or registered.provider
-    model_id = model.id
-    model_path = getattr(model, "model_path", None) or connection.model_path
-    if provider == "local" or connection.kind == "local" or model_path:
-        from raf.clients.models import resolve_model
+    return resolve(model.id, provider, connection, getattr(model, "model_path", None))
 
-        spec = f"local/{model_path or model_id or ''}".rstrip("/")
-        local: ChatClient = resolve_model(spec)
-        return local
-    api_key = connection.api_key.get_secret_value() if connection.api_key else None
-    headers = {k: v.get_secret_value() for k, v in connection.headers.items()} or None
-    if provider == "anthropic":
-        from raf.clients.anthropic_client import AnthropicChatClient
 
-        anthropic: ChatClient = AnthropicChatClient(
-            model_id or "claude-sonnet-4-5",
-            api_key=api_key,
-            base_url=connection.endpoint,
-            headers=headers,
-        )
-        if connection.timeout:
-            anthropic.timeout = connection.timeout  # type: ignore[attr-defined]
-        return anthropic
-    if provider in _OPENAI_COMPATIBLE or (provider is None and connection.endpoint):
-        from raf.clients.openai_compat import OpenAIChatClient
-
-        default_url, key_env, require_key = _OPENAI_COMPATIBLE[provider or "openai"]
-        openai: ChatClient = OpenAIChatClient(
-            model_id or "gpt-4o-mini",
-            api_key=api_key,
-            base_url=connection.endpoint or default_url,
-            headers=headers,
-            organization=connection.organization,
-            provider=provider or "openai",
-            api_key_env=key_env,
-            require_key=require_key and connection.kind != "anonymous",
-            timeout=connection.timeout or 120.0,
-        )
-        return openai
+def resolve(
+    model_id: str | None, provider: str | None, connection: ConnectionDecl, model_path: str | None
+) -> ChatClient:
+    """A client through `raf.clients.models.resolve_model`, with the connection's
+    endpoint, key, headers and timeout as settings."""
     from raf.clients.models import resolve_model
 
-    named = f"{provider}/{model_id}" if provider and model_id else (model_id or provider)
-    resolved: ChatClient = resolve_model(named) if named else resolve_model()
-    return resolved
+    path = model_path or connection.model_path
+    if provider == "local" or connection.kind == "local" or path:
+        local: ChatClient = resolve_model(f"local:{path}" if path else "local")
+        return local
+    settings: dict[str, Any] = {}
+    if connection.api_key is not None:
+        settings["api_key"] = connection.api_key.get_secret_value()
+    if connection.headers:
+        settings["headers"] = {k: v.get_secret_value() for k, v in connection.headers.items()}
+    if connection.timeout:
+        settings["timeout"] = connection.timeout
+    if connection.organization and provider in (None, "openai"):
+        settings["organization"] = connection.organization
+    name = model_id or ""
+    if provider is None and ":" in name and name.split(":", 1)[0] in _PROVIDERS:
+        spec = name
+    elif provider in ("openai", "anthropic", "ollama") or (
+        provider is None and not connection.endpoint
+    ):
+        spec = f"{provider or 'openai'}:{name}"
+        if connection.endpoint:
+            settings["base_url"] = connection.endpoint
+    else:  # any other provider (azure, vllm, llamacpp, …) speaks the OpenAI protocol
+        if not connection.endpoint:
+            raise ConfigurationError(
+                f"model provider {provider!r} needs connection.endpoint (its base URL)"
+            )
+        spec = f"openai-compatible:{connection.endpoint}:{name}"
+    client: ChatClient = resolve_model(spec, **settings)
+    return client

@@ -129,6 +129,7 @@ def _problem(error: ErrorDetails, doc: Document) -> Problem:
         what = _kind_word(path)
         expected = [t.strip().strip("'") for t in str(ctx.get("expected_tags", "")).split(",")]
         if kind == "union_tag_not_found":
+            expected = list(_kinds_at(path))
             return doc.problem(
                 path, f"missing required key 'kind' (a {what}: one of {', '.join(expected)})"
             )
@@ -154,12 +155,22 @@ def _problem(error: ErrorDetails, doc: Document) -> Problem:
         message = str(error["msg"]).removeprefix("Value error, ")
         return doc.problem(path, message)
     expected_text = _EXPECTED.get(kind)
+    if kind in ("greater_than", "greater_than_equal", "less_than", "less_than_equal"):
+        expected_text = str(error["msg"]).replace("Input should be", "expected a number")
     if expected_text is None:
         msg = str(error["msg"])
         expected_text = msg.replace("Input should be", "expected").replace("Input", "the value")
         if expected_text and expected_text[0].isupper():
             expected_text = expected_text[0].lower() + expected_text[1:]
     return doc.problem(path, expected_text + _input_text(error, path, doc))
+
+
+def _kinds_at(path: Path_) -> tuple[str, ...]:
+    from raf.decl.schema import CONTEXT_KINDS, TOOL_KINDS
+
+    if path and path[0] == "contexts":
+        return CONTEXT_KINDS
+    return TOOL_KINDS
 
 
 def _kind_word(path: Path_) -> str:

@@ -273,7 +273,9 @@ class CompressionDecl(DeclModel):
     name: str = "compression"
     budget: int = Field(default=24_000, gt=0, description="token budget of the history")
     keep_last: int | None = Field(default=None, ge=0, description="messages kept verbatim")
-    threshold: int | None = Field(default=None, gt=0, description="summarise above this")
+    threshold: float | None = Field(
+        default=None, gt=0, le=1, description="summarise above this fraction of the budget"
+    )
     model: ModelDecl | None = Field(default=None, description="summariser model")
     strategies: list[CompressionDecl] = Field(default_factory=list)
 
@@ -345,9 +347,14 @@ class SkillsContextDecl(DeclModel):
 
 class KnowledgeConfigDecl(DeclModel):
     sources: list[str] = Field(min_length=1, description="files, folders or globs")
+    mode: Literal["instructions", "tool"] | None = Field(
+        default=None, description="inject the best passages, or offer a search tool"
+    )
     top_k: int | None = Field(default=None, gt=0)
-    mode: Literal["inject", "tool"] | None = None
-    chunk_size: int | None = Field(default=None, gt=0)
+    max_chars: int | None = Field(default=None, gt=0, description="chunk size in characters")
+    overlap: int | None = Field(default=None, ge=0)
+    index_path: str | None = None
+    min_score: float | None = None
 
 
 class KnowledgeContextDecl(DeclModel):
@@ -439,7 +446,9 @@ class AgentDecl(DeclModel):
             Discriminator(lambda v: "string" if isinstance(v, str) else "block"),
         ]
         | None
-    ) = Field(default=None, description="a model block, or a string such as 'openai/gpt-4o-mini'")
+    ) = Field(
+        default=None, description="a model block, or a model string such as 'openai:gpt-4o-mini'"
+    )
     max_tool_rounds: int = Field(default=10, ge=0)
     tools: list[ToolDecl] = Field(default_factory=list)
     contexts: list[ContextDecl] = Field(default_factory=list)
@@ -461,6 +470,9 @@ CompressionDecl.model_rebuild()
 def json_schema() -> dict[str, Any]:
     """The JSON Schema of an agent document, for editors."""
     schema = AgentDecl.model_json_schema(by_alias=True)
+    reference = schema.pop("$ref", None)
+    if reference:  # the top level refers to its own definition (sub-agents nest): inline it
+        schema.update(schema["$defs"][reference.rsplit("/", 1)[-1]])
     schema["$schema"] = "https://json-schema.org/draft/2020-12/schema"
     schema["title"] = "raf agent document"
     return schema

@@ -132,7 +132,13 @@ def _load_yaml(text: str, doc: Document) -> None:
     except yaml.MarkedYAMLError as exc:
         mark = exc.problem_mark or exc.context_mark
         problem = exc.problem or "YAML syntax error"
-        context = f" ({exc.context})" if exc.context else ""
+        context = ""
+        if exc.context:
+            started = exc.context_mark
+            at = ""
+            if started is not None and mark is not None and started.line != mark.line:
+                at = f" started at line {started.line + 1}, column {started.column + 1}"
+            context = f" ({exc.context}{at})"
         doc.problems.append(
             Problem(
                 message=f"YAML syntax error: {problem}{context}",

@@ -1,0 +1,71 @@
+"""`raf mcp serve FILE`: expose a declared agent (and optionally its tools) over MCP."""
+
+from __future__ import annotations
+
+import argparse
+import asyncio
+import importlib
+import inspect
+from typing import Any
+
+from raf.core.errors import ConfigurationError
+
+
+def register(subparsers: Any) -> None:
+    parser: argparse.ArgumentParser = subparsers.add_parser(
+        "mcp", help="Model Context Protocol: serve an agent as an MCP server"
+    )
+    sub = parser.add_subparsers(dest="mcp_command", metavar="SUBCOMMAND", required=True)
+    serve = sub.add_parser("serve", help="serve an agent over stdio or streamable HTTP")
+    serve.add_argument("file", nargs="?", help="agent declaration (YAML, JSON or TOML)")
+    serve.add_argument(
+        "--python",
+        metavar="MODULE:FACTORY",
+        help="build the agent in code instead: a callable returning an Agent",
+    )
+    serve.add_argument("--transport", choices=("stdio", "http"), default="stdio")
+    serve.add_argument("--host", default="127.0.0.1", help="HTTP address (default 127.0.0.1)")
+    serve.add_argument("--port", type=int, default=8000, help="HTTP port (default 8000)")
+    serve.add_argument(
+        "--expose-tools",
+        action="store_true",
+        help="also offer the agent's own tools (never those that need approval)",
+    )
+    serve.set_defaults(handler=run_serve)
+
+
+async def load_agent(file: str | None, factory: str | None) -> Any:
+    """The agent named on the command line: a declaration file or `module:factory`."""
+    if bool(file) == bool(factory):
+        raise ConfigurationError("give exactly one of FILE or --python MODULE:FACTORY")
+    if factory:
+        module_name, _, attr = factory.partition(":")
+        if not module_name or not attr:
+            raise ConfigurationError(f"--python wants MODULE:FACTORY, got {factory!r}")
+        try:
+            target = getattr(importlib.import_module(module_name), attr)
+        except (ImportError, AttributeError) as exc:
+            raise ConfigurationError(f"cannot load {factory!r}: {exc}") from exc
+        agent = target() if callable(target) else target
+        if inspect.isawaitable(agent):
+            agent = await agent
+        return agent
+    from raf.decl import DeclAgentBuilder
+
+    return DeclAgentBuilder().from_file(str(file)).build()
+
+
+def run_serve(args: argparse.Namespace) -> int:
+    return asyncio.run(_serve(args))
+
+
+async def _serve(args: argparse.Namespace) -> int:
+    from raf.tools.mcp.server import AgentMcpServer
+
+    agent = await load_agent(args.file, args.python)
+    server = AgentMcpServer(agent, expose_tools=args.expose_tools)
+    if args.transport == "http":
+        await server.serve_http(host=args.host, port=args.port)
+    else:
+        await server.serve_stdio()
+    return 0

@@ -1,0 +1,160 @@
+"""Sub-agents: built recursively, offered as tools, their approvals surfacing through the
+parent's run and resuming through it."""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+import pytest
+
+from raf import AgentRunOptions, AgentSession, FinishReason, ToolApprovalResponse
+from raf.agent.agent_tool import AgentTool
+from raf.core.errors import ValidationProblems
+from raf.decl import DeclAgentBuilder
+from raf.testing import ScriptedChatClient, call, reply
+
+from .helpers import PlainTool
+
+PARENT = """
+name: lead
+instructions: You delegate.
+subAgents:
+  - file: coder.yaml
+    description: Writes code on request
+"""
+CODER = """
+name: coder
+description: Writes files
+instructions: You write.
+model:
+  connection: {kind: reference, name: coder-model}
+tools:
+  - {kind: custom, name: write, approvalRequired: true}
+"""
+
+
+def build(tmp_path: Path, parent: ScriptedChatClient, child: ScriptedChatClient):
+    (tmp_path / "lead.yaml").write_text(PARENT, encoding="utf-8")
+    (tmp_path / "coder.yaml").write_text(CODER, encoding="utf-8")
+    return (
+        DeclAgentBuilder()
+        .from_yaml_file(tmp_path / "lead.yaml")
+        .with_chat_client(parent)
+        .with_connection("coder-model", client=child)
+        .register_factory("write", lambda c: PlainTool("write"))
+        .build()
+    )
+
+
+def approve(call_id: str, approved: bool = True, reason: str | None = None) -> AgentRunOptions:
+    return AgentRunOptions(
+        tool_approval_responses=[
+            ToolApprovalResponse(call_id=call_id, approved=approved, reason=reason)
+        ]
+    )
+
+
+def test_sub_agent_is_offered_as_a_tool(tmp_path):
+    agent = build(tmp_path, ScriptedChatClient([]), ScriptedChatClient([]))
+    (tool,) = agent.tools
+    assert isinstance(tool, AgentTool)
+    assert (tool.name, tool.description, tool.kind) == ("coder", "Writes code on request", "agent")
+    assert tool.parameters["required"] == ["task"]
+    assert [t.name for t in tool.agent.tools] == ["write"]
+
+
+async def test_sub_agent_answers_through_the_parent(tmp_path):
+    parent = ScriptedChatClient([reply("", call("coder", task="say hi", call_id="p1")), "done"])
+    child = ScriptedChatClient(["hi from coder"])
+    agent = build(tmp_path, parent, child)
+    response = await agent.run("delegate")
+    assert response.text == "done"
+    result = parent.requests[1].messages[-1].function_results[0]
+    assert result.result == "hi from coder"
+    assert child.requests[0].messages[-1].text == "say hi"
+
+
+async def test_sub_agent_approval_pauses_the_parent_and_resumes_through_it(tmp_path):
+    parent = ScriptedChatClient(
+        [reply("", call("coder", task="write it", call_id="p1")), "the coder wrote it"]
+    )
+    child = ScriptedChatClient([reply("", call("write", path="x", call_id="k1")), "written"])
+    agent = build(tmp_path, parent, child)
+    session = agent.create_session()
+    paused = await agent.run("get it written", session=session)
+    assert paused.finish_reason is FinishReason.AWAITING_APPROVAL
+    (request,) = paused.pending_approvals
+    assert (request.call_id, request.name) == ("p1", "coder")
+    assert request.reason is not None and 'write({"path": "x"})' in request.reason
+    # the paused parent and its child survive a store round-trip
+    session = AgentSession.from_json(session.to_json())
+    done = await agent.run([], session=session, options=approve("p1"))
+    assert done.text == "the coder wrote it"
+    child_results = [r for m in child.requests[1].messages for r in m.function_results]
+    assert [(r.call_id, r.result) for r in child_results] == [("k1", "write ran")]
+    assert parent.requests[1].messages[-1].function_results[0].result == "written"
+    assert not session.pending_approvals
+    assert "agent-tool:coder" not in session.provider_state
+
+
+async def test_denying_the_sub_agents_request_tells_the_parent_model(tmp_path):
+    parent = ScriptedChatClient(
+        [reply("", call("coder", task="write it", call_id="p1")), "understood"]
+    )
+    child = ScriptedChatClient([reply("", call("write", call_id="k1"))])
+    agent = build(tmp_path, parent, child)
+    session = agent.create_session()
+    await agent.run("go", session=session)
+    done = await agent.run([], session=session, options=approve("p1", False, "not now"))
+    assert done.text == "understood"
+    result = parent.requests[1].messages[-1].function_results[0]
+    assert result.error == "the user denied this call: not now"
+
+
+async def test_a_sub_agent_asking_twice_pauses_the_parent_twice(tmp_path):
+    parent = ScriptedChatClient([reply("", call("coder", task="two", call_id="p1")), "both"])
+    child = ScriptedChatClient(
+        [
+            reply("", call("write", n=1, call_id="k1")),
+            reply("", call("write", n=2, call_id="k2")),
+            "wrote two",
+        ]
+    )
+    agent = build(tmp_path, parent, child)
+    session = agent.create_session()
+    first = await agent.run("go", session=session)
+    assert first.finish_reason is FinishReason.AWAITING_APPROVAL
+    second = await agent.run([], session=session, options=approve("p1"))
+    assert second.finish_reason is FinishReason.AWAITING_APPROVAL
+    assert [p.call_id for p in second.pending_approvals] == ["p1"]
+    assert '"n": 2' in (second.pending_approvals[0].reason or "")
+    third = await agent.run([], session=session, options=approve("p1"))
+    assert third.text == "both"
+    assert parent.requests[1].messages[-1].function_results[0].result == "wrote two"
+
+
+async def test_streamed_parent_shows_the_sub_agents_request(tmp_path):
+    parent = ScriptedChatClient([reply("", call("coder", task="w", call_id="p1")), "ok"])
+    child = ScriptedChatClient([reply("", call("write", call_id="k1")), "w"])
+    agent = build(tmp_path, parent, child)
+    session = agent.create_session()
+    kinds = [u.kind.value async for u in agent.run_stream("go", session=session)]
+    assert "approval_request" in kinds
+    assert session.pending_approvals[0].name == "coder"
+
+
+def test_inline_sub_agent(tmp_path):
+    text = "name: lead\nsubAgents:\n  - name: helper\n    instructions: You help.\n"
+    agent = DeclAgentBuilder().from_yaml_str(text).with_chat_client(ScriptedChatClient([])).build()
+    assert [t.name for t in agent.tools] == ["helper"]
+
+
+def test_sub_agent_cycle_is_reported_where_it_closes(tmp_path):
+    (tmp_path / "a.yaml").write_text("name: a\nsubAgents:\n  - file: b.yaml\n")
+    (tmp_path / "b.yaml").write_text("name: b\nsubAgents:\n  - file: a.yaml\n")
+    with pytest.raises(ValidationProblems) as info:
+        DeclAgentBuilder().from_yaml_file(tmp_path / "a.yaml")
+    (problem,) = info.value.problems
+    assert problem.message == "sub-agent cycle: a.yaml → b.yaml → a.yaml"
+    assert problem.file is not None and problem.file.endswith("b.yaml")
+    assert (problem.line, problem.column, problem.key_path) == (3, 11, "subAgents[0].file")
