@@ -17,6 +17,8 @@ from enum import StrEnum
 from pathlib import Path
 
 PROBE_TIMEOUT_S = 10.0
+HIDDEN_FOLDERS = ("/home", "/root", "/mnt", "/media", "/srv", "/run/user")
+"""Folders where user data lives: replaced by empty tmpfs in the sandbox (with /tmp)."""
 
 _SECRET = re.compile(
     r"(KEY|TOKEN|SECRET|PASSWORD|PASSWD|PASSPHRASE|CREDENTIAL|PRIVATE|COOKIE|SESSION|_PAT|AUTH)",
@@ -81,6 +83,7 @@ def bwrap_argv(
     cwd: Path,
     network: bool,
     hide_home: bool = True,
+    read_only: Sequence[Path] = (),
 ) -> list[str]:
     """A bubblewrap prefix: the whole filesystem read-only, /tmp and $HOME empty, the
     `writable` folders bound read-write, a new PID namespace, optionally no network."""
@@ -96,11 +99,19 @@ def bwrap_argv(
         "--unshare-uts",
         "--die-with-parent",
     ]  # fmt: skip
-    home = Path(os.path.expanduser("~"))
-    if hide_home and str(home) not in ("/", "") and not any(_within(home, w) for w in writable):
-        argv += ["--tmpfs", str(home)]
+    if hide_home:
+        home = Path(os.path.expanduser("~"))
+        for folder in (*HIDDEN_FOLDERS, home):
+            hidden = Path(folder)
+            if str(hidden) in ("/", "") or hidden == Path("/tmp") or not hidden.is_dir():
+                continue
+            if any(_within(hidden, w) for w in writable):
+                continue  # the workspace is inside $HOME etc.: keep the folder visible
+            argv += ["--tmpfs", str(hidden)]
     if not network:
         argv.append("--unshare-net")
+    for folder in read_only:
+        argv += ["--ro-bind", str(folder), str(folder)]
     for folder in writable:
         argv += ["--bind", str(folder), str(folder)]
     argv += ["--chdir", str(cwd), "--"]

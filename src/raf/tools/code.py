@@ -1,0 +1,317 @@
+"""code_interpreter: run Python or shell code in a throw-away folder under OS limits (CPU,
+memory, file size, process count, wall clock), without network where the OS allows it, and
+return stdout, stderr, the exit code and the files the code produced."""
+
+from __future__ import annotations
+
+import asyncio
+import contextlib
+import hashlib
+import os
+import shutil
+import stat
+import sys
+import tempfile
+from collections.abc import Mapping, Sequence
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import Any, Literal
+
+from pydantic import BaseModel, ConfigDict, Field, ValidationError
+
+from raf.core.function_tool import describe_validation_error
+from raf.core.tools import ToolContext, ToolResult
+from raf.tools.sandbox import (
+    ProcessLimits,
+    SandboxKind,
+    bwrap_argv,
+    detect_sandbox,
+    run_process,
+    scrub_environment,
+)
+
+NOBODY = 65534
+Language = Literal["python", "shell", "bash"]
+_SCRIPTS = {"python": "main.py", "shell": "main.sh", "bash": "main.sh"}
+
+
+@dataclass(kw_only=True, slots=True)
+class ProducedFile:
+    """A file the code created or changed in its working folder."""
+
+    name: str
+    size: int
+    content: bytes | None
+    """None when larger than the interpreter's `max_file_bytes` (or not a plain file)."""
+
+
+@dataclass(kw_only=True, slots=True)
+class CodeResult:
+    """What a run produced."""
+
+    stdout: str
+    stderr: str
+    exit_code: int | None
+    files: list[ProducedFile] = field(default_factory=list)
+    timed_out: bool = False
+    signal: str | None = None
+    sandbox: str = "none"
+    notes: list[str] = field(default_factory=list)
+
+    @property
+    def ok(self) -> bool:
+        return self.exit_code == 0 and not self.timed_out
+
+
+def _others_can_run(path: str) -> bool:
+    """True when every folder above `path` is searchable and the file runnable by anyone."""
+    real = Path(os.path.realpath(path))
+    try:
+        if not real.stat().st_mode & stat.S_IXOTH:
+            return False
+        return all(p.stat().st_mode & stat.S_IXOTH for p in real.parents)
+    except OSError:
+        return False
+
+
+def _pick_python(other_user: bool) -> str:
+    """This interpreter, or (when the code runs as another user who cannot reach it) the
+    system's python3."""
+    current = sys.executable or "python3"
+    if not other_user or _others_can_run(current):
+        return current
+    for candidate in ("/usr/local/bin/python3", "/usr/bin/python3", "/bin/python3"):
+        if os.path.exists(candidate) and _others_can_run(candidate):
+            return candidate
+    return current
+
+
+class CodeInterpreter:
+    """Runs code in a process sandbox; usable as a tool and programmatically (`run`)."""
+
+    name = "code_interpreter"
+    kind = "code"
+    requires_approval = False
+    description = (
+        "Run Python 3 (or a POSIX shell script) in a fresh, empty temporary folder and get "
+        "stdout, stderr, the exit code and the files it wrote. No network; CPU, memory and "
+        "time are limited. State does not persist between calls."
+    )
+
+    class Arguments(BaseModel):
+        model_config = ConfigDict(extra="forbid")
+        code: str = Field(min_length=1, description="The program to run")
+        language: Language = Field("python", description="python or shell")
+
+    def __init__(
+        self,
+        *,
+        timeout_s: float = 30.0,
+        cpu_s: int | None = None,
+        memory_mb: int = 512,
+        file_mb: int = 64,
+        max_processes: int = 32,
+        output_cap: int = 64_000,
+        max_file_bytes: int = 1_000_000,
+        network: bool = False,
+        python: str | None = None,
+        run_as: int | None = None,
+    ) -> None:
+        self.timeout_s = timeout_s
+        self.cpu_s = cpu_s if cpu_s is not None else max(1, int(timeout_s))
+        self.memory_mb = memory_mb
+        self.file_mb = file_mb
+        self.max_processes = max_processes
+        self.output_cap = output_cap
+        self.max_file_bytes = max_file_bytes
+        self.network = network
+        self.run_as = run_as if run_as is not None else (NOBODY if os.geteuid() == 0 else None)
+        self.python = python or _pick_python(self.run_as is not None)
+        self._python_prefix = Path(os.path.realpath(self.python)).parent.parent
+
+    @property
+    def parameters(self) -> dict[str, Any]:
+        schema = self.Arguments.model_json_schema()
+        schema.pop("title", None)
+        return schema
+
+    def approval_required(self, arguments: Mapping[str, Any]) -> bool:
+        return False
+
+    async def invoke(self, arguments: Mapping[str, Any], context: ToolContext) -> ToolResult:
+        try:
+            args = self.Arguments.model_validate(arguments)
+        except ValidationError as exc:
+            return ToolResult.fail(describe_validation_error(self.name, exc))
+        result = await self.run(args.code, language=args.language)
+        files = []
+        for produced in result.files:
+            item: dict[str, Any] = {"name": produced.name, "size": produced.size}
+            if produced.content is not None and len(produced.content) <= 4000:
+                with contextlib.suppress(UnicodeDecodeError):
+                    item["text"] = produced.content.decode("utf-8")
+            files.append(item)
+        value: dict[str, Any] = {
+            "exit_code": result.exit_code,
+            "stdout": result.stdout,
+            "stderr": result.stderr,
+            "files": files,
+        }
+        if result.notes:
+            value["notes"] = result.notes
+        return ToolResult.ok(value)
+
+    async def run(
+        self,
+        code: str,
+        language: Language = "python",
+        *,
+        files: Mapping[str, bytes | str] | None = None,
+        args: Sequence[str] = (),
+        stdin: bytes | None = None,
+    ) -> CodeResult:
+        """Run `code` with `files` placed in its working folder; never raises for what
+        the code does (errors, limits and timeouts are in the result)."""
+        workdir = Path(await asyncio.to_thread(tempfile.mkdtemp, prefix="raf-code-"))
+        try:
+            before = await asyncio.to_thread(self._prepare, workdir, code, language, files or {})
+            return await self._execute(workdir, language, args, stdin, before)
+        finally:
+            await asyncio.to_thread(shutil.rmtree, workdir, True)
+
+    def _prepare(
+        self, workdir: Path, code: str, language: str, files: Mapping[str, bytes | str]
+    ) -> dict[str, str]:
+        script = _SCRIPTS[language]
+        (workdir / script).write_text(code, encoding="utf-8")
+        hashes: dict[str, str] = {}
+        for name, data in files.items():
+            rel = Path(name)
+            if rel.is_absolute() or ".." in rel.parts:
+                raise ValueError(f"input file name {name!r} must be relative, without '..'")
+            target = workdir / rel
+            target.parent.mkdir(parents=True, exist_ok=True)
+            raw = data.encode("utf-8") if isinstance(data, str) else data
+            target.write_bytes(raw)
+            hashes[rel.as_posix()] = hashlib.sha256(raw).hexdigest()
+        hashes[script] = "script"
+        if self.run_as is not None:
+            for path in [workdir, *workdir.rglob("*")]:
+                os.chown(path, self.run_as, self.run_as, follow_symlinks=False)
+        return hashes
+
+    async def _execute(
+        self,
+        workdir: Path,
+        language: str,
+        args: Sequence[str],
+        stdin: bytes | None,
+        before: dict[str, str],
+    ) -> CodeResult:
+        script = _SCRIPTS[language]
+        if language == "python":
+            command = [self.python, "-I", script, *args]
+        else:
+            command = ["/bin/bash" if language == "bash" else "/bin/sh", script, *args]
+        kind = await asyncio.to_thread(detect_sandbox, as_user=self.run_as)
+        notes: list[str] = []
+        if kind is SandboxKind.BWRAP:
+            # the interpreter may live below a folder the sandbox hides ($HOME): show it
+            prefix = self._python_prefix
+            argv = [
+                *bwrap_argv(
+                    writable=[workdir],
+                    cwd=workdir,
+                    network=self.network,
+                    read_only=[prefix] if prefix != Path("/") else [],
+                ),
+                *command,
+            ]
+        elif kind is SandboxKind.UNSHARE and not self.network:
+            argv = ["unshare", "-n", "-r", "--", *command]
+            notes.append("bubblewrap is unavailable: no network, but the filesystem is shared")
+        else:
+            argv = command
+            if not self.network:
+                notes.append("no sandbox works here: the code could use the network")
+        limits = ProcessLimits(
+            cpu_s=self.cpu_s,
+            memory_bytes=self.memory_mb * 1024 * 1024,
+            file_bytes=self.file_mb * 1024 * 1024,
+            processes=self._process_limit(),
+        )
+        env = scrub_environment()
+        env.update(HOME=str(workdir), TMPDIR=str(workdir), PYTHONDONTWRITEBYTECODE="1")
+        outcome = await run_process(
+            argv,
+            cwd=workdir,
+            env=env,
+            timeout_s=self.timeout_s,
+            output_cap=self.output_cap,
+            limits=limits,
+            user=self.run_as,
+            stdin=stdin,
+        )
+        if outcome.timed_out:
+            notes.append(f"wall-clock limit of {self.timeout_s:g}s reached: process group killed")
+        if outcome.signal in ("SIGXCPU", "SIGKILL") and not outcome.timed_out:
+            notes.append(f"stopped by {outcome.signal} (CPU limit {self.cpu_s}s or memory)")
+        if outcome.stdout_dropped or outcome.stderr_dropped:
+            notes.append(f"output cut at {self.output_cap} bytes per stream")
+        stderr = outcome.stderr.decode("utf-8", errors="replace")
+        if "MemoryError" in stderr or "Cannot allocate memory" in stderr:
+            notes.append(f"memory limit of {self.memory_mb} MB reached")
+        if "Resource temporarily unavailable" in stderr or "BlockingIOError" in stderr:
+            notes.append(f"process limit of {self.max_processes} reached")
+        produced = await asyncio.to_thread(self._collect, workdir, before)
+        return CodeResult(
+            stdout=outcome.stdout.decode("utf-8", errors="replace"),
+            stderr=stderr,
+            exit_code=outcome.exit_code,
+            files=produced,
+            timed_out=outcome.timed_out,
+            signal=outcome.signal,
+            sandbox=kind.value if (kind is SandboxKind.BWRAP or not self.network) else "none",
+            notes=notes,
+        )
+
+    def _process_limit(self) -> int:
+        if self.run_as is not None:
+            return self.max_processes
+        uid = os.getuid()
+        count = 0
+        for entry in os.scandir("/proc") if os.path.isdir("/proc") else []:
+            if entry.name.isdigit():
+                with contextlib.suppress(OSError):
+                    if entry.stat().st_uid == uid:
+                        count += 1
+        return count + self.max_processes
+
+    def _collect(self, workdir: Path, before: dict[str, str]) -> list[ProducedFile]:
+        out: list[ProducedFile] = []
+        for dirpath, dirnames, filenames, dir_fd in os.fwalk(workdir, follow_symlinks=False):
+            dirnames.sort()
+            for name in sorted(filenames):
+                rel = os.path.relpath(os.path.join(dirpath, name), workdir)
+                if before.get(rel) == "script":
+                    continue
+                try:
+                    fd = os.open(name, os.O_RDONLY | os.O_NOFOLLOW | os.O_NONBLOCK, dir_fd=dir_fd)
+                except OSError:
+                    continue  # symlinks and the like are not reported
+                try:
+                    st = os.fstat(fd)
+                    if not stat.S_ISREG(st.st_mode):
+                        continue
+                    content = None
+                    if st.st_size <= self.max_file_bytes and st.st_nlink == 1:
+                        content = os.read(fd, self.max_file_bytes + 1)
+                finally:
+                    os.close(fd)
+                if content is not None and before.get(rel) == hashlib.sha256(content).hexdigest():
+                    continue  # an input left unchanged
+                out.append(ProducedFile(name=rel, size=st.st_size, content=content))
+        return out
+
+    def __repr__(self) -> str:
+        return f"<CodeInterpreter timeout={self.timeout_s}s memory={self.memory_mb}MB>"
