@@ -303,3 +303,13 @@ def test_one_message_tool_results_stay_with_their_call() -> None:
     messages = [ChatMessage.user("hi"), *tool_group(1, [10, 10, 10], one_message=True)]
     units = split_units(messages)
     assert [len(u.messages) for u in units] == [1, 2]
+
+
+async def test_budget_from_raf_model_table() -> None:
+    provider = CompressionProvider(TokenBudgetStrategy(), counter=COUNTER)
+    options = AgentRunOptions(chat_options=ChatOptions(model_id="openai:gpt-4o"))
+    assert provider.resolve_budget(None, options) == 128_000 - 16_384 - 6_400
+    model = ScriptedChatClient(["ok"])
+    model.model = "claude-sonnet-4"  # type: ignore[attr-defined]
+    agent = AgentBuilder().with_chat_client(model).build()
+    assert provider.resolve_budget(agent, AgentRunOptions()) == 200_000 - 64_000 - 10_000

@@ -57,13 +57,18 @@ def input_budget(
 
 
 def budget_for_model(model_id: str | None) -> int | None:
-    """The input budget of a model named by id, from `raf.clients.models` when present."""
+    """The input budget of a model named by id (`openai:gpt-4o`, or a bare model name),
+    from `raf.clients.models` when present."""
     if not model_id:
         return None
     try:
         module = importlib.import_module("raf.clients.models")
-        info = module.model_info(model_id)
-        return input_budget(info)
-    except Exception as exc:  # module absent, model unknown, or metadata incomplete
-        log.debug("no model metadata for %r: %s", model_id, exc)
+    except ImportError:
         return None
+    specs = [model_id] if ":" in model_id else [model_id, f"openai:{model_id}"]
+    for spec in specs:
+        try:
+            return input_budget(module.model_info(spec))
+        except Exception as exc:  # unknown spec form or incomplete metadata
+            log.debug("no model metadata for %r: %s", spec, exc)
+    return None

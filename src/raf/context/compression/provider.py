@@ -63,6 +63,10 @@ class CompressionProvider:
         if model_id is None and agent is not None:
             defaults = getattr(agent, "default_options", None)
             model_id = getattr(defaults, "model_id", None)
+        if model_id is None and agent is not None:
+            leaf = getattr(agent, "leaf_client", None)
+            found_model = getattr(leaf, "model", None)
+            model_id = found_model if isinstance(found_model, str) else None
         found = budget_for_model(model_id)
         if found is not None:
             return found
