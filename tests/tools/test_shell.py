@@ -1,0 +1,152 @@
+"""run_command: workspace cwd, timeouts that kill the group, output cap, scrubbed secrets,
+the bubblewrap sandbox under deny/approve, and approval where no sandbox works."""
+
+from __future__ import annotations
+
+import os
+import secrets
+import time
+from pathlib import Path
+from typing import Any
+
+from raf.core.options import ChatOptions, ToolApprovalResponse
+from raf.core.tools import ToolContext, ToolResult
+from raf.tools.sandbox import SandboxKind, detect_sandbox, scrub_environment
+from raf.tools.shell import RunCommand
+from raf.tools.workspace import WorkspaceScope
+
+
+def _ws(tmp_path: Path, policy: str) -> WorkspaceScope:
+    root = tmp_path / "ws"
+    root.mkdir(exist_ok=True)
+    return WorkspaceScope(root, policy=policy)
+
+
+async def run(tool: RunCommand, context: ToolContext | None = None, **args: Any) -> ToolResult:
+    return await tool.invoke(args, context or ToolContext())
+
+
+def _approved(call_id: str) -> ToolContext:
+    options = ChatOptions(approval_responses=[ToolApprovalResponse(call_id=call_id, approved=True)])
+    return ToolContext(call_id=call_id, options=options)
+
+
+async def test_runs_in_the_workspace(tmp_path: Path):
+    scope = _ws(tmp_path, "read")
+    (scope.real_root / "sub").mkdir()
+    result = await run(RunCommand(scope), command="pwd; echo err >&2; exit 4", cwd="sub")
+    assert result.value["stdout"].strip() == str(scope.real_root / "sub")
+    assert result.value["stderr"] == "err\n" and result.value["exit_code"] == 4
+    assert result.value["sandbox"] == "none"
+
+
+async def test_timeout_kills_the_whole_process_group(tmp_path: Path):
+    marker = "rafsleep" + secrets.token_hex(4)
+    scope = _ws(tmp_path, "read")
+    script = scope.real_root / f"{marker}.sh"
+    script.write_text("sleep 60\n")
+    start = time.monotonic()
+    result = await run(
+        RunCommand(scope), command=f"sh {marker}.sh & sh {marker}.sh; wait", timeout_s=1
+    )
+    assert time.monotonic() - start < 10
+    assert "timed out after 1s" in (result.error or "")
+    time.sleep(0.3)
+    left = []
+    for pid in filter(str.isdigit, os.listdir("/proc")):
+        try:
+            cmdline = Path(f"/proc/{pid}/cmdline").read_bytes()
+        except OSError:
+            continue
+        if marker.encode() in cmdline:
+            left.append(pid)
+    assert left == []
+
+
+async def test_output_cap(tmp_path: Path):
+    tool = RunCommand(_ws(tmp_path, "read"), output_cap=100)
+    result = await run(tool, command="yes | head -c 100000")
+    assert len(result.value["stdout"]) == 100
+    assert "99900 stdout" in result.value["note"]
+
+
+async def test_secrets_are_scrubbed(tmp_path: Path):
+    env = {
+        "PATH": os.environ.get("PATH", "/usr/bin:/bin"),
+        "OPENAI_API_KEY": "sk-1",
+        "GITHUB_TOKEN": "t",
+        "DB_PASSWORD": "p",
+        "MY_SECRET_THING": "s",
+        "AWS_SECRET_ACCESS_KEY": "a",
+        "ALLOWED_KEY": "ok",
+        "PLAIN": "plain",
+    }
+    tool = RunCommand(_ws(tmp_path, "read"), env=env, allow_env=["ALLOWED_KEY"])
+    result = await run(tool, command="env")
+    out = result.value["stdout"]
+    assert "PLAIN=plain" in out and "ALLOWED_KEY=ok" in out
+    for name in ("OPENAI_API_KEY", "GITHUB_TOKEN", "DB_PASSWORD", "MY_SECRET", "AWS_SECRET"):
+        assert name not in out
+    assert "HOME" in scrub_environment({"HOME": "/h", "X_KEY": "k"})
+
+
+async def test_deny_outside_sandbox_only_the_workspace_is_writable(tmp_path: Path):
+    scope = _ws(tmp_path, "deny")
+    tool = RunCommand(scope)
+    outside = Path("/var/tmp") / ("raf-escape-" + secrets.token_hex(4))
+    sibling = tmp_path / "sibling.txt"
+    sibling.write_text("visible?\n")
+    command = (
+        f"echo in > inside.txt; echo out > {outside}; echo out > {sibling}; "
+        f"cat {sibling}; cat /root/.profile; true"
+    )
+    result = await run(tool, command=command)
+    if detect_sandbox() is not SandboxKind.BWRAP:
+        assert "approval" in (result.error or "")
+        return
+    assert result.value["sandbox"] == "bubblewrap"
+    assert (scope.real_root / "inside.txt").read_text() == "in\n"
+    assert not outside.exists()
+    assert sibling.read_text() == "visible?\n"
+    assert "visible?" not in result.value["stdout"]  # /tmp is hidden in the sandbox
+    assert "Read-only file system" in result.value["stderr"]
+    assert not tool.approval_required({"command": "ls"})
+    assert not tool.requires_approval
+
+
+async def test_deny_outside_refuses_running_outside(tmp_path: Path):
+    tool = RunCommand(_ws(tmp_path, "deny"))
+    refused = await run(tool, command="true", outside_workspace=True)
+    assert "forbids" in (refused.error or "")
+    cwd = await run(tool, command="true", cwd="..")
+    assert "OutsideScope" in (cwd.error or "")
+
+
+async def test_approve_outside_asks_only_to_leave_the_sandbox(tmp_path: Path):
+    tool = RunCommand(_ws(tmp_path, "approve"), sandbox=SandboxKind.BWRAP)
+    assert tool.requires_approval
+    assert not tool.approval_required({"command": "make"})
+    assert tool.approval_required({"command": "make", "outside_workspace": True})
+    assert tool.approval_required({"command": "ls", "cwd": "/etc"})
+    refused = await run(tool, command="true", outside_workspace=True)
+    assert "needs approval" in (refused.error or "")
+    target = tmp_path / "approved.txt"
+    context = _approved("c1")
+    done = await run(tool, context, command=f"echo yes > {target}", outside_workspace=True)
+    assert done.value["sandbox"] == "none" and target.read_text() == "yes\n"
+
+
+async def test_without_a_sandbox_every_command_needs_approval(tmp_path: Path):
+    tool = RunCommand(_ws(tmp_path, "deny"), sandbox=SandboxKind.NONE)
+    assert tool.requires_approval
+    assert tool.approval_required({"command": "ls"})
+    refused = await run(tool, command="ls")
+    assert "no OS sandbox" in (refused.error or "")
+    ran = await run(tool, _approved("c7"), command="echo ok")
+    assert ran.value["stdout"] == "ok\n" and ran.value["sandbox"] == "none"
+
+
+async def test_allow_all_needs_no_approval(tmp_path: Path):
+    tool = RunCommand(_ws(tmp_path, "allow"))
+    assert not tool.requires_approval
+    assert not tool.approval_required({"command": "rm -rf /tmp/x", "cwd": "/"})
