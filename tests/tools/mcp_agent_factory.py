@@ -1,0 +1,44 @@
+"""Agents built in code for `raf mcp serve --python tests.tools.mcp_agent_factory:...`."""
+
+from __future__ import annotations
+
+from collections.abc import Sequence
+
+from raf.agent.agent import Agent
+from raf.agent.builder import AgentBuilder
+from raf.core.function_tool import tool
+from raf.core.messages import ChatMessage, Role
+from raf.core.options import ChatOptions
+from raf.testing import FunctionChatClient
+
+
+@tool
+def shout(text: str) -> str:
+    """Upper-case a text.
+
+    Args:
+        text: what to shout
+    """
+    return text.upper()
+
+
+@tool(approval_required=True)
+def delete_everything(confirm: bool) -> str:
+    """Delete everything (needs approval, so never exposed over MCP)."""
+    return "deleted"
+
+
+def _reply(messages: Sequence[ChatMessage], options: ChatOptions) -> str:
+    users = [m.text for m in messages if m.role is Role.USER]
+    return f"turn {len(users)}: you said {users[-1]!r}"
+
+
+def make_agent() -> Agent:
+    return (
+        AgentBuilder("echo-agent")
+        .with_description("Repeats what you say and counts the turns.")
+        .with_chat_client(FunctionChatClient(_reply))
+        .with_tool(shout)
+        .with_tool(delete_everything)
+        .build()
+    )
