@@ -376,3 +376,15 @@ async def test_user_messages_only_from_text(tmp_path: Path) -> None:
     ]
     await memory.on_invoked(None, session, [ChatMessage.user("x")], None, RuntimeError("boom"))
     assert session.get_provider_state("super-brain")["turns"] == 1
+
+
+async def test_closing_the_agent_drains_the_memory_worker(tmp_path: Path) -> None:
+    curator = ScriptedChatClient(
+        [reply("", call("write_file", path="references/user.md", content=USER_PAGE)), "ok"]
+    )
+    memory = SuperBrainContextProvider(tmp_path, consolidation_interval=1, memory_client=curator)
+    agent, _ = agent_with(memory)
+    async with agent:
+        await agent.run("I'm Ada, from Lyon.")
+    assert memory.worker.completed == 1 and memory.worker.idle
+    assert "- Name: Ada" in (tmp_path / "references" / "user.md").read_text()

@@ -292,6 +292,23 @@ class Agent:
                 f"on_invoked of context provider {failed.name!r} failed: {cause}"
             ) from cause
 
+    async def aclose(self) -> None:
+        """Close the providers that hold background work (those with an `aclose()`, such
+        as the memory's consolidation worker), last registered first."""
+        for provider in reversed(self.context_providers):
+            close = getattr(provider, "aclose", None)
+            if callable(close):
+                try:
+                    await close()
+                except Exception as exc:
+                    log.error("closing provider %r failed: %s", provider.name, exc)
+
+    async def __aenter__(self) -> Agent:
+        return self
+
+    async def __aexit__(self, *exc_info: object) -> None:
+        await self.aclose()
+
     def __repr__(self) -> str:
         return (
             f"Agent(name={self.name!r}, tools={[t.name for t in self.tools]}, "
