@@ -11,6 +11,7 @@ from raf.clients.errors import (
     ClientError,
     InvalidResponseError,
     MissingApiKeyError,
+    Secret,
     connection_error,
     error_for_status,
     mask_key,
@@ -310,7 +311,7 @@ class AnthropicChatClient:
         self.base_url = base_url
         self.timeout = timeout
         self.max_tokens = max_tokens
-        self._key = key
+        self._key = Secret(key)
         self._client: AsyncAnthropic = anthropic.AsyncAnthropic(
             api_key=key,
             base_url=base_url,
@@ -323,10 +324,14 @@ class AnthropicChatClient:
 
     def __repr__(self) -> str:
         where = f", base_url={self.base_url!r}" if self.base_url else ""
-        return f"AnthropicChatClient(model={self.model!r}{where}, api_key={mask_key(self._key)})"
+        key = mask_key(self._key.reveal())
+        return f"AnthropicChatClient(model={self.model!r}{where}, api_key={key})"
 
     async def aclose(self) -> None:
         await self._client.close()
+
+    def _redact(self, exc: BaseException) -> str:
+        return redact(str(exc), [self._key.reveal()])
 
     def _model(self, options: ChatOptions) -> str:
         return options.model_id or self.model
@@ -373,7 +378,7 @@ class AnthropicChatClient:
                 model=model,
                 base_url=base,
                 retry_after=parse_retry_after(exc.response.headers.get("retry-after")),
-                secrets=[self._key],
+                secrets=[self._key.reveal()],
             )
         if isinstance(exc, anthropic.APITimeoutError):
             return timeout_error("anthropic", model, self.timeout)
@@ -387,7 +392,7 @@ class AnthropicChatClient:
         if isinstance(exc, (json.JSONDecodeError, anthropic.APIError)):
             return InvalidResponseError(
                 f"anthropic at {base} sent something that is not the Messages API: "
-                f"{redact(str(exc), [self._key])[:300]}",
+                f"{self._redact(exc)[:300]}",
                 provider="anthropic",
                 model=model,
             )

@@ -280,3 +280,23 @@ def transport_kind(exc: BaseException) -> str | None:
     if "TransportError" in names or isinstance(exc, ConnectionError):
         return "connection"
     return None
+
+
+class Secret:
+    """A value (an API key) that never shows itself in a repr, str or log line."""
+
+    __slots__ = ("_value",)
+
+    def __init__(self, value: str) -> None:
+        self._value = value
+
+    def reveal(self) -> str:
+        return self._value
+
+    def __bool__(self) -> bool:
+        return bool(self._value)
+
+    def __repr__(self) -> str:
+        return "Secret('***')"
+
+    __str__ = __repr__

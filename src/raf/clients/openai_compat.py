@@ -11,6 +11,7 @@ from raf.clients.errors import (
     ClientError,
     InvalidResponseError,
     MissingApiKeyError,
+    Secret,
     connection_error,
     error_for_status,
     mask_key,
@@ -77,7 +78,7 @@ class OpenAIChatClient:
         self.base_url = base_url
         self.timeout = timeout
         self.stream_usage = stream_usage
-        self._key = key
+        self._key = Secret(key)
         self._client: AsyncOpenAI = openai.AsyncOpenAI(
             api_key=key,
             base_url=base_url,
@@ -91,7 +92,7 @@ class OpenAIChatClient:
         where = f", base_url={self.base_url!r}" if self.base_url else ""
         return (
             f"OpenAIChatClient(model={self.model!r}, provider={self.provider!r}{where}, "
-            f"api_key={mask_key(self._key if self._key != NO_KEY else None)})"
+            f"api_key={mask_key(None if self._key.reveal() == NO_KEY else self._key.reveal())})"
         )
 
     async def aclose(self) -> None:
@@ -120,6 +121,9 @@ class OpenAIChatClient:
             body["extra_body"] = dict(options.additional)
         return body
 
+    def _redact(self, exc: BaseException) -> str:
+        return redact(str(exc), [self._key.reveal()])
+
     def _model(self, options: ChatOptions) -> str:
         return options.model_id or self.model
 
@@ -140,7 +144,7 @@ class OpenAIChatClient:
                 model=model,
                 base_url=base,
                 retry_after=parse_retry_after(exc.response.headers.get("retry-after")),
-                secrets=[self._key],
+                secrets=[self._key.reveal()],
             )
         if isinstance(exc, openai.APITimeoutError):
             return timeout_error(self.provider, model, self.timeout)
@@ -154,14 +158,14 @@ class OpenAIChatClient:
         if isinstance(exc, (json.JSONDecodeError, openai.APIResponseValidationError)):
             return InvalidResponseError(
                 f"{self.provider} at {base} sent a response that is not valid chat-completions "
-                f"JSON: {redact(str(exc), [self._key])[:300]}; check that the base URL points "
+                f"JSON: {self._redact(exc)[:300]}; check that the base URL points "
                 "at an OpenAI-compatible API (usually ending in /v1)",
                 provider=self.provider,
                 model=model,
             )
         if isinstance(exc, openai.APIError):
             return InvalidResponseError(
-                f"{self.provider} reported an error: {redact(str(exc), [self._key])[:300]}",
+                f"{self.provider} reported an error: {self._redact(exc)[:300]}",
                 provider=self.provider,
                 model=model,
                 retryable=False,

@@ -69,6 +69,12 @@ class RetryingChatClient:
     def __repr__(self) -> str:
         return f"RetryingChatClient({self.inner!r}, max_retries={self.max_retries})"
 
+    async def aclose(self) -> None:
+        """Close the client below, when it holds connections."""
+        closer = getattr(self.inner, "aclose", None)
+        if closer is not None:
+            await closer()
+
     def delay_for(self, attempt: int, error: BaseException) -> float:
         """How long to wait before try `attempt + 1` (attempt counts from 0)."""
         ceiling = min(self.max_delay, self.base_delay * (2**attempt))

@@ -1,0 +1,207 @@
+"""The embedded local model end to end: pulled by raf's own code, answering, calling tools."""
+
+from __future__ import annotations
+
+import os
+from pathlib import Path
+
+import pytest
+
+from raf.agent.builder import AgentBuilder
+from raf.clients.errors import ContextOverflowError
+from raf.clients.local import (
+    LocalChatClient,
+    default_threads,
+    parse_constrained,
+    read_chat_template,
+    text_messages,
+    tool_schema,
+)
+from raf.clients.model_store import DEFAULT_MODEL, is_pulled, pull_model_sync, verify
+from raf.core.contents import FunctionCallContent, FunctionResultContent, TextContent
+from raf.core.errors import ConfigurationError
+from raf.core.function_tool import tool
+from raf.core.messages import ChatMessage, Role
+from raf.core.options import ChatOptions
+from raf.core.responses import FinishReason, UpdateKind, fold_updates
+
+CITIES: list[str] = []
+
+
+@tool
+def get_weather(city: str) -> str:
+    """Get the current weather of a city.
+
+    Args:
+        city: the city name
+    """
+    CITIES.append(city)
+    return f"It is sunny and 21 C in {city}."
+
+
+@pytest.fixture(scope="session")
+def model_file() -> Path:
+    """The default model, fetched by raf's pull code into the user cache (once)."""
+    path = pull_model_sync(progress=print)
+    assert is_pulled() and path.stat().st_size == DEFAULT_MODEL.size
+    return path
+
+
+@pytest.fixture(scope="module")
+def client(model_file: Path) -> LocalChatClient:
+    return LocalChatClient(temperature=0.0, seed=7, max_tokens=48)
+
+
+def test_pulled_model_matches_its_checksum(model_file: Path) -> None:
+    assert verify()
+    template = read_chat_template(model_file)
+    assert template is not None and "<|im_start|>" in template and "tools" not in template
+
+
+async def test_answers_a_question(client: LocalChatClient) -> None:
+    response = await client.get_response(
+        [
+            ChatMessage.system("You are a helpful assistant."),
+            ChatMessage.user("What is the capital of France?"),
+        ],
+        ChatOptions(max_tokens=24),
+    )
+    assert "Paris" in response.text
+    assert response.usage is not None and response.usage.output_tokens > 0
+    assert response.model_id == DEFAULT_MODEL.name
+
+
+async def test_stream_folds_to_the_same_answer(client: LocalChatClient) -> None:
+    messages = [ChatMessage.user("Name three colours.")]
+    options = ChatOptions(max_tokens=20)
+    updates = [u async for u in client.get_streaming_response(messages, options)]
+    assert sum(u.kind is UpdateKind.TEXT_DELTA for u in updates) > 1
+    assert [u.kind for u in updates[-2:]] == [UpdateKind.USAGE, UpdateKind.FINISHED]
+    assert len({u.message_id for u in updates}) == 1
+    whole = await client.get_response(messages, options)
+    assert fold_updates(updates).text == whole.text
+
+
+async def test_agent_calls_a_tool_end_to_end(client: LocalChatClient) -> None:
+    CITIES.clear()
+    agent = (
+        AgentBuilder("weather")
+        .with_instructions("You are a helpful assistant. Use tools to get facts.")
+        .with_chat_client(client)
+        .with_tool(get_weather)
+        .with_options(ChatOptions(max_tokens=48, tool_choice="required"))
+        .with_max_tool_rounds(1)
+        .build()
+    )
+    session = agent.create_session()
+    response = await agent.run("What is the weather in Paris?", session=session)
+    assert CITIES == ["Paris"]
+    assert response.text  # the last round answers in text
+    results = [
+        c for m in session.messages for c in m.contents if isinstance(c, FunctionResultContent)
+    ]
+    assert results and "sunny" in results[0].as_text()
+
+
+async def test_grammar_makes_every_answer_a_call_or_text(client: LocalChatClient) -> None:
+    response = await client.get_response(
+        [ChatMessage.user("What is the weather in Oslo?")],
+        ChatOptions(tools=[get_weather], max_tokens=48),
+    )
+    contents = response.messages[0].contents
+    assert len(contents) == 1
+    content = contents[0]
+    if isinstance(content, FunctionCallContent):
+        assert content.name == "get_weather" and isinstance(content.arguments["city"], str)
+        assert response.finish_reason is FinishReason.TOOL_CALLS
+    else:
+        assert isinstance(content, TextContent) and content.text
+
+
+async def test_streaming_with_tools_emits_the_call_lifecycle(client: LocalChatClient) -> None:
+    updates = [
+        u
+        async for u in client.get_streaming_response(
+            [ChatMessage.user("Weather in Rome?")],
+            ChatOptions(tools=[get_weather], tool_choice="get_weather", max_tokens=40),
+        )
+    ]
+    kinds = [u.kind for u in updates]
+    assert kinds[:3] == [
+        UpdateKind.TOOL_CALL_STARTED,
+        UpdateKind.TOOL_CALL_ARGUMENTS_DELTA,
+        UpdateKind.TOOL_CALL_ENDED,
+    ]
+    ended = updates[2].content
+    assert isinstance(ended, FunctionCallContent) and ended.name == "get_weather"
+
+
+async def test_context_overflow_says_what_to_do(model_file: Path) -> None:
+    small = LocalChatClient(n_ctx=256)
+    with pytest.raises(ContextOverflowError, match="n_ctx"):
+        await small.get_response([ChatMessage.user("hello " * 400)], ChatOptions(max_tokens=4))
+
+
+async def test_missing_gguf_file_is_a_configuration_error(tmp_path: Path) -> None:
+    client = LocalChatClient(tmp_path / "nope.gguf")
+    with pytest.raises(ConfigurationError, match=r"nope\.gguf does not exist"):
+        await client.get_response([ChatMessage.user("x")], ChatOptions())
+
+
+def test_tool_schema_offers_each_tool_and_an_answer() -> None:
+    schema = tool_schema([get_weather], None)
+    call, answer = schema["anyOf"]
+    assert call["properties"]["tool"] == {"const": "get_weather"}
+    assert call["properties"]["arguments"]["required"] == ["city"]
+    assert answer["required"] == ["answer"]
+    assert len(tool_schema([get_weather], "required")["anyOf"]) == 1
+
+
+def test_parse_constrained_answers() -> None:
+    contents, reason = parse_constrained('{"tool": "get_weather", "arguments": {"city": "Oslo"}}')
+    assert reason is FinishReason.TOOL_CALLS
+    assert isinstance(contents[0], FunctionCallContent) and contents[0].arguments == {
+        "city": "Oslo"
+    }
+    contents, reason = parse_constrained('{"answer": "Hi there"}')
+    assert contents == [TextContent(text="Hi there")] and reason is FinishReason.STOP
+    contents, reason = parse_constrained('{"answer": "cut off mid')
+    assert contents == [TextContent(text="cut off mid")] and reason is FinishReason.LENGTH
+
+
+def test_text_messages_render_calls_and_results_for_plain_templates() -> None:
+    history = [
+        ChatMessage.system("Be brief."),
+        ChatMessage.user("Weather in Oslo?"),
+        ChatMessage.assistant(
+            calls=[
+                FunctionCallContent(call_id="c1", name="get_weather", arguments={"city": "Oslo"})
+            ]
+        ),
+        ChatMessage(role=Role.TOOL, contents=[FunctionResultContent(call_id="c1", result="rain")]),
+    ]
+    with_tools = text_messages(history, [get_weather])
+    assert with_tools[0]["role"] == "system" and "get_weather" in with_tools[0]["content"]
+    assert with_tools[2] == {
+        "role": "assistant",
+        "content": '{"tool": "get_weather", "arguments": {"city": "Oslo"}}',
+    }
+    assert with_tools[3] == {"role": "user", "content": "Result of get_weather: rain"}
+    without = text_messages(history)
+    assert [m["role"] for m in without] == ["system", "user"]
+    assert without[1]["content"] == "Weather in Oslo?\nResult of get_weather: rain"
+
+
+def test_default_threads_leave_a_core_free(monkeypatch: pytest.MonkeyPatch) -> None:
+    monkeypatch.delenv("RAF_LOCAL_THREADS", raising=False)
+    monkeypatch.setattr(os, "sched_getaffinity", lambda _pid: {0, 1})
+    assert default_threads() == 1
+    monkeypatch.setattr(os, "sched_getaffinity", lambda _pid: {0})
+    assert default_threads() == 1
+    monkeypatch.setattr(os, "sched_getaffinity", lambda _pid: set(range(8)))
+    assert default_threads() == 7
+    monkeypatch.setenv("RAF_LOCAL_THREADS", "3")
+    assert default_threads() == 3
+    monkeypatch.setenv("RAF_LOCAL_THREADS", "many")
+    with pytest.raises(ConfigurationError, match="RAF_LOCAL_THREADS"):
+        default_threads()

@@ -1,0 +1,113 @@
+"""Model strings, RAF_MODEL and model metadata."""
+
+from __future__ import annotations
+
+import pytest
+
+from raf.clients.anthropic_client import AnthropicChatClient
+from raf.clients.local import LocalChatClient
+from raf.clients.models import (
+    ModelInfo,
+    ModelSpec,
+    model_info,
+    parse_model_spec,
+    register_model_info,
+    resolve_model,
+)
+from raf.clients.openai_compat import OpenAIChatClient
+from raf.clients.retry import RetryingChatClient
+from raf.core.errors import ConfigurationError
+from raf.core.messages import ChatMessage
+from raf.core.options import ChatOptions
+from tests.clients.conftest import KATAN_MODEL
+
+
+@pytest.mark.parametrize(
+    ("text", "expected"),
+    [
+        ("openai:gpt-4o-mini", ModelSpec(provider="openai", model="gpt-4o-mini")),
+        ("anthropic:claude-sonnet-4-5", ModelSpec(provider="anthropic", model="claude-sonnet-4-5")),
+        (
+            "ollama:qwen3:8b",
+            ModelSpec(provider="ollama", model="qwen3:8b", base_url="http://127.0.0.1:11434/v1"),
+        ),
+        (
+            "openai-compatible:http://127.0.0.1:8000/v1:qwen3:8b",
+            ModelSpec(
+                provider="openai-compatible", model="qwen3:8b", base_url="http://127.0.0.1:8000/v1"
+            ),
+        ),
+        (
+            "openai-compatible:https://api.example.com:my-model",
+            ModelSpec(
+                provider="openai-compatible", model="my-model", base_url="https://api.example.com"
+            ),
+        ),
+        ("local", ModelSpec(provider="local", model="local")),
+        (
+            "local:/models/x.gguf",
+            ModelSpec(provider="local", model="local", path="/models/x.gguf"),
+        ),
+    ],
+)
+def test_parses_model_strings(text: str, expected: ModelSpec) -> None:
+    monkey_free = parse_model_spec(text)
+    assert monkey_free == expected
+    assert parse_model_spec(str(monkey_free)) == expected
+
+
+def test_raf_model_decides_and_local_is_the_default(monkeypatch: pytest.MonkeyPatch) -> None:
+    monkeypatch.delenv("RAF_MODEL", raising=False)
+    assert parse_model_spec().provider == "local"
+    monkeypatch.setenv("RAF_MODEL", "ollama:llama3.2")
+    assert parse_model_spec() == ModelSpec(
+        provider="ollama", model="llama3.2", base_url="http://127.0.0.1:11434/v1"
+    )
+    assert parse_model_spec("local").provider == "local"
+
+
+@pytest.mark.parametrize("bad", ["gpt-4o", "openai:", "azure:x", "openai-compatible:localhost:m"])
+def test_bad_model_strings_show_the_forms(bad: str) -> None:
+    with pytest.raises(ConfigurationError, match="openai"):
+        parse_model_spec(bad)
+
+
+def test_model_info_table_prefixes_defaults_and_overrides() -> None:
+    assert model_info("openai:gpt-4o-mini").context_window == 128_000
+    assert model_info("openai:gpt-4o-mini-2024-07-18").max_output_tokens == 16_384
+    assert model_info("anthropic:claude-sonnet-4-5").context_window == 200_000
+    assert model_info("ollama:qwen3:8b").context_window == 40_960
+    assert model_info("local").context_window == 4096
+    unknown = model_info("openai-compatible:http://h:1/v1:mystery")
+    assert not unknown.known and unknown.context_window == 8192
+    assert model_info("openai:gpt-4o", context_window=1000).context_window == 1000
+    register_model_info("mystery", ModelInfo(context_window=32_000, max_output_tokens=4000))
+    assert model_info("openai-compatible:http://h:1/v1:mystery").context_window == 32_000
+
+
+def test_resolve_builds_the_right_clients(monkeypatch: pytest.MonkeyPatch) -> None:
+    monkeypatch.setenv("OPENAI_API_KEY", "sk-test-0000000000")
+    monkeypatch.setenv("ANTHROPIC_API_KEY", "sk-ant-test-0000000")
+    openai = resolve_model("openai:gpt-4o-mini")
+    assert isinstance(openai, RetryingChatClient) and isinstance(openai.inner, OpenAIChatClient)
+    ollama = resolve_model("ollama:qwen3:8b", retry=False)
+    assert isinstance(ollama, OpenAIChatClient) and ollama.model == "qwen3:8b"
+    assert "11434" in str(ollama.base_url) and ollama.provider == "ollama"
+    claude = resolve_model("anthropic:claude-sonnet-4-5", retry=False)
+    assert isinstance(claude, AnthropicChatClient) and claude.max_tokens == 8192
+    local = resolve_model("local:/m/x.gguf")
+    assert isinstance(local, LocalChatClient) and local.model == "x"
+    monkeypatch.setenv("RAF_MODEL", "local")
+    assert isinstance(resolve_model(), LocalChatClient)
+
+
+async def test_resolved_compatible_server_answers(
+    katan: str, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    monkeypatch.setenv("OPENAI_API_KEY", "sk-katan-0000000000")
+    monkeypatch.setenv("RAF_MODEL", f"openai-compatible:{katan}/v1:{KATAN_MODEL}")
+    client = resolve_model()
+    response = await client.get_response([ChatMessage.user("via RAF_MODEL")], ChatOptions())
+    assert "via RAF_MODEL" in response.text
+    assert isinstance(client, RetryingChatClient)
+    await client.aclose()
