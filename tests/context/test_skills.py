@@ -34,8 +34,11 @@ REAL_NAMES = {"brand-guidelines", "frontend-design", "internal-comms", "mcp-buil
 def skill_sources() -> list[Path]:
     """The committed copy always; the shared originals too when they sit beside the repo."""
     sources = [LOCAL_SKILLS]
-    for outside in (REPO.parent / "shared" / "data" / "agent-skills",):
-        if outside.is_dir():
+    for outside in (
+        REPO.parent / "shared" / "data" / "agent-skills",
+        Path("/work/shared/data/agent-skills"),
+    ):
+        if outside.is_dir() and outside.resolve() not in [s.resolve() for s in sources]:
             sources.append(outside)
     return sources
 
