@@ -16,6 +16,8 @@ from raf.core.errors import RafError
 
 COMMAND_MODULES: tuple[str, ...] = (
     "raf.cli.demo",
+    "raf.cli.ask",
+    "raf.cli.models",
     "raf.cli.chat",
     "raf.cli.run",
     "raf.cli.validate",
