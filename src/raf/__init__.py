@@ -81,6 +81,13 @@ _EXPORTS: dict[str, str] = {
     "ObservationMaskingStrategy": "raf.context.compression",
     "SummarizationStrategy": "raf.context.compression",
     "SuperBrainContextProvider": "raf.context.memory",
+    # context and tools: knowledge, wiki, MCP, OpenAPI
+    "KnowledgeProvider": "raf.context.knowledge",
+    "WikiProvider": "raf.context.wiki",
+    "McpContextProvider": "raf.context.mcp",
+    "McpServerConfig": "raf.tools.mcp",
+    "McpToolset": "raf.tools.mcp",
+    "OpenApiToolset": "raf.tools.openapi",
 }
 
 __all__ = [
@@ -118,9 +125,14 @@ __all__ = [
     "InMemoryHistoryProvider",
     "InMemorySessionStore",
     "JsonDirectorySessionStore",
+    "KnowledgeProvider",
+    "McpContextProvider",
+    "McpServerConfig",
+    "McpToolset",
     "MissingExtraError",
     "ModelError",
     "ObservationMaskingStrategy",
+    "OpenApiToolset",
     "ProviderError",
     "RafError",
     "ReasoningContent",
@@ -145,6 +157,7 @@ __all__ = [
     "UpdateKind",
     "UsageContent",
     "UsageDetails",
+    "WikiProvider",
     "fold_stream",
     "fold_updates",
     "tool",
@@ -168,8 +181,11 @@ if TYPE_CHECKING:
         SummarizationStrategy,
         TokenBudgetStrategy,
     )
+    from raf.context.knowledge import KnowledgeProvider
+    from raf.context.mcp import McpContextProvider
     from raf.context.memory import SuperBrainContextProvider
     from raf.context.skills import AgentSkillsProvider, Skill
+    from raf.context.wiki import WikiProvider
     from raf.core.cancellation import CancellationToken
     from raf.core.chat_client import ChatClient, ChatClientBuilder
     from raf.core.contents import (
@@ -212,6 +228,8 @@ if TYPE_CHECKING:
     from raf.core.sessions import AgentSession, SessionStore
     from raf.core.tools import ApprovalRequiredTool, BaseTool, Tool, ToolContext, ToolResult
     from raf.core.usage import UsageDetails
+    from raf.tools.mcp import McpServerConfig, McpToolset
+    from raf.tools.openapi import OpenApiToolset
 
 
 def __getattr__(name: str) -> Any:
