@@ -84,8 +84,9 @@ class ScriptFileClient:
     """A scripted model read from a JSON file, for tests and demos of the programs.
 
     The file is a list of replies (or `{"replies": [...], "chunkSize": n}`). A reply is a
-    string, or `{"text": ..., "calls": [{"name", "arguments", "id"}], "delay": seconds}`;
-    `delay` waits before answering (cancellable), so a test can interrupt a run.
+    string, or `{"text": ..., "calls": [{"name", "arguments", "id"}], "delay": seconds,
+    "pace": seconds}`; `delay` waits before answering (cancellable, so a test can interrupt
+    a run) and `pace` between streamed pieces (so a test sees text arrive in pieces).
     """
 
     def __init__(self, path: Path) -> None:
@@ -105,10 +106,12 @@ class ScriptFileClient:
             raise ConfigurationError(f"{path}: a scripted model is a JSON list of replies")
         items: list[Any] = []
         self.delays: list[float] = []
+        self.paces: list[float] = []
         for item in data:
             if isinstance(item, str):
                 items.append(item)
                 self.delays.append(0.0)
+                self.paces.append(0.01)
                 continue
             calls = [
                 call(c["name"], dict(c.get("arguments") or {}), call_id=c.get("id"))
@@ -116,14 +119,19 @@ class ScriptFileClient:
             ]
             items.append(reply(str(item.get("text", "")), *calls))
             self.delays.append(float(item.get("delay", 0.0)))
+            self.paces.append(float(item.get("pace", 0.01)))
         self.inner = ScriptedChatClient(items, chunk_size=chunk)
         self._calls = 0
 
-    async def _wait(self) -> None:
+    async def _wait(self) -> float:
+        """Wait as the reply about to be given asks; returns its pace."""
         index = self._calls
         self._calls += 1
-        if index < len(self.delays) and self.delays[index]:
+        if index >= len(self.delays):
+            return 0.0
+        if self.delays[index]:
             await asyncio.sleep(self.delays[index])
+        return self.paces[index]
 
     async def get_response(
         self, messages: Sequence[ChatMessage], options: ChatOptions
@@ -134,9 +142,9 @@ class ScriptFileClient:
     async def get_streaming_response(
         self, messages: Sequence[ChatMessage], options: ChatOptions
     ) -> AsyncIterator[AgentResponseUpdate]:
-        await self._wait()
+        pace = await self._wait()
         async for update in self.inner.get_streaming_response(messages, options):
-            await asyncio.sleep(0.01)  # let a terminal see the text arrive in pieces
+            await asyncio.sleep(pace)
             yield update
 
     def __repr__(self) -> str:

@@ -1,0 +1,162 @@
+"""`raf run`, `raf validate` and `raf schema` as a user runs them: in a subprocess."""
+
+from __future__ import annotations
+
+import json
+import signal
+import subprocess
+import sys
+import time
+from pathlib import Path
+
+from .helpers import APPROVING_AGENT, raf, raf_env, script, write_agent
+
+SIMPLE = "name: helper\ninstructions: You help.\n"
+
+
+def outside_file(tmp_path: Path) -> Path:
+    path = tmp_path.parent / f"{tmp_path.name}-outside.txt"
+    path.write_text("outside text", encoding="utf-8")
+    return path
+
+
+def read_outside_script(tmp_path: Path, final: str = "It says: outside text") -> str:
+    return script(
+        tmp_path,
+        [
+            {
+                "calls": [
+                    {
+                        "name": "read_file",
+                        "arguments": {"path": str(outside_file(tmp_path))},
+                        "id": "c1",
+                    }
+                ]
+            },
+            final,
+        ],
+    )
+
+
+def test_run_prints_the_answer(tmp_path):
+    write_agent(tmp_path, SIMPLE)
+    done = raf(tmp_path, "run", "agent.yaml", "hi", "--model", script(tmp_path, ["Hello there!"]))
+    assert done.returncode == 0, done.stderr
+    assert done.stdout == "Hello there!\n"
+
+
+def test_run_json_prints_the_stream_as_json_lines(tmp_path):
+    write_agent(tmp_path, SIMPLE)
+    model = script(tmp_path, ["Hello there!"])
+    done = raf(tmp_path, "run", "agent.yaml", "hi", "--json", "--model", model)
+    assert done.returncode == 0, done.stderr
+    updates = [json.loads(line) for line in done.stdout.splitlines()]
+    assert "".join(u.get("text", "") for u in updates if u["kind"] == "text_delta") == (
+        "Hello there!"
+    )
+    assert updates[-1] == {"kind": "finished", "finish_reason": "stop"}
+
+
+def test_run_reads_the_prompt_from_stdin(tmp_path):
+    write_agent(tmp_path, SIMPLE)
+    model = script(tmp_path, ["got it"])
+    done = raf(tmp_path, "run", "agent.yaml", "-", "--model", model, stdin="a long prompt\n")
+    assert done.returncode == 0 and done.stdout == "got it\n"
+
+
+def test_run_approve_all_runs_the_call(tmp_path):
+    write_agent(tmp_path, APPROVING_AGENT)
+    model = read_outside_script(tmp_path)
+    done = raf(tmp_path, "run", "agent.yaml", "read it", "--approve", "all", "--model", model)
+    assert done.returncode == 0, done.stderr
+    assert "It says: outside text" in done.stdout
+    assert "⚙ read_file(" in done.stderr and "↳ read_file: outside text" in done.stderr
+
+
+def test_run_approve_none_denies_the_call(tmp_path):
+    write_agent(tmp_path, APPROVING_AGENT)
+    model = read_outside_script(tmp_path, "I was not allowed")
+    done = raf(tmp_path, "run", "agent.yaml", "read it", "--approve", "none", "--model", model)
+    assert done.returncode == 0, done.stderr
+    assert "denied by --approve none" in done.stderr
+
+
+def test_unanswered_approval_exits_3_and_resumes_by_session(tmp_path):
+    write_agent(tmp_path, APPROVING_AGENT)
+    model = read_outside_script(tmp_path)
+    first = raf(tmp_path, "run", "agent.yaml", "read it", "--session", "s1", "--model", model)
+    assert first.returncode == 3, first.stderr
+    assert "waiting for approval: read_file(" in first.stderr
+    assert "--session s1" in first.stderr
+    # the script's first reply was used; a fresh process replays from the second one
+    model = script(tmp_path, ["It says: outside text"], name="rest.json")
+    second = raf(
+        tmp_path, "run", "agent.yaml", "--session", "s1", "--approve", "all", "--model", model
+    )
+    assert second.returncode == 0, second.stderr
+    assert "It says: outside text" in second.stdout
+
+
+def test_usage_errors_exit_2(tmp_path):
+    assert raf(tmp_path, "run").returncode == 2
+    write_agent(tmp_path, SIMPLE)
+    done = raf(tmp_path, "run", "agent.yaml", "--model", script(tmp_path, ["x"]))
+    assert done.returncode == 2 and "give a prompt" in done.stderr
+
+
+def test_a_broken_document_exits_1_with_located_problems(tmp_path):
+    write_agent(tmp_path, "name: a\nmaxToolRound: 3\n")
+    done = raf(tmp_path, "run", "agent.yaml", "hi", "--model", script(tmp_path, ["x"]))
+    assert done.returncode == 1
+    assert "agent.yaml:2:1 maxToolRound: unknown key 'maxToolRound'; did you mean" in done.stderr
+
+
+def test_ctrl_c_interrupts_the_run_with_130(tmp_path):
+    write_agent(tmp_path, SIMPLE)
+    model = script(tmp_path, [{"text": "too late", "delay": 30}])
+    process = subprocess.Popen(
+        [sys.executable, "-m", "raf.cli", "run", "agent.yaml", "hi", "--model", model],
+        cwd=tmp_path,
+        env=raf_env(tmp_path),
+        stdout=subprocess.PIPE,
+        stderr=subprocess.PIPE,
+        text=True,
+    )
+    try:
+        time.sleep(2.0)
+        process.send_signal(signal.SIGINT)
+        out, err = process.communicate(timeout=30)
+    finally:
+        process.kill()
+    assert process.returncode == 130, err
+    assert "interrupted" in err and "too late" not in out
+
+
+def test_validate_reports_every_problem_and_exits_1(tmp_path):
+    write_agent(tmp_path, SIMPLE, "good.yaml")
+    write_agent(tmp_path, "name: a\nmaxToolRound: 3\ntools:\n  - kind: fil\n", "bad.yaml")
+    done = raf(tmp_path, "validate", "good.yaml", "bad.yaml")
+    assert done.returncode == 1
+    assert "good.yaml: ok (helper)" in done.stdout
+    assert "bad.yaml: 2 problem(s)" in done.stderr
+    assert "bad.yaml:2:1 maxToolRound: unknown key 'maxToolRound'" in done.stderr
+    assert "bad.yaml:4:11 tools[0].kind: unknown tool kind 'fil'; did you mean 'file'?" in (
+        done.stderr
+    )
+
+
+def test_validate_warns_about_an_unknown_policy_and_passes(tmp_path):
+    write_agent(tmp_path, "name: a\ncontexts:\n  - kind: workspace\n    config: {policy: maybe}\n")
+    done = raf(tmp_path, "validate", "agent.yaml")
+    assert done.returncode == 0
+    assert "warning: agent.yaml:4:22 contexts[0].config.policy: unknown workspace policy" in (
+        done.stderr
+    )
+    assert "failing closed to 'deny'" in done.stderr
+
+
+def test_schema_prints_the_json_schema(tmp_path):
+    done = raf(tmp_path, "schema")
+    assert done.returncode == 0
+    schema = json.loads(done.stdout)
+    assert "maxToolRounds" in schema["properties"]
