@@ -71,6 +71,13 @@ _EXPORTS: dict[str, str] = {
     "SqliteSessionStore": "raf.agent.stores",
     # clients
     "FunctionInvokingChatClient": "raf.clients.function_invoking",
+    "OpenAIChatClient": "raf.clients.openai_compat",
+    "AnthropicChatClient": "raf.clients.anthropic_client",
+    "LocalChatClient": "raf.clients.local",
+    "RetryingChatClient": "raf.clients.retry",
+    "resolve_model": "raf.clients.models",
+    "model_info": "raf.clients.models",
+    "ModelInfo": "raf.clients.models",
     # context: skills, compression, memory
     "AgentSkillsProvider": "raf.context.skills",
     "Skill": "raf.context.skills",
@@ -98,6 +105,7 @@ __all__ = [
     "AgentRunOptions",
     "AgentSession",
     "AgentSkillsProvider",
+    "AnthropicChatClient",
     "ApprovalError",
     "ApprovalRequestContent",
     "ApprovalRequiredTool",
@@ -126,16 +134,20 @@ __all__ = [
     "InMemorySessionStore",
     "JsonDirectorySessionStore",
     "KnowledgeProvider",
+    "LocalChatClient",
     "McpContextProvider",
     "McpServerConfig",
     "McpToolset",
     "MissingExtraError",
     "ModelError",
+    "ModelInfo",
     "ObservationMaskingStrategy",
+    "OpenAIChatClient",
     "OpenApiToolset",
     "ProviderError",
     "RafError",
     "ReasoningContent",
+    "RetryingChatClient",
     "Role",
     "SessionError",
     "SessionFormatError",
@@ -160,6 +172,8 @@ __all__ = [
     "WikiProvider",
     "fold_stream",
     "fold_updates",
+    "model_info",
+    "resolve_model",
     "tool",
 ]
 
@@ -172,7 +186,12 @@ if TYPE_CHECKING:
         JsonDirectorySessionStore,
         SqliteSessionStore,
     )
+    from raf.clients.anthropic_client import AnthropicChatClient
     from raf.clients.function_invoking import FunctionInvokingChatClient
+    from raf.clients.local import LocalChatClient
+    from raf.clients.models import ModelInfo, model_info, resolve_model
+    from raf.clients.openai_compat import OpenAIChatClient
+    from raf.clients.retry import RetryingChatClient
     from raf.context.compression import (
         CompressionPipeline,
         CompressionProvider,
