@@ -1,0 +1,228 @@
+"""ToolResolver: tool declarations (kind, name, config) to tools, with name expansion
+(seed 001 rule 6): a kind without a name means every tool of that kind."""
+
+from __future__ import annotations
+
+import difflib
+import importlib
+from collections.abc import Callable, Mapping
+from pathlib import Path
+from typing import Any, ClassVar
+
+from raf.core.errors import ConfigurationError, MissingExtraError
+from raf.core.tools import Tool
+
+ToolFactory = Callable[[str | None, Mapping[str, Any], Path | None], list[Tool] | Tool]
+"""`(name, config, base_dir) -> tools` for one declaration."""
+
+FILE_TOOL_NAMES = (
+    "read_file",
+    "write_file",
+    "edit_file",
+    "list_files",
+    "inspect_file",
+    "make_directory",
+    "remove_path",
+    "move_file",
+    "find_files",
+    "search_file",
+    "run_command",
+)
+TOOL_NAMES: dict[str, tuple[str, ...]] = {
+    "file": FILE_TOOL_NAMES,
+    "web": ("web_search", "web_fetch"),
+    "shell": ("run_command",),
+    "code": ("code_interpreter",),
+}
+"""The names each built-in kind expands to, in order."""
+
+_LIMIT_KEYS = {
+    "maxReadBytes": "max_read_bytes",
+    "maxReadLines": "max_read_lines",
+    "maxWriteBytes": "max_write_bytes",
+    "maxEntries": "max_entries",
+    "maxMatches": "max_matches",
+    "maxSearchFileBytes": "max_search_file_bytes",
+}
+_SHELL_KEYS = {
+    "outputCap": "output_cap",
+    "allowEnv": "allow_env",
+    "network": "network",
+}
+_FETCH_KEYS = {
+    "allowPrivate": "allow_private",
+    "allowHosts": "allow_hosts",
+    "timeout": "timeout_s",
+    "maxBytes": "max_bytes",
+    "maxChars": "max_chars",
+    "maxRedirects": "max_redirects",
+}
+_SEARCH_KEYS = {"backend": "backend", "url": "url", "apiKey": "apiKey", "timeout": "timeout_s"}
+_CODE_KEYS = {
+    "timeout": "timeout_s",
+    "cpuSeconds": "cpu_s",
+    "memoryMb": "memory_mb",
+    "fileMb": "file_mb",
+    "maxProcesses": "max_processes",
+    "outputCap": "output_cap",
+    "network": "network",
+}
+
+
+def _snake(key: str) -> str:
+    return "".join(f"_{c.lower()}" if c.isupper() else c for c in key)
+
+
+def _options(config: Mapping[str, Any], allowed: Mapping[str, str], what: str) -> dict[str, Any]:
+    """Config keys (camelCase or snake_case) mapped to constructor arguments; an unknown
+    key is an error that lists the valid ones."""
+    by_name = {**allowed, **{_snake(k): v for k, v in allowed.items()}}
+    out: dict[str, Any] = {}
+    for key, value in config.items():
+        target = by_name.get(key)
+        if target is None:
+            valid = ", ".join(sorted(allowed)) or "none"
+            hint = difflib.get_close_matches(key, list(by_name), n=1)
+            suggestion = f"; did you mean {hint[0]!r}?" if hint else ""
+            raise ConfigurationError(
+                f"unknown config key {key!r} for {what}{suggestion} (valid keys: {valid})",
+                key_path=f"config.{key}",
+            )
+        out[target] = value
+    return out
+
+
+def _file_tools(name: str | None, config: Mapping[str, Any], base_dir: Path | None) -> list[Tool]:
+    from raf.tools._scoped import FileLimits
+    from raf.tools.files import file_tools
+    from raf.tools.shell import RunCommand
+
+    options = _options(config, {**_LIMIT_KEYS, **_SHELL_KEYS}, "file tools")
+    limits = FileLimits(**{k: v for k, v in options.items() if k in _LIMIT_KEYS.values()})
+    shell = {k: v for k, v in options.items() if k in _SHELL_KEYS.values()}
+    tools: list[Tool] = []
+    for tool in file_tools():
+        if name is not None and tool.name != name:
+            continue
+        if isinstance(tool, RunCommand):
+            tools.append(RunCommand(limits=limits, **shell))
+        else:
+            tools.append(type(tool)(limits=limits))  # type: ignore[call-arg]
+    return tools
+
+
+def _shell_tools(name: str | None, config: Mapping[str, Any], base_dir: Path | None) -> list[Tool]:
+    from raf.tools.shell import RunCommand
+
+    return [RunCommand(**_options(config, _SHELL_KEYS, "run_command"))]
+
+
+def _web_tools(name: str | None, config: Mapping[str, Any], base_dir: Path | None) -> list[Tool]:
+    try:
+        from raf.tools.web import WebFetch, WebSearch, default_backend
+    except ImportError as exc:  # pragma: no cover - MissingExtraError is raised by the module
+        raise MissingExtraError("web tools", "web", exc.name) from exc
+    tools: list[Tool] = []
+    if name in (None, "web_search"):
+        what = "web_search" if name else "web tools"
+        allowed = _SEARCH_KEYS if name else {**_SEARCH_KEYS, **_FETCH_KEYS}
+        options = _options(config, allowed, what)
+        search: dict[str, Any] = {
+            k: options[k] for k in ("backend", "url", "apiKey") if k in options
+        }
+        timeout = options.get("timeout_s", 15.0)
+        tools.append(WebSearch(default_backend(search), timeout_s=timeout))
+    if name in (None, "web_fetch"):
+        allowed = _FETCH_KEYS if name else {**_SEARCH_KEYS, **_FETCH_KEYS}
+        options = _options(config, allowed, "web_fetch" if name else "web tools")
+        fetch = {k: v for k, v in options.items() if k in _FETCH_KEYS.values()}
+        tools.append(WebFetch(**fetch))
+    return tools
+
+
+def _code_tools(name: str | None, config: Mapping[str, Any], base_dir: Path | None) -> list[Tool]:
+    from raf.tools.code import CodeInterpreter
+
+    return [CodeInterpreter(**_options(config, _CODE_KEYS, "code_interpreter"))]
+
+
+_EXTRAS = {"web": "web", "code": "sandbox"}
+
+
+class ToolResolver:
+    """Turns `kind`/`name`/`config` declarations into tools.
+
+    Built in: file (the eleven workspace tools), web (web_search, web_fetch), shell
+    (run_command) and code (code_interpreter). Other kinds are added with `register`,
+    which takes a factory `(name, config, base_dir) -> list[Tool]` or a lazy
+    "module:function" string; registrations are shared by every resolver.
+    """
+
+    _registry: ClassVar[dict[str, ToolFactory | str]] = {
+        "file": _file_tools,
+        "web": _web_tools,
+        "shell": _shell_tools,
+        "code": _code_tools,
+    }
+
+    @classmethod
+    def register(cls, kind: str, factory: ToolFactory | str) -> None:
+        """Add (or replace) the factory of a tool kind."""
+        if isinstance(factory, str) and ":" not in factory:
+            raise ConfigurationError(
+                f"tool factory {factory!r} for kind {kind!r} must look like 'module:function'"
+            )
+        cls._registry[kind] = factory
+
+    @classmethod
+    def kinds(cls) -> list[str]:
+        return sorted(cls._registry)
+
+    def resolve(
+        self,
+        kind: str,
+        name: str | None = None,
+        config: Mapping[str, Any] | None = None,
+        *,
+        base_dir: Path | None = None,
+    ) -> list[Tool]:
+        """The tools one declaration stands for (all of the kind when `name` is None)."""
+        factory = self._registry.get(kind)
+        if factory is None:
+            hint = difflib.get_close_matches(kind, list(self._registry), n=1)
+            suggestion = f"; did you mean {hint[0]!r}?" if hint else ""
+            raise ConfigurationError(
+                f"unknown tool kind {kind!r}{suggestion} (valid kinds: {', '.join(self.kinds())})",
+                key_path="kind",
+            )
+        names = TOOL_NAMES.get(kind)
+        if name is not None and names is not None and name not in names:
+            hint = difflib.get_close_matches(name, list(names), n=1)
+            suggestion = f"; did you mean {hint[0]!r}?" if hint else ""
+            raise ConfigurationError(
+                f"unknown {kind} tool {name!r}{suggestion} (valid names: {', '.join(names)})",
+                key_path="name",
+            )
+        if isinstance(factory, str):
+            factory = self._load(kind, factory)
+        try:
+            made = factory(name, dict(config or {}), base_dir)
+        except MissingExtraError:
+            raise
+        except ImportError as exc:
+            extra = _EXTRAS.get(kind, kind)
+            raise MissingExtraError(f"'{kind}' tools", extra, exc.name) from exc
+        return list(made) if isinstance(made, list | tuple) else [made]
+
+    def _load(self, kind: str, spec: str) -> ToolFactory:
+        module_name, _, attr = spec.partition(":")
+        try:
+            module = importlib.import_module(module_name)
+        except MissingExtraError:
+            raise
+        except ImportError as exc:
+            raise MissingExtraError(f"'{kind}' tools", _EXTRAS.get(kind, kind), exc.name) from exc
+        factory = getattr(module, attr, None)
+        if not callable(factory):
+            raise ConfigurationError(f"{spec!r} (factory of tool kind {kind!r}) is not callable")
+        return factory  # type: ignore[no-any-return]
