@@ -113,6 +113,28 @@ async def test_clean_shutdown_from_another_task_stops_the_process() -> None:
     await client.aclose()  # idempotent
 
 
+async def test_concurrent_calls_share_one_connection() -> None:
+    client = McpClient(py_config())
+    try:
+        results = await asyncio.gather(
+            *(client.call_tool("add", {"a": i, "b": 1}) for i in range(20))
+        )
+        assert [r.structured_content for r in results] == [{"result": i + 1} for i in range(20)]
+        assert client.connect_count == 1
+    finally:
+        await client.aclose()
+
+
+def test_a_client_survives_a_new_event_loop() -> None:
+    client = McpClient(py_config())
+    first = asyncio.run(client.call_tool("add", {"a": 1, "b": 1}))
+    second = asyncio.run(client.call_tool("add", {"a": 2, "b": 2}))
+    asyncio.run(client.aclose())
+    assert first.structured_content == {"result": 2}
+    assert second.structured_content == {"result": 4}
+    assert client.connect_count == 2
+
+
 async def test_connect_failure_is_an_mcp_error() -> None:
     client = McpClient({"name": "ghost", "command": "/nonexistent/mcp-server"})
     with pytest.raises(McpError, match="ghost"):

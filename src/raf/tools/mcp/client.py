@@ -69,6 +69,7 @@ class McpClient:
         self._owner: asyncio.Task[None] | None = None
         self._jobs: asyncio.Queue[_Job | None] = asyncio.Queue()
         self._lock = asyncio.Lock()
+        self._loop: asyncio.AbstractEventLoop | None = None
         self._instructions: str | None = None
         self._server_name: str | None = None
         self.connect_count = 0
@@ -89,8 +90,18 @@ class McpClient:
 
     # -- lifecycle -----------------------------------------------------------------
 
+    def _follow_loop(self) -> None:
+        """Forget a connection made on another (finished) event loop, e.g. by `run_sync`."""
+        loop = asyncio.get_running_loop()
+        if self._loop is not None and self._loop is not loop:
+            self._owner = None
+            self._jobs = asyncio.Queue()
+            self._lock = asyncio.Lock()
+        self._loop = loop
+
     async def connect(self) -> None:
         """Open the connection now (requests also open it on first use)."""
+        self._follow_loop()
         async with self._lock:
             if self.connected:
                 return
@@ -118,6 +129,7 @@ class McpClient:
 
     async def aclose(self) -> None:
         """Close the session and the transport (stops a stdio server's process)."""
+        self._follow_loop()
         async with self._lock:
             await self._stop_owner()
 
@@ -229,6 +241,7 @@ class McpClient:
     # -- requests ------------------------------------------------------------------
 
     async def _submit(self, fn: Callable[[mcp.Client], Awaitable[T]], op: str) -> T:
+        self._follow_loop()
         if not self.connected:
             await self.connect()
         future: asyncio.Future[T] = asyncio.get_running_loop().create_future()
