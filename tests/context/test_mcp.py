@@ -7,8 +7,10 @@ from raf.context.mcp import McpContextProvider
 from raf.core.contents import FunctionResultContent
 from raf.core.options import AgentRunOptions, ToolApprovalResponse
 from raf.core.responses import FinishReason
+from raf.core.sessions import AgentSession
+from raf.core.tools import ToolContext
 from raf.testing import ScriptedChatClient, call, reply
-from tests.tools.peers import py_server_cmd
+from tests.tools.peers import npm_bin, py_server_cmd
 
 
 def provider(**extra: object) -> McpContextProvider:
@@ -68,5 +70,32 @@ async def test_per_tool_approval_pauses_the_run() -> None:
         )
         assert done.text == "three"
         assert mcp.kind == "mcp" and mcp.name == "notes"
+    finally:
+        await mcp.aclose()
+
+
+async def test_everything_server_resources_prompts_and_media() -> None:
+    mcp = McpContextProvider(
+        {"command": npm_bin("mcp-server-everything"), "args": ["stdio"], "name": "everything"}
+    )
+    try:
+        result = await mcp.on_invoking(None, AgentSession(), [], AgentRunOptions())
+        text = result.instructions or ""
+        assert "Resources of MCP server 'everything' (read with read_mcp_resource):" in text
+        assert "- args-prompt(city, state?)" in text
+        tools = {t.name: t for t in result.tools}
+        uri = "demo://resource/static/document/features.md"
+        assert uri in text
+        doc = await tools["read_mcp_resource"].invoke({"uri": uri}, ToolContext())
+        assert not doc.is_error and len(str(doc.value)) > 100
+        missing = await tools["read_mcp_resource"].invoke({"uri": "demo://nope"}, ToolContext())
+        assert missing.is_error and "demo://nope" in (missing.error or "")
+        prompt = await tools["get_mcp_prompt"].invoke(
+            {"name": "args-prompt", "arguments": {"city": "Lisbon"}}, ToolContext()
+        )
+        assert "Lisbon" in str(prompt.value)
+        image = await tools["get-tiny-image"].invoke({}, ToolContext())
+        media = [b for b in image.value if b["type"] == "image"]
+        assert media and media[0]["mime_type"] == "image/png" and "data" not in media[0]
     finally:
         await mcp.aclose()

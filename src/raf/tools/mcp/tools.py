@@ -38,6 +38,16 @@ def content_to_value(contents: Sequence[Any]) -> Any:
             blocks.append(entry)
         elif kind == "resource_link":
             blocks.append({"type": "resource_link", "uri": str(block.uri), "name": block.name})
+        elif kind in ("image", "audio"):
+            # Base64 media would cost the model thousands of tokens of noise: summarise it.
+            blocks.append(
+                {
+                    "type": kind,
+                    "mime_type": block.mime_type,
+                    "size_bytes": len(block.data) * 3 // 4,
+                    "note": "binary content not shown",
+                }
+            )
         else:
             blocks.append(block.model_dump(mode="json", exclude_none=True))
     if all_text:
