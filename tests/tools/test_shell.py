@@ -150,3 +150,11 @@ async def test_allow_all_needs_no_approval(tmp_path: Path):
     tool = RunCommand(_ws(tmp_path, "allow"))
     assert not tool.requires_approval
     assert not tool.approval_required({"command": "rm -rf /tmp/x", "cwd": "/"})
+
+
+async def test_a_process_that_leaves_the_group_cannot_hang_the_call(tmp_path: Path):
+    tool = RunCommand(_ws(tmp_path, "read"))
+    start = time.monotonic()
+    result = await run(tool, command="setsid sleep 6 & sleep 30", timeout_s=1)
+    assert "timed out" in (result.error or "")
+    assert time.monotonic() - start < 6

@@ -17,6 +17,7 @@ from enum import StrEnum
 from pathlib import Path
 
 PROBE_TIMEOUT_S = 10.0
+KILL_GRACE_S = 3.0
 HIDDEN_FOLDERS = ("/home", "/root", "/mnt", "/media", "/srv", "/run/user")
 """Folders where user data lives: replaced by empty tmpfs in the sandbox (with /tmp)."""
 
@@ -170,19 +171,25 @@ class ProcessOutcome:
     notes: list[str] = field(default_factory=list)
 
 
-async def _drain(stream: asyncio.StreamReader | None, cap: int) -> tuple[bytes, int]:
-    if stream is None:
-        return b"", 0
-    kept = bytearray()
-    dropped = 0
-    while True:
-        chunk = await stream.read(65536)
-        if not chunk:
-            return bytes(kept), dropped
-        room = cap - len(kept)
-        if room > 0:
-            kept += chunk[:room]
-        dropped += max(0, len(chunk) - max(room, 0))
+class _Sink:
+    """Keeps the first `cap` bytes of a stream and counts the rest."""
+
+    def __init__(self, cap: int) -> None:
+        self.cap = cap
+        self.kept = bytearray()
+        self.dropped = 0
+
+    async def drain(self, stream: asyncio.StreamReader | None) -> None:
+        if stream is None:
+            return
+        while True:
+            chunk = await stream.read(65536)
+            if not chunk:
+                return
+            room = self.cap - len(self.kept)
+            if room > 0:
+                self.kept += chunk[:room]
+            self.dropped += max(0, len(chunk) - max(room, 0))
 
 
 def _kill_group(pid: int) -> None:
@@ -217,23 +224,26 @@ async def run_process(
         extra_groups=[] if user is not None else None,
     )
     timed_out = False
+    out, err = _Sink(output_cap), _Sink(output_cap)
+    work = asyncio.gather(out.drain(proc.stdout), err.drain(proc.stderr), proc.wait())
     try:
         if stdin is not None and proc.stdin is not None:
             with contextlib.suppress(BrokenPipeError, ConnectionResetError):
                 proc.stdin.write(stdin)
                 await proc.stdin.drain()
             proc.stdin.close()
-        gathered = asyncio.gather(
-            _drain(proc.stdout, output_cap), _drain(proc.stderr, output_cap), proc.wait()
-        )
         try:
-            (out, out_dropped), (err, err_dropped), _ = await asyncio.wait_for(
-                asyncio.shield(gathered), timeout_s
-            )
+            await asyncio.wait_for(asyncio.shield(work), timeout_s)
         except TimeoutError:
             timed_out = True
             _kill_group(proc.pid)
-            (out, out_dropped), (err, err_dropped), _ = await asyncio.wait_for(gathered, 10)
+            try:
+                # a process that left the group may still hold the pipes: stop waiting
+                await asyncio.wait_for(asyncio.shield(work), KILL_GRACE_S)
+            except TimeoutError:
+                with contextlib.suppress(ProcessLookupError):
+                    proc.kill()
+                await asyncio.wait_for(proc.wait(), KILL_GRACE_S)
     except BaseException:
         _kill_group(proc.pid)
         with contextlib.suppress(ProcessLookupError):
@@ -241,6 +251,10 @@ async def run_process(
         raise
     finally:
         _kill_group(proc.pid)  # leftovers of a finished leader (background jobs)
+        if not work.done():
+            work.cancel()
+            with contextlib.suppress(asyncio.CancelledError, Exception):
+                await work
     code = proc.returncode
     sig = None
     if code is not None and code < 0:
@@ -248,10 +262,10 @@ async def run_process(
             sig = signal.Signals(-code).name
     return ProcessOutcome(
         exit_code=code,
-        stdout=out,
-        stderr=err,
+        stdout=bytes(out.kept),
+        stderr=bytes(err.kept),
         timed_out=timed_out,
-        stdout_dropped=out_dropped,
-        stderr_dropped=err_dropped,
+        stdout_dropped=out.dropped,
+        stderr_dropped=err.dropped,
         signal=sig,
     )
