@@ -13,6 +13,8 @@ import random
 import statistics
 import tempfile
 import time
+import zlib
+from collections.abc import Sequence
 from pathlib import Path
 
 from raf.context.knowledge import Chunk, KnowledgeIndex
@@ -73,11 +75,27 @@ def paragraph(rng: random.Random, n: int) -> str:
     return " ".join(rng.choice(WORDS) for _ in range(n)) + "."
 
 
+def hashed_embedder(texts: Sequence[str]) -> list[list[float]]:
+    """A cheap deterministic stand-in for a model: hashed bag of words, 64 dimensions."""
+    out = []
+    for text in texts:
+        vec = [0.0] * 64
+        for word in text.split():
+            vec[zlib.crc32(word.encode()) % 64] += 1.0
+        out.append(vec)
+    return out
+
+
 def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__)
     parser.add_argument("--chunks", type=int, default=10_000)
     parser.add_argument("--queries", type=int, default=200)
     parser.add_argument("--file", type=Path, default=None, help="index file (default: temp)")
+    parser.add_argument(
+        "--hybrid",
+        action="store_true",
+        help="also store 64-dimension hashed vectors and time hybrid (BM25 + vector) queries",
+    )
     args = parser.parse_args()
     rng = random.Random(7)
     chunks = [
@@ -86,7 +104,7 @@ def main() -> None:
     ]
     with tempfile.TemporaryDirectory() as tmp:
         path = args.file or Path(tmp) / "bench.sqlite"
-        index = KnowledgeIndex(path)
+        index = KnowledgeIndex(path, embedder=hashed_embedder if args.hybrid else None)
         start = time.perf_counter()
         index.add_chunks(chunks)
         build = time.perf_counter() - start
@@ -103,8 +121,9 @@ def main() -> None:
         f"build: {args.chunks} chunks in {build:.2f}s "
         f"({build / args.chunks * 1000 * 1000:.1f} ms per 1,000 chunks)"
     )
+    kind = "hybrid RRF" if args.hybrid else "BM25"
     print(
-        f"query (BM25, top 5, {args.queries} queries): median {statistics.median(times):.2f} ms, "
+        f"query ({kind}, top 5, {args.queries} queries): median {statistics.median(times):.2f} ms, "
         f"p95 {p95:.2f} ms"
     )
 
