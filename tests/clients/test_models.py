@@ -78,6 +78,7 @@ def test_model_info_table_prefixes_defaults_and_overrides() -> None:
     assert model_info("anthropic:claude-sonnet-4-5").context_window == 200_000
     assert model_info("ollama:qwen3:8b").context_window == 40_960
     assert model_info("local").context_window == 4096
+    assert model_info("local:/models/Qwen3-0.6B-Q4_K_M.gguf").context_window == 40_960
     unknown = model_info("openai-compatible:http://h:1/v1:mystery")
     assert not unknown.known and unknown.context_window == 8192
     assert model_info("openai:gpt-4o", context_window=1000).context_window == 1000
@@ -92,6 +93,9 @@ def test_resolve_builds_the_right_clients(monkeypatch: pytest.MonkeyPatch) -> No
     assert isinstance(openai, RetryingChatClient) and isinstance(openai.inner, OpenAIChatClient)
     ollama = resolve_model("ollama:qwen3:8b", retry=False)
     assert isinstance(ollama, OpenAIChatClient) and ollama.model == "qwen3:8b"
+    assert ollama.max_tokens_field == "max_tokens"
+    assert isinstance(openai.inner, OpenAIChatClient)
+    assert openai.inner.max_tokens_field == "max_completion_tokens"
     assert "11434" in str(ollama.base_url) and ollama.provider == "ollama"
     claude = resolve_model("anthropic:claude-sonnet-4-5", retry=False)
     assert isinstance(claude, AnthropicChatClient) and claude.max_tokens == 8192

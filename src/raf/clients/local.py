@@ -10,6 +10,7 @@ from __future__ import annotations
 import asyncio
 import contextlib
 import json
+import logging
 import os
 import re
 import struct
@@ -40,6 +41,8 @@ from raf.core.responses import (
 )
 from raf.core.tools import Tool
 from raf.core.usage import UsageDetails
+
+log = logging.getLogger("raf.clients.local")
 
 ToolMode = Literal["auto", "grammar", "native"]
 THREADS_ENV = "RAF_LOCAL_THREADS"
@@ -295,7 +298,8 @@ class LocalChatClient:
                             f"the default local model is not downloaded yet: run "
                             f"`raf models pull` (it goes to {path})"
                         )
-                    path = await pull_model()
+                    log.info("fetching the default local model (once) into %s", path.parent)
+                    path = await pull_model(progress=log.info)
             elif not path.is_file():
                 raise ConfigurationError(
                     f"local model file {path} does not exist; give the path of a .gguf file "

@@ -122,8 +122,9 @@ def model_info(
     `context_window=` and `max_output_tokens=` replace the table's values.
     """
     parsed = spec if isinstance(spec, ModelSpec) else parse_model_spec(spec)
-    if parsed.provider == "local" and parsed.path is None:
-        name = "smollm2-135m-instruct"
+    if parsed.provider == "local":
+        name = parsed.path.rsplit("/", 1)[-1].lower() if parsed.path else "smollm2-135m-instruct"
+        name = name.removesuffix(".gguf")
     else:
         name = parsed.model.rsplit("/", 1)[-1].lower()
     info = _OVERRIDES.get(str(parsed)) or _lookup(name)

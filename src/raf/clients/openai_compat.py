@@ -78,6 +78,9 @@ class OpenAIChatClient:
         self.base_url = base_url
         self.timeout = timeout
         self.stream_usage = stream_usage
+        self.max_tokens_field = (
+            "max_completion_tokens" if provider == "openai" and not base_url else "max_tokens"
+        )
         self._key = Secret(key)
         self._client: AsyncOpenAI = openai.AsyncOpenAI(
             api_key=key,
@@ -109,10 +112,14 @@ class OpenAIChatClient:
             body["tools"] = to_openai_tools(options.tools)
             if options.tool_choice is not None:
                 body["tool_choice"] = to_openai_tool_choice(options.tool_choice)
-        for name in ("temperature", "max_tokens", "top_p", "stop", "seed", "response_format"):
+        for name in ("temperature", "top_p", "stop", "seed", "response_format"):
             value = getattr(options, name)
             if value is not None:
                 body[name] = value
+        if options.max_tokens is not None:
+            # OpenAI's own API replaced max_tokens (reasoning models refuse it); other
+            # servers mostly know only the old name.
+            body[self.max_tokens_field] = options.max_tokens
         if stream:
             body["stream"] = True
             if self.stream_usage:
