@@ -255,6 +255,10 @@ async def run_process(
             work.cancel()
             with contextlib.suppress(asyncio.CancelledError, Exception):
                 await work
+            # pipes still held by an escaped process: close our ends now, not at GC time
+            transport = getattr(proc, "_transport", None)
+            if transport is not None:
+                transport.close()
     code = proc.returncode
     sig = None
     if code is not None and code < 0:
