@@ -208,3 +208,37 @@ async def test_provider_offers_a_search_tool() -> None:
     assert Path(result.result[0]["source"]).name == "api.md"
     assert "600 requests per minute" in result.result[0]["text"]
     assert "search_knowledge" in model.requests[0].messages[0].text
+
+
+def test_url_sources_are_fetched_and_reindexed_when_changed(tmp_path: Path) -> None:
+    import functools
+    import http.server
+    import threading
+
+    site = tmp_path / "site"
+    site.mkdir()
+    shutil.copy(CORPUS / "troubleshooting.html", site / "help.html")
+    (site / "notes.md").write_text("# Notes\nThe relay runs in Frankfurt.\n", encoding="utf-8")
+    handler = functools.partial(http.server.SimpleHTTPRequestHandler, directory=str(site))
+    server = http.server.ThreadingHTTPServer(("127.0.0.1", 0), handler)
+    thread = threading.Thread(target=server.serve_forever, daemon=True)
+    thread.start()
+    base = f"http://127.0.0.1:{server.server_address[1]}"
+    try:
+        index = KnowledgeIndex()
+        urls = [f"{base}/help.html", f"{base}/notes.md"]
+        first = index.sync(urls)
+        assert (first.added, first.unchanged) == (2, 0)
+        assert index.search("clock skew")[0].source == f"{base}/help.html"
+        assert index.search("relay frankfurt")[0].heading == "Notes"
+        assert index.sync(urls).unchanged == 2
+        (site / "notes.md").write_text("# Notes\nThe relay moved to Dublin.\n", encoding="utf-8")
+        again = index.sync(urls[1:])
+        assert (again.updated, again.removed) == (1, 1)
+        assert "Dublin" in index.search("relay")[0].text
+        with pytest.raises(Exception, match="HTTP 404"):
+            index.sync([f"{base}/missing.md"])
+    finally:
+        server.shutdown()
+        server.server_close()
+        thread.join(timeout=5)

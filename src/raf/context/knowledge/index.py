@@ -22,7 +22,7 @@ from pathlib import Path
 from typing import Literal
 
 from raf.context.knowledge.chunkers import Chunk, Chunker, default_chunker_for
-from raf.context.knowledge.loaders import Document, iter_files, load_file
+from raf.context.knowledge.loaders import Document, is_url, iter_files, load_file, load_url
 
 Embedder = Callable[[Sequence[str]], Sequence[Sequence[float]]]
 """Texts → one vector each (any fixed dimension). Blocking; called from a worker thread."""
@@ -237,17 +237,41 @@ class KnowledgeIndex:
             self._db.commit()
 
     def sync(self, sources: Iterable[str | Path]) -> IndexStats:
-        """Bring the index in line with the files under `sources` (incremental)."""
+        """Bring the index in line with the files under `sources` and the URLs among
+        them (incremental: URLs are fetched again and compared by content hash)."""
         stats = IndexStats()
+        sources = list(sources)
         files = list(iter_files(sources))
         with self._lock:
             known = {
                 row[0]: (row[1], row[2], row[3])
                 for row in self._db.execute(
-                    "SELECT source, mtime_ns, size, sha256 FROM files WHERE origin = 'file'"
+                    "SELECT source, mtime_ns, size, sha256 FROM files "
+                    "WHERE origin IN ('file', 'url')"
                 )
             }
         current: set[str] = set()
+        for url in (str(s) for s in sources if is_url(s)):
+            current.add(url)
+            document = load_url(url)
+            digest = hashlib.sha256(document.text.encode()).hexdigest()
+            previous = known.get(url)
+            if previous is not None and previous[2] == digest:
+                stats.unchanged += 1
+                continue
+            chunks = self.chunk_document(document)
+            with self._lock:
+                self._remove(url)
+                self._insert(chunks)
+                self._db.execute(
+                    "INSERT INTO files VALUES (?, 0, ?, ?, 'url')",
+                    (url, len(document.text), digest),
+                )
+                self._db.commit()
+            if previous is None:
+                stats.added += 1
+            else:
+                stats.updated += 1
         for path in files:
             source = str(path)
             current.add(source)

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import io
 from collections.abc import Iterable, Iterator, Sequence
 from dataclasses import dataclass
 from html.parser import HTMLParser
@@ -82,12 +83,12 @@ def html_to_text(html: str) -> tuple[str, str | None]:
     return text.strip(), parser.title
 
 
-def _pdf_text(path: Path) -> str:
+def _pdf_text(path: Path | io.BytesIO) -> str:
     try:
         from pypdf import PdfReader
     except ImportError as exc:
         raise MissingExtraError("PDF documents in the knowledge index", "rag", "pypdf") from exc
-    reader = PdfReader(str(path))
+    reader = PdfReader(path if isinstance(path, io.BytesIO) else str(path))
     return "\n\n".join((page.extract_text() or "").strip() for page in reader.pages).strip()
 
 
@@ -111,10 +112,46 @@ def load_file(path: str | Path) -> Document:
     return Document(source=source, text=raw, kind="text", title=p.stem)
 
 
+def is_url(source: str | Path) -> bool:
+    return isinstance(source, str) and source.startswith(("http://", "https://"))
+
+
+def load_url(url: str, *, timeout: float = 30.0, max_bytes: int = 20_000_000) -> Document:
+    """Fetch one document over HTTP(S) (blocking: call it from a worker thread)."""
+    try:
+        import httpx
+    except ImportError as exc:
+        raise MissingExtraError("knowledge sources by URL", "rag", "httpx") from exc
+    try:
+        with httpx.Client(timeout=timeout, follow_redirects=True) as client:
+            response = client.get(url)
+    except httpx.HTTPError as exc:
+        raise ConfigurationError(f"cannot fetch knowledge source {url}: {exc}") from exc
+    if response.status_code >= 400:
+        raise ConfigurationError(
+            f"cannot fetch knowledge source {url}: HTTP {response.status_code}"
+        )
+    if len(response.content) > max_bytes:
+        raise ConfigurationError(f"knowledge source {url} is larger than {max_bytes} bytes")
+    kind = response.headers.get("content-type", "").split(";")[0].strip().lower()
+    path = url.split("?", 1)[0].lower()
+    if kind == "application/pdf" or path.endswith(".pdf"):
+        return Document(source=url, text=_pdf_text(io.BytesIO(response.content)), kind="pdf")
+    if "html" in kind:
+        text, title = html_to_text(response.text)
+        return Document(source=url, text=text, kind="html", title=title)
+    if "markdown" in kind or path.endswith(tuple(MARKDOWN_SUFFIXES)):
+        return Document(source=url, text=response.text, kind="markdown")
+    return Document(source=url, text=response.text, kind="text")
+
+
 def iter_files(sources: Iterable[str | Path]) -> Iterator[Path]:
-    """Supported files named directly or found (recursively) under directories."""
+    """Supported files named directly or found (recursively) under directories; URLs
+    are skipped (see `load_url`)."""
     seen: set[Path] = set()
     for source in sources:
+        if is_url(source):
+            continue
         p = Path(source)
         if p.is_dir():
             candidates: Sequence[Path] = sorted(

@@ -8,6 +8,7 @@ from pathlib import Path
 from typing import Any, Literal
 
 from raf.context.knowledge.index import Embedder, Hit, IndexStats, KnowledgeIndex
+from raf.context.knowledge.loaders import is_url
 from raf.core.context import BaseContextProvider, ContextResult
 from raf.core.messages import ChatMessage, Role
 from raf.core.options import AgentRunOptions
@@ -84,7 +85,7 @@ class KnowledgeProvider(BaseContextProvider):
     ) -> None:
         if mode not in ("instructions", "tool"):
             raise ValueError("mode must be 'instructions' or 'tool'")
-        self.sources = [Path(s) for s in sources]
+        self.sources: list[str | Path] = [s if is_url(s) else Path(s) for s in sources]
         self.mode = mode
         self.top_k = top_k
         self.name = name
