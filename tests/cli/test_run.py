@@ -70,7 +70,7 @@ def test_run_approve_all_runs_the_call(tmp_path):
     done = raf(tmp_path, "run", "agent.yaml", "read it", "--approve", "all", "--model", model)
     assert done.returncode == 0, done.stderr
     assert "It says: outside text" in done.stdout
-    assert "⚙ read_file(" in done.stderr and "↳ read_file: outside text" in done.stderr
+    assert "⚙ read_file(" in done.stderr and "↳ read_file: {" in done.stderr
 
 
 def test_run_approve_none_denies_the_call(tmp_path):

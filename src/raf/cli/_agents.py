@@ -6,6 +6,7 @@ from __future__ import annotations
 import asyncio
 import json
 import os
+import sys
 from collections.abc import AsyncIterator, Sequence
 from pathlib import Path
 from typing import Any
@@ -78,6 +79,31 @@ def build_agent(file: str | None, model: str | None, store: SessionStore | None)
     if store is not None:
         agent.with_session_store(store)
     return agent.build()
+
+
+async def close_agent(agent: Agent, timeout_s: float = 30.0) -> None:
+    """Let providers finish background work (memory consolidation) and close connections
+    (MCP servers), sub-agents' too; one failing does not stop the others."""
+    seen: set[int] = set()
+
+    async def close(current: Agent) -> None:
+        if id(current) in seen:
+            return
+        seen.add(id(current))
+        for tool in current.tools:
+            inner = getattr(tool, "agent", None)
+            if isinstance(inner, Agent):
+                await close(inner)
+        for provider in current.context_providers:
+            aclose = getattr(provider, "aclose", None)
+            if aclose is None:
+                continue
+            try:
+                await asyncio.wait_for(aclose(), timeout_s)
+            except Exception as exc:  # closing is best effort; say what failed
+                print(f"raf: closing {provider.name!r} failed: {exc}", file=sys.stderr)
+
+    await close(agent)
 
 
 class ScriptFileClient:

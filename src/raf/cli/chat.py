@@ -94,6 +94,9 @@ class _Chat:
                     continue
                 self._turn(line)
         finally:
+            from raf.cli._agents import close_agent
+
+            self.loop.run_until_complete(close_agent(self.agent))
             self.loop.close()
 
     # -- commands ---------------------------------------------------------------------

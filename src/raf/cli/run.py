@@ -70,7 +70,7 @@ def run_command(args: argparse.Namespace) -> int:
 
 
 async def _run(args: argparse.Namespace, prompt: str | None) -> int:
-    from raf.cli._agents import build_agent, session_store
+    from raf.cli._agents import build_agent, close_agent, session_store
     from raf.cli._render import StreamPrinter
     from raf.core.cancellation import CancellationToken
     from raf.core.errors import SessionNotFoundError
@@ -133,6 +133,7 @@ async def _run(args: argparse.Namespace, prompt: str | None) -> int:
     finally:
         with contextlib.suppress(NotImplementedError, RuntimeError):
             loop.remove_signal_handler(signal.SIGINT)
+        await close_agent(agent)
 
 
 def _unanswered(session_id: str, pending: Sequence[ApprovalRequestContent]) -> int:

@@ -426,7 +426,7 @@ class _Linker:
                     **ctx._with_cwd(decl.config.to_config(decl.name), self.doc.base_dir)
                 )
             )
-            return ctx.ToolsetProvider(f"mcp:{decl.name}", mcp.load)
+            return ctx.ToolsetProvider(f"mcp:{decl.name}", mcp.load, mcp.aclose)
         try:
             from raf.tools.openapi import OpenApiToolset
         except ImportError as exc:

@@ -156,10 +156,21 @@ class ToolsetProvider(BaseContextProvider):
 
     kind = "toolset"
 
-    def __init__(self, name: str, load: Callable[[], Awaitable[Sequence[Tool]]]) -> None:
+    def __init__(
+        self,
+        name: str,
+        load: Callable[[], Awaitable[Sequence[Tool]]],
+        close: Callable[[], Awaitable[None]] | None = None,
+    ) -> None:
         self.name = name
         self._load = load
+        self._close = close
         self._tools: list[Tool] | None = None
+
+    async def aclose(self) -> None:
+        """Close the connection behind the tools (an MCP server), if any."""
+        if self._close is not None:
+            await self._close()
 
     async def on_invoking(
         self,
