@@ -95,6 +95,16 @@ _EXPORTS: dict[str, str] = {
     "McpServerConfig": "raf.tools.mcp",
     "McpToolset": "raf.tools.mcp",
     "OpenApiToolset": "raf.tools.openapi",
+    # workspace and built-in tools
+    "ScopePolicy": "raf.tools.workspace",
+    "ScopeTool": "raf.tools.workspace",
+    "WorkspaceScope": "raf.tools.workspace",
+    "WorkspaceContextProvider": "raf.context.workspace",
+    "file_tools": "raf.tools.files",
+    "CodeInterpreter": "raf.tools.code",
+    "WebFetch": "raf.tools.web",
+    "WebSearch": "raf.tools.web",
+    "ToolResolver": "raf.decl.tool_resolver",
 }
 
 __all__ = [
@@ -118,6 +128,7 @@ __all__ = [
     "ChatMessage",
     "ChatOptions",
     "ChatResponse",
+    "CodeInterpreter",
     "CompressionPipeline",
     "CompressionProvider",
     "ConfigurationError",
@@ -149,6 +160,8 @@ __all__ = [
     "ReasoningContent",
     "RetryingChatClient",
     "Role",
+    "ScopePolicy",
+    "ScopeTool",
     "SessionError",
     "SessionFormatError",
     "SessionNotFoundError",
@@ -165,11 +178,17 @@ __all__ = [
     "ToolContext",
     "ToolDefinitionError",
     "ToolExecutionError",
+    "ToolResolver",
     "ToolResult",
     "UpdateKind",
     "UsageContent",
     "UsageDetails",
+    "WebFetch",
+    "WebSearch",
     "WikiProvider",
+    "WorkspaceContextProvider",
+    "WorkspaceScope",
+    "file_tools",
     "fold_stream",
     "fold_updates",
     "model_info",
@@ -205,6 +224,7 @@ if TYPE_CHECKING:
     from raf.context.memory import SuperBrainContextProvider
     from raf.context.skills import AgentSkillsProvider, Skill
     from raf.context.wiki import WikiProvider
+    from raf.context.workspace import WorkspaceContextProvider
     from raf.core.cancellation import CancellationToken
     from raf.core.chat_client import ChatClient, ChatClientBuilder
     from raf.core.contents import (
@@ -247,8 +267,13 @@ if TYPE_CHECKING:
     from raf.core.sessions import AgentSession, SessionStore
     from raf.core.tools import ApprovalRequiredTool, BaseTool, Tool, ToolContext, ToolResult
     from raf.core.usage import UsageDetails
+    from raf.decl.tool_resolver import ToolResolver
+    from raf.tools.code import CodeInterpreter
+    from raf.tools.files import file_tools
     from raf.tools.mcp import McpServerConfig, McpToolset
     from raf.tools.openapi import OpenApiToolset
+    from raf.tools.web import WebFetch, WebSearch
+    from raf.tools.workspace import ScopePolicy, ScopeTool, WorkspaceScope
 
 
 def __getattr__(name: str) -> Any:
