@@ -334,3 +334,24 @@ async def test_contexts_run_in_declaration_order(tmp_path):
     await agent.run("hi")
     system = client.requests[0].system
     assert system.index("review") < system.index("second") < system.index("[third]")
+
+
+# -- summary table: super-brain ----------------------------------------------------------------
+
+
+def test_memory_super_brain_is_declared_explicitly_with_its_own_model(tmp_path):
+    from raf.context.memory import SuperBrainContextProvider
+
+    curator = ScriptedChatClient([])
+    text = (
+        "name: a\ncontexts:\n  - kind: memory\n    name: super-brain\n    config:\n"
+        "      directory: logs/super-brain\n      consolidationInterval: 5\n"
+        "      memoryModel:\n        connection: {kind: reference, name: curator}\n"
+    )
+    builder = builder_for(text, tmp_path).with_connection("curator", client=curator)
+    agent = builder.build()
+    (memory,) = [p for p in agent.context_providers if p.kind == "memory"]
+    assert isinstance(memory, SuperBrainContextProvider)
+    assert memory.name == "super-brain" and memory.consolidation_interval == 5
+    assert memory.directory == tmp_path / "logs" / "super-brain"
+    assert memory.memory_client is curator

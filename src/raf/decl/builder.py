@@ -455,7 +455,7 @@ class _Linker:
         if isinstance(context, SkillsContextDecl):
             return ctx.skills_provider(context, base)
         if isinstance(context, MemoryContextDecl):
-            return ctx.memory_provider(context, base, self.builder._connections, self.client)
+            return ctx.memory_provider(context, base, self.builder._connections)
         if isinstance(context, KnowledgeContextDecl):
             return ctx.knowledge_provider(context, base)
         if isinstance(context, WikiContextDecl):

@@ -47,15 +47,13 @@ def skills_provider(decl: SkillsContextDecl, base_dir: Path) -> ContextProvider:
 
 
 def memory_provider(
-    decl: MemoryContextDecl,
-    base_dir: Path,
-    connections: Mapping[str, Connection],
-    main_client: ClientSource,
+    decl: MemoryContextDecl, base_dir: Path, connections: Mapping[str, Connection]
 ) -> ContextProvider:
+    """Super-brain memory; without `memoryModel` the curator uses the agent's own model."""
     from raf.context.memory import SuperBrainContextProvider
 
     model = decl.config.memory_model
-    memory_client = client_for(model, connections) if model is not None else main_client()
+    memory_client = client_for(model, connections) if model is not None else None
     provider: ContextProvider = SuperBrainContextProvider(
         base_dir / decl.config.directory,
         consolidation_interval=decl.config.consolidation_interval,
@@ -146,7 +144,9 @@ def compression_provider(
     from raf.context.compression import CompressionProvider
 
     strategy = compression_strategy(decl, connections, main)
-    provider: ContextProvider = CompressionProvider(strategy, decl.budget, name=name)
+    provider: ContextProvider = CompressionProvider(
+        strategy, decl.budget, name=name, compact_tool=decl.compact_tool
+    )
     return provider
 
 

@@ -277,6 +277,9 @@ class CompressionDecl(DeclModel):
         default=None, gt=0, le=1, description="summarise above this fraction of the budget"
     )
     model: ModelDecl | None = Field(default=None, description="summariser model")
+    compact_tool: bool = Field(
+        default=True, description="offer the model a `compact` tool to compress on demand"
+    )
     strategies: list[CompressionDecl] = Field(default_factory=list)
 
     @model_validator(mode="after")
