@@ -66,6 +66,7 @@ async def test_tool_errors_keep_the_server_message() -> None:
         ok = await tools["add"].invoke({"a": 1, "b": 2}, ToolContext())
         assert ok.value == {"result": 3}
         assert all(t.kind == "mcp" for t in tools.values())
+        assert [t.name async for t in toolset] == [t.name for t in toolset.tools]
 
 
 async def test_timeout_then_the_connection_still_works() -> None:
