@@ -22,6 +22,8 @@ class Reply:
     cut_after: int | None = None
     """For streams: drop the connection after this many events (no proper end)."""
     delay: float = 0.0
+    stall_after: int | None = None
+    """For streams: after this many events, wait `delay` seconds before the next."""
     headers: dict[str, str] = field(default_factory=dict)
 
 
@@ -63,7 +65,7 @@ class FaultServer:
                 reply = server._next(
                     Seen(self.path, {k.lower(): v for k, v in self.headers.items()}, body)
                 )
-                if reply.delay:
+                if reply.delay and reply.stall_after is None:
                     time.sleep(reply.delay)
                 try:
                     if reply.events is not None:
@@ -90,6 +92,8 @@ class FaultServer:
                 self.send_header("transfer-encoding", "chunked")
                 self.end_headers()
                 for i, event in enumerate(reply.events or []):
+                    if reply.stall_after is not None and i == reply.stall_after:
+                        time.sleep(reply.delay)
                     if reply.cut_after is not None and i >= reply.cut_after:
                         self.wfile.flush()
                         self.connection.shutdown(socket.SHUT_RDWR)

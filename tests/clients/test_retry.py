@@ -168,3 +168,25 @@ def test_builder_use_wraps_the_leaf(fault: FaultServer) -> None:
     model = ChatClientBuilder(inner).use(RetryingChatClient.wrap(max_retries=5)).build()
     assert isinstance(model, RetryingChatClient) and model.inner is inner
     assert model.max_retries == 5
+
+
+async def test_stream_stalling_midway_times_out_without_retry(fault: FaultServer) -> None:
+    fault.reply(Reply(events=stream_events(), stall_after=1, delay=1.5))
+    client = RetryingChatClient(leaf(fault.url), sleep=Sleeps(), timeout=0.3)
+    got = []
+    with pytest.raises(RequestTimeoutError):
+        async for update in client.get_streaming_response([ChatMessage.user("x")], ChatOptions()):
+            got.append(update.text)
+    assert got == ["Hel"] and client.attempts == 1
+
+
+async def test_consumer_may_stop_a_stream_early(fault: FaultServer) -> None:
+    fault.reply(Reply(events=stream_events()))
+    client = leaf(fault.url)
+    stream = client.get_streaming_response([ChatMessage.user("x")], ChatOptions())
+    async for update in stream:
+        assert update.text == "Hel"
+        break
+    await stream.aclose()  # type: ignore[attr-defined]
+    fault.reply(Reply(json_body=completion("still works")))
+    assert (await client.get_response([ChatMessage.user("x")], ChatOptions())).text == "still works"

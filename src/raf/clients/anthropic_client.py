@@ -432,15 +432,13 @@ class AnthropicChatClient:
                 for update in assembler.feed(event.model_dump()):
                     yielded = True
                     yield update
-        except GeneratorExit:
-            await stream.close()
-            raise
         except Exception as exc:
-            await stream.close()
             error = self._translate(exc, options)
             if yielded and not isinstance(error, InvalidResponseError):
                 raise stream_interrupted("anthropic", self._model(options), exc) from None
             raise error from None
+        finally:  # on errors, cancellation and a consumer that stops early alike
+            await stream.close()
         if not assembler.stopped:
             raise stream_interrupted(
                 "anthropic", self._model(options), EOFError("no message_stop event arrived")

@@ -214,15 +214,13 @@ class OpenAIChatClient:
                 for update in assembler.feed(chunk.model_dump()):
                     yielded = True
                     yield update
-        except GeneratorExit:
-            await stream.close()
-            raise
         except Exception as exc:
-            await stream.close()
             error = self._translate(exc, options)
             if yielded and not isinstance(error, InvalidResponseError):
                 raise stream_interrupted(self.provider, self._model(options), exc) from None
             raise error from None
+        finally:  # on errors, cancellation and a consumer that stops early alike
+            await stream.close()
         if assembler.chunks == 0:
             raise InvalidResponseError(
                 f"{self.provider} at {self._client.base_url} ended the stream without any "
