@@ -2,7 +2,9 @@
 
 from __future__ import annotations
 
+import asyncio
 import os
+import time
 from pathlib import Path
 
 import pytest
@@ -205,3 +207,24 @@ def test_default_threads_leave_a_core_free(monkeypatch: pytest.MonkeyPatch) -> N
     monkeypatch.setenv("RAF_LOCAL_THREADS", "many")
     with pytest.raises(ConfigurationError, match="RAF_LOCAL_THREADS"):
         default_threads()
+
+
+async def test_generation_runs_off_the_event_loop(client: LocalChatClient) -> None:
+    ticks = 0
+    done = False
+
+    async def ticker() -> None:
+        nonlocal ticks
+        while not done:
+            ticks += 1
+            await asyncio.sleep(0.01)
+
+    task = asyncio.create_task(ticker())
+    started = time.perf_counter()
+    await client.get_response(
+        [ChatMessage.user("Count from one to twenty.")], ChatOptions(max_tokens=40)
+    )
+    elapsed = time.perf_counter() - started
+    done = True
+    await task
+    assert ticks >= max(3, int(elapsed / 0.01) // 4), (ticks, elapsed)
