@@ -7,6 +7,7 @@ import asyncio
 import os
 import signal
 import sys
+import time
 from pathlib import Path
 
 import pytest
@@ -134,6 +135,21 @@ def test_a_client_survives_a_new_event_loop() -> None:
     assert first.structured_content == {"result": 2}
     assert second.structured_content == {"result": 4}
     assert client.connect_count == 2
+
+
+async def test_connect_timeout_when_the_server_never_answers() -> None:
+    silent = McpServerConfig(
+        name="silent",
+        command=sys.executable,
+        args=["-c", "import time; time.sleep(60)"],
+        connect_timeout=1.0,
+    )
+    client = McpClient(silent)
+    started = time.monotonic()
+    with pytest.raises(McpError, match="no connection within 1s"):
+        await client.connect()
+    assert time.monotonic() - started < 8
+    assert not client.connected
 
 
 async def test_connect_failure_is_an_mcp_error() -> None:

@@ -82,6 +82,7 @@ class KnowledgeProvider(BaseContextProvider):
         overlap: int = 150,
         auto_refresh: bool = True,
         min_score: float | None = None,
+        tool_name: str = "search_knowledge",
     ) -> None:
         if mode not in ("instructions", "tool"):
             raise ValueError("mode must be 'instructions' or 'tool'")
@@ -91,6 +92,8 @@ class KnowledgeProvider(BaseContextProvider):
         self.name = name
         self.auto_refresh = auto_refresh
         self.min_score = min_score
+        self.tool_name = tool_name
+        """Name of the search tool in tool mode; give each of several providers its own."""
         self.index = KnowledgeIndex(
             index_path, embedder=embedder, max_chars=max_chars, overlap=overlap
         )
@@ -125,10 +128,10 @@ class KnowledgeProvider(BaseContextProvider):
                 await self.refresh()
             return ContextResult(
                 instructions=(
-                    "Use search_knowledge to look things up in the knowledge base; "
-                    "cite the sources of what you use."
+                    f"Use {self.tool_name} to look things up in the knowledge base "
+                    f"{self.name!r}; cite the sources of what you use."
                 ),
-                tools=[SearchKnowledgeTool(self)],
+                tools=[SearchKnowledgeTool(self, name=self.tool_name)],
             )
         query = next(
             (m.text for m in reversed(messages) if m.role is Role.USER and m.text.strip()), ""

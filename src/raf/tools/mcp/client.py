@@ -113,7 +113,7 @@ class McpClient:
             try:
                 await asyncio.wait_for(asyncio.shield(ready), self.config.connect_timeout)
             except TimeoutError:
-                await self._stop_owner()
+                await self._stop_owner(cancel=True)
                 raise McpError(
                     f"MCP server {self.name!r}: no connection within "
                     f"{self.config.connect_timeout:g}s",
@@ -140,12 +140,14 @@ class McpClient:
     async def __aexit__(self, *exc: object) -> None:
         await self.aclose()
 
-    async def _stop_owner(self) -> None:
+    async def _stop_owner(self, *, cancel: bool = False) -> None:
         owner = self._owner
         self._owner = None
         if owner is None:
             return
-        if not owner.done():
+        if cancel and not owner.done():
+            owner.cancel()  # still connecting: nothing to leave politely
+        elif not owner.done():
             self._jobs.put_nowait(None)
             try:
                 await asyncio.wait_for(asyncio.shield(owner), _CLOSE_TIMEOUT)
