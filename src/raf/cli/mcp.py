@@ -64,8 +64,13 @@ async def _serve(args: argparse.Namespace) -> int:
 
     agent = await load_agent(args.file, args.python)
     server = AgentMcpServer(agent, expose_tools=args.expose_tools)
-    if args.transport == "http":
-        await server.serve_http(host=args.host, port=args.port)
-    else:
-        await server.serve_stdio()
+    try:
+        if args.transport == "http":
+            await server.serve_http(host=args.host, port=args.port)
+        else:
+            await server.serve_stdio()
+    finally:
+        close = getattr(agent, "aclose", None)
+        if close is not None:
+            await close()  # providers with connections or background work (MCP, memory)
     return 0
