@@ -10,6 +10,7 @@ from __future__ import annotations
 import argparse
 import asyncio
 import os
+import random
 import shutil
 import socket
 import statistics
@@ -103,8 +104,11 @@ async def run(base_url: str, requests: int) -> None:
     for fn in cases.values():  # warm up connections and code paths
         for _ in range(5):
             await fn()
+    order = list(cases.items())
+    rng = random.Random(1)
     for _ in range(requests):
-        for name, fn in cases.items():
+        rng.shuffle(order)  # no case always runs right after another
+        for name, fn in order:
             await timed(fn, times[name])
     median = {name: statistics.median(values) * 1000 for name, values in times.items()}
     print(f"{requests} requests each, median latency against llm-katan on loopback")
