@@ -62,7 +62,13 @@ _EXPORTS: dict[str, str] = {
     "SessionError": "raf.core.errors",
     "SessionFormatError": "raf.core.errors",
     "SessionNotFoundError": "raf.core.errors",
+    "ToolApprovalPending": "raf.core.errors",
+    "ValidationProblems": "raf.core.errors",
+    "Problem": "raf.core.errors",
+    # declarative agents
+    "DeclAgentBuilder": "raf.decl.builder",
     # agent layer
+    "AgentTool": "raf.agent.agent_tool",
     "Agent": "raf.agent.agent",
     "AgentBuilder": "raf.agent.builder",
     "InMemoryHistoryProvider": "raf.agent.history",
@@ -115,6 +121,7 @@ __all__ = [
     "AgentRunOptions",
     "AgentSession",
     "AgentSkillsProvider",
+    "AgentTool",
     "AnthropicChatClient",
     "ApprovalError",
     "ApprovalRequestContent",
@@ -135,6 +142,7 @@ __all__ = [
     "ContextProvider",
     "ContextResult",
     "DataContent",
+    "DeclAgentBuilder",
     "ErrorContent",
     "FinishReason",
     "FunctionCallContent",
@@ -155,6 +163,7 @@ __all__ = [
     "ObservationMaskingStrategy",
     "OpenAIChatClient",
     "OpenApiToolset",
+    "Problem",
     "ProviderError",
     "RafError",
     "ReasoningContent",
@@ -174,6 +183,7 @@ __all__ = [
     "TextContent",
     "TokenBudgetStrategy",
     "Tool",
+    "ToolApprovalPending",
     "ToolApprovalResponse",
     "ToolContext",
     "ToolDefinitionError",
@@ -183,6 +193,7 @@ __all__ = [
     "UpdateKind",
     "UsageContent",
     "UsageDetails",
+    "ValidationProblems",
     "WebFetch",
     "WebSearch",
     "WikiProvider",
@@ -198,6 +209,7 @@ __all__ = [
 
 if TYPE_CHECKING:
     from raf.agent.agent import Agent
+    from raf.agent.agent_tool import AgentTool
     from raf.agent.builder import AgentBuilder
     from raf.agent.history import InMemoryHistoryProvider
     from raf.agent.stores import (
@@ -244,13 +256,16 @@ if TYPE_CHECKING:
         ConfigurationError,
         MissingExtraError,
         ModelError,
+        Problem,
         ProviderError,
         RafError,
         SessionError,
         SessionFormatError,
         SessionNotFoundError,
+        ToolApprovalPending,
         ToolDefinitionError,
         ToolExecutionError,
+        ValidationProblems,
     )
     from raf.core.function_tool import FunctionTool, tool
     from raf.core.messages import ChatMessage, Role
@@ -267,6 +282,7 @@ if TYPE_CHECKING:
     from raf.core.sessions import AgentSession, SessionStore
     from raf.core.tools import ApprovalRequiredTool, BaseTool, Tool, ToolContext, ToolResult
     from raf.core.usage import UsageDetails
+    from raf.decl.builder import DeclAgentBuilder
     from raf.decl.tool_resolver import ToolResolver
     from raf.tools.code import CodeInterpreter
     from raf.tools.files import file_tools
