@@ -207,3 +207,30 @@ async def test_unscoped_tool_works_in_the_current_folder(
     outside = await run(ReadFile(), path="../x")
     assert "approval" in (outside.error or "")
     assert ReadFile().approval_required({"path": "../x"})
+
+
+async def test_python_only_regex_falls_back_from_ripgrep(scope: WorkspaceScope):
+    result = await run(SearchFile(scope), pattern=r"line (?=42)")
+    assert result.value["backend"] == "python"
+    assert [m["line"] for m in result.value["matches"]] == [42]
+
+
+async def test_approved_calls_may_leave_the_root(tmp_path: Path):
+    from raf.core.options import ChatOptions, ToolApprovalResponse
+
+    root = tmp_path / "ws"
+    root.mkdir()
+    (root / "a.txt").write_text("a\n")
+    scope = WorkspaceScope(root)  # approve_outside
+    options = ChatOptions(approval_responses=[ToolApprovalResponse(call_id="ok", approved=True)])
+    approved = ToolContext(call_id="ok", options=options)
+    other = ToolContext(call_id="other", options=options)
+    args = {"source": "a.txt", "destination": "../out/a.txt"}
+    assert MoveFile(scope).approval_required(args)
+    refused = await MoveFile(scope).invoke(args, other)
+    assert "not approved" in (refused.error or "") and (root / "a.txt").exists()
+    moved = await MoveFile(scope).invoke(args, approved)
+    assert not moved.is_error and (tmp_path / "out" / "a.txt").read_text() == "a\n"
+    wrote = await WriteFile(scope).invoke({"path": "../w.txt", "content": "w"}, approved)
+    assert not wrote.is_error and (tmp_path / "w.txt").read_text() == "w"
+    assert wrote.value == f"created {tmp_path / 'w.txt'} (1 bytes)"

@@ -97,6 +97,14 @@ class WorkspaceContextProvider:
         if self._tools:
             text += " Tools bound to this workspace: " + ", ".join(t.name for t in self._tools)
             text += "."
+        if any(t.name == "run_command" for t in self._tools):
+            if self.scope.policy is ScopePolicy.ALLOW_ALL:
+                text += " run_command runs without a sandbox."
+            else:
+                text += (
+                    " run_command runs in a sandbox where only the workspace is writable"
+                    " (or, where no sandbox works, each command waits for approval)."
+                )
         return text
 
     async def on_invoking(
