@@ -228,3 +228,15 @@ async def test_generation_runs_off_the_event_loop(client: LocalChatClient) -> No
     done = True
     await task
     assert ticks >= max(3, int(elapsed / 0.01) // 4), (ticks, elapsed)
+
+
+async def test_any_gguf_path_works(model_file: Path) -> None:
+    from raf.clients.models import resolve_model
+
+    client = resolve_model(f"local:{model_file}")
+    assert isinstance(client, LocalChatClient) and client.path == model_file
+    response = await client.get_response(
+        [ChatMessage.system("You are a helpful assistant."), ChatMessage.user("Say hello.")],
+        ChatOptions(max_tokens=8),
+    )
+    assert response.text and response.model_id == model_file.stem

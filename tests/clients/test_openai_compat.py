@@ -385,3 +385,13 @@ def test_repr_never_shows_the_key(monkeypatch: pytest.MonkeyPatch) -> None:
     client = track(OpenAIChatClient("gpt-4o-mini"))
     assert "sk-from-env" not in repr(client) and "api_key=set" in repr(client)
     assert "sk-from-env" not in json.dumps(vars(client), default=repr)
+
+
+async def test_server_answering_a_stream_with_plain_json_is_an_error(katan: str) -> None:
+    # llm-katan answers stream=True requests with tools by one JSON body, not SSE.
+    client = katan_client(katan)
+    with pytest.raises(InvalidResponseError, match="without any event"):
+        async for _ in client.get_streaming_response(
+            [ChatMessage.user("weather?")], ChatOptions(tools=[get_weather])
+        ):
+            pass
