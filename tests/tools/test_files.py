@@ -234,3 +234,13 @@ async def test_approved_calls_may_leave_the_root(tmp_path: Path):
     wrote = await WriteFile(scope).invoke({"path": "../w.txt", "content": "w"}, approved)
     assert not wrote.is_error and (tmp_path / "w.txt").read_text() == "w"
     assert wrote.value == f"created {tmp_path / 'w.txt'} (1 bytes)"
+
+
+async def test_walks_stop_at_their_time_budget(scope: WorkspaceScope):
+    limits = FileLimits(max_seconds=0)
+    found = await run(FindFiles(scope, limits=limits), pattern="*")
+    assert "stopped after 0s" in found.value["note"]
+    searched = await run(SearchFile(scope, limits=limits, use_ripgrep=False), pattern="x")
+    assert searched.value["skipped"] == ["(stopped after 0s)"]
+    fast = await run(SearchFile(scope, limits=FileLimits(max_seconds=0.0001)), pattern="line")
+    assert not fast.is_error  # ripgrep killed by its watchdog or done: either way an answer

@@ -28,6 +28,8 @@ class FileLimits:
     max_matches: int = 200
     max_search_file_bytes: int = 2_000_000
     max_line_chars: int = 500
+    max_seconds: float = 30.0
+    """Time budget of one find_files / search_file walk; results so far are returned."""
 
 
 @dataclass(frozen=True, kw_only=True, slots=True)

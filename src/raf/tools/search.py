@@ -8,6 +8,8 @@ import re
 import shutil
 import stat
 import subprocess
+import threading
+import time
 from collections.abc import Iterator
 from typing import Any
 
@@ -64,10 +66,15 @@ class FindFiles(ScopedTool):
         limit = self.limits.max_entries
         found: list[str] = []
         total = 0
+        deadline = time.monotonic() + self.limits.max_seconds
+        out_of_time = False
         with located(scope, args.path, Access.READ, approved=approved) as loc:
             top = loc.open_dir()
             try:
                 for dirpath, dirnames, filenames, _fd in _walk_tree(top):
+                    if time.monotonic() > deadline:
+                        out_of_time = True
+                        break
                     dirnames[:] = sorted(d for d in dirnames if d not in _SKIP_DIRS)
                     base = "" if dirpath == "." else dirpath[2:] + "/"
                     for name in [*(d + "/" for d in dirnames), *sorted(filenames)]:
@@ -82,6 +89,10 @@ class FindFiles(ScopedTool):
             result: dict[str, Any] = {"path": self.shown(scope, loc.path), "matches": found}
             if total > len(found):
                 result["note"] = f"showing {len(found)} of {total} matches; narrow the pattern"
+            if out_of_time:
+                result["note"] = (
+                    f"stopped after {self.limits.max_seconds:g}s; narrow the path or pattern"
+                )
             return result
 
 
@@ -211,7 +222,11 @@ class SearchFile(ScopedTool):
         matcher = _glob_matcher(glob) if glob else None
         matches: list[dict[str, Any]] = []
         skipped: list[str] = []
+        deadline = time.monotonic() + self.limits.max_seconds
         for dirpath, dirnames, filenames, dir_fd in _walk_tree(top):
+            if time.monotonic() > deadline:
+                skipped.append(f"(stopped after {self.limits.max_seconds:g}s)")
+                break
             dirnames[:] = sorted(d for d in dirnames if d not in _SKIP_DIRS)
             base = "" if dirpath == "." else dirpath[2:] + "/"
             for name in sorted(filenames):
@@ -269,6 +284,8 @@ class SearchFile(ScopedTool):
         matches: list[dict[str, Any]] = []
         skipped: list[str] = []
         checked: dict[str, bool] = {}
+        watchdog = threading.Timer(self.limits.max_seconds, proc.kill)
+        watchdog.start()
         assert proc.stdout is not None
         try:
             for raw in proc.stdout:
@@ -286,8 +303,12 @@ class SearchFile(ScopedTool):
                 if len(matches) >= limit:
                     break
         finally:
-            proc.kill() if proc.poll() is None else None
+            watchdog.cancel()
+            if proc.poll() is None:
+                proc.kill()
             _, err = proc.communicate(timeout=RG_TIMEOUT_S)
+        if proc.returncode == -9 and len(matches) < limit:
+            skipped.append(f"(stopped after {self.limits.max_seconds:g}s)")
         if proc.returncode == 2 and not matches and b"regex" in err.lower():
             return None
         return matches, skipped
