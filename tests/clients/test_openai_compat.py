@@ -395,3 +395,38 @@ async def test_server_answering_a_stream_with_plain_json_is_an_error(katan: str)
             [ChatMessage.user("weather?")], ChatOptions(tools=[get_weather])
         ):
             pass
+
+
+async def test_agent_streams_a_tool_call_then_the_answer(fault: FaultServer) -> None:
+    CALLS.clear()
+    call_stream = [
+        chunk(
+            {
+                "role": "assistant",
+                "tool_calls": [
+                    {
+                        "index": 0,
+                        "id": "call_9",
+                        "type": "function",
+                        "function": {"name": "get_weather", "arguments": ""},
+                    }
+                ],
+            }
+        ),
+        chunk({"tool_calls": [{"index": 0, "function": {"arguments": '{"city": '}}]}),
+        chunk({"tool_calls": [{"index": 0, "function": {"arguments": '"Bergen"}'}}]}),
+        chunk({}, finish="tool_calls"),
+        "[DONE]",
+    ]
+    answer_stream = [chunk({"content": "Sunny in "}), chunk({"content": "Bergen."}, "stop")]
+    fault.reply(Reply(events=call_stream), Reply(events=[*answer_stream, "[DONE]"]))
+    agent = AgentBuilder("w").with_chat_client(fault_client(fault)).with_tool(get_weather).build()
+    session = agent.create_session()
+    updates = [u async for u in agent.run_stream("weather in Bergen?", session=session)]
+    assert CALLS == ["Bergen"]
+    kinds = [u.kind for u in updates]
+    assert kinds.index(UpdateKind.TOOL_CALL_STARTED) < kinds.index(UpdateKind.TOOL_CALLED)
+    assert "".join(u.text for u in updates if u.kind is UpdateKind.TEXT_DELTA) == "Sunny in Bergen."
+    second = fault.seen[1].body["messages"]
+    assert second[-1] == {"role": "tool", "tool_call_id": "call_9", "content": "sunny in Bergen"}
+    assert len(session.messages) == 4
