@@ -179,3 +179,17 @@ def test_a_model_string_uses_the_model_resolver(monkeypatch):
     monkeypatch.setenv("OPENAI_API_KEY", "sk-test")
     agent = DeclAgentBuilder().from_yaml_str("name: a\nmodel: openai:gpt-4o-mini\n").build()
     assert "gpt-4o-mini" in repr(agent.leaf_client)
+
+
+def test_an_unknown_policy_warns_and_fails_closed(caplog, tmp_path):
+    from raf.tools.workspace import ScopePolicy
+
+    text = "name: a\ncontexts:\n  - kind: workspace\n    config: {root: ., policy: sometimes}\n"
+    builder = DeclAgentBuilder().from_yaml_str(text, base_dir=tmp_path)
+    (warning,) = builder.warnings
+    assert (warning.line, warning.key_path) == (4, "contexts[0].config.policy")
+    assert "failing closed to 'deny'" in warning.message
+    assert "unknown workspace policy 'sometimes'" in caplog.text
+    agent = builder.with_chat_client(ScriptedChatClient([])).build()
+    (workspace,) = [p for p in agent.context_providers if p.kind == "workspace"]
+    assert workspace.scope.policy is ScopePolicy.DENY_OUTSIDE  # type: ignore[attr-defined]

@@ -11,6 +11,7 @@ run, inside a provider (docs/decisions/0502).
 
 from __future__ import annotations
 
+import logging
 import re
 from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass, field
@@ -68,6 +69,8 @@ class ToolFactoryContext:
 ToolFactory = Callable[[ToolFactoryContext], Any]
 """Returns a Tool, a list of tools, or a plain function (made a tool with its name)."""
 
+log = logging.getLogger("raf.decl")
+
 _PLACEHOLDER = re.compile(r"\{\{\s*([A-Za-z_][A-Za-z0-9_]*)\s*\}\}")
 
 
@@ -92,50 +95,52 @@ class DeclAgentBuilder:
         return self
 
     def from_yaml_file(self, path: str | Path) -> DeclAgentBuilder:
-        self._loaded = load_file(path, environ=self._environ)
-        return self
+        return self._loaded_now(load_file(path, environ=self._environ))
 
     def from_json_file(self, path: str | Path) -> DeclAgentBuilder:
         text, _ = read_document(path)
-        self._loaded = load(
-            text,
-            fmt="json",
-            file=str(path),
-            base_dir=Path(path).parent.resolve(),
-            environ=self._environ,
+        return self._loaded_now(
+            load(
+                text,
+                fmt="json",
+                file=str(path),
+                base_dir=Path(path).parent.resolve(),
+                environ=self._environ,
+            )
         )
-        return self
 
     def from_toml_file(self, path: str | Path) -> DeclAgentBuilder:
         text, _ = read_document(path)
-        self._loaded = load(
-            text,
-            fmt="toml",
-            file=str(path),
-            base_dir=Path(path).parent.resolve(),
-            environ=self._environ,
+        return self._loaded_now(
+            load(
+                text,
+                fmt="toml",
+                file=str(path),
+                base_dir=Path(path).parent.resolve(),
+                environ=self._environ,
+            )
         )
-        return self
 
     def from_file(self, path: str | Path) -> DeclAgentBuilder:
         """YAML, JSON or TOML, chosen by the file's suffix."""
         return self.from_yaml_file(path)
 
     def from_yaml_str(self, text: str, *, base_dir: str | Path | None = None) -> DeclAgentBuilder:
-        self._loaded = load(
-            text,
-            fmt="yaml",
-            file="<string>",
-            base_dir=Path(base_dir or Path.cwd()),
-            environ=self._environ,
+        return self._loaded_now(
+            load(
+                text,
+                fmt="yaml",
+                file="<string>",
+                base_dir=Path(base_dir or Path.cwd()),
+                environ=self._environ,
+            )
         )
-        return self
 
     def from_dict(
         self, data: Mapping[str, Any], *, base_dir: str | Path | None = None
     ) -> DeclAgentBuilder:
-        self._loaded = load_dict(data, base_dir=Path(base_dir or Path.cwd()), environ=self._environ)
-        return self
+        loaded = load_dict(data, base_dir=Path(base_dir or Path.cwd()), environ=self._environ)
+        return self._loaded_now(loaded)
 
     def from_loaded(self, loaded: LoadedAgent) -> DeclAgentBuilder:
         self._loaded = loaded
@@ -191,6 +196,17 @@ class DeclAgentBuilder:
     @property
     def declaration(self) -> AgentDecl:
         return self._require().decl
+
+    @property
+    def warnings(self) -> list[Problem]:
+        """Things that are allowed but probably wrong (an unknown workspace policy)."""
+        return list(self._require().warnings)
+
+    def _loaded_now(self, loaded: LoadedAgent) -> DeclAgentBuilder:
+        for warning in loaded.warnings:
+            log.warning("%s", warning)
+        self._loaded = loaded
+        return self
 
     def _require(self) -> LoadedAgent:
         if self._loaded is None:
