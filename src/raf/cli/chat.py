@@ -141,6 +141,9 @@ class _Chat:
         except RafError as exc:
             self.say(f"cannot switch model: {exc}")
             return
+        from raf.cli._agents import close_agent
+
+        self.loop.run_until_complete(close_agent(self.agent))
         self.agent = agent
         self.model_spec = spec
         self.say(f"model: {spec}")

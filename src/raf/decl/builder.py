@@ -454,8 +454,13 @@ class _Linker:
         options: dict[str, Any] = {"name": decl.name, "timeout": config.timeout}
         if config.base_url:
             options["base_url"] = config.base_url
-        if config.auth is not None and config.auth.token is not None:
-            options["bearer_token"] = config.auth.token.get_secret_value()
+        auth = config.auth
+        if auth is not None and auth.token is not None:
+            token = auth.token.get_secret_value()
+            if auth.kind == "bearer":
+                options["bearer_token"] = token
+            elif auth.kind == "header":
+                options["headers"] = {auth.header or "X-API-Key": token}
         if config.operations is not None:
             options["operations"] = list(config.operations)
         if config.approval_mode == "always":
