@@ -5,12 +5,14 @@ from __future__ import annotations
 import asyncio
 import os
 import time
+from collections.abc import Mapping
 from pathlib import Path
+from typing import Any
 
 import pytest
 
 from raf.agent.builder import AgentBuilder
-from raf.clients.errors import ContextOverflowError
+from raf.clients.errors import BadRequestError, ContextOverflowError
 from raf.clients.local import (
     LocalChatClient,
     default_threads,
@@ -26,6 +28,7 @@ from raf.core.function_tool import tool
 from raf.core.messages import ChatMessage, Role
 from raf.core.options import ChatOptions
 from raf.core.responses import FinishReason, UpdateKind, fold_updates
+from raf.core.tools import BaseTool, ToolContext, ToolResult
 
 CITIES: list[str] = []
 
@@ -240,3 +243,26 @@ async def test_any_gguf_path_works(model_file: Path) -> None:
         ChatOptions(max_tokens=8),
     )
     assert response.text and response.model_id == model_file.stem
+
+
+class BrokenSchemaTool(BaseTool):
+    name = "broken"
+    description = "A tool whose schema points nowhere."
+    parameters = {"type": "object", "properties": {"a": {"$ref": "#/nope"}}}  # noqa: RUF012
+
+    async def invoke(self, arguments: Mapping[str, Any], context: ToolContext) -> ToolResult:
+        return ToolResult.ok()
+
+
+@pytest.mark.parametrize("stream", [False, True])
+async def test_a_schema_llama_cpp_cannot_use_is_a_raf_error(
+    client: LocalChatClient, stream: bool
+) -> None:
+    options = ChatOptions(tools=[BrokenSchemaTool()], max_tokens=8)
+    messages = [ChatMessage.user("hi")]
+    with pytest.raises(BadRequestError, match="simplify it"):
+        if stream:
+            async for _ in client.get_streaming_response(messages, options):
+                pass
+        else:
+            await client.get_response(messages, options)

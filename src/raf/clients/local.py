@@ -19,7 +19,12 @@ from collections.abc import AsyncIterator, Sequence
 from pathlib import Path
 from typing import Any, Literal
 
-from raf.clients.errors import ClientError, ContextOverflowError, is_context_overflow
+from raf.clients.errors import (
+    BadRequestError,
+    ClientError,
+    ContextOverflowError,
+    is_context_overflow,
+)
 from raf.clients.model_store import DEFAULT_MODEL, is_pulled, model_path, pull_model
 from raf.clients.openai_wire import (
     ChunkAssembler,
@@ -109,7 +114,6 @@ class _Engine:
         params.verbosity = 3 if verbose else -1
         self.server = xllamacpp.Server(params)
         self.template = read_chat_template(path)
-        self.lock = threading.Lock()
 
 
 _ENGINES: dict[tuple[str, int, int], _Engine] = {}
@@ -377,8 +381,22 @@ class LocalChatClient:
             )
         return result
 
+    def _call(self, engine: _Engine, body: dict[str, Any], on_chunk: Any) -> Any:
+        """One request to llama.cpp (in a worker thread); its refusals become raf errors."""
+        try:
+            if on_chunk is None:
+                return engine.server.handle_chat_completions(body)
+            return engine.server.handle_chat_completions(body, on_chunk)
+        except (ValueError, RuntimeError) as exc:
+            raise BadRequestError(
+                f"the local model refused the request: {exc}; if a tool's JSON Schema is the "
+                "cause, simplify it (no $ref to missing definitions) or pass tool_mode='native'",
+                provider="local",
+                model=self.model,
+            ) from None
+
     async def _complete(self, engine: _Engine, body: dict[str, Any]) -> dict[str, Any]:
-        result = await asyncio.to_thread(engine.server.handle_chat_completions, body)
+        result = await asyncio.to_thread(self._call, engine, body, None)
         return self._check(result)
 
     def _grammar_updates(self, data: dict[str, Any], message_id: str) -> list[AgentResponseUpdate]:
@@ -472,7 +490,7 @@ class LocalChatClient:
 
         def run() -> Any:
             try:
-                return engine.server.handle_chat_completions(body, on_chunk)
+                return self._call(engine, body, on_chunk)
             finally:
                 loop.call_soon_threadsafe(queue.put_nowait, done)
 
