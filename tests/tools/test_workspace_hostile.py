@@ -228,3 +228,31 @@ async def test_allow_all_reaches_outside(tmp_path: Path):
     assert world.sentinel in result.value["content"]
     hard = await ReadFile(scope).invoke({"path": "hard.txt"}, ToolContext())
     assert world.sentinel in hard.value["content"]
+
+
+async def test_swap_to_a_denied_inside_target_is_refused(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+):
+    """A rule was judged for the old target; a swap to a denied file inside is refused."""
+    root = tmp_path / "ws"
+    (root / "public").mkdir(parents=True)
+    (root / "secrets").mkdir()
+    (root / "public" / "x.txt").write_text("public\n")
+    (root / "secrets" / "key.txt").write_text("TOP-SECRET\n")
+    os.symlink("public/x.txt", root / "link")
+    scope = WorkspaceScope(root, policy="deny", rules=[{"path": "secrets/**", "read": "deny"}])
+    assert not (await ReadFile(scope).invoke({"path": "link"}, ToolContext())).is_error
+    original = WorkspaceScope.decide
+
+    def decide_then_swap(
+        self: WorkspaceScope, path: Any, access: Any, *, follow_final: bool = True
+    ) -> Any:
+        decision = original(self, path, access, follow_final=follow_final)
+        os.unlink(root / "link")
+        os.symlink("secrets/key.txt", root / "link")
+        return decision
+
+    monkeypatch.setattr(WorkspaceScope, "decide", decide_then_swap)
+    result = await ReadFile(scope).invoke({"path": "link"}, ToolContext())
+    assert "changed during the call" in (result.error or "")
+    assert "TOP-SECRET" not in str(result.value)

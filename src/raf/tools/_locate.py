@@ -207,6 +207,14 @@ def locate(
             os.close(root_fd)
             raise
         owned = [*found.owned, root_fd]
+        rel = "/".join(found.rel) or "."
+        if resolved.relative is not None and rel != resolved.relative:
+            # the path now leads elsewhere inside (a symlink was swapped): the rules
+            # were judged for the old target, so refuse rather than guess
+            for fd in owned:
+                with contextlib.suppress(OSError):
+                    os.close(fd)
+            raise OutsideScopeError(f"{path!r} changed during the call; try again")
         return Location(
             scope=scope,
             shown=path,

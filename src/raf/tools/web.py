@@ -223,7 +223,10 @@ class WebFetch:
                 cut = True
                 break
         ctype = response.headers.get("content-type", "").split(";")[0].strip().lower()
-        text = bytes(body).decode(response.encoding or "utf-8", errors="replace")
+        try:
+            text = bytes(body).decode(response.encoding or "utf-8", errors="replace")
+        except LookupError:  # an unknown charset name
+            text = bytes(body).decode("utf-8", errors="replace")
         result: dict[str, Any] = {"url": url, "status": response.status_code}
         if ctype in ("text/html", "application/xhtml+xml") or (
             not ctype and text.lstrip()[:15].lower().startswith(("<!doctype", "<html"))
