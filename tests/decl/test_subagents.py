@@ -158,3 +158,36 @@ def test_sub_agent_cycle_is_reported_where_it_closes(tmp_path):
     assert problem.message == "sub-agent cycle: a.yaml → b.yaml → a.yaml"
     assert problem.file is not None and problem.file.endswith("b.yaml")
     assert (problem.line, problem.column, problem.key_path) == (3, 11, "subAgents[0].file")
+
+
+async def test_two_paused_sub_agent_calls_in_one_batch_both_resume(tmp_path):
+    parent = ScriptedChatClient(
+        [
+            reply("", call("coder", task="a", call_id="p1"), call("coder", task="b", call_id="p2")),
+            "both done",
+        ]
+    )
+    child = ScriptedChatClient(
+        [
+            reply("", call("write", which="a", call_id="k1")),
+            reply("", call("write", which="b", call_id="k2")),
+            "a done",
+            "b done",
+        ]
+    )
+    agent = build(tmp_path, parent, child)
+    session = agent.create_session()
+    paused = await agent.run("two tasks", session=session)
+    assert sorted(p.call_id for p in paused.pending_approvals) == ["p1", "p2"]
+    assert sorted(session.provider_state["agent-tool:coder"]) == ["p1", "p2"]
+    options = AgentRunOptions(
+        tool_approval_responses=[
+            ToolApprovalResponse(call_id="p1", approved=True),
+            ToolApprovalResponse(call_id="p2", approved=True),
+        ]
+    )
+    done = await agent.run([], session=session, options=options)
+    assert done.text == "both done"
+    results = {r.call_id: r.result for r in parent.requests[1].messages[-1].function_results}
+    assert results == {"p1": "a done", "p2": "b done"}
+    assert "agent-tool:coder" not in session.provider_state

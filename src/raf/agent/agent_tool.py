@@ -54,12 +54,25 @@ class AgentTool:
     def _state_key(self) -> str:
         return STATE_PREFIX + self.name
 
-    async def invoke(self, arguments: Mapping[str, Any], context: ToolContext) -> ToolResult:
+    def _waiting(self, context: ToolContext) -> dict[str, Any] | None:
+        """The children waiting for a human, by parent call id (one dict, changed in
+        place, so calls of one batch running together do not overwrite each other)."""
         parent = context.session
-        waiting: dict[str, Any] = {}
-        if parent is not None:
-            waiting = dict(parent.get_provider_state(self._state_key(), {}) or {})
-        stored = waiting.pop(context.call_id, None)
+        if parent is None:
+            return None
+        waiting = parent.provider_state.get(self._state_key())
+        if not isinstance(waiting, dict):
+            waiting = {}
+            parent.set_provider_state(self._state_key(), waiting)
+        if context.options is not None:  # a denied request ends its child's task
+            for decision in context.options.approval_responses:
+                if not decision.approved:
+                    waiting.pop(decision.call_id, None)
+        return waiting
+
+    async def invoke(self, arguments: Mapping[str, Any], context: ToolContext) -> ToolResult:
+        waiting = self._waiting(context)
+        stored = waiting.pop(context.call_id, None) if waiting is not None else None
         options = AgentRunOptions(cancellation=context.cancellation)
         if stored is not None:
             child = AgentSession.from_dict(stored)
@@ -75,24 +88,22 @@ class AgentTool:
                 raise ToolExecutionError(f"{self.name}: 'task' must be a non-empty string")
             child = self.agent.create_session()
             response = await self.agent.run(task, session=child, options=options)
-        if response.finish_reason is FinishReason.AWAITING_APPROVAL and parent is None:
-            return ToolResult.fail(
-                f"{self.name}: the sub-agent needs an approval, but this run has no session "
-                "to keep its state in"
-            )
-        if response.finish_reason is FinishReason.AWAITING_APPROVAL and parent is not None:
+        if response.finish_reason is FinishReason.AWAITING_APPROVAL:
+            if waiting is None:
+                return ToolResult.fail(
+                    f"{self.name}: the sub-agent needs an approval, but this run has no "
+                    "session to keep its state in"
+                )
             waiting[context.call_id] = child.to_dict()
-            parent.set_provider_state(self._state_key(), waiting)
+            if context.session is not None:  # (re)attach: a sibling may have emptied it
+                context.session.provider_state[self._state_key()] = waiting
             asks = "; ".join(
                 f"{p.name}({json.dumps(p.arguments, ensure_ascii=False, default=str)})"
                 for p in response.pending_approvals
             )
             raise ToolApprovalPending(f"sub-agent {self.name!r} asks to run {asks}")
-        if parent is not None:
-            if waiting:
-                parent.set_provider_state(self._state_key(), waiting)
-            else:
-                parent.provider_state.pop(self._state_key(), None)
+        if waiting is not None and not waiting and context.session is not None:
+            context.session.provider_state.pop(self._state_key(), None)
         if response.finish_reason is FinishReason.CANCELLED:
             return ToolResult.fail(f"{self.name}: the sub-agent's run was cancelled")
         return ToolResult.ok(response.text)
