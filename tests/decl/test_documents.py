@@ -193,3 +193,20 @@ def test_an_unknown_policy_warns_and_fails_closed(caplog, tmp_path):
     agent = builder.with_chat_client(ScriptedChatClient([])).build()
     (workspace,) = [p for p in agent.context_providers if p.kind == "workspace"]
     assert workspace.scope.policy is ScopePolicy.DENY_OUTSIDE  # type: ignore[attr-defined]
+
+
+def test_the_json_schema_is_valid_and_accepts_the_examples():
+    import jsonschema
+    import yaml
+
+    from .test_broken import BROKEN
+
+    schema = json_schema()
+    jsonschema.Draft202012Validator.check_schema(schema)
+    validator = jsonschema.Draft202012Validator(schema)
+    examples = sorted((BROKEN.parents[2] / "examples").glob("*/agent.yaml"))
+    assert len(examples) == 3
+    for path in examples:
+        validator.validate(yaml.safe_load(path.read_text(encoding="utf-8")))
+    bad = yaml.safe_load((BROKEN / "08_misspelt_top_key.yaml").read_text(encoding="utf-8"))
+    assert not validator.is_valid(bad)
