@@ -139,12 +139,14 @@ def test_a_factory_may_return_a_plain_function():
 
     agent = (
         DeclAgentBuilder()
-        .from_yaml_str("name: a\ntools:\n  - {kind: function, name: lookup}\n")
+        .from_yaml_str(
+            "name: a\ntools:\n  - {kind: function, name: lookup, description: Find orders}\n"
+        )
         .register_factory("lookup", lambda c: lookup_order)
         .with_chat_client(ScriptedChatClient([]))
         .build()
     )
-    assert [t.name for t in agent.tools] == ["lookup"]
+    assert [(t.name, t.description) for t in agent.tools] == [("lookup", "Find orders")]
 
 
 def test_connections_are_resolved_by_reference():

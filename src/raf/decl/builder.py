@@ -519,7 +519,14 @@ def _tools_from(factory: ToolFactory | Tool, context: ToolFactoryContext, name: 
         if isinstance(item, Tool):
             out.append(item)
         elif callable(item):
-            out.append(FunctionTool(item, name=name if len(items) == 1 else None))
+            single = len(items) == 1
+            out.append(
+                FunctionTool(
+                    item,
+                    name=name if single else None,
+                    description=context.description if single else None,
+                )
+            )
         else:
             raise ConfigurationError(
                 f"the factory for {name!r} returned {type(item).__name__}, not a Tool"
