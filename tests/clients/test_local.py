@@ -13,14 +13,8 @@ import pytest
 
 from raf.agent.builder import AgentBuilder
 from raf.clients.errors import BadRequestError, ContextOverflowError
-from raf.clients.local import (
-    LocalChatClient,
-    default_threads,
-    parse_constrained,
-    read_chat_template,
-    text_messages,
-    tool_schema,
-)
+from raf.clients.local import LocalChatClient, default_threads, read_chat_template
+from raf.clients.local_tools import parse_constrained, text_messages, tool_schema
 from raf.clients.model_store import DEFAULT_MODEL, is_pulled, pull_model_sync, verify
 from raf.core.contents import FunctionCallContent, FunctionResultContent, TextContent
 from raf.core.errors import ConfigurationError

@@ -8,11 +8,9 @@ constrained by a JSON Schema built from the tools' schemas, so every answer is e
 from __future__ import annotations
 
 import asyncio
-import contextlib
 import json
 import logging
 import os
-import re
 import struct
 import threading
 from collections.abc import AsyncIterator, Sequence
@@ -25,6 +23,7 @@ from raf.clients.errors import (
     ContextOverflowError,
     is_context_overflow,
 )
+from raf.clients.local_tools import ConstrainedStream, text_messages, tool_schema
 from raf.clients.model_store import DEFAULT_MODEL, is_pulled, model_path, pull_model
 from raf.clients.openai_wire import (
     ChunkAssembler,
@@ -33,19 +32,14 @@ from raf.clients.openai_wire import (
     to_openai_tool_choice,
     to_openai_tools,
 )
-from raf.core.contents import FunctionCallContent, FunctionResultContent, TextContent
 from raf.core.errors import ConfigurationError, MissingExtraError
-from raf.core.messages import ChatMessage, Role, new_id
+from raf.core.messages import ChatMessage, new_id
 from raf.core.options import ChatOptions
 from raf.core.responses import (
     AgentResponseUpdate,
     ChatResponse,
-    FinishReason,
-    UpdateKind,
     fold_updates,
 )
-from raf.core.tools import Tool
-from raf.core.usage import UsageDetails
 
 log = logging.getLogger("raf.clients.local")
 
@@ -128,122 +122,6 @@ def _engine(path: Path, n_ctx: int, threads: int, verbose: bool) -> _Engine:
             engine = _Engine(path, n_ctx, threads, verbose)
             _ENGINES[key] = engine
         return engine
-
-
-def tool_schema(tools: Sequence[Tool], choice: str | None) -> dict[str, Any]:
-    """JSON Schema of one constrained answer: a call of one of the tools, or a text answer."""
-    chosen = [t for t in tools if choice in (None, "auto", "required") or t.name == choice]
-    branches: list[dict[str, Any]] = [
-        {
-            "type": "object",
-            "properties": {
-                "tool": {"const": t.name},
-                "arguments": t.parameters or {"type": "object"},
-            },
-            "required": ["tool", "arguments"],
-            "additionalProperties": False,
-        }
-        for t in chosen
-    ]
-    if choice in (None, "auto"):
-        branches.append(
-            {
-                "type": "object",
-                "properties": {"answer": {"type": "string"}},
-                "required": ["answer"],
-                "additionalProperties": False,
-            }
-        )
-    return {"anyOf": branches}
-
-
-def tool_instructions(tools: Sequence[Tool]) -> str:
-    lines = ["You can call these tools:"]
-    for t in tools:
-        arguments = json.dumps(t.parameters.get("properties", {}), ensure_ascii=False)
-        lines.append(f"- {t.name}: {t.description} Arguments: {arguments}")
-    lines.append(
-        'To call a tool, reply {"tool": "<name>", "arguments": {...}}. '
-        'To answer the user, reply {"answer": "<text>"}. '
-        "When a tool result is there, use it to answer."
-    )
-    return "\n".join(lines)
-
-
-def text_messages(
-    messages: Sequence[ChatMessage], tools: Sequence[Tool] = ()
-) -> list[dict[str, Any]]:
-    """Messages for a template without tool support: calls and results become plain text.
-
-    With tools offered, earlier answers are shown in the constrained JSON form as well, so
-    the model sees the format it must write.
-    """
-    out: list[dict[str, Any]] = []
-    system = [m.text for m in messages if m.role is Role.SYSTEM and m.text]
-    if tools:
-        system.append(tool_instructions(tools))
-    if system:
-        out.append({"role": "system", "content": "\n\n".join(system)})
-    names: dict[str, str] = {}
-    for message in messages:
-        if message.role is Role.SYSTEM:
-            continue
-        if message.role is Role.ASSISTANT:
-            parts = []
-            for content in message.contents:
-                if isinstance(content, FunctionCallContent):
-                    names[content.call_id] = content.name
-                    if tools:  # without tools a call shown would be copied, not answered
-                        call = {"tool": content.name, "arguments": content.arguments}
-                        parts.append(json.dumps(call, ensure_ascii=False))
-                elif isinstance(content, TextContent) and content.text:
-                    parts.append(
-                        json.dumps({"answer": content.text}, ensure_ascii=False)
-                        if tools
-                        else content.text
-                    )
-            if parts:
-                out.append({"role": "assistant", "content": "\n".join(parts)})
-            continue
-        parts = []
-        for content in message.contents:
-            if isinstance(content, FunctionResultContent):
-                name = content.name or names.get(content.call_id, "the tool")
-                parts.append(f"Result of {name}: {content.as_text()}")
-            elif isinstance(content, TextContent) and content.text:
-                parts.append(content.text)
-        if parts:
-            if out and out[-1]["role"] == "user":
-                out[-1]["content"] += "\n" + "\n".join(parts)
-            else:
-                out.append({"role": "user", "content": "\n".join(parts)})
-    return out
-
-
-_ANSWER_PREFIX = re.compile(r'^\s*\{\s*"answer"\s*:\s*"')
-
-
-def parse_constrained(text: str) -> tuple[list[Any], FinishReason]:
-    """Contents from a constrained answer; a cut-off answer keeps the text it has."""
-    try:
-        value = json.loads(text)
-    except ValueError:
-        match = _ANSWER_PREFIX.match(text)
-        salvaged = text[match.end() :] if match else text
-        with contextlib.suppress(ValueError):
-            salvaged = json.loads(f'"{salvaged.rstrip(chr(92))}"')
-        return ([TextContent(text=salvaged)] if salvaged else []), FinishReason.LENGTH
-    if isinstance(value, dict) and isinstance(value.get("tool"), str):
-        arguments = value.get("arguments")
-        call = FunctionCallContent(
-            call_id=new_id("call"),
-            name=value["tool"],
-            arguments=arguments if isinstance(arguments, dict) else {},
-        )
-        return [call], FinishReason.TOOL_CALLS
-    if isinstance(value, dict) and "answer" in value:
-        return [TextContent(text=str(value["answer"]))], FinishReason.STOP
-    return [TextContent(text=text)], FinishReason.STOP
 
 
 class LocalChatClient:
@@ -399,57 +277,6 @@ class LocalChatClient:
         result = await asyncio.to_thread(self._call, engine, body, None)
         return self._check(result)
 
-    def _grammar_updates(self, data: dict[str, Any], message_id: str) -> list[AgentResponseUpdate]:
-        choice = (data.get("choices") or [{}])[0]
-        text = (choice.get("message") or {}).get("content") or ""
-        contents, reason = parse_constrained(text)
-        if choice.get("finish_reason") == "length":
-            reason = FinishReason.LENGTH
-        updates: list[AgentResponseUpdate] = []
-        for content in contents:
-            if isinstance(content, FunctionCallContent):
-                raw = json.dumps(content.arguments, ensure_ascii=False)
-                for kind, text, done in (
-                    (UpdateKind.TOOL_CALL_STARTED, "", None),
-                    (UpdateKind.TOOL_CALL_ARGUMENTS_DELTA, raw, None),
-                    (UpdateKind.TOOL_CALL_ENDED, "", content),
-                ):
-                    updates.append(
-                        AgentResponseUpdate(
-                            kind=kind,
-                            message_id=message_id,
-                            text=text,
-                            content=done,
-                            call_id=content.call_id,
-                            tool_name=content.name,
-                        )
-                    )
-            elif isinstance(content, TextContent):
-                updates.append(
-                    AgentResponseUpdate(
-                        kind=UpdateKind.TEXT_DELTA, message_id=message_id, text=content.text
-                    )
-                )
-        usage = data.get("usage") or {}
-        if usage:
-            updates.append(
-                AgentResponseUpdate(
-                    kind=UpdateKind.USAGE,
-                    message_id=message_id,
-                    usage=UsageDetails(
-                        input_tokens=int(usage.get("prompt_tokens") or 0),
-                        output_tokens=int(usage.get("completion_tokens") or 0),
-                        total_tokens=int(usage.get("total_tokens") or 0),
-                    ),
-                )
-            )
-        updates.append(
-            AgentResponseUpdate(
-                kind=UpdateKind.FINISHED, message_id=message_id, finish_reason=reason
-            )
-        )
-        return updates
-
     async def get_response(
         self, messages: Sequence[ChatMessage], options: ChatOptions
     ) -> ChatResponse:
@@ -458,7 +285,10 @@ class LocalChatClient:
         data = await self._complete(engine, self._body(engine, messages, options, grammar))
         message_id = new_id("msg")
         if grammar:
-            updates = self._grammar_updates(data, message_id)
+            choice = (data.get("choices") or [{}])[0]
+            constrained = ConstrainedStream(message_id)
+            updates = constrained.feed((choice.get("message") or {}).get("content") or "")
+            updates += constrained.finish(choice.get("finish_reason"), data.get("usage"))
         else:
             updates = completion_to_updates(data, message_id)
         response = fold_updates(updates)
@@ -472,13 +302,32 @@ class LocalChatClient:
         grammar = self._grammar(engine, options)
         body = self._body(engine, messages, options, grammar)
         message_id = new_id("msg")
-        if grammar:  # the answer is JSON until it is whole: parse it, then stream it
-            data = await self._complete(engine, body)
-            for update in self._grammar_updates(data, message_id):
+        if not grammar:
+            assembler = ChunkAssembler(message_id)
+            async for chunk in self._chunks(engine, body):
+                for update in assembler.feed(chunk):
+                    yield update
+            for update in assembler.finish():
                 yield update
             return
-        body["stream"] = True
-        body["stream_options"] = {"include_usage": True}
+        # Constrained JSON: the answer's text streams as it is decoded; a call when whole.
+        constrained = ConstrainedStream(message_id)
+        finish: str | None = None
+        usage: dict[str, Any] | None = None
+        async for chunk in self._chunks(engine, body):
+            usage = chunk.get("usage") or usage
+            for choice in chunk.get("choices") or ():
+                finish = choice.get("finish_reason") or finish
+                piece = (choice.get("delta") or {}).get("content")
+                if piece:
+                    for update in constrained.feed(piece):
+                        yield update
+        for update in constrained.finish(finish, usage):
+            yield update
+
+    async def _chunks(self, engine: _Engine, body: dict[str, Any]) -> AsyncIterator[dict[str, Any]]:
+        """Stream chunks from llama.cpp's worker thread; stops it when the consumer stops."""
+        body = {**body, "stream": True, "stream_options": {"include_usage": True}}
         loop = asyncio.get_running_loop()
         queue: asyncio.Queue[Any] = asyncio.Queue()
         stop = threading.Event()
@@ -495,7 +344,6 @@ class LocalChatClient:
                 loop.call_soon_threadsafe(queue.put_nowait, done)
 
         worker = asyncio.ensure_future(asyncio.to_thread(run))
-        assembler = ChunkAssembler(message_id)
         try:
             while True:
                 chunk = await queue.get()
@@ -503,8 +351,7 @@ class LocalChatClient:
                     break
                 if isinstance(chunk, str):
                     chunk = json.loads(chunk)
-                for update in assembler.feed(self._check(chunk)):
-                    yield update
+                yield self._check(chunk)
             result = await worker
             if isinstance(result, dict) and result.get("error"):
                 self._check(result)
@@ -512,5 +359,3 @@ class LocalChatClient:
             stop.set()
             if not worker.done():
                 await asyncio.shield(worker)
-        for update in assembler.finish():
-            yield update

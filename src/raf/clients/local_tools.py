@@ -1,0 +1,260 @@
+"""Tool calls for local models whose chat template has none: a JSON-Schema grammar, the
+prompt that explains it, the history rendered as text, and the answer parsed back.
+
+Decoding is constrained so every answer is `{"tool": <name>, "arguments": {...}}` for
+one of the tools or `{"answer": "<text>"}`; the text of an answer streams as it is
+decoded, a call is emitted once it is whole.
+"""
+
+from __future__ import annotations
+
+import contextlib
+import json
+import re
+from collections.abc import Sequence
+from typing import Any
+
+from raf.core.contents import FunctionCallContent, FunctionResultContent, TextContent
+from raf.core.messages import ChatMessage, Role, new_id
+from raf.core.responses import AgentResponseUpdate, FinishReason, UpdateKind
+from raf.core.tools import Tool
+from raf.core.usage import UsageDetails
+
+
+def tool_schema(tools: Sequence[Tool], choice: str | None) -> dict[str, Any]:
+    """JSON Schema of one constrained answer: a call of one of the tools, or a text answer."""
+    chosen = [t for t in tools if choice in (None, "auto", "required") or t.name == choice]
+    branches: list[dict[str, Any]] = [
+        {
+            "type": "object",
+            "properties": {
+                "tool": {"const": t.name},
+                "arguments": t.parameters or {"type": "object"},
+            },
+            "required": ["tool", "arguments"],
+            "additionalProperties": False,
+        }
+        for t in chosen
+    ]
+    if choice in (None, "auto"):
+        branches.append(
+            {
+                "type": "object",
+                "properties": {"answer": {"type": "string"}},
+                "required": ["answer"],
+                "additionalProperties": False,
+            }
+        )
+    return {"anyOf": branches}
+
+
+def tool_instructions(tools: Sequence[Tool]) -> str:
+    lines = ["You can call these tools:"]
+    for t in tools:
+        arguments = json.dumps(t.parameters.get("properties", {}), ensure_ascii=False)
+        lines.append(f"- {t.name}: {t.description} Arguments: {arguments}")
+    lines.append(
+        'To call a tool, reply {"tool": "<name>", "arguments": {...}}. '
+        'To answer the user, reply {"answer": "<text>"}. '
+        "When a tool result is there, use it to answer."
+    )
+    return "\n".join(lines)
+
+
+def text_messages(
+    messages: Sequence[ChatMessage], tools: Sequence[Tool] = ()
+) -> list[dict[str, Any]]:
+    """Messages for a template without tool support: calls and results become plain text.
+
+    With tools offered, earlier answers are shown in the constrained JSON form as well, so
+    the model sees the format it must write.
+    """
+    out: list[dict[str, Any]] = []
+    system = [m.text for m in messages if m.role is Role.SYSTEM and m.text]
+    if tools:
+        system.append(tool_instructions(tools))
+    if system:
+        out.append({"role": "system", "content": "\n\n".join(system)})
+    names: dict[str, str] = {}
+    for message in messages:
+        if message.role is Role.SYSTEM:
+            continue
+        if message.role is Role.ASSISTANT:
+            parts = []
+            for content in message.contents:
+                if isinstance(content, FunctionCallContent):
+                    names[content.call_id] = content.name
+                    if tools:  # without tools a call shown would be copied, not answered
+                        call = {"tool": content.name, "arguments": content.arguments}
+                        parts.append(json.dumps(call, ensure_ascii=False))
+                elif isinstance(content, TextContent) and content.text:
+                    parts.append(
+                        json.dumps({"answer": content.text}, ensure_ascii=False)
+                        if tools
+                        else content.text
+                    )
+            if parts:
+                out.append({"role": "assistant", "content": "\n".join(parts)})
+            continue
+        parts = []
+        for content in message.contents:
+            if isinstance(content, FunctionResultContent):
+                name = content.name or names.get(content.call_id, "the tool")
+                parts.append(f"Result of {name}: {content.as_text()}")
+            elif isinstance(content, TextContent) and content.text:
+                parts.append(content.text)
+        if parts:
+            if out and out[-1]["role"] == "user":
+                out[-1]["content"] += "\n" + "\n".join(parts)
+            else:
+                out.append({"role": "user", "content": "\n".join(parts)})
+    return out
+
+
+_ANSWER_PREFIX = re.compile(r'^\s*\{\s*"answer"\s*:\s*"')
+_TOOL_PREFIX = re.compile(r'^\s*\{\s*"tool"')
+
+
+def parse_constrained(text: str) -> tuple[list[Any], FinishReason]:
+    """Contents from a constrained answer; a cut-off answer keeps the text it has."""
+    try:
+        value = json.loads(text)
+    except ValueError:
+        match = _ANSWER_PREFIX.match(text)
+        salvaged = text[match.end() :] if match else text
+        with contextlib.suppress(ValueError):
+            salvaged = json.loads(f'"{salvaged.rstrip(chr(92))}"')
+        return ([TextContent(text=salvaged)] if salvaged else []), FinishReason.LENGTH
+    if isinstance(value, dict) and isinstance(value.get("tool"), str):
+        arguments = value.get("arguments")
+        call = FunctionCallContent(
+            call_id=new_id("call"),
+            name=value["tool"],
+            arguments=arguments if isinstance(arguments, dict) else {},
+        )
+        return [call], FinishReason.TOOL_CALLS
+    if isinstance(value, dict) and "answer" in value:
+        return [TextContent(text=str(value["answer"]))], FinishReason.STOP
+    return [TextContent(text=text)], FinishReason.STOP
+
+
+_ESCAPES = {'"': '"', "\\": "\\", "/": "/", "b": "\b", "f": "\f", "n": "\n", "r": "\r", "t": "\t"}
+
+
+def decode_partial(text: str, start: int) -> tuple[str, int, bool]:
+    """Decode a JSON string body from `start` as far as it is complete.
+
+    Returns the decoded text, where decoding stopped, and whether the closing quote was
+    reached; an escape cut in the middle waits for the next piece.
+    """
+    out: list[str] = []
+    i = start
+    while i < len(text):
+        char = text[i]
+        if char == '"':
+            return "".join(out), i + 1, True
+        if char != "\\":
+            out.append(char)
+            i += 1
+            continue
+        if i + 1 >= len(text):
+            break
+        kind = text[i + 1]
+        if kind != "u":
+            out.append(_ESCAPES.get(kind, kind))
+            i += 2
+            continue
+        if i + 6 > len(text):
+            break
+        code = int(text[i + 2 : i + 6], 16)
+        if 0xD800 <= code < 0xDC00:  # a surrogate pair needs its second half
+            if i + 12 > len(text):
+                break
+            low = int(text[i + 8 : i + 12], 16)
+            out.append(chr(0x10000 + ((code - 0xD800) << 10) + (low - 0xDC00)))
+            i += 12
+            continue
+        out.append(chr(code))
+        i += 6
+    return "".join(out), i, False
+
+
+class ConstrainedStream:
+    """Turns the pieces of a constrained answer into updates under one message id."""
+
+    def __init__(self, message_id: str) -> None:
+        self.message_id = message_id
+        self.buffer = ""
+        self.emitted = ""
+        self._mode: str | None = None
+        self._pos = 0
+
+    def _text(self, text: str) -> AgentResponseUpdate:
+        self.emitted += text
+        return AgentResponseUpdate(
+            kind=UpdateKind.TEXT_DELTA, message_id=self.message_id, text=text
+        )
+
+    def feed(self, piece: str) -> list[AgentResponseUpdate]:
+        self.buffer += piece
+        if self._mode is None:
+            match = _ANSWER_PREFIX.match(self.buffer)
+            if match:
+                self._mode, self._pos = "answer", match.end()
+            elif _TOOL_PREFIX.match(self.buffer):
+                self._mode = "tool"
+        if self._mode != "answer":
+            return []
+        text, self._pos, closed = decode_partial(self.buffer, self._pos)
+        if closed:
+            self._mode = "closed"
+        return [self._text(text)] if text else []
+
+    def finish(
+        self, finish_reason: str | None, usage: dict[str, Any] | None
+    ) -> list[AgentResponseUpdate]:
+        """The call (if any), the rest of the text, usage and the finish reason."""
+        contents, reason = parse_constrained(self.buffer)
+        if finish_reason == "length":
+            reason = FinishReason.LENGTH
+        out: list[AgentResponseUpdate] = []
+        for content in contents:
+            if isinstance(content, FunctionCallContent):
+                raw = json.dumps(content.arguments, ensure_ascii=False)
+                for kind, text, done in (
+                    (UpdateKind.TOOL_CALL_STARTED, "", None),
+                    (UpdateKind.TOOL_CALL_ARGUMENTS_DELTA, raw, None),
+                    (UpdateKind.TOOL_CALL_ENDED, "", content),
+                ):
+                    out.append(
+                        AgentResponseUpdate(
+                            kind=kind,
+                            message_id=self.message_id,
+                            text=text,
+                            content=done,
+                            call_id=content.call_id,
+                            tool_name=content.name,
+                        )
+                    )
+            elif isinstance(content, TextContent) and content.text.startswith(self.emitted):
+                rest = content.text[len(self.emitted) :]
+                if rest:
+                    out.append(self._text(rest))
+        if usage:
+            out.append(
+                AgentResponseUpdate(
+                    kind=UpdateKind.USAGE,
+                    message_id=self.message_id,
+                    usage=UsageDetails(
+                        input_tokens=int(usage.get("prompt_tokens") or 0),
+                        output_tokens=int(usage.get("completion_tokens") or 0),
+                        total_tokens=int(usage.get("total_tokens") or 0),
+                    ),
+                )
+            )
+        out.append(
+            AgentResponseUpdate(
+                kind=UpdateKind.FINISHED, message_id=self.message_id, finish_reason=reason
+            )
+        )
+        return out
