@@ -256,3 +256,19 @@ async def test_swap_to_a_denied_inside_target_is_refused(
     result = await ReadFile(scope).invoke({"path": "link"}, ToolContext())
     assert "changed during the call" in (result.error or "")
     assert "TOP-SECRET" not in str(result.value)
+
+
+@pytest.mark.parametrize("index", INDEXES, ids=_ids())
+async def test_allow_all_read_only_tools_answer_every_attempt(tmp_path: Path, index: int):
+    """Under allow_all outside paths are allowed by definition; malformed paths are still
+    refused and nothing raises through (read-only tools only: never delete under allow)."""
+    world = build_world(tmp_path)
+    path = hostile_paths(world)[index]
+    before = world.snapshot()
+    scope = WorkspaceScope(world.root, policy=ScopePolicy.ALLOW_ALL)
+    malformed = scope.resolve_safe(path).error
+    for cls in (ReadFile, ListFiles, InspectFile):
+        result = await cls(scope).invoke({"path": path}, ToolContext())
+        if malformed:
+            assert result.is_error, (cls.name, path)
+    assert world.snapshot() == before

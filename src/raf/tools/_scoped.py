@@ -100,11 +100,14 @@ class ScopedTool:
             args = self.Arguments.model_validate(arguments)
         except ValidationError:
             return False  # invoke answers with the validation error and touches nothing
-        scope = self.effective_scope()
-        for use in self.uses(args):
-            decision = scope.decide(use.path, use.access, follow_final=use.follow_final)
-            if decision.action is RuleAction.APPROVE:
-                return True
+        try:
+            scope = self.effective_scope()
+            for use in self.uses(args):
+                decision = scope.decide(use.path, use.access, follow_final=use.follow_final)
+                if decision.action is RuleAction.APPROVE:
+                    return True
+        except (OSError, ValueError):
+            return True  # cannot judge the path: let a human decide (invoke re-checks)
         return False
 
     async def invoke(self, arguments: Mapping[str, Any], context: ToolContext) -> ToolResult:

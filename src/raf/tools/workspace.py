@@ -216,9 +216,15 @@ class WorkspaceScope:
             return ResolvedPath(inside=False, path=self.real_root, reason=problem, error=True)
         if text.startswith("~"):
             text = os.path.expanduser(text)
-        parts = self.relative_parts(text)
-        if parts is None:
-            return _outside(outside_path(text, follow_final), "the path is outside the workspace")
+        try:
+            parts = self.relative_parts(text)
+            if parts is None:
+                where = outside_path(text, follow_final)
+                return _outside(where, "the path is outside the workspace")
+        except OSError as exc:  # realpath could not look (e.g. /proc/1/root as non-owner)
+            return ResolvedPath(
+                inside=False, path=self.real_root, reason=f"cannot resolve: {exc}", error=True
+            )
         try:
             root_fd = os.open(self.real_root, os.O_RDONLY | os.O_DIRECTORY | os.O_CLOEXEC)
         except OSError as exc:
@@ -230,7 +236,12 @@ class WorkspaceScope:
         except WalkEscape as esc:
             os.close(root_fd)
             joined = os.path.join(self.real_root, *parts)
-            return _outside(outside_path(joined, follow_final), esc.reason)
+            try:
+                return _outside(outside_path(joined, follow_final), esc.reason)
+            except OSError as exc:
+                return ResolvedPath(
+                    inside=False, path=self.real_root, reason=f"{esc.reason} ({exc})", error=True
+                )
         except OSError as exc:
             os.close(root_fd)
             return ResolvedPath(inside=False, path=self.real_root, reason=str(exc), error=True)
@@ -272,7 +283,10 @@ class WorkspaceScope:
             )
         except WalkEscape:
             joined = os.path.join(self.real_root, *parts)
-            real = outside_path(joined, follow_final)
+            try:
+                real = outside_path(joined, follow_final)
+            except OSError:
+                raise WalkEscape("the path leaves the workspace") from None
             root = str(self.real_root)
             if str(real) == root or str(real).startswith(root.rstrip("/") + "/"):
                 again = str(real)[len(root) :].split("/")
