@@ -6,6 +6,7 @@ from __future__ import annotations
 import asyncio
 import contextlib
 import functools
+import logging
 import os
 import re
 import shutil
@@ -15,6 +16,8 @@ from collections.abc import Callable, Iterable, Mapping, Sequence
 from dataclasses import dataclass, field
 from enum import StrEnum
 from pathlib import Path
+
+logger = logging.getLogger("raf.tools.sandbox")
 
 PROBE_TIMEOUT_S = 10.0
 KILL_GRACE_S = 3.0
@@ -74,7 +77,12 @@ def detect_sandbox(*, as_user: int | None = None) -> SandboxKind:
         return SandboxKind.BWRAP
     unshare = shutil.which("unshare")
     if unshare and _probe([unshare, "-n", "-r", "--", "true"], user=as_user):
+        logger.warning("bubblewrap does not work here; only `unshare -n` isolation is available")
         return SandboxKind.UNSHARE
+    logger.warning(
+        "no OS sandbox works here (install bubblewrap and allow user namespaces): "
+        "sandboxed commands will need approval and code may reach the network"
+    )
     return SandboxKind.NONE
 
 
