@@ -1,0 +1,349 @@
+"""One build of a declarative agent: tools resolved and routed, providers ordered, sub-agents
+built, every problem collected (seed 001, rules 0-7)."""
+
+from __future__ import annotations
+
+import re
+from collections.abc import Callable
+from typing import TYPE_CHECKING, Any
+
+from raf.agent.agent import Agent
+from raf.core.chat_client import ChatClient
+from raf.core.context import ContextProvider
+from raf.core.errors import (
+    ConfigurationError,
+    MissingExtraError,
+    Problem,
+    RafError,
+    ValidationProblems,
+)
+from raf.core.tools import ApprovalRequiredTool, Tool
+from raf.decl import contexts as ctx
+from raf.decl.factories import ToolFactory, ToolFactoryContext, tools_from
+from raf.decl.loader import LoadedAgent
+from raf.decl.model_client import chat_options, client_for
+from raf.decl.schema import (
+    BUILTIN_TOOLS,
+    CompressionContextDecl,
+    CustomToolDecl,
+    FunctionToolDecl,
+    KnowledgeContextDecl,
+    McpContextDecl,
+    McpToolDecl,
+    MemoryContextDecl,
+    ModelDecl,
+    OpenApiToolDecl,
+    SkillsContextDecl,
+    SubAgentRefDecl,
+    WikiContextDecl,
+    WorkspaceContextDecl,
+)
+from raf.decl.source import Path_, format_path
+
+if TYPE_CHECKING:
+    from raf.decl.builder import DeclAgentBuilder
+
+_PLACEHOLDER = re.compile(r"\{\{\s*([A-Za-z_][A-Za-z0-9_]*)\s*\}\}")
+
+
+class Linker:
+    """One build: collects problems, links tools and providers, builds sub-agents."""
+
+    def __init__(
+        self,
+        builder: DeclAgentBuilder,
+        loaded: LoadedAgent,
+        *,
+        code_tools: bool,
+        chain: tuple[str, ...] = (),
+        parent_client: Callable[[], ChatClient] | None = None,
+    ) -> None:
+        self.builder = builder
+        self.loaded = loaded
+        self.decl = loaded.decl
+        self.doc = loaded.doc
+        self.code_tools = code_tools
+        self.chain = chain
+        self.parent_client = parent_client
+        self.problems: list[Problem] = []
+        self._client: ChatClient | None = None
+        self._first_missing: MissingExtraError | None = None
+
+    def fail(self, path: Path_, exc: BaseException | str) -> None:
+        if isinstance(exc, MissingExtraError) and self._first_missing is None:
+            self._first_missing = exc
+        message = exc if isinstance(exc, str) else str(exc)
+        if isinstance(exc, ValidationProblems):
+            self.problems.extend(exc.problems)
+            return
+        self.problems.append(self.doc.problem(path, message))
+
+    def client(self) -> ChatClient:
+        """The document's model: a referenced connection's client, else the client given
+        with `with_chat_client`, else the parent's (sub-agents without a model), else the
+        model block resolved."""
+        if self._client is None:
+            model = self.decl.model
+            connection = model.connection if isinstance(model, ModelDecl) else None
+            registered = (
+                self.builder._connections.get(connection.name or "")
+                if connection is not None and connection.kind == "reference"
+                else None
+            )
+            if registered is not None and registered.client is not None:
+                self._client = registered.client
+            elif self.builder._client is not None:
+                self._client = self.builder._client
+            elif model is None and self.parent_client is not None:
+                self._client = self.parent_client()
+            else:
+                self._client = client_for(model, self.builder._connections)
+        return self._client
+
+    def link(self) -> Agent:
+        from raf.agent.builder import AgentBuilder
+
+        decl = self.decl
+        agent = AgentBuilder(decl.name).with_description(decl.description)
+        instructions = self._instructions()
+        if instructions:
+            agent.with_instructions(instructions)
+        agent.with_max_tool_rounds(decl.max_tool_rounds)
+        if isinstance(decl.model, ModelDecl):
+            agent.with_options(chat_options(decl.model.options, decl.model.id))
+        if self.builder._store is not None and not self.chain:
+            agent.with_session_store(self.builder._store)
+
+        declared, toolsets = self._declared_tools()
+        workspace_index = next(
+            (i for i, c in enumerate(decl.contexts) if isinstance(c, WorkspaceContextDecl)), None
+        )
+        providers: list[ContextProvider] = list(toolsets)
+        workspace: Any = None
+        compression: ContextProvider | None = None
+        for index, context in enumerate(decl.contexts):
+            path: Path_ = ("contexts", index)
+            try:
+                if isinstance(context, CompressionContextDecl):
+                    compression = ctx.compression_provider(
+                        context.config, context.name, self.builder._connections, self.client
+                    )
+                    continue
+                provider = self._context(context)
+            except (RafError, ImportError, OSError, TypeError, ValueError) as exc:
+                self.fail(path, _as_error(exc, context.kind))
+                continue
+            if index == workspace_index:
+                workspace = provider
+            providers.append(provider)
+        # rule 1: declared scope tools go to the workspace, the rest register normally
+        for path, tool in declared:
+            if workspace is not None and _is_scope_tool(tool):
+                try:
+                    workspace.add_tool(tool)
+                except RafError as exc:
+                    self.fail(path, exc)
+            else:
+                agent.with_tool(tool)
+        for sub in self._sub_agents():
+            agent.with_tool(sub)
+        if self.code_tools:
+            for name, factory in self.builder._code_tools:
+                try:
+                    for tool in tools_from(
+                        factory, ToolFactoryContext(name=name, kind="code"), name
+                    ):
+                        agent.with_tool(tool)  # never routed (rule 1)
+                except RafError as exc:
+                    self.fail((), f"with_tool({name!r}): {exc}")
+            providers.extend(self.builder._providers)
+        if decl.compression is not None:
+            try:
+                compression = ctx.compression_provider(
+                    decl.compression,
+                    decl.compression.name,
+                    self.builder._connections,
+                    self.client,
+                )
+            except (RafError, ImportError, TypeError, ValueError) as exc:
+                self.fail(("compression",), _as_error(exc, "compression"))
+        if compression is not None:
+            providers.append(compression)  # rule 7: always last
+        for provider in providers:
+            agent.with_context_provider(provider)
+        try:
+            agent.with_chat_client(self.client())
+        except RafError as exc:
+            self.fail(("model",), exc)
+        if self.problems:
+            error = ValidationProblems(self.problems)
+            raise error from self._first_missing
+        try:
+            return agent.build()
+        except RafError as exc:
+            raise ValidationProblems([self.doc.problem(("tools",), str(exc))]) from exc
+
+    # -- pieces -----------------------------------------------------------------------
+
+    def _instructions(self) -> str | None:
+        text = self.decl.instructions
+        template = self.decl.template
+        if text and template is not None and template.format == "mustache":
+            variables = template.variables
+            return _PLACEHOLDER.sub(lambda m: variables.get(m.group(1), m.group(0)), text)
+        return text
+
+    def _declared_tools(self) -> tuple[list[tuple[Path_, Tool]], list[ContextProvider]]:
+        tools: list[tuple[Path_, Tool]] = []
+        toolsets: list[ContextProvider] = []
+        seen: dict[str, Path_] = {}
+        for index, decl in enumerate(self.decl.tools):
+            path: Path_ = ("tools", index)
+            try:
+                if isinstance(decl, McpToolDecl | OpenApiToolDecl) and not self._factory_for(
+                    decl.name, decl.kind
+                ):
+                    toolsets.append(self._toolset(decl))
+                    continue
+                made = self._tool(decl)
+            except (RafError, ImportError, OSError, TypeError, ValueError) as exc:
+                self.fail((*path, "kind"), _as_error(exc, decl.kind))
+                continue
+            for tool in made:
+                if tool.name in seen:
+                    where = format_path(seen[tool.name])
+                    self.fail(path, f"duplicate tool name {tool.name!r}: {where} already has it")
+                    continue
+                seen[tool.name] = path
+                tools.append((path, tool))
+        return tools, toolsets
+
+    def _factory_for(self, name: str | None, kind: str) -> ToolFactory | None:
+        factories = self.builder._factories
+        if name and name in factories:
+            return factories[name]
+        return factories.get(kind)
+
+    def _tool(self, decl: Any) -> list[Tool]:
+        factory = self._factory_for(decl.name, decl.kind)
+        config = dict(getattr(decl, "config", {}) or {})
+        if factory is not None:
+            context = ToolFactoryContext(
+                name=decl.name or decl.kind,
+                kind=decl.kind,
+                description=decl.description,
+                config=config,
+                base_dir=self.doc.base_dir,
+            )
+            made = tools_from(factory, context, decl.name or decl.kind)
+        elif isinstance(decl, FunctionToolDecl | CustomToolDecl):
+            raise ConfigurationError(
+                f"{decl.kind} tool {decl.name!r} is bound in code: call "
+                f".register_factory({decl.name!r}, factory) before build()"
+            )
+        elif decl.kind in BUILTIN_TOOLS:
+            from raf.decl.tool_resolver import ToolResolver
+
+            made = list(
+                ToolResolver().resolve(
+                    decl.kind, decl.name, config or None, base_dir=self.doc.base_dir
+                )
+            )
+        else:  # pragma: no cover - the schema admits no other kind
+            raise ConfigurationError(f"unknown tool kind {decl.kind!r}")
+        if getattr(decl, "approval_required", False):
+            made = [ApprovalRequiredTool(t) for t in made]
+        return made
+
+    def _toolset(self, decl: McpToolDecl | OpenApiToolDecl) -> ContextProvider:
+        if isinstance(decl, McpToolDecl):
+            try:
+                from raf.tools.mcp import McpServerConfig, McpToolset
+            except ImportError as exc:
+                raise MissingExtraError("an 'mcp' tool", "mcp", exc.name) from exc
+            mcp = McpToolset(
+                McpServerConfig(
+                    **ctx._with_cwd(decl.config.to_config(decl.name), self.doc.base_dir)
+                )
+            )
+            return ctx.ToolsetProvider(f"mcp:{decl.name}", mcp.load, mcp.aclose)
+        try:
+            from raf.tools.openapi import OpenApiToolset
+        except ImportError as exc:
+            raise MissingExtraError("an 'openapi' tool", "openapi", exc.name) from exc
+        config = decl.config
+        spec = config.spec_url
+        if "://" not in spec:
+            spec = str(self.doc.base_dir / spec)
+        options: dict[str, Any] = {"name": decl.name, "timeout": config.timeout}
+        if config.base_url:
+            options["base_url"] = config.base_url
+        auth = config.auth
+        if auth is not None and auth.token is not None:
+            token = auth.token.get_secret_value()
+            if auth.kind == "bearer":
+                options["bearer_token"] = token
+            elif auth.kind == "header":
+                options["headers"] = {auth.header or "X-API-Key": token}
+        if config.operations is not None:
+            options["operations"] = list(config.operations)
+        if config.approval_mode == "always":
+            options["approval_required"] = True
+        toolset = OpenApiToolset(spec, **options)
+        return ctx.ToolsetProvider(f"openapi:{decl.name}", toolset.load)
+
+    def _context(self, context: Any) -> ContextProvider:
+        base = self.doc.base_dir
+        if isinstance(context, WorkspaceContextDecl):
+            provider: ContextProvider = ctx.workspace_provider(context, base)
+            return provider
+        if isinstance(context, SkillsContextDecl):
+            return ctx.skills_provider(context, base)
+        if isinstance(context, MemoryContextDecl):
+            return ctx.memory_provider(context, base, self.builder._connections)
+        if isinstance(context, KnowledgeContextDecl):
+            return ctx.knowledge_provider(context, base)
+        if isinstance(context, WikiContextDecl):
+            return ctx.wiki_provider(context, base)
+        if isinstance(context, McpContextDecl):
+            return ctx.mcp_provider(context, base)
+        raise ConfigurationError(f"unknown context kind {context.kind!r}")  # pragma: no cover
+
+    def _sub_agents(self) -> list[Tool]:
+        from raf.agent.agent_tool import AgentTool
+
+        tools: list[Tool] = []
+        for _index, (sub, loaded) in enumerate(
+            zip(self.decl.sub_agents, self.loaded.sub_agents, strict=False)
+        ):
+            linker = Linker(
+                self.builder,
+                loaded,
+                code_tools=False,
+                chain=(*self.chain, self.decl.name),
+                parent_client=self.client,
+            )
+            try:
+                child = linker.link()
+            except ValidationProblems as exc:
+                self.problems.extend(exc.problems)
+                continue
+            if isinstance(sub, SubAgentRefDecl):
+                tools.append(AgentTool(child, name=sub.name, description=sub.description))
+            else:
+                tools.append(AgentTool(child))
+        return tools
+
+
+def _is_scope_tool(tool: Tool) -> bool:
+    from raf.tools.workspace import is_scope_tool
+
+    return is_scope_tool(tool)
+
+
+def _as_error(exc: BaseException, kind: str) -> BaseException | str:
+    if isinstance(exc, ImportError) and not isinstance(exc, MissingExtraError):
+        return f"a '{kind}' declaration cannot be built: {exc}"
+    if isinstance(exc, TypeError | ValueError | OSError):
+        return f"a '{kind}' declaration cannot be built: {exc}"
+    return exc
