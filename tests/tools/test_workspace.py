@@ -194,3 +194,15 @@ def test_create_scoped_returns_a_bound_copy(tmp_path: Path):
     assert scoped is not unscoped and scoped.scope is not None and unscoped.scope is None
     assert not scoped.requires_approval
     assert unscoped.requires_approval  # unscoped: cwd under approve_outside
+
+
+def test_case_insensitive_filesystems_compare_the_root_casefolded(tmp_path: Path):
+    root = tmp_path / "Work"
+    root.mkdir()
+    (root / "a.txt").write_text("a")
+    scope = WorkspaceScope(root)
+    assert not scope.case_insensitive  # Linux tmpfs/ext4
+    assert not scope.resolve_safe(str(tmp_path / "WORK" / "a.txt")).inside
+    scope.case_insensitive = True  # as on macOS / Windows volumes
+    resolved = scope.resolve_safe(str(tmp_path / "WORK" / "a.txt"))
+    assert resolved.inside and resolved.relative == "a.txt"

@@ -44,11 +44,14 @@ class WalkResult:
         self.owned.clear()
 
 
-def root_relative(parts: Sequence[str], prefixes: Sequence[Sequence[str]]) -> list[str] | None:
-    """The components after a root prefix (component-wise, no normalisation), or None."""
+def root_relative(
+    parts: Sequence[str], prefixes: Sequence[Sequence[str]], *, fold: bool = False
+) -> list[str] | None:
+    """The components after a root prefix (component-wise, no normalisation), or None.
+    With `fold` (a case-insensitive filesystem) the prefix is compared casefolded."""
     for prefix in prefixes:
-        trimmed = [p for p in prefix if p]
-        given = [p for p in parts if p not in ("", ".")]
+        trimmed = [p.casefold() if fold else p for p in prefix if p]
+        given = [p.casefold() if fold else p for p in parts if p not in ("", ".")]
         if len(given) >= len(trimmed) and given[: len(trimmed)] == trimmed:
             # keep the raw remainder so that '..' is interpreted by the walk, not lexically
             count = 0
@@ -69,6 +72,7 @@ def walk(
     *,
     follow_final: bool = True,
     create_dirs: bool = False,
+    fold: bool = False,
 ) -> WalkResult:
     """Walk `parts` below `root_fd`; raise WalkEscape if they lead outside.
 
@@ -134,7 +138,7 @@ def walk(
                 target = os.readlink(name, dir_fd=parent)
                 tparts = target.split("/")
                 if target.startswith("/"):
-                    sub = root_relative(tparts, prefixes)
+                    sub = root_relative(tparts, prefixes, fold=fold)
                     if sub is None:
                         shown = "/".join([*rel, name])
                         raise WalkEscape(f"symlink {shown!r} points outside the workspace")

@@ -280,6 +280,7 @@ class WorkspaceScope:
                 self.root_prefixes(),
                 follow_final=follow_final,
                 create_dirs=create_dirs,
+                fold=self.case_insensitive,
             )
         except WalkEscape:
             joined = os.path.join(self.real_root, *parts)
@@ -297,6 +298,7 @@ class WorkspaceScope:
                         self.root_prefixes(),
                         follow_final=follow_final,
                         create_dirs=create_dirs,
+                        fold=self.case_insensitive,
                     )
             raise
 
@@ -305,12 +307,15 @@ class WorkspaceScope:
         if not text.startswith("/"):
             return text.split("/")
         parts = text.split("/")
-        sub = root_relative(parts, self.root_prefixes())
+        sub = root_relative(parts, self.root_prefixes(), fold=self.case_insensitive)
         if sub is not None:
             return sub
         real = os.path.realpath(text)
-        if real == str(self.real_root) or real.startswith(str(self.real_root).rstrip("/") + "/"):
-            return real[len(str(self.real_root)) :].split("/")
+        root = str(self.real_root).rstrip("/")
+        head, rest = real[: len(root)], real[len(root) :]
+        same = head.casefold() == root.casefold() if self.case_insensitive else head == root
+        if same and (rest == "" or rest.startswith("/")):
+            return rest.split("/")
         return None
 
     def root_prefixes(self) -> list[list[str]]:
