@@ -72,7 +72,8 @@ async def test_answers_a_question(client: LocalChatClient) -> None:
 
 async def test_stream_folds_to_the_same_answer(client: LocalChatClient) -> None:
     messages = [ChatMessage.user("Name three colours.")]
-    options = ChatOptions(max_tokens=20)
+    # The same prompt evaluated the same way both times (no KV-cache reuse), greedy.
+    options = ChatOptions(max_tokens=20, additional={"cache_prompt": False})
     updates = [u async for u in client.get_streaming_response(messages, options)]
     assert sum(u.kind is UpdateKind.TEXT_DELTA for u in updates) > 1
     assert [u.kind for u in updates[-2:]] == [UpdateKind.USAGE, UpdateKind.FINISHED]
