@@ -45,6 +45,7 @@ def test_broken_document(path, monkeypatch):
             load_file(path.name)
         assert [rendered(p) for p in info.value.problems] == errors
         assert all(p.file == path.name for p in info.value.problems)
+        assert [rendered(w) for w in getattr(info.value, "warnings", [])] == warnings
         lines = str(info.value).splitlines()[1:]
         assert [line.strip().startswith(f"{path.name}:") for line in lines] == [True] * len(errors)
     else:

@@ -32,6 +32,8 @@ def run_validate(args: argparse.Namespace) -> int:
             print(f"{file}: {len(exc.problems)} problem(s)", file=sys.stderr)
             for problem in exc.problems:
                 print(f"  error: {problem}", file=sys.stderr)
+            for warning in getattr(exc, "warnings", []):
+                print(f"  warning: {warning}", file=sys.stderr)
             continue
         for warning in loaded.warnings:
             print(f"  warning: {warning}", file=sys.stderr)

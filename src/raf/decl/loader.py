@@ -4,12 +4,13 @@ every problem of a document (and of its sub-agents) reported at once."""
 from __future__ import annotations
 
 import re
+import typing
 from collections.abc import Mapping
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
-from pydantic import ValidationError
+from pydantic import BaseModel, TypeAdapter, ValidationError
 
 from raf.core.errors import Problem, ValidationProblems
 from raf.decl.extras import CONTEXT_EXTRAS, TOOL_EXTRAS, missing_extra
@@ -18,8 +19,12 @@ from raf.decl.schema import (
     BUILTIN_TOOLS,
     AgentDecl,
     CompressionContextDecl,
+    CompressionDecl,
+    ContextDecl,
     SkillsContextDecl,
     SubAgentRefDecl,
+    TemplateDecl,
+    ToolDecl,
     WorkspaceContextDecl,
 )
 from raf.decl.source import Document, format_for, load_text, substitute_env
@@ -37,7 +42,20 @@ POLICIES: dict[str, str] = {
 }
 """YAML workspace policy values (seed 001, rule 1); anything else fails closed to deny."""
 
+_TOOL: TypeAdapter[Any] = TypeAdapter(ToolDecl)
+_CONTEXT: TypeAdapter[Any] = TypeAdapter(ContextDecl)
+_SUB_AGENT: TypeAdapter[Any] = TypeAdapter(
+    typing.get_args(AgentDecl.model_fields["sub_agents"].annotation)[0]
+)
 _PLACEHOLDER = re.compile(r"\{\{\s*([A-Za-z_][A-Za-z0-9_]*)\s*\}\}")
+
+
+class DocumentProblems(ValidationProblems):
+    """The problems of a document, with its warnings (things allowed but likely wrong)."""
+
+    def __init__(self, problems: list[Problem], warnings: list[Problem] | None = None) -> None:
+        super().__init__(problems)
+        self.warnings = list(warnings or [])
 
 
 @dataclass(kw_only=True, slots=True)
@@ -118,18 +136,54 @@ def check(
         decl = AgentDecl.model_validate(doc.data)
     except ValidationError as exc:
         problems += problems_from_validation(exc, doc)
-        problems.sort(key=lambda p: (p.line or 0, p.column or 0))
-        raise ValidationProblems(problems) from None
-    if problems:
-        raise ValidationProblems(problems)
+        decl = _partial(doc.data)
     loaded = LoadedAgent(decl=decl, doc=doc)
-    problems += _semantic(loaded, check_extras=check_extras)
-    problems += _sub_agents(loaded, environ, check_extras, _chain)
+    # checks that need a whole declaration run on the parts that are valid on their own,
+    # so one pass reports everything; a place already reported is not reported twice
+    reported = {p.key_path for p in problems}
+    later = _semantic(loaded, check_extras=check_extras)
+    later += _sub_agents(loaded, environ, check_extras, _chain)
+    problems += [p for p in later if p.key_path not in reported or p.file != doc.file]
     loaded.warnings = list(doc.warnings) + [w for s in loaded.sub_agents for w in s.warnings]
     if problems:
         problems.sort(key=lambda p: (p.file != doc.file, p.line or 0, p.column or 0))
-        raise ValidationProblems(problems)
+        raise DocumentProblems(problems, loaded.warnings)
     return loaded
+
+
+def _partial(data: Any) -> AgentDecl:
+    """The parts of an invalid document that are valid by themselves (others are None)."""
+    if not isinstance(data, dict):
+        return AgentDecl.model_construct(name="", tools=[], contexts=[], sub_agents=[])
+
+    def each(key: str, adapter: TypeAdapter[Any]) -> list[Any]:
+        items = data.get(key)
+        if not isinstance(items, list):
+            return []
+        out: list[Any] = []
+        for item in items:
+            try:
+                out.append(adapter.validate_python(item))
+            except ValidationError:
+                out.append(None)
+        return out
+
+    def one(key: str, model: type[BaseModel]) -> Any:
+        try:
+            return model.model_validate(data[key]) if key in data else None
+        except ValidationError:
+            return None
+
+    instructions = data.get("instructions")
+    return AgentDecl.model_construct(
+        name=str(data.get("name", "")),
+        instructions=instructions if isinstance(instructions, str) else None,
+        tools=each("tools", _TOOL),
+        contexts=each("contexts", _CONTEXT),
+        sub_agents=each("subAgents", _SUB_AGENT),
+        compression=one("compression", CompressionDecl),
+        template=one("template", TemplateDecl),
+    )
 
 
 def tool_names_of(decl: Any) -> list[str]:
@@ -148,6 +202,8 @@ def _semantic(loaded: LoadedAgent, *, check_extras: bool) -> list[Problem]:
     # duplicate tool names (after name expansion), including sub-agents offered as tools
     owners: dict[str, str] = {}
     for index, tool in enumerate(decl.tools):
+        if tool is None:
+            continue
         for name in tool_names_of(tool):
             where = f"tools[{index}]"
             if name in owners:
@@ -162,6 +218,8 @@ def _semantic(loaded: LoadedAgent, *, check_extras: bool) -> list[Problem]:
             else:
                 owners[name] = where
     for index, sub in enumerate(decl.sub_agents):
+        if sub is None:
+            continue
         sub_name = sub.name if sub.name else None
         if sub_name and sub_name in owners:
             problems.append(
@@ -175,6 +233,8 @@ def _semantic(loaded: LoadedAgent, *, check_extras: bool) -> list[Problem]:
     # contexts: policies, directories, compression declared once, extras
     compressions: list[tuple[str | int, ...]] = [("compression",)] if decl.compression else []
     for index, context in enumerate(decl.contexts):
+        if context is None:
+            continue
         cpath: tuple[str | int, ...] = ("contexts", index)
         if isinstance(context, WorkspaceContextDecl):
             policy = context.config.policy
@@ -221,12 +281,12 @@ def _semantic(loaded: LoadedAgent, *, check_extras: bool) -> list[Problem]:
         )
     if check_extras:
         for index, tool in enumerate(decl.tools):
-            if tool.kind in TOOL_EXTRAS:
+            if tool is not None and tool.kind in TOOL_EXTRAS:
                 missing = missing_extra(f"a '{tool.kind}' tool", TOOL_EXTRAS[tool.kind])
                 if missing is not None:
                     problems.append(doc.problem(("tools", index, "kind"), str(missing)))
     for index, tool in enumerate(decl.tools):
-        if tool.kind == "openapi":
+        if tool is not None and tool.kind == "openapi":
             spec = tool.config.spec_url
             if "://" not in spec and not (doc.base_dir / spec).is_file():
                 problems.append(
@@ -259,6 +319,8 @@ def _sub_agents(
     here = Path(doc.file).resolve() if doc.file else None
     chain = (*chain, here) if here else chain
     for index, sub in enumerate(loaded.decl.sub_agents):
+        if sub is None:
+            continue
         spath: tuple[str | int, ...] = ("subAgents", index)
         try:
             if isinstance(sub, SubAgentRefDecl):
