@@ -9,6 +9,7 @@ import re
 import sqlite3
 import tempfile
 import threading
+import time
 from collections.abc import Iterator
 from pathlib import Path
 
@@ -165,11 +166,27 @@ class SqliteSessionStore:
         if conn is None:
             self.path.parent.mkdir(parents=True, exist_ok=True)
             conn = sqlite3.connect(self.path, timeout=self.timeout, isolation_level=None)
-            conn.execute("PRAGMA journal_mode=WAL")
-            conn.execute("PRAGMA synchronous=NORMAL")
-            conn.execute(_SCHEMA)
+            self._initialise(conn)
             self._local.conn = conn
         return conn
+
+    def _initialise(self, conn: sqlite3.Connection) -> None:
+        """Switch to WAL and create the table; retried, because two processes opening a
+        new file at once can meet a lock that SQLite's busy timeout does not cover."""
+        deadline = time.monotonic() + self.timeout
+        delay = 0.01
+        while True:
+            try:
+                conn.execute("PRAGMA journal_mode=WAL")
+                conn.execute("PRAGMA synchronous=NORMAL")
+                conn.execute(_SCHEMA)
+                return
+            except sqlite3.OperationalError as exc:
+                if "locked" not in str(exc) or time.monotonic() > deadline:
+                    conn.close()
+                    raise SessionError(f"cannot open session store {self.path}: {exc}") from exc
+                time.sleep(delay)
+                delay = min(delay * 2, 0.2)
 
     async def save(self, session: AgentSession) -> None:
         text = session.to_json()
