@@ -3,8 +3,16 @@
 from __future__ import annotations
 
 import asyncio
+from collections.abc import AsyncIterator
 
-from raf import AgentBuilder, AgentRunOptions, CancellationToken, FinishReason, tool
+from raf import (
+    AgentBuilder,
+    AgentResponseUpdate,
+    AgentRunOptions,
+    CancellationToken,
+    FinishReason,
+    tool,
+)
 from raf.testing import ScriptedChatClient, call, reply
 
 
@@ -94,3 +102,19 @@ async def test_cancelled_stream_is_consistent_too() -> None:
     ]
     assert updates[-1].finish_reason is FinishReason.CANCELLED
     assert _consistent(session.messages)
+
+
+async def test_a_stalled_streaming_model_is_abandoned_when_cancelled() -> None:
+    token = CancellationToken()
+    model = ScriptedChatClient(["too late"], delay=30)
+    agent = AgentBuilder().with_chat_client(model).build()
+    session = agent.create_session()
+    asyncio.get_running_loop().call_later(0.1, token.cancel)
+    stream = agent.run_stream("go", session=session, options=AgentRunOptions(cancellation=token))
+    updates = await asyncio.wait_for(_collect(stream), 5)
+    assert updates[-1].finish_reason is FinishReason.CANCELLED
+    assert not any(u.text == "too late" for u in updates)
+
+
+async def _collect(stream: AsyncIterator[AgentResponseUpdate]) -> list[AgentResponseUpdate]:
+    return [u async for u in stream]

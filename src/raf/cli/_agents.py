@@ -159,17 +159,21 @@ class ScriptFileClient:
             await asyncio.sleep(self.delays[index])
         return self.paces[index]
 
+    # The reply is taken from the script before waiting, as a real model has the request
+    # once it is sent: a cancelled call uses its reply up.
     async def get_response(
         self, messages: Sequence[ChatMessage], options: ChatOptions
     ) -> ChatResponse:
+        response = await self.inner.get_response(messages, options)
         await self._wait()
-        return await self.inner.get_response(messages, options)
+        return response
 
     async def get_streaming_response(
         self, messages: Sequence[ChatMessage], options: ChatOptions
     ) -> AsyncIterator[AgentResponseUpdate]:
+        updates = [u async for u in self.inner.get_streaming_response(messages, options)]
         pace = await self._wait()
-        async for update in self.inner.get_streaming_response(messages, options):
+        for update in updates:
             await asyncio.sleep(pace)
             yield update
 

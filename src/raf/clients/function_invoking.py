@@ -201,21 +201,33 @@ class _ToolLoop:
             folder = ResponseFolder()
             call_id = new_id("msg")
             stream = inner.get_streaming_response(self.conversation, options)
-            async for update in stream:
-                if self._cancelled():
-                    await _aclose(stream)
-                    raise RunCancelledError("cancelled")
-                if not update.message_id and update.kind not in (
-                    UpdateKind.USAGE,
-                    UpdateKind.FINISHED,
-                ):
-                    update = replace(update, message_id=call_id)
-                folder.add(update)
-                if update.kind is UpdateKind.FINISHED:
-                    continue  # the loop emits its own final update
-                if update.kind is UpdateKind.USAGE:
-                    continue  # summed and emitted once at the end
-                yield update
+            try:
+                while True:
+                    try:
+                        # With a token, each chunk is awaited against it, so a stalled
+                        # model cannot hold a cancelled run.
+                        if self.token is None:
+                            update = await anext(stream)
+                        else:
+                            update = await self._race(anext(stream))
+                    except StopAsyncIteration:
+                        break
+                    if self._cancelled():
+                        raise RunCancelledError("cancelled")
+                    if not update.message_id and update.kind not in (
+                        UpdateKind.USAGE,
+                        UpdateKind.FINISHED,
+                    ):
+                        update = replace(update, message_id=call_id)
+                    folder.add(update)
+                    if update.kind is UpdateKind.FINISHED:
+                        continue  # the loop emits its own final update
+                    if update.kind is UpdateKind.USAGE:
+                        continue  # summed and emitted once at the end
+                    yield update
+            except RunCancelledError:
+                await _aclose(stream)
+                raise
             messages = folder.messages()
             self._account(folder.usage, None)
             self.finish_reason = folder.finish_reason
@@ -450,7 +462,7 @@ class _ToolLoop:
         if token.cancelled:
             if asyncio.isfuture(awaitable):
                 awaitable.cancel()
-            elif asyncio.iscoroutine(awaitable):
+            elif hasattr(awaitable, "close"):
                 awaitable.close()
             raise RunCancelledError("cancelled")
         work = asyncio.ensure_future(awaitable)

@@ -204,16 +204,17 @@ class ScriptedChatClient:
     async def get_response(
         self, messages: Sequence[ChatMessage], options: ChatOptions
     ) -> ChatResponse:
-        if self.delay:
+        response = self._take(messages, options, stream=False)
+        if self.delay:  # after taking the reply: a cancelled call uses it up, as a real one
             await asyncio.sleep(self.delay)
-        return self._take(messages, options, stream=False)
+        return response
 
     async def get_streaming_response(
         self, messages: Sequence[ChatMessage], options: ChatOptions
     ) -> AsyncIterator[AgentResponseUpdate]:
+        response = self._take(messages, options, stream=True)
         if self.delay:
             await asyncio.sleep(self.delay)
-        response = self._take(messages, options, stream=True)
         for update in stream_response(response, self.chunk_size):
             yield update
 
