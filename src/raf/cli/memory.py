@@ -6,9 +6,6 @@ import argparse
 from pathlib import Path
 from typing import Any
 
-from raf.context.memory.store import MemoryStore
-from raf.context.memory.validate import validate_memory
-
 
 def register(subparsers: Any) -> None:
     parser: argparse.ArgumentParser = subparsers.add_parser(
@@ -28,6 +25,9 @@ def register(subparsers: Any) -> None:
 
 
 def run_validate(args: argparse.Namespace) -> int:
+    from raf.context.memory.store import MemoryStore
+    from raf.context.memory.validate import validate_memory
+
     problems = validate_memory(args.directory)
     if problems:
         print(f"{args.directory}: {len(problems)} problem(s)")
@@ -40,6 +40,8 @@ def run_validate(args: argparse.Namespace) -> int:
 
 
 def run_show(args: argparse.Namespace) -> int:
+    from raf.context.memory.store import MemoryStore
+
     store = MemoryStore(args.directory)
     if not store.root.is_dir():
         print(f"{args.directory}: not a directory")
