@@ -355,3 +355,42 @@ def test_memory_super_brain_is_declared_explicitly_with_its_own_model(tmp_path):
     assert memory.name == "super-brain" and memory.consolidation_interval == 5
     assert memory.directory == tmp_path / "logs" / "super-brain"
     assert memory.memory_client is curator
+
+
+async def test_workspace_rules_in_yaml_are_layered_over_the_policy(tmp_path):
+    (tmp_path / "secrets").mkdir()
+    (tmp_path / "secrets" / "key.txt").write_text("hunter2", encoding="utf-8")
+    (tmp_path / "notes.txt").write_text("public", encoding="utf-8")
+    doc = (
+        "name: ruled\n"
+        "tools:\n  - kind: file\n    name: read_file\n"
+        "contexts:\n  - kind: workspace\n    name: proj\n"
+        "    config:\n      root: .\n      policy: allow\n"
+        "      rules:\n        - {path: 'secrets/**', read: deny}\n"
+    )
+    client = ScriptedChatClient(
+        [
+            reply(
+                "",
+                call("read_file", path="secrets/key.txt", call_id="s"),
+                call("read_file", path="notes.txt", call_id="n"),
+            ),
+            "done",
+        ]
+    )
+    agent = builder_for(doc, tmp_path, client).build()
+    response = await agent.run("read")
+    secret, notes = response.messages[1].function_results
+    assert secret.error is not None and "hunter2" not in secret.as_text()
+    assert notes.error is None and "public" in notes.as_text()
+
+
+def test_a_workspace_rule_that_says_nothing_is_a_located_error(tmp_path):
+    doc = (
+        "name: ruled\ncontexts:\n  - kind: workspace\n"
+        "    config:\n      rules:\n        - {path: 'x/**'}\n"
+    )
+    with pytest.raises(ValidationProblems) as info:
+        builder_for(doc, tmp_path).build()
+    text = str(info.value)
+    assert "contexts[0].config.rules[0]" in text and "needs 'action'" in text

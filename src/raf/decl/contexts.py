@@ -34,7 +34,8 @@ def workspace_provider(decl: WorkspaceContextDecl, base_dir: Path) -> Any:
     from raf.context.workspace import WorkspaceContextProvider
     from raf.tools.workspace import WorkspaceScope
 
-    scope = WorkspaceScope(base_dir / decl.config.root, decl.name, decl.config.policy)
+    rules = [r.model_dump(exclude_none=True) for r in decl.config.rules]
+    scope = WorkspaceScope(base_dir / decl.config.root, decl.name, decl.config.policy, rules)
     return WorkspaceContextProvider(scope, name=decl.name)
 
 

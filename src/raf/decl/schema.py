@@ -313,12 +313,36 @@ class MemoryContextDecl(DeclModel):
     config: MemoryConfigDecl
 
 
+RuleActionDecl = Literal["allow", "approve", "deny"]
+RuleAccessDecl = Literal["read", "write", "delete", "execute"]
+
+
+class WorkspaceRuleDecl(DeclModel):
+    """A per-path rule layered over the policy: `{path: "secrets/**", read: deny}` or
+    `{path: "build/**", action: allow, access: [write, delete]}`."""
+
+    path: str = Field(description="glob relative to the root (or absolute); ** crosses folders")
+    action: RuleActionDecl | None = None
+    access: list[RuleAccessDecl] | None = None
+    read: RuleActionDecl | None = None
+    write: RuleActionDecl | None = None
+    delete: RuleActionDecl | None = None
+    execute: RuleActionDecl | None = None
+
+    @model_validator(mode="after")
+    def _says_something(self) -> WorkspaceRuleDecl:
+        if self.action is None and not any((self.read, self.write, self.delete, self.execute)):
+            raise ValueError("a rule needs 'action' or one of read/write/delete/execute")
+        return self
+
+
 class WorkspaceConfigDecl(DeclModel):
     root: str = "."
     policy: str = Field(
         default="approve",
         description="read|allow|allow_all, approve|ask|approve_outside, deny|restrict|deny_outside",
     )
+    rules: list[WorkspaceRuleDecl] = Field(default_factory=list)
 
 
 class WorkspaceContextDecl(DeclModel):
