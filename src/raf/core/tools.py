@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import re
+from abc import ABC, abstractmethod
 from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
 from typing import TYPE_CHECKING, Any, Protocol, runtime_checkable
@@ -84,7 +85,7 @@ class Tool(Protocol):
         ...
 
 
-class BaseTool:
+class BaseTool(ABC):
     """Convenient base for hand-written tools: set the four attributes, write `invoke`."""
 
     name: str = ""
@@ -96,8 +97,9 @@ class BaseTool:
     def approval_required(self, arguments: Mapping[str, Any]) -> bool:
         return self.requires_approval
 
+    @abstractmethod
     async def invoke(self, arguments: Mapping[str, Any], context: ToolContext) -> ToolResult:
-        raise NotImplementedError(f"{type(self).__name__} must implement invoke()")
+        """Run the tool; raising is allowed and becomes an error result for the model."""
 
     def __repr__(self) -> str:
         return f"<{type(self).__name__} {self.name!r}>"

@@ -15,27 +15,12 @@ from pydantic import (
 )
 from pydantic.alias_generators import to_camel
 
-FILE_TOOLS: tuple[str, ...] = (
-    "read_file",
-    "write_file",
-    "edit_file",
-    "list_files",
-    "inspect_file",
-    "make_directory",
-    "remove_path",
-    "move_file",
-    "find_files",
-    "search_file",
-    "run_command",
-)
+from raf.decl.tool_resolver import FILE_TOOL_NAMES, TOOL_NAMES
+
+FILE_TOOLS = FILE_TOOL_NAMES
 """The 11 scope tools `kind: file` expands to (seed 001, rule 6)."""
 
-BUILTIN_TOOLS: dict[str, tuple[str, ...]] = {
-    "file": FILE_TOOLS,
-    "web": ("web_search", "web_fetch"),
-    "shell": ("run_command",),
-    "code": ("code_interpreter",),
-}
+BUILTIN_TOOLS = TOOL_NAMES
 """Tools of each built-in kind; a declaration without `name` means all of them."""
 
 SECRET_KEYS = frozenset({"apiKey", "token", "password", "secret", "headers", "env"})

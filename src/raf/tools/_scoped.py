@@ -13,6 +13,7 @@ from typing import Any, ClassVar, Self
 from pydantic import BaseModel, ValidationError
 
 from raf.core.function_tool import describe_validation_error
+from raf.core.model_tool import arguments_schema
 from raf.core.tools import ToolContext, ToolResult
 from raf.tools.workspace import Access, OutsideScopeError, RuleAction, ScopePolicy, WorkspaceScope
 
@@ -76,9 +77,7 @@ class ScopedTool:
 
     @property
     def parameters(self) -> dict[str, Any]:
-        schema = self.Arguments.model_json_schema()
-        schema.pop("title", None)
-        return schema
+        return arguments_schema(self.Arguments)
 
     def effective_scope(self) -> WorkspaceScope:
         return self.scope if self.scope is not None else WorkspaceScope(Path.cwd())

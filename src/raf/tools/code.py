@@ -17,9 +17,9 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any, Literal
 
-from pydantic import BaseModel, ConfigDict, Field, ValidationError
+from pydantic import BaseModel, ConfigDict, Field
 
-from raf.core.function_tool import describe_validation_error
+from raf.core.model_tool import ModelTool
 from raf.core.tools import ToolContext, ToolResult
 from raf.tools.sandbox import (
     ProcessLimits,
@@ -86,7 +86,7 @@ def _pick_python(other_user: bool) -> str:
     return current
 
 
-class CodeInterpreter:
+class CodeInterpreter(ModelTool):
     """Runs code in a process sandbox; usable as a tool and programmatically (`run`)."""
 
     name = "code_interpreter"
@@ -129,20 +129,7 @@ class CodeInterpreter:
         self.python = python or _pick_python(self.run_as is not None)
         self._python_prefix = Path(os.path.realpath(self.python)).parent.parent
 
-    @property
-    def parameters(self) -> dict[str, Any]:
-        schema = self.Arguments.model_json_schema()
-        schema.pop("title", None)
-        return schema
-
-    def approval_required(self, arguments: Mapping[str, Any]) -> bool:
-        return False
-
-    async def invoke(self, arguments: Mapping[str, Any], context: ToolContext) -> ToolResult:
-        try:
-            args = self.Arguments.model_validate(arguments)
-        except ValidationError as exc:
-            return ToolResult.fail(describe_validation_error(self.name, exc))
+    async def call(self, args: Any, context: ToolContext) -> ToolResult:
         result = await self.run(args.code, language=args.language)
         files = []
         for produced in result.files:

@@ -10,15 +10,15 @@ from __future__ import annotations
 import asyncio
 import ipaddress
 import socket
-from collections.abc import Mapping, Sequence
+from collections.abc import Sequence
 from dataclasses import dataclass
 from typing import Any
 from urllib.parse import urljoin, urlsplit, urlunsplit
 
-from pydantic import BaseModel, ConfigDict, Field, ValidationError
+from pydantic import BaseModel, ConfigDict, Field
 
 from raf.core.errors import MissingExtraError, ToolExecutionError
-from raf.core.function_tool import describe_validation_error
+from raf.core.model_tool import ModelTool
 from raf.core.tools import Tool, ToolContext, ToolResult
 
 try:
@@ -114,7 +114,7 @@ async def _resolve(url: str, *, allow_private: bool, allow_hosts: Sequence[str])
     return _Target(url=url, host=host, ip=ip, connect_url=connect_url)
 
 
-class WebFetch:
+class WebFetch(ModelTool):
     """Fetch a URL and return its text (HTML as Markdown), with caps and SSRF protection."""
 
     name = "web_fetch"
@@ -148,20 +148,7 @@ class WebFetch:
         self.max_redirects = max_redirects
         self.user_agent = user_agent
 
-    @property
-    def parameters(self) -> dict[str, Any]:
-        schema = self.Arguments.model_json_schema()
-        schema.pop("title", None)
-        return schema
-
-    def approval_required(self, arguments: Mapping[str, Any]) -> bool:
-        return False
-
-    async def invoke(self, arguments: Mapping[str, Any], context: ToolContext) -> ToolResult:
-        try:
-            args = self.Arguments.model_validate(arguments)
-        except ValidationError as exc:
-            return ToolResult.fail(describe_validation_error(self.name, exc))
+    async def call(self, args: Any, context: ToolContext) -> ToolResult:
         try:
             return ToolResult.ok(await self.fetch(args.url))
         except ToolExecutionError as exc:

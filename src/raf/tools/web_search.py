@@ -9,10 +9,10 @@ from dataclasses import dataclass
 from typing import Any, Protocol, runtime_checkable
 from urllib.parse import parse_qs, urlsplit
 
-from pydantic import BaseModel, ConfigDict, Field, ValidationError
+from pydantic import BaseModel, ConfigDict, Field
 
 from raf.core.errors import MissingExtraError, ToolExecutionError
-from raf.core.function_tool import describe_validation_error
+from raf.core.model_tool import ModelTool
 from raf.core.tools import ToolContext, ToolResult
 
 try:
@@ -216,7 +216,7 @@ def default_backend(config: Mapping[str, Any] | None = None) -> SearchBackend:
     return DuckDuckGoBackend()
 
 
-class WebSearch:
+class WebSearch(ModelTool):
     """Search the web through a backend; returns titles, URLs and snippets."""
 
     name = "web_search"
@@ -239,20 +239,7 @@ class WebSearch:
             self._backend = default_backend()
         return self._backend
 
-    @property
-    def parameters(self) -> dict[str, Any]:
-        schema = self.Arguments.model_json_schema()
-        schema.pop("title", None)
-        return schema
-
-    def approval_required(self, arguments: Mapping[str, Any]) -> bool:
-        return False
-
-    async def invoke(self, arguments: Mapping[str, Any], context: ToolContext) -> ToolResult:
-        try:
-            args = self.Arguments.model_validate(arguments)
-        except ValidationError as exc:
-            return ToolResult.fail(describe_validation_error(self.name, exc))
+    async def call(self, args: Any, context: ToolContext) -> ToolResult:
         try:
             hits = await self.search(args.query, args.count)
         except ToolExecutionError as exc:

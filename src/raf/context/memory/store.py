@@ -6,14 +6,13 @@ from __future__ import annotations
 import asyncio
 import contextlib
 import fcntl
-import os
 import re
-import tempfile
 import time
 from collections.abc import AsyncIterator, Callable, Iterator
 from pathlib import Path
 from typing import BinaryIO
 
+from raf.agent.stores import atomic_write_text
 from raf.context.memory.layout import REFERENCES, TEMPLATES, page_front_matter
 
 LOCK_FILE = ".lock"
@@ -118,18 +117,7 @@ class MemoryStore:
         return open(self.root / name, "a+b")
 
     def _write_unlocked(self, target: Path, text: str) -> None:
-        target.parent.mkdir(parents=True, exist_ok=True)
-        fd, tmp = tempfile.mkstemp(dir=target.parent, prefix=f".{target.name}.", suffix=".tmp")
-        try:
-            with os.fdopen(fd, "w", encoding="utf-8") as handle:
-                handle.write(text)
-                handle.flush()
-                os.fsync(handle.fileno())
-            os.replace(tmp, target)
-        except BaseException:
-            with contextlib.suppress(OSError):
-                os.unlink(tmp)
-            raise
+        atomic_write_text(target, text)
 
     def read(self, relative: str) -> str:
         target = self.resolve(relative)
