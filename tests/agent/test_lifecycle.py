@@ -2,7 +2,7 @@
 
 from __future__ import annotations
 
-from typing import Any
+from typing import Any, ClassVar
 
 import pytest
 
@@ -198,3 +198,50 @@ async def test_tools_injected_by_a_provider_alone_still_get_the_tool_loop() -> N
     response = await agent.run("go")
     assert response.text == "after"
     assert response.messages[1].function_results[0].result == "dyn:x"
+
+
+async def test_minimal_user_classes_work_as_tools_and_providers() -> None:
+    """The SPEC gives defaults (kind "unknown", requires_approval false): a tool with only
+    name/description/parameters/invoke and a provider with only on_invoking are enough."""
+
+    class Minimal:
+        name = "minimal"
+        description = "returns a plain value"
+        parameters: ClassVar[dict[str, Any]] = {
+            "type": "object",
+            "properties": {"x": {"type": "integer"}},
+        }
+
+        async def invoke(self, arguments: Any, context: Any) -> Any:
+            return arguments["x"] * 2  # a plain value, not a ToolResult
+
+    class OnlyInvoking:
+        async def on_invoking(self, agent: Any, session: Any, messages: Any, options: Any) -> Any:
+            return ContextResult(instructions="be minimal")
+
+    model = ScriptedChatClient([reply("", call("minimal", x=21, call_id="m")), "42"])
+    agent = (
+        AgentBuilder()
+        .with_tool(Minimal())  # type: ignore[arg-type]
+        .with_context_provider(OnlyInvoking())  # type: ignore[arg-type]
+        .with_chat_client(model)
+        .build()
+    )
+    response = await agent.run("double 21")
+    assert response.messages[1].function_results[0].result == 42
+    assert "be minimal" in model.requests[0].system
+    provider = agent.context_providers[1]
+    assert (provider.name, provider.kind) == ("OnlyInvoking", "unknown")
+
+
+def test_objects_that_are_not_tools_or_providers_are_refused_clearly() -> None:
+    from raf import Agent, ConfigurationError
+
+    with pytest.raises(ConfigurationError, match="neither a Tool nor callable"):
+        AgentBuilder().with_tool(object())  # type: ignore[arg-type]
+    with pytest.raises(ToolDefinitionError, match="needs at least a 'name'"):
+        Agent(chat_client=ScriptedChatClient(), tools=[object()])  # type: ignore[list-item]
+    with pytest.raises(ProviderError, match="needs an async on_invoking"):
+        AgentBuilder().with_chat_client(ScriptedChatClient()).with_context_provider(
+            object()  # type: ignore[arg-type]
+        ).build()

@@ -14,7 +14,7 @@ from raf.clients.function_invoking import (
     check_approval_responses,
 )
 from raf.core.chat_client import ChatClient
-from raf.core.context import ContextProvider, ContextResult
+from raf.core.context import ContextProvider, ContextResult, as_context_provider
 from raf.core.errors import ApprovalError, ProviderError, RafError
 from raf.core.messages import ChatMessage, MessageInput, Role, to_messages
 from raf.core.options import AgentRunOptions, ChatOptions
@@ -26,7 +26,7 @@ from raf.core.responses import (
     UpdateKind,
 )
 from raf.core.sessions import AgentSession, SessionStore
-from raf.core.tools import Tool, index_tools
+from raf.core.tools import Tool, as_tool, index_tools
 
 log = logging.getLogger("raf.agent")
 
@@ -69,15 +69,12 @@ class Agent:
         self.name = name
         self.description = description
         self.instructions = instructions
-        self.tools: tuple[Tool, ...] = tuple(tools)
-        index_tools(self.tools, where=f"on agent {name!r}")
-        self.context_providers: tuple[ContextProvider, ...] = tuple(context_providers)
-        for provider in self.context_providers:
-            if not _is_provider(provider):
-                raise ProviderError(
-                    f"{provider!r} is not a ContextProvider: it needs name, kind, "
-                    "on_invoking() and on_invoked()"
-                )
+        self.tools: tuple[Tool, ...] = tuple(
+            index_tools(tools, where=f"on agent {name!r}").values()
+        )
+        self.context_providers: tuple[ContextProvider, ...] = tuple(
+            as_context_provider(p) for p in context_providers
+        )
         self.max_tool_rounds = max_tool_rounds
         self.default_options = default_options or ChatOptions()
         self.session_store = session_store
@@ -195,7 +192,7 @@ class Agent:
                 accumulated = list(result.messages)
             else:
                 accumulated.extend(result.messages)
-            injected.extend(result.tools)
+            injected.extend(as_tool(t) for t in result.tools)
         if options.additional_instructions:
             instructions.append(options.additional_instructions)
 
@@ -314,20 +311,6 @@ class Agent:
             f"Agent(name={self.name!r}, tools={[t.name for t in self.tools]}, "
             f"providers={[p.name for p in self.context_providers]})"
         )
-
-
-_CHECKED_PROVIDER_TYPES: set[type] = set()
-
-
-def _is_provider(value: object) -> bool:
-    """Whether `value` satisfies the ContextProvider protocol; cached per type."""
-    kind = type(value)
-    if kind in _CHECKED_PROVIDER_TYPES:
-        return True
-    if isinstance(value, ContextProvider):
-        _CHECKED_PROVIDER_TYPES.add(kind)
-        return True
-    return False
 
 
 def system_text(messages: Sequence[ChatMessage]) -> str:

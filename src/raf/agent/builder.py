@@ -14,7 +14,7 @@ from raf.core.errors import ConfigurationError
 from raf.core.function_tool import FunctionTool
 from raf.core.options import ChatOptions
 from raf.core.sessions import SessionStore
-from raf.core.tools import Tool, is_tool
+from raf.core.tools import Tool, as_tool, is_tool
 
 
 class AgentBuilder:
@@ -48,8 +48,8 @@ class AgentBuilder:
 
     def with_tool(self, tool: Tool | Callable[..., Any]) -> AgentBuilder:
         """Register a tool; a plain function is turned into one with `@tool`."""
-        if is_tool(tool):
-            self._tools.append(tool)  # type: ignore[arg-type]
+        if is_tool(tool) or hasattr(tool, "invoke"):
+            self._tools.append(as_tool(tool))
         elif callable(tool):
             self._tools.append(FunctionTool(tool))
         else:

@@ -31,7 +31,7 @@ from raf.core.responses import (
     ResponseFolder,
     UpdateKind,
 )
-from raf.core.tools import Tool, ToolContext, index_tools
+from raf.core.tools import Tool, ToolContext, ToolResult, index_tools
 from raf.core.usage import UsageDetails
 
 DEFAULT_MAX_TOOL_ROUNDS = 10
@@ -354,6 +354,8 @@ class _ToolLoop:
                 name=call.name,
                 error=f"tool {call.name!r} failed: {type(exc).__name__}: {exc}",
             )
+        if not isinstance(result, ToolResult):  # a plain value is a successful result
+            result = ToolResult(value=result)
         if result.error is not None:
             return FunctionResultContent(call_id=call.call_id, name=call.name, error=result.error)
         return FunctionResultContent(

@@ -84,3 +84,64 @@ class BaseContextProvider:
 
     def __repr__(self) -> str:
         return f"<{type(self).__name__} {self.name!r} kind={self.kind!r}>"
+
+
+class _LenientProvider:
+    """A provider written with only `on_invoking`, given the seed's defaults: its class
+    name as name, kind "unknown", and an `on_invoked` that does nothing."""
+
+    def __init__(self, inner: Any) -> None:
+        self.inner = inner
+        self.name = str(getattr(inner, "name", None) or type(inner).__name__)
+        self.kind = str(getattr(inner, "kind", None) or "unknown")
+
+    async def on_invoking(
+        self,
+        agent: Any,
+        session: AgentSession,
+        messages: Sequence[ChatMessage],
+        options: AgentRunOptions,
+    ) -> ContextResult:
+        result: ContextResult = await self.inner.on_invoking(agent, session, messages, options)
+        return result
+
+    async def on_invoked(
+        self,
+        agent: Any,
+        session: AgentSession,
+        request_messages: Sequence[ChatMessage],
+        response: AgentResponse | None,
+        error: BaseException | None,
+    ) -> None:
+        hook = getattr(self.inner, "on_invoked", None)
+        if hook is not None:
+            await hook(agent, session, request_messages, response, error)
+
+    def __getattr__(self, name: str) -> Any:
+        return getattr(self.inner, name)
+
+    def __repr__(self) -> str:
+        return repr(self.inner)
+
+
+_CHECKED_PROVIDER_TYPES: set[type] = set()
+
+
+def as_context_provider(value: object) -> ContextProvider:
+    """`value` as a ContextProvider: a full one as it is, one with just `on_invoking`
+    completed with defaults; anything else is a clear error."""
+    kind = type(value)
+    if kind in _CHECKED_PROVIDER_TYPES:
+        return value  # type: ignore[return-value]
+    if isinstance(value, ContextProvider):
+        _CHECKED_PROVIDER_TYPES.add(kind)
+        return value
+    if callable(getattr(value, "on_invoking", None)):
+        return _LenientProvider(value)
+    from raf.core.errors import ProviderError
+
+    raise ProviderError(
+        f"{value!r} is not a ContextProvider: it needs an async "
+        "on_invoking(agent, session, messages, options) returning a ContextResult "
+        "(and usually name, kind and on_invoked)"
+    )

@@ -167,15 +167,69 @@ def is_tool(value: object) -> bool:
     return False
 
 
+class _LenientTool:
+    """A tool written with only the essentials (name and invoke), given the defaults the
+    SPEC names: no description, an empty schema, kind "function", no approval."""
+
+    __slots__ = ("inner",)
+
+    def __init__(self, inner: Any) -> None:
+        self.inner = inner
+
+    @property
+    def name(self) -> str:
+        return str(self.inner.name)
+
+    @property
+    def description(self) -> str:
+        return str(getattr(self.inner, "description", "") or "")
+
+    @property
+    def parameters(self) -> dict[str, Any]:
+        params = getattr(self.inner, "parameters", None)
+        return dict(params) if params else {"type": "object", "properties": {}}
+
+    @property
+    def kind(self) -> str:
+        return str(getattr(self.inner, "kind", "function"))
+
+    @property
+    def requires_approval(self) -> bool:
+        return bool(getattr(self.inner, "requires_approval", False))
+
+    def approval_required(self, arguments: Mapping[str, Any]) -> bool:
+        check = getattr(self.inner, "approval_required", None)
+        return bool(check(arguments)) if callable(check) else self.requires_approval
+
+    async def invoke(self, arguments: Mapping[str, Any], context: ToolContext) -> ToolResult:
+        value = await self.inner.invoke(arguments, context)
+        return value if isinstance(value, ToolResult) else ToolResult(value=value)
+
+    def __getattr__(self, name: str) -> Any:
+        return getattr(self.inner, name)
+
+    def __repr__(self) -> str:
+        return f"{self.inner!r}"
+
+
+def as_tool(value: object) -> Tool:
+    """`value` as a Tool: a full one as it is, one with just `name` and an `invoke`
+    method completed with defaults; anything else is a clear error."""
+    if is_tool(value):
+        return value  # type: ignore[return-value]
+    if isinstance(getattr(value, "name", None), str) and callable(getattr(value, "invoke", None)):
+        return _LenientTool(value)
+    raise ToolDefinitionError(
+        f"{value!r} is not a Tool: it needs at least a 'name' and an async "
+        "'invoke(arguments, context)' (and usually description and parameters)"
+    )
+
+
 def index_tools(tools: Sequence[Tool], *, where: str = "") -> dict[str, Tool]:
     """Tools by name; two tools with one name is an error naming both."""
     out: dict[str, Tool] = {}
     for tool in tools:
-        if not is_tool(tool):
-            raise ToolDefinitionError(
-                f"{tool!r} is not a Tool: it needs name, description, parameters, kind, "
-                "requires_approval, approval_required() and invoke()"
-            )
+        tool = as_tool(tool)
         existing = out.get(tool.name)
         if existing is not None:
             suffix = f" {where}" if where else ""
