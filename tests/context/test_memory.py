@@ -388,3 +388,61 @@ async def test_closing_the_agent_drains_the_memory_worker(tmp_path: Path) -> Non
         await agent.run("I'm Ada, from Lyon.")
     assert memory.worker.completed == 1 and memory.worker.idle
     assert "- Name: Ada" in (tmp_path / "references" / "user.md").read_text()
+
+
+def test_run_sync_loses_no_consolidation(tmp_path: Path) -> None:
+    """Each run_sync has its own event loop, which cancels the worker when it ends: the
+    job goes back to the queue and `aclose` on a later loop runs it."""
+    curator = ScriptedChatClient(
+        [reply("", call("write_file", path="references/user.md", content=USER_PAGE)), "ok"]
+    )
+    memory = SuperBrainContextProvider(tmp_path, consolidation_interval=1, memory_client=curator)
+    agent, _ = agent_with(memory)
+    session = agent.create_session()
+    agent.run_sync("I'm Ada.", session=session)
+    agent.run_sync("I live in Lyon.", session=session)
+    assert memory.worker.pending == 1 and memory.worker.completed == 0
+    asyncio.run(agent.aclose())
+    assert memory.worker.completed == 1 and memory.worker.idle
+    assert "- Lives in Lyon" in (tmp_path / "references" / "user.md").read_text()
+    assert "4 message(s) · changed: references/user.md" in (tmp_path / "log.md").read_text()
+
+
+def test_cli_show_reports_bad_pages(tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:
+    MemoryStore(tmp_path).seed()
+    assert raf_main(["memory", "show", str(tmp_path), "--page", "nope.md"]) == 1
+    assert "memory page 'nope.md' does not exist" in capsys.readouterr().err
+    assert raf_main(["memory", "show", str(tmp_path), "--page", "../x.md"]) == 1
+    assert "leads outside the memory folder" in capsys.readouterr().err
+    assert raf_main(["memory", "show", str(tmp_path), "--page", "assets"]) == 1
+    assert "is a folder, not a page" in capsys.readouterr().err
+    (tmp_path / "assets" / "latin1.md").write_bytes(b"---\ntitle: x\n---\ncaf\xe9\n")
+    assert raf_main(["memory", "show", str(tmp_path)]) == 1
+    out = capsys.readouterr().out
+    assert "===== assets/latin1.md =====\n(cannot be shown:" in out
+    assert "===== references/user.md =====" in out
+
+
+async def test_bad_configuration_is_a_clear_error(tmp_path: Path) -> None:
+    from raf.core.errors import ConfigurationError
+
+    afile = tmp_path / "memory.md"
+    afile.write_text("not a folder")
+    with pytest.raises(ConfigurationError, match="is a file, not a folder"):
+        SuperBrainContextProvider(afile)
+    with pytest.raises(ConfigurationError, match="0 or more"):
+        SuperBrainContextProvider(tmp_path, consolidation_interval=-1)
+    with pytest.raises(ConfigurationError, match="whole number"):
+        SuperBrainContextProvider(tmp_path, consolidation_interval="3")  # type: ignore[arg-type]
+    blocked = tmp_path / "blocked"
+    blocked.mkdir()
+    (blocked / "assets").write_text("a file where the assets folder goes")
+    memory = SuperBrainContextProvider(blocked)
+    with pytest.raises(ConfigurationError, match="cannot be set up"):
+        await memory.on_invoking(None, AgentSession(), [], AgentRunOptions())
+
+
+def test_spec_spellings_are_accepted(tmp_path: Path) -> None:
+    curator = ScriptedChatClient(["ok"])
+    memory = SuperBrainContextProvider(tmp_path, consolidationInterval=0, memoryModel=curator)
+    assert memory.consolidation_interval == 0 and memory.memory_client is curator

@@ -40,7 +40,7 @@ def run_validate(args: argparse.Namespace) -> int:
 
 
 def run_show(args: argparse.Namespace) -> int:
-    from raf.context.memory.store import MemoryStore
+    from raf.context.memory.store import MemoryPageError, MemoryStore
 
     store = MemoryStore(args.directory)
     if not store.root.is_dir():
@@ -49,14 +49,20 @@ def run_show(args: argparse.Namespace) -> int:
     if args.page:
         print(store.read(args.page), end="")
         return 0
+    status = 0
     for page in store.pages():
         if page in ("SKILL.md", "AGENT.md"):
             continue
-        text = store.read(page)
+        try:
+            text = store.read(page)
+        except MemoryPageError as exc:
+            print(f"===== {page} =====\n(cannot be shown: {exc})\n")
+            status = 1
+            continue
         if page == "log.md":
             lines = [line for line in text.splitlines() if line.startswith("- ")]
             text = "\n".join(lines[-args.log :]) + ("\n" if lines else "(empty)\n")
         print(f"===== {page} =====")
         print(text.rstrip("\n"))
         print()
-    return 0
+    return status

@@ -16,6 +16,7 @@ from raf.context.memory.tools import curator_tools, reader_tools
 from raf.context.memory.worker import ConsolidationJob, ConsolidationWorker
 from raf.core.chat_client import ChatClient
 from raf.core.context import ContextResult
+from raf.core.errors import ConfigurationError
 from raf.core.messages import ChatMessage, Role
 from raf.core.options import AgentRunOptions
 from raf.core.responses import AgentResponse
@@ -77,10 +78,22 @@ class SuperBrainContextProvider:
         name: str = "super-brain",
         curator_max_tool_rounds: int = 12,
         curator_timeout_s: float = 300.0,
+        consolidationInterval: int | None = None,
+        memoryModel: ChatClient | None = None,
     ) -> None:
+        if consolidationInterval is not None:
+            consolidation_interval = consolidationInterval
+        if memoryModel is not None:
+            memory_client = memoryModel
+        if isinstance(consolidation_interval, bool) or not isinstance(consolidation_interval, int):
+            raise ConfigurationError(
+                f"consolidation_interval must be a whole number, not {consolidation_interval!r}"
+            )
         if consolidation_interval < 0:
-            raise ValueError("consolidation_interval must be 0 or more")
+            raise ConfigurationError("consolidation_interval must be 0 or more")
         self.store = MemoryStore(directory)
+        if self.store.root.exists() and not self.store.root.is_dir():
+            raise ConfigurationError(f"memory folder {self.store.root} is a file, not a folder")
         self.name = name
         self.consolidation_interval = consolidation_interval
         self.memory_client = memory_client
@@ -95,7 +108,12 @@ class SuperBrainContextProvider:
 
     async def ensure_seeded(self) -> None:
         if not self._seeded:
-            made = await asyncio.to_thread(self.store.seed)
+            try:
+                made = await asyncio.to_thread(self.store.seed)
+            except OSError as exc:
+                raise ConfigurationError(
+                    f"memory folder {self.store.root} cannot be set up: {exc}"
+                ) from exc
             if made:
                 log.info("memory %s seeded: %s", self.store.root, ", ".join(made))
             self._seeded = True

@@ -14,14 +14,19 @@ from typing import BinaryIO
 
 from raf.agent.stores import atomic_write_text
 from raf.context.memory.layout import REFERENCES, TEMPLATES, page_front_matter
+from raf.core.errors import RafError
 
 LOCK_FILE = ".lock"
 CURATOR_LOCK_FILE = ".curator.lock"
 MAX_READ_CHARS = 200_000
 
 
-class OutsideMemoryError(ValueError):
+class OutsideMemoryError(RafError, ValueError):
     """A path that leads outside the memory folder."""
+
+
+class MemoryPageError(RafError, OSError):
+    """A memory page that is missing, not a file, or not UTF-8 text."""
 
 
 def today() -> str:
@@ -120,8 +125,15 @@ class MemoryStore:
         atomic_write_text(target, text)
 
     def read(self, relative: str) -> str:
+        """A page's text (cut at MAX_READ_CHARS); MemoryPageError names what is wrong."""
         target = self.resolve(relative)
-        text = target.read_text(encoding="utf-8")
+        if not target.is_file():
+            what = "is a folder, not a page" if target.is_dir() else "does not exist"
+            raise MemoryPageError(f"memory page {relative!r} {what} in {self.root}")
+        try:
+            text = target.read_text(encoding="utf-8")
+        except (OSError, UnicodeDecodeError) as exc:
+            raise MemoryPageError(f"memory page {relative!r} in {self.root}: {exc}") from None
         if len(text) > MAX_READ_CHARS:
             text = text[:MAX_READ_CHARS] + f"\n[… cut at {MAX_READ_CHARS} characters]"
         return text

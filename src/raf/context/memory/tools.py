@@ -7,7 +7,13 @@ import asyncio
 import re
 from collections.abc import Callable
 
-from raf.context.memory.store import MemoryStore, OutsideMemoryError, ensure_front_matter, today
+from raf.context.memory.store import (
+    MemoryPageError,
+    MemoryStore,
+    OutsideMemoryError,
+    ensure_front_matter,
+    today,
+)
 from raf.core.errors import ToolExecutionError
 from raf.core.function_tool import FunctionTool
 from raf.core.tools import Tool
@@ -21,7 +27,10 @@ async def _read(store: MemoryStore, path: str) -> str:
     if not target.is_file():
         listing = ", ".join(await asyncio.to_thread(store.pages))
         raise ToolExecutionError(f"no memory page {path!r}; pages: {listing}")
-    return await asyncio.to_thread(store.read, path)
+    try:
+        return await asyncio.to_thread(store.read, path)
+    except MemoryPageError as exc:
+        raise ToolExecutionError(str(exc)) from None
 
 
 def reader_tools(store: MemoryStore) -> list[Tool]:

@@ -62,20 +62,37 @@ class ConsolidationWorker:
             )
             self.coalesced += 1
         self._pending[job.session_id] = job
-        if self._wakeup is None:
-            self._wakeup = asyncio.Event()
-        if self._task is None or self._task.done():
-            self._task = asyncio.get_running_loop().create_task(
-                self._loop(), name="raf-memory-consolidation"
-            )
+        self._ensure_task()
+
+    def _ensure_task(self) -> None:
+        """Start the worker task on the running loop when none is alive there.
+
+        `run_sync` gives every run its own event loop; when such a loop ends it cancels
+        the worker, whose unfinished job goes back to the queue (see `_loop`), and the
+        next run or `drain`/`close` on any loop starts a new worker that picks it up.
+        """
+        loop = asyncio.get_running_loop()
+        task = self._task
+        if task is not None and not task.done() and not task.get_loop().is_closed():
+            if task.get_loop() is loop:
+                assert self._wakeup is not None
+                self._wakeup.set()
+                return
+            log.warning("memory worker runs on another event loop; jobs wait for it there")
+            return
+        if not self._pending:
+            return
+        self._wakeup = asyncio.Event()
         self._wakeup.set()
+        self._task = loop.create_task(self._loop(), name="raf-memory-consolidation")
 
     async def _loop(self) -> None:
-        assert self._wakeup is not None
+        wakeup = self._wakeup
+        assert wakeup is not None
         while True:
             if not self._pending:
-                self._wakeup.clear()
-                await self._wakeup.wait()
+                wakeup.clear()
+                await wakeup.wait()
                 continue
             _, job = self._pending.popitem(last=False)
             self.running = job
@@ -83,6 +100,8 @@ class ConsolidationWorker:
                 await self._run_job(job)
                 self.completed += 1
             except asyncio.CancelledError:
+                if not self._closed:
+                    self._requeue(job)
                 raise
             except Exception:
                 self.failed += 1
@@ -90,12 +109,29 @@ class ConsolidationWorker:
             finally:
                 self.running = None
 
+    def _requeue(self, job: ConsolidationJob) -> None:
+        """Put a job cut short by its event loop's end back at the head of the queue
+        (merged with a newer job of its session), so no turn is lost."""
+        newer = self._pending.pop(job.session_id, None)
+        if newer is not None:
+            job = ConsolidationJob(
+                session_id=job.session_id,
+                turns=[*job.turns, *newer.turns],
+                client=newer.client,
+                merged=job.merged + newer.merged,
+            )
+        self._pending[job.session_id] = job
+        self._pending.move_to_end(job.session_id, last=False)
+        log.info("memory consolidation of %s interrupted; queued again", job.session_id)
+
     async def drain(self, timeout_s: float | None = None) -> bool:
         """Wait until every queued job has run; False if `timeout_s` passed first."""
 
         async def until_idle() -> None:
             while not self.idle:
-                if self._task is None or self._task.done():
+                self._ensure_task()
+                task = self._task
+                if task is None or task.done():
                     return
                 await asyncio.sleep(0.01)
 
