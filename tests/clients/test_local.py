@@ -10,6 +10,7 @@ from pathlib import Path
 from typing import Any
 
 import pytest
+from pydantic import BaseModel
 
 from raf.agent.builder import AgentBuilder
 from raf.clients.errors import BadRequestError, ContextOverflowError
@@ -116,6 +117,28 @@ async def test_grammar_makes_every_answer_a_call_or_text(client: LocalChatClient
         assert response.finish_reason is FinishReason.TOOL_CALLS
     else:
         assert isinstance(content, TextContent) and content.text
+
+
+class Address(BaseModel):
+    city: str
+    country: str
+
+
+@tool
+def send_letter(to: Address) -> str:
+    """Send a letter to an address."""
+    return f"sent to {to.city}"
+
+
+async def test_a_tool_with_a_nested_model_is_called(client: LocalChatClient) -> None:
+    # Its schema refers to #/$defs/Address: the grammar must carry the definitions.
+    response = await client.get_response(
+        [ChatMessage.user("Send a letter to Paris, France.")],
+        ChatOptions(tools=[send_letter], tool_choice="required", max_tokens=48),
+    )
+    call = response.messages[0].contents[0]
+    assert isinstance(call, FunctionCallContent) and call.name == "send_letter"
+    assert set(call.arguments["to"]) == {"city", "country"}
 
 
 async def test_streaming_with_tools_emits_the_call_lifecycle(client: LocalChatClient) -> None:

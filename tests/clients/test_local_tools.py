@@ -6,9 +6,11 @@ import json
 
 from hypothesis import given
 from hypothesis import strategies as st
+from pydantic import BaseModel
 
-from raf.clients.local_tools import ConstrainedStream, decode_partial
+from raf.clients.local_tools import ConstrainedStream, decode_partial, tool_schema
 from raf.core.contents import FunctionCallContent, TextContent
+from raf.core.function_tool import tool
 from raf.core.responses import AgentResponseUpdate, FinishReason, UpdateKind, fold_updates
 
 
@@ -73,3 +75,57 @@ def test_a_cut_answer_keeps_its_text_and_says_length() -> None:
     response = fold_updates(updates)
     assert response.messages[0].contents == [TextContent(text="it was cut he")]
     assert response.finish_reason is FinishReason.LENGTH
+
+
+class Address(BaseModel):
+    city: str
+    zip: str
+
+
+class Parcel(BaseModel):
+    weight: float
+
+
+@tool
+def ship(to: Address, parcels: list[Parcel]) -> str:
+    """Ship parcels to an address."""
+    return "shipped"
+
+
+@tool
+def visit(at: Address) -> str:
+    """Visit an address."""
+    return "visited"
+
+
+def _resolve(schema: dict[str, object], ref: str) -> object:
+    assert ref.startswith("#/")
+    node: object = schema
+    for part in ref[2:].split("/"):
+        assert isinstance(node, dict) and part in node, ref
+        node = node[part]
+    return node
+
+
+def _refs(value: object) -> list[str]:
+    if isinstance(value, dict):
+        own = [value["$ref"]] if isinstance(value.get("$ref"), str) else []
+        return own + [r for item in value.values() for r in _refs(item)]
+    if isinstance(value, list):
+        return [r for item in value for r in _refs(item)]
+    return []
+
+
+def test_nested_model_definitions_move_to_the_root_of_the_grammar() -> None:
+    # pydantic writes nested models as #/$defs/X refs; nested in anyOf they would dangle.
+    assert "$defs" in ship.parameters and "$defs" in visit.parameters
+    schema = tool_schema([ship, visit], None)
+    refs = _refs(schema)
+    assert len(refs) == 3
+    for ref in refs:
+        assert isinstance(_resolve(schema, ref), dict)
+    ship_to = schema["anyOf"][0]["properties"]["arguments"]["properties"]["to"]["$ref"]
+    visit_at = schema["anyOf"][1]["properties"]["arguments"]["properties"]["at"]["$ref"]
+    assert ship_to != visit_at  # each tool keeps its own definitions
+    assert "$defs" not in schema["anyOf"][0]["properties"]["arguments"]
+    assert "$defs" not in tool_schema([], None)

@@ -20,21 +20,60 @@ from raf.core.responses import AgentResponseUpdate, FinishReason, UpdateKind
 from raf.core.tools import Tool
 from raf.core.usage import UsageDetails
 
+_DEF_KEYS = ("$defs", "definitions")
+
+
+def _rewrite_refs(value: Any, renames: dict[str, str]) -> Any:
+    """`value` with every local `$ref` in `renames` pointed at its new name."""
+    if isinstance(value, dict):
+        out = {key: _rewrite_refs(item, renames) for key, item in value.items()}
+        ref = out.get("$ref")
+        if isinstance(ref, str) and ref in renames:
+            out["$ref"] = renames[ref]
+        return out
+    if isinstance(value, list):
+        return [_rewrite_refs(item, renames) for item in value]
+    return value
+
+
+def _hoist_definitions(
+    index: int, parameters: dict[str, Any], into: dict[str, Any]
+) -> dict[str, Any]:
+    """A tool's schema with its `$defs` moved to the root (`into`), renamed per tool.
+
+    Nested under `anyOf/.../arguments`, a tool's `#/$defs/X` would point at the root of
+    the combined schema, where there is none (pydantic writes such refs for nested models).
+    """
+    renames: dict[str, str] = {}
+    for key in _DEF_KEYS:
+        for name in parameters.get(key) or {}:
+            renames[f"#/{key}/{name}"] = f"#/$defs/t{index}_{name}"
+    if not renames:
+        return parameters
+    body = {k: v for k, v in parameters.items() if k not in _DEF_KEYS}
+    for key in _DEF_KEYS:
+        for name, definition in (parameters.get(key) or {}).items():
+            into[f"t{index}_{name}"] = _rewrite_refs(definition, renames)
+    return _rewrite_refs(body, renames)  # type: ignore[no-any-return]
+
 
 def tool_schema(tools: Sequence[Tool], choice: str | None) -> dict[str, Any]:
     """JSON Schema of one constrained answer: a call of one of the tools, or a text answer."""
     chosen = [t for t in tools if choice in (None, "auto", "required") or t.name == choice]
+    definitions: dict[str, Any] = {}
     branches: list[dict[str, Any]] = [
         {
             "type": "object",
             "properties": {
                 "tool": {"const": t.name},
-                "arguments": t.parameters or {"type": "object"},
+                "arguments": _hoist_definitions(i, dict(t.parameters), definitions)
+                if t.parameters
+                else {"type": "object"},
             },
             "required": ["tool", "arguments"],
             "additionalProperties": False,
         }
-        for t in chosen
+        for i, t in enumerate(chosen)
     ]
     if choice in (None, "auto"):
         branches.append(
@@ -45,7 +84,10 @@ def tool_schema(tools: Sequence[Tool], choice: str | None) -> dict[str, Any]:
                 "additionalProperties": False,
             }
         )
-    return {"anyOf": branches}
+    schema: dict[str, Any] = {"anyOf": branches}
+    if definitions:
+        schema["$defs"] = definitions
+    return schema
 
 
 def tool_instructions(tools: Sequence[Tool]) -> str:
