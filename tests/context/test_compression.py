@@ -21,6 +21,7 @@ from raf.context.compression import (
     SlidingWindowStrategy,
     SummarizationStrategy,
     TokenBudgetStrategy,
+    apply_strategy_sync,
     dangling,
     input_budget,
 )
@@ -313,3 +314,45 @@ async def test_budget_from_raf_model_table() -> None:
     model.model = "claude-sonnet-4"  # type: ignore[attr-defined]
     agent = AgentBuilder().with_chat_client(model).build()
     assert provider.resolve_budget(agent, AgentRunOptions()) == 200_000 - 64_000 - 10_000
+
+
+class KeepLastTwo:
+    """A strategy written as the SPEC spells it: a plain `compress`, no `await`."""
+
+    def compress(self, messages, budget, counter):
+        return [m for m in messages if m.role is Role.SYSTEM] + [
+            m for m in messages if m.role is not Role.SYSTEM
+        ][-2:]
+
+
+async def test_sync_strategies_are_callable_without_an_event_loop_too() -> None:
+    messages = history(8, result_size=2_000)
+    for strategy in (
+        SlidingWindowStrategy(keep_last=3),
+        TokenBudgetStrategy(),
+        ObservationMaskingStrategy(keep_last=1),
+        CompressionPipeline([ObservationMaskingStrategy(keep_last=1), TokenBudgetStrategy()]),
+    ):
+        awaited = await strategy.compress(messages, 500, COUNTER)
+        assert dicts(strategy.compress_sync(messages, 500, COUNTER)) == dicts(awaited)
+        assert dicts(apply_strategy_sync(strategy, messages, 500, COUNTER)) == dicts(awaited)
+
+
+async def test_a_plain_function_strategy_fits_pipeline_and_provider() -> None:
+    messages = history(4, system=False)
+    pipeline = CompressionPipeline([KeepLastTwo()])
+    assert dicts(await pipeline.compress(messages, 1, COUNTER)) == dicts(messages[-2:])
+    assert dicts(pipeline.compress_sync(messages, 1, COUNTER)) == dicts(messages[-2:])
+    provider = CompressionProvider(KeepLastTwo(), budget=10_000, counter=COUNTER)
+    session = AgentSession(messages=messages)
+    result = await provider.on_invoking(None, session, [], AgentRunOptions())
+    assert result.replace_messages and dicts(result.messages) == dicts(messages[-2:])
+
+
+def test_compress_sync_refuses_a_strategy_that_needs_a_model() -> None:
+    summarising = SummarizationStrategy(summariser([]), threshold=0.1, keep_recent=2)
+    pipeline = CompressionPipeline([summarising, TokenBudgetStrategy()])
+    with pytest.raises(ConfigurationError, match="compresses asynchronously"):
+        pipeline.compress_sync(history(6), 100, COUNTER)
+    small = history(1, system=False)
+    assert dicts(pipeline.compress_sync(small, 10**6, COUNTER)) == dicts(small)

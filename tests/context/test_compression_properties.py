@@ -71,12 +71,16 @@ FACTORIES: dict[str, Callable[[], CompressionStrategy]] = {
     ),
 }
 BUDGETED = {"budget", "pipeline"}
+MODEL_FREE = {"window", "budget", "masking"}
 
 
 def check(name: str, messages: list[ChatMessage], budget: int) -> None:
     before = [m.to_dict() for m in messages]
     out = asyncio.run(FACTORIES[name]().compress(messages, budget, COUNTER))
     assert [m.to_dict() for m in messages] == before, "the input was changed"
+    if name in MODEL_FREE:
+        same = FACTORIES[name]().compress_sync(messages, budget, COUNTER)  # type: ignore[attr-defined]
+        assert [m.to_dict() for m in same] == [m.to_dict() for m in out], "sync differs"
     assert dangling(out) == (set(), set()), "a call or a result lost its partner"
     system_in = [m.text for m in messages if m.role is Role.SYSTEM]
     assert [m.text for m in out if m.role is Role.SYSTEM] == system_in

@@ -3,17 +3,22 @@
 from raf.context.compression.budget import DEFAULT_BUDGET, input_budget
 from raf.context.compression.provider import CompressionProvider
 from raf.context.compression.strategies import (
+    AnyCompressionStrategy,
     CompressionPipeline,
     CompressionStrategy,
     ObservationMaskingStrategy,
     SlidingWindowStrategy,
+    SyncCompressionStrategy,
     TokenBudgetStrategy,
+    apply_strategy,
+    apply_strategy_sync,
 )
 from raf.context.compression.summarize import CircuitBreaker, SummarizationStrategy
 from raf.context.compression.units import dangling, split_units
 
 __all__ = [
     "DEFAULT_BUDGET",
+    "AnyCompressionStrategy",
     "CircuitBreaker",
     "CompressionPipeline",
     "CompressionProvider",
@@ -21,7 +26,10 @@ __all__ = [
     "ObservationMaskingStrategy",
     "SlidingWindowStrategy",
     "SummarizationStrategy",
+    "SyncCompressionStrategy",
     "TokenBudgetStrategy",
+    "apply_strategy",
+    "apply_strategy_sync",
     "dangling",
     "input_budget",
     "split_units",

@@ -8,7 +8,7 @@ from collections.abc import Sequence
 from typing import Any
 
 from raf.context.compression.budget import DEFAULT_BUDGET, budget_for_model, input_budget
-from raf.context.compression.strategies import CompressionStrategy
+from raf.context.compression.strategies import AnyCompressionStrategy, apply_strategy
 from raf.core.context import ContextResult
 from raf.core.errors import ToolExecutionError
 from raf.core.function_tool import FunctionTool
@@ -35,7 +35,7 @@ class CompressionProvider:
 
     def __init__(
         self,
-        strategy: CompressionStrategy,
+        strategy: AnyCompressionStrategy,
         budget: int | None = None,
         *,
         counter: TokenCounter | None = None,
@@ -89,7 +89,7 @@ class CompressionProvider:
         request_tokens = count_messages_tokens(messages, self.counter)
         history_budget = max(0, budget - request_tokens)
         before = count_messages_tokens(history, self.counter)
-        compressed = await self.strategy.compress(history, history_budget, self.counter)
+        compressed = await apply_strategy(self.strategy, history, history_budget, self.counter)
         after = count_messages_tokens(compressed, self.counter)
         state = dict(session.get_provider_state(self.name) or {})
         state["last"] = {
@@ -122,7 +122,7 @@ class CompressionProvider:
         tokens = count_messages_tokens(history, self.counter)
         limit = budget if budget is not None else (self.budget or DEFAULT_BUDGET)
         target = max(1, min(limit, tokens // 2))
-        compressed = await self.strategy.compress(history, target, self.counter)
+        compressed = await apply_strategy(self.strategy, history, target, self.counter)
         after = count_messages_tokens(compressed, self.counter)
         if after >= tokens:
             return (

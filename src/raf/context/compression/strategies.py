@@ -1,13 +1,21 @@
 """Compression strategies that need no model: sliding window, token budget, observation
-masking, and the pipeline that chains strategies until the history fits."""
+masking, and the pipeline that chains strategies until the history fits.
+
+`compress` is a coroutine everywhere (a strategy may call a model). The model-free
+strategies and a pipeline of them also offer `compress_sync` for code without an event
+loop, and the pipeline and provider accept a strategy whose `compress` is a plain
+function returning the list (decision 0606).
+"""
 
 from __future__ import annotations
 
+import inspect
 from collections.abc import Sequence
-from typing import Protocol, runtime_checkable
+from typing import Protocol, TypeAlias, runtime_checkable
 
 from raf.context.compression.units import Unit, join_units, split_units
 from raf.core.contents import Content, FunctionResultContent, TextContent
+from raf.core.errors import ConfigurationError
 from raf.core.messages import ChatMessage, Role
 from raf.core.tokens import TokenCounter, count_messages_tokens
 
@@ -31,6 +39,57 @@ class CompressionStrategy(Protocol):
     ) -> list[ChatMessage]: ...
 
 
+@runtime_checkable
+class SyncCompressionStrategy(Protocol):
+    """A strategy written as a plain function, as the SPEC spells it (no `await`); the
+    pipeline and `CompressionProvider` accept it beside `CompressionStrategy`."""
+
+    def compress(
+        self, messages: Sequence[ChatMessage], budget: int, counter: TokenCounter
+    ) -> list[ChatMessage]: ...
+
+
+AnyCompressionStrategy: TypeAlias = CompressionStrategy | SyncCompressionStrategy
+
+
+async def apply_strategy(
+    strategy: AnyCompressionStrategy,
+    messages: Sequence[ChatMessage],
+    budget: int,
+    counter: TokenCounter,
+) -> list[ChatMessage]:
+    """Run a strategy whether its `compress` is a coroutine or a plain function."""
+    result = strategy.compress(messages, budget, counter)
+    if inspect.isawaitable(result):
+        result = await result
+    return list(result)
+
+
+def apply_strategy_sync(
+    strategy: AnyCompressionStrategy,
+    messages: Sequence[ChatMessage],
+    budget: int,
+    counter: TokenCounter,
+) -> list[ChatMessage]:
+    """Run a strategy without an event loop: its `compress_sync`, or a plain `compress`;
+    a strategy that needs `await` (one that calls a model) is a ConfigurationError."""
+    sync = getattr(strategy, "compress_sync", None)
+    if callable(sync):
+        return list(sync(messages, budget, counter))
+    if inspect.iscoroutinefunction(strategy.compress):
+        raise ConfigurationError(
+            f"{strategy!r} compresses asynchronously (it may call a model); "
+            "use `await strategy.compress(...)`"
+        )
+    result = strategy.compress(messages, budget, counter)
+    if inspect.isawaitable(result):
+        close = getattr(result, "close", None)
+        if callable(close):
+            close()
+        raise ConfigurationError(f"{strategy!r} returned an awaitable; use `await` to compress")
+    return list(result)
+
+
 class SlidingWindowStrategy:
     """System messages plus the last `keep_last` messages, cut only between units."""
 
@@ -40,6 +99,11 @@ class SlidingWindowStrategy:
         self.keep_last = keep_last
 
     async def compress(
+        self, messages: Sequence[ChatMessage], budget: int, counter: TokenCounter
+    ) -> list[ChatMessage]:
+        return self.compress_sync(messages, budget, counter)
+
+    def compress_sync(
         self, messages: Sequence[ChatMessage], budget: int, counter: TokenCounter
     ) -> list[ChatMessage]:
         units = split_units(messages)
@@ -62,6 +126,11 @@ class TokenBudgetStrategy:
     drop the oldest messages, until the history is under budget (system messages stay)."""
 
     async def compress(
+        self, messages: Sequence[ChatMessage], budget: int, counter: TokenCounter
+    ) -> list[ChatMessage]:
+        return self.compress_sync(messages, budget, counter)
+
+    def compress_sync(
         self, messages: Sequence[ChatMessage], budget: int, counter: TokenCounter
     ) -> list[ChatMessage]:
         units = split_units(messages)
@@ -149,6 +218,11 @@ class ObservationMaskingStrategy:
     async def compress(
         self, messages: Sequence[ChatMessage], budget: int, counter: TokenCounter
     ) -> list[ChatMessage]:
+        return self.compress_sync(messages, budget, counter)
+
+    def compress_sync(
+        self, messages: Sequence[ChatMessage], budget: int, counter: TokenCounter
+    ) -> list[ChatMessage]:
         positions = [
             (i, j)
             for i, m in enumerate(messages)
@@ -195,7 +269,7 @@ def _masked(result: FunctionResultContent, counter: TokenCounter) -> FunctionRes
 class CompressionPipeline:
     """Apply strategies in order, stopping as soon as the history is under budget."""
 
-    def __init__(self, strategies: Sequence[CompressionStrategy]) -> None:
+    def __init__(self, strategies: Sequence[AnyCompressionStrategy]) -> None:
         self.strategies = list(strategies)
 
     async def compress(
@@ -205,7 +279,18 @@ class CompressionPipeline:
         for strategy in self.strategies:
             if count_messages_tokens(current, counter) <= budget:
                 break
-            current = await strategy.compress(current, budget, counter)
+            current = await apply_strategy(strategy, current, budget, counter)
+        return current
+
+    def compress_sync(
+        self, messages: Sequence[ChatMessage], budget: int, counter: TokenCounter
+    ) -> list[ChatMessage]:
+        """`compress` without an event loop, for pipelines of model-free strategies."""
+        current = list(messages)
+        for strategy in self.strategies:
+            if count_messages_tokens(current, counter) <= budget:
+                break
+            current = apply_strategy_sync(strategy, current, budget, counter)
         return current
 
     def __repr__(self) -> str:
