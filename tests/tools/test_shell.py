@@ -114,6 +114,26 @@ async def test_deny_outside_sandbox_only_the_workspace_is_writable(tmp_path: Pat
     assert not tool.requires_approval
 
 
+async def test_the_sandbox_holds_when_raf_runs_as_root(tmp_path: Path):
+    """bubblewrap keeps every capability of a root caller unless told otherwise: a command
+    could then remount / read-write and write anywhere. The sandbox drops them all."""
+    if detect_sandbox() is not SandboxKind.BWRAP:
+        return  # no sandbox: every command needs approval (tested below)
+    scope = _ws(tmp_path, "deny")
+    outside = Path("/var/tmp") / ("raf-escape-" + secrets.token_hex(4))
+    command = (
+        "grep CapEff /proc/self/status; mount -o remount,rw / 2>/dev/null; "
+        f"echo out > {outside}; true"
+    )
+    try:
+        result = await run(RunCommand(scope), command=command)
+        assert result.value["sandbox"] == "bubblewrap"
+        assert "CapEff:\t0000000000000000" in result.value["stdout"]
+        assert not outside.exists()
+    finally:
+        outside.unlink(missing_ok=True)
+
+
 async def test_deny_outside_refuses_running_outside(tmp_path: Path):
     tool = RunCommand(_ws(tmp_path, "deny"))
     refused = await run(tool, command="true", outside_workspace=True)

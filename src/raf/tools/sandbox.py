@@ -29,6 +29,11 @@ _SECRET = re.compile(
     re.IGNORECASE,
 )
 
+_PROBE_BWRAP = (
+    "--ro-bind", "/", "/", "--dev", "/dev", "--unshare-net",
+    "--cap-drop", "ALL", "--new-session", "--", "true",
+)  # fmt: skip
+
 
 class SandboxKind(StrEnum):
     """What isolation is available on this machine."""
@@ -70,10 +75,7 @@ def _probe(argv: Sequence[str], *, user: int | None = None) -> bool:
 def detect_sandbox(*, as_user: int | None = None) -> SandboxKind:
     """The best isolation that actually works here (probed once, then cached)."""
     bwrap = shutil.which("bwrap")
-    if bwrap and _probe(
-        [bwrap, "--ro-bind", "/", "/", "--dev", "/dev", "--unshare-net", "--", "true"],
-        user=as_user,
-    ):
+    if bwrap and _probe([bwrap, *_PROBE_BWRAP], user=as_user):
         return SandboxKind.BWRAP
     unshare = shutil.which("unshare")
     if unshare and _probe([unshare, "-n", "-r", "--", "true"], user=as_user):
@@ -95,7 +97,10 @@ def bwrap_argv(
     read_only: Sequence[Path] = (),
 ) -> list[str]:
     """A bubblewrap prefix: the whole filesystem read-only, /tmp and $HOME empty, the
-    `writable` folders bound read-write, a new PID namespace, optionally no network."""
+    `writable` folders bound read-write, a new PID namespace, optionally no network.
+
+    Every capability is dropped: bwrap run by root otherwise keeps them all, and a command
+    with CAP_SYS_ADMIN could remount / read-write. `--new-session` denies TIOCSTI."""
     bwrap = shutil.which("bwrap") or "bwrap"
     argv = [
         bwrap,
@@ -106,6 +111,8 @@ def bwrap_argv(
         "--unshare-pid",
         "--unshare-ipc",
         "--unshare-uts",
+        "--cap-drop", "ALL",
+        "--new-session",
         "--die-with-parent",
     ]  # fmt: skip
     if hide_home:
