@@ -8,6 +8,7 @@ import pytest
 
 from raf.clients.anthropic_client import AnthropicChatClient
 from raf.clients.errors import (
+    BadRequestError,
     ContextOverflowError,
     ModelNotFoundError,
     RateLimitError,
@@ -24,6 +25,7 @@ from raf.core.messages import ChatMessage
 from raf.core.options import ChatOptions
 from tests.clients.faultserver import FaultServer, Reply
 
+CO = ContextOverflowError
 KEY = "sk-proj-TOPSECRET-0123456789abcdef"
 
 
@@ -49,6 +51,14 @@ def test_secret_never_shows_itself() -> None:
         (429, "rate", RateLimitError, True),
         (503, "overloaded", ServerError, True),
         (529, "overloaded", ServerError, True),
+        # llama.cpp's server, Gemini's compatible API
+        (400, "the request exceeds the available context size, try increasing it", CO, False),
+        (400, "The input token count (9) exceeds the maximum number of tokens allowed", CO, False),
+        # DeepSeek and OpenRouter answer 400 for a model they do not know
+        (400, "Model Not Exist", ModelNotFoundError, False),
+        (400, "foo/bar is not a valid model ID", ModelNotFoundError, False),
+        (400, "This model's maximum context length is 8192 tokens", CO, False),
+        (400, "messages must not be empty", BadRequestError, False),
     ],
 )
 def test_status_mapping(status: int, detail: str, kind: type[ModelError], retryable: bool) -> None:

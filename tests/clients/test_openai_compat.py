@@ -334,6 +334,18 @@ async def test_status_errors_say_what_to_do_without_the_key(
         assert info.value.retry_after == 2 and info.value.retryable
 
 
+async def test_the_error_code_decides_when_the_message_does_not(fault: FaultServer) -> None:
+    body = {"message": "Request too big.", "type": "invalid_request_error"}
+    fault.reply(Reply(status=400, json_body={"error": {**body, "code": "context_length_exceeded"}}))
+    with pytest.raises(ContextOverflowError, match="context window"):
+        await fault_client(fault).get_response([ChatMessage.user("x")], ChatOptions())
+    fault.reply(
+        Reply(status=400, json_body={"error": {"message": "No.", "code": "model_not_found"}})
+    )
+    with pytest.raises(ModelNotFoundError, match="check the model name"):
+        await fault_client(fault).get_response([ChatMessage.user("x")], ChatOptions())
+
+
 async def test_malformed_json_is_an_invalid_response(fault: FaultServer) -> None:
     fault.reply(Reply(raw=b'{"id": "x", "choices": [ broken'))
     with pytest.raises(InvalidResponseError, match="not valid chat-completions"):

@@ -129,6 +129,19 @@ _OVERFLOW_HINTS = (
     "exceeds the context",
     "input is too long",
     "context_length_exceeded",
+    "context size",  # llama.cpp's server: "exceeds the available context size"
+    "exceed_context_size",
+    "maximum number of tokens",
+)
+_UNKNOWN_MODEL_HINTS = (
+    "not found",
+    "not_found",
+    "not exist",
+    "does not exist",
+    "not a valid model",
+    "unknown model",
+    "invalid model",
+    "no such model",
 )
 
 
@@ -136,6 +149,12 @@ def is_context_overflow(message: str) -> bool:
     """Whether a provider's error text says the prompt did not fit."""
     lowered = message.lower()
     return any(hint in lowered for hint in _OVERFLOW_HINTS)
+
+
+def is_unknown_model(message: str) -> bool:
+    """Whether a provider's error text says it does not know the model (some answer 400)."""
+    lowered = message.lower()
+    return "model" in lowered and any(hint in lowered for hint in _UNKNOWN_MODEL_HINTS)
 
 
 def error_for_status(
@@ -177,9 +196,10 @@ def error_for_status(
             model=model,
             status=status,
         )
-    if status == 404:
+    unknown = status in (400, 422) and is_unknown_model(detail) and not is_context_overflow(detail)
+    if status == 404 or unknown:
         return ModelNotFoundError(
-            f"{where} was not found (HTTP 404): {detail}; check the model name (list the "
+            f"{where} was not found (HTTP {status}): {detail}; check the model name (list the "
             "provider's models) and the base URL",
             provider=provider,
             model=model,

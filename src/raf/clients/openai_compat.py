@@ -241,7 +241,12 @@ def _status_detail(exc: Any) -> str:
     if isinstance(body, dict):
         error = body.get("error", body)
         if isinstance(error, dict) and error.get("message"):
-            return str(error["message"])
+            message = str(error["message"])
+            code = error.get("code") or error.get("type")
+            # The code says what the message may not (context_length_exceeded, ...).
+            if isinstance(code, str) and code and code not in message:
+                message = f"{message} ({code})"
+            return message
         if isinstance(error, str):
             return error
     return str(getattr(exc, "message", "") or exc)
