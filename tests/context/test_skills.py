@@ -320,3 +320,32 @@ async def test_scripts_run_in_the_code_interpreter_sandbox(tmp_path: Path) -> No
     assert result.error is None, result.error
     assert result.value["stdout"].strip() == "3 ok"
     assert result.value["exit_code"] == 3 and result.value["timed_out"] is False
+
+
+def test_a_byte_order_mark_before_the_front_matter_is_allowed(tmp_path: Path) -> None:
+    folder = tmp_path / "bom-skill"
+    folder.mkdir()
+    (folder / "SKILL.md").write_bytes(
+        b"\xef\xbb\xbf---\r\nname: bom-skill\r\n"
+        b"description: Saved by a Windows editor.\r\n---\r\nBody\r\n"
+    )
+    provider = AgentSkillsProvider(tmp_path)
+    assert provider.warnings == []
+    assert provider.get("bom-skill").description == "Saved by a Windows editor."
+
+
+async def test_a_resource_gone_from_disk_is_a_clear_tool_error(tmp_path: Path) -> None:
+    folder = write_skill(tmp_path, "notes", "name: notes\ndescription: Notes.")
+    (folder / "ref.md").write_text("hello")
+    provider = AgentSkillsProvider(tmp_path)
+    (folder / "ref.md").unlink()
+    result = await invoke(provider, "read_skill_resource", skill_name="notes", path="ref.md")
+    assert result.is_error
+    assert "resource 'ref.md' of skill 'notes' cannot be read (No such file" in str(result.error)
+
+
+def test_wrong_argument_types_are_configuration_errors() -> None:
+    with pytest.raises(ConfigurationError, match="a path or a list of paths"):
+        AgentSkillsProvider(42)  # type: ignore[arg-type]
+    with pytest.raises(ConfigurationError, match="takes Skill objects"):
+        AgentSkillsProvider(skills=[{"name": "x"}])  # type: ignore[list-item]

@@ -94,8 +94,9 @@ def check_description(description: Any) -> list[str]:
 
 
 def split_front_matter(text: str) -> tuple[str, str] | None:
-    """(YAML text, body) of a document opening with a `---` fenced block, else None."""
-    lines = text.splitlines(keepends=True)
+    """(YAML text, body) of a document opening with a `---` fenced block, else None.
+    A byte-order mark before the fence (files saved by some Windows editors) is allowed."""
+    lines = text.removeprefix("\ufeff").splitlines(keepends=True)
     if not lines or lines[0].strip() != "---":
         return None
     for i in range(1, len(lines)):

@@ -11,7 +11,7 @@ from typing import Any
 from raf.context.skills.model import Skill, clean_relative, load_skills
 from raf.context.skills.runner import DEFAULT_SCRIPT_TIMEOUT, ScriptRunner
 from raf.core.context import ContextResult
-from raf.core.errors import ToolExecutionError
+from raf.core.errors import ConfigurationError, ToolExecutionError
 from raf.core.function_tool import FunctionTool
 from raf.core.messages import ChatMessage
 from raf.core.options import AgentRunOptions
@@ -55,6 +55,12 @@ class AgentSkillsProvider:
         self.script_timeout = script_timeout
         if isinstance(directories, str | Path):
             directories = [directories]
+        if not isinstance(directories, Sequence) or not all(
+            isinstance(d, str | Path) for d in directories
+        ):
+            raise ConfigurationError(
+                f"skills directories must be a path or a list of paths, not {directories!r}"
+            )
         self.directories = [Path(d) for d in directories]
         self.warnings: list[str] = []
         self._skills: dict[str, Skill] = {}
@@ -64,6 +70,8 @@ class AgentSkillsProvider:
             for skill in found:
                 self._add(skill)
         for skill in skills:
+            if not isinstance(skill, Skill):
+                raise ConfigurationError(f"skills= takes Skill objects, not {skill!r}")
             self._add(skill)
 
     def _add(self, skill: Skill) -> None:
@@ -181,7 +189,13 @@ class AgentSkillsProvider:
                 f"skill {skill.name!r} has no resource {path!r}; its resources: {listing}"
             )
         target = _inside(skill.path, relative)
-        data = await asyncio.to_thread(_read_capped, target)
+        try:
+            data = await asyncio.to_thread(_read_capped, target)
+        except OSError as exc:
+            raise ToolExecutionError(
+                f"resource {relative!r} of skill {skill.name!r} cannot be read "
+                f"({exc.strerror or exc})"
+            ) from None
         try:
             return data.decode("utf-8")
         except UnicodeDecodeError:
