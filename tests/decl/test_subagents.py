@@ -109,6 +109,73 @@ async def test_denying_the_sub_agents_request_tells_the_parent_model(tmp_path):
     assert done.text == "understood"
     result = parent.requests[1].messages[-1].function_results[0]
     assert result.error == "the user denied this call: not now"
+    # the denied child's waiting task is gone: nothing of it stays in the parent session
+    assert "agent-tool:coder" not in session.provider_state
+    assert '"k1"' not in session.to_json()  # the child's own call
+
+
+async def test_a_denied_request_leaves_no_child_state_after_a_store_round_trip(tmp_path):
+    parent = ScriptedChatClient([reply("", call("coder", task="w", call_id="p1")), "ok"])
+    child = ScriptedChatClient([reply("", call("write", call_id="k1"))])
+    agent = build(tmp_path, parent, child)
+    session = agent.create_session()
+    async for _ in agent.run_stream("go", session=session):
+        pass
+    session = AgentSession.from_json(session.to_json())  # another process resumes it
+    assert "agent-tool:coder" in session.provider_state
+    updates = agent.run_stream([], session=session, options=approve("p1", False))
+    assert [u.finish_reason async for u in updates][-1] is FinishReason.STOP
+    assert session.provider_state == {}
+
+
+async def test_one_denied_one_approved_sub_agent_call_in_a_batch(tmp_path):
+    parent = ScriptedChatClient(
+        [
+            reply("", call("coder", task="a", call_id="p1"), call("coder", task="b", call_id="p2")),
+            "one done",
+        ]
+    )
+    child = ScriptedChatClient(
+        [
+            reply("", call("write", which="a", call_id="k1")),
+            reply("", call("write", which="b", call_id="k2")),
+            "b done",
+        ]
+    )
+    agent = build(tmp_path, parent, child)
+    session = agent.create_session()
+    await agent.run("two tasks", session=session)
+    options = AgentRunOptions(
+        tool_approval_responses=[
+            ToolApprovalResponse(call_id="p1", approved=False, reason="no"),
+            ToolApprovalResponse(call_id="p2", approved=True),
+        ]
+    )
+    done = await agent.run([], session=session, options=options)
+    assert done.text == "one done"
+    results = {r.call_id: (r.result, r.error) for r in done.messages[0].function_results}
+    assert results == {"p1": (None, "the user denied this call: no"), "p2": ("b done", None)}
+    assert "agent-tool:coder" not in session.provider_state
+
+
+async def test_a_wrapped_agent_tool_is_released_too(tmp_path):
+    from raf.agent.builder import AgentBuilder
+    from raf.core.tools import ApprovalRequiredTool
+
+    child_client = ScriptedChatClient([reply("", call("write", call_id="k1"))])
+    child = AgentBuilder("coder").with_chat_client(child_client)
+    child.with_tool(ApprovalRequiredTool(PlainTool("write")))
+    tool = ApprovalRequiredTool(AgentTool(child.build()))
+    parent = ScriptedChatClient([reply("", call("coder", task="w", call_id="p1")), "ok"])
+    agent = AgentBuilder("lead").with_chat_client(parent).with_tool(tool).build()
+    session = agent.create_session()
+    first = await agent.run("go", session=session)  # the wrapper asks first
+    assert first.finish_reason is FinishReason.AWAITING_APPROVAL
+    second = await agent.run([], session=session, options=approve("p1"))  # the child asks
+    assert second.finish_reason is FinishReason.AWAITING_APPROVAL
+    assert "agent-tool:coder" in session.provider_state
+    await agent.run([], session=session, options=approve("p1", False))
+    assert "agent-tool:coder" not in session.provider_state
 
 
 async def test_a_sub_agent_asking_twice_pauses_the_parent_twice(tmp_path):

@@ -258,7 +258,11 @@ class Agent:
             response_id=response.response_id,
             session_id=run.session.id,
         )
+        closed = {p.call_id: p.name for p in run.session.pending_approvals}
         run.session.pending_approvals = result.pending_approvals
+        for pending in run.session.pending_approvals:
+            closed.pop(pending.call_id, None)
+        _release_calls(run.tools, closed, run.session)
         await self._call_on_invoked(run.invoked, run.session, run.request, result, None)
         if self.session_store is not None:
             await self.session_store.save(run.session)
@@ -327,3 +331,23 @@ def agent_summary(agent: Agent) -> dict[str, Any]:
         "providers": [{"name": p.name, "kind": p.kind} for p in agent.context_providers],
         "max_tool_rounds": agent.max_tool_rounds,
     }
+
+
+def _release_calls(tools: Sequence[Tool], closed: dict[str, str], session: AgentSession) -> None:
+    """Calls that waited for approval and no longer do (approved and run, denied,
+    cancelled): a tool keeping state for such a call (an agent used as a tool keeps its
+    paused child) drops it through an optional `release_call(call_id, session)`, looked
+    for on the tool and on the tools it wraps (`.inner`)."""
+    if not closed:
+        return
+    by_name = {t.name: t for t in tools}
+    for call_id, name in closed.items():
+        tool: Any = by_name.get(name)
+        while tool is not None and not hasattr(tool, "release_call"):
+            tool = getattr(tool, "inner", None)
+        if tool is None:
+            continue
+        try:
+            tool.release_call(call_id, session)
+        except Exception as exc:  # releasing is best effort; the run's result stands
+            log.error("release_call of tool %r failed: %s", name, exc)

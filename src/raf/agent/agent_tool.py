@@ -6,7 +6,8 @@ child's run ends awaiting approval, the tool raises `ToolApprovalPending`: the p
 tool loop pauses with an approval request for the parent's call, whose reason lists what
 the child asks. Approving that request invokes the tool again, which resumes the child
 with every pending call approved; denying it gives the parent model an error result with
-the reason, and the child's waiting task is dropped. See docs/decisions/0501.
+the reason, and the agent tells the tool (`release_call`) to drop the child's waiting task,
+so nothing of it stays in the parent session. See docs/decisions/0501.
 """
 
 from __future__ import annotations
@@ -69,6 +70,16 @@ class AgentTool:
                 if not decision.approved:
                     waiting.pop(decision.call_id, None)
         return waiting
+
+    def release_call(self, call_id: str, session: AgentSession) -> None:
+        """The parent's call no longer waits for a human (denied, cancelled, or done): its
+        paused child goes, and the state key with the last one (called by the agent)."""
+        waiting = session.provider_state.get(self._state_key())
+        if not isinstance(waiting, dict):
+            return
+        waiting.pop(call_id, None)
+        if not waiting:
+            session.provider_state.pop(self._state_key(), None)
 
     async def invoke(self, arguments: Mapping[str, Any], context: ToolContext) -> ToolResult:
         waiting = self._waiting(context)
