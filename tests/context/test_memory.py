@@ -446,3 +446,20 @@ def test_spec_spellings_are_accepted(tmp_path: Path) -> None:
     curator = ScriptedChatClient(["ok"])
     memory = SuperBrainContextProvider(tmp_path, consolidationInterval=0, memoryModel=curator)
     assert memory.consolidation_interval == 0 and memory.memory_client is curator
+
+
+def test_cli_init_seeds_a_folder_that_validates(
+    tmp_path: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    folder = tmp_path / "brain"
+    assert raf_main(["memory", "init", str(folder)]) == 0
+    assert "created index.md" in capsys.readouterr().out
+    assert raf_main(["memory", "validate", str(folder)]) == 0
+    assert "valid (9 pages)" in capsys.readouterr().out
+    (folder / "references" / "user.md").write_text(USER_PAGE)
+    assert raf_main(["memory", "init", str(folder)]) == 0  # never overwrites
+    assert capsys.readouterr().out.strip().endswith(": ok")
+    assert (folder / "references" / "user.md").read_text() == USER_PAGE
+    (tmp_path / "file").write_text("x")
+    assert raf_main(["memory", "init", str(tmp_path / "file")]) == 1
+    assert "a file, not a folder" in capsys.readouterr().err

@@ -1,4 +1,4 @@
-"""`raf memory validate DIR` and `raf memory show DIR`: check and read a super-brain folder."""
+"""`raf memory init|validate|show DIR`: set up, check and read a super-brain folder."""
 
 from __future__ import annotations
 
@@ -17,6 +17,11 @@ def register(subparsers: Any) -> None:
     )
     validate.add_argument("directory", type=Path)
     validate.set_defaults(handler=run_validate)
+    init = commands.add_parser(
+        "init", help="create a memory folder's layout (missing files only; never overwrites)"
+    )
+    init.add_argument("directory", type=Path)
+    init.set_defaults(handler=run_init)
     show = commands.add_parser("show", help="print the memory's pages")
     show.add_argument("directory", type=Path)
     show.add_argument("--page", help="print only this page (for example references/user.md)")
@@ -36,6 +41,21 @@ def run_validate(args: argparse.Namespace) -> int:
         return 1
     pages = len(MemoryStore(args.directory).pages())
     print(f"{args.directory}: valid ({pages} pages)")
+    return 0
+
+
+def run_init(args: argparse.Namespace) -> int:
+    from raf.context.memory.store import MemoryStore
+    from raf.core.errors import ConfigurationError
+
+    store = MemoryStore(args.directory)
+    if store.root.exists() and not store.root.is_dir():
+        raise ConfigurationError(f"{args.directory}: a file, not a folder")
+    try:
+        made = store.seed()
+    except OSError as exc:
+        raise ConfigurationError(f"{args.directory}: cannot be set up ({exc})") from exc
+    print(f"{args.directory}: created {', '.join(made)}" if made else f"{args.directory}: ok")
     return 0
 
 
