@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import json
 import socket
+import struct
 import threading
 import time
 from dataclasses import dataclass, field
@@ -25,6 +26,8 @@ class Reply:
     stall_after: int | None = None
     """For streams: after this many events, wait `delay` seconds before the next."""
     headers: dict[str, str] = field(default_factory=dict)
+    reset: bool = False
+    """Drop the connection with a TCP reset instead of answering."""
 
 
 @dataclass
@@ -67,6 +70,12 @@ class FaultServer:
                 )
                 if reply.delay and reply.stall_after is None:
                     time.sleep(reply.delay)
+                if reply.reset:
+                    linger = struct.pack("ii", 1, 0)  # close with RST, not FIN
+                    self.connection.setsockopt(socket.SOL_SOCKET, socket.SO_LINGER, linger)
+                    self.connection.close()
+                    self.close_connection = True
+                    return
                 try:
                     if reply.events is not None:
                         self._stream(reply)

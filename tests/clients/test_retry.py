@@ -11,6 +11,7 @@ from raf.agent.builder import AgentBuilder
 from raf.clients.errors import (
     BadRequestError,
     ModelConnectionError,
+    RateLimitError,
     RequestTimeoutError,
     ServerError,
     StreamInterruptedError,
@@ -69,6 +70,38 @@ async def test_429_waits_as_retry_after_says(fault: FaultServer) -> None:
     response = await client.get_response([ChatMessage.user("x")], ChatOptions())
     assert response.text == "ok"
     assert len(fault.seen) == 2 and sleeps.waits == [3.0]
+
+
+async def test_a_retry_after_longer_than_allowed_is_not_cut_short(fault: FaultServer) -> None:
+    fault.reply(error(429, "quota", **{"Retry-After": "120"}), Reply(json_body=completion("ok")))
+    sleeps = Sleeps()
+    client = RetryingChatClient(leaf(fault.url), sleep=sleeps, max_retry_after=60)
+    with pytest.raises(RateLimitError, match="wait 120s") as info:
+        await client.get_response([ChatMessage.user("x")], ChatOptions())
+    assert info.value.retry_after == 120 and sleeps.waits == [] and len(fault.seen) == 1
+
+
+async def test_reset_connection_is_retried(fault: FaultServer) -> None:
+    fault.reply(Reply(reset=True), Reply(reset=True), Reply(json_body=completion("ok")))
+    client = RetryingChatClient(leaf(fault.url), sleep=Sleeps(), max_retries=2)
+    assert (await client.get_response([ChatMessage.user("x")], ChatOptions())).text == "ok"
+    assert client.attempts == 3 and len(fault.seen) == 3
+    fault.reply(Reply(reset=True))
+    with pytest.raises(ModelConnectionError, match="check the base URL"):
+        await RetryingChatClient(leaf(fault.url), sleep=Sleeps(), max_retries=1).get_response(
+            [ChatMessage.user("x")], ChatOptions()
+        )
+    assert len(fault.seen) == 2
+
+
+async def test_stream_retries_a_reset_before_data(fault: FaultServer) -> None:
+    fault.reply(Reply(reset=True), Reply(events=stream_events()))
+    client = RetryingChatClient(leaf(fault.url), sleep=Sleeps())
+    updates = [
+        u async for u in client.get_streaming_response([ChatMessage.user("x")], ChatOptions())
+    ]
+    assert "".join(u.text for u in updates if u.kind is UpdateKind.TEXT_DELTA) == "Hello"
+    assert client.attempts == 2
 
 
 async def test_5xx_backs_off_exponentially_with_jitter(fault: FaultServer) -> None:

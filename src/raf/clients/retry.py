@@ -24,7 +24,8 @@ class RetryingChatClient:
     """Retries 429, 5xx, refused/reset connections and timeouts; nothing else.
 
     Waits grow exponentially (`base_delay * 2**attempt`, capped at `max_delay`) with full
-    jitter; a server's Retry-After wins when it asks for longer (up to `max_retry_after`).
+    jitter; a server's Retry-After wins when it asks for longer, and one asking for more
+    than `max_retry_after` seconds ends the retries (the RateLimitError says how long).
     `timeout` bounds each try of `get_response` and, when streaming, each wait for the
     next update. A stream is retried only until its first update: once data has been
     yielded a failure is raised, so a half answer is never stitched to a second one.
@@ -80,7 +81,7 @@ class RetryingChatClient:
         ceiling = min(self.max_delay, self.base_delay * (2**attempt))
         wait = self._rng.uniform(0, ceiling)
         if isinstance(error, RateLimitError) and error.retry_after is not None:
-            wait = max(wait, min(error.retry_after, self.max_retry_after))
+            wait = max(wait, error.retry_after)
         return wait
 
     @staticmethod
@@ -90,6 +91,15 @@ class RetryingChatClient:
         if isinstance(error, ModelError):
             return error.retryable
         return isinstance(error, (ConnectionError, TimeoutError))
+
+    def _retry(self, attempt: int, error: BaseException) -> bool:
+        """Whether to try again: retries left, a transient error, and not asked to wait
+        longer than `max_retry_after` (an earlier try would only be refused again)."""
+        if attempt >= self.max_retries or not self.retryable(error):
+            return False
+        if isinstance(error, RateLimitError) and error.retry_after is not None:
+            return error.retry_after <= self.max_retry_after
+        return True
 
     async def _pause(self, seconds: float) -> None:
         if self._sleep is not None:
@@ -129,7 +139,7 @@ class RetryingChatClient:
                 error.__cause__ = exc
             except Exception as exc:
                 error = exc
-            if attempt >= self.max_retries or not self.retryable(error):
+            if not self._retry(attempt, error):
                 raise error
             await self._backoff(attempt, error)
             attempt += 1
@@ -155,7 +165,7 @@ class RetryingChatClient:
                     yielded = True
                     yield update
             except Exception as exc:
-                if yielded or attempt >= self.max_retries or not self.retryable(exc):
+                if yielded or not self._retry(attempt, exc):
                     raise
                 error = exc
             finally:
