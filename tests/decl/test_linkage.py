@@ -97,6 +97,27 @@ async def test_rule1_scope_tools_go_to_the_workspace_and_others_to_the_agent(tmp
     assert result.result == "read_file in project"  # step 1: the scope was injected
 
 
+def test_rule1_real_declared_tools_scope_ones_routed_web_one_not(tmp_path):
+    text = (
+        WORKSPACE + "tools:\n  - {kind: file, name: read_file}\n  - {kind: web, name: web_search}\n"
+    )
+    agent = builder_for(text, tmp_path).build()
+    assert names(agent.tools) == ["web_search"]
+    (routed,) = workspace_of(agent).tools
+    assert routed.requires_approval  # step 2: wrapped for approval outside the root
+    assert routed.inner.scope.name == "project"  # type: ignore[attr-defined]  # step 1
+
+
+def test_rule1_a_real_scope_tool_added_in_code_is_not_routed(tmp_path):
+    from raf.tools.files import RunCommand
+
+    builder = builder_for(WORKSPACE, tmp_path).with_tool("run_command", lambda c: RunCommand())
+    agent = builder.build()
+    assert names(agent.tools) == ["run_command"]
+    assert names(workspace_of(agent).tools) == []
+    assert not isinstance(agent.tools[0], ApprovalRequiredTool)
+
+
 def test_rule1_tools_added_in_code_are_not_routed(tmp_path):
     builder = routed_builder(tmp_path)
     builder.with_tool("my_scoped_tool", lambda c: StandInScopeTool("my_scoped_tool"))
@@ -204,6 +225,36 @@ async def test_rule2_skills_tools_are_injected_not_declared_not_routed(tmp_path)
     assert "review" in client.requests[0].system
 
 
+async def test_rule2_skill_tools_run_without_workspace_approval(tmp_path):
+    write_skill(tmp_path / "skills", "review")
+    client = ScriptedChatClient(
+        [
+            reply(
+                "",
+                call("load_skill", skill_name="review", call_id="l"),
+                call("read_skill_resource", skill_name="review", path="references/guide.md"),
+            ),
+            "ok",
+        ]
+    )
+    text = WORKSPACE + "  - kind: skills\n    config: {directory: skills}\n"
+    agent = builder_for(text, tmp_path, client).build()
+    response = await agent.run("use the skill")
+    assert response.finish_reason is FinishReason.STOP  # no approval asked under `approve`
+    loaded, resource = response.messages[1].function_results
+    assert loaded.error is None and "Do it well." in loaded.as_text()
+    assert resource.error is None and "A guide." in resource.as_text()
+    assert names(workspace_of(agent).tools) == []
+
+
+async def test_rule2_read_skill_resource_only_when_a_skill_has_resources(tmp_path):
+    write_skill(tmp_path / "skills", "plain", resource=False)
+    client = ScriptedChatClient(["ok"])
+    text = "name: a\ncontexts:\n  - kind: skills\n    config: {directory: skills}\n"
+    await builder_for(text, tmp_path, client).build().run("hi")
+    assert client.requests[0].tool_names == ["load_skill"]
+
+
 # -- rule 3: history ----------------------------------------------------------------------
 
 
@@ -245,6 +296,13 @@ async def test_rule4_tools_wrap_the_client_in_the_tool_loop_with_max_rounds(tmp_
     assert response.finish_reason is FinishReason.OTHER
 
 
+def test_rule4_max_tool_rounds_defaults_to_ten(tmp_path):
+    builder = builder_for("name: a\ntools:\n  - {kind: web, name: web_fetch}\n", tmp_path)
+    agent = builder.build()
+    assert isinstance(agent.chat_client, FunctionInvokingChatClient)
+    assert agent.chat_client.max_tool_rounds == 10
+
+
 def test_rule4_no_tools_no_wrap(tmp_path):
     client = ScriptedChatClient(["ok"])
     agent = builder_for("name: a\n", tmp_path, client).build()
@@ -272,6 +330,21 @@ async def test_rule5_approval_required_tool_pauses_and_resumes(tmp_path):
         ),
     )
     assert done.text == "cancelled"
+
+
+@pytest.mark.parametrize(
+    ("policy", "requires"), [("approve", True), ("read", False), ("deny", False)]
+)
+def test_rule5_table_routed_scope_tools_require_approval_only_under_approve(
+    tmp_path, policy, requires
+):
+    text = (
+        f"name: a\ncontexts:\n  - kind: workspace\n    config: {{root: ., policy: {policy}}}\n"
+        "tools:\n  - kind: file\n"
+    )
+    workspace = workspace_of(builder_for(text, tmp_path).build())
+    assert len(workspace.tools) == 11
+    assert {t.requires_approval for t in workspace.tools} == {requires}
 
 
 async def test_rule5_plain_tool_needs_no_approval(tmp_path):
