@@ -116,15 +116,22 @@ async def raf_run() -> str:
     return text
 
 
-async def measure(fn: Callable[[], Awaitable[str]], runs: int) -> list[float]:
-    for _ in range(50):
-        assert await fn() == "done"
-    samples = []
-    for _ in range(5):
-        started = time.perf_counter()
-        for _ in range(runs // 5):
-            await fn()
-        samples.append((time.perf_counter() - started) / (runs // 5) * 1e6)
+async def measure(
+    fns: dict[str, Callable[[], Awaitable[str]]], runs: int, batches: int = 10
+) -> dict[str, list[float]]:
+    """Microseconds per run of each function, batches interleaved so that a change in
+    the machine's load hits both alike."""
+    for fn in fns.values():
+        for _ in range(50):
+            assert await fn() == "done"
+    samples: dict[str, list[float]] = {name: [] for name in fns}
+    per_batch = max(1, runs // batches)
+    for _ in range(batches):
+        for name, fn in fns.items():
+            started = time.perf_counter()
+            for _ in range(per_batch):
+                await fn()
+            samples[name].append((time.perf_counter() - started) / per_batch * 1e6)
     return samples
 
 
@@ -146,10 +153,9 @@ async def main() -> None:
     parser = argparse.ArgumentParser()
     parser.add_argument("--runs", type=int, default=2000)
     args = parser.parse_args()
-    hand = await measure(hand_written_run, args.runs)
-    framework = await measure(raf_run, args.runs)
-    hand_us, raf_us = statistics.median(hand), statistics.median(framework)
-    print(f"hand-written loop : {hand_us:8.1f} us/run (median of 5 batches)")
+    samples = await measure({"hand": hand_written_run, "raf": raf_run}, args.runs)
+    hand_us, raf_us = statistics.median(samples["hand"]), statistics.median(samples["raf"])
+    print(f"hand-written loop : {hand_us:8.1f} us/run (median of 10 interleaved batches)")
     print(f"raf Agent.run     : {raf_us:8.1f} us/run (new session each run)")
     print(f"ratio             : {raf_us / hand_us:8.2f}x   (target <= 2x)")
     print(f"python -c 'import raf': {import_time_ms():.0f} ms wall (target < 150 ms)")

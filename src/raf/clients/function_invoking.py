@@ -107,6 +107,8 @@ class _ToolLoop:
         all_tools = [*owner.tools, *options.tools] if owner.tools else options.tools
         self.tools = index_tools(all_tools, where="in this run")
         self.token = options.cancellation
+        self._out: list[AgentResponseUpdate] = []
+        self._continue = False
 
     def response(self) -> ChatResponse:
         return ChatResponse(
@@ -119,9 +121,11 @@ class _ToolLoop:
     # -- the loop ---------------------------------------------------------------------
 
     async def run(self) -> AsyncIterator[AgentResponseUpdate]:
+        """Yields updates when streaming; otherwise runs to the end without yielding."""
         rounds = 0
         if self.options.approval_responses:
-            async for update in self._resume_approved():
+            await self._resume_approved()
+            for update in self._drain():
                 yield update
             rounds = 1
             if self.finish_reason is not None:
@@ -129,108 +133,128 @@ class _ToolLoop:
         max_rounds = self.owner.max_tool_rounds
         while True:
             if self._cancelled():
-                async for update in self._finish_cancelled():
+                await self._finish_cancelled()
+                for update in self._drain():
                     yield update
                 return
             use_tools = bool(self.tools) and rounds < max_rounds
             request_options = self.options
             if not use_tools and self.options.tools:
                 request_options = replace(self.options, tools=[], tool_choice="none")
+            reply: list[ChatMessage] = []
             try:
-                reply: list[ChatMessage] = []
-                async for update in self._call_model(request_options, reply):
-                    yield update
+                if self.stream:
+                    async for update in self._stream_model(request_options, reply):
+                        yield update
+                else:
+                    await self._call_model(request_options, reply)
             except RunCancelledError:
-                async for update in self._finish_cancelled():
+                await self._finish_cancelled()
+                for update in self._drain():
                     yield update
                 return
-            calls = [c for m in reply for c in m.function_calls]
-            if not calls:
-                self.finish_reason = self.finish_reason or FinishReason.STOP
-                async for update in self._finished():
-                    yield update
-                return
-            if not use_tools:
-                # The model called tools although none were offered: answer each call so
-                # the transcript stays consistent, and stop.
-                note = (
-                    f"not run: the tool-round limit ({max_rounds}) was reached"
-                    if self.tools
-                    else "not run: no tools are available in this run"
-                )
-                results = [
-                    FunctionResultContent(call_id=c.call_id, error=note, name=c.name) for c in calls
-                ]
-                async for update in self._add_results(results):
-                    yield update
-                self.finish_reason = FinishReason.OTHER
-                async for update in self._finished():
-                    yield update
-                return
-            needing = [c for c in calls if self._needs_approval(c)]
-            if needing:
-                async for update in self._pause_for_approval(reply[-1], needing):
-                    yield update
-                return
-            if self._cancelled():
-                async for update in self._finish_cancelled():
-                    yield update
-                return
-            self.finish_reason = None
-            async for update in self._run_batch(reply[-1], calls):
+            await self._after_reply(reply, use_tools, max_rounds)
+            for update in self._drain():
                 yield update
-            if self.finish_reason in (FinishReason.CANCELLED, FinishReason.AWAITING_APPROVAL):
+            if not self._continue:
                 return
             rounds += 1
 
+    async def _after_reply(
+        self, reply: list[ChatMessage], use_tools: bool, max_rounds: int
+    ) -> None:
+        """Decide what the model's reply leads to: the end, a pause, or a round of tools."""
+        self._continue = False  # only a completed round of tools goes on to the model
+        calls = [c for m in reply for c in m.function_calls]
+        if not calls:
+            self.finish_reason = self.finish_reason or FinishReason.STOP
+            await self._finished()
+            return
+        if not use_tools:
+            # The model called tools although none were offered: answer each call so
+            # the transcript stays consistent, and stop.
+            note = (
+                f"not run: the tool-round limit ({max_rounds}) was reached"
+                if self.tools
+                else "not run: no tools are available in this run"
+            )
+            results = [
+                FunctionResultContent(call_id=c.call_id, error=note, name=c.name) for c in calls
+            ]
+            await self._add_results(results)
+            self.finish_reason = FinishReason.OTHER
+            await self._finished()
+            return
+        needing = [c for c in calls if self._needs_approval(c)]
+        if needing:
+            await self._pause_for_approval(reply[-1], needing)
+            return
+        if self._cancelled():
+            await self._finish_cancelled()
+            return
+        self.finish_reason = None
+        await self._run_batch(reply[-1], calls)
+        self._continue = self.finish_reason is None
+
+    def _emit(self, update: AgentResponseUpdate) -> None:
+        """Queue an update for the stream (nothing is kept when not streaming)."""
+        if self.stream:
+            self._out.append(update)
+
+    def _drain(self) -> list[AgentResponseUpdate]:
+        out, self._out = self._out, []
+        return out
+
     # -- model calls ------------------------------------------------------------------
 
-    async def _call_model(
+    async def _call_model(self, options: ChatOptions, reply: list[ChatMessage]) -> None:
+        response = await self._race(self.owner.inner.get_response(self.conversation, options))
+        messages = response.messages
+        for message in messages:
+            if message.message_id is None:
+                message.message_id = new_id("msg")
+        self._account(response.usage, response.model_id)
+        self.finish_reason = response.finish_reason
+        self._keep(messages, reply)
+
+    async def _stream_model(
         self, options: ChatOptions, reply: list[ChatMessage]
     ) -> AsyncIterator[AgentResponseUpdate]:
-        inner = self.owner.inner
-        if not self.stream:
-            response = await self._race(inner.get_response(self.conversation, options))
-            messages = response.messages
-            for message in messages:
-                if message.message_id is None:
-                    message.message_id = new_id("msg")
-            self._account(response.usage, response.model_id)
-            self.finish_reason = response.finish_reason
-        else:
-            folder = ResponseFolder()
-            call_id = new_id("msg")
-            stream = inner.get_streaming_response(self.conversation, options)
-            try:
-                while True:
-                    try:
-                        # With a token, each chunk is awaited against it, so a stalled
-                        # model cannot hold a cancelled run.
-                        if self.token is None:
-                            update = await anext(stream)
-                        else:
-                            update = await self._race(anext(stream))
-                    except StopAsyncIteration:
-                        break
-                    if self._cancelled():
-                        raise RunCancelledError("cancelled")
-                    if not update.message_id and update.kind not in (
-                        UpdateKind.USAGE,
-                        UpdateKind.FINISHED,
-                    ):
-                        update = replace(update, message_id=call_id)
-                    folder.add(update)
-                    if update.kind is UpdateKind.FINISHED:
-                        continue  # the loop emits its own final update
-                    if update.kind is UpdateKind.USAGE:
-                        continue  # summed and emitted once at the end
-                    yield update
-            except RunCancelledError:
-                await _aclose(stream)
-                raise
-            messages = folder.messages()
-            self._account(folder.usage, None)
-            self.finish_reason = folder.finish_reason
+        folder = ResponseFolder()
+        call_id = new_id("msg")
+        stream = self.owner.inner.get_streaming_response(self.conversation, options)
+        try:
+            while True:
+                try:
+                    # With a token, each chunk is awaited against it, so a stalled
+                    # model cannot hold a cancelled run.
+                    if self.token is None:
+                        update = await anext(stream)
+                    else:
+                        update = await self._race(anext(stream))
+                except StopAsyncIteration:
+                    break
+                if self._cancelled():
+                    raise RunCancelledError("cancelled")
+                if not update.message_id and update.kind not in (
+                    UpdateKind.USAGE,
+                    UpdateKind.FINISHED,
+                ):
+                    update = replace(update, message_id=call_id)
+                folder.add(update)
+                if update.kind is UpdateKind.FINISHED:
+                    continue  # the loop emits its own final update
+                if update.kind is UpdateKind.USAGE:
+                    continue  # summed and emitted once at the end
+                yield update
+        except RunCancelledError:
+            await _aclose(stream)
+            raise
+        self._account(folder.usage, None)
+        self.finish_reason = folder.finish_reason
+        self._keep(folder.messages(), reply)
+
+    def _keep(self, messages: list[ChatMessage], reply: list[ChatMessage]) -> None:
         self.conversation.extend(messages)
         self.produced.extend(messages)
         reply.extend(messages)
@@ -241,12 +265,12 @@ class _ToolLoop:
         if model_id:
             self.model_id = model_id
 
-    async def _finished(self) -> AsyncIterator[AgentResponseUpdate]:
+    async def _finished(self) -> None:
         if not self.stream:
             return
         if self.usage is not None:
-            yield AgentResponseUpdate(kind=UpdateKind.USAGE, usage=self.usage)
-        yield AgentResponseUpdate(kind=UpdateKind.FINISHED, finish_reason=self.finish_reason)
+            self._emit(AgentResponseUpdate(kind=UpdateKind.USAGE, usage=self.usage))
+        self._emit(AgentResponseUpdate(kind=UpdateKind.FINISHED, finish_reason=self.finish_reason))
 
     # -- tools ------------------------------------------------------------------------
 
@@ -256,16 +280,16 @@ class _ToolLoop:
             return False
         return tool.approval_required(call.arguments)
 
-    async def _run_batch(
-        self, message: ChatMessage, calls: Sequence[FunctionCallContent]
-    ) -> AsyncIterator[AgentResponseUpdate]:
+    async def _run_batch(self, message: ChatMessage, calls: Sequence[FunctionCallContent]) -> None:
         if self.stream:
             for call in calls:
-                yield AgentResponseUpdate(
-                    kind=UpdateKind.TOOL_CALLING,
-                    role=Role.ASSISTANT,
-                    call_id=call.call_id,
-                    tool_name=call.name,
+                self._emit(
+                    AgentResponseUpdate(
+                        kind=UpdateKind.TOOL_CALLING,
+                        role=Role.ASSISTANT,
+                        call_id=call.call_id,
+                        tool_name=call.name,
+                    )
                 )
         try:
             if len(calls) == 1:
@@ -273,46 +297,42 @@ class _ToolLoop:
             else:
                 results = list(await self._race(asyncio.gather(*(self._invoke(c) for c in calls))))
         except RunCancelledError:
-            async for update in self._finish_cancelled():
-                yield update
+            await self._finish_cancelled()
             return
-        async for update in self._add_results_or_pause(message, results):
-            yield update
+        await self._add_results_or_pause(message, results)
 
     async def _add_results_or_pause(
         self, message: ChatMessage | None, results: Sequence[_Outcome]
-    ) -> AsyncIterator[AgentResponseUpdate]:
+    ) -> None:
         """Add the results; calls whose tool is waiting for a human (`ToolApprovalPending`)
         pause the run with an approval request each."""
         done = [r for r in results if isinstance(r, FunctionResultContent)]
         paused = [r for r in results if isinstance(r, ApprovalRequestContent)]
         if done:
-            async for update in self._add_results(done):
-                yield update
+            await self._add_results(done)
         if not paused:
             return
         if message is None:
             # resuming: the calls' message belongs to an earlier run; ask in a new one
             message = ChatMessage(role=Role.ASSISTANT, contents=[], message_id=new_id("msg"))
             self.produced.append(message)
-        async for update in self._pause_with(message, paused):
-            yield update
+        await self._pause_with(message, paused)
 
-    async def _add_results(
-        self, results: Sequence[FunctionResultContent]
-    ) -> AsyncIterator[AgentResponseUpdate]:
+    async def _add_results(self, results: Sequence[FunctionResultContent]) -> None:
         message = ChatMessage(role=Role.TOOL, contents=list(results), message_id=new_id("msg"))
         self.conversation.append(message)
         self.produced.append(message)
         if self.stream:
             for result in results:
-                yield AgentResponseUpdate(
-                    kind=UpdateKind.TOOL_CALLED,
-                    message_id=message.message_id or "",
-                    role=Role.TOOL,
-                    content=result,
-                    call_id=result.call_id,
-                    tool_name=result.name or "",
+                self._emit(
+                    AgentResponseUpdate(
+                        kind=UpdateKind.TOOL_CALLED,
+                        message_id=message.message_id or "",
+                        role=Role.TOOL,
+                        content=result,
+                        call_id=result.call_id,
+                        tool_name=result.name or "",
+                    )
                 )
 
     async def _invoke(self, call: FunctionCallContent) -> _Outcome:
@@ -383,33 +403,33 @@ class _ToolLoop:
 
     async def _pause_for_approval(
         self, message: ChatMessage, needing: Sequence[FunctionCallContent]
-    ) -> AsyncIterator[AgentResponseUpdate]:
+    ) -> None:
         requests = [
             ApprovalRequestContent(call_id=c.call_id, name=c.name, arguments=dict(c.arguments))
             for c in needing
         ]
-        async for update in self._pause_with(message, requests):
-            yield update
+        await self._pause_with(message, requests)
 
     async def _pause_with(
         self, message: ChatMessage, requests: Sequence[ApprovalRequestContent]
-    ) -> AsyncIterator[AgentResponseUpdate]:
+    ) -> None:
         for request in requests:
             message.contents.append(request)
             if self.stream:
-                yield AgentResponseUpdate(
-                    kind=UpdateKind.APPROVAL_REQUEST,
-                    message_id=message.message_id or "",
-                    role=message.role,
-                    content=request,
-                    call_id=request.call_id,
-                    tool_name=request.name,
+                self._emit(
+                    AgentResponseUpdate(
+                        kind=UpdateKind.APPROVAL_REQUEST,
+                        message_id=message.message_id or "",
+                        role=message.role,
+                        content=request,
+                        call_id=request.call_id,
+                        tool_name=request.name,
+                    )
                 )
         self.finish_reason = FinishReason.AWAITING_APPROVAL
-        async for update in self._finished():
-            yield update
+        await self._finished()
 
-    async def _resume_approved(self) -> AsyncIterator[AgentResponseUpdate]:
+    async def _resume_approved(self) -> None:
         """Run the batch that paused, honouring the human decisions."""
         pending = {p.call_id: p for p in self.options.pending_approvals}
         if not pending:
@@ -417,21 +437,21 @@ class _ToolLoop:
         decisions = check_approval_responses(pending, self.options.approval_responses)
         batch = _paused_batch(self.conversation, pending)
         if self._cancelled():
-            async for update in self._finish_cancelled():
-                yield update
+            await self._finish_cancelled()
             return
         to_run = [c for c in batch if c.call_id not in decisions or decisions[c.call_id].approved]
         denied = {cid: d for cid, d in decisions.items() if not d.approved}
         if self.stream:
             for call in to_run:
-                yield AgentResponseUpdate(
-                    kind=UpdateKind.TOOL_CALLING, call_id=call.call_id, tool_name=call.name
+                self._emit(
+                    AgentResponseUpdate(
+                        kind=UpdateKind.TOOL_CALLING, call_id=call.call_id, tool_name=call.name
+                    )
                 )
         try:
             ran = list(await self._race(asyncio.gather(*(self._invoke(c) for c in to_run))))
         except RunCancelledError:
-            async for update in self._finish_cancelled():
-                yield update
+            await self._finish_cancelled()
             return
         by_id = {r.call_id: r for r in ran}
         results: list[_Outcome] = []
@@ -448,8 +468,7 @@ class _ToolLoop:
                 )
             else:
                 results.append(by_id[call.call_id])
-        async for update in self._add_results_or_pause(None, results):
-            yield update
+        await self._add_results_or_pause(None, results)
 
     # -- cancellation -----------------------------------------------------------------
 
@@ -482,7 +501,7 @@ class _ToolLoop:
         await asyncio.wait({work})  # let it unwind; its own outcome no longer matters
         raise RunCancelledError("cancelled")
 
-    async def _finish_cancelled(self) -> AsyncIterator[AgentResponseUpdate]:
+    async def _finish_cancelled(self) -> None:
         """Give every call without a result a 'cancelled' result, then finish."""
         answered = {
             c.call_id
@@ -502,11 +521,9 @@ class _ToolLoop:
                 FunctionResultContent(call_id=c.call_id, name=c.name, error=CANCELLED_RESULT)
                 for c in dangling
             ]
-            async for update in self._add_results(results):
-                yield update
+            await self._add_results(results)
         self.finish_reason = FinishReason.CANCELLED
-        async for update in self._finished():
-            yield update
+        await self._finished()
 
 
 _Outcome = FunctionResultContent | ApprovalRequestContent
