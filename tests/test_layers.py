@@ -1,0 +1,39 @@
+"""The direction of dependencies (DESIGN.md): core imports no other raf package, and
+optional dependencies are imported only inside the modules that need them."""
+
+from __future__ import annotations
+
+import ast
+from pathlib import Path
+
+SRC = Path(__file__).resolve().parents[1] / "src" / "raf"
+OPTIONAL = {"openai", "anthropic", "mcp", "httpx", "yaml", "xllamacpp", "jsonschema", "pypdf"}
+
+
+def _imports(path: Path, *, top_level_only: bool = False) -> set[str]:
+    tree = ast.parse(path.read_text(encoding="utf-8"))
+    nodes = tree.body if top_level_only else list(ast.walk(tree))
+    found: set[str] = set()
+    for node in nodes:
+        if isinstance(node, ast.Import):
+            found.update(alias.name for alias in node.names)
+        elif isinstance(node, ast.ImportFrom) and node.module and node.level == 0:
+            found.add(node.module)
+    return found
+
+
+def test_core_imports_no_other_raf_package() -> None:
+    offenders = {
+        str(path.relative_to(SRC)): sorted(
+            m for m in _imports(path) if m.startswith("raf.") and not m.startswith("raf.core")
+        )
+        for path in (SRC / "core").rglob("*.py")
+    }
+    assert {k: v for k, v in offenders.items() if v} == {}
+
+
+def test_core_agent_and_testing_import_no_optional_dependency_at_module_level() -> None:
+    for layer in ("core", "agent", "testing"):
+        for path in (SRC / layer).rglob("*.py"):
+            top = {m.split(".")[0] for m in _imports(path, top_level_only=True)}
+            assert not top & OPTIONAL, f"{path.relative_to(SRC)} imports {top & OPTIONAL}"
