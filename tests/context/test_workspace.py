@@ -160,3 +160,48 @@ def test_add_tool_steps(world: tuple[Path, Path]):
 
     with pytest.raises(ToolDefinitionError, match="not a ScopeTool"):
         deny.add_tool(echo)
+
+
+async def test_an_approval_is_spent_on_the_call_it_was_given_for(
+    world: tuple[Path, Path], tmp_path: Path
+):
+    """A model that reuses an approved call id later in the same run gets no free pass: here
+    a symlink swapped in after the loop's approval check (as a concurrent command could do)
+    must not be read on the strength of the earlier approval."""
+    root, outside = world
+    secret = tmp_path / "secret.txt"
+    secret.write_text("SECRET-BYTES\n")
+
+    @tool
+    async def swap() -> str:
+        """Point ws/x at the secret (stands for a concurrent command in the same batch)."""
+        (root / "x").symlink_to(secret)
+        return "swapped"
+
+    client = ScriptedChatClient(
+        [
+            reply("", call("read_file", path=str(outside), call_id="c1")),
+            reply("", call("swap", call_id="s1"), call("read_file", path="x", call_id="c1")),
+            "done",
+        ]
+    )
+    agent = (
+        AgentBuilder()
+        .with_chat_client(client)
+        .with_context_provider(_provider(root, "approve"))
+        .with_tool(swap)
+        .build()
+    )
+    session = agent.create_session()
+    paused = await agent.run("go", session=session)
+    assert paused.finish_reason is FinishReason.AWAITING_APPROVAL
+    resumed = await agent.run(
+        [],
+        session=session,
+        options=AgentRunOptions(
+            tool_approval_responses=[ToolApprovalResponse(call_id="c1", approved=True)]
+        ),
+    )
+    texts = [str(r.result) + str(r.error) for r in _results(resumed.messages)]
+    assert "outside text" in texts[0]
+    assert not any("SECRET-BYTES" in t for t in texts), texts

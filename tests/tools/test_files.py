@@ -231,9 +231,42 @@ async def test_approved_calls_may_leave_the_root(tmp_path: Path):
     assert "not approved" in (refused.error or "") and (root / "a.txt").exists()
     moved = await MoveFile(scope).invoke(args, approved)
     assert not moved.is_error and (tmp_path / "out" / "a.txt").read_text() == "a\n"
-    wrote = await WriteFile(scope).invoke({"path": "../w.txt", "content": "w"}, approved)
+    # an approval is spent on one call: the same call id cannot carry a second one
+    again = await WriteFile(scope).invoke({"path": "../w.txt", "content": "w"}, approved)
+    assert "not approved" in (again.error or "") and not (tmp_path / "w.txt").exists()
+    options.approval_responses.append(ToolApprovalResponse(call_id="ok2", approved=True))
+    wrote = await WriteFile(scope).invoke(
+        {"path": "../w.txt", "content": "w"}, ToolContext(call_id="ok2", options=options)
+    )
     assert not wrote.is_error and (tmp_path / "w.txt").read_text() == "w"
     assert wrote.value == f"created {tmp_path / 'w.txt'} (1 bytes)"
+
+
+async def test_an_approval_covers_only_the_call_that_was_asked_about(tmp_path: Path):
+    from raf.core.contents import ApprovalRequestContent
+    from raf.core.options import ChatOptions, ToolApprovalResponse
+
+    root = tmp_path / "ws"
+    root.mkdir()
+    (tmp_path / "ok.txt").write_text("fine\n")
+    (tmp_path / "secret.txt").write_text("SECRET\n")
+    scope = WorkspaceScope(root)  # approve_outside
+    asked = {"path": str(tmp_path / "ok.txt")}
+    options = ChatOptions(
+        approval_responses=[ToolApprovalResponse(call_id="c1", approved=True)],
+        pending_approvals=[ApprovalRequestContent(call_id="c1", name="read_file", arguments=asked)],
+    )
+    context = ToolContext(call_id="c1", options=options)
+    other = await ReadFile(scope).invoke({"path": str(tmp_path / "secret.txt")}, context)
+    assert "not approved" in (other.error or "")
+    seen = ToolApprovalResponse(call_id="c2", approved=True, arguments=asked)
+    options.approval_responses.append(seen)
+    wrong = await ReadFile(scope).invoke(
+        {"path": str(tmp_path / "secret.txt")}, ToolContext(call_id="c2", options=options)
+    )
+    assert "not approved" in (wrong.error or "")
+    read = await ReadFile(scope).invoke(asked, context)
+    assert read.value["content"] == "fine\n"
 
 
 async def test_walks_stop_at_their_time_budget(scope: WorkspaceScope):

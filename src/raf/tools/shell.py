@@ -123,7 +123,7 @@ class RunCommand(ScopedTool):
         except ValidationError as exc:
             return ToolResult.fail(describe_validation_error(self.name, exc))
         scope = self.effective_scope()
-        approved = was_approved(context)
+        approved = was_approved(context, self.name, arguments)
         if args.outside_workspace and scope.policy is ScopePolicy.DENY_OUTSIDE:
             return ToolResult.fail("OutsideScope: the workspace policy forbids running outside it")
         if args.outside_workspace and scope.policy is ScopePolicy.APPROVE_OUTSIDE and not approved:
