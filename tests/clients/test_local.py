@@ -215,19 +215,78 @@ def test_text_messages_render_calls_and_results_for_plain_templates() -> None:
     assert without[1]["content"] == "Weather in Oslo?\nResult of get_weather: rain"
 
 
-def test_default_threads_leave_a_core_free(monkeypatch: pytest.MonkeyPatch) -> None:
+def _fake_machine(
+    monkeypatch: pytest.MonkeyPatch,
+    root: Path,
+    *,
+    cpus: int,
+    smt: int = 1,
+    cgroup: str = "0::/",
+    files: Mapping[str, str] | None = None,
+) -> None:
+    """CPUs 0..cpus-1 (SMT siblings share a core), a /proc/self/cgroup and cgroup files."""
+    from raf.clients import local_threads
+
     monkeypatch.delenv("RAF_LOCAL_THREADS", raising=False)
-    monkeypatch.setattr(os, "sched_getaffinity", lambda _pid: {0, 1})
+    monkeypatch.setattr(os, "sched_getaffinity", lambda _pid: set(range(cpus)))
+    monkeypatch.setattr(local_threads, "_SYS", root / "sys")
+    monkeypatch.setattr(local_threads, "_PROC", root / "proc")
+    for cpu in range(cpus):
+        topology = root / f"sys/devices/system/cpu/cpu{cpu}/topology"
+        topology.mkdir(parents=True)
+        (topology / "core_id").write_text(f"{cpu // smt}\n")
+        (topology / "physical_package_id").write_text("0\n")
+    (root / "proc/self").mkdir(parents=True)
+    (root / "proc/self/cgroup").write_text(cgroup + "\n")
+    for name, text in (files or {}).items():
+        (root / "sys/fs/cgroup" / name).parent.mkdir(parents=True, exist_ok=True)
+        (root / "sys/fs/cgroup" / name).write_text(text)
+
+
+def test_default_threads_leave_a_core_free(monkeypatch: pytest.MonkeyPatch, tmp_path: Path) -> None:
+    _fake_machine(monkeypatch, tmp_path / "a", cpus=2)
     assert default_threads() == 1
-    monkeypatch.setattr(os, "sched_getaffinity", lambda _pid: {0})
+    _fake_machine(monkeypatch, tmp_path / "b", cpus=1)
     assert default_threads() == 1
-    monkeypatch.setattr(os, "sched_getaffinity", lambda _pid: set(range(8)))
+    _fake_machine(monkeypatch, tmp_path / "c", cpus=8)
     assert default_threads() == 7
     monkeypatch.setenv("RAF_LOCAL_THREADS", "3")
     assert default_threads() == 3
     monkeypatch.setenv("RAF_LOCAL_THREADS", "many")
     with pytest.raises(ConfigurationError, match="RAF_LOCAL_THREADS"):
         default_threads()
+
+
+def test_default_threads_count_physical_cores_and_container_quotas(
+    monkeypatch: pytest.MonkeyPatch, tmp_path: Path
+) -> None:
+    # 16 logical CPUs on 8 cores: SMT siblings share a core's arithmetic units.
+    _fake_machine(monkeypatch, tmp_path / "smt", cpus=16, smt=2)
+    assert default_threads() == 8
+    # A container limited to 2 CPUs still sees all 64 in its affinity mask (cgroup v2).
+    _fake_machine(
+        monkeypatch,
+        tmp_path / "v2",
+        cpus=64,
+        cgroup="0::/docker/abc",
+        files={"docker/abc/cpu.max": "200000 100000\n", "docker/cpu.max": "max 100000\n"},
+    )
+    assert default_threads() == 1
+    # cgroup v1: a quota of 4.5 CPUs leaves 4 threads.
+    _fake_machine(
+        monkeypatch,
+        tmp_path / "v1",
+        cpus=32,
+        cgroup="4:cpu,cpuacct:/docker/abc",
+        files={
+            "cpu,cpuacct/docker/abc/cpu.cfs_quota_us": "450000\n",
+            "cpu,cpuacct/docker/abc/cpu.cfs_period_us": "100000\n",
+        },
+    )
+    assert default_threads() == 4
+    # No quota ("max", or -1 in v1): the CPUs decide.
+    _fake_machine(monkeypatch, tmp_path / "none", cpus=4, files={"cpu.max": "max 100000\n"})
+    assert default_threads() == 3
 
 
 async def test_generation_runs_off_the_event_loop(client: LocalChatClient) -> None:

@@ -10,7 +10,6 @@ from __future__ import annotations
 import asyncio
 import json
 import logging
-import os
 import struct
 import threading
 from collections.abc import AsyncIterator, Sequence
@@ -23,6 +22,7 @@ from raf.clients.errors import (
     ContextOverflowError,
     is_context_overflow,
 )
+from raf.clients.local_threads import THREADS_ENV, default_threads
 from raf.clients.local_tools import ConstrainedStream, text_messages, tool_schema
 from raf.clients.model_store import DEFAULT_MODEL, is_pulled, model_path, pull_model
 from raf.clients.openai_wire import (
@@ -43,33 +43,13 @@ from raf.core.responses import (
 
 log = logging.getLogger("raf.clients.local")
 
+__all__ = ["THREADS_ENV", "LocalChatClient", "default_threads", "read_chat_template"]
+
 ToolMode = Literal["auto", "grammar", "native"]
-THREADS_ENV = "RAF_LOCAL_THREADS"
 DEFAULT_CONTEXT = 4096
 DEFAULT_MAX_TOKENS = 512
 _TEMPLATE_KEY = b"tokenizer.chat_template"
 _SCAN_BYTES = 48 << 20
-
-
-def default_threads() -> int:
-    """Threads for generation: one core left free (llama.cpp threads spin-wait), at least 1.
-
-    `RAF_LOCAL_THREADS` overrides. On a busy 2-core machine two spinning threads made
-    generation fall from about 50 tokens/s to 0.3, so 2 cores give 1 thread.
-    """
-    explicit = os.environ.get(THREADS_ENV)
-    if explicit:
-        try:
-            return max(1, int(explicit))
-        except ValueError:
-            raise ConfigurationError(
-                f"{THREADS_ENV}={explicit!r} is not a whole number of threads"
-            ) from None
-    try:
-        cores = len(os.sched_getaffinity(0))
-    except AttributeError:  # not on Linux
-        cores = os.cpu_count() or 1
-    return max(1, cores - 1)
 
 
 def read_chat_template(path: Path) -> str | None:
