@@ -7,7 +7,7 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
-from raf.core.errors import ConfigurationError
+from raf.core.errors import ConfigurationError, RafError
 from raf.core.function_tool import FunctionTool
 from raf.core.tools import Tool
 
@@ -28,7 +28,14 @@ ToolFactory = Callable[[ToolFactoryContext], Any]
 
 
 def tools_from(factory: ToolFactory | Tool, context: ToolFactoryContext, name: str) -> list[Tool]:
-    made: Any = factory if isinstance(factory, Tool) else factory(context)
+    try:
+        made: Any = factory if isinstance(factory, Tool) else factory(context)
+    except (RafError, ImportError):
+        raise
+    except Exception as exc:  # a factory is user code: its failure is a located problem
+        raise ConfigurationError(
+            f"the factory for {name!r} failed: {type(exc).__name__}: {exc}"
+        ) from exc
     items: Sequence[Any] = made if isinstance(made, list | tuple) else [made]
     out: list[Tool] = []
     for item in items:

@@ -154,8 +154,10 @@ class Linker:
                         factory, ToolFactoryContext(name=name, kind="code"), name
                     ):
                         agent.with_tool(tool)  # never routed (rule 1)
-                except RafError as exc:
-                    self.fail((), f"with_tool({name!r}): {exc}")
+                except (RafError, ImportError) as exc:  # code, not the document: no location
+                    if isinstance(exc, MissingExtraError) and self._first_missing is None:
+                        self._first_missing = exc
+                    self.problems.append(Problem(message=f"with_tool({name!r}): {exc}"))
             providers.extend(self.builder._providers)
         if decl.compression is not None:
             try:

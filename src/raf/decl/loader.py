@@ -116,6 +116,15 @@ def load_dict(
     environ: Mapping[str, str] | None = None,
     check_extras: bool = True,
 ) -> LoadedAgent:
+    if not isinstance(data, Mapping):
+        raise ValidationProblems(
+            [
+                Problem(
+                    message="an agent document must be a mapping of keys, "
+                    f"got {type(data).__name__}"
+                )
+            ]
+        )
     doc = Document(data=dict(data), base_dir=base_dir or Path.cwd())
     return check(doc, environ=environ, check_extras=check_extras)
 
