@@ -24,6 +24,7 @@ from raf.context.knowledge import (
     load_file,
 )
 from raf.core.contents import FunctionResultContent
+from raf.core.errors import ConfigurationError
 from raf.testing import ScriptedChatClient, call, reply
 
 CORPUS = Path(__file__).resolve().parents[1] / "data" / "knowledge"
@@ -171,6 +172,38 @@ def test_hybrid_ranking_finds_what_bm25_misses() -> None:
     both = index.search("holiday leave days", top_k=3, mode="hybrid")
     assert Path(both[0].source).name == "vacation-policy.md"
     assert recall_at_5(index) >= 0.9
+
+
+def test_zero_vectors_get_no_rank() -> None:
+    # sqlite-vec's cosine of a zero vector is NULL: it must neither crash nor rank.
+    index = KnowledgeIndex(embedder=concept_embedder)
+    index.add_document(Document(source="memo", text="Zeppelins arrive on Tuesday."))
+    assert index.search("zeppelins", mode="vector") == []
+    assert index.search("vacation", mode="vector") == []
+
+
+def test_an_embedder_added_later_embeds_the_existing_chunks(tmp_path: Path) -> None:
+    db = tmp_path / "k.sqlite"
+    KnowledgeIndex(db).sync([CORPUS / "pricing.md", CORPUS / "vacation-policy.md"])
+    index = KnowledgeIndex(db, embedder=concept_embedder)
+    stats = index.sync([CORPUS / "pricing.md", CORPUS / "vacation-policy.md"])
+    assert stats.unchanged == 2
+    hits = index.search("cheap subscription", mode="vector")
+    assert hits and Path(hits[0].source).name == "pricing.md"
+
+
+def test_an_embedder_of_another_dimension_is_refused(tmp_path: Path) -> None:
+    db = tmp_path / "k.sqlite"
+    KnowledgeIndex(db, embedder=concept_embedder).sync([CORPUS / "pricing.md"])
+    other = KnowledgeIndex(db, embedder=lambda texts: [[1.0, 0.0] for _ in texts])
+    with pytest.raises(ConfigurationError, match="2-dimension vectors but the index holds 4"):
+        other.search("price", mode="vector")
+    before = other.count()
+    with pytest.raises(ConfigurationError, match=str(db)):
+        other.sync([CORPUS / "pricing.md", CORPUS / "vacation-policy.md"])
+    # The failed sync is rolled back whole: no chunk without its vector stays behind.
+    assert other.count() == before
+    assert [Path(s).name for s in other.sources()] == ["pricing.md"]
 
 
 def test_adding_documents_by_hand() -> None:

@@ -16,13 +16,15 @@ import re
 import sqlite3
 import threading
 from array import array
-from collections.abc import Callable, Iterable, Sequence
+from collections.abc import Callable, Iterable, Iterator, Sequence
+from contextlib import contextmanager
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Literal
 
 from raf.context.knowledge.chunkers import Chunk, Chunker, default_chunker_for
 from raf.context.knowledge.loaders import Document, is_url, iter_files, load_file, load_url
+from raf.core.errors import ConfigurationError
 
 Embedder = Callable[[Sequence[str]], Sequence[Sequence[float]]]
 """Texts → one vector each (any fixed dimension). Blocking; called from a worker thread."""
@@ -43,48 +45,11 @@ CREATE VIRTUAL TABLE IF NOT EXISTS chunks_fts USING fts5(
 CREATE TABLE IF NOT EXISTS vectors (chunk_id INTEGER PRIMARY KEY, vec BLOB NOT NULL);
 """
 
-_STOPWORDS = frozenset(
-    [
-        "a",
-        "an",
-        "and",
-        "are",
-        "as",
-        "at",
-        "be",
-        "by",
-        "can",
-        "do",
-        "does",
-        "for",
-        "from",
-        "how",
-        "i",
-        "in",
-        "is",
-        "it",
-        "of",
-        "on",
-        "or",
-        "the",
-        "to",
-        "what",
-        "when",
-        "where",
-        "which",
-        "who",
-        "why",
-        "with",
-        "you",
-        "your",
-        "my",
-        "we",
-        "our",
-        "this",
-        "that",
-        "there",
-    ]
+_STOPWORD_TEXT = (
+    "a an and are as at be by can do does for from how i in is it of on or the to "
+    "what when where which who why with you your my we our this that there"
 )
+_STOPWORDS = frozenset(_STOPWORD_TEXT.split())
 _WORD = re.compile(r"\w+", re.UNICODE)
 
 
@@ -125,6 +90,44 @@ def _normalise(vector: Sequence[float]) -> array[float]:
     return array("f", (v / norm for v in vector))
 
 
+def _load_sqlite_vec(db: sqlite3.Connection, error: type[Exception]) -> bool:
+    """Load sqlite-vec into `db`; False when the module or extension loading is missing.
+
+    `error` is the driver's base error class (sqlite3.Error or pysqlite3's own)."""
+    if not hasattr(db, "enable_load_extension"):
+        return False
+    try:
+        sqlite_vec = importlib.import_module("sqlite_vec")
+        db.enable_load_extension(True)
+        sqlite_vec.load(db)
+        db.enable_load_extension(False)
+    except (ImportError, AttributeError, error):
+        return False
+    return True
+
+
+def _connect(path: str, *, vectors: bool) -> tuple[sqlite3.Connection, bool]:
+    """Open the index database, with sqlite-vec when vectors are wanted and it can load.
+
+    Many Pythons (this one's included) build `sqlite3` without extension loading; then
+    the `pysqlite3-binary` wheel, which bundles its own SQLite, opens the file instead.
+    Without either, vectors are compared in pure Python (same results, slower).
+    """
+    db = sqlite3.connect(path, check_same_thread=False)
+    if not vectors or _load_sqlite_vec(db, sqlite3.Error):
+        return db, vectors
+    try:
+        pysqlite3 = importlib.import_module("pysqlite3.dbapi2")
+    except ImportError:
+        return db, False
+    other: sqlite3.Connection = pysqlite3.connect(path, check_same_thread=False)
+    if not _load_sqlite_vec(other, pysqlite3.Error):
+        other.close()
+        return db, False
+    db.close()
+    return other, True
+
+
 class KnowledgeIndex:
     """Chunks of documents in SQLite, searchable by BM25, vectors, or both (RRF)."""
 
@@ -147,27 +150,26 @@ class KnowledgeIndex:
         self.overlap = overlap
         self.rrf_k = rrf_k
         self._lock = threading.RLock()
-        self._db = sqlite3.connect(self.path, check_same_thread=False)
+        self._db, self._vec_sql = _connect(self.path, vectors=embedder is not None)
         self._db.executescript(_SCHEMA)
-        self._vec_sql = self._load_sqlite_vec()
         self._vectors: tuple[list[int], list[array[float]]] | None = None
-
-    def _load_sqlite_vec(self) -> bool:
-        """Use sqlite-vec's distance function when the extension can be loaded."""
-        if not hasattr(self._db, "enable_load_extension"):
-            return False
-        try:
-            sqlite_vec = importlib.import_module("sqlite_vec")
-            self._db.enable_load_extension(True)
-            sqlite_vec.load(self._db)
-            self._db.enable_load_extension(False)
-        except (ImportError, sqlite3.Error, AttributeError):
-            return False
-        return True
+        self._dim: int | None = None
 
     @property
     def uses_sqlite_vec(self) -> bool:
         return self._vec_sql
+
+    @contextmanager
+    def _transaction(self) -> Iterator[None]:
+        """Hold the lock and commit; on any error roll back so nothing half-done stays."""
+        with self._lock:
+            try:
+                yield
+            except BaseException:
+                self._db.rollback()
+                self._vectors = None
+                raise
+            self._db.commit()
 
     def close(self) -> None:
         with self._lock:
@@ -185,21 +187,19 @@ class KnowledgeIndex:
         """(Re)index one document; returns its number of chunks."""
         chunks = self.chunk_document(document)
         digest = hashlib.sha256(document.text.encode()).hexdigest()
-        with self._lock:
+        with self._transaction():
             self._remove(document.source)
             self._insert(chunks)
             self._db.execute(
                 "INSERT OR REPLACE INTO files VALUES (?, ?, ?, ?, ?)",
                 (document.source, 0, len(document.text), digest, origin),
             )
-            self._db.commit()
         return len(chunks)
 
     def add_chunks(self, chunks: Sequence[Chunk]) -> None:
         """Index ready-made chunks (they are kept until their source is removed)."""
-        with self._lock:
+        with self._transaction():
             self._insert(chunks)
-            self._db.commit()
 
     def _insert(self, chunks: Sequence[Chunk]) -> None:
         cur = self._db.cursor()
@@ -214,13 +214,53 @@ class KnowledgeIndex:
             "INSERT INTO chunks_fts (rowid, text, heading) VALUES (?, ?, ?)",
             [(i, c.text, c.heading) for i, c in zip(ids, chunks, strict=True)],
         )
-        if self.embedder is not None and chunks:
-            vectors = self.embedder([f"{c.heading}\n{c.text}".strip() for c in chunks])
-            cur.executemany(
-                "INSERT INTO vectors (chunk_id, vec) VALUES (?, ?)",
-                [(i, _normalise(v).tobytes()) for i, v in zip(ids, vectors, strict=True)],
+        self._embed(list(zip(ids, chunks, strict=True)))
+
+    def _embed(self, items: Sequence[tuple[int, Chunk]]) -> None:
+        if self.embedder is None or not items:
+            return
+        vectors = [
+            self._checked(v)
+            for v in self.embedder([f"{c.heading}\n{c.text}".strip() for _, c in items])
+        ]
+        self._db.executemany(
+            "INSERT OR REPLACE INTO vectors (chunk_id, vec) VALUES (?, ?)",
+            [(i, v.tobytes()) for (i, _), v in zip(items, vectors, strict=True)],
+        )
+        self._vectors = None
+
+    def _checked(self, vector: Sequence[float]) -> array[float]:
+        """The normalised vector, after checking it has the dimension already stored."""
+        if self._dim is None:
+            row = self._db.execute("SELECT length(vec) FROM vectors LIMIT 1").fetchone()
+            self._dim = int(row[0]) // 4 if row else len(vector)
+        if len(vector) != self._dim:
+            raise ConfigurationError(
+                f"knowledge index {self.path}: the embedder gives {len(vector)}-dimension "
+                f"vectors but the index holds {self._dim}-dimension ones; use the same "
+                "embedder or a new index file"
             )
-            self._vectors = None
+        return _normalise(vector)
+
+    def _embed_missing(self) -> None:
+        """Embed chunks indexed before an embedder was set (the file was built without)."""
+        if self.embedder is None:
+            return
+        rows = self._db.execute(
+            "SELECT id, source, ordinal, heading, text FROM chunks "
+            "WHERE id NOT IN (SELECT chunk_id FROM vectors)"
+        ).fetchall()
+        for start in range(0, len(rows), 256):
+            batch = rows[start : start + 256]
+            self._embed(
+                [
+                    (
+                        int(r[0]),
+                        Chunk(source=r[1], ordinal=int(r[2]), heading=r[3] or "", text=r[4]),
+                    )
+                    for r in batch
+                ]
+            )
 
     def _remove(self, source: str) -> None:
         ids = [r[0] for r in self._db.execute("SELECT id FROM chunks WHERE source = ?", (source,))]
@@ -232,9 +272,8 @@ class KnowledgeIndex:
         self._db.execute("DELETE FROM files WHERE source = ?", (source,))
 
     def remove_source(self, source: str) -> None:
-        with self._lock:
+        with self._transaction():
             self._remove(source)
-            self._db.commit()
 
     def sync(self, sources: Iterable[str | Path]) -> IndexStats:
         """Bring the index in line with the files under `sources` and the URLs among
@@ -260,14 +299,13 @@ class KnowledgeIndex:
                 stats.unchanged += 1
                 continue
             chunks = self.chunk_document(document)
-            with self._lock:
+            with self._transaction():
                 self._remove(url)
                 self._insert(chunks)
                 self._db.execute(
                     "INSERT INTO files VALUES (?, 0, ?, ?, 'url')",
                     (url, len(document.text), digest),
                 )
-                self._db.commit()
             if previous is None:
                 stats.added += 1
             else:
@@ -282,33 +320,31 @@ class KnowledgeIndex:
                 continue
             digest = hashlib.sha256(path.read_bytes()).hexdigest()
             if previous is not None and previous[2] == digest:
-                with self._lock:
+                with self._transaction():
                     self._db.execute(
                         "UPDATE files SET mtime_ns = ?, size = ? WHERE source = ?",
                         (st.st_mtime_ns, st.st_size, source),
                     )
-                    self._db.commit()
                 stats.unchanged += 1
                 continue
             document = load_file(path)
             chunks = self.chunk_document(document)
-            with self._lock:
+            with self._transaction():
                 self._remove(source)
                 self._insert(chunks)
                 self._db.execute(
                     "INSERT INTO files VALUES (?, ?, ?, ?, 'file')",
                     (source, st.st_mtime_ns, st.st_size, digest),
                 )
-                self._db.commit()
             if previous is None:
                 stats.added += 1
             else:
                 stats.updated += 1
-        with self._lock:
+        with self._transaction():
             for source in set(known) - current:
                 self._remove(source)
                 stats.removed += 1
-            self._db.commit()
+            self._embed_missing()
             stats.chunks = self.count()
         return stats
 
@@ -338,15 +374,17 @@ class KnowledgeIndex:
     def _vector(self, query: str, limit: int) -> list[tuple[int, float]]:
         if self.embedder is None:
             return []
-        q = _normalise(self.embedder([query])[0])
+        vector = self.embedder([query])[0]
         with self._lock:
+            q = self._checked(vector)
             if self._vec_sql:
+                # A zero vector has no cosine (NULL): like orthogonal ones, it gets no rank.
                 rows = self._db.execute(
-                    "SELECT chunk_id, vec_distance_cosine(vec, ?) AS d FROM vectors "
-                    "ORDER BY d LIMIT ?",
+                    "SELECT chunk_id, d FROM (SELECT chunk_id, vec_distance_cosine(vec, ?) AS d "
+                    "FROM vectors) WHERE d IS NOT NULL AND d < 1.0 ORDER BY d LIMIT ?",
                     (q.tobytes(), limit),
                 ).fetchall()
-                return [(int(r[0]), 1.0 - float(r[1])) for r in rows if float(r[1]) < 1.0]
+                return [(int(r[0]), 1.0 - float(r[1])) for r in rows]
             if self._vectors is None:
                 ids: list[int] = []
                 vecs: list[array[float]] = []
