@@ -37,7 +37,6 @@ class ContextProvider(Protocol):
     @property
     def kind(self) -> str:
         """memory | skills | mcp | workspace | knowledge | wiki | history | compression | …"""
-        ...
 
     async def on_invoking(
         self,

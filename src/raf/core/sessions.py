@@ -118,12 +118,9 @@ class SessionStore(Protocol):
 
     async def load(self, session_id: str) -> AgentSession:
         """The stored session; `SessionNotFoundError` when there is none."""
-        ...
 
     async def delete(self, session_id: str) -> bool:
         """Remove a session; False when there was none."""
-        ...
 
     async def list(self) -> list[str]:
         """Ids of the stored sessions, most recently updated first."""
-        ...

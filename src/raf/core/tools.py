@@ -64,25 +64,20 @@ class Tool(Protocol):
     @property
     def parameters(self) -> dict[str, Any]:
         """JSON Schema of the arguments object."""
-        ...
 
     @property
     def kind(self) -> str:
         """Family of the tool: function, file, web, code, mcp, openapi, skill, agent, …"""
-        ...
 
     @property
     def requires_approval(self) -> bool:
         """True when calls may need a human decision before they run."""
-        ...
 
     def approval_required(self, arguments: Mapping[str, Any]) -> bool:
         """Whether this particular call needs approval (workspace tools decide per path)."""
-        ...
 
     async def invoke(self, arguments: Mapping[str, Any], context: ToolContext) -> ToolResult:
         """Run the tool; raising is allowed and becomes an error result for the model."""
-        ...
 
 
 class BaseTool(ABC):
