@@ -34,6 +34,7 @@ class ConsolidationWorker:
         self._task: asyncio.Task[None] | None = None
         self._wakeup: asyncio.Event | None = None
         self._closed = False
+        self._warned_other_loop = False
         self.running: ConsolidationJob | None = None
         self.completed = 0
         self.failed = 0
@@ -78,7 +79,9 @@ class ConsolidationWorker:
                 assert self._wakeup is not None
                 self._wakeup.set()
                 return
-            log.warning("memory worker runs on another event loop; jobs wait for it there")
+            if not self._warned_other_loop:
+                log.warning("memory worker runs on another event loop; jobs wait for it there")
+                self._warned_other_loop = True
             return
         if not self._pending:
             return
