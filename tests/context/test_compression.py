@@ -356,3 +356,23 @@ def test_compress_sync_refuses_a_strategy_that_needs_a_model() -> None:
         pipeline.compress_sync(history(6), 100, COUNTER)
     small = history(1, system=False)
     assert dicts(pipeline.compress_sync(small, 10**6, COUNTER)) == dicts(small)
+
+
+def test_bad_settings_are_configuration_errors() -> None:
+    from raf.context.compression import CompressionSettingError
+
+    cases = [
+        lambda: SlidingWindowStrategy(keep_last=-1),
+        lambda: SlidingWindowStrategy(keep_last="5"),
+        lambda: ObservationMaskingStrategy(keep_last=2.5),
+        lambda: SummarizationStrategy(summariser([]), threshold=0),
+        lambda: SummarizationStrategy(summariser([]), threshold="0.8"),
+        lambda: SummarizationStrategy(summariser([]), keep_recent=-2),
+        lambda: CompressionProvider(TokenBudgetStrategy(), 0),
+        lambda: CompressionProvider(TokenBudgetStrategy(), "1000"),
+    ]
+    for make in cases:
+        with pytest.raises(CompressionSettingError) as info:
+            make()
+        assert isinstance(info.value, ConfigurationError) and isinstance(info.value, ValueError)
+    assert CompressionProvider(TokenBudgetStrategy(), 1_000).budget == 1_000

@@ -1,6 +1,6 @@
 """Compression: keep a conversation of any length inside its model's context window."""
 
-from raf.context.compression.budget import DEFAULT_BUDGET, input_budget
+from raf.context.compression.budget import DEFAULT_BUDGET, CompressionSettingError, input_budget
 from raf.context.compression.provider import CompressionProvider
 from raf.context.compression.strategies import (
     AnyCompressionStrategy,
@@ -22,6 +22,7 @@ __all__ = [
     "CircuitBreaker",
     "CompressionPipeline",
     "CompressionProvider",
+    "CompressionSettingError",
     "CompressionStrategy",
     "ObservationMaskingStrategy",
     "SlidingWindowStrategy",

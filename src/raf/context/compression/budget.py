@@ -15,6 +15,20 @@ DEFAULT_BUDGET = 24_000
 """Used when neither a budget nor the model's metadata is known."""
 
 
+class CompressionSettingError(ConfigurationError, ValueError):
+    """A compression setting out of range or of the wrong type (a ValueError too, as
+    before)."""
+
+
+def check_count(name: str, value: object, *, minimum: int = 0) -> int:
+    """`value` as a whole number of at least `minimum`, else CompressionSettingError."""
+    if isinstance(value, bool) or not isinstance(value, int) or value < minimum:
+        raise CompressionSettingError(
+            f"{name} must be a whole number of at least {minimum}, not {value!r}"
+        )
+    return value
+
+
 def _field(info: Any, *names: str) -> int | None:
     for name in names:
         value = info.get(name) if isinstance(info, Mapping) else getattr(info, name, None)

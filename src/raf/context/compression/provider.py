@@ -7,7 +7,12 @@ import logging
 from collections.abc import Sequence
 from typing import Any
 
-from raf.context.compression.budget import DEFAULT_BUDGET, budget_for_model, input_budget
+from raf.context.compression.budget import (
+    DEFAULT_BUDGET,
+    budget_for_model,
+    check_count,
+    input_budget,
+)
 from raf.context.compression.strategies import AnyCompressionStrategy, apply_strategy
 from raf.core.context import ContextResult
 from raf.core.errors import ToolExecutionError
@@ -46,8 +51,8 @@ class CompressionProvider:
     ) -> None:
         if budget is None and model_info is not None:
             budget = input_budget(model_info, margin=margin)
-        if budget is not None and budget <= 0:
-            raise ValueError(f"budget must be positive, got {budget}")
+        if budget is not None:
+            budget = check_count("budget", budget, minimum=1)
         self.strategy = strategy
         self.budget = budget
         self.counter = counter if counter is not None else default_counter()

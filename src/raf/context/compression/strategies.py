@@ -13,6 +13,7 @@ import inspect
 from collections.abc import Sequence
 from typing import Protocol, TypeAlias, runtime_checkable
 
+from raf.context.compression.budget import check_count
 from raf.context.compression.units import Unit, join_units, split_units
 from raf.core.contents import Content, FunctionResultContent, TextContent
 from raf.core.errors import ConfigurationError
@@ -94,9 +95,7 @@ class SlidingWindowStrategy:
     """System messages plus the last `keep_last` messages, cut only between units."""
 
     def __init__(self, keep_last: int = 20) -> None:
-        if keep_last < 0:
-            raise ValueError("keep_last must be 0 or more")
-        self.keep_last = keep_last
+        self.keep_last = check_count("keep_last", keep_last)
 
     async def compress(
         self, messages: Sequence[ChatMessage], budget: int, counter: TokenCounter
@@ -211,9 +210,7 @@ class ObservationMaskingStrategy:
     the calls and their ids stay, so the model knows what it did and may call again."""
 
     def __init__(self, keep_last: int = 3) -> None:
-        if keep_last < 0:
-            raise ValueError("keep_last must be 0 or more")
-        self.keep_last = keep_last
+        self.keep_last = check_count("keep_last", keep_last)
 
     async def compress(
         self, messages: Sequence[ChatMessage], budget: int, counter: TokenCounter

@@ -12,6 +12,7 @@ from collections import OrderedDict
 from collections.abc import Callable, Sequence
 from pathlib import Path
 
+from raf.context.compression.budget import CompressionSettingError, check_count
 from raf.context.compression.units import Unit, join_units, split_units
 from raf.core.chat_client import ChatClient
 from raf.core.contents import TextContent
@@ -92,10 +93,12 @@ class SummarizationStrategy:
         timeout_s: float = 120.0,
         breaker: CircuitBreaker | None = None,
     ) -> None:
-        if threshold <= 0:
-            raise ValueError("threshold must be above 0")
-        if keep_recent < 0:
-            raise ValueError("keep_recent must be 0 or more")
+        if isinstance(threshold, bool) or not isinstance(threshold, int | float) or threshold <= 0:
+            raise CompressionSettingError(
+                f"threshold must be a fraction of the budget (≤ 1) or a token count, "
+                f"not {threshold!r}"
+            )
+        keep_recent = check_count("keep_recent", keep_recent)
         self.client = client
         self.threshold = threshold
         self.keep_recent = keep_recent
