@@ -59,6 +59,17 @@ def test_ask_answers_on_the_local_model_with_no_key(pulled: Path) -> None:
     assert proc.stdout.strip(), "no answer was printed"
 
 
+def test_ask_stays_local_when_only_an_api_key_is_set(pulled: Path) -> None:
+    # The key alone never switches the model; raf says how to use it and never shows it.
+    key = "sk-proj-NOTUSED-0123456789abcdef"
+    env = {"OPENAI_API_KEY": key, "OPENAI_BASE_URL": "http://127.0.0.1:9/v1"}
+    proc = raf("ask", "What is the capital of France?", "--max-tokens", "24", env=env)
+    assert proc.returncode == 0, proc.stderr
+    assert proc.stdout.strip(), "no answer was printed"
+    assert "--model openai:gpt-4o-mini" in proc.stderr and "RAF_MODEL=" in proc.stderr
+    assert "NOTUSED" not in proc.stderr + proc.stdout
+
+
 def test_ask_uses_the_model_string(katan: str) -> None:  # noqa: F811
     proc = raf(
         "ask",

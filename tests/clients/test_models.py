@@ -59,6 +59,13 @@ def test_parses_model_strings(text: str, expected: ModelSpec) -> None:
 def test_raf_model_decides_and_local_is_the_default(monkeypatch: pytest.MonkeyPatch) -> None:
     monkeypatch.delenv("RAF_MODEL", raising=False)
     assert parse_model_spec().provider == "local"
+    # A key alone does not choose the provider (decision 0306).
+    monkeypatch.setenv("OPENAI_API_KEY", "sk-test-0000000000")
+    monkeypatch.setenv("ANTHROPIC_API_KEY", "sk-ant-test-0000000")
+    assert parse_model_spec().provider == "local"
+    assert isinstance(resolve_model(), LocalChatClient)
+    monkeypatch.setenv("RAF_MODEL", "  ")
+    assert parse_model_spec().provider == "local"
     monkeypatch.setenv("RAF_MODEL", "ollama:llama3.2")
     assert parse_model_spec() == ModelSpec(
         provider="ollama", model="llama3.2", base_url="http://127.0.0.1:11434/v1"

@@ -1,13 +1,15 @@
 """`raf ask "question"`: one answer from the default assistant, streamed; no key needed.
 
 The model is `--model`, else `$RAF_MODEL`, else the embedded local model, which is
-downloaded on first use.
+downloaded on first use. An API key in the environment alone never switches the model
+(no surprise bills, no text leaving the machine unasked); raf says how to use it.
 """
 
 from __future__ import annotations
 
 import argparse
 import asyncio
+import os
 import sys
 from typing import Any
 
@@ -15,6 +17,23 @@ from raf.core.options import ChatOptions
 from raf.core.responses import UpdateKind
 
 INSTRUCTIONS = "You are a helpful assistant. Answer clearly and briefly."
+KEY_HINTS = (
+    ("OPENAI_API_KEY", "openai:gpt-4o-mini"),
+    ("ANTHROPIC_API_KEY", "anthropic:claude-sonnet-4-5"),
+)
+
+
+def key_hint(spec: str | None) -> str | None:
+    """A note when a provider key is set but no model was chosen (so `local` runs)."""
+    if spec or os.environ.get("RAF_MODEL", "").strip():
+        return None
+    for env_var, example in KEY_HINTS:
+        if os.environ.get(env_var):
+            return (
+                f"using the local model; {env_var} is set, to use it pass --model {example} "
+                f"or set RAF_MODEL={example}"
+            )
+    return None
 
 
 def register(subparsers: Any) -> None:
@@ -45,6 +64,9 @@ async def _ask(prompt: str, spec: str | None, max_tokens: int) -> int:
     from raf.clients.model_store import is_pulled, pull_model
     from raf.clients.models import resolve_model
 
+    hint = key_hint(spec)
+    if hint:
+        print(f"raf: {hint}", file=sys.stderr)
     client = resolve_model(spec)
     if isinstance(client, LocalChatClient) and client.path is None and not is_pulled():
         print("raf: first run: fetching the local model (once)", file=sys.stderr)
