@@ -12,44 +12,19 @@ from raf.core.messages import ChatMessage
 from raf.core.options import AgentRunOptions
 from raf.core.responses import AgentResponse
 from raf.core.sessions import AgentSession
-from raf.core.tools import Tool, ToolContext, ToolResult
+from raf.core.tools import ApprovalRequiredTool, Tool
 from raf.tools.workspace import ScopePolicy, ScopeTool, WorkspaceScope, is_scope_tool
 
 
-class OutsideApprovalTool:
-    """Step 2 under APPROVE_OUTSIDE: approval is asked only when the call's paths leave the
-    root; the inner scoped tool still refuses an outside path that was not approved."""
+class OutsideApprovalTool(ApprovalRequiredTool):
+    """Step 2 under APPROVE_OUTSIDE: an `ApprovalRequiredTool` that asks only when the
+    call's paths leave the root; the inner scoped tool still refuses an outside path that
+    was not approved."""
 
-    __slots__ = ("inner",)
-
-    def __init__(self, inner: Tool) -> None:
-        self.inner = inner
-
-    @property
-    def name(self) -> str:
-        return self.inner.name
-
-    @property
-    def description(self) -> str:
-        return self.inner.description
-
-    @property
-    def parameters(self) -> dict[str, Any]:
-        return self.inner.parameters
-
-    @property
-    def kind(self) -> str:
-        return self.inner.kind
-
-    @property
-    def requires_approval(self) -> bool:
-        return True
+    __slots__ = ()
 
     def approval_required(self, arguments: Mapping[str, Any]) -> bool:
         return self.inner.approval_required(arguments)
-
-    async def invoke(self, arguments: Mapping[str, Any], context: ToolContext) -> ToolResult:
-        return await self.inner.invoke(arguments, context)
 
     def __repr__(self) -> str:
         return f"OutsideApprovalTool({self.inner!r})"
