@@ -272,3 +272,37 @@ async def test_allow_all_read_only_tools_answer_every_attempt(tmp_path: Path, in
         if malformed:
             assert result.is_error, (cls.name, path)
     assert world.snapshot() == before
+
+
+async def test_ripgrep_output_is_never_trusted_for_content(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+):
+    """ripgrep opens paths (following symlinks) after listing them, so a folder swapped for
+    a symlink mid-search makes it read outside files. A stand-in rg prints what such a race
+    yields; search_file must return only bytes it read itself through the safe walk."""
+    world = build_world(tmp_path)
+    (world.outside / "deep").mkdir(exist_ok=True)
+    (world.outside / "deep" / "secret.txt").write_text(f"{world.sentinel}\n")
+    os.symlink(world.outside / "deep", world.root / "swapped")
+    bin_dir = tmp_path / "fakebin"
+    bin_dir.mkdir()
+    fake = bin_dir / "rg"
+    lines = [
+        f"swapped/secret.txt\\0001:{world.sentinel}",  # read through the swapped folder
+        f"a.txt\\0001:{world.sentinel}",  # a.txt was a symlink out while rg read it
+    ]
+    listing = "printf 'swapped/secret.txt\\000a.txt\\000'\n"
+    matches = "".join(f"printf '{line}\\n'\n" for line in lines)
+    fake.write_text(
+        "#!/bin/sh\n"
+        f'case " $* " in *" --files-with-matches "*) {listing.strip()} ;; *) {matches} ;; esac\n'
+    )
+    fake.chmod(0o755)
+    monkeypatch.setenv("PATH", f"{bin_dir}:{os.environ.get('PATH', '')}")
+    scope = WorkspaceScope(world.root, policy=ScopePolicy.DENY_OUTSIDE)
+    result = await SearchFile(scope, use_ripgrep=True).invoke(
+        {"pattern": "SENTINEL|inside"}, ToolContext()
+    )
+    assert not result.is_error, result.error
+    assert world.sentinel not in json.dumps(result.value)
+    assert all(m["path"] == "a.txt" for m in result.value["matches"])

@@ -22,6 +22,7 @@ from raf.tools.workspace import Access, WorkspaceScope, glob_to_regex
 _STRICT = ConfigDict(extra="forbid")
 _SKIP_DIRS = frozenset({".git"})
 _OPEN_FLAGS = os.O_RDONLY | os.O_NOFOLLOW | os.O_CLOEXEC | os.O_NONBLOCK
+_DIR_OPEN_FLAGS = os.O_RDONLY | os.O_DIRECTORY | os.O_NOFOLLOW | os.O_CLOEXEC
 RG_TIMEOUT_S = 60.0
 
 
@@ -142,7 +143,7 @@ class SearchFile(ScopedTool):
                     rg = shutil.which("rg") if self.use_ripgrep is not False else None
                     outcome = None
                     if rg is not None:
-                        outcome = self._ripgrep(rg, top, loc, args, limit)
+                        outcome = self._ripgrep(rg, top, loc, args, regex, limit)
                     if outcome is None:
                         outcome = self._python(top, loc, regex, args.glob, limit)
                         backend = "python"
@@ -256,17 +257,19 @@ class SearchFile(ScopedTool):
         return rel if base == "." else f"{base}/{rel}"
 
     def _ripgrep(
-        self, rg: str, top: int, loc: Location, args: Any, limit: int
+        self, rg: str, top: int, loc: Location, args: Any, regex: re.Pattern[str], limit: int
     ) -> tuple[list[dict[str, Any]], list[str]] | None:
-        """Run rg in the already-open folder (cwd through /proc/self/fd, so no path is
-        re-resolved); None when rg rejects the pattern and Python should search instead."""
+        """Let rg find the candidate files (cwd through /proc/self/fd, so no path is
+        re-resolved), then read and match each one here through an O_NOFOLLOW walk: rg opens
+        the paths it listed by name, so a folder swapped for a symlink mid-search could make
+        it read outside files, and nothing it read is trusted. None when rg rejects the
+        pattern and Python should search instead."""
         if not os.path.isdir(f"/proc/self/fd/{top}"):
             return None
         cmd = [
-            rg, "--no-config", "--no-heading", "--with-filename", "--line-number", "--null",
-            "--color=never", "--hidden", "--no-ignore", "--no-messages", "-g", "!.git",
+            rg, "--no-config", "--files-with-matches", "--null", "--color=never", "--hidden",
+            "--no-ignore", "--no-messages", "-g", "!.git",
             f"--max-filesize={self.limits.max_search_file_bytes}",
-            f"--max-count={limit}",
         ]  # fmt: skip
         if args.ignore_case:
             cmd.append("--ignore-case")
@@ -281,47 +284,57 @@ class SearchFile(ScopedTool):
             stdout=subprocess.PIPE,
             stderr=subprocess.PIPE,
         )
-        matches: list[dict[str, Any]] = []
-        skipped: list[str] = []
-        checked: dict[str, bool] = {}
         watchdog = threading.Timer(self.limits.max_seconds, proc.kill)
         watchdog.start()
-        assert proc.stdout is not None
         try:
-            for raw in proc.stdout:
-                path_b, _, rest = raw.partition(b"\x00")
-                line_b, _, text_b = rest.partition(b":")
-                rel = path_b.decode("utf-8", errors="replace").removeprefix("./")
-                ok = checked.get(rel)
-                if ok is None:
-                    ok = self._trust(top, rel, loc, skipped)
-                    checked[rel] = ok
-                if not ok:
-                    continue
-                text = self._line(text_b.decode("utf-8", errors="replace"))
-                matches.append({"path": self._join(loc, rel), "line": int(line_b), "text": text})
-                if len(matches) >= limit:
-                    break
+            out, err = proc.communicate(timeout=RG_TIMEOUT_S)
+        except subprocess.TimeoutExpired:
+            proc.kill()
+            out, err = proc.communicate()
         finally:
             watchdog.cancel()
-            if proc.poll() is None:
-                proc.kill()
-            _, err = proc.communicate(timeout=RG_TIMEOUT_S)
-        if proc.returncode == -9 and len(matches) < limit:
-            skipped.append(f"(stopped after {self.limits.max_seconds:g}s)")
-        if proc.returncode == 2 and not matches and b"regex" in err.lower():
+        if proc.returncode == 2 and not out and b"regex" in err.lower():
             return None
+        matches: list[dict[str, Any]] = []
+        skipped: list[str] = []
+        if proc.returncode == -9:
+            skipped.append(f"(stopped after {self.limits.max_seconds:g}s)")
+        names = sorted({n.decode("utf-8", "surrogateescape") for n in out.split(b"\0") if n})
+        for name in names:
+            rel = name.removeprefix("./")
+            fd = _open_below(top, rel)
+            if fd is None:
+                continue  # a symlink on the way, a vanished or special file: not followed
+            try:
+                data = self._read_small(fd, skipped, rel, loc.shared_ok or not loc.inside)
+            finally:
+                os.close(fd)
+            if data is None:
+                continue
+            for line_no, text in self._scan(data, regex, limit - len(matches)):
+                matches.append({"path": self._join(loc, rel), "line": line_no, "text": text})
+            if len(matches) >= limit:
+                break
         return matches, skipped
 
-    def _trust(self, top: int, rel: str, loc: Location, skipped: list[str]) -> bool:
-        """A file ripgrep matched is reported only if it is a plain, singly-linked file."""
-        try:
-            st = os.stat(rel, dir_fd=top, follow_symlinks=False)
-        except OSError:
-            return False
-        if not stat.S_ISREG(st.st_mode):
-            return False
-        if st.st_nlink > 1 and loc.inside and not loc.shared_ok:
-            skipped.append(f"{rel} (hard-linked: may be outside the workspace)")
-            return False
-        return True
+
+def _open_below(top: int, rel: str) -> int | None:
+    """A read fd of the regular file `rel` below the folder fd `top`, opening every
+    component with O_NOFOLLOW; None if any of them is a symlink, missing or odd."""
+    parts = [p for p in rel.split("/") if p not in ("", ".")]
+    if not parts or ".." in parts:
+        return None
+    fds: list[int] = []
+    try:
+        current = top
+        for part in parts[:-1]:
+            current = os.open(part, _DIR_OPEN_FLAGS, dir_fd=current)
+            fds.append(current)
+        fd = os.open(parts[-1], _OPEN_FLAGS, dir_fd=current)
+    except OSError:
+        return None
+    finally:
+        for opened in fds:
+            os.close(opened)
+    os.set_blocking(fd, True)
+    return fd
