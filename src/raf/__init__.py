@@ -89,6 +89,7 @@ _EXPORTS: dict[str, str] = {
     "Skill": "raf.context.skills",
     "CompressionProvider": "raf.context.compression",
     "CompressionPipeline": "raf.context.compression",
+    "CompressionStrategy": "raf.context.compression",
     "SlidingWindowStrategy": "raf.context.compression",
     "TokenBudgetStrategy": "raf.context.compression",
     "ObservationMaskingStrategy": "raf.context.compression",
@@ -138,6 +139,7 @@ __all__ = [
     "CodeInterpreter",
     "CompressionPipeline",
     "CompressionProvider",
+    "CompressionStrategy",
     "ConfigurationError",
     "ContextProvider",
     "ContextResult",
@@ -226,6 +228,7 @@ if TYPE_CHECKING:
     from raf.context.compression import (
         CompressionPipeline,
         CompressionProvider,
+        CompressionStrategy,
         ObservationMaskingStrategy,
         SlidingWindowStrategy,
         SummarizationStrategy,
