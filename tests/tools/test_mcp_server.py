@@ -3,6 +3,7 @@ official `mcp` client (through raf's McpClient)."""
 
 from __future__ import annotations
 
+import json
 import sys
 from pathlib import Path
 
@@ -88,3 +89,80 @@ def test_a_broken_declaration_is_reported(tmp_path: Path) -> None:
     bad = tmp_path / "agent.yaml"
     bad.write_text("name: [unclosed\n", encoding="utf-8")
     assert main(["mcp", "serve", str(bad)]) == 1
+
+
+NOTES_AGENT = """\
+name: notes
+description: Keeps notes in its folder.
+instructions: You keep notes.
+model: {id: gpt-4o-mini, provider: openai, connection: {endpoint: 'http://127.0.0.1:9/v1'}}
+tools:
+  - {kind: file, name: write_file}
+contexts:
+  - {kind: workspace, name: here, config: {root: ., policy: allow}}
+"""
+
+
+def notes_agent(tmp_path: Path, note: str) -> list[str]:
+    """A declared agent whose scripted model writes `note` to note.txt, then answers."""
+    (tmp_path / "agent.yaml").write_text(NOTES_AGENT, encoding="utf-8")
+    replies = [
+        {"calls": [{"name": "write_file", "arguments": {"path": "note.txt", "content": note}}]},
+        f"Noted: {note}.",
+    ]
+    (tmp_path / "script.json").write_text(json.dumps(replies), encoding="utf-8")
+    return [
+        sys.executable,
+        "-m",
+        "raf.cli",
+        "mcp",
+        "serve",
+        str(tmp_path / "agent.yaml"),
+        "--model",
+        f"scripted:{tmp_path / 'script.json'}",
+    ]
+
+
+async def test_declared_agent_answers_ask_over_stdio(tmp_path: Path) -> None:
+    cmd = notes_agent(tmp_path, "buy milk")
+    client = McpClient({"command": cmd[0], "args": cmd[1:], "env": {"RAF_MODEL": ""}})
+    try:
+        result = await client.call_tool("ask", {"message": "remember: buy milk"})
+        assert not result.is_error
+        assert result.content[0].text == "Noted: buy milk."  # type: ignore[union-attr]
+        # The declared tool really ran in the served agent's workspace.
+        assert (tmp_path / "note.txt").read_text(encoding="utf-8") == "buy milk"
+    finally:
+        await client.aclose()
+
+
+async def test_declared_agent_answers_ask_over_http(tmp_path: Path) -> None:
+    port = free_port()
+    cmd = [*notes_agent(tmp_path, "call Ada"), "--transport", "http", "--port", str(port)]
+    with serve(cmd, port, env={"RAF_MODEL": ""}):
+        client = McpClient({"name": "notes", "url": f"http://127.0.0.1:{port}/mcp"})
+        try:
+            result = await client.call_tool("ask", {"message": "remember: call Ada"})
+            assert result.content[0].text == "Noted: call Ada."  # type: ignore[union-attr]
+            assert result.structured_content is not None
+            assert result.structured_content["answer"] == "Noted: call Ada."
+        finally:
+            await client.aclose()
+    # The workspace root is relative to the declaration, not to the server's cwd.
+    assert (tmp_path / "note.txt").read_text(encoding="utf-8") == "call Ada"
+
+
+def test_model_only_applies_to_a_file(capsys: pytest.CaptureFixture[str]) -> None:
+    assert main(["mcp", "serve", "--python", FACTORY, "--model", "scripted:x.json"]) == 1
+    assert "--model applies to a FILE" in capsys.readouterr().err
+
+
+def test_a_missing_scripted_model_is_reported(
+    tmp_path: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    (tmp_path / "agent.yaml").write_text(NOTES_AGENT, encoding="utf-8")
+    missing = tmp_path / "nope.json"
+    assert (
+        main(["mcp", "serve", str(tmp_path / "agent.yaml"), "--model", f"scripted:{missing}"]) == 1
+    )
+    assert "cannot read the scripted model" in capsys.readouterr().err

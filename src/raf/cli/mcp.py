@@ -23,6 +23,12 @@ def register(subparsers: Any) -> None:
         metavar="MODULE:FACTORY",
         help="build the agent in code instead: a callable returning an Agent",
     )
+    serve.add_argument(
+        "--model",
+        metavar="SPEC",
+        help="use this model instead of the document's (as in raf run; scripted:FILE.json "
+        "replays a scripted model)",
+    )
     serve.add_argument("--transport", choices=("stdio", "http"), default="stdio")
     serve.add_argument("--host", default="127.0.0.1", help="HTTP address (default 127.0.0.1)")
     serve.add_argument("--port", type=int, default=8000, help="HTTP port (default 8000)")
@@ -34,11 +40,14 @@ def register(subparsers: Any) -> None:
     serve.set_defaults(handler=run_serve)
 
 
-async def load_agent(file: str | None, factory: str | None) -> Any:
-    """The agent named on the command line: a declaration file or `module:factory`."""
+async def load_agent(file: str | None, factory: str | None, model: str | None = None) -> Any:
+    """The agent named on the command line: a declaration file (on `model` when given,
+    else $RAF_MODEL, else its own) or `module:factory`."""
     if bool(file) == bool(factory):
         raise ConfigurationError("give exactly one of FILE or --python MODULE:FACTORY")
     if factory:
+        if model:
+            raise ConfigurationError("--model applies to a FILE, not to --python MODULE:FACTORY")
         module_name, _, attr = factory.partition(":")
         if not module_name or not attr:
             raise ConfigurationError(f"--python wants MODULE:FACTORY, got {factory!r}")
@@ -50,9 +59,9 @@ async def load_agent(file: str | None, factory: str | None) -> Any:
         if inspect.isawaitable(agent):
             agent = await agent
         return agent
-    from raf.decl import DeclAgentBuilder
+    from raf.cli._agents import build_agent
 
-    return DeclAgentBuilder().from_file(str(file)).build()
+    return build_agent(str(file), model, None)
 
 
 def run_serve(args: argparse.Namespace) -> int:
@@ -62,7 +71,7 @@ def run_serve(args: argparse.Namespace) -> int:
 async def _serve(args: argparse.Namespace) -> int:
     from raf.tools.mcp.server import AgentMcpServer
 
-    agent = await load_agent(args.file, args.python)
+    agent = await load_agent(args.file, args.python, args.model)
     server = AgentMcpServer(agent, expose_tools=args.expose_tools)
     try:
         if args.transport == "http":
@@ -70,7 +79,13 @@ async def _serve(args: argparse.Namespace) -> int:
         else:
             await server.serve_stdio()
     finally:
-        close = getattr(agent, "aclose", None)
-        if close is not None:
-            await close()  # providers with connections or background work (MCP, memory)
+        from raf.agent.agent import Agent
+        from raf.cli._agents import close_agent
+
+        if isinstance(agent, Agent):
+            await close_agent(agent)  # providers with connections or background work
+        else:
+            close = getattr(agent, "aclose", None)
+            if close is not None:
+                await close()
     return 0
