@@ -84,6 +84,9 @@ _EXPORTS: dict[str, str] = {
     "resolve_model": "raf.clients.models",
     "model_info": "raf.clients.models",
     "ModelInfo": "raf.clients.models",
+    "ModelSpec": "raf.clients.models",
+    "parse_model_spec": "raf.clients.models",
+    "register_model_info": "raf.clients.models",
     # context: skills, compression, memory
     "AgentSkillsProvider": "raf.context.skills",
     "Skill": "raf.context.skills",
@@ -162,6 +165,7 @@ __all__ = [
     "MissingExtraError",
     "ModelError",
     "ModelInfo",
+    "ModelSpec",
     "ObservationMaskingStrategy",
     "OpenAIChatClient",
     "OpenApiToolset",
@@ -205,6 +209,8 @@ __all__ = [
     "fold_stream",
     "fold_updates",
     "model_info",
+    "parse_model_spec",
+    "register_model_info",
     "resolve_model",
     "tool",
 ]
@@ -222,7 +228,14 @@ if TYPE_CHECKING:
     from raf.clients.anthropic_client import AnthropicChatClient
     from raf.clients.function_invoking import FunctionInvokingChatClient
     from raf.clients.local import LocalChatClient
-    from raf.clients.models import ModelInfo, model_info, resolve_model
+    from raf.clients.models import (
+        ModelInfo,
+        ModelSpec,
+        model_info,
+        parse_model_spec,
+        register_model_info,
+        resolve_model,
+    )
     from raf.clients.openai_compat import OpenAIChatClient
     from raf.clients.retry import RetryingChatClient
     from raf.context.compression import (
