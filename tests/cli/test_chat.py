@@ -202,3 +202,27 @@ def test_resume_continues_the_stored_session(tmp_path, chats):
     third.expect(f"resumed session {session_id} \\(4 messages\\)")
     third.sendline("/quit")
     third.expect(pexpect.EOF)
+
+
+def test_an_approval_left_with_ctrl_c_is_asked_again_before_the_next_message(tmp_path, chats):
+    write_agent(tmp_path, APPROVING_AGENT)
+    path = outside(tmp_path)
+    model = script(tmp_path, [read_call(path, "c1"), "It says outside text.", "Second answer."])
+    child = spawn(tmp_path, "agent.yaml", "--model", model)
+    chats.append(child)
+    child.expect(PROMPT)
+    child.sendline("read the outside file")
+    child.expect(r"\[a\]lways allow this tool> ")
+    time.sleep(0.3)
+    child.sendintr()
+    child.expect(r"\(left waiting for approval: your next message asks again")
+    child.expect(PROMPT)
+    child.sendline("and now?")
+    child.expect(r"still waits for approval; answer it first")
+    child.expect(r"\[a\]lways allow this tool> ")
+    child.sendline("y")
+    child.expect("It says outside text.")
+    child.expect("Second answer.")  # the new message was sent after the approval
+    child.expect(PROMPT)
+    child.sendline("/quit")
+    child.expect(pexpect.EOF)

@@ -24,6 +24,10 @@ HELP = """commands:
 Ctrl-C cancels the answer being written, not the program."""
 
 ALWAYS_KEY = "chat.always_allow"
+WAITING_HINT = (
+    "waiting for approval: your next message asks again, /clear starts a new session, "
+    "--resume continues it later"
+)
 
 
 def register(subparsers: Any) -> None:
@@ -172,15 +176,25 @@ class _Chat:
     # -- turns ------------------------------------------------------------------------
 
     def _turn(self, text: str | None, responses: list[Any] | None = None) -> None:
-        """One request, then as many approval rounds as it takes."""
+        """One request, then as many approval rounds as it takes. A session still waiting
+        for approvals (left unanswered with Ctrl-C) asks them again before the new request."""
         answers: list[Any] = list(responses or [])
+        if text is not None and not answers and self.session.pending_approvals:
+            self.say("(this session still waits for approval; answer it first)")
+            decided = self._ask(self.session.pending_approvals)
+            if decided is None:
+                self.say(f"({WAITING_HINT}; your message was not sent)")
+                return
+            self._turn(None, decided)
+            if self.session.pending_approvals:
+                return
         while True:
             finished = self._stream(None if answers else text, answers)
             if finished != "awaiting_approval":
                 return
             decided = self._ask(self.session.pending_approvals)
             if decided is None:
-                self.say("(left waiting for approval; answer it later with --resume)")
+                self.say(f"(left {WAITING_HINT})")
                 return
             answers = decided
 
