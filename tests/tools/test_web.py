@@ -223,6 +223,17 @@ def test_check_address():
         with pytest.raises(ToolExecutionError):
             check_address(ip, allow_private=False)
     check_address("127.0.0.1", allow_private=True)
+    # IPv4 embedded in 6to4 and Teredo addresses is judged too
+    for ip in ("2002:7f00:1::", "2002:a00:1::1", "2002:a9fe:a9fe::"):
+        with pytest.raises(ToolExecutionError):
+            check_address(ip, allow_private=False)
+    check_address("2002:5db8:d822::1", allow_private=False)  # 6to4 of a public address
+
+
+async def test_malformed_urls_are_results_not_exceptions():
+    for url in ("http://example.org:99999/", "http://[::1/", "http:///nohost"):
+        result = await WebFetch().invoke({"url": url}, ToolContext())
+        assert result.is_error and url in (result.error or ""), result.error
 
 
 async def test_searxng_backend(server: str):

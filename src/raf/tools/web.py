@@ -64,11 +64,17 @@ class FetchRefused(ToolExecutionError):
 def check_address(ip: str, *, allow_private: bool) -> None:
     """Refuse loopback, private, link-local, multicast, reserved and unspecified addresses
     (unless `allow_private`)."""
-    addr = ipaddress.ip_address(ip.split("%", 1)[0])
+    addr: ipaddress.IPv4Address | ipaddress.IPv6Address = ipaddress.ip_address(ip.split("%", 1)[0])
     if isinstance(addr, ipaddress.IPv6Address) and addr.ipv4_mapped is not None:
         addr = addr.ipv4_mapped
     if allow_private:
         return
+    if isinstance(addr, ipaddress.IPv6Address):
+        # 6to4 and Teredo carry an IPv4 address a relay would reach: judge that one too
+        embedded = [addr.sixtofour, addr.teredo[1] if addr.teredo else None]
+        for inner in embedded:
+            if inner is not None:
+                check_address(str(inner), allow_private=False)
     if not addr.is_global or addr.is_multicast or addr.is_reserved or addr.is_unspecified:
         raise FetchRefused(
             f"address {addr} is private, loopback or link-local; web_fetch refuses it "
@@ -85,7 +91,11 @@ class _Target:
 
 
 async def _resolve(url: str, *, allow_private: bool, allow_hosts: Sequence[str]) -> _Target:
-    parts = urlsplit(url)
+    try:
+        parts = urlsplit(url)
+        given_port = parts.port
+    except ValueError as exc:
+        raise FetchRefused(f"{url!r} is not a valid URL: {exc}") from None
     if parts.scheme not in ("http", "https"):
         raise FetchRefused(f"only http and https URLs can be fetched, not {parts.scheme!r}")
     host = parts.hostname
@@ -93,7 +103,7 @@ async def _resolve(url: str, *, allow_private: bool, allow_hosts: Sequence[str])
         raise FetchRefused(f"{url!r} has no host")
     if parts.username or parts.password:
         raise FetchRefused("URLs with credentials are refused")
-    port = parts.port or (443 if parts.scheme == "https" else 80)
+    port = given_port or (443 if parts.scheme == "https" else 80)
     allowed = allow_private or host.lower() in {h.lower() for h in allow_hosts}
     loop = asyncio.get_running_loop()
     try:
