@@ -160,3 +160,67 @@ def test_schema_prints_the_json_schema(tmp_path):
     assert done.returncode == 0
     schema = json.loads(done.stdout)
     assert "maxToolRounds" in schema["properties"]
+
+
+def spawn_run(tmp_path: Path, *args: str):
+    import pexpect
+
+    return pexpect.spawn(
+        sys.executable,
+        ["-m", "raf.cli", "run", *args],
+        cwd=str(tmp_path),
+        env=raf_env(tmp_path),
+        encoding="utf-8",
+        timeout=30,
+    )
+
+
+def test_approve_ask_on_a_terminal_yes_then_no_with_a_reason(tmp_path):
+    import pexpect
+
+    write_agent(tmp_path, APPROVING_AGENT)
+    child = spawn_run(tmp_path, "agent.yaml", "read it", "--model", read_outside_script(tmp_path))
+    try:
+        child.expect(r"approve read_file\(.*\)\? \[y/N\] ")
+        child.sendline("y")
+        child.expect("It says: outside text")
+        child.expect(pexpect.EOF)
+    finally:
+        child.close(force=True)
+    assert child.exitstatus == 0
+    model = read_outside_script(tmp_path, "Not read.")
+    child = spawn_run(tmp_path, "agent.yaml", "read it", "--model", model)
+    try:
+        child.expect(r"\[y/N\] ")
+        child.sendline("n")
+        child.expect("reason \\(optional\\): ")
+        child.sendline("private")
+        child.expect("the user denied this call: private")
+        child.expect("Not read.")
+        child.expect(pexpect.EOF)
+    finally:
+        child.close(force=True)
+    assert child.exitstatus == 0
+
+
+def test_ctrl_c_at_the_approval_prompt_exits_130_and_the_session_can_resume(tmp_path):
+    import pexpect
+
+    write_agent(tmp_path, APPROVING_AGENT)
+    model = read_outside_script(tmp_path)
+    child = spawn_run(tmp_path, "agent.yaml", "read it", "--session", "s2", "--model", model)
+    try:
+        child.expect(r"\[y/N\] ")
+        time.sleep(0.3)
+        child.sendintr()
+        child.expect(r"interrupted \(session s2 waits for approval\)", timeout=10)
+        child.expect(pexpect.EOF, timeout=10)
+    finally:
+        child.close(force=True)
+    assert child.exitstatus == 130
+    model = script(tmp_path, ["It says: outside text"], name="rest.json")
+    done = raf(
+        tmp_path, "run", "agent.yaml", "--session", "s2", "--approve", "all", "--model", model
+    )
+    assert done.returncode == 0, done.stderr
+    assert "It says: outside text" in done.stdout

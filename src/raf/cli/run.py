@@ -16,6 +16,7 @@ import sys
 from collections.abc import Sequence
 from typing import Any
 
+from raf.core.cancellation import CancellationToken
 from raf.core.contents import ApprovalRequestContent
 from raf.core.options import ToolApprovalResponse
 
@@ -72,7 +73,6 @@ def run_command(args: argparse.Namespace) -> int:
 async def _run(args: argparse.Namespace, prompt: str | None) -> int:
     from raf.cli._agents import build_agent, close_agent, session_store
     from raf.cli._render import StreamPrinter
-    from raf.core.cancellation import CancellationToken
     from raf.core.errors import SessionNotFoundError
     from raf.core.options import AgentRunOptions
     from raf.core.responses import FinishReason, UpdateKind
@@ -101,7 +101,10 @@ async def _run(args: argparse.Namespace, prompt: str | None) -> int:
                     file=sys.stderr,
                 )
                 return EXIT_USAGE
-            decided = await _decide(session.pending_approvals, args.approve)
+            decided = await _decide(session.pending_approvals, args.approve, token)
+            if token.cancelled:
+                print(f"raf: interrupted (session {session.id})", file=sys.stderr)
+                return EXIT_INTERRUPTED
             if decided is None:
                 return _unanswered(session.id, session.pending_approvals)
             responses = decided
@@ -126,7 +129,12 @@ async def _run(args: argparse.Namespace, prompt: str | None) -> int:
                 return EXIT_INTERRUPTED
             if finish is not FinishReason.AWAITING_APPROVAL:
                 return EXIT_OK
-            decided = await _decide(session.pending_approvals, args.approve)
+            decided = await _decide(session.pending_approvals, args.approve, token)
+            if token.cancelled:
+                print(
+                    f"raf: interrupted (session {session.id} waits for approval)", file=sys.stderr
+                )
+                return EXIT_INTERRUPTED
             if decided is None:
                 return _unanswered(session.id, session.pending_approvals)
             responses = decided
@@ -150,8 +158,10 @@ def _unanswered(session_id: str, pending: Sequence[ApprovalRequestContent]) -> i
 
 
 async def _decide(
-    pending: Sequence[ApprovalRequestContent], mode: str
+    pending: Sequence[ApprovalRequestContent], mode: str, token: CancellationToken
 ) -> list[ToolApprovalResponse] | None:
+    """The decisions `mode` gives; asked on the terminal for `ask` (None: nobody answered,
+    no terminal, end of input, or Ctrl-C, which also cancels `token`)."""
     if mode == "all":
         return [ToolApprovalResponse(call_id=p.call_id, approved=True) for p in pending]
     if mode == "none":
@@ -169,12 +179,50 @@ async def _decide(
     for request in pending:
         sys.stderr.write(f"approve {describe_request(request)}? [y/N] ")
         sys.stderr.flush()
-        answer = (await asyncio.to_thread(sys.stdin.readline)).strip().lower()
-        if answer in ("y", "yes"):
+        answer = await _read_line(token)
+        if answer is None:
+            sys.stderr.write("\n")
+            return None
+        if answer.strip().lower() in ("y", "yes"):
             out.append(ToolApprovalResponse(call_id=request.call_id, approved=True))
             continue
         sys.stderr.write("reason (optional): ")
         sys.stderr.flush()
-        reason = (await asyncio.to_thread(sys.stdin.readline)).strip() or None
-        out.append(ToolApprovalResponse(call_id=request.call_id, approved=False, reason=reason))
+        reason = await _read_line(token)
+        if reason is None:
+            sys.stderr.write("\n")
+            return None
+        out.append(
+            ToolApprovalResponse(
+                call_id=request.call_id, approved=False, reason=reason.strip() or None
+            )
+        )
     return out
+
+
+async def _read_line(token: CancellationToken) -> str | None:
+    """A line typed on the terminal, read when it is there (no thread left blocked), so
+    Ctrl-C ends the wait at once; None at end of input or when `token` is cancelled."""
+    loop = asyncio.get_running_loop()
+    try:
+        fd = sys.stdin.fileno()
+        line: asyncio.Future[str] = loop.create_future()
+
+        def readable() -> None:
+            if not line.done():
+                line.set_result(sys.stdin.readline())
+
+        loop.add_reader(fd, readable)
+    except (NotImplementedError, OSError, ValueError):  # no selectable stdin: a thread
+        text = await asyncio.to_thread(sys.stdin.readline)
+        return text or None
+    cancelled = asyncio.ensure_future(token.wait())
+    try:
+        waiters: list[asyncio.Future[Any]] = [line, cancelled]
+        await asyncio.wait(waiters, return_when=asyncio.FIRST_COMPLETED)
+    finally:
+        loop.remove_reader(fd)
+        cancelled.cancel()
+    if not line.done() or token.cancelled:
+        return None
+    return line.result() or None
