@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import logging
+import socket
 
 import pytest
 
@@ -101,3 +102,51 @@ async def test_key_appears_in_no_error_log_or_repr(
         assert "TOPSECRET" not in text, text
     await openai_client.aclose()
     await anthropic_client.aclose()
+
+
+async def test_keys_in_headers_and_urls_stay_hidden(fault: FaultServer) -> None:
+    # Azure-style: the key travels in an `api-key` header (echoed back by the server) or
+    # in the URL; neither reaches an error or a repr.
+    header_key = "azure0123456789TOPSECRETabcdef"
+    host = fault.url.removeprefix("http://")
+    clients: list[tuple[OpenAIChatClient | AnthropicChatClient, str]] = [
+        (
+            OpenAIChatClient(
+                "m", base_url=f"{fault.url}/v1", api_key="x-unused", headers={"api-key": header_key}
+            ),
+            header_key,
+        ),
+        (
+            OpenAIChatClient("m", base_url=f"http://user:{KEY}@{host}/v1", api_key="sk-o-0000"),
+            KEY,
+        ),
+        (
+            AnthropicChatClient(
+                "m", base_url=fault.url, api_key="sk-ant-000000", headers={"api-key": header_key}
+            ),
+            header_key,
+        ),
+    ]
+    texts = [repr(c) for c, _ in clients]
+    for client, secret in clients:
+        fault.reply(Reply(status=401, json_body={"error": {"message": f"bad key {secret}"}}))
+        with pytest.raises(ModelError) as info:
+            await client.get_response([ChatMessage.user("x")], ChatOptions())
+        texts.append(str(info.value))
+        await client.aclose()
+    with socket.socket() as sock:
+        sock.bind(("127.0.0.1", 0))
+        dead = sock.getsockname()[1]
+    dead_client = OpenAIChatClient(
+        "m", base_url=f"http://127.0.0.1:{dead}/v1?api-key={header_key}", api_key="sk-x-0000"
+    )
+    texts.append(repr(dead_client))
+    with pytest.raises(ModelError) as info:
+        await dead_client.get_response([ChatMessage.user("x")], ChatOptions())
+    texts.append(str(info.value))
+    await dead_client.aclose()
+    assert any("refused the API key" in t for t in texts) and any(
+        "cannot reach" in t for t in texts
+    )
+    for text in texts:
+        assert "TOPSECRET" not in text, text

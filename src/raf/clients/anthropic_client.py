@@ -14,9 +14,11 @@ from raf.clients.errors import (
     Secret,
     connection_error,
     error_for_status,
+    header_secrets,
     mask_key,
     parse_retry_after,
     redact,
+    safe_url,
     stream_interrupted,
     timeout_error,
     transport_kind,
@@ -312,6 +314,7 @@ class AnthropicChatClient:
         self.timeout = timeout
         self.max_tokens = max_tokens
         self._key = Secret(key)
+        self._secrets: list[str | None] = [key, *header_secrets(headers)]
         self._client: AsyncAnthropic = anthropic.AsyncAnthropic(
             api_key=key,
             base_url=base_url,
@@ -323,7 +326,7 @@ class AnthropicChatClient:
         )
 
     def __repr__(self) -> str:
-        where = f", base_url={self.base_url!r}" if self.base_url else ""
+        where = f", base_url={safe_url(self.base_url, self._secrets)!r}" if self.base_url else ""
         key = mask_key(self._key.reveal())
         return f"AnthropicChatClient(model={self.model!r}{where}, api_key={key})"
 
@@ -331,7 +334,7 @@ class AnthropicChatClient:
         await self._client.close()
 
     def _redact(self, exc: BaseException) -> str:
-        return redact(str(exc), [self._key.reveal()])
+        return redact(str(exc), self._secrets)
 
     def _model(self, options: ChatOptions) -> str:
         return options.model_id or self.model
@@ -364,7 +367,7 @@ class AnthropicChatClient:
         import anthropic
 
         model = self._model(options)
-        base = str(self._client.base_url)
+        base = safe_url(str(self._client.base_url), self._secrets)
         if isinstance(exc, ClientError):
             return exc
         if isinstance(exc, anthropic.APIStatusError):
@@ -378,17 +381,17 @@ class AnthropicChatClient:
                 model=model,
                 base_url=base,
                 retry_after=parse_retry_after(exc.response.headers.get("retry-after")),
-                secrets=[self._key.reveal()],
+                secrets=self._secrets,
             )
         if isinstance(exc, anthropic.APITimeoutError):
             return timeout_error("anthropic", model, self.timeout)
         if isinstance(exc, anthropic.APIConnectionError):
-            return connection_error("anthropic", model, base, exc.__cause__ or exc)
+            return connection_error("anthropic", model, base, exc.__cause__ or exc, self._secrets)
         kind = transport_kind(exc)
         if kind == "timeout":
             return timeout_error("anthropic", model, self.timeout)
         if kind == "connection":
-            return connection_error("anthropic", model, base, exc)
+            return connection_error("anthropic", model, base, exc, self._secrets)
         if isinstance(exc, (json.JSONDecodeError, anthropic.APIError)):
             return InvalidResponseError(
                 f"anthropic at {base} sent something that is not the Messages API: "
@@ -435,7 +438,9 @@ class AnthropicChatClient:
         except Exception as exc:
             error = self._translate(exc, options)
             if yielded and not isinstance(error, InvalidResponseError):
-                raise stream_interrupted("anthropic", self._model(options), exc) from None
+                raise stream_interrupted(
+                    "anthropic", self._model(options), exc, self._secrets
+                ) from None
             raise error from None
         finally:  # on errors, cancellation and a consumer that stops early alike
             await stream.close()

@@ -3,7 +3,7 @@
 from __future__ import annotations
 
 import re
-from collections.abc import Iterable
+from collections.abc import Iterable, Mapping
 
 from raf.core.errors import ConfigurationError, ModelError
 
@@ -114,6 +114,24 @@ def redact(text: str, secrets: Iterable[str | None] = ()) -> str:
     return text
 
 
+_USERINFO = re.compile(r"^([a-zA-Z][a-zA-Z0-9+.-]*://)[^/@]*@")
+_AUTH_HEADER_WORDS = ("key", "auth", "token", "secret", "password")
+
+
+def safe_url(url: str | None, secrets: Iterable[str | None] = ()) -> str:
+    """A URL fit for messages: no `user:password@`, no key-like query values."""
+    return redact(_USERINFO.sub(r"\1", url or ""), secrets)
+
+
+def header_secrets(headers: Mapping[str, str] | None) -> list[str]:
+    """Values of headers that carry credentials (`api-key`, `Authorization`, ...)."""
+    return [
+        value
+        for name, value in (headers or {}).items()
+        if any(word in name.lower() for word in _AUTH_HEADER_WORDS)
+    ]
+
+
 def mask_key(key: str | None) -> str:
     """How a key appears in a repr: whether it is set, never its characters."""
     return "set" if key else "unset"
@@ -168,8 +186,11 @@ def error_for_status(
     secrets: Iterable[str | None] = (),
 ) -> ClientError:
     """The error that fits an HTTP status, with advice; `detail` is redacted first."""
+    secrets = list(secrets)
     detail = redact(detail, secrets)[:500]
-    where = f"{provider} model {model!r}" + (f" at {base_url}" if base_url else "")
+    where = f"{provider} model {model!r}" + (
+        f" at {safe_url(base_url, secrets)}" if base_url else ""
+    )
     if status == 429:
         wait = f" (the server asks to wait {retry_after:g}s)" if retry_after is not None else ""
         return RateLimitError(
@@ -231,12 +252,18 @@ def error_for_status(
 
 
 def connection_error(
-    provider: str, model: str, base_url: str, cause: BaseException
+    provider: str,
+    model: str,
+    base_url: str,
+    cause: BaseException,
+    secrets: Iterable[str | None] = (),
 ) -> ModelConnectionError:
     """A refused or reset connection, naming the URL to check."""
-    reason = redact(str(cause) or type(cause).__name__)
+    secrets = list(secrets)
+    reason = redact(str(cause) or type(cause).__name__, secrets)
+    where = safe_url(base_url, secrets) or "the default endpoint"
     return ModelConnectionError(
-        f"cannot reach {provider} at {base_url or 'the default endpoint'} for model "
+        f"cannot reach {provider} at {where} for model "
         f"{model!r}: {reason}; check the base URL and that the server is running",
         provider=provider,
         model=model,
@@ -256,12 +283,14 @@ def timeout_error(provider: str, model: str, timeout: float | None) -> RequestTi
     )
 
 
-def stream_interrupted(provider: str, model: str, cause: BaseException) -> StreamInterruptedError:
+def stream_interrupted(
+    provider: str, model: str, cause: BaseException, secrets: Iterable[str | None] = ()
+) -> StreamInterruptedError:
     """A stream that broke after some data arrived."""
     return StreamInterruptedError(
         f"the stream from {provider} model {model!r} broke off: "
-        f"{redact(str(cause) or type(cause).__name__)}; nothing of this response was kept, "
-        "run the request again",
+        f"{redact(str(cause) or type(cause).__name__, secrets)}; nothing of this response was "
+        "kept, run the request again",
         provider=provider,
         model=model,
     )

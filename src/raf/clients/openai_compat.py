@@ -14,9 +14,11 @@ from raf.clients.errors import (
     Secret,
     connection_error,
     error_for_status,
+    header_secrets,
     mask_key,
     parse_retry_after,
     redact,
+    safe_url,
     stream_interrupted,
     timeout_error,
     transport_kind,
@@ -82,6 +84,8 @@ class OpenAIChatClient:
             "max_completion_tokens" if provider == "openai" and not base_url else "max_tokens"
         )
         self._key = Secret(key)
+        self._secrets: list[str | None] = [key if key != NO_KEY else None]
+        self._secrets += header_secrets(headers)
         self._client: AsyncOpenAI = openai.AsyncOpenAI(
             api_key=key,
             base_url=base_url,
@@ -92,7 +96,7 @@ class OpenAIChatClient:
         )
 
     def __repr__(self) -> str:
-        where = f", base_url={self.base_url!r}" if self.base_url else ""
+        where = f", base_url={safe_url(self.base_url, self._secrets)!r}" if self.base_url else ""
         return (
             f"OpenAIChatClient(model={self.model!r}, provider={self.provider!r}{where}, "
             f"api_key={mask_key(None if self._key.reveal() == NO_KEY else self._key.reveal())})"
@@ -129,7 +133,7 @@ class OpenAIChatClient:
         return body
 
     def _redact(self, exc: BaseException) -> str:
-        return redact(str(exc), [self._key.reveal()])
+        return redact(str(exc), self._secrets)
 
     def _model(self, options: ChatOptions) -> str:
         return options.model_id or self.model
@@ -139,7 +143,7 @@ class OpenAIChatClient:
         import openai
 
         model = self._model(options)
-        base = str(self._client.base_url)
+        base = safe_url(str(self._client.base_url), self._secrets)
         if isinstance(exc, ClientError):
             return exc
         if isinstance(exc, openai.APIStatusError):
@@ -151,17 +155,17 @@ class OpenAIChatClient:
                 model=model,
                 base_url=base,
                 retry_after=parse_retry_after(exc.response.headers.get("retry-after")),
-                secrets=[self._key.reveal()],
+                secrets=self._secrets,
             )
         if isinstance(exc, openai.APITimeoutError):
             return timeout_error(self.provider, model, self.timeout)
         if isinstance(exc, openai.APIConnectionError):
-            return connection_error(self.provider, model, base, exc.__cause__ or exc)
+            return connection_error(self.provider, model, base, exc.__cause__ or exc, self._secrets)
         kind = transport_kind(exc)
         if kind == "timeout":
             return timeout_error(self.provider, model, self.timeout)
         if kind == "connection":
-            return connection_error(self.provider, model, base, exc)
+            return connection_error(self.provider, model, base, exc, self._secrets)
         if isinstance(exc, (json.JSONDecodeError, openai.APIResponseValidationError)):
             return InvalidResponseError(
                 f"{self.provider} at {base} sent a response that is not valid chat-completions "
@@ -217,13 +221,16 @@ class OpenAIChatClient:
         except Exception as exc:
             error = self._translate(exc, options)
             if yielded and not isinstance(error, InvalidResponseError):
-                raise stream_interrupted(self.provider, self._model(options), exc) from None
+                raise stream_interrupted(
+                    self.provider, self._model(options), exc, self._secrets
+                ) from None
             raise error from None
         finally:  # on errors, cancellation and a consumer that stops early alike
             await stream.close()
         if assembler.chunks == 0:
             raise InvalidResponseError(
-                f"{self.provider} at {self._client.base_url} ended the stream without any "
+                f"{self.provider} at {safe_url(str(self._client.base_url), self._secrets)} ended "
+                "the stream without any "
                 "event; the server may not support streaming here",
                 provider=self.provider,
                 model=self._model(options),
