@@ -143,7 +143,7 @@ class SearchFile(ScopedTool):
                     rg = shutil.which("rg") if self.use_ripgrep is not False else None
                     outcome = None
                     if rg is not None:
-                        outcome = self._ripgrep(rg, top, loc, args, regex, limit)
+                        outcome = self._ripgrep(rg, top, loc, args, limit)
                     if outcome is None:
                         outcome = self._python(top, loc, regex, args.glob, limit)
                         backend = "python"
@@ -257,19 +257,20 @@ class SearchFile(ScopedTool):
         return rel if base == "." else f"{base}/{rel}"
 
     def _ripgrep(
-        self, rg: str, top: int, loc: Location, args: Any, regex: re.Pattern[str], limit: int
+        self, rg: str, top: int, loc: Location, args: Any, limit: int
     ) -> tuple[list[dict[str, Any]], list[str]] | None:
-        """Let rg find the candidate files (cwd through /proc/self/fd, so no path is
-        re-resolved), then read and match each one here through an O_NOFOLLOW walk: rg opens
-        the paths it listed by name, so a folder swapped for a symlink mid-search could make
-        it read outside files, and nothing it read is trusted. None when rg rejects the
-        pattern and Python should search instead."""
+        """Run rg in the already-open folder (cwd through /proc/self/fd, so no path is
+        re-resolved), then check every line it reports against the file as read here
+        through an O_NOFOLLOW walk: rg opens the paths it listed by name, so a folder
+        swapped for a symlink mid-search could make it read outside files, and nothing it
+        read is trusted. None when rg rejects the pattern and Python should search instead."""
         if not os.path.isdir(f"/proc/self/fd/{top}"):
             return None
         cmd = [
-            rg, "--no-config", "--files-with-matches", "--null", "--color=never", "--hidden",
-            "--no-ignore", "--no-messages", "-g", "!.git",
+            rg, "--no-config", "--no-heading", "--with-filename", "--line-number", "--null",
+            "--color=never", "--hidden", "--no-ignore", "--no-messages", "-g", "!.git",
             f"--max-filesize={self.limits.max_search_file_bytes}",
+            f"--max-count={limit}",
         ]  # fmt: skip
         if args.ignore_case:
             cmd.append("--ignore-case")
@@ -284,38 +285,55 @@ class SearchFile(ScopedTool):
             stdout=subprocess.PIPE,
             stderr=subprocess.PIPE,
         )
+        reported: dict[str, list[tuple[int, bytes]]] = {}
+        count = 0
         watchdog = threading.Timer(self.limits.max_seconds, proc.kill)
         watchdog.start()
+        assert proc.stdout is not None
         try:
-            out, err = proc.communicate(timeout=RG_TIMEOUT_S)
-        except subprocess.TimeoutExpired:
-            proc.kill()
-            out, err = proc.communicate()
+            for raw in proc.stdout:
+                path_b, _, rest = raw.partition(b"\x00")
+                line_b, _, text_b = rest.partition(b":")
+                if not line_b.isdigit():
+                    continue
+                rel = path_b.decode("utf-8", "surrogateescape").removeprefix("./")
+                reported.setdefault(rel, []).append((int(line_b), text_b.removesuffix(b"\n")))
+                count += 1
+                if count >= limit:
+                    break
         finally:
             watchdog.cancel()
-        if proc.returncode == 2 and not out and b"regex" in err.lower():
+            if proc.poll() is None:
+                proc.kill()
+            _, err = proc.communicate(timeout=RG_TIMEOUT_S)
+        skipped: list[str] = []
+        if proc.returncode == -9 and count < limit:
+            skipped.append(f"(stopped after {self.limits.max_seconds:g}s)")
+        if proc.returncode == 2 and not reported and b"regex" in err.lower():
             return None
         matches: list[dict[str, Any]] = []
-        skipped: list[str] = []
-        if proc.returncode == -9:
-            skipped.append(f"(stopped after {self.limits.max_seconds:g}s)")
-        names = sorted({n.decode("utf-8", "surrogateescape") for n in out.split(b"\0") if n})
-        for name in names:
-            rel = name.removeprefix("./")
-            fd = _open_below(top, rel)
-            if fd is None:
-                continue  # a symlink on the way, a vanished or special file: not followed
-            try:
-                data = self._read_small(fd, skipped, rel, loc.shared_ok or not loc.inside)
-            finally:
-                os.close(fd)
-            if data is None:
-                continue
-            for line_no, text in self._scan(data, regex, limit - len(matches)):
-                matches.append({"path": self._join(loc, rel), "line": line_no, "text": text})
-            if len(matches) >= limit:
-                break
+        for rel, found in reported.items():
+            lines = self._safe_lines(top, rel, loc, skipped)
+            for number, seen in found:
+                # only a line rg saw that is also the file's line here is reported
+                if lines is not None and 0 < number <= len(lines) and lines[number - 1] == seen:
+                    text = self._line(seen.decode("utf-8", errors="replace"))
+                    matches.append({"path": self._join(loc, rel), "line": number, "text": text})
         return matches, skipped
+
+    def _safe_lines(
+        self, top: int, rel: str, loc: Location, skipped: list[str]
+    ) -> list[bytes] | None:
+        """The lines of `rel` as read through the O_NOFOLLOW walk; None when it is not a
+        plain, singly-linked (or allowed) text file of the workspace."""
+        fd = _open_below(top, rel)
+        if fd is None:
+            return None  # a symlink on the way, a vanished or special file: not followed
+        try:
+            data = self._read_small(fd, skipped, rel, loc.shared_ok or not loc.inside)
+        finally:
+            os.close(fd)
+        return None if data is None else data.split(b"\n")
 
 
 def _open_below(top: int, rel: str) -> int | None:
