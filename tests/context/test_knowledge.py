@@ -206,6 +206,25 @@ def test_an_embedder_of_another_dimension_is_refused(tmp_path: Path) -> None:
     assert [Path(s).name for s in other.sources()] == ["pricing.md"]
 
 
+def test_bad_sources_are_reported_with_their_name(tmp_path: Path) -> None:
+    (tmp_path / "a-good.md").write_text("# Good\nZeppelins arrive on Tuesday.", encoding="utf-8")
+    (tmp_path / "broken.pdf").write_bytes(b"not a pdf at all")
+    index = KnowledgeIndex()
+    with pytest.raises(ConfigurationError, match=r"broken\.pdf' is not a readable PDF"):
+        index.sync([tmp_path])
+    # What was indexed before the broken file stays indexed.
+    assert [Path(s).name for s in index.sources()] == ["a-good.md"]
+    with pytest.raises(ConfigurationError, match="got int 42"):
+        index.sync([42])  # type: ignore[list-item]
+    # One path alone is one source, not a sequence of one-letter paths.
+    (tmp_path / "broken.pdf").unlink()
+    assert index.sync(str(tmp_path)).chunks == 1
+    provider = KnowledgeProvider(str(tmp_path))
+    assert provider.sources == [tmp_path]
+    with pytest.raises(ConfigurationError, match="mode must be"):
+        KnowledgeProvider([tmp_path], mode="both")  # type: ignore[arg-type]
+
+
 def test_adding_documents_by_hand() -> None:
     index = KnowledgeIndex()
     n = index.add_document(Document(source="memo", text="Zeppelins arrive on Tuesday."))

@@ -23,7 +23,14 @@ from pathlib import Path
 from typing import Literal
 
 from raf.context.knowledge.chunkers import Chunk, Chunker, default_chunker_for
-from raf.context.knowledge.loaders import Document, is_url, iter_files, load_file, load_url
+from raf.context.knowledge.loaders import (
+    Document,
+    as_sources,
+    is_url,
+    iter_files,
+    load_file,
+    load_url,
+)
 from raf.core.errors import ConfigurationError
 
 Embedder = Callable[[Sequence[str]], Sequence[Sequence[float]]]
@@ -275,11 +282,11 @@ class KnowledgeIndex:
         with self._transaction():
             self._remove(source)
 
-    def sync(self, sources: Iterable[str | Path]) -> IndexStats:
+    def sync(self, sources: str | Path | Iterable[str | Path]) -> IndexStats:
         """Bring the index in line with the files under `sources` and the URLs among
         them (incremental: URLs are fetched again and compared by content hash)."""
         stats = IndexStats()
-        sources = list(sources)
+        sources = as_sources(sources)
         files = list(iter_files(sources))
         with self._lock:
             known = {
@@ -451,8 +458,8 @@ class KnowledgeIndex:
 
     # -- async conveniences --------------------------------------------------------------
 
-    async def async_sync(self, sources: Iterable[str | Path]) -> IndexStats:
-        return await asyncio.to_thread(self.sync, list(sources))
+    async def async_sync(self, sources: str | Path | Iterable[str | Path]) -> IndexStats:
+        return await asyncio.to_thread(self.sync, as_sources(sources))
 
     async def async_search(
         self, query: str, top_k: int = 5, *, mode: SearchMode | None = None

@@ -83,22 +83,39 @@ def html_to_text(html: str) -> tuple[str, str | None]:
     return text.strip(), parser.title
 
 
-def _pdf_text(path: Path | io.BytesIO) -> str:
+def _pdf_text(path: Path | io.BytesIO, source: str) -> str:
     try:
         from pypdf import PdfReader
     except ImportError as exc:
         raise MissingExtraError("PDF documents in the knowledge index", "rag", "pypdf") from exc
-    reader = PdfReader(path if isinstance(path, io.BytesIO) else str(path))
-    return "\n\n".join((page.extract_text() or "").strip() for page in reader.pages).strip()
+    try:
+        reader = PdfReader(path if isinstance(path, io.BytesIO) else str(path))
+        pages = [(page.extract_text() or "").strip() for page in reader.pages]
+    except OSError:
+        raise
+    except Exception as exc:  # pypdf raises many kinds on a malformed file
+        raise ConfigurationError(
+            f"knowledge source {source!r} is not a readable PDF: {type(exc).__name__}: {exc}"
+        ) from exc
+    return "\n\n".join(pages).strip()
 
 
 def load_file(path: str | Path) -> Document:
     """Read one file by its suffix (blocking: call it from a worker thread)."""
     p = Path(path)
+    try:
+        return _load_file(p)
+    except OSError as exc:
+        raise ConfigurationError(
+            f"cannot read knowledge source {str(p)!r}: {exc.strerror or exc}"
+        ) from exc
+
+
+def _load_file(p: Path) -> Document:
     suffix = p.suffix.lower()
     source = str(p)
     if suffix in PDF_SUFFIXES:
-        return Document(source=source, text=_pdf_text(p), kind="pdf", title=p.stem)
+        return Document(source=source, text=_pdf_text(p, source), kind="pdf", title=p.stem)
     raw = p.read_text(encoding="utf-8", errors="replace")
     if suffix in HTML_SUFFIXES:
         text, title = html_to_text(raw)
@@ -136,7 +153,8 @@ def load_url(url: str, *, timeout: float = 30.0, max_bytes: int = 20_000_000) ->
     kind = response.headers.get("content-type", "").split(";")[0].strip().lower()
     path = url.split("?", 1)[0].lower()
     if kind == "application/pdf" or path.endswith(".pdf"):
-        return Document(source=url, text=_pdf_text(io.BytesIO(response.content)), kind="pdf")
+        text = _pdf_text(io.BytesIO(response.content), url)
+        return Document(source=url, text=text, kind="pdf")
     if "html" in kind:
         text, title = html_to_text(response.text)
         return Document(source=url, text=text, kind="html", title=title)
@@ -145,11 +163,23 @@ def load_url(url: str, *, timeout: float = 30.0, max_bytes: int = 20_000_000) ->
     return Document(source=url, text=response.text, kind="text")
 
 
+def as_sources(sources: str | Path | Iterable[str | Path]) -> list[str | Path]:
+    """The sources as a list: one path or URL alone counts as one source (not as the
+    characters of a string); anything but a str or Path is a ConfigurationError."""
+    items = [sources] if isinstance(sources, str | Path) else list(sources)
+    for item in items:
+        if not isinstance(item, str | Path):
+            raise ConfigurationError(
+                f"a knowledge source is a path or URL, got {type(item).__name__} {item!r}"
+            )
+    return items
+
+
 def iter_files(sources: Iterable[str | Path]) -> Iterator[Path]:
     """Supported files named directly or found (recursively) under directories; URLs
     are skipped (see `load_url`)."""
     seen: set[Path] = set()
-    for source in sources:
+    for source in as_sources(sources):
         if is_url(source):
             continue
         p = Path(source)

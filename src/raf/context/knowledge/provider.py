@@ -8,8 +8,9 @@ from pathlib import Path
 from typing import Any, Literal
 
 from raf.context.knowledge.index import Embedder, Hit, IndexStats, KnowledgeIndex
-from raf.context.knowledge.loaders import is_url
+from raf.context.knowledge.loaders import as_sources, is_url
 from raf.core.context import BaseContextProvider, ContextResult
+from raf.core.errors import ConfigurationError
 from raf.core.messages import ChatMessage, Role
 from raf.core.options import AgentRunOptions
 from raf.core.sessions import AgentSession
@@ -71,7 +72,7 @@ class KnowledgeProvider(BaseContextProvider):
 
     def __init__(
         self,
-        sources: Sequence[str | Path],
+        sources: str | Path | Sequence[str | Path],
         *,
         index_path: str | Path | None = None,
         mode: Literal["instructions", "tool"] = "instructions",
@@ -85,8 +86,8 @@ class KnowledgeProvider(BaseContextProvider):
         tool_name: str = "search_knowledge",
     ) -> None:
         if mode not in ("instructions", "tool"):
-            raise ValueError("mode must be 'instructions' or 'tool'")
-        self.sources: list[str | Path] = [s if is_url(s) else Path(s) for s in sources]
+            raise ConfigurationError(f"knowledge {name!r}: mode must be 'instructions' or 'tool'")
+        self.sources: list[str | Path] = [s if is_url(s) else Path(s) for s in as_sources(sources)]
         self.mode = mode
         self.top_k = top_k
         self.name = name
