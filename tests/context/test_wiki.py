@@ -181,3 +181,27 @@ async def test_provider_in_an_agent_run(wiki: Wiki) -> None:
     assert provider.kind == "wiki" and provider.name == "team-wiki"
     read_only = WikiProvider(wiki, read_only=True)
     assert {t.name for t in read_only.tools} == {"wiki_search", "wiki_read"}
+
+
+async def test_broken_pages_bad_schemas_and_escaping_refs(wiki: Wiki, tmp_path: Path) -> None:
+    (wiki.root / "main" / "bad.md").write_text("---\ntitle: [unclosed\n---\nbody\n", "utf-8")
+    (tmp_path / "secret.md").write_text("---\ntitle: Secret\n---\nkeep out\n", "utf-8")
+    # One broken page is left out (and named), the rest of the wiki keeps working.
+    assert "main/bad" not in {p.ref for p in wiki.pages()}
+    assert "not valid YAML" in wiki.broken["main/bad"]
+    assert WikiIndex(wiki).search("engine")
+    with pytest.raises(WikiError, match="front matter of main/bad is not valid YAML"):
+        wiki.read("main/bad")
+    # A reference never leaves the wiki directory.
+    assert wiki.resolve("../secret") is None
+    read = {t.name: t for t in wiki_tools(wiki)}["wiki_read"]
+    result = await read.invoke({"page": "../secret"}, ToolContext())
+    assert result.is_error and "keep out" not in str(result.value)
+    # A schema that is not JSON Schema is refused when the wiki opens, with its type.
+    with pytest.raises(WikiError, match="page type 'thing'.*properties/x/type"):
+        Wiki(tmp_path / "other", schemas={"thing": {"properties": {"x": {"type": "nonsense"}}}})
+    schemas = tmp_path / "third" / "_schemas"
+    schemas.mkdir(parents=True)
+    (schemas / "memo.yaml").write_text("type: [object\n", "utf-8")
+    with pytest.raises(WikiError, match=r"memo\.yaml cannot be read"):
+        Wiki(tmp_path / "third")

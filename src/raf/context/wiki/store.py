@@ -13,6 +13,7 @@ Links between pages are written `[[Title]]`, `[[slug]]`, `[[space/slug]]` or
 from __future__ import annotations
 
 import datetime as dt
+import logging
 import os
 import re
 import tempfile
@@ -29,6 +30,7 @@ _SLUG_UNSAFE = re.compile(r"[^a-z0-9]+")
 _NAME = re.compile(r"^[a-z0-9][a-z0-9-]{0,63}$")
 DEFAULT_SPACE = "main"
 DEFAULT_TYPE = "page"
+log = logging.getLogger(__name__)
 
 
 class WikiError(ConfigurationError):
@@ -84,7 +86,11 @@ def parse_page(text: str, *, space: str, slug: str) -> Page:
     if text.startswith("---"):
         end = text.find("\n---", 3)
         if end != -1:
-            loaded = _yaml().safe_load(text[3:end]) or {}
+            yaml = _yaml()
+            try:
+                loaded = yaml.safe_load(text[3:end]) or {}
+            except yaml.YAMLError as exc:
+                raise WikiError(f"front matter of {space}/{slug} is not valid YAML: {exc}") from exc
             if not isinstance(loaded, dict):
                 raise WikiError(f"front matter of {space}/{slug} is not a mapping")
             meta = loaded
@@ -112,6 +118,9 @@ class Wiki:
         self._schemas.update(
             {k: v for k, v in self._schema_files().items() if k not in self._schemas}
         )
+        self._check_schemas()
+        self.broken: dict[str, str] = {}
+        """Pages `pages()` left out because their file cannot be read, ref → why."""
 
     # -- schemas -------------------------------------------------------------------------
 
@@ -120,13 +129,33 @@ class Wiki:
         folder = self.root / "_schemas"
         if not folder.is_dir():
             return out
+        yaml = _yaml()
         for path in sorted(folder.iterdir()):
             if path.suffix in (".json", ".yaml", ".yml"):
-                loaded = _yaml().safe_load(path.read_text(encoding="utf-8"))
+                try:
+                    loaded = yaml.safe_load(path.read_text(encoding="utf-8"))
+                except (OSError, UnicodeDecodeError, yaml.YAMLError) as exc:
+                    raise WikiError(f"schema {path} cannot be read: {exc}") from exc
                 if not isinstance(loaded, dict):
                     raise WikiError(f"schema {path} is not a JSON Schema object")
                 out[path.stem] = loaded
         return out
+
+    def _check_schemas(self) -> None:
+        """Refuse a schema that is not valid JSON Schema now, not at the first write."""
+        try:
+            import jsonschema
+        except ImportError as exc:  # pragma: no cover
+            raise MissingExtraError("wiki page validation", "wiki", "jsonschema") from exc
+        for kind, schema in self._schemas.items():
+            try:
+                jsonschema.Draft202012Validator.check_schema(schema)
+            except jsonschema.SchemaError as exc:
+                where = "/".join(str(p) for p in exc.absolute_path) or "top level"
+                raise WikiError(
+                    f"the schema of page type {kind!r} ({self.root / '_schemas'} or schemas=) "
+                    f"is not valid JSON Schema at {where}: {exc.message}"
+                ) from exc
 
     @property
     def schemas(self) -> dict[str, dict[str, Any]]:
@@ -172,25 +201,43 @@ class Wiki:
         return self.default_space, slugify(ref)
 
     def pages(self, space: str | None = None) -> list[Page]:
+        """Every readable page; one that cannot be read is logged, listed in `broken`
+        and left out, so one bad file does not take the whole wiki down."""
         out: list[Page] = []
         for name in [space] if space else self.spaces():
             folder = self.root / name
             if not folder.is_dir():
                 continue
             for path in sorted(folder.glob("*.md")):
-                out.append(self._load(name, path.stem))
+                ref = f"{name}/{path.stem}"
+                try:
+                    out.append(self._load(name, path.stem))
+                except WikiError as exc:
+                    if self.broken.get(ref) != str(exc):
+                        log.warning("wiki %s: page left out: %s", self.root, exc)
+                    self.broken[ref] = str(exc)
+                    continue
+                self.broken.pop(ref, None)
         return out
 
     def _load(self, space: str, slug: str) -> Page:
         path = self._path(space, slug)
-        page = parse_page(path.read_text(encoding="utf-8"), space=space, slug=slug)
-        page.updated = path.stat().st_mtime
+        try:
+            text = path.read_text(encoding="utf-8")
+            updated = path.stat().st_mtime
+        except (OSError, UnicodeDecodeError) as exc:
+            raise WikiError(f"page {space}/{slug} ({path}) cannot be read: {exc}") from exc
+        page = parse_page(text, space=space, slug=slug)
+        page.updated = updated
         return page
 
     def resolve(self, target: str, *, from_space: str | None = None) -> Page | None:
-        """The page a link target or reference names, or None."""
+        """The page a link target or reference names, or None (also for a space name
+        that is not one: `../x` never leaves the wiki)."""
         if "/" in target:
             space, slug = self.split_ref(target)
+            if not _NAME.match(space) or not _NAME.match(slug):
+                return None
             return self._load(space, slug) if self._path(space, slug).is_file() else None
         slug = slugify(target)
         spaces = [from_space] if from_space else []
