@@ -174,8 +174,12 @@ components:
 async def test_recursive_refs_stay_finite_and_bad_documents_are_reported(tmp_path: Path) -> None:
     doc, _ = await load_spec(EXAMPLES / "3.0" / "json" / "circular.json")
     assert "recursive reference" in json.dumps(doc)
-    with pytest.raises(ConfigurationError, match="not an OpenAPI 3"):
+    with pytest.raises(ConfigurationError, match="not an OpenAPI 3 document but Swagger 2.0"):
         await load_spec({"swagger": "2.0"})
+    with pytest.raises(ConfigurationError, match="cannot fetch OpenAPI document: ConnectError"):
+        await load_spec(f"http://127.0.0.1:{free_port()}/openapi.json")
+    with pytest.raises(ConfigurationError, match="got int"):
+        OpenApiToolset(42)  # type: ignore[arg-type]
     with pytest.raises(ConfigurationError, match="unknown operation"):
         await openapi_tools(EXAMPLES / "3.0" / "json" / "petstore.json", operations=["nope"])
     with pytest.raises(ConfigurationError, match="not found"):

@@ -49,7 +49,10 @@ def _read_file(location: str) -> str:
     path = Path(location)
     if not path.is_file():
         raise ConfigurationError("OpenAPI document not found", file=location)
-    return path.read_text(encoding="utf-8")
+    try:
+        return path.read_text(encoding="utf-8")
+    except (OSError, UnicodeDecodeError) as exc:
+        raise ConfigurationError(f"cannot read OpenAPI document: {exc}", file=location) from exc
 
 
 async def fetch_text(location: str, *, fetch_timeout: float = _FETCH_TIMEOUT) -> str:
@@ -59,8 +62,13 @@ async def fetch_text(location: str, *, fetch_timeout: float = _FETCH_TIMEOUT) ->
             import httpx
         except ImportError as exc:  # pragma: no cover
             raise MissingExtraError("OpenAPI documents by URL", "openapi", "httpx") from exc
-        async with httpx.AsyncClient(timeout=fetch_timeout, follow_redirects=True) as client:
-            response = await client.get(location)
+        try:
+            async with httpx.AsyncClient(timeout=fetch_timeout, follow_redirects=True) as client:
+                response = await client.get(location)
+        except httpx.HTTPError as exc:
+            raise ConfigurationError(
+                f"cannot fetch OpenAPI document: {type(exc).__name__}: {exc}", file=location
+            ) from exc
         if response.status_code >= 400:
             raise ConfigurationError(
                 f"cannot fetch OpenAPI document: HTTP {response.status_code}", file=location
@@ -149,6 +157,12 @@ async def load_spec(
             location = text if _is_url(text) else _absolute(text)
             await resolver.load(location)
     doc = resolver.documents[location]
+    if isinstance(doc, Mapping) and "swagger" in doc and "openapi" not in doc:
+        raise ConfigurationError(
+            f"not an OpenAPI 3 document but Swagger {doc['swagger']}: raf reads OpenAPI "
+            "3.0 and 3.1 (convert it, e.g. with swagger2openapi)",
+            file=location,
+        )
     if not isinstance(doc, Mapping) or "openapi" not in doc:
         raise ConfigurationError("not an OpenAPI 3 document (no 'openapi' field)", file=location)
     version = str(doc["openapi"])

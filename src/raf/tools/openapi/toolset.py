@@ -56,6 +56,11 @@ class OpenApiToolset:
         bearer_token: str | None = None,
         approval_required: bool = False,
     ) -> None:
+        if not isinstance(spec, str | Path | Mapping):
+            raise ConfigurationError(
+                f"OpenAPI toolset {name!r}: the document is a path, URL or mapping, "
+                f"got {type(spec).__name__}"
+            )
         self.name = name
         self.approval_required = approval_required
         self.spec = spec
