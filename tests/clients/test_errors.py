@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import json
 import logging
 import socket
 
@@ -127,7 +128,7 @@ async def test_keys_in_headers_and_urls_stay_hidden(fault: FaultServer) -> None:
             header_key,
         ),
     ]
-    texts = [repr(c) for c, _ in clients]
+    texts = [repr(c) for c, _ in clients] + [json.dumps(vars(c), default=repr) for c, _ in clients]
     for client, secret in clients:
         fault.reply(Reply(status=401, json_body={"error": {"message": f"bad key {secret}"}}))
         with pytest.raises(ModelError) as info:

@@ -310,11 +310,12 @@ class AnthropicChatClient:
             raise MissingApiKeyError("anthropic", api_key_env)
         self.model = model
         self.provider = "anthropic"
-        self.base_url = base_url
         self.timeout = timeout
         self.max_tokens = max_tokens
         self._key = Secret(key)
-        self._secrets: list[str | None] = [key, *header_secrets(headers)]
+        self._secrets = [Secret(value) for value in [key, *header_secrets(headers)]]
+        self.base_url = safe_url(base_url, self._hidden()) if base_url else None
+        """Where requests go, as shown in messages (credentials cut out)."""
         self._client: AsyncAnthropic = anthropic.AsyncAnthropic(
             api_key=key,
             base_url=base_url,
@@ -326,15 +327,19 @@ class AnthropicChatClient:
         )
 
     def __repr__(self) -> str:
-        where = f", base_url={safe_url(self.base_url, self._secrets)!r}" if self.base_url else ""
+        where = f", base_url={self.base_url!r}" if self.base_url else ""
         key = mask_key(self._key.reveal())
         return f"AnthropicChatClient(model={self.model!r}{where}, api_key={key})"
 
     async def aclose(self) -> None:
         await self._client.close()
 
+    def _hidden(self) -> list[str]:
+        """The key and credential header values, to cut out of every message."""
+        return [secret.reveal() for secret in self._secrets]
+
     def _redact(self, exc: BaseException) -> str:
-        return redact(str(exc), self._secrets)
+        return redact(str(exc), self._hidden())
 
     def _model(self, options: ChatOptions) -> str:
         return options.model_id or self.model
@@ -367,7 +372,7 @@ class AnthropicChatClient:
         import anthropic
 
         model = self._model(options)
-        base = safe_url(str(self._client.base_url), self._secrets)
+        base = safe_url(str(self._client.base_url), self._hidden())
         if isinstance(exc, ClientError):
             return exc
         if isinstance(exc, anthropic.APIStatusError):
@@ -381,17 +386,17 @@ class AnthropicChatClient:
                 model=model,
                 base_url=base,
                 retry_after=parse_retry_after(exc.response.headers.get("retry-after")),
-                secrets=self._secrets,
+                secrets=self._hidden(),
             )
         if isinstance(exc, anthropic.APITimeoutError):
             return timeout_error("anthropic", model, self.timeout)
         if isinstance(exc, anthropic.APIConnectionError):
-            return connection_error("anthropic", model, base, exc.__cause__ or exc, self._secrets)
+            return connection_error("anthropic", model, base, exc.__cause__ or exc, self._hidden())
         kind = transport_kind(exc)
         if kind == "timeout":
             return timeout_error("anthropic", model, self.timeout)
         if kind == "connection":
-            return connection_error("anthropic", model, base, exc, self._secrets)
+            return connection_error("anthropic", model, base, exc, self._hidden())
         if isinstance(exc, (json.JSONDecodeError, anthropic.APIError)):
             return InvalidResponseError(
                 f"anthropic at {base} sent something that is not the Messages API: "
@@ -439,7 +444,7 @@ class AnthropicChatClient:
             error = self._translate(exc, options)
             if yielded and not isinstance(error, InvalidResponseError):
                 raise stream_interrupted(
-                    "anthropic", self._model(options), exc, self._secrets
+                    "anthropic", self._model(options), exc, self._hidden()
                 ) from None
             raise error from None
         finally:  # on errors, cancellation and a consumer that stops early alike

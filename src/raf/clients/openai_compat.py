@@ -77,15 +77,16 @@ class OpenAIChatClient:
             key = NO_KEY
         self.model = model
         self.provider = provider
-        self.base_url = base_url
         self.timeout = timeout
         self.stream_usage = stream_usage
         self.max_tokens_field = (
             "max_completion_tokens" if provider == "openai" and not base_url else "max_tokens"
         )
         self._key = Secret(key)
-        self._secrets: list[str | None] = [key if key != NO_KEY else None]
-        self._secrets += header_secrets(headers)
+        hidden = [key] if key != NO_KEY else []
+        self._secrets = [Secret(value) for value in [*hidden, *header_secrets(headers)]]
+        self.base_url = safe_url(base_url, self._hidden()) if base_url else None
+        """Where requests go, as shown in messages (credentials cut out)."""
         self._client: AsyncOpenAI = openai.AsyncOpenAI(
             api_key=key,
             base_url=base_url,
@@ -96,7 +97,7 @@ class OpenAIChatClient:
         )
 
     def __repr__(self) -> str:
-        where = f", base_url={safe_url(self.base_url, self._secrets)!r}" if self.base_url else ""
+        where = f", base_url={self.base_url!r}" if self.base_url else ""
         return (
             f"OpenAIChatClient(model={self.model!r}, provider={self.provider!r}{where}, "
             f"api_key={mask_key(None if self._key.reveal() == NO_KEY else self._key.reveal())})"
@@ -132,8 +133,12 @@ class OpenAIChatClient:
             body["extra_body"] = dict(options.additional)
         return body
 
+    def _hidden(self) -> list[str]:
+        """The key and credential header values, to cut out of every message."""
+        return [secret.reveal() for secret in self._secrets]
+
     def _redact(self, exc: BaseException) -> str:
-        return redact(str(exc), self._secrets)
+        return redact(str(exc), self._hidden())
 
     def _model(self, options: ChatOptions) -> str:
         return options.model_id or self.model
@@ -143,7 +148,7 @@ class OpenAIChatClient:
         import openai
 
         model = self._model(options)
-        base = safe_url(str(self._client.base_url), self._secrets)
+        base = safe_url(str(self._client.base_url), self._hidden())
         if isinstance(exc, ClientError):
             return exc
         if isinstance(exc, openai.APIStatusError):
@@ -155,17 +160,19 @@ class OpenAIChatClient:
                 model=model,
                 base_url=base,
                 retry_after=parse_retry_after(exc.response.headers.get("retry-after")),
-                secrets=self._secrets,
+                secrets=self._hidden(),
             )
         if isinstance(exc, openai.APITimeoutError):
             return timeout_error(self.provider, model, self.timeout)
         if isinstance(exc, openai.APIConnectionError):
-            return connection_error(self.provider, model, base, exc.__cause__ or exc, self._secrets)
+            return connection_error(
+                self.provider, model, base, exc.__cause__ or exc, self._hidden()
+            )
         kind = transport_kind(exc)
         if kind == "timeout":
             return timeout_error(self.provider, model, self.timeout)
         if kind == "connection":
-            return connection_error(self.provider, model, base, exc, self._secrets)
+            return connection_error(self.provider, model, base, exc, self._hidden())
         if isinstance(exc, (json.JSONDecodeError, openai.APIResponseValidationError)):
             return InvalidResponseError(
                 f"{self.provider} at {base} sent a response that is not valid chat-completions "
@@ -222,14 +229,14 @@ class OpenAIChatClient:
             error = self._translate(exc, options)
             if yielded and not isinstance(error, InvalidResponseError):
                 raise stream_interrupted(
-                    self.provider, self._model(options), exc, self._secrets
+                    self.provider, self._model(options), exc, self._hidden()
                 ) from None
             raise error from None
         finally:  # on errors, cancellation and a consumer that stops early alike
             await stream.close()
         if assembler.chunks == 0:
             raise InvalidResponseError(
-                f"{self.provider} at {safe_url(str(self._client.base_url), self._secrets)} ended "
+                f"{self.provider} at {safe_url(str(self._client.base_url), self._hidden())} ended "
                 "the stream without any "
                 "event; the server may not support streaming here",
                 provider=self.provider,
