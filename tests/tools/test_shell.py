@@ -134,6 +134,47 @@ async def test_the_sandbox_holds_when_raf_runs_as_root(tmp_path: Path):
         outside.unlink(missing_ok=True)
 
 
+async def test_sockets_under_run_are_out_of_reach(tmp_path: Path):
+    """A read-only mount does not stop connect() on a Unix socket, and /run holds the ones
+    that command the host (systemd, docker, dbus): the sandbox hides /run."""
+    import socket
+
+    if detect_sandbox() is not SandboxKind.BWRAP or not os.access("/run", os.W_OK):
+        return  # nothing to hide from, or no place to put the test socket
+    path = Path("/run") / f"raf-test-{secrets.token_hex(4)}.sock"
+    server = socket.socket(socket.AF_UNIX, socket.SOCK_STREAM)
+    server.bind(str(path))
+    server.listen(1)
+    server.setblocking(False)
+    try:
+        probe = (
+            "python3 -c 'import socket,sys; s=socket.socket(socket.AF_UNIX); "
+            f'sys.exit(7 if s.connect_ex("{path}") else 0)\''
+        )
+        result = await run(RunCommand(_ws(tmp_path, "deny")), command=probe)
+        assert result.value["sandbox"] == "bubblewrap"
+        assert result.value["exit_code"] == 7, result.value
+    finally:
+        server.close()
+        path.unlink(missing_ok=True)
+
+
+def test_a_resolv_conf_under_run_stays_visible(tmp_path: Path, monkeypatch: Any):
+    from raf.tools import sandbox
+
+    stub = tmp_path / "stub-resolv.conf"
+    stub.write_text("nameserver 127.0.0.53\n")
+    monkeypatch.setattr(sandbox, "HIDDEN_FOLDERS", (*sandbox.HIDDEN_FOLDERS, str(tmp_path)))
+    monkeypatch.setattr(sandbox, "_resolver_file", lambda: stub)
+    argv = sandbox.bwrap_argv(writable=[tmp_path / "ws"], cwd=tmp_path / "ws", network=True)
+    assert argv[argv.index("--ro-bind", 2) : argv.index("--ro-bind", 2) + 3] == [
+        "--ro-bind",
+        str(stub),
+        str(stub),
+    ]
+    assert argv[argv.index("/run") - 1 : argv.index("/run") + 1] == ["--tmpfs", "/run"]
+
+
 async def test_deny_outside_refuses_running_outside(tmp_path: Path):
     tool = RunCommand(_ws(tmp_path, "deny"))
     refused = await run(tool, command="true", outside_workspace=True)

@@ -21,8 +21,10 @@ logger = logging.getLogger("raf.tools.sandbox")
 
 PROBE_TIMEOUT_S = 10.0
 KILL_GRACE_S = 3.0
-HIDDEN_FOLDERS = ("/home", "/root", "/mnt", "/media", "/srv", "/run/user")
-"""Folders where user data lives: replaced by empty tmpfs in the sandbox (with /tmp)."""
+HIDDEN_FOLDERS = ("/home", "/root", "/mnt", "/media", "/srv", "/run")
+"""Folders replaced by empty tmpfs in the sandbox (with /tmp): where user data lives, and
+/run, whose Unix sockets (systemd, docker, dbus) a read-only mount does not stop a
+process from connecting to. A resolv.conf that lives there is shown again, read-only."""
 
 _SECRET = re.compile(
     r"(KEY|TOKEN|SECRET|PASSWORD|PASSWD|PASSPHRASE|CREDENTIAL|PRIVATE|COOKIE|SESSION|_PAT|AUTH)",
@@ -124,6 +126,9 @@ def bwrap_argv(
             if any(_within(hidden, w) for w in writable):
                 continue  # the workspace is inside $HOME etc.: keep the folder visible
             argv += ["--tmpfs", str(hidden)]
+        resolv = _resolver_file()
+        if resolv.is_file() and any(_within(resolv, Path(h)) for h in HIDDEN_FOLDERS):
+            argv += ["--ro-bind", str(resolv), str(resolv)]  # the file alone, for DNS
     if not network:
         argv.append("--unshare-net")
     for folder in read_only:
@@ -132,6 +137,11 @@ def bwrap_argv(
         argv += ["--bind", str(folder), str(folder)]
     argv += ["--chdir", str(cwd), "--"]
     return argv
+
+
+def _resolver_file() -> Path:
+    """Where /etc/resolv.conf really is (under /run with systemd-resolved)."""
+    return Path(os.path.realpath("/etc/resolv.conf"))
 
 
 def _within(path: Path, folder: Path) -> bool:
