@@ -36,6 +36,13 @@ def test_config_infers_and_checks_transport() -> None:
     cfg = McpServerConfig(command="x", approval_mode={"rm": "always"}, tool_prefix="fs")
     assert cfg.needs_approval("rm") and not cfg.needs_approval("ls")
     assert cfg.exposed_name("ls") == "fs_ls"
+    # A mapping (what users and documents pass) fails as a RafError naming key and server.
+    with pytest.raises(ConfigurationError, match="'fs' config: comand: Extra inputs"):
+        McpClient({"name": "fs", "comand": "npx"})
+    with pytest.raises(ConfigurationError, match="call_timeout: Input should be greater"):
+        McpClient({"command": "x", "call_timeout": 0})
+    with pytest.raises(ConfigurationError, match="got str"):
+        McpClient("npx")  # type: ignore[arg-type]
 
 
 async def test_python_server_over_stdio() -> None:

@@ -62,9 +62,7 @@ class McpClient:
     def __init__(self, config: McpServerConfig | Mapping[str, Any]) -> None:
         _import_mcp()
         self.config = (
-            config
-            if isinstance(config, McpServerConfig)
-            else McpServerConfig.model_validate(config)
+            config if isinstance(config, McpServerConfig) else McpServerConfig.from_mapping(config)
         )
         self._owner: asyncio.Task[None] | None = None
         self._jobs: asyncio.Queue[_Job | None] = asyncio.Queue()

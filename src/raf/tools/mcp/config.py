@@ -2,9 +2,12 @@
 
 from __future__ import annotations
 
-from typing import Literal
+from collections.abc import Mapping
+from typing import Any, Literal
 
-from pydantic import BaseModel, ConfigDict, Field, model_validator
+from pydantic import BaseModel, ConfigDict, Field, ValidationError, model_validator
+
+from raf.core.errors import ConfigurationError
 
 ApprovalMode = Literal["never", "always"]
 
@@ -50,6 +53,24 @@ class McpServerConfig(BaseModel):
         if self.transport in ("http", "sse") and not self.url:
             raise ValueError(f"transport {self.transport!r} needs 'url'")
         return self
+
+    @classmethod
+    def from_mapping(cls, data: Mapping[str, Any]) -> McpServerConfig:
+        """Validate a plain mapping; problems become one ConfigurationError naming each key."""
+        if not isinstance(data, Mapping):
+            raise ConfigurationError(
+                f"an MCP server config is a mapping or McpServerConfig, got {type(data).__name__}"
+            )
+        try:
+            return cls.model_validate(dict(data))
+        except ValidationError as exc:
+            name = data.get("name", "mcp")
+            problems = "; ".join(
+                f"{'.'.join(map(str, e['loc'])) or 'config'}: "
+                + e["msg"].removeprefix("Value error, ")
+                for e in exc.errors()
+            )
+            raise ConfigurationError(f"MCP server {name!r} config: {problems}") from exc
 
     def needs_approval(self, tool_name: str) -> bool:
         """Whether calls of this server tool (unprefixed name) wait for a human."""
