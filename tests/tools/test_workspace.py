@@ -143,6 +143,27 @@ def test_bad_rules_are_configuration_errors(tmp_path: Path):
         WorkspaceScope(tmp_path, rules=[{"path": "x", "read": "maybe"}])
     with pytest.raises(ConfigurationError, match="says nothing"):
         WorkspaceScope(tmp_path, rules=[{"path": "x"}])
+    with pytest.raises(ConfigurationError, match="rule 1 .*mapping"):
+        WorkspaceScope(tmp_path, rules=["secrets/**"])  # type: ignore[list-item]
+    with pytest.raises(ConfigurationError, match="list of rules"):
+        WorkspaceScope(tmp_path, rules=5)  # type: ignore[arg-type]
+
+
+@pytest.mark.parametrize("root", [123, None, b"/tmp"])
+def test_a_root_of_the_wrong_type_is_a_configuration_error(root: object):
+    with pytest.raises(ConfigurationError, match="workspace root must be a path"):
+        WorkspaceScope(root)  # type: ignore[arg-type]
+
+
+def test_a_name_must_be_text(tmp_path: Path):
+    with pytest.raises(ConfigurationError, match="name"):
+        WorkspaceScope(tmp_path, name=None)  # type: ignore[arg-type]
+
+
+def test_outside_scope_alias():
+    from raf.tools.workspace import OutsideScope, OutsideScopeError
+
+    assert OutsideScope is OutsideScopeError
 
 
 @pytest.mark.parametrize(

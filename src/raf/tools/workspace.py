@@ -87,6 +87,10 @@ class OutsideScopeError(ToolExecutionError):
         super().__init__(f"OutsideScope: {message}")
 
 
+OutsideScope = OutsideScopeError
+"""The SPEC's name for the refusal (`OutsideScope: …` is how its message starts)."""
+
+
 @dataclass(frozen=True, kw_only=True, slots=True)
 class PathRule:
     """A glob (relative to the root, or absolute) deciding allow/approve/deny for accesses.
@@ -183,7 +187,18 @@ class WorkspaceScope:
         policy: ScopePolicy | str = ScopePolicy.APPROVE_OUTSIDE,
         rules: Iterable[PathRule | Mapping[str, Any]] = (),
     ) -> None:
-        given = Path(os.path.expanduser(os.fspath(root)))
+        if not isinstance(root, str | os.PathLike) or isinstance(root, bytes):
+            raise ConfigurationError(
+                f"workspace root must be a path (text or os.PathLike), not {type(root).__name__}"
+            )
+        if not isinstance(name, str):
+            raise ConfigurationError(
+                f"workspace name must be text, not {type(name).__name__} ({name!r})"
+            )
+        raw = os.fspath(root)
+        if not isinstance(raw, str):
+            raise ConfigurationError(f"workspace root must be a text path, not {raw!r}")
+        given = Path(os.path.expanduser(raw))
         if not given.is_absolute():
             given = Path.cwd() / given
         real = Path(os.path.realpath(given))
@@ -192,8 +207,17 @@ class WorkspaceScope:
         self.root = given
         self.name = name
         self.policy = ScopePolicy.parse(policy)
+        if isinstance(rules, str | bytes | Mapping) or not isinstance(rules, Iterable):
+            raise ConfigurationError(
+                f"workspace {name!r}: 'rules' must be a list of rules, not {type(rules).__name__}"
+            )
         parsed: list[PathRule] = []
-        for rule in rules:
+        for index, rule in enumerate(rules, 1):
+            if not isinstance(rule, PathRule | Mapping):
+                raise ConfigurationError(
+                    f"workspace {name!r}: rule {index} must be a mapping such as "
+                    f"{{path: 'secrets/**', read: deny}}, not {rule!r}"
+                )
             parsed.extend(PathRule.parse(rule))
         self.rules = tuple(parsed)
         self.real_root = real
