@@ -11,6 +11,7 @@ from __future__ import annotations
 import argparse
 import random
 import statistics
+import sys
 import tempfile
 import time
 import zlib
@@ -75,13 +76,16 @@ def paragraph(rng: random.Random, n: int) -> str:
     return " ".join(rng.choice(WORDS) for _ in range(n)) + "."
 
 
+DIM = 64
+
+
 def hashed_embedder(texts: Sequence[str]) -> list[list[float]]:
-    """A cheap deterministic stand-in for a model: hashed bag of words, 64 dimensions."""
+    """A cheap deterministic stand-in for a model: hashed bag of words, DIM dimensions."""
     out = []
     for text in texts:
-        vec = [0.0] * 64
+        vec = [0.0] * DIM
         for word in text.split():
-            vec[zlib.crc32(word.encode()) % 64] += 1.0
+            vec[zlib.crc32(word.encode()) % DIM] += 1.0
         out.append(vec)
     return out
 
@@ -94,9 +98,19 @@ def main() -> None:
     parser.add_argument(
         "--hybrid",
         action="store_true",
-        help="also store 64-dimension hashed vectors and time hybrid (BM25 + vector) queries",
+        help="also store --dim hashed vectors and time hybrid (BM25 + vector) queries",
+    )
+    parser.add_argument(
+        "--dim", type=int, default=64, help="vector dimension (all-MiniLM-L6-v2 has 384)"
+    )
+    parser.add_argument(
+        "--no-sqlite-vec", action="store_true", help="compare vectors in pure Python"
     )
     args = parser.parse_args()
+    global DIM
+    DIM = args.dim
+    if args.no_sqlite_vec:
+        sys.modules["sqlite_vec"] = None  # type: ignore[assignment]
     rng = random.Random(7)
     chunks = [
         Chunk(source=f"doc{i // 20}.md", text=paragraph(rng, 120), ordinal=i % 20, heading="")
@@ -121,7 +135,8 @@ def main() -> None:
         f"build: {args.chunks} chunks in {build:.2f}s "
         f"({build / args.chunks * 1000 * 1000:.1f} ms per 1,000 chunks)"
     )
-    kind = "hybrid RRF" if args.hybrid else "BM25"
+    backend = "sqlite-vec" if index.uses_sqlite_vec else "pure Python"
+    kind = f"hybrid RRF, {DIM}-dim vectors via {backend}" if args.hybrid else "BM25"
     print(
         f"query ({kind}, top 5, {args.queries} queries): median {statistics.median(times):.2f} ms, "
         f"p95 {p95:.2f} ms"
