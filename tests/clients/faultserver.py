@@ -26,6 +26,7 @@ class Reply:
     stall_after: int | None = None
     """For streams: after this many events, wait `delay` seconds before the next."""
     headers: dict[str, str] = field(default_factory=dict)
+    content_type: str = "application/json"
     reset: bool = False
     """Drop the connection with a TCP reset instead of answering."""
 
@@ -86,7 +87,7 @@ class FaultServer:
                             else json.dumps(reply.json_body).encode()
                         )
                         self.send_response(reply.status)
-                        self.send_header("content-type", "application/json")
+                        self.send_header("content-type", reply.content_type)
                         self.send_header("content-length", str(len(payload)))
                         for key, value in reply.headers.items():
                             self.send_header(key, value)

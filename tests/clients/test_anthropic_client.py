@@ -10,6 +10,7 @@ from raf.agent.builder import AgentBuilder
 from raf.clients.anthropic_client import AnthropicChatClient
 from raf.clients.errors import (
     ContextOverflowError,
+    InvalidResponseError,
     MissingApiKeyError,
     RateLimitError,
     StreamInterruptedError,
@@ -379,3 +380,18 @@ def test_missing_key(monkeypatch: pytest.MonkeyPatch) -> None:
 def test_repr_hides_the_key() -> None:
     client = client_for("http://127.0.0.1:9", key="sk-ant-hidden-1234567")
     assert "hidden" not in repr(client) and "api_key=set" in repr(client)
+
+
+WELCOME = b"<html><body>Welcome to nginx!</body></html>"
+
+
+@pytest.mark.parametrize("stream", [False, True])
+async def test_a_base_url_that_is_a_web_page_says_so(fault: FaultServer, stream: bool) -> None:
+    fault.reply(Reply(raw=WELCOME, content_type="text/html"))
+    client = client_for(fault.url)
+    with pytest.raises(InvalidResponseError, match="base URL"):
+        if stream:
+            async for _ in client.get_streaming_response([ChatMessage.user("x")], ChatOptions()):
+                pass
+        else:
+            await client.get_response([ChatMessage.user("x")], ChatOptions())

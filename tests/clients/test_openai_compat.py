@@ -442,3 +442,18 @@ async def test_agent_streams_a_tool_call_then_the_answer(fault: FaultServer) -> 
     second = fault.seen[1].body["messages"]
     assert second[-1] == {"role": "tool", "tool_call_id": "call_9", "content": "sunny in Bergen"}
     assert len(session.messages) == 4
+
+
+WELCOME = b"<html><body>Welcome to nginx!</body></html>"
+
+
+@pytest.mark.parametrize("stream", [False, True])
+async def test_a_base_url_that_is_a_web_page_says_so(fault: FaultServer, stream: bool) -> None:
+    fault.reply(Reply(raw=WELCOME, content_type="text/html"))
+    client = fault_client(fault)
+    with pytest.raises(InvalidResponseError, match="base URL"):
+        if stream:
+            async for _ in client.get_streaming_response([ChatMessage.user("x")], ChatOptions()):
+                pass
+        else:
+            await client.get_response([ChatMessage.user("x")], ChatOptions())

@@ -153,6 +153,7 @@ class _EventAssembler:
         self.response_id: str | None = None
         self.model_id: str | None = None
         self.stopped = False
+        self.events = 0
         self._usage: dict[str, Any] = {}
         self._blocks: dict[int, dict[str, Any]] = {}
         self._stop: FinishReason | None = None
@@ -161,6 +162,7 @@ class _EventAssembler:
         return AgentResponseUpdate(kind=kind, message_id=self.message_id, **kwargs)
 
     def feed(self, event: dict[str, Any]) -> list[AgentResponseUpdate]:
+        self.events += 1
         kind = event.get("type")
         if kind == "message_start":
             message = event.get("message") or {}
@@ -406,15 +408,26 @@ class AnthropicChatClient:
             )
         return exc
 
+    def _not_the_api(self, options: ChatOptions, what: str) -> InvalidResponseError:
+        return InvalidResponseError(
+            f"anthropic at {self.base_url or self._client.base_url} answered with something "
+            f"that is not the Messages API ({what}); check the base URL (the server's root, "
+            "without /v1)",
+            provider="anthropic",
+            model=self._model(options),
+        )
+
     async def get_response(
         self, messages: Sequence[ChatMessage], options: ChatOptions
     ) -> ChatResponse:
         body = self._request(messages, options)
         try:
             message = await self._client.messages.create(**body)
-            data = message.model_dump()
         except Exception as exc:
             raise self._translate(exc, options) from None
+        if not hasattr(message, "model_dump"):  # the SDK hands back non-JSON as text
+            raise self._not_the_api(options, repr(str(message)[:80]))
+        data = message.model_dump()
         assembler = _EventAssembler(new_id("msg"))
         updates: list[AgentResponseUpdate] = []
         for event in message_to_events(data):
@@ -449,6 +462,8 @@ class AnthropicChatClient:
             raise error from None
         finally:  # on errors, cancellation and a consumer that stops early alike
             await stream.close()
+        if assembler.events == 0:
+            raise self._not_the_api(options, "no stream events")
         if not assembler.stopped:
             raise stream_interrupted(
                 "anthropic", self._model(options), EOFError("no message_stop event arrived")

@@ -196,9 +196,17 @@ class OpenAIChatClient:
         body = self._request(messages, options, stream=False)
         try:
             completion = await self._client.chat.completions.create(**body)
-            data = completion.model_dump()
         except Exception as exc:
             raise self._translate(exc, options) from None
+        if not hasattr(completion, "model_dump"):  # the SDK hands back non-JSON as text
+            raise InvalidResponseError(
+                f"{self.provider} at {self.base_url or self._client.base_url} answered with "
+                f"something that is not chat-completions JSON ({str(completion)[:80]!r}); check "
+                "that the base URL points at an OpenAI-compatible API (usually ending in /v1)",
+                provider=self.provider,
+                model=self._model(options),
+            )
+        data = completion.model_dump()
         if not isinstance(data, dict) or not data.get("choices"):
             raise InvalidResponseError(
                 f"{self.provider} answered without choices; check the base URL and model",
@@ -237,8 +245,8 @@ class OpenAIChatClient:
         if assembler.chunks == 0:
             raise InvalidResponseError(
                 f"{self.provider} at {safe_url(str(self._client.base_url), self._hidden())} ended "
-                "the stream without any "
-                "event; the server may not support streaming here",
+                "the stream without any event; check that the base URL points at an "
+                "OpenAI-compatible API (usually ending in /v1) and that the server streams",
                 provider=self.provider,
                 model=self._model(options),
             )
