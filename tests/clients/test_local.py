@@ -171,6 +171,20 @@ async def test_missing_gguf_file_is_a_configuration_error(tmp_path: Path) -> Non
         await client.get_response([ChatMessage.user("x")], ChatOptions())
 
 
+async def test_a_file_that_is_not_a_model_is_a_configuration_error(
+    model_file: Path, tmp_path: Path
+) -> None:
+    text = tmp_path / "notes.gguf"
+    text.write_text("not a model")
+    with pytest.raises(ConfigurationError, match="not a GGUF model file"):
+        await LocalChatClient(text).get_response([ChatMessage.user("x")], ChatOptions())
+    cut = tmp_path / "cut.gguf"
+    with model_file.open("rb") as whole:
+        cut.write_bytes(whole.read(1 << 20))  # the header survives, the weights do not
+    with pytest.raises(ConfigurationError, match=r"could not load .*cut\.gguf.*damaged"):
+        await LocalChatClient(cut).get_response([ChatMessage.user("x")], ChatOptions())
+
+
 def test_tool_schema_offers_each_tool_and_an_answer() -> None:
     schema = tool_schema([get_weather], None)
     call, answer = schema["anyOf"]

@@ -78,6 +78,13 @@ class _Engine:
             import xllamacpp  # type: ignore[import-untyped,unused-ignore]
         except ImportError:
             raise MissingExtraError("the embedded local model", "local", "xllamacpp") from None
+        with path.open("rb") as handle:
+            magic = handle.read(4)
+        if magic != b"GGUF":
+            raise ConfigurationError(
+                f"{path} is not a GGUF model file (it starts with {magic!r}, not b'GGUF'); "
+                "give the path of a .gguf file, or use `local` for the default model"
+            )
         params = xllamacpp.CommonParams()
         params.model.path = str(path)
         params.n_ctx = n_ctx
@@ -86,7 +93,14 @@ class _Engine:
         params.cpuparams_batch.n_threads = threads
         params.warmup = False
         params.verbosity = 3 if verbose else -1
-        self.server = xllamacpp.Server(params)
+        try:
+            self.server = xllamacpp.Server(params)
+        except RuntimeError as exc:
+            raise ConfigurationError(
+                f"llama.cpp could not load {path}: {exc}; the file may be damaged or cut "
+                "short, or hold a model this llama.cpp does not know (the default model "
+                "is fetched again by `raf models pull --force`)"
+            ) from None
         self.template = read_chat_template(path)
 
 
