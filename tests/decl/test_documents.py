@@ -212,3 +212,26 @@ def test_the_json_schema_is_valid_and_accepts_the_examples():
         validator.validate(yaml.safe_load(path.read_text(encoding="utf-8")))
     bad = yaml.safe_load((BROKEN / "08_misspelt_top_key.yaml").read_text(encoding="utf-8"))
     assert not validator.is_valid(bad)
+
+
+def test_a_secret_in_a_kind_or_name_field_is_not_echoed(monkeypatch, caplog, tmp_path):
+    monkeypatch.setenv("RAF_T_KEY", SECRET)
+    text = (
+        "name: a\nmodel:\n  connection: {kind: $RAF_T_KEY}\n"
+        "tools:\n  - kind: $RAF_T_KEY\n  - {kind: web, name: $RAF_T_KEY}\n"
+        "contexts:\n  - kind: workspace\n    config: {policy: $RAF_T_KEY, root: $RAF_T_KEY}\n"
+    )
+    with pytest.raises(ValidationProblems) as info:
+        DeclAgentBuilder().from_yaml_str(text, base_dir=tmp_path)
+    problems = info.value.problems
+    assert [p.key_path for p in problems] == [
+        "model.connection.kind",
+        "tools[0].kind",
+        "tools[1].name",
+        "contexts[0].config.root",
+    ]
+    assert "expected one of: key, anonymous, reference, local" in problems[0].message
+    warnings = getattr(info.value, "warnings", [])
+    assert "unknown workspace policy (a value from the environment)" in str(warnings[0])
+    everything = str(info.value) + " ".join(str(w) for w in warnings) + caplog.text
+    assert SECRET not in everything and SECRET[:10] not in everything

@@ -247,22 +247,25 @@ def _semantic(loaded: LoadedAgent, *, check_extras: bool) -> list[Problem]:
         cpath: tuple[str | int, ...] = ("contexts", index)
         if isinstance(context, WorkspaceContextDecl):
             policy = context.config.policy
+            ppath = (*cpath, "config", "policy")
             if policy.strip().lower() not in POLICIES:
-                hint = suggest(policy, POLICIES)
+                hint = None if ppath in doc.from_env else suggest(policy, POLICIES)
                 did = f" (did you mean {hint!r}?)" if hint else ""
                 doc.warnings.append(
                     doc.problem(
-                        (*cpath, "config", "policy"),
-                        f"unknown workspace policy {policy!r}{did}: failing closed to 'deny' "
-                        "(DENY_OUTSIDE); use one of " + ", ".join(POLICIES),
+                        ppath,
+                        f"unknown workspace policy {_shown(doc, ppath, policy)}{did}: failing "
+                        "closed to 'deny' (DENY_OUTSIDE); use one of " + ", ".join(POLICIES),
                     )
                 )
             root = doc.base_dir / context.config.root
             if not root.is_dir():
+                rpath = (*cpath, "config", "root")
                 problems.append(
                     doc.problem(
-                        (*cpath, "config", "root"),
-                        f"workspace root {context.config.root!r} is not a directory",
+                        rpath,
+                        f"workspace root {_shown(doc, rpath, context.config.root)} "
+                        "is not a directory",
                     )
                 )
         elif isinstance(context, SkillsContextDecl):
@@ -315,6 +318,11 @@ def _semantic(loaded: LoadedAgent, *, check_extras: bool) -> list[Problem]:
                     )
                 )
     return problems
+
+
+def _shown(doc: Document, path: tuple[str | int, ...], value: str) -> str:
+    """`value` quoted for a message, unless it came from the environment (never shown)."""
+    return "(a value from the environment)" if path in doc.from_env else repr(value)
 
 
 def _sub_agents(

@@ -95,8 +95,14 @@ def _is_tag(part: str, current: Any) -> bool:
     )
 
 
+def _hidden(path: Path_, doc: Document) -> bool:
+    """True when the value at `path` must not be shown: it came from the environment or
+    sits under a secret key."""
+    return path in doc.from_env or any(isinstance(p, str) and p in SECRET_KEYS for p in path)
+
+
 def _input_text(error: ErrorDetails, path: Path_, doc: Document) -> str:
-    if path in doc.from_env or any(isinstance(p, str) and p in SECRET_KEYS for p in path):
+    if _hidden(path, doc):
         return ""
     value = error.get("input")
     if isinstance(value, bool | int | float) or (isinstance(value, str) and len(value) <= 60):
@@ -134,6 +140,12 @@ def _problem(error: ErrorDetails, doc: Document) -> Problem:
                 path, f"missing required key 'kind' (a {what}: one of {', '.join(expected)})"
             )
         tag = str(ctx.get("tag", ""))
+        if _hidden((*path, "kind"), doc):
+            return doc.problem(
+                (*path, "kind"),
+                f"unknown {what} (its value is not shown: secret or from the "
+                f"environment; expected one of: {', '.join(expected)})",
+            )
         hint = suggest(tag, expected)
         did = f"; did you mean {hint!r}?" if hint else ""
         return doc.problem(
@@ -146,6 +158,12 @@ def _problem(error: ErrorDetails, doc: Document) -> Problem:
             for e in str(ctx.get("expected", "")).replace(" or ", ", ").split(",")
         ]
         value = error.get("input")
+        if _hidden(path, doc):
+            return doc.problem(
+                path,
+                "the value (not shown: secret or from the environment) is not allowed "
+                f"here (expected one of: {', '.join(expected)})",
+            )
         hint = suggest(str(value), expected) if isinstance(value, str) else None
         did = f"; did you mean {hint!r}?" if hint else ""
         return doc.problem(
