@@ -226,3 +226,21 @@ def test_an_approval_left_with_ctrl_c_is_asked_again_before_the_next_message(tmp
     child.expect(PROMPT)
     child.sendline("/quit")
     child.expect(pexpect.EOF)
+
+
+def test_a_broken_document_exits_1_with_its_problems_and_leaks_nothing(tmp_path):
+    import subprocess
+
+    write_agent(tmp_path, "name: a\nmaxToolRound: 3\n")
+    done = subprocess.run(
+        [sys.executable, "-W", "error::ResourceWarning", "-m", "raf.cli", "chat", "agent.yaml"],
+        cwd=tmp_path,
+        env=raf_env(tmp_path),
+        capture_output=True,
+        text=True,
+        timeout=TIMEOUT,
+        check=False,
+    )
+    assert done.returncode == 1
+    assert "agent.yaml:2:1 maxToolRound: unknown key 'maxToolRound'" in done.stderr
+    assert "ResourceWarning" not in done.stderr

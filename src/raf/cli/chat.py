@@ -67,8 +67,8 @@ class _Chat:
         self.args = args
         self.model_spec: str | None = args.model
         self.store = session_store()
+        self.agent = build_agent(args.file, args.model, self.store)  # may fail: no loop yet
         self.loop = asyncio.new_event_loop()
-        self.agent = build_agent(args.file, args.model, self.store)
         self.session = self.agent.create_session()
 
     def say(self, text: str) -> None:
