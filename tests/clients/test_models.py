@@ -73,6 +73,24 @@ def test_raf_model_decides_and_local_is_the_default(monkeypatch: pytest.MonkeyPa
     assert parse_model_spec("local").provider == "local"
 
 
+@pytest.mark.parametrize(
+    ("host", "url"),
+    [
+        ("", "http://127.0.0.1:11434/v1"),
+        ("0.0.0.0", "http://127.0.0.1:11434/v1"),
+        ("gpu-box:8080", "http://gpu-box:8080/v1"),
+        ("https://ollama.example.com", "https://ollama.example.com:443/v1"),
+        ("http://10.0.0.5:11434/", "http://10.0.0.5:11434/v1"),
+    ],
+)
+def test_ollama_follows_ollama_host(monkeypatch: pytest.MonkeyPatch, host: str, url: str) -> None:
+    monkeypatch.delenv("OLLAMA_BASE_URL", raising=False)
+    monkeypatch.setenv("OLLAMA_HOST", host)
+    assert parse_model_spec("ollama:qwen3:8b").base_url == url
+    monkeypatch.setenv("OLLAMA_BASE_URL", "http://elsewhere:1/v1")
+    assert parse_model_spec("ollama:qwen3:8b").base_url == "http://elsewhere:1/v1"
+
+
 @pytest.mark.parametrize("bad", ["gpt-4o", "openai:", "azure:x", "openai-compatible:localhost:m"])
 def test_bad_model_strings_show_the_forms(bad: str) -> None:
     with pytest.raises(ConfigurationError, match="openai"):

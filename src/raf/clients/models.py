@@ -5,7 +5,8 @@ Forms:
 - `openai:<model>`, `anthropic:<model>`: the providers' own APIs (key from
   `OPENAI_API_KEY` / `ANTHROPIC_API_KEY`).
 - `ollama:<model>`: Ollama's OpenAI-compatible API at `http://127.0.0.1:11434/v1`
-  (`OLLAMA_BASE_URL` overrides); the model may contain ':' (`ollama:qwen3:8b`).
+  (`OLLAMA_BASE_URL`, or Ollama's own `OLLAMA_HOST`, overrides); the model may contain ':'
+  (`ollama:qwen3:8b`).
 - `openai-compatible:<base_url>:<model>`: any chat-completions server. The base URL runs
   up to the first ':' after its host, port and path (a path has no ':'), and the model
   is everything after it, so `openai-compatible:http://127.0.0.1:8000/v1:qwen3:8b` is
@@ -138,6 +139,24 @@ def model_info(
     return info
 
 
+def ollama_base_url() -> str:
+    """`OLLAMA_BASE_URL`, else Ollama's own `OLLAMA_HOST` (`host[:port]`) + `/v1`, else local."""
+    explicit = os.environ.get("OLLAMA_BASE_URL", "").strip()
+    if explicit:
+        return explicit
+    host = os.environ.get("OLLAMA_HOST", "").strip().rstrip("/")
+    if not host:
+        return OLLAMA_BASE_URL
+    scheme, sep, rest = host.partition("://")
+    if not sep:
+        scheme, rest = "http", host
+    if not re.search(r":\d+$", rest):
+        rest += ":443" if scheme == "https" else ":11434"
+    if rest.startswith("0.0.0.0:"):  # a listening address; connect over loopback
+        rest = "127.0.0.1:" + rest.split(":", 1)[1]
+    return f"{scheme}://{rest}/v1"
+
+
 def parse_model_spec(spec: str | None = None) -> ModelSpec:
     """Parse a model string (see the module doc); `None` reads `RAF_MODEL`, then `local`."""
     text = (spec if spec is not None else os.environ.get(ENV_VAR, "")).strip() or DEFAULT_SPEC
@@ -163,8 +182,7 @@ def parse_model_spec(spec: str | None = None) -> ModelSpec:
             )
         return ModelSpec(provider=provider, model=match.group(2), base_url=match.group(1))
     if provider == "ollama":
-        base = os.environ.get("OLLAMA_BASE_URL", OLLAMA_BASE_URL)
-        return ModelSpec(provider=provider, model=rest, base_url=base)
+        return ModelSpec(provider=provider, model=rest, base_url=ollama_base_url())
     return ModelSpec(provider=provider, model=rest)
 
 
