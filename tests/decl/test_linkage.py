@@ -303,6 +303,19 @@ def test_rule4_max_tool_rounds_defaults_to_ten(tmp_path):
     assert agent.chat_client.max_tool_rounds == 10
 
 
+async def test_rule4_tools_injected_by_a_context_run_in_the_loop_with_max_rounds(tmp_path):
+    write_skill(tmp_path / "skills", "review")
+    again = call("load_skill", skill_name="review")
+    client = ScriptedChatClient([reply("", again), reply("", again), "final"])
+    text = (
+        "name: a\nmaxToolRounds: 1\ncontexts:\n  - kind: skills\n    config: {directory: skills}\n"
+    )
+    response = await builder_for(text, tmp_path, client).build().run("go")
+    assert len(client.requests) == 2  # one round of the injected tool, then no tools
+    assert client.requests[0].tool_names and client.requests[1].tool_names == []
+    assert response.messages[1].function_results[0].error is None
+
+
 def test_rule4_no_tools_no_wrap(tmp_path):
     client = ScriptedChatClient(["ok"])
     agent = builder_for("name: a\n", tmp_path, client).build()
