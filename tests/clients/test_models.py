@@ -97,6 +97,28 @@ def test_bad_model_strings_show_the_forms(bad: str) -> None:
         parse_model_spec(bad)
 
 
+@pytest.mark.parametrize(
+    ("bad", "advice"),
+    [
+        ("ollama:", "names no model; write ollama:<model>, for example ollama:qwen3:8b"),
+        ("opena:gpt-4o", "did you mean openai:gpt-4o?"),
+        ("antropic:claude-sonnet-4-5", "did you mean anthropic:claude-sonnet-4-5?"),
+        ("gpt-4o", "for example openai:gpt-4o or ollama:gpt-4o"),
+    ],
+)
+def test_bad_model_strings_get_pointed_advice(bad: str, advice: str) -> None:
+    with pytest.raises(ConfigurationError) as info:
+        parse_model_spec(bad)
+    assert advice in str(info.value)
+
+
+def test_a_bad_raf_model_is_named_as_the_variable(monkeypatch: pytest.MonkeyPatch) -> None:
+    for bad in ("gpt-4o", "openai-compatible:localhost:8000:m", "ollama:"):
+        monkeypatch.setenv("RAF_MODEL", bad)
+        with pytest.raises(ConfigurationError, match="RAF_MODEL"):
+            parse_model_spec()
+
+
 def test_model_info_table_prefixes_defaults_and_overrides() -> None:
     assert model_info("openai:gpt-4o-mini").context_window == 128_000
     assert model_info("openai:gpt-4o-mini-2024-07-18").max_output_tokens == 16_384

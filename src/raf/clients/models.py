@@ -20,6 +20,7 @@ With no string, `RAF_MODEL` decides, and without it `local`.
 
 from __future__ import annotations
 
+import difflib
 import os
 import re
 from dataclasses import dataclass, replace
@@ -33,6 +34,13 @@ DEFAULT_SPEC = "local"
 OLLAMA_BASE_URL = "http://127.0.0.1:11434/v1"
 PROVIDERS = ("openai", "anthropic", "ollama", "openai-compatible", "local")
 
+_EXAMPLES = {
+    "openai": "openai:gpt-4o-mini",
+    "anthropic": "anthropic:claude-sonnet-4-5",
+    "ollama": "ollama:qwen3:8b",
+    "openai-compatible": "openai-compatible:http://127.0.0.1:8000/v1:my-model",
+    "local": "local:/path/model.gguf",
+}
 _COMPATIBLE = re.compile(r"^(https?://[^/:]+(?::\d+)?(?:/[^:]*)?):(.+)$")
 
 
@@ -164,21 +172,33 @@ def parse_model_spec(spec: str | None = None) -> ModelSpec:
     provider = provider.lower()
     if provider == "local":
         return ModelSpec(provider="local", model="local", path=rest or None)
-    if provider not in PROVIDERS or not sep or not rest:
+    where = ENV_VAR if spec is None else None
+    if provider in PROVIDERS and not rest:
         raise ConfigurationError(
-            f"model {text!r} is not a model string raf knows; use one of "
+            f"model {text!r} names no model; write {provider}:<model>, for example "
+            f"{_EXAMPLES[provider]}",
+            key_path=where,
+        )
+    if provider not in PROVIDERS or not sep:
+        close = difflib.get_close_matches(provider, PROVIDERS, n=1, cutoff=0.6)
+        example = (
+            f"did you mean {close[0]}:{rest}?"
+            if close and sep
+            else f"for example openai:{text} or ollama:{text}"
+        )
+        raise ConfigurationError(
+            f"model {text!r} is not a model string raf knows ({example}); use one of "
             "openai:<model>, anthropic:<model>, ollama:<model>, "
-            "openai-compatible:<base_url>:<model>, local or local:<path.gguf> "
-            f"(for example openai:{text} or ollama:{text})",
-            key_path=ENV_VAR if spec is None else None,
+            "openai-compatible:<base_url>:<model>, local or local:<path.gguf>",
+            key_path=where,
         )
     if provider == "openai-compatible":
         match = _COMPATIBLE.match(rest)
         if match is None:
             raise ConfigurationError(
                 f"model {text!r}: write openai-compatible:<base_url>:<model>, for example "
-                "openai-compatible:http://127.0.0.1:8000/v1:my-model (the base URL starts "
-                "with http:// or https://)"
+                f"{_EXAMPLES[provider]} (the base URL starts with http:// or https://)",
+                key_path=where,
             )
         return ModelSpec(provider=provider, model=match.group(2), base_url=match.group(1))
     if provider == "ollama":
