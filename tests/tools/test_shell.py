@@ -175,6 +175,60 @@ def test_a_resolv_conf_under_run_stays_visible(tmp_path: Path, monkeypatch: Any)
     assert argv[argv.index("/run") - 1 : argv.index("/run") + 1] == ["--tmpfs", "/run"]
 
 
+async def test_path_rules_hold_inside_the_sandbox(tmp_path: Path):
+    """A deny rule on reading secrets/** must not be sidestepped with `cat` in run_command;
+    a write-deny rule keeps the file read-only there."""
+    if detect_sandbox() is not SandboxKind.BWRAP:
+        return  # every command needs approval without a sandbox (tested below)
+    root = tmp_path / "ws"
+    (root / "secrets").mkdir(parents=True)
+    (root / "secrets" / "k.txt").write_text("TOP-SECRET\n")
+    (root / "notes").mkdir()
+    (root / "notes" / "a.key").write_text("KEY-MATERIAL\n")
+    (root / "locked.txt").write_text("keep\n")
+    (root / "open.txt").write_text("open\n")
+    (root / "alias.key").symlink_to("open.txt")  # a link is judged by its target
+    rules = [
+        {"path": "secrets/**", "read": "deny"},
+        {"path": "**/*.key", "read": "deny"},
+        {"path": "locked.txt", "write": "deny", "delete": "deny"},
+    ]
+    scope = WorkspaceScope(root, policy="deny", rules=rules)
+    command = (
+        "cat secrets/k.txt notes/a.key; ln -s secrets/k.txt s; cat s; cat alias.key; "
+        "echo changed > locked.txt; rm -f locked.txt; echo new > fresh.txt; true"
+    )
+    result = await run(RunCommand(scope), command=command)
+    assert result.value["sandbox"] == "bubblewrap"
+    out = result.value["stdout"]
+    assert "TOP-SECRET" not in out and "KEY-MATERIAL" not in out
+    assert "open" in out
+    assert (root / "locked.txt").read_text() == "keep\n"
+    assert (root / "fresh.txt").read_text() == "new\n"
+    assert (root / "secrets" / "k.txt").read_text() == "TOP-SECRET\n"
+
+
+async def test_absolute_read_rules_are_covered_or_need_approval(tmp_path: Path):
+    from raf.tools.shell import rule_masks
+
+    root = tmp_path / "ws"
+    root.mkdir()
+    private = tmp_path / "private"
+    private.mkdir()
+    covered = WorkspaceScope(root, policy="deny", rules=[{"path": f"{private}/**", "read": "deny"}])
+    assert rule_masks(covered, False) == ["--tmpfs", str(private)]
+    anywhere = WorkspaceScope(root, policy="deny", rules=[{"path": "/**/id_rsa", "read": "deny"}])
+    assert rule_masks(anywhere, False) is None
+    if detect_sandbox() is SandboxKind.BWRAP:
+        refused = await run(RunCommand(anywhere), command="true")
+        assert "approval" in (refused.error or "")
+    asked = WorkspaceScope(root, policy="deny", rules=[{"path": "x/**", "read": "approve"}])
+    (root / "x").mkdir()
+    (root / "x" / "f").write_text("f")
+    assert rule_masks(asked, False) == ["--ro-bind", "/dev/null", str(root / "x" / "f")]
+    assert rule_masks(asked, True) == []
+
+
 async def test_deny_outside_refuses_running_outside(tmp_path: Path):
     tool = RunCommand(_ws(tmp_path, "deny"))
     refused = await run(tool, command="true", outside_workspace=True)

@@ -97,6 +97,7 @@ def bwrap_argv(
     network: bool,
     hide_home: bool = True,
     read_only: Sequence[Path] = (),
+    masks: Sequence[str] = (),
 ) -> list[str]:
     """A bubblewrap prefix: the whole filesystem read-only, /tmp and $HOME empty, the
     `writable` folders bound read-write, a new PID namespace, optionally no network.
@@ -135,6 +136,7 @@ def bwrap_argv(
         argv += ["--ro-bind", str(folder), str(folder)]
     for folder in writable:
         argv += ["--bind", str(folder), str(folder)]
+    argv += masks  # mounts over parts of the writable folders (path rules)
     argv += ["--chdir", str(cwd), "--"]
     return argv
 

@@ -4,7 +4,10 @@ it) a bubblewrap sandbox in which only the workspace is writable."""
 
 from __future__ import annotations
 
+import asyncio
 import logging
+import os
+import stat
 from collections.abc import Iterable, Mapping
 from pathlib import Path
 from typing import Any, Self
@@ -22,13 +25,22 @@ from raf.tools.sandbox import (
     run_process,
     scrub_environment,
 )
-from raf.tools.workspace import Access, OutsideScopeError, ScopePolicy, WorkspaceScope
+from raf.tools.workspace import (
+    Access,
+    OutsideScopeError,
+    ResolvedPath,
+    RuleAction,
+    ScopePolicy,
+    WorkspaceScope,
+)
 
 logger = logging.getLogger("raf.tools.shell")
 
 DEFAULT_TIMEOUT_S = 60.0
 MAX_TIMEOUT_S = 600.0
 DEFAULT_OUTPUT_CAP = 32_000
+MAX_MASKS = 1_000
+"""Most mounts made to enforce path rules in the sandbox; beyond it a command needs approval."""
 
 
 class RunCommand(ScopedTool):
@@ -143,8 +155,15 @@ class RunCommand(ScopedTool):
         argv = ["/bin/sh", "-c", args.command]
         sandbox_used = "none"
         if use_bwrap and self.sandbox is SandboxKind.BWRAP:
+            masks = await asyncio.to_thread(rule_masks, scope, approved)
+            if masks is None:
+                return ToolResult.fail(
+                    "OutsideScope: the workspace's path rules cannot be enforced inside the "
+                    f"sandbox (more than {MAX_MASKS} paths, or a rule on '/'), so this "
+                    "command needs a human's approval"
+                )
             argv = [
-                *bwrap_argv(writable=[scope.real_root], cwd=cwd, network=self.network),
+                *bwrap_argv(writable=[scope.real_root], cwd=cwd, network=self.network, masks=masks),
                 *argv,
             ]
             sandbox_used = "bubblewrap"
@@ -176,9 +195,74 @@ class RunCommand(ScopedTool):
         return ToolResult.ok(value)
 
 
-async def _checked_cwd(scope: WorkspaceScope, cwd: str, approved: bool) -> Path:
-    import asyncio
+def _restricts(action: RuleAction, approved: bool) -> bool:
+    return action is RuleAction.DENY or (action is RuleAction.APPROVE and not approved)
 
+
+def rule_masks(scope: WorkspaceScope, approved: bool) -> list[str] | None:
+    """bubblewrap mounts that make the scope's path rules hold for a command: a path it may
+    not read is covered (an empty tmpfs over a folder, /dev/null over a file), one it may
+    not change or delete is bound read-only. None when that takes more than MAX_MASKS
+    mounts or an absolute read rule can only be covered with the workspace itself (the
+    command then needs approval). Over-covering is safe; a rule that merely allows needs nothing."""
+    rules = [
+        r
+        for r in scope.rules
+        if _restricts(r.action, approved) and r.access & {Access.READ, Access.WRITE, Access.DELETE}
+    ]
+    if not rules:
+        return []
+    masks: list[str] = []
+    for rule in rules:
+        pattern = os.path.expanduser(rule.pattern)
+        if pattern.startswith("/") and Access.READ in rule.access:
+            prefix = _literal_prefix(pattern)
+            real = Path(os.path.realpath(prefix))
+            if real.is_relative_to(scope.real_root):
+                continue  # a rule inside the root: judged per path below
+            if scope.real_root.is_relative_to(real):
+                return None  # covering it would cover the workspace (or all of /)
+            if real.is_dir():
+                masks += ["--tmpfs", str(real)]
+            elif os.path.lexists(real):
+                masks += ["--ro-bind", "/dev/null", str(real)]
+    root = scope.real_root
+    for dirpath, dirnames, filenames, dir_fd in os.fwalk(root, follow_symlinks=False):
+        here = Path(dirpath)
+        keep: list[str] = []
+        for name in [*dirnames, *filenames]:
+            if stat.S_ISLNK(os.stat(name, dir_fd=dir_fd, follow_symlinks=False).st_mode):
+                continue  # a link leads to a path that is judged (and covered) itself
+            path = here / name
+            rel = path.relative_to(root).as_posix()
+            where = ResolvedPath(inside=True, path=path, relative=rel, exists=True)
+            is_dir = name in dirnames
+            if _restricts(scope.decide_resolved(where, Access.READ).action, approved):
+                masks += ["--tmpfs", str(path)] if is_dir else ["--ro-bind", "/dev/null", str(path)]
+            elif any(
+                _restricts(scope.decide_resolved(where, a).action, approved)
+                for a in (Access.WRITE, Access.DELETE)
+            ):
+                masks += ["--ro-bind", str(path), str(path)]
+            elif is_dir:
+                keep.append(name)
+            if len(masks) > 3 * MAX_MASKS:
+                return None
+        dirnames[:] = keep
+    return masks
+
+
+def _literal_prefix(pattern: str) -> str:
+    """The folders of an absolute glob before its first wildcard."""
+    out: list[str] = []
+    for part in pattern.split("/"):
+        if any(c in part for c in "*?["):
+            break
+        out.append(part)
+    return "/".join(out) or "/"
+
+
+async def _checked_cwd(scope: WorkspaceScope, cwd: str, approved: bool) -> Path:
     def check() -> Path:
         with located(scope, cwd, Access.EXECUTE, approved=approved) as loc:
             if not loc.is_dir:
