@@ -21,6 +21,7 @@ from raf.decl.schema import (
     CompressionContextDecl,
     CompressionDecl,
     ContextDecl,
+    KnowledgeContextDecl,
     SkillsContextDecl,
     SubAgentRefDecl,
     TemplateDecl,
@@ -276,6 +277,17 @@ def _semantic(loaded: LoadedAgent, *, check_extras: bool) -> list[Problem]:
                         doc.problem(
                             (*cpath, "config", key),
                             f"skills directory {directory!r} does not exist",
+                        )
+                    )
+        elif isinstance(context, KnowledgeContextDecl):
+            for i, source in enumerate(context.config.sources):
+                spath = (*cpath, "config", "sources", i)
+                if "://" not in source and not (doc.base_dir / source).exists():
+                    problems.append(
+                        doc.problem(
+                            spath,
+                            f"knowledge source {_shown(doc, spath, source)} does not exist "
+                            "(a file or folder relative to this document, or an http(s) URL)",
                         )
                     )
         elif isinstance(context, CompressionContextDecl):

@@ -358,7 +358,9 @@ class SkillsContextDecl(DeclModel):
 
 
 class KnowledgeConfigDecl(DeclModel):
-    sources: list[str] = Field(min_length=1, description="files, folders or globs")
+    sources: list[str] = Field(
+        min_length=1, description="files or folders (relative to this document) or http(s) URLs"
+    )
     mode: Literal["instructions", "tool"] | None = Field(
         default=None, description="inject the best passages, or offer a search tool"
     )
