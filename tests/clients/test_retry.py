@@ -72,6 +72,14 @@ async def test_429_waits_as_retry_after_says(fault: FaultServer) -> None:
     assert len(fault.seen) == 2 and sleeps.waits == [3.0]
 
 
+async def test_503_with_retry_after_waits_as_asked(fault: FaultServer) -> None:
+    fault.reply(error(503, "overloaded", **{"Retry-After": "4"}), Reply(json_body=completion("ok")))
+    sleeps = Sleeps()
+    client = RetryingChatClient(leaf(fault.url), sleep=sleeps, base_delay=0.01)
+    assert (await client.get_response([ChatMessage.user("x")], ChatOptions())).text == "ok"
+    assert sleeps.waits == [4.0]
+
+
 async def test_a_retry_after_longer_than_allowed_is_not_cut_short(fault: FaultServer) -> None:
     fault.reply(error(429, "quota", **{"Retry-After": "120"}), Reply(json_body=completion("ok")))
     sleeps = Sleeps()

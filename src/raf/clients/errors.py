@@ -31,9 +31,12 @@ class ClientError(ModelError):
         model: str = "",
         retryable: bool = False,
         status: int | None = None,
+        retry_after: float | None = None,
     ) -> None:
         self.provider = provider
         self.model = model
+        self.retry_after = retry_after
+        """Seconds the server asked to wait before trying again (its Retry-After), if any."""
         super().__init__(message, retryable=retryable, status=status)
 
 
@@ -58,9 +61,13 @@ class RateLimitError(ClientError):
         retryable: bool = True,
         status: int | None = 429,
     ) -> None:
-        self.retry_after = retry_after
         super().__init__(
-            message, provider=provider, model=model, retryable=retryable, status=status
+            message,
+            provider=provider,
+            model=model,
+            retryable=retryable,
+            status=status,
+            retry_after=retry_after,
         )
 
 
@@ -208,6 +215,7 @@ def error_for_status(
             provider=provider,
             model=model,
             status=status,
+            retry_after=retry_after,
         )
     if status in (401, 403):
         return AuthenticationError(

@@ -8,7 +8,7 @@ import random
 from collections.abc import AsyncIterator, Callable, Sequence
 from typing import TypeVar
 
-from raf.clients.errors import RateLimitError, StreamInterruptedError, timeout_error
+from raf.clients.errors import ClientError, StreamInterruptedError, timeout_error
 from raf.core.chat_client import ChatClient
 from raf.core.errors import ModelError
 from raf.core.messages import ChatMessage
@@ -24,8 +24,8 @@ class RetryingChatClient:
     """Retries 429, 5xx, refused/reset connections and timeouts; nothing else.
 
     Waits grow exponentially (`base_delay * 2**attempt`, capped at `max_delay`) with full
-    jitter; a server's Retry-After wins when it asks for longer, and one asking for more
-    than `max_retry_after` seconds ends the retries (the RateLimitError says how long).
+    jitter; a server's Retry-After (on 429 and 5xx) wins when it asks for longer, and one
+    asking for more than `max_retry_after` seconds ends the retries (the error says how long).
     `timeout` bounds each try of `get_response` and, when streaming, each wait for the
     next update. A stream is retried only until its first update: once data has been
     yielded a failure is raised, so a half answer is never stitched to a second one.
@@ -80,7 +80,7 @@ class RetryingChatClient:
         """How long to wait before try `attempt + 1` (attempt counts from 0)."""
         ceiling = min(self.max_delay, self.base_delay * (2**attempt))
         wait = self._rng.uniform(0, ceiling)
-        if isinstance(error, RateLimitError) and error.retry_after is not None:
+        if isinstance(error, ClientError) and error.retry_after is not None:
             wait = max(wait, error.retry_after)
         return wait
 
@@ -97,7 +97,7 @@ class RetryingChatClient:
         longer than `max_retry_after` (an earlier try would only be refused again)."""
         if attempt >= self.max_retries or not self.retryable(error):
             return False
-        if isinstance(error, RateLimitError) and error.retry_after is not None:
+        if isinstance(error, ClientError) and error.retry_after is not None:
             return error.retry_after <= self.max_retry_after
         return True
 
