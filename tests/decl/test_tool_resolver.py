@@ -81,6 +81,33 @@ def test_unknown_kind_name_and_key_list_the_valid_ones():
         resolver.resolve("file", None, {"maxReadLine": 3})
 
 
+@pytest.mark.parametrize(
+    ("kind", "config", "fragment"),
+    [
+        ("file", {"maxReadBytes": "x"}, "'maxReadBytes' for file tools must be a whole number"),
+        ("file", {"maxEntries": -5}, "at least 1"),
+        ("file", {"maxMatches": True}, "whole number"),
+        ("shell", {"outputCap": "big"}, "'outputCap' for run_command must be a whole number"),
+        ("shell", {"network": "yes"}, "true or false"),
+        ("shell", {"allowEnv": [1]}, "a list of names"),
+        ("web", {"timeout": "soon"}, "positive number of seconds"),
+        ("web", {"maxRedirects": -1}, "at least 0"),
+        ("web", {"backend": "bing"}, "unknown search backend 'bing'"),
+        ("web", {"apiKey": 5}, "must be text"),
+        ("code", {"memoryMb": "lots"}, "'memoryMb' for code_interpreter must be a whole number"),
+        ("file", "maxReadBytes=3", "must be a mapping"),
+    ],
+)
+def test_bad_config_values_are_configuration_errors(kind: str, config: Any, fragment: str):
+    with pytest.raises(ConfigurationError, match=fragment):
+        ToolResolver().resolve(kind, None, config)
+
+
+def test_a_single_name_is_a_one_item_list():
+    shell = ToolResolver().resolve("shell", None, {"allowEnv": "OPENAI_API_KEY"})[0]
+    assert isinstance(shell, RunCommand) and shell.allow_env == ("OPENAI_API_KEY",)
+
+
 def test_register_callable_and_lazy_string(monkeypatch: pytest.MonkeyPatch):
     monkeypatch.setattr(ToolResolver, "_registry", dict(ToolResolver._registry))
 

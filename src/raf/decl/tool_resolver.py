@@ -9,7 +9,7 @@ from collections.abc import Callable, Mapping
 from pathlib import Path
 from typing import Any, ClassVar
 
-from raf.core.errors import ConfigurationError, MissingExtraError
+from raf.core.errors import ConfigurationError, MissingExtraError, ToolExecutionError
 from raf.core.tools import Tool
 
 ToolFactory = Callable[[str | None, Mapping[str, Any], Path | None], list[Tool] | Tool]
@@ -69,6 +69,45 @@ _CODE_KEYS = {
 }
 
 
+_COUNTS = {
+    "max_read_bytes", "max_read_lines", "max_write_bytes", "max_entries", "max_matches",
+    "max_search_file_bytes", "output_cap", "max_bytes", "max_chars", "memory_mb", "file_mb",
+    "max_processes", "cpu_s",
+}  # fmt: skip
+_FLAGS = {"network", "allow_private"}
+_NAME_LISTS = {"allow_env", "allow_hosts"}
+_TEXTS = {"backend", "url", "apiKey"}
+
+
+def _checked(target: str, key: str, value: Any, what: str) -> Any:
+    """`value` for constructor argument `target`, or a ConfigurationError saying what was
+    expected (a single name given for a list is taken as a one-item list)."""
+    problem = ""
+    if target in _COUNTS or target == "max_redirects":
+        least = 0 if target == "max_redirects" else 1
+        if isinstance(value, bool) or not isinstance(value, int) or value < least:
+            problem = f"a whole number of at least {least}"
+    elif target == "timeout_s":
+        if isinstance(value, bool) or not isinstance(value, int | float) or value <= 0:
+            problem = "a positive number of seconds"
+    elif target in _FLAGS:
+        if not isinstance(value, bool):
+            problem = "true or false"
+    elif target in _NAME_LISTS:
+        if isinstance(value, str):
+            value = [value]
+        if not isinstance(value, list | tuple) or not all(isinstance(v, str) for v in value):
+            problem = "a list of names"
+    elif target in _TEXTS and not isinstance(value, str):
+        problem = "text"
+    if problem:
+        raise ConfigurationError(
+            f"config key {key!r} for {what} must be {problem}, not {value!r}",
+            key_path=f"config.{key}",
+        )
+    return value
+
+
 def _snake(key: str) -> str:
     return "".join(f"_{c.lower()}" if c.isupper() else c for c in key)
 
@@ -76,6 +115,10 @@ def _snake(key: str) -> str:
 def _options(config: Mapping[str, Any], allowed: Mapping[str, str], what: str) -> dict[str, Any]:
     """Config keys (camelCase or snake_case) mapped to constructor arguments; an unknown
     key is an error that lists the valid ones."""
+    if not isinstance(config, Mapping):
+        raise ConfigurationError(
+            f"the config of {what} must be a mapping of keys, not {config!r}", key_path="config"
+        )
     by_name = {**allowed, **{_snake(k): v for k, v in allowed.items()}}
     out: dict[str, Any] = {}
     for key, value in config.items():
@@ -88,7 +131,7 @@ def _options(config: Mapping[str, Any], allowed: Mapping[str, str], what: str) -
                 f"unknown config key {key!r} for {what}{suggestion} (valid keys: {valid})",
                 key_path=f"config.{key}",
             )
-        out[target] = value
+        out[target] = _checked(target, key, value, what)
     return out
 
 
@@ -131,7 +174,11 @@ def _web_tools(name: str | None, config: Mapping[str, Any], base_dir: Path | Non
             k: options[k] for k in ("backend", "url", "apiKey") if k in options
         }
         timeout = options.get("timeout_s", 15.0)
-        tools.append(WebSearch(default_backend(search), timeout_s=timeout))
+        try:
+            backend = default_backend(search)
+        except ToolExecutionError as exc:
+            raise ConfigurationError(f"web_search: {exc}", key_path="config.backend") from None
+        tools.append(WebSearch(backend, timeout_s=timeout))
     if name in (None, "web_fetch"):
         allowed = _FETCH_KEYS if name else {**_SEARCH_KEYS, **_FETCH_KEYS}
         options = _options(config, allowed, "web_fetch" if name else "web tools")
@@ -206,6 +253,11 @@ class ToolResolver:
         if isinstance(factory, str):
             factory = self._load(kind, factory)
         try:
+            if config is not None and not isinstance(config, Mapping):
+                raise ConfigurationError(
+                    f"the config of tool kind {kind!r} must be a mapping of keys, not {config!r}",
+                    key_path="config",
+                )
             made = factory(name, dict(config or {}), base_dir)
         except MissingExtraError:
             raise
