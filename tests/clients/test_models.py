@@ -152,6 +152,18 @@ def test_resolve_builds_the_right_clients(monkeypatch: pytest.MonkeyPatch) -> No
     assert isinstance(resolve_model(), LocalChatClient)
 
 
+def test_settings_a_client_does_not_take_are_named(monkeypatch: pytest.MonkeyPatch) -> None:
+    monkeypatch.setenv("OPENAI_API_KEY", "sk-test-0000000000")
+    with pytest.raises(ConfigurationError, match=r"LocalChatClient takes no setting 'timeout'.*"):
+        resolve_model("local", timeout=30)
+    with pytest.raises(ConfigurationError, match="takes no setting 'max_token'.*max_tokens"):
+        resolve_model("anthropic:claude-sonnet-4-5", api_key="sk-ant-x", max_token=5)
+    with pytest.raises(ConfigurationError, match="'provider'"):
+        resolve_model("ollama:qwen3:8b", provider="x")
+    client = resolve_model("ollama:qwen3:8b", retry=False, timeout=5, headers={"X-A": "b"})
+    assert isinstance(client, OpenAIChatClient) and client.timeout == 5
+
+
 async def test_resolved_compatible_server_answers(
     katan: str, monkeypatch: pytest.MonkeyPatch
 ) -> None:

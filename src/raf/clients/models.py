@@ -21,6 +21,7 @@ With no string, `RAF_MODEL` decides, and without it `local`.
 from __future__ import annotations
 
 import difflib
+import inspect
 import os
 import re
 from dataclasses import dataclass, replace
@@ -206,6 +207,21 @@ def parse_model_spec(spec: str | None = None) -> ModelSpec:
     return ModelSpec(provider=provider, model=rest)
 
 
+def _check_settings(parsed: ModelSpec, cls: type, settings: dict[str, Any], *fixed: str) -> None:
+    """Refuse settings the client does not take, naming those it does."""
+    accepted = [
+        name
+        for name, parameter in inspect.signature(cls).parameters.items()
+        if parameter.kind is inspect.Parameter.KEYWORD_ONLY and name not in fixed
+    ]
+    unknown = sorted(set(settings) - set(accepted))
+    if unknown:
+        raise ConfigurationError(
+            f"model {str(parsed)!r}: {cls.__name__} takes no setting "
+            f"{', '.join(repr(u) for u in unknown)}; it takes {', '.join(accepted)}"
+        )
+
+
 def resolve_model(spec: str | None = None, *, retry: bool = True, **settings: Any) -> ChatClient:
     """The chat client a model string names; `None` reads `RAF_MODEL`, then `local`.
 
@@ -217,18 +233,22 @@ def resolve_model(spec: str | None = None, *, retry: bool = True, **settings: An
     if parsed.provider == "local":
         from raf.clients.local import LocalChatClient
 
+        _check_settings(parsed, LocalChatClient, settings)
         return LocalChatClient(parsed.path, **settings)
     if parsed.provider == "anthropic":
         from raf.clients.anthropic_client import AnthropicChatClient
 
+        _check_settings(parsed, AnthropicChatClient, settings)
         settings.setdefault("max_tokens", min(model_info(parsed).max_output_tokens, 8192))
         client = AnthropicChatClient(parsed.model, **settings)
     else:
         from raf.clients.openai_compat import OpenAIChatClient
 
         if parsed.provider == "openai":
+            _check_settings(parsed, OpenAIChatClient, settings)
             client = OpenAIChatClient(parsed.model, **settings)
         else:
+            _check_settings(parsed, OpenAIChatClient, settings, "provider", "require_key")
             client = OpenAIChatClient(
                 parsed.model,
                 base_url=settings.pop("base_url", parsed.base_url),
