@@ -185,6 +185,15 @@ async def test_a_file_that_is_not_a_model_is_a_configuration_error(
         await LocalChatClient(cut).get_response([ChatMessage.user("x")], ChatOptions())
 
 
+@pytest.mark.parametrize(
+    "settings",
+    [{"threads": 0}, {"n_ctx": -1}, {"max_tokens": 0}, {"threads": "4"}, {"tool_mode": "json"}],
+)
+def test_bad_settings_are_refused_up_front(settings: dict[str, Any]) -> None:
+    with pytest.raises(ConfigurationError, match=next(iter(settings))):
+        LocalChatClient(**settings)
+
+
 def test_tool_schema_offers_each_tool_and_an_answer() -> None:
     schema = tool_schema([get_weather], None)
     call, answer = schema["anyOf"]

@@ -139,6 +139,15 @@ class LocalChatClient:
         auto_pull: bool = True,
         verbose: bool = False,
     ) -> None:
+        for name, value in (("n_ctx", n_ctx), ("threads", threads), ("max_tokens", max_tokens)):
+            if value is not None and (not isinstance(value, int) or value < 1):
+                raise ConfigurationError(
+                    f"LocalChatClient({name}={value!r}): give a whole number >= 1"
+                )
+        if tool_mode not in ("auto", "grammar", "native"):
+            raise ConfigurationError(
+                f"LocalChatClient(tool_mode={tool_mode!r}): use 'auto', 'grammar' or 'native'"
+            )
         self.path = Path(model_path).expanduser() if model_path else None
         self.n_ctx = n_ctx
         self.threads = threads if threads is not None else default_threads()
