@@ -244,3 +244,15 @@ def test_a_broken_document_exits_1_with_its_problems_and_leaks_nothing(tmp_path)
     assert done.returncode == 1
     assert "agent.yaml:2:1 maxToolRound: unknown key 'maxToolRound'" in done.stderr
     assert "ResourceWarning" not in done.stderr
+
+
+def test_without_a_file_or_a_key_the_default_assistant_uses_the_local_model(tmp_path, chats):
+    child = spawn(tmp_path)  # no FILE, no --model; raf_env drops RAF_MODEL
+    chats.append(child)
+    child.expect("raf chat — assistant")
+    child.expect(PROMPT)
+    child.sendline("/model")  # the local model loads lazily: nothing is generated here
+    child.expect(r"model: default \(LocalChatClient\(")
+    child.expect(PROMPT)
+    child.sendline("/quit")
+    child.expect(pexpect.EOF)
