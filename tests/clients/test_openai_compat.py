@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import json
 from collections.abc import AsyncIterator
+from typing import Any
 
 import pytest
 
@@ -220,6 +221,39 @@ async def test_stream_assembles_parallel_calls_and_reasoning(fault: FaultServer)
     ]
     assert len({u.message_id for u in updates}) == 1
     assert updates[-1].finish_reason is FinishReason.TOOL_CALLS
+
+
+async def test_stream_calls_without_an_index_stay_apart(fault: FaultServer) -> None:
+    # Gemini's OpenAI-compatible API sends each call whole, without "index".
+    def call(call_id: str, name: str, arguments: str) -> dict[str, Any]:
+        return {
+            "id": call_id,
+            "type": "function",
+            "function": {"name": name, "arguments": arguments},
+        }
+
+    fault.reply(
+        Reply(
+            events=[
+                chunk({"role": "assistant", "tool_calls": [call("a", "get_weather", '{"city"')]}),
+                chunk({"tool_calls": [{"function": {"arguments": ': "Oslo"}'}}]}),
+                chunk({"tool_calls": [call("b", "get_time", "{}")]}),
+                chunk({}, finish="tool_calls"),
+                "[DONE]",
+            ]
+        )
+    )
+    updates = [
+        u
+        async for u in fault_client(fault).get_streaming_response(
+            [ChatMessage.user("x")], ChatOptions()
+        )
+    ]
+    ended = [u.content for u in updates if u.kind is UpdateKind.TOOL_CALL_ENDED]
+    assert ended == [
+        FunctionCallContent(call_id="a", name="get_weather", arguments={"city": "Oslo"}),
+        FunctionCallContent(call_id="b", name="get_time", arguments={}),
+    ]
 
 
 async def test_whole_response_equals_folded_stream(fault: FaultServer) -> None:

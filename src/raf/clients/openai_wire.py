@@ -192,8 +192,20 @@ class ChunkAssembler:
                 self._finish = reason
         return out
 
+    def _index(self, call: dict[str, Any]) -> int:
+        """The call's index; servers that omit it (Gemini's compatible API) get one by id."""
+        if call.get("index") is not None:
+            return int(call["index"])
+        call_id = call.get("id")
+        for index, pending in self._calls.items():
+            if call_id and pending.call_id == call_id:
+                return index
+        if call_id or not self._calls:
+            return max(self._calls, default=-1) + 1  # a new call
+        return max(self._calls)  # more arguments for the latest call
+
     def _call_delta(self, call: dict[str, Any]) -> list[AgentResponseUpdate]:
-        index = int(call.get("index") or 0)
+        index = self._index(call)
         function = call.get("function") or {}
         pending = self._calls.get(index)
         out: list[AgentResponseUpdate] = []
