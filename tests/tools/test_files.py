@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import os
+import time
 from pathlib import Path
 from typing import Any
 
@@ -277,3 +278,23 @@ async def test_walks_stop_at_their_time_budget(scope: WorkspaceScope):
     assert searched.value["skipped"] == ["(stopped after 0s)"]
     fast = await run(SearchFile(scope, limits=FileLimits(max_seconds=0.0001)), pattern="line")
     assert not fast.is_error  # ripgrep killed by its watchdog or done: either way an answer
+
+
+@pytest.mark.parametrize("tool", ["find_files", "search_file"])
+async def test_a_glob_cannot_stall_the_walk(scope: WorkspaceScope, tool: str):
+    """'*a*a*a…b' against a long name of a's backtracks exponentially as a plain regex; the
+    globs a model sends are matched component by component without backtracking."""
+    (scope.real_root / ("a" * 60)).write_text("a\n")
+    (scope.real_root / "aXb").write_text("a\n")
+    pattern = "*a" * 8 + "b"
+    start = time.monotonic()
+    if tool == "find_files":
+        result = await run(FindFiles(scope), pattern=pattern)
+        found = result.value["matches"]
+    else:
+        searcher = SearchFile(scope, use_ripgrep=False)
+        result = await run(searcher, pattern="a", glob=pattern)
+        found = [m["path"] for m in result.value["matches"]]
+    assert time.monotonic() - start < 3
+    assert found == []
+    assert (await run(FindFiles(scope), pattern="*X*")).value["matches"] == ["aXb"]

@@ -3,6 +3,7 @@ symlink, and search_file uses ripgrep when it is installed (same rules, much fas
 
 from __future__ import annotations
 
+import fnmatch
 import os
 import re
 import shutil
@@ -17,7 +18,7 @@ from pydantic import BaseModel, ConfigDict, Field
 
 from raf.tools._locate import Location, located
 from raf.tools._scoped import PathUse, ScopedTool
-from raf.tools.workspace import Access, WorkspaceScope, glob_to_regex
+from raf.tools.workspace import Access, WorkspaceScope
 
 _STRICT = ConfigDict(extra="forbid")
 _SKIP_DIRS = frozenset({".git"})
@@ -36,9 +37,44 @@ def _check_glob(pattern: str) -> str:
     return pattern
 
 
-def _glob_matcher(pattern: str) -> tuple[re.Pattern[str], bool]:
-    """A compiled glob and whether it applies to the whole relative path (else basename)."""
-    return re.compile(glob_to_regex(pattern)), "/" in pattern
+class GlobMatcher:
+    """A model's glob, matched without backtracking blow-ups: the pattern and the path are
+    split at '/', a component `**` stands for any number of folders (at the end: one or
+    more, as in ripgrep), and each other component is an fnmatch pattern (`*`, `?`,
+    `[...]`, `[!...]`), whose translation uses atomic groups. A pattern without '/' is
+    matched against names at any depth."""
+
+    def __init__(self, pattern: str) -> None:
+        self.whole = "/" in pattern
+        parts = [p for p in pattern.split("/") if p not in ("", ".")]
+        self.parts: list[re.Pattern[str] | None] = [
+            None if p == "**" else re.compile(fnmatch.translate(p), re.DOTALL) for p in parts
+        ]
+
+    def matches(self, rel: str) -> bool:
+        """True when `rel` (a path relative to the folder searched) matches."""
+        if not self.whole:
+            name = rel.rsplit("/", 1)[-1]
+            part = self.parts[0] if self.parts else None
+            return part is None or part.fullmatch(name) is not None
+        names = rel.split("/")
+        parts = self.parts
+        # reach[j]: the pattern so far can consume exactly names[:j]
+        reach = [True] + [False] * len(names)
+        for index, part in enumerate(parts):
+            nxt = [False] * (len(names) + 1)
+            if part is None:
+                least = 1 if index == len(parts) - 1 else 0
+                first = next((j for j, ok in enumerate(reach) if ok), None)
+                if first is not None:
+                    for j in range(first + least, len(names) + 1):
+                        nxt[j] = True
+            else:
+                for j, ok in enumerate(reach[:-1]):
+                    if ok and part.fullmatch(names[j]) is not None:
+                        nxt[j + 1] = True
+            reach = nxt
+        return reach[-1]
 
 
 def _walk_tree(top_fd: int) -> Iterator[tuple[str, list[str], list[str], int]]:
@@ -63,7 +99,7 @@ class FindFiles(ScopedTool):
         return [PathUse(path=args.path, access=Access.READ)]
 
     def run(self, scope: WorkspaceScope, args: Any, approved: bool) -> Any:
-        regex, whole = _glob_matcher(_check_glob(args.pattern))
+        matcher = GlobMatcher(_check_glob(args.pattern))
         limit = self.limits.max_entries
         found: list[str] = []
         total = 0
@@ -79,9 +115,7 @@ class FindFiles(ScopedTool):
                     dirnames[:] = sorted(d for d in dirnames if d not in _SKIP_DIRS)
                     base = "" if dirpath == "." else dirpath[2:] + "/"
                     for name in [*(d + "/" for d in dirnames), *sorted(filenames)]:
-                        bare = name.rstrip("/")
-                        subject = base + bare if whole else bare
-                        if regex.fullmatch(subject):
+                        if matcher.matches(base + name.rstrip("/")):
                             total += 1
                             if len(found) < limit:
                                 found.append(base + name)
@@ -220,7 +254,7 @@ class SearchFile(ScopedTool):
         glob: str | None,
         limit: int,
     ) -> tuple[list[dict[str, Any]], list[str]]:
-        matcher = _glob_matcher(glob) if glob else None
+        matcher = GlobMatcher(glob) if glob else None
         matches: list[dict[str, Any]] = []
         skipped: list[str] = []
         deadline = time.monotonic() + self.limits.max_seconds
@@ -232,10 +266,8 @@ class SearchFile(ScopedTool):
             base = "" if dirpath == "." else dirpath[2:] + "/"
             for name in sorted(filenames):
                 rel = base + name
-                if matcher is not None:
-                    regex_glob, whole = matcher
-                    if not regex_glob.fullmatch(rel if whole else name):
-                        continue
+                if matcher is not None and not matcher.matches(rel):
+                    continue
                 try:
                     fd = os.open(name, _OPEN_FLAGS, dir_fd=dir_fd)
                 except OSError:
