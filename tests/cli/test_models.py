@@ -85,3 +85,8 @@ def test_ask_with_a_missing_key_says_what_to_do() -> None:
     proc = raf("ask", "hi", "--model", "openai:gpt-4o-mini", env={"OPENAI_API_KEY": ""})
     assert proc.returncode == 1
     assert "OPENAI_API_KEY" in proc.stderr and "RAF_MODEL=local" in proc.stderr
+
+
+def test_ask_refuses_a_token_limit_below_one() -> None:
+    proc = raf("ask", "hi", "--max-tokens", "0")
+    assert proc.returncode == 2 and "whole number of tokens" in proc.stderr

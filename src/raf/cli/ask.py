@@ -36,6 +36,16 @@ def key_hint(spec: str | None) -> str | None:
     return None
 
 
+def _positive(text: str) -> int:
+    try:
+        value = int(text)
+    except ValueError:
+        value = 0
+    if value < 1:
+        raise argparse.ArgumentTypeError(f"{text!r} is not a whole number of tokens >= 1")
+    return value
+
+
 def register(subparsers: Any) -> None:
     parser: argparse.ArgumentParser = subparsers.add_parser(
         "ask", help="ask the default assistant one question and stream the answer"
@@ -48,7 +58,10 @@ def register(subparsers: Any) -> None:
         "$RAF_MODEL, else local)",
     )
     parser.add_argument(
-        "--max-tokens", type=int, default=256, help="most tokens in the answer (default 256)"
+        "--max-tokens",
+        type=_positive,
+        default=256,
+        help="most tokens in the answer (default 256)",
     )
     parser.set_defaults(handler=ask_command)
 
