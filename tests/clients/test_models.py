@@ -20,6 +20,7 @@ from raf.core.errors import ConfigurationError
 from raf.core.messages import ChatMessage
 from raf.core.options import ChatOptions
 from tests.clients.conftest import KATAN_MODEL
+from tests.clients.faultserver import FaultServer, Reply, completion
 
 
 @pytest.mark.parametrize(
@@ -162,6 +163,24 @@ def test_settings_a_client_does_not_take_are_named(monkeypatch: pytest.MonkeyPat
         resolve_model("ollama:qwen3:8b", provider="x")
     client = resolve_model("ollama:qwen3:8b", retry=False, timeout=5, headers={"X-A": "b"})
     assert isinstance(client, OpenAIChatClient) and client.timeout == 5
+
+
+async def test_ollama_is_never_sent_the_openai_key(
+    fault: FaultServer, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    monkeypatch.setenv("OPENAI_API_KEY", "sk-openai-PRIVATE-0000000000")
+    monkeypatch.delenv("OLLAMA_API_KEY", raising=False)
+    monkeypatch.setenv("OLLAMA_BASE_URL", f"{fault.url}/v1")
+    fault.reply(Reply(json_body=completion("hi")))
+    client = resolve_model("ollama:qwen3:8b", retry=False)
+    assert (await client.get_response([ChatMessage.user("x")], ChatOptions())).text == "hi"
+    assert "PRIVATE" not in str(fault.seen[-1].headers)
+    monkeypatch.setenv("OLLAMA_API_KEY", "ollama-cloud-key-123")
+    other = resolve_model("ollama:qwen3:8b", retry=False)
+    await other.get_response([ChatMessage.user("x")], ChatOptions())
+    assert fault.seen[-1].headers["authorization"] == "Bearer ollama-cloud-key-123"
+    for each in (client, other):
+        await each.aclose()  # type: ignore[attr-defined]
 
 
 async def test_resolved_compatible_server_answers(

@@ -6,7 +6,7 @@ Forms:
   `OPENAI_API_KEY` / `ANTHROPIC_API_KEY`).
 - `ollama:<model>`: Ollama's OpenAI-compatible API at `http://127.0.0.1:11434/v1`
   (`OLLAMA_BASE_URL`, or Ollama's own `OLLAMA_HOST`, overrides); the model may contain ':'
-  (`ollama:qwen3:8b`).
+  (`ollama:qwen3:8b`). No key is sent unless `OLLAMA_API_KEY` is set.
 - `openai-compatible:<base_url>:<model>`: any chat-completions server. The base URL runs
   up to the first ':' after its host, port and path (a path has no ':'), and the model
   is everything after it, so `openai-compatible:http://127.0.0.1:8000/v1:qwen3:8b` is
@@ -249,6 +249,9 @@ def resolve_model(spec: str | None = None, *, retry: bool = True, **settings: An
             client = OpenAIChatClient(parsed.model, **settings)
         else:
             _check_settings(parsed, OpenAIChatClient, settings, "provider", "require_key")
+            if parsed.provider == "ollama":
+                # Ollama needs no key; never hand it (perhaps a shared host) the OpenAI one.
+                settings.setdefault("api_key_env", "OLLAMA_API_KEY")
             client = OpenAIChatClient(
                 parsed.model,
                 base_url=settings.pop("base_url", parsed.base_url),
