@@ -159,6 +159,12 @@ async def test_streaming_with_tools_emits_the_call_lifecycle(client: LocalChatCl
     assert isinstance(ended, FunctionCallContent) and ended.name == "get_weather"
 
 
+async def test_tool_choice_naming_no_offered_tool_is_refused(client: LocalChatClient) -> None:
+    options = ChatOptions(tools=[get_weather], tool_choice="get_wether", max_tokens=8)
+    with pytest.raises(BadRequestError, match=r"'get_wether' names no tool.*get_weather"):
+        await client.get_response([ChatMessage.user("x")], options)
+
+
 async def test_context_overflow_says_what_to_do(model_file: Path) -> None:
     small = LocalChatClient(n_ctx=256)
     with pytest.raises(ContextOverflowError, match="n_ctx"):

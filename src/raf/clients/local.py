@@ -213,6 +213,14 @@ class LocalChatClient:
         if grammar:
             body["messages"] = text_messages(messages, options.tools)
             choice = options.tool_choice if isinstance(options.tool_choice, str) else None
+            names = [t.name for t in options.tools]
+            if choice not in (None, "auto", "required", *names):
+                raise BadRequestError(
+                    f"tool_choice {choice!r} names no tool offered to the local model "
+                    f"(offered: {', '.join(names)}); name one of them, or use 'auto'",
+                    provider="local",
+                    model=self.model,
+                )
             body["json_schema"] = tool_schema(options.tools, choice)
         elif not self._native(engine):
             body["messages"] = text_messages(messages)
