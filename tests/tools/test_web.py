@@ -76,6 +76,9 @@ class Handler(BaseHTTPRequestHandler):
             self._send(200, PAGE.encode())
         elif path == "/plain":
             self._send(200, b"just text", "text/plain")
+        elif path == "/deep":
+            deep = "<html><body>" + "<div>" * 5000 + "deep text" + "</div>" * 5000
+            self._send(200, deep.encode())
         elif path.startswith("/r/"):
             n = int(path.split("/")[2])
             self._redirect("/page" if n == 0 else f"/r/{n - 1}")
@@ -155,6 +158,11 @@ async def test_fetch_page_as_markdown(server: str):
     assert "[link](/other)" in value["content"] and "* one" in value["content"]
     assert "alert" not in value["content"] and "p{}" not in value["content"]
     assert Handler.seen[-1]["headers"]["Host"] == server.removeprefix("http://")
+
+
+async def test_a_deeply_nested_page_still_gives_text(server: str):
+    result = await local().fetch(f"{server}/deep")
+    assert "deep text" in result["content"]
 
 
 async def test_plain_text_and_errors(server: str):

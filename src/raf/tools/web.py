@@ -254,7 +254,10 @@ def html_to_markdown(html: str) -> tuple[str, str]:
     for tag in soup.find_all(_DROP_TAGS):
         tag.decompose()
     body = soup.body or soup
-    markdown = markdownify(str(body), heading_style="ATX", strip=["img"])
+    try:
+        markdown = markdownify(str(body), heading_style="ATX", strip=["img"])
+    except RecursionError:  # nesting deeper than the converter recurses: keep the text
+        markdown = body.get_text("\n")
     lines = [line.rstrip() for line in markdown.splitlines()]
     cleaned: list[str] = []
     for line in lines:
