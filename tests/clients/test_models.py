@@ -125,6 +125,10 @@ def test_model_info_table_prefixes_defaults_and_overrides() -> None:
     assert model_info("openai:gpt-4o-mini-2024-07-18").max_output_tokens == 16_384
     assert model_info("anthropic:claude-sonnet-4-5").context_window == 200_000
     assert model_info("ollama:qwen3:8b").context_window == 40_960
+    assert model_info("anthropic:claude-3-5-sonnet-20241022").context_window == 200_000
+    assert model_info("openai:gpt-4-0613").context_window == 8_192
+    assert model_info("openai:gpt-4o-2024-08-06").context_window == 128_000  # longest wins
+    assert model_info("ollama:llama3.1:8b").context_window == 131_072
     assert model_info("local").context_window == 4096
     assert model_info("local:/models/Qwen3-0.6B-Q4_K_M.gguf").context_window == 40_960
     unknown = model_info("openai-compatible:http://h:1/v1:mystery")
