@@ -298,3 +298,11 @@ async def test_a_glob_cannot_stall_the_walk(scope: WorkspaceScope, tool: str):
     assert time.monotonic() - start < 3
     assert found == []
     assert (await run(FindFiles(scope), pattern="*X*")).value["matches"] == ["aXb"]
+
+
+async def test_clear_errors_for_impossible_requests(scope: WorkspaceScope):
+    (scope.real_root / "box").mkdir()
+    into_itself = await run(MoveFile(scope), source="box", destination="box/inner")
+    assert "into itself" in (into_itself.error or "")
+    past_end = await run(ReadFile(scope), path="src/main.py", start_line=500)
+    assert past_end.value["content"] == "" and "fewer than 500 lines" in past_end.value["note"]

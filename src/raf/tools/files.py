@@ -3,6 +3,7 @@
 
 from __future__ import annotations
 
+import errno
 import os
 import stat
 from datetime import UTC, datetime
@@ -127,6 +128,8 @@ class ReadFile(ScopedTool):
                 )
             elif pos < size and (args.end_line is None or current <= args.end_line):
                 result["note"] = f"more lines follow; read from start_line={current}"
+            elif not out and args.start_line > 1 and current < args.start_line:
+                result["note"] = f"the file has fewer than {args.start_line} lines"
             return result
 
 
@@ -401,7 +404,14 @@ class MoveFile(ScopedTool):
                 raise IsADirectoryError(21, f"{args.destination!r} is an existing folder")
             if dst.exists and not args.overwrite:
                 raise FileExistsError(17, f"{args.destination!r} exists; set overwrite")
-            os.rename(src.name, dst.name, src_dir_fd=src.parent_fd, dst_dir_fd=dst.parent_fd)
+            try:
+                os.rename(src.name, dst.name, src_dir_fd=src.parent_fd, dst_dir_fd=dst.parent_fd)
+            except OSError as exc:
+                if exc.errno == errno.EINVAL:
+                    raise ValueError(
+                        f"cannot move {args.source!r} into itself ({args.destination!r})"
+                    ) from None
+                raise
             return f"moved {self.shown(scope, src.path)} to {self.shown(scope, dst.path)}"
 
 
