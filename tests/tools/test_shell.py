@@ -208,6 +208,27 @@ async def test_path_rules_hold_inside_the_sandbox(tmp_path: Path):
     assert (root / "secrets" / "k.txt").read_text() == "TOP-SECRET\n"
 
 
+async def test_allow_all_with_rules_still_hides_what_they_deny(tmp_path: Path):
+    """allow_all runs commands unconfined, but a read: deny rule must still hold for them."""
+    root = tmp_path / "ws"
+    (root / "secrets").mkdir(parents=True)
+    (root / "secrets" / "k.txt").write_text("TOP-SECRET\n")
+    outside = tmp_path / "outside.txt"
+    scope = WorkspaceScope(root, policy="allow", rules=[{"path": "secrets/**", "read": "deny"}])
+    tool = RunCommand(scope)
+    result = await run(tool, command=f"cat secrets/k.txt; echo out > {outside}; true")
+    if detect_sandbox() is not SandboxKind.BWRAP:
+        assert tool.requires_approval and tool.approval_required({"command": "ls"})
+        assert "approval" in (result.error or "")
+        return
+    assert result.value["sandbox"] == "bubblewrap"
+    assert "TOP-SECRET" not in result.value["stdout"]
+    assert outside.read_text() == "out\n"  # allow_all: writing outside still works
+    assert not tool.requires_approval
+    plain = await run(RunCommand(WorkspaceScope(root, policy="allow")), command="true")
+    assert plain.value["sandbox"] == "none"
+
+
 async def test_absolute_read_rules_are_covered_or_need_approval(tmp_path: Path):
     from raf.tools.shell import rule_masks
 

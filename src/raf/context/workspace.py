@@ -13,6 +13,7 @@ from raf.core.options import AgentRunOptions
 from raf.core.responses import AgentResponse
 from raf.core.sessions import AgentSession
 from raf.core.tools import ApprovalRequiredTool, Tool
+from raf.tools.shell import has_restricting_rules
 from raf.tools.workspace import ScopePolicy, ScopeTool, WorkspaceScope, is_scope_tool
 
 
@@ -74,7 +75,12 @@ class WorkspaceContextProvider:
             text += "."
         if any(t.name == "run_command" for t in self._tools):
             if self.scope.policy is ScopePolicy.ALLOW_ALL:
-                text += " run_command runs without a sandbox."
+                text += " run_command runs without a sandbox"
+                text += (
+                    ", except that paths the rules restrict are hidden or read-only there."
+                    if has_restricting_rules(self.scope)
+                    else "."
+                )
             else:
                 text += (
                     " run_command runs in a sandbox where only the workspace is writable"

@@ -141,6 +141,25 @@ def bwrap_argv(
     return argv
 
 
+def open_bwrap_argv(*, cwd: Path, masks: Sequence[str]) -> list[str]:
+    """A bubblewrap prefix that changes nothing but `masks` (for allow_all with path
+    rules): / stays writable, but capabilities are dropped so the masks cannot be undone."""
+    bwrap = shutil.which("bwrap") or "bwrap"
+    return [
+        bwrap,
+        "--bind", "/", "/",
+        "--dev-bind", "/dev", "/dev",
+        "--proc", "/proc",
+        "--unshare-pid",
+        "--cap-drop", "ALL",
+        "--new-session",
+        "--die-with-parent",
+        *masks,
+        "--chdir", str(cwd),
+        "--",
+    ]  # fmt: skip
+
+
 def _resolver_file() -> Path:
     """Where /etc/resolv.conf really is (under /run with systemd-resolved)."""
     return Path(os.path.realpath("/etc/resolv.conf"))

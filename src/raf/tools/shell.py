@@ -22,6 +22,7 @@ from raf.tools.sandbox import (
     SandboxKind,
     bwrap_argv,
     detect_sandbox,
+    open_bwrap_argv,
     run_process,
     scrub_environment,
 )
@@ -103,15 +104,20 @@ class RunCommand(ScopedTool):
             self._sandbox = detect_sandbox()
         return self._sandbox
 
-    def _sandboxed(self, scope: WorkspaceScope) -> bool:
-        return scope.policy is not ScopePolicy.ALLOW_ALL
+    def _sandboxed(self, scope: WorkspaceScope, outside_workspace: bool = False) -> bool:
+        """Whether a command runs in bubblewrap: always under deny/approve (unless it was
+        allowed out), and under allow_all when path rules restrict something (the
+        sandbox then leaves / writable and only enforces the rules)."""
+        if scope.policy is ScopePolicy.ALLOW_ALL:
+            return has_restricting_rules(scope)
+        return not outside_workspace
 
     @property
     def requires_approval(self) -> bool:
         scope = self.effective_scope()
         if scope.policy is ScopePolicy.APPROVE_OUTSIDE or scope.has_approval_rules:
             return True
-        return scope.policy is ScopePolicy.DENY_OUTSIDE and self.sandbox is not SandboxKind.BWRAP
+        return self._sandboxed(scope) and self.sandbox is not SandboxKind.BWRAP
 
     def uses(self, args: Any) -> list[PathUse]:
         return [PathUse(path=args.cwd, access=Access.EXECUTE)]
@@ -125,7 +131,7 @@ class RunCommand(ScopedTool):
         if scope.policy is ScopePolicy.APPROVE_OUTSIDE and args.outside_workspace:
             return True
         no_sandbox = self.sandbox is not SandboxKind.BWRAP
-        if self._sandboxed(scope) and not args.outside_workspace and no_sandbox:
+        if self._sandboxed(scope, args.outside_workspace) and no_sandbox:
             return True  # no sandbox here: a human decides every command
         return super().approval_required(arguments)
 
@@ -140,7 +146,7 @@ class RunCommand(ScopedTool):
             return ToolResult.fail("OutsideScope: the workspace policy forbids running outside it")
         if args.outside_workspace and scope.policy is ScopePolicy.APPROVE_OUTSIDE and not approved:
             return ToolResult.fail("OutsideScope: running outside the sandbox needs approval")
-        use_bwrap = self._sandboxed(scope) and not args.outside_workspace
+        use_bwrap = self._sandboxed(scope, args.outside_workspace)
         if use_bwrap and self.sandbox is not SandboxKind.BWRAP and not approved:
             return ToolResult.fail(
                 "OutsideScope: no OS sandbox (bubblewrap) works on this machine, so every "
@@ -162,10 +168,13 @@ class RunCommand(ScopedTool):
                     f"sandbox (more than {MAX_MASKS} paths, or a rule on '/'), so this "
                     "command needs a human's approval"
                 )
-            argv = [
-                *bwrap_argv(writable=[scope.real_root], cwd=cwd, network=self.network, masks=masks),
-                *argv,
-            ]
+            if scope.policy is ScopePolicy.ALLOW_ALL:
+                prefix = open_bwrap_argv(cwd=cwd, masks=masks)
+            else:
+                prefix = bwrap_argv(
+                    writable=[scope.real_root], cwd=cwd, network=self.network, masks=masks
+                )
+            argv = [*prefix, *argv]
             sandbox_used = "bubblewrap"
         env = scrub_environment(self.env, allow=self.allow_env)
         outcome = await run_process(
@@ -193,6 +202,14 @@ class RunCommand(ScopedTool):
                 f"Partial stdout: {value['stdout'][-2000:]!r}"
             )
         return ToolResult.ok(value)
+
+
+def has_restricting_rules(scope: WorkspaceScope) -> bool:
+    """True when a rule denies or asks before reading, changing or deleting something."""
+    return any(
+        r.action is not RuleAction.ALLOW and r.access & {Access.READ, Access.WRITE, Access.DELETE}
+        for r in scope.rules
+    )
 
 
 def _restricts(action: RuleAction, approved: bool) -> bool:
