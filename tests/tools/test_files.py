@@ -306,3 +306,37 @@ async def test_clear_errors_for_impossible_requests(scope: WorkspaceScope):
     assert "into itself" in (into_itself.error or "")
     past_end = await run(ReadFile(scope), path="src/main.py", start_line=500)
     assert past_end.value["content"] == "" and "fewer than 500 lines" in past_end.value["note"]
+
+
+async def test_rules_cannot_be_sidestepped_by_moving_or_removing_a_folder(tmp_path: Path):
+    """secrets/** read: deny must not be escaped by renaming secrets/ (or the file), and
+    delete: deny must not be escaped by removing the folder recursively."""
+    root = tmp_path / "ws"
+    (root / "secrets" / "deeper").mkdir(parents=True)
+    (root / "secrets" / "deeper" / "k").write_text("TOP-SECRET\n")
+    (root / "logs").mkdir()
+    (root / "logs" / "keep.log").write_text("log\n")
+    rules = [
+        {"path": "secrets/**", "read": "deny"},
+        {"path": "logs/*.log", "delete": "deny"},
+        {"path": "drafts/**", "read": "approve"},
+    ]
+    scope = WorkspaceScope(root, policy="deny", rules=rules)
+    for source in ("secrets", "secrets/deeper", "secrets/deeper/k"):
+        moved = await run(MoveFile(scope), source=source, destination="public")
+        assert "OutsideScope" in (moved.error or ""), (source, moved)
+    assert not (root / "public").exists()
+    removed = await run(RemovePath(scope), path="logs", recursive=True)
+    assert "OutsideScope" in (removed.error or "")
+    assert (root / "logs" / "keep.log").exists()
+    assert (await run(MoveFile(scope), source="logs/keep.log", destination="x.log")).is_error
+    (root / "drafts").mkdir()
+    (root / "drafts" / "d.txt").write_text("draft\n")
+    assert MoveFile(scope).approval_required({"source": "drafts", "destination": "pub"})
+    assert not MoveFile(scope).approval_required({"source": "logs", "destination": "l2"})
+    for source in ("secrets", "secrets/deeper", "secrets/deeper/k"):  # denied: no question
+        assert not MoveFile(scope).approval_required({"source": source, "destination": "p"})
+    assert not RemovePath(scope).approval_required({"path": "logs", "recursive": True})
+    assert RemovePath(scope).approval_required({"path": "drafts", "recursive": True}) is False
+    asked = await run(MoveFile(scope), source="drafts", destination="pub")
+    assert "approval" in (asked.error or "")

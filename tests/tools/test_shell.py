@@ -196,7 +196,8 @@ async def test_path_rules_hold_inside_the_sandbox(tmp_path: Path):
     scope = WorkspaceScope(root, policy="deny", rules=rules)
     command = (
         "cat secrets/k.txt notes/a.key; ln -s secrets/k.txt s; cat s; cat alias.key; "
-        "echo changed > locked.txt; rm -f locked.txt; echo new > fresh.txt; true"
+        "echo changed > locked.txt; rm -f locked.txt; echo new > fresh.txt; "
+        "mv secrets public; mv notes n2; true"
     )
     result = await run(RunCommand(scope), command=command)
     assert result.value["sandbox"] == "bubblewrap"
@@ -206,6 +207,7 @@ async def test_path_rules_hold_inside_the_sandbox(tmp_path: Path):
     assert (root / "locked.txt").read_text() == "keep\n"
     assert (root / "fresh.txt").read_text() == "new\n"
     assert (root / "secrets" / "k.txt").read_text() == "TOP-SECRET\n"
+    assert (root / "notes" / "a.key").exists()  # a covered file's folders stay in place
 
 
 async def test_allow_all_with_rules_still_hides_what_they_deny(tmp_path: Path):
@@ -246,7 +248,8 @@ async def test_absolute_read_rules_are_covered_or_need_approval(tmp_path: Path):
     asked = WorkspaceScope(root, policy="deny", rules=[{"path": "x/**", "read": "approve"}])
     (root / "x").mkdir()
     (root / "x" / "f").write_text("f")
-    assert rule_masks(asked, False) == ["--ro-bind", "/dev/null", str(root / "x" / "f")]
+    x = str(root / "x")
+    assert rule_masks(asked, False) == ["--bind", x, x, "--ro-bind", "/dev/null", f"{x}/f"]
     assert rule_masks(asked, True) == []
 
 

@@ -252,6 +252,88 @@ def locate(
     )
 
 
+MAX_RULE_WALK = 20_000
+"""Most entries below a moved or removed folder checked against the path rules."""
+
+
+def subtree_verdict(
+    scope: WorkspaceScope, path: str, accesses: tuple[Access, ...], *, walk: bool
+) -> tuple[RuleAction, str] | None:
+    """The strictest deny/approve that path rules give `path` (an inside path, not
+    followed at its end) for `accesses`, and, with `walk`, everything below it when it is
+    a folder: moving or removing a folder acts on all it holds, so `secrets/** read: deny`
+    must also stop renaming `secrets`. None when nothing is restricted."""
+    if not scope.restricts(accesses):
+        return None
+    resolved = scope.resolve_safe(path, follow_final=False)
+    if not resolved.inside or resolved.relative is None:
+        return None  # outside: the policy decides
+    base = "" if resolved.relative == "." else resolved.relative
+    worst: tuple[RuleAction, str] | None = None
+
+    def consider(rel: str) -> None:
+        nonlocal worst
+        for access in accesses:
+            action = scope.rule_action(rel, access)
+            if action is None or action is RuleAction.ALLOW:
+                continue
+            if worst is None or (action is RuleAction.DENY and worst[0] is RuleAction.APPROVE):
+                worst = (action, rel)
+
+    if base:
+        consider(base)
+    if worst is not None and worst[0] is RuleAction.DENY:
+        return worst
+    if not walk or not os.path.isdir(resolved.path):
+        return worst
+    try:
+        loc = locate(scope, path, Access.DELETE, approved=True, follow_final=False)
+    except OutsideScopeError:
+        return (RuleAction.DENY, base or ".")
+    with contextlib.closing(loc):
+        if not loc.is_dir:
+            return worst
+        top = loc.open_dir()
+        try:
+            seen = 0
+            for dirpath, dirnames, filenames, _fd in os.fwalk(".", dir_fd=top):
+                below = "" if dirpath == "." else dirpath[2:]
+                for name in [*dirnames, *filenames]:
+                    seen += 1
+                    if seen > MAX_RULE_WALK:
+                        return (RuleAction.DENY, f"{base or '.'} (over {MAX_RULE_WALK} entries)")
+                    consider("/".join(p for p in (base, below, name) if p))
+                    if worst is not None and worst[0] is RuleAction.DENY:
+                        return worst
+        finally:
+            os.close(top)
+    return worst
+
+
+def enforce_subtree(
+    scope: WorkspaceScope,
+    path: str,
+    accesses: tuple[Access, ...],
+    *,
+    walk: bool,
+    approved: bool,
+    verb: str,
+) -> None:
+    """Raise OutsideScopeError when the path rules forbid `verb` on `path` (see
+    subtree_verdict), or ask for an approval this call does not have."""
+    verdict = subtree_verdict(scope, path, accesses, walk=walk)
+    if verdict is None:
+        return
+    action, rel = verdict
+    if action is RuleAction.DENY:
+        raise OutsideScopeError(f"cannot {verb} {path!r}: a path rule protects {rel!r}")
+    if not approved:
+        raise OutsideScopeError(
+            f"{verb} {path!r} needs a human's approval (a path rule covers {rel!r}) and this "
+            "call was not approved"
+        )
+
+
 @contextlib.contextmanager
 def located(
     scope: WorkspaceScope,

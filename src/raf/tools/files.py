@@ -6,17 +6,18 @@ from __future__ import annotations
 import errno
 import os
 import stat
+from collections.abc import Mapping
 from datetime import UTC, datetime
 from typing import Any
 
-from pydantic import BaseModel, ConfigDict, Field
+from pydantic import BaseModel, ConfigDict, Field, ValidationError
 
 from raf.core.tools import Tool
-from raf.tools._locate import located
+from raf.tools._locate import enforce_subtree, located, subtree_verdict
 from raf.tools._scoped import FileLimits, PathUse, ScopedTool
 from raf.tools.search import FindFiles, SearchFile
 from raf.tools.shell import RunCommand
-from raf.tools.workspace import Access, WorkspaceScope
+from raf.tools.workspace import Access, OutsideScopeError, RuleAction, WorkspaceScope
 
 __all__ = [
     "EditFile",
@@ -35,6 +36,7 @@ __all__ = [
 ]
 
 _BLOCK = 1 << 20
+_CARRIED = (Access.READ, Access.WRITE, Access.DELETE)
 _STRICT = ConfigDict(extra="forbid")
 
 
@@ -360,7 +362,27 @@ class RemovePath(ScopedTool):
     def uses(self, args: Any) -> list[PathUse]:
         return [PathUse(path=args.path, access=Access.DELETE, follow_final=False)]
 
+    def approval_required(self, arguments: Mapping[str, Any]) -> bool:
+        if super().approval_required(arguments):
+            return True
+        try:
+            args = self.Arguments.model_validate(arguments)
+            verdict = subtree_verdict(
+                self.effective_scope(), args.path, (Access.DELETE,), walk=args.recursive
+            )
+        except (ValidationError, OSError, ValueError, OutsideScopeError):
+            return False  # invoke answers with the error
+        return verdict is not None and verdict[0] is RuleAction.APPROVE
+
     def run(self, scope: WorkspaceScope, args: Any, approved: bool) -> Any:
+        enforce_subtree(
+            scope,
+            args.path,
+            (Access.DELETE,),
+            walk=args.recursive,
+            approved=approved,
+            verb="remove",
+        )
         with located(scope, args.path, Access.DELETE, approved=approved, follow_final=False) as loc:
             what = loc.remove(recursive=args.recursive)
             return f"removed {what} {self.shown(scope, loc.path)}"
@@ -382,7 +404,20 @@ class MoveFile(ScopedTool):
             PathUse(path=args.destination, access=Access.WRITE, follow_final=False),
         ]
 
+    def approval_required(self, arguments: Mapping[str, Any]) -> bool:
+        if super().approval_required(arguments):
+            return True
+        try:
+            args = self.Arguments.model_validate(arguments)
+            verdict = subtree_verdict(self.effective_scope(), args.source, _CARRIED, walk=True)
+        except (ValidationError, OSError, ValueError, OutsideScopeError):
+            return False  # invoke answers with the error
+        return verdict is not None and verdict[0] is RuleAction.APPROVE
+
     def run(self, scope: WorkspaceScope, args: Any, approved: bool) -> Any:
+        # a moved path keeps its content under a new name: the rules on reading,
+        # changing and deleting it (and all it holds) travel with it
+        enforce_subtree(scope, args.source, _CARRIED, walk=True, approved=approved, verb="move")
         with (
             located(
                 scope, args.source, Access.DELETE, approved=approved, follow_final=False

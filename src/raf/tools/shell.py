@@ -219,9 +219,11 @@ def _restricts(action: RuleAction, approved: bool) -> bool:
 def rule_masks(scope: WorkspaceScope, approved: bool) -> list[str] | None:
     """bubblewrap mounts that make the scope's path rules hold for a command: a path it may
     not read is covered (an empty tmpfs over a folder, /dev/null over a file), one it may
-    not change or delete is bound read-only. None when that takes more than MAX_MASKS
-    mounts or an absolute read rule can only be covered with the workspace itself (the
-    command then needs approval). Over-covering is safe; a rule that merely allows needs nothing."""
+    not change or delete is bound read-only, and every folder above such a path is made a
+    mount point, so that renaming it (EBUSY) cannot carry the path out from under its rule.
+    None when that takes more than MAX_MASKS mounts or an absolute read rule can only be
+    covered with the workspace itself (the command then needs approval). Over-covering is
+    safe; a rule that merely allows needs nothing."""
     rules = [
         r
         for r in scope.rules
@@ -244,6 +246,7 @@ def rule_masks(scope: WorkspaceScope, approved: bool) -> list[str] | None:
             elif os.path.lexists(real):
                 masks += ["--ro-bind", "/dev/null", str(real)]
     root = scope.real_root
+    pinned: dict[Path, None] = {}  # folders above a covered path, parents first
     for dirpath, dirnames, filenames, dir_fd in os.fwalk(root, follow_symlinks=False):
         here = Path(dirpath)
         keep: list[str] = []
@@ -261,12 +264,17 @@ def rule_masks(scope: WorkspaceScope, approved: bool) -> list[str] | None:
                 for a in (Access.WRITE, Access.DELETE)
             ):
                 masks += ["--ro-bind", str(path), str(path)]
-            elif is_dir:
-                keep.append(name)
-            if len(masks) > 3 * MAX_MASKS:
+            else:
+                if is_dir:
+                    keep.append(name)
+                continue
+            for parent in reversed(path.relative_to(root).parents[:-1]):
+                pinned[root / parent] = None
+            if len(masks) + 3 * len(pinned) > 3 * MAX_MASKS:
                 return None
         dirnames[:] = keep
-    return masks
+    pins = [arg for folder in pinned for arg in ("--bind", str(folder), str(folder))]
+    return [*pins, *masks]
 
 
 def _literal_prefix(pattern: str) -> str:

@@ -429,6 +429,20 @@ class WorkspaceScope:
             rule=rule, regex=re.compile(glob_to_regex(pattern), flags), absolute=absolute
         )
 
+    def rule_action(self, relative: str, access: Access) -> RuleAction | None:
+        """What the strictest rule matching `relative` (a path below the root, POSIX
+        separators) says for `access`; None when no rule matches."""
+        where = ResolvedPath(
+            inside=True, path=self.real_root / relative, relative=relative, exists=True
+        )
+        found = self._match_rules(where, access)
+        return found[0] if found is not None else None
+
+    def restricts(self, accesses: Iterable[Access]) -> bool:
+        """True when some rule denies or asks for one of `accesses`."""
+        wanted = set(accesses)
+        return any(r.action is not RuleAction.ALLOW and r.access & wanted for r in self.rules)
+
     @property
     def has_approval_rules(self) -> bool:
         return any(r.action is RuleAction.APPROVE for r in self.rules)
