@@ -340,3 +340,32 @@ async def test_rules_cannot_be_sidestepped_by_moving_or_removing_a_folder(tmp_pa
     assert RemovePath(scope).approval_required({"path": "drafts", "recursive": True}) is False
     asked = await run(MoveFile(scope), source="drafts", destination="pub")
     assert "approval" in (asked.error or "")
+
+
+@pytest.mark.parametrize("use_ripgrep", [True, False])
+async def test_searches_and_listings_honour_read_rules(tmp_path: Path, use_ripgrep: bool):
+    """search_file over the root must not read a file that read_file may not; find_files
+    and list_files do not show what a read rule hides."""
+    root = tmp_path / "ws"
+    (root / "secrets").mkdir(parents=True)
+    (root / "secrets" / "k.txt").write_text("TOP-SECRET here\n")
+    (root / "notes.txt").write_text("TOP-SECRET is a phrase\n")
+    (root / "private.key").write_text("TOP-SECRET key\n")
+    outside = tmp_path / "etc"
+    outside.mkdir()
+    (outside / "conf").write_text("TOP-SECRET outside\n")
+    rules = [
+        {"path": "secrets/**", "read": "deny"},
+        {"path": "*.key", "read": "approve"},
+        {"path": f"{outside}/**", "read": "deny"},
+    ]
+    scope = WorkspaceScope(root, policy="allow", rules=rules)
+    searcher = SearchFile(scope, use_ripgrep=use_ripgrep)
+    for path in (".", "secrets", str(outside)):
+        result = await run(searcher, pattern="TOP-SECRET", path=path)
+        texts = [m["text"] for m in result.value["matches"]]
+        assert texts == (["TOP-SECRET is a phrase"] if path == "." else []), (path, texts)
+    found = await run(FindFiles(scope), pattern="*")
+    assert found.value["matches"] == ["secrets/", "notes.txt"]
+    listed = await run(ListFiles(scope), path="secrets")
+    assert listed.value["entries"] == [] and "hidden" in listed.value["note"]

@@ -15,7 +15,7 @@ from pydantic import BaseModel, ConfigDict, Field, ValidationError
 from raf.core.tools import Tool
 from raf.tools._locate import enforce_subtree, located, subtree_verdict
 from raf.tools._scoped import FileLimits, PathUse, ScopedTool
-from raf.tools.search import FindFiles, SearchFile
+from raf.tools.search import FindFiles, ReadGate, SearchFile
 from raf.tools.shell import RunCommand
 from raf.tools.workspace import Access, OutsideScopeError, RuleAction, WorkspaceScope
 
@@ -223,12 +223,17 @@ class ListFiles(ScopedTool):
 
     def run(self, scope: WorkspaceScope, args: Any, approved: bool) -> Any:
         with located(scope, args.path, Access.READ, approved=approved) as loc:
+            gate = ReadGate(scope, loc, approved)
             fd = loc.open_dir()
+            hidden = 0
             try:
                 entries: list[dict[str, Any]] = []
                 total = 0
                 with os.scandir(fd) as it:
                     for entry in sorted(it, key=lambda e: e.name):
+                        if gate.blocked(entry.name):
+                            hidden += 1
+                            continue
                         total += 1
                         if len(entries) >= self.limits.max_entries:
                             continue
@@ -242,8 +247,13 @@ class ListFiles(ScopedTool):
             finally:
                 os.close(fd)
             result: dict[str, Any] = {"path": self.shown(scope, loc.path), "entries": entries}
+            notes = []
             if total > len(entries):
-                result["note"] = f"showing {len(entries)} of {total} entries"
+                notes.append(f"showing {len(entries)} of {total} entries")
+            if hidden:
+                notes.append(f"{hidden} entries hidden by the workspace's path rules")
+            if notes:
+                result["note"] = "; ".join(notes)
             return result
 
 

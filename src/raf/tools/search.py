@@ -18,7 +18,7 @@ from pydantic import BaseModel, ConfigDict, Field
 
 from raf.tools._locate import Location, located
 from raf.tools._scoped import PathUse, ScopedTool
-from raf.tools.workspace import Access, WorkspaceScope
+from raf.tools.workspace import Access, ResolvedPath, RuleAction, WorkspaceScope
 
 _STRICT = ConfigDict(extra="forbid")
 _SKIP_DIRS = frozenset({".git"})
@@ -77,6 +77,32 @@ class GlobMatcher:
         return reach[-1]
 
 
+class ReadGate:
+    """Whether the path rules (and, outside the root, the policy) let a call read a path
+    found below a searched or listed folder; with no rules everything passes."""
+
+    def __init__(self, scope: WorkspaceScope, loc: Location, approved: bool) -> None:
+        self.scope = scope
+        self.loc = loc
+        self.approved = approved
+        self.active = bool(scope.rules)
+        base = loc.path.relative_to(scope.real_root).as_posix() if loc.inside else ""
+        self.base = "" if base == "." else base
+
+    def blocked(self, rel: str) -> bool:
+        """True when `rel` (below the folder, POSIX separators) may not be read."""
+        if not self.active:
+            return False
+        path = self.loc.path / rel if rel else self.loc.path
+        if self.loc.inside:
+            full = "/".join(p for p in (self.base, rel) if p) or "."
+            where = ResolvedPath(inside=True, path=path, relative=full, exists=True)
+        else:
+            where = ResolvedPath(inside=False, path=path, exists=True)
+        action = self.scope.decide_resolved(where, Access.READ).action
+        return action is RuleAction.DENY or (action is RuleAction.APPROVE and not self.approved)
+
+
 def _walk_tree(top_fd: int) -> Iterator[tuple[str, list[str], list[str], int]]:
     """os.fwalk below an open folder: fd-relative, never follows symlinks."""
     yield from os.fwalk(".", dir_fd=top_fd, follow_symlinks=False)
@@ -106,15 +132,19 @@ class FindFiles(ScopedTool):
         deadline = time.monotonic() + self.limits.max_seconds
         out_of_time = False
         with located(scope, args.path, Access.READ, approved=approved) as loc:
+            gate = ReadGate(scope, loc, approved)
             top = loc.open_dir()
             try:
                 for dirpath, dirnames, filenames, _fd in _walk_tree(top):
                     if time.monotonic() > deadline:
                         out_of_time = True
                         break
-                    dirnames[:] = sorted(d for d in dirnames if d not in _SKIP_DIRS)
                     base = "" if dirpath == "." else dirpath[2:] + "/"
-                    for name in [*(d + "/" for d in dirnames), *sorted(filenames)]:
+                    dirnames[:] = sorted(
+                        d for d in dirnames if d not in _SKIP_DIRS and not gate.blocked(base + d)
+                    )
+                    shown = [f for f in sorted(filenames) if not gate.blocked(base + f)]
+                    for name in [*(d + "/" for d in dirnames), *shown]:
                         if matcher.matches(base + name.rstrip("/")):
                             total += 1
                             if len(found) < limit:
@@ -172,14 +202,15 @@ class SearchFile(ScopedTool):
                 skipped: list[str] = []
                 backend = "python"
             else:
+                gate = ReadGate(scope, loc, approved)
                 top = loc.open_dir()
                 try:
                     rg = shutil.which("rg") if self.use_ripgrep is not False else None
                     outcome = None
                     if rg is not None:
-                        outcome = self._ripgrep(rg, top, loc, args, limit)
+                        outcome = self._ripgrep(rg, top, loc, args, limit, gate)
                     if outcome is None:
-                        outcome = self._python(top, loc, regex, args.glob, limit)
+                        outcome = self._python(top, loc, regex, args.glob, limit, gate)
                         backend = "python"
                     else:
                         backend = "ripgrep"
@@ -253,6 +284,7 @@ class SearchFile(ScopedTool):
         regex: re.Pattern[str],
         glob: str | None,
         limit: int,
+        gate: ReadGate,
     ) -> tuple[list[dict[str, Any]], list[str]]:
         matcher = GlobMatcher(glob) if glob else None
         matches: list[dict[str, Any]] = []
@@ -262,11 +294,15 @@ class SearchFile(ScopedTool):
             if time.monotonic() > deadline:
                 skipped.append(f"(stopped after {self.limits.max_seconds:g}s)")
                 break
-            dirnames[:] = sorted(d for d in dirnames if d not in _SKIP_DIRS)
             base = "" if dirpath == "." else dirpath[2:] + "/"
+            dirnames[:] = sorted(
+                d for d in dirnames if d not in _SKIP_DIRS and not gate.blocked(base + d)
+            )
             for name in sorted(filenames):
                 rel = base + name
                 if matcher is not None and not matcher.matches(rel):
+                    continue
+                if gate.blocked(rel):
                     continue
                 try:
                     fd = os.open(name, _OPEN_FLAGS, dir_fd=dir_fd)
@@ -289,7 +325,7 @@ class SearchFile(ScopedTool):
         return rel if base == "." else f"{base}/{rel}"
 
     def _ripgrep(
-        self, rg: str, top: int, loc: Location, args: Any, limit: int
+        self, rg: str, top: int, loc: Location, args: Any, limit: int, gate: ReadGate
     ) -> tuple[list[dict[str, Any]], list[str]] | None:
         """Run rg in the already-open folder (cwd through /proc/self/fd, so no path is
         re-resolved), then check every line it reports against the file as read here
@@ -329,6 +365,8 @@ class SearchFile(ScopedTool):
                 if not line_b.isdigit():
                     continue
                 rel = path_b.decode("utf-8", "surrogateescape").removeprefix("./")
+                if gate.blocked(rel):
+                    continue
                 reported.setdefault(rel, []).append((int(line_b), text_b.removesuffix(b"\n")))
                 count += 1
                 if count >= limit:
