@@ -88,6 +88,13 @@ async def test_secrets_are_scrubbed(tmp_path: Path):
     for name in ("OPENAI_API_KEY", "GITHUB_TOKEN", "DB_PASSWORD", "MY_SECRET", "AWS_SECRET"):
         assert name not in out
     assert "HOME" in scrub_environment({"HOME": "/h", "X_KEY": "k"})
+    urls = {
+        "DATABASE_URL": "postgres://app:hunter2@db:5432/x",
+        "REDIS_URL": "redis://:pw@cache:6379/0",
+        "SENTRY_DSN": "https://abc@o1.ingest.sentry.io/1",
+        "DOCS_URL": "https://example.org/docs",
+    }
+    assert scrub_environment(urls) == {"DOCS_URL": "https://example.org/docs"}
 
 
 async def test_deny_outside_sandbox_only_the_workspace_is_writable(tmp_path: Path):

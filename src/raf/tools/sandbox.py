@@ -27,9 +27,12 @@ HIDDEN_FOLDERS = ("/home", "/root", "/mnt", "/media", "/srv", "/run")
 process from connecting to. A resolv.conf that lives there is shown again, read-only."""
 
 _SECRET = re.compile(
-    r"(KEY|TOKEN|SECRET|PASSWORD|PASSWD|PASSPHRASE|CREDENTIAL|PRIVATE|COOKIE|SESSION|_PAT|AUTH)",
+    r"(KEY|TOKEN|SECRET|PASSWORD|PASSWD|PASSPHRASE|CREDENTIAL|PRIVATE|COOKIE|SESSION|_PAT|AUTH"
+    r"|_DSN$)",
     re.IGNORECASE,
 )
+_URL_WITH_PASSWORD = re.compile(r"[a-z][a-z0-9+.-]*://[^/\s:@]*:[^/\s@]+@", re.IGNORECASE)
+"""A value such as postgres://user:pass@host (DATABASE_URL): a secret whatever its name."""
 
 _PROBE_BWRAP = (
     "--ro-bind", "/", "/", "--dev", "/dev", "--unshare-net",
@@ -49,10 +52,14 @@ def scrub_environment(
     env: Mapping[str, str] | None = None, *, allow: Iterable[str] = ()
 ) -> dict[str, str]:
     """The environment without variables that look like secrets (API keys, tokens,
-    passwords…); names in `allow` are kept."""
+    passwords…, or a URL carrying a password); names in `allow` are kept."""
     source = dict(os.environ if env is None else env)
     keep = set(allow)
-    return {k: v for k, v in source.items() if k in keep or not _SECRET.search(k)}
+    return {
+        k: v
+        for k, v in source.items()
+        if k in keep or not (_SECRET.search(k) or _URL_WITH_PASSWORD.search(v))
+    }
 
 
 def _probe(argv: Sequence[str], *, user: int | None = None) -> bool:
