@@ -236,6 +236,13 @@ async def test_allow_all_with_rules_still_hides_what_they_deny(tmp_path: Path):
     assert not tool.requires_approval
     plain = await run(RunCommand(WorkspaceScope(root, policy="allow")), command="true")
     assert plain.value["sandbox"] == "none"
+    guarded = tmp_path / "guarded"
+    guarded.mkdir()
+    (guarded / "conf").write_text("original\n")
+    rule = {"path": f"{guarded}/**", "write": "deny"}
+    locked = WorkspaceScope(root, policy="allow", rules=[rule])
+    await run(RunCommand(locked), command=f"echo changed > {guarded}/conf; rm -f {guarded}/conf")
+    assert (guarded / "conf").read_text() == "original\n"
 
 
 async def test_absolute_read_rules_are_covered_or_need_approval(tmp_path: Path):

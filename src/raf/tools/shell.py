@@ -234,17 +234,21 @@ def rule_masks(scope: WorkspaceScope, approved: bool) -> list[str] | None:
     masks: list[str] = []
     for rule in rules:
         pattern = os.path.expanduser(rule.pattern)
-        if pattern.startswith("/") and Access.READ in rule.access:
+        if pattern.startswith("/"):
             prefix = _literal_prefix(pattern)
             real = Path(os.path.realpath(prefix))
             if real.is_relative_to(scope.real_root):
                 continue  # a rule inside the root: judged per path below
             if scope.real_root.is_relative_to(real):
                 return None  # covering it would cover the workspace (or all of /)
-            if real.is_dir():
+            if not os.path.lexists(real):
+                continue
+            if Access.READ in rule.access and real.is_dir():
                 masks += ["--tmpfs", str(real)]
-            elif os.path.lexists(real):
+            elif Access.READ in rule.access:
                 masks += ["--ro-bind", "/dev/null", str(real)]
+            else:  # write/delete: read-only (it already is, except under allow_all)
+                masks += ["--ro-bind", str(real), str(real)]
     root = scope.real_root
     pinned: dict[Path, None] = {}  # folders above a covered path, parents first
     for dirpath, dirnames, filenames, dir_fd in os.fwalk(root, follow_symlinks=False):
