@@ -245,6 +245,30 @@ async def test_allow_all_with_rules_still_hides_what_they_deny(tmp_path: Path):
     assert (guarded / "conf").read_text() == "original\n"
 
 
+async def test_network_off_holds_under_allow_all(tmp_path: Path):
+    import socket
+
+    server = socket.socket()
+    server.bind(("127.0.0.1", 0))
+    server.listen(1)
+    port = server.getsockname()[1]
+    probe = (
+        "python3 -c 'import socket,sys; s=socket.socket(); s.settimeout(3); "
+        f'sys.exit(7 if s.connect_ex(("127.0.0.1", {port})) else 0)\''
+    )
+    try:
+        tool = RunCommand(_ws(tmp_path, "allow"), network=False)
+        result = await run(tool, command=probe)
+        if detect_sandbox() is not SandboxKind.BWRAP:
+            assert "approval" in (result.error or "")
+            return
+        assert result.value["sandbox"] == "bubblewrap" and result.value["exit_code"] == 7
+        online = await run(RunCommand(_ws(tmp_path, "allow")), command=probe)
+        assert online.value["sandbox"] == "none" and online.value["exit_code"] == 0
+    finally:
+        server.close()
+
+
 async def test_absolute_read_rules_are_covered_or_need_approval(tmp_path: Path):
     from raf.tools.shell import rule_masks
 

@@ -148,9 +148,10 @@ def bwrap_argv(
     return argv
 
 
-def open_bwrap_argv(*, cwd: Path, masks: Sequence[str]) -> list[str]:
-    """A bubblewrap prefix that changes nothing but `masks` (for allow_all with path
-    rules): / stays writable, but capabilities are dropped so the masks cannot be undone."""
+def open_bwrap_argv(*, cwd: Path, masks: Sequence[str], network: bool = True) -> list[str]:
+    """A bubblewrap prefix that changes nothing but `masks` and the network (for allow_all
+    with path rules or without network): / stays writable, but capabilities are dropped so
+    the masks cannot be undone."""
     bwrap = shutil.which("bwrap") or "bwrap"
     return [
         bwrap,
@@ -161,6 +162,7 @@ def open_bwrap_argv(*, cwd: Path, masks: Sequence[str]) -> list[str]:
         "--cap-drop", "ALL",
         "--new-session",
         "--die-with-parent",
+        *([] if network else ["--unshare-net"]),
         *masks,
         "--chdir", str(cwd),
         "--",

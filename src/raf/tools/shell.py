@@ -106,10 +106,10 @@ class RunCommand(ScopedTool):
 
     def _sandboxed(self, scope: WorkspaceScope, outside_workspace: bool = False) -> bool:
         """Whether a command runs in bubblewrap: always under deny/approve (unless it was
-        allowed out), and under allow_all when path rules restrict something (the
-        sandbox then leaves / writable and only enforces the rules)."""
+        allowed out), and under allow_all when path rules restrict something or the
+        network is off (the sandbox then leaves / writable and only enforces those)."""
         if scope.policy is ScopePolicy.ALLOW_ALL:
-            return has_restricting_rules(scope)
+            return has_restricting_rules(scope) or not self.network
         return not outside_workspace
 
     @property
@@ -169,7 +169,7 @@ class RunCommand(ScopedTool):
                     "command needs a human's approval"
                 )
             if scope.policy is ScopePolicy.ALLOW_ALL:
-                prefix = open_bwrap_argv(cwd=cwd, masks=masks)
+                prefix = open_bwrap_argv(cwd=cwd, masks=masks, network=self.network)
             else:
                 prefix = bwrap_argv(
                     writable=[scope.real_root], cwd=cwd, network=self.network, masks=masks
