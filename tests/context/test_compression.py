@@ -363,13 +363,13 @@ def test_bad_settings_are_configuration_errors() -> None:
 
     cases = [
         lambda: SlidingWindowStrategy(keep_last=-1),
-        lambda: SlidingWindowStrategy(keep_last="5"),
-        lambda: ObservationMaskingStrategy(keep_last=2.5),
+        lambda: SlidingWindowStrategy(keep_last="5"),  # type: ignore[arg-type]
+        lambda: ObservationMaskingStrategy(keep_last=2.5),  # type: ignore[arg-type]
         lambda: SummarizationStrategy(summariser([]), threshold=0),
-        lambda: SummarizationStrategy(summariser([]), threshold="0.8"),
+        lambda: SummarizationStrategy(summariser([]), threshold="0.8"),  # type: ignore[arg-type]
         lambda: SummarizationStrategy(summariser([]), keep_recent=-2),
         lambda: CompressionProvider(TokenBudgetStrategy(), 0),
-        lambda: CompressionProvider(TokenBudgetStrategy(), "1000"),
+        lambda: CompressionProvider(TokenBudgetStrategy(), "1000"),  # type: ignore[arg-type]
     ]
     for make in cases:
         with pytest.raises(CompressionSettingError) as info:
