@@ -87,3 +87,13 @@ def test_message_text_joins_text_only() -> None:
         contents=[ReasoningContent(text="hmm"), TextContent(text="a"), TextContent(text="b")],
     )
     assert message.text == "ab"
+
+
+def test_messages_accept_roles_and_text_as_plain_strings() -> None:
+    message = ChatMessage(role="assistant", contents="hello")  # type: ignore[arg-type]
+    assert message.role is Role.ASSISTANT
+    assert message.contents == [TextContent(text="hello")]
+    mixed = ChatMessage(role="user", contents=["a", TextContent(text="b")])  # type: ignore[arg-type, list-item]
+    assert mixed.text == "ab" and mixed.role is Role.USER
+    with pytest.raises(ValueError, match="unknown message role 'robot'"):
+        ChatMessage(role="robot")  # type: ignore[arg-type]

@@ -48,6 +48,22 @@ class ChatMessage:
     author_name: str | None = None
     message_id: str | None = None
 
+    def __post_init__(self) -> None:
+        # Accept the spellings people write by hand: role="user", contents="hi".
+        if type(self.role) is not Role:
+            try:
+                self.role = Role(self.role)
+            except ValueError:
+                roles = ", ".join(r.value for r in Role)
+                raise ValueError(
+                    f"unknown message role {self.role!r}; use one of {roles}"
+                ) from None
+        contents: Any = self.contents
+        if isinstance(contents, str):
+            self.contents = [TextContent(text=contents)]
+        elif any(isinstance(c, str) for c in contents):
+            self.contents = [TextContent(text=c) if isinstance(c, str) else c for c in contents]
+
     @classmethod
     def user(cls, text: str) -> ChatMessage:
         return cls(role=Role.USER, contents=[TextContent(text=text)])
