@@ -245,3 +245,36 @@ def test_objects_that_are_not_tools_or_providers_are_refused_clearly() -> None:
         AgentBuilder().with_chat_client(ScriptedChatClient()).with_context_provider(
             object()  # type: ignore[arg-type]
         ).build()
+
+
+async def test_hooks_and_invoke_written_as_plain_functions_work() -> None:
+    class SyncProvider:
+        name, kind = "sync", "test"
+
+        def on_invoking(self, agent: Any, session: Any, messages: Any, options: Any) -> Any:
+            return ContextResult(instructions="sync instructions")
+
+        def on_invoked(self, *args: Any) -> None:
+            seen.append("invoked")
+
+    class SyncTool:
+        name = "sync_tool"
+        description = "answers at once"
+        parameters: ClassVar[dict[str, Any]] = {"type": "object", "properties": {}}
+
+        def invoke(self, arguments: Any, context: Any) -> Any:
+            return "sync result"
+
+    seen: list[str] = []
+    model = ScriptedChatClient([reply("", call("sync_tool", call_id="s")), "ok"])
+    agent = (
+        AgentBuilder()
+        .with_context_provider(SyncProvider())  # type: ignore[arg-type]
+        .with_tool(SyncTool())  # type: ignore[arg-type]
+        .with_chat_client(model)
+        .build()
+    )
+    response = await agent.run("go")
+    assert response.messages[1].function_results[0].result == "sync result"
+    assert "sync instructions" in model.requests[0].system
+    assert seen == ["invoked"]

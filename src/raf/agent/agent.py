@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import asyncio
+import inspect
 import logging
 from collections.abc import AsyncIterator, Sequence
 from dataclasses import dataclass, field
@@ -174,7 +175,7 @@ class Agent:
         invoked: list[ContextProvider] = []
         for provider in self.context_providers:
             try:
-                result = await provider.on_invoking(self, session, request, options)
+                result = await _maybe_await(provider.on_invoking(self, session, request, options))
             except BaseException as exc:
                 await self._call_on_invoked(invoked, session, request, None, exc)
                 raise
@@ -283,7 +284,7 @@ class Agent:
         failures: list[tuple[ContextProvider, Exception]] = []
         for provider in reversed(providers):
             try:
-                await provider.on_invoked(self, session, request, response, error)
+                await _maybe_await(provider.on_invoked(self, session, request, response, error))
             except Exception as exc:
                 log.error("on_invoked of provider %r failed: %s", provider.name, exc)
                 failures.append((provider, exc))
@@ -315,6 +316,11 @@ class Agent:
             f"Agent(name={self.name!r}, tools={[t.name for t in self.tools]}, "
             f"providers={[p.name for p in self.context_providers]})"
         )
+
+
+async def _maybe_await(value: Any) -> Any:
+    """Hooks may be written as plain functions; await only what is awaitable."""
+    return await value if inspect.isawaitable(value) else value
 
 
 def system_text(messages: Sequence[ChatMessage]) -> str:

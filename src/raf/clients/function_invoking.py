@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import asyncio
+import inspect
 import json
 from collections.abc import AsyncIterator, Awaitable, Sequence
 from dataclasses import replace
@@ -358,7 +359,9 @@ class _ToolLoop:
             call_id=call.call_id,
         )
         try:
-            result = await tool.invoke(call.arguments, context)
+            result: Any = tool.invoke(call.arguments, context)
+            if inspect.isawaitable(result):  # a hand-written tool may invoke synchronously
+                result = await result
         except ToolApprovalPending as exc:
             return ApprovalRequestContent(
                 call_id=call.call_id,

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import inspect
 import re
 from abc import ABC, abstractmethod
 from collections.abc import Mapping, Sequence
@@ -197,7 +198,9 @@ class _LenientTool:
         return bool(check(arguments)) if callable(check) else self.requires_approval
 
     async def invoke(self, arguments: Mapping[str, Any], context: ToolContext) -> ToolResult:
-        value = await self.inner.invoke(arguments, context)
+        value = self.inner.invoke(arguments, context)
+        if inspect.isawaitable(value):
+            value = await value
         return value if isinstance(value, ToolResult) else ToolResult(value=value)
 
     def __getattr__(self, name: str) -> Any:
