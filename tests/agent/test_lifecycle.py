@@ -278,3 +278,14 @@ async def test_hooks_and_invoke_written_as_plain_functions_work() -> None:
     assert response.messages[1].function_results[0].result == "sync result"
     assert "sync instructions" in model.requests[0].system
     assert seen == ["invoked"]
+
+
+async def test_run_takes_session_and_options_positionally_as_the_spec_writes_it() -> None:
+    from raf import AgentRunOptions
+
+    model = ScriptedChatClient(["one", "two"])
+    agent = AgentBuilder().with_chat_client(model).build()
+    session = agent.create_session()
+    await agent.run("first", session, AgentRunOptions())
+    response = await agent.run("second", session)
+    assert response.text == "two" and len(session.messages) == 4

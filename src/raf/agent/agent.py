@@ -100,7 +100,6 @@ class Agent:
     async def run(
         self,
         messages: MessageInput = None,
-        *,
         session: AgentSession | None = None,
         options: AgentRunOptions | None = None,
     ) -> AgentResponse:
@@ -116,7 +115,6 @@ class Agent:
     async def run_stream(
         self,
         messages: MessageInput = None,
-        *,
         session: AgentSession | None = None,
         options: AgentRunOptions | None = None,
     ) -> AsyncIterator[AgentResponseUpdate]:
@@ -144,7 +142,6 @@ class Agent:
     def run_sync(
         self,
         messages: MessageInput = None,
-        *,
         session: AgentSession | None = None,
         options: AgentRunOptions | None = None,
     ) -> AgentResponse:
