@@ -68,7 +68,7 @@ class CyclingModel(ScriptedChatClient):
     def __init__(self) -> None:
         super().__init__(script() * 1)
 
-    async def get_response(self, messages: Any, options: ChatOptions) -> ChatResponse:
+    async def get_response(self, messages: Any, options: ChatOptions | None = None) -> ChatResponse:
         if self.remaining == 0:
             self._next = 0
         self.requests.clear()

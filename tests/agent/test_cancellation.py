@@ -67,7 +67,7 @@ async def test_cancel_between_model_and_tools_gives_cancelled_results() -> None:
         return n
 
     class CancellingModel(ScriptedChatClient):
-        async def get_response(self, messages, options):
+        async def get_response(self, messages, options=None):
             response = await super().get_response(messages, options)
             token.cancel("user pressed Ctrl-C")
             return response

@@ -50,3 +50,10 @@ async def test_function_chat_client_answers_from_a_function() -> None:
         [ChatMessage.user("a"), ChatMessage.user("b")], ChatOptions()
     )
     assert response.text == "you said 2 things"
+
+
+async def test_options_may_be_left_out_when_calling_a_client_directly() -> None:
+    model = ScriptedChatClient(["plain", "streamed"])
+    assert (await model.get_response([ChatMessage.user("hi")])).text == "plain"
+    updates = [u async for u in model.get_streaming_response([ChatMessage.user("hi")])]
+    assert fold_updates(updates).text == "streamed"

@@ -162,15 +162,17 @@ class ScriptFileClient:
     # The reply is taken from the script before waiting, as a real model has the request
     # once it is sent: a cancelled call uses its reply up.
     async def get_response(
-        self, messages: Sequence[ChatMessage], options: ChatOptions
+        self, messages: Sequence[ChatMessage], options: ChatOptions | None = None
     ) -> ChatResponse:
+        options = options if options is not None else ChatOptions()
         response = await self.inner.get_response(messages, options)
         await self._wait()
         return response
 
     async def get_streaming_response(
-        self, messages: Sequence[ChatMessage], options: ChatOptions
+        self, messages: Sequence[ChatMessage], options: ChatOptions | None = None
     ) -> AsyncIterator[AgentResponseUpdate]:
+        options = options if options is not None else ChatOptions()
         updates = [u async for u in self.inner.get_streaming_response(messages, options)]
         pace = await self._wait()
         for update in updates:

@@ -418,8 +418,9 @@ class AnthropicChatClient:
         )
 
     async def get_response(
-        self, messages: Sequence[ChatMessage], options: ChatOptions
+        self, messages: Sequence[ChatMessage], options: ChatOptions | None = None
     ) -> ChatResponse:
+        options = options if options is not None else ChatOptions()
         body = self._request(messages, options)
         try:
             message = await self._client.messages.create(**body)
@@ -439,8 +440,9 @@ class AnthropicChatClient:
         return response
 
     async def get_streaming_response(
-        self, messages: Sequence[ChatMessage], options: ChatOptions
+        self, messages: Sequence[ChatMessage], options: ChatOptions | None = None
     ) -> AsyncIterator[AgentResponseUpdate]:
+        options = options if options is not None else ChatOptions()
         body = self._request(messages, options)
         assembler = _EventAssembler(new_id("msg"))
         yielded = False

@@ -68,16 +68,18 @@ class FunctionInvokingChatClient:
         self.max_result_chars = max_result_chars
 
     async def get_response(
-        self, messages: Sequence[ChatMessage], options: ChatOptions
+        self, messages: Sequence[ChatMessage], options: ChatOptions | None = None
     ) -> ChatResponse:
+        options = options if options is not None else ChatOptions()
         loop = _ToolLoop(self, messages, options, stream=False)
         async for _ in loop.run():
             pass
         return loop.response()
 
     async def get_streaming_response(
-        self, messages: Sequence[ChatMessage], options: ChatOptions
+        self, messages: Sequence[ChatMessage], options: ChatOptions | None = None
     ) -> AsyncIterator[AgentResponseUpdate]:
+        options = options if options is not None else ChatOptions()
         loop = _ToolLoop(self, messages, options, stream=True)
         async for update in loop.run():
             yield update

@@ -289,8 +289,9 @@ class LocalChatClient:
         return self._check(result)
 
     async def get_response(
-        self, messages: Sequence[ChatMessage], options: ChatOptions
+        self, messages: Sequence[ChatMessage], options: ChatOptions | None = None
     ) -> ChatResponse:
+        options = options if options is not None else ChatOptions()
         engine = await self._load()
         grammar = self._grammar(engine, options)
         data = await self._complete(engine, self._body(engine, messages, options, grammar))
@@ -307,8 +308,9 @@ class LocalChatClient:
         return response
 
     async def get_streaming_response(
-        self, messages: Sequence[ChatMessage], options: ChatOptions
+        self, messages: Sequence[ChatMessage], options: ChatOptions | None = None
     ) -> AsyncIterator[AgentResponseUpdate]:
+        options = options if options is not None else ChatOptions()
         engine = await self._load()
         grammar = self._grammar(engine, options)
         body = self._body(engine, messages, options, grammar)

@@ -191,8 +191,9 @@ class OpenAIChatClient:
         return exc
 
     async def get_response(
-        self, messages: Sequence[ChatMessage], options: ChatOptions
+        self, messages: Sequence[ChatMessage], options: ChatOptions | None = None
     ) -> ChatResponse:
+        options = options if options is not None else ChatOptions()
         body = self._request(messages, options, stream=False)
         try:
             completion = await self._client.chat.completions.create(**body)
@@ -219,8 +220,9 @@ class OpenAIChatClient:
         return response
 
     async def get_streaming_response(
-        self, messages: Sequence[ChatMessage], options: ChatOptions
+        self, messages: Sequence[ChatMessage], options: ChatOptions | None = None
     ) -> AsyncIterator[AgentResponseUpdate]:
+        options = options if options is not None else ChatOptions()
         body = self._request(messages, options, stream=True)
         assembler = ChunkAssembler(new_id("msg"))
         yielded = False

@@ -126,8 +126,9 @@ class RetryingChatClient:
         await self._pause(wait)
 
     async def get_response(
-        self, messages: Sequence[ChatMessage], options: ChatOptions
+        self, messages: Sequence[ChatMessage], options: ChatOptions | None = None
     ) -> ChatResponse:
+        options = options if options is not None else ChatOptions()
         attempt = 0
         while True:
             self.attempts += 1
@@ -145,8 +146,9 @@ class RetryingChatClient:
             attempt += 1
 
     async def get_streaming_response(
-        self, messages: Sequence[ChatMessage], options: ChatOptions
+        self, messages: Sequence[ChatMessage], options: ChatOptions | None = None
     ) -> AsyncIterator[AgentResponseUpdate]:
+        options = options if options is not None else ChatOptions()
         attempt = 0
         while True:
             self.attempts += 1

@@ -202,16 +202,18 @@ class ScriptedChatClient:
         return response
 
     async def get_response(
-        self, messages: Sequence[ChatMessage], options: ChatOptions
+        self, messages: Sequence[ChatMessage], options: ChatOptions | None = None
     ) -> ChatResponse:
+        options = options if options is not None else ChatOptions()
         response = self._take(messages, options, stream=False)
         if self.delay:  # after taking the reply: a cancelled call uses it up, as a real one
             await asyncio.sleep(self.delay)
         return response
 
     async def get_streaming_response(
-        self, messages: Sequence[ChatMessage], options: ChatOptions
+        self, messages: Sequence[ChatMessage], options: ChatOptions | None = None
     ) -> AsyncIterator[AgentResponseUpdate]:
+        options = options if options is not None else ChatOptions()
         response = self._take(messages, options, stream=True)
         if self.delay:
             await asyncio.sleep(self.delay)
@@ -250,13 +252,15 @@ class FunctionChatClient:
         return _as_response(result)
 
     async def get_response(
-        self, messages: Sequence[ChatMessage], options: ChatOptions
+        self, messages: Sequence[ChatMessage], options: ChatOptions | None = None
     ) -> ChatResponse:
+        options = options if options is not None else ChatOptions()
         return await self._answer(messages, options, stream=False)
 
     async def get_streaming_response(
-        self, messages: Sequence[ChatMessage], options: ChatOptions
+        self, messages: Sequence[ChatMessage], options: ChatOptions | None = None
     ) -> AsyncIterator[AgentResponseUpdate]:
+        options = options if options is not None else ChatOptions()
         response = await self._answer(messages, options, stream=True)
         for update in stream_response(response, self.chunk_size):
             yield update
