@@ -308,14 +308,7 @@ class McpClient:
         """Every tool the server offers (all pages)."""
 
         async def run(client: mcp.Client) -> list[mcp_types.Tool]:
-            out: list[mcp_types.Tool] = []
-            cursor: str | None = None
-            while True:
-                page = await client.list_tools(cursor=cursor)
-                out.extend(page.tools)
-                cursor = page.next_cursor
-                if not cursor:
-                    return out
+            return await _all_pages(lambda cursor: client.list_tools(cursor=cursor), "tools")
 
         return await self.request(run, "tools/list")
 
@@ -332,14 +325,9 @@ class McpClient:
 
     async def list_resources(self) -> list[mcp_types.Resource]:
         async def run(client: mcp.Client) -> list[mcp_types.Resource]:
-            out: list[mcp_types.Resource] = []
-            cursor: str | None = None
-            while True:
-                page = await client.list_resources(cursor=cursor)
-                out.extend(page.resources)
-                cursor = page.next_cursor
-                if not cursor:
-                    return out
+            return await _all_pages(
+                lambda cursor: client.list_resources(cursor=cursor), "resources"
+            )
 
         return await self.request(run, "resources/list")
 
@@ -351,14 +339,7 @@ class McpClient:
 
     async def list_prompts(self) -> list[mcp_types.Prompt]:
         async def run(client: mcp.Client) -> list[mcp_types.Prompt]:
-            out: list[mcp_types.Prompt] = []
-            cursor: str | None = None
-            while True:
-                page = await client.list_prompts(cursor=cursor)
-                out.extend(page.prompts)
-                cursor = page.next_cursor
-                if not cursor:
-                    return out
+            return await _all_pages(lambda cursor: client.list_prompts(cursor=cursor), "prompts")
 
         return await self.request(run, "prompts/list")
 
@@ -382,3 +363,15 @@ class McpClient:
 
     def __repr__(self) -> str:
         return f"<McpClient {self.name!r} {self.config.transport}>"
+
+
+async def _all_pages(fetch: Callable[[str | None], Awaitable[Any]], field: str) -> list[Any]:
+    """Every item of a paginated MCP list call, following `next_cursor` to the end."""
+    out: list[Any] = []
+    cursor: str | None = None
+    while True:
+        page = await fetch(cursor)
+        out.extend(getattr(page, field))
+        cursor = page.next_cursor
+        if not cursor:
+            return out
