@@ -205,3 +205,23 @@ async def test_an_approval_is_spent_on_the_call_it_was_given_for(
     texts = [str(r.result) + str(r.error) for r in _results(resumed.messages)]
     assert "outside text" in texts[0]
     assert not any("SECRET-BYTES" in t for t in texts), texts
+
+
+def test_instructions_say_how_run_command_is_contained_under_allow_all(
+    world: tuple[Path, Path],
+) -> None:
+    from raf.tools.shell import RunCommand
+
+    root, _ = world
+    open_net = WorkspaceContextProvider(WorkspaceScope(root, policy="allow"))
+    open_net.add_tool(RunCommand())
+    assert "run_command runs without a sandbox." in open_net.instructions()
+    no_net = WorkspaceContextProvider(WorkspaceScope(root, policy="allow"))
+    no_net.add_tool(RunCommand(network=False))
+    assert "light sandbox: there is no network." in no_net.instructions()
+    ruled = WorkspaceContextProvider(
+        WorkspaceScope(root, policy="allow", rules=[{"path": "secrets/**", "read": "deny"}])
+    )
+    ruled.add_tool(RunCommand(network=False))
+    text = ruled.instructions()
+    assert "paths the rules restrict are hidden or read-only and there is no network" in text

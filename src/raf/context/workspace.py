@@ -73,13 +73,19 @@ class WorkspaceContextProvider:
         if self._tools:
             text += " Tools bound to this workspace: " + ", ".join(t.name for t in self._tools)
             text += "."
-        if any(t.name == "run_command" for t in self._tools):
+        command = next((t for t in self._tools if t.name == "run_command"), None)
+        if command is not None:
+            network = bool(getattr(command, "network", True))
             if self.scope.policy is ScopePolicy.ALLOW_ALL:
-                text += " run_command runs without a sandbox"
+                limits = []
+                if has_restricting_rules(self.scope):
+                    limits.append("paths the rules restrict are hidden or read-only")
+                if not network:
+                    limits.append("there is no network")
                 text += (
-                    ", except that paths the rules restrict are hidden or read-only there."
-                    if has_restricting_rules(self.scope)
-                    else "."
+                    " run_command runs in a light sandbox: " + " and ".join(limits) + "."
+                    if limits
+                    else " run_command runs without a sandbox."
                 )
             else:
                 text += (
