@@ -395,3 +395,36 @@ async def test_a_base_url_that_is_a_web_page_says_so(fault: FaultServer, stream:
                 pass
         else:
             await client.get_response([ChatMessage.user("x")], ChatOptions())
+
+
+async def test_redacted_thinking_is_kept_and_sent_back_as_it_came(fault: FaultServer) -> None:
+    message = thinking_message()
+    assert isinstance(message, dict)
+    message["content"] = [
+        {"type": "thinking", "thinking": "First.", "signature": "sig-1"},
+        {"type": "redacted_thinking", "data": "ENCRYPTED=="},
+        {"type": "thinking", "thinking": "Second.", "signature": "sig-2"},
+        {"type": "tool_use", "id": "tu_a", "name": "lookup", "input": {"term": "a"}},
+    ]
+    fault.reply(Reply(json_body=message))
+    client = client_for(fault.url, key="sk-ant-secret-0987654321")
+    whole = await client.get_response([ChatMessage.user("x")], ChatOptions(tools=[lookup]))
+    reasoning = [c for c in whole.messages[0].contents if isinstance(c, ReasoningContent)]
+    assert reasoning == [
+        ReasoningContent(text="First.", signature="sig-1"),
+        ReasoningContent(text="", protected_data="ENCRYPTED=="),
+        ReasoningContent(text="Second.", signature="sig-2"),
+    ]
+    fault.reply(Reply(json_body=thinking_message()))
+    history = [
+        ChatMessage.user("x"),
+        whole.messages[0],
+        ChatMessage(role=Role.TOOL, contents=[FunctionResultContent(call_id="tu_a", result="A")]),
+    ]
+    await client.get_response(history, ChatOptions(tools=[lookup]))
+    sent = fault.seen[-1].body["messages"][1]["content"]
+    assert sent[:3] == [
+        {"type": "thinking", "thinking": "First.", "signature": "sig-1"},
+        {"type": "redacted_thinking", "data": "ENCRYPTED=="},
+        {"type": "thinking", "thinking": "Second.", "signature": "sig-2"},
+    ]

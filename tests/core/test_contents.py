@@ -97,3 +97,8 @@ def test_messages_accept_roles_and_text_as_plain_strings() -> None:
     assert mixed.text == "ab" and mixed.role is Role.USER
     with pytest.raises(ValueError, match="unknown message role 'robot'"):
         ChatMessage(role="robot")  # type: ignore[arg-type]
+
+
+def test_protected_reasoning_round_trips() -> None:
+    content = ReasoningContent(text="", protected_data="opaque==")
+    assert content_from_dict(json.loads(json.dumps(content_to_dict(content)))) == content

@@ -74,7 +74,9 @@ def to_anthropic_messages(
             if isinstance(content, TextContent) and content.text:
                 blocks.append({"type": "text", "text": content.text})
             elif isinstance(content, ReasoningContent) and role == "assistant":
-                if content.signature:  # unsigned thinking cannot be sent back
+                if content.protected_data is not None:
+                    blocks.append({"type": "redacted_thinking", "data": content.protected_data})
+                elif content.signature:  # unsigned thinking cannot be sent back
                     blocks.append(
                         {
                             "type": "thinking",
@@ -210,6 +212,14 @@ class _EventAssembler:
             )
         elif btype == "text" and block.get("text"):
             out.append(self._update(UpdateKind.TEXT_DELTA, text=block["text"]))
+        elif btype == "redacted_thinking":
+            # Encrypted reasoning: kept whole so it can be sent back with the next turn.
+            out.append(
+                self._update(
+                    UpdateKind.CONTENT,
+                    content=ReasoningContent(text="", protected_data=str(block.get("data", ""))),
+                )
+            )
         elif btype == "thinking":
             if block.get("thinking"):
                 out.append(self._update(UpdateKind.REASONING_DELTA, text=block["thinking"]))

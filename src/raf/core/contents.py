@@ -25,6 +25,9 @@ class ReasoningContent:
     text: str
     signature: str | None = None
     """Opaque token some providers need to accept the reasoning back."""
+    protected_data: str | None = None
+    """Encrypted reasoning a provider returns instead of text (Anthropic's
+    redacted_thinking); never shown, sent back as it came."""
     type: Literal["reasoning"] = "reasoning"
 
 
@@ -142,10 +145,12 @@ def content_to_dict(content: Content) -> dict[str, Any]:
     match content:
         case TextContent(text=text):
             return {"type": "text", "text": text}
-        case ReasoningContent(text=text, signature=signature):
+        case ReasoningContent(text=text, signature=signature, protected_data=protected):
             out: dict[str, Any] = {"type": "reasoning", "text": text}
             if signature is not None:
                 out["signature"] = signature
+            if protected is not None:
+                out["protected_data"] = protected
             return out
         case FunctionCallContent():
             out = {
@@ -212,7 +217,11 @@ def content_from_dict(data: dict[str, Any]) -> Content:
         if kind == "text":
             return TextContent(text=str(data["text"]))
         if kind == "reasoning":
-            return ReasoningContent(text=str(data["text"]), signature=data.get("signature"))
+            return ReasoningContent(
+                text=str(data["text"]),
+                signature=data.get("signature"),
+                protected_data=data.get("protected_data"),
+            )
         if kind == "function_call":
             return FunctionCallContent(
                 call_id=str(data["call_id"]),

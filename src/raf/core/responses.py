@@ -190,8 +190,14 @@ class ResponseFolder:
                 contents.append(TextContent(text=update.text))
         elif kind is UpdateKind.REASONING_DELTA:
             contents = self._message(update).contents
-            if contents and isinstance(contents[-1], ReasoningContent):
-                contents[-1].text += update.text
+            last_reasoning = contents[-1] if contents else None
+            # A block that is signed or encrypted is complete: new text starts a new block.
+            if (
+                isinstance(last_reasoning, ReasoningContent)
+                and last_reasoning.signature is None
+                and last_reasoning.protected_data is None
+            ):
+                last_reasoning.text += update.text
             else:
                 contents.append(ReasoningContent(text=update.text))
             # A signature (Anthropic thinking) arrives as the last delta of its block.
@@ -253,7 +259,11 @@ def message_to_updates(message: ChatMessage, message_id: str) -> list[AgentRespo
                     kind=UpdateKind.TEXT_DELTA, message_id=message_id, role=role, text=content.text
                 )
             )
-        elif isinstance(content, ReasoningContent) and content.signature is None:
+        elif (
+            isinstance(content, ReasoningContent)
+            and content.signature is None
+            and content.protected_data is None
+        ):
             out.append(
                 AgentResponseUpdate(
                     kind=UpdateKind.REASONING_DELTA,
