@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import asyncio
 import os
 import time
 from pathlib import Path
@@ -182,6 +183,17 @@ async def test_search_file(scope: WorkspaceScope, use_ripgrep: bool):
     assert single.value["matches"][0]["path"] == "src/main.py"
     bad = await run(tool, pattern="(unclosed")
     assert "invalid regular expression" in (bad.error or "")
+
+
+async def test_a_pattern_that_backtracks_without_end_is_stopped(scope: WorkspaceScope):
+    """Python's own regex engine cannot be interrupted; raf's search gives up after the
+    per-file budget and says why, instead of hanging the run."""
+    (scope.real_root / "trap.txt").write_text("a" * 40 + "b\n")
+    tool = SearchFile(scope, limits=FileLimits(max_regex_seconds=0.2), use_ripgrep=False)
+    result = await asyncio.wait_for(run(tool, pattern=r"(a|aa)+$", path="trap.txt"), 30)
+    assert "took over 0.2s on one file" in (result.error or "")
+    whole_tree = await asyncio.wait_for(run(tool, pattern=r"(a|aa)+$"), 30)
+    assert "use a simpler pattern" in (whole_tree.error or "")
 
 
 @pytest.mark.parametrize("use_ripgrep", [True, False])

@@ -33,6 +33,9 @@ class FileLimits:
     max_search_file_bytes: int = 2_000_000
     max_line_chars: int = 500
     max_seconds: float = 30.0
+    max_regex_seconds: float = 2.0
+    """Time one regex may take over one file (pure-Python search), so that a pattern
+    that backtracks without end cannot hang the run."""
     """Time budget of one find_files / search_file walk; results so far are returned."""
 
 

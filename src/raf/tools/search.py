@@ -14,11 +14,24 @@ import time
 from collections.abc import Iterator
 from typing import Any
 
+import regex as regex_engine
 from pydantic import BaseModel, ConfigDict, Field
 
 from raf.tools._locate import Location, located
 from raf.tools._scoped import PathUse, ScopedTool
 from raf.tools.workspace import Access, ResolvedPath, RuleAction, WorkspaceScope
+
+SearchPattern = regex_engine.Pattern[str]
+"""Patterns are compiled with the `regex` engine, whose matching takes a timeout."""
+
+
+def _compile_pattern(pattern: str, ignore_case: bool) -> SearchPattern:
+    flags = regex_engine.MULTILINE | (regex_engine.IGNORECASE if ignore_case else 0)
+    try:
+        return regex_engine.compile(pattern, flags)
+    except regex_engine.error as exc:
+        raise ValueError(f"invalid regular expression: {exc}") from None
+
 
 _STRICT = ConfigDict(extra="forbid")
 _SKIP_DIRS = frozenset({".git"})
@@ -188,11 +201,7 @@ class SearchFile(ScopedTool):
         return [PathUse(path=args.path, access=Access.READ)]
 
     def run(self, scope: WorkspaceScope, args: Any, approved: bool) -> Any:
-        flags = re.MULTILINE | (re.IGNORECASE if args.ignore_case else 0)
-        try:
-            regex = re.compile(args.pattern, flags)
-        except re.error as exc:
-            raise ValueError(f"invalid regular expression: {exc}") from None
+        regex = _compile_pattern(args.pattern, args.ignore_case)
         if args.glob is not None:
             _check_glob(args.glob)
         limit = min(args.max_matches or self.limits.max_matches, self.limits.max_matches)
@@ -230,13 +239,21 @@ class SearchFile(ScopedTool):
         text = text.rstrip("\r\n")
         return text if len(text) <= cap else text[:cap] + "…"
 
-    def _scan(self, data: bytes, regex: re.Pattern[str], limit: int) -> list[tuple[int, str]]:
+    def _scan(self, data: bytes, regex: SearchPattern, limit: int) -> list[tuple[int, str]]:
         text = data.decode("utf-8", errors="replace")
         out: list[tuple[int, str]] = []
         last_line = 0
         line_no = 1
         line_pos = 0
-        for match in regex.finditer(text):
+        budget = self.limits.max_regex_seconds
+        try:
+            found = list(regex.finditer(text, timeout=budget))
+        except TimeoutError:
+            raise ValueError(
+                f"the pattern took over {budget:g}s on one file (it backtracks too much); "
+                "use a simpler pattern"
+            ) from None
+        for match in found:
             start = match.start()
             line_no += text.count("\n", line_pos, start)
             line_pos = start
@@ -265,7 +282,7 @@ class SearchFile(ScopedTool):
             return None
         return data
 
-    def _search_one(self, loc: Location, regex: re.Pattern[str], limit: int) -> Iterator[Any]:
+    def _search_one(self, loc: Location, regex: SearchPattern, limit: int) -> Iterator[Any]:
         fd = loc.open_read()
         try:
             skipped: list[str] = []
@@ -281,7 +298,7 @@ class SearchFile(ScopedTool):
         self,
         top: int,
         loc: Location,
-        regex: re.Pattern[str],
+        regex: SearchPattern,
         glob: str | None,
         limit: int,
         gate: ReadGate,
