@@ -10,6 +10,7 @@ function returning the list (decision 0606).
 from __future__ import annotations
 
 import inspect
+from abc import ABC, abstractmethod
 from collections.abc import Sequence
 from typing import Protocol, TypeAlias, runtime_checkable
 
@@ -91,16 +92,27 @@ def apply_strategy_sync(
     return list(result)
 
 
-class SlidingWindowStrategy:
-    """System messages plus the last `keep_last` messages, cut only between units."""
-
-    def __init__(self, keep_last: int = 20) -> None:
-        self.keep_last = check_count("keep_last", keep_last)
+class _LoopFreeStrategy(ABC):
+    """A strategy that needs no model: `compress_sync` does the work, and `compress`
+    offers it to async callers."""
 
     async def compress(
         self, messages: Sequence[ChatMessage], budget: int, counter: TokenCounter
     ) -> list[ChatMessage]:
         return self.compress_sync(messages, budget, counter)
+
+    @abstractmethod
+    def compress_sync(
+        self, messages: Sequence[ChatMessage], budget: int, counter: TokenCounter
+    ) -> list[ChatMessage]:
+        """Compress without an event loop."""
+
+
+class SlidingWindowStrategy(_LoopFreeStrategy):
+    """System messages plus the last `keep_last` messages, cut only between units."""
+
+    def __init__(self, keep_last: int = 20) -> None:
+        self.keep_last = check_count("keep_last", keep_last)
 
     def compress_sync(
         self, messages: Sequence[ChatMessage], budget: int, counter: TokenCounter
@@ -120,14 +132,9 @@ class SlidingWindowStrategy:
         return f"SlidingWindowStrategy(keep_last={self.keep_last})"
 
 
-class TokenBudgetStrategy:
+class TokenBudgetStrategy(_LoopFreeStrategy):
     """Fit the budget: first replace the oldest tool-call units by a short note, then
     drop the oldest messages, until the history is under budget (system messages stay)."""
-
-    async def compress(
-        self, messages: Sequence[ChatMessage], budget: int, counter: TokenCounter
-    ) -> list[ChatMessage]:
-        return self.compress_sync(messages, budget, counter)
 
     def compress_sync(
         self, messages: Sequence[ChatMessage], budget: int, counter: TokenCounter
@@ -205,17 +212,12 @@ def _merge_notes(
     return out, out_sizes
 
 
-class ObservationMaskingStrategy:
+class ObservationMaskingStrategy(_LoopFreeStrategy):
     """Replace the output of all but the last `keep_last` tool results by a placeholder;
     the calls and their ids stay, so the model knows what it did and may call again."""
 
     def __init__(self, keep_last: int = 3) -> None:
         self.keep_last = check_count("keep_last", keep_last)
-
-    async def compress(
-        self, messages: Sequence[ChatMessage], budget: int, counter: TokenCounter
-    ) -> list[ChatMessage]:
-        return self.compress_sync(messages, budget, counter)
 
     def compress_sync(
         self, messages: Sequence[ChatMessage], budget: int, counter: TokenCounter
