@@ -129,6 +129,10 @@ class Provider(ABC):
         """The provider's own words from an error that carries an HTTP status."""
         return str(getattr(exc, "message", "") or exc)
 
+    def status_code(self, exc: BaseException) -> int:
+        """The HTTP status an error means (a provider may know better than the status line)."""
+        return int(getattr(exc, "status_code", 0) or 0)
+
     @abstractmethod
     async def complete(self, body: dict[str, Any]) -> Any:
         """Send one request; the whole answer as a dict (anything else is not the protocol)."""
@@ -160,7 +164,7 @@ class Provider(ABC):
             response = getattr(exc, "response", None)
             headers = getattr(response, "headers", None) or {}
             return error_for_status(
-                int(getattr(exc, "status_code", 0) or 0),
+                self.status_code(exc),
                 self.status_detail(exc),
                 provider=self.name,
                 model=model,
