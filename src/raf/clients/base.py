@@ -26,7 +26,7 @@ class ModelClient(Generic[W]):
     """A chat client made of a provider and a wire format; subclasses only configure them."""
 
     reports_model = True
-    """Whether the answer's own model name is the response's `model_id` (else `model`)."""
+    """Whether the answer names its model (`model_id`); if not, the client's `model` does."""
 
     def __init__(self, model: str, api: Provider, wire: W) -> None:
         self.model = model
@@ -80,9 +80,9 @@ class ModelClient(Generic[W]):
             raise self.api.not_the_api(f"something else ({str(data)[:80]!r})", model)
         updates = wire.parse(data, new_id("msg"))
         if updates is None:
-            raise self.api.not_the_api("an answer without its content", model)
+            raise self.api.not_the_api("JSON of another shape", model)
         response = fold_updates(updates)
-        response.model_id = (data.get("model") if self.reports_model else None) or model
+        response.model_id = (data.get("model") or model) if self.reports_model else self.model
         response.response_id = data.get("id")
         return response
 

@@ -264,7 +264,7 @@ class LocalChatClient(ModelClient[LocalWire]):
     worker thread, never on the event loop; models are loaded once per process.
     """
 
-    reports_model = False  # llama.cpp names no model of its own; the file's stem is it
+    reports_model = False  # one file, one model: its stem names it, whatever options say
 
     def __init__(
         self,
@@ -363,5 +363,4 @@ class LocalChatClient(ModelClient[LocalWire]):
         engine = await self.api.load()
         wire = replace(self.wire, native=self._native(engine))
         wire.grammar = wire.wants_grammar(options)
-        model = options.model_id or self.model
-        return wire, wire.request(messages, options, model=model, stream=stream)
+        return wire, wire.request(messages, options, model=self.model, stream=stream)
