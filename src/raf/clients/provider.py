@@ -70,8 +70,6 @@ class ChunkStream(ABC):
 class SdkStream(ChunkStream):
     """An SDK's async stream of pydantic events, as dicts."""
 
-    __slots__ = ("_stream",)
-
     def __init__(self, stream: Any) -> None:
         self._stream = stream
 
