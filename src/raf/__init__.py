@@ -79,6 +79,7 @@ _EXPORTS: dict[str, str] = {
     "FunctionInvokingChatClient": "raf.clients.function_invoking",
     "OpenAIChatClient": "raf.clients.openai_compat",
     "AnthropicChatClient": "raf.clients.anthropic_client",
+    "GeminiChatClient": "raf.clients.gemini",
     "LocalChatClient": "raf.clients.local",
     "RetryingChatClient": "raf.clients.retry",
     "resolve_model": "raf.clients.models",
@@ -154,6 +155,7 @@ __all__ = [
     "FunctionInvokingChatClient",
     "FunctionResultContent",
     "FunctionTool",
+    "GeminiChatClient",
     "InMemoryHistoryProvider",
     "InMemorySessionStore",
     "JsonDirectorySessionStore",
@@ -227,6 +229,7 @@ if TYPE_CHECKING:
     )
     from raf.clients.anthropic_client import AnthropicChatClient
     from raf.clients.function_invoking import FunctionInvokingChatClient
+    from raf.clients.gemini import GeminiChatClient
     from raf.clients.local import LocalChatClient
     from raf.clients.models import (
         ModelInfo,
