@@ -109,6 +109,7 @@ def build_raf() -> tuple[Any, Any, Any, list[scenario.Script]]:
         Role,
         TextContent,
         UpdateKind,
+        tool,
     )
 
     def to_message(reply: dict[str, Any]) -> ChatMessage:
@@ -169,7 +170,7 @@ def build_raf() -> tuple[Any, Any, Any, list[scenario.Script]]:
         AgentBuilder()
         .with_instructions(scenario.INSTRUCTIONS)
         .with_chat_client(async_model)
-        .with_tools([scenario.add_async, scenario.upper_async, scenario.lookup_async])
+        .with_tools([tool(name=name)(fn) for name, fn in scenario.ASYNC_TOOLS.items()])
         .build()
     )
     return sync_agent, async_agent, Model, [sync_model.script, async_model.script]

@@ -29,35 +29,43 @@ QUESTION = "go"
 ANSWER = "done"
 
 _TABLE = {"k": "value"}
+CALLS = [0]
+"""Tool calls made so far, by every framework and the floor: proves the tools ran."""
 
 
 def add(a: int, b: int) -> int:
     """Add two integers."""
+    CALLS[0] += 1
     return a + b
 
 
 def upper(text: str) -> str:
     """Upper-case a text."""
+    CALLS[0] += 1
     return text.upper()
 
 
 def lookup(key: str) -> str:
     """Look a key up."""
+    CALLS[0] += 1
     return _TABLE.get(key, "missing")
 
 
 async def add_async(a: int, b: int) -> int:
     """Add two integers."""
+    CALLS[0] += 1
     return a + b
 
 
 async def upper_async(text: str) -> str:
     """Upper-case a text."""
+    CALLS[0] += 1
     return text.upper()
 
 
 async def lookup_async(key: str) -> str:
     """Look a key up."""
+    CALLS[0] += 1
     return _TABLE.get(key, "missing")
 
 
@@ -67,6 +75,7 @@ ASYNC_TOOLS: dict[str, Callable[..., Awaitable[Any]]] = {
     "upper": upper_async,
     "lookup": lookup_async,
 }
+"""The async tools, by the name the model calls them (frameworks register them so)."""
 
 REPLIES: list[dict[str, Any]] = [
     {
@@ -230,10 +239,14 @@ async def measure(
     """
     for name, fn in cases.items():
         for candidate in (FLOORS[name], fn):
+            calls = CALLS[0]
             for _ in range(max(20, runs // batches // 5)):  # warm caches and code paths
                 text = await candidate()
                 if text != ANSWER:
                     raise AssertionError(f"{name}: a run answered {text!r}, not {ANSWER!r}")
+                if CALLS[0] != calls + 3:
+                    raise AssertionError(f"{name}: a run made {CALLS[0] - calls} tool calls, not 3")
+                calls = CALLS[0]
     per_batch = max(1, runs // batches)
     out: dict[str, dict[str, float]] = {}
     for name, fn in cases.items():
