@@ -3,7 +3,7 @@
 from __future__ import annotations
 
 import itertools
-import uuid
+import os
 from collections.abc import Iterable, Sequence
 from dataclasses import dataclass, field
 from enum import StrEnum
@@ -30,7 +30,7 @@ class Role(StrEnum):
     TOOL = "tool"
 
 
-_ID_PREFIX = uuid.uuid4().hex[:10]
+_ID_PREFIX = os.urandom(5).hex()
 _id_counter = itertools.count(1)
 
 
