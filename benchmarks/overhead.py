@@ -12,7 +12,7 @@ same floor measured in that process, so every ratio compares like with like.
 
 Also measured for raf, each in a fresh process or a fresh session: cold start (import +
 build + first run), bytes retained per session message, and the cost of a run as the
-history grows. `--only raf` skips the peers; `--runs` sets runs per case.
+history grows. `--only raf` skips the peers; `--batch-ms` and `--batches` size the timing.
 """
 
 from __future__ import annotations
@@ -38,9 +38,9 @@ from benchmarks import overhead_scenario as scenario  # noqa: E402
 
 VENVS = HERE / ".venvs"
 PEERS: dict[str, tuple[str, list[str]]] = {
-    # name: (runner module in peers/, what pip installs)
-    "agent-framework": ("agent_framework_peer", ["agent-framework-core"]),
-    "pydantic-ai": ("pydantic_ai_peer", ["pydantic-ai-slim"]),
+    # distribution (and virtualenv) name: (runner module in peers/, what pip installs)
+    "agent-framework-core": ("agent_framework_peer", ["agent-framework-core"]),
+    "pydantic-ai-slim": ("pydantic_ai_peer", ["pydantic-ai-slim"]),
     "openai-agents": ("openai_agents_peer", ["openai-agents"]),
     "langgraph": ("langgraph_peer", ["langgraph", "langchain-core"]),
 }
@@ -176,7 +176,7 @@ def build_raf() -> tuple[Any, Any, Any, list[scenario.Script]]:
     return sync_agent, async_agent, Model, [sync_model.script, async_model.script]
 
 
-async def raf_cases(runs: int, batches: int) -> dict[str, dict[str, float]]:
+async def raf_cases(batch_seconds: float, batches: int) -> dict[str, dict[str, float]]:
     sync_agent, async_agent, _, scripts = build_raf()
 
     async def run_sync_tools() -> str:
@@ -195,7 +195,7 @@ async def raf_cases(runs: int, batches: int) -> dict[str, dict[str, float]]:
 
     results: dict[str, dict[str, float]] = await scenario.measure(
         {"sync tools": run_sync_tools, "async tools": run_async_tools, "stream": run_stream},
-        runs=runs,
+        batch_seconds=batch_seconds,
         batches=batches,
         scripts=[*scripts, scenario.FLOOR_SCRIPT],
     )
@@ -282,14 +282,14 @@ def setup_peers(names: Sequence[str]) -> None:
             print("  installed")
 
 
-def run_peer(name: str, runs: int, batches: int) -> dict[str, Any]:
+def run_peer(name: str, batch_seconds: float, batches: int) -> dict[str, Any]:
     """One peer's results, or the reason there are none."""
     module, packages = PEERS[name]
     python = VENVS / name / "bin" / "python"
     if not python.exists():
         return {"error": f"not installed (run --setup; pip install {' '.join(packages)})"}
     done = subprocess.run(
-        [str(python), str(HERE / "peers" / f"{module}.py"), str(runs), str(batches)],
+        [str(python), str(HERE / "peers" / f"{module}.py"), str(batch_seconds), str(batches)],
         capture_output=True,
         text=True,
         env={**os.environ, "PYTHONPATH": str(HERE.parent)},
@@ -303,7 +303,7 @@ def run_peer(name: str, runs: int, batches: int) -> dict[str, Any]:
 
 
 def table(rows: list[dict[str, Any]]) -> str:
-    head = f"{'framework':<28}" + "".join(f"{case:>26}" for case in CASES)
+    head = f"{'framework':<28}" + "".join(f"{case:>30}" for case in CASES)
     lines = [head, "-" * len(head)]
     for row in rows:
         label = f"{row['framework']} {row.get('version', '')}".strip()
@@ -314,13 +314,13 @@ def table(rows: list[dict[str, Any]]) -> str:
         for case in CASES:
             data = row["cases"].get(case)
             if data is None:
-                cells.append(f"{'n/a':>26}")
+                cells.append(f"{'n/a':>30}")
                 continue
             cell = (
                 f"{data['ratio']:5.1f}x ({data['ratio_low']:.0f}-{data['ratio_high']:.0f}) "
                 f"{data['us']:6.0f}us"
             )
-            cells.append(f"{cell:>26}")
+            cells.append(f"{cell:>30}")
         lines.append(f"{label:<28}" + "".join(cells))
     return "\n".join(lines)
 
@@ -328,8 +328,8 @@ def table(rows: list[dict[str, Any]]) -> str:
 async def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0] if __doc__ else None)
     parser.add_argument("--setup", action="store_true", help="install the peers, then run")
-    parser.add_argument("--runs", type=int, default=2000, help="runs per case (default 2000)")
-    parser.add_argument("--batches", type=int, default=10)
+    parser.add_argument("--batch-ms", type=float, default=100, help="one timed batch (100)")
+    parser.add_argument("--batches", type=int, default=10, help="batch pairs per case (10)")
     parser.add_argument(
         "--only", choices=["raf", *PEERS, "all"], default="all", help="one framework only"
     )
@@ -343,15 +343,18 @@ async def main() -> None:
 
     rows: list[dict[str, Any]] = []
     if args.only in ("raf", "all"):
-        cases = await raf_cases(args.runs, args.batches)
+        cases = await raf_cases(args.batch_ms / 1000, args.batches)
         rows.append({"framework": "raf", "version": raf.__version__, "cases": cases})
     for name in peers:
-        row = run_peer(name, args.runs, args.batches)
+        row = run_peer(name, args.batch_ms / 1000, args.batches)
         rows.append({"framework": name, **row})
 
     floors = rows[0]["cases"] if rows and "cases" in rows[0] else {}
     print("Per-run overhead, multiple of the plain-dict floor measured in the same process")
-    print(f"(median of {args.batches} interleaved batches, lowest-highest batch; median us/run).")
+    print(
+        f"(median of {args.batches} interleaved batch pairs, lowest-highest pair; "
+        "median us per run)."
+    )
     if floors:
         print(
             "Floor in raf's process: "
@@ -368,7 +371,7 @@ async def main() -> None:
     )
     per_message, count = await bytes_per_message(300)
     print(f"bytes retained per session message: {per_message:.0f} B over {count} messages")
-    growth = await history_growth([0, 600, 3000], max(50, args.runs // 10))
+    growth = await history_growth([0, 600, 3000], 500)
     print(
         "run with history already in the session: "
         + ", ".join(f"{size} msgs {us:.0f}us" for size, us in growth)

@@ -223,43 +223,55 @@ FLOORS: dict[str, Callable[[], Awaitable[str]]] = {
 """The floor of each measured case, by case name."""
 
 
+async def _warm(name: str, candidate: Callable[[], Awaitable[str]], seconds: float) -> float:
+    """Run `candidate` for at least 20 runs and `seconds`, checking every run's answer and
+    tool calls; returns its seconds per run, to size the batches."""
+    runs = 0
+    started = time.perf_counter()
+    while runs < 20 or time.perf_counter() - started < seconds:
+        calls = CALLS[0]
+        text = await candidate()
+        if text != ANSWER:
+            raise AssertionError(f"{name}: a run answered {text!r}, not {ANSWER!r}")
+        if CALLS[0] != calls + 3:
+            raise AssertionError(f"{name}: a run made {CALLS[0] - calls} tool calls, not 3")
+        runs += 1
+    return (time.perf_counter() - started) / runs
+
+
 async def measure(
     cases: dict[str, Callable[[], Awaitable[str]]],
     *,
-    runs: int,
     batches: int,
+    batch_seconds: float,
     scripts: list[Script],
 ) -> dict[str, dict[str, float]]:
     """Time each framework case against the floor of the same case.
 
-    Batches are interleaved (floor, framework, floor, framework, …) so that a change in
-    the machine's load hits both alike; each batch gives a ratio, and the result holds,
-    per case, the median microseconds per run of both and the median, lowest and
-    highest of the per-batch ratios.
+    Each batch runs one candidate for about `batch_seconds` (the floor many more times
+    than a framework). Batches are interleaved (floor, framework, floor, framework, …)
+    so that a change in the machine's load hits both alike; each pair gives a ratio, and
+    the result holds, per case, the median microseconds per run of both and the median,
+    lowest and highest of the per-pair ratios.
     """
+    sizes: dict[tuple[str, int], int] = {}
     for name, fn in cases.items():
-        for candidate in (FLOORS[name], fn):
-            calls = CALLS[0]
-            for _ in range(max(20, runs // batches // 5)):  # warm caches and code paths
-                text = await candidate()
-                if text != ANSWER:
-                    raise AssertionError(f"{name}: a run answered {text!r}, not {ANSWER!r}")
-                if CALLS[0] != calls + 3:
-                    raise AssertionError(f"{name}: a run made {CALLS[0] - calls} tool calls, not 3")
-                calls = CALLS[0]
-    per_batch = max(1, runs // batches)
+        for index, candidate in enumerate((FLOORS[name], fn)):
+            per_run = await _warm(name, candidate, 2 * batch_seconds)
+            sizes[name, index] = max(1, round(batch_seconds / per_run))
     out: dict[str, dict[str, float]] = {}
     for name, fn in cases.items():
-        floor_us: list[float] = []
-        framework_us: list[float] = []
+        samples: tuple[list[float], list[float]] = ([], [])
         for _ in range(batches):
-            for candidate, samples in ((FLOORS[name], floor_us), (fn, framework_us)):
+            for index, candidate in enumerate((FLOORS[name], fn)):
+                runs = sizes[name, index]
                 started = time.perf_counter()
-                for _ in range(per_batch):
+                for _ in range(runs):
                     await candidate()
-                samples.append((time.perf_counter() - started) / per_batch * 1e6)
+                samples[index].append((time.perf_counter() - started) / runs * 1e6)
         for script in scripts:
             script.check()
+        floor_us, framework_us = samples
         ratios = [f / b for f, b in zip(framework_us, floor_us, strict=True)]
         out[name] = {
             "floor_us": statistics.median(floor_us),
