@@ -61,8 +61,11 @@ class ChatMessage:
         contents: Any = self.contents
         if isinstance(contents, str):
             self.contents = [TextContent(text=contents)]
-        elif any(isinstance(c, str) for c in contents):
-            self.contents = [TextContent(text=c) if isinstance(c, str) else c for c in contents]
+            return
+        for content in contents:  # a plain loop: this runs for every message made
+            if isinstance(content, str):
+                self.contents = [TextContent(text=c) if isinstance(c, str) else c for c in contents]
+                return
 
     @classmethod
     def user(cls, text: str) -> ChatMessage:
