@@ -385,7 +385,7 @@ async def main() -> None:
     )
     if floors:
         print(
-            "Floor in raf's process: "
+            f"Floor in {rows[0]['framework']}'s process: "
             + ", ".join(f"{c} {floors[c]['floor_us']:.1f}us" for c in CASES if c in floors)
         )
     print(table(rows))
