@@ -128,18 +128,18 @@ class ChatResponse:
     @property
     def pending_approvals(self) -> list[ApprovalRequestContent]:
         """Approval requests whose calls have no result yet."""
+        requests = [
+            c for m in self.messages for c in m.contents if isinstance(c, ApprovalRequestContent)
+        ]
+        if not requests:  # the common case: no set of answered calls to build
+            return requests
         answered = {
             c.call_id
             for m in self.messages
             for c in m.contents
             if isinstance(c, FunctionResultContent)
         }
-        return [
-            c
-            for m in self.messages
-            for c in m.contents
-            if isinstance(c, ApprovalRequestContent) and c.call_id not in answered
-        ]
+        return [c for c in requests if c.call_id not in answered]
 
     def to_dict(self) -> dict[str, Any]:
         out: dict[str, Any] = {"messages": [m.to_dict() for m in self.messages]}

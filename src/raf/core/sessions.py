@@ -5,8 +5,8 @@ from __future__ import annotations
 import copy
 import hashlib
 import json
+import os
 import time
-import uuid
 from collections.abc import Sequence
 from dataclasses import dataclass, field
 from typing import Any, Protocol, runtime_checkable
@@ -19,11 +19,24 @@ SESSION_FORMAT = 1
 """Version of the JSON form of a session; a newer stored version is refused."""
 
 
+_SORTED_JSON = json.JSONEncoder(sort_keys=True)
+"""`json.dumps(value, sort_keys=True)` without building an encoder on every call."""
+
+
+def new_session_id() -> str:
+    """A random (version 4) UUID as 32 hex digits, built without the uuid module, which
+    is slow to import and to call."""
+    raw = bytearray(os.urandom(16))
+    raw[6] = (raw[6] & 0x0F) | 0x40
+    raw[8] = (raw[8] & 0x3F) | 0x80
+    return raw.hex()
+
+
 @dataclass(kw_only=True, slots=True)
 class AgentSession:
     """One conversation: its messages, metadata, provider state and pending approvals."""
 
-    id: str = field(default_factory=lambda: uuid.uuid4().hex)
+    id: str = field(default_factory=new_session_id)
     messages: list[ChatMessage] = field(default_factory=list)
     metadata: dict[str, Any] = field(default_factory=dict)
     provider_state: dict[str, Any] = field(default_factory=dict)
@@ -42,8 +55,9 @@ class AgentSession:
     def touch_request_hash(self, messages: Sequence[ChatMessage]) -> str:
         """Record a hash of the request about to run (lets stores spot replays)."""
         digest = hashlib.sha256()
+        encode = _SORTED_JSON.encode
         for message in messages:
-            digest.update(json.dumps(message.to_dict(), sort_keys=True).encode())
+            digest.update(encode(message.to_dict()).encode())
         self.request_hash = digest.hexdigest()
         self.updated_at = time.time()
         return self.request_hash
