@@ -51,6 +51,9 @@ def handler(fn: Callable[..., Any]) -> Callable[..., Any]:
 
 def _spec(fn: Callable[..., Any], *, where: str, skip_self: bool) -> HandlerSpec:
     """Read a handler's message, context and return types from its annotations."""
+    if not inspect.isroutine(fn) and callable(fn):
+        instance: Any = fn  # a callable object: its bound __call__ holds the annotations
+        fn = instance.__call__
     params = list(inspect.signature(fn).parameters.values())
     if skip_self:
         params = params[1:]
@@ -174,7 +177,9 @@ class FunctionExecutor(Executor):
 
     def handlers(self) -> list[HandlerSpec]:
         if self._specs is None:
-            self._specs = [_spec(self.fn, where=f"node {self.id!r}", skip_self=False)]
+            spec = _spec(self.fn, where=f"node {self.id!r}", skip_self=False)
+            spec.fn = self.fn
+            self._specs = [spec]
         return self._specs
 
     def describe(self) -> str:

@@ -50,6 +50,8 @@ if TYPE_CHECKING:
 log = logging.getLogger("raf.workflow")
 
 Emit = Callable[[WorkflowEvent], None]
+backoff_sleep = asyncio.sleep
+"""How the runner waits between attempts (replaceable in tests)."""
 RunStatus = Literal["completed", "paused"]
 
 
@@ -335,7 +337,7 @@ class WorkflowRunner:
                 )
                 if again:
                     assert retry is not None
-                    await asyncio.sleep(retry.delay(attempt))
+                    await backoff_sleep(retry.delay(attempt))
                     continue
                 if retry is not None and retry.on_exhausted == "skip":
                     self.emit(NodeSkipped(node=node_id, superstep=st.superstep, error=str(exc)))
