@@ -280,6 +280,8 @@ class WorkflowRunner:
         for outcomes in results:
             for outcome in outcomes:
                 self._commit(outcome)
+        if st.fan_in:
+            self._release_barriers()
         await self._checkpoint("running")
         self.emit(SuperstepCompleted(superstep=st.superstep, checkpoint_id=st.checkpoint_id))
 
@@ -501,10 +503,16 @@ class WorkflowRunner:
             buffers[source] = [message]
         else:
             waiting.append(message)
-        if len(buffers) == len(edge.sources):
-            joined = [m for s in edge.sources for m in buffers[s]]
-            del self.state.fan_in[edge.key]
-            self.state.pending.append(Delivery(target=edge.target, message=joined, source=source))
+
+    def _release_barriers(self) -> None:
+        """Deliver each fan-in whose sources have all sent: every message they sent up
+        to the end of this superstep, in the order of the sources."""
+        for edge in self.wf.fan_ins:
+            buffers = self.state.fan_in.get(edge.key)
+            if buffers is not None and len(buffers) == len(edge.sources):
+                joined = [m for s in edge.sources for m in buffers[s]]
+                del self.state.fan_in[edge.key]
+                self.state.pending.append(Delivery(target=edge.target, message=joined))
 
     # -- checkpoints and compensation ------------------------------------------------------
 

@@ -19,7 +19,7 @@ from typing import TYPE_CHECKING, Any, Literal, get_args, get_origin, get_type_h
 from raf.workflow.checkpoints import CheckpointStore, InMemoryCheckpointStore
 from raf.workflow.codec import encode, type_key
 from raf.workflow.context import InputRequest, InputResponse
-from raf.workflow.edges import EdgeGroup, NodePolicy, sources_of
+from raf.workflow.edges import EdgeGroup, FanInEdge, NodePolicy, sources_of
 from raf.workflow.errors import WorkflowError, WorkflowRunError
 from raf.workflow.events import WorkflowEvent
 from raf.workflow.executor import Executor
@@ -79,6 +79,7 @@ class Workflow:
         self.max_supersteps = max_supersteps
         self.timeout = timeout
         self.checkpoint_store: CheckpointStore = checkpoint_store or InMemoryCheckpointStore()
+        self.fan_ins = [e for e in edges if isinstance(e, FanInEdge)]
         self.outgoing: dict[str, list[EdgeGroup]] = {}
         for edge in edges:
             for source in sources_of(edge):
