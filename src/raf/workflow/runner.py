@@ -140,6 +140,11 @@ class WorkflowRunner:
             )
         if cp.status == "completed":
             raise CheckpointError(f"run {cp.run_id!r} already completed at {checkpoint_id!r}")
+        if any(i.status == "compensated" for i in await self.store.list(cp.run_id)):
+            raise CheckpointError(
+                f"run {cp.run_id!r} failed and its finished nodes were compensated (undone); "
+                "it cannot resume: start a new run"
+            )
         types = wf.types
         requests = {r["request_id"]: _request_from(r, types) for r in cp.requests}
         unknown = [rid for rid in responses if rid not in requests]
@@ -208,13 +213,15 @@ class WorkflowRunner:
             error = self._as_run_error(exc, deadline)
             if isinstance(exc, asyncio.CancelledError):
                 raise
-            await self._compensate()
+            if st.compensations:
+                await self._compensate()
+                await self._mark_compensated()
             self.emit(
                 WorkflowFailed(
                     run_id=st.run_id,
                     error=str(error),
                     node=error.node,
-                    checkpoint_id=st.checkpoint_id,
+                    checkpoint_id=error.checkpoint_id,
                 )
             )
             raise error from exc
@@ -560,6 +567,14 @@ class WorkflowRunner:
             ) from exc
         await self.store.save(checkpoint)
         st.checkpoint_id = checkpoint.id
+
+    async def _mark_compensated(self) -> None:
+        """Record that the run was undone, so no checkpoint of it resumes (best effort:
+        the failure being reported matters more)."""
+        try:
+            await self._checkpoint("compensated")
+        except Exception as exc:
+            log.error("could not record the compensation of run %r: %s", self.state.run_id, exc)
 
     async def _compensate(self) -> None:
         """Undo finished nodes, last finished first; a failing compensation is reported
