@@ -190,3 +190,17 @@ def test_all_problems_are_listed_at_once() -> None:
     text = str(info.value)
     assert "3 problem(s)" in text
     assert "nowhere" in text and "max_iterations" in text and "type mismatch" in text
+
+
+class Forgetful(Executor):
+    def __init__(self) -> None:
+        self.id = "forgetful"
+
+    @handler
+    async def run(self, text: str, ctx: WorkflowContext[str]) -> None:
+        return None
+
+
+def test_an_executor_that_skips_super_init_is_refused_clearly() -> None:
+    with pytest.raises(WorkflowValidationError, match=r"must call super\(\).__init__"):
+        WorkflowBuilder("f", start=Forgetful())
