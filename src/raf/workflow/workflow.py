@@ -254,14 +254,18 @@ class Workflow:
         that the answer can be checked in any process."""
         if tp is object or tp is Any:
             return "Any"
+        origin = get_origin(tp)
+        if origin is not None:
+            tp = origin  # list[str] is checked as a list
         for name, builtin in _BUILTIN_TYPES.items():
             if tp is builtin:
                 return name
-        key = type_key(tp)
+        name = getattr(tp, "__qualname__", repr(tp))
+        key = type_key(tp) if isinstance(tp, type) else name
         if key not in self.types:
             raise WorkflowRunError(
-                f"request_input's response_type {tp.__qualname__} is not a type this graph "
-                f"declares: give the node a handler for InputResponse[{tp.__qualname__}]"
+                f"request_input's response_type {name} is not a type this graph "
+                f"declares: give the node a handler for InputResponse[{name}]"
             )
         return key
 
