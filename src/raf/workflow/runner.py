@@ -16,7 +16,6 @@ from raf.workflow.checkpoints import CheckpointStore, Status
 from raf.workflow.codec import decode
 from raf.workflow.context import (
     InvocationEffects,
-    Sent,
     WorkflowContext,
 )
 from raf.workflow.errors import (
@@ -60,8 +59,9 @@ class _Outcome:
     delivery: Delivery
     node: str
     effects: InvocationEffects | None = None
-    """None when the node was skipped."""
+    """What the handler did through its context (None: it took no context)."""
     result: Any = None
+    skipped: bool = False
 
 
 class _NodeFailure(Exception):
@@ -232,13 +232,18 @@ class WorkflowRunner:
         attempt = 0
         while True:
             attempt += 1
-            ctx: WorkflowContext[Any] = WorkflowContext(
-                node_id=node_id,
-                run_id=st.run_id,
-                superstep=st.superstep,
-                shared_state=st.shared,
-                emit=self.emit,
-                register_type=wf.register_response_type,
+            # A handler that takes no context cannot act on the run: no context to build.
+            ctx: WorkflowContext[Any] | None = (
+                WorkflowContext(
+                    node_id=node_id,
+                    run_id=st.run_id,
+                    superstep=st.superstep,
+                    shared_state=st.shared,
+                    emit=self.emit,
+                    register_type=wf.register_response_type,
+                )
+                if spec.takes_ctx
+                else None
             )
             self.emit(NodeInvoked(node=node_id, superstep=st.superstep, attempt=attempt))
             try:
@@ -270,7 +275,7 @@ class WorkflowRunner:
                     continue
                 if retry is not None and retry.on_exhausted == "skip":
                     self.emit(NodeSkipped(node=node_id, superstep=st.superstep, error=str(exc)))
-                    return _Outcome(delivery=delivery, node=node_id)
+                    return _Outcome(delivery=delivery, node=node_id, skipped=True)
                 if retry is not None and retry.on_exhausted == "fallback" and retry.fallback:
                     if depth >= len(wf.nodes):
                         raise _NodeFailure(node_id, exc) from exc
@@ -279,22 +284,32 @@ class WorkflowRunner:
                     )
                     return await self._invoke(fallback, depth=depth + 1)
                 raise _NodeFailure(node_id, exc) from exc
-            if result is not None:
-                ctx._effects.sent.append(Sent(message=result))
             self.emit(NodeCompleted(node=node_id, superstep=st.superstep, result=result))
-            return _Outcome(delivery=delivery, node=node_id, effects=ctx._effects, result=result)
+            return _Outcome(
+                delivery=delivery,
+                node=node_id,
+                effects=None if ctx is None else ctx._effects,
+                result=result,
+            )
 
     # -- committing a superstep -----------------------------------------------------------
 
     def _commit(self, outcome: _Outcome) -> None:
         st, wf = self.state, self.wf
-        effects = outcome.effects
-        if effects is None:
+        if outcome.skipped:
             return
         node_id = outcome.node
-        st.shared.update(effects.state)
         if wf.has_compensation(node_id):
             st.compensations.append((node_id, outcome.delivery.message))
+        effects = outcome.effects
+        if effects is not None:
+            self._commit_effects(node_id, effects)
+        if outcome.result is not None:
+            self.router.route(st, node_id, outcome.result, None)
+
+    def _commit_effects(self, node_id: str, effects: InvocationEffects) -> None:
+        st, wf = self.state, self.wf
+        st.shared.update(effects.state)
         for data in effects.outputs:
             self.router.output(st, node_id, data)
         for request in effects.requests:
@@ -359,21 +374,13 @@ async def _all_or_cancel(coros: list[Any]) -> list[list[_Outcome]]:
     """Run the node groups of a superstep together; the first failure cancels the rest."""
     tasks = [asyncio.ensure_future(c) for c in coros]
     try:
-        await asyncio.wait(tasks, return_when=asyncio.FIRST_EXCEPTION)
+        results: list[list[_Outcome]] = await asyncio.gather(*tasks)
     except BaseException:
         for t in tasks:
             t.cancel()
         await asyncio.gather(*tasks, return_exceptions=True)
         raise
-    failed = next((t for t in tasks if t.done() and t.exception() is not None), None)
-    if failed is not None:
-        for t in tasks:
-            t.cancel()
-        await asyncio.gather(*tasks, return_exceptions=True)
-        error = failed.exception()
-        assert error is not None
-        raise error
-    return [t.result() for t in tasks]
+    return results
 
 
 def _accepts(node: Executor) -> str:

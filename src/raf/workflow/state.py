@@ -61,7 +61,7 @@ def to_checkpoint(wf: Workflow, st: RunState, status: Status) -> Checkpoint:
         loop_counts=dict(st.loop_counts),
         node_states={
             node_id: encode(state)
-            for node_id, node in wf.nodes.items()
+            for node_id, node in wf.stateful.items()
             if (state := node.snapshot_state()) is not None
         },
         shared_state=encode(st.shared),

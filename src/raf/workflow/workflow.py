@@ -93,9 +93,15 @@ class Workflow:
         self.fingerprint = hashlib.sha256(
             json.dumps(self.graph_summary, sort_keys=True).encode()
         ).hexdigest()[:16]
+        self.stateful = {
+            node_id: node
+            for node_id, node in nodes.items()
+            if type(node).snapshot_state is not Executor.snapshot_state
+        }
+        """The nodes that keep state of their own (their snapshots go into checkpoints)."""
         self.initial_states: dict[str, Any] = {
             node_id: encode(state)
-            for node_id, node in nodes.items()
+            for node_id, node in self.stateful.items()
             if (state := node.snapshot_state()) is not None
         }
         self._running = False
