@@ -1,0 +1,35 @@
+"""Orchestrations: several agents on one task by a fixed pattern, each usable as an agent."""
+
+from raf.workflow.orchestrations.agent import OrchestrationAgent, OrchestrationChatClient
+from raf.workflow.orchestrations.base import Orchestration, OrchestrationResult, Outcome
+from raf.workflow.orchestrations.concurrent import ConcurrentOrchestration
+from raf.workflow.orchestrations.group_chat import GroupChatOrchestration
+from raf.workflow.orchestrations.handoff import HandoffOrchestration, HandoffTool
+from raf.workflow.orchestrations.runtime import (
+    EventKind,
+    Member,
+    OrchestrationError,
+    OrchestrationEvent,
+    Runtime,
+    TurnResult,
+)
+from raf.workflow.orchestrations.sequential import SequentialOrchestration
+
+__all__ = [
+    "ConcurrentOrchestration",
+    "EventKind",
+    "GroupChatOrchestration",
+    "HandoffOrchestration",
+    "HandoffTool",
+    "Member",
+    "Orchestration",
+    "OrchestrationAgent",
+    "OrchestrationChatClient",
+    "OrchestrationError",
+    "OrchestrationEvent",
+    "OrchestrationResult",
+    "Outcome",
+    "Runtime",
+    "SequentialOrchestration",
+    "TurnResult",
+]
