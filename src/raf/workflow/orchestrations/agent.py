@@ -191,5 +191,7 @@ class OrchestrationChatClient:
         agent = OrchestrationAgent(self.orchestration)
         task = [m for m in messages if m.role is not Role.SYSTEM]
         cancellation = options.cancellation if options is not None else None
-        async for update in agent.run_stream(task, options=AgentRunOptions(cancellation=cancellation)):
+        async for update in agent.run_stream(
+            task, options=AgentRunOptions(cancellation=cancellation)
+        ):
             yield update

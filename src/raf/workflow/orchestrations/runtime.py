@@ -27,7 +27,6 @@ from raf.core.responses import (
     AgentResponseUpdate,
     FinishReason,
     ResponseFolder,
-    UpdateKind,
 )
 from raf.core.sessions import AgentSession
 from raf.core.usage import UsageDetails
