@@ -5,6 +5,8 @@ from raf.workflow.orchestrations.base import Orchestration, OrchestrationResult,
 from raf.workflow.orchestrations.concurrent import ConcurrentOrchestration
 from raf.workflow.orchestrations.group_chat import GroupChatOrchestration
 from raf.workflow.orchestrations.handoff import HandoffOrchestration, HandoffTool
+from raf.workflow.orchestrations.magentic import MagenticOrchestration
+from raf.workflow.orchestrations.pipeline import LoopBack, Phase, PipelineOrchestration
 from raf.workflow.orchestrations.runtime import (
     EventKind,
     Member,
@@ -14,13 +16,17 @@ from raf.workflow.orchestrations.runtime import (
     TurnResult,
 )
 from raf.workflow.orchestrations.sequential import SequentialOrchestration
+from raf.workflow.orchestrations.vote import Ballot, VoteOrchestration
 
 __all__ = [
+    "Ballot",
     "ConcurrentOrchestration",
     "EventKind",
     "GroupChatOrchestration",
     "HandoffOrchestration",
     "HandoffTool",
+    "LoopBack",
+    "MagenticOrchestration",
     "Member",
     "Orchestration",
     "OrchestrationAgent",
@@ -29,7 +35,10 @@ __all__ = [
     "OrchestrationEvent",
     "OrchestrationResult",
     "Outcome",
+    "Phase",
+    "PipelineOrchestration",
     "Runtime",
     "SequentialOrchestration",
     "TurnResult",
+    "VoteOrchestration",
 ]
