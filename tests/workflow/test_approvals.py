@@ -99,7 +99,8 @@ async def test_as_agent_the_approval_is_on_the_response_and_the_session():
     assert paused.finish_reason is FinishReason.AWAITING_APPROVAL
     assert [p.call_id for p in paused.pending_approvals] == ["k1"]
     assert [p.call_id for p in session.pending_approvals] == ["k1"]
-    assert session.messages == []  # nothing is in the transcript until the run ends
+    # the request is in the transcript at once; the members' answers when the run ends
+    assert [m.text for m in session.messages] == ["build x"]
     session = AgentSession.from_json(session.to_json())
     done = await agent.run([], session=session, options=approving("k1"))
     assert done.text == "looks good"

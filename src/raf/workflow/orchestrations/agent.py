@@ -1,8 +1,9 @@
 """An orchestration behind the `Agent` interface: sessions, history, streaming, approvals.
 
 The agent keeps the conversation in its session like any agent: each run hands the
-orchestration the session's transcript plus the new request, and stores the request and
-every visible turn (author-tagged) when the run ends. A member's tool approval pauses the
+orchestration the session's transcript plus the new request, and stores the request (at
+once, like an agent whose run pauses) and every visible turn, author-tagged, when the run
+ends. A member's tool approval pauses the
 run: the pending calls are on the response and on `session.pending_approvals`, and
 `run([], session=s, options=AgentRunOptions(tool_approval_responses=[...]))` resumes it,
 in this process or another one that loads the session.
@@ -29,9 +30,6 @@ from raf.workflow.orchestrations.runtime import EventKind
 
 if TYPE_CHECKING:
     from raf.workflow.orchestrations.base import Orchestration, OrchestrationResult
-
-REQUEST_PREFIX = "orchestration-request:"
-"""Key of a paused run's request in the session's provider state."""
 
 
 class OrchestrationAgent(Agent):
@@ -93,17 +91,12 @@ class OrchestrationAgent(Agent):
         options = options if options is not None else AgentRunOptions()
         request = to_messages(messages)
         approvals = list(options.tool_approval_responses)
-        key = REQUEST_PREFIX + self.orchestration.name
         if approvals and request:
             raise ApprovalError(
                 "send approval responses with no new messages: "
                 "agent.run([], session=s, options=AgentRunOptions(tool_approval_responses=…))"
             )
-        if approvals:
-            task: list[ChatMessage] = []
-            request = [ChatMessage.from_dict(m) for m in session.provider_state.get(key, [])]
-        else:
-            task = [*session.messages, *request]
+        task = [] if approvals else [*session.messages, *request]
         streamed: set[str] = set()
         result: OrchestrationResult | None = None
         async for event in self.orchestration.run_stream(
@@ -118,6 +111,14 @@ class OrchestrationAgent(Agent):
                     )
                 elif update.kind is UpdateKind.USAGE:
                     yield update
+            elif event.kind is EventKind.TURN_COMPLETED and event.visible and event.message:
+                if event.message_id not in streamed:  # replayed, or a member that wrote no text
+                    streamed.add(event.message_id)
+                    yield AgentResponseUpdate(
+                        kind=UpdateKind.TEXT_DELTA,
+                        message_id=event.message_id,
+                        text=event.message.text,
+                    )
             elif event.kind in (EventKind.COMPLETED, EventKind.PAUSED):
                 result = event.result
         assert result is not None  # the orchestration's stream always ends with its result
@@ -137,11 +138,8 @@ class OrchestrationAgent(Agent):
                     call_id=approval.call_id,
                     tool_name=approval.name,
                 )
-        if result.finish_reason is FinishReason.AWAITING_APPROVAL:
-            session.provider_state[key] = [m.to_dict() for m in request]
-        else:
-            session.provider_state.pop(key, None)
-            session.messages.extend(request)
+        session.messages.extend(request)
+        if result.finish_reason is not FinishReason.AWAITING_APPROVAL:
             session.messages.extend(result.messages)
         session.touch_request_hash(request)
         if self.session_store is not None:

@@ -85,7 +85,8 @@ class OrchestrationEvent:
     update: AgentResponseUpdate | None = None
     """UPDATE: the member's stream update, as it sent it."""
     message: ChatMessage | None = None
-    """TURN_COMPLETED: the member's answer, with `author_name` set."""
+    """TURN_COMPLETED: the member's answer, with `author_name` set (sent again for a turn
+    replayed from the journal when a paused run resumes)."""
     message_id: str = ""
     """The id of the turn's answer message (UPDATE and TURN_COMPLETED)."""
     visible: bool = True
@@ -209,6 +210,7 @@ class Runtime:
             )
             if slot is not None:
                 self._slots[slot] = result.message
+            self._completed(result.message, slot is not None)
             return result
         options = AgentRunOptions(cancellation=self.cancellation)
         if entry is not None:  # paused: resume with the decisions given, or stay paused
@@ -272,16 +274,19 @@ class Runtime:
         }
         if slot is not None:
             self._slots[slot] = message
+        self._completed(message, slot is not None)
+        return TurnResult(member=member.name, message=message, signals=dict(signals))
+
+    def _completed(self, message: ChatMessage, visible: bool) -> None:
         self._send(
             OrchestrationEvent(
                 kind=EventKind.TURN_COMPLETED,
-                member=member.name,
+                member=message.author_name or "",
                 message=message,
-                message_id=message_id,
-                visible=slot is not None,
+                message_id=message.message_id or "",
+                visible=visible,
             )
         )
-        return TurnResult(member=member.name, message=message, signals=dict(signals))
 
     async def gather(self, turns: Sequence[Awaitable[T]]) -> list[T]:
         """Run turns together; when some pause, the others still finish (and are journaled)
