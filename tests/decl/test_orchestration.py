@@ -207,3 +207,31 @@ def test_a_mode_without_a_lead_warns_about_the_documents_own_instructions():
     [warning] = builder.warnings
     assert warning.key_path == "metadata.orchestration"
     assert "instructions, tools and contexts are not used" in warning.message
+
+
+async def test_a_sub_agent_named_coordinator_leaves_the_members():
+    text = doc(
+        "  orchestration:\n    mode: group_chat\n    selector: coordinator\n"
+        "    coordinator: editor\n    maxRounds: 1\n"
+    )
+    editor = ScriptedChatClient(["writer"])
+    writer = ScriptedChatClient(["drafted"])
+    agent = build(text, writer=writer, editor=editor)
+    orch = agent.orchestration
+    assert isinstance(orch, GroupChatOrchestration)
+    assert [m.name for m in orch.members] == ["writer"]
+    assert (await agent.run("go")).text == "drafted"
+
+
+async def test_a_handoff_route_back_to_the_document_agent_builds_it():
+    text = doc(
+        "  orchestration:\n    mode: handoff\n    triage: writer\n    routingField: to\n"
+        "    handoffs: {writer: [self], self: [editor]}\n",
+        lead="instructions: You route.\n",
+    )
+    lead = ScriptedChatClient(['{"to": "editor"}'])
+    writer = ScriptedChatClient(['{"to": "team"}'])
+    editor = ScriptedChatClient(["edited"])
+    agent = build(text, lead=lead, writer=writer, editor=editor)
+    response = await agent.run("go")
+    assert [m.author_name for m in response.messages] == ["writer", "team", "editor"]

@@ -146,3 +146,15 @@ async def test_an_orchestration_as_a_sub_agent_pauses_its_parent():
     done = await parent.run([], session=session, options=approving("p1"))
     assert done.text == "the team built x"
     assert parent_client.requests[1].messages[-1].function_results[0].result == "looks good"
+
+
+async def test_a_nested_orchestration_pauses_and_resumes_through_the_outer_one():
+    inner, _, cc, _ = chain()
+    outer_first, _ = member("scout", "found the spot")
+    outer = SequentialOrchestration([outer_first, inner.as_agent()], name="outer")
+    paused = await outer.run("go")
+    assert [p.call_id for p in paused.pending_approvals] == ["k1"]
+    done = await outer.run(session=paused.session, approvals=approve("k1"))
+    assert done.speakers == ["scout", "team"]
+    assert done.text == "looks good"
+    assert len(cc.requests) == 2

@@ -48,6 +48,8 @@ async def test_routing_field_routes_without_tools():
     result = await orch.run("it crashes")
     assert tc.requests[0].tool_names == []
     assert result.speakers == ["triage", "tech"]
+    system = tc.requests[0].system
+    assert '{"route": "<member name>"}' in system and "billing; tech" in system
 
 
 async def test_specialists_hand_back_within_the_routes_and_max_handoffs_stops_a_loop():

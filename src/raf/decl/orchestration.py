@@ -6,7 +6,8 @@ mode's options in camelCase. The document's own agent (its instructions, model, 
 plays the mode's leading role where there is one: the triage agent of a handoff, the
 coordinator of a group chat whose selector is `coordinator`, the manager of a magentic
 orchestration, and the aggregator of a concurrent one when `aggregator: self`. The
-sub-agents are the members, referred to by name.
+sub-agents are the members, referred to by name; one named for a leading role takes that
+role instead of a member's place.
 """
 
 from __future__ import annotations
@@ -183,7 +184,10 @@ def check_orchestration(
 def needs_lead(decl: OrchestrationDecl) -> bool:
     """Whether the document's own agent takes part."""
     if isinstance(decl, HandoffDecl):
-        return decl.triage == SELF
+        routes = decl.handoffs or {}
+        return decl.triage == SELF or any(
+            SELF in (source, *targets) for source, targets in routes.items()
+        )
     if isinstance(decl, GroupChatDecl):
         return decl.selector == "coordinator" and decl.coordinator == SELF
     if isinstance(decl, MagenticDecl):
@@ -354,7 +358,7 @@ def build_orchestration(
 
     def pick(who: str | None) -> Member:
         if who == SELF:
-            if lead is None:  # pragma: no cover - needs_lead() decides when a lead is built
+            if lead is None:  # needs_lead() builds the lead wherever an option names it
                 raise ConfigurationError("the document's own agent was not built")
             return lead
         return by_name[str(who)]
@@ -365,11 +369,16 @@ def build_orchestration(
     if isinstance(decl, ConcurrentDecl):
         aggregator = pick(decl.aggregator) if decl.aggregator else None
         return o.ConcurrentOrchestration(
-            members, aggregator=aggregator, max_concurrency=decl.max_concurrency, **common
+            [m for m in members if m is not aggregator],
+            aggregator=aggregator,
+            max_concurrency=decl.max_concurrency,
+            **common,
         )
     if isinstance(decl, HandoffDecl):
         triage = pick(decl.triage)
         specialists = [m for m in members if m is not triage]
+        if lead is not None and lead is not triage:  # a route names the document's agent
+            specialists.append(lead)
         handoffs = None
         if decl.handoffs is not None:
             handoffs = {pick(k).name: [pick(t).name for t in v] for k, v in decl.handoffs.items()}
@@ -386,7 +395,7 @@ def build_orchestration(
         if selector == "coordinator":
             selector = pick(decl.coordinator)
         return o.GroupChatOrchestration(
-            members,
+            [m for m in members if m is not selector],
             selector=selector,
             order=decl.order,
             max_rounds=decl.max_rounds,

@@ -11,6 +11,7 @@ in this process or another one that loads the session.
 
 from __future__ import annotations
 
+import logging
 from collections.abc import AsyncIterator, Sequence
 from typing import TYPE_CHECKING
 
@@ -30,6 +31,8 @@ from raf.workflow.orchestrations.runtime import EventKind
 
 if TYPE_CHECKING:
     from raf.workflow.orchestrations.base import Orchestration, OrchestrationResult
+
+log = logging.getLogger("raf.workflow")
 
 
 class OrchestrationAgent(Agent):
@@ -146,6 +149,21 @@ class OrchestrationAgent(Agent):
             await self.session_store.save(session)
         results.append(result)
         yield AgentResponseUpdate(kind=UpdateKind.FINISHED, finish_reason=result.finish_reason)
+
+    async def aclose(self) -> None:
+        """Close every member (their providers' connections and background work)."""
+        orchestration = self.orchestration
+        leads = [getattr(orchestration, a, None) for a in ("manager", "selector", "aggregator")]
+        seen: set[int] = set()
+        for member in [*orchestration.members, *leads]:
+            close = getattr(member, "aclose", None)
+            if member is None or id(member) in seen or not callable(close):
+                continue
+            seen.add(id(member))
+            try:
+                await close()
+            except Exception as exc:  # closing is best effort; the others still close
+                log.error("closing member %r failed: %s", getattr(member, "name", "?"), exc)
 
     def __repr__(self) -> str:
         return f"OrchestrationAgent({self.name!r}, {self.orchestration!r})"

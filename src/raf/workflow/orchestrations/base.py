@@ -23,6 +23,7 @@ from raf.workflow.orchestrations.runtime import (
     Member,
     OrchestrationEvent,
     Runtime,
+    TurnCancelled,
     TurnPaused,
 )
 
@@ -190,6 +191,15 @@ class Orchestration(ABC):
                 messages=rt.transcript,
                 finish_reason=FinishReason.AWAITING_APPROVAL,
                 pending_approvals=list(paused.pending),
+                usage=rt.usage,
+                session=session,
+            )
+        except TurnCancelled:
+            session.provider_state.pop(key, None)
+            session.pending_approvals = []
+            return OrchestrationResult(
+                messages=rt.transcript,
+                finish_reason=FinishReason.CANCELLED,
                 usage=rt.usage,
                 session=session,
             )

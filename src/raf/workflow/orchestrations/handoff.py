@@ -112,7 +112,9 @@ class HandoffOrchestration(Orchestration):
         given = list(conversation)
         path = [current]
         while True:
-            result = await rt.turn(self._speakers[current], given)
+            result = await rt.turn(
+                self._speakers[current], given, instructions=self._routing_help(current)
+            )
             target = self._target(current, result.signals, result.text)
             if target is None or len(path) > self.max_handoffs:
                 return Outcome(answer=result.message, details={"path": path})
@@ -120,6 +122,21 @@ class HandoffOrchestration(Orchestration):
             given = [*given, result.message]
             current = target
             path.append(current)
+
+    def _routing_help(self, current: str) -> str | None:
+        """With a routing field, how a member hands off and to whom (tools say it otherwise)."""
+        targets = self.routes.get(current, [])
+        if not self.routing_field or not targets:
+            return None
+        names = "; ".join(
+            f"{t} ({self.member(t).description})" if self.member(t).description else t
+            for t in targets
+        )
+        return (
+            "To hand the conversation to another member, answer only with a JSON object "
+            f'{{"{self.routing_field}": "<member name>"}}. Members you may hand to: {names}. '
+            "Otherwise answer yourself."
+        )
 
     def _target(self, current: str, signals: dict[str, Any], text: str) -> str | None:
         allowed = self.routes.get(current, [])

@@ -118,6 +118,10 @@ class TurnPaused(Exception):
         self.pending = pending
 
 
+class TurnCancelled(Exception):
+    """Internal: a member's run was cancelled; the orchestration ends cancelled."""
+
+
 Emit = Callable[[OrchestrationEvent], None]
 
 
@@ -181,20 +185,31 @@ class Runtime:
             self.emit(event)
 
     def turn(
-        self, member: Member, messages: Sequence[ChatMessage], *, visible: bool = True
+        self,
+        member: Member,
+        messages: Sequence[ChatMessage],
+        *,
+        visible: bool = True,
+        instructions: str | None = None,
     ) -> Awaitable[TurnResult]:
-        """Ask `member` to answer `messages`; its place in the journal is taken now, so turns
-        started together (`gather`) keep their order on replay."""
+        """Ask `member` to answer `messages` (with `instructions` added to its system prompt
+        for this turn); its place in the journal is taken now, so turns started together
+        (`gather`) keep their order on replay."""
         key = str(self._next)
         self._next += 1
         slot: int | None = None
         if visible:
             slot = len(self._slots)
             self._slots.append(None)
-        return self._turn(key, slot, member, list(messages))
+        return self._turn(key, slot, member, list(messages), instructions)
 
     async def _turn(
-        self, key: str, slot: int | None, member: Member, messages: list[ChatMessage]
+        self,
+        key: str,
+        slot: int | None,
+        member: Member,
+        messages: list[ChatMessage],
+        instructions: str | None,
     ) -> TurnResult:
         entry = self.turns.get(key)
         if entry is not None and entry["member"] != member.name:
@@ -212,7 +227,9 @@ class Runtime:
                 self._slots[slot] = result.message
             self._completed(result.message, slot is not None)
             return result
-        options = AgentRunOptions(cancellation=self.cancellation)
+        options = AgentRunOptions(
+            cancellation=self.cancellation, additional_instructions=instructions
+        )
         if entry is not None:  # paused: resume with the decisions given, or stay paused
             session = AgentSession.from_dict(entry["session"])
             ids = [a["call_id"] for a in entry["pending"]]
@@ -258,7 +275,7 @@ class Runtime:
             }
             raise TurnPaused(_pending(self.turns[key]))
         if response.finish_reason is FinishReason.CANCELLED:
-            raise OrchestrationError(f"member {member.name!r}'s run was cancelled")
+            raise TurnCancelled(member.name)
         message = ChatMessage(
             role=Role.ASSISTANT,
             contents=[TextContent(text=response.text)],
@@ -296,8 +313,11 @@ class Runtime:
         for outcome in results:
             if isinstance(outcome, TurnPaused):
                 pending.extend(outcome.pending)
-            elif isinstance(outcome, BaseException):
+            elif isinstance(outcome, BaseException) and not isinstance(outcome, TurnCancelled):
                 raise outcome
+        cancelled = [r for r in results if isinstance(r, TurnCancelled)]
+        if cancelled:
+            raise cancelled[0]
         if pending:
             raise TurnPaused(pending)
         return [r for r in results if not isinstance(r, BaseException)]
