@@ -100,6 +100,8 @@ class WorkflowAgent:
         checkpoint_id: str | None = None
         async for event in stream:
             if isinstance(event, NodeStreaming) and event.node in self._terminal:
+                if event.update.kind is UpdateKind.APPROVAL_REQUEST:
+                    continue  # surfaced below as the workflow's own request, by its id
                 if event.update.message_id:
                     streamed.add(event.update.message_id)
                 yield event.update

@@ -4,6 +4,7 @@ that keep them (in memory, one JSON file each, SQLite — the default)."""
 from __future__ import annotations
 
 import asyncio
+import copy
 import json
 import os
 import re
@@ -156,20 +157,21 @@ def _check_id(checkpoint_id: str) -> str:
 
 
 class InMemoryCheckpointStore:
-    """Checkpoints in this process, kept as JSON so nothing is shared by reference."""
+    """Checkpoints in this process. A checkpoint's values are already their plain-JSON
+    form, freshly built, so they are kept as they are and copied on load."""
 
     def __init__(self) -> None:
-        self._data: dict[str, tuple[CheckpointInfo, str]] = {}
+        self._data: dict[str, tuple[CheckpointInfo, Checkpoint]] = {}
 
     async def save(self, checkpoint: Checkpoint) -> None:
-        self._data[checkpoint.id] = (checkpoint.info(), checkpoint.to_json())
+        self._data[checkpoint.id] = (checkpoint.info(), checkpoint)
 
     async def load(self, checkpoint_id: str) -> Checkpoint:
         try:
-            _, text = self._data[checkpoint_id]
+            _, checkpoint = self._data[checkpoint_id]
         except KeyError:
             raise CheckpointNotFoundError(f"no checkpoint {checkpoint_id!r} in memory") from None
-        return Checkpoint.from_json(text, source=f"checkpoint {checkpoint_id!r}")
+        return Checkpoint.from_dict(copy.deepcopy(checkpoint.to_dict()))
 
     async def list(self, run_id: str | None = None) -> list[CheckpointInfo]:
         infos = [i for i, _ in self._data.values() if run_id is None or i.run_id == run_id]

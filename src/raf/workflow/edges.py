@@ -4,7 +4,7 @@ switch/case, and loop-back (the only edge that may close a cycle, with a limit).
 from __future__ import annotations
 
 from collections.abc import Callable, Sequence
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 from typing import Any, Literal
 
 Condition = Callable[[Any], bool]
@@ -26,9 +26,11 @@ class Edge:
     target: str
     condition: Condition | None = None
 
-    @property
-    def key(self) -> str:
-        return f"edge:{self.source}->{self.target}"
+    key: str = field(init=False, default="")
+    """A stable name of the edge (used in checkpoints and messages)."""
+
+    def __post_init__(self) -> None:
+        self.key = f"edge:{self.source}->{self.target}"
 
     def describe(self) -> str:
         return f"{self.key}?{_name(self.condition)}"
@@ -42,9 +44,11 @@ class FanOutEdge:
     targets: list[str]
     selector: Selector | None = None
 
-    @property
-    def key(self) -> str:
-        return f"fan_out:{self.source}->{','.join(self.targets)}"
+    key: str = field(init=False, default="")
+    """A stable name of the edge (used in checkpoints and messages)."""
+
+    def __post_init__(self) -> None:
+        self.key = f"fan_out:{self.source}->{','.join(self.targets)}"
 
     def describe(self) -> str:
         return f"{self.key}?{_name(self.selector)}"
@@ -58,9 +62,11 @@ class FanInEdge:
     sources: list[str]
     target: str
 
-    @property
-    def key(self) -> str:
-        return f"fan_in:{','.join(self.sources)}->{self.target}"
+    key: str = field(init=False, default="")
+    """A stable name of the edge (used in checkpoints and messages)."""
+
+    def __post_init__(self) -> None:
+        self.key = f"fan_in:{','.join(self.sources)}->{self.target}"
 
     def describe(self) -> str:
         return self.key
@@ -89,9 +95,11 @@ class SwitchEdge:
             out.append(self.default)
         return out
 
-    @property
-    def key(self) -> str:
-        return f"switch:{self.source}->{','.join(self.targets)}"
+    key: str = field(init=False, default="")
+    """A stable name of the edge (used in checkpoints and messages)."""
+
+    def __post_init__(self) -> None:
+        self.key = f"switch:{self.source}->{','.join(self.targets)}"
 
     def describe(self) -> str:
         cases = ",".join(f"{_name(c.condition)}=>{c.target}" for c in self.cases)
@@ -109,9 +117,11 @@ class LoopEdge:
     max_iterations: int = 10
     on_limit: Literal["fail", "stop"] = "fail"
 
-    @property
-    def key(self) -> str:
-        return f"loop:{self.source}->{self.target}"
+    key: str = field(init=False, default="")
+    """A stable name of the edge (used in checkpoints and messages)."""
+
+    def __post_init__(self) -> None:
+        self.key = f"loop:{self.source}->{self.target}"
 
     def describe(self) -> str:
         return f"{self.key}?{_name(self.condition)}#{self.max_iterations}:{self.on_limit}"

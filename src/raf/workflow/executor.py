@@ -104,6 +104,7 @@ class Executor:
     def __init__(self, id: str | None = None) -> None:
         self.id = id or _snake(type(self).__name__)
         self._specs: list[HandlerSpec] | None = None
+        self._by_type: dict[type, HandlerSpec] = {}
 
     def handlers(self) -> list[HandlerSpec]:
         """The handlers of this executor, bound to it (read once, then cached)."""
@@ -122,10 +123,18 @@ class Executor:
         return self._specs
 
     def find_handler(self, message: Any) -> HandlerSpec | None:
-        """The first handler that accepts `message`, or None."""
+        """The first handler that accepts `message`, or None (remembered per message
+        class when a plain class decided it, since generics need the value)."""
+        kind = type(message)
+        found = self._by_type.get(kind)
+        if found is not None:
+            return found
         for spec in self.handlers():
-            if spec.accepts(message):
-                return spec
+            for tp in spec.input_types:
+                if matches(message, tp):
+                    if isinstance(tp, type) and get_origin(tp) is None and kind is not bool:
+                        self._by_type[kind] = spec
+                    return spec
         return None
 
     @property

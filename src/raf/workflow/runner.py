@@ -8,14 +8,20 @@ import asyncio
 import inspect
 import logging
 import time
-import uuid
 from collections.abc import Callable, Mapping
 from dataclasses import dataclass, field
 from typing import TYPE_CHECKING, Any, Literal
 
+from raf.core.messages import new_id
 from raf.workflow.checkpoints import Checkpoint, CheckpointStore, Status
 from raf.workflow.codec import decode, encode
-from raf.workflow.context import InputRequest, InputResponse, InvocationEffects, WorkflowContext
+from raf.workflow.context import (
+    InputRequest,
+    InputResponse,
+    InvocationEffects,
+    Sent,
+    WorkflowContext,
+)
 from raf.workflow.edges import Edge, FanInEdge, FanOutEdge, LoopEdge, SwitchEdge
 from raf.workflow.errors import (
     CheckpointError,
@@ -110,7 +116,7 @@ class WorkflowRunner:
 
     def start(self, message: Any, run_id: str | None) -> None:
         """A fresh run: nodes back to their built state, `message` to the start node."""
-        self.state = RunState(run_id=run_id or uuid.uuid4().hex)
+        self.state = RunState(run_id=run_id or new_id("run"))
         for node_id, snapshot in self.wf.initial_states.items():
             self.wf.nodes[node_id].restore_state(decode(snapshot, self.wf.types))
         start = self.wf.nodes[self.wf.start]
@@ -266,23 +272,26 @@ class WorkflowRunner:
         st.pending = []
         self.emit(SuperstepStarted(superstep=st.superstep, nodes=list(groups)))
         if len(groups) == 1:
-            ((target, deliveries),) = groups.items()
-            results = [await self._run_group(target, deliveries)]
+            ((deliveries),) = groups.values()
+            results = [await self._run_all(deliveries)]
         else:
-            results = await _all_or_cancel(
-                [self._run_group(target, deliveries) for target, deliveries in groups.items()]
-            )
+            run = self._run_all if len(groups) <= self.wf.max_concurrency else self._run_bounded
+            results = await _all_or_cancel([run(deliveries) for deliveries in groups.values()])
         for outcomes in results:
             for outcome in outcomes:
                 self._commit(outcome)
         await self._checkpoint("running")
         self.emit(SuperstepCompleted(superstep=st.superstep, checkpoint_id=st.checkpoint_id))
 
-    async def _run_group(self, target: str, deliveries: list[Delivery]) -> list[_Outcome]:
-        """A node's messages of one superstep, one after another (a node is never
-        re-entered); nodes run in parallel up to the concurrency bound."""
+    async def _run_all(self, deliveries: list[Delivery]) -> list[_Outcome]:
+        """A node's messages of one superstep, one after another: a node is never
+        re-entered, while different nodes run in parallel."""
+        return [await self._invoke(d, depth=0) for d in deliveries]
+
+    async def _run_bounded(self, deliveries: list[Delivery]) -> list[_Outcome]:
+        """The same, within the concurrency bound (when more nodes are active)."""
         async with self._semaphore:
-            return [await self._invoke(d, depth=0) for d in deliveries]
+            return await self._run_all(deliveries)
 
     async def _invoke(self, delivery: Delivery, *, depth: int) -> _Outcome:
         wf, st = self.wf, self.state
@@ -351,7 +360,7 @@ class WorkflowRunner:
                     return await self._invoke(fallback, depth=depth + 1)
                 raise _NodeFailure(node_id, exc) from exc
             if result is not None:
-                ctx._effects.sent.append(_sent(result))
+                ctx._effects.sent.append(Sent(message=result))
             self.emit(NodeCompleted(node=node_id, superstep=st.superstep, result=result))
             return _Outcome(delivery=delivery, node=node_id, effects=ctx._effects, result=result)
 
@@ -487,8 +496,12 @@ class WorkflowRunner:
 
     def _fan_in(self, edge: FanInEdge, source: str, message: Any) -> None:
         buffers = self.state.fan_in.setdefault(edge.key, {})
-        buffers.setdefault(source, []).append(message)
-        if all(buffers.get(s) for s in edge.sources):
+        waiting = buffers.get(source)
+        if waiting is None:
+            buffers[source] = [message]
+        else:
+            waiting.append(message)
+        if len(buffers) == len(edge.sources):
             joined = [m for s in edge.sources for m in buffers[s]]
             del self.state.fan_in[edge.key]
             self.state.pending.append(Delivery(target=edge.target, message=joined, source=source))
@@ -499,7 +512,7 @@ class WorkflowRunner:
         st, wf = self.state, self.wf
         try:
             checkpoint = Checkpoint(
-                id=uuid.uuid4().hex,
+                id=new_id("cp"),
                 run_id=st.run_id,
                 workflow=wf.name,
                 fingerprint=wf.fingerprint,
@@ -576,12 +589,6 @@ async def _all_or_cancel(coros: list[Any]) -> list[list[_Outcome]]:
         assert error is not None
         raise error
     return [t.result() for t in tasks]
-
-
-def _sent(message: Any) -> Any:
-    from raf.workflow.context import Sent
-
-    return Sent(message=message)
 
 
 def _edge_targets(edge: Any) -> list[str]:
