@@ -56,3 +56,34 @@ async def test_closing_the_agent_closes_members_and_the_coordinator():
     async with chat.as_agent():
         pass
     assert [p.closed for p in providers] == [True, True, True]
+
+
+async def test_the_programs_close_an_orchestration_agents_members():
+    from raf.cli._agents import close_agent
+
+    providers = [Closing(), Closing()]
+    agents = [
+        AgentBuilder(name)
+        .with_chat_client(FunctionChatClient(lambda m, o: "x"))
+        .with_context_provider(p)
+        .build()
+        for name, p in zip(["a", "manager"], providers, strict=True)
+    ]
+    from raf.workflow import MagenticOrchestration
+
+    await close_agent(MagenticOrchestration(agents[1], [agents[0]]).as_agent())
+    assert [p.closed for p in providers] == [True, True]
+
+
+async def test_the_agents_chat_client_runs_the_orchestration_on_the_messages():
+    from raf import ChatMessage
+    from raf.core.responses import fold_stream
+
+    a, _ = member("a", "alpha", "alpha again")
+    b, bc = member("b", "beta", "beta again")
+    client = SequentialOrchestration([a, b]).as_agent().chat_client
+    response = await client.get_response([ChatMessage.system("ignored"), ChatMessage.user("go")])
+    assert [m.author_name for m in response.messages] == ["a", "b"]
+    assert bc.requests[0].messages[-1].text == "alpha"
+    streamed = await fold_stream(client.get_streaming_response([ChatMessage.user("again")]))
+    assert streamed.text == "beta again"

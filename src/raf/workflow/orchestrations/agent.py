@@ -151,19 +151,15 @@ class OrchestrationAgent(Agent):
         yield AgentResponseUpdate(kind=UpdateKind.FINISHED, finish_reason=result.finish_reason)
 
     async def aclose(self) -> None:
-        """Close every member (their providers' connections and background work)."""
-        orchestration = self.orchestration
-        leads = [getattr(orchestration, a, None) for a in ("manager", "selector", "aggregator")]
-        seen: set[int] = set()
-        for member in [*orchestration.members, *leads]:
+        """Close every agent taking part (their providers' connections and background work)."""
+        for member in self.orchestration.agents():
             close = getattr(member, "aclose", None)
-            if member is None or id(member) in seen or not callable(close):
+            if not callable(close):
                 continue
-            seen.add(id(member))
             try:
                 await close()
             except Exception as exc:  # closing is best effort; the others still close
-                log.error("closing member %r failed: %s", getattr(member, "name", "?"), exc)
+                log.error("closing member %r failed: %s", member.name, exc)
 
     def __repr__(self) -> str:
         return f"OrchestrationAgent({self.name!r}, {self.orchestration!r})"

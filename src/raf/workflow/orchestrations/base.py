@@ -7,7 +7,7 @@ import contextlib
 from abc import ABC, abstractmethod
 from collections.abc import AsyncIterator, Sequence
 from dataclasses import dataclass, field
-from typing import TYPE_CHECKING, Any
+from typing import TYPE_CHECKING, Any, cast
 
 from raf.core.cancellation import CancellationToken
 from raf.core.contents import ApprovalRequestContent
@@ -25,6 +25,7 @@ from raf.workflow.orchestrations.runtime import (
     Runtime,
     TurnCancelled,
     TurnPaused,
+    is_member,
 )
 
 if TYPE_CHECKING:
@@ -94,6 +95,17 @@ class Orchestration(ABC):
             if member.name == name:
                 return member
         raise KeyError(name)
+
+    def agents(self) -> list[Member]:
+        """Every agent taking part: the members and any leading agent (manager, coordinator,
+        aggregator, phase aggregators), each once."""
+        found: dict[int, Member] = {id(m): m for m in self.members}
+        leads = [getattr(self, a, None) for a in ("manager", "selector", "aggregator")]
+        leads += [getattr(p, "aggregator", None) for p in getattr(self, "phases", [])]
+        for lead in leads:
+            if is_member(lead):
+                found.setdefault(id(lead), cast(Member, lead))
+        return list(found.values())
 
     @abstractmethod
     async def orchestrate(self, rt: Runtime, conversation: list[ChatMessage]) -> Outcome:
