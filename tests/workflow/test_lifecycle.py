@@ -76,14 +76,18 @@ async def test_the_programs_close_an_orchestration_agents_members():
 
 
 async def test_the_agents_chat_client_runs_the_orchestration_on_the_messages():
-    from raf import ChatMessage
+    from raf import ChatMessage, ChatOptions
     from raf.core.responses import fold_stream
 
     a, _ = member("a", "alpha", "alpha again")
     b, bc = member("b", "beta", "beta again")
     client = SequentialOrchestration([a, b]).as_agent().chat_client
-    response = await client.get_response([ChatMessage.system("ignored"), ChatMessage.user("go")])
+    response = await client.get_response(
+        [ChatMessage.system("ignored"), ChatMessage.user("go")], ChatOptions()
+    )
     assert [m.author_name for m in response.messages] == ["a", "b"]
     assert bc.requests[0].messages[-1].text == "alpha"
-    streamed = await fold_stream(client.get_streaming_response([ChatMessage.user("again")]))
+    streamed = await fold_stream(
+        client.get_streaming_response([ChatMessage.user("again")], ChatOptions())
+    )
     assert streamed.text == "beta again"
