@@ -235,3 +235,21 @@ async def test_a_handoff_route_back_to_the_document_agent_builds_it():
     agent = build(text, lead=lead, writer=writer, editor=editor)
     response = await agent.run("go")
     assert [m.author_name for m in response.messages] == ["writer", "team", "editor"]
+
+
+def test_the_json_schema_describes_metadata_orchestration():
+    import jsonschema
+    import yaml
+
+    from raf.decl import json_schema
+
+    schema = json_schema()
+    jsonschema.Draft202012Validator.check_schema(schema)
+    validator = jsonschema.Draft202012Validator(schema)
+    example = Path(__file__).resolve().parents[2] / "examples" / "editorial-team" / "team.yaml"
+    validator.validate(yaml.safe_load(example.read_text(encoding="utf-8")))
+    for bad in ("sequencial", {"mode": "vote", "rounds": 0}, {"mode": "group_chat", "x": 1}):
+        assert not validator.is_valid({"name": "t", "metadata": {"orchestration": bad}})
+    nested = {"name": "t", "subAgents": [{"name": "s", "metadata": {"orchestration": "nope"}}]}
+    assert not validator.is_valid(nested)
+    assert validator.is_valid({"name": "t", "metadata": {"orchestration": "vote", "owner": "me"}})

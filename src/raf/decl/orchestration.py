@@ -17,7 +17,7 @@ import typing
 from collections.abc import Mapping, Sequence
 from typing import TYPE_CHECKING, Any, Literal
 
-from pydantic import BaseModel, Field, ValidationError
+from pydantic import BaseModel, Field, TypeAdapter, ValidationError
 
 from raf.core.errors import ConfigurationError, Problem
 from raf.decl.problems import suggest
@@ -179,6 +179,17 @@ def check_orchestration(
     if not members:
         problems.insert(0, doc.problem(ROOT, f"a {mode} orchestration needs subAgents"))
     return decl, problems
+
+
+def orchestration_json_schema() -> tuple[dict[str, Any], dict[str, Any]]:
+    """The JSON Schema of `metadata.orchestration` and the definitions it refers to."""
+    union = TypeAdapter(OrchestrationDecl).json_schema(by_alias=True)
+    definitions = union.pop("$defs", {})
+    value = {
+        "description": "a mode name, or a mapping with 'mode' and that mode's options",
+        "anyOf": [{"type": "string", "enum": list(MODES)}, union],
+    }
+    return value, definitions
 
 
 def needs_lead(decl: OrchestrationDecl) -> bool:
