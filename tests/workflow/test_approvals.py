@@ -158,3 +158,14 @@ async def test_a_nested_orchestration_pauses_and_resumes_through_the_outer_one()
     assert done.speakers == ["scout", "team"]
     assert done.text == "looks good"
     assert len(cc.requests) == 2
+
+
+async def test_answering_part_of_one_members_calls_is_refused_and_keeps_the_run():
+    both = reply("", call("send", n=1, call_id="s1"), call("send", n=2, call_id="s2"))
+    a, ac = member("a", both, "sent both", approve="send")
+    orch = SequentialOrchestration([a])
+    paused = await orch.run("go")
+    with pytest.raises(ApprovalError, match="missing: s2"):
+        await orch.run(session=paused.session, approvals=approve("s1"))
+    done = await orch.run(session=paused.session, approvals=approve("s1", "s2"))
+    assert done.text == "sent both" and len(ac.requests) == 2

@@ -170,6 +170,14 @@ class Runtime:
                 + ", ".join(sorted(waiting))
                 + "; answer them with tool approval responses first"
             )
+        for entry in self.turns.values():
+            ids = [a["call_id"] for a in entry.get("pending", [])]
+            missing = [i for i in ids if i not in self.approvals]
+            if entry["status"] == "paused" and missing and len(missing) < len(ids):
+                raise ApprovalError(
+                    f"member {entry['member']!r} waits for every one of its calls to be "
+                    f"answered together; missing: {', '.join(missing)}; nothing was run"
+                )
 
     @property
     def transcript(self) -> list[ChatMessage]:
