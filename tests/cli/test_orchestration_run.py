@@ -39,8 +39,8 @@ def test_run_an_orchestration_and_approve_a_members_call(tmp_path: Path) -> None
     )
     done = raf(tmp_path, "run", "agent.yaml", "go", "--approve", "all", "--model", model)
     assert done.returncode == 0, done.stderr
-    assert done.stdout.endswith("It says: outside text\n")
-    assert done.stdout.startswith("Read the file next door.")
+    # each member's answer on its own line
+    assert done.stdout == "Read the file next door.\nIt says: outside text\n"
     refused = raf(tmp_path, "validate", "agent.yaml")
     assert refused.returncode == 0, refused.stdout
     write_agent(tmp_path, TEAM.replace("orchestration: sequential", "orchestration: sequental"))

@@ -41,6 +41,7 @@ async def test_direct_run_pauses_and_resumes_without_rerunning_finished_turns():
     done = await orch.run(session=session, approvals=approve("k1"))
     assert done.finish_reason is FinishReason.STOP
     assert done.speakers == ["planner", "coder", "reviewer"]
+    assert [m.author_name for m in done.messages if m.message_id in done.replayed] == ["planner"]
     assert (len(pc.requests), len(cc.requests), len(rc.requests)) == (1, 2, 1)
     assert cc.requests[1].messages[-1].function_results[0].result == "write ran"
     assert rc.requests[0].messages[-1].text == "wrote x"
@@ -104,7 +105,9 @@ async def test_as_agent_the_approval_is_on_the_response_and_the_session():
     session = AgentSession.from_json(session.to_json())
     done = await agent.run([], session=session, options=approving("k1"))
     assert done.text == "looks good"
-    assert [m.author_name for m in done.messages] == ["planner", "coder", "reviewer"]
+    # the planner's answer was in the paused response; the resumed one holds what is new
+    assert [m.author_name for m in paused.messages[:-1]] == ["planner"]
+    assert [m.author_name for m in done.messages] == ["coder", "reviewer"]
     assert [m.text for m in session.messages] == [
         "build x",
         "plan: write x",

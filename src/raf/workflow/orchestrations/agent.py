@@ -3,7 +3,8 @@
 The agent keeps the conversation in its session like any agent: each run hands the
 orchestration the session's transcript plus the new request, and stores the request (at
 once, like an agent whose run pauses) and every visible turn, author-tagged, when the run
-ends. A member's tool approval pauses the
+ends. Like an agent's, a resumed run's response holds what is new since the pause: the
+answers given before it were in the paused run's response. A member's tool approval pauses the
 run: the pending calls are on the response and on `session.pending_approvals`, and
 `run([], session=s, options=AgentRunOptions(tool_approval_responses=[...]))` resumes it,
 in this process or another one that loads the session.
@@ -115,7 +116,9 @@ class OrchestrationAgent(Agent):
                 elif update.kind is UpdateKind.USAGE:
                     yield update
             elif event.kind is EventKind.TURN_COMPLETED and event.visible and event.message:
-                if event.message_id not in streamed:  # replayed, or a member that wrote no text
+                if event.replayed:  # shown by the run that paused
+                    streamed.add(event.message_id)
+                elif event.message_id not in streamed:  # a member that streamed no text
                     streamed.add(event.message_id)
                     yield AgentResponseUpdate(
                         kind=UpdateKind.TEXT_DELTA,
@@ -166,7 +169,9 @@ class OrchestrationAgent(Agent):
 
 
 def _response_messages(result: OrchestrationResult) -> list[ChatMessage]:
-    messages = list(result.messages)
+    """What a run answers: the answers not given before a pause, the requests it waits for."""
+    shown = set(result.replayed)
+    messages = [m for m in result.messages if m.message_id not in shown]
     if result.pending_approvals:
         messages.append(
             ChatMessage(

@@ -55,6 +55,9 @@ class OrchestrationResult:
     details: dict[str, Any] = field(default_factory=dict)
     """Per-mode facts: the vote tally, the magentic ledger, the rounds taken, …"""
     usage: UsageDetails | None = None
+    replayed: list[str] = field(default_factory=list)
+    """Message ids of the answers a resumed run took from its journal (given before it
+    paused); `messages` still holds them."""
     session: AgentSession | None = None
     """The session the run's state lives in; pass it back to resume after approvals."""
 
@@ -204,6 +207,7 @@ class Orchestration(ABC):
                 finish_reason=FinishReason.AWAITING_APPROVAL,
                 pending_approvals=list(paused.pending),
                 usage=rt.usage,
+                replayed=rt.replayed,
                 session=session,
             )
         except TurnCancelled:
@@ -213,6 +217,7 @@ class Orchestration(ABC):
                 messages=rt.transcript,
                 finish_reason=FinishReason.CANCELLED,
                 usage=rt.usage,
+                replayed=rt.replayed,
                 session=session,
             )
         except BaseException:
@@ -229,6 +234,7 @@ class Orchestration(ABC):
             answer=outcome.answer,
             details=outcome.details,
             usage=rt.usage,
+            replayed=rt.replayed,
             session=session,
         )
 

@@ -91,6 +91,9 @@ class OrchestrationEvent:
     """The id of the turn's answer message (UPDATE and TURN_COMPLETED)."""
     visible: bool = True
     """Whether the turn is part of the result (a coordinator's choice of speaker is not)."""
+    replayed: bool = False
+    """TURN_COMPLETED: the answer comes from the journal of a resumed run (it was given,
+    and shown, before the run paused)."""
     text: str = ""
     """NOTE: the orchestration's own decision, in words."""
     result: OrchestrationResult | None = None
@@ -142,6 +145,8 @@ class Runtime:
         self.emit = emit
         self.cancellation = cancellation
         self.usage: UsageDetails | None = None
+        self.replayed: list[str] = []
+        """Message ids of the answers taken from the journal in this run."""
         self._next = 0
         self._slots: list[ChatMessage | None] = []
         self._check_approvals(approvals)
@@ -233,7 +238,8 @@ class Runtime:
             )
             if slot is not None:
                 self._slots[slot] = result.message
-            self._completed(result.message, slot is not None)
+            self.replayed.append(result.message.message_id or "")
+            self._completed(result.message, slot is not None, replayed=True)
             return result
         options = AgentRunOptions(
             cancellation=self.cancellation, additional_instructions=instructions
@@ -302,7 +308,7 @@ class Runtime:
         self._completed(message, slot is not None)
         return TurnResult(member=member.name, message=message, signals=dict(signals))
 
-    def _completed(self, message: ChatMessage, visible: bool) -> None:
+    def _completed(self, message: ChatMessage, visible: bool, *, replayed: bool = False) -> None:
         self._send(
             OrchestrationEvent(
                 kind=EventKind.TURN_COMPLETED,
@@ -310,6 +316,7 @@ class Runtime:
                 message=message,
                 message_id=message.message_id or "",
                 visible=visible,
+                replayed=replayed,
             )
         )
 
