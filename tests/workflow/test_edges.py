@@ -242,3 +242,30 @@ async def test_a_start_message_of_the_wrong_type_is_refused() -> None:
     workflow = WorkflowBuilder("w", start=node("a")).build()
     with pytest.raises(WorkflowRunError, match="start node 'a' accepts str, not int"):
         await workflow.run(3)
+
+
+class Words(Executor):
+    """Sends each word as its own message."""
+
+    @handler
+    async def run(self, text: str, ctx: WorkflowContext[str]) -> None:
+        for word in text.split():
+            await ctx.send_message(word)
+
+
+async def test_fan_in_takes_every_message_its_sources_sent_in_the_superstep() -> None:
+    words = Words()
+    up, low = node("up"), node("low")
+
+    @executor
+    def gather(parts: list[str]) -> str:
+        return " ".join(parts)
+
+    workflow = (
+        WorkflowBuilder("many", start=words)
+        .add_fan_out(words, [up, low])
+        .add_fan_in([up, low], gather)
+        .build()
+    )
+    result = await workflow.run("a b")
+    assert result.outputs == ["a>up b>up a>low b>low"]

@@ -3,12 +3,14 @@ as nodes, and a workflow used as an agent."""
 
 from __future__ import annotations
 
+import asyncio
 import json
 
 import pytest
 
 from raf import (
     AgentBuilder,
+    AgentResponse,
     AgentRunOptions,
     ApprovalError,
     ApprovalRequiredTool,
@@ -29,6 +31,7 @@ from raf.workflow import (
     OutputEvent,
     WorkflowBuilder,
     WorkflowContext,
+    WorkflowError,
     WorkflowRunError,
     executor,
     handler,
@@ -186,3 +189,33 @@ async def test_a_failing_workflow_agent_raises_the_run_error() -> None:
     agent = WorkflowBuilder("b", start=shout).add_edge(shout, boom).build().as_agent()
     with pytest.raises(WorkflowRunError, match="ValueError: no"):
         await agent.run("x")
+
+
+async def test_a_workflow_is_a_node_of_another_workflow() -> None:
+    inner = WorkflowBuilder("inner", start=writer("drafter", "inner draft")).build()
+
+    @executor
+    def wrap(response: AgentResponse) -> str:
+        return f"[{response.text}]"
+
+    outer = WorkflowBuilder("outer", start=inner).add_edge("inner", wrap).build()
+    result = await outer.run("go")
+    assert result.outputs == ["[inner draft]"]
+
+
+async def test_a_workflow_object_runs_one_run_at_a_time() -> None:
+    gate = asyncio.Event()
+
+    @executor
+    async def wait(text: str) -> str:
+        await gate.wait()
+        return text
+
+    workflow = WorkflowBuilder("one", start=wait).build()
+    first = asyncio.ensure_future(workflow.run("a"))
+    await asyncio.sleep(0)
+    with pytest.raises(WorkflowError, match="'one' is already running"):
+        await workflow.run("b")
+    gate.set()
+    assert (await first).outputs == ["a"]
+    assert (await workflow.run("c")).outputs == ["c"]

@@ -4,28 +4,49 @@ wait for approval into requests for input; answering them resumes the agent."""
 
 from __future__ import annotations
 
-from typing import TYPE_CHECKING, Any
+from collections.abc import AsyncIterator
+from typing import Any, Protocol
 
 from raf.core.contents import ApprovalRequestContent, ApprovalResponseContent
-from raf.core.messages import ChatMessage
+from raf.core.messages import ChatMessage, MessageInput
 from raf.core.options import AgentRunOptions
-from raf.core.responses import AgentResponse, ResponseFolder, UpdateKind
+from raf.core.responses import AgentResponse, AgentResponseUpdate, ResponseFolder, UpdateKind
 from raf.core.sessions import AgentSession
 from raf.workflow.context import InputResponse, WorkflowContext
 from raf.workflow.events import NodeStreaming
 from raf.workflow.executor import Executor, handler
 
-if TYPE_CHECKING:
-    from raf.agent.agent import Agent
+
+class AgentLike(Protocol):
+    """What a node needs of an agent: an `Agent`, or a workflow's `as_agent()`."""
+
+    name: str
+
+    def create_session(self, session_id: str | None = None) -> AgentSession: ...
+
+    async def run(
+        self,
+        messages: MessageInput = None,
+        session: AgentSession | None = None,
+        options: AgentRunOptions | None = None,
+    ) -> AgentResponse: ...
+
+    def run_stream(
+        self,
+        messages: MessageInput = None,
+        session: AgentSession | None = None,
+        options: AgentRunOptions | None = None,
+    ) -> AsyncIterator[AgentResponseUpdate]: ...
+
 
 AgentInput = str | ChatMessage | list[ChatMessage] | AgentResponse
 """What an agent node accepts: text, a message, a conversation, or another agent's answer."""
 
 
 class AgentExecutor(Executor):
-    """Runs an `Agent` for each message; sends on its `AgentResponse`."""
+    """Runs an agent for each message; sends on its `AgentResponse`."""
 
-    def __init__(self, agent: Agent, *, id: str | None = None, stream: bool = True) -> None:
+    def __init__(self, agent: AgentLike, *, id: str | None = None, stream: bool = True) -> None:
         super().__init__(id or agent.name)
         self.agent = agent
         self.stream = stream

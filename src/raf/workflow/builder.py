@@ -9,8 +9,9 @@
         .build()
     )
 
-A node is an `Executor`, a function (wrapped in `FunctionExecutor`), an `Agent`
-(wrapped in `AgentExecutor`), or the id of a node added before.
+A node is an `Executor`, a function (wrapped in `FunctionExecutor`), an `Agent` or a
+workflow (wrapped in `AgentExecutor`; a workflow runs as its `as_agent()`), or the id
+of a node added before.
 """
 
 from __future__ import annotations
@@ -39,7 +40,8 @@ from raf.workflow.validation import validate_graph
 from raf.workflow.workflow import Workflow
 
 NodeLike = Executor | Callable[..., Any] | str | Any
-"""An executor, a function, an `Agent`, or the id of a node already added."""
+"""An executor, a function, an `Agent`, a `Workflow` (run as an agent), or the id of a
+node already added."""
 
 
 class WorkflowBuilder:
@@ -249,13 +251,16 @@ def _as_executor(node: Any) -> Executor:
     if isinstance(node, Executor):
         return node
     from raf.agent.agent import Agent
+    from raf.workflow.agent_executor import AgentExecutor
+    from raf.workflow.as_agent import WorkflowAgent
 
-    if isinstance(node, Agent):
-        from raf.workflow.agent_executor import AgentExecutor
-
+    if isinstance(node, Agent | WorkflowAgent):
         return AgentExecutor(node)
+    if isinstance(node, Workflow):
+        return AgentExecutor(node.as_agent())
     if callable(node):
         return FunctionExecutor(node)
     raise WorkflowValidationError(
-        f"a node must be an Executor, a function, an Agent or a node id, not {type(node).__name__}"
+        "a node must be an Executor, a function, an Agent, a Workflow or a node id, "
+        f"not {type(node).__name__}"
     )

@@ -25,7 +25,7 @@ DEFAULT_CHECKPOINT_PATH = ".raf/checkpoints.sqlite"
 """Where the default store keeps checkpoints (relative to the working directory), unless
 the `RAF_CHECKPOINTS` environment variable names another file."""
 
-Status = Literal["running", "paused", "completed"]
+Status = Literal["running", "paused", "completed", "compensated"]
 _SAFE_ID = re.compile(r"^[A-Za-z0-9_.-]{1,128}$")
 
 

@@ -19,7 +19,7 @@ from typing import TYPE_CHECKING, Any, Literal, get_args, get_origin, get_type_h
 from raf.workflow.checkpoints import CheckpointStore, InMemoryCheckpointStore
 from raf.workflow.codec import encode, type_key
 from raf.workflow.context import InputRequest, InputResponse
-from raf.workflow.edges import EdgeGroup, NodePolicy, sources_of
+from raf.workflow.edges import EdgeGroup, FanInEdge, NodePolicy, sources_of
 from raf.workflow.errors import WorkflowError, WorkflowRunError
 from raf.workflow.events import WorkflowEvent
 from raf.workflow.executor import Executor
@@ -79,6 +79,7 @@ class Workflow:
         self.max_supersteps = max_supersteps
         self.timeout = timeout
         self.checkpoint_store: CheckpointStore = checkpoint_store or InMemoryCheckpointStore()
+        self.fan_ins = [e for e in edges if isinstance(e, FanInEdge)]
         self.outgoing: dict[str, list[EdgeGroup]] = {}
         for edge in edges:
             for source in sources_of(edge):
@@ -97,6 +98,7 @@ class Workflow:
             for node_id, node in nodes.items()
             if (state := node.snapshot_state()) is not None
         }
+        self._running = False
         self._responders = {
             node_id
             for node_id, node in nodes.items()
@@ -130,12 +132,17 @@ class Workflow:
                 events.append(event)
                 on_event(event)
 
-        runner = await self._prepare(
-            input, checkpoint_id, responses, checkpoint_store, run_id, emit
-        )
-        status = await runner.execute(
-            resumed_from=checkpoint_id, deadline=timeout if timeout is not None else self.timeout
-        )
+        self._claim()
+        try:
+            runner = await self._prepare(
+                input, checkpoint_id, responses, checkpoint_store, run_id, emit
+            )
+            status = await runner.execute(
+                resumed_from=checkpoint_id,
+                deadline=timeout if timeout is not None else self.timeout,
+            )
+        finally:
+            self._running = False
         st = runner.state
         return WorkflowRunResult(
             run_id=st.run_id,
@@ -159,9 +166,14 @@ class Workflow:
         """The events of `run` as they happen; a failed run yields `WorkflowFailed`, then
         raises its `WorkflowRunError`."""
         queue: asyncio.Queue[WorkflowEvent | None] = asyncio.Queue()
-        runner = await self._prepare(
-            input, checkpoint_id, responses, checkpoint_store, run_id, queue.put_nowait
-        )
+        self._claim()
+        try:
+            runner = await self._prepare(
+                input, checkpoint_id, responses, checkpoint_store, run_id, queue.put_nowait
+            )
+        except BaseException:
+            self._running = False
+            raise
 
         async def drive() -> None:
             try:
@@ -170,6 +182,7 @@ class Workflow:
                     deadline=timeout if timeout is not None else self.timeout,
                 )
             finally:
+                self._running = False
                 queue.put_nowait(None)
 
         task = asyncio.ensure_future(drive())
@@ -181,6 +194,15 @@ class Workflow:
             if not task.done():
                 task.cancel()
                 await asyncio.gather(task, return_exceptions=True)
+
+    def _claim(self) -> None:
+        """Refuse a second run of this object while one is going: its nodes (and their
+        state, such as agent sessions) belong to one run at a time."""
+        if self._running:
+            raise WorkflowError(
+                f"workflow {self.name!r} is already running; build one workflow per concurrent run"
+            )
+        self._running = True
 
     async def _prepare(
         self,
