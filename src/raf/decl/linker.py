@@ -41,6 +41,7 @@ from raf.decl.schema import (
 from raf.decl.source import Path_, format_path
 
 if TYPE_CHECKING:
+    from raf.agent.builder import AgentBuilder
     from raf.decl.builder import DeclAgentBuilder
 
 _PLACEHOLDER = re.compile(r"\{\{\s*([A-Za-z_][A-Za-z0-9_]*)\s*\}\}")
@@ -145,8 +146,10 @@ class Linker:
                     self.fail(path, exc)
             else:
                 agent.with_tool(tool)
-        for sub in self._sub_agents():
-            agent.with_tool(sub)
+        orchestration = self.loaded.orchestration
+        if orchestration is None:
+            for sub in self._sub_agents():
+                agent.with_tool(sub)
         if self.code_tools:
             for name, factory in self.builder._code_tools:
                 try:
@@ -173,6 +176,8 @@ class Linker:
             providers.append(compression)  # rule 7: always last
         for provider in providers:
             agent.with_context_provider(provider)
+        if orchestration is not None:
+            return self._orchestration(agent, orchestration)
         try:
             agent.with_chat_client(self.client())
         except RafError as exc:
@@ -311,13 +316,44 @@ class Linker:
             return ctx.mcp_provider(context, base)
         raise ConfigurationError(f"unknown context kind {context.kind!r}")  # pragma: no cover
 
-    def _sub_agents(self) -> list[Tool]:
-        from raf.agent.agent_tool import AgentTool
+    def _orchestration(self, agent: AgentBuilder, decl: Any) -> Agent:
+        """The sub-agents as members of the declared orchestration, the document's own agent
+        in the mode's leading role where it has one; the result is used as an agent."""
+        from raf.decl.orchestration import ROOT, build_orchestration, needs_lead
 
-        tools: list[Tool] = []
-        for _index, (sub, loaded) in enumerate(
-            zip(self.decl.sub_agents, self.loaded.sub_agents, strict=False)
-        ):
+        members: list[Agent] = []
+        for sub, child in self._sub_agent_members():
+            if isinstance(sub, SubAgentRefDecl) and sub.name:
+                child.name = sub.name
+            if isinstance(sub, SubAgentRefDecl) and sub.description:
+                child.description = sub.description
+            members.append(child)
+        lead_needed = needs_lead(decl)
+        if lead_needed:
+            try:
+                agent.with_chat_client(self.client())
+            except RafError as exc:
+                self.fail(("model",), exc)
+        if self.problems:
+            raise ValidationProblems(self.problems) from self._first_missing
+        try:
+            lead = agent.build() if lead_needed else None
+            orchestration = build_orchestration(
+                decl,
+                name=self.decl.name,
+                description=self.decl.description,
+                members=members,
+                lead=lead,
+            )
+        except RafError as exc:
+            raise ValidationProblems([self.doc.problem(ROOT, str(exc))]) from exc
+        store = self.builder._store if not self.chain else None
+        return orchestration.as_agent(session_store=store)
+
+    def _sub_agent_members(self) -> list[tuple[Any, Agent]]:
+        """Each sub-agent declaration with the agent built from it."""
+        built: list[tuple[Any, Agent]] = []
+        for sub, loaded in zip(self.decl.sub_agents, self.loaded.sub_agents, strict=False):
             linker = Linker(
                 self.builder,
                 loaded,
@@ -326,10 +362,16 @@ class Linker:
                 parent_client=self.client,
             )
             try:
-                child = linker.link()
+                built.append((sub, linker.link()))
             except ValidationProblems as exc:
                 self.problems.extend(exc.problems)
-                continue
+        return built
+
+    def _sub_agents(self) -> list[Tool]:
+        from raf.agent.agent_tool import AgentTool
+
+        tools: list[Tool] = []
+        for sub, child in self._sub_agent_members():
             if isinstance(sub, SubAgentRefDecl):
                 tools.append(AgentTool(child, name=sub.name, description=sub.description))
             else:

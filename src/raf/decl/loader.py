@@ -67,6 +67,8 @@ class LoadedAgent:
     doc: Document
     sub_agents: list[LoadedAgent] = field(default_factory=list)
     warnings: list[Problem] = field(default_factory=list)
+    orchestration: Any = None
+    """The checked `metadata.orchestration` (a `raf.decl.orchestration` model), if any."""
 
 
 def read_document(path: str | Path) -> tuple[str, str]:
@@ -153,6 +155,7 @@ def check(
     reported = {p.key_path for p in problems}
     later = _semantic(loaded, check_extras=check_extras)
     later += _sub_agents(loaded, environ, check_extras, _chain)
+    later += _orchestration(loaded)
     problems += [p for p in later if p.key_path not in reported or p.file != doc.file]
     loaded.warnings = list(doc.warnings) + [w for s in loaded.sub_agents for w in s.warnings]
     if problems:
@@ -389,6 +392,42 @@ def _sub_agents(
             continue
         loaded.sub_agents.append(child)
     return problems
+
+
+def _orchestration(loaded: LoadedAgent) -> list[Problem]:
+    from raf.decl.orchestration import ROOT, check_orchestration, needs_lead
+
+    metadata = loaded.doc.data.get("metadata") if isinstance(loaded.doc.data, dict) else None
+    if not isinstance(metadata, dict):
+        return []
+    names = sub_agent_names(loaded)
+    loaded.orchestration, problems = check_orchestration(loaded.doc, metadata, names)
+    decl = loaded.decl
+    if (
+        loaded.orchestration is not None
+        and not needs_lead(loaded.orchestration)
+        and (decl.tools or decl.contexts or decl.instructions)
+    ):
+        loaded.doc.warnings.append(
+            loaded.doc.problem(
+                ROOT,
+                f"a {loaded.orchestration.mode} orchestration gives the document's own agent "
+                "no role: its instructions, tools and contexts are not used",
+            )
+        )
+    return problems
+
+
+def sub_agent_names(loaded: LoadedAgent) -> list[str] | None:
+    """The names the sub-agents go by (a reference's `name`, else the document's), or None
+    when some could not be read."""
+    subs = loaded.decl.sub_agents
+    if len(subs) != len(loaded.sub_agents) or any(s is None for s in subs):
+        return None
+    return [
+        (sub.name if isinstance(sub, SubAgentRefDecl) and sub.name else child.decl.name)
+        for sub, child in zip(subs, loaded.sub_agents, strict=True)
+    ]
 
 
 def _display(target: Path, parent: Document) -> str:

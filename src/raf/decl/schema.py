@@ -487,6 +487,13 @@ def json_schema() -> dict[str, Any]:
     reference = schema.pop("$ref", None)
     if reference:  # the top level refers to its own definition (sub-agents nest): inline it
         schema.update(schema["$defs"][reference.rsplit("/", 1)[-1]])
+    from raf.decl.orchestration import orchestration_json_schema
+
+    orchestration, definitions = orchestration_json_schema()
+    schema.setdefault("$defs", {}).update(definitions)
+    for agent in (schema, schema["$defs"].get("AgentDecl", {})):
+        if "metadata" in agent.get("properties", {}):
+            agent["properties"]["metadata"]["properties"] = {"orchestration": orchestration}
     schema["$schema"] = "https://json-schema.org/draft/2020-12/schema"
     schema["title"] = "raf agent document"
     return schema
