@@ -154,12 +154,13 @@ class SessionConflictError(SessionError):
         if stored is None:
             what = "was deleted after this copy was loaded; saving it would bring it back"
         elif expected is None:
-            what = "was created elsewhere meanwhile; load it instead of starting a new one"
+            what = "was created elsewhere meanwhile; load it rather than start it anew"
         else:
-            what = "was saved elsewhere after this copy was loaded; saving would overwrite that"
-        super().__init__(
-            f"session {session_id!r} in {where} {what} (load it again and re-apply the change)"
-        )
+            what = (
+                f"was saved elsewhere (revision {stored}) after this copy was loaded "
+                f"(revision {expected or 'unnumbered'}); load it again and re-apply the change"
+            )
+        super().__init__(f"session {session_id!r} in {where} {what}")
 
 
 class RunCancelledError(RafError):
