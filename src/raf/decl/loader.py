@@ -4,6 +4,7 @@ every problem of a document (and of its sub-agents) reported at once."""
 from __future__ import annotations
 
 import re
+import stat
 import typing
 from collections.abc import Mapping
 from dataclasses import dataclass, field
@@ -12,6 +13,7 @@ from typing import Any
 
 from pydantic import BaseModel, TypeAdapter, ValidationError
 
+from raf.core.bounded_parse import CONFIG_LIMITS
 from raf.core.errors import Problem, ValidationProblems
 from raf.decl.extras import CONTEXT_EXTRAS, TOOL_EXTRAS, missing_extra
 from raf.decl.problems import problems_from_validation, suggest
@@ -73,8 +75,36 @@ def read_document(path: str | Path) -> tuple[str, str]:
     """The text and format of a document file; unreadable files are a located problem."""
     file = Path(path)
     try:
-        return file.read_text(encoding="utf-8"), format_for(file)
-    except (OSError, UnicodeDecodeError) as exc:
+        info = file.stat()
+        if not stat.S_ISREG(info.st_mode):
+            raise ValidationProblems(
+                [Problem(message="not a regular file: a document must be one", file=str(path))]
+            )
+        if info.st_size > CONFIG_LIMITS.max_bytes:
+            raise ValidationProblems(
+                [
+                    Problem(
+                        message=f"the document is larger than {CONFIG_LIMITS.max_bytes} bytes",
+                        file=str(path),
+                    )
+                ]
+            )
+        data = file.read_bytes()
+        return data.decode("utf-8"), format_for(file)
+    except UnicodeDecodeError as exc:
+        line = data.count(b"\n", 0, exc.start) + 1
+        column = exc.start - (data.rfind(b"\n", 0, exc.start) + 1) + 1
+        raise ValidationProblems(
+            [
+                Problem(
+                    message=f"not UTF-8 text: byte 0x{data[exc.start]:02x} starts no character",
+                    file=str(path),
+                    line=line,
+                    column=column,
+                )
+            ]
+        ) from None
+    except OSError as exc:
         reason = exc.strerror if isinstance(exc, OSError) and exc.strerror else str(exc)
         raise ValidationProblems(
             [Problem(message=f"cannot read the document: {reason}", file=str(path))]
