@@ -377,6 +377,7 @@ def _sub_agents(
     problems: list[Problem] = []
     here = Path(doc.file).resolve() if doc.file else None
     chain = (*chain, here) if here else chain
+    root = chain[0].parent if chain else doc.base_dir.resolve()
     for index, sub in enumerate(loaded.decl.sub_agents):
         if sub is None:
             continue
@@ -384,6 +385,10 @@ def _sub_agents(
         try:
             if isinstance(sub, SubAgentRefDecl):
                 target = (doc.base_dir / sub.file).resolve()
+                refusal = _sub_agent_file_refusal(target, root)
+                if refusal:
+                    problems.append(doc.problem((*spath, "file"), f"sub-agent file: {refusal}"))
+                    continue
                 if target in chain:
                     names = " → ".join(p.name for p in (*chain[chain.index(target) :], target))
                     problems.append(doc.problem((*spath, "file"), f"sub-agent cycle: {names}"))
@@ -397,6 +402,7 @@ def _sub_agents(
                 child_doc = load_text(
                     text, fmt=fmt, file=_display(target, doc), base_dir=target.parent
                 )
+                child_doc.quiet = True
             else:
                 data = (doc.data or {}).get("subAgents", [])[index]
                 child_doc = Document(
@@ -419,6 +425,22 @@ def _sub_agents(
             continue
         loaded.sub_agents.append(child)
     return problems
+
+
+_AGENT_SUFFIXES = (".yaml", ".yml", ".json", ".toml")
+
+
+def _sub_agent_file_refusal(target: Path, root: Path) -> str | None:
+    """Why a sub-agent file may not be read: it must be an agent document inside the
+    folder of the top document (so a document cannot make raf read any file)."""
+    if not target.is_relative_to(root):
+        return (
+            "it lies outside the folder of the top document; "
+            "sub-agent files must be in that folder or below it"
+        )
+    if target.suffix.lower() not in _AGENT_SUFFIXES:
+        return f"it must be an agent document ({', '.join(_AGENT_SUFFIXES)})"
+    return None
 
 
 def _display(target: Path, parent: Document) -> str:

@@ -46,6 +46,8 @@ class Document:
     warnings: list[Problem] = field(default_factory=list)
     from_env: set[Path_] = field(default_factory=set)
     """Paths whose values came from the environment: never echoed in messages."""
+    quiet: bool = False
+    """No value of this document is echoed in messages (a file another document names)."""
 
     def locate(self, path: Path_, *, key: bool = False) -> tuple[int | None, int | None]:
         """Line and column of the value at `path` (or of its key), else of the nearest
