@@ -13,8 +13,7 @@ from pathlib import Path
 
 import pytest
 
-from raf.context.knowledge import KnowledgeIndex
-from raf.context.knowledge.index import KnowledgeIndexDamagedError
+from raf.context.knowledge import KnowledgeIndex, KnowledgeIndexDamagedError
 
 ROOT = Path(__file__).resolve().parents[2]
 
