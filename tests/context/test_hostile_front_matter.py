@@ -13,8 +13,7 @@ from raf.core.errors import ConfigurationError
 from raf.tools.openapi.loader import load_spec
 
 LAUGHS = 'a: &a ["lol","lol","lol","lol","lol","lol","lol","lol","lol"]\n' + "".join(
-    f"{n}: &{n} [{','.join([f'*{p}'] * 9)}]\n"
-    for p, n in zip("abcdefgh", "bcdefghi", strict=True)
+    f"{n}: &{n} [{','.join([f'*{p}'] * 9)}]\n" for p, n in zip("abcdefgh", "bcdefghi", strict=True)
 )
 
 

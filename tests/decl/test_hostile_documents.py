@@ -22,8 +22,7 @@ from raf.core.bounded_parse import (
 
 HEAD = "name: bomb\ninstructions: hi\n"
 LAUGHS = "".join(
-    f"{n}: &{n} [{','.join([f'*{p}'] * 9)}]\n"
-    for p, n in zip("abcdefgh", "bcdefghi", strict=True)
+    f"{n}: &{n} [{','.join([f'*{p}'] * 9)}]\n" for p, n in zip("abcdefgh", "bcdefghi", strict=True)
 )
 BOMB = 'a: &a ["lol","lol","lol","lol","lol","lol","lol","lol","lol"]\n' + LAUGHS
 
