@@ -9,6 +9,7 @@ from collections.abc import AsyncIterator, Sequence
 from dataclasses import dataclass, field
 from typing import Any
 
+from raf.agent.session_conflicts import save_turn
 from raf.clients.function_invoking import (
     DEFAULT_MAX_TOOL_ROUNDS,
     FunctionInvokingChatClient,
@@ -263,7 +264,7 @@ class Agent:
         _release_calls(run.tools, closed, run.session)
         await self._call_on_invoked(run.invoked, run.session, run.request, result, None)
         if self.session_store is not None:
-            await self.session_store.save(run.session)
+            await save_turn(self.session_store, run.session, run.options.conflict_retries)
         return result
 
     async def _finish_with_error(self, run: _PreparedRun, error: BaseException) -> None:

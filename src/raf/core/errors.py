@@ -141,5 +141,27 @@ class SessionNotFoundError(SessionError):
     """No session with that id is stored."""
 
 
+class SessionConflictError(SessionError):
+    """A save was refused: the stored session changed (or was deleted) since this copy
+    was loaded; `stored_revision` is None when it was deleted."""
+
+    def __init__(
+        self, session_id: str, *, expected: str | None, stored: str | None, where: str
+    ) -> None:
+        self.session_id = session_id
+        self.expected_revision = expected
+        self.stored_revision = stored
+        if stored is None:
+            what = "was deleted after this copy was loaded; saving it would bring it back"
+        elif expected is None:
+            what = "was created elsewhere meanwhile; load it rather than start it anew"
+        else:
+            what = (
+                f"was saved elsewhere (revision {stored}) after this copy was loaded "
+                f"(revision {expected or 'unnumbered'}); load it again and re-apply the change"
+            )
+        super().__init__(f"session {session_id!r} in {where} {what}")
+
+
 class RunCancelledError(RafError):
     """Raised by `CancellationToken.raise_if_cancelled` inside a run."""

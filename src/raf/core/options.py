@@ -79,3 +79,8 @@ class AgentRunOptions:
     """Appended to the system prompt for this run only."""
     max_tool_rounds: int | None = None
     """Overrides the agent's limit for this run."""
+    conflict_retries: int = 0
+    """When the session was saved elsewhere during this run, how many times to reload it,
+    re-apply this turn (its new messages and state) and save again before raising
+    `SessionConflictError`; only a turn that appended without touching what the other
+    save changed is re-applied."""

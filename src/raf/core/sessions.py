@@ -44,6 +44,11 @@ class AgentSession:
     request_hash: str | None = None
     created_at: float = field(default_factory=time.time)
     updated_at: float = field(default_factory=time.time)
+    revision: str | None = None
+    """The stored revision this copy was loaded from or last saved as; None if never stored.
+    A store saves only when its revision still matches (else `SessionConflictError`)."""
+    stored_text: str | None = field(default=None, repr=False, compare=False)
+    """The JSON the store held at `revision`: the base a conflicting turn is re-applied on."""
 
     def get_provider_state(self, name: str, default: Any = None) -> Any:
         """State a context provider keeps in this session (JSON values only)."""
@@ -73,6 +78,7 @@ class AgentSession:
             "request_hash": self.request_hash,
             "created_at": self.created_at,
             "updated_at": self.updated_at,
+            "revision": self.revision,
         }
 
     @classmethod
@@ -104,10 +110,21 @@ class AgentSession:
             request_hash=data.get("request_hash"),
             created_at=float(data.get("created_at", time.time())),
             updated_at=float(data.get("updated_at", time.time())),
+            revision=revision if isinstance(revision := data.get("revision"), str) else None,
         )
 
-    def to_json(self) -> str:
-        return json.dumps(self.to_dict(), ensure_ascii=False)
+    def to_json(self, *, revision: str | None = None) -> str:
+        """The JSON form; `revision` (when given) replaces the copy's own revision."""
+        data = self.to_dict()
+        if revision is not None:
+            data["revision"] = revision
+        return json.dumps(data, ensure_ascii=False)
+
+    def mark_stored(self, revision: str, text: str) -> None:
+        """Record that a store holds `text` as this session at `revision` (stores call it
+        after every load and save)."""
+        self.revision = revision
+        self.stored_text = text
 
     @classmethod
     def from_json(cls, text: str | bytes, *, source: str = "session") -> AgentSession:
@@ -124,14 +141,28 @@ class AgentSession:
         return copy.deepcopy(self)
 
 
+def next_revision(previous: str | None) -> str:
+    """A fresh revision after `previous`: a counter for people, a random part for safety
+    (a session deleted and created again never reuses a revision)."""
+    count = 0
+    if previous:
+        head = previous.split(".", 1)[0]
+        count = int(head) if head.isdigit() else 0
+    return f"{count + 1}.{uuid.uuid4().hex[:12]}"
+
+
 @runtime_checkable
 class SessionStore(Protocol):
     """Keeps sessions between runs and processes: four methods."""
 
-    async def save(self, session: AgentSession) -> None: ...
+    async def save(self, session: AgentSession) -> None:
+        """Store the session only if the stored revision is still `session.revision`
+        (nothing stored when it is None), atomically; then `session.mark_stored(...)`
+        with a fresh revision. Otherwise raise `SessionConflictError`, storing nothing."""
 
     async def load(self, session_id: str) -> AgentSession:
-        """The stored session; `SessionNotFoundError` when there is none."""
+        """The stored session, marked with its revision; `SessionNotFoundError` when
+        there is none."""
 
     async def delete(self, session_id: str) -> bool:
         """Remove a session; False when there was none."""

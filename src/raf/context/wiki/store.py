@@ -23,6 +23,7 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
+from raf.core.bounded_parse import DocumentLimitError, load_yaml
 from raf.core.errors import ConfigurationError, MissingExtraError
 
 LINK = re.compile(r"\[\[([^\[\]|]+)(?:\|[^\[\]]*)?\]\]")
@@ -88,7 +89,9 @@ def parse_page(text: str, *, space: str, slug: str) -> Page:
         if end != -1:
             yaml = _yaml()
             try:
-                loaded = yaml.safe_load(text[3:end]) or {}
+                loaded = load_yaml(text[3:end], file=f"{space}/{slug}") or {}
+            except DocumentLimitError as exc:
+                raise WikiError(f"front matter of {exc}") from exc
             except yaml.YAMLError as exc:
                 raise WikiError(f"front matter of {space}/{slug} is not valid YAML: {exc}") from exc
             if not isinstance(loaded, dict):
@@ -133,8 +136,8 @@ class Wiki:
         for path in sorted(folder.iterdir()):
             if path.suffix in (".json", ".yaml", ".yml"):
                 try:
-                    loaded = yaml.safe_load(path.read_text(encoding="utf-8"))
-                except (OSError, UnicodeDecodeError, yaml.YAMLError) as exc:
+                    loaded = load_yaml(path.read_text(encoding="utf-8"), file=str(path))
+                except (OSError, UnicodeDecodeError, yaml.YAMLError, DocumentLimitError) as exc:
                     raise WikiError(f"schema {path} cannot be read: {exc}") from exc
                 if not isinstance(loaded, dict):
                     raise WikiError(f"schema {path} is not a JSON Schema object")
