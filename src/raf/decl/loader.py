@@ -465,6 +465,7 @@ def sub_agent_names(loaded: LoadedAgent) -> list[str] | None:
         for sub, child in zip(subs, loaded.sub_agents, strict=True)
     ]
 
+
 _AGENT_SUFFIXES = (".yaml", ".yml", ".json", ".toml")
 
 
