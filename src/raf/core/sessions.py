@@ -148,7 +148,7 @@ def next_revision(previous: str | None) -> str:
     if previous:
         head = previous.split(".", 1)[0]
         count = int(head) if head.isdigit() else 0
-    return f"{count + 1}.{uuid.uuid4().hex[:12]}"
+    return f"{count + 1}.{os.urandom(6).hex()}"
 
 
 @runtime_checkable
