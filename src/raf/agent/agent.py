@@ -5,19 +5,28 @@ from __future__ import annotations
 import asyncio
 import inspect
 import logging
-from collections.abc import AsyncIterator, Sequence
+from collections.abc import AsyncIterator, Callable, Sequence
 from dataclasses import dataclass, field
 from typing import Any
 
-from raf.clients.function_invoking import (
+from raf.clients.tool_loop import (
     DEFAULT_MAX_TOOL_ROUNDS,
     FunctionInvokingChatClient,
-    check_approval_responses,
+    LoopState,
+    drive,
 )
+from raf.core.approvals import RunApprovals, check_approval_responses
 from raf.core.chat_client import ChatClient
 from raf.core.context import ContextProvider, ContextResult, as_context_provider
-from raf.core.errors import ApprovalError, ProviderError, RafError
+from raf.core.errors import ApprovalError, ProviderError, RafError, UsageLimitExceeded
 from raf.core.messages import ChatMessage, MessageInput, Role, to_messages
+from raf.core.middleware import (
+    NO_MIDDLEWARE,
+    AgentRunContext,
+    MiddlewareSet,
+    run_chain,
+    stream_through,
+)
 from raf.core.options import AgentRunOptions, ChatOptions
 from raf.core.responses import (
     AgentResponse,
@@ -26,8 +35,10 @@ from raf.core.responses import (
     ResponseFolder,
     UpdateKind,
 )
+from raf.core.run_context import RunContext
 from raf.core.sessions import AgentSession, SessionStore
 from raf.core.tools import Tool, as_tool, index_tools
+from raf.core.usage import UsageLimits
 
 log = logging.getLogger("raf.agent")
 
@@ -42,8 +53,19 @@ class _PreparedRun:
     invoked: list[ContextProvider]
     chat_messages: list[ChatMessage]
     chat_options: ChatOptions
-    client: ChatClient
     tools: list[Tool] = field(default_factory=list)
+
+
+@dataclass(kw_only=True, slots=True)
+class _Turn:
+    """One run as it goes: set up, then prepared by the providers, then answered."""
+
+    run: RunContext
+    request: list[ChatMessage]
+    options: AgentRunOptions
+    spent_before: list[str]
+    prepared: _PreparedRun | None = None
+    response: AgentResponse | None = None
 
 
 class Agent:
@@ -66,6 +88,10 @@ class Agent:
         max_tool_rounds: int = DEFAULT_MAX_TOOL_ROUNDS,
         default_options: ChatOptions | None = None,
         session_store: SessionStore | None = None,
+        middleware: Sequence[Any] | MiddlewareSet = (),
+        usage_limits: UsageLimits | None = None,
+        session_usage_limits: UsageLimits | None = None,
+        tool_timeout: float | None = None,
     ) -> None:
         self.name = name
         self.description = description
@@ -79,6 +105,13 @@ class Agent:
         self.max_tool_rounds = max_tool_rounds
         self.default_options = default_options or ChatOptions()
         self.session_store = session_store
+        if isinstance(middleware, MiddlewareSet):
+            self.middleware = middleware
+        else:
+            self.middleware = MiddlewareSet.of(middleware) if middleware else NO_MIDDLEWARE
+        self.usage_limits = usage_limits
+        self.session_usage_limits = session_usage_limits
+        self.tool_timeout = tool_timeout
         self.leaf_client = chat_client
         self._tool_client = FunctionInvokingChatClient(chat_client, max_tool_rounds=max_tool_rounds)
 
@@ -104,13 +137,27 @@ class Agent:
         options: AgentRunOptions | None = None,
     ) -> AgentResponse:
         """Run one turn: providers, the model with its tool loop, providers again."""
-        run = await self._prepare(messages, session, options)
+        turn = self._begin(messages, session, options)
+        chain = turn.run.middleware.agent
         try:
-            response = await run.client.get_response(run.chat_messages, run.chat_options)
-        except BaseException as exc:
-            await self._finish_with_error(run, exc)
+            if not chain:
+                response = await self._answer(turn)
+            else:
+                context = AgentRunContext(run=turn.run, messages=turn.request, options=turn.options)
+
+                async def final(ctx: AgentRunContext) -> None:
+                    turn.request, turn.options = ctx.messages, ctx.options
+                    ctx.result = await self._answer(turn)
+
+                await run_chain(chain, context, final)
+                response = _result_of(context)
+        except UsageLimitExceeded as exc:
+            await self._end_over_limit(turn, exc)
             raise
-        return await self._finish(run, response)
+        except BaseException as exc:
+            await self._fail(turn, exc)
+            raise
+        return await self._finish(turn, response)
 
     async def run_stream(
         self,
@@ -120,24 +167,43 @@ class Agent:
     ) -> AsyncIterator[AgentResponseUpdate]:
         """The same lifecycle as `run`, yielding updates; the session is stored before
         the final update is yielded."""
-        run = await self._prepare(messages, session, options)
-        folder = ResponseFolder()
-        final: AgentResponseUpdate | None = None
+        turn = self._begin(messages, session, options)
+        chain = turn.run.middleware.agent
+        final_update: AgentResponseUpdate | None = None
         try:
-            async for update in run.client.get_streaming_response(
-                run.chat_messages, run.chat_options
-            ):
-                folder.add(update)
+            if not chain:
+                updates = self._stream_answer(turn)
+            else:
+                context = AgentRunContext(
+                    run=turn.run, messages=turn.request, options=turn.options, stream=True
+                )
+
+                async def drive_chain(emit: Callable[[Any], None]) -> None:
+                    async def final(ctx: AgentRunContext) -> None:
+                        turn.request, turn.options = ctx.messages, ctx.options
+                        async for update in self._stream_answer(turn):
+                            emit(update)
+                        ctx.result = turn.response
+
+                    await run_chain(chain, context, final)
+                    turn.response = _result_of(context)
+
+                updates = stream_through(drive_chain)
+            async for update in updates:
                 if update.kind is UpdateKind.FINISHED:
-                    final = update
+                    final_update = update
                     continue
                 yield update
-        except BaseException as exc:
-            await self._finish_with_error(run, exc)
+        except UsageLimitExceeded as exc:
+            await self._end_over_limit(turn, exc)
             raise
-        await self._finish(run, folder.response())
-        if final is not None:
-            yield final
+        except BaseException as exc:
+            await self._fail(turn, exc)
+            raise
+        assert turn.response is not None
+        await self._finish(turn, turn.response)
+        if final_update is not None:
+            yield final_update
 
     def run_sync(
         self,
@@ -154,16 +220,74 @@ class Agent:
 
     # -- the lifecycle, top to bottom -------------------------------------------------
 
-    async def _prepare(
+    def _begin(
         self,
         messages: MessageInput,
         session: AgentSession | None,
         options: AgentRunOptions | None,
-    ) -> _PreparedRun:
+    ) -> _Turn:
+        """Check the request and set up the run's context (nothing has run yet)."""
         request = to_messages(messages)
         session = session if session is not None else self.create_session()
         options = options if options is not None else AgentRunOptions()
         self._check_approvals(session, request, options)
+        middleware = self.middleware
+        if options.middleware:
+            mine = middleware.all()
+            extra = [m for m in options.middleware if all(m is not x for x in mine)]
+            middleware = middleware + MiddlewareSet.of(extra)
+        run = RunContext(
+            agent=self,
+            session=session,
+            approvals=RunApprovals.for_session(session, options.tool_approval_responses),
+            cancellation=options.cancellation,
+            limits=options.usage_limits or self.usage_limits,
+            session_limits=options.session_usage_limits or self.session_usage_limits,
+            middleware=middleware,
+            tool_timeout=options.tool_timeout if options.tool_timeout else self.tool_timeout,
+        )
+        return _Turn(
+            run=run, request=request, options=options, spent_before=list(session.spent_approvals)
+        )
+
+    async def _answer(self, turn: _Turn) -> AgentResponse:
+        """Providers' on_invoking, then the model (its tool loop inside), not streaming."""
+        prepared = await self._prepare(turn)
+        loop = self._loop_for(turn, prepared, stream=False)
+        if loop is None:
+            response = await self.leaf_client.get_response(
+                prepared.chat_messages, prepared.chat_options
+            )
+        else:
+            async for _ in drive(loop):
+                pass
+            response = loop.response()
+        turn.response = _agent_response(response, prepared.session)
+        return turn.response
+
+    async def _stream_answer(self, turn: _Turn) -> AsyncIterator[AgentResponseUpdate]:
+        """`_answer`, streaming; `turn.response` is set when the stream ends."""
+        prepared = await self._prepare(turn)
+        loop = self._loop_for(turn, prepared, stream=True)
+        if loop is None:
+            folder = ResponseFolder()
+            async for update in self.leaf_client.get_streaming_response(
+                prepared.chat_messages, prepared.chat_options
+            ):
+                folder.add(update)
+                yield update
+            response = folder.response()
+        else:
+            async for update in drive(loop):
+                yield update
+            response = loop.response()
+        turn.response = _agent_response(response, prepared.session)
+
+    async def _prepare(self, turn: _Turn) -> _PreparedRun:
+        request = turn.request
+        session = turn.run.session
+        assert session is not None
+        options = turn.options
         session.touch_request_hash(request)
 
         instructions = [self.instructions] if self.instructions else []
@@ -197,44 +321,55 @@ class Agent:
         chat_messages = accumulated + request
         if instructions:
             chat_messages.insert(0, ChatMessage.system("\n".join(instructions)))
-        tools = [*self.tools, *injected] if injected else list(self.tools)
+        chat_options = self.default_options.merged(options.chat_options)
+        # the merged options already hold the agent's defaults and the run's own tools
+        tools = [*self.tools, *injected, *chat_options.tools]
         try:
             index_tools(tools, where=f"in a run of agent {self.name!r}")
         except RafError as exc:
             await self._call_on_invoked(invoked, session, request, None, exc)
             raise
-        chat_options = self.default_options.merged(options.chat_options)
         chat_options.tools = tools
-        chat_options.agent = self
-        chat_options.session = session
-        chat_options.cancellation = options.cancellation
-        chat_options.approval_responses = list(options.tool_approval_responses)
-        chat_options.pending_approvals = list(session.pending_approvals)
-        return _PreparedRun(
+        turn.prepared = _PreparedRun(
             session=session,
             request=request,
             options=options,
             invoked=invoked,
             chat_messages=chat_messages,
             chat_options=chat_options,
-            client=self._client_for(tools, options),
             tools=tools,
         )
+        return turn.prepared
 
-    def _client_for(self, tools: Sequence[Tool], options: AgentRunOptions) -> ChatClient:
-        if not tools and not options.tool_approval_responses and options.cancellation is None:
-            return self.leaf_client
-        rounds = options.max_tool_rounds
-        if rounds is not None and rounds != self.max_tool_rounds:
-            return FunctionInvokingChatClient(self.leaf_client, max_tool_rounds=rounds)
-        return self._tool_client
+    def _loop_for(self, turn: _Turn, prepared: _PreparedRun, *, stream: bool) -> LoopState | None:
+        """The tool loop for this run; None when the bare model will do (no tools, no
+        approvals, no cancellation, no limits and no chat or function middleware)."""
+        run = turn.run
+        if (
+            not prepared.tools
+            and not run.approvals.responses
+            and run.cancellation is None
+            and not run.has_limits
+            and not run.middleware.chat
+            and not run.middleware.function
+        ):
+            return None
+        return self._tool_client.start(
+            prepared.chat_messages,
+            prepared.chat_options,
+            run=run,
+            stream=stream,
+            max_tool_rounds=turn.options.max_tool_rounds,
+        )
 
     def _check_approvals(
         self, session: AgentSession, request: Sequence[ChatMessage], options: AgentRunOptions
     ) -> None:
         pending = {p.call_id: p for p in session.pending_approvals}
         if options.tool_approval_responses:
-            check_approval_responses(pending, options.tool_approval_responses)
+            check_approval_responses(
+                pending, options.tool_approval_responses, session.spent_approvals
+            )
             if request:
                 raise ApprovalError(
                     "send approval responses with no new messages: "
@@ -247,27 +382,41 @@ class Agent:
                 "answer them with AgentRunOptions(tool_approval_responses=[...]) first"
             )
 
-    async def _finish(self, run: _PreparedRun, response: ChatResponse) -> AgentResponse:
-        result = AgentResponse(
-            messages=response.messages,
-            finish_reason=response.finish_reason,
-            usage=response.usage,
-            model_id=response.model_id,
-            response_id=response.response_id,
-            session_id=run.session.id,
-        )
-        closed = {p.call_id: p.name for p in run.session.pending_approvals}
-        run.session.pending_approvals = result.pending_approvals
-        for pending in run.session.pending_approvals:
+    async def _finish(self, turn: _Turn, result: AgentResponse) -> AgentResponse:
+        """Record the turn: pending approvals, providers' on_invoked, the store."""
+        prepared = turn.prepared
+        if prepared is None:  # an agent middleware answered without running the turn
+            return result
+        session = prepared.session
+        closed = {p.call_id: p.name for p in session.pending_approvals}
+        session.pending_approvals = result.pending_approvals
+        for pending in session.pending_approvals:
             closed.pop(pending.call_id, None)
-        _release_calls(run.tools, closed, run.session)
-        await self._call_on_invoked(run.invoked, run.session, run.request, result, None)
+        _release_calls(prepared.tools, closed, session)
+        await self._call_on_invoked(prepared.invoked, session, prepared.request, result, None)
         if self.session_store is not None:
-            await self.session_store.save(run.session)
+            await self.session_store.save(session)
         return result
 
-    async def _finish_with_error(self, run: _PreparedRun, error: BaseException) -> None:
-        await self._call_on_invoked(run.invoked, run.session, run.request, None, error)
+    async def _fail(self, turn: _Turn, error: BaseException) -> None:
+        """A run that raised: providers hear of it and the session keeps its state."""
+        session = turn.run.session
+        if session is not None:
+            session.spent_approvals[:] = turn.spent_before
+        if turn.prepared is not None:
+            prepared = turn.prepared
+            await self._call_on_invoked(
+                prepared.invoked, prepared.session, prepared.request, None, error
+            )
+
+    async def _end_over_limit(self, turn: _Turn, error: UsageLimitExceeded) -> None:
+        """A usage limit stopped the run: what it did (every call answered) is stored as
+        the turn, and the error carries that response; before any model reply, nothing."""
+        partial = error.response
+        if turn.prepared is None or not isinstance(partial, ChatResponse) or not partial.messages:
+            await self._fail(turn, error)
+            return
+        error.response = await self._finish(turn, _agent_response(partial, turn.prepared.session))
 
     async def _call_on_invoked(
         self,
@@ -313,6 +462,27 @@ class Agent:
             f"Agent(name={self.name!r}, tools={[t.name for t in self.tools]}, "
             f"providers={[p.name for p in self.context_providers]})"
         )
+
+
+def _agent_response(response: ChatResponse, session: AgentSession) -> AgentResponse:
+    if isinstance(response, AgentResponse) and response.session_id == session.id:
+        return response
+    return AgentResponse(
+        messages=response.messages,
+        finish_reason=response.finish_reason,
+        usage=response.usage,
+        model_id=response.model_id,
+        response_id=response.response_id,
+        session_id=session.id,
+    )
+
+
+def _result_of(context: AgentRunContext) -> AgentResponse:
+    if context.result is None:
+        raise RafError(
+            "an agent middleware returned without a result: call call_next() or set result"
+        )
+    return context.result
 
 
 async def _maybe_await(value: Any) -> Any:

@@ -79,6 +79,7 @@ class FunctionTool:
         "name",
         "parameters",
         "requires_approval",
+        "timeout",
     )
 
     def __init__(
@@ -90,6 +91,7 @@ class FunctionTool:
         approval_required: bool = False,
         kind: str = "function",
         run_in_thread: bool = True,
+        timeout: float | None = None,
     ) -> None:
         self._fn = fn
         self.name: str = name or str(getattr(fn, "__name__", ""))
@@ -98,6 +100,13 @@ class FunctionTool:
         self.description = description if description is not None else doc_description
         self.kind = kind
         self.requires_approval = approval_required
+        if timeout is not None and (
+            isinstance(timeout, bool) or not isinstance(timeout, int | float) or timeout <= 0
+        ):
+            raise ToolDefinitionError(
+                f"tool {self.name!r}: timeout must be a number of seconds above 0, got {timeout!r}"
+            )
+        self.timeout: float | None = float(timeout) if timeout is not None else None
         self._is_async = inspect.iscoroutinefunction(fn)
         self._run_in_thread = run_in_thread
         self._context_param: str | None = None
@@ -225,6 +234,7 @@ def tool(
     approval_required: bool = False,
     kind: str = "function",
     run_in_thread: bool = True,
+    timeout: float | None = None,
 ) -> Callable[[Callable[..., Any]], FunctionTool]: ...
 
 
@@ -237,11 +247,13 @@ def tool(
     approval_required: bool = False,
     kind: str = "function",
     run_in_thread: bool = True,
+    timeout: float | None = None,
 ) -> FunctionTool | Callable[[Callable[..., Any]], FunctionTool]:
     """Turn a typed function into a tool; use bare (`@tool`) or with options.
 
     Sync functions run in a worker thread so they never block the event loop; pass
-    ``run_in_thread=False`` for trivial, non-blocking functions.
+    ``run_in_thread=False`` for trivial, non-blocking functions. ``timeout`` (seconds)
+    stops a call that runs longer; the model reads an error result instead.
     """
 
     def wrap(f: Callable[..., Any]) -> FunctionTool:
@@ -252,6 +264,7 @@ def tool(
             approval_required=approval_required,
             kind=kind,
             run_in_thread=run_in_thread,
+            timeout=timeout,
         )
 
     if fn is not None:
