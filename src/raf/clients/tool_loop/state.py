@@ -29,6 +29,10 @@ Outcome = FunctionResultContent | ApprovalRequestContent
 """What invoking one call gives: its result, or a request to pause for a human."""
 
 
+def _nothing() -> None:
+    return None
+
+
 @dataclass(kw_only=True, slots=True)
 class LoopState:
     """Everything one request through the loop knows; each step reads and advances it."""
@@ -59,6 +63,7 @@ class LoopState:
     """Call ids whose approvals this batch spends."""
     limit_error: UsageLimitExceeded | None = None
     _waiter: asyncio.Future[None] | None = None
+    _unregister: Callable[[], None] = _nothing
 
     # -- the result -------------------------------------------------------------------
 
@@ -168,7 +173,14 @@ class LoopState:
         # One waiter per request, shared by every race: a token gains one callback per
         # request, not one per streamed chunk, and loses it when the request ends.
         if self._waiter is None:
-            self._waiter = asyncio.ensure_future(token.wait())
+            loop = asyncio.get_running_loop()
+            waiter: asyncio.Future[None] = loop.create_future()
+
+            def wake() -> None:
+                loop.call_soon_threadsafe(_resolve, waiter)
+
+            self._waiter = waiter
+            self._unregister = token.on_cancel(wake)
         both: set[asyncio.Future[Any]] = {work, self._waiter}
         try:
             done, _ = await asyncio.wait(both, return_when=asyncio.FIRST_COMPLETED)
@@ -184,5 +196,11 @@ class LoopState:
     def close(self) -> None:
         """Drop the cancellation waiter (and with it the token's callback)."""
         if self._waiter is not None:
+            self._unregister()
             self._waiter.cancel()
             self._waiter = None
+
+
+def _resolve(waiter: asyncio.Future[None]) -> None:
+    if not waiter.done():
+        waiter.set_result(None)
