@@ -14,6 +14,7 @@ from raf.clients.tool_loop import (
     FunctionInvokingChatClient,
     LoopState,
     drive,
+    run_to_end,
 )
 from raf.core.approvals import RunApprovals, check_approval_responses
 from raf.core.chat_client import ChatClient
@@ -259,8 +260,7 @@ class Agent:
                 prepared.chat_messages, prepared.chat_options
             )
         else:
-            async for _ in drive(loop):
-                pass
+            await run_to_end(loop)
             response = loop.response()
         turn.response = _agent_response(response, prepared.session)
         return turn.response

@@ -6,6 +6,7 @@ from raf.clients.tool_loop.client import (
     DEFAULT_MAX_TOOL_ROUNDS,
     FunctionInvokingChatClient,
     drive,
+    run_to_end,
 )
 from raf.clients.tool_loop.state import LoopState
 from raf.clients.tool_loop.steps import CANCELLED_RESULT
@@ -17,4 +18,5 @@ __all__ = [
     "FunctionInvokingChatClient",
     "LoopState",
     "drive",
+    "run_to_end",
 ]

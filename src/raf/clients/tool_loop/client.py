@@ -5,8 +5,9 @@ from __future__ import annotations
 from collections.abc import AsyncIterator, Sequence
 
 from raf.clients.tool_loop.state import LoopState
-from raf.clients.tool_loop.steps import call_model, resume_approved
+from raf.clients.tool_loop.steps import call_model, finish_cancelled, resume_approved
 from raf.core.chat_client import ChatClient
+from raf.core.errors import RunCancelledError
 from raf.core.messages import ChatMessage
 from raf.core.options import ChatOptions
 from raf.core.responses import AgentResponseUpdate, ChatResponse
@@ -77,8 +78,7 @@ class FunctionInvokingChatClient:
         run: RunContext | None = None,
     ) -> ChatResponse:
         state = self.start(messages, options, run=run)
-        async for _ in drive(state):
-            pass
+        await run_to_end(state)
         return state.response()
 
     async def get_streaming_response(
@@ -96,16 +96,35 @@ class FunctionInvokingChatClient:
         return f"FunctionInvokingChatClient({self.inner!r}, max_tool_rounds={self.max_tool_rounds})"
 
 
-async def drive(state: LoopState) -> AsyncIterator[AgentResponseUpdate]:
-    """Run the steps until one leaves no next step; streaming ends with usage and finish.
-
-    Not streaming, no update is built: the caller reads `state.response()` at the end.
-    """
+async def run_to_end(state: LoopState) -> None:
+    """Run the steps, not streaming, until one returns no next step."""
+    step = state.next
     try:
-        while (step := state.next) is not None:
-            state.next = None
-            async for update in step(state):
-                yield update
+        while step is not None:
+            step = await step(state)
+    finally:
+        state.close()
+
+
+async def drive(state: LoopState) -> AsyncIterator[AgentResponseUpdate]:
+    """Run the steps, streaming: after each step, the updates it made and then its live
+    model call, if it started one; the stream ends with the usage and the finish."""
+    step = state.next
+    try:
+        while step is not None:
+            step = await step(state)
+            if state.out:
+                out, state.out = state.out, []
+                for update in out:
+                    yield update
+            live = state.live
+            if live is not None:
+                state.live = None
+                try:
+                    async for update in live:
+                        yield update
+                except RunCancelledError:
+                    step = finish_cancelled
     finally:
         state.close()
     for update in state.finished():

@@ -21,32 +21,35 @@ from raf.core.responses import (
 )
 
 
+async def model_response(state: LoopState, options: ChatOptions) -> None:
+    """Call the model with the conversation, not streaming; keep its reply in the state."""
+    chain = state.run.middleware.chat
+    if not chain:
+        response = await state.race(state.inner.get_response(state.conversation, options))
+        _accept(state, response)
+        return
+    context = ChatContext(run=state.run, messages=list(state.conversation), options=options)
+
+    async def answer(ctx: ChatContext) -> None:
+        ctx.result = await state.race(state.inner.get_response(ctx.messages, ctx.options))
+
+    await run_chain(chain, context, answer)
+    _accept(state, _result_of(context))
+
+
 async def model_updates(
     state: LoopState, options: ChatOptions
 ) -> AsyncIterator[AgentResponseUpdate]:
-    """Call the model with the conversation; keep its reply in the state and yield its
-    deltas when streaming."""
+    """Call the model with the conversation, streaming: yield its deltas as they come and
+    keep its reply in the state at the end."""
     chain = state.run.middleware.chat
     if not chain:
-        if state.stream:
-            async for update in _leaf_stream(state, state.conversation, options, None):
-                yield update
-        else:
-            response = await state.race(state.inner.get_response(state.conversation, options))
-            _accept(state, response)
+        async for update in _leaf_stream(state, state.conversation, options, None):
+            yield update
         return
     context = ChatContext(
-        run=state.run, messages=list(state.conversation), options=options, stream=state.stream
+        run=state.run, messages=list(state.conversation), options=options, stream=True
     )
-    if not state.stream:
-
-        async def answer(ctx: ChatContext) -> None:
-            ctx.result = await state.race(state.inner.get_response(ctx.messages, ctx.options))
-
-        await run_chain(chain, context, answer)
-        _accept(state, _result_of(context))
-        return
-
     streamed = False
 
     async def drive(emit: Callable[[Any], None]) -> None:

@@ -22,8 +22,8 @@ from raf.core.usage import UsageDetails
 
 T = TypeVar("T")
 
-Step = Callable[["LoopState"], AsyncIterator[AgentResponseUpdate]]
-"""A step of the loop: yields updates (when streaming) and sets `state.next`."""
+Step = Callable[["LoopState"], Awaitable["Step | None"]]
+"""A step of the loop: takes the state, returns the step that follows (None: done)."""
 
 Outcome = FunctionResultContent | ApprovalRequestContent
 """What invoking one call gives: its result, or a request to pause for a human."""
@@ -52,6 +52,13 @@ class LoopState:
     model_id: str | None = None
     rounds: int = 0
     next: Step | None = None
+    """The first step (then advanced by the driver)."""
+    use_tools: bool = True
+    """Whether the current model call offers tools."""
+    live: AsyncIterator[AgentResponseUpdate] | None = None
+    """A streaming model call for the driver to yield from before the next step."""
+    out: list[AgentResponseUpdate] = field(default_factory=list)
+    """Updates the steps made for the stream, until the driver yields them."""
     reply: list[ChatMessage] = field(default_factory=list)
     """The messages of the last model call."""
     batch_message: ChatMessage | None = None
@@ -87,6 +94,9 @@ class LoopState:
         if model_id:
             self.model_id = model_id
 
+    def emit(self, update: AgentResponseUpdate) -> None:
+        self.out.append(update)
+
     def finished(self) -> list[AgentResponseUpdate]:
         """The closing updates of a stream: summed usage, then the finish reason."""
         if not self.stream:
@@ -97,14 +107,14 @@ class LoopState:
         out.append(AgentResponseUpdate(kind=UpdateKind.FINISHED, finish_reason=self.finish_reason))
         return out
 
-    def add_results(self, results: Sequence[FunctionResultContent]) -> list[AgentResponseUpdate]:
-        """Append one tool message with `results`; the updates that announce them."""
+    def add_results(self, results: Sequence[FunctionResultContent]) -> None:
+        """Append one tool message with `results` (announced when streaming)."""
         message = ChatMessage(role=Role.TOOL, contents=list(results), message_id=new_id("msg"))
         self.conversation.append(message)
         self.produced.append(message)
         if not self.stream:
-            return []
-        return [
+            return
+        self.out.extend(
             AgentResponseUpdate(
                 kind=UpdateKind.TOOL_CALLED,
                 message_id=message.message_id or "",
@@ -114,20 +124,19 @@ class LoopState:
                 tool_name=result.name or "",
             )
             for result in results
-        ]
+        )
 
     def pause_with(
         self, message: ChatMessage | None, requests: Sequence[ApprovalRequestContent]
-    ) -> list[AgentResponseUpdate]:
+    ) -> None:
         """Add approval requests to `message` (a new one when resuming) and pause."""
         if message is None:
             message = ChatMessage(role=Role.ASSISTANT, contents=[], message_id=new_id("msg"))
             self.produced.append(message)
-        out = []
         for request in requests:
             message.contents.append(request)
             if self.stream:
-                out.append(
+                self.out.append(
                     AgentResponseUpdate(
                         kind=UpdateKind.APPROVAL_REQUEST,
                         message_id=message.message_id or "",
@@ -138,9 +147,8 @@ class LoopState:
                     )
                 )
         self.finish_reason = FinishReason.AWAITING_APPROVAL
-        return out
 
-    def answer_dangling(self, note: str) -> list[AgentResponseUpdate]:
+    def answer_dangling(self, note: str) -> None:
         """Give every call without a result an error result, so the transcript stays whole."""
         answered = {c.call_id for m in self.conversation for c in m.function_results}
         dangling = [
@@ -150,11 +158,13 @@ class LoopState:
             for c in m.function_calls
             if c.call_id not in answered
         ]
-        if not dangling:
-            return []
-        return self.add_results(
-            [FunctionResultContent(call_id=c.call_id, name=c.name, error=note) for c in dangling]
-        )
+        if dangling:
+            self.add_results(
+                [
+                    FunctionResultContent(call_id=c.call_id, name=c.name, error=note)
+                    for c in dangling
+                ]
+            )
 
     # -- cancellation -----------------------------------------------------------------
 
