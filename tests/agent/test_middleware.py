@@ -272,11 +272,20 @@ async def test_sub_agent_calls_pass_through_the_parents_middleware() -> None:
     child_model = ScriptedChatClient([reply("", call("lookup", city="Rome", call_id="k1")), "warm"])
     child = AgentBuilder("scout").with_chat_client(child_model).with_tool(lookup).build()
     parent_model = ScriptedChatClient([reply("", call("scout", task="Rome?", call_id="p1")), "ok"])
+
+    @chat_middleware
+    async def unannotated(context: Any, call_next: CallNext) -> None:
+        await call_next()
+
+    async def explicit(context: Any, call_next: CallNext) -> None:
+        await call_next()
+
     parent = (
         AgentBuilder("lead")
         .with_chat_client(parent_model)
         .with_tool(AgentTool(child))
-        .use_middleware(record_tool, record_chat)
+        .use_middleware(record_tool, record_chat, unannotated)
+        .use_function_middleware(explicit)  # a kind given by the method, not the function
         .build()
     )
     assert (await parent.run("go")).text == "ok"

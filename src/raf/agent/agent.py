@@ -234,9 +234,10 @@ class Agent:
         self._check_approvals(session, request, options)
         middleware = self.middleware
         if options.middleware:
-            mine = middleware.all()
-            extra = [m for m in options.middleware if all(m is not x for x in mine)]
-            middleware = middleware + MiddlewareSet.of(extra)
+            extra = options.middleware
+            if not isinstance(extra, MiddlewareSet):
+                extra = MiddlewareSet.of(extra)
+            middleware = middleware.joined(extra)
         run = RunContext(
             agent=self,
             session=session,

@@ -85,7 +85,7 @@ class AgentTool:
         waiting = self._waiting(context)
         stored = waiting.pop(context.call_id, None) if waiting is not None else None
         # the child's model and tool calls pass through the parent's middleware too
-        inherited = context.run.middleware.all() if context.run is not None else []
+        inherited = context.run.middleware if context.run is not None else ()
         options = AgentRunOptions(cancellation=context.cancellation, middleware=inherited)
         if stored is not None:
             child = AgentSession.from_dict(stored)

@@ -220,6 +220,18 @@ class MiddlewareSet:
             function=self.function + other.function,
         )
 
+    def joined(self, other: MiddlewareSet) -> MiddlewareSet:
+        """These, then those of `other` not already here (each middleware runs once)."""
+
+        def new(mine: tuple[Any, ...], theirs: tuple[Any, ...]) -> tuple[Any, ...]:
+            return tuple(m for m in theirs if all(m is not x for x in mine))
+
+        return self + MiddlewareSet(
+            agent=new(self.agent, other.agent),
+            chat=new(self.chat, other.chat),
+            function=new(self.function, other.function),
+        )
+
     def __bool__(self) -> bool:
         return bool(self.agent or self.chat or self.function)
 

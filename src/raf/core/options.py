@@ -10,6 +10,7 @@ from raf.core.contents import ApprovalResponseContent
 
 if TYPE_CHECKING:
     from raf.core.cancellation import CancellationToken
+    from raf.core.middleware import MiddlewareSet
     from raf.core.tools import Tool
     from raf.core.usage import UsageLimits
 
@@ -81,5 +82,6 @@ class AgentRunOptions:
     """Caps on the session's totals (replaces the agent's session limits)."""
     tool_timeout: float | None = None
     """Seconds a tool call may take when its tool declares no timeout of its own."""
-    middleware: Sequence[Any] = ()
-    """Middleware for this run only, inside the agent's own."""
+    middleware: Sequence[Any] | MiddlewareSet = ()
+    """Middleware for this run only, inside the agent's own (one already there is not
+    added twice)."""
