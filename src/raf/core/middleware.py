@@ -307,9 +307,15 @@ async def stream_through(
     its error (if any) is raised here. Used to stream through a middleware chain."""
     queue: asyncio.Queue[Any] = asyncio.Queue()
 
+    failure: list[BaseException] = []
+
     async def runner() -> None:
         try:
             await drive(queue.put_nowait)
+        except asyncio.CancelledError:
+            raise
+        except BaseException as exc:  # KeyboardInterrupt too: raised where it is awaited
+            failure.append(exc)
         finally:
             queue.put_nowait(_DONE)
 
@@ -321,6 +327,8 @@ async def stream_through(
                 break
             yield item
         await task
+        if failure:
+            raise failure[0]
     finally:
         if not task.done():
             task.cancel()

@@ -19,11 +19,33 @@ from raf.core.middleware import FunctionInvocationContext, run_chain
 from raf.core.tools import Tool, ToolContext, ToolResult, tool_timeout
 
 
+class _ToolAborted(Exception):  # noqa: N818 - a carrier, never seen outside this module
+    """Carries a BaseException a tool raised (KeyboardInterrupt, SystemExit, …) out of its
+    task as an ordinary exception, so asyncio does not stop the event loop with it."""
+
+    def __init__(self, error: BaseException) -> None:
+        self.error = error
+        super().__init__(repr(error))
+
+
 async def invoke_all(state: LoopState, calls: Sequence[FunctionCallContent]) -> list[Outcome]:
-    """Run calls concurrently; outcomes keep the calls' order."""
+    """Run calls concurrently; outcomes keep the calls' order. A tool that raises a
+    BaseException cancels its siblings and the exception leaves the run."""
     if len(calls) == 1:
-        return [await state.race(invoke(state, calls[0]))]
-    return list(await state.race(asyncio.gather(*(invoke(state, c) for c in calls))))
+        try:
+            return [await state.race(invoke(state, calls[0]))]
+        except _ToolAborted as exc:
+            raise exc.error from None
+    tasks = [asyncio.ensure_future(invoke(state, c)) for c in calls]
+    try:
+        return list(await state.race(asyncio.gather(*tasks)))
+    except BaseException as exc:
+        for task in tasks:
+            task.cancel()
+        await asyncio.gather(*tasks, return_exceptions=True)
+        if isinstance(exc, _ToolAborted):
+            raise exc.error from None
+        raise
 
 
 async def invoke(state: LoopState, call: FunctionCallContent) -> Outcome:
@@ -108,6 +130,10 @@ async def _run_tool(
         return ToolResult.fail(str(exc))
     except Exception as exc:
         return ToolResult.fail(f"tool {call.name!r} failed: {type(exc).__name__}: {exc}")
+    except asyncio.CancelledError:
+        raise
+    except BaseException as exc:
+        raise _ToolAborted(exc) from exc
     return value if isinstance(value, ToolResult) else ToolResult(value=value)
 
 
