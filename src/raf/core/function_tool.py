@@ -2,7 +2,6 @@
 
 from __future__ import annotations
 
-import asyncio
 import inspect
 import re
 from collections.abc import Callable, Mapping
@@ -11,6 +10,7 @@ from typing import Any, get_type_hints, overload
 from pydantic import BaseModel, ConfigDict, Field, ValidationError, create_model
 
 from raf.core.errors import ToolDefinitionError
+from raf.core.tool_threads import run_in_tool_thread
 from raf.core.tools import ToolContext, ToolResult, check_tool_name
 
 _SECTION = re.compile(
@@ -172,7 +172,7 @@ class FunctionTool:
         if self._is_async:
             value = await self._fn(**kwargs)
         elif self._run_in_thread:
-            value = await asyncio.to_thread(self._fn, **kwargs)
+            value = await run_in_tool_thread(self._fn, **kwargs)
         else:
             value = self._fn(**kwargs)
         if isinstance(value, ToolResult):
@@ -251,8 +251,9 @@ def tool(
 ) -> FunctionTool | Callable[[Callable[..., Any]], FunctionTool]:
     """Turn a typed function into a tool; use bare (`@tool`) or with options.
 
-    Sync functions run in a worker thread so they never block the event loop; pass
-    ``run_in_thread=False`` for trivial, non-blocking functions. ``timeout`` (seconds)
+    Sync functions run on raf's bounded tool thread pool (`raf.core.tool_threads`) so
+    they never block the event loop; pass ``run_in_thread=False`` for trivial,
+    non-blocking functions. ``timeout`` (seconds)
     stops a call that runs longer; the model reads an error result instead.
     """
 
