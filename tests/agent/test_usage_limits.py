@@ -188,3 +188,13 @@ def test_a_limit_that_is_not_a_positive_whole_number_is_a_configuration_error(va
 def test_the_builder_refuses_something_that_is_not_limits() -> None:
     with pytest.raises(ConfigurationError, match="with_usage_limits\\(session=...\\)"):
         AgentBuilder().with_usage_limits(session={"requests": 3})  # type: ignore[arg-type]
+
+
+async def test_run_options_that_could_only_misbehave_are_refused_by_name() -> None:
+    agent = AgentBuilder().with_chat_client(ScriptedChatClient(["never"])).build()
+    with pytest.raises(ConfigurationError) as caught:
+        await agent.run("go", options=AgentRunOptions(tool_timeout=-1))
+    assert caught.value.key_path == "AgentRunOptions(tool_timeout=...)"
+    bad = AgentRunOptions(usage_limits={"requests": 1})  # type: ignore[arg-type]
+    with pytest.raises(ConfigurationError, match="expected UsageLimits"):
+        await agent.run("go", options=bad)

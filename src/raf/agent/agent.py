@@ -6,9 +6,15 @@ import asyncio
 import inspect
 import logging
 from collections.abc import AsyncIterator, Callable, Sequence
-from dataclasses import dataclass, field
 from typing import Any
 
+from raf.agent.turn import (
+    PreparedRun,
+    Turn,
+    agent_response,
+    check_run_options,
+    release_calls,
+)
 from raf.clients.tool_loop import (
     DEFAULT_MAX_TOOL_ROUNDS,
     FunctionInvokingChatClient,
@@ -19,7 +25,12 @@ from raf.clients.tool_loop import (
 from raf.core.approvals import RunApprovals, check_approval_responses
 from raf.core.chat_client import ChatClient
 from raf.core.context import ContextProvider, ContextResult, as_context_provider
-from raf.core.errors import ApprovalError, ProviderError, RafError, UsageLimitExceeded
+from raf.core.errors import (
+    ApprovalError,
+    ProviderError,
+    RafError,
+    UsageLimitExceeded,
+)
 from raf.core.messages import ChatMessage, MessageInput, Role, to_messages
 from raf.core.middleware import (
     NO_MIDDLEWARE,
@@ -42,31 +53,6 @@ from raf.core.tools import Tool, as_tool, index_tools
 from raf.core.usage import UsageLimits
 
 log = logging.getLogger("raf.agent")
-
-
-@dataclass(kw_only=True, slots=True)
-class _PreparedRun:
-    """Everything the model call needs, assembled by the providers."""
-
-    session: AgentSession
-    request: list[ChatMessage]
-    options: AgentRunOptions
-    invoked: list[ContextProvider]
-    chat_messages: list[ChatMessage]
-    chat_options: ChatOptions
-    tools: list[Tool] = field(default_factory=list)
-
-
-@dataclass(kw_only=True, slots=True)
-class _Turn:
-    """One run as it goes: set up, then prepared by the providers, then answered."""
-
-    run: RunContext
-    request: list[ChatMessage]
-    options: AgentRunOptions
-    spent_before: list[str]
-    prepared: _PreparedRun | None = None
-    response: AgentResponse | None = None
 
 
 class Agent:
@@ -226,12 +212,13 @@ class Agent:
         messages: MessageInput,
         session: AgentSession | None,
         options: AgentRunOptions | None,
-    ) -> _Turn:
+    ) -> Turn:
         """Check the request and set up the run's context (nothing has run yet)."""
         request = to_messages(messages)
         session = session if session is not None else self.create_session()
         options = options if options is not None else AgentRunOptions()
         self._check_approvals(session, request, options)
+        check_run_options(options)
         middleware = self.middleware
         if options.middleware:
             extra = options.middleware
@@ -246,13 +233,13 @@ class Agent:
             limits=options.usage_limits or self.usage_limits,
             session_limits=options.session_usage_limits or self.session_usage_limits,
             middleware=middleware,
-            tool_timeout=options.tool_timeout if options.tool_timeout else self.tool_timeout,
+            tool_timeout=options.tool_timeout or self.tool_timeout,
         )
-        return _Turn(
+        return Turn(
             run=run, request=request, options=options, spent_before=list(session.spent_approvals)
         )
 
-    async def _answer(self, turn: _Turn) -> AgentResponse:
+    async def _answer(self, turn: Turn) -> AgentResponse:
         """Providers' on_invoking, then the model (its tool loop inside), not streaming."""
         prepared = await self._prepare(turn)
         loop = self._loop_for(turn, prepared, stream=False)
@@ -263,10 +250,10 @@ class Agent:
         else:
             await run_to_end(loop)
             response = loop.response()
-        turn.response = _agent_response(response, prepared.session)
+        turn.response = agent_response(response, prepared.session)
         return turn.response
 
-    async def _stream_answer(self, turn: _Turn) -> AsyncIterator[AgentResponseUpdate]:
+    async def _stream_answer(self, turn: Turn) -> AsyncIterator[AgentResponseUpdate]:
         """`_answer`, streaming; `turn.response` is set when the stream ends."""
         prepared = await self._prepare(turn)
         loop = self._loop_for(turn, prepared, stream=True)
@@ -282,9 +269,9 @@ class Agent:
             async for update in drive(loop):
                 yield update
             response = loop.response()
-        turn.response = _agent_response(response, prepared.session)
+        turn.response = agent_response(response, prepared.session)
 
-    async def _prepare(self, turn: _Turn) -> _PreparedRun:
+    async def _prepare(self, turn: Turn) -> PreparedRun:
         request = turn.request
         session = turn.run.session
         assert session is not None
@@ -331,7 +318,7 @@ class Agent:
             await self._call_on_invoked(invoked, session, request, None, exc)
             raise
         chat_options.tools = tools
-        turn.prepared = _PreparedRun(
+        turn.prepared = PreparedRun(
             session=session,
             request=request,
             options=options,
@@ -342,7 +329,7 @@ class Agent:
         )
         return turn.prepared
 
-    def _loop_for(self, turn: _Turn, prepared: _PreparedRun, *, stream: bool) -> LoopState | None:
+    def _loop_for(self, turn: Turn, prepared: PreparedRun, *, stream: bool) -> LoopState | None:
         """The tool loop for this run; None when the bare model will do (no tools, no
         approvals, no cancellation, no limits and no chat or function middleware)."""
         run = turn.run
@@ -383,7 +370,7 @@ class Agent:
                 "answer them with AgentRunOptions(tool_approval_responses=[...]) first"
             )
 
-    async def _finish(self, turn: _Turn, result: AgentResponse) -> AgentResponse:
+    async def _finish(self, turn: Turn, result: AgentResponse) -> AgentResponse:
         """Record the turn: pending approvals, providers' on_invoked, the store."""
         prepared = turn.prepared
         if prepared is None:  # an agent middleware answered without running the turn
@@ -393,13 +380,13 @@ class Agent:
         session.pending_approvals = result.pending_approvals
         for pending in session.pending_approvals:
             closed.pop(pending.call_id, None)
-        _release_calls(prepared.tools, closed, session)
+        release_calls(prepared.tools, closed, session)
         await self._call_on_invoked(prepared.invoked, session, prepared.request, result, None)
         if self.session_store is not None:
             await self.session_store.save(session)
         return result
 
-    async def _fail(self, turn: _Turn, error: BaseException) -> None:
+    async def _fail(self, turn: Turn, error: BaseException) -> None:
         """A run that raised: providers hear of it and the session keeps its state."""
         session = turn.run.session
         if session is not None:
@@ -410,14 +397,14 @@ class Agent:
                 prepared.invoked, prepared.session, prepared.request, None, error
             )
 
-    async def _end_over_limit(self, turn: _Turn, error: UsageLimitExceeded) -> None:
+    async def _end_over_limit(self, turn: Turn, error: UsageLimitExceeded) -> None:
         """A usage limit stopped the run: what it did (every call answered) is stored as
         the turn, and the error carries that response; before any model reply, nothing."""
         partial = error.response
         if turn.prepared is None or not isinstance(partial, ChatResponse) or not partial.messages:
             await self._fail(turn, error)
             return
-        error.response = await self._finish(turn, _agent_response(partial, turn.prepared.session))
+        error.response = await self._finish(turn, agent_response(partial, turn.prepared.session))
 
     async def _call_on_invoked(
         self,
@@ -465,19 +452,6 @@ class Agent:
         )
 
 
-def _agent_response(response: ChatResponse, session: AgentSession) -> AgentResponse:
-    if isinstance(response, AgentResponse) and response.session_id == session.id:
-        return response
-    return AgentResponse(
-        messages=response.messages,
-        finish_reason=response.finish_reason,
-        usage=response.usage,
-        model_id=response.model_id,
-        response_id=response.response_id,
-        session_id=session.id,
-    )
-
-
 def _result_of(context: AgentRunContext) -> AgentResponse:
     if context.result is None:
         raise RafError(
@@ -505,23 +479,3 @@ def agent_summary(agent: Agent) -> dict[str, Any]:
         "providers": [{"name": p.name, "kind": p.kind} for p in agent.context_providers],
         "max_tool_rounds": agent.max_tool_rounds,
     }
-
-
-def _release_calls(tools: Sequence[Tool], closed: dict[str, str], session: AgentSession) -> None:
-    """Calls that waited for approval and no longer do (approved and run, denied,
-    cancelled): a tool keeping state for such a call (an agent used as a tool keeps its
-    paused child) drops it through an optional `release_call(call_id, session)`, looked
-    for on the tool and on the tools it wraps (`.inner`)."""
-    if not closed:
-        return
-    by_name = {t.name: t for t in tools}
-    for call_id, name in closed.items():
-        tool: Any = by_name.get(name)
-        while tool is not None and not hasattr(tool, "release_call"):
-            tool = getattr(tool, "inner", None)
-        if tool is None:
-            continue
-        try:
-            tool.release_call(call_id, session)
-        except Exception as exc:  # releasing is best effort; the run's result stands
-            log.error("release_call of tool %r failed: %s", name, exc)

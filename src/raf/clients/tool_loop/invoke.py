@@ -19,7 +19,7 @@ from raf.core.middleware import FunctionInvocationContext, run_chain
 from raf.core.tools import Tool, ToolContext, ToolResult, tool_timeout
 
 
-class _ToolAborted(Exception):  # noqa: N818 - a carrier, never seen outside this module
+class _ToolAborted(Exception):
     """Carries a BaseException a tool raised (KeyboardInterrupt, SystemExit, …) out of its
     task as an ordinary exception, so asyncio does not stop the event loop with it."""
 
