@@ -13,6 +13,7 @@ from raf import (
     AgentRunOptions,
     AgentTool,
     ChatMessage,
+    ChatOptions,
     ConfigurationError,
     ContextResult,
     FinishReason,
@@ -109,7 +110,8 @@ async def test_a_chat_middleware_rewrites_the_models_request(stream: bool) -> No
         await call_next()
 
     model = ScriptedChatClient(["done"])
-    agent = AgentBuilder().with_chat_client(model).use_middleware(redact).build()
+    builder = AgentBuilder().with_chat_client(model).use_middleware(redact)
+    agent = builder.with_options(ChatOptions(temperature=0.7)).build()
     session = agent.create_session()
     if stream:
         texts = [u.text async for u in agent.run_stream("my key is secret-42", session=session)]
@@ -122,6 +124,21 @@ async def test_a_chat_middleware_rewrites_the_models_request(stream: bool) -> No
     assert seen.options.temperature == 0.0
     # the session keeps what the user really said; only the model's copy was changed
     assert "secret-42" in session.messages[0].text
+
+
+async def test_a_chat_middlewares_change_applies_to_one_call_only() -> None:
+    seen: list[float | None] = []
+
+    async def cool(context: ChatContext, call_next: CallNext) -> None:
+        seen.append(context.options.temperature)
+        context.options.temperature = 0.0
+        await call_next()
+
+    model = ScriptedChatClient(_two_rounds())
+    builder = AgentBuilder().with_chat_client(model).with_tool(lookup).use_middleware(cool)
+    await builder.with_options(ChatOptions(temperature=0.7)).build().run("weather?")
+    assert seen == [0.7, 0.7]
+    assert [r.options.temperature for r in model.requests] == [0.0, 0.0]
 
 
 @pytest.mark.parametrize("stream", [False, True])

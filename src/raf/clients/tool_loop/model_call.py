@@ -28,7 +28,10 @@ async def model_response(state: LoopState, options: ChatOptions) -> None:
         response = await state.race(state.inner.get_response(state.conversation, options))
         _accept(state, response)
         return
-    context = ChatContext(run=state.run, messages=list(state.conversation), options=options)
+    # copies: a middleware's change applies to this call, not to the rest of the run
+    context = ChatContext(
+        run=state.run, messages=list(state.conversation), options=replace(options)
+    )
 
     async def answer(ctx: ChatContext) -> None:
         ctx.result = await state.race(state.inner.get_response(ctx.messages, ctx.options))
@@ -48,7 +51,7 @@ async def model_updates(
             yield update
         return
     context = ChatContext(
-        run=state.run, messages=list(state.conversation), options=options, stream=True
+        run=state.run, messages=list(state.conversation), options=replace(options), stream=True
     )
     streamed = False
 
