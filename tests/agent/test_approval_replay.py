@@ -26,6 +26,11 @@ from raf.testing import ScriptedChatClient, call, reply
 RAN: list[str] = []
 
 
+@pytest.fixture(autouse=True)
+def _clear() -> None:
+    RAN.clear()
+
+
 @tool
 def delete_note(name: str) -> str:
     """Delete a note (dangerous)."""
@@ -119,7 +124,36 @@ async def test_spent_approvals_survive_the_json_form() -> None:
     assert "spent_approvals" not in AgentSession().to_dict()  # nothing written when empty
 
 
-async def test_a_failed_resume_leaves_the_approval_unspent() -> None:
+async def test_a_resume_refused_by_a_middleware_leaves_the_approval_unspent() -> None:
+    from raf.core.middleware import CallNext, FunctionInvocationContext
+
+    class Refused(Exception):
+        pass
+
+    refuse = True
+
+    async def audit(context: FunctionInvocationContext, call_next: CallNext) -> None:
+        await call_next()
+        if refuse:
+            raise Refused("audit log unavailable")
+
+    model = ScriptedChatClient([reply("", call("delete_note", name="a", call_id="d1")), "ok"])
+    agent = AgentBuilder().with_chat_client(model).with_tool(ApprovalRequiredTool(delete_note))
+    built = agent.use_middleware(audit).build()
+    session = built.create_session()
+    await built.run("delete a", session=session)
+    with pytest.raises(Refused):
+        await built.run([], session=session, options=_approve("d1"))
+    assert session.spent_approvals == []  # the turn failed: the human may answer again
+    assert [p.call_id for p in session.pending_approvals] == ["d1"]
+    refuse = False
+    assert (await built.run([], session=session, options=_approve("d1"))).text == "ok"
+    assert session.spent_approvals == ["d1"]
+    with pytest.raises(ApprovalError, match="already used"):
+        await built.run([], session=session, options=_approve("d1"))
+
+
+async def test_a_resume_whose_model_call_fails_keeps_the_result_and_spends_the_approval() -> None:
     model = ScriptedChatClient(
         [reply("", call("delete_note", name="a", call_id="d1")), RuntimeError("model down"), "ok"]
     )
@@ -129,8 +163,9 @@ async def test_a_failed_resume_leaves_the_approval_unspent() -> None:
     await built.run("delete a", session=session)
     with pytest.raises(RuntimeError, match="model down"):
         await built.run([], session=session, options=_approve("d1"))
-    assert session.spent_approvals == []  # the turn failed: the human may answer again
-    assert (await built.run([], session=session, options=_approve("d1"))).text == "ok"
-    assert session.spent_approvals == ["d1"]
+    assert RAN == ["a"] and session.spent_approvals == ["d1"]
+    assert session.pending_approvals == []  # the call has its result in the session
     with pytest.raises(ApprovalError, match="already used"):
         await built.run([], session=session, options=_approve("d1"))
+    assert (await built.run([], session=session)).text == "ok"
+    assert RAN == ["a"]

@@ -242,7 +242,7 @@ class Agent:
     async def _answer(self, turn: Turn) -> AgentResponse:
         """Providers' on_invoking, then the model (its tool loop inside), not streaming."""
         prepared = await self._prepare(turn)
-        loop = self._loop_for(turn, prepared, stream=False)
+        loop = turn.loop = self._loop_for(turn, prepared, stream=False)
         if loop is None:
             response = await self.leaf_client.get_response(
                 prepared.chat_messages, prepared.chat_options
@@ -256,7 +256,7 @@ class Agent:
     async def _stream_answer(self, turn: Turn) -> AsyncIterator[AgentResponseUpdate]:
         """`_answer`, streaming; `turn.response` is set when the stream ends."""
         prepared = await self._prepare(turn)
-        loop = self._loop_for(turn, prepared, stream=True)
+        loop = turn.loop = self._loop_for(turn, prepared, stream=True)
         if loop is None:
             folder = ResponseFolder()
             async for update in self.leaf_client.get_streaming_response(
@@ -370,7 +370,9 @@ class Agent:
                 "answer them with AgentRunOptions(tool_approval_responses=[...]) first"
             )
 
-    async def _finish(self, turn: Turn, result: AgentResponse) -> AgentResponse:
+    async def _finish(
+        self, turn: Turn, result: AgentResponse, error: BaseException | None = None
+    ) -> AgentResponse:
         """Record the turn: pending approvals, providers' on_invoked, the store."""
         prepared = turn.prepared
         if prepared is None:  # an agent middleware answered without running the turn
@@ -381,16 +383,24 @@ class Agent:
         for pending in session.pending_approvals:
             closed.pop(pending.call_id, None)
         release_calls(prepared.tools, closed, session)
-        await self._call_on_invoked(prepared.invoked, session, prepared.request, result, None)
+        await self._call_on_invoked(prepared.invoked, session, prepared.request, result, error)
         if self.session_store is not None:
             await self.session_store.save(session)
         return result
 
     async def _fail(self, turn: Turn, error: BaseException) -> None:
-        """A run that raised: providers hear of it and the session keeps its state."""
-        session = turn.run.session
-        if session is not None:
-            session.spent_approvals[:] = turn.spent_before
+        """A run that raised: providers hear of it and the session keeps its state —
+        except that when the model call failed after tools ran, the rounds that ran are
+        stored (every call answered), so a retry does not run those tools again."""
+        loop = turn.loop
+        if loop is not None and turn.prepared is not None and error is loop.model_error:
+            partial = loop.completed_rounds()
+            if partial is not None:
+                session = turn.prepared.session
+                await self._finish(turn, agent_response(partial, session), error)
+                return
+        if turn.run.session is not None:
+            turn.run.session.spent_approvals[:] = turn.spent_before
         if turn.prepared is not None:
             prepared = turn.prepared
             await self._call_on_invoked(
@@ -404,7 +414,8 @@ class Agent:
         if turn.prepared is None or not isinstance(partial, ChatResponse) or not partial.messages:
             await self._fail(turn, error)
             return
-        error.response = await self._finish(turn, agent_response(partial, turn.prepared.session))
+        session = turn.prepared.session
+        error.response = await self._finish(turn, agent_response(partial, session), error)
 
     async def _call_on_invoked(
         self,

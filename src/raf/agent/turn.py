@@ -8,6 +8,7 @@ from collections.abc import Sequence
 from dataclasses import dataclass, field
 from typing import Any
 
+from raf.clients.tool_loop import LoopState
 from raf.core.context import ContextProvider
 from raf.core.errors import ConfigurationError
 from raf.core.messages import ChatMessage
@@ -43,6 +44,7 @@ class Turn:
     options: AgentRunOptions
     spent_before: list[str]
     prepared: PreparedRun | None = None
+    loop: LoopState | None = None
     response: AgentResponse | None = None
 
 

@@ -174,13 +174,18 @@ def middleware_kind(middleware: Any) -> MiddlewareKind:
         )
     target = middleware if inspect.isfunction(middleware) else type(middleware).__call__
     try:
-        hints = get_type_hints(target)
         params = list(inspect.signature(middleware).parameters.values())
+    except (TypeError, ValueError):
+        params = []
+    try:
+        hints = get_type_hints(target)
     except (NameError, TypeError, ValueError):
-        hints, params = {}, []
+        hints = {}
     if params:
-        hint = hints.get(params[0].name)
-        name = getattr(hint, "__name__", None)
+        hint: Any = hints.get(params[0].name, params[0].annotation)
+        # an annotation that cannot be resolved (a name imported inside a function)
+        # stays a string: its last dotted part still says the kind
+        name = hint.rsplit(".", 1)[-1] if isinstance(hint, str) else getattr(hint, "__name__", None)
         if name in _CONTEXT_KINDS:
             return _CONTEXT_KINDS[name]
     raise ConfigurationError(

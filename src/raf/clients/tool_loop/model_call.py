@@ -25,7 +25,7 @@ async def model_response(state: LoopState, options: ChatOptions) -> None:
     """Call the model with the conversation, not streaming; keep its reply in the state."""
     chain = state.run.middleware.chat
     if not chain:
-        response = await state.race(state.inner.get_response(state.conversation, options))
+        response = await _model_call(state, state.conversation, options)
         _accept(state, response)
         return
     # copies: a middleware's change applies to this call, not to the rest of the run
@@ -34,7 +34,7 @@ async def model_response(state: LoopState, options: ChatOptions) -> None:
     )
 
     async def answer(ctx: ChatContext) -> None:
-        ctx.result = await state.race(state.inner.get_response(ctx.messages, ctx.options))
+        ctx.result = await _model_call(state, ctx.messages, ctx.options)
 
     await run_chain(chain, context, answer)
     _accept(state, _result_of(context))
@@ -75,6 +75,19 @@ async def model_updates(
             for update in message_to_updates(message, message.message_id):
                 yield update
     _accept(state, result)
+
+
+async def _model_call(
+    state: LoopState, messages: list[ChatMessage], options: ChatOptions
+) -> ChatResponse:
+    try:
+        response: ChatResponse = await state.race(state.inner.get_response(messages, options))
+    except RunCancelledError:
+        raise
+    except Exception as exc:
+        state.model_error = exc
+        raise
+    return response
 
 
 def _result_of(context: ChatContext) -> ChatResponse:
@@ -124,7 +137,9 @@ async def _leaf_stream(
             if kind is UpdateKind.FINISHED or kind is UpdateKind.USAGE:
                 continue  # the loop sums usage and sends its own final update
             yield update
-    except BaseException:
+    except BaseException as exc:
+        if isinstance(exc, Exception) and not isinstance(exc, RunCancelledError):
+            state.model_error = exc
         close = getattr(stream, "aclose", None)
         if close is not None:
             with contextlib.suppress(Exception):  # the first error is the one to report

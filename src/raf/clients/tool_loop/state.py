@@ -69,6 +69,8 @@ class LoopState:
     decided: list[str] = field(default_factory=list)
     """Call ids whose approvals this batch spends."""
     limit_error: UsageLimitExceeded | None = None
+    model_error: Exception | None = None
+    """The error the model client raised, if a model call failed (not a middleware's)."""
     _waiter: asyncio.Future[None] | None = None
     _unregister: Callable[[], None] = _nothing
 
@@ -81,6 +83,15 @@ class LoopState:
             usage=self.usage,
             model_id=self.model_id,
         )
+
+    def completed_rounds(self) -> ChatResponse | None:
+        """After a failed model call: the rounds whose tools ran, every call answered, or
+        None when no tool ran in this request."""
+        if not any(m.role is Role.TOOL for m in self.produced):
+            return None
+        self.answer_dangling("not run: the model call that followed failed")
+        self.finish_reason = FinishReason.OTHER
+        return self.response()
 
     def keep(self, messages: Sequence[ChatMessage]) -> None:
         """Add the model's messages to the transcript."""
