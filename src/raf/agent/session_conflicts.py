@@ -58,6 +58,13 @@ def reapply_turn(ours: AgentSession, fresh: AgentSession) -> AgentSession | None
         if combined is None:
             return None
         merged[key] = combined
+    spent = list(f.get("spent_approvals", []))
+    spent += [c for c in o.get("spent_approvals", []) if c not in spent]
+    if spent:
+        merged["spent_approvals"] = spent
+    usage = _added_usage(o.get("usage", {}), b.get("usage", {}), f.get("usage", {}))
+    if usage:
+        merged["usage"] = usage
     merged["request_hash"] = o["request_hash"]
     merged["updated_at"] = o["updated_at"]
     result = AgentSession.from_dict(merged)
@@ -83,3 +90,11 @@ def _merge_keys(
         else:
             merged[key] = mine
     return merged
+
+
+def _added_usage(
+    ours: dict[str, int], base: dict[str, int], theirs: dict[str, int]
+) -> dict[str, int]:
+    """The stored totals plus what this turn added: both processes' spending counts."""
+    names = set(ours) | set(base) | set(theirs)
+    return {n: theirs.get(n, 0) + ours.get(n, 0) - base.get(n, 0) for n in sorted(names)}

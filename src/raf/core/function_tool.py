@@ -2,7 +2,6 @@
 
 from __future__ import annotations
 
-import asyncio
 import inspect
 import re
 import sys
@@ -17,6 +16,7 @@ from raf.core.plain_arguments import (
     plain_parameter,
     plain_schema,
 )
+from raf.core.tool_threads import run_in_tool_thread
 from raf.core.tools import ToolContext, ToolResult, check_tool_name
 
 if TYPE_CHECKING:
@@ -98,6 +98,7 @@ class FunctionTool:
         "name",
         "parameters",
         "requires_approval",
+        "timeout",
     )
 
     def __init__(
@@ -109,6 +110,7 @@ class FunctionTool:
         approval_required: bool = False,
         kind: str = "function",
         run_in_thread: bool = True,
+        timeout: float | None = None,
     ) -> None:
         self._fn = fn
         self.name: str = name or str(getattr(fn, "__name__", ""))
@@ -117,6 +119,13 @@ class FunctionTool:
         self.description = description if description is not None else doc_description
         self.kind = kind
         self.requires_approval = approval_required
+        if timeout is not None and (
+            isinstance(timeout, bool) or not isinstance(timeout, int | float) or timeout <= 0
+        ):
+            raise ToolDefinitionError(
+                f"tool {self.name!r}: timeout must be a number of seconds above 0, got {timeout!r}"
+            )
+        self.timeout: float | None = float(timeout) if timeout is not None else None
         self._is_async = inspect.iscoroutinefunction(fn)
         self._run_in_thread = run_in_thread
         self._context_param: str | None = None
@@ -216,7 +225,7 @@ class FunctionTool:
         if self._is_async:
             value = await self._fn(**kwargs)
         elif self._run_in_thread:
-            value = await asyncio.to_thread(self._fn, **kwargs)
+            value = await run_in_tool_thread(self._fn, **kwargs)
         else:
             value = self._fn(**kwargs)
         if isinstance(value, ToolResult):
@@ -279,6 +288,7 @@ def tool(
     approval_required: bool = False,
     kind: str = "function",
     run_in_thread: bool = True,
+    timeout: float | None = None,
 ) -> Callable[[Callable[..., Any]], FunctionTool]: ...
 
 
@@ -291,11 +301,14 @@ def tool(
     approval_required: bool = False,
     kind: str = "function",
     run_in_thread: bool = True,
+    timeout: float | None = None,
 ) -> FunctionTool | Callable[[Callable[..., Any]], FunctionTool]:
     """Turn a typed function into a tool; use bare (`@tool`) or with options.
 
-    Sync functions run in a worker thread so they never block the event loop; pass
-    ``run_in_thread=False`` for trivial, non-blocking functions.
+    Sync functions run on raf's bounded tool thread pool (`raf.core.tool_threads`) so
+    they never block the event loop; pass ``run_in_thread=False`` for trivial,
+    non-blocking functions. ``timeout`` (seconds)
+    stops a call that runs longer; the model reads an error result instead.
     """
 
     def wrap(f: Callable[..., Any]) -> FunctionTool:
@@ -306,6 +319,7 @@ def tool(
             approval_required=approval_required,
             kind=kind,
             run_in_thread=run_in_thread,
+            timeout=timeout,
         )
 
     if fn is not None:

@@ -14,6 +14,7 @@ from typing import Any, Protocol, runtime_checkable
 from raf.core.contents import ApprovalRequestContent, content_from_dict, content_to_dict
 from raf.core.errors import SessionFormatError
 from raf.core.messages import ChatMessage
+from raf.core.usage import UsageTotals
 
 SESSION_FORMAT = 1
 """Version of the JSON form of a session; a newer stored version is refused."""
@@ -41,6 +42,10 @@ class AgentSession:
     metadata: dict[str, Any] = field(default_factory=dict)
     provider_state: dict[str, Any] = field(default_factory=dict)
     pending_approvals: list[ApprovalRequestContent] = field(default_factory=list)
+    spent_approvals: list[str] = field(default_factory=list)
+    """Call ids whose approval was used; an approval for one of them again is a replay."""
+    usage: UsageTotals = field(default_factory=UsageTotals)
+    """What every run of this session used so far (checked against session limits)."""
     request_hash: str | None = None
     created_at: float = field(default_factory=time.time)
     updated_at: float = field(default_factory=time.time)
@@ -75,6 +80,8 @@ class AgentSession:
             "metadata": self.metadata,
             "provider_state": self.provider_state,
             "pending_approvals": [content_to_dict(a) for a in self.pending_approvals],
+            **({"spent_approvals": list(self.spent_approvals)} if self.spent_approvals else {}),
+            **({"usage": self.usage.to_dict()} if self.usage.requests else {}),
             "request_hash": self.request_hash,
             "created_at": self.created_at,
             "updated_at": self.updated_at,
@@ -107,6 +114,8 @@ class AgentSession:
             metadata=dict(data.get("metadata") or {}),
             provider_state=dict(data.get("provider_state") or {}),
             pending_approvals=pending,
+            spent_approvals=[str(c) for c in data.get("spent_approvals") or []],
+            usage=UsageTotals.from_dict(data.get("usage")),
             request_hash=data.get("request_hash"),
             created_at=float(data.get("created_at", time.time())),
             updated_at=float(data.get("updated_at", time.time())),

@@ -17,17 +17,21 @@ from raf.core.errors import (
     RafError,
     ValidationProblems,
 )
+from raf.core.middleware import find_middleware, registered_middleware
 from raf.core.tools import ApprovalRequiredTool, Tool
+from raf.core.usage import UsageLimits
 from raf.decl import contexts as ctx
 from raf.decl.factories import ToolFactory, ToolFactoryContext, tools_from
 from raf.decl.loader import LoadedAgent
 from raf.decl.model_client import chat_options, client_for
+from raf.decl.problems import suggest
 from raf.decl.schema import (
     BUILTIN_TOOLS,
     CompressionContextDecl,
     CustomToolDecl,
     FunctionToolDecl,
     KnowledgeContextDecl,
+    LimitsDecl,
     McpContextDecl,
     McpToolDecl,
     MemoryContextDecl,
@@ -110,6 +114,7 @@ class Linker:
         if instructions:
             agent.with_instructions(instructions)
         agent.with_max_tool_rounds(decl.max_tool_rounds)
+        self._run_settings(agent)
         if isinstance(decl.model, ModelDecl):
             agent.with_options(chat_options(decl.model.options, decl.model.id))
         if self.builder._store is not None and not self.chain:
@@ -191,6 +196,35 @@ class Linker:
             raise ValidationProblems([self.doc.problem(("tools",), str(exc))]) from exc
 
     # -- pieces -----------------------------------------------------------------------
+
+    def _run_settings(self, agent: AgentBuilder) -> None:
+        """Middleware by registered name, usage limits and the tool timeout."""
+        decl = self.decl
+        for index, name in enumerate(decl.middleware):
+            found = self.builder._middleware.get(name)
+            if found is None:
+                try:
+                    found = find_middleware(name)
+                except KeyError:
+                    known = [*self.builder._middleware, *registered_middleware()]
+                    near = suggest(name, known)
+                    hint = f"; did you mean {near!r}?" if near else ""
+                    listed = ", ".join(sorted(set(known))) or "none"
+                    self.fail(
+                        ("middleware", index),
+                        f"no middleware is registered as {name!r}{hint} (registered: {listed}; "
+                        "add one with raf.register_middleware(name, middleware) or "
+                        "DeclAgentBuilder.with_middleware)",
+                    )
+                    continue
+            agent.use_middleware(found)
+        limits = decl.usage_limits
+        if limits is not None:
+            agent.with_usage_limits(
+                _limits(limits), session=_limits(limits.session) if limits.session else None
+            )
+        if decl.tool_timeout is not None:
+            agent.with_tool_timeout(decl.tool_timeout)
 
     def _instructions(self) -> str | None:
         text = self.decl.instructions
@@ -377,6 +411,17 @@ class Linker:
             else:
                 tools.append(AgentTool(child))
         return tools
+
+
+def _limits(decl: LimitsDecl) -> UsageLimits | None:
+    limits = UsageLimits(
+        requests=decl.requests,
+        tool_calls=decl.tool_calls,
+        input_tokens=decl.input_tokens,
+        output_tokens=decl.output_tokens,
+        total_tokens=decl.total_tokens,
+    )
+    return None if limits.is_empty else limits
 
 
 def _is_scope_tool(tool: Tool) -> bool:

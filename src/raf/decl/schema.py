@@ -447,6 +447,22 @@ def _sub_agent_tag(value: Any) -> str:
     return "inline"
 
 
+class LimitsDecl(DeclModel):
+    """Caps on usage; a missing cap is no limit."""
+
+    requests: int | None = Field(default=None, gt=0, description="model calls")
+    tool_calls: int | None = Field(default=None, gt=0, description="tool calls run")
+    input_tokens: int | None = Field(default=None, gt=0)
+    output_tokens: int | None = Field(default=None, gt=0)
+    total_tokens: int | None = Field(default=None, gt=0)
+
+
+class UsageLimitsDecl(LimitsDecl):
+    """Caps on each run; `session` caps the whole session's totals."""
+
+    session: LimitsDecl | None = None
+
+
 class AgentDecl(DeclModel):
     """An agent document (SPEC §9)."""
 
@@ -474,6 +490,15 @@ class AgentDecl(DeclModel):
         ]
     ] = Field(default_factory=list)
     template: TemplateDecl | None = None
+    middleware: list[str] = Field(
+        default_factory=list,
+        description="names of middleware registered with raf.register_middleware or "
+        "DeclAgentBuilder.with_middleware, outermost first",
+    )
+    usage_limits: UsageLimitsDecl | None = None
+    tool_timeout: float | None = Field(
+        default=None, gt=0, description="seconds a tool call may take when its tool sets none"
+    )
     metadata: dict[str, Any] = Field(default_factory=dict)
 
 
