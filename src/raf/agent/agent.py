@@ -386,7 +386,7 @@ class Agent:
         release_calls(prepared.tools, closed, session)
         await self._call_on_invoked(prepared.invoked, session, prepared.request, result, error)
         if self.session_store is not None:
-            await save_turn(self.session_store, session, turn.run.options.conflict_retries)
+            await save_turn(self.session_store, session, turn.options.conflict_retries)
         return result
 
     async def _fail(self, turn: Turn, error: BaseException) -> None:

@@ -193,9 +193,10 @@ class OrchestrationChatClient:
     async def get_response(
         self, messages: Sequence[ChatMessage], options: ChatOptions | None = None
     ) -> ChatResponse:
-        cancellation = options.cancellation if options is not None else None
+        # A cancelled run cancels this call (the tool loop races every model call against
+        # the run's token), which stops the members.
         task = [m for m in messages if m.role is not Role.SYSTEM]
-        result = await self.orchestration.run(task, cancellation=cancellation)
+        result = await self.orchestration.run(task)
         return ChatResponse(
             messages=_response_messages(result),
             finish_reason=result.finish_reason,
@@ -207,8 +208,5 @@ class OrchestrationChatClient:
     ) -> AsyncIterator[AgentResponseUpdate]:
         agent = OrchestrationAgent(self.orchestration)
         task = [m for m in messages if m.role is not Role.SYSTEM]
-        cancellation = options.cancellation if options is not None else None
-        async for update in agent.run_stream(
-            task, options=AgentRunOptions(cancellation=cancellation)
-        ):
+        async for update in agent.run_stream(task, options=AgentRunOptions()):
             yield update
