@@ -353,10 +353,10 @@ def test_rule5_table_routed_scope_tools_require_approval_only_under_approve(
 ):
     text = (
         f"name: a\ncontexts:\n  - kind: workspace\n    config: {{root: ., policy: {policy}}}\n"
-        "tools:\n  - kind: file\n"
+        "tools:\n  - kind: file\n  - kind: shell\n"
     )
     workspace = workspace_of(builder_for(text, tmp_path).build())
-    assert len(workspace.tools) == 11
+    assert len(workspace.tools) == 11  # the ten file tools and run_command
     assert {t.requires_approval for t in workspace.tools} == {requires}
 
 

@@ -143,10 +143,16 @@ def compression_provider(
     decl: CompressionDecl, name: str, connections: Mapping[str, Connection], main: ClientSource
 ) -> ContextProvider:
     from raf.context.compression import CompressionProvider
+    from raf.core.tokens import EstimatingCounter, default_counter
 
     strategy = compression_strategy(decl, connections, main)
+    counter: Any = None
+    if decl.token_counter == "estimate":
+        counter = EstimatingCounter()
+    elif decl.token_counter == "tiktoken":  # exact when its tables are cached (no download)
+        counter = default_counter()
     provider: ContextProvider = CompressionProvider(
-        strategy, decl.budget, name=name, compact_tool=decl.compact_tool
+        strategy, decl.budget, name=name, compact_tool=decl.compact_tool, counter=counter
     )
     return provider
 

@@ -22,10 +22,12 @@ from raf.decl import contexts as ctx
 from raf.decl.factories import ToolFactory, ToolFactoryContext, tools_from
 from raf.decl.loader import LoadedAgent
 from raf.decl.model_client import chat_options, client_for
+from raf.decl.output_schema import as_json_schema
 from raf.decl.schema import (
     BUILTIN_TOOLS,
     CompressionContextDecl,
     CustomToolDecl,
+    DeclModel,
     FunctionToolDecl,
     KnowledgeContextDecl,
     McpContextDecl,
@@ -39,6 +41,7 @@ from raf.decl.schema import (
     WorkspaceContextDecl,
 )
 from raf.decl.source import Path_, format_path
+from raf.decl.tool_decls import config_dict
 
 if TYPE_CHECKING:
     from raf.decl.builder import DeclAgentBuilder
@@ -129,6 +132,8 @@ class Linker:
                         context.config, context.name, self.builder._connections, self.client
                     )
                     continue
+                if isinstance(context, MemoryContextDecl) and not context.config.enabled:
+                    continue  # `enabled: false` turns the memory off
                 provider = self._context(context)
             except (RafError, ImportError, OSError, TypeError, ValueError) as exc:
                 self.fail(path, _as_error(exc, context.kind))
@@ -181,18 +186,24 @@ class Linker:
             error = ValidationProblems(self.problems)
             raise error from self._first_missing
         try:
-            return agent.build()
+            built = agent.build()
         except RafError as exc:
             raise ValidationProblems([self.doc.problem(("tools",), str(exc))]) from exc
+        # kept for the structured-output work; nothing enforces it yet
+        built.output_schema = decl.output_json_schema()  # type: ignore[attr-defined]
+        return built
 
     # -- pieces -----------------------------------------------------------------------
 
     def _instructions(self) -> str | None:
-        text = self.decl.instructions
         template = self.decl.template
+        text = self.decl.instructions or (template.content if template is not None else None)
         if text and template is not None and template.format == "mustache":
             variables = template.variables
-            return _PLACEHOLDER.sub(lambda m: variables.get(m.group(1), m.group(0)), text)
+            text = _PLACEHOLDER.sub(lambda m: variables.get(m.group(1), m.group(0)), text)
+        extra = self.decl.additional_instructions
+        if extra:
+            return f"{text}\n\n{extra}" if text else extra
         return text
 
     def _declared_tools(self) -> tuple[list[tuple[Path_, Tool]], list[ContextProvider]]:
@@ -228,7 +239,8 @@ class Linker:
 
     def _tool(self, decl: Any) -> list[Tool]:
         factory = self._factory_for(decl.name, decl.kind)
-        config = dict(getattr(decl, "config", {}) or {})
+        raw = getattr(decl, "config", None)
+        config = config_dict(raw) if isinstance(raw, DeclModel) else dict(raw or {})
         if factory is not None:
             context = ToolFactoryContext(
                 name=decl.name or decl.kind,
@@ -236,6 +248,7 @@ class Linker:
                 description=decl.description,
                 config=config,
                 base_dir=self.doc.base_dir,
+                parameters=_parameters(decl),
             )
             made = tools_from(factory, context, decl.name or decl.kind)
         elif isinstance(decl, FunctionToolDecl | CustomToolDecl):
@@ -335,6 +348,11 @@ class Linker:
             else:
                 tools.append(AgentTool(child))
         return tools
+
+
+def _parameters(decl: Any) -> dict[str, Any] | None:
+    parameters = getattr(decl, "parameters", None)
+    return as_json_schema(parameters) if isinstance(parameters, dict) else None
 
 
 def _is_scope_tool(tool: Tool) -> bool:

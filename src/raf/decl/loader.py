@@ -13,6 +13,7 @@ from typing import Any
 from pydantic import BaseModel, TypeAdapter, ValidationError
 
 from raf.core.errors import Problem, ValidationProblems
+from raf.decl.dialects import normalize
 from raf.decl.extras import CONTEXT_EXTRAS, TOOL_EXTRAS, missing_extra
 from raf.decl.problems import problems_from_validation, suggest
 from raf.decl.schema import (
@@ -141,6 +142,7 @@ def check(
     if problems:
         raise ValidationProblems(problems)
     substitute_env(doc, environ)
+    normalize(doc)
     problems = list(doc.problems)
     try:
         decl = AgentDecl.model_validate(doc.data)

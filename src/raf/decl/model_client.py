@@ -9,7 +9,8 @@ from typing import Any
 from raf.core.chat_client import ChatClient
 from raf.core.errors import ConfigurationError
 from raf.core.options import ChatOptions
-from raf.decl.schema import ConnectionDecl, MemoryModelDecl, ModelDecl, ModelOptionsDecl
+from raf.decl.context_decls import MemoryModelDecl
+from raf.decl.model_decls import ConnectionDecl, ModelDecl, ModelOptionsDecl
 
 _PROVIDERS = ("openai", "anthropic", "ollama", "openai-compatible", "local")
 
@@ -27,7 +28,17 @@ class Connection:
 
 
 def chat_options(options: ModelOptionsDecl, model_id: str | None) -> ChatOptions:
-    """The default `ChatOptions` a model block describes."""
+    """The default `ChatOptions` a model block describes; settings `ChatOptions` has no
+    field for (penalties, top_k, parallel tool calls) travel in `additional`."""
+    additional: dict[str, Any] = {}
+    for key, value in (
+        ("frequency_penalty", options.frequency_penalty),
+        ("presence_penalty", options.presence_penalty),
+        ("top_k", options.top_k),
+        ("parallel_tool_calls", options.allow_multiple_tool_calls),
+    ):
+        if value is not None:
+            additional[key] = value
     return ChatOptions(
         model_id=model_id,
         temperature=options.temperature,
@@ -37,7 +48,7 @@ def chat_options(options: ModelOptionsDecl, model_id: str | None) -> ChatOptions
         seed=options.seed,
         tool_choice=options.tool_choice,
         response_format=options.response_format,
-        additional=dict(options.additional),
+        additional={**additional, **options.additional},
     )
 
 
