@@ -83,8 +83,13 @@ def read_document(path: str | Path) -> tuple[str, str]:
 
 
 def load_file(
-    path: str | Path, *, environ: Mapping[str, str] | None = None, check_extras: bool = True
+    path: str | Path,
+    *,
+    environ: Mapping[str, str] | None = None,
+    check_extras: bool = True,
+    strict: bool = False,
 ) -> LoadedAgent:
+    """Load a document file; with `strict`, warnings are problems too."""
     text, fmt = read_document(path)
     file = Path(path)
     return load(
@@ -94,6 +99,7 @@ def load_file(
         base_dir=file.parent.resolve(),
         environ=environ,
         check_extras=check_extras,
+        strict=strict,
     )
 
 
@@ -105,10 +111,14 @@ def load(
     base_dir: Path | None = None,
     environ: Mapping[str, str] | None = None,
     check_extras: bool = True,
+    strict: bool = False,
 ) -> LoadedAgent:
     """Parse and check a document; raises `ValidationProblems` listing every problem."""
     doc = load_text(text, fmt=fmt, file=file, base_dir=base_dir)
-    return check(doc, environ=environ, check_extras=check_extras)
+    loaded = check(doc, environ=environ, check_extras=check_extras)
+    if strict and loaded.warnings:
+        raise DocumentProblems(list(loaded.warnings))
+    return loaded
 
 
 def load_dict(

@@ -207,6 +207,9 @@ def json_schema() -> dict[str, Any]:
     reference = schema.pop("$ref", None)
     if reference:  # the top level refers to its own definition (sub-agents nest): inline it
         schema.update(schema["$defs"][reference.rsplit("/", 1)[-1]])
+    from raf.decl.dialects.spellings import describe
+
+    describe(schema)
     schema["$schema"] = "https://json-schema.org/draft/2020-12/schema"
     schema["title"] = "raf agent document"
     return schema

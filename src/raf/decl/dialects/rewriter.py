@@ -48,7 +48,7 @@ class Rewriter:
             return False
         self.move((*parent, old), (*parent, new))
         if why:
-            self.warn((*parent, new), why)
+            self.warn((*parent, old), why)
         return True
 
     def move(self, source: Path_, target: Path_, value: Any = ...) -> None:

@@ -5,6 +5,7 @@ framework's, Microsoft Agent Framework's (MAF) and the original's older JSON for
 from __future__ import annotations
 
 from dataclasses import dataclass
+from typing import Any
 
 from pydantic import BaseModel
 
@@ -15,7 +16,20 @@ from raf.decl.context_decls import (
     WikiConfigDecl,
 )
 from raf.decl.model_decls import ConnectionDecl, ModelDecl, ModelOptionsDecl
-from raf.decl.tool_decls import CodeConfigDecl, FunctionToolDecl, McpServerDecl
+from raf.decl.tool_decls import (
+    CodeConfigDecl,
+    FunctionToolDecl,
+    McpServerDecl,
+    McpToolDecl,
+    OpenApiToolDecl,
+)
+
+DIALECTS = {
+    "original": "the original framework's",
+    "maf": "Microsoft Agent Framework's",
+    "legacy": "the original framework's older JSON",
+    "both": "the original framework's and Microsoft Agent Framework's",
+}
 
 
 @dataclass(frozen=True, slots=True)
@@ -61,6 +75,14 @@ SPELLINGS: tuple[Spelling, ...] = (
     Spelling(McpServerDecl, "allowedTools", "tools", "maf"),
     Spelling(McpServerDecl, "approval_mode", "approvalMode", "original"),
     Spelling(McpServerDecl, "requireApproval", "approvalMode", "maf"),
+    Spelling(McpToolDecl, "url", "config.url", "maf"),
+    Spelling(McpToolDecl, "server_url", "config.url", "original"),
+    Spelling(McpToolDecl, "allowedTools", "config.tools", "maf"),
+    Spelling(McpToolDecl, "tool_name", "config.tools", "original"),
+    Spelling(McpToolDecl, "requireApproval", "config.approvalMode", "maf"),
+    Spelling(McpToolDecl, "approval_mode", "config.approvalMode", "original"),
+    Spelling(OpenApiToolDecl, "specUrl", "config.specUrl", "original"),
+    Spelling(OpenApiToolDecl, "operationId", "config.operations", "original"),
     Spelling(CodeConfigDecl, "timeoutSecs", "timeout", "original"),
     Spelling(CodeConfigDecl, "timeout_secs", "timeout", "original"),
     Spelling(KnowledgeConfigDecl, "source", "sources", "original"),
@@ -103,3 +125,30 @@ def spellings_at(model: type[BaseModel]) -> list[Spelling]:
 def other_keys(model: type[BaseModel]) -> list[str]:
     """The keys of other dialects accepted at a place of `model` (for did-you-mean)."""
     return [s.key for s in spellings_at(model)]
+
+
+def describe(schema: dict[str, Any]) -> None:
+    """Add the other dialects' spellings to a JSON Schema of agent documents, each saying
+    what raf reads it as."""
+    defs = schema.get("$defs", {})
+    for spelling in SPELLINGS:
+        place = defs.get(spelling.where.__name__)
+        if place is not None:
+            _describe(place, spelling.key, spelling.means, spelling.dialect, spelling.note)
+    for key, means, dialect, note in TOP_LEVEL:
+        _describe(schema, key, means, dialect, note)
+
+
+def _describe(place: dict[str, Any], key: str, means: str | None, dialect: str, note: str) -> None:
+    properties = place.setdefault("properties", {})
+    if key in properties:
+        return
+    whose = DIALECTS[dialect]
+    if means is None:
+        properties[key] = {"description": f"{whose} key; {note}, with a warning"}
+        return
+    entry: dict[str, Any] = {}
+    if "." not in means and means in properties:
+        entry = {k: v for k, v in properties[means].items() if k != "description"}
+    entry["description"] = f"{whose} spelling of {means!r}; read as {means!r}"
+    properties[key] = entry
