@@ -35,8 +35,10 @@ class CompressionDecl(DeclModel):
     token_counter: Literal["tiktoken", "estimate"] | None = Field(
         default=None, description="how tokens are counted (default: tiktoken when cached)"
     )
-    compact_tool: bool = Field(
-        default=True, description="offer the model a `compact` tool to compress on demand"
+    compact_tool: bool | None = Field(
+        default=None,
+        description="offer the model a `compact` tool to compress on demand (default: yes, "
+        "except to the embedded local model, which does better with fewer tools)",
     )
     strategies: list[CompressionDecl] = Field(default_factory=list)
 

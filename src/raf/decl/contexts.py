@@ -9,6 +9,7 @@ from typing import Any
 
 from raf.core.chat_client import ChatClient
 from raf.core.context import BaseContextProvider, ContextProvider, ContextResult
+from raf.core.errors import RafError
 from raf.core.messages import ChatMessage
 from raf.core.options import AgentRunOptions
 from raf.core.sessions import AgentSession
@@ -54,7 +55,7 @@ def memory_provider(
     from raf.context.memory import SuperBrainContextProvider
 
     model = decl.config.memory_model
-    memory_client = client_for(model, connections) if model is not None else None
+    memory_client = client_for(model, connections, base_dir) if model is not None else None
     provider: ContextProvider = SuperBrainContextProvider(
         base_dir / decl.config.directory,
         consolidation_interval=decl.config.consolidation_interval,
@@ -151,10 +152,23 @@ def compression_provider(
         counter = EstimatingCounter()
     elif decl.token_counter == "tiktoken":  # exact when its tables are cached (no download)
         counter = default_counter()
+    compact = decl.compact_tool
+    if compact is None:
+        try:
+            compact = not is_embedded(main())
+        except (RafError, ImportError):  # the model's own problem is reported on its own
+            compact = True
     provider: ContextProvider = CompressionProvider(
-        strategy, decl.budget, name=name, compact_tool=decl.compact_tool, counter=counter
+        strategy, decl.budget, name=name, compact_tool=compact, counter=counter
     )
     return provider
+
+
+def is_embedded(client: ChatClient) -> bool:
+    """True for the embedded local model (a small model that does best with few tools)."""
+    from raf.clients.local import LocalChatClient
+
+    return isinstance(client, LocalChatClient)
 
 
 class ToolsetProvider(BaseContextProvider):

@@ -3,6 +3,7 @@ built, every problem collected (seed 001, rules 0-7)."""
 
 from __future__ import annotations
 
+import logging
 import re
 from collections.abc import Callable
 from typing import TYPE_CHECKING, Any
@@ -17,6 +18,7 @@ from raf.core.errors import (
     RafError,
     ValidationProblems,
 )
+from raf.core.options import ChatOptions
 from raf.core.tools import ApprovalRequiredTool, Tool
 from raf.decl import contexts as ctx
 from raf.decl.factories import ToolFactory, ToolFactoryContext, tools_from
@@ -46,6 +48,7 @@ from raf.decl.tool_decls import config_dict
 if TYPE_CHECKING:
     from raf.decl.builder import DeclAgentBuilder
 
+log = logging.getLogger("raf.decl")
 _PLACEHOLDER = re.compile(r"\{\{\s*([A-Za-z_][A-Za-z0-9_]*)\s*\}\}")
 
 
@@ -83,8 +86,8 @@ class Linker:
 
     def client(self) -> ChatClient:
         """The document's model: a referenced connection's client, else the client given
-        with `with_chat_client`, else the parent's (sub-agents without a model), else the
-        model block resolved."""
+        with `with_chat_client`, else `RAF_MODEL`, else the parent's (sub-agents without a
+        model), else the model block resolved."""
         if self._client is None:
             model = self.decl.model
             connection = model.connection if isinstance(model, ModelDecl) else None
@@ -97,11 +100,43 @@ class Linker:
                 self._client = registered.client
             elif self.builder._client is not None:
                 self._client = self.builder._client
+            elif self._env_model():
+                from raf.clients.models import resolve_model
+
+                self._client = resolve_model(self._env_model())
             elif model is None and self.parent_client is not None:
                 self._client = self.parent_client()
             else:
-                self._client = client_for(model, self.builder._connections)
+                self._client = client_for(model, self.builder._connections, self.doc.base_dir)
         return self._client
+
+    def _options(self, model: ModelDecl) -> ChatOptions:
+        """The model block's options; the embedded model is never asked for more output
+        than it can write (its context is small)."""
+        options = chat_options(model.options, model.id)
+        try:
+            client = self.client()
+        except RafError:  # reported when the client is attached
+            return options
+        if options.max_tokens is not None and ctx.is_embedded(client):
+            limit = _output_limit(client)
+            if options.max_tokens > limit:
+                message = (
+                    f"maxTokens {options.max_tokens} is more than the embedded model can "
+                    f"write; {limit} is used"
+                )
+                log.warning("%s", self.doc.problem(("model", "options", "maxTokens"), message))
+                options.max_tokens = limit
+        return options
+
+    def _env_model(self) -> str | None:
+        """`RAF_MODEL`, which replaces the document's model (as in every raf command)."""
+        import os
+
+        from raf.clients.models import ENV_VAR
+
+        environ = self.builder._environ if self.builder._environ is not None else os.environ
+        return environ.get(ENV_VAR, "").strip() or None
 
     def link(self) -> Agent:
         from raf.agent.builder import AgentBuilder
@@ -113,7 +148,7 @@ class Linker:
             agent.with_instructions(instructions)
         agent.with_max_tool_rounds(decl.max_tool_rounds)
         if isinstance(decl.model, ModelDecl):
-            agent.with_options(chat_options(decl.model.options, decl.model.id))
+            agent.with_options(self._options(decl.model))
         if self.builder._store is not None and not self.chain:
             agent.with_session_store(self.builder._store)
 
@@ -348,6 +383,17 @@ class Linker:
             else:
                 tools.append(AgentTool(child))
         return tools
+
+
+def _output_limit(client: Any) -> int:
+    """The most the embedded model can write in one answer: its table entry, and never
+    more than half its context."""
+    from raf.clients.models import model_info
+
+    half = int(getattr(client, "n_ctx", 4096)) // 2
+    path = getattr(client, "path", None)
+    info = model_info(f"local:{path}" if path else "local")
+    return min(info.max_output_tokens, half) if info.known else half
 
 
 def _parameters(decl: Any) -> dict[str, Any] | None:

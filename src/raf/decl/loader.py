@@ -13,6 +13,7 @@ from typing import Any
 from pydantic import BaseModel, TypeAdapter, ValidationError
 
 from raf.core.errors import Problem, ValidationProblems
+from raf.decl.build_checks import model_problems
 from raf.decl.dialects import normalize
 from raf.decl.extras import CONTEXT_EXTRAS, TOOL_EXTRAS, missing_extra
 from raf.decl.problems import problems_from_validation, suggest
@@ -331,6 +332,7 @@ def _semantic(loaded: LoadedAgent, *, check_extras: bool) -> list[Problem]:
                         f"OpenAPI document {spec!r} does not exist",
                     )
                 )
+    problems += model_problems(decl, doc)
     # template placeholders must have values
     if decl.template is not None and decl.template.format == "mustache" and decl.instructions:
         for name in _PLACEHOLDER.findall(decl.instructions):
