@@ -64,6 +64,11 @@ class MemoryModelDecl(DeclModel):
 class MemoryConfigDecl(DeclModel):
     directory: str = Field(default=DEFAULT_MEMORY_DIRECTORY, description="relative to the document")
     enabled: bool = Field(default=True, description="false turns the memory off")
+    access: Literal["tools", "skill"] = Field(
+        default="tools",
+        description="read_memory/list_memory, or the skill super-brain through "
+        "load_skill/read_skill_resource",
+    )
     consolidation_interval: int = Field(default=3, ge=0)
     memory_model: MemoryModelDecl | None = None
 

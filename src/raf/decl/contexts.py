@@ -61,6 +61,7 @@ def memory_provider(
         consolidation_interval=decl.config.consolidation_interval,
         memory_client=memory_client,
         name=decl.name,
+        access=decl.config.access,
     )
     return provider
 

@@ -176,6 +176,7 @@ class Linker:
             if index == workspace_index:
                 workspace = provider
             providers.append(provider)
+        _share_skills(providers)
         # rule 1: declared scope tools go to the workspace, the rest register normally
         for path, tool in declared:
             if workspace is not None and _is_scope_tool(tool):
@@ -383,6 +384,19 @@ class Linker:
             else:
                 tools.append(AgentTool(child))
         return tools
+
+
+def _share_skills(providers: list[ContextProvider]) -> None:
+    """A memory read as a skill joins the document's skills provider, if it has one."""
+    from raf.context.memory import SuperBrainContextProvider
+    from raf.context.skills import AgentSkillsProvider
+
+    skills = next((p for p in providers if isinstance(p, AgentSkillsProvider)), None)
+    if skills is None:
+        return
+    for provider in providers:
+        if isinstance(provider, SuperBrainContextProvider) and provider.access == "skill":
+            provider.host_skills(skills)
 
 
 def _output_limit(client: Any) -> int:
