@@ -210,8 +210,11 @@ class Linker:
                 )
             except (RafError, ImportError, TypeError, ValueError) as exc:
                 self.fail(("compression",), _as_error(exc, "compression"))
-        if compression is not None:
-            providers.append(compression)  # rule 7: always last
+        if compression is not None:  # always last; it compresses all the others injected
+            watch = getattr(compression, "watch", None)
+            if watch is not None:
+                providers = [watch(p) for p in providers]
+            providers.append(compression)
         for provider in providers:
             agent.with_context_provider(provider)
         try:
