@@ -150,7 +150,7 @@ def test_missing_extra_names_the_extra(monkeypatch: pytest.MonkeyPatch):
         return real_import(name, *args, **kwargs)
 
     monkeypatch.setattr(builtins, "__import__", no_httpx)
-    with pytest.raises(MissingExtraError, match=r"raf-agents\[web\]") as info:
+    with pytest.raises(MissingExtraError, match=r"the 'web' extra.*\[web\]") as info:
         ToolResolver().resolve("web")
     assert info.value.extra == "web"
     assert names(ToolResolver().resolve("file", "read_file")) == ["read_file"]

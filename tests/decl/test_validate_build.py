@@ -109,3 +109,13 @@ def test_embedded_model_gets_what_it_can_use(tmp_path, monkeypatch):
     agent = DeclAgentBuilder().with_environment({}).from_file(other).build()
     (compression,) = [p for p in agent.context_providers if isinstance(p, CompressionProvider)]
     assert compression.compact_tool is True
+
+
+def test_install_hints_fit_how_raf_was_installed(monkeypatch):
+    from raf.core import errors
+
+    checkout = Path(errors.__file__).resolve().parents[3]
+    assert errors.install_hint("mcp") == f'pip install -e ".[mcp]" (in {checkout})'
+    monkeypatch.setattr(errors, "_checkout", lambda: None)  # installed from a wheel
+    assert errors.install_hint("mcp") == 'pip install "raf-agents[mcp]"'
+    assert 'pip install "raf-agents[web]"' in str(errors.MissingExtraError("web tools", "web"))
