@@ -6,6 +6,7 @@ import argparse
 import asyncio
 import importlib
 import inspect
+import sys
 from typing import Any
 
 from raf.core.errors import ConfigurationError
@@ -73,6 +74,8 @@ async def _serve(args: argparse.Namespace) -> int:
 
     agent = await load_agent(args.file, args.python, args.model)
     server = AgentMcpServer(agent, expose_tools=args.expose_tools)
+    for name, why in server.left_out.items():
+        print(f"raf mcp: tool {name!r} is not exposed: {why}", file=sys.stderr)
     try:
         if args.transport == "http":
             await server.serve_http(host=args.host, port=args.port)
