@@ -122,7 +122,8 @@ def _problem(error: ErrorDetails, doc: Document) -> Problem:
     if kind == "extra_forbidden":
         key = str(loc[-1])
         allowed = allowed_keys(loc[:-1])
-        hint = suggest(key, [*allowed, *_other_spellings(loc[:-1])])
+        others = [k for k in _other_spellings(loc[:-1]) if k != key]
+        hint = suggest(key, [*allowed, *others])
         if hint:
             message = f"unknown key {key!r}; did you mean {hint!r}?"
         else:

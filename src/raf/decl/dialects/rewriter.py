@@ -51,25 +51,33 @@ class Rewriter:
             self.warn((*parent, old), why)
         return True
 
-    def move(self, source: Path_, target: Path_, value: Any = ...) -> None:
+    def move(self, source: Path_, target: Path_, value: Any = ...) -> bool:
         """Move the value at `source` (or put `value`) to `target`, creating mappings on
-        the way; positions under `source` are copied to `target`."""
-        owner = self.mapping(source[:-1])
-        key = source[-1]
-        if value is ...:
-            value = owner.pop(str(key)) if owner is not None else None
-        elif owner is not None:
-            owner.pop(str(key), None)
+        the way; positions under `source` are copied to `target`. Nothing moves when
+        something that is not a mapping stands in the way (its own problem is reported)."""
         current: Any = self.doc.data
+        made: list[int] = []
         for index, part in enumerate(target[:-1]):
             following = current.get(part) if isinstance(current, dict) else current[part]
-            if not isinstance(following, dict | list):
-                following = {}
-                current[part] = following
+            if following is None:
+                made.append(index)
+            elif not isinstance(following, dict | list):
+                return False
+            current = following if following is not None else {}
+        owner = self.mapping(source[:-1])
+        if value is ...:
+            value = owner.pop(str(source[-1])) if owner is not None else None
+        elif owner is not None:
+            owner.pop(str(source[-1]), None)
+        current = self.doc.data
+        for index, part in enumerate(target[:-1]):
+            if index in made:
+                current[part] = {}
                 self.relocate(source, target[: index + 1], exact=True)
-            current = following
+            current = current[part]
         current[target[-1]] = value
         self.relocate(source, target)
+        return True
 
     def relocate(self, source: Path_, target: Path_, *, exact: bool = False) -> None:
         """Copy the positions of `source` (and of everything under it) to `target`."""
