@@ -107,6 +107,19 @@ def test_spelling_is_read_with_its_meaning(tmp_path: Path, text: str, read: Any,
     assert read(loaded.decl) == expected
 
 
+def test_hosted_tools_are_left_out_with_a_warning(tmp_path: Path):
+    path = tmp_path / "agent.yaml"
+    path.write_text(
+        "kind: Prompt\nname: a\ntools:\n  - {kind: file_search, vectorStoreIds: [v1]}\n"
+        "  - {kind: function, name: f}\n"
+    )
+    loaded = load_file(path, check_extras=False)
+    assert [t.name for t in loaded.decl.tools] == ["f"]
+    (warning,) = loaded.warnings
+    assert (warning.line, warning.key_path) == (4, "tools[0].kind")
+    assert "'file_search'" in warning.message and "knowledge context" in warning.message
+
+
 def test_ignored_curator_model_keys_are_named(tmp_path: Path):
     path = tmp_path / "agent.yaml"
     path.write_text(

@@ -104,6 +104,13 @@ _OPENAPI_TOP = {
     "base_url": "baseUrl",
     "auth": "auth",
 }
+HOSTED_TOOLS = {
+    "file_search": "declare a knowledge context over the same files instead",
+    "bing_grounding": "declare a web tool instead",
+    "azure_ai_search": "declare a knowledge context instead",
+    "image_generation": "call an image model from a function tool instead",
+}
+"""Hosted tool kinds of other dialects, and what to declare in raf instead."""
 _SNAKE = (
     "is the snake_case spelling of {camel!r}: raf reads it, but the original framework "
     "ignores snake_case keys here, so write {camel!r}"
@@ -135,9 +142,9 @@ def normalize_agent(rw: Rewriter, base: Path_ = ()) -> None:
     _template(rw, (*base, "template"))
     if isinstance(top.get("model"), dict):
         _model(rw, (*base, "model"), ModelDecl)
-    tools = top.get("tools")
-    if isinstance(tools, list):
-        for index in range(len(tools)):
+    if isinstance(top.get("tools"), list):
+        _drop_hosted_tools(rw, (*base, "tools"))
+        for index in range(len(top["tools"])):
             _tool(rw, (*base, "tools", index))
     if isinstance(top.get("contexts"), list):
         _flatten_bundles(rw, (*base, "contexts"))
@@ -311,6 +318,27 @@ def _tool(rw: Rewriter, path: Path_) -> None:
                 f"code backend {backend!r} is not available in raf: code runs in raf's "
                 "sandboxed subprocess instead",
             )
+
+
+def _drop_hosted_tools(rw: Rewriter, path: Path_) -> None:
+    """Tools a provider runs on its own servers (MAF's `file_search`, `bing_grounding`, …)
+    have no raf equivalent: each is left out with a warning that says what to use."""
+    tools = rw.at(path)
+    if not isinstance(tools, list):
+        return
+    kept: list[tuple[Path_ | None, Any]] = []
+    for index, tool in enumerate(tools):
+        kind = str(tool.get("kind", "")).lower() if isinstance(tool, dict) else ""
+        if kind in HOSTED_TOOLS:
+            rw.warn(
+                (*path, index, "kind"),
+                f"a {kind!r} tool runs on the provider's servers and raf has none: it is "
+                f"left out ({HOSTED_TOOLS[kind]})",
+            )
+            continue
+        kept.append(((*path, index), tool))
+    if len(kept) != len(tools):
+        rw.replace_list(path, kept)
 
 
 def _hoist(rw: Rewriter, path: Path_, keys: dict[str, str]) -> None:
