@@ -23,7 +23,8 @@ description: 20 tools and 5 contexts
 instructions: You are a benchmark.
 maxToolRounds: 10
 tools:
-  - kind: file                      # 11 tools
+  - kind: file                      # 10 tools
+  - kind: shell                     # 1 tool: run_command
   - kind: web                       # 2 tools
   - kind: code                      # 1 tool
   - {kind: function, name: f1}

@@ -92,6 +92,21 @@ async def test_a_retry_after_longer_than_allowed_is_not_cut_short(fault: FaultSe
     assert info.value.retry_after == 120 and sleeps.waits == [] and len(fault.seen) == 1
 
 
+async def test_a_rate_limit_that_outlasts_the_retries_does_not_say_wrap_it(
+    fault: FaultServer,
+) -> None:
+    fault.reply(error(429, "slow down"), error(429, "slow down"), error(429, "slow down"))
+    client = RetryingChatClient(leaf(fault.url), sleep=Sleeps(), max_retries=2)
+    with pytest.raises(RateLimitError) as info:
+        await client.get_response([ChatMessage.user("x")], ChatOptions())
+    message = str(info.value)
+    assert "still rate limited after 2 retries" in message and "wrap the client" not in message
+    assert len(fault.seen) == 3
+    fault.reply(error(429, "slow down"))
+    with pytest.raises(RateLimitError, match="wrap the client in RetryingChatClient"):
+        await leaf(fault.url).get_response([ChatMessage.user("x")], ChatOptions())
+
+
 async def test_reset_connection_is_retried(fault: FaultServer) -> None:
     fault.reply(Reply(reset=True), Reply(reset=True), Reply(json_body=completion("ok")))
     client = RetryingChatClient(leaf(fault.url), sleep=Sleeps(), max_retries=2)

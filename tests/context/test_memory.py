@@ -70,17 +70,17 @@ async def test_layout_is_seeded_on_first_use_and_valid(tmp_path: Path) -> None:
     assert "persistent memory" in (result.instructions or "")
     assert [t.name for t in result.tools] == ["read_memory", "list_memory"]
     assert memory.kind == "memory" and memory.name == "super-brain"
-    (folder / "references" / "user.md").write_text(USER_PAGE)
+    (folder / "USER.md").write_text(USER_PAGE)
     await SuperBrainContextProvider(folder).ensure_seeded()  # never overwrites
-    assert (folder / "references" / "user.md").read_text() == USER_PAGE
+    assert (folder / "USER.md").read_text() == USER_PAGE
 
 
 async def test_the_agent_reads_the_memory_on_demand(tmp_path: Path) -> None:
     memory = SuperBrainContextProvider(tmp_path, consolidation_interval=0)
     await memory.ensure_seeded()
-    (tmp_path / "references" / "user.md").write_text(USER_PAGE)
+    (tmp_path / "USER.md").write_text(USER_PAGE)
     model = ScriptedChatClient(
-        [reply("", call("read_memory", path="references/user.md", call_id="m1")), "You are Ada."]
+        [reply("", call("read_memory", path="USER.md", call_id="m1")), "You are Ada."]
     )
     agent = AgentBuilder().with_chat_client(model).with_context_provider(memory).build()
     response = await agent.run("Who am I?")
@@ -95,14 +95,14 @@ async def test_the_agent_reads_the_memory_on_demand(tmp_path: Path) -> None:
     with pytest.raises(Exception, match="outside the memory folder"):
         await tools["read_memory"].invoke({"path": "../secret"}, ToolContext())
     listing = await tools["list_memory"].invoke({}, ToolContext())
-    assert "references/user.md" in listing.value
+    assert "USER.md" in listing.value
 
 
 async def test_a_stated_fact_lands_in_the_user_file_after_the_interval(tmp_path: Path) -> None:
     curator = ScriptedChatClient(
         [
-            reply("", call("read_file", path="references/user.md")),
-            reply("", call("write_file", path="references/user.md", content=USER_PAGE)),
+            reply("", call("read_file", path="USER.md")),
+            reply("", call("write_file", path="USER.md", content=USER_PAGE)),
             "Saved the user's name and city.",
         ]
     )
@@ -127,10 +127,10 @@ async def test_a_stated_fact_lands_in_the_user_file_after_the_interval(tmp_path:
         "edit_file",
         "supersede_fact",
     ]
-    user = (tmp_path / "references" / "user.md").read_text()
+    user = (tmp_path / "USER.md").read_text()
     assert "- Name: Ada" in user and "- Lives in Lyon" in user
     log = (tmp_path / "log.md").read_text()
-    assert "changed: references/user.md" in log
+    assert "changed: USER.md" in log
     assert session.get_provider_state("super-brain") == {"turns": 3, "pending": []}
     assert validate_memory(tmp_path) == []
     await memory.aclose()
@@ -139,14 +139,14 @@ async def test_a_stated_fact_lands_in_the_user_file_after_the_interval(tmp_path:
 async def test_a_contradicted_fact_is_struck_through_with_a_date(tmp_path: Path) -> None:
     memory = SuperBrainContextProvider(tmp_path, consolidation_interval=1)
     await memory.ensure_seeded()
-    (tmp_path / "references" / "user.md").write_text(USER_PAGE)
+    (tmp_path / "USER.md").write_text(USER_PAGE)
     curator = ScriptedChatClient(
         [
             reply(
                 "",
                 call(
                     "supersede_fact",
-                    path="references/user.md",
+                    path="USER.md",
                     old_text="Lives in Lyon",
                     new_text="Lives in Paris",
                 ),
@@ -158,7 +158,7 @@ async def test_a_contradicted_fact_is_struck_through_with_a_date(tmp_path: Path)
     agent, _ = agent_with(memory)
     await agent.run("I moved to Paris last month.")
     await memory.aclose()
-    user = (tmp_path / "references" / "user.md").read_text()
+    user = (tmp_path / "USER.md").read_text()
     assert f"- ~~Lives in Lyon~~ (superseded {today()})\n- Lives in Paris\n" in user
     assert "- Name: Ada" in user
 
@@ -172,7 +172,7 @@ async def test_curator_tools_stay_in_the_folder(tmp_path: Path) -> None:
                 "",
                 call("write_file", path="../outside.md", content="x"),
                 call("write_file", path="assets/run.sh", content="rm -rf /"),
-                call("edit_file", path="references/user.md", old_text="nope", new_text="x"),
+                call("edit_file", path="USER.md", old_text="nope", new_text="x"),
                 call("write_file", path="assets/espresso.md", content="# Espresso\n\n- 9 bar\n"),
             ),
             "done",
@@ -314,12 +314,12 @@ def test_concurrent_processes_share_one_memory_folder(tmp_path: Path) -> None:
                 process.kill()
                 process.wait(5)
     assert validate_memory(folder) == []
-    user = (folder / "references" / "user.md").read_text()
+    user = (folder / "USER.md").read_text()
     for tag in ("a", "b", "c"):
         for n in range(1, jobs + 1):
             assert f"- fact {tag}-{n}\n" in user, f"fact {tag}-{n} was lost"
     log = (folder / "log.md").read_text()
-    assert log.count("changed: references/user.md") == 3 * jobs
+    assert log.count("changed: USER.md") == 3 * jobs
     assert user.startswith("---\n") and user.count("---\n") == 2
 
 
@@ -330,31 +330,31 @@ def test_validate_reports_problems(tmp_path: Path) -> None:
     (tmp_path / "assets" / "orphan.md").write_text(
         "---\ntitle: x\n---\nsee [missing](nowhere.md)\n"
     )
-    (tmp_path / "references" / "rules.md").write_text("no front matter\n")
-    (tmp_path / "references" / "lessons.md").write_text("---\ntitle: [bad\n---\n")
+    (tmp_path / "assets" / "rules.md").write_text("no front matter\n")
+    (tmp_path / "LESSON.md").write_text("---\ntitle: [bad\n---\n")
     (tmp_path / "AGENT.md").unlink()
-    (tmp_path / "references" / ".user.md.abc.tmp").write_text("half")
+    (tmp_path / ".USER.md.abc.tmp").write_text("half")
     problems = validate_memory(tmp_path)
     text = "\n".join(problems)
     assert "AGENT.md: missing" in text
     assert "index.md: link 'AGENT.md' does not resolve" in text
     assert "index.md: does not list assets/orphan.md" in text
     assert "assets/orphan.md: link 'nowhere.md' does not resolve" in text
-    assert "references/rules.md: no YAML front matter" in text
-    assert "references/lessons.md: the front matter is not valid YAML" in text
-    assert "references/.user.md.abc.tmp: unfinished write left behind" in text
+    assert "assets/rules.md: no YAML front matter" in text
+    assert "LESSON.md: the front matter is not valid YAML" in text
+    assert ".USER.md.abc.tmp: unfinished write left behind" in text
     assert validate_memory(tmp_path / "nothing") == [f"{tmp_path / 'nothing'}: not a directory"]
 
 
 def test_cli_validate_and_show(tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:
     MemoryStore(tmp_path).seed()
-    (tmp_path / "references" / "user.md").write_text(USER_PAGE)
+    (tmp_path / "USER.md").write_text(USER_PAGE)
     assert raf_main(["memory", "validate", str(tmp_path)]) == 0
     assert "valid (9 pages)" in capsys.readouterr().out
     assert raf_main(["memory", "show", str(tmp_path)]) == 0
     out = capsys.readouterr().out
-    assert "===== references/user.md =====" in out and "- Lives in Lyon" in out
-    assert raf_main(["memory", "show", str(tmp_path), "--page", "references/user.md"]) == 0
+    assert "===== USER.md =====" in out and "- Lives in Lyon" in out
+    assert raf_main(["memory", "show", str(tmp_path), "--page", "USER.md"]) == 0
     assert capsys.readouterr().out == USER_PAGE
     (tmp_path / "index.md").unlink()
     assert raf_main(["memory", "validate", str(tmp_path)]) == 1
@@ -380,21 +380,21 @@ async def test_user_messages_only_from_text(tmp_path: Path) -> None:
 
 async def test_closing_the_agent_drains_the_memory_worker(tmp_path: Path) -> None:
     curator = ScriptedChatClient(
-        [reply("", call("write_file", path="references/user.md", content=USER_PAGE)), "ok"]
+        [reply("", call("write_file", path="USER.md", content=USER_PAGE)), "ok"]
     )
     memory = SuperBrainContextProvider(tmp_path, consolidation_interval=1, memory_client=curator)
     agent, _ = agent_with(memory)
     async with agent:
         await agent.run("I'm Ada, from Lyon.")
     assert memory.worker.completed == 1 and memory.worker.idle
-    assert "- Name: Ada" in (tmp_path / "references" / "user.md").read_text()
+    assert "- Name: Ada" in (tmp_path / "USER.md").read_text()
 
 
 def test_run_sync_loses_no_consolidation(tmp_path: Path) -> None:
     """Each run_sync has its own event loop, which cancels the worker when it ends: the
     job goes back to the queue and `aclose` on a later loop runs it."""
     curator = ScriptedChatClient(
-        [reply("", call("write_file", path="references/user.md", content=USER_PAGE)), "ok"]
+        [reply("", call("write_file", path="USER.md", content=USER_PAGE)), "ok"]
     )
     memory = SuperBrainContextProvider(tmp_path, consolidation_interval=1, memory_client=curator)
     agent, _ = agent_with(memory)
@@ -404,8 +404,8 @@ def test_run_sync_loses_no_consolidation(tmp_path: Path) -> None:
     assert memory.worker.pending == 1 and memory.worker.completed == 0
     asyncio.run(agent.aclose())
     assert memory.worker.completed == 1 and memory.worker.idle
-    assert "- Lives in Lyon" in (tmp_path / "references" / "user.md").read_text()
-    assert "4 message(s) · changed: references/user.md" in (tmp_path / "log.md").read_text()
+    assert "- Lives in Lyon" in (tmp_path / "USER.md").read_text()
+    assert "4 message(s) · changed: USER.md" in (tmp_path / "log.md").read_text()
 
 
 def test_cli_show_reports_bad_pages(tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:
@@ -420,7 +420,7 @@ def test_cli_show_reports_bad_pages(tmp_path: Path, capsys: pytest.CaptureFixtur
     assert raf_main(["memory", "show", str(tmp_path)]) == 1
     out = capsys.readouterr().out
     assert "===== assets/latin1.md =====\n(cannot be shown:" in out
-    assert "===== references/user.md =====" in out
+    assert "===== USER.md =====" in out
 
 
 async def test_bad_configuration_is_a_clear_error(tmp_path: Path) -> None:
@@ -456,10 +456,10 @@ def test_cli_init_seeds_a_folder_that_validates(
     assert "created index.md" in capsys.readouterr().out
     assert raf_main(["memory", "validate", str(folder)]) == 0
     assert "valid (9 pages)" in capsys.readouterr().out
-    (folder / "references" / "user.md").write_text(USER_PAGE)
+    (folder / "USER.md").write_text(USER_PAGE)
     assert raf_main(["memory", "init", str(folder)]) == 0  # never overwrites
     assert capsys.readouterr().out.strip().endswith(": ok")
-    assert (folder / "references" / "user.md").read_text() == USER_PAGE
+    assert (folder / "USER.md").read_text() == USER_PAGE
     (tmp_path / "file").write_text("x")
     assert raf_main(["memory", "init", str(tmp_path / "file")]) == 1
     assert "a file, not a folder" in capsys.readouterr().err

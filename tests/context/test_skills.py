@@ -233,7 +233,7 @@ async def test_dynamic_skills_built_in_code() -> None:
 
 def test_yaml_extra_missing_is_a_clear_error(monkeypatch: pytest.MonkeyPatch) -> None:
     monkeypatch.setitem(sys.modules, "yaml", None)
-    with pytest.raises(MissingExtraError, match=r"raf-agents\[yaml\]"):
+    with pytest.raises(MissingExtraError, match=r"the 'yaml' extra.*\[yaml\]"):
         parse_yaml_mapping("name: x", "SKILL.md")
 
 

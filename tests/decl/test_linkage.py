@@ -9,7 +9,7 @@ import pytest
 from raf import AgentRunOptions, FinishReason, ToolApprovalResponse
 from raf.clients.function_invoking import FunctionInvokingChatClient
 from raf.context.workspace import WorkspaceContextProvider
-from raf.core.errors import MissingExtraError, ValidationProblems
+from raf.core.errors import MissingExtraError, ValidationProblems, install_hint
 from raf.core.tools import ApprovalRequiredTool
 from raf.decl import DeclAgentBuilder
 from raf.decl import extras as extras_module
@@ -45,7 +45,7 @@ def test_rule0_missing_extra_is_reported_with_the_pip_command(tmp_path, monkeypa
         builder_for(text, tmp_path)
     (problem,) = info.value.problems
     assert (problem.line, problem.column, problem.key_path) == (3, 11, "tools[0].kind")
-    assert 'pip install "raf-agents[mcp]"' in problem.message
+    assert install_hint("mcp") in problem.message
 
 
 def test_rule0_an_import_error_while_building_names_the_extra(tmp_path, monkeypatch):
@@ -56,7 +56,7 @@ def test_rule0_an_import_error_while_building_names_the_extra(tmp_path, monkeypa
     builder.register_factory("fancy", factory)
     with pytest.raises(ValidationProblems) as info:
         builder.build()
-    assert 'pip install "raf-agents[web]"' in str(info.value)
+    assert install_hint("web") in str(info.value)
     assert isinstance(info.value.__cause__, MissingExtraError)
 
 
@@ -353,10 +353,10 @@ def test_rule5_table_routed_scope_tools_require_approval_only_under_approve(
 ):
     text = (
         f"name: a\ncontexts:\n  - kind: workspace\n    config: {{root: ., policy: {policy}}}\n"
-        "tools:\n  - kind: file\n"
+        "tools:\n  - kind: file\n  - kind: shell\n"
     )
     workspace = workspace_of(builder_for(text, tmp_path).build())
-    assert len(workspace.tools) == 11
+    assert len(workspace.tools) == 11  # the ten file tools and run_command
     assert {t.requires_approval for t in workspace.tools} == {requires}
 
 

@@ -46,7 +46,7 @@ async def test_coding_assistant_reviews_a_file_in_its_workspace(tmp_path):
     )
     agent = DeclAgentBuilder().from_yaml_file(path).with_chat_client(model).build()
     workspaces = [p for p in agent.context_providers if isinstance(p, WorkspaceContextProvider)]
-    assert sorted(t.name for t in workspaces[0].tools) == sorted(FILE_TOOLS)
+    assert sorted(t.name for t in workspaces[0].tools) == sorted([*FILE_TOOLS, "run_command"])
     assert [p.kind for p in agent.context_providers] == [
         "history",
         "workspace",

@@ -166,3 +166,24 @@ def test_a_missing_scripted_model_is_reported(
         main(["mcp", "serve", str(tmp_path / "agent.yaml"), "--model", f"scripted:{missing}"]) == 1
     )
     assert "cannot read the scripted model" in capsys.readouterr().err
+
+
+def test_expose_tools_says_what_it_left_out_and_why(tmp_path: Path) -> None:
+    from raf import AgentBuilder, WorkspaceContextProvider, WorkspaceScope, file_tools
+    from raf.tools.mcp.server import AgentMcpServer
+
+    from .mcp_agent_factory import make_agent
+
+    server = AgentMcpServer(make_agent(), expose_tools=True)
+    assert list(server.tools) == ["shout"]
+    assert server.left_out == {
+        "delete_everything": "needs approval, which an MCP caller cannot give"
+    }
+    workspace = WorkspaceContextProvider(WorkspaceScope(tmp_path, name="w", policy="allow"))
+    workspace.add_tool(file_tools()[0])
+    agent = make_agent()
+    with_workspace = (
+        AgentBuilder("w").with_chat_client(agent.leaf_client).with_context_provider(workspace)
+    ).build()
+    left = AgentMcpServer(with_workspace, expose_tools=True).left_out
+    assert left == {"read_file": "added at run time by the 'workspace' context provider"}

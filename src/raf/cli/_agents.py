@@ -110,6 +110,45 @@ async def close_agent(agent: Agent, timeout_s: float = 30.0) -> None:
     await close(agent)
 
 
+_REPLY_KEYS = {"text", "calls", "delay", "pace"}
+_CALL_KEYS = {"name", "arguments", "id"}
+
+
+def _check_reply(path: Path, index: int, item: Any) -> None:
+    """A reply of a scripted model file has the shape the file format says, or the error
+    names the reply and what is wrong with it."""
+    where = f"{path}: reply {index + 1}"
+    if not isinstance(item, dict):
+        raise ConfigurationError(
+            f"{where} is {type(item).__name__}: a reply is a string or "
+            '{"text": ..., "calls": [{"name": ..., "arguments": {...}}]}'
+        )
+    unknown = sorted(set(item) - _REPLY_KEYS)
+    if unknown:
+        raise ConfigurationError(
+            f"{where}: unknown keys {', '.join(unknown)} "
+            f"(a reply has {', '.join(sorted(_REPLY_KEYS))})"
+        )
+    calls = item.get("calls", [])
+    if not isinstance(calls, list):
+        raise ConfigurationError(f"{where}: 'calls' is a list of {{name, arguments, id}}")
+    for number, found in enumerate(calls, 1):
+        if (
+            not isinstance(found, dict)
+            or not isinstance(found.get("name"), str)
+            or set(found) - _CALL_KEYS
+            or not isinstance(found.get("arguments") or {}, dict)
+        ):
+            raise ConfigurationError(
+                f'{where}: call {number} must be {{"name": ..., "arguments": {{...}}, '
+                f'"id": ...}} with a name, not {json.dumps(found)[:80]}'
+            )
+    for key in ("delay", "pace"):
+        value = item.get(key, 0)
+        if isinstance(value, bool) or not isinstance(value, int | float) or value < 0:
+            raise ConfigurationError(f"{where}: {key!r} is a number of seconds, not {value!r}")
+
+
 class ScriptFileClient:
     """A scripted model read from a JSON file, for tests and demos of the programs.
 
@@ -130,19 +169,27 @@ class ScriptFileClient:
             ) from exc
         chunk = 4
         if isinstance(data, dict):
+            unknown = sorted(set(data) - {"replies", "chunkSize"})
+            if unknown or not isinstance(data.get("replies"), list):
+                raise ConfigurationError(
+                    f"{path}: a scripted model is a JSON list of replies, or "
+                    '{"replies": [...], "chunkSize": n}'
+                    + (f" (unknown keys: {', '.join(unknown)})" if unknown else "")
+                )
             chunk = int(data.get("chunkSize", chunk))
-            data = data.get("replies", [])
+            data = data["replies"]
         if not isinstance(data, list):
             raise ConfigurationError(f"{path}: a scripted model is a JSON list of replies")
         items: list[Any] = []
         self.delays: list[float] = []
         self.paces: list[float] = []
-        for item in data:
+        for index, item in enumerate(data):
             if isinstance(item, str):
                 items.append(item)
                 self.delays.append(0.0)
                 self.paces.append(0.01)
                 continue
+            _check_reply(path, index, item)
             calls = [
                 call(c["name"], dict(c.get("arguments") or {}), call_id=c.get("id"))
                 for c in item.get("calls", [])

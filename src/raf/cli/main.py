@@ -22,6 +22,7 @@ COMMAND_MODULES: tuple[str, ...] = (
     "raf.cli.run",
     "raf.cli.validate",
     "raf.cli.schema",
+    "raf.cli.convert",
     "raf.cli.memory",
     "raf.cli.mcp",
 )

@@ -7,6 +7,7 @@ import asyncio
 import importlib
 import inspect
 import os
+import sys
 from typing import Any
 
 from raf.core.errors import ConfigurationError
@@ -90,6 +91,8 @@ async def _serve(args: argparse.Namespace) -> int:
         check_exposure(args.host, token)  # before anything is built or bound
     agent = await load_agent(args.file, args.python, args.model)
     server = AgentMcpServer(agent, expose_tools=args.expose_tools)
+    for name, why in server.left_out.items():
+        print(f"raf mcp: tool {name!r} is not exposed: {why}", file=sys.stderr)
     try:
         if args.transport == "http":
             await server.serve_http(

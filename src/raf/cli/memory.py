@@ -24,7 +24,7 @@ def register(subparsers: Any) -> None:
     init.set_defaults(handler=run_init)
     show = commands.add_parser("show", help="print the memory's pages")
     show.add_argument("directory", type=Path)
-    show.add_argument("--page", help="print only this page (for example references/user.md)")
+    show.add_argument("--page", help="print only this page (for example USER.md)")
     show.add_argument("--log", type=int, default=10, help="changelog lines to show (default 10)")
     show.set_defaults(handler=run_show)
 

@@ -83,6 +83,10 @@ async def _run(args: argparse.Namespace, prompt: str | None) -> int:
         try:
             session = await store.load(args.session)
         except SessionNotFoundError:
+            print(
+                f"raf: no stored session {args.session!r}; starting a new one with that id",
+                file=sys.stderr,
+            )
             session = agent.create_session(args.session)
     else:
         session = agent.create_session()

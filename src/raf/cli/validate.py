@@ -16,6 +16,11 @@ def register(subparsers: Any) -> None:
     parser.add_argument(
         "--no-extras", action="store_true", help="do not check that integrations are installed"
     )
+    parser.add_argument(
+        "--strict",
+        action="store_true",
+        help="treat warnings (keys raf ignores, two spellings of one key, …) as errors",
+    )
     parser.set_defaults(handler=run_validate)
 
 
@@ -26,7 +31,7 @@ def run_validate(args: argparse.Namespace) -> int:
     failed = 0
     for file in args.files:
         try:
-            loaded = load_file(file, check_extras=not args.no_extras)
+            loaded = load_file(file, check_extras=not args.no_extras, strict=args.strict)
         except ValidationProblems as exc:
             failed += 1
             print(f"{file}: {len(exc.problems)} problem(s)", file=sys.stderr)

@@ -16,6 +16,9 @@ Forms:
   wants one, comes from `OPENAI_API_KEY`.
 - `local`: the embedded default model (downloaded once by `raf models pull`);
   `local:<path/to/model.gguf>`: any GGUF file.
+- `anthropic-compatible:<base_url>:<model>`: any server of Anthropic's Messages API,
+  its base URL read as in `openai-compatible:` (the key, when it wants one, comes from
+  `ANTHROPIC_API_KEY`).
 
 With no string, `RAF_MODEL` decides, and without it `local`.
 """
@@ -45,6 +48,7 @@ _EXAMPLES = {
     "openai-compatible": "openai-compatible:http://127.0.0.1:8000/v1:my-model",
     "local": "local:/path/model.gguf",
 }
+ANTHROPIC_COMPATIBLE = "anthropic-compatible"
 _COMPATIBLE = re.compile(r"^(https?://[^/:]+(?::\d+)?(?:/[^:]*)?):(.+)$")
 
 
@@ -59,8 +63,8 @@ class ModelSpec:
     """For `local:<path>`: the GGUF file."""
 
     def __str__(self) -> str:
-        if self.provider == "openai-compatible":
-            return f"openai-compatible:{self.base_url}:{self.model}"
+        if self.provider in ("openai-compatible", ANTHROPIC_COMPATIBLE):
+            return f"{self.provider}:{self.base_url}:{self.model}"
         if self.provider == "local":
             return f"local:{self.path}" if self.path else "local"
         return f"{self.provider}:{self.model}"
@@ -190,6 +194,15 @@ def parse_model_spec(spec: str | None = None) -> ModelSpec:
     text = (spec if spec is not None else os.environ.get(ENV_VAR, "")).strip() or DEFAULT_SPEC
     provider, sep, rest = text.partition(":")
     provider = provider.lower()
+    if provider == ANTHROPIC_COMPATIBLE:
+        found = _COMPATIBLE.match(rest)
+        if found is None:
+            raise ConfigurationError(
+                f"model {text!r}: write anthropic-compatible:<base_url>:<model>, for example "
+                "anthropic-compatible:http://127.0.0.1:8000:my-model (the base URL starts "
+                "with http:// or https://)"
+            )
+        return ModelSpec(provider=provider, model=found.group(2), base_url=found.group(1))
     if provider == "local":
         return ModelSpec(provider="local", model="local", path=rest or None)
     where = ENV_VAR if spec is None else None
@@ -248,6 +261,9 @@ def resolve_model(spec: str | None = None, *, retry: bool = True, **settings: An
     keyword settings go to the client's constructor (`timeout=`, `headers=`, ...).
     """
     parsed = parse_model_spec(spec)
+    if parsed.provider == ANTHROPIC_COMPATIBLE:  # the Anthropic client, at another URL
+        settings.setdefault("base_url", parsed.base_url)
+        parsed = replace(parsed, provider="anthropic", base_url=None)
     client: ChatClient
     if parsed.provider == "local":
         from raf.clients.local import LocalChatClient

@@ -8,7 +8,12 @@ import random
 from collections.abc import AsyncIterator, Callable, Sequence
 from typing import TypeVar
 
-from raf.clients.errors import ClientError, StreamInterruptedError, timeout_error
+from raf.clients.errors import (
+    ClientError,
+    RateLimitError,
+    StreamInterruptedError,
+    timeout_error,
+)
 from raf.core.chat_client import ChatClient
 from raf.core.errors import ModelError
 from raf.core.messages import ChatMessage
@@ -141,7 +146,10 @@ class RetryingChatClient:
             except Exception as exc:
                 error = exc
             if not self._retry(attempt, error):
-                raise error
+                final = given_up(error, attempt)
+                if final is error:
+                    raise error
+                raise final from error
             await self._backoff(attempt, error)
             attempt += 1
 
@@ -168,7 +176,10 @@ class RetryingChatClient:
                     yield update
             except Exception as exc:
                 if yielded or not self._retry(attempt, exc):
-                    raise
+                    final = given_up(exc, attempt)
+                    if final is exc:
+                        raise
+                    raise final from exc
                 error = exc
             finally:
                 closer = getattr(iterator, "aclose", None)
@@ -176,3 +187,23 @@ class RetryingChatClient:
                     await closer()
             await self._backoff(attempt, error)
             attempt += 1
+
+
+WRAP_ADVICE = "wrap the client in RetryingChatClient, or lower the request rate"
+
+
+def given_up(error: BaseException, retries: int) -> BaseException:
+    """The error to raise when retrying stops: a rate limit no longer tells the user to
+    wrap the client in what already wrapped it, but what is left to do."""
+    if not isinstance(error, RateLimitError) or WRAP_ADVICE not in str(error):
+        return error
+    advice = (
+        f"still rate limited after {retries} retries: lower the request rate, or give "
+        "RetryingChatClient more max_retries (or a longer max_retry_after)"
+    )
+    return RateLimitError(
+        str(error).replace(WRAP_ADVICE, advice),
+        retry_after=error.retry_after,
+        provider=error.provider,
+        model=error.model,
+    )

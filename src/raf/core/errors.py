@@ -82,6 +82,26 @@ class ValidationProblems(ConfigurationError):
         )
 
 
+def install_hint(extra: str) -> str:
+    """The command that installs an extra: from the checkout raf runs from, when it is
+    installed from one (raf is not on PyPI yet), else from PyPI."""
+    checkout = _checkout()
+    if checkout is not None:
+        return f'pip install -e ".[{extra}]" (in {checkout})'
+    return f'pip install "raf-agents[{extra}]"'
+
+
+def _checkout() -> str | None:
+    from pathlib import Path
+
+    root = Path(__file__).resolve().parents[3]  # <checkout>/src/raf/core/errors.py
+    try:
+        project = (root / "pyproject.toml").read_text(encoding="utf-8")
+    except OSError:
+        return None
+    return str(root) if 'name = "raf-agents"' in project else None
+
+
 class MissingExtraError(RafError):
     """An optional integration is used but its extra is not installed."""
 
@@ -90,9 +110,7 @@ class MissingExtraError(RafError):
         self.extra = extra
         self.module = module
         missing = f" (module '{module}' is missing)" if module else ""
-        super().__init__(
-            f"{feature} needs the '{extra}' extra{missing}: pip install \"raf-agents[{extra}]\""
-        )
+        super().__init__(f"{feature} needs the '{extra}' extra{missing}: {install_hint(extra)}")
 
 
 class ModelError(RafError):

@@ -9,6 +9,7 @@ from typing import Any
 
 from raf.core.chat_client import ChatClient
 from raf.core.context import BaseContextProvider, ContextProvider, ContextResult
+from raf.core.errors import RafError
 from raf.core.messages import ChatMessage
 from raf.core.options import AgentRunOptions
 from raf.core.sessions import AgentSession
@@ -54,12 +55,13 @@ def memory_provider(
     from raf.context.memory import SuperBrainContextProvider
 
     model = decl.config.memory_model
-    memory_client = client_for(model, connections) if model is not None else None
+    memory_client = client_for(model, connections, base_dir) if model is not None else None
     provider: ContextProvider = SuperBrainContextProvider(
         base_dir / decl.config.directory,
         consolidation_interval=decl.config.consolidation_interval,
         memory_client=memory_client,
         name=decl.name,
+        access=decl.config.access,
     )
     return provider
 
@@ -143,12 +145,31 @@ def compression_provider(
     decl: CompressionDecl, name: str, connections: Mapping[str, Connection], main: ClientSource
 ) -> ContextProvider:
     from raf.context.compression import CompressionProvider
+    from raf.core.tokens import EstimatingCounter, default_counter
 
     strategy = compression_strategy(decl, connections, main)
+    counter: Any = None
+    if decl.token_counter == "estimate":
+        counter = EstimatingCounter()
+    elif decl.token_counter == "tiktoken":  # exact when its tables are cached (no download)
+        counter = default_counter()
+    compact = decl.compact_tool
+    if compact is None:
+        try:
+            compact = not is_embedded(main())
+        except (RafError, ImportError):  # the model's own problem is reported on its own
+            compact = True
     provider: ContextProvider = CompressionProvider(
-        strategy, decl.budget, name=name, compact_tool=decl.compact_tool
+        strategy, decl.budget, name=name, compact_tool=compact, counter=counter
     )
     return provider
+
+
+def is_embedded(client: ChatClient) -> bool:
+    """True for the embedded local model (a small model that does best with few tools)."""
+    from raf.clients.local import LocalChatClient
+
+    return isinstance(client, LocalChatClient)
 
 
 class ToolsetProvider(BaseContextProvider):

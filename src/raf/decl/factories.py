@@ -21,6 +21,8 @@ class ToolFactoryContext:
     description: str | None = None
     config: dict[str, Any] = field(default_factory=dict)
     base_dir: Path = field(default_factory=Path.cwd)
+    parameters: dict[str, Any] | None = None
+    """The arguments the document declares (`parameters`), as JSON Schema."""
 
 
 ToolFactory = Callable[[ToolFactoryContext], Any]

@@ -3,6 +3,7 @@ built, every problem collected (seed 001, rules 0-7)."""
 
 from __future__ import annotations
 
+import logging
 import re
 from collections.abc import Callable
 from typing import TYPE_CHECKING, Any
@@ -18,17 +19,20 @@ from raf.core.errors import (
     ValidationProblems,
 )
 from raf.core.middleware import find_middleware, registered_middleware
+from raf.core.options import ChatOptions
 from raf.core.tools import ApprovalRequiredTool, Tool
 from raf.core.usage import UsageLimits
 from raf.decl import contexts as ctx
 from raf.decl.factories import ToolFactory, ToolFactoryContext, tools_from
 from raf.decl.loader import LoadedAgent
 from raf.decl.model_client import chat_options, client_for
+from raf.decl.output_schema import as_json_schema
 from raf.decl.problems import suggest
 from raf.decl.schema import (
     BUILTIN_TOOLS,
     CompressionContextDecl,
     CustomToolDecl,
+    DeclModel,
     FunctionToolDecl,
     KnowledgeContextDecl,
     LimitsDecl,
@@ -43,11 +47,13 @@ from raf.decl.schema import (
     WorkspaceContextDecl,
 )
 from raf.decl.source import Path_, format_path
+from raf.decl.tool_decls import config_dict
 
 if TYPE_CHECKING:
     from raf.agent.builder import AgentBuilder
     from raf.decl.builder import DeclAgentBuilder
 
+log = logging.getLogger("raf.decl")
 _PLACEHOLDER = re.compile(r"\{\{\s*([A-Za-z_][A-Za-z0-9_]*)\s*\}\}")
 
 
@@ -85,8 +91,8 @@ class Linker:
 
     def client(self) -> ChatClient:
         """The document's model: a referenced connection's client, else the client given
-        with `with_chat_client`, else the parent's (sub-agents without a model), else the
-        model block resolved."""
+        with `with_chat_client`, else `RAF_MODEL`, else the parent's (sub-agents without a
+        model), else the model block resolved."""
         if self._client is None:
             model = self.decl.model
             connection = model.connection if isinstance(model, ModelDecl) else None
@@ -99,11 +105,43 @@ class Linker:
                 self._client = registered.client
             elif self.builder._client is not None:
                 self._client = self.builder._client
+            elif self._env_model():
+                from raf.clients.models import resolve_model
+
+                self._client = resolve_model(self._env_model())
             elif model is None and self.parent_client is not None:
                 self._client = self.parent_client()
             else:
-                self._client = client_for(model, self.builder._connections)
+                self._client = client_for(model, self.builder._connections, self.doc.base_dir)
         return self._client
+
+    def _options(self, model: ModelDecl) -> ChatOptions:
+        """The model block's options; the embedded model is never asked for more output
+        than it can write (its context is small)."""
+        options = chat_options(model.options, model.id)
+        try:
+            client = self.client()
+        except RafError:  # reported when the client is attached
+            return options
+        if options.max_tokens is not None and ctx.is_embedded(client):
+            limit = _output_limit(client)
+            if options.max_tokens > limit:
+                message = (
+                    f"maxTokens {options.max_tokens} is more than the embedded model can "
+                    f"write; {limit} is used"
+                )
+                log.warning("%s", self.doc.problem(("model", "options", "maxTokens"), message))
+                options.max_tokens = limit
+        return options
+
+    def _env_model(self) -> str | None:
+        """`RAF_MODEL`, which replaces the document's model (as in every raf command)."""
+        import os
+
+        from raf.clients.models import ENV_VAR
+
+        environ = self.builder._environ if self.builder._environ is not None else os.environ
+        return environ.get(ENV_VAR, "").strip() or None
 
     def link(self) -> Agent:
         from raf.agent.builder import AgentBuilder
@@ -116,7 +154,7 @@ class Linker:
         agent.with_max_tool_rounds(decl.max_tool_rounds)
         self._run_settings(agent)
         if isinstance(decl.model, ModelDecl):
-            agent.with_options(chat_options(decl.model.options, decl.model.id))
+            agent.with_options(self._options(decl.model))
         if self.builder._store is not None and not self.chain:
             agent.with_session_store(self.builder._store)
 
@@ -135,6 +173,8 @@ class Linker:
                         context.config, context.name, self.builder._connections, self.client
                     )
                     continue
+                if isinstance(context, MemoryContextDecl) and not context.config.enabled:
+                    continue  # `enabled: false` turns the memory off
                 provider = self._context(context)
             except (RafError, ImportError, OSError, TypeError, ValueError) as exc:
                 self.fail(path, _as_error(exc, context.kind))
@@ -142,6 +182,7 @@ class Linker:
             if index == workspace_index:
                 workspace = provider
             providers.append(provider)
+        _share_skills(providers)
         # rule 1: declared scope tools go to the workspace, the rest register normally
         for path, tool in declared:
             if workspace is not None and _is_scope_tool(tool):
@@ -177,8 +218,11 @@ class Linker:
                 )
             except (RafError, ImportError, TypeError, ValueError) as exc:
                 self.fail(("compression",), _as_error(exc, "compression"))
-        if compression is not None:
-            providers.append(compression)  # rule 7: always last
+        if compression is not None:  # always last; it compresses all the others injected
+            watch = getattr(compression, "watch", None)
+            if watch is not None:
+                providers = [watch(p) for p in providers]
+            providers.append(compression)
         for provider in providers:
             agent.with_context_provider(provider)
         if orchestration is not None:
@@ -191,9 +235,12 @@ class Linker:
             error = ValidationProblems(self.problems)
             raise error from self._first_missing
         try:
-            return agent.build()
+            built = agent.build()
         except RafError as exc:
             raise ValidationProblems([self.doc.problem(("tools",), str(exc))]) from exc
+        # kept for the structured-output work; nothing enforces it yet
+        built.output_schema = decl.output_json_schema()  # type: ignore[attr-defined]
+        return built
 
     # -- pieces -----------------------------------------------------------------------
 
@@ -227,11 +274,14 @@ class Linker:
             agent.with_tool_timeout(decl.tool_timeout)
 
     def _instructions(self) -> str | None:
-        text = self.decl.instructions
         template = self.decl.template
+        text = self.decl.instructions or (template.content if template is not None else None)
         if text and template is not None and template.format == "mustache":
             variables = template.variables
-            return _PLACEHOLDER.sub(lambda m: variables.get(m.group(1), m.group(0)), text)
+            text = _PLACEHOLDER.sub(lambda m: variables.get(m.group(1), m.group(0)), text)
+        extra = self.decl.additional_instructions
+        if extra:
+            return f"{text}\n\n{extra}" if text else extra
         return text
 
     def _declared_tools(self) -> tuple[list[tuple[Path_, Tool]], list[ContextProvider]]:
@@ -267,7 +317,8 @@ class Linker:
 
     def _tool(self, decl: Any) -> list[Tool]:
         factory = self._factory_for(decl.name, decl.kind)
-        config = dict(getattr(decl, "config", {}) or {})
+        raw = getattr(decl, "config", None)
+        config = config_dict(raw) if isinstance(raw, DeclModel) else dict(raw or {})
         if factory is not None:
             context = ToolFactoryContext(
                 name=decl.name or decl.kind,
@@ -275,6 +326,7 @@ class Linker:
                 description=decl.description,
                 config=config,
                 base_dir=self.doc.base_dir,
+                parameters=_parameters(decl),
             )
             made = tools_from(factory, context, decl.name or decl.kind)
         elif isinstance(decl, FunctionToolDecl | CustomToolDecl):
@@ -422,6 +474,35 @@ def _limits(decl: LimitsDecl) -> UsageLimits | None:
         total_tokens=decl.total_tokens,
     )
     return None if limits.is_empty else limits
+
+
+def _share_skills(providers: list[ContextProvider]) -> None:
+    """A memory read as a skill joins the document's skills provider, if it has one."""
+    from raf.context.memory import SuperBrainContextProvider
+    from raf.context.skills import AgentSkillsProvider
+
+    skills = next((p for p in providers if isinstance(p, AgentSkillsProvider)), None)
+    if skills is None:
+        return
+    for provider in providers:
+        if isinstance(provider, SuperBrainContextProvider) and provider.access == "skill":
+            provider.host_skills(skills)
+
+
+def _output_limit(client: Any) -> int:
+    """The most the embedded model can write in one answer: its table entry, and never
+    more than half its context."""
+    from raf.clients.models import model_info
+
+    half = int(getattr(client, "n_ctx", 4096)) // 2
+    path = getattr(client, "path", None)
+    info = model_info(f"local:{path}" if path else "local")
+    return min(info.max_output_tokens, half) if info.known else half
+
+
+def _parameters(decl: Any) -> dict[str, Any] | None:
+    parameters = getattr(decl, "parameters", None)
+    return as_json_schema(parameters) if isinstance(parameters, dict) else None
 
 
 def _is_scope_tool(tool: Tool) -> bool:

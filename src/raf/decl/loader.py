@@ -15,6 +15,8 @@ from pydantic import BaseModel, TypeAdapter, ValidationError
 
 from raf.core.bounded_parse import CONFIG_LIMITS
 from raf.core.errors import Problem, ValidationProblems
+from raf.decl.build_checks import model_problems
+from raf.decl.dialects import normalize
 from raf.decl.extras import CONTEXT_EXTRAS, TOOL_EXTRAS, missing_extra
 from raf.decl.problems import problems_from_validation, suggest
 from raf.decl.schema import (
@@ -114,8 +116,13 @@ def read_document(path: str | Path) -> tuple[str, str]:
 
 
 def load_file(
-    path: str | Path, *, environ: Mapping[str, str] | None = None, check_extras: bool = True
+    path: str | Path,
+    *,
+    environ: Mapping[str, str] | None = None,
+    check_extras: bool = True,
+    strict: bool = False,
 ) -> LoadedAgent:
+    """Load a document file; with `strict`, warnings are problems too."""
     text, fmt = read_document(path)
     file = Path(path)
     return load(
@@ -125,6 +132,7 @@ def load_file(
         base_dir=file.parent.resolve(),
         environ=environ,
         check_extras=check_extras,
+        strict=strict,
     )
 
 
@@ -136,10 +144,14 @@ def load(
     base_dir: Path | None = None,
     environ: Mapping[str, str] | None = None,
     check_extras: bool = True,
+    strict: bool = False,
 ) -> LoadedAgent:
     """Parse and check a document; raises `ValidationProblems` listing every problem."""
     doc = load_text(text, fmt=fmt, file=file, base_dir=base_dir)
-    return check(doc, environ=environ, check_extras=check_extras)
+    loaded = check(doc, environ=environ, check_extras=check_extras)
+    if strict and loaded.warnings:
+        raise DocumentProblems(list(loaded.warnings))
+    return loaded
 
 
 def load_dict(
@@ -173,6 +185,7 @@ def check(
     if problems:
         raise ValidationProblems(problems)
     substitute_env(doc, environ)
+    normalize(doc)
     problems = list(doc.problems)
     try:
         decl = AgentDecl.model_validate(doc.data)
@@ -352,6 +365,7 @@ def _semantic(loaded: LoadedAgent, *, check_extras: bool) -> list[Problem]:
                         f"OpenAPI document {spec!r} does not exist",
                     )
                 )
+    problems += model_problems(decl, doc)
     # template placeholders must have values
     if decl.template is not None and decl.template.format == "mustache" and decl.instructions:
         for name in _PLACEHOLDER.findall(decl.instructions):

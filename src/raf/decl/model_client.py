@@ -4,6 +4,7 @@ from __future__ import annotations
 
 from collections.abc import Mapping
 from dataclasses import dataclass, field
+from pathlib import Path
 from typing import Any
 
 from raf.core.chat_client import ChatClient
@@ -27,7 +28,17 @@ class Connection:
 
 
 def chat_options(options: ModelOptionsDecl, model_id: str | None) -> ChatOptions:
-    """The default `ChatOptions` a model block describes."""
+    """The default `ChatOptions` a model block describes; settings `ChatOptions` has no
+    field for (penalties, top_k, parallel tool calls) travel in `additional`."""
+    additional: dict[str, Any] = {}
+    for key, value in (
+        ("frequency_penalty", options.frequency_penalty),
+        ("presence_penalty", options.presence_penalty),
+        ("top_k", options.top_k),
+        ("parallel_tool_calls", options.allow_multiple_tool_calls),
+    ):
+        if value is not None:
+            additional[key] = value
     return ChatOptions(
         model_id=model_id,
         temperature=options.temperature,
@@ -37,14 +48,17 @@ def chat_options(options: ModelOptionsDecl, model_id: str | None) -> ChatOptions
         seed=options.seed,
         tool_choice=options.tool_choice,
         response_format=options.response_format,
-        additional=dict(options.additional),
+        additional={**additional, **options.additional},
     )
 
 
 def client_for(
-    model: ModelDecl | MemoryModelDecl | str | None, connections: Mapping[str, Connection]
+    model: ModelDecl | MemoryModelDecl | str | None,
+    connections: Mapping[str, Connection],
+    base_dir: Path | None = None,
 ) -> ChatClient:
-    """The chat client a model declaration names; None means the default model."""
+    """The chat client a model declaration names; None means the default model (a local
+    model file is found relative to `base_dir`, the document's folder)."""
     if model is None or isinstance(model, str):
         from raf.clients.models import resolve_model
 
@@ -68,20 +82,39 @@ def client_for(
             api_key=registered.api_key,  # type: ignore[arg-type]
         )
         provider = provider or registered.provider
-    return resolve(model.id, provider, connection, getattr(model, "model_path", None))
+    return resolve(model.id, provider, connection, getattr(model, "model_path", None), base_dir)
 
 
 def resolve(
-    model_id: str | None, provider: str | None, connection: ConnectionDecl, model_path: str | None
+    model_id: str | None,
+    provider: str | None,
+    connection: ConnectionDecl,
+    model_path: str | None,
+    base_dir: Path | None = None,
 ) -> ChatClient:
     """A client through `raf.clients.models.resolve_model`, with the connection's
     endpoint, key, headers and timeout as settings."""
     from raf.clients.models import resolve_model
 
+    spec, settings = plan(model_id, provider, connection, model_path, base_dir)
+    client: ChatClient = resolve_model(spec, **settings)
+    return client
+
+
+def plan(
+    model_id: str | None,
+    provider: str | None,
+    connection: ConnectionDecl,
+    model_path: str | None,
+    base_dir: Path | None = None,
+) -> tuple[str, dict[str, Any]]:
+    """The model string and client settings a model block stands for; no client is made,
+    so validation and build decide alike."""
     path = model_path or connection.model_path
     if provider == "local" or connection.kind == "local" or path:
-        local: ChatClient = resolve_model(f"local:{path}" if path else "local")
-        return local
+        if path and base_dir is not None:
+            path = str(base_dir / Path(path).expanduser())
+        return (f"local:{path}" if path else "local"), {}
     settings: dict[str, Any] = {}
     if connection.api_key is not None:
         settings["api_key"] = connection.api_key.get_secret_value()
@@ -106,5 +139,32 @@ def resolve(
                 f"model provider {provider!r} needs connection.endpoint (its base URL)"
             )
         spec = f"openai-compatible:{connection.endpoint}:{name}"
-    client: ChatClient = resolve_model(spec, **settings)
-    return client
+    return spec, settings
+
+
+def check_model(
+    model: ModelDecl | MemoryModelDecl | str | None, base_dir: Path
+) -> tuple[list[str], list[str]]:
+    """What building a client for `model` would refuse (problems) and what would fail
+    when it first runs (warnings), without making one."""
+    from raf.clients.models import parse_model_spec
+
+    if model is None:
+        return [], []
+    try:
+        if isinstance(model, str):
+            spec = parse_model_spec(model)
+        else:
+            connection = model.connection or ConnectionDecl()
+            if connection.kind == "reference":
+                return [], []  # bound in code with with_connection()
+            provider = (model.provider or "").lower() or None
+            text, _ = plan(
+                model.id, provider, connection, getattr(model, "model_path", None), base_dir
+            )
+            spec = parse_model_spec(text)
+    except ConfigurationError as exc:
+        return [str(exc)], []
+    if spec.provider == "local" and spec.path and not Path(spec.path).is_file():
+        return [], [f"the local model file {spec.path} does not exist (yet)"]
+    return [], []

@@ -124,7 +124,8 @@ def _problem(error: ErrorDetails, doc: Document) -> Problem:
     if kind == "extra_forbidden":
         key = str(loc[-1])
         allowed = allowed_keys(loc[:-1])
-        hint = suggest(key, allowed)
+        others = [k for k in _other_spellings(loc[:-1]) if k != key]
+        hint = suggest(key, [*allowed, *others])
         if hint:
             message = f"unknown key {key!r}; did you mean {hint!r}?"
         else:
@@ -206,15 +207,31 @@ def _kind_word(path: Path_) -> str:
 
 def allowed_keys(loc: Sequence[str | int]) -> list[str]:
     """The keys the schema allows at a pydantic location (tags included in `loc`)."""
+    model = _model_at(loc)
+    if model is None:
+        return []
+    return [f.alias or name for name, f in model.model_fields.items()]
+
+
+def _other_spellings(loc: Sequence[str | int]) -> list[str]:
+    """Keys the other dialects write at a location: a typo of one is matched to it too."""
+    from raf.decl.dialects import TOP_LEVEL, other_keys
+
+    model = _model_at(loc)
+    if model is None:
+        return []
+    if model is AgentDecl:
+        return [key for key, _, _, _ in TOP_LEVEL]
+    return other_keys(model)
+
+
+def _model_at(loc: Sequence[str | int]) -> type[BaseModel] | None:
     annotation: Any = AgentDecl
     for part in loc:
         annotation = _descend(annotation, part)
         if annotation is None:
-            return []
-    model = _as_model(annotation)
-    if model is None:
-        return []
-    return [f.alias or name for name, f in model.model_fields.items()]
+            return None
+    return _as_model(annotation)
 
 
 def _strip(annotation: Any) -> tuple[Any, list[Any]]:

@@ -1,5 +1,6 @@
-"""ToolResolver: tool declarations (kind, name, config) to tools, with name expansion
-(seed 001 rule 6): a kind without a name means every tool of that kind."""
+"""ToolResolver: tool declarations (kind, name, config) to tools, with name expansion: a kind
+without a name means every tool of that kind (`file` gives the ten file tools, `shell` gives
+`run_command`, so declaring both is fine)."""
 
 from __future__ import annotations
 
@@ -26,7 +27,6 @@ FILE_TOOL_NAMES = (
     "move_file",
     "find_files",
     "search_file",
-    "run_command",
 )
 TOOL_NAMES: dict[str, tuple[str, ...]] = {
     "file": FILE_TOOL_NAMES,
@@ -143,14 +143,13 @@ def _file_tools(name: str | None, config: Mapping[str, Any], base_dir: Path | No
     options = _options(config, {**_LIMIT_KEYS, **_SHELL_KEYS}, "file tools")
     limits = FileLimits(**{k: v for k, v in options.items() if k in _LIMIT_KEYS.values()})
     shell = {k: v for k, v in options.items() if k in _SHELL_KEYS.values()}
+    if name == "run_command":  # still accepted by name; not part of the expansion
+        return [RunCommand(limits=limits, **shell)]
     tools: list[Tool] = []
     for tool in file_tools():
-        if name is not None and tool.name != name:
+        if isinstance(tool, RunCommand) or (name is not None and tool.name != name):
             continue
-        if isinstance(tool, RunCommand):
-            tools.append(RunCommand(limits=limits, **shell))
-        else:
-            tools.append(type(tool)(limits=limits))  # type: ignore[call-arg]
+        tools.append(type(tool)(limits=limits))  # type: ignore[call-arg]
     return tools
 
 
@@ -199,7 +198,7 @@ _EXTRAS = {"web": "web", "code": "sandbox"}
 class ToolResolver:
     """Turns `kind`/`name`/`config` declarations into tools.
 
-    Built in: file (the eleven workspace tools), web (web_search, web_fetch), shell
+    Built in: file (the ten file tools), web (web_search, web_fetch), shell
     (run_command) and code (code_interpreter). Other kinds are added with `register`,
     which takes a factory `(name, config, base_dir) -> list[Tool]` or a lazy
     "module:function" string; registrations are shared by every resolver.
@@ -243,6 +242,8 @@ class ToolResolver:
                 key_path="kind",
             )
         names = TOOL_NAMES.get(kind)
+        if kind == "file" and names is not None:
+            names = (*names, "run_command")
         if name is not None and names is not None and name not in names:
             hint = difflib.get_close_matches(name, list(names), n=1)
             suggestion = f"; did you mean {hint[0]!r}?" if hint else ""

@@ -461,7 +461,7 @@ class MoveFile(ScopedTool):
 
 
 def file_tools() -> list[Tool]:
-    """Fresh, unscoped instances of the eleven workspace tools (kind `file`)."""
+    """Fresh, unscoped instances of the eleven scope tools (kind file: ten; shell: run_command)."""
     return [
         ReadFile(),
         WriteFile(),

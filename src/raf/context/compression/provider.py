@@ -1,5 +1,6 @@
-"""CompressionProvider: the session's history compressed to the budget, replacing what
-earlier providers accumulated; plus a `compact` tool the model may call."""
+"""CompressionProvider: everything accumulated before it (the session's history and what
+the providers it watches injected) compressed to the budget and put in its place; plus a
+`compact` tool the model may call."""
 
 from __future__ import annotations
 
@@ -13,8 +14,9 @@ from raf.context.compression.budget import (
     check_count,
     input_budget,
 )
+from raf.context.compression.injected import InjectedMessages, WatchedProvider
 from raf.context.compression.strategies import AnyCompressionStrategy, apply_strategy
-from raf.core.context import ContextResult
+from raf.core.context import ContextProvider, ContextResult
 from raf.core.errors import ToolExecutionError
 from raf.core.function_tool import FunctionTool
 from raf.core.messages import ChatMessage
@@ -30,8 +32,9 @@ log = logging.getLogger("raf.context.compression")
 class CompressionProvider:
     """Context provider of kind `compression`; register it last.
 
-    Before each run it compresses the session's history with `strategy` so that history
-    plus request fit the budget, and returns it with `replace_messages=True`. The budget
+    Before each run it compresses the session's history, and the messages of the providers
+    it `watch`es, with `strategy` so that they plus the request fit the budget, and returns
+    them with `replace_messages=True`. The budget
     is given, or comes from `model_info` (context window − max output − margin), or from
     the run's model id through `raf.clients.models` when that is available.
     """
@@ -58,6 +61,15 @@ class CompressionProvider:
         self.counter = counter if counter is not None else default_counter()
         self.name = name
         self.compact_tool = compact_tool
+        self._injected = InjectedMessages()
+
+    def watch(self, provider: ContextProvider) -> ContextProvider:
+        """`provider`, wrapped so the messages it injects are compressed with the history
+        instead of dropped: wrap every provider that runs before this one (the history
+        provider needs no wrapping, its messages are the session's)."""
+        if provider.kind == "history" or isinstance(provider, CompressionProvider):
+            return provider
+        return WatchedProvider(provider, self._injected)
 
     def resolve_budget(self, agent: Any, options: AgentRunOptions) -> int:
         if self.budget is not None:
@@ -90,7 +102,9 @@ class CompressionProvider:
         options: AgentRunOptions,
     ) -> ContextResult:
         budget = self.resolve_budget(agent, options)
-        history = list(session.messages)
+        # everything accumulated before this provider: the history, then what the
+        # providers it watches injected
+        history = [*session.messages, *self._injected.take(session, options)]
         request_tokens = count_messages_tokens(messages, self.counter)
         history_budget = max(0, budget - request_tokens)
         before = count_messages_tokens(history, self.counter)

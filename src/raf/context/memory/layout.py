@@ -1,13 +1,19 @@
-"""The super-brain layout: the pages a new memory folder starts with."""
+"""The super-brain layout: the pages a new memory folder starts with.
+
+The folder is a skill named `super-brain` in the Agent Skills format, laid out as the
+original framework lays it out, so a folder written by one is read by the other: SKILL.md
+and the five pages SOUL.md, USER.md, RULES.md, LESSON.md and PREFERENCE.md at its top,
+domain notes under assets/. raf adds index.md, log.md and the curator's AGENT.md.
+"""
 
 from __future__ import annotations
 
 REFERENCES = {
-    "identity.md": ("Identity", "who the agent is: its name, role and purpose"),
-    "user.md": ("User", "who the user is: name, work, situation, facts they told"),
-    "rules.md": ("Rules", "standing instructions the user gave"),
-    "lessons.md": ("Lessons", "what worked, what failed, and why"),
-    "preferences.md": ("Preferences", "how the user likes things done"),
+    "SOUL.md": ("Soul", "who the agent is: its name, role and purpose"),
+    "USER.md": ("User", "who the user is: name, work, situation, facts they told"),
+    "RULES.md": ("Rules", "standing instructions the user gave"),
+    "LESSON.md": ("Lessons", "what worked, what failed, and why"),
+    "PREFERENCE.md": ("Preferences", "how the user likes things done"),
 }
 
 
@@ -27,7 +33,7 @@ INDEX = (
     + "- [Curator rules](AGENT.md)\n"
     + "- [Changelog](log.md)\n\n"
     + "## References\n\n"
-    + "".join(f"- [{t}: {d}](references/{f})\n" for f, (t, d) in REFERENCES.items())
+    + "".join(f"- [{t}: {d}]({f})\n" for f, (t, d) in REFERENCES.items())
     + "\n## Assets (domain knowledge, one page per topic)\n\n"
 )
 
@@ -40,9 +46,8 @@ description: >-
 # Reading the memory
 
 - Start with `index.md`: it lists every page.
-- `references/user.md` says who the user is; `references/preferences.md` how they like
-  things done; `references/rules.md` standing instructions; `references/lessons.md` what
-  worked and what did not; `references/identity.md` who you are.
+- `USER.md` says who the user is; `PREFERENCE.md` how they like things done; `RULES.md`
+  standing instructions; `LESSON.md` what worked and what did not; `SOUL.md` who you are.
 - `assets/` holds domain knowledge, one page per topic, listed in the index.
 - Struck-through lines (`~~old~~ (superseded DATE)`) are no longer true: the line after
   them replaces them.
@@ -68,10 +73,10 @@ the transcript and update the pages with your tools.
 4. When a new fact contradicts an old one, never delete the old one: call
    `supersede_fact` with the old text and the new fact. It strikes the old text
    through with today's date (`~~old~~ (superseded YYYY-MM-DD)`) and adds the new one.
-5. Facts about the user go to `references/user.md`, how they like things done to
-   `references/preferences.md`, instructions to `references/rules.md`, what worked or
-   failed to `references/lessons.md`. Domain knowledge goes to `assets/<topic>.md`, one
-   page per topic, with YAML front matter (title, type: topic).
+5. Facts about the user go to `USER.md`, how they like things done to `PREFERENCE.md`,
+   instructions to `RULES.md`, what worked or failed to `LESSON.md`, who the agent is to
+   `SOUL.md`. Domain knowledge goes to `assets/<topic>.md`, one page per topic, with
+   YAML front matter (title, type: topic).
 6. Keep every page's YAML front matter. Write short, plain Markdown.
 7. When nothing is worth keeping, change nothing and say so.
 """
@@ -83,5 +88,5 @@ TEMPLATES: dict[str, str] = {
     "log.md": LOG,
     "SKILL.md": SKILL,
     "AGENT.md": AGENT,
-    **{f"references/{name}": _reference(name) for name in REFERENCES},
+    **{name: _reference(name) for name in REFERENCES},
 }

@@ -32,6 +32,17 @@ NOTICE = (
     "when it can help, with `read_memory` (start with index.md) and `list_memory`. It is "
     "updated automatically after conversations."
 )
+SKILL_NOTICE = (
+    "## Persistent memory\n"
+    "You have a persistent memory from earlier conversations (who the user is, their "
+    "preferences and rules, lessons learned, domain notes). It is the skill `super-brain`: "
+    "when it can help, call `load_skill` with `super-brain`, then `read_skill_resource` "
+    "for a page (USER.md, PREFERENCE.md, RULES.md, LESSON.md, SOUL.md). It is updated "
+    "automatically after conversations."
+)
+ACCESS = ("tools", "skill")
+"""How the agent reads its memory: `read_memory`/`list_memory`, or as the skill
+`super-brain` through `load_skill`/`read_skill_resource`."""
 CURATOR_PROMPT = (
     "You are the memory curator. Update the memory folder from the conversation you are "
     "given, using only your file tools, following these rules. Today is {today}.\n\n"
@@ -62,7 +73,9 @@ def is_small_talk(turns: Sequence[dict[str, str]]) -> bool:
 class SuperBrainContextProvider:
     """Context provider of kind `memory` (name `super-brain`) over a memory folder.
 
-    Read path: a short notice and `read_memory` / `list_memory`. Write path: every
+    Read path: a short notice and `read_memory` / `list_memory`, or with `access="skill"`
+    the folder as the skill `super-brain` (`load_skill`, `read_skill_resource`; shared
+    with a skills provider given to `host_skills`). Write path: every
     `consolidation_interval` turns of a session (0 disables) a job goes to one background
     worker; the curator sub-agent, whose only tools are file tools scoped to the folder,
     merges the new facts. The run never waits for it; call `aclose()` when done.
@@ -81,7 +94,12 @@ class SuperBrainContextProvider:
         curator_timeout_s: float = 300.0,
         consolidationInterval: int | None = None,
         memoryModel: ChatClient | None = None,
+        access: str = "tools",
     ) -> None:
+        if access not in ACCESS:
+            raise ConfigurationError(f"access must be one of {', '.join(ACCESS)}, not {access!r}")
+        self.access = access
+        self._skill_host: Any = None
         if consolidationInterval is not None:
             consolidation_interval = consolidationInterval
         if memoryModel is not None:
@@ -110,6 +128,12 @@ class SuperBrainContextProvider:
     @property
     def directory(self) -> Path:
         return self.store.root
+
+    def host_skills(self, skills: Any) -> None:
+        """Let a skills provider offer the memory as the skill `super-brain` (one
+        `load_skill` for every skill, instead of two tools of the same name)."""
+        self._skill_host = skills
+        skills.add_live_directory(self.store.root)
 
     async def ensure_seeded(self) -> None:
         if not self._seeded:
@@ -141,7 +165,14 @@ class SuperBrainContextProvider:
         if not self._replayed:
             self._replayed = True
             await self._replay(self.memory_client or getattr(agent, "leaf_client", None))
-        return ContextResult(instructions=NOTICE, tools=reader_tools(self.store))
+        if self.access == "tools":
+            return ContextResult(instructions=NOTICE, tools=reader_tools(self.store))
+        if self._skill_host is not None:
+            return ContextResult(instructions=SKILL_NOTICE)
+        from raf.context.skills import AgentSkillsProvider
+
+        own = await asyncio.to_thread(AgentSkillsProvider, self.store.root, name=self.name)
+        return ContextResult(instructions=SKILL_NOTICE, tools=own.tools())
 
     async def on_invoked(
         self,

@@ -16,6 +16,16 @@ from raf.agent.stores import atomic_write_text
 from raf.context.memory.layout import REFERENCES, TEMPLATES, page_front_matter
 from raf.core.errors import RafError
 
+EARLIER_NAMES = {
+    "soul.md": "references/identity.md",
+    "user.md": "references/user.md",
+    "rules.md": "references/rules.md",
+    "lesson.md": "references/lessons.md",
+    "preference.md": "references/preferences.md",
+}
+"""The five pages' names before raf took the original framework's layout (lower case)."""
+LATER_NAMES = {earlier: later for later, earlier in EARLIER_NAMES.items()}
+
 LOCK_FILE = ".lock"
 CURATOR_LOCK_FILE = ".curator.lock"
 MAX_READ_CHARS = 200_000
@@ -124,9 +134,23 @@ class MemoryStore:
     def _write_unlocked(self, target: Path, text: str) -> None:
         atomic_write_text(target, text)
 
+    def find(self, relative: str) -> Path:
+        """The file `relative` names: as written, else the one whose path differs only in
+        case (`user.md` for `USER.md`), else the same page under raf's earlier name
+        (`references/user.md` for `USER.md`, and back)."""
+        target = self.resolve(relative)
+        if target.exists():
+            return target
+        wanted = self.relative(target).lower()
+        for other in (wanted, EARLIER_NAMES.get(wanted), LATER_NAMES.get(wanted)):
+            for candidate in self.files() if other else ():
+                if candidate.lower() == other:
+                    return self.resolve(candidate)
+        return target
+
     def read(self, relative: str) -> str:
         """A page's text (cut at MAX_READ_CHARS); MemoryPageError names what is wrong."""
-        target = self.resolve(relative)
+        target = self.find(relative)
         if not target.is_file():
             what = "is a folder, not a page" if target.is_dir() else "does not exist"
             raise MemoryPageError(f"memory page {relative!r} {what} in {self.root}")
@@ -213,13 +237,20 @@ class MemoryStore:
             (self.root / "assets").mkdir(parents=True, exist_ok=True)
             for relative, text in TEMPLATES.items():
                 target = self.root / relative
+                earlier = EARLIER_NAMES.get(relative.lower())
+                if earlier is not None and (self.root / earlier).exists():
+                    continue  # a folder from before the original's names keeps its pages
                 if not target.exists():
                     self._write_unlocked(target, text.replace("{today}", today()))
                     made.append(relative)
         return made
 
     def is_seeded(self) -> bool:
-        return all((self.root / relative).exists() for relative in TEMPLATES)
+        return all(
+            (self.root / relative).exists()
+            or (self.root / EARLIER_NAMES.get(relative.lower(), relative)).exists()
+            for relative in TEMPLATES
+        )
 
 
 def ensure_front_matter(relative: str, text: str) -> str:
@@ -227,6 +258,6 @@ def ensure_front_matter(relative: str, text: str) -> str:
     if not relative.endswith(".md") or text.lstrip().startswith("---"):
         return text
     stem = Path(relative).stem
-    kind = "reference" if relative.removeprefix("references/") in REFERENCES else "topic"
+    kind = "reference" if relative in REFERENCES else "topic"
     header = page_front_matter(stem.replace("-", " ").capitalize(), kind)
     return header.replace("{today}", today()) + text.lstrip("\n")

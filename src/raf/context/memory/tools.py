@@ -25,6 +25,8 @@ async def _read(store: MemoryStore, path: str) -> str:
     except OutsideMemoryError as exc:
         raise ToolExecutionError(str(exc)) from None
     if not target.is_file():
+        target = await asyncio.to_thread(store.find, path)
+    if not target.is_file():
         listing = ", ".join(await asyncio.to_thread(store.pages))
         raise ToolExecutionError(f"no memory page {path!r}; pages: {listing}")
     try:
@@ -40,7 +42,7 @@ def reader_tools(store: MemoryStore) -> list[Tool]:
         """Read a page of your persistent memory (start with index.md).
 
         Args:
-            path: the page's path in the memory folder, for example references/user.md
+            path: the page's path in the memory folder, for example USER.md
         """
         return await _read(store, path)
 
@@ -60,7 +62,7 @@ def curator_tools(store: MemoryStore, changed: set[str]) -> list[Tool]:
 
     def check(path: str) -> str:
         try:
-            target = store.resolve(path)
+            target = store.find(path)  # an existing page under another spelling is that page
         except OutsideMemoryError as exc:
             raise ToolExecutionError(str(exc)) from None
         if target.suffix != ".md":

@@ -62,6 +62,8 @@ class AgentSkillsProvider:
                 f"skills directories must be a path or a list of paths, not {directories!r}"
             )
         self.directories = [Path(d) for d in directories]
+        self.live_directories: list[Path] = []
+        """Folders read again before every run (their skills change while the agent runs)."""
         self.warnings: list[str] = []
         self._skills: dict[str, Skill] = {}
         for directory in self.directories:
@@ -86,6 +88,17 @@ class AgentSkillsProvider:
             self.warnings.append(message)
             return
         self._skills[skill.name] = skill
+
+    def add_live_directory(self, directory: str | Path) -> None:
+        """Offer the skills of `directory`, read again before every run (a memory folder
+        the curator keeps writing)."""
+        self.live_directories.append(Path(directory))
+
+    def _refresh(self) -> None:
+        for directory in self.live_directories:
+            found, _ = load_skills(directory)
+            for skill in found:
+                self._skills[skill.name] = skill
 
     @property
     def skills(self) -> list[Skill]:
@@ -137,6 +150,8 @@ class AgentSkillsProvider:
         messages: Sequence[ChatMessage],
         options: AgentRunOptions,
     ) -> ContextResult:
+        if self.live_directories:
+            await asyncio.to_thread(self._refresh)
         if not self._skills:
             return ContextResult()
         return ContextResult(instructions=self.instructions(), tools=self.tools())
@@ -183,6 +198,9 @@ class AgentSkillsProvider:
             )
         if relative in skill.resources:
             return skill.resources[relative]
+        if relative not in skill.files:  # FORMS.md for forms.md: names differ only in case
+            same = [f for f in skill.files if f.lower() == relative.lower()]
+            relative = same[0] if len(same) == 1 else relative
         if skill.path is None or relative not in skill.files:
             listing = ", ".join(skill.resource_names) or "(none)"
             raise ToolExecutionError(

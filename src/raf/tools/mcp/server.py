@@ -66,9 +66,18 @@ class AgentMcpServer:
         self.issue_session_ids = False
         """True over HTTP: new sessions get random ids and unknown ids are refused."""
         self.tools: dict[str, Tool] = {}
+        self.left_out: dict[str, str] = {}
+        """With `expose_tools`: the agent's tools not exposed, and why."""
         if expose_tools:
+            for provider in agent.context_providers:
+                for tool in getattr(provider, "tools", None) or ():
+                    if isinstance(tool, Tool):
+                        self.left_out[tool.name] = (
+                            f"added at run time by the {provider.kind!r} context provider"
+                        )
             for tool in agent.tools:
                 if tool.requires_approval:
+                    self.left_out[tool.name] = "needs approval, which an MCP caller cannot give"
                     continue
                 if tool.name == ask_tool:
                     raise ConfigurationError(

@@ -1,0 +1,48 @@
+"""`raf convert FILE --to raf|maf`: write an agent document in the other dialect."""
+
+from __future__ import annotations
+
+import argparse
+import sys
+from pathlib import Path
+from typing import Any
+
+
+def register(subparsers: Any) -> None:
+    parser: argparse.ArgumentParser = subparsers.add_parser(
+        "convert",
+        help="write an agent document in raf's or Microsoft Agent Framework's dialect",
+    )
+    parser.add_argument("file", metavar="FILE", help="the agent document (any dialect)")
+    parser.add_argument("--to", choices=("raf", "maf"), required=True, help="the dialect to write")
+    parser.add_argument(
+        "-o", "--output", metavar="OUT", help="write here (default: standard output)"
+    )
+    parser.add_argument(
+        "--format",
+        choices=("yaml", "json"),
+        help="the output format (default: from OUT's suffix, else yaml)",
+    )
+    parser.set_defaults(handler=run_convert)
+
+
+def run_convert(args: argparse.Namespace) -> int:
+    from raf.core.errors import ValidationProblems
+    from raf.decl.convert import convert, dump, read_as_raf
+
+    try:
+        data, warnings = read_as_raf(args.file)
+    except ValidationProblems as exc:
+        for problem in exc.problems:
+            print(f"error: {problem}", file=sys.stderr)
+        return 1
+    for warning in warnings:
+        print(f"warning: {warning}", file=sys.stderr)
+    fmt = args.format or ("json" if args.output and args.output.endswith(".json") else "yaml")
+    text = dump(convert(data, args.to), fmt)
+    if args.output:
+        Path(args.output).write_text(text, encoding="utf-8")
+        print(f"{args.file} → {args.output} ({args.to})", file=sys.stderr)
+    else:
+        sys.stdout.write(text)
+    return 0

@@ -1,0 +1,37 @@
+"""What `build()` would refuse, found while validating: every model block is planned the
+way the builder plans it (without making a client), so `raf validate` and build agree."""
+
+from __future__ import annotations
+
+from typing import Any
+
+from raf.core.errors import Problem
+from raf.decl.context_decls import CompressionContextDecl, CompressionDecl, MemoryContextDecl
+from raf.decl.model_client import check_model
+from raf.decl.source import Document, Path_
+
+
+def model_problems(decl: Any, doc: Document) -> list[Problem]:
+    """Problems of the document's model blocks; warnings go to `doc.warnings`."""
+    places: list[tuple[Path_, Any]] = [(("model",), decl.model)]
+    if decl.compression is not None:
+        places += _compression_models(("compression",), decl.compression)
+    for index, context in enumerate(decl.contexts or []):
+        path: Path_ = ("contexts", index, "config")
+        if isinstance(context, CompressionContextDecl):
+            places += _compression_models(path, context.config)
+        elif isinstance(context, MemoryContextDecl) and context.config.enabled:
+            places.append(((*path, "memoryModel"), context.config.memory_model))
+    problems: list[Problem] = []
+    for path, model in places:
+        errors, warnings = check_model(model, doc.base_dir)
+        problems += [doc.problem(path, message) for message in errors]
+        doc.warnings += [doc.problem(path, message) for message in warnings]
+    return problems
+
+
+def _compression_models(path: Path_, decl: CompressionDecl) -> list[tuple[Path_, Any]]:
+    out: list[tuple[Path_, Any]] = [((*path, "model"), decl.model)] if decl.model else []
+    for index, step in enumerate(decl.strategies):
+        out += _compression_models((*path, "strategies", index), step)
+    return out

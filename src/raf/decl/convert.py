@@ -1,0 +1,159 @@
+"""Writes an agent document in another dialect: raf's own, or Microsoft Agent Framework's
+(MAF). Environment references stay references; nothing secret is resolved on the way."""
+
+from __future__ import annotations
+
+import copy
+from pathlib import Path
+from typing import Any
+
+from raf.core.errors import Problem, ValidationProblems
+from raf.decl.dialects import normalize
+from raf.decl.loader import read_document
+from raf.decl.source import Document, env_reference, load_text
+
+TARGETS = ("raf", "maf")
+"""The dialects `convert` writes."""
+
+_OPTIONS_TO_MAF = {
+    "maxTokens": "maxOutputTokens",
+    "stop": "stopSequences",
+    "toolChoice": "chatToolMode",
+    "additional": "additionalProperties",
+}
+
+
+def read_as_raf(path: str | Path) -> tuple[dict[str, Any], list[Problem]]:
+    """The document at `path` in raf's spelling (references unresolved), with warnings."""
+    text, fmt = read_document(path)
+    doc = load_text(text, fmt=fmt, file=str(path), base_dir=Path(path).parent)
+    if doc.problems:
+        raise ValidationProblems(doc.problems)
+    normalize(doc)
+    return _as_dict(doc), list(doc.warnings)
+
+
+def _as_dict(doc: Document) -> dict[str, Any]:
+    data = doc.data
+    assert isinstance(data, dict)  # load_text reports anything else as a problem
+    return data
+
+
+def convert(data: dict[str, Any], to: str) -> dict[str, Any]:
+    """`data` (raf's spelling) in dialect `to`."""
+    if to == "raf":
+        return copy.deepcopy(data)
+    if to != "maf":
+        raise ValueError(f"unknown dialect {to!r}; use one of: {', '.join(TARGETS)}")
+    return to_maf(data)
+
+
+def to_maf(data: dict[str, Any], *, top: bool = True) -> dict[str, Any]:
+    """A raf document in Microsoft Agent Framework's spelling (keys MAF has no word for,
+    such as `contexts`, stay as raf writes them)."""
+    out: dict[str, Any] = _env_refs(copy.deepcopy(data))
+    if top or "kind" in out:
+        out["kind"] = "Agent" if out.get("kind") == "agent" else "Prompt"
+    model = out.get("model")
+    if isinstance(model, dict):
+        _model_to_maf(model)
+    schema = out.get("outputSchema")
+    if isinstance(schema, dict):
+        out["outputSchema"] = _properties_to_mapping(schema)
+    for tool in out.get("tools") or []:
+        if isinstance(tool, dict):
+            _tool_to_maf(tool)
+    for sub in out.get("subAgents") or []:
+        if isinstance(sub, dict) and "file" not in sub:
+            sub.update(to_maf(sub, top=False))
+    return out
+
+
+def _model_to_maf(model: dict[str, Any]) -> None:
+    connection = model.get("connection")
+    if isinstance(connection, dict):
+        if "apiKey" in connection:
+            connection["key"] = connection.pop("apiKey")
+        connection.setdefault("kind", "key")
+    options = model.get("options")
+    if isinstance(options, dict):
+        for raf_key, maf_key in _OPTIONS_TO_MAF.items():
+            if raf_key in options:
+                options[maf_key] = options.pop(raf_key)
+
+
+def _tool_to_maf(tool: dict[str, Any]) -> None:
+    if isinstance(tool.get("parameters"), dict):
+        tool["parameters"] = _properties_to_mapping(tool["parameters"])
+    if tool.get("approvalRequired") is not None and tool.get("kind") == "function":
+        tool["requireApproval"] = tool.pop("approvalRequired")
+    config = tool.get("config")
+    if tool.get("kind") != "mcp" or not isinstance(config, dict) or "url" not in config:
+        return
+    tool["url"] = config.pop("url")
+    if "tools" in config:
+        tool["allowedTools"] = config.pop("tools")
+    if "approvalMode" in config:
+        tool["requireApproval"] = _approval_to_maf(config.pop("approvalMode"))
+    if not config:
+        del tool["config"]
+
+
+def _approval_to_maf(mode: Any) -> Any:
+    if isinstance(mode, dict):
+        return {
+            "kind": "specify",
+            "alwaysRequireApprovalTools": [k for k, v in mode.items() if v == "always"],
+            "neverRequireApprovalTools": [k for k, v in mode.items() if v == "never"],
+        }
+    return {"kind": mode}
+
+
+def _properties_to_mapping(schema: dict[str, Any]) -> dict[str, Any]:
+    """A `properties` list of `{name, …}` as MAF's mapping of name to `{…}`."""
+    properties = schema.get("properties")
+    if not isinstance(properties, list):
+        return schema
+    mapping: dict[str, Any] = {}
+    for item in properties:
+        if isinstance(item, dict) and "name" in item:
+            entry = {k: v for k, v in item.items() if k != "name"}
+            if isinstance(entry.get("properties"), list):
+                entry = _properties_to_mapping(entry)
+            mapping[str(item["name"])] = entry
+    return {**schema, "properties": mapping}
+
+
+def _env_refs(value: Any) -> Any:
+    """`$VAR` and `${VAR}` written as MAF's `=Env.VAR`."""
+    if isinstance(value, dict):
+        return {k: _env_refs(v) for k, v in value.items()}
+    if isinstance(value, list):
+        return [_env_refs(v) for v in value]
+    if isinstance(value, str):
+        name = env_reference(value)
+        if name is not None:
+            return f"=Env.{name}"
+    return value
+
+
+def dump(data: dict[str, Any], fmt: str) -> str:
+    """`data` as YAML or JSON text."""
+    if fmt == "json":
+        import json
+
+        return json.dumps(data, indent=2, ensure_ascii=False) + "\n"
+    from raf.decl.source import _yaml
+
+    yaml = _yaml()
+
+    class _Dumper(yaml.SafeDumper):  # type: ignore[misc,name-defined]
+        """Multi-line text as a literal block, as people write instructions."""
+
+    def text(dumper: Any, value: str) -> Any:
+        style = "|" if "\n" in value else None
+        return dumper.represent_scalar("tag:yaml.org,2002:str", value, style=style)
+
+    _Dumper.add_representer(str, text)
+    out: str = yaml.dump(data, Dumper=_Dumper, sort_keys=False, allow_unicode=True, width=100)
+    return out

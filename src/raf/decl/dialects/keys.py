@@ -1,0 +1,48 @@
+"""Reading a place of a document: its other spellings and its snake_case keys."""
+
+from __future__ import annotations
+
+from pydantic import BaseModel
+from pydantic.alias_generators import to_camel
+
+from raf.decl.dialects.rewriter import Rewriter
+from raf.decl.dialects.spellings import spellings_at
+from raf.decl.source import Path_
+
+_SNAKE = (
+    "is the snake_case spelling of {camel!r}: raf reads it, but the original framework "
+    "ignores snake_case keys here, so write {camel!r}"
+)
+
+
+def aliases(model: type[BaseModel]) -> set[str]:
+    """The keys `model` reads, as documents spell them."""
+    return {f.alias or n for n, f in model.model_fields.items()}
+
+
+def snake_keys(rw: Rewriter, path: Path_, model: type[BaseModel]) -> None:
+    """Read snake_case keys as their camelCase field, with a warning (the original ignores
+    them, so the document behaves differently there)."""
+    owner = rw.mapping(path)
+    if owner is None:
+        return
+    known = aliases(model)
+    for key in list(owner):
+        camel = to_camel(key)
+        if "_" in key and camel in known and camel != key:
+            rw.rename(path, key, camel, why=f"{key!r} " + _SNAKE.format(camel=camel))
+
+
+def apply_spellings(rw: Rewriter, path: Path_, model: type[BaseModel]) -> None:
+    """Read the other spellings of the place at `path` (a `model`) as raf's keys."""
+    owner = rw.mapping(path)
+    if owner is None:
+        return
+    for spelling in spellings_at(model):
+        if spelling.key not in owner:
+            continue
+        if spelling.means is None:
+            rw.drop((*path, spelling.key), spelling.note)
+        else:
+            rw.rename(path, spelling.key, spelling.means)
+    snake_keys(rw, path, model)

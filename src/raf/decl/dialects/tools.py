@@ -1,0 +1,182 @@
+"""Tool declarations of other dialects: hosted tools, keys written at the tool's top level,
+MCP approval settings."""
+
+from __future__ import annotations
+
+from typing import Any
+
+from pydantic import BaseModel
+
+from raf.decl.dialects.keys import apply_spellings
+from raf.decl.dialects.rewriter import Rewriter
+from raf.decl.source import Path_
+from raf.decl.tool_decls import (
+    CODE_BACKENDS,
+    TOOL_KINDS,
+    CodeConfigDecl,
+    FileConfigDecl,
+    FunctionToolDecl,
+    McpServerDecl,
+    ShellConfigDecl,
+    WebConfigDecl,
+)
+
+_TOOL_CONFIGS: dict[str, type[BaseModel]] = {
+    "file": FileConfigDecl,
+    "shell": ShellConfigDecl,
+    "web": WebConfigDecl,
+    "code": CodeConfigDecl,
+}
+_MCP_TOP = {
+    "url": "url",
+    "serverUrl": "url",
+    "server_url": "url",
+    "command": "command",
+    "args": "args",
+    "env": "env",
+    "cwd": "cwd",
+    "transport": "transport",
+    "headers": "headers",
+    "allowedTools": "tools",
+    "allowed_tools": "tools",
+    "requireApproval": "approvalMode",
+    "approvalMode": "approvalMode",
+    "approval_mode": "approvalMode",
+    "tool_name": "tools",
+    "toolName": "tools",
+}
+_OPENAPI_TOP = {
+    "specUrl": "specUrl",
+    "spec_url": "specUrl",
+    "specification": "specUrl",
+    "operationId": "operations",
+    "operation_id": "operations",
+    "operations": "operations",
+    "baseUrl": "baseUrl",
+    "base_url": "baseUrl",
+    "auth": "auth",
+}
+HOSTED_TOOLS = {
+    "file_search": "declare a knowledge context over the same files instead",
+    "bing_grounding": "declare a web tool instead",
+    "azure_ai_search": "declare a knowledge context instead",
+    "image_generation": "call an image model from a function tool instead",
+}
+"""Hosted tool kinds of other dialects, and what to declare in raf instead."""
+
+
+def normalize_tool(rw: Rewriter, path: Path_) -> None:
+    owner = rw.mapping(path)
+    if owner is None:
+        return
+    kind = owner.get("kind")
+    if isinstance(kind, str):
+        kind = kind.lower()
+        if kind == "code_interpreter":
+            owner.setdefault("name", "code_interpreter")
+            kind = "code"
+        elif kind == "web_search":
+            owner.setdefault("name", "web_search")
+            kind = "web"
+        if kind in TOOL_KINDS:
+            owner["kind"] = kind
+    if kind == "mcp":
+        if "serverName" in owner and "name" not in owner:
+            rw.rename(path, "serverName", "name")
+        if "serverDescription" in owner and "description" not in owner:
+            rw.rename(path, "serverDescription", "description")
+        for key in ("serverName", "serverDescription", "connection"):
+            if key in owner:
+                rw.drop((*path, key), "has no meaning for raf and is ignored")
+        _hoist(rw, path, _MCP_TOP)
+        normalize_mcp(rw, (*path, "config"))
+    elif kind == "openapi":
+        _hoist(rw, path, _OPENAPI_TOP)
+        operations = rw.at((*path, "config", "operations"))
+        if isinstance(operations, str):
+            rw.mapping((*path, "config"))["operations"] = [operations]  # type: ignore[index]
+    elif kind == "function":
+        apply_spellings(rw, path, FunctionToolDecl)
+    elif isinstance(kind, str) and kind in _TOOL_CONFIGS:
+        config = (*path, "config")
+        apply_spellings(rw, config, _TOOL_CONFIGS[kind])
+        backend = rw.at((*config, "backend"))
+        if kind == "code" and backend is not None and str(backend).lower() not in CODE_BACKENDS:
+            rw.warn(
+                (*config, "backend"),
+                f"code backend {backend!r} is not available in raf: code runs in raf's "
+                "sandboxed subprocess instead",
+            )
+
+
+def drop_hosted_tools(rw: Rewriter, path: Path_) -> None:
+    """Tools a provider runs on its own servers (MAF's `file_search`, `bing_grounding`, …)
+    have no raf equivalent: each is left out with a warning that says what to use."""
+    tools = rw.at(path)
+    if not isinstance(tools, list):
+        return
+    kept: list[tuple[Path_ | None, Any]] = []
+    for index, tool in enumerate(tools):
+        kind = str(tool.get("kind", "")).lower() if isinstance(tool, dict) else ""
+        if kind in HOSTED_TOOLS:
+            rw.warn(
+                (*path, index, "kind"),
+                f"a {kind!r} tool runs on the provider's servers and raf has none: it is "
+                f"left out ({HOSTED_TOOLS[kind]})",
+            )
+            continue
+        kept.append(((*path, index), tool))
+    if len(kept) != len(tools):
+        rw.replace_list(path, kept)
+
+
+def _hoist(rw: Rewriter, path: Path_, keys: dict[str, str]) -> None:
+    """Move keys the other dialects write at the tool's top level into its `config`."""
+    owner = rw.mapping(path)
+    if owner is None:
+        return
+    for key, target in keys.items():
+        if key in owner:
+            if isinstance(owner.get("config"), dict) and target in owner["config"]:
+                rw.warn(
+                    (*path, key),
+                    f"both {key!r} and 'config.{target}' are set: 'config.{target}' wins, "
+                    f"{key!r} is ignored",
+                )
+                del owner[key]
+                continue
+            rw.move((*path, key), (*path, "config", target))
+
+
+def normalize_mcp(rw: Rewriter, path: Path_) -> None:
+    owner = rw.mapping(path)
+    if owner is None:
+        return
+    for key in ("tool_name", "toolName"):
+        if key in owner:
+            rw.rename(path, key, "tools")
+    tools = owner.get("tools")
+    if isinstance(tools, str):
+        owner["tools"] = [tools]
+    apply_spellings(rw, path, McpServerDecl)
+    if "approvalMode" in owner:
+        owner["approvalMode"] = _approval(owner["approvalMode"])
+
+
+def _approval(value: Any) -> Any:
+    """MAF's and the original's approval settings as raf's: always, never, or per tool."""
+    if isinstance(value, bool):
+        return "always" if value else "never"
+    if isinstance(value, str):
+        return value.lower()
+    if isinstance(value, dict) and "kind" in value:
+        kind = str(value.get("kind", "")).lower()
+        if kind in ("always", "never"):
+            return kind
+        per_tool: dict[str, str] = {}
+        for name in value.get("alwaysRequireApprovalTools") or []:
+            per_tool[str(name)] = "always"
+        for name in value.get("neverRequireApprovalTools") or []:
+            per_tool[str(name)] = "never"
+        return per_tool
+    return value

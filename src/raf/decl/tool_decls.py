@@ -1,0 +1,267 @@
+"""Tool declarations: one model per tool kind, and one config schema per built-in kind, so a
+document's tool `config` is checked when it is validated, not first when it is built."""
+
+from __future__ import annotations
+
+from typing import Annotated, Any, Literal
+
+from pydantic import Field, SecretStr, model_validator
+
+from raf.decl.base import NAME_PATTERN, DeclModel
+from raf.decl.tool_resolver import FILE_TOOL_NAMES, TOOL_NAMES
+
+FILE_TOOLS = FILE_TOOL_NAMES
+"""The ten file tools `kind: file` expands to; `run_command` comes with `kind: shell`."""
+
+BUILTIN_TOOLS = TOOL_NAMES
+"""Tools of each built-in kind; a declaration without `name` means all of them."""
+
+CODE_BACKENDS = ("process", "subprocess", "local", "native", "sandbox")
+"""Code backends that mean raf's own sandboxed subprocess; others are warned about."""
+
+_Count = Annotated[int, Field(ge=1)]
+
+
+class _ToolBase(DeclModel):
+    description: str | None = None
+
+
+# -- config of the built-in kinds -----------------------------------------------------
+
+
+class ShellConfigDecl(DeclModel):
+    """Settings of `run_command`."""
+
+    output_cap: _Count | None = Field(default=None, description="characters of output kept")
+    allow_env: list[str] | None = Field(
+        default=None, description="environment variables passed to commands"
+    )
+    network: bool | None = None
+
+
+class FileConfigDecl(ShellConfigDecl):
+    """Limits of the file tools (and of `run_command` when it is named here)."""
+
+    max_read_bytes: _Count | None = None
+    max_read_lines: _Count | None = None
+    max_write_bytes: _Count | None = None
+    max_entries: _Count | None = None
+    max_matches: _Count | None = None
+    max_search_file_bytes: _Count | None = None
+
+
+class WebSearchConfigDecl(DeclModel):
+    """Settings of `web_search`."""
+
+    backend: Literal["duckduckgo", "ddg", "searxng", "brave", "tavily"] | None = None
+    url: str | None = Field(default=None, description="the backend's endpoint (searxng: its URL)")
+    api_key: SecretStr | None = None
+    timeout: float | None = Field(default=None, gt=0)
+
+
+class WebConfigDecl(WebSearchConfigDecl):
+    """Settings of the web tools: `web_search`'s and `web_fetch`'s."""
+
+    allow_private: bool | None = None
+    allow_hosts: list[str] | None = None
+    max_bytes: _Count | None = None
+    max_chars: _Count | None = None
+    max_redirects: int | None = Field(default=None, ge=0)
+
+
+_FETCH_ONLY = ("allow_private", "allow_hosts", "max_bytes", "max_chars", "max_redirects")
+_SEARCH_ONLY = ("backend", "url", "api_key")
+
+
+class CodeConfigDecl(DeclModel):
+    """Settings of `code_interpreter` (a sandboxed Python subprocess)."""
+
+    backend: str | None = Field(
+        default=None,
+        exclude=True,
+        description="process (the only backend raf has); any other value is warned about",
+    )
+    timeout: float | None = Field(default=None, gt=0, description="seconds per run")
+    cpu_seconds: _Count | None = None
+    memory_mb: _Count | None = None
+    file_mb: _Count | None = None
+    max_processes: _Count | None = None
+    output_cap: _Count | None = None
+    network: bool | None = None
+
+
+def config_dict(config: DeclModel) -> dict[str, Any]:
+    """The keys a document set, camelCase, secrets revealed: what the tool resolver takes."""
+    out: dict[str, Any] = {}
+    for key, value in config.model_dump(by_alias=True, exclude_none=True).items():
+        out[key] = value.get_secret_value() if isinstance(value, SecretStr) else value
+    return out
+
+
+# -- the tool kinds -------------------------------------------------------------------
+
+
+class FileToolDecl(_ToolBase):
+    kind: Literal["file"]
+    name: (
+        Literal[
+            "read_file",
+            "write_file",
+            "edit_file",
+            "list_files",
+            "inspect_file",
+            "make_directory",
+            "remove_path",
+            "move_file",
+            "find_files",
+            "search_file",
+            "run_command",
+        ]
+        | None
+    ) = None
+    config: FileConfigDecl = Field(default_factory=FileConfigDecl)
+
+
+class WebToolDecl(_ToolBase):
+    kind: Literal["web"]
+    name: Literal["web_search", "web_fetch"] | None = None
+    config: WebConfigDecl = Field(default_factory=WebConfigDecl)
+
+    @model_validator(mode="after")
+    def _keys_of_the_named_tool(self) -> WebToolDecl:
+        others = {"web_search": _FETCH_ONLY, "web_fetch": _SEARCH_ONLY}.get(self.name or "", ())
+        for key in others:
+            if getattr(self.config, key) is not None:
+                alias = WebConfigDecl.model_fields[key].alias or key
+                raise ValueError(f"config key {alias!r} does not apply to {self.name}")
+        if self.config.backend == "searxng" and not self.config.url:
+            raise ValueError("the searxng backend needs config.url")
+        return self
+
+
+class ShellToolDecl(_ToolBase):
+    kind: Literal["shell"]
+    name: Literal["run_command"] | None = None
+    config: ShellConfigDecl = Field(default_factory=ShellConfigDecl)
+
+
+class CodeToolDecl(_ToolBase):
+    kind: Literal["code"]
+    name: Literal["code_interpreter"] | None = None
+    config: CodeConfigDecl = Field(default_factory=CodeConfigDecl)
+
+
+class McpServerDecl(DeclModel):
+    """An MCP server: a command (stdio) or a URL (streamable HTTP or SSE)."""
+
+    transport: Literal["stdio", "http", "sse"] | None = None
+    command: str | None = None
+    args: list[str] = Field(default_factory=list)
+    env: dict[str, SecretStr] = Field(default_factory=dict)
+    cwd: str | None = None
+    url: str | None = None
+    headers: dict[str, SecretStr] = Field(default_factory=dict)
+    connect_timeout: float = Field(default=30.0, gt=0)
+    call_timeout: float = Field(default=60.0, gt=0)
+    tool_prefix: str | None = None
+    tools: list[str] | None = Field(default=None, description="only these tools (default all)")
+    approval_mode: Literal["always", "never"] | dict[str, Literal["always", "never"]] = "never"
+    reconnect: bool = True
+
+    @model_validator(mode="after")
+    def _command_or_url(self) -> McpServerDecl:
+        if bool(self.command) == bool(self.url):
+            raise ValueError("give exactly one of 'command' (stdio) or 'url' (HTTP)")
+        return self
+
+    def to_config(self, name: str) -> dict[str, Any]:
+        """The keyword arguments of `raf.tools.mcp.McpServerConfig`, secrets revealed."""
+        return {
+            "name": name,
+            "transport": self.transport,
+            "command": self.command,
+            "args": list(self.args),
+            "env": {k: v.get_secret_value() for k, v in self.env.items()} or None,
+            "cwd": self.cwd,
+            "url": self.url,
+            "headers": {k: v.get_secret_value() for k, v in self.headers.items()},
+            "connect_timeout": self.connect_timeout,
+            "call_timeout": self.call_timeout,
+            "tool_prefix": self.tool_prefix,
+            "tools": self.tools,
+            "approval_mode": self.approval_mode,
+            "reconnect": self.reconnect,
+        }
+
+
+class McpToolDecl(_ToolBase):
+    kind: Literal["mcp"]
+    name: str = Field(pattern=NAME_PATTERN)
+    config: McpServerDecl
+
+
+class OpenApiAuthDecl(DeclModel):
+    kind: Literal["bearer", "header", "none"] = "bearer"
+    token: SecretStr | None = None
+    header: str | None = None
+
+
+class OpenApiConfigDecl(DeclModel):
+    spec_url: str = Field(description="a local path or an http(s) URL of the OpenAPI document")
+    base_url: str | None = None
+    auth: OpenApiAuthDecl | None = None
+    operations: list[str] | None = Field(default=None, description="operationIds to expose")
+    approval_mode: Literal["always", "never"] = "never"
+    timeout: float = Field(default=30.0, gt=0)
+
+
+class OpenApiToolDecl(_ToolBase):
+    kind: Literal["openapi"]
+    name: str = Field(pattern=NAME_PATTERN)
+    config: OpenApiConfigDecl
+
+
+class FunctionToolDecl(_ToolBase):
+    """A function bound in code with `register_factory(name, factory)`."""
+
+    kind: Literal["function"]
+    name: str = Field(pattern=NAME_PATTERN)
+    approval_required: bool = False
+    parameters: dict[str, Any] | None = Field(
+        default=None,
+        description="the arguments as a JSON Schema, or as `properties` of {kind, required, "
+        "description}; given to the factory",
+    )
+    config: dict[str, Any] = Field(default_factory=dict)
+
+
+class CustomToolDecl(_ToolBase):
+    """A tool made by a factory registered in code."""
+
+    kind: Literal["custom"]
+    name: str = Field(pattern=NAME_PATTERN)
+    approval_required: bool = False
+    config: dict[str, Any] = Field(default_factory=dict)
+
+
+ToolDecl = Annotated[
+    FileToolDecl
+    | WebToolDecl
+    | ShellToolDecl
+    | CodeToolDecl
+    | McpToolDecl
+    | OpenApiToolDecl
+    | FunctionToolDecl
+    | CustomToolDecl,
+    Field(discriminator="kind"),
+]
+TOOL_KINDS: tuple[str, ...] = (
+    "file",
+    "web",
+    "shell",
+    "code",
+    "mcp",
+    "openapi",
+    "function",
+    "custom",
+)

@@ -1,0 +1,102 @@
+"""`raf convert`: a document written in the other dialect reads back as the same agent."""
+
+from __future__ import annotations
+
+import json
+from pathlib import Path
+from typing import Any
+
+import pytest
+
+from raf.cli.main import main
+from raf.decl import load_file
+from raf.decl.convert import convert, dump, read_as_raf
+from raf.decl.output_schema import as_json_schema
+from raf.decl.schema import AgentDecl
+
+from .test_dialects import DATA, DOCUMENTS, ENV
+
+
+def meaning(decl: Any) -> dict[str, Any]:
+    """What a declaration means: schemas compared as the JSON Schema they stand for."""
+    out: dict[str, Any] = decl.model_dump(exclude={"sub_agents", "output_schema", "tools"})
+    out["output_schema"] = decl.output_json_schema()
+    out["tools"] = []
+    for tool in decl.tools:
+        dumped = tool.model_dump()
+        if dumped.get("parameters") is not None:
+            dumped["parameters"] = as_json_schema(dumped["parameters"])
+        out["tools"].append(dumped)
+    out["sub_agents"] = [meaning(s) if isinstance(s, AgentDecl) else s for s in decl.sub_agents]
+    return out
+
+
+def same_agent(first: Path, second: Path) -> None:
+    a = load_file(first, environ=ENV, check_extras=False).decl
+    b = load_file(second, environ=ENV, check_extras=False).decl
+    assert meaning(a) == meaning(b)
+
+
+@pytest.mark.parametrize("name", DOCUMENTS)
+@pytest.mark.parametrize("first", ["raf", "maf"])
+def test_round_trip(tmp_path, name, first):
+    source = DATA / name
+    data, _ = read_as_raf(source)
+    second = "maf" if first == "raf" else "raf"
+    one = tmp_path / f"one{source.suffix}"
+    one.write_text(dump(convert(data, first), "json" if source.suffix == ".json" else "yaml"))
+    back, warnings = read_as_raf(one)
+    two = tmp_path / f"two{source.suffix}"
+    two.write_text(dump(convert(back, second), "json" if source.suffix == ".json" else "yaml"))
+    assert not warnings, "a converted document reads without warnings"
+    if (source.parent / "skills").is_dir():  # relative folders resolve beside the copies
+        (tmp_path / "skills").symlink_to(source.parent / "skills")
+    same_agent(one, two)
+    if first == "raf":  # raf's spelling is a fixed point
+        assert back == data
+
+
+def test_maf_spelling(tmp_path):
+    data, _ = read_as_raf(DATA / "original" / "prompt_agent.yaml")
+    maf = convert(data, "maf")
+    assert maf["kind"] == "Prompt"
+    assert maf["model"]["options"]["maxOutputTokens"] == 800
+    assert list(maf["outputSchema"]["properties"]) == ["city", "days", "advice"]
+    legacy, _ = read_as_raf(DATA / "original" / "legacy.json")
+    assert convert(legacy, "maf")["model"]["connection"] == {
+        "key": "=Env.LEGACY_KEY",
+        "kind": "key",
+    }
+
+
+def test_mcp_tool_written_the_maf_way():
+    data, _ = read_as_raf(DATA / "original" / "coding_team.yaml")
+    tool = convert(data, "maf")["tools"][0]
+    assert tool["url"] == "http://127.0.0.1:9/mcp"
+    assert tool["allowedTools"] == ["list_issues"]
+    assert tool["requireApproval"] == {"kind": "always"}
+    assert "config" not in tool
+
+
+def test_cli_convert_writes_a_file(tmp_path, capsys):
+    out = tmp_path / "weather.raf.json"
+    assert main(["convert", str(DATA / "maf" / "weather.yaml"), "--to", "raf", "-o", str(out)]) == 0
+    data = json.loads(out.read_text())
+    assert data["kind"] == "prompt" and data["model"]["options"]["maxTokens"] == 500
+    assert data["model"]["connection"]["apiKey"] == "=Env.WEATHER_API_KEY"  # never resolved
+    assert "model.publisher" in capsys.readouterr().err
+
+
+def test_cli_validate_strict(tmp_path, capsys):
+    document = DATA / "maf" / "weather.yaml"
+    args = ["validate", "--no-extras", str(document)]
+    env = pytest.MonkeyPatch()
+    for key, value in ENV.items():
+        env.setenv(key, value)
+    try:
+        assert main(args) == 0
+        assert "warning:" in capsys.readouterr().err
+        assert main([*args[:1], "--strict", *args[1:]]) == 1
+        assert "error:" in capsys.readouterr().err
+    finally:
+        env.undo()
