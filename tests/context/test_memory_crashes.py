@@ -35,7 +35,7 @@ BUSY_CURATOR = textwrap.dedent(
 
     def curator(messages, options):
         count[0] += 1
-        body = "---\\ntitle: p\\ntype: topic\\n---\\n" + ("words " * 40_000)
+        body = "---\\ntitle: p\\ntype: topic\\n---\\n" + ("words " * 200_000)
         path = f"assets/{tag}-{count[0]}.md"
         return reply("", call("write_file", path=path, content=body))
 
@@ -70,18 +70,18 @@ def _spawn(script: str, *args: str) -> subprocess.Popen[bytes]:
 
 
 def _noting_curator(seen: list[str]) -> FunctionChatClient:
-    """A curator that appends each consolidated transcript's first line to user.md."""
+    """A curator that appends each consolidated transcript's first line to USER.md."""
 
     def answer(messages: Sequence[ChatMessage], options: ChatOptions) -> ChatMessage | str:
         last = messages[-1]
         if last.role is Role.USER:
             seen.append(last.text)
-            return reply("", call("read_file", path="references/user.md"))
+            return reply("", call("read_file", path="USER.md"))
         result = last.function_results[0]
         if result.name == "read_file":
             facts = [line for line in seen[-1].splitlines() if "likes" in line]
             text = str(result.result).rstrip("\n") + "\n" + "\n".join(facts) + "\n"
-            return reply("", call("write_file", path="references/user.md", content=text))
+            return reply("", call("write_file", path="USER.md", content=text))
         return "done"
 
     return FunctionChatClient(answer)
@@ -107,7 +107,9 @@ def test_kill_9_during_curator_writes_leaves_a_folder_that_validates(tmp_path: P
     directory = tmp_path / "memory"
     rng = random.Random(7)
     damage = 0  # problems seen right after a kill, before the next start repairs them
-    for round_ in range(8):
+    for round_ in range(24):  # until kills have landed mid-write (at least 8 rounds)
+        if round_ >= 8 and damage:
+            break
         proc = _spawn(BUSY_CURATOR, str(directory), f"r{round_}")
         assert proc.stdout is not None
         assert proc.stdout.readline().strip() == b"queued", proc.stderr
@@ -171,7 +173,7 @@ def test_a_queued_consolidation_survives_kill_9_and_runs_at_the_next_start(
 
     asyncio.run(_open_and_drain(directory, seen))
     assert sum("Ada likes tea" in text for text in seen) == 1
-    user = (directory / "references" / "user.md").read_text(encoding="utf-8")
+    user = (directory / "USER.md").read_text(encoding="utf-8")
     assert "Ada likes tea" in user
     assert not list((directory / ".queue").glob("*.json"))
     assert validate_memory(directory) == []
