@@ -111,11 +111,12 @@ def _wait_for_port(server: Server, port: int) -> None:
 def start_postgres(*, durable: bool = False) -> Server:
     """A fresh cluster with a password-protected superuser `raf` and a database `raf`.
     `durable=False` turns fsync off (fast tests); benchmarks pass True for real figures."""
-    folder = Path(tempfile.mkdtemp(prefix="raf-pg-"))
+    drop = _as_unprivileged()
+    # The 'postgres' user must reach the folder: $TMPDIR may lie inside root's home.
+    folder = Path(tempfile.mkdtemp(prefix="raf-pg-", dir="/tmp" if drop else None))
     data, log = folder / "data", folder / "postgres.log"
     pwfile = folder / "pw"
     pwfile.write_text(PG_PASSWORD + "\n")
-    drop = _as_unprivileged()
     if drop:
         shutil.chown(folder, user="postgres", group="postgres")
         shutil.chown(pwfile, user="postgres", group="postgres")
@@ -174,8 +175,7 @@ def start_postgres(*, durable: bool = False) -> Server:
     _wait_for_port(server, port)
     _wait_for_postgres(server)
     create = subprocess.run(
-        [*drop, postgres_bin("createdb"), "-h", str(folder), "-p", str(port), "-U", PG_USER]
-        + [PG_USER],
+        [*drop, postgres_bin("createdb"), "-h", str(folder), "-p", str(port), "-U", PG_USER, "raf"],
         env={**os.environ, "PGPASSWORD": PG_PASSWORD},
         capture_output=True,
         timeout=START_TIMEOUT,
