@@ -202,8 +202,8 @@ def _wait_for_postgres(server: Server) -> None:
     raise RuntimeError(f"PostgreSQL did not become ready:\n{server.log_tail()}")
 
 
-def start_redis() -> Server:
-    """A Redis server that keeps nothing on disk."""
+def start_redis(*, password: str | None = None) -> Server:
+    """A Redis server that keeps nothing on disk (asking for `password` when given)."""
     binary = shutil.which("redis-server") or "/usr/bin/redis-server"
     if not Path(binary).exists():
         raise RuntimeError(
@@ -228,11 +228,17 @@ def start_redis() -> Server:
         "--logfile",
         str(log),
     ]
+    if password:
+        args += ["--requirepass", password]
     process = subprocess.Popen(
         args, stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL, start_new_session=True
     )
     server = Server(
-        name="Redis", url=f"redis://127.0.0.1:{port}/0", process=process, folder=folder, log=log
+        name="Redis",
+        url=f"redis://{f':{password}@' if password else ''}127.0.0.1:{port}/0",
+        process=process,
+        folder=folder,
+        log=log,
     )
     atexit.register(server.stop)
     _wait_for_port(server, port)

@@ -152,10 +152,10 @@ class PostgresSessionStore:
     @asynccontextmanager
     async def _connection(self) -> AsyncIterator[AsyncConnection[Any]]:
         """A pooled connection; every driver failure becomes a `SessionError` here."""
+        pool = await self._open()  # first: it reports a missing psycopg
         import psycopg
         from psycopg_pool import PoolTimeout
 
-        pool = await self._open()
         try:
             async with pool.connection() as conn:
                 yield conn

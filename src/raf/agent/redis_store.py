@@ -24,6 +24,8 @@ if TYPE_CHECKING:
 # KEYS: the session's hash, the index. ARGV: "1" when the copy was never stored, the
 # expected revision, the new revision, the JSON, updated_at, the id.
 # Returns {1} when stored, else {0, stored revision or ""} and a flag 1 when one exists.
+# A failing command does not undo earlier ones in a script, so the commands that can fail
+# (a key of another type) come before any write.
 _SAVE = """
 local stored = redis.call('HGET', KEYS[1], 'revision')
 if ARGV[1] == '1' then
@@ -32,15 +34,14 @@ elseif (not stored) or stored ~= ARGV[2] then
   if stored then return {0, stored, 1} end
   return {0, '', 0}
 end
-redis.call('HSET', KEYS[1], 'data', ARGV[4], 'revision', ARGV[3])
 redis.call('ZADD', KEYS[2], ARGV[5], ARGV[6])
+redis.call('HSET', KEYS[1], 'data', ARGV[4], 'revision', ARGV[3])
 return {1}
 """
 
 _DELETE = """
-local gone = redis.call('DEL', KEYS[1])
 redis.call('ZREM', KEYS[2], ARGV[1])
-return gone
+return redis.call('DEL', KEYS[1])
 """
 
 
