@@ -15,7 +15,7 @@ import pytest
 
 from raf import AgentSession, ChatMessage, MissingExtraError, SessionError, SessionFormatError
 from raf.agent.postgres_store import PostgresSessionStore
-from tests.servers import PG_PASSWORD, Server, free_port
+from tests.servers import PG_PASSWORD, Server, free_port, start_postgres
 
 ROOT = Path(__file__).resolve().parents[2]
 
@@ -159,3 +159,19 @@ def test_without_psycopg_the_error_names_the_extra() -> None:
     assert done.returncode != 0
     assert MissingExtraError.__name__ in done.stderr
     assert "raf-agents[postgres]" in done.stderr
+
+
+async def test_a_server_gone_mid_use_is_a_clear_error_and_the_copy_stays_unsaved() -> None:
+    server = start_postgres()
+    try:
+        store = PostgresSessionStore(server.url, timeout=3)
+        session = AgentSession(id="s", messages=[ChatMessage.user("one")])
+        await store.save(session)
+        saved = session.revision
+    finally:
+        server.stop()
+    session.messages.append(ChatMessage.user("two"))
+    with pytest.raises(SessionError, match="PostgreSQL session store at postgresql://raf@"):
+        await store.save(session)
+    assert session.revision == saved  # still the stored one: a later save can succeed
+    await store.close()

@@ -100,3 +100,19 @@ def test_without_redis_py_the_error_names_the_extra() -> None:
     assert done.returncode != 0
     assert MissingExtraError.__name__ in done.stderr
     assert "raf-agents[redis]" in done.stderr
+
+
+async def test_a_server_gone_mid_use_is_a_clear_error_and_the_copy_stays_unsaved() -> None:
+    server = start_redis()
+    try:
+        store = RedisSessionStore(server.url, timeout=3)
+        session = AgentSession(id="s", messages=[ChatMessage.user("one")])
+        await store.save(session)
+        saved = session.revision
+    finally:
+        server.stop()
+    session.messages.append(ChatMessage.user("two"))
+    with pytest.raises(SessionError, match="Redis session store at redis://127.0.0.1:"):
+        await store.save(session)
+    assert session.revision == saved
+    await store.close()
