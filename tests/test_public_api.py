@@ -35,6 +35,8 @@ CONTRACT = {
     "ChatClientBuilder",
     "UpdateKind",
     "SessionConflictError",
+    "PostgresSessionStore",
+    "RedisSessionStore",
 }
 
 
@@ -57,7 +59,9 @@ def test_testing_helpers_are_public() -> None:
 def test_import_raf_loads_no_optional_dependency() -> None:
     code = (
         "import sys, raf; from raf import Agent, tool; "
-        "bad = [m for m in ('openai', 'anthropic', 'mcp', 'httpx', 'yaml', 'xllamacpp') "
+        "from raf import PostgresSessionStore, RedisSessionStore; "
+        "bad = [m for m in ('openai', 'anthropic', 'mcp', 'httpx', 'yaml', 'xllamacpp', "
+        "'psycopg', 'psycopg_pool', 'redis') "
         "if m in sys.modules]; print(bad)"
     )
     out = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, timeout=60)

@@ -89,6 +89,8 @@ _EXPORTS: dict[str, str] = {
     "InMemorySessionStore": "raf.agent.stores",
     "JsonDirectorySessionStore": "raf.agent.stores",
     "SqliteSessionStore": "raf.agent.stores",
+    "PostgresSessionStore": "raf.agent.postgres_store",
+    "RedisSessionStore": "raf.agent.redis_store",
     # clients
     "FunctionInvokingChatClient": "raf.clients.function_invoking",
     "OpenAIChatClient": "raf.clients.openai_compat",
@@ -191,10 +193,12 @@ __all__ = [
     "ObservationMaskingStrategy",
     "OpenAIChatClient",
     "OpenApiToolset",
+    "PostgresSessionStore",
     "Problem",
     "ProviderError",
     "RafError",
     "ReasoningContent",
+    "RedisSessionStore",
     "RetryingChatClient",
     "Role",
     "RunContext",
@@ -250,6 +254,8 @@ if TYPE_CHECKING:
     from raf.agent.agent_tool import AgentTool
     from raf.agent.builder import AgentBuilder
     from raf.agent.history import InMemoryHistoryProvider
+    from raf.agent.postgres_store import PostgresSessionStore
+    from raf.agent.redis_store import RedisSessionStore
     from raf.agent.stores import (
         InMemorySessionStore,
         JsonDirectorySessionStore,

@@ -12,42 +12,12 @@ import pytest
 from raf import (
     AgentSession,
     ChatMessage,
-    InMemorySessionStore,
     JsonDirectorySessionStore,
     SessionError,
     SessionFormatError,
-    SessionNotFoundError,
     SessionStore,
     SqliteSessionStore,
 )
-
-
-def _stores(tmp_path: Path) -> list[SessionStore]:
-    return [
-        InMemorySessionStore(),
-        JsonDirectorySessionStore(tmp_path / "json"),
-        SqliteSessionStore(tmp_path / "s.db"),
-    ]
-
-
-@pytest.mark.parametrize("index", [0, 1, 2], ids=["memory", "json", "sqlite"])
-async def test_save_load_list_delete(tmp_path: Path, index: int) -> None:
-    store = _stores(tmp_path)[index]
-    assert isinstance(store, SessionStore)
-    a = AgentSession(id="a", messages=[ChatMessage.user("hi")], updated_at=1.0)
-    b = AgentSession(id="b", updated_at=2.0)
-    await store.save(a)
-    await store.save(b)
-    assert await store.load("a") == a
-    assert (await store.list())[:2] in (["b", "a"], ["a", "b"])
-    assert set(await store.list()) == {"a", "b"}
-    a.messages.append(ChatMessage.assistant("hello"))
-    await store.save(a)
-    assert (await store.load("a")).messages[-1].text == "hello"
-    assert await store.delete("a") is True
-    assert await store.delete("a") is False
-    with pytest.raises(SessionNotFoundError, match="'a'"):
-        await store.load("a")
 
 
 async def test_json_store_refuses_path_tricks_in_ids(tmp_path: Path) -> None:

@@ -16,6 +16,7 @@ def raf_env(tmp_path: Path) -> dict[str, str]:
     env = dict(os.environ)
     env["RAF_DATA_DIR"] = str(tmp_path / "data")
     env.pop("RAF_MODEL", None)
+    env.pop("RAF_SESSION_STORE", None)
     env["PYTHONUNBUFFERED"] = "1"
     return env
 
@@ -28,14 +29,19 @@ def script(tmp_path: Path, replies: list[Any], name: str = "script.json") -> str
 
 
 def raf(
-    tmp_path: Path, *args: str, stdin: str | None = None, timeout: float = TIMEOUT
+    tmp_path: Path,
+    *args: str,
+    stdin: str | None = None,
+    timeout: float = TIMEOUT,
+    env: dict[str, str] | None = None,
 ) -> subprocess.CompletedProcess[str]:
+    """Run `raf ARGS…`; `env` adds variables to the private environment."""
     return subprocess.run(
         [sys.executable, "-m", "raf.cli", *args],
         input=stdin if stdin is not None else "",
         capture_output=True,
         text=True,
-        env=raf_env(tmp_path),
+        env={**raf_env(tmp_path), **(env or {})},
         cwd=tmp_path,
         timeout=timeout,
         check=False,

@@ -224,3 +224,44 @@ def test_ctrl_c_at_the_approval_prompt_exits_130_and_the_session_can_resume(tmp_
     )
     assert done.returncode == 0, done.stderr
     assert "It says: outside text" in done.stdout
+
+
+def test_raf_session_store_names_a_postgresql_store(tmp_path, postgres_server):
+    write_agent(tmp_path, SIMPLE)
+    env = {"RAF_SESSION_STORE": postgres_server.url}
+    model = script(tmp_path, ["first answer"])
+    first = raf(
+        tmp_path, "run", "agent.yaml", "hello", "--session", "pg1", "--model", model, env=env
+    )
+    assert first.returncode == 0, first.stderr
+    assert not (tmp_path / "data" / "sessions.sqlite").exists()  # not the default store
+    model = script(tmp_path, ["second answer"], name="second.json")
+    again = raf(
+        tmp_path, "run", "agent.yaml", "again", "--session", "pg1", "--model", model, env=env
+    )
+    assert again.returncode == 0, again.stderr
+    import asyncio
+
+    from raf import PostgresSessionStore
+
+    async def texts() -> list[str]:
+        store = PostgresSessionStore(postgres_server.url)
+        try:
+            return [m.text for m in (await store.load("pg1")).messages]
+        finally:
+            await store.close()
+
+    assert asyncio.run(texts()) == ["hello", "first answer", "again", "second answer"]
+
+
+def test_an_unreachable_session_store_is_a_clear_error(tmp_path):
+    from tests.servers import free_port
+
+    write_agent(tmp_path, SIMPLE)
+    port = free_port()
+    env = {"RAF_SESSION_STORE": f"postgresql://raf:hunter2@127.0.0.1:{port}/raf"}
+    model = script(tmp_path, ["never seen"])
+    done = raf(tmp_path, "run", "agent.yaml", "hello", "--session", "x", "--model", model, env=env)
+    assert done.returncode != 0
+    assert f"PostgreSQL session store at postgresql://raf@127.0.0.1:{port}/raf" in done.stderr
+    assert "hunter2" not in done.stderr and "Traceback" not in done.stderr

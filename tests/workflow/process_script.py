@@ -1,5 +1,5 @@
 """A program the process tests start: runs, crashes, pauses and resumes workflows whose
-checkpoints live in one SQLite file, recording every node call in a file."""
+checkpoints live in one SQLite file or PostgreSQL table, recording every node call in a file."""
 
 from __future__ import annotations
 
@@ -13,8 +13,10 @@ from pathlib import Path
 from raf import AgentBuilder, ApprovalRequiredTool, tool
 from raf.testing import ScriptedChatClient, call, reply
 from raf.workflow import (
+    CheckpointStore,
     Executor,
     InputResponse,
+    PostgresCheckpointStore,
     SqliteCheckpointStore,
     SuperstepStarted,
     Workflow,
@@ -67,7 +69,7 @@ def delete_file(path: str) -> str:
     return f"deleted {path}"
 
 
-def chain(store: SqliteCheckpointStore) -> Workflow:
+def chain(store: CheckpointStore) -> Workflow:
     a, b, c, d = (Step(n) for n in "abcd")
     return (
         WorkflowBuilder("chain", start=a)
@@ -77,11 +79,11 @@ def chain(store: SqliteCheckpointStore) -> Workflow:
     )
 
 
-def approval(store: SqliteCheckpointStore) -> Workflow:
+def approval(store: CheckpointStore) -> Workflow:
     return WorkflowBuilder("approval", start=Approve()).with_checkpoint_store(store).build()
 
 
-def agent_flow(store: SqliteCheckpointStore, resumed: bool) -> Workflow:
+def agent_flow(store: CheckpointStore, resumed: bool) -> Workflow:
     script = ["removed it"] if resumed else [reply("", call("delete_file", path="a.txt"))]
     agent = (
         AgentBuilder()
@@ -94,7 +96,10 @@ def agent_flow(store: SqliteCheckpointStore, resumed: bool) -> Workflow:
 
 
 async def main(mode: str, db: str, *args: str) -> None:
-    store = SqliteCheckpointStore(db)
+    store: CheckpointStore = SqliteCheckpointStore(db)
+    if db.startswith("postgresql://"):  # a DSN, then '#' and the table
+        dsn, table = db.split("#")
+        store = PostgresCheckpointStore(dsn, table=table)
     if mode == "chain":
         result = await chain(store).run("x")
     elif mode == "chain-resume":
@@ -116,6 +121,8 @@ async def main(mode: str, db: str, *args: str) -> None:
         )
     else:
         raise SystemExit(f"unknown mode {mode}")
+    if isinstance(store, PostgresCheckpointStore):
+        await store.close()
     outputs = [o if isinstance(o, str) else getattr(o, "text", repr(o)) for o in result.outputs]
     print(
         json.dumps(

@@ -1,4 +1,4 @@
-"""Checkpoints after every superstep, in plain JSON, in three stores; resuming; a changed
+"""Checkpoints after every superstep, in plain JSON, in four stores; resuming; a changed
 graph refused; values that have no JSON form refused clearly."""
 
 from __future__ import annotations
@@ -6,6 +6,8 @@ from __future__ import annotations
 import enum
 import json
 import sqlite3
+import uuid
+from collections.abc import AsyncIterator
 from dataclasses import dataclass
 from pathlib import Path
 
@@ -20,6 +22,7 @@ from raf.workflow import (
     GraphChangedError,
     InMemoryCheckpointStore,
     JsonFileCheckpointStore,
+    PostgresCheckpointStore,
     SqliteCheckpointStore,
     SuperstepCompleted,
     WorkflowBuilder,
@@ -102,13 +105,19 @@ def _clear() -> None:
     CALLS.clear()
 
 
-@pytest.fixture(params=["memory", "json", "sqlite"])
-def store(request: pytest.FixtureRequest, tmp_path: Path) -> CheckpointStore:
+@pytest.fixture(params=["memory", "json", "sqlite", "postgres"])
+async def store(request: pytest.FixtureRequest, tmp_path: Path) -> AsyncIterator[CheckpointStore]:
     if request.param == "memory":
-        return InMemoryCheckpointStore()
-    if request.param == "json":
-        return JsonFileCheckpointStore(tmp_path / "checkpoints")
-    return SqliteCheckpointStore(tmp_path / "cp.sqlite")
+        yield InMemoryCheckpointStore()
+    elif request.param == "json":
+        yield JsonFileCheckpointStore(tmp_path / "checkpoints")
+    elif request.param == "sqlite":
+        yield SqliteCheckpointStore(tmp_path / "cp.sqlite")
+    else:
+        url = request.getfixturevalue("postgres_server").url
+        postgres = PostgresCheckpointStore(url, table=f"cp_{uuid.uuid4().hex[:12]}")
+        yield postgres
+        await postgres.close()
 
 
 async def test_a_checkpoint_follows_every_superstep(store: CheckpointStore) -> None:

@@ -1,6 +1,6 @@
-"""Across processes: a run killed with SIGKILL resumes from its SQLite checkpoint in a
-new process without re-running finished nodes; a paused run (a node's question, an agent's
-tool approval) is answered from another process."""
+"""Across processes: a run killed with SIGKILL resumes from its checkpoint (SQLite or
+PostgreSQL) in a new process without re-running finished nodes; a paused run (a node's
+question, an agent's tool approval) is answered from another process."""
 
 from __future__ import annotations
 
@@ -9,16 +9,19 @@ import os
 import subprocess
 import sys
 import time
+import uuid
 from pathlib import Path
 from typing import Any
+
+import pytest
 
 SCRIPT = Path(__file__).with_name("process_script.py")
 
 
-def run(tmp_path: Path, *args: str) -> dict[str, Any]:
+def run(tmp_path: Path, db: str, *args: str) -> dict[str, Any]:
     env = {**os.environ, "RAF_TEST_CALLS": str(tmp_path / "calls.txt"), "RAF_TEST_HANG": "0"}
     done = subprocess.run(
-        [sys.executable, str(SCRIPT), args[0], str(tmp_path / "cp.sqlite"), *args[1:]],
+        [sys.executable, str(SCRIPT), args[0], db, *args[1:]],
         env=env,
         capture_output=True,
         text=True,
@@ -29,19 +32,27 @@ def run(tmp_path: Path, *args: str) -> dict[str, Any]:
     return result
 
 
+@pytest.fixture(params=["sqlite", "postgres"])
+def db(request: pytest.FixtureRequest, tmp_path: Path) -> str:
+    """Where the checkpoints live: a SQLite file, or a table of the test PostgreSQL."""
+    if request.param == "sqlite":
+        return str(tmp_path / "cp.sqlite")
+    url: str = request.getfixturevalue("postgres_server").url
+    return f"{url}#cp_{uuid.uuid4().hex[:12]}"
+
+
 def calls(tmp_path: Path) -> list[str]:
     return (tmp_path / "calls.txt").read_text().splitlines()
 
 
-def test_kill_9_after_superstep_2_then_resume_in_a_new_process(tmp_path: Path) -> None:
+def test_kill_9_after_superstep_2_then_resume_in_a_new_process(tmp_path: Path, db: str) -> None:
     env = {
         **os.environ,
         "RAF_TEST_CALLS": str(tmp_path / "calls.txt"),
         "RAF_TEST_HANG": "1",
     }
-    db = tmp_path / "cp.sqlite"
     proc = subprocess.Popen(
-        [sys.executable, str(SCRIPT), "chain", str(db)],
+        [sys.executable, str(SCRIPT), "chain", db],
         env=env,
         stdout=subprocess.PIPE,
         stderr=subprocess.PIPE,
@@ -61,7 +72,7 @@ def test_kill_9_after_superstep_2_then_resume_in_a_new_process(tmp_path: Path) -
     assert proc.returncode == -9
     assert calls(tmp_path) == ["a", "b", "c"]
 
-    resumed = run(tmp_path, "chain-resume")
+    resumed = run(tmp_path, db, "chain-resume")
     assert resumed["status"] == "completed"
     assert resumed["outputs"] == ["x>a>b>c>d"]
     assert resumed["supersteps"] == [3, 4]
@@ -69,12 +80,12 @@ def test_kill_9_after_superstep_2_then_resume_in_a_new_process(tmp_path: Path) -
     assert calls(tmp_path) == ["a", "b", "c", "c", "d"]
 
 
-def test_a_question_is_answered_from_another_process(tmp_path: Path) -> None:
-    paused = run(tmp_path, "ask")
+def test_a_question_is_answered_from_another_process(tmp_path: Path, db: str) -> None:
+    paused = run(tmp_path, db, "ask")
     assert paused["status"] == "paused"
     (request,) = paused["requests"]
     assert request["node"] == "approve" and request["type"] == "bool"
-    done = run(tmp_path, "answer", paused["checkpoint_id"], request["id"], "true")
+    done = run(tmp_path, db, "answer", paused["checkpoint_id"], request["id"], "true")
     assert done == {
         **done,
         "status": "completed",
@@ -83,8 +94,10 @@ def test_a_question_is_answered_from_another_process(tmp_path: Path) -> None:
     assert calls(tmp_path) == ["ask", "answered"]
 
 
-def test_a_wrong_answer_type_is_refused_and_the_checkpoint_still_resumes(tmp_path: Path) -> None:
-    paused = run(tmp_path, "ask")
+def test_a_wrong_answer_type_is_refused_and_the_checkpoint_still_resumes(
+    tmp_path: Path, db: str
+) -> None:
+    paused = run(tmp_path, db, "ask")
     (request,) = paused["requests"]
     env = {**os.environ, "RAF_TEST_CALLS": str(tmp_path / "calls.txt")}
     refused = subprocess.run(
@@ -92,7 +105,7 @@ def test_a_wrong_answer_type_is_refused_and_the_checkpoint_still_resumes(tmp_pat
             sys.executable,
             str(SCRIPT),
             "answer",
-            str(tmp_path / "cp.sqlite"),
+            db,
             paused["checkpoint_id"],
             request["id"],
             '"sure"',
@@ -104,16 +117,18 @@ def test_a_wrong_answer_type_is_refused_and_the_checkpoint_still_resumes(tmp_pat
     )
     assert refused.returncode != 0
     assert "must be bool, not str" in refused.stderr
-    done = run(tmp_path, "answer", paused["checkpoint_id"], request["id"], "false")
+    done = run(tmp_path, db, "answer", paused["checkpoint_id"], request["id"], "false")
     assert done["outputs"] == ["rejected: publish report?"]
 
 
-def test_an_agent_tool_approval_pauses_and_resumes_across_processes(tmp_path: Path) -> None:
-    paused = run(tmp_path, "agent-ask")
+def test_an_agent_tool_approval_pauses_and_resumes_across_processes(
+    tmp_path: Path, db: str
+) -> None:
+    paused = run(tmp_path, db, "agent-ask")
     assert paused["status"] == "paused"
     (request,) = paused["requests"]
     assert request["node"] == "cleaner" and request["type"] == "bool"
     assert not (tmp_path / "calls.txt").exists()  # nothing deleted before approval
-    done = run(tmp_path, "agent-answer", paused["checkpoint_id"], request["id"], "true")
+    done = run(tmp_path, db, "agent-answer", paused["checkpoint_id"], request["id"], "true")
     assert done["status"] == "completed" and done["outputs"] == ["removed it"]
     assert calls(tmp_path) == ["delete a.txt"]

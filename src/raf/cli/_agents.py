@@ -38,6 +38,13 @@ def data_dir() -> Path:
 
 
 def session_store() -> SessionStore:
+    """The store $RAF_SESSION_STORE names (a URL, a file or a folder), else SQLite in the
+    data folder."""
+    named = os.environ.get("RAF_SESSION_STORE")
+    if named:
+        from raf.agent.store_urls import open_session_store
+
+        return open_session_store(named)
     from raf.agent.stores import SqliteSessionStore
 
     folder = data_dir()

@@ -74,6 +74,7 @@ from raf.workflow.events import (
     WorkflowStarted,
 )
 from raf.workflow.executor import Executor, FunctionExecutor, executor, handler
+from raf.workflow.postgres_checkpoints import PostgresCheckpointStore
 from raf.workflow.workflow import Workflow, WorkflowRunResult
 
 __all__ = [
@@ -105,6 +106,7 @@ __all__ = [
     "NodeSkipped",
     "NodeStreaming",
     "OutputEvent",
+    "PostgresCheckpointStore",
     "RetryPolicy",
     "SqliteCheckpointStore",
     "SuperstepCompleted",
