@@ -18,6 +18,7 @@ import regex as regex_engine
 from pydantic import BaseModel, ConfigDict, Field
 
 from raf.tools._locate import Location, located
+from raf.tools._pattern import check_pattern
 from raf.tools._scoped import PathUse, ScopedTool
 from raf.tools.workspace import Access, ResolvedPath, RuleAction, WorkspaceScope
 
@@ -26,6 +27,8 @@ SearchPattern = regex_engine.Pattern[str]
 
 
 def _compile_pattern(pattern: str, ignore_case: bool) -> SearchPattern:
+    """The compiled pattern; its cost is bounded first (ripgrep gets only checked ones)."""
+    check_pattern(pattern)
     flags = regex_engine.MULTILINE | (regex_engine.IGNORECASE if ignore_case else 0)
     try:
         return regex_engine.compile(pattern, flags)
