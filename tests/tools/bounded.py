@@ -41,3 +41,13 @@ def run_bounded(code: str, *, timeout_s: float = 60.0, memory: int = MEMORY_CAP)
     if done.returncode != 0:
         raise AssertionError(f"the child died ({done.returncode}): {done.stderr[-2000:]}")
     return json.loads(done.stdout.strip().splitlines()[-1])
+
+
+def require_bubblewrap() -> None:
+    """Fail (never skip) when bubblewrap does not work here: the test command installs it,
+    so a sandbox test that silently passed without it would prove nothing."""
+    from raf.tools.sandbox import SandboxKind, detect_sandbox
+
+    assert detect_sandbox() is SandboxKind.BWRAP, (
+        "bubblewrap does not work on this machine; scripts/test.sh installs it"
+    )

@@ -14,6 +14,7 @@ from raf.core.tools import ToolContext, ToolResult
 from raf.tools.sandbox import SandboxKind, detect_sandbox, scrub_environment
 from raf.tools.shell import RunCommand
 from raf.tools.workspace import WorkspaceScope
+from tests.tools.bounded import require_bubblewrap
 
 
 def _ws(tmp_path: Path, policy: str) -> WorkspaceScope:
@@ -124,8 +125,7 @@ async def test_deny_outside_sandbox_only_the_workspace_is_writable(tmp_path: Pat
 async def test_the_sandbox_holds_when_raf_runs_as_root(tmp_path: Path):
     """bubblewrap keeps every capability of a root caller unless told otherwise: a command
     could then remount / read-write and write anywhere. The sandbox drops them all."""
-    if detect_sandbox() is not SandboxKind.BWRAP:
-        return  # no sandbox: every command needs approval (tested below)
+    require_bubblewrap()
     scope = _ws(tmp_path, "deny")
     outside = Path("/var/tmp") / ("raf-escape-" + secrets.token_hex(4))
     command = (
@@ -146,8 +146,8 @@ async def test_sockets_under_run_are_out_of_reach(tmp_path: Path):
     that command the host (systemd, docker, dbus): the sandbox hides /run."""
     import socket
 
-    if detect_sandbox() is not SandboxKind.BWRAP or not os.access("/run", os.W_OK):
-        return  # nothing to hide from, or no place to put the test socket
+    require_bubblewrap()
+    assert os.access("/run", os.W_OK), "the test needs a writable /run for its socket"
     path = Path("/run") / f"raf-test-{secrets.token_hex(4)}.sock"
     server = socket.socket(socket.AF_UNIX, socket.SOCK_STREAM)
     server.bind(str(path))
@@ -185,8 +185,7 @@ def test_a_resolv_conf_under_run_stays_visible(tmp_path: Path, monkeypatch: Any)
 async def test_path_rules_hold_inside_the_sandbox(tmp_path: Path):
     """A deny rule on reading secrets/** must not be sidestepped with `cat` in run_command;
     a write-deny rule keeps the file read-only there."""
-    if detect_sandbox() is not SandboxKind.BWRAP:
-        return  # every command needs approval without a sandbox (tested below)
+    require_bubblewrap()
     root = tmp_path / "ws"
     (root / "secrets").mkdir(parents=True)
     (root / "secrets" / "k.txt").write_text("TOP-SECRET\n")
