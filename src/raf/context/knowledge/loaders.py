@@ -3,12 +3,14 @@
 from __future__ import annotations
 
 import io
+import os
 from collections.abc import Iterable, Iterator, Sequence
 from dataclasses import dataclass
 from html.parser import HTMLParser
 from pathlib import Path
 
 from raf.core.errors import ConfigurationError, MissingExtraError
+from raf.tools._confined import ConfinedFolder
 
 MARKDOWN_SUFFIXES = frozenset({".md", ".markdown", ".mdx"})
 TEXT_SUFFIXES = frozenset({".txt", ".text", ".rst", ".log", ".csv"})
@@ -175,6 +177,15 @@ def as_sources(sources: str | Path | Iterable[str | Path]) -> list[str | Path]:
     return items
 
 
+def _single(path: Path) -> bool:
+    """True when a file found in a folder has no other name (a hard link could be any
+    file of the same filesystem, so it is not indexed)."""
+    try:
+        return os.stat(path, follow_symlinks=False).st_nlink == 1
+    except OSError:
+        return False
+
+
 def iter_files(sources: Iterable[str | Path]) -> Iterator[Path]:
     """Supported files named directly or found (recursively) under directories; URLs
     are skipped (see `load_url`)."""
@@ -184,9 +195,15 @@ def iter_files(sources: Iterable[str | Path]) -> Iterator[Path]:
             continue
         p = Path(source)
         if p.is_dir():
-            candidates: Sequence[Path] = sorted(
-                f for f in p.rglob("*") if f.is_file() and f.suffix.lower() in SUPPORTED_SUFFIXES
-            )
+            # walked below the folder's fd: a symlink planted in it (to ~/.aws/credentials,
+            # say) is never followed, and a hard-linked file is left out
+            real = p.resolve()
+            folder = ConfinedFolder(real, label="knowledge folder")
+            candidates: Sequence[Path] = [
+                real / name
+                for name in folder.files(suffixes=SUPPORTED_SUFFIXES, hidden=True)
+                if _single(real / name)
+            ]
         elif p.is_file():
             candidates = [p]
         else:

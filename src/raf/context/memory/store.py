@@ -15,6 +15,8 @@ from typing import BinaryIO
 from raf.agent.stores import atomic_write_text
 from raf.context.memory.layout import REFERENCES, TEMPLATES, page_front_matter
 from raf.core.errors import RafError
+from raf.tools._confined import ConfinedFolder
+from raf.tools.workspace import OutsideScopeError
 
 LOCK_FILE = ".lock"
 CURATOR_LOCK_FILE = ".curator.lock"
@@ -130,8 +132,17 @@ class MemoryStore:
         if not target.is_file():
             what = "is a folder, not a page" if target.is_dir() else "does not exist"
             raise MemoryPageError(f"memory page {relative!r} {what} in {self.root}")
+        folder = ConfinedFolder(self.root, label="memory folder")
         try:
-            text = target.read_text(encoding="utf-8")
+            # read through the fd walk: a link swapped in after the check, a FIFO or a
+            # hard link is refused rather than followed
+            cap = 4 * MAX_READ_CHARS
+            data = folder.read_bytes(self.relative(target), max_bytes=cap)
+            text = (
+                data.decode("utf-8") if len(data) <= cap else data[:cap].decode("utf-8", "ignore")
+            )
+        except OutsideScopeError as exc:
+            raise OutsideMemoryError(f"memory page {relative!r}: {exc}") from None
         except (OSError, UnicodeDecodeError) as exc:
             raise MemoryPageError(f"memory page {relative!r} in {self.root}: {exc}") from None
         if len(text) > MAX_READ_CHARS:

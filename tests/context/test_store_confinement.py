@@ -1,0 +1,235 @@
+"""Every store that turns a name into a file (wiki, knowledge, memory, skills) resolves it
+through the same fd walk as the file tools: the hostile links of the workspace corpus,
+planted in each store's folder, never let a read or a write leave it."""
+
+from __future__ import annotations
+
+import asyncio
+import contextlib
+import os
+from collections.abc import Callable, Iterator
+from pathlib import Path
+
+import pytest
+
+from raf.context.knowledge import KnowledgeIndex
+from raf.context.memory.store import MemoryPageError, MemoryStore, OutsideMemoryError
+from raf.context.skills import AgentSkillsProvider
+from raf.context.wiki.store import Wiki, WikiError
+from raf.core.errors import ToolExecutionError
+from raf.tools._confined import ConfinedFolder, ConfinedPathError
+from tests.tools.workspace_world import World, build_world
+
+Planter = Callable[[World, Path, str], None]
+
+
+def _outside_md(world: World) -> Path:
+    page = world.outside / "notes.md"
+    if not page.exists():
+        page.write_text(f"---\ntitle: Notes\n---\n{world.sentinel} outside page\n")
+    return page
+
+
+def _relative_file(world: World, where: Path) -> None:
+    os.symlink(os.path.relpath(_outside_md(world), where.parent), where)
+
+
+def _absolute_file(world: World, where: Path) -> None:
+    os.symlink(_outside_md(world), where)
+
+
+def _proc_root_file(world: World, where: Path) -> None:
+    os.symlink(f"/proc/self/root{_outside_md(world)}", where)
+
+
+def _climbing_file(world: World, where: Path) -> None:
+    up = os.path.relpath(world.outside, where.parent)
+    os.symlink(f"./{up}/../{world.outside.name}/notes.md", where)
+
+
+def _hard_link(world: World, where: Path) -> None:
+    os.link(_outside_md(world), where)
+
+
+def _fifo(world: World, where: Path) -> None:
+    os.mkfifo(where)
+
+
+FILE_TRAPS: dict[str, Callable[[World, Path], None]] = {
+    "relative-link": _relative_file,
+    "absolute-link": _absolute_file,
+    "proc-root-link": _proc_root_file,
+    "climbing-link": _climbing_file,
+    "hard-link": _hard_link,
+    "fifo": _fifo,
+}
+"""Ways to make a store's page name lead to an outside file (or hang a reader)."""
+
+DIR_TARGETS: dict[str, Callable[[World, Path], str]] = {
+    "relative-folder-link": lambda w, p: os.path.relpath(w.outside, p.parent),
+    "absolute-folder-link": lambda w, p: str(w.outside),
+    "proc-root-folder-link": lambda w, p: f"/proc/self/root{w.outside}",
+    "root-link": lambda w, p: "/",
+    "dot-dot-folder-link": lambda w, p: f"{os.path.relpath(w.root, p.parent)}/../outside",
+}
+"""Ways to make a store's folder name lead outside."""
+
+
+@pytest.fixture
+def world(tmp_path: Path) -> World:
+    built = build_world(tmp_path)
+    _outside_md(built)
+    return built
+
+
+@contextlib.contextmanager
+def unchanged(world: World) -> Iterator[None]:
+    before = world.snapshot()
+    yield
+    assert world.snapshot() == before, "a store wrote outside its folder"
+
+
+def _unblock(path: Path) -> None:
+    """Release a reader stuck opening a FIFO (only reached when the check is broken)."""
+    with contextlib.suppress(OSError):
+        os.close(os.open(path, os.O_WRONLY | os.O_NONBLOCK))
+
+
+# -- wiki ---------------------------------------------------------------------------------
+
+
+@pytest.mark.parametrize("trap", sorted(FILE_TRAPS))
+async def test_wiki_never_reads_a_trapped_page(world: World, trap: str) -> None:
+    wiki = Wiki(world.root / "wiki")
+    wiki.create("Fine", "inside page")
+    where = world.root / "wiki" / "main" / "trap.md"
+    FILE_TRAPS[trap](world, where)
+    with unchanged(world):
+        try:
+            got = await asyncio.wait_for(asyncio.to_thread(_read_all, wiki, "main/trap"), 10)
+        finally:
+            _unblock(where)
+        assert world.sentinel not in got
+        assert "refused" in got or "not a wiki page" in got
+        with pytest.raises(WikiError):
+            await asyncio.wait_for(asyncio.to_thread(wiki.update, "main/trap", body="x"), 10)
+
+
+def _read_all(wiki: Wiki, ref: str) -> str:
+    """What a model can learn of `ref` through reading, listing and history."""
+    try:
+        page = wiki.read(ref)
+    except WikiError as exc:
+        text = str(exc)
+    else:
+        text = page.body
+    return text + "".join(p.body for p in wiki.pages())
+
+
+@pytest.mark.parametrize("trap", sorted(DIR_TARGETS))
+def test_wiki_never_follows_a_linked_space(world: World, trap: str) -> None:
+    base = world.root / "wiki"
+    wiki = Wiki(base)
+    where = base / "x"
+    os.symlink(DIR_TARGETS[trap](world, where), where)
+    with unchanged(world):
+        with pytest.raises(WikiError, match="refused|no wiki page"):
+            wiki.read("x/notes")
+        with pytest.raises(WikiError, match="refused"):
+            wiki.create("Planted", "written outside?", space="x")
+        assert "x" not in wiki.spaces()
+        assert all(world.sentinel not in p.body for p in wiki.pages())
+
+
+def test_wiki_history_folder_link_is_refused(world: World) -> None:
+    base = world.root / "wiki"
+    wiki = Wiki(base)
+    wiki.create("Page", "one")
+    (base / ".history").mkdir()
+    os.symlink(world.outside, base / ".history" / "main")
+    with unchanged(world), pytest.raises(WikiError, match="refused"):
+        wiki.update("main/page", body="two")
+
+
+# -- knowledge ----------------------------------------------------------------------------
+
+
+@pytest.mark.parametrize("trap", sorted(set(FILE_TRAPS) - {"fifo"} | set(DIR_TARGETS)))
+def test_knowledge_never_indexes_what_a_link_points_at(world: World, trap: str) -> None:
+    docs = world.root / "docs"
+    docs.mkdir()
+    (docs / "inside.md").write_text("# Inside\nplain inside words\n")
+    if trap in FILE_TRAPS:
+        FILE_TRAPS[trap](world, docs / "creds.md")
+    else:
+        os.symlink(DIR_TARGETS[trap](world, docs / "linked"), docs / "linked")
+    index = KnowledgeIndex(world.root / "index.sqlite")
+    with unchanged(world):
+        index.sync([docs])
+    hits = index.search(f"{world.sentinel} outside page", top_k=5)
+    assert all(world.sentinel not in hit.text for hit in hits)
+    assert index.search("plain inside words", top_k=1)
+
+
+# -- memory -------------------------------------------------------------------------------
+
+
+@pytest.mark.parametrize("trap", sorted(FILE_TRAPS))
+async def test_memory_never_reads_a_trapped_page(world: World, trap: str) -> None:
+    store = MemoryStore(world.root / "memory")
+    store.seed()
+    where = world.root / "memory" / "trap.md"
+    FILE_TRAPS[trap](world, where)
+    try:
+        with pytest.raises((OutsideMemoryError, MemoryPageError)) as caught:
+            await asyncio.wait_for(asyncio.to_thread(store.read, "trap.md"), 10)
+    finally:
+        _unblock(where)
+    assert world.sentinel not in str(caught.value)
+
+
+# -- skills -------------------------------------------------------------------------------
+
+
+@pytest.mark.parametrize("trap", sorted(FILE_TRAPS))
+async def test_skill_resource_swapped_for_a_trap_is_refused(world: World, trap: str) -> None:
+    folder = world.root / "skills" / "notes"
+    folder.mkdir(parents=True)
+    (folder / "SKILL.md").write_text("---\nname: notes\ndescription: Notes.\n---\nBody.\n")
+    (folder / "ref.md").write_text("fine")
+    provider = AgentSkillsProvider(world.root / "skills")
+    (folder / "ref.md").unlink()
+    FILE_TRAPS[trap](world, folder / "ref.md")
+    tool = {t.name: t for t in provider.tools()}["read_skill_resource"]
+    from raf.core.tools import ToolContext
+
+    try:
+        call = tool.invoke({"skill_name": "notes", "path": "ref.md"}, ToolContext())
+        try:
+            result = await asyncio.wait_for(call, 10)
+            text = f"{result.value} {result.error}"
+            assert result.is_error
+        except ToolExecutionError as exc:
+            text = str(exc)
+    finally:
+        _unblock(folder / "ref.md")
+    assert world.sentinel not in text
+
+
+# -- the helper itself ---------------------------------------------------------------------
+
+
+@pytest.mark.parametrize("trap", sorted(DIR_TARGETS))
+def test_confined_folder_refuses_writes_through_linked_folders(world: World, trap: str) -> None:
+    store = world.root / "store"
+    store.mkdir()
+    os.symlink(DIR_TARGETS[trap](world, store / "out"), store / "out")
+    folder = ConfinedFolder(store, label="test store")
+    with unchanged(world):
+        with pytest.raises(ConfinedPathError, match="leads outside the test store"):
+            folder.write_text("out/planted.md", "x")
+        with pytest.raises(ConfinedPathError):
+            folder.read_bytes("out/notes.md", max_bytes=100)
+        assert folder.files() == []
+        with pytest.raises(ConfinedPathError):
+            folder.write_text("../outside/planted.md", "x")
