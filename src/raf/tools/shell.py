@@ -19,12 +19,13 @@ from raf.core.tools import ToolContext, ToolResult
 from raf.tools._locate import located
 from raf.tools._scoped import FileLimits, PathUse, ScopedTool, os_message, was_approved
 from raf.tools.sandbox import (
+    ProcessLimits,
     SandboxKind,
+    allowed_environment,
     bwrap_argv,
     detect_sandbox,
     open_bwrap_argv,
     run_process,
-    scrub_environment,
 )
 from raf.tools.workspace import (
     Access,
@@ -76,15 +77,17 @@ class RunCommand(ScopedTool):
         output_cap: int = DEFAULT_OUTPUT_CAP,
         allow_env: Iterable[str] = (),
         env: Mapping[str, str] | None = None,
-        network: bool = True,
+        network: bool | None = None,
         sandbox: SandboxKind | None = None,
+        process_limits: ProcessLimits | None = None,
     ) -> None:
         super().__init__(scope, limits=limits)
         self.output_cap = output_cap
         self.allow_env = tuple(allow_env)
         self.env = dict(env) if env is not None else None
-        self.network = network
+        self._network = network
         self._sandbox = sandbox
+        self.process_limits = process_limits or default_process_limits()
 
     def create_scoped(self, scope: WorkspaceScope) -> Self:
         return type(self)(
@@ -93,9 +96,18 @@ class RunCommand(ScopedTool):
             output_cap=self.output_cap,
             allow_env=self.allow_env,
             env=self.env,
-            network=self.network,
+            network=self._network,
             sandbox=self._sandbox,
+            process_limits=self.process_limits,
         )
+
+    @property
+    def network(self) -> bool:
+        """Whether commands reach the network: as configured, else only under allow_all
+        (under deny/approve a command could otherwise send what it reads anywhere)."""
+        if self._network is not None:
+            return self._network
+        return self.effective_scope().policy is ScopePolicy.ALLOW_ALL
 
     @property
     def sandbox(self) -> SandboxKind:
@@ -160,6 +172,11 @@ class RunCommand(ScopedTool):
             return ToolResult.fail(f"{self.name}: {os_message(exc)}")
         argv = ["/bin/sh", "-c", args.command]
         sandbox_used = "none"
+        if not use_bwrap and self.sandbox is SandboxKind.BWRAP and not args.outside_workspace:
+            # allow_all: nothing is hidden, but a PID namespace of its own means a daemon
+            # started with setsid dies with the call and /proc shows nothing of raf
+            argv = [*open_bwrap_argv(cwd=cwd, masks=[], network=True), *argv]
+            sandbox_used = "pid-namespace"
         if use_bwrap and self.sandbox is SandboxKind.BWRAP:
             masks = await asyncio.to_thread(rule_masks, scope, approved)
             if masks is None:
@@ -176,13 +193,14 @@ class RunCommand(ScopedTool):
                 )
             argv = [*prefix, *argv]
             sandbox_used = "bubblewrap"
-        env = scrub_environment(self.env, allow=self.allow_env)
+        env = allowed_environment(self.env, allow=self.allow_env)
         outcome = await run_process(
             argv,
             cwd=cwd,
             env=env,
             timeout_s=args.timeout_s,
             output_cap=self.output_cap,
+            limits=self.process_limits,
         )
         value: dict[str, Any] = {
             "exit_code": outcome.exit_code,
@@ -202,6 +220,18 @@ class RunCommand(ScopedTool):
                 f"Partial stdout: {value['stdout'][-2000:]!r}"
             )
         return ToolResult.ok(value)
+
+
+def default_process_limits() -> ProcessLimits:
+    """rlimits for a command: 4 GiB of address space, 1 GiB per file written, 512
+    processes (not set for root: a capability-less root shares the count with every root
+    process of the machine, so the PID namespace and the timeout bound it instead)."""
+    return ProcessLimits(
+        memory_bytes=4 << 30,
+        file_bytes=1 << 30,
+        processes=512 if os.geteuid() != 0 else None,
+        open_files=1024,
+    )
 
 
 def has_restricting_rules(scope: WorkspaceScope) -> bool:

@@ -381,6 +381,12 @@ class WorkspaceScope:
         if matched is not None:
             action, pattern = matched
             reason = f"rule {pattern!r} says {action.value} for {access.value}"
+        if access in (Access.WRITE, Access.DELETE) and _runs_git_code(resolved):
+            action = RuleAction.DENY
+            reason = (
+                "the repository's .git config and hooks run commands at the user's next git "
+                "command, so raf's tools never change them"
+            )
         return Decision(action=action, resolved=resolved, access=access, reason=reason)
 
     def _match_rules(self, resolved: ResolvedPath, access: Access) -> tuple[RuleAction, str] | None:
@@ -485,6 +491,18 @@ def outside_path(text: str, follow_final: bool) -> Path:
 def _outside(real: Path, reason: str) -> ResolvedPath:
     exists = os.path.lexists(real)
     return ResolvedPath(inside=False, path=real, reason=reason, exists=exists)
+
+
+GIT_CODE_PATHS = (".git/config", ".git/config.worktree", ".git/hooks")
+"""Paths inside a repository whose content git runs as code (hooks, core.fsmonitor…)."""
+
+
+def _runs_git_code(resolved: ResolvedPath) -> bool:
+    """True for a repository's .git config or hooks (at any depth, any case)."""
+    if not resolved.inside or resolved.relative is None:
+        return False
+    rel = "/" + unicodedata.normalize("NFKC", resolved.relative).casefold()
+    return any(f"/{p}/" in rel + "/" for p in GIT_CODE_PATHS)
 
 
 def _check_text(text: Any) -> str:
