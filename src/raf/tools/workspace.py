@@ -98,9 +98,9 @@ class PathRule:
     A pattern also covers everything below a directory it matches. `**` crosses folders,
     `*` and `?` do not. As in .gitignore, a pattern without '/' (`*.pem`, `.env`) matches
     a name at any depth, one with '/' (`secrets/**`, `config/*.yaml`) is anchored at the
-    root, and one starting with '/' is an absolute path. Rules are judged on the real path after symlinks and on the name as written;
-    the strictest matching rule wins, and deny/approve also match case and Unicode (NFKC)
-    look-alikes.
+    root, and one starting with '/' is an absolute path. Rules are judged on the real path
+    after symlinks and on the name as written; the strictest matching rule wins, and
+    deny/approve also match case and Unicode (NFKC) look-alikes.
     """
 
     pattern: str
