@@ -414,3 +414,19 @@ async def test_ordinary_counted_repeats_still_search(scope: WorkspaceScope):
     (scope.real_root / "ids.txt").write_text("id-0123456789\nid-12\n")
     result = await run(SearchFile(scope, use_ripgrep=False), pattern=r"id-\d{10}\b")
     assert [m["line"] for m in result.value["matches"]] == [1]
+
+
+async def test_a_sparse_giant_file_is_scanned_only_within_budget(scope: WorkspaceScope):
+    """A sparse 40 GB file costs nothing on disk; reading up to a far line or counting its
+    lines must stop at the scan budget and say so, not read for minutes."""
+    giant = scope.real_root / "giant.txt"
+    with open(giant, "wb") as handle:
+        handle.write(b"a text line\n" * 1000)
+        handle.truncate(40 << 30)
+    limits = FileLimits(max_scan_bytes=8 << 20)
+    start = time.monotonic()
+    far = await run(ReadFile(scope, limits=limits), path="giant.txt", start_line=10_000)
+    assert "beyond the first 8388608 bytes" in (far.error or "")
+    info = await run(InspectFile(scope, limits=limits), path="giant.txt")
+    assert info.value["size"] == 40 << 30 and "counted in the first" in info.value["note"]
+    assert time.monotonic() - start < 20

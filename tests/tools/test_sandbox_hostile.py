@@ -204,3 +204,18 @@ async def test_rlimits_bound_memory_files_and_processes(tmp_path: Path) -> None:
     big = await run(tool, command="head -c 2M /dev/zero > big; echo $?")
     assert (tmp_path / "ws" / "big").stat().st_size <= 1 << 20
     assert big.value["stdout"].strip() != "0"
+
+
+async def test_many_background_processes_die_with_the_call(tmp_path: Path) -> None:
+    """RLIMIT_NPROC never binds root (the kernel exempts it), so for root the PID namespace
+    is the bound: every process a command leaves behind is gone when the call returns."""
+    marker = "rafmany" + secrets.token_hex(4)
+    scope = _scope(tmp_path, "deny")
+    (scope.real_root / f"{marker}.sh").write_text("sleep 60\n")
+    command = f"for i in $(seq 100); do sh {marker}.sh & done; echo started"
+    result = await run(RunCommand(scope), command=command, timeout_s=30)
+    assert result.value["stdout"].strip() == "started"
+    deadline = time.monotonic() + 5
+    while time.monotonic() < deadline and _running(marker):
+        time.sleep(0.1)
+    assert not _running(marker)

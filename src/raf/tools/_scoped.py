@@ -33,10 +33,13 @@ class FileLimits:
     max_search_file_bytes: int = 2_000_000
     max_line_chars: int = 500
     max_seconds: float = 30.0
+    """Time budget of one find_files / search_file walk; results so far are returned."""
     max_regex_seconds: float = 2.0
     """Time one regex may take over one file (pure-Python search), so that a pattern
     that backtracks without end cannot hang the run."""
-    """Time budget of one find_files / search_file walk; results so far are returned."""
+    max_scan_bytes: int = 256 * 1024 * 1024
+    """Most bytes read_file skips to reach start_line and inspect_file counts lines over
+    (a sparse 40 GB file must not hold a call for minutes)."""
 
 
 @dataclass(frozen=True, kw_only=True, slots=True)

@@ -5,6 +5,8 @@ it) a bubblewrap sandbox in which only the workspace is writable."""
 from __future__ import annotations
 
 import asyncio
+import contextlib
+import dataclasses
 import logging
 import os
 import stat
@@ -200,7 +202,7 @@ class RunCommand(ScopedTool):
             env=env,
             timeout_s=args.timeout_s,
             output_cap=self.output_cap,
-            limits=self.process_limits,
+            limits=with_process_cap(self.process_limits),
         )
         value: dict[str, Any] = {
             "exit_code": outcome.exit_code,
@@ -222,16 +224,29 @@ class RunCommand(ScopedTool):
         return ToolResult.ok(value)
 
 
+MAX_PROCESSES = 256
+"""Processes a command may add to those its user already runs (RLIMIT_NPROC counts them all)."""
+
+
+def with_process_cap(limits: ProcessLimits) -> ProcessLimits:
+    """`limits` with RLIMIT_NPROC set to the user's current count plus MAX_PROCESSES, when
+    the caller did not set it: a fork bomb stops there instead of filling the machine."""
+    if limits.processes is not None:
+        return limits
+    uid = os.getuid()
+    count = 0
+    for entry in os.scandir("/proc") if os.path.isdir("/proc") else []:
+        if entry.name.isdigit():
+            with contextlib.suppress(OSError):
+                if entry.stat().st_uid == uid:
+                    count += 1
+    return dataclasses.replace(limits, processes=count + MAX_PROCESSES)
+
+
 def default_process_limits() -> ProcessLimits:
-    """rlimits for a command: 4 GiB of address space, 1 GiB per file written, 512
-    processes (not set for root: a capability-less root shares the count with every root
-    process of the machine, so the PID namespace and the timeout bound it instead)."""
-    return ProcessLimits(
-        memory_bytes=4 << 30,
-        file_bytes=1 << 30,
-        processes=512 if os.geteuid() != 0 else None,
-        open_files=1024,
-    )
+    """rlimits for a command: 4 GiB of address space, 1 GiB per file written, and (set at
+    each call, see `process_cap`) MAX_PROCESSES processes more than its user already runs."""
+    return ProcessLimits(memory_bytes=4 << 30, file_bytes=1 << 30, open_files=1024)
 
 
 def has_restricting_rules(scope: WorkspaceScope) -> bool:
