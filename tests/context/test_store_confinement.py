@@ -18,7 +18,7 @@ from raf.context.skills import AgentSkillsProvider
 from raf.context.wiki.store import Wiki, WikiError
 from raf.core.errors import ToolExecutionError
 from raf.tools._confined import ConfinedFolder, ConfinedPathError
-from tests.tools.workspace_world import World, build_world
+from tests.tools.workspace_world import World, build_world, hostile_paths
 
 Planter = Callable[[World, Path, str], None]
 
@@ -233,3 +233,54 @@ def test_confined_folder_refuses_writes_through_linked_folders(world: World, tra
         assert folder.files() == []
         with pytest.raises(ConfinedPathError):
             folder.write_text("../outside/planted.md", "x")
+
+
+# -- the workspace's hostile path corpus, as names given to each store ----------------------
+
+
+def _corpus_size() -> int:
+    fake = World(base=Path("/x"), root=Path("/x/ws"), outside=Path("/x/outside"), sentinel="")
+    return len(hostile_paths(fake))
+
+
+@pytest.mark.parametrize("index", range(_corpus_size()))
+async def test_hostile_names_reach_nothing_outside_any_store(world: World, index: int) -> None:
+    """Each hostile path of the workspace corpus, given as a name to the wiki, the memory
+    store, a skill's resources and the confined folder itself, the stores being the
+    workspace root (full of traps): nothing outside is shown or changed."""
+    name = hostile_paths(world)[index]
+    wiki = Wiki(world.root)
+    memory = MemoryStore(world.root)
+    folder = ConfinedFolder(world.root, label="test store")
+    skills = world.root / "skills" / "notes"
+    skills.mkdir(parents=True, exist_ok=True)
+    (skills / "SKILL.md").write_text("---\nname: notes\ndescription: Notes.\n---\nBody.\n")
+    (skills / "ref.md").write_text("fine")
+    provider = AgentSkillsProvider(world.root / "skills")
+    tool = {t.name: t for t in provider.tools()}["read_skill_resource"]
+    from raf.core.tools import ToolContext
+
+    shown: list[str] = []
+    with unchanged(world):
+        for attempt in (
+            lambda: wiki.read(name).body,
+            lambda: wiki.create("Fuzz", "x", space=name).body,
+            lambda: memory.read(name),
+            lambda: folder.read_text(name, max_bytes=1 << 20),
+            lambda: str(folder.files(name)),
+            lambda: folder.write_text(name + ".planted", "x"),
+        ):
+            try:
+                shown.append(str(await asyncio.wait_for(asyncio.to_thread(attempt), 10)))
+            except (WikiError, OutsideMemoryError, MemoryPageError, ConfinedPathError) as exc:
+                shown.append(str(exc))
+            except (OSError, ValueError, UnicodeError) as exc:
+                shown.append(repr(exc))
+        try:
+            result = await asyncio.wait_for(
+                tool.invoke({"skill_name": "notes", "path": name}, ToolContext()), 10
+            )
+            shown.append(f"{result.value} {result.error}")
+        except ToolExecutionError as exc:  # the tool loop turns it into an error result
+            shown.append(str(exc))
+    assert all(world.sentinel not in text for text in shown), shown

@@ -50,7 +50,10 @@ class MemoryStore:
         if not cleaned or cleaned.startswith(("/", "~")):
             raise OutsideMemoryError(f"{relative!r}: use a path relative to the memory folder")
         root = self.root.resolve()
-        target = (root / cleaned).resolve()
+        try:
+            target = (root / cleaned).resolve()
+        except (OSError, RuntimeError) as exc:  # a symlink loop
+            raise OutsideMemoryError(f"{relative!r} cannot be resolved: {exc}") from None
         if not target.is_relative_to(root) or target == root:
             raise OutsideMemoryError(f"{relative!r} leads outside the memory folder")
         if target.name in (LOCK_FILE, CURATOR_LOCK_FILE):
