@@ -284,3 +284,38 @@ async def test_hostile_names_reach_nothing_outside_any_store(world: World, index
         except ToolExecutionError as exc:  # the tool loop turns it into an error result
             shown.append(str(exc))
     assert all(world.sentinel not in text for text in shown), shown
+
+
+# -- the file session store ----------------------------------------------------------------
+
+
+@pytest.mark.parametrize("trap", sorted(FILE_TRAPS))
+async def test_a_session_file_swapped_for_a_trap_is_refused(world: World, trap: str) -> None:
+    from raf.agent.stores import JsonDirectorySessionStore
+    from raf.core.errors import SessionError
+
+    folder = world.root / "sessions"
+    folder.mkdir()
+    where = folder / "abc.json"
+    FILE_TRAPS[trap](world, where)
+    store = JsonDirectorySessionStore(folder)
+    try:
+        with pytest.raises(SessionError) as caught:
+            await asyncio.wait_for(store.load("abc"), 10)
+    finally:
+        _unblock(where)
+    assert world.sentinel not in str(caught.value)
+
+
+async def test_a_session_link_to_an_outside_session_is_not_loaded(world: World) -> None:
+    from raf.agent.stores import JsonDirectorySessionStore
+    from raf.core.errors import SessionError
+    from raf.core.sessions import AgentSession
+
+    elsewhere = world.outside / "other.json"
+    elsewhere.write_text(AgentSession(id="abc", metadata={"note": world.sentinel}).to_json())
+    folder = world.root / "sessions"
+    folder.mkdir()
+    (folder / "abc.json").symlink_to(elsewhere)
+    with pytest.raises(SessionError, match="never followed"):
+        await JsonDirectorySessionStore(folder).load("abc")
