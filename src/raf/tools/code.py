@@ -21,7 +21,9 @@ from pydantic import BaseModel, ConfigDict, Field
 
 from raf.core.model_tool import ModelTool
 from raf.core.tools import ToolContext, ToolResult
+from raf.tools._budget import CallBudget
 from raf.tools.sandbox import (
+    KILL_GRACE_S,
     ProcessLimits,
     SandboxKind,
     allowed_environment,
@@ -134,6 +136,16 @@ class CodeInterpreter(ModelTool):
         self.run_as = run_as if run_as is not None else (NOBODY if os.geteuid() == 0 else None)
         self.python = python or _pick_python(self.run_as is not None)
         self._python_prefix = Path(os.path.realpath(self.python)).parent.parent
+
+    @property
+    def budget(self) -> CallBudget:
+        """What one call may spend, enforced by the timeout, the rlimits and the caps on
+        output and produced files."""
+        return CallBudget(
+            wall_s=self.timeout_s + 2 * KILL_GRACE_S,
+            memory_bytes=self.memory_mb * 1024 * 1024,
+            output_bytes=2 * self.output_cap + self.max_total_bytes,
+        )
 
     async def call(self, args: Any, context: ToolContext) -> ToolResult:
         result = await self.run(args.code, language=args.language)

@@ -13,6 +13,7 @@ from typing import Any
 from pydantic import BaseModel, ConfigDict, Field, ValidationError
 
 from raf.core.tools import Tool
+from raf.tools._budget import CallBudget
 from raf.tools._locate import enforce_subtree, located, subtree_verdict
 from raf.tools._scoped import FileLimits, PathUse, ScopedTool
 from raf.tools.search import FindFiles, ReadGate, SearchFile
@@ -20,6 +21,7 @@ from raf.tools.shell import RunCommand
 from raf.tools.workspace import Access, OutsideScopeError, RuleAction, WorkspaceScope
 
 __all__ = [
+    "CallBudget",
     "EditFile",
     "FileLimits",
     "FindFiles",

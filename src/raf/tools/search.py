@@ -198,7 +198,9 @@ class SearchFile(ScopedTool):
         self.use_ripgrep = use_ripgrep
 
     def create_scoped(self, scope: WorkspaceScope) -> SearchFile:
-        return SearchFile(scope, limits=self.limits, use_ripgrep=self.use_ripgrep)
+        return SearchFile(
+            scope, limits=self.limits, budget=self.budget, use_ripgrep=self.use_ripgrep
+        )
 
     def uses(self, args: Any) -> list[PathUse]:
         return [PathUse(path=args.path, access=Access.READ)]

@@ -18,9 +18,11 @@ from pydantic import BaseModel, ConfigDict, Field, ValidationError
 
 from raf.core.function_tool import describe_validation_error
 from raf.core.tools import ToolContext, ToolResult
+from raf.tools._budget import CallBudget
 from raf.tools._locate import located
 from raf.tools._scoped import FileLimits, PathUse, ScopedTool, os_message, was_approved
 from raf.tools.sandbox import (
+    KILL_GRACE_S,
     ProcessLimits,
     SandboxKind,
     allowed_environment,
@@ -82,6 +84,7 @@ class RunCommand(ScopedTool):
         network: bool | None = None,
         sandbox: SandboxKind | None = None,
         process_limits: ProcessLimits | None = None,
+        budget: CallBudget | None = None,
     ) -> None:
         super().__init__(scope, limits=limits)
         self.output_cap = output_cap
@@ -90,6 +93,13 @@ class RunCommand(ScopedTool):
         self._network = network
         self._sandbox = sandbox
         self.process_limits = process_limits or default_process_limits()
+        self.budget = budget or CallBudget(
+            wall_s=MAX_TIMEOUT_S + 2 * KILL_GRACE_S,
+            memory_bytes=self.process_limits.memory_bytes or CallBudget().memory_bytes,
+            output_bytes=2 * output_cap + 4_096,
+        )
+        """Enforced by the call's timeout (at most MAX_TIMEOUT_S), the rlimits and the
+        per-stream output cap."""
 
     def create_scoped(self, scope: WorkspaceScope) -> Self:
         return type(self)(
@@ -101,6 +111,7 @@ class RunCommand(ScopedTool):
             network=self._network,
             sandbox=self._sandbox,
             process_limits=self.process_limits,
+            budget=self.budget,
         )
 
     @property
