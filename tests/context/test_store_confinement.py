@@ -319,3 +319,16 @@ async def test_a_session_link_to_an_outside_session_is_not_loaded(world: World) 
     (folder / "abc.json").symlink_to(elsewhere)
     with pytest.raises(SessionError, match="never followed"):
         await JsonDirectorySessionStore(folder).load("abc")
+
+
+@pytest.mark.parametrize("trap", sorted(DIR_TARGETS))
+def test_memory_never_writes_through_a_linked_folder(world: World, trap: str) -> None:
+    store = MemoryStore(world.root / "memory")
+    store.seed()
+    where = world.root / "memory" / "topics"
+    os.symlink(DIR_TARGETS[trap](world, where), where)
+    with unchanged(world):
+        with pytest.raises(OutsideMemoryError):
+            store.write("topics/planted.md", "x")
+        with pytest.raises(OutsideMemoryError):
+            store.update("topics/notes.md", lambda text: text + "changed")

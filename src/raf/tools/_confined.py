@@ -163,7 +163,8 @@ class ConfinedFolder:
 
     def write_atomic(self, relative: str, data: bytes) -> None:
         """Replace (or create) the file with `data` through a temporary name and a rename
-        in the same folder, creating missing folders; never writes through a link."""
+        in the same folder, creating missing folders; never writes through a link. A new
+        file is private to its owner (0600); a replaced one keeps its mode."""
         with self._walked(relative, create_dirs=True, follow_final=False) as found:
             if found.name is None or found.parent_fd < 0:
                 raise IsADirectoryError(21, f"{relative!r} is the {self.label} itself")
@@ -171,7 +172,11 @@ class ConfinedFolder:
                 raise IsADirectoryError(21, f"{relative!r} is a folder")
             tmp = f".{found.name[:200]}.raf-{secrets.token_hex(4)}.tmp"
             flags = os.O_WRONLY | os.O_CREAT | os.O_EXCL | os.O_NOFOLLOW | os.O_CLOEXEC
-            fd = os.open(tmp, flags, 0o644, dir_fd=found.parent_fd)
+            st = found.stat
+            mode = (
+                stat.S_IMODE(st.st_mode) if st is not None and stat.S_ISREG(st.st_mode) else 0o600
+            )
+            fd = os.open(tmp, flags, mode, dir_fd=found.parent_fd)
             try:
                 view = memoryview(data)
                 while view:

@@ -12,7 +12,6 @@ from collections.abc import AsyncIterator, Callable, Iterator
 from pathlib import Path
 from typing import BinaryIO
 
-from raf.agent.stores import atomic_write_text
 from raf.context.memory.layout import REFERENCES, TEMPLATES, page_front_matter
 from raf.core.errors import RafError
 from raf.tools._confined import ConfinedFolder
@@ -58,6 +57,12 @@ class MemoryStore:
             raise OutsideMemoryError(f"{relative!r} leads outside the memory folder")
         if target.name in (LOCK_FILE, CURATOR_LOCK_FILE):
             raise OutsideMemoryError(f"{relative!r} is reserved")
+        try:  # the same walk as the file tools, so a link raf would refuse is refused here
+            ConfinedFolder(root, label="memory folder").stat(target.relative_to(root).as_posix())
+        except OutsideScopeError as exc:
+            raise OutsideMemoryError(f"{relative!r}: {exc}") from None
+        except OSError:
+            pass  # a missing or odd file: read() and write() say what is wrong
         return target
 
     def relative(self, path: Path) -> str:
@@ -127,7 +132,17 @@ class MemoryStore:
         return open(self.root / name, "a+b")
 
     def _write_unlocked(self, target: Path, text: str) -> None:
-        atomic_write_text(target, text)
+        """Replace `target` through the fd walk (temporary name, fsync, rename): a folder
+        swapped for a symlink since `resolve` cannot carry the write outside."""
+        root = self.root.resolve()
+        try:
+            relative = target.relative_to(root).as_posix()
+        except ValueError:
+            relative = target.relative_to(self.root).as_posix()
+        try:
+            ConfinedFolder(self.root, label="memory folder").write_text(relative, text)
+        except OutsideScopeError as exc:
+            raise OutsideMemoryError(f"memory file {relative!r}: {exc}") from None
 
     def read(self, relative: str) -> str:
         """A page's text (cut at MAX_READ_CHARS); MemoryPageError names what is wrong."""
