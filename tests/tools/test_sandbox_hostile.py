@@ -219,3 +219,36 @@ async def test_many_background_processes_die_with_the_call(tmp_path: Path) -> No
     while time.monotonic() < deadline and _running(marker):
         time.sleep(0.1)
     assert not _running(marker)
+
+
+async def test_a_call_may_ask_for_the_network(tmp_path: Path) -> None:
+    """Under approve the call's `network: true` waits for a human; under deny it is refused;
+    a tool configured with network=False never gives it."""
+    from raf.core.options import ChatOptions, ToolApprovalResponse
+
+    server = socket.socket()
+    server.bind(("127.0.0.1", 0))
+    server.listen(1)
+    port = server.getsockname()[1]
+    probe = (
+        "python3 -c 'import socket,sys; s=socket.socket(); s.settimeout(3); "
+        f'sys.exit(7 if s.connect_ex(("127.0.0.1", {port})) else 0)\''
+    )
+    args = {"command": probe, "network": True}
+    try:
+        asking = RunCommand(_scope(tmp_path, "approve"))
+        assert asking.approval_required(args)
+        assert not asking.approval_required({"command": probe})
+        unapproved = await asking.invoke(args, ToolContext())
+        assert "needs a human's approval" in (unapproved.error or "")
+        options = ChatOptions(
+            approval_responses=[ToolApprovalResponse(call_id="c1", approved=True)]
+        )
+        approved = await asking.invoke(args, ToolContext(call_id="c1", options=options))
+        assert approved.value["exit_code"] == 0
+        denied = await RunCommand(_scope(tmp_path, "deny")).invoke(args, ToolContext())
+        assert "gives commands no network" in (denied.error or "")
+        off = RunCommand(_scope(tmp_path, "allow"), network=False)
+        assert "configured without network" in ((await off.invoke(args, ToolContext())).error or "")
+    finally:
+        server.close()

@@ -67,6 +67,11 @@ class RunCommand(ScopedTool):
         command: str = Field(min_length=1, description="Shell command line")
         cwd: str = Field(".", description="Working folder, relative to the workspace root")
         timeout_s: float = Field(DEFAULT_TIMEOUT_S, gt=0, le=MAX_TIMEOUT_S)
+        network: bool = Field(
+            False,
+            description="Let this command use the network (under the deny/approve policies "
+            "it needs a human's approval unless network is allowed for all commands)",
+        )
         outside_workspace: bool = Field(
             False,
             description="Run without the sandbox so it may write outside the workspace "
@@ -122,6 +127,16 @@ class RunCommand(ScopedTool):
             return self._network
         return self.effective_scope().policy is ScopePolicy.ALLOW_ALL
 
+    def _call_network(self, scope: WorkspaceScope, asked: bool, approved: bool) -> bool | str:
+        """Whether this call gets the network, or why it may not have it."""
+        if self.network or not asked:
+            return self.network
+        if self._network is False:
+            return "this run_command was configured without network (network=False)"
+        if scope.policy is ScopePolicy.APPROVE_OUTSIDE:
+            return True if approved else "a command with network needs a human's approval"
+        return "the workspace policy (deny_outside) gives commands no network"
+
     @property
     def sandbox(self) -> SandboxKind:
         """bubblewrap when it works here; otherwise NONE (unshare cannot make / read-only)."""
@@ -155,6 +170,8 @@ class RunCommand(ScopedTool):
         scope = self.effective_scope()
         if scope.policy is ScopePolicy.APPROVE_OUTSIDE and args.outside_workspace:
             return True
+        if args.network and not self.network and self._network is not False:
+            return scope.policy is ScopePolicy.APPROVE_OUTSIDE
         no_sandbox = self.sandbox is not SandboxKind.BWRAP
         if self._sandboxed(scope, args.outside_workspace) and no_sandbox:
             return True  # no sandbox here: a human decides every command
@@ -171,6 +188,9 @@ class RunCommand(ScopedTool):
             return ToolResult.fail("OutsideScope: the workspace policy forbids running outside it")
         if args.outside_workspace and scope.policy is ScopePolicy.APPROVE_OUTSIDE and not approved:
             return ToolResult.fail("OutsideScope: running outside the sandbox needs approval")
+        network = self._call_network(scope, args.network, approved)
+        if isinstance(network, str):
+            return ToolResult.fail(f"OutsideScope: {network}")
         use_bwrap = self._sandboxed(scope, args.outside_workspace)
         if use_bwrap and self.sandbox is not SandboxKind.BWRAP and not approved:
             return ToolResult.fail(
@@ -199,10 +219,10 @@ class RunCommand(ScopedTool):
                     "command needs a human's approval"
                 )
             if scope.policy is ScopePolicy.ALLOW_ALL:
-                prefix = open_bwrap_argv(cwd=cwd, masks=masks, network=self.network)
+                prefix = open_bwrap_argv(cwd=cwd, masks=masks, network=network)
             else:
                 prefix = bwrap_argv(
-                    writable=[scope.real_root], cwd=cwd, network=self.network, masks=masks
+                    writable=[scope.real_root], cwd=cwd, network=network, masks=masks
                 )
             argv = [*prefix, *argv]
             sandbox_used = "bubblewrap"
