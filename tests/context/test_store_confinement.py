@@ -332,3 +332,21 @@ def test_memory_never_writes_through_a_linked_folder(world: World, trap: str) ->
             store.write("topics/planted.md", "x")
         with pytest.raises(OutsideMemoryError):
             store.update("topics/notes.md", lambda text: text + "changed")
+
+
+def test_knowledge_refuses_a_folder_swapped_for_a_link_after_listing(world: World) -> None:
+    """Between the confined listing and the read, `sub/` becomes a link to an outside
+    folder holding a file of the same name: the read must not follow it."""
+    from raf.context.knowledge.loaders import iter_files, load_file
+    from raf.core.errors import ConfigurationError
+
+    docs = world.root / "docs"
+    (docs / "sub").mkdir(parents=True)
+    (docs / "sub" / "notes.md").write_text("# Inside\ninside words\n")
+    listed = list(iter_files([docs]))
+    assert [p.name for p in listed] == ["notes.md"]
+    (docs / "sub" / "notes.md").unlink()
+    (docs / "sub").rmdir()
+    (docs / "sub").symlink_to(world.outside)
+    with pytest.raises(ConfigurationError, match="cannot read knowledge source"):
+        load_file(listed[0])
