@@ -162,6 +162,8 @@ def _repo(root: Path) -> Path:
         "printf 'touch PWNED' > .git/hooks/pre-commit; chmod +x .git/hooks/pre-commit",
         "mv .git/hooks .git/h2; mkdir .git/hooks; echo x > .git/hooks/post-checkout",
         "rm -rf .git/hooks",
+        "mv .git .git-old && git init -q . && git config core.fsmonitor 'touch PWNED'",
+        "rm -rf .git; git init -q . && git config core.fsmonitor 'touch PWNED'",
     ],
 )
 async def test_git_config_and_hooks_are_read_only(tmp_path: Path, command: str) -> None:
@@ -171,12 +173,17 @@ async def test_git_config_and_hooks_are_read_only(tmp_path: Path, command: str) 
     hooks = sorted(p.name for p in (git / "hooks").iterdir())
     await run(RunCommand(scope), command=f"{command}; true")
     assert (git / "config").read_text() == config
+    assert "fsmonitor" not in (git / "config").read_text()
+    assert not (scope.real_root / ".git-old").exists()
     assert sorted(p.name for p in (git / "hooks").iterdir()) == hooks
-    done = await run(RunCommand(scope), command="echo data > tracked.txt; git add tracked.txt")
-    assert done.value["exit_code"] == 0  # the rest of the repository stays usable
+    if not command.startswith("rm -rf .git;"):  # that one deletes the history it can
+        done = await run(RunCommand(scope), command="echo data > tracked.txt; git add tracked.txt")
+        assert done.value["exit_code"] == 0  # the rest of the repository stays usable
 
 
-@pytest.mark.parametrize("path", [".git/config", ".git/hooks/pre-commit", "sub/.git/config"])
+@pytest.mark.parametrize(
+    "path", [".git/config", ".git/hooks/pre-commit", "sub/.git/config", ".GIT/config"]
+)
 @pytest.mark.parametrize("policy", ["deny", "allow"])
 async def test_write_file_never_changes_git_config_or_hooks(
     tmp_path: Path, path: str, policy: str
@@ -187,6 +194,24 @@ async def test_write_file_never_changes_git_config_or_hooks(
     _repo(scope.real_root / "sub")
     result = await run(WriteFile(scope), path=path, content="[core]\n\tfsmonitor = touch PWNED\n")
     assert "never change them" in (result.error or "")
+
+
+@pytest.mark.parametrize("policy", ["deny", "allow"])
+async def test_file_tools_cannot_replace_the_git_folder(tmp_path: Path, policy: str) -> None:
+    """Removing .git and moving a folder with a planted config into its place is refused."""
+    from raf.tools.files import MoveFile, RemovePath
+
+    scope = _scope(tmp_path, policy)
+    _repo(scope.real_root)
+    (scope.real_root / "planted").mkdir()
+    (scope.real_root / "planted" / "config").write_text("[core]\n\tfsmonitor = touch PWNED\n")
+    removed = await run(RemovePath(scope), path=".git", recursive=True)
+    assert "never change them" in (removed.error or "")
+    moved = await run(MoveFile(scope), source=".git", destination="old-git")
+    assert "never change them" in (moved.error or "")
+    into = await run(MoveFile(scope), source="planted", destination="sub/.git")
+    assert "never change them" in (into.error or "")
+    assert (scope.real_root / ".git" / "HEAD").exists()
 
 
 async def test_tmp_and_shm_are_size_capped(tmp_path: Path) -> None:

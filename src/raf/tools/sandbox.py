@@ -186,12 +186,15 @@ core.fsmonitor, core.hooksPath…): read-only in the sandbox."""
 
 
 def git_guards(folder: Path) -> list[str]:
-    """bubblewrap mounts that keep `folder/.git`'s config and hooks read-only (an empty
-    hooks folder is made first, so that one cannot be planted where none was)."""
+    """bubblewrap mounts that keep `folder/.git` in place and its config and hooks
+    read-only (an empty hooks folder is made first, so that one cannot be planted where
+    none was)."""
     git = folder / ".git"
     if git.is_symlink() or not git.is_dir():
         return []
-    out: list[str] = []
+    # .git itself becomes a mount point, so it cannot be renamed or removed and replaced
+    # by a folder with a planted config
+    out: list[str] = ["--bind", str(git), str(git)]
     with contextlib.suppress(OSError):
         (git / "hooks").mkdir(exist_ok=True)
     for name in GIT_GUARDED:

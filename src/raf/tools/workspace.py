@@ -535,10 +535,13 @@ GIT_CODE_PATHS = (".git/config", ".git/config.worktree", ".git/hooks")
 
 
 def _runs_git_code(resolved: ResolvedPath) -> bool:
-    """True for a repository's .git config or hooks (at any depth, any case)."""
+    """True for a repository's .git folder itself, its config or its hooks (at any depth,
+    any case)."""
     if not resolved.inside or resolved.relative is None:
         return False
     rel = "/" + unicodedata.normalize("NFKC", resolved.relative).casefold()
+    if rel.endswith("/.git"):
+        return True  # replacing the folder whole would bring a planted config with it
     return any(f"/{p}/" in rel + "/" for p in GIT_CODE_PATHS)
 
 
