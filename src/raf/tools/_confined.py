@@ -54,8 +54,9 @@ class ConfinedFolder:
                     create_dirs=create_dirs,
                 )
             except WalkEscape as esc:
+                why = esc.reason.replace("the workspace", f"the {self.label}")
                 raise ConfinedPathError(
-                    f"{relative!r} leads outside the {self.label} ({esc.reason})"
+                    f"{relative!r} leads outside the {self.label} ({why})"
                 ) from None
             try:
                 yield found
