@@ -3,14 +3,17 @@ past a deny (look-alikes, symlinked folders, files at any depth)."""
 
 from __future__ import annotations
 
+import json
 import os
+import subprocess
+import sys
 from pathlib import Path
 from typing import Any
 
 import pytest
 
 from raf.core.tools import ToolContext, ToolResult
-from raf.tools.files import ReadFile, WriteFile
+from raf.tools.files import ReadFile, SearchFile, WriteFile
 from raf.tools.workspace import Access, RuleAction, WorkspaceScope
 
 
@@ -87,3 +90,52 @@ async def test_a_rule_on_a_linked_file_name_holds_for_writes(tmp_path: Path) -> 
     result = await WriteFile(scope).invoke({"path": "locked.txt", "content": "x"}, ToolContext())
     assert "says deny" in (result.error or "")
     assert (scope.real_root / "real.txt").read_text() == "keep\n"
+
+
+@pytest.mark.parametrize("policy", ["allow", "approve", "deny"])
+async def test_a_hard_link_of_a_protected_file_is_refused(tmp_path: Path, policy: str) -> None:
+    """Under allow_all a hard link is readable (it may point anywhere); a rule protecting
+    the file under its first name must still hold under the second."""
+    rules = [{"path": "secrets/**", "read": "deny"}, {"path": "pub/**", "read": "allow"}]
+    scope = _scope(tmp_path, rules, policy=policy)
+    _put(scope, "secrets/k", "TOP-SECRET\n")
+    (scope.real_root / "pub").mkdir()
+    os.link(scope.real_root / "secrets" / "k", scope.real_root / "pub" / "k")
+    result = await read(scope, "pub/k")
+    assert "same file as 'secrets/k'" in (result.error or ""), result
+    for use_ripgrep in (True, False):
+        search = SearchFile(scope, use_ripgrep=use_ripgrep)
+        found = await search.invoke({"pattern": "TOP-SECRET"}, ToolContext())
+        assert "TOP-SECRET" not in str(found.value), (use_ripgrep, found)
+
+
+def test_a_bind_mounted_alias_of_a_protected_folder_is_refused(tmp_path: Path) -> None:
+    """A bind mount shows `secrets/` again as `alias/` (same inodes, one link each); run in
+    a private mount namespace so nothing outside the test sees it."""
+    scope = _scope(tmp_path, [{"path": "secrets/**", "read": "deny"}], policy="allow")
+    _put(scope, "secrets/k", "TOP-SECRET\n")
+    (scope.real_root / "alias").mkdir()
+    root = scope.real_root
+    code = f"""
+import asyncio, json, subprocess
+subprocess.run(["mount", "--bind", "{root}/secrets", "{root}/alias"], check=True)
+from raf.core.tools import ToolContext
+from raf.tools.files import ReadFile, SearchFile
+from raf.tools.workspace import WorkspaceScope
+scope = WorkspaceScope("{root}", policy="allow", rules=[{{"path": "secrets/**", "read": "deny"}}])
+read = asyncio.run(ReadFile(scope).invoke({{"path": "alias/k"}}, ToolContext()))
+found = asyncio.run(SearchFile(scope, use_ripgrep=False).invoke(
+    {{"pattern": "TOP-SECRET", "path": "alias"}}, ToolContext()))
+print(json.dumps([read.value, read.error, found.value, found.error]))
+"""
+    done = subprocess.run(
+        ["unshare", "-m", "--propagation", "private", sys.executable, "-c", code],
+        capture_output=True,
+        text=True,
+        timeout=60,
+        check=False,
+    )
+    assert done.returncode == 0, done.stderr[-2000:]
+    value, error, found, _ = json.loads(done.stdout.strip().splitlines()[-1])
+    assert value is None and "same file as 'secrets/k'" in error
+    assert "TOP-SECRET" not in json.dumps(found)
