@@ -277,3 +277,19 @@ async def test_a_call_may_ask_for_the_network(tmp_path: Path) -> None:
         assert "configured without network" in ((await off.invoke(args, ToolContext())).error or "")
     finally:
         server.close()
+
+
+async def test_the_pid_namespace_alone_keeps_what_the_caller_could_do(tmp_path: Path) -> None:
+    """Under allow_all the PID namespace is hygiene, not confinement: a root caller's
+    command keeps its capabilities (it may install packages), and writes where it likes."""
+    target = tmp_path / "outside.txt"
+    result = await run(
+        RunCommand(_scope(tmp_path, "allow")),
+        command=f"grep CapEff /proc/self/status; echo out > {target}; echo $$",
+    )
+    assert result.value["sandbox"] == "pid-namespace"
+    lines = result.value["stdout"].split("\n")
+    if os.geteuid() == 0:
+        assert lines[0] != "CapEff:\t0000000000000000"
+    assert target.read_text() == "out\n"
+    assert int(lines[1]) < 10  # a low PID: its own namespace

@@ -308,7 +308,7 @@ async def test_approve_outside_asks_only_to_leave_the_sandbox(tmp_path: Path):
     target = tmp_path / "approved.txt"
     context = _approved("c1")
     done = await run(tool, context, command=f"echo yes > {target}", outside_workspace=True)
-    assert done.value["sandbox"] == "none" and target.read_text() == "yes\n"
+    assert done.value["sandbox"] == "pid-namespace" and target.read_text() == "yes\n"
 
 
 async def test_without_a_sandbox_every_command_needs_approval(tmp_path: Path):

@@ -204,10 +204,13 @@ def git_guards(folder: Path) -> list[str]:
     return out
 
 
-def open_bwrap_argv(*, cwd: Path, masks: Sequence[str], network: bool = True) -> list[str]:
-    """A bubblewrap prefix that changes nothing but `masks` and the network (for allow_all
-    with path rules or without network): / stays writable, but capabilities are dropped so
-    the masks cannot be undone."""
+def open_bwrap_argv(
+    *, cwd: Path, masks: Sequence[str], network: bool = True, keep_capabilities: bool = False
+) -> list[str]:
+    """A bubblewrap prefix that changes nothing but `masks`, the network and the PID
+    namespace (for allow_all, and approved runs outside the workspace): / stays writable.
+    Capabilities are dropped so the masks cannot be undone, unless `keep_capabilities`
+    (no masks: a root caller's command keeps what it could do outside, e.g. install)."""
     bwrap = shutil.which("bwrap") or "bwrap"
     return [
         bwrap,
@@ -215,7 +218,7 @@ def open_bwrap_argv(*, cwd: Path, masks: Sequence[str], network: bool = True) ->
         "--dev-bind", "/dev", "/dev",
         "--proc", "/proc",
         "--unshare-pid",
-        "--cap-drop", "ALL",
+        *([] if keep_capabilities and not masks else ["--cap-drop", "ALL"]),
         "--new-session",
         "--die-with-parent",
         *([] if network else ["--unshare-net"]),

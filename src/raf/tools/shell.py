@@ -205,10 +205,12 @@ class RunCommand(ScopedTool):
             return ToolResult.fail(f"{self.name}: {os_message(exc)}")
         argv = ["/bin/sh", "-c", args.command]
         sandbox_used = "none"
-        if not use_bwrap and self.sandbox is SandboxKind.BWRAP and not args.outside_workspace:
-            # allow_all: nothing is hidden, but a PID namespace of its own means a daemon
-            # started with setsid dies with the call and /proc shows nothing of raf
-            argv = [*open_bwrap_argv(cwd=cwd, masks=[], network=True), *argv]
+        if not use_bwrap and self.sandbox is SandboxKind.BWRAP:
+            # allow_all, or an approved run outside the workspace: nothing is hidden, but a
+            # PID namespace of its own means a daemon started with setsid dies with the
+            # call and /proc shows nothing of raf
+            prefix = open_bwrap_argv(cwd=cwd, masks=[], network=True, keep_capabilities=True)
+            argv = [*prefix, *argv]
             sandbox_used = "pid-namespace"
         if use_bwrap and self.sandbox is SandboxKind.BWRAP:
             masks = await asyncio.to_thread(rule_masks, scope, approved)
