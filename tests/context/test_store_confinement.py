@@ -350,3 +350,31 @@ def test_knowledge_refuses_a_folder_swapped_for_a_link_after_listing(world: Worl
     (docs / "sub").symlink_to(world.outside)
     with pytest.raises(ConfigurationError, match="cannot read knowledge source"):
         load_file(listed[0])
+
+
+@pytest.mark.parametrize("name", ["loop1", "loop1/x", "a\x00b", "x" * 300, "link_out", "slash"])
+async def test_store_tools_answer_odd_names_with_a_tool_error(world: World, name: str) -> None:
+    """Names the path fuzz found crashing a store tool (a link loop, a NUL byte, a name too
+    long) or listing outside pages: each is now a tool error the model reads."""
+    from raf.context.memory.tools import reader_tools
+    from raf.context.wiki.tools import wiki_tools
+    from raf.core.tools import ToolContext
+
+    memory = MemoryStore(world.root)
+    tools = {t.name: t for t in [*reader_tools(memory), *wiki_tools(Wiki(world.root))]}
+    calls = [
+        ("read_memory", {"path": name}),
+        ("wiki_create", {"title": "T", "body": "b", "space": name}),
+        ("wiki_read", {"page": f"{name}/notes"}),
+    ]
+    with unchanged(world):
+        for tool_name, args in calls:
+            try:
+                result = await asyncio.wait_for(tools[tool_name].invoke(args, ToolContext()), 10)
+                text = f"{result.value} {result.error}"
+                assert result.is_error, (tool_name, text)
+            except ToolExecutionError as exc:
+                text = str(exc)
+            assert world.sentinel not in text
+    assert all(world.sentinel not in p for p in memory.pages())
+    assert "notes.md" not in " ".join(memory.files())  # the outside page is not listed

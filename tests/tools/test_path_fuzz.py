@@ -51,7 +51,9 @@ CALLS: dict[str, Call] = {
     "move_file_to": lambda p: {"source": "a.txt", "destination": p},
     "find_files": lambda p: {"pattern": "*", "path": p},
     "search_file": lambda p: {"pattern": "SENTINEL|secret", "path": p},
-    "run_command": lambda p: {"command": "cat * 2>/dev/null; true", "cwd": p},
+    # the outside folder's own files: shown only if the working folder escaped (a hard
+    # link already in the workspace is readable by commands: see SECURITY.md)
+    "run_command": lambda p: {"command": "cat secret.txt nested/deep.txt; true", "cwd": p},
 }
 TOOLS: dict[str, type[Any]] = {
     "read_file": ReadFile,
@@ -120,3 +122,66 @@ def test_the_fuzz_strategy_reaches_outside(tmp_path: Path) -> None:
 
     probe()
     assert seen_outside
+
+
+STORE_CALLS: dict[str, Callable[[str], dict[str, Any]]] = {
+    "wiki_read": lambda p: {"page": p},
+    "wiki_create": lambda p: {"title": "Fuzz", "body": "x", "space": p},
+    "wiki_update": lambda p: {"page": p, "body": "changed"},
+    "read_memory": lambda p: {"path": p},
+    "write_file": lambda p: {"path": p, "content": "planted"},
+    "edit_file": lambda p: {"path": p, "old_text": "SENTINEL", "new_text": "gone"},
+    "read_skill_resource": lambda p: {"skill_name": "notes", "path": p},
+}
+
+
+def _store_tools(world: World) -> dict[str, Any]:
+    """The model-facing tools of the wiki, memory and skill stores, all rooted in the
+    hostile workspace (so its traps lie inside each store's folder)."""
+    from raf.context.memory.store import MemoryStore
+    from raf.context.memory.tools import curator_tools, reader_tools
+    from raf.context.skills import AgentSkillsProvider
+    from raf.context.wiki.store import Wiki
+    from raf.context.wiki.tools import wiki_tools
+
+    skill = world.root / "skills" / "notes"
+    skill.mkdir(parents=True, exist_ok=True)
+    (skill / "SKILL.md").write_text("---\nname: notes\ndescription: Notes.\n---\nBody.\n")
+    (skill / "ref.md").write_text("fine")
+    memory = MemoryStore(world.root)
+    tools: list[Any] = [
+        *wiki_tools(Wiki(world.root)),
+        *reader_tools(memory),
+        *curator_tools(memory, set()),
+        *AgentSkillsProvider(world.root / "skills").tools(),
+    ]
+    return {t.name: t for t in tools}
+
+
+@pytest.mark.parametrize("tool_name", sorted(STORE_CALLS))
+def test_no_name_leaves_a_store(tmp_path_factory: pytest.TempPathFactory, tool_name: str) -> None:
+    from raf.core.errors import ToolExecutionError
+
+    world = build_world(tmp_path_factory.mktemp("fuzz-store"))
+    tool = _store_tools(world)[tool_name]
+    before = world.snapshot()
+
+    @settings(
+        max_examples=40,
+        deadline=None,
+        suppress_health_check=[HealthCheck.function_scoped_fixture, HealthCheck.too_slow],
+        database=None,
+    )
+    @given(path=_paths(world))
+    def attack(path: str) -> None:
+        try:
+            result = asyncio.run(
+                asyncio.wait_for(tool.invoke(STORE_CALLS[tool_name](path), ToolContext()), 10)
+            )
+            shown = json.dumps([result.value, result.error], default=str)
+        except ToolExecutionError as exc:  # the tool loop answers the model with it
+            shown = str(exc)
+        assert world.sentinel not in shown, (path, shown[:300])
+        assert world.snapshot() == before, path
+
+    attack()

@@ -293,3 +293,12 @@ async def test_the_pid_namespace_alone_keeps_what_the_caller_could_do(tmp_path: 
         assert lines[0] != "CapEff:\t0000000000000000"
     assert target.read_text() == "out\n"
     assert int(lines[1]) < 10  # a low PID: its own namespace
+
+
+async def test_a_command_cannot_hard_link_a_visible_system_file(tmp_path: Path) -> None:
+    """The workspace is its own mount in the sandbox, so a hard link to a file outside it
+    (one the file tools would then have to refuse) cannot be made."""
+    scope = _scope(tmp_path, "deny")
+    result = await run(RunCommand(scope), command="ln /usr/bin/env linked; echo $?")
+    assert result.value["stdout"].strip() != "0"
+    assert not (scope.real_root / "linked").exists()

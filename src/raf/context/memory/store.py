@@ -51,7 +51,7 @@ class MemoryStore:
         root = self.root.resolve()
         try:
             target = (root / cleaned).resolve()
-        except (OSError, RuntimeError) as exc:  # a symlink loop
+        except (OSError, RuntimeError, ValueError) as exc:  # a symlink loop, a NUL byte
             raise OutsideMemoryError(f"{relative!r} cannot be resolved: {exc}") from None
         if not target.is_relative_to(root) or target == root:
             raise OutsideMemoryError(f"{relative!r} leads outside the memory folder")
@@ -61,34 +61,29 @@ class MemoryStore:
             ConfinedFolder(root, label="memory folder").stat(target.relative_to(root).as_posix())
         except OutsideScopeError as exc:
             raise OutsideMemoryError(f"{relative!r}: {exc}") from None
-        except OSError:
-            pass  # a missing or odd file: read() and write() say what is wrong
+        except (FileNotFoundError, NotADirectoryError):
+            pass  # read() and write() say what is missing
+        except OSError as exc:  # a link loop, a name too long
+            raise OutsideMemoryError(f"{relative!r} cannot be resolved: {exc}") from None
         return target
 
     def relative(self, path: Path) -> str:
         return path.resolve().relative_to(self.root.resolve()).as_posix()
 
     def pages(self) -> list[str]:
-        """Every Markdown page, as relative paths."""
+        """Every Markdown page, as relative paths (hidden entries and links left out: a
+        link is never followed out of the folder, nor into a loop)."""
         if not self.root.is_dir():
             return []
-        return sorted(
-            self.relative(p)
-            for p in self.root.rglob("*.md")
-            if p.is_file() and not any(part.startswith(".") for part in p.parts)
-        )
+        folder = ConfinedFolder(self.root, label="memory folder")
+        return folder.files(suffixes=frozenset({".md"}))
 
     def files(self) -> list[str]:
+        """Every plain file but hidden and temporary ones, as relative paths."""
         if not self.root.is_dir():
             return []
-        return sorted(
-            self.relative(p)
-            for p in self.root.rglob("*")
-            if p.is_file()
-            and not p.name.startswith(".")
-            and not p.name.endswith(".tmp")
-            and not any(part.startswith(".") for part in p.relative_to(self.root).parts)
-        )
+        folder = ConfinedFolder(self.root, label="memory folder")
+        return [name for name in folder.files() if not name.endswith(".tmp")]
 
     # -- locking and writing ----------------------------------------------------------
 

@@ -307,6 +307,8 @@ class Wiki:
             st = self.folder.stat(name)
         except ConfinedPathError as exc:
             raise WikiError(f"page {page.ref} is refused: {exc}") from exc
+        except OSError as exc:
+            raise WikiError(f"page {page.ref} cannot be written: {exc}") from exc
         page.updated = st.st_mtime if st is not None else 0.0
 
     def _archive(self, space: str, slug: str, note: str) -> None:
@@ -322,6 +324,8 @@ class Wiki:
             self.folder.write_text(f"{folder}/{n:05d}-{stamp}.md", note_line + old)
         except ConfinedPathError as exc:
             raise WikiError(f"page {space}/{slug} is refused: {exc}") from exc
+        except (OSError, UnicodeDecodeError) as exc:
+            raise WikiError(f"history of {space}/{slug} cannot be written: {exc}") from exc
 
     def _history_names(self, folder: str) -> list[str]:
         """The version files of one page's history folder (hidden folder: listed by name)."""
