@@ -6,7 +6,7 @@ cd "$(dirname "$0")/.."
 
 # Debian packages some tests use as real peers (sandbox, search tools).
 # Add a package to this list rather than installing it by hand.
-APT_PACKAGES=(bubblewrap ripgrep fd-find)
+APT_PACKAGES=(bubblewrap ripgrep fd-find git)
 if [ "${#APT_PACKAGES[@]}" -gt 0 ] && [ "$(id -u)" = 0 ] && command -v apt-get >/dev/null; then
   missing=()
   for pkg in "${APT_PACKAGES[@]}"; do
