@@ -378,3 +378,26 @@ async def test_store_tools_answer_odd_names_with_a_tool_error(world: World, name
             assert world.sentinel not in text
     assert all(world.sentinel not in p for p in memory.pages())
     assert "notes.md" not in " ".join(memory.files())  # the outside page is not listed
+
+
+async def test_a_skill_scripts_copy_of_its_folder_takes_no_trap(world: World) -> None:
+    """A script runs on a copy of its skill folder: links out, FIFOs and hard links in the
+    folder are left out of the copy (a FIFO would have hung it)."""
+    from raf.context.skills.runner import collect_skill_files
+
+    folder = world.root / "skills" / "notes"
+    (folder / "scripts").mkdir(parents=True)
+    (folder / "scripts" / "run.py").write_text("print('hi')\n")
+    (folder / "data.txt").write_text("inside\n")
+    for trap, make in FILE_TRAPS.items():
+        make(world, folder / f"{trap}.md")
+    os.symlink(world.outside, folder / "linked")
+    try:
+        code, files = await asyncio.wait_for(
+            asyncio.to_thread(collect_skill_files, folder / "scripts" / "run.py", folder), 10
+        )
+    finally:
+        _unblock(folder / "fifo.md")
+    assert code == "print('hi')\n"
+    assert sorted(files) == ["data.txt", "scripts/run.py"]
+    assert all(world.sentinel.encode() not in data for data in files.values())
