@@ -1,164 +1,415 @@
-"""raf's per-run overhead against a hand-written minimal tool loop, in one process.
+"""raf's overhead against a plain hand-written loop, beside its peers, in one table.
 
-Both drive the same scripted model through three turns: turn 1 calls add(2, 3), turn 2
-calls upper("x") and lookup("k") in one message, turn 3 answers "done". Prints
-microseconds per run for each, and their ratio (target: raf at most 2x), plus the time
-of `python -c "import raf"` (target: under 150 ms).
+The scenario and the floor are in `overhead_scenario.py`: three tools, three model turns
+with one parallel pair of calls, a scripted model that costs nothing, and a floor written
+over plain dicts and functions with no framework type. raf is measured in this process;
+each peer (Microsoft Agent Framework, pydantic-ai, OpenAI Agents SDK, LangGraph) runs the
+same scenario with its own zero-cost scripted model in its own virtualenv, against the
+same floor measured in that process, so every ratio compares like with like.
 
-    python benchmarks/overhead.py [--runs 2000]
+    python benchmarks/overhead.py --setup      # once: a virtualenv per peer (needs PyPI)
+    python benchmarks/overhead.py              # the table: raf, then every installed peer
+
+Also measured for raf, each in a fresh process or a fresh session: cold start (import +
+build + first run), bytes retained per session message, and the cost of a run as the
+history grows. `--only raf` skips the peers; `--batch-ms` and `--batches` size the timing.
 """
 
 from __future__ import annotations
 
 import argparse
 import asyncio
+import gc
+import json
+import os
 import statistics
 import subprocess
 import sys
 import time
-from collections.abc import Awaitable, Callable
+import tracemalloc
+from collections.abc import AsyncIterator, Sequence
+from pathlib import Path
 from typing import Any
 
-from raf import (
-    AgentBuilder,
-    ChatMessage,
-    ChatOptions,
-    ChatResponse,
-    FunctionResultContent,
-    Role,
-    tool,
-)
-from raf.testing import ScriptedChatClient, call, reply
+HERE = Path(__file__).resolve().parent
+sys.path.insert(0, str(HERE.parent))
 
+from benchmarks import overhead_scenario as scenario  # noqa: E402
 
-async def add(a: int, b: int) -> int:
-    """Add two integers."""
+VENVS = HERE / ".venvs"
+PEERS: dict[str, tuple[str, list[str]]] = {
+    # distribution (and virtualenv) name: (runner module in peers/, what pip installs)
+    "agent-framework-core": ("agent_framework_peer", ["agent-framework-core"]),
+    "pydantic-ai-slim": ("pydantic_ai_peer", ["pydantic-ai-slim"]),
+    "openai-agents": ("openai_agents_peer", ["openai-agents"]),
+    "langgraph": ("langgraph_peer", ["langgraph", "langchain-core"]),
+}
+CASES = ("sync tools", "async tools", "stream")
+TARGET_RATIO = 25.0
+
+COLD_START = """
+import time
+started, cpu_started = time.perf_counter(), time.process_time()
+import asyncio
+from raf import AgentBuilder, ChatMessage, ChatResponse, FinishReason, FunctionCallContent, Role
+
+def add(a: int, b: int) -> int:
+    \"\"\"Add two integers.\"\"\"
     return a + b
 
-
-async def upper(text: str) -> str:
-    """Upper-case a text."""
+def upper(text: str) -> str:
+    \"\"\"Upper-case a text.\"\"\"
     return text.upper()
 
-
-async def lookup(key: str) -> str:
-    """Look a key up."""
+def lookup(key: str) -> str:
+    \"\"\"Look a key up.\"\"\"
     return {"k": "value"}.get(key, "missing")
 
+class Model:
+    def __init__(self):
+        self.turn = 0
+    async def get_response(self, messages, options):
+        self.turn += 1
+        if self.turn == 1:
+            calls = [FunctionCallContent(call_id="c1", name="add", arguments={"a": 2, "b": 3})]
+        elif self.turn == 2:
+            calls = [FunctionCallContent(call_id="c2", name="upper", arguments={"text": "x"}),
+                     FunctionCallContent(call_id="c3", name="lookup", arguments={"key": "k"})]
+        else:
+            return ChatResponse(messages=[ChatMessage(role=Role.ASSISTANT, contents="done")],
+                                finish_reason=FinishReason.STOP)
+        return ChatResponse(messages=[ChatMessage(role=Role.ASSISTANT, contents=calls)],
+                            finish_reason=FinishReason.TOOL_CALLS)
+    async def get_streaming_response(self, messages, options):
+        raise NotImplementedError
+        yield
 
-def script() -> list[Any]:
-    return [
-        reply("", call("add", a=2, b=3, call_id="c1")),
-        reply("", call("upper", text="x", call_id="c2"), call("lookup", key="k", call_id="c3")),
-        "done",
-    ]
-
-
-RAF_TOOLS = [tool(add), tool(upper), tool(lookup)]
-PLAIN_TOOLS: dict[str, Callable[..., Awaitable[Any]]] = {
-    "add": add,
-    "upper": upper,
-    "lookup": lookup,
-}
-
-
-class CyclingModel(ScriptedChatClient):
-    """The scripted model, replaying its three turns forever (built once, like an agent)."""
-
-    def __init__(self) -> None:
-        super().__init__(script() * 1)
-
-    async def get_response(self, messages: Any, options: ChatOptions | None = None) -> ChatResponse:
-        if self.remaining == 0:
-            self._next = 0
-        self.requests.clear()
-        return await super().get_response(messages, options)
+agent = (AgentBuilder().with_instructions("You are a calculator.")
+         .with_chat_client(Model()).with_tools([add, upper, lookup]).build())
+assert asyncio.run(agent.run("go")).text == "done"
+# A real model client reads every tool's schema: the first run is not done without them.
+assert all(tool.parameters["properties"] for tool in agent.tools)
+print((time.perf_counter() - started) * 1000, (time.process_time() - cpu_started) * 1000)
+"""
 
 
-HAND_MODEL = CyclingModel()
-RAF_AGENT = (
-    AgentBuilder()
-    .with_instructions("You are a calculator.")
-    .with_chat_client(CyclingModel())
-    .with_tools(RAF_TOOLS)
-    .build()
-)
+# -- raf in this process ---------------------------------------------------------------
 
 
-async def hand_written_run() -> str:
-    """The loop a developer would write by hand: no providers, no validation, no session."""
-    model = HAND_MODEL
-    messages = [ChatMessage.system("You are a calculator."), ChatMessage.user("go")]
-    options = ChatOptions(tools=list(RAF_TOOLS))
-    while True:
-        response = await model.get_response(messages, options)
-        message = response.messages[0]
-        messages.append(message)
-        calls = message.function_calls
-        if not calls:
-            return message.text
-        values = await asyncio.gather(*(PLAIN_TOOLS[c.name](**c.arguments) for c in calls))
-        messages.append(
-            ChatMessage(
-                role=Role.TOOL,
-                contents=[
-                    FunctionResultContent(call_id=c.call_id, result=v)
-                    for c, v in zip(calls, values, strict=True)
-                ],
-            )
+def build_raf() -> tuple[Any, Any, Any, list[scenario.Script]]:
+    """Agents with sync tools (run in a worker thread, the default), async tools, and
+    sync tools run inline (`@tool(run_in_thread=False)`), each on a zero-cost model."""
+    from raf import (
+        AgentBuilder,
+        AgentResponseUpdate,
+        ChatMessage,
+        ChatOptions,
+        ChatResponse,
+        FinishReason,
+        FunctionCallContent,
+        Role,
+        TextContent,
+        UpdateKind,
+        tool,
+    )
+
+    def to_message(reply: dict[str, Any]) -> ChatMessage:
+        contents: list[Any] = [
+            FunctionCallContent(call_id=c["id"], name=c["name"], arguments=c["arguments"])
+            for c in reply["tool_calls"]
+        ]
+        if reply["content"]:
+            contents.append(TextContent(text=reply["content"]))
+        return ChatMessage(role=Role.ASSISTANT, contents=contents)
+
+    class Model:
+        """raf's ChatClient over the scripted dict replies: it only converts them."""
+
+        def __init__(self) -> None:
+            self.script = scenario.Script()
+
+        async def get_response(
+            self, messages: Sequence[ChatMessage], options: ChatOptions
+        ) -> ChatResponse:
+            reply = self.script.next()
+            finish = FinishReason.TOOL_CALLS if reply["tool_calls"] else FinishReason.STOP
+            return ChatResponse(messages=[to_message(reply)], finish_reason=finish)
+
+        async def get_streaming_response(
+            self, messages: Sequence[ChatMessage], options: ChatOptions
+        ) -> AsyncIterator[AgentResponseUpdate]:
+            reply = self.script.next()
+            for chunk in scenario.stream_chunks(reply):
+                if chunk["type"] == "tool_call":
+                    call = chunk["call"]
+                    yield AgentResponseUpdate(
+                        kind=UpdateKind.TOOL_CALL_ENDED,
+                        message_id="m",
+                        call_id=call["id"],
+                        tool_name=call["name"],
+                        content=FunctionCallContent(
+                            call_id=call["id"], name=call["name"], arguments=call["arguments"]
+                        ),
+                    )
+                elif chunk["type"] == "text":
+                    yield AgentResponseUpdate(
+                        kind=UpdateKind.TEXT_DELTA, message_id="m", text=chunk["delta"]
+                    )
+                else:
+                    finish = FinishReason.TOOL_CALLS if reply["tool_calls"] else FinishReason.STOP
+                    yield AgentResponseUpdate(kind=UpdateKind.FINISHED, finish_reason=finish)
+
+    sync_model, async_model, inline_model = Model(), Model(), Model()
+    sync_agent = (
+        AgentBuilder()
+        .with_instructions(scenario.INSTRUCTIONS)
+        .with_chat_client(sync_model)
+        .with_tools([scenario.add, scenario.upper, scenario.lookup])
+        .build()
+    )
+    async_agent = (
+        AgentBuilder()
+        .with_instructions(scenario.INSTRUCTIONS)
+        .with_chat_client(async_model)
+        .with_tools([tool(name=name)(fn) for name, fn in scenario.ASYNC_TOOLS.items()])
+        .build()
+    )
+    inline_agent = (
+        AgentBuilder()
+        .with_instructions(scenario.INSTRUCTIONS)
+        .with_chat_client(inline_model)
+        .with_tools([tool(run_in_thread=False)(fn) for fn in scenario.SYNC_TOOLS.values()])
+        .build()
+    )
+    scripts = [sync_model.script, async_model.script, inline_model.script]
+    return sync_agent, async_agent, inline_agent, scripts
+
+
+async def raf_cases(batch_seconds: float, batches: int) -> dict[str, dict[str, float]]:
+    sync_agent, async_agent, inline_agent, scripts = build_raf()
+
+    async def run_inline_tools() -> str:
+        text: str = (await inline_agent.run(scenario.QUESTION)).text
+        return text
+
+    async def run_sync_tools() -> str:
+        text: str = (await sync_agent.run(scenario.QUESTION)).text
+        return text
+
+    async def run_async_tools() -> str:
+        text: str = (await async_agent.run(scenario.QUESTION)).text
+        return text
+
+    async def run_stream() -> str:
+        text = []
+        async for update in async_agent.run_stream(scenario.QUESTION):
+            text.append(update.text if update.kind == "text_delta" else "")
+        return "".join(text)
+
+    results: dict[str, dict[str, float]] = await scenario.measure(
+        {"sync tools": run_sync_tools, "async tools": run_async_tools, "stream": run_stream},
+        batch_seconds=batch_seconds,
+        batches=batches,
+        scripts=[*scripts, scenario.FLOOR_SCRIPT],
+    )
+    inline = await scenario.measure(
+        {"sync tools": run_inline_tools},
+        batch_seconds=batch_seconds,
+        batches=batches,
+        scripts=[*scripts, scenario.FLOOR_SCRIPT],
+    )
+    results["sync tools, inline"] = inline["sync tools"]
+    return results
+
+
+def cold_start_ms(repeats: int) -> tuple[float, float, float, float]:
+    """Median in-process ms of import + build + first run in a fresh interpreter (wall
+    and CPU: CPU time moves less with the machine's load), the median wall time of that
+    whole process, and of a bare `python -c pass`."""
+    inner, cpu, wall, bare = [], [], [], []
+    env = {**os.environ, "PYTHONDONTWRITEBYTECODE": "1"}
+    for _ in range(repeats):
+        started = time.perf_counter()
+        out = subprocess.run(
+            [sys.executable, "-c", COLD_START], check=True, capture_output=True, env=env
         )
+        wall.append((time.perf_counter() - started) * 1000)
+        inner_ms, cpu_ms = out.stdout.split()
+        inner.append(float(inner_ms))
+        cpu.append(float(cpu_ms))
+        started = time.perf_counter()
+        subprocess.run([sys.executable, "-c", "pass"], check=True, env=env)
+        bare.append((time.perf_counter() - started) * 1000)
+    return (
+        statistics.median(inner),
+        statistics.median(cpu),
+        statistics.median(wall),
+        statistics.median(bare),
+    )
 
 
-async def raf_run() -> str:
-    """A full agent run: history provider, session, validation, the tool loop."""
-    response = await RAF_AGENT.run("go")
-    text: str = response.text
-    return text
+async def bytes_per_message(turns: int) -> tuple[float, int]:
+    """Bytes retained per message of one session after `turns` runs (tracemalloc)."""
+    _, async_agent, _, _ = build_raf()
+    session = async_agent.create_session()
+    await async_agent.run(scenario.QUESTION, session)  # warm every lazy cache first
+    gc.collect()
+    tracemalloc.start()
+    before = tracemalloc.get_traced_memory()[0]
+    count_before = len(session.messages)
+    for _ in range(turns):
+        await async_agent.run(scenario.QUESTION, session)
+    gc.collect()
+    after = tracemalloc.get_traced_memory()[0]
+    tracemalloc.stop()
+    added = len(session.messages) - count_before
+    return (after - before) / added, added
 
 
-async def measure(
-    fns: dict[str, Callable[[], Awaitable[str]]], runs: int, batches: int = 10
-) -> dict[str, list[float]]:
-    """Microseconds per run of each function, batches interleaved so that a change in
-    the machine's load hits both alike."""
-    for fn in fns.values():
-        for _ in range(50):
-            assert await fn() == "done"
-    samples: dict[str, list[float]] = {name: [] for name in fns}
-    per_batch = max(1, runs // batches)
-    for _ in range(batches):
-        for name, fn in fns.items():
+async def history_growth(sizes: Sequence[int], runs: int) -> list[tuple[int, float]]:
+    """Microseconds per run on a session already holding about `size` messages."""
+    _, async_agent, _, _ = build_raf()
+    session = async_agent.create_session()
+    out = []
+    for size in sizes:
+        while len(session.messages) < size:
+            await async_agent.run(scenario.QUESTION, session)
+        del session.messages[size:]
+        samples = []
+        for _ in range(5):
             started = time.perf_counter()
-            for _ in range(per_batch):
-                await fn()
-            samples[name].append((time.perf_counter() - started) / per_batch * 1e6)
-    return samples
+            for _ in range(runs // 5):
+                await async_agent.run(scenario.QUESTION, session)
+                del session.messages[size:]  # every run sees the same history
+            samples.append((time.perf_counter() - started) / (runs // 5) * 1e6)
+        out.append((len(session.messages), statistics.median(samples)))
+    return out
 
 
-def import_time_ms(repeats: int = 5) -> float:
-    times = []
-    for _ in range(repeats):
-        started = time.perf_counter()
-        subprocess.run([sys.executable, "-c", "import raf"], check=True)
-        times.append((time.perf_counter() - started) * 1000)
-    baseline = []
-    for _ in range(repeats):
-        started = time.perf_counter()
-        subprocess.run([sys.executable, "-c", "pass"], check=True)
-        baseline.append((time.perf_counter() - started) * 1000)
-    return min(times) - min(baseline) + min(baseline)
+# -- the peers, each in its own virtualenv ------------------------------------------
+
+
+def setup_peers(names: Sequence[str]) -> None:
+    """Create benchmarks/.venvs/<peer> and install the peer there (from PyPI)."""
+    VENVS.mkdir(exist_ok=True)
+    for name in names:
+        _, packages = PEERS[name]
+        venv = VENVS / name
+        python = venv / "bin" / "python"
+        if not python.exists():
+            subprocess.run([sys.executable, "-m", "venv", str(venv)], check=True)
+        print(f"installing {' '.join(packages)} into {venv} …", flush=True)
+        done = subprocess.run(
+            [str(python), "-m", "pip", "install", "-q", "--upgrade", *packages],
+            capture_output=True,
+            text=True,
+        )
+        if done.returncode != 0:
+            print(f"  FAILED (the table will say so): {done.stderr.strip()[-400:]}")
+        else:
+            print("  installed")
+
+
+def run_peer(name: str, batch_seconds: float, batches: int) -> dict[str, Any]:
+    """One peer's results, or the reason there are none."""
+    module, packages = PEERS[name]
+    python = VENVS / name / "bin" / "python"
+    if not python.exists():
+        return {"error": f"not installed (run --setup; pip install {' '.join(packages)})"}
+    done = subprocess.run(
+        [str(python), str(HERE / "peers" / f"{module}.py"), str(batch_seconds), str(batches)],
+        capture_output=True,
+        text=True,
+        env={**os.environ, "PYTHONPATH": str(HERE.parent)},
+    )
+    lines = [line for line in done.stdout.splitlines() if line.startswith("{")]
+    if done.returncode != 0 or not lines:
+        last = (done.stderr.strip().splitlines() or ["no output"])[-1]
+        return {"error": f"failed: {last[:200]}"}
+    result: dict[str, Any] = json.loads(lines[-1])
+    return result
+
+
+def table(rows: list[dict[str, Any]]) -> str:
+    head = f"{'framework':<28}" + "".join(f"{case:>30}" for case in CASES)
+    lines = [head, "-" * len(head)]
+    for row in rows:
+        label = f"{row['framework']} {row.get('version', '')}".strip()
+        if "error" in row:
+            lines.append(f"{label:<28}  {row['error']}")
+            continue
+        cells = []
+        for case in CASES:
+            data = row["cases"].get(case)
+            if data is None:
+                cells.append(f"{'n/a':>30}")
+                continue
+            cell = (
+                f"{data['ratio']:5.1f}x ({data['ratio_low']:.0f}-{data['ratio_high']:.0f}) "
+                f"{data['us']:6.0f}us"
+            )
+            cells.append(f"{cell:>30}")
+        lines.append(f"{label:<28}" + "".join(cells))
+    return "\n".join(lines)
 
 
 async def main() -> None:
-    parser = argparse.ArgumentParser()
-    parser.add_argument("--runs", type=int, default=2000)
+    parser = argparse.ArgumentParser(description=__doc__.splitlines()[0] if __doc__ else None)
+    parser.add_argument("--setup", action="store_true", help="install the peers, then run")
+    parser.add_argument("--batch-ms", type=float, default=100, help="one timed batch (100)")
+    parser.add_argument("--batches", type=int, default=10, help="batch pairs per case (10)")
+    parser.add_argument(
+        "--only", choices=["raf", *PEERS, "all"], default="all", help="one framework only"
+    )
+    parser.add_argument("--no-extras", action="store_true", help="skip cold start and memory")
     args = parser.parse_args()
-    samples = await measure({"hand": hand_written_run, "raf": raf_run}, args.runs)
-    hand_us, raf_us = statistics.median(samples["hand"]), statistics.median(samples["raf"])
-    print(f"hand-written loop : {hand_us:8.1f} us/run (median of 10 interleaved batches)")
-    print(f"raf Agent.run     : {raf_us:8.1f} us/run (new session each run)")
-    print(f"ratio             : {raf_us / hand_us:8.2f}x   (target <= 2x)")
-    print(f"python -c 'import raf': {import_time_ms():.0f} ms wall (target < 150 ms)")
+    peers = [] if args.only == "raf" else list(PEERS) if args.only == "all" else [args.only]
+    if args.setup:
+        setup_peers(peers)
+
+    import raf
+
+    rows: list[dict[str, Any]] = []
+    if args.only in ("raf", "all"):
+        cases = await raf_cases(args.batch_ms / 1000, args.batches)
+        rows.append({"framework": "raf", "version": raf.__version__, "cases": cases})
+    for name in peers:
+        row = run_peer(name, args.batch_ms / 1000, args.batches)
+        rows.append({"framework": name, **row})
+
+    floors = rows[0]["cases"] if rows and "cases" in rows[0] else {}
+    print("Per-run overhead, multiple of the plain-dict floor measured in the same process")
+    print(
+        f"(median of {args.batches} interleaved batch pairs, lowest-highest pair; "
+        "median us per run)."
+    )
+    if floors:
+        print(
+            f"Floor in {rows[0]['framework']}'s process: "
+            + ", ".join(f"{c} {floors[c]['floor_us']:.1f}us" for c in CASES if c in floors)
+        )
+    print(table(rows))
+    inline = rows[0]["cases"].get("sync tools, inline") if floors else None
+    if inline:
+        print(
+            f"raf, sync tools run inline (@tool(run_in_thread=False)): {inline['ratio']:.1f}x "
+            f"({inline['ratio_low']:.0f}-{inline['ratio_high']:.0f}) {inline['us']:.0f}us"
+        )
+    print(f"target for raf: <= {TARGET_RATIO:.0f}x in every column")
+    if args.no_extras or args.only not in ("raf", "all"):
+        return
+    inner, cpu, wall, bare = cold_start_ms(7)
+    print(
+        f"\ncold start, import + build + first run: {inner:.0f} ms in-process, {cpu:.0f} ms "
+        f"CPU (whole process {wall:.0f} ms; bare interpreter {bare:.0f} ms); target <= 150 ms"
+    )
+    per_message, count = await bytes_per_message(300)
+    print(f"bytes retained per session message: {per_message:.0f} B over {count} messages")
+    growth = await history_growth([0, 600, 3000], 500)
+    print(
+        "run with history already in the session: "
+        + ", ".join(f"{size} msgs {us:.0f}us" for size, us in growth)
+    )
 
 
 if __name__ == "__main__":

@@ -34,6 +34,7 @@ CONTRACT = {
     "InMemorySessionStore",
     "ChatClientBuilder",
     "UpdateKind",
+    "SessionConflictError",
 }
 
 

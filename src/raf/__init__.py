@@ -32,6 +32,18 @@ _EXPORTS: dict[str, str] = {
     "ErrorContent": "raf.core.contents",
     "DataContent": "raf.core.contents",
     "UsageDetails": "raf.core.usage",
+    "UsageLimits": "raf.core.usage",
+    "RunContext": "raf.core.run_context",
+    "AgentRunContext": "raf.core.middleware",
+    "ChatContext": "raf.core.middleware",
+    "FunctionInvocationContext": "raf.core.middleware",
+    "AgentMiddleware": "raf.core.middleware",
+    "ChatMiddleware": "raf.core.middleware",
+    "FunctionMiddleware": "raf.core.middleware",
+    "agent_middleware": "raf.core.middleware",
+    "chat_middleware": "raf.core.middleware",
+    "function_middleware": "raf.core.middleware",
+    "register_middleware": "raf.core.middleware",
     "AgentRunOptions": "raf.core.options",
     "ChatOptions": "raf.core.options",
     "ToolApprovalResponse": "raf.core.options",
@@ -58,10 +70,12 @@ _EXPORTS: dict[str, str] = {
     "ToolDefinitionError": "raf.core.errors",
     "ToolExecutionError": "raf.core.errors",
     "ApprovalError": "raf.core.errors",
+    "UsageLimitExceeded": "raf.core.errors",
     "ProviderError": "raf.core.errors",
     "SessionError": "raf.core.errors",
     "SessionFormatError": "raf.core.errors",
     "SessionNotFoundError": "raf.core.errors",
+    "SessionConflictError": "raf.core.errors",
     "ToolApprovalPending": "raf.core.errors",
     "ValidationProblems": "raf.core.errors",
     "Problem": "raf.core.errors",
@@ -79,6 +93,7 @@ _EXPORTS: dict[str, str] = {
     "FunctionInvokingChatClient": "raf.clients.function_invoking",
     "OpenAIChatClient": "raf.clients.openai_compat",
     "AnthropicChatClient": "raf.clients.anthropic_client",
+    "GeminiChatClient": "raf.clients.gemini",
     "LocalChatClient": "raf.clients.local",
     "RetryingChatClient": "raf.clients.retry",
     "resolve_model": "raf.clients.models",
@@ -120,8 +135,10 @@ _EXPORTS: dict[str, str] = {
 __all__ = [
     "Agent",
     "AgentBuilder",
+    "AgentMiddleware",
     "AgentResponse",
     "AgentResponseUpdate",
+    "AgentRunContext",
     "AgentRunOptions",
     "AgentSession",
     "AgentSkillsProvider",
@@ -136,7 +153,9 @@ __all__ = [
     "CancellationToken",
     "ChatClient",
     "ChatClientBuilder",
+    "ChatContext",
     "ChatMessage",
+    "ChatMiddleware",
     "ChatOptions",
     "ChatResponse",
     "CodeInterpreter",
@@ -151,9 +170,12 @@ __all__ = [
     "ErrorContent",
     "FinishReason",
     "FunctionCallContent",
+    "FunctionInvocationContext",
     "FunctionInvokingChatClient",
+    "FunctionMiddleware",
     "FunctionResultContent",
     "FunctionTool",
+    "GeminiChatClient",
     "InMemoryHistoryProvider",
     "InMemorySessionStore",
     "JsonDirectorySessionStore",
@@ -175,8 +197,10 @@ __all__ = [
     "ReasoningContent",
     "RetryingChatClient",
     "Role",
+    "RunContext",
     "ScopePolicy",
     "ScopeTool",
+    "SessionConflictError",
     "SessionError",
     "SessionFormatError",
     "SessionNotFoundError",
@@ -199,17 +223,23 @@ __all__ = [
     "UpdateKind",
     "UsageContent",
     "UsageDetails",
+    "UsageLimitExceeded",
+    "UsageLimits",
     "ValidationProblems",
     "WebFetch",
     "WebSearch",
     "WikiProvider",
     "WorkspaceContextProvider",
     "WorkspaceScope",
+    "agent_middleware",
+    "chat_middleware",
     "file_tools",
     "fold_stream",
     "fold_updates",
+    "function_middleware",
     "model_info",
     "parse_model_spec",
+    "register_middleware",
     "register_model_info",
     "resolve_model",
     "tool",
@@ -227,6 +257,7 @@ if TYPE_CHECKING:
     )
     from raf.clients.anthropic_client import AnthropicChatClient
     from raf.clients.function_invoking import FunctionInvokingChatClient
+    from raf.clients.gemini import GeminiChatClient
     from raf.clients.local import LocalChatClient
     from raf.clients.models import (
         ModelInfo,
@@ -275,16 +306,30 @@ if TYPE_CHECKING:
         Problem,
         ProviderError,
         RafError,
+        SessionConflictError,
         SessionError,
         SessionFormatError,
         SessionNotFoundError,
         ToolApprovalPending,
         ToolDefinitionError,
         ToolExecutionError,
+        UsageLimitExceeded,
         ValidationProblems,
     )
     from raf.core.function_tool import FunctionTool, tool
     from raf.core.messages import ChatMessage, Role
+    from raf.core.middleware import (
+        AgentMiddleware,
+        AgentRunContext,
+        ChatContext,
+        ChatMiddleware,
+        FunctionInvocationContext,
+        FunctionMiddleware,
+        agent_middleware,
+        chat_middleware,
+        function_middleware,
+        register_middleware,
+    )
     from raf.core.options import AgentRunOptions, ChatOptions, ToolApprovalResponse
     from raf.core.responses import (
         AgentResponse,
@@ -295,9 +340,10 @@ if TYPE_CHECKING:
         fold_stream,
         fold_updates,
     )
+    from raf.core.run_context import RunContext
     from raf.core.sessions import AgentSession, SessionStore
     from raf.core.tools import ApprovalRequiredTool, BaseTool, Tool, ToolContext, ToolResult
-    from raf.core.usage import UsageDetails
+    from raf.core.usage import UsageDetails, UsageLimits
     from raf.decl.builder import DeclAgentBuilder
     from raf.decl.tool_resolver import ToolResolver
     from raf.tools.code import CodeInterpreter

@@ -85,13 +85,21 @@ WRITER = textwrap.dedent(
     """
     import asyncio, sys
     from raf import AgentSession, ChatMessage, JsonDirectorySessionStore, SqliteSessionStore
+    from raf import SessionConflictError
 
     async def main() -> None:
         kind, where, worker = sys.argv[1], sys.argv[2], sys.argv[3]
         store = SqliteSessionStore(where) if kind == "sqlite" else JsonDirectorySessionStore(where)
         for i in range(40):
             session = AgentSession(id=f"shared", messages=[ChatMessage.user(f"{worker}-{i}" * 200)])
-            await store.save(session)
+            try:
+                session.revision = (await store.load("shared")).revision
+            except Exception:
+                pass
+            try:
+                await store.save(session)
+            except SessionConflictError:
+                pass
             await store.save(AgentSession(id=f"{worker}-{i}"))
             loaded = await store.load("shared")
             assert loaded.messages[0].text.endswith("-" + loaded.messages[0].text.split("-")[-1])

@@ -1,4 +1,4 @@
-"""Peers for client tests: llm-katan (OpenAI and Anthropic wire formats) and a fault server."""
+"""Peers for client tests: llm-katan (OpenAI, Anthropic and Google APIs) and a fault server."""
 
 from __future__ import annotations
 
@@ -9,6 +9,7 @@ import subprocess
 import sys
 import time
 from collections.abc import Iterator
+from contextlib import contextmanager
 from pathlib import Path
 
 import pytest
@@ -32,11 +33,10 @@ def _katan_binary() -> str:
     return found
 
 
-@pytest.fixture(scope="session")
-def katan(tmp_path_factory: pytest.TempPathFactory) -> Iterator[str]:
-    """llm-katan in echo mode on loopback; yields its base URL (without /v1)."""
+@contextmanager
+def run_katan(home: Path, providers: str, *extra: str) -> Iterator[str]:
+    """llm-katan in echo mode on loopback serving `providers`; yields its base URL."""
     port = _free_port()
-    home = tmp_path_factory.mktemp("katan")
     log = (home / "katan.log").open("w")
     proc = subprocess.Popen(
         [
@@ -50,11 +50,12 @@ def katan(tmp_path_factory: pytest.TempPathFactory) -> Iterator[str]:
             "--port",
             str(port),
             "--providers",
-            "openai,anthropic",
+            providers,
             "--stats-file",
             str(home / "stats.json"),
             "--log-level",
             "warning",
+            *extra,
         ],
         stdout=log,
         stderr=subprocess.STDOUT,
@@ -79,6 +80,13 @@ def katan(tmp_path_factory: pytest.TempPathFactory) -> Iterator[str]:
             proc.kill()
             proc.wait(timeout=10)
         log.close()
+
+
+@pytest.fixture(scope="session")
+def katan(tmp_path_factory: pytest.TempPathFactory) -> Iterator[str]:
+    """llm-katan speaking OpenAI, Anthropic and Google (Vertex AI); yields its base URL."""
+    with run_katan(tmp_path_factory.mktemp("katan"), "openai,anthropic,vertexai") as url:
+        yield url
 
 
 @pytest.fixture

@@ -386,6 +386,12 @@ async def test_malformed_json_is_an_invalid_response(fault: FaultServer) -> None
         await fault_client(fault).get_response([ChatMessage.user("x")], ChatOptions())
 
 
+async def test_json_without_choices_is_an_invalid_response(fault: FaultServer) -> None:
+    fault.reply(Reply(json_body={"id": "x", "object": "list", "data": []}))
+    with pytest.raises(InvalidResponseError, match="another shape.*base URL"):
+        await fault_client(fault).get_response([ChatMessage.user("x")], ChatOptions())
+
+
 async def test_malformed_json_in_stream(fault: FaultServer) -> None:
     fault.reply(Reply(events=["{broken json"]))
     with pytest.raises(InvalidResponseError):

@@ -9,8 +9,11 @@ import pytest
 
 from raf.agent.builder import AgentBuilder
 from raf.clients.errors import (
+    AuthenticationError,
     BadRequestError,
+    ClientError,
     ModelConnectionError,
+    ModelNotFoundError,
     RateLimitError,
     RequestTimeoutError,
     ServerError,
@@ -130,13 +133,25 @@ async def test_gives_up_after_max_retries(fault: FaultServer) -> None:
     assert len(fault.seen) == 3
 
 
-@pytest.mark.parametrize("status", [400, 401, 403, 404, 422])
-async def test_other_4xx_are_never_retried(fault: FaultServer, status: int) -> None:
+@pytest.mark.parametrize(
+    ("status", "kind"),
+    [
+        (400, BadRequestError),
+        (401, AuthenticationError),
+        (403, AuthenticationError),
+        (404, ModelNotFoundError),
+        (422, BadRequestError),
+    ],
+)
+async def test_other_4xx_are_never_retried(
+    fault: FaultServer, status: int, kind: type[ClientError]
+) -> None:
     fault.reply(error(status), Reply(json_body=completion("ok")))
     client = RetryingChatClient(leaf(fault.url), sleep=Sleeps())
-    with pytest.raises(Exception) as info:
+    with pytest.raises(kind, match=f"HTTP {status}") as info:
         await client.get_response([ChatMessage.user("x")], ChatOptions())
-    assert not getattr(info.value, "retryable", True)
+    assert type(info.value) is kind
+    assert info.value.retryable is False and info.value.status == status
     assert len(fault.seen) == 1
     if status in (400, 422):
         assert isinstance(info.value, BadRequestError)

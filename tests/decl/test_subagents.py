@@ -258,3 +258,50 @@ async def test_two_paused_sub_agent_calls_in_one_batch_both_resume(tmp_path):
     results = {r.call_id: r.result for r in parent.requests[1].messages[-1].function_results}
     assert results == {"p1": "a done", "p2": "b done"}
     assert "agent-tool:coder" not in session.provider_state
+
+
+def test_a_sub_agent_file_outside_the_document_folder_is_never_read(tmp_path):
+    import subprocess
+    import sys
+
+    secret_dir = tmp_path / "elsewhere"
+    secret_dir.mkdir()
+    (secret_dir / "credentials").write_text("name: [AKIA-SECRET-VALUE\n")
+    (secret_dir / "agent.yaml").write_text("name: 42\ninstructions: SECRET-INSTRUCTIONS\n")
+    project = tmp_path / "project"
+    project.mkdir()
+    (project / "link.yaml").symlink_to(secret_dir / "agent.yaml")
+    (project / "notes.txt").write_text("maxToolRounds: SECRET-NOTES\n")
+    (project / "lead.yaml").write_text(
+        "name: lead\nsubAgents:\n"
+        "  - file: ../elsewhere/credentials\n"
+        f"  - file: {secret_dir / 'agent.yaml'}\n"
+        "  - file: link.yaml\n"
+        "  - file: notes.txt\n"
+        "  - file: /etc/passwd\n"
+    )
+    done = subprocess.run(
+        [sys.executable, "-m", "raf.cli", "validate", "--no-extras", "lead.yaml"],
+        capture_output=True,
+        text=True,
+        timeout=60,
+        cwd=project,
+    )
+    assert done.returncode == 1, done.stderr
+    assert "SECRET" not in done.stderr + done.stdout and "root:" not in done.stderr
+    errors = [line for line in done.stderr.splitlines() if line.startswith("  error:")]
+    assert len(errors) == 5, done.stderr
+    for line in errors[:3] + errors[4:]:
+        assert "outside the folder of the top document" in line, line
+    assert "lead.yaml:3:11 subAgents[0].file" in errors[0]
+    assert "must be an agent document" in errors[3]
+
+
+def test_values_of_a_named_sub_agent_file_are_not_echoed(tmp_path):
+    (tmp_path / "lead.yaml").write_text("name: lead\nsubAgents:\n  - file: child.yaml\n")
+    (tmp_path / "child.yaml").write_text("name: child\nmaxToolRounds: secret-ish\n")
+    with pytest.raises(ValidationProblems) as info:
+        DeclAgentBuilder().from_yaml_file(tmp_path / "lead.yaml")
+    (problem,) = info.value.problems
+    assert problem.key_path == "maxToolRounds" and problem.line == 2
+    assert "secret-ish" not in str(info.value)

@@ -9,7 +9,7 @@ from raf.agent.builder import AgentBuilder
 from raf.core.function_tool import tool
 from raf.core.messages import ChatMessage, Role
 from raf.core.options import ChatOptions
-from raf.testing import FunctionChatClient
+from raf.testing import FunctionChatClient, call, reply
 
 
 @tool
@@ -39,6 +39,26 @@ def make_agent() -> Agent:
         .with_description("Repeats what you say and counts the turns.")
         .with_chat_client(FunctionChatClient(_reply))
         .with_tool(shout)
+        .with_tool(delete_everything)
+        .build()
+    )
+
+
+def _reply_or_delete(messages: Sequence[ChatMessage], options: ChatOptions) -> ChatMessage | str:
+    last = messages[-1]
+    if last.role is Role.USER and last.text == "delete it":
+        return reply("", call("delete_everything", {"confirm": True}))
+    if last.role is Role.TOOL:
+        result = last.function_results[0]
+        return f"not deleted: {result.error or result.result}"
+    return _reply(messages, options)
+
+
+def make_approval_agent() -> Agent:
+    """Asks for an approval-needing tool when told 'delete it', else echoes."""
+    return (
+        AgentBuilder("asks-approval")
+        .with_chat_client(FunctionChatClient(_reply_or_delete))
         .with_tool(delete_everything)
         .build()
     )

@@ -230,15 +230,18 @@ async def test_python_only_regex_falls_back_from_ripgrep(scope: WorkspaceScope):
 
 
 async def test_approved_calls_may_leave_the_root(tmp_path: Path):
-    from raf.core.options import ChatOptions, ToolApprovalResponse
+    from raf.core.approvals import RunApprovals
+    from raf.core.options import ToolApprovalResponse
+    from raf.core.run_context import RunContext
 
     root = tmp_path / "ws"
     root.mkdir()
     (root / "a.txt").write_text("a\n")
     scope = WorkspaceScope(root)  # approve_outside
-    options = ChatOptions(approval_responses=[ToolApprovalResponse(call_id="ok", approved=True)])
-    approved = ToolContext(call_id="ok", options=options)
-    other = ToolContext(call_id="other", options=options)
+    approvals = RunApprovals(responses=[ToolApprovalResponse(call_id="ok", approved=True)])
+    run = RunContext(approvals=approvals)
+    approved = ToolContext(call_id="ok", run=run)
+    other = ToolContext(call_id="other", run=run)
     args = {"source": "a.txt", "destination": "../out/a.txt"}
     assert MoveFile(scope).approval_required(args)
     refused = await MoveFile(scope).invoke(args, other)
@@ -248,17 +251,19 @@ async def test_approved_calls_may_leave_the_root(tmp_path: Path):
     # an approval is spent on one call: the same call id cannot carry a second one
     again = await WriteFile(scope).invoke({"path": "../w.txt", "content": "w"}, approved)
     assert "not approved" in (again.error or "") and not (tmp_path / "w.txt").exists()
-    options.approval_responses.append(ToolApprovalResponse(call_id="ok2", approved=True))
+    approvals.responses.append(ToolApprovalResponse(call_id="ok2", approved=True))
     wrote = await WriteFile(scope).invoke(
-        {"path": "../w.txt", "content": "w"}, ToolContext(call_id="ok2", options=options)
+        {"path": "../w.txt", "content": "w"}, ToolContext(call_id="ok2", run=run)
     )
     assert not wrote.is_error and (tmp_path / "w.txt").read_text() == "w"
     assert wrote.value == f"created {tmp_path / 'w.txt'} (1 bytes)"
 
 
 async def test_an_approval_covers_only_the_call_that_was_asked_about(tmp_path: Path):
+    from raf.core.approvals import RunApprovals
     from raf.core.contents import ApprovalRequestContent
-    from raf.core.options import ChatOptions, ToolApprovalResponse
+    from raf.core.options import ToolApprovalResponse
+    from raf.core.run_context import RunContext
 
     root = tmp_path / "ws"
     root.mkdir()
@@ -266,17 +271,18 @@ async def test_an_approval_covers_only_the_call_that_was_asked_about(tmp_path: P
     (tmp_path / "secret.txt").write_text("SECRET\n")
     scope = WorkspaceScope(root)  # approve_outside
     asked = {"path": str(tmp_path / "ok.txt")}
-    options = ChatOptions(
-        approval_responses=[ToolApprovalResponse(call_id="c1", approved=True)],
-        pending_approvals=[ApprovalRequestContent(call_id="c1", name="read_file", arguments=asked)],
+    approvals = RunApprovals(
+        responses=[ToolApprovalResponse(call_id="c1", approved=True)],
+        pending=[ApprovalRequestContent(call_id="c1", name="read_file", arguments=asked)],
     )
-    context = ToolContext(call_id="c1", options=options)
+    run = RunContext(approvals=approvals)
+    context = ToolContext(call_id="c1", run=run)
     other = await ReadFile(scope).invoke({"path": str(tmp_path / "secret.txt")}, context)
     assert "not approved" in (other.error or "")
     seen = ToolApprovalResponse(call_id="c2", approved=True, arguments=asked)
-    options.approval_responses.append(seen)
+    approvals.responses.append(seen)
     wrong = await ReadFile(scope).invoke(
-        {"path": str(tmp_path / "secret.txt")}, ToolContext(call_id="c2", options=options)
+        {"path": str(tmp_path / "secret.txt")}, ToolContext(call_id="c2", run=run)
     )
     assert "not approved" in (wrong.error or "")
     read = await ReadFile(scope).invoke(asked, context)

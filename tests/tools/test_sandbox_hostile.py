@@ -249,7 +249,9 @@ async def test_many_background_processes_die_with_the_call(tmp_path: Path) -> No
 async def test_a_call_may_ask_for_the_network(tmp_path: Path) -> None:
     """Under approve the call's `network: true` waits for a human; under deny it is refused;
     a tool configured with network=False never gives it."""
-    from raf.core.options import ChatOptions, ToolApprovalResponse
+    from raf.core.approvals import RunApprovals
+    from raf.core.options import ToolApprovalResponse
+    from raf.core.run_context import RunContext
 
     server = socket.socket()
     server.bind(("127.0.0.1", 0))
@@ -266,10 +268,9 @@ async def test_a_call_may_ask_for_the_network(tmp_path: Path) -> None:
         assert not asking.approval_required({"command": probe})
         unapproved = await asking.invoke(args, ToolContext())
         assert "needs a human's approval" in (unapproved.error or "")
-        options = ChatOptions(
-            approval_responses=[ToolApprovalResponse(call_id="c1", approved=True)]
-        )
-        approved = await asking.invoke(args, ToolContext(call_id="c1", options=options))
+        approvals = RunApprovals(responses=[ToolApprovalResponse(call_id="c1", approved=True)])
+        context = ToolContext(call_id="c1", run=RunContext(approvals=approvals))
+        approved = await asking.invoke(args, context)
         assert approved.value["exit_code"] == 0
         denied = await RunCommand(_scope(tmp_path, "deny")).invoke(args, ToolContext())
         assert "gives commands no network" in (denied.error or "")

@@ -9,7 +9,9 @@ import time
 from pathlib import Path
 from typing import Any
 
-from raf.core.options import ChatOptions, ToolApprovalResponse
+from raf.core.approvals import RunApprovals
+from raf.core.options import ToolApprovalResponse
+from raf.core.run_context import RunContext
 from raf.core.tools import ToolContext, ToolResult
 from raf.tools.sandbox import SandboxKind, detect_sandbox, scrub_environment
 from raf.tools.shell import RunCommand
@@ -28,8 +30,8 @@ async def run(tool: RunCommand, context: ToolContext | None = None, **args: Any)
 
 
 def _approved(call_id: str) -> ToolContext:
-    options = ChatOptions(approval_responses=[ToolApprovalResponse(call_id=call_id, approved=True)])
-    return ToolContext(call_id=call_id, options=options)
+    approvals = RunApprovals(responses=[ToolApprovalResponse(call_id=call_id, approved=True)])
+    return ToolContext(call_id=call_id, run=RunContext(approvals=approvals))
 
 
 async def test_runs_in_the_workspace(tmp_path: Path):

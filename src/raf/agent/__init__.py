@@ -1,9 +1,22 @@
-"""The agent layer: Agent, AgentBuilder, the history provider and session stores."""
+"""The agent layer: Agent, AgentBuilder, the history provider and session stores.
+
+The session stores load on first use: they bring sqlite3 and file handling, which an
+agent with no store never needs.
+"""
+
+from __future__ import annotations
+
+import importlib
+from typing import TYPE_CHECKING, Any
 
 from raf.agent.agent import Agent
 from raf.agent.builder import AgentBuilder
 from raf.agent.history import InMemoryHistoryProvider
-from raf.agent.stores import InMemorySessionStore, JsonDirectorySessionStore, SqliteSessionStore
+
+if TYPE_CHECKING:
+    from raf.agent.stores import InMemorySessionStore, JsonDirectorySessionStore, SqliteSessionStore
+
+_LAZY = {"InMemorySessionStore", "JsonDirectorySessionStore", "SqliteSessionStore"}
 
 __all__ = [
     "Agent",
@@ -13,3 +26,9 @@ __all__ = [
     "JsonDirectorySessionStore",
     "SqliteSessionStore",
 ]
+
+
+def __getattr__(name: str) -> Any:
+    if name in _LAZY:
+        return getattr(importlib.import_module("raf.agent.stores"), name)
+    raise AttributeError(f"module 'raf.agent' has no attribute {name!r}")

@@ -5,19 +5,41 @@ from __future__ import annotations
 import asyncio
 import inspect
 import logging
-from collections.abc import AsyncIterator, Sequence
-from dataclasses import dataclass, field
+from collections.abc import AsyncIterator, Callable, Sequence
 from typing import Any
 
-from raf.clients.function_invoking import (
+from raf.agent.session_conflicts import save_turn
+from raf.agent.turn import (
+    PreparedRun,
+    Turn,
+    agent_response,
+    check_run_options,
+    release_calls,
+)
+from raf.clients.tool_loop import (
     DEFAULT_MAX_TOOL_ROUNDS,
     FunctionInvokingChatClient,
-    check_approval_responses,
+    LoopState,
+    drive,
+    run_to_end,
 )
+from raf.core.approvals import RunApprovals, check_approval_responses
 from raf.core.chat_client import ChatClient
 from raf.core.context import ContextProvider, ContextResult, as_context_provider
-from raf.core.errors import ApprovalError, ProviderError, RafError
+from raf.core.errors import (
+    ApprovalError,
+    ProviderError,
+    RafError,
+    UsageLimitExceeded,
+)
 from raf.core.messages import ChatMessage, MessageInput, Role, to_messages
+from raf.core.middleware import (
+    NO_MIDDLEWARE,
+    AgentRunContext,
+    MiddlewareSet,
+    run_chain,
+    stream_through,
+)
 from raf.core.options import AgentRunOptions, ChatOptions
 from raf.core.responses import (
     AgentResponse,
@@ -26,24 +48,12 @@ from raf.core.responses import (
     ResponseFolder,
     UpdateKind,
 )
+from raf.core.run_context import RunContext
 from raf.core.sessions import AgentSession, SessionStore
 from raf.core.tools import Tool, as_tool, index_tools
+from raf.core.usage import UsageLimits
 
 log = logging.getLogger("raf.agent")
-
-
-@dataclass(kw_only=True, slots=True)
-class _PreparedRun:
-    """Everything the model call needs, assembled by the providers."""
-
-    session: AgentSession
-    request: list[ChatMessage]
-    options: AgentRunOptions
-    invoked: list[ContextProvider]
-    chat_messages: list[ChatMessage]
-    chat_options: ChatOptions
-    client: ChatClient
-    tools: list[Tool] = field(default_factory=list)
 
 
 class Agent:
@@ -66,6 +76,10 @@ class Agent:
         max_tool_rounds: int = DEFAULT_MAX_TOOL_ROUNDS,
         default_options: ChatOptions | None = None,
         session_store: SessionStore | None = None,
+        middleware: Sequence[Any] | MiddlewareSet = (),
+        usage_limits: UsageLimits | None = None,
+        session_usage_limits: UsageLimits | None = None,
+        tool_timeout: float | None = None,
     ) -> None:
         self.name = name
         self.description = description
@@ -79,6 +93,13 @@ class Agent:
         self.max_tool_rounds = max_tool_rounds
         self.default_options = default_options or ChatOptions()
         self.session_store = session_store
+        if isinstance(middleware, MiddlewareSet):
+            self.middleware = middleware
+        else:
+            self.middleware = MiddlewareSet.of(middleware) if middleware else NO_MIDDLEWARE
+        self.usage_limits = usage_limits
+        self.session_usage_limits = session_usage_limits
+        self.tool_timeout = tool_timeout
         self.leaf_client = chat_client
         self._tool_client = FunctionInvokingChatClient(chat_client, max_tool_rounds=max_tool_rounds)
 
@@ -104,13 +125,27 @@ class Agent:
         options: AgentRunOptions | None = None,
     ) -> AgentResponse:
         """Run one turn: providers, the model with its tool loop, providers again."""
-        run = await self._prepare(messages, session, options)
+        turn = self._begin(messages, session, options)
+        chain = turn.run.middleware.agent
         try:
-            response = await run.client.get_response(run.chat_messages, run.chat_options)
-        except BaseException as exc:
-            await self._finish_with_error(run, exc)
+            if not chain:
+                response = await self._answer(turn)
+            else:
+                context = AgentRunContext(run=turn.run, messages=turn.request, options=turn.options)
+
+                async def final(ctx: AgentRunContext) -> None:
+                    turn.request, turn.options = ctx.messages, ctx.options
+                    ctx.result = await self._answer(turn)
+
+                await run_chain(chain, context, final)
+                response = _result_of(context)
+        except UsageLimitExceeded as exc:
+            await self._end_over_limit(turn, exc)
             raise
-        return await self._finish(run, response)
+        except BaseException as exc:
+            await self._fail(turn, exc)
+            raise
+        return await self._finish(turn, response)
 
     async def run_stream(
         self,
@@ -120,24 +155,43 @@ class Agent:
     ) -> AsyncIterator[AgentResponseUpdate]:
         """The same lifecycle as `run`, yielding updates; the session is stored before
         the final update is yielded."""
-        run = await self._prepare(messages, session, options)
-        folder = ResponseFolder()
-        final: AgentResponseUpdate | None = None
+        turn = self._begin(messages, session, options)
+        chain = turn.run.middleware.agent
+        final_update: AgentResponseUpdate | None = None
         try:
-            async for update in run.client.get_streaming_response(
-                run.chat_messages, run.chat_options
-            ):
-                folder.add(update)
+            if not chain:
+                updates = self._stream_answer(turn)
+            else:
+                context = AgentRunContext(
+                    run=turn.run, messages=turn.request, options=turn.options, stream=True
+                )
+
+                async def drive_chain(emit: Callable[[Any], None]) -> None:
+                    async def final(ctx: AgentRunContext) -> None:
+                        turn.request, turn.options = ctx.messages, ctx.options
+                        async for update in self._stream_answer(turn):
+                            emit(update)
+                        ctx.result = turn.response
+
+                    await run_chain(chain, context, final)
+                    turn.response = _result_of(context)
+
+                updates = stream_through(drive_chain)
+            async for update in updates:
                 if update.kind is UpdateKind.FINISHED:
-                    final = update
+                    final_update = update
                     continue
                 yield update
-        except BaseException as exc:
-            await self._finish_with_error(run, exc)
+        except UsageLimitExceeded as exc:
+            await self._end_over_limit(turn, exc)
             raise
-        await self._finish(run, folder.response())
-        if final is not None:
-            yield final
+        except BaseException as exc:
+            await self._fail(turn, exc)
+            raise
+        assert turn.response is not None
+        await self._finish(turn, turn.response)
+        if final_update is not None:
+            yield final_update
 
     def run_sync(
         self,
@@ -154,16 +208,75 @@ class Agent:
 
     # -- the lifecycle, top to bottom -------------------------------------------------
 
-    async def _prepare(
+    def _begin(
         self,
         messages: MessageInput,
         session: AgentSession | None,
         options: AgentRunOptions | None,
-    ) -> _PreparedRun:
+    ) -> Turn:
+        """Check the request and set up the run's context (nothing has run yet)."""
         request = to_messages(messages)
         session = session if session is not None else self.create_session()
         options = options if options is not None else AgentRunOptions()
         self._check_approvals(session, request, options)
+        check_run_options(options)
+        middleware = self.middleware
+        if options.middleware:
+            extra = options.middleware
+            if not isinstance(extra, MiddlewareSet):
+                extra = MiddlewareSet.of(extra)
+            middleware = middleware.joined(extra)
+        run = RunContext(
+            agent=self,
+            session=session,
+            approvals=RunApprovals.for_session(session, options.tool_approval_responses),
+            cancellation=options.cancellation,
+            limits=options.usage_limits or self.usage_limits,
+            session_limits=options.session_usage_limits or self.session_usage_limits,
+            middleware=middleware,
+            tool_timeout=options.tool_timeout or self.tool_timeout,
+        )
+        return Turn(
+            run=run, request=request, options=options, spent_before=list(session.spent_approvals)
+        )
+
+    async def _answer(self, turn: Turn) -> AgentResponse:
+        """Providers' on_invoking, then the model (its tool loop inside), not streaming."""
+        prepared = await self._prepare(turn)
+        loop = turn.loop = self._loop_for(turn, prepared, stream=False)
+        if loop is None:
+            response = await self.leaf_client.get_response(
+                prepared.chat_messages, prepared.chat_options
+            )
+        else:
+            await run_to_end(loop)
+            response = loop.response()
+        turn.response = agent_response(response, prepared.session)
+        return turn.response
+
+    async def _stream_answer(self, turn: Turn) -> AsyncIterator[AgentResponseUpdate]:
+        """`_answer`, streaming; `turn.response` is set when the stream ends."""
+        prepared = await self._prepare(turn)
+        loop = turn.loop = self._loop_for(turn, prepared, stream=True)
+        if loop is None:
+            folder = ResponseFolder()
+            async for update in self.leaf_client.get_streaming_response(
+                prepared.chat_messages, prepared.chat_options
+            ):
+                folder.add(update)
+                yield update
+            response = folder.response()
+        else:
+            async for update in drive(loop):
+                yield update
+            response = loop.response()
+        turn.response = agent_response(response, prepared.session)
+
+    async def _prepare(self, turn: Turn) -> PreparedRun:
+        request = turn.request
+        session = turn.run.session
+        assert session is not None
+        options = turn.options
         session.touch_request_hash(request)
 
         instructions = [self.instructions] if self.instructions else []
@@ -197,44 +310,55 @@ class Agent:
         chat_messages = accumulated + request
         if instructions:
             chat_messages.insert(0, ChatMessage.system("\n".join(instructions)))
-        tools = [*self.tools, *injected] if injected else list(self.tools)
+        chat_options = self.default_options.merged(options.chat_options)
+        # the merged options already hold the agent's defaults and the run's own tools
+        tools = [*self.tools, *injected, *chat_options.tools]
         try:
             index_tools(tools, where=f"in a run of agent {self.name!r}")
         except RafError as exc:
             await self._call_on_invoked(invoked, session, request, None, exc)
             raise
-        chat_options = self.default_options.merged(options.chat_options)
         chat_options.tools = tools
-        chat_options.agent = self
-        chat_options.session = session
-        chat_options.cancellation = options.cancellation
-        chat_options.approval_responses = list(options.tool_approval_responses)
-        chat_options.pending_approvals = list(session.pending_approvals)
-        return _PreparedRun(
+        turn.prepared = PreparedRun(
             session=session,
             request=request,
             options=options,
             invoked=invoked,
             chat_messages=chat_messages,
             chat_options=chat_options,
-            client=self._client_for(tools, options),
             tools=tools,
         )
+        return turn.prepared
 
-    def _client_for(self, tools: Sequence[Tool], options: AgentRunOptions) -> ChatClient:
-        if not tools and not options.tool_approval_responses and options.cancellation is None:
-            return self.leaf_client
-        rounds = options.max_tool_rounds
-        if rounds is not None and rounds != self.max_tool_rounds:
-            return FunctionInvokingChatClient(self.leaf_client, max_tool_rounds=rounds)
-        return self._tool_client
+    def _loop_for(self, turn: Turn, prepared: PreparedRun, *, stream: bool) -> LoopState | None:
+        """The tool loop for this run; None when the bare model will do (no tools, no
+        approvals, no cancellation, no limits and no chat or function middleware)."""
+        run = turn.run
+        if (
+            not prepared.tools
+            and not run.approvals.responses
+            and run.cancellation is None
+            and not run.has_limits
+            and not run.middleware.chat
+            and not run.middleware.function
+        ):
+            return None
+        return self._tool_client.start(
+            prepared.chat_messages,
+            prepared.chat_options,
+            run=run,
+            stream=stream,
+            max_tool_rounds=turn.options.max_tool_rounds,
+        )
 
     def _check_approvals(
         self, session: AgentSession, request: Sequence[ChatMessage], options: AgentRunOptions
     ) -> None:
         pending = {p.call_id: p for p in session.pending_approvals}
         if options.tool_approval_responses:
-            check_approval_responses(pending, options.tool_approval_responses)
+            check_approval_responses(
+                pending, options.tool_approval_responses, session.spent_approvals
+            )
             if request:
                 raise ApprovalError(
                     "send approval responses with no new messages: "
@@ -247,27 +371,52 @@ class Agent:
                 "answer them with AgentRunOptions(tool_approval_responses=[...]) first"
             )
 
-    async def _finish(self, run: _PreparedRun, response: ChatResponse) -> AgentResponse:
-        result = AgentResponse(
-            messages=response.messages,
-            finish_reason=response.finish_reason,
-            usage=response.usage,
-            model_id=response.model_id,
-            response_id=response.response_id,
-            session_id=run.session.id,
-        )
-        closed = {p.call_id: p.name for p in run.session.pending_approvals}
-        run.session.pending_approvals = result.pending_approvals
-        for pending in run.session.pending_approvals:
+    async def _finish(
+        self, turn: Turn, result: AgentResponse, error: BaseException | None = None
+    ) -> AgentResponse:
+        """Record the turn: pending approvals, providers' on_invoked, the store."""
+        prepared = turn.prepared
+        if prepared is None:  # an agent middleware answered without running the turn
+            return result
+        session = prepared.session
+        closed = {p.call_id: p.name for p in session.pending_approvals}
+        session.pending_approvals = result.pending_approvals
+        for pending in session.pending_approvals:
             closed.pop(pending.call_id, None)
-        _release_calls(run.tools, closed, run.session)
-        await self._call_on_invoked(run.invoked, run.session, run.request, result, None)
+        release_calls(prepared.tools, closed, session)
+        await self._call_on_invoked(prepared.invoked, session, prepared.request, result, error)
         if self.session_store is not None:
-            await self.session_store.save(run.session)
+            await save_turn(self.session_store, session, turn.options.conflict_retries)
         return result
 
-    async def _finish_with_error(self, run: _PreparedRun, error: BaseException) -> None:
-        await self._call_on_invoked(run.invoked, run.session, run.request, None, error)
+    async def _fail(self, turn: Turn, error: BaseException) -> None:
+        """A run that raised: providers hear of it and the session keeps its state —
+        except that when the model call failed after tools ran, the rounds that ran are
+        stored (every call answered), so a retry does not run those tools again."""
+        loop = turn.loop
+        if loop is not None and turn.prepared is not None and error is loop.model_error:
+            partial = loop.completed_rounds()
+            if partial is not None:
+                session = turn.prepared.session
+                await self._finish(turn, agent_response(partial, session), error)
+                return
+        if turn.run.session is not None:
+            turn.run.session.spent_approvals[:] = turn.spent_before
+        if turn.prepared is not None:
+            prepared = turn.prepared
+            await self._call_on_invoked(
+                prepared.invoked, prepared.session, prepared.request, None, error
+            )
+
+    async def _end_over_limit(self, turn: Turn, error: UsageLimitExceeded) -> None:
+        """A usage limit stopped the run: what it did (every call answered) is stored as
+        the turn, and the error carries that response; before any model reply, nothing."""
+        partial = error.response
+        if turn.prepared is None or not isinstance(partial, ChatResponse) or not partial.messages:
+            await self._fail(turn, error)
+            return
+        session = turn.prepared.session
+        error.response = await self._finish(turn, agent_response(partial, session), error)
 
     async def _call_on_invoked(
         self,
@@ -315,6 +464,14 @@ class Agent:
         )
 
 
+def _result_of(context: AgentRunContext) -> AgentResponse:
+    if context.result is None:
+        raise RafError(
+            "an agent middleware returned without a result: call call_next() or set result"
+        )
+    return context.result
+
+
 async def _maybe_await(value: Any) -> Any:
     """Hooks may be written as plain functions; await only what is awaitable."""
     return await value if inspect.isawaitable(value) else value
@@ -334,23 +491,3 @@ def agent_summary(agent: Agent) -> dict[str, Any]:
         "providers": [{"name": p.name, "kind": p.kind} for p in agent.context_providers],
         "max_tool_rounds": agent.max_tool_rounds,
     }
-
-
-def _release_calls(tools: Sequence[Tool], closed: dict[str, str], session: AgentSession) -> None:
-    """Calls that waited for approval and no longer do (approved and run, denied,
-    cancelled): a tool keeping state for such a call (an agent used as a tool keeps its
-    paused child) drops it through an optional `release_call(call_id, session)`, looked
-    for on the tool and on the tools it wraps (`.inner`)."""
-    if not closed:
-        return
-    by_name = {t.name: t for t in tools}
-    for call_id, name in closed.items():
-        tool: Any = by_name.get(name)
-        while tool is not None and not hasattr(tool, "release_call"):
-            tool = getattr(tool, "inner", None)
-        if tool is None:
-            continue
-        try:
-            tool.release_call(call_id, session)
-        except Exception as exc:  # releasing is best effort; the run's result stands
-            log.error("release_call of tool %r failed: %s", name, exc)

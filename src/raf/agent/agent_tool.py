@@ -65,8 +65,8 @@ class AgentTool:
         if not isinstance(waiting, dict):
             waiting = {}
             parent.set_provider_state(self._state_key(), waiting)
-        if context.options is not None:  # a denied request ends its child's task
-            for decision in context.options.approval_responses:
+        if context.run is not None:  # a denied request ends its child's task
+            for decision in context.run.approvals.responses:
                 if not decision.approved:
                     waiting.pop(decision.call_id, None)
         return waiting
@@ -84,7 +84,9 @@ class AgentTool:
     async def invoke(self, arguments: Mapping[str, Any], context: ToolContext) -> ToolResult:
         waiting = self._waiting(context)
         stored = waiting.pop(context.call_id, None) if waiting is not None else None
-        options = AgentRunOptions(cancellation=context.cancellation)
+        # the child's model and tool calls pass through the parent's middleware too
+        inherited = context.run.middleware if context.run is not None else ()
+        options = AgentRunOptions(cancellation=context.cancellation, middleware=inherited)
         if stored is not None:
             child = AgentSession.from_dict(stored)
             reason = _decision_reason(context)
@@ -124,10 +126,7 @@ class AgentTool:
 
 
 def _decision_reason(context: ToolContext) -> str | None:
-    options = context.options
-    if options is None:
+    if context.run is None:
         return None
-    for decision in options.approval_responses:
-        if decision.call_id == context.call_id:
-            return decision.reason
-    return None
+    decision = context.run.approvals.decision(context.call_id)
+    return decision.reason if decision is not None else None

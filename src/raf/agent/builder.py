@@ -7,14 +7,22 @@ from typing import Any
 
 from raf.agent.agent import Agent
 from raf.agent.history import InMemoryHistoryProvider
-from raf.clients.function_invoking import DEFAULT_MAX_TOOL_ROUNDS
+from raf.clients.tool_loop import DEFAULT_MAX_TOOL_ROUNDS
 from raf.core.chat_client import ChatClient, ChatClientDecorator
 from raf.core.context import ContextProvider
 from raf.core.errors import ConfigurationError
 from raf.core.function_tool import FunctionTool
+from raf.core.middleware import (
+    NO_MIDDLEWARE,
+    AgentMiddleware,
+    ChatMiddleware,
+    FunctionMiddleware,
+    MiddlewareSet,
+)
 from raf.core.options import ChatOptions
 from raf.core.sessions import SessionStore
 from raf.core.tools import Tool, as_tool, is_tool
+from raf.core.usage import UsageLimits
 
 
 class AgentBuilder:
@@ -31,6 +39,10 @@ class AgentBuilder:
         self._max_tool_rounds = DEFAULT_MAX_TOOL_ROUNDS
         self._options = ChatOptions()
         self._store: SessionStore | None = None
+        self._middleware = NO_MIDDLEWARE
+        self._usage_limits: UsageLimits | None = None
+        self._session_usage_limits: UsageLimits | None = None
+        self._tool_timeout: float | None = None
         self._history: ContextProvider | None = InMemoryHistoryProvider()
 
     def with_name(self, name: str) -> AgentBuilder:
@@ -96,6 +108,55 @@ class AgentBuilder:
         self._store = store
         return self
 
+    def use_middleware(self, *middleware: Any) -> AgentBuilder:
+        """Add agent, chat or function middleware (each `async (context, call_next)`);
+        the kind comes from a decorator or the context type its first parameter names.
+        Middleware added first is outermost."""
+        try:
+            self._middleware = self._middleware + MiddlewareSet.of(middleware)
+        except ConfigurationError as exc:
+            raise ConfigurationError(f"use_middleware(): {exc}") from None
+        return self
+
+    def use_agent_middleware(self, middleware: AgentMiddleware) -> AgentBuilder:
+        """Add middleware that wraps each whole run."""
+        self._middleware = self._middleware + MiddlewareSet(agent=(middleware,))
+        return self
+
+    def use_chat_middleware(self, middleware: ChatMiddleware) -> AgentBuilder:
+        """Add middleware that wraps every model call."""
+        self._middleware = self._middleware + MiddlewareSet(chat=(middleware,))
+        return self
+
+    def use_function_middleware(self, middleware: FunctionMiddleware) -> AgentBuilder:
+        """Add middleware that wraps every tool call."""
+        self._middleware = self._middleware + MiddlewareSet(function=(middleware,))
+        return self
+
+    def with_usage_limits(
+        self, limits: UsageLimits | None = None, *, session: UsageLimits | None = None
+    ) -> AgentBuilder:
+        """Cap every run (`limits`) and the whole session's totals (`session`)."""
+        for name, value in (("limits", limits), ("session", session)):
+            if value is not None and not isinstance(value, UsageLimits):
+                raise ConfigurationError(
+                    f"with_usage_limits({name}=...): expected UsageLimits, got {value!r}"
+                )
+        self._usage_limits = limits
+        self._session_usage_limits = session
+        return self
+
+    def with_tool_timeout(self, seconds: float | None) -> AgentBuilder:
+        """Seconds a tool call may take when its tool declares no timeout (None: no limit)."""
+        if seconds is not None and (
+            isinstance(seconds, bool) or not isinstance(seconds, int | float) or seconds <= 0
+        ):
+            raise ConfigurationError(
+                f"with_tool_timeout(seconds=...): must be above 0 or None, got {seconds!r}"
+            )
+        self._tool_timeout = float(seconds) if seconds is not None else None
+        return self
+
     def build(self) -> Agent:
         if self._client is None:
             raise ConfigurationError(
@@ -115,4 +176,8 @@ class AgentBuilder:
             max_tool_rounds=self._max_tool_rounds,
             default_options=self._options,
             session_store=self._store,
+            middleware=self._middleware,
+            usage_limits=self._usage_limits,
+            session_usage_limits=self._session_usage_limits,
+            tool_timeout=self._tool_timeout,
         )

@@ -15,7 +15,9 @@ from raf.core.sessions import AgentSession
 class InMemoryHistoryProvider:
     """Injects the session's messages before a run and stores the new ones after it.
 
-    On an error nothing is stored, so a failed run leaves the transcript as it was.
+    On an error nothing is stored, so a failed run leaves the transcript as it was; the
+    one exception is a run that failed with a response beside the error (the rounds
+    whose tools ran before the model call failed), which is stored as the turn.
     """
 
     kind = "history"
@@ -40,7 +42,7 @@ class InMemoryHistoryProvider:
         response: AgentResponse | None,
         error: BaseException | None,
     ) -> None:
-        if error is not None or response is None:
+        if response is None:
             return
         session.messages.extend(request_messages)
         session.messages.extend(response.messages)

@@ -5,6 +5,7 @@ from __future__ import annotations
 import asyncio
 import contextlib
 import errno
+import logging
 import os
 import re
 import sqlite3
@@ -15,8 +16,10 @@ import time
 from collections.abc import Iterator
 from pathlib import Path
 
-from raf.core.errors import SessionError, SessionNotFoundError
-from raf.core.sessions import AgentSession
+from raf.core.errors import SessionConflictError, SessionError, SessionNotFoundError
+from raf.core.sessions import AgentSession, next_revision
+
+log = logging.getLogger("raf.sessions")
 
 _SAFE_ID = re.compile(r"^[A-Za-z0-9_.-]{1,128}$")
 
@@ -33,17 +36,28 @@ class InMemorySessionStore:
     """Keeps sessions in this process (as JSON, so nothing is shared by reference)."""
 
     def __init__(self) -> None:
-        self._data: dict[str, tuple[float, str]] = {}
+        self._data: dict[str, tuple[float, str, str]] = {}
 
     async def save(self, session: AgentSession) -> None:
-        self._data[session.id] = (session.updated_at, session.to_json())
+        held = self._data.get(session.id)
+        stored = None if held is None else held[2]
+        if stored != session.revision:
+            raise SessionConflictError(
+                session.id, expected=session.revision, stored=stored, where="memory"
+            )
+        revision = next_revision(session.revision)
+        text = session.to_json(revision=revision)
+        self._data[session.id] = (session.updated_at, text, revision)
+        session.mark_stored(revision, text)
 
     async def load(self, session_id: str) -> AgentSession:
         try:
-            _, text = self._data[session_id]
+            _, text, revision = self._data[session_id]
         except KeyError:
             raise SessionNotFoundError(f"no session {session_id!r} in memory") from None
-        return AgentSession.from_json(text, source=f"session {session_id!r}")
+        session = AgentSession.from_json(text, source=f"session {session_id!r}")
+        session.mark_stored(revision, text)
+        return session
 
     async def delete(self, session_id: str) -> bool:
         return self._data.pop(session_id, None) is not None
@@ -113,11 +127,43 @@ def read_plain_file(path: Path, max_bytes: int = MAX_SESSION_BYTES) -> bytes:
         os.close(fd)
 
 
+def remove_orphaned_temp_files(directory: Path) -> int:
+    """Delete the temporary files `atomic_write_text` left in `directory` when a process
+    died mid-write; call it only while holding the lock every writer there holds."""
+    removed = 0
+    try:
+        names = os.listdir(directory)
+    except FileNotFoundError:
+        return 0
+    for name in names:
+        if name.startswith(".") and name.endswith(".tmp"):
+            with contextlib.suppress(FileNotFoundError):
+                os.unlink(directory / name)
+                removed += 1
+    if removed:
+        log.warning(
+            "removed %d temporary file(s) left by an interrupted write in %s", removed, directory
+        )
+    return removed
+
+
+def _stored_revision(path: Path) -> str | None:
+    """The revision of the session stored at `path` ('' for one written before
+    revisions existed); None when nothing is stored there."""
+    try:
+        data = read_plain_file(path)
+    except FileNotFoundError:
+        return None
+    session = AgentSession.from_json(data, source=str(path))
+    return session.revision or ""
+
+
 class JsonDirectorySessionStore:
     """One `<id>.json` file per session in a directory; safe across processes."""
 
     def __init__(self, directory: str | os.PathLike[str]) -> None:
         self.directory = Path(directory)
+        self._swept = False
 
     def _path(self, session_id: str) -> Path:
         return self.directory / f"{_check_id(session_id)}.json"
@@ -126,15 +172,32 @@ class JsonDirectorySessionStore:
         self.directory.mkdir(parents=True, exist_ok=True)
         return self.directory / ".lock"
 
+    @contextlib.contextmanager
+    def _locked(self) -> Iterator[None]:
+        """The directory's lock; the first time, leftovers of killed writers are swept."""
+        with _file_lock(self._lock_path()):
+            if not self._swept:
+                remove_orphaned_temp_files(self.directory)
+                self._swept = True
+            yield
+
     async def save(self, session: AgentSession) -> None:
-        text = session.to_json()
         path = self._path(session.id)
+        expected = session.revision
+        revision = next_revision(expected)
+        text = session.to_json(revision=revision)
 
         def write() -> None:
-            with _file_lock(self._lock_path()):
+            with self._locked():
+                stored = _stored_revision(path)
+                if stored != expected:
+                    raise SessionConflictError(
+                        session.id, expected=expected, stored=stored, where=str(self.directory)
+                    )
                 atomic_write_text(path, text)
 
         await asyncio.to_thread(write)
+        session.mark_stored(revision, text)
 
     async def load(self, session_id: str) -> AgentSession:
         path = self._path(session_id)
@@ -148,13 +211,15 @@ class JsonDirectorySessionStore:
                 ) from None
 
         data = await asyncio.to_thread(read)
-        return AgentSession.from_json(data, source=str(path))
+        session = AgentSession.from_json(data, source=str(path))
+        session.mark_stored(session.revision or "", data.decode("utf-8", "replace"))
+        return session
 
     async def delete(self, session_id: str) -> bool:
         path = self._path(session_id)
 
         def remove() -> bool:
-            with _file_lock(self._lock_path()):
+            with self._locked():
                 try:
                     path.unlink()
                 except FileNotFoundError:
@@ -167,9 +232,15 @@ class JsonDirectorySessionStore:
         def scan() -> list[str]:
             if not self.directory.is_dir():
                 return []
-            files = [p for p in self.directory.glob("*.json") if not p.name.startswith(".")]
-            files.sort(key=lambda p: p.stat().st_mtime, reverse=True)
-            return [p.stem for p in files]
+            with self._locked():
+                found: list[tuple[float, str]] = []
+                for p in self.directory.glob("*.json"):
+                    if p.name.startswith("."):
+                        continue
+                    with contextlib.suppress(FileNotFoundError):
+                        found.append((p.stat().st_mtime, p.stem))
+            found.sort(reverse=True)
+            return [stem for _, stem in found]
 
         return await asyncio.to_thread(scan)
 
@@ -178,7 +249,8 @@ _SCHEMA = """
 CREATE TABLE IF NOT EXISTS raf_sessions (
     id TEXT PRIMARY KEY,
     data TEXT NOT NULL,
-    updated_at REAL NOT NULL
+    updated_at REAL NOT NULL,
+    revision TEXT NOT NULL DEFAULT ''
 )
 """
 
@@ -211,6 +283,11 @@ class SqliteSessionStore:
                 conn.execute("PRAGMA journal_mode=WAL")
                 conn.execute("PRAGMA synchronous=NORMAL")
                 conn.execute(_SCHEMA)
+                columns = {row[1] for row in conn.execute("PRAGMA table_info(raf_sessions)")}
+                if "revision" not in columns:  # a file written before revisions existed
+                    conn.execute(
+                        "ALTER TABLE raf_sessions ADD COLUMN revision TEXT NOT NULL DEFAULT ''"
+                    )
                 return
             except sqlite3.OperationalError as exc:
                 if "locked" not in str(exc) or time.monotonic() > deadline:
@@ -220,32 +297,54 @@ class SqliteSessionStore:
                 delay = min(delay * 2, 0.2)
 
     async def save(self, session: AgentSession) -> None:
-        text = session.to_json()
+        expected = session.revision
+        revision = next_revision(expected)
+        text = session.to_json(revision=revision)
 
         def write() -> None:
             conn = self._connect()
-            conn.execute(
-                "INSERT INTO raf_sessions (id, data, updated_at) VALUES (?, ?, ?) "
-                "ON CONFLICT(id) DO UPDATE SET data = excluded.data, "
-                "updated_at = excluded.updated_at",
-                (session.id, text, session.updated_at),
-            )
+            if expected is None:
+                cur = conn.execute(
+                    "INSERT INTO raf_sessions (id, data, updated_at, revision) "
+                    "VALUES (?, ?, ?, ?) ON CONFLICT(id) DO NOTHING",
+                    (session.id, text, session.updated_at, revision),
+                )
+            else:
+                cur = conn.execute(
+                    "UPDATE raf_sessions SET data = ?, updated_at = ?, revision = ? "
+                    "WHERE id = ? AND revision = ?",
+                    (text, session.updated_at, revision, session.id, expected),
+                )
+            if cur.rowcount != 1:
+                row = conn.execute(
+                    "SELECT revision FROM raf_sessions WHERE id = ?", (session.id,)
+                ).fetchone()
+                raise SessionConflictError(
+                    session.id,
+                    expected=expected,
+                    stored=None if row is None else str(row[0]),
+                    where=str(self.path),
+                )
 
         await asyncio.to_thread(write)
+        session.mark_stored(revision, text)
 
     async def load(self, session_id: str) -> AgentSession:
-        def read() -> str | None:
+        def read() -> tuple[str, str] | None:
             row = (
                 self._connect()
-                .execute("SELECT data FROM raf_sessions WHERE id = ?", (session_id,))
+                .execute("SELECT data, revision FROM raf_sessions WHERE id = ?", (session_id,))
                 .fetchone()
             )
-            return None if row is None else str(row[0])
+            return None if row is None else (str(row[0]), str(row[1]))
 
-        text = await asyncio.to_thread(read)
-        if text is None:
+        found = await asyncio.to_thread(read)
+        if found is None:
             raise SessionNotFoundError(f"no session {session_id!r} in {self.path}")
-        return AgentSession.from_json(text, source=f"session {session_id!r} in {self.path}")
+        text, revision = found
+        session = AgentSession.from_json(text, source=f"session {session_id!r} in {self.path}")
+        session.mark_stored(revision, text)
+        return session
 
     async def delete(self, session_id: str) -> bool:
         def remove() -> bool:

@@ -94,6 +94,10 @@ async def close_agent(agent: Agent, timeout_s: float = 30.0) -> None:
             inner = getattr(tool, "agent", None)
             if isinstance(inner, Agent):
                 await close(inner)
+        orchestration = getattr(current, "orchestration", None)  # an orchestration's agent
+        for member in orchestration.agents() if orchestration is not None else []:
+            if isinstance(member, Agent):
+                await close(member)
         for provider in current.context_providers:
             aclose = getattr(provider, "aclose", None)
             if aclose is None:

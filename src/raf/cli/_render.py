@@ -18,6 +18,7 @@ class StreamPrinter:
         self.out = out
         self.info = info
         self._in_text = False
+        self._message_id = ""
 
     def _break(self) -> None:
         if self._in_text:
@@ -29,6 +30,9 @@ class StreamPrinter:
         kind = update.kind
         content = update.content
         if kind is UpdateKind.TEXT_DELTA:
+            if update.message_id != self._message_id:  # another message (another speaker)
+                self._break()
+                self._message_id = update.message_id
             self.out.write(update.text)
             self.out.flush()
             self._in_text = True

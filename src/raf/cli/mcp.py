@@ -6,6 +6,7 @@ import argparse
 import asyncio
 import importlib
 import inspect
+import os
 from typing import Any
 
 from raf.core.errors import ConfigurationError
@@ -30,7 +31,19 @@ def register(subparsers: Any) -> None:
         "replays a scripted model)",
     )
     serve.add_argument("--transport", choices=("stdio", "http"), default="stdio")
-    serve.add_argument("--host", default="127.0.0.1", help="HTTP address (default 127.0.0.1)")
+    serve.add_argument(
+        "--host",
+        default="127.0.0.1",
+        help="HTTP address (default 127.0.0.1); beyond loopback $RAF_MCP_TOKEN is required",
+    )
+    serve.add_argument(
+        "--allow-host",
+        action="append",
+        default=[],
+        metavar="NAME",
+        help="another name clients may use in the Host header (repeatable); loopback and "
+        "--host are always allowed",
+    )
     serve.add_argument("--port", type=int, default=8000, help="HTTP port (default 8000)")
     serve.add_argument(
         "--expose-tools",
@@ -69,13 +82,19 @@ def run_serve(args: argparse.Namespace) -> int:
 
 
 async def _serve(args: argparse.Namespace) -> int:
+    from raf.tools.mcp.http_guard import TOKEN_ENV, check_exposure
     from raf.tools.mcp.server import AgentMcpServer
 
+    token = os.environ.get(TOKEN_ENV)
+    if args.transport == "http":
+        check_exposure(args.host, token)  # before anything is built or bound
     agent = await load_agent(args.file, args.python, args.model)
     server = AgentMcpServer(agent, expose_tools=args.expose_tools)
     try:
         if args.transport == "http":
-            await server.serve_http(host=args.host, port=args.port)
+            await server.serve_http(
+                host=args.host, port=args.port, token=token, allowed_hosts=args.allow_host
+            )
         else:
             await server.serve_stdio()
     finally:

@@ -3,299 +3,112 @@
 from __future__ import annotations
 
 import json
-import os
-from collections.abc import AsyncIterator, Mapping, Sequence
+from collections.abc import Mapping
 from typing import TYPE_CHECKING, Any
 
-from raf.clients.errors import (
-    ClientError,
-    InvalidResponseError,
-    MissingApiKeyError,
-    Secret,
-    connection_error,
-    error_for_status,
-    header_secrets,
-    mask_key,
-    parse_retry_after,
-    redact,
-    safe_url,
-    stream_interrupted,
-    timeout_error,
-    transport_kind,
+from raf.clients.anthropic_wire import (
+    DEFAULT_MAX_TOKENS,
+    MessagesWire,
+    message_to_events,
+    to_anthropic_messages,
+    to_anthropic_tool_choice,
+    to_anthropic_tools,
+    usage_from,
 )
-from raf.clients.openai_wire import parse_arguments
-from raf.core.contents import (
-    FunctionCallContent,
-    FunctionResultContent,
-    ReasoningContent,
-    TextContent,
+from raf.clients.base import ModelClient
+from raf.clients.errors import safe_url
+from raf.clients.provider import (
+    ChunkStream,
+    ErrorTable,
+    Provider,
+    SdkStream,
+    lookup_key,
+    sdk_arguments,
 )
 from raf.core.errors import MissingExtraError
-from raf.core.messages import ChatMessage, Role, new_id
-from raf.core.options import ChatOptions, ToolChoice
-from raf.core.responses import (
-    AgentResponseUpdate,
-    ChatResponse,
-    FinishReason,
-    UpdateKind,
-    fold_updates,
-)
-from raf.core.tools import Tool
-from raf.core.usage import UsageDetails
 
 if TYPE_CHECKING:
     from anthropic import AsyncAnthropic
 
+__all__ = [
+    "DEFAULT_MAX_TOKENS",
+    "DEFAULT_TIMEOUT",
+    "AnthropicChatClient",
+    "AnthropicProvider",
+    "message_to_events",
+    "to_anthropic_messages",
+    "to_anthropic_tool_choice",
+    "to_anthropic_tools",
+    "usage_from",
+]
+
 DEFAULT_TIMEOUT = 120.0
-DEFAULT_MAX_TOKENS = 4096
-
-_STOP = {
-    "end_turn": FinishReason.STOP,
-    "stop_sequence": FinishReason.STOP,
-    "max_tokens": FinishReason.LENGTH,
-    "tool_use": FinishReason.TOOL_CALLS,
-    "refusal": FinishReason.CONTENT_FILTER,
-}
+_NAMED = ("model", "messages", "max_tokens", "stream")
 
 
-def to_anthropic_messages(
-    messages: Sequence[ChatMessage],
-) -> tuple[str | None, list[dict[str, Any]]]:
-    """The system prompt and the alternating user/assistant turns Anthropic expects."""
-    system: list[str] = []
-    out: list[dict[str, Any]] = []
-    for message in messages:
-        if message.role is Role.SYSTEM:
-            system.append(message.text)
-            continue
-        blocks: list[dict[str, Any]] = []
-        role = "assistant" if message.role is Role.ASSISTANT else "user"
-        for content in message.contents:
-            if isinstance(content, TextContent) and content.text:
-                blocks.append({"type": "text", "text": content.text})
-            elif isinstance(content, ReasoningContent) and role == "assistant":
-                if content.protected_data is not None:
-                    blocks.append({"type": "redacted_thinking", "data": content.protected_data})
-                elif content.signature:  # unsigned thinking cannot be sent back
-                    blocks.append(
-                        {
-                            "type": "thinking",
-                            "thinking": content.text,
-                            "signature": content.signature,
-                        }
-                    )
-            elif isinstance(content, FunctionCallContent) and role == "assistant":
-                blocks.append(
-                    {
-                        "type": "tool_use",
-                        "id": content.call_id,
-                        "name": content.name,
-                        "input": content.arguments,
-                    }
-                )
-            elif isinstance(content, FunctionResultContent):
-                role = "user"
-                blocks.append(
-                    {
-                        "type": "tool_result",
-                        "tool_use_id": content.call_id,
-                        "content": content.as_text(),
-                        "is_error": content.is_error,
-                    }
-                )
-        if not blocks:
-            continue
-        if out and out[-1]["role"] == role:
-            out[-1]["content"].extend(blocks)  # parallel results share one user turn
-        else:
-            out.append({"role": role, "content": blocks})
-    return ("\n\n".join(s for s in system if s) or None), out
+class AnthropicProvider(Provider):
+    """Anthropic's API reached through the `anthropic` SDK (its retries off)."""
 
+    protocol = "the Messages API"
+    hint = "; check the base URL (the server's root, without /v1)"
 
-def to_anthropic_tools(tools: Sequence[Tool]) -> list[dict[str, Any]]:
-    return [
-        {"name": t.name, "description": t.description, "input_schema": t.parameters} for t in tools
-    ]
-
-
-def to_anthropic_tool_choice(choice: ToolChoice | None) -> dict[str, Any] | None:
-    if choice is None:
-        return None
-    if choice == "auto":
-        return {"type": "auto"}
-    if choice == "required":
-        return {"type": "any"}
-    if choice == "none":
-        return {"type": "none"}
-    return {"type": "tool", "name": choice}
-
-
-def usage_from(data: Mapping[str, Any] | None) -> UsageDetails:
-    """raf usage; `input_tokens` counts the whole prompt, cached parts included."""
-    data = data or {}
-    fresh = int(data.get("input_tokens") or 0)
-    read = int(data.get("cache_read_input_tokens") or 0)
-    write = int(data.get("cache_creation_input_tokens") or 0)
-    output = int(data.get("output_tokens") or 0)
-    prompt = fresh + read + write
-    return UsageDetails(
-        input_tokens=prompt,
-        output_tokens=output,
-        total_tokens=prompt + output,
-        cache_read_tokens=read,
-        cache_write_tokens=write,
-    )
-
-
-class _EventAssembler:
-    """Turns Messages API stream events (dicts) into raf updates under one message id."""
-
-    def __init__(self, message_id: str) -> None:
-        self.message_id = message_id
-        self.response_id: str | None = None
-        self.model_id: str | None = None
-        self.stopped = False
-        self.events = 0
-        self._usage: dict[str, Any] = {}
-        self._blocks: dict[int, dict[str, Any]] = {}
-        self._stop: FinishReason | None = None
-
-    def _update(self, kind: UpdateKind, **kwargs: Any) -> AgentResponseUpdate:
-        return AgentResponseUpdate(kind=kind, message_id=self.message_id, **kwargs)
-
-    def feed(self, event: dict[str, Any]) -> list[AgentResponseUpdate]:
-        self.events += 1
-        kind = event.get("type")
-        if kind == "message_start":
-            message = event.get("message") or {}
-            self.response_id = message.get("id")
-            self.model_id = message.get("model")
-            self._usage.update({k: v for k, v in (message.get("usage") or {}).items() if v})
-            return []
-        if kind == "content_block_start":
-            return self._start(int(event.get("index") or 0), event.get("content_block") or {})
-        if kind == "content_block_delta":
-            return self._delta(int(event.get("index") or 0), event.get("delta") or {})
-        if kind == "content_block_stop":
-            return self._stop_block(int(event.get("index") or 0))
-        if kind == "message_delta":
-            delta = event.get("delta") or {}
-            reason = delta.get("stop_reason")
-            if reason:
-                self._stop = _STOP.get(reason, FinishReason.OTHER)
-            self._usage.update({k: v for k, v in (event.get("usage") or {}).items() if v})
-            return []
-        if kind == "message_stop":
-            self.stopped = True
-        if kind == "error":
-            error = event.get("error") or {}
-            raise InvalidResponseError(
-                f"anthropic reported an error in the stream: {error.get('message', error)}",
-                provider="anthropic",
-                retryable=error.get("type") in ("overloaded_error", "api_error"),
-            )
-        return []
-
-    def _start(self, index: int, block: dict[str, Any]) -> list[AgentResponseUpdate]:
-        btype = block.get("type")
-        state: dict[str, Any] = {"type": btype, "parts": []}
-        self._blocks[index] = state
-        out: list[AgentResponseUpdate] = []
-        if btype == "tool_use":
-            state["id"] = block.get("id") or new_id("call")
-            state["name"] = block.get("name") or ""
-            state["input"] = block.get("input") or {}
-            out.append(
-                self._update(
-                    UpdateKind.TOOL_CALL_STARTED, call_id=state["id"], tool_name=state["name"]
-                )
-            )
-        elif btype == "text" and block.get("text"):
-            out.append(self._update(UpdateKind.TEXT_DELTA, text=block["text"]))
-        elif btype == "redacted_thinking":
-            # Encrypted reasoning: kept whole so it can be sent back with the next turn.
-            out.append(
-                self._update(
-                    UpdateKind.CONTENT,
-                    content=ReasoningContent(text="", protected_data=str(block.get("data", ""))),
-                )
-            )
-        elif btype == "thinking":
-            if block.get("thinking"):
-                out.append(self._update(UpdateKind.REASONING_DELTA, text=block["thinking"]))
-            if block.get("signature"):
-                out.append(self._signature(block["signature"]))
-        return out
-
-    def _signature(self, signature: str) -> AgentResponseUpdate:
-        return self._update(
-            UpdateKind.REASONING_DELTA, content=ReasoningContent(text="", signature=signature)
+    def __init__(
+        self,
+        *,
+        api_key: str | None = None,
+        api_key_env: str = "ANTHROPIC_API_KEY",
+        base_url: str | None = None,
+        headers: Mapping[str, str] | None = None,
+        timeout: float | None = DEFAULT_TIMEOUT,
+    ) -> None:
+        try:
+            import anthropic
+        except ImportError:
+            raise MissingExtraError("the Anthropic client", "anthropic", "anthropic") from None
+        key = lookup_key("anthropic", api_key, api_key_env, required=True) or ""
+        super().__init__("anthropic", key=key, headers=headers, base_url=base_url, timeout=timeout)
+        self.client: AsyncAnthropic = anthropic.AsyncAnthropic(
+            api_key=key,
+            base_url=base_url,
+            # The Messages API's own key header; some SDK versions send only a bearer token,
+            # which compatible servers (and gateways) may not accept.
+            default_headers={"x-api-key": key, **dict(headers or {})},
+            timeout=timeout,
+            max_retries=0,
         )
 
-    def _delta(self, index: int, delta: dict[str, Any]) -> list[AgentResponseUpdate]:
-        state = self._blocks.get(index) or {"type": None, "parts": []}
-        dtype = delta.get("type")
-        if dtype == "text_delta" and delta.get("text"):
-            return [self._update(UpdateKind.TEXT_DELTA, text=delta["text"])]
-        if dtype == "thinking_delta" and delta.get("thinking"):
-            return [self._update(UpdateKind.REASONING_DELTA, text=delta["thinking"])]
-        if dtype == "signature_delta" and delta.get("signature"):
-            return [self._signature(delta["signature"])]
-        if dtype == "input_json_delta":
-            piece = delta.get("partial_json") or ""
-            if piece:
-                state["parts"].append(piece)
-                return [
-                    self._update(
-                        UpdateKind.TOOL_CALL_ARGUMENTS_DELTA,
-                        text=piece,
-                        call_id=state.get("id", ""),
-                        tool_name=state.get("name", ""),
-                    )
-                ]
-        return []
+    @property
+    def endpoint(self) -> str:
+        return safe_url(str(self.client.base_url), self.hidden())
 
-    def _stop_block(self, index: int) -> list[AgentResponseUpdate]:
-        state = self._blocks.pop(index, None)
-        if not state or state["type"] != "tool_use":
-            return []
-        raw = "".join(state["parts"])
-        if raw:
-            arguments, kept = parse_arguments(raw)
-        else:
-            arguments, kept = dict(state.get("input") or {}), None
-        content = FunctionCallContent(
-            call_id=state["id"], name=state["name"], arguments=arguments, raw_arguments=kept
+    def error_table(self) -> ErrorTable:
+        import anthropic
+
+        return (
+            ((anthropic.APIStatusError,), "status"),
+            ((anthropic.APITimeoutError,), "timeout"),
+            ((anthropic.APIConnectionError,), "connection"),
+            ((json.JSONDecodeError, anthropic.APIError), "invalid"),
         )
-        return [
-            self._update(
-                UpdateKind.TOOL_CALL_ENDED,
-                content=content,
-                call_id=content.call_id,
-                tool_name=content.name,
-            )
-        ]
 
-    def finish(self) -> list[AgentResponseUpdate]:
-        out = [self._update(UpdateKind.USAGE, usage=usage_from(self._usage))]
-        out.append(self._update(UpdateKind.FINISHED, finish_reason=self._stop or FinishReason.STOP))
-        return out
+    def status_detail(self, exc: BaseException) -> str:
+        body = getattr(exc, "body", None)
+        body = body if isinstance(body, dict) else {}
+        error = body.get("error") if isinstance(body.get("error"), dict) else body
+        return str((error or {}).get("message") or super().status_detail(exc))
 
+    async def complete(self, body: dict[str, Any]) -> Any:
+        message = await self.client.messages.create(**sdk_arguments(body, _NAMED))
+        return message.model_dump() if hasattr(message, "model_dump") else message
 
-def message_to_events(message: dict[str, Any]) -> list[dict[str, Any]]:
-    """A whole Messages API response as the events its stream would have sent."""
-    events: list[dict[str, Any]] = [
-        {"type": "message_start", "message": {**message, "content": []}}
-    ]
-    for index, block in enumerate(message.get("content") or ()):
-        events.append({"type": "content_block_start", "index": index, "content_block": block})
-        events.append({"type": "content_block_stop", "index": index})
-    events.append({"type": "message_delta", "delta": {"stop_reason": message.get("stop_reason")}})
-    events.append({"type": "message_stop"})
-    return events
+    async def open_stream(self, body: dict[str, Any]) -> ChunkStream:
+        return SdkStream(await self.client.messages.create(**sdk_arguments(body, _NAMED)))
+
+    async def aclose(self) -> None:
+        await self.client.close()
 
 
-class AnthropicChatClient:
+class AnthropicChatClient(ModelClient[MessagesWire]):
     """Claude over the Messages API: system prompt, tool use, thinking, cache usage.
 
     The key comes from `api_key` or `ANTHROPIC_API_KEY`. The SDK's own retries are off:
@@ -313,172 +126,16 @@ class AnthropicChatClient:
         max_tokens: int = DEFAULT_MAX_TOKENS,
         api_key_env: str = "ANTHROPIC_API_KEY",
     ) -> None:
-        try:
-            import anthropic
-        except ImportError:
-            raise MissingExtraError("the Anthropic client", "anthropic", "anthropic") from None
-        key = api_key or os.environ.get(api_key_env)
-        if not key:
-            raise MissingApiKeyError("anthropic", api_key_env)
-        self.model = model
-        self.provider = "anthropic"
-        self.timeout = timeout
-        self.max_tokens = max_tokens
-        self._key = Secret(key)
-        self._secrets = [Secret(value) for value in [key, *header_secrets(headers)]]
-        self.base_url = safe_url(base_url, self._hidden()) if base_url else None
-        """Where requests go, as shown in messages (credentials cut out)."""
-        self._client: AsyncAnthropic = anthropic.AsyncAnthropic(
-            api_key=key,
+        api = AnthropicProvider(
+            api_key=api_key,
+            api_key_env=api_key_env,
             base_url=base_url,
-            # The Messages API's own key header; some SDK versions send only a bearer token,
-            # which compatible servers (and gateways) may not accept.
-            default_headers={"x-api-key": key, **dict(headers or {})},
+            headers=headers,
             timeout=timeout,
-            max_retries=0,
         )
+        super().__init__(model, api, MessagesWire(max_tokens=max_tokens))
 
-    def __repr__(self) -> str:
-        where = f", base_url={self.base_url!r}" if self.base_url else ""
-        key = mask_key(self._key.reveal())
-        return f"AnthropicChatClient(model={self.model!r}{where}, api_key={key})"
-
-    async def aclose(self) -> None:
-        await self._client.close()
-
-    def _hidden(self) -> list[str]:
-        """The key and credential header values, to cut out of every message."""
-        return [secret.reveal() for secret in self._secrets]
-
-    def _redact(self, exc: BaseException) -> str:
-        return redact(str(exc), self._hidden())
-
-    def _model(self, options: ChatOptions) -> str:
-        return options.model_id or self.model
-
-    def _request(self, messages: Sequence[ChatMessage], options: ChatOptions) -> dict[str, Any]:
-        system, turns = to_anthropic_messages(messages)
-        body: dict[str, Any] = {
-            "model": self._model(options),
-            "messages": turns,
-            "max_tokens": options.max_tokens or self.max_tokens,
-        }
-        if system:
-            body["system"] = system
-        if options.tools and options.tool_choice != "none":
-            body["tools"] = to_anthropic_tools(options.tools)
-            choice = to_anthropic_tool_choice(options.tool_choice)
-            if choice is not None:
-                body["tool_choice"] = choice
-        if options.temperature is not None:
-            body["temperature"] = options.temperature
-        if options.top_p is not None:
-            body["top_p"] = options.top_p
-        if options.stop:
-            body["stop_sequences"] = list(options.stop)
-        if options.additional:
-            body["extra_body"] = dict(options.additional)
-        return body
-
-    def _translate(self, exc: BaseException, options: ChatOptions) -> BaseException:
-        import anthropic
-
-        model = self._model(options)
-        base = safe_url(str(self._client.base_url), self._hidden())
-        if isinstance(exc, ClientError):
-            return exc
-        if isinstance(exc, anthropic.APIStatusError):
-            body = exc.body if isinstance(exc.body, dict) else {}
-            error = body.get("error") if isinstance(body.get("error"), dict) else body
-            detail = str((error or {}).get("message") or exc.message)
-            return error_for_status(
-                exc.status_code,
-                detail,
-                provider="anthropic",
-                model=model,
-                base_url=base,
-                retry_after=parse_retry_after(exc.response.headers.get("retry-after")),
-                secrets=self._hidden(),
-            )
-        if isinstance(exc, anthropic.APITimeoutError):
-            return timeout_error("anthropic", model, self.timeout)
-        if isinstance(exc, anthropic.APIConnectionError):
-            return connection_error("anthropic", model, base, exc.__cause__ or exc, self._hidden())
-        kind = transport_kind(exc)
-        if kind == "timeout":
-            return timeout_error("anthropic", model, self.timeout)
-        if kind == "connection":
-            return connection_error("anthropic", model, base, exc, self._hidden())
-        if isinstance(exc, (json.JSONDecodeError, anthropic.APIError)):
-            return InvalidResponseError(
-                f"anthropic at {base} sent something that is not the Messages API: "
-                f"{self._redact(exc)[:300]}",
-                provider="anthropic",
-                model=model,
-            )
-        return exc
-
-    def _not_the_api(self, options: ChatOptions, what: str) -> InvalidResponseError:
-        return InvalidResponseError(
-            f"anthropic at {self.base_url or self._client.base_url} answered with something "
-            f"that is not the Messages API ({what}); check the base URL (the server's root, "
-            "without /v1)",
-            provider="anthropic",
-            model=self._model(options),
-        )
-
-    async def get_response(
-        self, messages: Sequence[ChatMessage], options: ChatOptions | None = None
-    ) -> ChatResponse:
-        options = options if options is not None else ChatOptions()
-        body = self._request(messages, options)
-        try:
-            message = await self._client.messages.create(**body)
-        except Exception as exc:
-            raise self._translate(exc, options) from None
-        if not hasattr(message, "model_dump"):  # the SDK hands back non-JSON as text
-            raise self._not_the_api(options, repr(str(message)[:80]))
-        data = message.model_dump()
-        assembler = _EventAssembler(new_id("msg"))
-        updates: list[AgentResponseUpdate] = []
-        for event in message_to_events(data):
-            updates.extend(assembler.feed(event))
-        updates.extend(assembler.finish())
-        response = fold_updates(updates)
-        response.model_id = data.get("model") or self._model(options)
-        response.response_id = data.get("id")
-        return response
-
-    async def get_streaming_response(
-        self, messages: Sequence[ChatMessage], options: ChatOptions | None = None
-    ) -> AsyncIterator[AgentResponseUpdate]:
-        options = options if options is not None else ChatOptions()
-        body = self._request(messages, options)
-        assembler = _EventAssembler(new_id("msg"))
-        yielded = False
-        try:
-            stream = await self._client.messages.create(**body, stream=True)
-        except Exception as exc:
-            raise self._translate(exc, options) from None
-        try:
-            async for event in stream:
-                for update in assembler.feed(event.model_dump()):
-                    yielded = True
-                    yield update
-        except Exception as exc:
-            error = self._translate(exc, options)
-            if yielded and not isinstance(error, InvalidResponseError):
-                raise stream_interrupted(
-                    "anthropic", self._model(options), exc, self._hidden()
-                ) from None
-            raise error from None
-        finally:  # on errors, cancellation and a consumer that stops early alike
-            await stream.close()
-        if assembler.events == 0:
-            raise self._not_the_api(options, "no stream events")
-        if not assembler.stopped:
-            raise stream_interrupted(
-                "anthropic", self._model(options), EOFError("no message_stop event arrived")
-            )
-        for update in assembler.finish():
-            yield update
+    @property
+    def max_tokens(self) -> int:
+        """The answer limit sent when the options set none."""
+        return self.wire.max_tokens

@@ -12,10 +12,12 @@ import json
 import logging
 import struct
 import threading
-from collections.abc import AsyncIterator, Sequence
+from collections.abc import AsyncIterator, Callable, Sequence
+from dataclasses import replace
 from pathlib import Path
 from typing import Any, Literal
 
+from raf.clients.base import ModelClient
 from raf.clients.errors import (
     BadRequestError,
     ClientError,
@@ -23,27 +25,22 @@ from raf.clients.errors import (
     is_context_overflow,
 )
 from raf.clients.local_threads import THREADS_ENV, default_threads
-from raf.clients.local_tools import ConstrainedStream, text_messages, tool_schema
+from raf.clients.local_wire import LocalWire
 from raf.clients.model_store import DEFAULT_MODEL, is_pulled, model_path, pull_model
-from raf.clients.openai_wire import (
-    ChunkAssembler,
-    completion_to_updates,
-    to_openai_messages,
-    to_openai_tool_choice,
-    to_openai_tools,
-)
+from raf.clients.provider import ChunkStream, Provider
 from raf.core.errors import ConfigurationError, MissingExtraError
-from raf.core.messages import ChatMessage, new_id
+from raf.core.messages import ChatMessage
 from raf.core.options import ChatOptions
-from raf.core.responses import (
-    AgentResponseUpdate,
-    ChatResponse,
-    fold_updates,
-)
 
 log = logging.getLogger("raf.clients.local")
 
-__all__ = ["THREADS_ENV", "LocalChatClient", "default_threads", "read_chat_template"]
+__all__ = [
+    "THREADS_ENV",
+    "LocalChatClient",
+    "LocalProvider",
+    "default_threads",
+    "read_chat_template",
+]
 
 ToolMode = Literal["auto", "grammar", "native"]
 DEFAULT_CONTEXT = 4096
@@ -118,59 +115,34 @@ def _engine(path: Path, n_ctx: int, threads: int, verbose: bool) -> _Engine:
         return engine
 
 
-class LocalChatClient:
-    """A GGUF model run in this process; the default model is pulled on first use.
+class LocalProvider(Provider):
+    """A GGUF file run in this process: loaded (and the default pulled) on first use, each
+    request in a worker thread, its refusals as raf errors; there is no key and no URL."""
 
-    `tool_mode="auto"` uses the chat template's own tool format when it has one and a
-    grammar otherwise; `"grammar"` and `"native"` force either. Inference runs in a
-    worker thread, never on the event loop; models are loaded once per process.
-    """
+    protocol = "llama.cpp's chat completions"
 
     def __init__(
         self,
-        model_path: str | Path | None = None,
+        path: Path | None,
         *,
-        n_ctx: int = DEFAULT_CONTEXT,
-        threads: int | None = None,
-        tool_mode: ToolMode = "auto",
-        max_tokens: int = DEFAULT_MAX_TOKENS,
-        temperature: float | None = None,
-        seed: int | None = None,
-        auto_pull: bool = True,
-        verbose: bool = False,
+        model: str,
+        n_ctx: int,
+        threads: int,
+        auto_pull: bool,
+        verbose: bool,
     ) -> None:
-        for name, value in (("n_ctx", n_ctx), ("threads", threads), ("max_tokens", max_tokens)):
-            if value is not None and (not isinstance(value, int) or value < 1):
-                raise ConfigurationError(
-                    f"LocalChatClient({name}={value!r}): give a whole number >= 1"
-                )
-        if tool_mode not in ("auto", "grammar", "native"):
-            raise ConfigurationError(
-                f"LocalChatClient(tool_mode={tool_mode!r}): use 'auto', 'grammar' or 'native'"
-            )
-        self.path = Path(model_path).expanduser() if model_path else None
+        super().__init__("local")
+        self.path = path
+        self.model = model
         self.n_ctx = n_ctx
-        self.threads = threads if threads is not None else default_threads()
-        self.tool_mode = tool_mode
-        self.max_tokens = max_tokens
-        self.temperature = temperature
-        self.seed = seed
+        self.threads = threads
         self.auto_pull = auto_pull
         self.verbose = verbose
-        self.model = self.path.stem if self.path else DEFAULT_MODEL.name
-        self.provider = "local"
         self._engine: _Engine | None = None
         self._load_lock = asyncio.Lock()
 
-    def __repr__(self) -> str:
-        where = str(self.path) if self.path else f"{DEFAULT_MODEL.name} (default)"
-        return f"LocalChatClient({where}, threads={self.threads}, n_ctx={self.n_ctx})"
-
-    async def load(self) -> None:
-        """Load the model now (pulling the default one if needed) instead of on first use."""
-        await self._load()
-
-    async def _load(self) -> _Engine:
+    async def load(self) -> _Engine:
+        """The loaded model, pulling the default one first if needed."""
         async with self._load_lock:
             if self._engine is not None:
                 return self._engine
@@ -195,58 +167,6 @@ class LocalChatClient:
             )
             return self._engine
 
-    def _native(self, engine: _Engine) -> bool:
-        """Whether the chat template formats tool calls itself."""
-        if self.tool_mode == "auto":
-            return bool(engine.template and "tools" in engine.template)
-        return self.tool_mode == "native"
-
-    def _grammar(self, engine: _Engine, options: ChatOptions) -> bool:
-        if not options.tools or options.tool_choice == "none":
-            return False
-        return not self._native(engine)
-
-    def _body(
-        self, engine: _Engine, messages: Sequence[ChatMessage], options: ChatOptions, grammar: bool
-    ) -> dict[str, Any]:
-        body: dict[str, Any] = {"max_tokens": options.max_tokens or self.max_tokens}
-        if grammar:
-            body["messages"] = text_messages(messages, options.tools)
-            choice = options.tool_choice if isinstance(options.tool_choice, str) else None
-            names = [t.name for t in options.tools]
-            if choice not in (None, "auto", "required", *names):
-                raise BadRequestError(
-                    f"tool_choice {choice!r} names no tool offered to the local model "
-                    f"(offered: {', '.join(names)}); name one of them, or use 'auto'",
-                    provider="local",
-                    model=self.model,
-                )
-            body["json_schema"] = tool_schema(options.tools, choice)
-        elif not self._native(engine):
-            body["messages"] = text_messages(messages)
-        else:
-            body["messages"] = [
-                {**m, "content": m.get("content") or ""} for m in to_openai_messages(messages)
-            ]
-            if options.tools and options.tool_choice != "none":
-                body["tools"] = to_openai_tools(options.tools)
-                if options.tool_choice is not None:
-                    body["tool_choice"] = to_openai_tool_choice(options.tool_choice)
-        temperature = options.temperature if options.temperature is not None else self.temperature
-        if temperature is not None:
-            body["temperature"] = temperature
-        seed = options.seed if options.seed is not None else self.seed
-        if seed is not None:
-            body["seed"] = seed
-        if options.top_p is not None:
-            body["top_p"] = options.top_p
-        if options.stop:
-            body["stop"] = list(options.stop)
-        if options.response_format is not None and not grammar:
-            body["response_format"] = options.response_format
-        body.update(options.additional)
-        return body
-
     def _check(self, result: Any) -> dict[str, Any]:
         if not isinstance(result, dict):
             raise ClientError(
@@ -270,12 +190,14 @@ class LocalChatClient:
             )
         return result
 
-    def _call(self, engine: _Engine, body: dict[str, Any], on_chunk: Any) -> Any:
+    def _call(self, body: dict[str, Any], on_chunk: Callable[[Any], bool] | None) -> Any:
         """One request to llama.cpp (in a worker thread); its refusals become raf errors."""
+        assert self._engine is not None, "load() runs before any request"
+        server = self._engine.server
         try:
             if on_chunk is None:
-                return engine.server.handle_chat_completions(body)
-            return engine.server.handle_chat_completions(body, on_chunk)
+                return server.handle_chat_completions(body)
+            return server.handle_chat_completions(body, on_chunk)
         except (ValueError, RuntimeError) as exc:
             raise BadRequestError(
                 f"the local model refused the request: {exc}; if a tool's JSON Schema is the "
@@ -284,67 +206,27 @@ class LocalChatClient:
                 model=self.model,
             ) from None
 
-    async def _complete(self, engine: _Engine, body: dict[str, Any]) -> dict[str, Any]:
-        result = await asyncio.to_thread(self._call, engine, body, None)
-        return self._check(result)
+    async def complete(self, body: dict[str, Any]) -> Any:
+        return self._check(await asyncio.to_thread(self._call, body, None))
 
-    async def get_response(
-        self, messages: Sequence[ChatMessage], options: ChatOptions | None = None
-    ) -> ChatResponse:
-        options = options if options is not None else ChatOptions()
-        engine = await self._load()
-        grammar = self._grammar(engine, options)
-        data = await self._complete(engine, self._body(engine, messages, options, grammar))
-        message_id = new_id("msg")
-        if grammar:
-            choice = (data.get("choices") or [{}])[0]
-            constrained = ConstrainedStream(message_id)
-            updates = constrained.feed((choice.get("message") or {}).get("content") or "")
-            updates += constrained.finish(choice.get("finish_reason"), data.get("usage"))
-        else:
-            updates = completion_to_updates(data, message_id)
-        response = fold_updates(updates)
-        response.model_id = self.model
-        return response
+    async def open_stream(self, body: dict[str, Any]) -> ChunkStream:
+        return _ThreadStream(self, body)
 
-    async def get_streaming_response(
-        self, messages: Sequence[ChatMessage], options: ChatOptions | None = None
-    ) -> AsyncIterator[AgentResponseUpdate]:
-        options = options if options is not None else ChatOptions()
-        engine = await self._load()
-        grammar = self._grammar(engine, options)
-        body = self._body(engine, messages, options, grammar)
-        message_id = new_id("msg")
-        if not grammar:
-            assembler = ChunkAssembler(message_id)
-            async for chunk in self._chunks(engine, body):
-                for update in assembler.feed(chunk):
-                    yield update
-            for update in assembler.finish():
-                yield update
-            return
-        # Constrained JSON: the answer's text streams as it is decoded; a call when whole.
-        constrained = ConstrainedStream(message_id)
-        finish: str | None = None
-        usage: dict[str, Any] | None = None
-        async for chunk in self._chunks(engine, body):
-            usage = chunk.get("usage") or usage
-            for choice in chunk.get("choices") or ():
-                finish = choice.get("finish_reason") or finish
-                piece = (choice.get("delta") or {}).get("content")
-                if piece:
-                    for update in constrained.feed(piece):
-                        yield update
-        for update in constrained.finish(finish, usage):
-            yield update
 
-    async def _chunks(self, engine: _Engine, body: dict[str, Any]) -> AsyncIterator[dict[str, Any]]:
-        """Stream chunks from llama.cpp's worker thread; stops it when the consumer stops."""
-        body = {**body, "stream": True, "stream_options": {"include_usage": True}}
+class _ThreadStream(ChunkStream):
+    """Chunks from llama.cpp's worker thread; closing stops generation and waits for it."""
+
+    def __init__(self, provider: LocalProvider, body: dict[str, Any]) -> None:
+        self._provider = provider
+        self._body = body
+        self._stop = threading.Event()
+        self._worker: asyncio.Future[Any] | None = None
+
+    async def __aiter__(self) -> AsyncIterator[dict[str, Any]]:
         loop = asyncio.get_running_loop()
         queue: asyncio.Queue[Any] = asyncio.Queue()
-        stop = threading.Event()
         done = object()
+        stop = self._stop
 
         def on_chunk(chunk: Any) -> bool:
             loop.call_soon_threadsafe(queue.put_nowait, chunk)
@@ -352,23 +234,133 @@ class LocalChatClient:
 
         def run() -> Any:
             try:
-                return self._call(engine, body, on_chunk)
+                return self._provider._call(self._body, on_chunk)
             finally:
                 loop.call_soon_threadsafe(queue.put_nowait, done)
 
-        worker = asyncio.ensure_future(asyncio.to_thread(run))
-        try:
-            while True:
-                chunk = await queue.get()
-                if chunk is done:
-                    break
-                if isinstance(chunk, str):
-                    chunk = json.loads(chunk)
-                yield self._check(chunk)
-            result = await worker
-            if isinstance(result, dict) and result.get("error"):
-                self._check(result)
-        finally:
-            stop.set()
-            if not worker.done():
-                await asyncio.shield(worker)
+        self._worker = worker = asyncio.ensure_future(asyncio.to_thread(run))
+        while True:
+            chunk = await queue.get()
+            if chunk is done:
+                break
+            if isinstance(chunk, str):
+                chunk = json.loads(chunk)
+            yield self._provider._check(chunk)
+        result = await worker
+        if isinstance(result, dict) and result.get("error"):
+            self._provider._check(result)
+
+    async def aclose(self) -> None:
+        self._stop.set()
+        if self._worker is not None and not self._worker.done():
+            await asyncio.shield(self._worker)
+
+
+class LocalChatClient(ModelClient[LocalWire]):
+    """A GGUF model run in this process; the default model is pulled on first use.
+
+    `tool_mode="auto"` uses the chat template's own tool format when it has one and a
+    grammar otherwise; `"grammar"` and `"native"` force either. Inference runs in a
+    worker thread, never on the event loop; models are loaded once per process.
+    """
+
+    reports_model = False  # one file, one model: its stem names it, whatever options say
+
+    def __init__(
+        self,
+        model_path: str | Path | None = None,
+        *,
+        n_ctx: int = DEFAULT_CONTEXT,
+        threads: int | None = None,
+        tool_mode: ToolMode = "auto",
+        max_tokens: int = DEFAULT_MAX_TOKENS,
+        temperature: float | None = None,
+        seed: int | None = None,
+        auto_pull: bool = True,
+        verbose: bool = False,
+    ) -> None:
+        for name, value in (("n_ctx", n_ctx), ("threads", threads), ("max_tokens", max_tokens)):
+            if value is not None and (not isinstance(value, int) or value < 1):
+                raise ConfigurationError(
+                    f"LocalChatClient({name}={value!r}): give a whole number >= 1"
+                )
+        if tool_mode not in ("auto", "grammar", "native"):
+            raise ConfigurationError(
+                f"LocalChatClient(tool_mode={tool_mode!r}): use 'auto', 'grammar' or 'native'"
+            )
+        path = Path(model_path).expanduser() if model_path else None
+        model = path.stem if path else DEFAULT_MODEL.name
+        api = LocalProvider(
+            path,
+            model=model,
+            n_ctx=n_ctx,
+            threads=threads if threads is not None else default_threads(),
+            auto_pull=auto_pull,
+            verbose=verbose,
+        )
+        wire = LocalWire(max_tokens=max_tokens, temperature=temperature, seed=seed)
+        super().__init__(model, api, wire)
+        self.api: LocalProvider = api
+        self.tool_mode = tool_mode
+
+    @property
+    def path(self) -> Path | None:
+        """The GGUF file; None: the default model."""
+        return self.api.path
+
+    @property
+    def n_ctx(self) -> int:
+        """The context window it is loaded with, in tokens."""
+        return self.api.n_ctx
+
+    @property
+    def threads(self) -> int:
+        """Threads llama.cpp generates with."""
+        return self.api.threads
+
+    @property
+    def auto_pull(self) -> bool:
+        """Whether the default model is pulled on first use."""
+        return self.api.auto_pull
+
+    @property
+    def verbose(self) -> bool:
+        """Whether llama.cpp logs."""
+        return self.api.verbose
+
+    @property
+    def max_tokens(self) -> int:
+        """Answer limit when the options set none."""
+        return self.wire.max_tokens
+
+    @property
+    def temperature(self) -> float | None:
+        """Temperature when the options set none."""
+        return self.wire.temperature
+
+    @property
+    def seed(self) -> int | None:
+        """Seed when the options set none."""
+        return self.wire.seed
+
+    def __repr__(self) -> str:
+        where = str(self.path) if self.path else f"{DEFAULT_MODEL.name} (default)"
+        return f"LocalChatClient({where}, threads={self.threads}, n_ctx={self.n_ctx})"
+
+    async def load(self) -> None:
+        """Load the model now (pulling the default one if needed) instead of on first use."""
+        await self.api.load()
+
+    def _native(self, engine: _Engine) -> bool:
+        """Whether the chat template formats tool calls itself."""
+        if self.tool_mode == "auto":
+            return bool(engine.template and "tools" in engine.template)
+        return self.tool_mode == "native"
+
+    async def _prepare(
+        self, messages: Sequence[ChatMessage], options: ChatOptions, *, stream: bool
+    ) -> tuple[LocalWire, dict[str, Any]]:
+        engine = await self.api.load()
+        wire = replace(self.wire, native=self._native(engine))
+        wire.grammar = wire.wants_grammar(options)
+        return wire, wire.request(messages, options, model=self.model, stream=stream)

@@ -300,3 +300,34 @@ class ConstrainedStream:
             )
         )
         return out
+
+
+class GrammarAssembler:
+    """Chat-completion chunks of a constrained answer as updates (see `ConstrainedStream`)."""
+
+    def __init__(self, message_id: str) -> None:
+        self.events = 0
+        self.response_id: str | None = None
+        self.model_id: str | None = None
+        self._stream = ConstrainedStream(message_id)
+        self._finish: str | None = None
+        self._usage: dict[str, Any] | None = None
+
+    def feed(self, chunk: dict[str, Any]) -> list[AgentResponseUpdate]:
+        self.events += 1
+        self._usage = chunk.get("usage") or self._usage
+        out: list[AgentResponseUpdate] = []
+        for choice in chunk.get("choices") or ():
+            self._finish = choice.get("finish_reason") or self._finish
+            piece = (choice.get("delta") or {}).get("content")
+            if piece:
+                out.extend(self._stream.feed(piece))
+        return out
+
+    @property
+    def finished(self) -> bool:
+        """Whether a finish reason arrived (a stream without one was cut)."""
+        return self._finish is not None
+
+    def finish(self) -> list[AgentResponseUpdate]:
+        return self._stream.finish(self._finish, self._usage)

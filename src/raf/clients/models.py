@@ -7,6 +7,8 @@ Forms:
 - `ollama:<model>`: Ollama's OpenAI-compatible API at `http://127.0.0.1:11434/v1`
   (`OLLAMA_BASE_URL`, or Ollama's own `OLLAMA_HOST`, overrides); the model may contain ':'
   (`ollama:qwen3:8b`). No key is sent unless `OLLAMA_API_KEY` is set.
+- `gemini:<model>`: Google Gemini through its OpenAI-compatible API (key from
+  `GEMINI_API_KEY`; `GEMINI_BASE_URL` overrides the endpoint).
 - `openai-compatible:<base_url>:<model>`: any chat-completions server. The base URL runs
   up to the first ':' after its host, port and path (a path has no ':'), and the model
   is everything after it, so `openai-compatible:http://127.0.0.1:8000/v1:qwen3:8b` is
@@ -33,11 +35,12 @@ from raf.core.errors import ConfigurationError
 ENV_VAR = "RAF_MODEL"
 DEFAULT_SPEC = "local"
 OLLAMA_BASE_URL = "http://127.0.0.1:11434/v1"
-PROVIDERS = ("openai", "anthropic", "ollama", "openai-compatible", "local")
+PROVIDERS = ("openai", "anthropic", "gemini", "ollama", "openai-compatible", "local")
 
 _EXAMPLES = {
     "openai": "openai:gpt-4o-mini",
     "anthropic": "anthropic:claude-sonnet-4-5",
+    "gemini": "gemini:gemini-2.5-flash",
     "ollama": "ollama:qwen3:8b",
     "openai-compatible": "openai-compatible:http://127.0.0.1:8000/v1:my-model",
     "local": "local:/path/model.gguf",
@@ -109,6 +112,9 @@ _TABLE: dict[str, ModelInfo] = {
     "mistral": ModelInfo(context_window=32_768, max_output_tokens=8_192),
     "gemma3": ModelInfo(context_window=131_072, max_output_tokens=8_192),
     "gemini-2.5": ModelInfo(context_window=1_048_576, max_output_tokens=65_536),
+    "gemini-2.0-flash": ModelInfo(context_window=1_048_576, max_output_tokens=8_192),
+    "gemini-1.5-pro": ModelInfo(context_window=2_097_152, max_output_tokens=8_192),
+    "gemini-1.5-flash": ModelInfo(context_window=1_048_576, max_output_tokens=8_192),
     # The embedded default: SmolLM2 was trained on 8k; raf loads it with 4k.
     "smollm2-135m-instruct": ModelInfo(context_window=4096, max_output_tokens=1024),
 }
@@ -202,7 +208,7 @@ def parse_model_spec(spec: str | None = None) -> ModelSpec:
         )
         raise ConfigurationError(
             f"model {text!r} is not a model string raf knows ({example}); use one of "
-            "openai:<model>, anthropic:<model>, ollama:<model>, "
+            "openai:<model>, anthropic:<model>, gemini:<model>, ollama:<model>, "
             "openai-compatible:<base_url>:<model>, local or local:<path.gguf>",
             key_path=where,
         )
@@ -248,7 +254,12 @@ def resolve_model(spec: str | None = None, *, retry: bool = True, **settings: An
 
         _check_settings(parsed, LocalChatClient, settings)
         return LocalChatClient(parsed.path, **settings)
-    if parsed.provider == "anthropic":
+    if parsed.provider == "gemini":
+        from raf.clients.gemini import GeminiChatClient
+
+        _check_settings(parsed, GeminiChatClient, settings)
+        client = GeminiChatClient(parsed.model, **settings)
+    elif parsed.provider == "anthropic":
         from raf.clients.anthropic_client import AnthropicChatClient
 
         _check_settings(parsed, AnthropicChatClient, settings)

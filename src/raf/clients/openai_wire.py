@@ -1,7 +1,8 @@
 """The chat-completions wire format as plain dicts: raf messages out, updates back in.
 
-Shared by the OpenAI-compatible client and the embedded local model (llama.cpp answers
-in the same format), so both stream and fold the same way.
+Shared by the OpenAI-compatible clients (OpenAI, Gemini's compatible endpoint, Ollama,
+vLLM, ...) and the embedded local model (llama.cpp answers in the same format), so all
+of them stream and fold the same way.
 """
 
 from __future__ import annotations
@@ -17,7 +18,7 @@ from raf.core.contents import (
     TextContent,
 )
 from raf.core.messages import ChatMessage, Role
-from raf.core.options import ToolChoice
+from raf.core.options import ChatOptions, ToolChoice
 from raf.core.responses import AgentResponseUpdate, FinishReason, UpdateKind
 from raf.core.tools import Tool
 from raf.core.usage import UsageDetails
@@ -159,7 +160,7 @@ class ChunkAssembler:
         self.message_id = message_id
         self.response_id: str | None = None
         self.model_id: str | None = None
-        self.chunks = 0
+        self.events = 0
         self._calls: dict[int, _PendingCall] = {}
         self._finish: FinishReason | None = None
         self._usage: UsageDetails | None = None
@@ -168,7 +169,7 @@ class ChunkAssembler:
         return AgentResponseUpdate(kind=kind, message_id=self.message_id, **kwargs)
 
     def feed(self, chunk: dict[str, Any]) -> list[AgentResponseUpdate]:
-        self.chunks += 1
+        self.events += 1
         self.response_id = self.response_id or chunk.get("id")
         self.model_id = self.model_id or chunk.get("model")
         out: list[AgentResponseUpdate] = []
@@ -303,3 +304,46 @@ def completion_to_updates(completion: dict[str, Any], message_id: str) -> list[A
         if u.kind not in (UpdateKind.TOOL_CALL_STARTED, UpdateKind.TOOL_CALL_ARGUMENTS_DELTA)
     ]
     return kept + assembler.finish()
+
+
+_PASSED = ("temperature", "top_p", "stop", "seed", "response_format")
+
+
+@dataclass(kw_only=True, slots=True)
+class ChatCompletionsWire:
+    """Request bodies and answers of the chat-completions API (`POST /chat/completions`)."""
+
+    max_tokens_field: str = "max_tokens"
+    """OpenAI's own API replaced `max_tokens` by `max_completion_tokens` (reasoning models
+    refuse the old name); most other servers know only the old one."""
+    stream_usage: bool = True
+    """Ask for usage in the stream's last chunk (`stream_options.include_usage`)."""
+
+    def request(
+        self, messages: Sequence[ChatMessage], options: ChatOptions, *, model: str, stream: bool
+    ) -> dict[str, Any]:
+        body: dict[str, Any] = {"model": model, "messages": to_openai_messages(messages)}
+        if options.tools and options.tool_choice != "none":
+            body["tools"] = to_openai_tools(options.tools)
+            if options.tool_choice is not None:
+                body["tool_choice"] = to_openai_tool_choice(options.tool_choice)
+        for name in _PASSED:
+            value = getattr(options, name)
+            if value is not None:
+                body[name] = value
+        if options.max_tokens is not None:
+            body[self.max_tokens_field] = options.max_tokens
+        if stream:
+            body["stream"] = True
+            if self.stream_usage:
+                body["stream_options"] = {"include_usage": True}
+        body.update(options.additional)
+        return body
+
+    def assembler(self, message_id: str) -> ChunkAssembler:
+        return ChunkAssembler(message_id)
+
+    def parse(self, data: dict[str, Any], message_id: str) -> list[AgentResponseUpdate] | None:
+        if not data.get("choices"):
+            return None
+        return completion_to_updates(data, message_id)

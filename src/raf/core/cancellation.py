@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import asyncio
+import contextlib
 from collections.abc import Callable
 
 from raf.core.errors import RunCancelledError
@@ -28,15 +29,22 @@ class CancellationToken:
             return
         self._cancelled = True
         self.reason = reason
-        for callback in self._callbacks:
+        for callback in list(self._callbacks):
             callback()
 
-    def on_cancel(self, callback: Callable[[], None]) -> None:
-        """Call `callback` once when cancelled (at once if already cancelled)."""
+    def on_cancel(self, callback: Callable[[], None]) -> Callable[[], None]:
+        """Call `callback` once when cancelled (at once if already cancelled); returns a
+        function that unregisters it, so a waiter that is done leaves nothing behind."""
         if self._cancelled:
             callback()
-        else:
-            self._callbacks.append(callback)
+            return _nothing
+        self._callbacks.append(callback)
+
+        def remove() -> None:
+            with contextlib.suppress(ValueError):
+                self._callbacks.remove(callback)
+
+        return remove
 
     def raise_if_cancelled(self) -> None:
         if self._cancelled:
@@ -52,5 +60,12 @@ class CancellationToken:
         def wake() -> None:
             loop.call_soon_threadsafe(event.set)
 
-        self.on_cancel(wake)
-        await event.wait()
+        remove = self.on_cancel(wake)
+        try:
+            await event.wait()
+        finally:
+            remove()
+
+
+def _nothing() -> None:
+    return None

@@ -4,6 +4,7 @@ from __future__ import annotations
 
 from collections.abc import Sequence
 from dataclasses import dataclass
+from typing import Any
 
 
 class RafError(Exception):
@@ -141,5 +142,50 @@ class SessionNotFoundError(SessionError):
     """No session with that id is stored."""
 
 
+class SessionConflictError(SessionError):
+    """A save was refused: the stored session changed (or was deleted) since this copy
+    was loaded; `stored_revision` is None when it was deleted."""
+
+    def __init__(
+        self, session_id: str, *, expected: str | None, stored: str | None, where: str
+    ) -> None:
+        self.session_id = session_id
+        self.expected_revision = expected
+        self.stored_revision = stored
+        if stored is None:
+            what = "was deleted after this copy was loaded; saving it would bring it back"
+        elif expected is None:
+            what = "was created elsewhere meanwhile; load it rather than start it anew"
+        else:
+            what = (
+                f"was saved elsewhere (revision {stored}) after this copy was loaded "
+                f"(revision {expected or 'unnumbered'}); load it again and re-apply the change"
+            )
+        super().__init__(f"session {session_id!r} in {where} {what}")
+
+
 class RunCancelledError(RafError):
     """Raised by `CancellationToken.raise_if_cancelled` inside a run."""
+
+
+class UsageLimitExceeded(RafError):
+    """A run went past one of its usage limits; says which limit, its value and the figure.
+
+    `response` holds what the run produced up to the limit (every tool call answered);
+    the agent stores that turn in the session before raising.
+    """
+
+    def __init__(self, *, limit: str, scope: str, maximum: int, figure: int) -> None:
+        self.limit = limit
+        """requests, tool_calls, input_tokens, output_tokens or total_tokens."""
+        self.scope = scope
+        """"run" or "session"."""
+        self.maximum = maximum
+        self.figure = figure
+        """The count the run reached (or would have reached) when it was stopped."""
+        self.response: Any = None
+        whose = "this run's" if scope == "run" else "the session's"
+        super().__init__(
+            f"usage limit exceeded: {whose} {limit} limit is {maximum}, "
+            f"and the run reached {figure}"
+        )

@@ -2,16 +2,25 @@
 
 from __future__ import annotations
 
-import asyncio
 import inspect
 import re
+import sys
 from collections.abc import Callable, Mapping
-from typing import Any, get_type_hints, overload
-
-from pydantic import BaseModel, ConfigDict, Field, ValidationError, create_model
+from typing import TYPE_CHECKING, Any, get_type_hints, overload
 
 from raf.core.errors import ToolDefinitionError
+from raf.core.plain_arguments import (
+    MISSING,
+    PlainParameter,
+    check_plain,
+    plain_parameter,
+    plain_schema,
+)
+from raf.core.tool_threads import run_in_tool_thread
 from raf.core.tools import ToolContext, ToolResult, check_tool_name
+
+if TYPE_CHECKING:
+    from pydantic import BaseModel, ValidationError
 
 _SECTION = re.compile(
     r"^\s*(Args|Arguments|Parameters|Params|Returns?|Raises|Yields|Examples?|Notes?)\s*:?\s*$"
@@ -63,22 +72,33 @@ def parse_docstring(doc: str | None) -> tuple[str, dict[str, str]]:
     return "\n".join(description).strip(), params
 
 
+_Declared = tuple[str, Any, Any, "str | None"]
+"""A parameter as declared: name, annotation, default (or MISSING), description."""
+
+
 class FunctionTool:
-    """A tool backed by a Python function, its arguments checked by a pydantic model."""
+    """A tool backed by a Python function, its arguments checked by a pydantic model.
+
+    Tools whose parameters are all plainly typed (see `raf.core.plain_arguments`) get
+    their schema without pydantic and build the model only when arguments need it.
+    """
 
     __slots__ = (
         "_accepts_context",
         "_arg_model",
         "_context_param",
+        "_declared",
         "_field_names",
         "_fn",
         "_is_async",
+        "_plain",
         "_run_in_thread",
         "description",
         "kind",
         "name",
         "parameters",
         "requires_approval",
+        "timeout",
     )
 
     def __init__(
@@ -90,6 +110,7 @@ class FunctionTool:
         approval_required: bool = False,
         kind: str = "function",
         run_in_thread: bool = True,
+        timeout: float | None = None,
     ) -> None:
         self._fn = fn
         self.name: str = name or str(getattr(fn, "__name__", ""))
@@ -98,21 +119,37 @@ class FunctionTool:
         self.description = description if description is not None else doc_description
         self.kind = kind
         self.requires_approval = approval_required
+        if timeout is not None and (
+            isinstance(timeout, bool) or not isinstance(timeout, int | float) or timeout <= 0
+        ):
+            raise ToolDefinitionError(
+                f"tool {self.name!r}: timeout must be a number of seconds above 0, got {timeout!r}"
+            )
+        self.timeout: float | None = float(timeout) if timeout is not None else None
         self._is_async = inspect.iscoroutinefunction(fn)
         self._run_in_thread = run_in_thread
         self._context_param: str | None = None
-        self._arg_model = self._build_model(fn, param_docs)
-        self._field_names = tuple(self._arg_model.model_fields)
+        self._declared = self._read_parameters(fn, param_docs)
+        self._field_names = tuple(name for name, _, _, _ in self._declared)
         self._accepts_context = self._context_param is not None
+        self._arg_model: type[BaseModel] | None = None
+        self._plain: tuple[PlainParameter, ...] | None = None
+        self.parameters: dict[str, Any]
+        plain = [p for p in (plain_parameter(*d) for d in self._declared) if p is not None]
+        if len(plain) == len(self._declared):
+            self._plain = tuple(plain)
+            self.parameters = plain_schema(self._plain)
+            return
+        model = self._model()
         try:
-            schema = self._arg_model.model_json_schema()
+            schema = model.model_json_schema()
         except Exception as exc:  # pydantic raises several types here
             raise ToolDefinitionError(
                 f"tool {self.name!r}: its parameters cannot be described as JSON Schema: {exc}"
             ) from exc
-        self.parameters: dict[str, Any] = strip_titles(schema)
+        self.parameters = strip_titles(schema)
 
-    def _build_model(self, fn: Callable[..., Any], docs: dict[str, str]) -> type[BaseModel]:
+    def _read_parameters(self, fn: Callable[..., Any], docs: dict[str, str]) -> list[_Declared]:
         try:
             signature = inspect.signature(fn)
             hints = get_type_hints(fn, include_extras=True)
@@ -120,7 +157,7 @@ class FunctionTool:
             raise ToolDefinitionError(
                 f"tool {self.name!r}: cannot read the signature of {fn!r}: {exc}"
             ) from exc
-        fields: dict[str, Any] = {}
+        declared: list[_Declared] = []
         for param in signature.parameters.values():
             if param.kind in (param.VAR_POSITIONAL, param.VAR_KEYWORD):
                 raise ToolDefinitionError(
@@ -136,10 +173,22 @@ class FunctionTool:
                     f"tool {self.name!r}: parameter {param.name!r} has no type hint; "
                     "add one so the model knows what to send"
                 )
-            default = ... if param.default is inspect.Parameter.empty else param.default
-            fields[param.name] = (annotation, Field(default, description=docs.get(param.name)))
+            default = MISSING if param.default is inspect.Parameter.empty else param.default
+            declared.append((param.name, annotation, default, docs.get(param.name)))
+        return declared
+
+    def _model(self) -> type[BaseModel]:
+        """The pydantic model of the arguments, built on first need."""
+        if self._arg_model is not None:
+            return self._arg_model
+        from pydantic import ConfigDict, Field, create_model
+
+        fields: dict[str, Any] = {
+            name: (annotation, Field(... if default is MISSING else default, description=doc))
+            for name, annotation, default, doc in self._declared
+        }
         try:
-            return create_model(
+            self._arg_model = create_model(
                 f"{self.name}_arguments",
                 __config__=ConfigDict(extra="forbid", arbitrary_types_allowed=False),
                 **fields,
@@ -148,27 +197,41 @@ class FunctionTool:
             raise ToolDefinitionError(
                 f"tool {self.name!r}: its parameters cannot become a schema: {exc}"
             ) from exc
+        return self._arg_model
 
     def approval_required(self, arguments: Mapping[str, Any]) -> bool:
         return self.requires_approval
 
-    async def invoke(self, arguments: Mapping[str, Any], context: ToolContext) -> ToolResult:
+    def _arguments(self, arguments: Mapping[str, Any]) -> dict[str, Any] | str:
+        """The function's keyword arguments, or what is wrong with them."""
+        if self._plain is not None:
+            checked = check_plain(self._plain, arguments)
+            if checked is not None:
+                return checked
+        from pydantic import ValidationError
+
         try:
-            validated = self._arg_model.model_validate(arguments)
+            validated = self._model().model_validate(arguments)
         except ValidationError as exc:
-            return ToolResult.fail(describe_validation_error(self.name, exc))
-        kwargs = {name: getattr(validated, name) for name in self._field_names}
+            return describe_validation_error(self.name, exc)
+        return {name: getattr(validated, name) for name in self._field_names}
+
+    async def invoke(self, arguments: Mapping[str, Any], context: ToolContext) -> ToolResult:
+        kwargs = self._arguments(arguments)
+        if isinstance(kwargs, str):
+            return ToolResult.fail(kwargs)
         if self._context_param is not None:
             kwargs[self._context_param] = context
         if self._is_async:
             value = await self._fn(**kwargs)
         elif self._run_in_thread:
-            value = await asyncio.to_thread(self._fn, **kwargs)
+            value = await run_in_tool_thread(self._fn, **kwargs)
         else:
             value = self._fn(**kwargs)
         if isinstance(value, ToolResult):
             return value
-        if isinstance(value, BaseModel):
+        pydantic = sys.modules.get("pydantic")  # a BaseModel means pydantic is loaded
+        if pydantic is not None and isinstance(value, pydantic.BaseModel):
             value = value.model_dump(mode="json")
         return ToolResult(value=value)
 
@@ -225,6 +288,7 @@ def tool(
     approval_required: bool = False,
     kind: str = "function",
     run_in_thread: bool = True,
+    timeout: float | None = None,
 ) -> Callable[[Callable[..., Any]], FunctionTool]: ...
 
 
@@ -237,11 +301,14 @@ def tool(
     approval_required: bool = False,
     kind: str = "function",
     run_in_thread: bool = True,
+    timeout: float | None = None,
 ) -> FunctionTool | Callable[[Callable[..., Any]], FunctionTool]:
     """Turn a typed function into a tool; use bare (`@tool`) or with options.
 
-    Sync functions run in a worker thread so they never block the event loop; pass
-    ``run_in_thread=False`` for trivial, non-blocking functions.
+    Sync functions run on raf's bounded tool thread pool (`raf.core.tool_threads`) so
+    they never block the event loop; pass ``run_in_thread=False`` for trivial,
+    non-blocking functions. ``timeout`` (seconds)
+    stops a call that runs longer; the model reads an error result instead.
     """
 
     def wrap(f: Callable[..., Any]) -> FunctionTool:
@@ -252,6 +319,7 @@ def tool(
             approval_required=approval_required,
             kind=kind,
             run_in_thread=run_in_thread,
+            timeout=timeout,
         )
 
     if fn is not None:

@@ -3,7 +3,7 @@
 from __future__ import annotations
 
 import itertools
-import uuid
+import os
 from collections.abc import Iterable, Sequence
 from dataclasses import dataclass, field
 from enum import StrEnum
@@ -30,7 +30,7 @@ class Role(StrEnum):
     TOOL = "tool"
 
 
-_ID_PREFIX = uuid.uuid4().hex[:10]
+_ID_PREFIX = os.urandom(5).hex()
 _id_counter = itertools.count(1)
 
 
@@ -61,8 +61,11 @@ class ChatMessage:
         contents: Any = self.contents
         if isinstance(contents, str):
             self.contents = [TextContent(text=contents)]
-        elif any(isinstance(c, str) for c in contents):
-            self.contents = [TextContent(text=c) if isinstance(c, str) else c for c in contents]
+            return
+        for content in contents:  # a plain loop: this runs for every message made
+            if isinstance(content, str):
+                self.contents = [TextContent(text=c) if isinstance(c, str) else c for c in contents]
+                return
 
     @classmethod
     def user(cls, text: str) -> ChatMessage:

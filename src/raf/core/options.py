@@ -2,15 +2,17 @@
 
 from __future__ import annotations
 
+from collections.abc import Sequence
 from dataclasses import dataclass, field, replace
 from typing import TYPE_CHECKING, Any, Literal
 
-from raf.core.contents import ApprovalRequestContent, ApprovalResponseContent
+from raf.core.contents import ApprovalResponseContent
 
 if TYPE_CHECKING:
     from raf.core.cancellation import CancellationToken
-    from raf.core.sessions import AgentSession
+    from raf.core.middleware import MiddlewareSet
     from raf.core.tools import Tool
+    from raf.core.usage import UsageLimits
 
 ToolApprovalResponse = ApprovalResponseContent
 """A human decision on a pending call: `ToolApprovalResponse(call_id=, approved=, reason=)`."""
@@ -20,7 +22,9 @@ ToolChoice = Literal["auto", "none", "required"] | str
 
 @dataclass(kw_only=True, slots=True)
 class ChatOptions:
-    """Settings of one chat request; clients ignore what their API cannot express."""
+    """Settings of one chat request, only what a model reads; clients ignore what their
+    API cannot express. The state of a run (agent, session, approvals, cancellation,
+    limits) is in `RunContext`."""
 
     model_id: str | None = None
     temperature: float | None = None
@@ -33,13 +37,6 @@ class ChatOptions:
     tools: list[Tool] = field(default_factory=list)
     additional: dict[str, Any] = field(default_factory=dict)
     """Provider-specific settings passed through as they are."""
-
-    # Run-scoped values, set by the agent for the tool loop; not sent to any model.
-    agent: Any = None
-    session: AgentSession | None = None
-    cancellation: CancellationToken | None = None
-    approval_responses: list[ApprovalResponseContent] = field(default_factory=list)
-    pending_approvals: list[ApprovalRequestContent] = field(default_factory=list)
 
     def merged(self, overrides: ChatOptions | None) -> ChatOptions:
         """These options with every field that `overrides` sets replacing ours."""
@@ -79,3 +76,18 @@ class AgentRunOptions:
     """Appended to the system prompt for this run only."""
     max_tool_rounds: int | None = None
     """Overrides the agent's limit for this run."""
+    conflict_retries: int = 0
+    """When the session was saved elsewhere during this run, how many times to reload it,
+    re-apply this turn (its new messages and state) and save again before raising
+    `SessionConflictError`; only a turn that appended without touching what the other
+    save changed is re-applied."""
+
+    usage_limits: UsageLimits | None = None
+    """Caps on this run (replaces the agent's run limits)."""
+    session_usage_limits: UsageLimits | None = None
+    """Caps on the session's totals (replaces the agent's session limits)."""
+    tool_timeout: float | None = None
+    """Seconds a tool call may take when its tool declares no timeout of its own."""
+    middleware: Sequence[Any] | MiddlewareSet = ()
+    """Middleware for this run only, inside the agent's own (one already there is not
+    added twice)."""

@@ -52,7 +52,9 @@ class UpdateKind(StrEnum):
 class AgentResponseUpdate:
     """One event of a streamed response.
 
-    Deltas carry `text`; events that complete a content (a call whose arguments are all
+    `text` is only visible assistant text, so printing every update's `text` prints the
+    answer; reasoning deltas carry `reasoning` and tool-call argument deltas carry
+    `arguments_delta`. Events that complete a content (a call whose arguments are all
     in, a tool result, an approval request, an error or data) carry it in `content`, and
     that content joins the message `message_id` when the stream is folded.
     """
@@ -66,6 +68,20 @@ class AgentResponseUpdate:
     tool_name: str = ""
     usage: UsageDetails | None = None
     finish_reason: FinishReason | None = None
+    reasoning: str = ""
+    """A piece of the model's reasoning (REASONING_DELTA)."""
+    arguments_delta: str = ""
+    """A piece of a tool call's JSON arguments (TOOL_CALL_ARGUMENTS_DELTA)."""
+
+    def __post_init__(self) -> None:
+        # Clients written before `reasoning` and `arguments_delta` existed put those
+        # pieces in `text`; move them so `text` stays the visible answer.
+        if self.text and self.kind is not UpdateKind.TEXT_DELTA:
+            if self.kind is UpdateKind.REASONING_DELTA:
+                self.reasoning += self.text
+            elif self.kind is UpdateKind.TOOL_CALL_ARGUMENTS_DELTA:
+                self.arguments_delta += self.text
+            self.text = ""
 
     def to_dict(self) -> dict[str, Any]:
         """A JSON-ready form, as `raf run --json` prints it."""
@@ -76,6 +92,10 @@ class AgentResponseUpdate:
             out["role"] = self.role.value
         if self.text:
             out["text"] = self.text
+        if self.reasoning:
+            out["reasoning"] = self.reasoning
+        if self.arguments_delta:
+            out["arguments_delta"] = self.arguments_delta
         if self.content is not None:
             out["content"] = content_to_dict(self.content)
         if self.call_id:
@@ -100,6 +120,8 @@ class AgentResponseUpdate:
             tool_name=data.get("tool_name", ""),
             usage=UsageDetails.from_dict(data["usage"]) if "usage" in data else None,
             finish_reason=FinishReason(data["finish_reason"]) if "finish_reason" in data else None,
+            reasoning=data.get("reasoning", ""),
+            arguments_delta=data.get("arguments_delta", ""),
         )
 
 
@@ -128,18 +150,18 @@ class ChatResponse:
     @property
     def pending_approvals(self) -> list[ApprovalRequestContent]:
         """Approval requests whose calls have no result yet."""
+        requests = [
+            c for m in self.messages for c in m.contents if isinstance(c, ApprovalRequestContent)
+        ]
+        if not requests:  # the common case: no set of answered calls to build
+            return requests
         answered = {
             c.call_id
             for m in self.messages
             for c in m.contents
             if isinstance(c, FunctionResultContent)
         }
-        return [
-            c
-            for m in self.messages
-            for c in m.contents
-            if isinstance(c, ApprovalRequestContent) and c.call_id not in answered
-        ]
+        return [c for c in requests if c.call_id not in answered]
 
     def to_dict(self) -> dict[str, Any]:
         out: dict[str, Any] = {"messages": [m.to_dict() for m in self.messages]}
@@ -197,9 +219,9 @@ class ResponseFolder:
                 and last_reasoning.signature is None
                 and last_reasoning.protected_data is None
             ):
-                last_reasoning.text += update.text
+                last_reasoning.text += update.reasoning
             else:
-                contents.append(ReasoningContent(text=update.text))
+                contents.append(ReasoningContent(text=update.reasoning))
             # A signature (Anthropic thinking) arrives as the last delta of its block.
             if isinstance(update.content, ReasoningContent) and update.content.signature:
                 last = contents[-1]
@@ -269,7 +291,7 @@ def message_to_updates(message: ChatMessage, message_id: str) -> list[AgentRespo
                     kind=UpdateKind.REASONING_DELTA,
                     message_id=message_id,
                     role=role,
-                    text=content.text,
+                    reasoning=content.text,
                 )
             )
         else:

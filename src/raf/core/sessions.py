@@ -5,8 +5,8 @@ from __future__ import annotations
 import copy
 import hashlib
 import json
+import os
 import time
-import uuid
 from collections.abc import Sequence
 from dataclasses import dataclass, field
 from typing import Any, Protocol, runtime_checkable
@@ -14,23 +14,46 @@ from typing import Any, Protocol, runtime_checkable
 from raf.core.contents import ApprovalRequestContent, content_from_dict, content_to_dict
 from raf.core.errors import SessionFormatError
 from raf.core.messages import ChatMessage
+from raf.core.usage import UsageTotals
 
 SESSION_FORMAT = 1
 """Version of the JSON form of a session; a newer stored version is refused."""
+
+
+_SORTED_JSON = json.JSONEncoder(sort_keys=True)
+"""`json.dumps(value, sort_keys=True)` without building an encoder on every call."""
+
+
+def new_session_id() -> str:
+    """A random (version 4) UUID as 32 hex digits, built without the uuid module, which
+    is slow to import and to call."""
+    raw = bytearray(os.urandom(16))
+    raw[6] = (raw[6] & 0x0F) | 0x40
+    raw[8] = (raw[8] & 0x3F) | 0x80
+    return raw.hex()
 
 
 @dataclass(kw_only=True, slots=True)
 class AgentSession:
     """One conversation: its messages, metadata, provider state and pending approvals."""
 
-    id: str = field(default_factory=lambda: uuid.uuid4().hex)
+    id: str = field(default_factory=new_session_id)
     messages: list[ChatMessage] = field(default_factory=list)
     metadata: dict[str, Any] = field(default_factory=dict)
     provider_state: dict[str, Any] = field(default_factory=dict)
     pending_approvals: list[ApprovalRequestContent] = field(default_factory=list)
+    spent_approvals: list[str] = field(default_factory=list)
+    """Call ids whose approval was used; an approval for one of them again is a replay."""
+    usage: UsageTotals = field(default_factory=UsageTotals)
+    """What every run of this session used so far (checked against session limits)."""
     request_hash: str | None = None
     created_at: float = field(default_factory=time.time)
     updated_at: float = field(default_factory=time.time)
+    revision: str | None = None
+    """The stored revision this copy was loaded from or last saved as; None if never stored.
+    A store saves only when its revision still matches (else `SessionConflictError`)."""
+    stored_text: str | None = field(default=None, repr=False, compare=False)
+    """The JSON the store held at `revision`: the base a conflicting turn is re-applied on."""
 
     def get_provider_state(self, name: str, default: Any = None) -> Any:
         """State a context provider keeps in this session (JSON values only)."""
@@ -42,8 +65,9 @@ class AgentSession:
     def touch_request_hash(self, messages: Sequence[ChatMessage]) -> str:
         """Record a hash of the request about to run (lets stores spot replays)."""
         digest = hashlib.sha256()
+        encode = _SORTED_JSON.encode
         for message in messages:
-            digest.update(json.dumps(message.to_dict(), sort_keys=True).encode())
+            digest.update(encode(message.to_dict()).encode())
         self.request_hash = digest.hexdigest()
         self.updated_at = time.time()
         return self.request_hash
@@ -56,9 +80,12 @@ class AgentSession:
             "metadata": self.metadata,
             "provider_state": self.provider_state,
             "pending_approvals": [content_to_dict(a) for a in self.pending_approvals],
+            **({"spent_approvals": list(self.spent_approvals)} if self.spent_approvals else {}),
+            **({"usage": self.usage.to_dict()} if self.usage.requests else {}),
             "request_hash": self.request_hash,
             "created_at": self.created_at,
             "updated_at": self.updated_at,
+            "revision": self.revision,
         }
 
     @classmethod
@@ -87,13 +114,26 @@ class AgentSession:
             metadata=dict(data.get("metadata") or {}),
             provider_state=dict(data.get("provider_state") or {}),
             pending_approvals=pending,
+            spent_approvals=[str(c) for c in data.get("spent_approvals") or []],
+            usage=UsageTotals.from_dict(data.get("usage")),
             request_hash=data.get("request_hash"),
             created_at=float(data.get("created_at", time.time())),
             updated_at=float(data.get("updated_at", time.time())),
+            revision=revision if isinstance(revision := data.get("revision"), str) else None,
         )
 
-    def to_json(self) -> str:
-        return json.dumps(self.to_dict(), ensure_ascii=False)
+    def to_json(self, *, revision: str | None = None) -> str:
+        """The JSON form; `revision` (when given) replaces the copy's own revision."""
+        data = self.to_dict()
+        if revision is not None:
+            data["revision"] = revision
+        return json.dumps(data, ensure_ascii=False)
+
+    def mark_stored(self, revision: str, text: str) -> None:
+        """Record that a store holds `text` as this session at `revision` (stores call it
+        after every load and save)."""
+        self.revision = revision
+        self.stored_text = text
 
     @classmethod
     def from_json(cls, text: str | bytes, *, source: str = "session") -> AgentSession:
@@ -110,14 +150,28 @@ class AgentSession:
         return copy.deepcopy(self)
 
 
+def next_revision(previous: str | None) -> str:
+    """A fresh revision after `previous`: a counter for people, a random part for safety
+    (a session deleted and created again never reuses a revision)."""
+    count = 0
+    if previous:
+        head = previous.split(".", 1)[0]
+        count = int(head) if head.isdigit() else 0
+    return f"{count + 1}.{os.urandom(6).hex()}"
+
+
 @runtime_checkable
 class SessionStore(Protocol):
     """Keeps sessions between runs and processes: four methods."""
 
-    async def save(self, session: AgentSession) -> None: ...
+    async def save(self, session: AgentSession) -> None:
+        """Store the session only if the stored revision is still `session.revision`
+        (nothing stored when it is None), atomically; then `session.mark_stored(...)`
+        with a fresh revision. Otherwise raise `SessionConflictError`, storing nothing."""
 
     async def load(self, session_id: str) -> AgentSession:
-        """The stored session; `SessionNotFoundError` when there is none."""
+        """The stored session, marked with its revision; `SessionNotFoundError` when
+        there is none."""
 
     async def delete(self, session_id: str) -> bool:
         """Remove a session; False when there was none."""

@@ -14,6 +14,7 @@ from raf.core.errors import ToolDefinitionError
 if TYPE_CHECKING:
     from raf.core.cancellation import CancellationToken
     from raf.core.options import ChatOptions
+    from raf.core.run_context import RunContext
     from raf.core.sessions import AgentSession
 
 TOOL_NAME_PATTERN = re.compile(r"^[A-Za-z0-9_-]{1,64}$")
@@ -48,13 +49,21 @@ class ToolContext:
     """The agent running the tool (an `raf.Agent`), when called from one."""
     session: AgentSession | None = None
     options: ChatOptions | None = None
+    """The model settings of the request whose reply made this call."""
     cancellation: CancellationToken | None = None
     call_id: str = ""
+    run: RunContext | None = None
+    """The run: approvals, usage so far, limits, middleware."""
 
 
 @runtime_checkable
 class Tool(Protocol):
-    """Anything the model may call: a name, a description, a JSON Schema and `invoke`."""
+    """Anything the model may call: a name, a description, a JSON Schema and `invoke`.
+
+    A tool may also declare `timeout` (seconds, or None for no limit): a call running
+    longer is stopped and the model reads an error result. It is optional, so tools
+    written before it still satisfy this protocol; read it with `tool_timeout(tool)`.
+    """
 
     @property
     def name(self) -> str: ...
@@ -89,6 +98,7 @@ class BaseTool(ABC):
     parameters: dict[str, Any] = {"type": "object", "properties": {}}  # noqa: RUF012
     kind: str = "function"
     requires_approval: bool = False
+    timeout: float | None = None
 
     def approval_required(self, arguments: Mapping[str, Any]) -> bool:
         return self.requires_approval
@@ -132,11 +142,23 @@ class ApprovalRequiredTool:
     def approval_required(self, arguments: Mapping[str, Any]) -> bool:
         return True
 
+    @property
+    def timeout(self) -> float | None:
+        return tool_timeout(self.inner)
+
     async def invoke(self, arguments: Mapping[str, Any], context: ToolContext) -> ToolResult:
         return await self.inner.invoke(arguments, context)
 
     def __repr__(self) -> str:
         return f"ApprovalRequiredTool({self.inner!r})"
+
+
+def tool_timeout(tool: object) -> float | None:
+    """The `timeout` a tool declares (seconds), or None when it declares none."""
+    value = getattr(tool, "timeout", None)
+    if isinstance(value, int | float) and not isinstance(value, bool) and value > 0:
+        return float(value)
+    return None
 
 
 def check_tool_name(name: str, *, where: str = "") -> None:

@@ -20,6 +20,7 @@ from raf.agent.agent import Agent
 from raf.core.chat_client import ChatClient
 from raf.core.context import ContextProvider
 from raf.core.errors import ConfigurationError, Problem
+from raf.core.middleware import middleware_kind
 from raf.core.sessions import SessionStore
 from raf.core.tools import Tool
 from raf.decl.factories import ToolFactory, ToolFactoryContext
@@ -44,6 +45,7 @@ class DeclAgentBuilder:
         self._connections: dict[str, Connection] = {}
         self._store: SessionStore | None = None
         self._environ: Mapping[str, str] | None = None
+        self._middleware: dict[str, Any] = {}
 
     # -- sources ----------------------------------------------------------------------
 
@@ -114,6 +116,13 @@ class DeclAgentBuilder:
     def register_factory(self, kind_or_name: str, factory: ToolFactory) -> DeclAgentBuilder:
         """Bind `function`/`custom` declarations by name, or replace how a kind is built."""
         self._factories[kind_or_name] = factory
+        return self
+
+    def with_middleware(self, name: str, middleware: Any) -> DeclAgentBuilder:
+        """Make a middleware available to this document's `middleware:` list by name
+        (before the names registered for every document with `raf.register_middleware`)."""
+        middleware_kind(middleware)
+        self._middleware[name] = middleware
         return self
 
     def with_context(self, provider: ContextProvider) -> DeclAgentBuilder:

@@ -17,17 +17,21 @@ from raf.core.errors import (
     RafError,
     ValidationProblems,
 )
+from raf.core.middleware import find_middleware, registered_middleware
 from raf.core.tools import ApprovalRequiredTool, Tool
+from raf.core.usage import UsageLimits
 from raf.decl import contexts as ctx
 from raf.decl.factories import ToolFactory, ToolFactoryContext, tools_from
 from raf.decl.loader import LoadedAgent
 from raf.decl.model_client import chat_options, client_for
+from raf.decl.problems import suggest
 from raf.decl.schema import (
     BUILTIN_TOOLS,
     CompressionContextDecl,
     CustomToolDecl,
     FunctionToolDecl,
     KnowledgeContextDecl,
+    LimitsDecl,
     McpContextDecl,
     McpToolDecl,
     MemoryContextDecl,
@@ -41,6 +45,7 @@ from raf.decl.schema import (
 from raf.decl.source import Path_, format_path
 
 if TYPE_CHECKING:
+    from raf.agent.builder import AgentBuilder
     from raf.decl.builder import DeclAgentBuilder
 
 _PLACEHOLDER = re.compile(r"\{\{\s*([A-Za-z_][A-Za-z0-9_]*)\s*\}\}")
@@ -109,6 +114,7 @@ class Linker:
         if instructions:
             agent.with_instructions(instructions)
         agent.with_max_tool_rounds(decl.max_tool_rounds)
+        self._run_settings(agent)
         if isinstance(decl.model, ModelDecl):
             agent.with_options(chat_options(decl.model.options, decl.model.id))
         if self.builder._store is not None and not self.chain:
@@ -145,8 +151,10 @@ class Linker:
                     self.fail(path, exc)
             else:
                 agent.with_tool(tool)
-        for sub in self._sub_agents():
-            agent.with_tool(sub)
+        orchestration = self.loaded.orchestration
+        if orchestration is None:
+            for sub in self._sub_agents():
+                agent.with_tool(sub)
         if self.code_tools:
             for name, factory in self.builder._code_tools:
                 try:
@@ -173,6 +181,8 @@ class Linker:
             providers.append(compression)  # rule 7: always last
         for provider in providers:
             agent.with_context_provider(provider)
+        if orchestration is not None:
+            return self._orchestration(agent, orchestration)
         try:
             agent.with_chat_client(self.client())
         except RafError as exc:
@@ -186,6 +196,35 @@ class Linker:
             raise ValidationProblems([self.doc.problem(("tools",), str(exc))]) from exc
 
     # -- pieces -----------------------------------------------------------------------
+
+    def _run_settings(self, agent: AgentBuilder) -> None:
+        """Middleware by registered name, usage limits and the tool timeout."""
+        decl = self.decl
+        for index, name in enumerate(decl.middleware):
+            found = self.builder._middleware.get(name)
+            if found is None:
+                try:
+                    found = find_middleware(name)
+                except KeyError:
+                    known = [*self.builder._middleware, *registered_middleware()]
+                    near = suggest(name, known)
+                    hint = f"; did you mean {near!r}?" if near else ""
+                    listed = ", ".join(sorted(set(known))) or "none"
+                    self.fail(
+                        ("middleware", index),
+                        f"no middleware is registered as {name!r}{hint} (registered: {listed}; "
+                        "add one with raf.register_middleware(name, middleware) or "
+                        "DeclAgentBuilder.with_middleware)",
+                    )
+                    continue
+            agent.use_middleware(found)
+        limits = decl.usage_limits
+        if limits is not None:
+            agent.with_usage_limits(
+                _limits(limits), session=_limits(limits.session) if limits.session else None
+            )
+        if decl.tool_timeout is not None:
+            agent.with_tool_timeout(decl.tool_timeout)
 
     def _instructions(self) -> str | None:
         text = self.decl.instructions
@@ -311,13 +350,44 @@ class Linker:
             return ctx.mcp_provider(context, base)
         raise ConfigurationError(f"unknown context kind {context.kind!r}")  # pragma: no cover
 
-    def _sub_agents(self) -> list[Tool]:
-        from raf.agent.agent_tool import AgentTool
+    def _orchestration(self, agent: AgentBuilder, decl: Any) -> Agent:
+        """The sub-agents as members of the declared orchestration, the document's own agent
+        in the mode's leading role where it has one; the result is used as an agent."""
+        from raf.decl.orchestration import ROOT, build_orchestration, needs_lead
 
-        tools: list[Tool] = []
-        for _index, (sub, loaded) in enumerate(
-            zip(self.decl.sub_agents, self.loaded.sub_agents, strict=False)
-        ):
+        members: list[Agent] = []
+        for sub, child in self._sub_agent_members():
+            if isinstance(sub, SubAgentRefDecl) and sub.name:
+                child.name = sub.name
+            if isinstance(sub, SubAgentRefDecl) and sub.description:
+                child.description = sub.description
+            members.append(child)
+        lead_needed = needs_lead(decl)
+        if lead_needed:
+            try:
+                agent.with_chat_client(self.client())
+            except RafError as exc:
+                self.fail(("model",), exc)
+        if self.problems:
+            raise ValidationProblems(self.problems) from self._first_missing
+        try:
+            lead = agent.build() if lead_needed else None
+            orchestration = build_orchestration(
+                decl,
+                name=self.decl.name,
+                description=self.decl.description,
+                members=members,
+                lead=lead,
+            )
+        except RafError as exc:
+            raise ValidationProblems([self.doc.problem(ROOT, str(exc))]) from exc
+        store = self.builder._store if not self.chain else None
+        return orchestration.as_agent(session_store=store)
+
+    def _sub_agent_members(self) -> list[tuple[Any, Agent]]:
+        """Each sub-agent declaration with the agent built from it."""
+        built: list[tuple[Any, Agent]] = []
+        for sub, loaded in zip(self.decl.sub_agents, self.loaded.sub_agents, strict=False):
             linker = Linker(
                 self.builder,
                 loaded,
@@ -326,15 +396,32 @@ class Linker:
                 parent_client=self.client,
             )
             try:
-                child = linker.link()
+                built.append((sub, linker.link()))
             except ValidationProblems as exc:
                 self.problems.extend(exc.problems)
-                continue
+        return built
+
+    def _sub_agents(self) -> list[Tool]:
+        from raf.agent.agent_tool import AgentTool
+
+        tools: list[Tool] = []
+        for sub, child in self._sub_agent_members():
             if isinstance(sub, SubAgentRefDecl):
                 tools.append(AgentTool(child, name=sub.name, description=sub.description))
             else:
                 tools.append(AgentTool(child))
         return tools
+
+
+def _limits(decl: LimitsDecl) -> UsageLimits | None:
+    limits = UsageLimits(
+        requests=decl.requests,
+        tool_calls=decl.tool_calls,
+        input_tokens=decl.input_tokens,
+        output_tokens=decl.output_tokens,
+        total_tokens=decl.total_tokens,
+    )
+    return None if limits.is_empty else limits
 
 
 def _is_scope_tool(tool: Tool) -> bool:

@@ -4,6 +4,7 @@ every problem of a document (and of its sub-agents) reported at once."""
 from __future__ import annotations
 
 import re
+import stat
 import typing
 from collections.abc import Mapping
 from dataclasses import dataclass, field
@@ -12,6 +13,7 @@ from typing import Any
 
 from pydantic import BaseModel, TypeAdapter, ValidationError
 
+from raf.core.bounded_parse import CONFIG_LIMITS
 from raf.core.errors import Problem, ValidationProblems
 from raf.decl.extras import CONTEXT_EXTRAS, TOOL_EXTRAS, missing_extra
 from raf.decl.problems import problems_from_validation, suggest
@@ -67,14 +69,44 @@ class LoadedAgent:
     doc: Document
     sub_agents: list[LoadedAgent] = field(default_factory=list)
     warnings: list[Problem] = field(default_factory=list)
+    orchestration: Any = None
+    """The checked `metadata.orchestration` (a `raf.decl.orchestration` model), if any."""
 
 
 def read_document(path: str | Path) -> tuple[str, str]:
     """The text and format of a document file; unreadable files are a located problem."""
     file = Path(path)
     try:
-        return file.read_text(encoding="utf-8"), format_for(file)
-    except (OSError, UnicodeDecodeError) as exc:
+        info = file.stat()
+        if not stat.S_ISREG(info.st_mode):
+            raise ValidationProblems(
+                [Problem(message="not a regular file: a document must be one", file=str(path))]
+            )
+        if info.st_size > CONFIG_LIMITS.max_bytes:
+            raise ValidationProblems(
+                [
+                    Problem(
+                        message=f"the document is larger than {CONFIG_LIMITS.max_bytes} bytes",
+                        file=str(path),
+                    )
+                ]
+            )
+        data = file.read_bytes()
+        return data.decode("utf-8"), format_for(file)
+    except UnicodeDecodeError as exc:
+        line = data.count(b"\n", 0, exc.start) + 1
+        column = exc.start - (data.rfind(b"\n", 0, exc.start) + 1) + 1
+        raise ValidationProblems(
+            [
+                Problem(
+                    message=f"not UTF-8 text: byte 0x{data[exc.start]:02x} starts no character",
+                    file=str(path),
+                    line=line,
+                    column=column,
+                )
+            ]
+        ) from None
+    except OSError as exc:
         reason = exc.strerror if isinstance(exc, OSError) and exc.strerror else str(exc)
         raise ValidationProblems(
             [Problem(message=f"cannot read the document: {reason}", file=str(path))]
@@ -153,6 +185,7 @@ def check(
     reported = {p.key_path for p in problems}
     later = _semantic(loaded, check_extras=check_extras)
     later += _sub_agents(loaded, environ, check_extras, _chain)
+    later += _orchestration(loaded)
     problems += [p for p in later if p.key_path not in reported or p.file != doc.file]
     loaded.warnings = list(doc.warnings) + [w for s in loaded.sub_agents for w in s.warnings]
     if problems:
@@ -347,6 +380,7 @@ def _sub_agents(
     problems: list[Problem] = []
     here = Path(doc.file).resolve() if doc.file else None
     chain = (*chain, here) if here else chain
+    root = chain[0].parent if chain else doc.base_dir.resolve()
     for index, sub in enumerate(loaded.decl.sub_agents):
         if sub is None:
             continue
@@ -354,6 +388,10 @@ def _sub_agents(
         try:
             if isinstance(sub, SubAgentRefDecl):
                 target = (doc.base_dir / sub.file).resolve()
+                refusal = _sub_agent_file_refusal(target, root)
+                if refusal:
+                    problems.append(doc.problem((*spath, "file"), f"sub-agent file: {refusal}"))
+                    continue
                 if target in chain:
                     names = " → ".join(p.name for p in (*chain[chain.index(target) :], target))
                     problems.append(doc.problem((*spath, "file"), f"sub-agent cycle: {names}"))
@@ -367,6 +405,7 @@ def _sub_agents(
                 child_doc = load_text(
                     text, fmt=fmt, file=_display(target, doc), base_dir=target.parent
                 )
+                child_doc.quiet = True
             else:
                 data = (doc.data or {}).get("subAgents", [])[index]
                 child_doc = Document(
@@ -389,6 +428,58 @@ def _sub_agents(
             continue
         loaded.sub_agents.append(child)
     return problems
+
+
+def _orchestration(loaded: LoadedAgent) -> list[Problem]:
+    from raf.decl.orchestration import ROOT, check_orchestration, needs_lead
+
+    metadata = loaded.doc.data.get("metadata") if isinstance(loaded.doc.data, dict) else None
+    if not isinstance(metadata, dict):
+        return []
+    names = sub_agent_names(loaded)
+    loaded.orchestration, problems = check_orchestration(loaded.doc, metadata, names)
+    decl = loaded.decl
+    if (
+        loaded.orchestration is not None
+        and not needs_lead(loaded.orchestration)
+        and (decl.tools or decl.contexts or decl.instructions)
+    ):
+        loaded.doc.warnings.append(
+            loaded.doc.problem(
+                ROOT,
+                f"a {loaded.orchestration.mode} orchestration gives the document's own agent "
+                "no role: its instructions, tools and contexts are not used",
+            )
+        )
+    return problems
+
+
+def sub_agent_names(loaded: LoadedAgent) -> list[str] | None:
+    """The names the sub-agents go by (a reference's `name`, else the document's), or None
+    when some could not be read."""
+    subs = loaded.decl.sub_agents
+    if len(subs) != len(loaded.sub_agents) or any(s is None for s in subs):
+        return None
+    return [
+        (sub.name if isinstance(sub, SubAgentRefDecl) and sub.name else child.decl.name)
+        for sub, child in zip(subs, loaded.sub_agents, strict=True)
+    ]
+
+
+_AGENT_SUFFIXES = (".yaml", ".yml", ".json", ".toml")
+
+
+def _sub_agent_file_refusal(target: Path, root: Path) -> str | None:
+    """Why a sub-agent file may not be read: it must be an agent document inside the
+    folder of the top document (so a document cannot make raf read any file)."""
+    if not target.is_relative_to(root):
+        return (
+            "it lies outside the folder of the top document; "
+            "sub-agent files must be in that folder or below it"
+        )
+    if target.suffix.lower() not in _AGENT_SUFFIXES:
+        return f"it must be an agent document ({', '.join(_AGENT_SUFFIXES)})"
+    return None
 
 
 def _display(target: Path, parent: Document) -> str:

@@ -11,7 +11,7 @@ from raf.core.errors import ConfigurationError
 from raf.core.options import ChatOptions
 from raf.decl.schema import ConnectionDecl, MemoryModelDecl, ModelDecl, ModelOptionsDecl
 
-_PROVIDERS = ("openai", "anthropic", "ollama", "openai-compatible", "local")
+_PROVIDERS = ("openai", "anthropic", "gemini", "ollama", "openai-compatible", "local")
 
 
 @dataclass(kw_only=True, slots=True)
@@ -94,7 +94,7 @@ def resolve(
     name = model_id or ""
     if provider is None and ":" in name and name.split(":", 1)[0] in _PROVIDERS:
         spec = name
-    elif provider in ("openai", "anthropic", "ollama") or (
+    elif provider in ("openai", "anthropic", "gemini", "ollama") or (
         provider is None and not connection.endpoint
     ):
         spec = f"{provider or 'openai'}:{name}"

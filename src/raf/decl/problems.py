@@ -96,8 +96,10 @@ def _is_tag(part: str, current: Any) -> bool:
 
 
 def _hidden(path: Path_, doc: Document) -> bool:
-    """True when the value at `path` must not be shown: it came from the environment or
-    sits under a secret key."""
+    """True when the value at `path` must not be shown: it came from the environment,
+    sits under a secret key, or is in a file another document names."""
+    if doc.quiet:
+        return True
     return path in doc.from_env or any(isinstance(p, str) and p in SECRET_KEYS for p in path)
 
 
@@ -143,8 +145,8 @@ def _problem(error: ErrorDetails, doc: Document) -> Problem:
         if _hidden((*path, "kind"), doc):
             return doc.problem(
                 (*path, "kind"),
-                f"unknown {what} (its value is not shown: secret or from the "
-                f"environment; expected one of: {', '.join(expected)})",
+                f"unknown {what} (its value is not shown: secret, from the "
+                f"environment or a named file; expected one of: {', '.join(expected)})",
             )
         hint = suggest(tag, expected)
         did = f"; did you mean {hint!r}?" if hint else ""
@@ -161,8 +163,8 @@ def _problem(error: ErrorDetails, doc: Document) -> Problem:
         if _hidden(path, doc):
             return doc.problem(
                 path,
-                "the value (not shown: secret or from the environment) is not allowed "
-                f"here (expected one of: {', '.join(expected)})",
+                "the value (not shown: secret, from the environment or a named file) "
+                f"is not allowed here (expected one of: {', '.join(expected)})",
             )
         hint = suggest(str(value), expected) if isinstance(value, str) else None
         did = f"; did you mean {hint!r}?" if hint else ""

@@ -447,6 +447,22 @@ def _sub_agent_tag(value: Any) -> str:
     return "inline"
 
 
+class LimitsDecl(DeclModel):
+    """Caps on usage; a missing cap is no limit."""
+
+    requests: int | None = Field(default=None, gt=0, description="model calls")
+    tool_calls: int | None = Field(default=None, gt=0, description="tool calls run")
+    input_tokens: int | None = Field(default=None, gt=0)
+    output_tokens: int | None = Field(default=None, gt=0)
+    total_tokens: int | None = Field(default=None, gt=0)
+
+
+class UsageLimitsDecl(LimitsDecl):
+    """Caps on each run; `session` caps the whole session's totals."""
+
+    session: LimitsDecl | None = None
+
+
 class AgentDecl(DeclModel):
     """An agent document (SPEC §9)."""
 
@@ -474,6 +490,15 @@ class AgentDecl(DeclModel):
         ]
     ] = Field(default_factory=list)
     template: TemplateDecl | None = None
+    middleware: list[str] = Field(
+        default_factory=list,
+        description="names of middleware registered with raf.register_middleware or "
+        "DeclAgentBuilder.with_middleware, outermost first",
+    )
+    usage_limits: UsageLimitsDecl | None = None
+    tool_timeout: float | None = Field(
+        default=None, gt=0, description="seconds a tool call may take when its tool sets none"
+    )
     metadata: dict[str, Any] = Field(default_factory=dict)
 
 
@@ -487,6 +512,13 @@ def json_schema() -> dict[str, Any]:
     reference = schema.pop("$ref", None)
     if reference:  # the top level refers to its own definition (sub-agents nest): inline it
         schema.update(schema["$defs"][reference.rsplit("/", 1)[-1]])
+    from raf.decl.orchestration import orchestration_json_schema
+
+    orchestration, definitions = orchestration_json_schema()
+    schema.setdefault("$defs", {}).update(definitions)
+    for agent in (schema, schema["$defs"].get("AgentDecl", {})):
+        if "metadata" in agent.get("properties", {}):
+            agent["properties"]["metadata"]["properties"] = {"orchestration": orchestration}
     schema["$schema"] = "https://json-schema.org/draft/2020-12/schema"
     schema["title"] = "raf agent document"
     return schema

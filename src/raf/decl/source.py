@@ -11,6 +11,15 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
+from raf.core.bounded_parse import (
+    CONFIG_LIMITS,
+    DocumentLimitError,
+    check_size,
+    check_yaml_events,
+    check_yaml_node,
+    load_json,
+    load_toml,
+)
 from raf.core.errors import MissingExtraError, Problem
 
 Path_ = tuple[str | int, ...]
@@ -37,6 +46,8 @@ class Document:
     warnings: list[Problem] = field(default_factory=list)
     from_env: set[Path_] = field(default_factory=set)
     """Paths whose values came from the environment: never echoed in messages."""
+    quiet: bool = False
+    """No value of this document is echoed in messages (a file another document names)."""
 
     def locate(self, path: Path_, *, key: bool = False) -> tuple[int | None, int | None]:
         """Line and column of the value at `path` (or of its key), else of the nearest
@@ -81,14 +92,21 @@ def format_path(path: Path_) -> str:
 def load_text(text: str, *, fmt: str, file: str | None, base_dir: Path | None = None) -> Document:
     """Parse `text` as yaml, json or toml; syntax errors become located problems."""
     doc = Document(data=None, file=file, base_dir=base_dir or Path.cwd())
-    if fmt == "yaml":
-        _load_yaml(text, doc)
-    elif fmt == "json":
-        _load_json(text, doc)
-    elif fmt == "toml":
-        _load_toml(text, doc)
-    else:
-        raise ValueError(f"unknown document format {fmt!r}")
+    try:
+        if fmt == "yaml":
+            _load_yaml(text, doc)
+        elif fmt == "json":
+            _load_json(text, doc)
+        elif fmt == "toml":
+            _load_toml(text, doc)
+        else:
+            raise ValueError(f"unknown document format {fmt!r}")
+    except DocumentLimitError as exc:
+        doc.data = None
+        doc.problems.append(
+            Problem(message=exc.message, file=file, line=exc.line, column=exc.column)
+        )
+        return doc
     if not doc.problems and not isinstance(doc.data, dict):
         kind = "empty" if doc.data is None else type(doc.data).__name__
         doc.problems.append(
@@ -122,12 +140,15 @@ def _yaml() -> Any:
 def _load_yaml(text: str, doc: Document) -> None:
     yaml = _yaml()
     loader_cls = getattr(yaml, "CSafeLoader", yaml.SafeLoader)
+    check_size(text, file=doc.file, limits=CONFIG_LIMITS)
     loader = loader_cls(text)
     try:
+        check_yaml_events(text, file=doc.file, limits=CONFIG_LIMITS)
         node = loader.get_single_node()
         if node is None:
             doc.data = None
             return
+        check_yaml_node(node, file=doc.file, limits=CONFIG_LIMITS)
         doc.data = loader.construct_document(node)
     except yaml.MarkedYAMLError as exc:
         mark = exc.problem_mark or exc.context_mark
@@ -185,7 +206,7 @@ def _walk_yaml(node: Any, path: Path_, doc: Document) -> None:
 
 def _load_json(text: str, doc: Document) -> None:
     try:
-        doc.data = json.loads(text)
+        doc.data = load_json(text, file=doc.file)
     except json.JSONDecodeError as exc:
         doc.problems.append(
             Problem(
@@ -207,7 +228,7 @@ def _load_json(text: str, doc: Document) -> None:
 
 def _load_toml(text: str, doc: Document) -> None:
     try:
-        doc.data = tomllib.loads(text)
+        doc.data = load_toml(text, file=doc.file)
     except tomllib.TOMLDecodeError as exc:
         message = str(exc)
         at = _TOML_AT.search(message)

@@ -104,15 +104,18 @@ def stream_response(response: ChatResponse, chunk_size: int) -> list[AgentRespon
         for update in message_to_updates(message, message_id):
             content = update.content
             if update.kind in (UpdateKind.TEXT_DELTA, UpdateKind.REASONING_DELTA):
-                text = update.text
+                reasoning = update.kind is UpdateKind.REASONING_DELTA
+                text = update.reasoning if reasoning else update.text
                 step = max(1, chunk_size)
                 for start in range(0, len(text), step):
+                    piece = text[start : start + step]
                     updates.append(
                         AgentResponseUpdate(
                             kind=update.kind,
                             message_id=message_id,
                             role=update.role,
-                            text=text[start : start + step],
+                            text="" if reasoning else piece,
+                            reasoning=piece if reasoning else "",
                         )
                     )
             elif isinstance(content, FunctionCallContent):
@@ -132,7 +135,7 @@ def stream_response(response: ChatResponse, chunk_size: int) -> list[AgentRespon
                             kind=kind,
                             message_id=message_id,
                             role=update.role,
-                            text=text,
+                            arguments_delta=text,
                             content=done,
                             call_id=content.call_id,
                             tool_name=content.name,

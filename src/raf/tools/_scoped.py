@@ -5,8 +5,6 @@ from __future__ import annotations
 
 import asyncio
 import os
-import threading
-from collections import OrderedDict
 from collections.abc import Mapping
 from dataclasses import dataclass
 from pathlib import Path
@@ -14,7 +12,7 @@ from typing import Any, ClassVar, Self
 
 from pydantic import BaseModel, ValidationError
 
-from raf.core.contents import ApprovalResponseContent
+from raf.core.approvals import was_approved
 from raf.core.function_tool import describe_validation_error
 from raf.core.model_tool import arguments_schema
 from raf.core.tools import ToolContext, ToolResult
@@ -50,46 +48,6 @@ class PathUse:
     path: str
     access: Access
     follow_final: bool = True
-
-
-_SPENT: OrderedDict[int, ApprovalResponseContent] = OrderedDict()
-_SPENT_LOCK = threading.Lock()
-_SPENT_KEEP = 4096
-
-
-def was_approved(
-    context: ToolContext, name: str | None = None, arguments: Mapping[str, Any] | None = None
-) -> bool:
-    """True when a human approved exactly this call in this run.
-
-    The approval must name this call id; when the run knows what was asked (the pending
-    request, or the arguments the human saw) the tool name and arguments must match it; and
-    each approval is spent on one call, so a model that reuses an approved call id later
-    in the run (after a symlink swap, say) gets no free pass.
-    """
-    options = context.options
-    if options is None or not context.call_id:
-        return False
-    for response in options.approval_responses:
-        if response.call_id != context.call_id or not response.approved:
-            continue
-        if arguments is not None:
-            if response.arguments is not None and dict(response.arguments) != dict(arguments):
-                continue
-            asked = [p for p in options.pending_approvals if p.call_id == context.call_id]
-            if asked and not any(
-                (name is None or p.name == name) and dict(p.arguments) == dict(arguments)
-                for p in asked
-            ):
-                continue
-        with _SPENT_LOCK:
-            if id(response) in _SPENT:
-                continue
-            _SPENT[id(response)] = response  # kept alive, so its id is not reused
-            while len(_SPENT) > _SPENT_KEEP:
-                _SPENT.popitem(last=False)
-        return True
-    return False
 
 
 def os_message(exc: OSError) -> str:

@@ -16,11 +16,12 @@ from typing import Any, Self
 
 from pydantic import BaseModel, ConfigDict, Field, ValidationError
 
+from raf.core.approvals import was_approved
 from raf.core.function_tool import describe_validation_error
 from raf.core.tools import ToolContext, ToolResult
 from raf.tools._budget import CallBudget
 from raf.tools._locate import located
-from raf.tools._scoped import FileLimits, PathUse, ScopedTool, os_message, was_approved
+from raf.tools._scoped import FileLimits, PathUse, ScopedTool, os_message
 from raf.tools.sandbox import (
     KILL_GRACE_S,
     ProcessLimits,

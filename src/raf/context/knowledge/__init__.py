@@ -7,6 +7,7 @@ from raf.context.knowledge.index import (
     Hit,
     IndexStats,
     KnowledgeIndex,
+    KnowledgeIndexDamagedError,
     as_embedder,
     fts_query,
 )
@@ -21,6 +22,7 @@ __all__ = [
     "Hit",
     "IndexStats",
     "KnowledgeIndex",
+    "KnowledgeIndexDamagedError",
     "KnowledgeProvider",
     "MarkdownChunker",
     "MiniLmEmbedder",

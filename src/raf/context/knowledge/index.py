@@ -9,9 +9,13 @@ The methods are blocking; the `a*` variants run them in a worker thread.
 from __future__ import annotations
 
 import asyncio
+import contextlib
+import fcntl
 import hashlib
 import importlib
+import logging
 import math
+import os
 import re
 import sqlite3
 import threading
@@ -31,7 +35,9 @@ from raf.context.knowledge.loaders import (
     load_file,
     load_url,
 )
-from raf.core.errors import ConfigurationError
+from raf.core.errors import ConfigurationError, RafError
+
+log = logging.getLogger("raf.context.knowledge")
 
 Embedder = Callable[[Sequence[str]], Sequence[Sequence[float]]]
 """Texts → one vector each (any fixed dimension). Blocking; called from a worker thread."""
@@ -97,6 +103,28 @@ def _normalise(vector: Sequence[float]) -> array[float]:
     return array("f", (v / norm for v in vector))
 
 
+def _is_damage(exc: BaseException) -> bool:
+    """A database error that means the file is damaged (sqlite3's or pysqlite3's)."""
+    if type(exc).__name__ not in ("DatabaseError", "OperationalError"):
+        return False
+    text = str(exc).lower()
+    return any(sign in text for sign in _DAMAGE_SIGNS)
+
+
+_DAMAGE_SIGNS = (
+    "not a database",
+    "malformed",
+    "vtable constructor failed",
+    "corrupt",
+    "file is encrypted",
+)
+_BUSY_TIMEOUT_S = 120.0
+
+
+class KnowledgeIndexDamagedError(RafError):
+    """The index file was found damaged while in use; it was rebuilt empty."""
+
+
 def _load_sqlite_vec(db: sqlite3.Connection, error: type[Exception]) -> bool:
     """Load sqlite-vec into `db`; False when the module or extension loading is missing.
 
@@ -157,26 +185,90 @@ class KnowledgeIndex:
         self.overlap = overlap
         self.rrf_k = rrf_k
         self._lock = threading.RLock()
-        self._db, self._vec_sql = _connect(self.path, vectors=embedder is not None)
-        self._db.executescript(_SCHEMA)
         self._vectors: tuple[list[int], list[array[float]]] | None = None
         self._dim: int | None = None
+        self._db, self._vec_sql = self._open()
 
     @property
     def uses_sqlite_vec(self) -> bool:
         return self._vec_sql
 
+    def _open(self) -> tuple[sqlite3.Connection, bool]:
+        """Connect and create the tables; a damaged file is set aside and rebuilt."""
+        try:
+            return self._connect_checked()
+        except Exception as exc:
+            if not _is_damage(exc) or self.path == ":memory:":
+                raise
+            self._set_aside(exc)
+            return self._connect_checked()
+
+    def _connect_checked(self) -> tuple[sqlite3.Connection, bool]:
+        db, vec_sql = _connect(self.path, vectors=self.embedder is not None)
+        try:
+            db.isolation_level = None  # transactions are explicit: BEGIN IMMEDIATE
+            db.execute(f"PRAGMA busy_timeout = {int(_BUSY_TIMEOUT_S * 1000)}")
+            db.executescript(_SCHEMA)
+            db.execute("SELECT count(*) FROM files").fetchone()
+        except BaseException:
+            db.close()
+            raise
+        return db, vec_sql
+
+    def _set_aside(self, exc: BaseException) -> None:
+        """Move a damaged file to `<path>.damaged` (replacing an older one) and warn."""
+        log.warning(
+            "knowledge index %s is damaged (%s); it was moved to %s.damaged and rebuilt "
+            "empty: sync it again to index the sources",
+            self.path,
+            exc,
+            self.path,
+        )
+        os.replace(self.path, f"{self.path}.damaged")
+        for suffix in ("-wal", "-shm", "-journal"):
+            with contextlib.suppress(FileNotFoundError):
+                os.unlink(self.path + suffix)
+        self._vectors = None
+        self._dim = None
+
+    def _heal(self, exc: BaseException) -> KnowledgeIndexDamagedError:
+        """Damage met while in use: rebuild the file and say so (the caller raises)."""
+        with self._lock:
+            with contextlib.suppress(Exception):
+                self._db.close()
+            self._set_aside(exc)
+            self._db, self._vec_sql = self._connect_checked()
+        return KnowledgeIndexDamagedError(
+            f"knowledge index {self.path} was damaged ({exc}); it was rebuilt empty: "
+            "sync it again to index the sources"
+        )
+
     @contextmanager
     def _transaction(self) -> Iterator[None]:
-        """Hold the lock and commit; on any error roll back so nothing half-done stays."""
+        """Hold the lock and the database's write lock (other processes wait), and commit;
+        on any error roll back so nothing half-done stays."""
         with self._lock:
+            self._db.execute("BEGIN IMMEDIATE")
             try:
                 yield
             except BaseException:
-                self._db.rollback()
+                self._db.execute("ROLLBACK")
                 self._vectors = None
                 raise
-            self._db.commit()
+            self._db.execute("COMMIT")
+
+    @contextmanager
+    def _writer(self) -> Iterator[None]:
+        """One sync at a time on this index file, across processes (`<path>.lock`)."""
+        if self.path == ":memory:":
+            yield
+            return
+        with open(f"{self.path}.lock", "a+b") as handle:
+            fcntl.flock(handle.fileno(), fcntl.LOCK_EX)
+            try:
+                yield
+            finally:
+                fcntl.flock(handle.fileno(), fcntl.LOCK_UN)
 
     def close(self) -> None:
         with self._lock:
@@ -284,7 +376,17 @@ class KnowledgeIndex:
 
     def sync(self, sources: str | Path | Iterable[str | Path]) -> IndexStats:
         """Bring the index in line with the files under `sources` and the URLs among
-        them (incremental: URLs are fetched again and compared by content hash)."""
+        them (incremental: URLs are fetched again and compared by content hash); one
+        process syncs a given index file at a time."""
+        with self._writer():
+            try:
+                return self._sync(sources)
+            except Exception as exc:
+                if _is_damage(exc):
+                    raise self._heal(exc) from None
+                raise
+
+    def _sync(self, sources: str | Path | Iterable[str | Path]) -> IndexStats:
         stats = IndexStats()
         sources = as_sources(sources)
         files = list(iter_files(sources))
@@ -412,7 +514,16 @@ class KnowledgeIndex:
         return scored[:limit]
 
     def search(self, query: str, top_k: int = 5, *, mode: SearchMode | None = None) -> list[Hit]:
-        """The best `top_k` passages; hybrid (RRF) when an embedder is set, else BM25."""
+        """The best `top_k` passages; hybrid (RRF) when an embedder is set, else BM25.
+        A damaged file is rebuilt and `KnowledgeIndexDamagedError` raised."""
+        try:
+            return self._search(query, top_k, mode)
+        except Exception as exc:
+            if _is_damage(exc):
+                raise self._heal(exc) from None
+            raise
+
+    def _search(self, query: str, top_k: int, mode: SearchMode | None) -> list[Hit]:
         mode = mode or ("hybrid" if self.embedder is not None else "bm25")
         pool = max(50, top_k * 10)
         if mode == "bm25":

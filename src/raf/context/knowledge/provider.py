@@ -7,7 +7,13 @@ from collections.abc import Mapping, Sequence
 from pathlib import Path
 from typing import Any, Literal
 
-from raf.context.knowledge.index import Embedder, Hit, IndexStats, KnowledgeIndex
+from raf.context.knowledge.index import (
+    Embedder,
+    Hit,
+    IndexStats,
+    KnowledgeIndex,
+    KnowledgeIndexDamagedError,
+)
 from raf.context.knowledge.loaders import as_sources, is_url
 from raf.core.context import BaseContextProvider, ContextResult
 from raf.core.errors import ConfigurationError
@@ -112,7 +118,11 @@ class KnowledgeProvider(BaseContextProvider):
     async def search(self, query: str, *, top_k: int | None = None) -> list[Hit]:
         if not self._synced or self.auto_refresh:
             await self.refresh()
-        hits = await self.index.async_search(query, top_k or self.top_k)
+        try:
+            hits = await self.index.async_search(query, top_k or self.top_k)
+        except KnowledgeIndexDamagedError:  # rebuilt empty: index the sources again
+            await self.refresh()
+            hits = await self.index.async_search(query, top_k or self.top_k)
         if self.min_score is not None:
             hits = [h for h in hits if h.score >= self.min_score]
         return hits

@@ -11,6 +11,7 @@ from collections.abc import Sequence
 from pathlib import Path
 from typing import Any
 
+from raf.context.memory.journal import JobJournal
 from raf.context.memory.store import MemoryStore
 from raf.context.memory.tools import curator_tools, reader_tools
 from raf.context.memory.worker import ConsolidationJob, ConsolidationWorker
@@ -99,8 +100,12 @@ class SuperBrainContextProvider:
         self.memory_client = memory_client
         self.curator_max_tool_rounds = curator_max_tool_rounds
         self.curator_timeout_s = curator_timeout_s
-        self.worker = ConsolidationWorker(self._consolidate)
+        self.journal = JobJournal(self.store.root)
+        self.worker = ConsolidationWorker(
+            self._consolidate, finished=self._forget_job, dropped=self._release_job
+        )
         self._seeded = False
+        self._replayed = False
 
     @property
     def directory(self) -> Path:
@@ -116,6 +121,13 @@ class SuperBrainContextProvider:
                 ) from exc
             if made:
                 log.info("memory %s seeded: %s", self.store.root, ", ".join(made))
+            repaired = await asyncio.to_thread(self.store.recover)
+            if repaired:
+                log.warning(
+                    "memory %s repaired after an interrupted write: %s",
+                    self.store.root,
+                    "; ".join(repaired),
+                )
             self._seeded = True
 
     async def on_invoking(
@@ -126,6 +138,9 @@ class SuperBrainContextProvider:
         options: AgentRunOptions,
     ) -> ContextResult:
         await self.ensure_seeded()
+        if not self._replayed:
+            self._replayed = True
+            await self._replay(self.memory_client or getattr(agent, "leaf_client", None))
         return ContextResult(instructions=NOTICE, tools=reader_tools(self.store))
 
     async def on_invoked(
@@ -148,11 +163,41 @@ class SuperBrainContextProvider:
                     "memory %r: no model for the curator; turns not consolidated", self.name
                 )
             else:
+                receipt = await asyncio.to_thread(self.journal.record, session.id, pending)
                 self.worker.submit(
-                    ConsolidationJob(session_id=session.id, turns=pending, client=client)
+                    ConsolidationJob(
+                        session_id=session.id, turns=pending, client=client, receipts=[receipt]
+                    )
                 )
             pending = []
         session.set_provider_state(self.name, {"turns": turns, "pending": pending})
+
+    async def _replay(self, client: ChatClient | None) -> None:
+        """Queue the jobs a process killed before running them left on disk."""
+        if client is None or self.consolidation_interval == 0:
+            return
+        for orphan in await asyncio.to_thread(self.journal.claim_orphans):
+            log.warning(
+                "memory %s: replaying the consolidation of session %s left by a stopped process",
+                self.store.root,
+                orphan.session_id,
+            )
+            self.worker.submit(
+                ConsolidationJob(
+                    session_id=orphan.session_id,
+                    turns=orphan.turns,
+                    client=client,
+                    receipts=[orphan.receipt],
+                )
+            )
+
+    def _forget_job(self, job: ConsolidationJob) -> None:
+        for receipt in job.receipts:
+            self.journal.done(receipt)
+
+    def _release_job(self, job: ConsolidationJob) -> None:
+        for receipt in job.receipts:
+            self.journal.release(receipt)
 
     async def drain(self, timeout_s: float | None = None) -> bool:
         """Wait for queued consolidations (tests, scripts); the agent itself never does."""

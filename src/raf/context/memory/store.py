@@ -203,6 +203,31 @@ class MemoryStore:
             text += "\n"
         self._write_unlocked(index, text + f"- [{title}]({page})\n")
 
+    # -- recovery -----------------------------------------------------------------------
+
+    def recover(self) -> list[str]:
+        """Repair what a process killed mid-write left behind: its temporary files are
+        removed and pages missing from index.md are listed; says what was done."""
+        if not self.root.is_dir():
+            return []
+        done: list[str] = []
+        with self.locked():  # every writer holds this lock, so no write is in progress
+            for leftover in sorted(self.root.rglob(".*.tmp")):
+                if leftover.is_file():
+                    with contextlib.suppress(FileNotFoundError):
+                        leftover.unlink()
+                        done.append(f"removed {leftover.relative_to(self.root).as_posix()}")
+            index = self.root / "index.md"
+            if index.is_file():
+                before = index.read_text(encoding="utf-8")
+                for page in self.pages():
+                    self._index_unlocked(page)
+                after = index.read_text(encoding="utf-8")
+                added = after[len(before) :].count("\n") if after.startswith(before) else 0
+                if added:
+                    done.append(f"listed {added} page(s) in index.md")
+        return done
+
     # -- seeding ------------------------------------------------------------------------
 
     def seed(self) -> list[str]:

@@ -21,6 +21,8 @@ class ConsolidationJob:
     client: Any = None
     merged: int = 1
     """How many submitted jobs this one stands for (more than 1 after coalescing)."""
+    receipts: list[Any] = field(default_factory=list)
+    """What keeps the job on disk until it has run (see `journal.py`)."""
 
 
 class ConsolidationWorker:
@@ -28,8 +30,18 @@ class ConsolidationWorker:
     already has one waiting replaces it (latest wins) and carries its turns along, so
     nothing is lost and the curator runs once for both."""
 
-    def __init__(self, run_job: Callable[[ConsolidationJob], Awaitable[None]]) -> None:
+    def __init__(
+        self,
+        run_job: Callable[[ConsolidationJob], Awaitable[None]],
+        *,
+        finished: Callable[[ConsolidationJob], None] | None = None,
+        dropped: Callable[[ConsolidationJob], None] | None = None,
+    ) -> None:
         self._run_job = run_job
+        self._finished = finished
+        """Called when a job has run or failed for good."""
+        self._dropped = dropped
+        """Called for a job closed without running (it may run in a later process)."""
         self._pending: OrderedDict[str, ConsolidationJob] = OrderedDict()
         self._task: asyncio.Task[None] | None = None
         self._wakeup: asyncio.Event | None = None
@@ -52,6 +64,8 @@ class ConsolidationWorker:
         """Queue a job; never waits."""
         if self._closed:
             log.warning("memory worker is closed; consolidation of %s dropped", job.session_id)
+            if self._dropped is not None:
+                self._dropped(job)
             return
         waiting = self._pending.pop(job.session_id, None)
         if waiting is not None:
@@ -60,6 +74,7 @@ class ConsolidationWorker:
                 turns=[*waiting.turns, *job.turns],
                 client=job.client,
                 merged=waiting.merged + job.merged,
+                receipts=[*waiting.receipts, *job.receipts],
             )
             self.coalesced += 1
         self._pending[job.session_id] = job
@@ -105,12 +120,16 @@ class ConsolidationWorker:
             except asyncio.CancelledError:
                 if not self._closed:
                     self._requeue(job)
+                elif self._dropped is not None:
+                    self._dropped(job)
                 raise
             except Exception:
                 self.failed += 1
                 log.exception("memory consolidation of session %s failed", job.session_id)
             finally:
                 self.running = None
+            if self._finished is not None:
+                self._finished(job)
 
     def _requeue(self, job: ConsolidationJob) -> None:
         """Put a job cut short by its event loop's end back at the head of the queue
@@ -122,6 +141,7 @@ class ConsolidationWorker:
                 turns=[*job.turns, *newer.turns],
                 client=newer.client,
                 merged=job.merged + newer.merged,
+                receipts=[*job.receipts, *newer.receipts],
             )
         self._pending[job.session_id] = job
         self._pending.move_to_end(job.session_id, last=False)
@@ -158,4 +178,7 @@ class ConsolidationWorker:
         if task is not None and not task.done():
             task.cancel()
             await asyncio.gather(task, return_exceptions=True)
+        if self._dropped is not None:
+            for job in self._pending.values():
+                self._dropped(job)
         self._pending.clear()

@@ -9,6 +9,7 @@ from dataclasses import dataclass, field
 from pathlib import Path, PurePosixPath
 from typing import Any
 
+from raf.core.bounded_parse import DocumentLimitError, load_yaml
 from raf.core.errors import ConfigurationError, MissingExtraError
 
 log = logging.getLogger("raf.context.skills")
@@ -112,7 +113,9 @@ def parse_yaml_mapping(source: str, where: str) -> dict[str, Any]:
     except ImportError as exc:
         raise MissingExtraError("reading YAML front matter", "yaml", "yaml") from exc
     try:
-        data = yaml.safe_load(source)
+        data = load_yaml(source, file=where)
+    except DocumentLimitError as exc:
+        raise ValueError(f"{exc} (in the front matter)") from None
     except yaml.YAMLError as exc:
         raise ValueError(f"{where}: the front matter is not valid YAML: {exc}") from None
     if data is None:

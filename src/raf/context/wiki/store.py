@@ -21,6 +21,7 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
+from raf.core.bounded_parse import DocumentLimitError, load_yaml
 from raf.core.errors import ConfigurationError, MissingExtraError
 from raf.tools._confined import ConfinedFolder, ConfinedPathError
 
@@ -89,7 +90,9 @@ def parse_page(text: str, *, space: str, slug: str) -> Page:
         if end != -1:
             yaml = _yaml()
             try:
-                loaded = yaml.safe_load(text[3:end]) or {}
+                loaded = load_yaml(text[3:end], file=f"{space}/{slug}") or {}
+            except DocumentLimitError as exc:
+                raise WikiError(f"front matter of {exc}") from exc
             except yaml.YAMLError as exc:
                 raise WikiError(f"front matter of {space}/{slug} is not valid YAML: {exc}") from exc
             if not isinstance(loaded, dict):
@@ -135,8 +138,14 @@ class Wiki:
             if name.count("/") == 1:
                 try:
                     text = self.folder.read_text(name, max_bytes=MAX_PAGE_BYTES)
-                    loaded = yaml.safe_load(text)
-                except (OSError, UnicodeDecodeError, ConfinedPathError, yaml.YAMLError) as exc:
+                    loaded = load_yaml(text, file=str(path))
+                except (
+                    OSError,
+                    UnicodeDecodeError,
+                    ConfinedPathError,
+                    yaml.YAMLError,
+                    DocumentLimitError,
+                ) as exc:
                     raise WikiError(f"schema {path} cannot be read: {exc}") from exc
                 if not isinstance(loaded, dict):
                     raise WikiError(f"schema {path} is not a JSON Schema object")

@@ -2,18 +2,27 @@
 
 The server offers one tool, `ask(message, session_id?)`, that runs the agent; with
 `expose_tools` it also offers the agent's own tools, except those that need a human's
-approval (a remote caller must not bypass that). Sessions named by `session_id` live
-in memory for the life of the server, so a client can hold a conversation.
+approval (a remote caller must not bypass that). Sessions live in memory for the life
+of the server, so a client can hold a conversation. Over stdio (one client) any
+`session_id` names one; over HTTP, where many clients share the server and the protocol
+names no client, the server issues each new session an unguessable id and continues only
+sessions it issued, so no client reaches another's conversation. A call that would need
+approval is denied (approvals cannot be given over MCP) and the agent is told so,
+leaving the session ready for the next `ask`.
 """
 
 from __future__ import annotations
 
 import json
-from collections.abc import Mapping
+import secrets
+from collections import OrderedDict
+from collections.abc import Iterable, Mapping
+from dataclasses import fields
 from typing import TYPE_CHECKING, Any
 
 from raf.core.errors import ConfigurationError
-from raf.core.responses import FinishReason
+from raf.core.options import AgentRunOptions, ToolApprovalResponse
+from raf.core.responses import AgentResponse, FinishReason
 from raf.core.sessions import AgentSession
 from raf.core.tools import Tool, ToolContext
 from raf.tools.mcp.client import _import_mcp
@@ -53,7 +62,9 @@ class AgentMcpServer:
         _import_mcp()
         self.agent = agent
         self.ask_tool = ask_tool
-        self.sessions: dict[str, AgentSession] = {}
+        self.sessions: OrderedDict[str, AgentSession] = OrderedDict()
+        self.issue_session_ids = False
+        """True over HTTP: new sessions get random ids and unknown ids are refused."""
         self.tools: dict[str, Tool] = {}
         if expose_tools:
             for tool in agent.tools:
@@ -116,6 +127,26 @@ class AgentMcpServer:
         text = value if isinstance(value, str) else json.dumps(value, default=str)
         return _text_result(text)
 
+    def _session_for(self, session_id: str | None) -> AgentSession | str:
+        """The session to continue or a new one; a message when the id is refused."""
+        if session_id:
+            found = self.sessions.get(session_id)
+            if found is not None:
+                self.sessions.move_to_end(session_id)
+                return found
+            if self.issue_session_ids:
+                return (
+                    f"unknown session_id {session_id!r}: this server issues session ids; "
+                    "ask without one to start a session and continue with the id returned"
+                )
+        if self.issue_session_ids:
+            session_id = secrets.token_urlsafe(18)
+        session = self.agent.create_session(session_id or None)
+        self.sessions[session.id] = session
+        while len(self.sessions) > MAX_SESSIONS:
+            self.sessions.popitem(last=False)
+        return session
+
     async def _ask(self, arguments: Mapping[str, Any]) -> Any:
         message = arguments.get("message")
         if not isinstance(message, str) or not message.strip():
@@ -123,24 +154,41 @@ class AgentMcpServer:
         session_id = arguments.get("session_id")
         if session_id is not None and not isinstance(session_id, str):
             return _text_result("'session_id' must be a string", error=True)
-        session = self.sessions.get(session_id) if session_id else None
-        if session is None:
-            session = self.agent.create_session(session_id or None)
-            if session_id:
-                self.sessions[session_id] = session
+        session = self._session_for(session_id)
+        if isinstance(session, str):
+            return _text_result(session, error=True)
+        before = session.snapshot()
+        denied: list[str] = []
         try:
             response = await self.agent.run(message, session=session)
+            for _ in range(_DENIAL_ROUNDS):
+                if response.finish_reason is not FinishReason.AWAITING_APPROVAL:
+                    break
+                denied += [r.name for r in response.pending_approvals]
+                response = await self._deny_pending(response, session)
         except Exception as exc:
+            _restore(session, before)
             return _text_result(f"the agent failed: {type(exc).__name__}: {exc}", error=True)
         if response.finish_reason is FinishReason.AWAITING_APPROVAL:
-            names = ", ".join(sorted({r.name for r in response.pending_approvals}))
+            _restore(session, before)  # the session stays usable for the next ask
             return _text_result(
-                f"the agent wants to call {names}, which needs a person's approval; "
-                "approvals cannot be given over MCP",
+                f"the agent kept asking to call {', '.join(sorted(set(denied)))}, which needs "
+                "a person's approval; approvals cannot be given over MCP",
                 error=True,
             )
-        return _text_result(
-            response.text, structured={"answer": response.text, "session_id": session.id}
+        structured: dict[str, Any] = {"answer": response.text, "session_id": session.id}
+        if denied:
+            structured["denied"] = sorted(set(denied))
+        return _text_result(response.text, structured=structured)
+
+    async def _deny_pending(self, response: AgentResponse, session: AgentSession) -> AgentResponse:
+        """Deny every call waiting for approval, telling the agent why, and let it go on."""
+        answers = [
+            ToolApprovalResponse(call_id=r.call_id, approved=False, reason=_NO_APPROVALS)
+            for r in response.pending_approvals
+        ]
+        return await self.agent.run(
+            [], session=session, options=AgentRunOptions(tool_approval_responses=answers)
         )
 
     async def serve_stdio(self) -> None:
@@ -149,10 +197,53 @@ class AgentMcpServer:
         async with stdio_server() as (read, write):
             await self.server.run(read, write, self.server.create_initialization_options())
 
-    async def serve_http(self, *, host: str = "127.0.0.1", port: int = 8000) -> None:
-        """Streamable HTTP at http://host:port/mcp until cancelled."""
+    async def serve_http(
+        self,
+        *,
+        host: str = "127.0.0.1",
+        port: int = 8000,
+        token: str | None = None,
+        allowed_hosts: Iterable[str] = (),
+    ) -> None:
+        """Streamable HTTP at http://host:port/mcp until cancelled. Beyond loopback a bearer
+        `token` is required; Host and Origin are checked against loopback, `host` and
+        `allowed_hosts` whatever the address."""
         import uvicorn
+        from mcp.server.transport_security import TransportSecuritySettings
 
-        app = self.server.streamable_http_app(host=host)
-        config = uvicorn.Config(app, host=host, port=port, log_level="warning")
+        from raf.tools.mcp.http_guard import (
+            BearerTokenGuard,
+            allowed_host_names,
+            check_exposure,
+            host_patterns,
+        )
+
+        check_exposure(host, token)
+        self.issue_session_ids = True
+        hosts, origins = host_patterns(allowed_host_names(host, allowed_hosts))
+        security = TransportSecuritySettings(
+            enable_dns_rebinding_protection=True, allowed_hosts=hosts, allowed_origins=origins
+        )
+        app: Any = self.server.streamable_http_app(host=host, transport_security=security)
+        if token:
+            app = BearerTokenGuard(app, token)
+        config = uvicorn.Config(app, host=host, port=port, log_level="warning", lifespan="on")
         await uvicorn.Server(config).serve()
+
+
+MAX_SESSIONS = 1000
+"""Sessions kept in memory; the least recently used go first."""
+
+_DENIAL_ROUNDS = 3
+"""How many times in one `ask` the agent may be told its approval-needing call was denied."""
+
+_NO_APPROVALS = (
+    "this agent is served over MCP, where no person can approve tool calls; "
+    "answer without this tool"
+)
+
+
+def _restore(session: AgentSession, before: AgentSession) -> None:
+    """Put a session back as it was before a failed or unfinished ask."""
+    for item in fields(AgentSession):
+        setattr(session, item.name, getattr(before, item.name))

@@ -15,16 +15,21 @@ from pathlib import Path
 from typing import Any
 from urllib.parse import unquote, urljoin, urlparse
 
+from raf.core.bounded_parse import ParseLimits, load_json, load_yaml
 from raf.core.errors import ConfigurationError, MissingExtraError
 
 _FETCH_TIMEOUT = 30.0
+OPENAPI_LIMITS = ParseLimits(
+    max_bytes=64 * 1024 * 1024, max_depth=256, max_nodes=5_000_000, max_int_digits=100
+)
+"""Large public API descriptions fit; an alias bomb or endless nesting does not."""
 
 
 def _parse(text: str, where: str) -> Any:
     stripped = text.lstrip()
     if stripped.startswith(("{", "[")):
         try:
-            return json.loads(text)
+            return load_json(text, file=where, limits=OPENAPI_LIMITS)
         except json.JSONDecodeError as exc:
             raise ConfigurationError(f"not valid JSON: {exc}", file=where) from exc
     try:
@@ -32,7 +37,7 @@ def _parse(text: str, where: str) -> Any:
     except ImportError as exc:  # pragma: no cover - depends on the environment
         raise MissingExtraError("OpenAPI YAML documents", "openapi", "yaml") from exc
     try:
-        return yaml.safe_load(text)
+        return load_yaml(text, file=where, limits=OPENAPI_LIMITS)
     except yaml.YAMLError as exc:
         raise ConfigurationError(f"not valid YAML: {exc}", file=where) from exc
 

@@ -1,0 +1,111 @@
+"""The request shape of the embedded llama.cpp: chat completions, three ways.
+
+`native`: the chat template formats tools itself (the chat-completions body);
+`text`: a template without tool support and no tools offered (calls shown as text);
+`grammar`: tools offered to a template without tool support (decoding constrained to
+a call or an answer, see `local_tools`).
+"""
+
+from __future__ import annotations
+
+from collections.abc import Sequence
+from dataclasses import dataclass
+from typing import Any
+
+from raf.clients.errors import BadRequestError
+from raf.clients.local_tools import GrammarAssembler, text_messages, tool_schema
+from raf.clients.openai_wire import (
+    ChunkAssembler,
+    completion_to_updates,
+    to_openai_messages,
+    to_openai_tool_choice,
+    to_openai_tools,
+)
+from raf.core.messages import ChatMessage
+from raf.core.options import ChatOptions
+from raf.core.responses import AgentResponseUpdate
+
+
+@dataclass(kw_only=True, slots=True)
+class LocalWire:
+    """Request bodies for llama.cpp's in-process chat completions, and its answers."""
+
+    max_tokens: int
+    """Sent when the options set none."""
+    temperature: float | None = None
+    """Used when the options set none."""
+    seed: int | None = None
+    """Used when the options set none."""
+    native: bool = False
+    """Whether the model's chat template formats tool calls itself."""
+    grammar: bool = False
+    """Whether this call constrains decoding to a tool call or an answer."""
+
+    def wants_grammar(self, options: ChatOptions) -> bool:
+        """Whether a call with these options needs the grammar (tools, no native format)."""
+        return bool(options.tools) and options.tool_choice != "none" and not self.native
+
+    def request(
+        self, messages: Sequence[ChatMessage], options: ChatOptions, *, model: str, stream: bool
+    ) -> dict[str, Any]:
+        body: dict[str, Any] = {"max_tokens": options.max_tokens or self.max_tokens}
+        if self.grammar:
+            body["messages"] = text_messages(messages, options.tools)
+            choice = options.tool_choice if isinstance(options.tool_choice, str) else None
+            names = [t.name for t in options.tools]
+            if choice not in (None, "auto", "required", *names):
+                raise BadRequestError(
+                    f"tool_choice {choice!r} names no tool offered to the local model "
+                    f"(offered: {', '.join(names)}); name one of them, or use 'auto'",
+                    provider="local",
+                    model=model,
+                )
+            body["json_schema"] = tool_schema(options.tools, choice)
+        elif not self.native:
+            body["messages"] = text_messages(messages)
+        else:
+            body["messages"] = [
+                {**m, "content": m.get("content") or ""} for m in to_openai_messages(messages)
+            ]
+            if options.tools and options.tool_choice != "none":
+                body["tools"] = to_openai_tools(options.tools)
+                if options.tool_choice is not None:
+                    body["tool_choice"] = to_openai_tool_choice(options.tool_choice)
+        temperature = options.temperature if options.temperature is not None else self.temperature
+        if temperature is not None:
+            body["temperature"] = temperature
+        seed = options.seed if options.seed is not None else self.seed
+        if seed is not None:
+            body["seed"] = seed
+        if options.top_p is not None:
+            body["top_p"] = options.top_p
+        if options.stop:
+            body["stop"] = list(options.stop)
+        if options.response_format is not None and not self.grammar:
+            body["response_format"] = options.response_format
+        body.update(options.additional)
+        if stream:
+            body["stream"] = True
+            body["stream_options"] = {"include_usage": True}
+        return body
+
+    def assembler(self, message_id: str) -> ChunkAssembler | GrammarAssembler:
+        return GrammarAssembler(message_id) if self.grammar else ChunkAssembler(message_id)
+
+    def parse(self, data: dict[str, Any], message_id: str) -> list[AgentResponseUpdate] | None:
+        if not self.grammar:
+            return completion_to_updates(data, message_id)
+        choice = (data.get("choices") or [{}])[0]
+        constrained = GrammarAssembler(message_id)
+        constrained.feed(
+            {
+                "choices": [
+                    {
+                        "delta": {"content": (choice.get("message") or {}).get("content")},
+                        "finish_reason": choice.get("finish_reason"),
+                    }
+                ],
+                "usage": data.get("usage"),
+            }
+        )
+        return constrained.finish()

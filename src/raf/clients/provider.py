@@ -1,0 +1,203 @@
+"""Where a model lives: its key, its base URL, the connection that reaches it, its errors.
+
+A `Provider` knows nothing of the request's shape (that is the wire format's job): it
+sends a body it is given and hands back the answer as a dict, or the stream as dicts,
+and turns whatever its SDK or transport raises into raf errors through a table.
+"""
+
+from __future__ import annotations
+
+import json
+import os
+from abc import ABC, abstractmethod
+from collections.abc import AsyncIterator, Mapping, Sequence
+from typing import Any, Literal
+
+from raf.clients.errors import (
+    ClientError,
+    InvalidResponseError,
+    MissingApiKeyError,
+    Secret,
+    connection_error,
+    error_for_status,
+    header_secrets,
+    parse_retry_after,
+    redact,
+    safe_url,
+    timeout_error,
+    transport_kind,
+)
+
+ErrorKind = Literal["status", "timeout", "connection", "invalid", "failed"]
+"""What an exception means: an HTTP status, a timeout, no connection, a reply that is not
+the protocol, or a failure the provider reported that no retry mends."""
+
+ErrorTable = Sequence[tuple[tuple[type[BaseException], ...], ErrorKind]]
+"""Exception types and what they mean, in order: the first row that matches decides."""
+
+NO_KEY = "not-needed"
+"""Sent to servers that need no key (Ollama, vLLM, llama.cpp): SDKs insist on one."""
+
+
+def lookup_key(provider: str, api_key: str | None, env: str, *, required: bool) -> str | None:
+    """The key given, else the one in `env`; none where one is required is an error."""
+    key = api_key or os.environ.get(env)
+    if not key and required:
+        raise MissingApiKeyError(provider, env)
+    return key or None
+
+
+def sdk_arguments(body: dict[str, Any], named: Sequence[str]) -> dict[str, Any]:
+    """A JSON body as SDK keyword arguments: the `named` ones as such, the rest sent as
+    they are (`extra_body`), so the SDK never drops or reshapes a field it does not know."""
+    arguments = {name: body[name] for name in named if name in body}
+    rest = {key: value for key, value in body.items() if key not in arguments}
+    if rest:
+        arguments["extra_body"] = rest
+    return arguments
+
+
+class ChunkStream(ABC):
+    """An open stream of decoded events (dicts) that must be closed, however it ends."""
+
+    @abstractmethod
+    def __aiter__(self) -> AsyncIterator[dict[str, Any]]: ...
+
+    @abstractmethod
+    async def aclose(self) -> None: ...
+
+
+class SdkStream(ChunkStream):
+    """An SDK's async stream of pydantic events, as dicts."""
+
+    def __init__(self, stream: Any) -> None:
+        self._stream = stream
+
+    async def __aiter__(self) -> AsyncIterator[dict[str, Any]]:
+        async for event in self._stream:
+            yield event.model_dump()
+
+    async def aclose(self) -> None:
+        await self._stream.close()
+
+
+class Provider(ABC):
+    """One model service: credentials that never show, where it is, how to call it, and
+    its errors as a table that `translate` reads."""
+
+    protocol = "the provider's API"
+    """What its answers should be, for messages ("valid chat-completions JSON")."""
+    hint = ""
+    """Advice appended when an answer is not the protocol (usually: check the base URL)."""
+
+    def __init__(
+        self,
+        name: str,
+        *,
+        key: str | None = None,
+        headers: Mapping[str, str] | None = None,
+        base_url: str | None = None,
+        timeout: float | None = None,
+    ) -> None:
+        self.name = name
+        self.timeout = timeout
+        self.has_key = bool(key) and key != NO_KEY
+        hidden = [key] if key and key != NO_KEY else []
+        self._secrets = tuple(Secret(v) for v in [*hidden, *header_secrets(headers)])
+        self.base_url = safe_url(base_url, self.hidden()) if base_url else None
+        """Where requests go, as shown in messages (credentials cut out); None: the default."""
+
+    def hidden(self) -> list[str]:
+        """The key and credential header values, to cut out of every message."""
+        return [secret.reveal() for secret in self._secrets]
+
+    def redact(self, exc: BaseException | str) -> str:
+        return redact(str(exc), self.hidden())
+
+    @property
+    def endpoint(self) -> str:
+        """The URL requests really go to, fit for messages ("" where there is none)."""
+        return self.base_url or ""
+
+    def error_table(self) -> ErrorTable:
+        """This provider's exception types and what they mean (its SDK is imported here)."""
+        return ()
+
+    def status_detail(self, exc: BaseException) -> str:
+        """The provider's own words from an error that carries an HTTP status."""
+        return str(getattr(exc, "message", "") or exc)
+
+    def status_code(self, exc: BaseException) -> int:
+        """The HTTP status an error means (a provider may know better than the status line)."""
+        return int(getattr(exc, "status_code", 0) or 0)
+
+    @abstractmethod
+    async def complete(self, body: dict[str, Any]) -> Any:
+        """Send one request; the whole answer as a dict (anything else is not the protocol)."""
+
+    @abstractmethod
+    async def open_stream(self, body: dict[str, Any]) -> ChunkStream:
+        """Send one streaming request and return its events as they come."""
+
+    async def aclose(self) -> None:  # noqa: B027 - most providers hold something to close
+        """Close connections this provider holds (none by default)."""
+
+    def translate(self, exc: BaseException, model: str) -> BaseException:
+        """SDK and transport errors as raf errors; raf errors and unknowns pass unchanged."""
+        if isinstance(exc, ClientError):
+            return exc
+        kind: ErrorKind | None = None
+        for types, meaning in self.error_table():
+            if isinstance(exc, types):
+                kind = meaning
+                break
+        cause: BaseException = exc.__cause__ or exc
+        if kind is None:
+            transport = transport_kind(exc)
+            if transport in ("timeout", "connection"):
+                kind, cause = ("timeout" if transport == "timeout" else "connection"), exc
+            elif isinstance(exc, json.JSONDecodeError):
+                kind = "invalid"
+        if kind == "status":
+            response = getattr(exc, "response", None)
+            headers = getattr(response, "headers", None) or {}
+            return error_for_status(
+                self.status_code(exc),
+                self.status_detail(exc),
+                provider=self.name,
+                model=model,
+                base_url=self.endpoint,
+                retry_after=parse_retry_after(headers.get("retry-after")),
+                secrets=self.hidden(),
+            )
+        if kind == "timeout":
+            return timeout_error(self.name, model, self.timeout)
+        if kind == "connection":
+            return connection_error(self.name, model, self.endpoint, cause, self.hidden())
+        if kind == "invalid":
+            return InvalidResponseError(
+                f"{self._at()} sent a response that is not {self.protocol}: "
+                f"{self.redact(exc)[:300]}{self.hint}",
+                provider=self.name,
+                model=model,
+            )
+        if kind == "failed":
+            return InvalidResponseError(
+                f"{self.name} reported an error: {self.redact(exc)[:300]}",
+                provider=self.name,
+                model=model,
+                retryable=False,
+            )
+        return exc
+
+    def not_the_api(self, what: str, model: str) -> InvalidResponseError:
+        """The error for an answer that is not this protocol at all (a web page, no events)."""
+        return InvalidResponseError(
+            f"{self._at()} answered with {self.redact(what)}, not {self.protocol}{self.hint}",
+            provider=self.name,
+            model=model,
+        )
+
+    def _at(self) -> str:
+        endpoint = safe_url(self.endpoint, self.hidden())
+        return f"{self.name} at {endpoint}" if endpoint else self.name

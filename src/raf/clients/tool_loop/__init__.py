@@ -1,0 +1,22 @@
+"""The tool loop as explicit steps: call the model → run a batch of tool calls → pause
+for approval → one final call without tools. `FunctionInvokingChatClient` drives them."""
+
+from raf.clients.tool_loop.client import (
+    DEFAULT_MAX_RESULT_CHARS,
+    DEFAULT_MAX_TOOL_ROUNDS,
+    FunctionInvokingChatClient,
+    drive,
+    run_to_end,
+)
+from raf.clients.tool_loop.state import LoopState
+from raf.clients.tool_loop.steps import CANCELLED_RESULT
+
+__all__ = [
+    "CANCELLED_RESULT",
+    "DEFAULT_MAX_RESULT_CHARS",
+    "DEFAULT_MAX_TOOL_ROUNDS",
+    "FunctionInvokingChatClient",
+    "LoopState",
+    "drive",
+    "run_to_end",
+]

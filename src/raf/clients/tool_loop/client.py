@@ -1,0 +1,131 @@
+"""`FunctionInvokingChatClient`: the tool loop as a chat client, driving the steps."""
+
+from __future__ import annotations
+
+from collections.abc import AsyncIterator, Sequence
+
+from raf.clients.tool_loop.state import LoopState
+from raf.clients.tool_loop.steps import call_model, finish_cancelled, resume_approved
+from raf.core.chat_client import ChatClient
+from raf.core.errors import RunCancelledError
+from raf.core.messages import ChatMessage
+from raf.core.options import ChatOptions
+from raf.core.responses import AgentResponseUpdate, ChatResponse
+from raf.core.run_context import RunContext
+from raf.core.tools import Tool, index_tools
+
+DEFAULT_MAX_TOOL_ROUNDS = 10
+DEFAULT_MAX_RESULT_CHARS = 64_000
+
+
+class FunctionInvokingChatClient:
+    """Wraps a client and runs the tools the model calls until it answers in text.
+
+    After `max_tool_rounds` rounds of tool calls the model is asked once more without
+    tools, so every run ends with text. Calls of one model message run concurrently and
+    their results keep call order. A raising tool, an unknown tool, invalid arguments or
+    a call past its timeout become error results the model reads. If a call needs
+    approval, nothing in its batch runs and the response ends with
+    `FinishReason.AWAITING_APPROVAL`. The run's state (session, approvals, cancellation,
+    limits, middleware) comes in a `RunContext`; without one the loop runs bare.
+    """
+
+    def __init__(
+        self,
+        inner: ChatClient,
+        *,
+        tools: Sequence[Tool] = (),
+        max_tool_rounds: int = DEFAULT_MAX_TOOL_ROUNDS,
+        max_result_chars: int = DEFAULT_MAX_RESULT_CHARS,
+    ) -> None:
+        if max_tool_rounds < 0:
+            raise ValueError("max_tool_rounds must be 0 or more")
+        self.inner = inner
+        self.tools = list(tools)
+        self.max_tool_rounds = max_tool_rounds
+        self.max_result_chars = max_result_chars
+
+    def start(
+        self,
+        messages: Sequence[ChatMessage],
+        options: ChatOptions | None = None,
+        *,
+        run: RunContext | None = None,
+        stream: bool = False,
+        max_tool_rounds: int | None = None,
+    ) -> LoopState:
+        """The state of one request, ready for `drive`."""
+        options = options if options is not None else ChatOptions()
+        tools = [*self.tools, *options.tools] if self.tools else options.tools
+        state = LoopState(
+            inner=self.inner,
+            run=run if run is not None else RunContext(),
+            options=options,
+            stream=stream,
+            tools=index_tools(tools, where="in this run"),
+            max_rounds=self.max_tool_rounds if max_tool_rounds is None else max_tool_rounds,
+            max_result_chars=self.max_result_chars,
+            conversation=list(messages),
+        )
+        state.next = resume_approved if state.run.approvals.responses else call_model
+        return state
+
+    async def get_response(
+        self,
+        messages: Sequence[ChatMessage],
+        options: ChatOptions | None = None,
+        *,
+        run: RunContext | None = None,
+    ) -> ChatResponse:
+        state = self.start(messages, options, run=run)
+        await run_to_end(state)
+        return state.response()
+
+    async def get_streaming_response(
+        self,
+        messages: Sequence[ChatMessage],
+        options: ChatOptions | None = None,
+        *,
+        run: RunContext | None = None,
+    ) -> AsyncIterator[AgentResponseUpdate]:
+        state = self.start(messages, options, run=run, stream=True)
+        async for update in drive(state):
+            yield update
+
+    def __repr__(self) -> str:
+        return f"FunctionInvokingChatClient({self.inner!r}, max_tool_rounds={self.max_tool_rounds})"
+
+
+async def run_to_end(state: LoopState) -> None:
+    """Run the steps, not streaming, until one returns no next step."""
+    step = state.next
+    try:
+        while step is not None:
+            step = await step(state)
+    finally:
+        state.close()
+
+
+async def drive(state: LoopState) -> AsyncIterator[AgentResponseUpdate]:
+    """Run the steps, streaming: after each step, the updates it made and then its live
+    model call, if it started one; the stream ends with the usage and the finish."""
+    step = state.next
+    try:
+        while step is not None:
+            step = await step(state)
+            if state.out:
+                out, state.out = state.out, []
+                for update in out:
+                    yield update
+            live = state.live
+            if live is not None:
+                state.live = None
+                try:
+                    async for update in live:
+                        yield update
+                except RunCancelledError:
+                    step = finish_cancelled
+    finally:
+        state.close()
+    for update in state.finished():
+        yield update

@@ -1,0 +1,150 @@
+"""Running one tool call: function middleware, the tool's timeout, errors as results."""
+
+from __future__ import annotations
+
+import asyncio
+import inspect
+from collections.abc import Mapping, Sequence
+from typing import Any
+
+from raf.clients.tool_loop.state import LoopState, Outcome
+from raf.core.contents import (
+    ApprovalRequestContent,
+    FunctionCallContent,
+    FunctionResultContent,
+    result_to_text,
+)
+from raf.core.errors import RafError, RunCancelledError, ToolApprovalPending, ToolExecutionError
+from raf.core.middleware import FunctionInvocationContext, run_chain
+from raf.core.tools import Tool, ToolContext, ToolResult, tool_timeout
+
+
+class _ToolAborted(Exception):
+    """Carries a BaseException a tool raised (KeyboardInterrupt, SystemExit, …) out of its
+    task as an ordinary exception, so asyncio does not stop the event loop with it."""
+
+    def __init__(self, error: BaseException) -> None:
+        self.error = error
+        super().__init__(repr(error))
+
+
+async def invoke_all(state: LoopState, calls: Sequence[FunctionCallContent]) -> list[Outcome]:
+    """Run calls concurrently; outcomes keep the calls' order. A tool that raises a
+    BaseException cancels its siblings and the exception leaves the run."""
+    if len(calls) == 1:
+        try:
+            return [await state.race(invoke(state, calls[0]))]
+        except _ToolAborted as exc:
+            raise exc.error from None
+    tasks = [asyncio.ensure_future(invoke(state, c)) for c in calls]
+    try:
+        return list(await state.race(asyncio.gather(*tasks)))
+    except BaseException as exc:
+        for task in tasks:
+            task.cancel()
+        await asyncio.gather(*tasks, return_exceptions=True)
+        if isinstance(exc, _ToolAborted):
+            raise exc.error from None
+        raise
+
+
+async def invoke(state: LoopState, call: FunctionCallContent) -> Outcome:
+    """One call, through the function middleware when there is any."""
+    tool = state.tools.get(call.name)
+    chain = state.run.middleware.function
+    try:
+        if not chain:
+            result = await _run_tool(state, tool, call, call.arguments)
+        else:
+            context = FunctionInvocationContext(
+                run=state.run, call=call, tool=tool, arguments=dict(call.arguments)
+            )
+
+            async def final(ctx: FunctionInvocationContext) -> None:
+                ctx.result = await _run_tool(state, ctx.tool, ctx.call, ctx.arguments)
+
+            await run_chain(chain, context, final)
+            if context.result is None:
+                raise RafError(
+                    f"a function middleware returned without a result for {call.name!r}: "
+                    "call call_next() or set result"
+                )
+            result = context.result
+    except ToolApprovalPending as exc:
+        return ApprovalRequestContent(
+            call_id=call.call_id, name=call.name, arguments=dict(call.arguments), reason=exc.reason
+        )
+    if not isinstance(result, ToolResult):  # a middleware may set a plain value
+        result = ToolResult(value=result)
+    if result.error is not None:
+        return FunctionResultContent(call_id=call.call_id, name=call.name, error=result.error)
+    return FunctionResultContent(
+        call_id=call.call_id, name=call.name, result=_cap(result.value, state.max_result_chars)
+    )
+
+
+async def _run_tool(
+    state: LoopState, tool: Tool | None, call: FunctionCallContent, arguments: Mapping[str, Any]
+) -> ToolResult:
+    """The tool itself: what goes wrong becomes an error result the model reads."""
+    if tool is None:
+        known = ", ".join(sorted(state.tools)) or "none"
+        return ToolResult.fail(f"unknown tool {call.name!r}; available tools: {known}")
+    if call.raw_arguments is not None and not call.arguments:
+        return ToolResult.fail(
+            f"arguments for {call.name!r} are not valid JSON: {call.raw_arguments!r}"
+        )
+    run = state.run
+    context = ToolContext(
+        agent=run.agent,
+        session=run.session,
+        options=state.options,
+        cancellation=run.cancellation,
+        call_id=call.call_id,
+        run=run,
+    )
+    timeout = tool_timeout(tool) or run.tool_timeout
+    try:
+        if timeout is None:
+            value: Any = tool.invoke(arguments, context)
+            if inspect.isawaitable(value):  # a hand-written tool may invoke synchronously
+                value = await value
+        else:
+            async with asyncio.timeout(timeout) as scope:
+                try:
+                    value = tool.invoke(arguments, context)
+                    if inspect.isawaitable(value):
+                        value = await value
+                except TimeoutError:
+                    if scope.expired():
+                        raise
+                    raise ToolExecutionError(f"tool {call.name!r} failed: TimeoutError") from None
+    except ToolApprovalPending:
+        raise
+    except TimeoutError:
+        return ToolResult.fail(
+            f"tool {call.name!r} timed out after {timeout:g} s and was stopped; "
+            "try a smaller request or another way"
+        )
+    except (ToolExecutionError, RunCancelledError) as exc:
+        return ToolResult.fail(str(exc))
+    except Exception as exc:
+        return ToolResult.fail(f"tool {call.name!r} failed: {type(exc).__name__}: {exc}")
+    except asyncio.CancelledError:
+        raise
+    except BaseException as exc:
+        raise _ToolAborted(exc) from exc
+    return value if isinstance(value, ToolResult) else ToolResult(value=value)
+
+
+def _cap(value: Any, limit: int) -> Any:
+    """A result the model reads, cut to `limit` characters with a note when longer."""
+    if value is None or isinstance(value, bool | int | float):
+        return value
+    text = value if isinstance(value, str) else result_to_text(value)
+    if len(text) <= limit:
+        return value
+    return (
+        text[:limit] + f"\n[truncated: showing {limit} of {len(text)} characters; "
+        "ask for a smaller part if you need more]"
+    )

@@ -1,0 +1,149 @@
+"""One model call of the loop, through the chat middleware; streaming or not."""
+
+from __future__ import annotations
+
+import contextlib
+from collections.abc import AsyncIterator, Callable
+from dataclasses import replace
+from typing import Any
+
+from raf.clients.tool_loop.state import LoopState
+from raf.core.errors import RafError, RunCancelledError
+from raf.core.messages import ChatMessage, new_id
+from raf.core.middleware import ChatContext, run_chain, stream_through
+from raf.core.options import ChatOptions
+from raf.core.responses import (
+    AgentResponseUpdate,
+    ChatResponse,
+    ResponseFolder,
+    UpdateKind,
+    message_to_updates,
+)
+
+
+async def model_response(state: LoopState, options: ChatOptions) -> None:
+    """Call the model with the conversation, not streaming; keep its reply in the state."""
+    chain = state.run.middleware.chat
+    if not chain:
+        response = await _model_call(state, state.conversation, options)
+        _accept(state, response)
+        return
+    # copies: a middleware's change applies to this call, not to the rest of the run
+    context = ChatContext(
+        run=state.run, messages=list(state.conversation), options=replace(options)
+    )
+
+    async def answer(ctx: ChatContext) -> None:
+        ctx.result = await _model_call(state, ctx.messages, ctx.options)
+
+    await run_chain(chain, context, answer)
+    _accept(state, _result_of(context))
+
+
+async def model_updates(
+    state: LoopState, options: ChatOptions
+) -> AsyncIterator[AgentResponseUpdate]:
+    """Call the model with the conversation, streaming: yield its deltas as they come and
+    keep its reply in the state at the end."""
+    chain = state.run.middleware.chat
+    if not chain:
+        async for update in _leaf_stream(state, state.conversation, options, None):
+            yield update
+        return
+    context = ChatContext(
+        run=state.run, messages=list(state.conversation), options=replace(options), stream=True
+    )
+    streamed = False
+
+    async def drive(emit: Callable[[Any], None]) -> None:
+        async def answer(ctx: ChatContext) -> None:
+            nonlocal streamed
+            streamed = True
+            folder = ResponseFolder()
+            async for update in _leaf_stream(state, ctx.messages, ctx.options, folder):
+                emit(update)
+            ctx.result = folder.response()
+
+        await run_chain(chain, context, answer)
+
+    async for update in stream_through(drive):
+        yield update
+    result = _result_of(context)
+    if not streamed:  # short-circuited: the middleware's messages stream as whole updates
+        for message in result.messages:
+            message.message_id = message.message_id or new_id("msg")
+            for update in message_to_updates(message, message.message_id):
+                yield update
+    _accept(state, result)
+
+
+async def _model_call(
+    state: LoopState, messages: list[ChatMessage], options: ChatOptions
+) -> ChatResponse:
+    try:
+        response: ChatResponse = await state.race(state.inner.get_response(messages, options))
+    except RunCancelledError:
+        raise
+    except Exception as exc:
+        state.model_error = exc
+        raise
+    return response
+
+
+def _result_of(context: ChatContext) -> ChatResponse:
+    if context.result is None:
+        raise RafError(
+            "a chat middleware returned without a result: call call_next() or set result"
+        )
+    return context.result
+
+
+def _accept(state: LoopState, response: ChatResponse) -> None:
+    for message in response.messages:
+        if message.message_id is None:
+            message.message_id = new_id("msg")
+    state.account(response.usage, response.model_id)
+    state.finish_reason = response.finish_reason
+    state.run.count_request(response.usage)
+    state.keep(response.messages)
+
+
+async def _leaf_stream(
+    state: LoopState,
+    messages: list[ChatMessage],
+    options: ChatOptions,
+    folder: ResponseFolder | None,
+) -> AsyncIterator[AgentResponseUpdate]:
+    """The model's stream; with no `folder`, the folded reply goes straight to the state."""
+    own = folder is None
+    folder = folder if folder is not None else ResponseFolder()
+    message_id = new_id("msg")
+    stream = state.inner.get_streaming_response(messages, options)
+    token = state.run.cancellation
+    try:
+        while True:
+            try:
+                # With a token, each chunk is awaited against it, so a stalled model
+                # cannot hold a cancelled run.
+                update = await (anext(stream) if token is None else state.race(anext(stream)))
+            except StopAsyncIteration:
+                break
+            if token is not None and token.cancelled:
+                raise RunCancelledError("cancelled")
+            kind = update.kind
+            if not update.message_id and kind not in (UpdateKind.USAGE, UpdateKind.FINISHED):
+                update = replace(update, message_id=message_id)
+            folder.add(update)
+            if kind is UpdateKind.FINISHED or kind is UpdateKind.USAGE:
+                continue  # the loop sums usage and sends its own final update
+            yield update
+    except BaseException as exc:
+        if isinstance(exc, Exception) and not isinstance(exc, RunCancelledError):
+            state.model_error = exc
+        close = getattr(stream, "aclose", None)
+        if close is not None:
+            with contextlib.suppress(Exception):  # the first error is the one to report
+                await close()
+        raise
+    if own:
+        _accept(state, folder.response())

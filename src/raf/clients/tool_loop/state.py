@@ -1,0 +1,227 @@
+"""The state of one request through the tool loop, and the small moves every step shares."""
+
+from __future__ import annotations
+
+import asyncio
+from collections.abc import AsyncIterator, Awaitable, Callable, Sequence
+from dataclasses import dataclass, field
+from typing import Any, TypeVar
+
+from raf.core.contents import (
+    ApprovalRequestContent,
+    FunctionCallContent,
+    FunctionResultContent,
+)
+from raf.core.errors import RunCancelledError, UsageLimitExceeded
+from raf.core.messages import ChatMessage, Role, new_id
+from raf.core.options import ChatOptions
+from raf.core.responses import AgentResponseUpdate, ChatResponse, FinishReason, UpdateKind
+from raf.core.run_context import RunContext
+from raf.core.tools import Tool
+from raf.core.usage import UsageDetails
+
+T = TypeVar("T")
+
+Step = Callable[["LoopState"], Awaitable["Step | None"]]
+"""A step of the loop: takes the state, returns the step that follows (None: done)."""
+
+Outcome = FunctionResultContent | ApprovalRequestContent
+"""What invoking one call gives: its result, or a request to pause for a human."""
+
+
+def _nothing() -> None:
+    return None
+
+
+@dataclass(kw_only=True, slots=True)
+class LoopState:
+    """Everything one request through the loop knows; each step reads and advances it."""
+
+    inner: Any
+    """The chat client below the loop (a `ChatClient`)."""
+    run: RunContext
+    options: ChatOptions
+    stream: bool
+    tools: dict[str, Tool]
+    max_rounds: int
+    max_result_chars: int
+    conversation: list[ChatMessage]
+    produced: list[ChatMessage] = field(default_factory=list)
+    usage: UsageDetails | None = None
+    finish_reason: FinishReason | None = None
+    model_id: str | None = None
+    rounds: int = 0
+    next: Step | None = None
+    """The first step (then advanced by the driver)."""
+    use_tools: bool = True
+    """Whether the current model call offers tools."""
+    live: AsyncIterator[AgentResponseUpdate] | None = None
+    """A streaming model call for the driver to yield from before the next step."""
+    out: list[AgentResponseUpdate] = field(default_factory=list)
+    """Updates the steps made for the stream, until the driver yields them."""
+    reply: list[ChatMessage] = field(default_factory=list)
+    """The messages of the last model call."""
+    batch_message: ChatMessage | None = None
+    """The assistant message whose calls the next batch runs (None when resuming)."""
+    batch: list[FunctionCallContent] = field(default_factory=list)
+    preset: dict[str, FunctionResultContent] = field(default_factory=dict)
+    """Results known before the batch runs (calls the human denied)."""
+    decided: list[str] = field(default_factory=list)
+    """Call ids whose approvals this batch spends."""
+    limit_error: UsageLimitExceeded | None = None
+    model_error: Exception | None = None
+    """The error the model client raised, if a model call failed (not a middleware's)."""
+    _waiter: asyncio.Future[None] | None = None
+    _unregister: Callable[[], None] = _nothing
+
+    # -- the result -------------------------------------------------------------------
+
+    def response(self) -> ChatResponse:
+        return ChatResponse(
+            messages=self.produced,
+            finish_reason=self.finish_reason,
+            usage=self.usage,
+            model_id=self.model_id,
+        )
+
+    def completed_rounds(self) -> ChatResponse | None:
+        """After a failed model call: the rounds whose tools ran, every call answered, or
+        None when no tool ran in this request."""
+        if not any(m.role is Role.TOOL for m in self.produced):
+            return None
+        self.answer_dangling("not run: the model call that followed failed")
+        self.finish_reason = FinishReason.OTHER
+        return self.response()
+
+    def keep(self, messages: Sequence[ChatMessage]) -> None:
+        """Add the model's messages to the transcript."""
+        self.conversation.extend(messages)
+        self.produced.extend(messages)
+        self.reply = list(messages)
+
+    def account(self, usage: UsageDetails | None, model_id: str | None) -> None:
+        if usage is not None:
+            self.usage = usage if self.usage is None else self.usage + usage
+        if model_id:
+            self.model_id = model_id
+
+    def emit(self, update: AgentResponseUpdate) -> None:
+        self.out.append(update)
+
+    def finished(self) -> list[AgentResponseUpdate]:
+        """The closing updates of a stream: summed usage, then the finish reason."""
+        if not self.stream:
+            return []
+        out = []
+        if self.usage is not None:
+            out.append(AgentResponseUpdate(kind=UpdateKind.USAGE, usage=self.usage))
+        out.append(AgentResponseUpdate(kind=UpdateKind.FINISHED, finish_reason=self.finish_reason))
+        return out
+
+    def add_results(self, results: Sequence[FunctionResultContent]) -> None:
+        """Append one tool message with `results` (announced when streaming)."""
+        message = ChatMessage(role=Role.TOOL, contents=list(results), message_id=new_id("msg"))
+        self.conversation.append(message)
+        self.produced.append(message)
+        if not self.stream:
+            return
+        self.out.extend(
+            AgentResponseUpdate(
+                kind=UpdateKind.TOOL_CALLED,
+                message_id=message.message_id or "",
+                role=Role.TOOL,
+                content=result,
+                call_id=result.call_id,
+                tool_name=result.name or "",
+            )
+            for result in results
+        )
+
+    def pause_with(
+        self, message: ChatMessage | None, requests: Sequence[ApprovalRequestContent]
+    ) -> None:
+        """Add approval requests to `message` (a new one when resuming) and pause."""
+        if message is None:
+            message = ChatMessage(role=Role.ASSISTANT, contents=[], message_id=new_id("msg"))
+            self.produced.append(message)
+        for request in requests:
+            message.contents.append(request)
+            if self.stream:
+                self.out.append(
+                    AgentResponseUpdate(
+                        kind=UpdateKind.APPROVAL_REQUEST,
+                        message_id=message.message_id or "",
+                        role=message.role,
+                        content=request,
+                        call_id=request.call_id,
+                        tool_name=request.name,
+                    )
+                )
+        self.finish_reason = FinishReason.AWAITING_APPROVAL
+
+    def answer_dangling(self, note: str) -> None:
+        """Give every call without a result an error result, so the transcript stays whole."""
+        answered = {c.call_id for m in self.conversation for c in m.function_results}
+        dangling = [
+            c
+            for m in self.conversation
+            if m.role is Role.ASSISTANT
+            for c in m.function_calls
+            if c.call_id not in answered
+        ]
+        if dangling:
+            self.add_results(
+                [
+                    FunctionResultContent(call_id=c.call_id, name=c.name, error=note)
+                    for c in dangling
+                ]
+            )
+
+    # -- cancellation -----------------------------------------------------------------
+
+    async def race(self, awaitable: Awaitable[T]) -> T:
+        """Await, but stop at once when the run's token is cancelled."""
+        token = self.run.cancellation
+        if token is None:
+            return await awaitable
+        if token.cancelled:
+            if asyncio.isfuture(awaitable):
+                awaitable.cancel()
+            elif hasattr(awaitable, "close"):
+                awaitable.close()
+            raise RunCancelledError("cancelled")
+        work = asyncio.ensure_future(awaitable)
+        # One waiter per request, shared by every race: a token gains one callback per
+        # request, not one per streamed chunk, and loses it when the request ends.
+        if self._waiter is None:
+            loop = asyncio.get_running_loop()
+            waiter: asyncio.Future[None] = loop.create_future()
+
+            def wake() -> None:
+                loop.call_soon_threadsafe(_resolve, waiter)
+
+            self._waiter = waiter
+            self._unregister = token.on_cancel(wake)
+        both: set[asyncio.Future[Any]] = {work, self._waiter}
+        try:
+            done, _ = await asyncio.wait(both, return_when=asyncio.FIRST_COMPLETED)
+        except BaseException:
+            work.cancel()
+            raise
+        if work in done:
+            return work.result()
+        work.cancel()
+        await asyncio.wait({work})  # let it unwind; its own outcome no longer matters
+        raise RunCancelledError("cancelled")
+
+    def close(self) -> None:
+        """Drop the cancellation waiter (and with it the token's callback)."""
+        if self._waiter is not None:
+            self._unregister()
+            self._waiter.cancel()
+            self._waiter = None
+
+
+def _resolve(waiter: asyncio.Future[None]) -> None:
+    if not waiter.done():
+        waiter.set_result(None)

@@ -1,0 +1,206 @@
+"""Tool-call approvals in one place: which calls need a human, matching the answers to
+what is pending, the batch that resumes, and spending each approval once.
+
+A spent approval is recorded in the session (`AgentSession.spent_approvals`, stored with
+it), so a worker in another process that loads the session refuses a replayed approval.
+"""
+
+from __future__ import annotations
+
+import json
+from collections.abc import Mapping, Sequence
+from dataclasses import dataclass, field, replace
+from typing import TYPE_CHECKING, Any
+
+from raf.core.contents import (
+    ApprovalRequestContent,
+    ApprovalResponseContent,
+    FunctionCallContent,
+    FunctionResultContent,
+)
+from raf.core.errors import ApprovalError
+from raf.core.messages import ChatMessage, new_id
+
+if TYPE_CHECKING:
+    from raf.core.sessions import AgentSession
+    from raf.core.tools import Tool, ToolContext
+
+
+@dataclass(kw_only=True, slots=True)
+class RunApprovals:
+    """The approval state of one run: the human's answers and what they answer."""
+
+    responses: list[ApprovalResponseContent] = field(default_factory=list)
+    """Decisions given to this run (they resume the paused batch)."""
+    pending: list[ApprovalRequestContent] = field(default_factory=list)
+    """The requests the session was waiting on when the run started."""
+    spent: list[str] = field(default_factory=list)
+    """Call ids whose approval was used: the session's list when the run has one."""
+
+    @classmethod
+    def for_session(
+        cls, session: AgentSession | None, responses: Sequence[ApprovalResponseContent] = ()
+    ) -> RunApprovals:
+        if session is None:
+            return cls(responses=list(responses))
+        return cls(
+            responses=list(responses),
+            pending=list(session.pending_approvals),
+            spent=session.spent_approvals,
+        )
+
+    def decision(self, call_id: str) -> ApprovalResponseContent | None:
+        for response in self.responses:
+            if response.call_id == call_id:
+                return response
+        return None
+
+    def spend(self, call_ids: Sequence[str]) -> None:
+        for call_id in call_ids:
+            if call_id not in self.spent:
+                self.spent.append(call_id)
+
+
+def needs_approval(tool: Tool | None, call: FunctionCallContent) -> bool:
+    """Whether this call must wait for a human before it runs."""
+    if tool is None or not tool.requires_approval:
+        return False
+    return tool.approval_required(call.arguments)
+
+
+def approval_requests(
+    message: ChatMessage, calls: Sequence[FunctionCallContent], spent: Sequence[str]
+) -> list[ApprovalRequestContent]:
+    """Requests for `calls`; a call whose id was approved before gets a fresh id (in the
+    message too), so an old approval can never answer it."""
+    requests = []
+    for call in calls:
+        if call.call_id in spent:
+            fresh = new_id("call")
+            message.contents = [
+                replace(c, call_id=fresh) if c is call else c for c in message.contents
+            ]
+            call = replace(call, call_id=fresh)
+        requests.append(
+            ApprovalRequestContent(
+                call_id=call.call_id, name=call.name, arguments=dict(call.arguments)
+            )
+        )
+    return requests
+
+
+def pending_from_messages(messages: Sequence[ChatMessage]) -> dict[str, ApprovalRequestContent]:
+    """Approval requests in `messages` whose calls have no result yet."""
+    answered = {c.call_id for m in messages for c in m.function_results}
+    return {
+        c.call_id: c for m in messages for c in m.approval_requests if c.call_id not in answered
+    }
+
+
+def paused_batch(
+    messages: Sequence[ChatMessage], pending: dict[str, ApprovalRequestContent]
+) -> list[FunctionCallContent]:
+    """The calls of the message that paused; rebuilt from the requests if it is gone."""
+    for message in reversed(messages):
+        calls = message.function_calls
+        if any(c.call_id in pending for c in calls):
+            answered = {c.call_id for m in messages for c in m.function_results}
+            batch = [c for c in calls if c.call_id not in answered]
+            # The arguments that run are the ones recorded when the run paused.
+            return [
+                replace(c, arguments=dict(pending[c.call_id].arguments))
+                if c.call_id in pending
+                else c
+                for c in batch
+            ]
+    return [
+        FunctionCallContent(call_id=p.call_id, name=p.name, arguments=dict(p.arguments))
+        for p in pending.values()
+    ]
+
+
+def check_approval_responses(
+    pending: dict[str, ApprovalRequestContent],
+    responses: Sequence[ApprovalResponseContent],
+    spent: Sequence[str] = (),
+) -> dict[str, ApprovalResponseContent]:
+    """Match responses to pending requests; refuse anything that does not fit exactly,
+    and any approval for a call id already spent in the session (a replay)."""
+    replayed = [r.call_id for r in responses if r.call_id in spent]
+    if replayed:
+        raise ApprovalError(
+            f"the approval for call id {replayed[0]!r} was already used in this session; "
+            "a replayed approval is refused and nothing was run"
+        )
+    if not pending:
+        raise ApprovalError(
+            "approval responses were given but no tool call is waiting for approval in this session"
+        )
+    decisions: dict[str, ApprovalResponseContent] = {}
+    for response in responses:
+        request = pending.get(response.call_id)
+        if request is None:
+            waiting = ", ".join(sorted(pending)) or "none"
+            raise ApprovalError(
+                f"call id {response.call_id!r} is not waiting for approval in this session "
+                f"(waiting: {waiting}); nothing was run"
+            )
+        if response.call_id in decisions:
+            raise ApprovalError(f"two responses were given for call id {response.call_id!r}")
+        if response.arguments is not None and _canonical(response.arguments) != _canonical(
+            request.arguments
+        ):
+            raise ApprovalError(
+                f"the response for call {response.call_id!r} ({request.name}) carries "
+                "arguments that differ from the pending call; nothing was run"
+            )
+        decisions[response.call_id] = response
+    missing = [cid for cid in pending if cid not in decisions]
+    if missing:
+        raise ApprovalError("every pending call needs an answer; missing: " + ", ".join(missing))
+    return decisions
+
+
+def denied_result(call: FunctionCallContent, reason: str | None) -> FunctionResultContent:
+    """The result the model reads for a call the human refused."""
+    note = "the user denied this call"
+    return FunctionResultContent(
+        call_id=call.call_id, name=call.name, error=f"{note}: {reason}" if reason else note
+    )
+
+
+def was_approved(
+    context: ToolContext, name: str | None = None, arguments: Mapping[str, Any] | None = None
+) -> bool:
+    """True when a human approved exactly this call, and spends that approval.
+
+    The approval must name this call id; when the run knows what was asked (the pending
+    request, or the arguments the human saw) the tool name and arguments must match it;
+    and each approval is spent on one call (recorded in the session), so a model that
+    reuses an approved call id later gets no free pass, in this process or another.
+    """
+    run = context.run
+    if run is None or not context.call_id:
+        return False
+    approvals = run.approvals
+    if context.call_id in approvals.spent:
+        return False
+    for response in approvals.responses:
+        if response.call_id != context.call_id or not response.approved:
+            continue
+        if arguments is not None:
+            if response.arguments is not None and dict(response.arguments) != dict(arguments):
+                continue
+            asked = [p for p in approvals.pending if p.call_id == context.call_id]
+            if asked and not any(
+                (name is None or p.name == name) and dict(p.arguments) == dict(arguments)
+                for p in asked
+            ):
+                continue
+        approvals.spend([context.call_id])
+        return True
+    return False
+
+
+def _canonical(arguments: Mapping[str, Any]) -> str:
+    return json.dumps(dict(arguments), sort_keys=True, ensure_ascii=False, default=str)

@@ -1,0 +1,450 @@
+"""`metadata.orchestration`: which orchestration a document's sub-agents form, checked with
+located problems and built into `raf.workflow` orchestrations.
+
+The value is a mode name (`orchestration: sequential`) or a mapping with `mode` and that
+mode's options in camelCase. The document's own agent (its instructions, model, tools)
+plays the mode's leading role where there is one: the triage agent of a handoff, the
+coordinator of a group chat whose selector is `coordinator`, the manager of a magentic
+orchestration, and the aggregator of a concurrent one when `aggregator: self`. The
+sub-agents are the members, referred to by name; one named for a leading role takes that
+role instead of a member's place.
+"""
+
+from __future__ import annotations
+
+import types
+import typing
+from collections.abc import Mapping, Sequence
+from typing import TYPE_CHECKING, Any, Literal
+
+from pydantic import BaseModel, Field, TypeAdapter, ValidationError
+
+from raf.core.errors import ConfigurationError, Problem
+from raf.decl.problems import suggest
+from raf.decl.schema import DeclModel
+from raf.decl.source import Document, Path_
+
+if TYPE_CHECKING:
+    from raf.workflow.orchestrations import Member, Orchestration
+
+SELF = "self"
+"""The name by which options refer to the document's own agent."""
+
+
+class SequentialDecl(DeclModel):
+    """Members one after another."""
+
+    mode: Literal["sequential"]
+    pass_on: Literal["output", "conversation"] = "output"
+
+
+class ConcurrentDecl(DeclModel):
+    """Members at once; `aggregator` names a sub-agent or `self` (default: answers listed)."""
+
+    mode: Literal["concurrent"]
+    aggregator: str | None = None
+    max_concurrency: int | None = Field(default=None, ge=1)
+
+
+class HandoffDecl(DeclModel):
+    """The triage agent (`self` by default) hands the conversation to a specialist."""
+
+    mode: Literal["handoff"]
+    triage: str = SELF
+    handoffs: dict[str, list[str]] | None = None
+    routing_field: str | None = None
+    max_handoffs: int = Field(default=10, ge=1)
+
+
+class GroupChatDecl(DeclModel):
+    """Members take turns; with `selector: coordinator` the document's agent picks them."""
+
+    mode: Literal["group_chat"]
+    selector: Literal["round_robin", "fixed", "coordinator"] = "round_robin"
+    order: list[str] | None = None
+    coordinator: str = SELF
+    max_rounds: int = Field(default=10, ge=1)
+    termination_keywords: list[str] = Field(default_factory=list)
+
+
+class MagenticDecl(DeclModel):
+    """A manager (`self` by default) plans, keeps a progress ledger and re-plans."""
+
+    mode: Literal["magentic"]
+    manager: str = SELF
+    max_iterations: int = Field(default=15, ge=1)
+    max_stalls: int = Field(default=3, ge=0)
+
+
+class VoteDecl(DeclModel):
+    """Members vote, over up to `rounds` rounds."""
+
+    mode: Literal["vote"]
+    method: Literal["majority", "unanimous", "weighted"] = "majority"
+    choices: list[str] | None = None
+    weights: dict[str, float] | None = None
+    rounds: int = Field(default=1, ge=1)
+
+
+class LoopBackDecl(DeclModel):
+    """Back to phase `to` when the phase's answer contains `when`."""
+
+    to: str
+    when: str
+    max_loops: int = Field(default=3, ge=1)
+
+
+class PhaseDecl(DeclModel):
+    """A pipeline phase: members by name, in sequence or at once."""
+
+    name: str
+    members: list[str] = Field(min_length=1)
+    mode: Literal["sequential", "concurrent"] = "sequential"
+    aggregator: str | None = None
+    loop_back: LoopBackDecl | None = None
+
+
+class PipelineDecl(DeclModel):
+    """Phases in order."""
+
+    mode: Literal["pipeline"]
+    phases: list[PhaseDecl] = Field(min_length=1)
+
+
+OrchestrationDecl = (
+    SequentialDecl
+    | ConcurrentDecl
+    | HandoffDecl
+    | GroupChatDecl
+    | MagenticDecl
+    | VoteDecl
+    | PipelineDecl
+)
+MODES: dict[str, type[BaseModel]] = {
+    "sequential": SequentialDecl,
+    "concurrent": ConcurrentDecl,
+    "handoff": HandoffDecl,
+    "group_chat": GroupChatDecl,
+    "magentic": MagenticDecl,
+    "vote": VoteDecl,
+    "pipeline": PipelineDecl,
+}
+ROOT: Path_ = ("metadata", "orchestration")
+
+
+def check_orchestration(
+    doc: Document, metadata: Mapping[str, Any], members: Sequence[str] | None
+) -> tuple[OrchestrationDecl | None, list[Problem]]:
+    """The document's orchestration, or None; every problem located. `members` are the
+    sub-agents' names (None when they could not all be read: names are not checked)."""
+    if "orchestration" not in metadata:
+        return None, []
+    value = metadata["orchestration"]
+    mode_path: Path_ = ROOT
+    if isinstance(value, str):
+        data: dict[str, Any] = {"mode": value}
+    elif isinstance(value, dict):
+        data = value
+        mode_path = (*ROOT, "mode")
+    else:
+        return None, [
+            doc.problem(
+                ROOT, "expected an orchestration mode, or a mapping with 'mode' and options"
+            )
+        ]
+    mode = data.get("mode")
+    if mode is None:
+        return None, [
+            doc.problem(ROOT, "missing required key 'mode' (one of: " + ", ".join(MODES) + ")")
+        ]
+    if not isinstance(mode, str) or mode not in MODES:
+        hint = suggest(str(mode), MODES)
+        did = f"; did you mean {hint!r}?" if hint else ""
+        return None, [
+            doc.problem(
+                mode_path,
+                f"unknown orchestration mode {mode!r}{did} (expected one of: "
+                + ", ".join(MODES)
+                + ")",
+            )
+        ]
+    model = MODES[mode]
+    try:
+        decl = typing.cast(OrchestrationDecl, model.model_validate(data))
+    except ValidationError as exc:
+        return None, [_problem(doc, model, error) for error in exc.errors()]
+    if members is None:
+        return decl, []
+    problems = _names(doc, decl, data, list(members))
+    if not members:
+        problems.insert(0, doc.problem(ROOT, f"a {mode} orchestration needs subAgents"))
+    return decl, problems
+
+
+def orchestration_json_schema() -> tuple[dict[str, Any], dict[str, Any]]:
+    """The JSON Schema of `metadata.orchestration` and the definitions it refers to."""
+    union = TypeAdapter(OrchestrationDecl).json_schema(by_alias=True)
+    definitions = union.pop("$defs", {})
+    value = {
+        "description": "a mode name, or a mapping with 'mode' and that mode's options",
+        "anyOf": [{"type": "string", "enum": list(MODES)}, union],
+    }
+    return value, definitions
+
+
+def needs_lead(decl: OrchestrationDecl) -> bool:
+    """Whether the document's own agent takes part."""
+    if isinstance(decl, HandoffDecl):
+        routes = decl.handoffs or {}
+        return decl.triage == SELF or any(
+            SELF in (source, *targets) for source, targets in routes.items()
+        )
+    if isinstance(decl, GroupChatDecl):
+        return decl.selector == "coordinator" and decl.coordinator == SELF
+    if isinstance(decl, MagenticDecl):
+        return decl.manager == SELF
+    if isinstance(decl, ConcurrentDecl):
+        return decl.aggregator == SELF
+    if isinstance(decl, PipelineDecl):
+        return any(p.aggregator == SELF for p in decl.phases)
+    return False
+
+
+# -- names ---------------------------------------------------------------------------
+
+
+def _names(
+    doc: Document, decl: OrchestrationDecl, data: dict[str, Any], members: list[str]
+) -> list[Problem]:
+    problems: list[Problem] = []
+
+    def check(path: Path_, name: str, *, lead: bool = False) -> None:
+        allowed = [*members, SELF] if lead else members
+        if name in allowed:
+            return
+        hint = suggest(name, allowed)
+        did = f"; did you mean {hint!r}?" if hint else ""
+        extra = f" or {SELF!r}" if lead else ""
+        problems.append(
+            doc.problem(
+                (*ROOT, *path),
+                f"{name!r} is no sub-agent{did} (sub-agents: {', '.join(members) or 'none'}"
+                f"{extra})",
+            )
+        )
+
+    if isinstance(decl, ConcurrentDecl) and decl.aggregator is not None:
+        check(("aggregator",), decl.aggregator, lead=True)
+    elif isinstance(decl, HandoffDecl):
+        check(("triage",), decl.triage, lead=True)
+        for source, targets in (decl.handoffs or {}).items():
+            check(("handoffs", source), source, lead=True)
+            for index, target in enumerate(targets):
+                check(("handoffs", source, index), target, lead=True)
+    elif isinstance(decl, GroupChatDecl):
+        for index, name in enumerate(decl.order or []):
+            check(("order", index), name)
+        if decl.selector == "fixed" and not decl.order:
+            problems.append(doc.problem((*ROOT, "selector"), "a 'fixed' selector needs 'order'"))
+        if decl.order and decl.selector != "fixed":
+            problems.append(
+                doc.problem((*ROOT, "order"), "'order' is only for the 'fixed' selector")
+            )
+        if "coordinator" in data:
+            check(("coordinator",), decl.coordinator, lead=True)
+    elif isinstance(decl, MagenticDecl):
+        check(("manager",), decl.manager, lead=True)
+    elif isinstance(decl, VoteDecl):
+        for name in decl.weights or {}:
+            check(("weights", name), name)
+        if decl.weights and decl.method != "weighted":
+            problems.append(
+                doc.problem((*ROOT, "weights"), "'weights' is only for method 'weighted'")
+            )
+    elif isinstance(decl, PipelineDecl):
+        phases = [p.name for p in decl.phases]
+        for index, phase in enumerate(decl.phases):
+            for m, name in enumerate(phase.members):
+                check(("phases", index, "members", m), name)
+            if phase.aggregator is not None:
+                check(("phases", index, "aggregator"), phase.aggregator, lead=True)
+            if phases.count(phase.name) > 1 and phases.index(phase.name) < index:
+                problems.append(
+                    doc.problem(
+                        (*ROOT, "phases", index, "name"), f"two phases are named {phase.name!r}"
+                    )
+                )
+            back = phase.loop_back
+            if back is not None and back.to not in phases[: index + 1]:
+                hint = suggest(back.to, phases[: index + 1])
+                did = f"; did you mean {hint!r}?" if hint else ""
+                problems.append(
+                    doc.problem(
+                        (*ROOT, "phases", index, "loopBack", "to"),
+                        f"{back.to!r} is not this or an earlier phase{did}",
+                    )
+                )
+    return problems
+
+
+# -- pydantic errors, located -------------------------------------------------------
+
+
+def _problem(doc: Document, model: type[BaseModel], error: Any) -> Problem:
+    loc = tuple(error["loc"])
+    path: Path_ = (*ROOT, *loc)
+    kind = error["type"]
+    if kind == "extra_forbidden":
+        allowed = _keys_at(model, loc[:-1])
+        key = str(loc[-1])
+        hint = suggest(key, allowed)
+        if hint:
+            message = f"unknown option {key!r}; did you mean {hint!r}?"
+        else:
+            message = f"unknown option {key!r}; allowed here: {', '.join(allowed)}"
+        return doc.problem(path, message, key=True)
+    if kind == "missing":
+        return doc.problem(path, f"missing required key {loc[-1]!r}")
+    if kind == "literal_error":
+        expected = [
+            e.strip().strip("'")
+            for e in str(error.get("ctx", {}).get("expected", "")).replace(" or ", ", ").split(",")
+        ]
+        value = error.get("input")
+        hint = suggest(str(value), expected) if isinstance(value, str) else None
+        did = f"; did you mean {hint!r}?" if hint else ""
+        return doc.problem(
+            path, f"{value!r} is not allowed here{did} (expected one of: {', '.join(expected)})"
+        )
+    message = str(error["msg"]).replace("Input should be", "expected")
+    return doc.problem(path, message)
+
+
+def _keys_at(model: type[BaseModel], loc: tuple[Any, ...]) -> list[str]:
+    annotation: Any = model
+    for part in loc:
+        annotation = _unwrap(annotation, part)
+    if isinstance(annotation, type) and issubclass(annotation, BaseModel):
+        return [f.alias or n for n, f in annotation.model_fields.items()]
+    return []
+
+
+def _unwrap(annotation: Any, part: Any) -> Any:
+    for arg in _union_args(annotation):
+        if isinstance(arg, type) and issubclass(arg, BaseModel) and isinstance(part, str):
+            for name, field in arg.model_fields.items():
+                if part in (name, field.alias):
+                    return field.annotation
+        origin = typing.get_origin(arg)
+        if origin is list and isinstance(part, int):
+            return typing.get_args(arg)[0]
+        if origin is dict and isinstance(part, str):
+            return typing.get_args(arg)[1]
+    return None
+
+
+def _union_args(annotation: Any) -> tuple[Any, ...]:
+    origin = typing.get_origin(annotation)
+    if origin is typing.Union or origin is types.UnionType:
+        return typing.get_args(annotation)
+    return (annotation,)
+
+
+# -- building ------------------------------------------------------------------------
+
+
+def build_orchestration(
+    decl: OrchestrationDecl,
+    *,
+    name: str,
+    description: str,
+    members: Sequence[Member],
+    lead: Member | None,
+) -> Orchestration:
+    """The orchestration `decl` describes, over `members` (the sub-agents) and `lead` (the
+    document's own agent, when the mode gives it a role)."""
+    from raf.workflow import orchestrations as o
+
+    by_name = {m.name: m for m in members}
+
+    def pick(who: str | None) -> Member:
+        if who == SELF:
+            if lead is None:  # needs_lead() builds the lead wherever an option names it
+                raise ConfigurationError("the document's own agent was not built")
+            return lead
+        return by_name[str(who)]
+
+    common: dict[str, Any] = {"name": name, "description": description}
+    if isinstance(decl, SequentialDecl):
+        return o.SequentialOrchestration(members, pass_on=decl.pass_on, **common)
+    if isinstance(decl, ConcurrentDecl):
+        aggregator = pick(decl.aggregator) if decl.aggregator else None
+        return o.ConcurrentOrchestration(
+            [m for m in members if m is not aggregator],
+            aggregator=aggregator,
+            max_concurrency=decl.max_concurrency,
+            **common,
+        )
+    if isinstance(decl, HandoffDecl):
+        triage = pick(decl.triage)
+        specialists = [m for m in members if m is not triage]
+        if lead is not None and lead is not triage:  # a route names the document's agent
+            specialists.append(lead)
+        handoffs = None
+        if decl.handoffs is not None:
+            handoffs = {pick(k).name: [pick(t).name for t in v] for k, v in decl.handoffs.items()}
+        return o.HandoffOrchestration(
+            triage,
+            specialists,
+            handoffs=handoffs,
+            routing_field=decl.routing_field,
+            max_handoffs=decl.max_handoffs,
+            **common,
+        )
+    if isinstance(decl, GroupChatDecl):
+        selector: Any = decl.selector
+        if selector == "coordinator":
+            selector = pick(decl.coordinator)
+        return o.GroupChatOrchestration(
+            [m for m in members if m is not selector],
+            selector=selector,
+            order=decl.order,
+            max_rounds=decl.max_rounds,
+            termination_keywords=decl.termination_keywords,
+            **common,
+        )
+    if isinstance(decl, MagenticDecl):
+        manager = pick(decl.manager)
+        return o.MagenticOrchestration(
+            manager,
+            [m for m in members if m is not manager],
+            max_iterations=decl.max_iterations,
+            max_stalls=decl.max_stalls,
+            **common,
+        )
+    if isinstance(decl, VoteDecl):
+        return o.VoteOrchestration(
+            members,
+            method=decl.method,
+            choices=decl.choices,
+            weights=decl.weights,
+            rounds=decl.rounds,
+            **common,
+        )
+    phases = [
+        o.Phase(
+            name=p.name,
+            members=[pick(m) for m in p.members],
+            mode=p.mode,
+            aggregator=pick(p.aggregator) if p.aggregator else None,
+            loop_back=(
+                o.LoopBack(
+                    to=p.loop_back.to, when=p.loop_back.when, max_loops=p.loop_back.max_loops
+                )
+                if p.loop_back
+                else None
+            ),
+        )
+        for p in decl.phases
+    ]
+    return o.PipelineOrchestration(phases, **common)

@@ -1,0 +1,67 @@
+"""Pipeline: phases in order, sequential and concurrent, loop back with a limit."""
+
+from __future__ import annotations
+
+import pytest
+
+from raf.core.errors import ConfigurationError
+from raf.workflow.orchestrations import LoopBack, Phase, PipelineOrchestration
+
+from .helpers import member, texts
+
+
+async def test_phases_hand_their_answer_on():
+    planner, _ = member("planner", "plan: two topics")
+    r1, r1c = member("r1", "fact one")
+    r2, _ = member("r2", "fact two")
+    writer, wc = member("writer", "the report")
+    orch = PipelineOrchestration(
+        [
+            Phase(name="plan", members=[planner]),
+            Phase(name="research", members=[r1, r2], mode="concurrent"),
+            Phase(name="write", members=[writer]),
+        ]
+    )
+    result = await orch.run("report on x")
+    assert result.speakers == ["planner", "r1", "r2", "writer"]
+    assert texts(r1c) == [("user", None, "plan: two topics")]
+    assert texts(wc) == [("user", None, "[r1]\nfact one\n\n[r2]\nfact two")]
+    assert result.text == "the report"
+    assert result.details["phases"] == ["plan", "research", "write"]
+
+
+async def test_a_phase_loops_back_with_its_feedback_until_the_limit():
+    writer, wc = member("writer", "draft 1", "draft 2", "draft 3")
+    critic, _ = member("critic", "REVISE: shorter", "revise again", "REVISE once more")
+    orch = PipelineOrchestration(
+        [
+            Phase(name="write", members=[writer]),
+            Phase(
+                name="review",
+                members=[critic],
+                loop_back=LoopBack(to="write", when="revise", max_loops=2),
+            ),
+        ]
+    )
+    result = await orch.run("a poem")
+    assert result.details["phases"] == ["write", "review"] * 3
+    assert texts(wc, 1) == [("user", None, "a poem"), ("user", None, "REVISE: shorter")]
+    assert result.text == "REVISE once more"
+
+
+async def test_loop_back_with_a_test_function():
+    a, _ = member("a", "1", "2")
+    orch = PipelineOrchestration(
+        [Phase(name="p", members=[a], loop_back=LoopBack(to="p", when=lambda t: t == "1"))]
+    )
+    assert (await orch.run("go")).speakers == ["a", "a"]
+
+
+def test_bad_pipelines_are_refused():
+    a, _ = member("a")
+    with pytest.raises(ConfigurationError, match="not this or an earlier phase"):
+        PipelineOrchestration([Phase(name="p", members=[a], loop_back=LoopBack(to="q", when="x"))])
+    with pytest.raises(ConfigurationError, match="has no member"):
+        PipelineOrchestration([Phase(name="p", members=[])])
+    with pytest.raises(ConfigurationError, match="two phases are named"):
+        PipelineOrchestration([Phase(name="p", members=[a]), Phase(name="p", members=[a])])
