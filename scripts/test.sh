@@ -7,7 +7,7 @@ cd "$(dirname "$0")/.."
 # Debian packages some tests use as real peers (sandbox, search tools, the PostgreSQL and
 # Redis servers the session-store tests start on loopback).
 # Add a package to this list rather than installing it by hand.
-APT_PACKAGES=(bubblewrap ripgrep fd-find postgresql redis-server)
+APT_PACKAGES=(bubblewrap ripgrep fd-find git postgresql redis-server)
 if [ "${#APT_PACKAGES[@]}" -gt 0 ] && [ "$(id -u)" = 0 ] && command -v apt-get >/dev/null; then
   missing=()
   for pkg in "${APT_PACKAGES[@]}"; do

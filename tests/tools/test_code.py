@@ -160,3 +160,15 @@ async def test_network_connection_is_refused():
     assert result.exit_code != 0
     assert accepted == []
     assert result.sandbox in ("bubblewrap", "unshare")
+
+
+async def test_produced_files_are_capped_in_count_and_total() -> None:
+    """600 files of 1 MB once grew raf by 3.9 GB when read back; count and total are capped."""
+    tool = CodeInterpreter(max_files=50, max_total_bytes=1_000_000)
+    code = "for i in range(150):\n    open(f'f{i:03}.bin', 'wb').write(b'x' * 200_000)\n"
+    result = await tool.run(code)
+    assert len(result.files) == 50
+    read_back = sum(len(f.content or b"") for f in result.files)
+    assert 0 < read_back <= 1_000_000
+    assert any("100 further files not listed" in n for n in result.notes)
+    assert any("capped at 1000000 bytes" in n for n in result.notes)

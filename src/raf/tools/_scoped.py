@@ -16,6 +16,7 @@ from raf.core.approvals import was_approved
 from raf.core.function_tool import describe_validation_error
 from raf.core.model_tool import arguments_schema
 from raf.core.tools import ToolContext, ToolResult
+from raf.tools._budget import CallBudget, result_size
 from raf.tools.workspace import Access, OutsideScopeError, RuleAction, ScopePolicy, WorkspaceScope
 
 
@@ -31,10 +32,13 @@ class FileLimits:
     max_search_file_bytes: int = 2_000_000
     max_line_chars: int = 500
     max_seconds: float = 30.0
+    """Time budget of one find_files / search_file walk; results so far are returned."""
     max_regex_seconds: float = 2.0
     """Time one regex may take over one file (pure-Python search), so that a pattern
     that backtracks without end cannot hang the run."""
-    """Time budget of one find_files / search_file walk; results so far are returned."""
+    max_scan_bytes: int = 256 * 1024 * 1024
+    """Most bytes read_file skips to reach start_line and inspect_file counts lines over
+    (a sparse 40 GB file must not hold a call for minutes)."""
 
 
 @dataclass(frozen=True, kw_only=True, slots=True)
@@ -63,13 +67,22 @@ class ScopedTool:
     kind: str = "file"
     Arguments: ClassVar[type[BaseModel]]
 
-    def __init__(self, scope: WorkspaceScope | None = None, *, limits: FileLimits | None = None):
+    def __init__(
+        self,
+        scope: WorkspaceScope | None = None,
+        *,
+        limits: FileLimits | None = None,
+        budget: CallBudget | None = None,
+    ):
         self.scope = scope
         self.limits = limits or FileLimits()
+        self.budget = budget or CallBudget(wall_s=max(60.0, 2 * self.limits.max_seconds))
+        """What one call may spend (wall time and result size are enforced in `invoke`;
+        memory by the per-file caps in `limits`)."""
 
     def create_scoped(self, scope: WorkspaceScope) -> Self:
         """A copy of this tool bound to `scope`."""
-        return type(self)(scope, limits=self.limits)
+        return type(self)(scope, limits=self.limits, budget=self.budget)
 
     @property
     def parameters(self) -> dict[str, Any]:
@@ -112,14 +125,27 @@ class ScopedTool:
             return ToolResult.fail(describe_validation_error(self.name, exc))
         approved = was_approved(context, self.name, arguments)
         scope = self.effective_scope()
+        budget = self.budget
         try:
-            value = await asyncio.to_thread(self.run, scope, args, approved)
+            value = await asyncio.wait_for(
+                asyncio.to_thread(self.run, scope, args, approved), budget.wall_s
+            )
+        except TimeoutError:
+            return ToolResult.fail(
+                f"{self.name}: the call ran past its budget of {budget.wall_s:g}s; narrow it"
+            )
         except OutsideScopeError as exc:
             return ToolResult.fail(str(exc))
         except OSError as exc:
             return ToolResult.fail(f"{self.name}: {os_message(exc)}")
         except ValueError as exc:
             return ToolResult.fail(f"{self.name}: {exc}")
+        size = result_size(value)
+        if size > budget.output_bytes:
+            return ToolResult.fail(
+                f"{self.name}: the result is {size} bytes, over the call's budget of "
+                f"{budget.output_bytes}; ask for less (a line range, a narrower pattern)"
+            )
         return ToolResult.ok(value)
 
     def run(self, scope: WorkspaceScope, args: Any, approved: bool) -> Any:

@@ -21,13 +21,15 @@ from pydantic import BaseModel, ConfigDict, Field
 
 from raf.core.model_tool import ModelTool
 from raf.core.tools import ToolContext, ToolResult
+from raf.tools._budget import CallBudget
 from raf.tools.sandbox import (
+    KILL_GRACE_S,
     ProcessLimits,
     SandboxKind,
+    allowed_environment,
     bwrap_argv,
     detect_sandbox,
     run_process,
-    scrub_environment,
 )
 
 NOBODY = 65534
@@ -113,6 +115,8 @@ class CodeInterpreter(ModelTool):
         max_processes: int = 32,
         output_cap: int = 64_000,
         max_file_bytes: int = 1_000_000,
+        max_files: int = 100,
+        max_total_bytes: int = 8_000_000,
         network: bool = False,
         python: str | None = None,
         run_as: int | None = None,
@@ -124,10 +128,24 @@ class CodeInterpreter(ModelTool):
         self.max_processes = max_processes
         self.output_cap = output_cap
         self.max_file_bytes = max_file_bytes
+        self.max_files = max_files
+        """Most produced files reported (the rest are counted in a note)."""
+        self.max_total_bytes = max_total_bytes
+        """Most bytes of produced files read back in all (later files come without content)."""
         self.network = network
         self.run_as = run_as if run_as is not None else (NOBODY if os.geteuid() == 0 else None)
         self.python = python or _pick_python(self.run_as is not None)
         self._python_prefix = Path(os.path.realpath(self.python)).parent.parent
+
+    @property
+    def budget(self) -> CallBudget:
+        """What one call may spend, enforced by the timeout, the rlimits and the caps on
+        output and produced files."""
+        return CallBudget(
+            wall_s=self.timeout_s + 2 * KILL_GRACE_S,
+            memory_bytes=self.memory_mb * 1024 * 1024,
+            output_bytes=2 * self.output_cap + self.max_total_bytes,
+        )
 
     async def call(self, args: Any, context: ToolContext) -> ToolResult:
         result = await self.run(args.code, language=args.language)
@@ -227,7 +245,7 @@ class CodeInterpreter(ModelTool):
             file_bytes=self.file_mb * 1024 * 1024,
             processes=self._process_limit(),
         )
-        env = scrub_environment()
+        env = allowed_environment()
         env.update(HOME=str(workdir), TMPDIR=str(workdir), PYTHONDONTWRITEBYTECODE="1")
         outcome = await run_process(
             argv,
@@ -250,7 +268,7 @@ class CodeInterpreter(ModelTool):
             notes.append(f"memory limit of {self.memory_mb} MB reached")
         if "Resource temporarily unavailable" in stderr or "BlockingIOError" in stderr:
             notes.append(f"process limit of {self.max_processes} reached")
-        produced = await asyncio.to_thread(self._collect, workdir, before)
+        produced = await asyncio.to_thread(self._collect, workdir, before, notes)
         return CodeResult(
             stdout=outcome.stdout.decode("utf-8", errors="replace"),
             stderr=stderr,
@@ -274,13 +292,26 @@ class CodeInterpreter(ModelTool):
                         count += 1
         return count + self.max_processes
 
-    def _collect(self, workdir: Path, before: dict[str, str]) -> list[ProducedFile]:
+    def _collect(
+        self, workdir: Path, before: dict[str, str], notes: list[str]
+    ) -> list[ProducedFile]:
+        """The files the code produced: at most `max_files`, whose contents read back total
+        at most `max_total_bytes` (600 files of 1 MB must not become 600 MB in raf)."""
         out: list[ProducedFile] = []
+        total = 0
+        seen = 0
+        left_out = 0
         for dirpath, dirnames, filenames, dir_fd in os.fwalk(workdir, follow_symlinks=False):
             dirnames.sort()
             for name in sorted(filenames):
                 rel = os.path.relpath(os.path.join(dirpath, name), workdir)
                 if before.get(rel) == "script":
+                    continue
+                seen += 1
+                if len(out) >= self.max_files:
+                    left_out += 1
+                    if seen > 10 * self.max_files:
+                        break  # stop walking a tree of countless files
                     continue
                 try:
                     fd = os.open(name, os.O_RDONLY | os.O_NOFOLLOW | os.O_NONBLOCK, dir_fd=dir_fd)
@@ -291,13 +322,24 @@ class CodeInterpreter(ModelTool):
                     if not stat.S_ISREG(st.st_mode):
                         continue
                     content = None
-                    if st.st_size <= self.max_file_bytes and st.st_nlink == 1:
-                        content = os.read(fd, self.max_file_bytes + 1)
+                    room = self.max_total_bytes - total
+                    if st.st_size <= min(self.max_file_bytes, room) and st.st_nlink == 1:
+                        content = os.read(fd, min(self.max_file_bytes, room) + 1)
+                        total += len(content)
                 finally:
                     os.close(fd)
                 if content is not None and before.get(rel) == hashlib.sha256(content).hexdigest():
                     continue  # an input left unchanged
                 out.append(ProducedFile(name=rel, size=st.st_size, content=content))
+        if left_out:
+            more = "or more " if seen > 10 * self.max_files else ""
+            notes.append(f"{left_out} {more}further files not listed (limit {self.max_files})")
+        if total >= self.max_total_bytes or any(
+            f.content is None and f.size <= self.max_file_bytes for f in out
+        ):
+            notes.append(
+                f"file contents read back are capped at {self.max_total_bytes} bytes in all"
+            )
         return out
 
     def __repr__(self) -> str:

@@ -13,6 +13,7 @@ from typing import Any
 from pydantic import BaseModel, ConfigDict, Field, ValidationError
 
 from raf.core.tools import Tool
+from raf.tools._budget import CallBudget
 from raf.tools._locate import enforce_subtree, located, subtree_verdict
 from raf.tools._scoped import FileLimits, PathUse, ScopedTool
 from raf.tools.search import FindFiles, ReadGate, SearchFile
@@ -20,6 +21,7 @@ from raf.tools.shell import RunCommand
 from raf.tools.workspace import Access, OutsideScopeError, RuleAction, WorkspaceScope
 
 __all__ = [
+    "CallBudget",
     "EditFile",
     "FileLimits",
     "FindFiles",
@@ -44,11 +46,17 @@ def _is_binary(sample: bytes) -> bool:
     return b"\x00" in sample
 
 
-def _skip_to_line(fd: int, start: int) -> tuple[int, int]:
+def _skip_to_line(fd: int, start: int, budget: int) -> tuple[int, int]:
     """Byte offset where line `start` (1-based) begins, scanning 1 MiB blocks; also the
-    line number actually reached (smaller when the file is shorter)."""
+    line number actually reached (smaller when the file is shorter). Refused once more
+    than `budget` bytes were scanned."""
     pos, line = 0, 1
     while line < start:
+        if pos >= budget:
+            raise ValueError(
+                f"line {start} lies beyond the first {budget} bytes scanned (line {line} "
+                "was reached there); read a smaller start_line or use search_file"
+            )
         block = os.pread(fd, _BLOCK, pos)
         if not block:
             break
@@ -89,7 +97,7 @@ class ReadFile(ScopedTool):
                 size = os.fstat(fd).st_size
                 if _is_binary(os.pread(fd, 8192, 0)):
                     raise ValueError(f"{args.path!r} is a binary file; use inspect_file")
-                pos, current = _skip_to_line(fd, args.start_line)
+                pos, current = _skip_to_line(fd, args.start_line, limits.max_scan_bytes)
                 last = args.start_line + limits.max_read_lines - 1
                 if args.end_line is not None:
                     last = min(last, args.end_line)
@@ -298,14 +306,16 @@ class InspectFile(ScopedTool):
                 lines = 0
                 pos = 0
                 binary = _is_binary(sample)
-                while not binary:
+                last = b""
+                while not binary and pos < self.limits.max_scan_bytes:
                     block = os.pread(fd, _BLOCK, pos)
                     if not block:
                         break
                     lines += block.count(b"\n")
                     pos += len(block)
                     last = block
-                if not binary and st.st_size and not last.endswith(b"\n"):
+                counted_all = pos >= st.st_size
+                if not binary and counted_all and st.st_size and not last.endswith(b"\n"):
                     lines += 1
             finally:
                 os.close(fd)
@@ -317,6 +327,11 @@ class InspectFile(ScopedTool):
             if not binary:
                 info["lines"] = lines
                 info["encoding"] = _guess_encoding(sample)
+                if not counted_all:
+                    info["note"] = (
+                        f"lines counted in the first {pos} bytes only (the file has "
+                        f"{st.st_size}); the scan budget is {self.limits.max_scan_bytes} bytes"
+                    )
             return info
 
 

@@ -21,10 +21,22 @@ logger = logging.getLogger("raf.tools.sandbox")
 
 PROBE_TIMEOUT_S = 10.0
 KILL_GRACE_S = 3.0
-HIDDEN_FOLDERS = ("/home", "/root", "/mnt", "/media", "/srv", "/run")
-"""Folders replaced by empty tmpfs in the sandbox (with /tmp): where user data lives, and
-/run, whose Unix sockets (systemd, docker, dbus) a read-only mount does not stop a
-process from connecting to. A resolv.conf that lives there is shown again, read-only."""
+SYSTEM_FOLDERS = ("/usr", "/bin", "/sbin", "/lib", "/lib32", "/lib64", "/libx32", "/etc")
+"""The toolchain a sandboxed command sees (read-only); nothing else of the host's / is shown."""
+HIDDEN_SYSTEM_FILES = (
+    "/etc/shadow", "/etc/shadow-", "/etc/gshadow", "/etc/gshadow-", "/etc/sudoers",
+    "/etc/security/opasswd", "/etc/machine-id",
+)  # fmt: skip
+"""Secrets under /etc replaced by an empty file in the sandbox."""
+HIDDEN_SYSTEM_FOLDERS = ("/etc/ssh", "/etc/sudoers.d", "/etc/ssl/private", "/etc/credstore")
+"""Folders under /etc that hold keys (ssh host keys, TLS keys): replaced by empty folders."""
+TMP_BYTES = 256 * 1024 * 1024
+"""Size of the private /tmp and /dev/shm of a sandbox (RAM-backed, so capped)."""
+SAFE_ENVIRONMENT = (
+    "PATH", "HOME", "LANG", "LANGUAGE", "TERM", "TZ", "USER", "LOGNAME", "SHELL", "TMPDIR",
+    "COLUMNS", "LINES", "NO_COLOR", "PWD",
+)  # fmt: skip
+"""The variables a command inherits by default (with every LC_*): never secrets."""
 
 _SECRET = re.compile(
     r"(KEY|TOKEN|SECRET|PASSWORD|PASSWD|PASSPHRASE|CREDENTIAL|PRIVATE|COOKIE|SESSION|_PAT|AUTH"
@@ -60,6 +72,16 @@ def scrub_environment(
         for k, v in source.items()
         if k in keep or not (_SECRET.search(k) or _URL_WITH_PASSWORD.search(v))
     }
+
+
+def allowed_environment(
+    env: Mapping[str, str] | None = None, *, allow: Iterable[str] = ()
+) -> dict[str, str]:
+    """Only SAFE_ENVIRONMENT, the LC_* locale variables and the names in `allow`: an
+    allow-list, because no pattern can tell every secret's name (MYSQL_PWD, CI_JOB_JWT…)."""
+    source = dict(os.environ if env is None else env)
+    keep = {*SAFE_ENVIRONMENT, *allow}
+    return {k: v for k, v in source.items() if k in keep or k.startswith("LC_")}
 
 
 def _probe(argv: Sequence[str], *, user: int | None = None) -> bool:
@@ -105,19 +127,33 @@ def bwrap_argv(
     hide_home: bool = True,
     read_only: Sequence[Path] = (),
     masks: Sequence[str] = (),
+    tmp_bytes: int = TMP_BYTES,
 ) -> list[str]:
-    """A bubblewrap prefix: the whole filesystem read-only, /tmp and $HOME empty, the
-    `writable` folders bound read-write, a new PID namespace, optionally no network.
+    """A bubblewrap prefix that shows only what a command needs: the toolchain
+    (SYSTEM_FOLDERS, read-only, /etc without its secrets), an empty $HOME, a size-capped
+    private /tmp and /dev/shm, the `writable` folders (with their `.git` config and hooks
+    read-only), a new PID namespace, and the network only when `network`.
 
     Every capability is dropped: bwrap run by root otherwise keeps them all, and a command
-    with CAP_SYS_ADMIN could remount / read-write. `--new-session` denies TIOCSTI."""
+    with CAP_SYS_ADMIN could remount folders read-write. `--new-session` denies TIOCSTI."""
     bwrap = shutil.which("bwrap") or "bwrap"
-    argv = [
-        bwrap,
-        "--ro-bind", "/", "/",
+    argv = [bwrap]
+    for folder in SYSTEM_FOLDERS:
+        if os.path.islink(folder):
+            argv += ["--symlink", os.readlink(folder), folder]  # /bin -> usr/bin
+        elif os.path.isdir(folder):
+            argv += ["--ro-bind", folder, folder]
+    for secret in HIDDEN_SYSTEM_FILES:
+        if os.path.isfile(secret) and not os.path.islink(secret):
+            argv += ["--ro-bind", "/dev/null", secret]
+    for folder in HIDDEN_SYSTEM_FOLDERS:
+        if os.path.isdir(folder) and not os.path.islink(folder):
+            argv += ["--tmpfs", folder]
+    argv += [
         "--dev", "/dev",
+        "--size", str(tmp_bytes), "--tmpfs", "/dev/shm",
         "--proc", "/proc",
-        "--tmpfs", "/tmp",
+        "--size", str(tmp_bytes), "--tmpfs", "/tmp",
         "--unshare-pid",
         "--unshare-ipc",
         "--unshare-uts",
@@ -127,31 +163,54 @@ def bwrap_argv(
     ]  # fmt: skip
     if hide_home:
         home = Path(os.path.expanduser("~"))
-        for folder in (*HIDDEN_FOLDERS, home):
-            hidden = Path(folder)
-            if str(hidden) in ("/", "") or hidden == Path("/tmp") or not hidden.is_dir():
-                continue
-            if any(_within(hidden, w) for w in writable):
-                continue  # the workspace is inside $HOME etc.: keep the folder visible
-            argv += ["--tmpfs", str(hidden)]
+        if str(home) not in ("/", "") and not any(_within(home, w) for w in writable):
+            argv += ["--tmpfs", str(home)]
+    if network:
         resolv = _resolver_file()
-        if resolv.is_file() and any(_within(resolv, Path(h)) for h in HIDDEN_FOLDERS):
+        if resolv.is_file() and not _within(resolv, Path("/etc")):
             argv += ["--ro-bind", str(resolv), str(resolv)]  # the file alone, for DNS
-    if not network:
+    else:
         argv.append("--unshare-net")
-    for folder in read_only:
-        argv += ["--ro-bind", str(folder), str(folder)]
-    for folder in writable:
-        argv += ["--bind", str(folder), str(folder)]
+    for shown in read_only:
+        argv += ["--ro-bind", str(shown), str(shown)]
+    for bound in writable:
+        argv += ["--bind", str(bound), str(bound), *git_guards(bound)]
     argv += masks  # mounts over parts of the writable folders (path rules)
     argv += ["--chdir", str(cwd), "--"]
     return argv
 
 
-def open_bwrap_argv(*, cwd: Path, masks: Sequence[str], network: bool = True) -> list[str]:
-    """A bubblewrap prefix that changes nothing but `masks` and the network (for allow_all
-    with path rules or without network): / stays writable, but capabilities are dropped so
-    the masks cannot be undone."""
+GIT_GUARDED = ("config", "config.worktree", "hooks")
+"""Parts of a repository's `.git` that run code at the user's next git command (hooks,
+core.fsmonitor, core.hooksPath…): read-only in the sandbox."""
+
+
+def git_guards(folder: Path) -> list[str]:
+    """bubblewrap mounts that keep `folder/.git` in place and its config and hooks
+    read-only (an empty hooks folder is made first, so that one cannot be planted where
+    none was)."""
+    git = folder / ".git"
+    if git.is_symlink() or not git.is_dir():
+        return []
+    # .git itself becomes a mount point, so it cannot be renamed or removed and replaced
+    # by a folder with a planted config
+    out: list[str] = ["--bind", str(git), str(git)]
+    with contextlib.suppress(OSError):
+        (git / "hooks").mkdir(exist_ok=True)
+    for name in GIT_GUARDED:
+        part = git / name
+        if part.exists() and not part.is_symlink():
+            out += ["--ro-bind", str(part), str(part)]
+    return out
+
+
+def open_bwrap_argv(
+    *, cwd: Path, masks: Sequence[str], network: bool = True, keep_capabilities: bool = False
+) -> list[str]:
+    """A bubblewrap prefix that changes nothing but `masks`, the network and the PID
+    namespace (for allow_all, and approved runs outside the workspace): / stays writable.
+    Capabilities are dropped so the masks cannot be undone, unless `keep_capabilities`
+    (no masks: a root caller's command keeps what it could do outside, e.g. install)."""
     bwrap = shutil.which("bwrap") or "bwrap"
     return [
         bwrap,
@@ -159,7 +218,7 @@ def open_bwrap_argv(*, cwd: Path, masks: Sequence[str], network: bool = True) ->
         "--dev-bind", "/dev", "/dev",
         "--proc", "/proc",
         "--unshare-pid",
-        "--cap-drop", "ALL",
+        *([] if keep_capabilities and not masks else ["--cap-drop", "ALL"]),
         "--new-session",
         "--die-with-parent",
         *([] if network else ["--unshare-net"]),

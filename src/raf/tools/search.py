@@ -17,7 +17,9 @@ from typing import Any
 import regex as regex_engine
 from pydantic import BaseModel, ConfigDict, Field
 
+from raf.tools._identity import IdentityGuard
 from raf.tools._locate import Location, located
+from raf.tools._pattern import check_pattern
 from raf.tools._scoped import PathUse, ScopedTool
 from raf.tools.workspace import Access, ResolvedPath, RuleAction, WorkspaceScope
 
@@ -26,6 +28,8 @@ SearchPattern = regex_engine.Pattern[str]
 
 
 def _compile_pattern(pattern: str, ignore_case: bool) -> SearchPattern:
+    """The compiled pattern; its cost is bounded first (ripgrep gets only checked ones)."""
+    check_pattern(pattern)
     flags = regex_engine.MULTILINE | (regex_engine.IGNORECASE if ignore_case else 0)
     try:
         return regex_engine.compile(pattern, flags)
@@ -101,6 +105,15 @@ class ReadGate:
         self.active = bool(scope.rules)
         base = loc.path.relative_to(scope.real_root).as_posix() if loc.inside else ""
         self.base = "" if base == "." else base
+        self.identity = IdentityGuard(scope, approved=approved)
+
+    def same_as_protected(self, rel: str, fd: int) -> str | None:
+        """Why the opened file `rel` may not be read: it is another name (hard link, bind
+        mount) of a file a read rule protects; None when it is not."""
+        if not self.loc.inside:
+            return None
+        full = "/".join(p for p in (self.base, rel) if p) or "."
+        return self.identity.refusal(full, os.fstat(fd))
 
     def blocked(self, rel: str) -> bool:
         """True when `rel` (below the folder, POSIX separators) may not be read."""
@@ -195,7 +208,9 @@ class SearchFile(ScopedTool):
         self.use_ripgrep = use_ripgrep
 
     def create_scoped(self, scope: WorkspaceScope) -> SearchFile:
-        return SearchFile(scope, limits=self.limits, use_ripgrep=self.use_ripgrep)
+        return SearchFile(
+            scope, limits=self.limits, budget=self.budget, use_ripgrep=self.use_ripgrep
+        )
 
     def uses(self, args: Any) -> list[PathUse]:
         return [PathUse(path=args.path, access=Access.READ)]
@@ -326,6 +341,10 @@ class SearchFile(ScopedTool):
                 except OSError:
                     continue  # a symlink (ELOOP), a vanished file, a FIFO: not followed
                 try:
+                    why = gate.same_as_protected(rel, fd)
+                    if why is not None:
+                        skipped.append(why)
+                        continue
                     data = self._read_small(fd, skipped, rel, loc.shared_ok or not loc.inside)
                 finally:
                     os.close(fd)
@@ -400,7 +419,7 @@ class SearchFile(ScopedTool):
             return None
         matches: list[dict[str, Any]] = []
         for rel, found in reported.items():
-            lines = self._safe_lines(top, rel, loc, skipped)
+            lines = self._safe_lines(top, rel, loc, skipped, gate)
             for number, seen in found:
                 # only a line rg saw that is also the file's line here is reported
                 if lines is not None and 0 < number <= len(lines) and lines[number - 1] == seen:
@@ -409,7 +428,7 @@ class SearchFile(ScopedTool):
         return matches, skipped
 
     def _safe_lines(
-        self, top: int, rel: str, loc: Location, skipped: list[str]
+        self, top: int, rel: str, loc: Location, skipped: list[str], gate: ReadGate
     ) -> list[bytes] | None:
         """The lines of `rel` as read through the O_NOFOLLOW walk; None when it is not a
         plain, singly-linked (or allowed) text file of the workspace."""
@@ -417,6 +436,10 @@ class SearchFile(ScopedTool):
         if fd is None:
             return None  # a symlink on the way, a vanished or special file: not followed
         try:
+            why = gate.same_as_protected(rel, fd)
+            if why is not None:
+                skipped.append(why)
+                return None
             data = self._read_small(fd, skipped, rel, loc.shared_ok or not loc.inside)
         finally:
             os.close(fd)

@@ -5,6 +5,8 @@ it) a bubblewrap sandbox in which only the workspace is writable."""
 from __future__ import annotations
 
 import asyncio
+import contextlib
+import dataclasses
 import logging
 import os
 import stat
@@ -17,15 +19,18 @@ from pydantic import BaseModel, ConfigDict, Field, ValidationError
 from raf.core.approvals import was_approved
 from raf.core.function_tool import describe_validation_error
 from raf.core.tools import ToolContext, ToolResult
+from raf.tools._budget import CallBudget
 from raf.tools._locate import located
 from raf.tools._scoped import FileLimits, PathUse, ScopedTool, os_message
 from raf.tools.sandbox import (
+    KILL_GRACE_S,
+    ProcessLimits,
     SandboxKind,
+    allowed_environment,
     bwrap_argv,
     detect_sandbox,
     open_bwrap_argv,
     run_process,
-    scrub_environment,
 )
 from raf.tools.workspace import (
     Access,
@@ -63,6 +68,11 @@ class RunCommand(ScopedTool):
         command: str = Field(min_length=1, description="Shell command line")
         cwd: str = Field(".", description="Working folder, relative to the workspace root")
         timeout_s: float = Field(DEFAULT_TIMEOUT_S, gt=0, le=MAX_TIMEOUT_S)
+        network: bool = Field(
+            False,
+            description="Let this command use the network (under the deny/approve policies "
+            "it needs a human's approval unless network is allowed for all commands)",
+        )
         outside_workspace: bool = Field(
             False,
             description="Run without the sandbox so it may write outside the workspace "
@@ -77,15 +87,25 @@ class RunCommand(ScopedTool):
         output_cap: int = DEFAULT_OUTPUT_CAP,
         allow_env: Iterable[str] = (),
         env: Mapping[str, str] | None = None,
-        network: bool = True,
+        network: bool | None = None,
         sandbox: SandboxKind | None = None,
+        process_limits: ProcessLimits | None = None,
+        budget: CallBudget | None = None,
     ) -> None:
         super().__init__(scope, limits=limits)
         self.output_cap = output_cap
         self.allow_env = tuple(allow_env)
         self.env = dict(env) if env is not None else None
-        self.network = network
+        self._network = network
         self._sandbox = sandbox
+        self.process_limits = process_limits or default_process_limits()
+        self.budget = budget or CallBudget(
+            wall_s=MAX_TIMEOUT_S + 2 * KILL_GRACE_S,
+            memory_bytes=self.process_limits.memory_bytes or CallBudget().memory_bytes,
+            output_bytes=2 * output_cap + 4_096,
+        )
+        """Enforced by the call's timeout (at most MAX_TIMEOUT_S), the rlimits and the
+        per-stream output cap."""
 
     def create_scoped(self, scope: WorkspaceScope) -> Self:
         return type(self)(
@@ -94,9 +114,29 @@ class RunCommand(ScopedTool):
             output_cap=self.output_cap,
             allow_env=self.allow_env,
             env=self.env,
-            network=self.network,
+            network=self._network,
             sandbox=self._sandbox,
+            process_limits=self.process_limits,
+            budget=self.budget,
         )
+
+    @property
+    def network(self) -> bool:
+        """Whether commands reach the network: as configured, else only under allow_all
+        (under deny/approve a command could otherwise send what it reads anywhere)."""
+        if self._network is not None:
+            return self._network
+        return self.effective_scope().policy is ScopePolicy.ALLOW_ALL
+
+    def _call_network(self, scope: WorkspaceScope, asked: bool, approved: bool) -> bool | str:
+        """Whether this call gets the network, or why it may not have it."""
+        if self.network or not asked:
+            return self.network
+        if self._network is False:
+            return "this run_command was configured without network (network=False)"
+        if scope.policy is ScopePolicy.APPROVE_OUTSIDE:
+            return True if approved else "a command with network needs a human's approval"
+        return "the workspace policy (deny_outside) gives commands no network"
 
     @property
     def sandbox(self) -> SandboxKind:
@@ -131,6 +171,8 @@ class RunCommand(ScopedTool):
         scope = self.effective_scope()
         if scope.policy is ScopePolicy.APPROVE_OUTSIDE and args.outside_workspace:
             return True
+        if args.network and not self.network and self._network is not False:
+            return scope.policy is ScopePolicy.APPROVE_OUTSIDE
         no_sandbox = self.sandbox is not SandboxKind.BWRAP
         if self._sandboxed(scope, args.outside_workspace) and no_sandbox:
             return True  # no sandbox here: a human decides every command
@@ -147,6 +189,9 @@ class RunCommand(ScopedTool):
             return ToolResult.fail("OutsideScope: the workspace policy forbids running outside it")
         if args.outside_workspace and scope.policy is ScopePolicy.APPROVE_OUTSIDE and not approved:
             return ToolResult.fail("OutsideScope: running outside the sandbox needs approval")
+        network = self._call_network(scope, args.network, approved)
+        if isinstance(network, str):
+            return ToolResult.fail(f"OutsideScope: {network}")
         use_bwrap = self._sandboxed(scope, args.outside_workspace)
         if use_bwrap and self.sandbox is not SandboxKind.BWRAP and not approved:
             return ToolResult.fail(
@@ -161,6 +206,13 @@ class RunCommand(ScopedTool):
             return ToolResult.fail(f"{self.name}: {os_message(exc)}")
         argv = ["/bin/sh", "-c", args.command]
         sandbox_used = "none"
+        if not use_bwrap and self.sandbox is SandboxKind.BWRAP:
+            # allow_all, or an approved run outside the workspace: nothing is hidden, but a
+            # PID namespace of its own means a daemon started with setsid dies with the
+            # call and /proc shows nothing of raf
+            prefix = open_bwrap_argv(cwd=cwd, masks=[], network=True, keep_capabilities=True)
+            argv = [*prefix, *argv]
+            sandbox_used = "pid-namespace"
         if use_bwrap and self.sandbox is SandboxKind.BWRAP:
             masks = await asyncio.to_thread(rule_masks, scope, approved)
             if masks is None:
@@ -170,20 +222,21 @@ class RunCommand(ScopedTool):
                     "command needs a human's approval"
                 )
             if scope.policy is ScopePolicy.ALLOW_ALL:
-                prefix = open_bwrap_argv(cwd=cwd, masks=masks, network=self.network)
+                prefix = open_bwrap_argv(cwd=cwd, masks=masks, network=network)
             else:
                 prefix = bwrap_argv(
-                    writable=[scope.real_root], cwd=cwd, network=self.network, masks=masks
+                    writable=[scope.real_root], cwd=cwd, network=network, masks=masks
                 )
             argv = [*prefix, *argv]
             sandbox_used = "bubblewrap"
-        env = scrub_environment(self.env, allow=self.allow_env)
+        env = allowed_environment(self.env, allow=self.allow_env)
         outcome = await run_process(
             argv,
             cwd=cwd,
             env=env,
             timeout_s=args.timeout_s,
             output_cap=self.output_cap,
+            limits=with_process_cap(self.process_limits),
         )
         value: dict[str, Any] = {
             "exit_code": outcome.exit_code,
@@ -203,6 +256,31 @@ class RunCommand(ScopedTool):
                 f"Partial stdout: {value['stdout'][-2000:]!r}"
             )
         return ToolResult.ok(value)
+
+
+MAX_PROCESSES = 256
+"""Processes a command may add to those its user already runs (RLIMIT_NPROC counts them all)."""
+
+
+def with_process_cap(limits: ProcessLimits) -> ProcessLimits:
+    """`limits` with RLIMIT_NPROC set to the user's current count plus MAX_PROCESSES, when
+    the caller did not set it: a fork bomb stops there instead of filling the machine."""
+    if limits.processes is not None:
+        return limits
+    uid = os.getuid()
+    count = 0
+    for entry in os.scandir("/proc") if os.path.isdir("/proc") else []:
+        if entry.name.isdigit():
+            with contextlib.suppress(OSError):
+                if entry.stat().st_uid == uid:
+                    count += 1
+    return dataclasses.replace(limits, processes=count + MAX_PROCESSES)
+
+
+def default_process_limits() -> ProcessLimits:
+    """rlimits for a command: 4 GiB of address space, 1 GiB per file written, and (set at
+    each call, see `process_cap`) MAX_PROCESSES processes more than its user already runs."""
+    return ProcessLimits(memory_bytes=4 << 30, file_bytes=1 << 30, open_files=1024)
 
 
 def has_restricting_rules(scope: WorkspaceScope) -> bool:

@@ -96,7 +96,11 @@ class PathRule:
     """A glob (relative to the root, or absolute) deciding allow/approve/deny for accesses.
 
     A pattern also covers everything below a directory it matches. `**` crosses folders,
-    `*` and `?` do not.
+    `*` and `?` do not. As in .gitignore, a pattern without '/' (`*.pem`, `.env`) matches
+    a name at any depth, one with '/' (`secrets/**`, `config/*.yaml`) is anchored at the
+    root, and one starting with '/' is an absolute path. Rules are judged on the real path
+    after symlinks and on the name as written; the strictest matching rule wins, and
+    deny/approve also match case and Unicode (NFKC) look-alikes.
     """
 
     pattern: str
@@ -356,7 +360,37 @@ class WorkspaceScope:
     ) -> Decision:
         """Allow, approve or deny one access: policy first, then the strictest matching rule."""
         resolved = self.resolve_safe(path, follow_final=follow_final)
-        return self.decide_resolved(resolved, access)
+        decision = self.decide_resolved(resolved, access)
+        given = self._given_relative(os.fspath(path)) if resolved.inside else None
+        if given is None or given == resolved.relative:
+            return decision
+        # the name as written passes through a symlink: a rule on that name holds too
+        alias = ResolvedPath(
+            inside=True, path=self.real_root / given, relative=given, exists=resolved.exists
+        )
+        matched = self._match_rules(alias, access)
+        if matched is None or _STRICTNESS[matched[0]] <= _STRICTNESS[decision.action]:
+            return decision
+        action, pattern = matched
+        reason = f"rule {pattern!r} says {action.value} for {access.value} (the name as given)"
+        return Decision(action=action, resolved=resolved, access=access, reason=reason)
+
+    def _given_relative(self, text: str) -> str | None:
+        """The path as written, relative to the root and without '.'/'..', or None."""
+        if _check_text(text):
+            return None
+        if text.startswith("~"):
+            text = os.path.expanduser(text)
+        try:
+            parts = self.relative_parts(text)
+        except OSError:
+            return None
+        if parts is None:
+            return None
+        joined = os.path.normpath("/".join(p for p in parts if p) or ".")
+        if joined == ".." or joined.startswith("../"):
+            return None
+        return joined
 
     def decide_resolved(self, resolved: ResolvedPath, access: Access) -> Decision:
         if resolved.error:
@@ -381,6 +415,12 @@ class WorkspaceScope:
         if matched is not None:
             action, pattern = matched
             reason = f"rule {pattern!r} says {action.value} for {access.value}"
+        if access in (Access.WRITE, Access.DELETE) and _runs_git_code(resolved):
+            action = RuleAction.DENY
+            reason = (
+                "the repository's .git config and hooks run commands at the user's next git "
+                "command, so raf's tools never change them"
+            )
         return Decision(action=action, resolved=resolved, access=access, reason=reason)
 
     def _match_rules(self, resolved: ResolvedPath, access: Access) -> tuple[RuleAction, str] | None:
@@ -424,9 +464,12 @@ class WorkspaceScope:
             if sub is not None:
                 pattern, absolute = "/".join(p for p in sub if p) or ".", False
         pattern = unicodedata.normalize("NFC", pattern.strip("/") if not absolute else pattern)
+        anywhere = not absolute and "/" not in pattern and pattern not in (".", "**")
         flags = re.IGNORECASE if rule.action is not RuleAction.ALLOW or self.case_insensitive else 0
         return _CompiledRule(
-            rule=rule, regex=re.compile(glob_to_regex(pattern), flags), absolute=absolute
+            rule=rule,
+            regex=re.compile(("(?:.*/)?" if anywhere else "") + glob_to_regex(pattern), flags),
+            absolute=absolute,
         )
 
     def rule_action(self, relative: str, access: Access) -> RuleAction | None:
@@ -485,6 +528,21 @@ def outside_path(text: str, follow_final: bool) -> Path:
 def _outside(real: Path, reason: str) -> ResolvedPath:
     exists = os.path.lexists(real)
     return ResolvedPath(inside=False, path=real, reason=reason, exists=exists)
+
+
+GIT_CODE_PATHS = (".git/config", ".git/config.worktree", ".git/hooks")
+"""Paths inside a repository whose content git runs as code (hooks, core.fsmonitor…)."""
+
+
+def _runs_git_code(resolved: ResolvedPath) -> bool:
+    """True for a repository's .git folder itself, its config or its hooks (at any depth,
+    any case)."""
+    if not resolved.inside or resolved.relative is None:
+        return False
+    rel = "/" + unicodedata.normalize("NFKC", resolved.relative).casefold()
+    if rel.endswith("/.git"):
+        return True  # replacing the folder whole would bring a planted config with it
+    return any(f"/{p}/" in rel + "/" for p in GIT_CODE_PATHS)
 
 
 def _check_text(text: Any) -> str:

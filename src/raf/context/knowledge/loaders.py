@@ -2,13 +2,18 @@
 
 from __future__ import annotations
 
+import contextlib
+import errno
 import io
+import os
+import stat
 from collections.abc import Iterable, Iterator, Sequence
 from dataclasses import dataclass
 from html.parser import HTMLParser
 from pathlib import Path
 
 from raf.core.errors import ConfigurationError, MissingExtraError
+from raf.tools._confined import ConfinedFolder
 
 MARKDOWN_SUFFIXES = frozenset({".md", ".markdown", ".mdx"})
 TEXT_SUFFIXES = frozenset({".txt", ".text", ".rst", ".log", ".csv"})
@@ -111,12 +116,45 @@ def load_file(path: str | Path) -> Document:
         ) from exc
 
 
+MAX_SOURCE_BYTES = 100_000_000
+"""Largest source file read into the index."""
+
+
+def read_source(path: Path) -> bytes:
+    """The bytes of the regular file at `path`, opened without following a link and
+    without blocking; refused when a link lies on the way (a folder swapped for a link
+    after `iter_files` listed it, which yields real paths), a FIFO or a device."""
+    expected = os.path.abspath(path)
+    flags = os.O_RDONLY | os.O_NOFOLLOW | os.O_NONBLOCK | os.O_CLOEXEC
+    fd = os.open(expected, flags)
+    try:
+        st = os.fstat(fd)
+        if not stat.S_ISREG(st.st_mode):
+            raise OSError(errno.EINVAL, "not a regular file", str(path))
+        with contextlib.suppress(FileNotFoundError):
+            if os.readlink(f"/proc/self/fd/{fd}") != expected:
+                raise OSError(
+                    errno.EXDEV,
+                    "a symbolic link lies on the way (resolve the path first)",
+                    str(path),
+                )
+        if st.st_size > MAX_SOURCE_BYTES:
+            raise OSError(errno.EFBIG, f"larger than {MAX_SOURCE_BYTES} bytes", str(path))
+        os.set_blocking(fd, True)
+        with os.fdopen(fd, "rb", closefd=False) as handle:
+            return handle.read(MAX_SOURCE_BYTES + 1)
+    finally:
+        os.close(fd)
+
+
 def _load_file(p: Path) -> Document:
     suffix = p.suffix.lower()
     source = str(p)
+    data = read_source(p)
     if suffix in PDF_SUFFIXES:
-        return Document(source=source, text=_pdf_text(p, source), kind="pdf", title=p.stem)
-    raw = p.read_text(encoding="utf-8", errors="replace")
+        text = _pdf_text(io.BytesIO(data), source)
+        return Document(source=source, text=text, kind="pdf", title=p.stem)
+    raw = data.decode("utf-8", errors="replace")
     if suffix in HTML_SUFFIXES:
         text, title = html_to_text(raw)
         return Document(source=source, text=text, kind="html", title=title or p.stem)
@@ -175,6 +213,15 @@ def as_sources(sources: str | Path | Iterable[str | Path]) -> list[str | Path]:
     return items
 
 
+def _single(path: Path) -> bool:
+    """True when a file found in a folder has no other name (a hard link could be any
+    file of the same filesystem, so it is not indexed)."""
+    try:
+        return os.stat(path, follow_symlinks=False).st_nlink == 1
+    except OSError:
+        return False
+
+
 def iter_files(sources: Iterable[str | Path]) -> Iterator[Path]:
     """Supported files named directly or found (recursively) under directories; URLs
     are skipped (see `load_url`)."""
@@ -184,9 +231,15 @@ def iter_files(sources: Iterable[str | Path]) -> Iterator[Path]:
             continue
         p = Path(source)
         if p.is_dir():
-            candidates: Sequence[Path] = sorted(
-                f for f in p.rglob("*") if f.is_file() and f.suffix.lower() in SUPPORTED_SUFFIXES
-            )
+            # walked below the folder's fd: a symlink planted in it (to ~/.aws/credentials,
+            # say) is never followed, and a hard-linked file is left out
+            real = p.resolve()
+            folder = ConfinedFolder(real, label="knowledge folder")
+            candidates: Sequence[Path] = [
+                real / name
+                for name in folder.files(suffixes=SUPPORTED_SUFFIXES, hidden=True)
+                if _single(real / name)
+            ]
         elif p.is_file():
             candidates = [p]
         else:

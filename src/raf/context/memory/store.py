@@ -12,9 +12,10 @@ from collections.abc import AsyncIterator, Callable, Iterator
 from pathlib import Path
 from typing import BinaryIO
 
-from raf.agent.stores import atomic_write_text
 from raf.context.memory.layout import REFERENCES, TEMPLATES, page_front_matter
 from raf.core.errors import RafError
+from raf.tools._confined import ConfinedFolder
+from raf.tools.workspace import OutsideScopeError
 
 EARLIER_NAMES = {
     "soul.md": "references/identity.md",
@@ -58,37 +59,41 @@ class MemoryStore:
         if not cleaned or cleaned.startswith(("/", "~")):
             raise OutsideMemoryError(f"{relative!r}: use a path relative to the memory folder")
         root = self.root.resolve()
-        target = (root / cleaned).resolve()
+        try:
+            target = (root / cleaned).resolve()
+        except (OSError, RuntimeError, ValueError) as exc:  # a symlink loop, a NUL byte
+            raise OutsideMemoryError(f"{relative!r} cannot be resolved: {exc}") from None
         if not target.is_relative_to(root) or target == root:
             raise OutsideMemoryError(f"{relative!r} leads outside the memory folder")
         if target.name in (LOCK_FILE, CURATOR_LOCK_FILE):
             raise OutsideMemoryError(f"{relative!r} is reserved")
+        try:  # the same walk as the file tools, so a link raf would refuse is refused here
+            ConfinedFolder(root, label="memory folder").stat(target.relative_to(root).as_posix())
+        except OutsideScopeError as exc:
+            raise OutsideMemoryError(f"{relative!r}: {exc}") from None
+        except (FileNotFoundError, NotADirectoryError):
+            pass  # read() and write() say what is missing
+        except OSError as exc:  # a link loop, a name too long
+            raise OutsideMemoryError(f"{relative!r} cannot be resolved: {exc}") from None
         return target
 
     def relative(self, path: Path) -> str:
         return path.resolve().relative_to(self.root.resolve()).as_posix()
 
     def pages(self) -> list[str]:
-        """Every Markdown page, as relative paths."""
+        """Every Markdown page, as relative paths (hidden entries and links left out: a
+        link is never followed out of the folder, nor into a loop)."""
         if not self.root.is_dir():
             return []
-        return sorted(
-            self.relative(p)
-            for p in self.root.rglob("*.md")
-            if p.is_file() and not any(part.startswith(".") for part in p.parts)
-        )
+        folder = ConfinedFolder(self.root, label="memory folder")
+        return folder.files(suffixes=frozenset({".md"}))
 
     def files(self) -> list[str]:
+        """Every plain file but hidden and temporary ones, as relative paths."""
         if not self.root.is_dir():
             return []
-        return sorted(
-            self.relative(p)
-            for p in self.root.rglob("*")
-            if p.is_file()
-            and not p.name.startswith(".")
-            and not p.name.endswith(".tmp")
-            and not any(part.startswith(".") for part in p.relative_to(self.root).parts)
-        )
+        folder = ConfinedFolder(self.root, label="memory folder")
+        return [name for name in folder.files() if not name.endswith(".tmp")]
 
     # -- locking and writing ----------------------------------------------------------
 
@@ -132,7 +137,17 @@ class MemoryStore:
         return open(self.root / name, "a+b")
 
     def _write_unlocked(self, target: Path, text: str) -> None:
-        atomic_write_text(target, text)
+        """Replace `target` through the fd walk (temporary name, fsync, rename): a folder
+        swapped for a symlink since `resolve` cannot carry the write outside."""
+        root = self.root.resolve()
+        try:
+            relative = target.relative_to(root).as_posix()
+        except ValueError:
+            relative = target.relative_to(self.root).as_posix()
+        try:
+            ConfinedFolder(self.root, label="memory folder").write_text(relative, text)
+        except OutsideScopeError as exc:
+            raise OutsideMemoryError(f"memory file {relative!r}: {exc}") from None
 
     def find(self, relative: str) -> Path:
         """The file `relative` names: as written, else the one whose path differs only in
@@ -154,8 +169,17 @@ class MemoryStore:
         if not target.is_file():
             what = "is a folder, not a page" if target.is_dir() else "does not exist"
             raise MemoryPageError(f"memory page {relative!r} {what} in {self.root}")
+        folder = ConfinedFolder(self.root, label="memory folder")
         try:
-            text = target.read_text(encoding="utf-8")
+            # read through the fd walk: a link swapped in after the check, a FIFO or a
+            # hard link is refused rather than followed
+            cap = 4 * MAX_READ_CHARS
+            data = folder.read_bytes(self.relative(target), max_bytes=cap)
+            text = (
+                data.decode("utf-8") if len(data) <= cap else data[:cap].decode("utf-8", "ignore")
+            )
+        except OutsideScopeError as exc:
+            raise OutsideMemoryError(f"memory page {relative!r}: {exc}") from None
         except (OSError, UnicodeDecodeError) as exc:
             raise MemoryPageError(f"memory page {relative!r} in {self.root}: {exc}") from None
         if len(text) > MAX_READ_CHARS:

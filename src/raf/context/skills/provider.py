@@ -18,6 +18,7 @@ from raf.core.options import AgentRunOptions
 from raf.core.responses import AgentResponse
 from raf.core.sessions import AgentSession
 from raf.core.tools import Tool
+from raf.tools._confined import ConfinedFolder
 
 log = logging.getLogger("raf.context.skills")
 
@@ -206,9 +207,9 @@ class AgentSkillsProvider:
             raise ToolExecutionError(
                 f"skill {skill.name!r} has no resource {path!r}; its resources: {listing}"
             )
-        target = _inside(skill.path, relative)
+        folder = ConfinedFolder(skill.path, label=f"folder of skill {skill.name!r}")
         try:
-            data = await asyncio.to_thread(_read_capped, target)
+            data = await asyncio.to_thread(_read_capped, folder, relative)
         except OSError as exc:
             raise ToolExecutionError(
                 f"resource {relative!r} of skill {skill.name!r} cannot be read "
@@ -260,9 +261,9 @@ def _inside(folder: Path, relative: str) -> Path:
     return target
 
 
-def _read_capped(path: Path) -> bytes:
-    with path.open("rb") as handle:
-        data = handle.read(MAX_RESOURCE_BYTES + 1)
+def _read_capped(folder: ConfinedFolder, relative: str) -> bytes:
+    """At most MAX_RESOURCE_BYTES of a regular file (never a FIFO, device or outside link)."""
+    data = folder.read_bytes(relative, max_bytes=MAX_RESOURCE_BYTES)
     if len(data) > MAX_RESOURCE_BYTES:
         note = f"\n[… cut: the file is larger than {MAX_RESOURCE_BYTES} bytes]"
         return data[:MAX_RESOURCE_BYTES] + note.encode()

@@ -9,6 +9,8 @@ from pathlib import Path
 from typing import Any, Literal, Protocol, runtime_checkable
 
 from raf.core.errors import ConfigurationError
+from raf.tools._confined import ConfinedFolder
+from raf.tools.workspace import OutsideScopeError
 
 DEFAULT_SCRIPT_TIMEOUT = 60.0
 
@@ -54,26 +56,24 @@ def script_language(script: Path, code: str) -> Literal["python", "bash"]:
 
 
 def collect_skill_files(script: Path, folder: Path) -> tuple[str, dict[str, bytes]]:
-    """The script's code and a copy of the skill folder's files (links that leave it
-    and hidden entries are left out)."""
+    """The script's code and a copy of the skill folder's plain files (links, special
+    files, hard links and hidden entries are left out)."""
     code = script.read_text(encoding="utf-8")
-    root = folder.resolve()
+    confined = ConfinedFolder(folder, label=f"skill folder {folder.name!r}")
     files: dict[str, bytes] = {}
     total = 0
-    for path in sorted(root.rglob("*")):
-        relative = path.relative_to(root)
-        if any(part.startswith(".") for part in relative.parts) or not path.is_file():
-            continue
-        if not path.resolve().is_relative_to(root):
-            continue
-        data = path.read_bytes()
+    for relative in confined.files():  # plain files only, links never followed
+        try:
+            data = confined.read_bytes(relative, max_bytes=MAX_SKILL_FILES_BYTES - total)
+        except (OSError, OutsideScopeError):
+            continue  # a file swapped for a link, FIFO or hard link since the listing
         total += len(data)
         if total > MAX_SKILL_FILES_BYTES:
             raise ConfigurationError(
                 f"skill folder {folder} holds over {MAX_SKILL_FILES_BYTES} bytes; too much to "
                 "copy into the sandbox"
             )
-        files[relative.as_posix()] = data
+        files[relative] = data
     return code, files
 
 

@@ -14,9 +14,7 @@ from __future__ import annotations
 
 import datetime as dt
 import logging
-import os
 import re
-import tempfile
 import threading
 from collections.abc import Mapping
 from dataclasses import dataclass, field
@@ -25,12 +23,15 @@ from typing import Any
 
 from raf.core.bounded_parse import DocumentLimitError, load_yaml
 from raf.core.errors import ConfigurationError, MissingExtraError
+from raf.tools._confined import ConfinedFolder, ConfinedPathError
 
 LINK = re.compile(r"\[\[([^\[\]|]+)(?:\|[^\[\]]*)?\]\]")
 _SLUG_UNSAFE = re.compile(r"[^a-z0-9]+")
 _NAME = re.compile(r"^[a-z0-9][a-z0-9-]{0,63}$")
 DEFAULT_SPACE = "main"
 DEFAULT_TYPE = "page"
+MAX_PAGE_BYTES = 2_000_000
+"""Largest page (or schema) file read."""
 log = logging.getLogger(__name__)
 
 
@@ -115,6 +116,8 @@ class Wiki:
     ) -> None:
         self.root = Path(directory)
         self.root.mkdir(parents=True, exist_ok=True)
+        self.folder = ConfinedFolder(self.root, label="wiki folder")
+        """Every page name is resolved through it: a symlink never leads out of the wiki."""
         self.default_space = default_space
         self._schemas: dict[str, dict[str, Any]] = {k: dict(v) for k, v in (schemas or {}).items()}
         self._lock = threading.RLock()
@@ -129,15 +132,20 @@ class Wiki:
 
     def _schema_files(self) -> dict[str, dict[str, Any]]:
         out: dict[str, dict[str, Any]] = {}
-        folder = self.root / "_schemas"
-        if not folder.is_dir():
-            return out
         yaml = _yaml()
-        for path in sorted(folder.iterdir()):
-            if path.suffix in (".json", ".yaml", ".yml"):
+        for name in self.folder.files("_schemas", suffixes=frozenset({".json", ".yaml", ".yml"})):
+            path = self.root / name
+            if name.count("/") == 1:
                 try:
-                    loaded = load_yaml(path.read_text(encoding="utf-8"), file=str(path))
-                except (OSError, UnicodeDecodeError, yaml.YAMLError, DocumentLimitError) as exc:
+                    text = self.folder.read_text(name, max_bytes=MAX_PAGE_BYTES)
+                    loaded = load_yaml(text, file=str(path))
+                except (
+                    OSError,
+                    UnicodeDecodeError,
+                    ConfinedPathError,
+                    yaml.YAMLError,
+                    DocumentLimitError,
+                ) as exc:
                     raise WikiError(f"schema {path} cannot be read: {exc}") from exc
                 if not isinstance(loaded, dict):
                     raise WikiError(f"schema {path} is not a JSON Schema object")
@@ -188,9 +196,13 @@ class Wiki:
     # -- reading ---------------------------------------------------------------------------
 
     def spaces(self) -> list[str]:
-        return sorted(
-            p.name for p in self.root.iterdir() if p.is_dir() and not p.name.startswith((".", "_"))
-        )
+        """Space folders (real folders only: a linked folder is not a space)."""
+        return [n for n in self.folder.folders() if not n.startswith((".", "_"))]
+
+    def _page_names(self, space: str) -> list[str]:
+        """Slugs of the page files directly in a space (regular files, never links)."""
+        found = self.folder.files(space, suffixes=frozenset({".md"}))
+        return [n.split("/", 1)[1][:-3] for n in found if n.count("/") == 1]
 
     def _path(self, space: str, slug: str) -> Path:
         return self.root / space / f"{slug}.md"
@@ -208,13 +220,12 @@ class Wiki:
         and left out, so one bad file does not take the whole wiki down."""
         out: list[Page] = []
         for name in [space] if space else self.spaces():
-            folder = self.root / name
-            if not folder.is_dir():
+            if not _NAME.match(name) or not self.folder.is_dir(name):
                 continue
-            for path in sorted(folder.glob("*.md")):
-                ref = f"{name}/{path.stem}"
+            for slug in self._page_names(name):
+                ref = f"{name}/{slug}"
                 try:
-                    out.append(self._load(name, path.stem))
+                    out.append(self._load(name, slug))
                 except WikiError as exc:
                     if self.broken.get(ref) != str(exc):
                         log.warning("wiki %s: page left out: %s", self.root, exc)
@@ -225,9 +236,16 @@ class Wiki:
 
     def _load(self, space: str, slug: str) -> Page:
         path = self._path(space, slug)
+        name = f"{space}/{slug}.md"
         try:
-            text = path.read_text(encoding="utf-8")
-            updated = path.stat().st_mtime
+            data = self.folder.read_bytes(name, max_bytes=MAX_PAGE_BYTES)
+            if len(data) > MAX_PAGE_BYTES:
+                raise WikiError(f"page {space}/{slug} is larger than {MAX_PAGE_BYTES} bytes")
+            text = data.decode("utf-8")
+            st = self.folder.stat(name)
+            updated = st.st_mtime if st is not None else 0.0
+        except ConfinedPathError as exc:
+            raise WikiError(f"page {space}/{slug} is refused: {exc}") from exc
         except (OSError, UnicodeDecodeError) as exc:
             raise WikiError(f"page {space}/{slug} ({path}) cannot be read: {exc}") from exc
         page = parse_page(text, space=space, slug=slug)
@@ -241,12 +259,12 @@ class Wiki:
             space, slug = self.split_ref(target)
             if not _NAME.match(space) or not _NAME.match(slug):
                 return None
-            return self._load(space, slug) if self._path(space, slug).is_file() else None
+            return self._load(space, slug) if self._exists(space, slug) else None
         slug = slugify(target)
         spaces = [from_space] if from_space else []
         spaces += [s for s in [self.default_space, *self.spaces()] if s not in spaces]
         for space in spaces:
-            if self._path(space, slug).is_file():
+            if _NAME.match(space) and self._exists(space, slug):
                 return self._load(space, slug)
         wanted = target.strip().lower()
         for page in self.pages():
@@ -264,10 +282,21 @@ class Wiki:
         """Changes whenever a page is added, removed or modified (for caches)."""
         items: list[tuple[str, int, int]] = []
         for space in self.spaces():
-            for path in (self.root / space).glob("*.md"):
-                st = path.stat()
-                items.append((f"{space}/{path.stem}", st.st_mtime_ns, st.st_size))
+            for slug in self._page_names(space):
+                st = self.folder.stat(f"{space}/{slug}.md")
+                if st is not None:
+                    items.append((f"{space}/{slug}", st.st_mtime_ns, st.st_size))
         return tuple(sorted(items))
+
+    def _exists(self, space: str, slug: str) -> bool:
+        """True when the page file is there; a name that leads outside is refused."""
+        try:
+            st = self.folder.stat(f"{space}/{slug}.md")
+        except ConfinedPathError as exc:
+            raise WikiError(f"page {space}/{slug} is refused: {exc}") from exc
+        except OSError:
+            return False
+        return st is not None
 
     # -- writing ---------------------------------------------------------------------------
 
@@ -281,26 +310,41 @@ class Wiki:
         problems = self.validate(page)
         if problems:
             raise WikiError(f"page {page.ref} ({page.type}) is not valid: " + "; ".join(problems))
-        path = self._path(page.space, page.slug)
-        path.parent.mkdir(parents=True, exist_ok=True)
-        fd, tmp = tempfile.mkstemp(dir=path.parent, prefix=".tmp-", suffix=".md")
-        with os.fdopen(fd, "w", encoding="utf-8") as handle:
-            handle.write(page.render())
-        os.replace(tmp, path)
-        page.updated = path.stat().st_mtime
+        name = f"{page.space}/{page.slug}.md"
+        try:
+            self.folder.write_text(name, page.render())
+            st = self.folder.stat(name)
+        except ConfinedPathError as exc:
+            raise WikiError(f"page {page.ref} is refused: {exc}") from exc
+        except OSError as exc:
+            raise WikiError(f"page {page.ref} cannot be written: {exc}") from exc
+        page.updated = st.st_mtime if st is not None else 0.0
 
     def _archive(self, space: str, slug: str, note: str) -> None:
-        path = self._path(space, slug)
-        if not path.is_file():
+        name = f"{space}/{slug}.md"
+        if not self.folder.is_file(name):
             return
-        folder = self.root / ".history" / space / slug
-        folder.mkdir(parents=True, exist_ok=True)
+        folder = f".history/{space}/{slug}"
         stamp = dt.datetime.now(dt.UTC).strftime("%Y%m%dT%H%M%S%fZ")
-        n = len(list(folder.glob("*.md"))) + 1
+        n = len(self._history_names(folder)) + 1
         note_line = f"<!-- change: {note} -->\n" if note else ""
-        (folder / f"{n:05d}-{stamp}.md").write_text(
-            note_line + path.read_text(encoding="utf-8"), encoding="utf-8"
-        )
+        try:
+            old = self.folder.read_text(name, max_bytes=MAX_PAGE_BYTES)
+            self.folder.write_text(f"{folder}/{n:05d}-{stamp}.md", note_line + old)
+        except ConfinedPathError as exc:
+            raise WikiError(f"page {space}/{slug} is refused: {exc}") from exc
+        except (OSError, UnicodeDecodeError) as exc:
+            raise WikiError(f"history of {space}/{slug} cannot be written: {exc}") from exc
+
+    def _history_names(self, folder: str) -> list[str]:
+        """The version files of one page's history folder (hidden folder: listed by name)."""
+        try:
+            found = self.folder.files(folder, suffixes=frozenset({".md"}), hidden=True)
+        except ConfinedPathError as exc:
+            raise WikiError(f"{folder} is refused: {exc}") from exc
+        except OSError:
+            return []
+        return [n for n in found if n.count("/") == 3 and not n.rsplit("/", 1)[1].startswith(".")]
 
     def create(
         self,
@@ -323,7 +367,7 @@ class Wiki:
         )
         self._check_names(page.space, page.slug)
         with self._lock:
-            if self._path(page.space, page.slug).exists():
+            if self._exists(page.space, page.slug):
                 raise WikiError(f"page {page.ref} already exists: update it instead")
             self._write(page)
         return page
@@ -366,10 +410,14 @@ class Wiki:
     def history(self, ref: str) -> list[str]:
         """Earlier versions of a page, oldest first (the file texts)."""
         page = self.read(ref)
-        folder = self.root / ".history" / page.space / page.slug
-        if not folder.is_dir():
-            return []
-        return [p.read_text(encoding="utf-8") for p in sorted(folder.glob("*.md"))]
+        folder = f".history/{page.space}/{page.slug}"
+        out: list[str] = []
+        for name in self._history_names(folder):
+            try:
+                out.append(self.folder.read_text(name, max_bytes=MAX_PAGE_BYTES))
+            except ConfinedPathError as exc:
+                raise WikiError(f"history of {page.ref} is refused: {exc}") from exc
+        return out
 
     def __repr__(self) -> str:
         return f"<Wiki {str(self.root)!r}>"

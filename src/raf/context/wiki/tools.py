@@ -9,6 +9,7 @@ from typing import Any
 from raf.context.wiki.index import WikiIndex
 from raf.context.wiki.store import Page, Wiki, WikiError
 from raf.core.tools import BaseTool, Tool, ToolContext, ToolResult
+from raf.tools.workspace import OutsideScopeError
 
 
 def page_view(page: Page, index: WikiIndex) -> dict[str, Any]:
@@ -35,7 +36,7 @@ class _WikiTool(BaseTool):
     async def invoke(self, arguments: Mapping[str, Any], context: ToolContext) -> ToolResult:
         try:
             return await asyncio.to_thread(self.run, dict(arguments))
-        except WikiError as exc:
+        except (WikiError, OutsideScopeError) as exc:
             return ToolResult.fail(str(exc))
 
     def run(self, arguments: dict[str, Any]) -> ToolResult:
