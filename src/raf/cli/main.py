@@ -24,6 +24,7 @@ COMMAND_MODULES: tuple[str, ...] = (
     "raf.cli.schema",
     "raf.cli.memory",
     "raf.cli.mcp",
+    "raf.cli.serve",
 )
 """Modules that each add one or more subcommands (add yours here)."""
 

@@ -82,11 +82,10 @@ class AgentHost:
     ) -> AgentSession:
         """A new, stored session of `agent_name` owned by `owner`."""
         agent = self.agent(agent_name)
-        if session_id is not None:
-            if await self._exists(session_id):
-                raise ServeError(
-                    409, "session_exists", f"a session named {session_id!r} exists already"
-                )
+        if session_id is not None and await self._exists(session_id):
+            raise ServeError(
+                409, "session_exists", f"a session named {session_id!r} exists already"
+            )
         session = agent.create_session(session_id)
         session.metadata[SERVE_KEY] = {"agent": agent_name, "owner": owner}
         try:

@@ -120,11 +120,8 @@ def _usage(usage: UsageDetails | None) -> dict[str, int] | None:
 
 def _refuse_pending(response: AgentResponse | None, finish: FinishReason | None) -> None:
     if finish is FinishReason.AWAITING_APPROVAL:
-        names = (
-            ", ".join(sorted({p.name for p in response.pending_approvals}))
-            if response
-            else "a tool"
-        )
+        calls = response.pending_approvals if response is not None else []
+        names = ", ".join(sorted({p.name for p in calls})) or "a tool"
         raise ServeError(
             409,
             "approval_required",
@@ -201,18 +198,19 @@ async def _chunks(
     """`chat.completion.chunk` events, then `[DONE]`; a failure midway is an error event."""
     created = int(time.time())
 
-    def chunk(delta: dict[str, Any], finish: str | None, **extra: Any) -> str:
+    def event(choices: list[dict[str, Any]], **extra: Any) -> str:
         body: dict[str, Any] = {
             "id": f"chatcmpl-{run_id}",
             "object": "chat.completion.chunk",
             "created": created,
             "model": name,
-            "choices": [{"index": 0, "delta": delta, "finish_reason": finish, "logprobs": None}]
-            if delta is not None
-            else [],
+            "choices": choices,
+            **extra,
         }
-        body.update(extra)
         return f"data: {json_line(body)}\n\n"
+
+    def chunk(delta: dict[str, Any], finish: str | None) -> str:
+        return event([{"index": 0, "delta": delta, "finish_reason": finish, "logprobs": None}])
 
     agent = host.agent(name)
     yield chunk({"role": "assistant", "content": ""}, None)
@@ -230,18 +228,11 @@ async def _chunks(
         _refuse_pending(None, finish)
     except (ServeError, RafError) as exc:
         error = error_for(exc)
-        yield f"data: {json_line({'error': {'message': error.message, 'type': error.code, 'code': error.code}})}\n\n"
+        body = {"error": {"message": error.message, "type": error.code, "code": error.code}}
+        yield f"data: {json_line(body)}\n\n"
         return
     yield chunk({}, FINISH.get(finish or FinishReason.STOP, "stop"))
     if include_usage:
-        body = {
-            "id": f"chatcmpl-{run_id}",
-            "object": "chat.completion.chunk",
-            "created": created,
-            "model": name,
-            "choices": [],
-            "usage": _usage(usage)
-            or {"prompt_tokens": 0, "completion_tokens": 0, "total_tokens": 0},
-        }
-        yield f"data: {json_line(body)}\n\n"
+        counts = _usage(usage) or {"prompt_tokens": 0, "completion_tokens": 0, "total_tokens": 0}
+        yield event([], usage=counts)
     yield "data: [DONE]\n\n"

@@ -25,11 +25,15 @@ def parse_body(raw: bytes, model: type[ModelT], *, empty_ok: bool = False) -> Mo
         raise ServeError(400, "malformed_json", "the request body is empty; send a JSON object")
     try:
         data = json.loads(raw)
-    except (json.JSONDecodeError, UnicodeDecodeError) as exc:
-        where = f" at line {exc.lineno} column {exc.colno}" if hasattr(exc, "lineno") else ""
+    except json.JSONDecodeError as exc:
         raise ServeError(
-            400, "malformed_json", f"the request body is not valid JSON{where}: {exc}"
+            400,
+            "malformed_json",
+            f"the request body is not valid JSON (line {exc.lineno}, column {exc.colno}): "
+            f"{exc.msg}",
         ) from None
+    except UnicodeDecodeError:
+        raise ServeError(400, "malformed_json", "the request body is not UTF-8 text") from None
     try:
         return model.model_validate(data)
     except ValidationError as exc:

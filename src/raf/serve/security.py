@@ -9,7 +9,7 @@ from __future__ import annotations
 import hmac
 import ipaddress
 import json
-from collections.abc import Awaitable, Callable, MutableMapping
+from collections.abc import Awaitable, Callable, MutableMapping, Sequence
 from dataclasses import dataclass, field
 from typing import Any
 from urllib.parse import urlsplit
@@ -136,7 +136,11 @@ class ServeSecurity:
 
 
 async def send_json_error(
-    send: Send, status: int, code: str, message: str, headers: list[tuple[bytes, bytes]] = []
+    send: Send,
+    status: int,
+    code: str,
+    message: str,
+    headers: Sequence[tuple[bytes, bytes]] = (),
 ) -> None:
     """A JSON error response sent straight over ASGI."""
     body = json.dumps({"error": {"code": code, "message": message}}).encode()

@@ -29,30 +29,26 @@ def bind(host: str, port: int) -> socket.socket:
     return sock
 
 
-def _server(app: ASGIApp, **config: Any) -> Any:
+def _server(app: ASGIApp, on_started: Callable[[], None] | None = None) -> Any:
     require_extra("uvicorn")
     import uvicorn
 
-    settings = uvicorn.Config(
-        app,
-        log_level=config.pop("log_level", "warning"),
-        timeout_graceful_shutdown=config.pop("timeout_graceful_shutdown", 5),
-        **config,
-    )
-    return uvicorn.Server(settings)
+    class Server(uvicorn.Server):
+        async def startup(self, sockets: list[socket.socket] | None = None) -> None:
+            await super().startup(sockets)
+            if self.started and on_started is not None:
+                on_started()
+
+    settings = uvicorn.Config(app, log_level="warning", timeout_graceful_shutdown=5)
+    return Server(settings)
 
 
 async def serve_socket(
     app: ASGIApp, sock: socket.socket, *, on_started: Callable[[], None] | None = None
 ) -> None:
-    """Serve `app` on `sock` until the process is asked to stop (SIGINT/SIGTERM)."""
-    server = _server(app)
-    task = asyncio.create_task(server.serve(sockets=[sock]))
-    while not server.started and not task.done():
-        await asyncio.sleep(0.02)
-    if server.started and on_started is not None:
-        on_started()
-    await task
+    """Serve `app` on `sock` until the process is asked to stop (SIGINT/SIGTERM); calls
+    `on_started` once it accepts connections."""
+    await _server(app, on_started).serve(sockets=[sock])
 
 
 @contextlib.contextmanager
