@@ -7,6 +7,7 @@ so ownership, one-run-per-session and cancellation hold the same way everywhere.
 from __future__ import annotations
 
 import hashlib
+import re
 import uuid
 from collections.abc import AsyncIterator, Mapping, Sequence
 from dataclasses import dataclass, field
@@ -24,6 +25,9 @@ from raf.serve.errors import ServeError, not_found
 
 SERVE_KEY = "raf_serve"
 """Session metadata key under which the server records the agent and the owner."""
+
+SESSION_ID = re.compile(r"^[A-Za-z0-9_-][A-Za-z0-9_.-]{0,127}$")
+"""Session ids a client may choose: safe as a file name in every store."""
 
 ANONYMOUS = ""
 """The owner of sessions when the server runs without tokens (loopback only)."""
@@ -82,6 +86,13 @@ class AgentHost:
     ) -> AgentSession:
         """A new, stored session of `agent_name` owned by `owner`."""
         agent = self.agent(agent_name)
+        if session_id is not None and not SESSION_ID.match(session_id):
+            raise ServeError(
+                400,
+                "invalid_session_id",
+                f"session id {session_id!r} is not valid: use 1-128 letters, digits, '_', "
+                "'-', '.', not starting with '.'",
+            )
         if session_id is not None and await self._exists(session_id):
             raise ServeError(
                 409, "session_exists", f"a session named {session_id!r} exists already"
@@ -107,6 +118,8 @@ class AgentHost:
         """The stored session if it belongs to this agent and owner; a 404 otherwise, the
         same as for a session that does not exist, so ids of others cannot be probed."""
         self.agent(agent_name)
+        if not SESSION_ID.match(session_id):
+            raise not_found("session", session_id)
         try:
             session = await self.store.load(session_id)
         except SessionNotFoundError:
