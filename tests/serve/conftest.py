@@ -52,9 +52,10 @@ class Served:
     slow: ScriptedChatClient
     notes: list[str] = field(default_factory=list)
 
-    def client(self, token: str | None = None, **kwargs: Any) -> httpx.Client:
-        headers = {"authorization": f"Bearer {token}"} if token else {}
-        return httpx.Client(base_url=self.url, headers=headers, timeout=30, **kwargs)
+    def client(self, token: str | None = None, headers: dict[str, str] | None = None) -> httpx.Client:
+        sent = {"authorization": f"Bearer {token}"} if token else {}
+        sent.update(headers or {})
+        return httpx.Client(base_url=self.url, headers=sent, timeout=30)
 
 
 def build_agents() -> tuple[list[Agent], dict[str, ScriptedChatClient], list[str]]:

@@ -277,6 +277,7 @@ def check_request(
                     call_id=answer.call_id,
                 )
             seen.add(answer.call_id)
+        for answer in approvals:
             if answer.call_id not in pending:
                 raise ServeError(
                     409,
