@@ -52,7 +52,9 @@ class Served:
     slow: ScriptedChatClient
     notes: list[str] = field(default_factory=list)
 
-    def client(self, token: str | None = None, headers: dict[str, str] | None = None) -> httpx.Client:
+    def client(
+        self, token: str | None = None, headers: dict[str, str] | None = None
+    ) -> httpx.Client:
         sent = {"authorization": f"Bearer {token}"} if token else {}
         sent.update(headers or {})
         return httpx.Client(base_url=self.url, headers=sent, timeout=30)
@@ -101,7 +103,5 @@ def served() -> Iterator[Served]:
 @pytest.fixture(scope="module")
 def guarded() -> Iterator[Served]:
     """A server that wants one of two bearer tokens and caps bodies at 4 KiB."""
-    security = ServeSecurity.for_bind(
-        "127.0.0.1", tokens=[TOKEN_A, TOKEN_B], max_body_bytes=4096
-    )
+    security = ServeSecurity.for_bind("127.0.0.1", tokens=[TOKEN_A, TOKEN_B], max_body_bytes=4096)
     yield from start(security, a2a=False)

@@ -72,7 +72,9 @@ def test_a_streamed_run_sends_updates_as_server_sent_events(served: Served) -> N
     with served.client() as client:
         sid = new_session(client)
         with client.stream(
-            "POST", f"/agents/helper/sessions/{sid}/runs", json={"messages": "count", "stream": True}
+            "POST",
+            f"/agents/helper/sessions/{sid}/runs",
+            json={"messages": "count", "stream": True},
         ) as response:
             assert response.headers["content-type"].startswith("text/event-stream")
             got = list(events(response))
@@ -160,7 +162,9 @@ def test_cancel_stops_a_run_and_a_late_cancel_is_refused(served: Served) -> None
         late = client.post(f"/agents/slow/sessions/{sid}/cancel")
         assert late.status_code == 409 and late.json()["error"]["code"] == "no_run_in_progress"
         assert client.get(f"/agents/slow/sessions/{sid}").json() == before
-        assert before["running"] is False and before["messages"][0]["contents"][0]["text"] == "think"
+        assert (
+            before["running"] is False and before["messages"][0]["contents"][0]["text"] == "think"
+        )
 
 
 def test_a_failing_model_is_a_json_error_and_the_session_is_unchanged(served: Served) -> None:

@@ -32,7 +32,11 @@ def register(subparsers: Any) -> None:
         "--allow-host", action="append", default=[], metavar="NAME", help="Host header to accept"
     )
     parser.add_argument(
-        "--allow-origin", action="append", default=[], metavar="URL", help="browser Origin to accept"
+        "--allow-origin",
+        action="append",
+        default=[],
+        metavar="URL",
+        help="browser Origin to accept",
     )
     parser.add_argument(
         "--max-body", type=int, default=1024 * 1024, metavar="BYTES", help="request size limit"
@@ -91,9 +95,7 @@ def serve_command(args: argparse.Namespace) -> int:
     port = sock.getsockname()[1]
     shown = f"[{args.host}]" if ":" in args.host else args.host
     url = args.public_url or f"http://{shown}:{port}"
-    app = create_app(
-        host, security, openai=not args.no_openai, a2a=not args.no_a2a, base_url=url
-    )
+    app = create_app(host, security, openai=not args.no_openai, a2a=not args.no_a2a, base_url=url)
 
     def started() -> None:
         names = ", ".join(host.agents)
@@ -102,8 +104,11 @@ def serve_command(args: argparse.Namespace) -> int:
 
     try:
         asyncio.run(serve_socket(app, sock, on_started=started))
+    except KeyboardInterrupt:  # Ctrl-C is how a server is stopped: a clean exit
+        pass
     finally:
         sock.close()
+    print("raf serve: stopped", file=sys.stderr)
     return 0
 
 

@@ -74,5 +74,5 @@ def create_app(
     if a2a:
         from raf.serve.a2a import mount_a2a
 
-        mount_a2a(app, host, base_url=base_url or f"http://{security.bind_host}")
+        mount_a2a(app, host, base_url=base_url, security=security)
     return SecurityMiddleware(app, security)

@@ -26,8 +26,11 @@ ASGIApp = Callable[[Scope, Receive, Send], Awaitable[None]]
 DEFAULT_MAX_BODY = 1024 * 1024
 """Largest request body accepted by default (1 MiB)."""
 
-PUBLIC_PATHS = frozenset({"/health", "/ready", "/.well-known/agent-card.json"})
-"""Paths answered without a token: probes for load balancers and the A2A agent card."""
+PUBLIC_PATHS = frozenset({"/health", "/ready"})
+"""Paths answered without a token: probes for load balancers (and A2A agent cards)."""
+
+AGENT_CARD = "/.well-known/agent-card.json"
+"""A2A agent cards are public: they say how to authenticate."""
 
 OWNER_KEY = "raf_owner"
 """Key in the ASGI scope's state holding the caller's owner id."""
@@ -97,6 +100,10 @@ class ServeSecurity:
             allowed_origins=tuple(o.rstrip("/").lower() for o in allowed_origins),
             max_body_bytes=max_body_bytes,
         )
+
+    def is_public(self, path: str) -> bool:
+        """Whether `path` is answered without a token."""
+        return path in self.public_paths or path.endswith(AGENT_CARD)
 
     def host_allowed(self, header: str | None) -> bool:
         """Whether a request's Host header may reach this server (DNS rebinding guard)."""
@@ -178,7 +185,7 @@ class SecurityMiddleware:
             await send_json_error(send, 403, "origin_not_allowed", "this Origin is not allowed")
             return
         owner = rules.owner(headers.get("authorization"))
-        if owner is None and scope["path"] not in rules.public_paths:
+        if owner is None and not rules.is_public(scope["path"]):
             await send_json_error(
                 send,
                 401,
