@@ -113,9 +113,9 @@ def serve_command(args: argparse.Namespace) -> int:
 
 
 def acp_command(args: argparse.Namespace) -> int:
-    from raf.cli._agents import build_agent
+    from raf.cli._agents import build_agent, session_store
     from raf.serve.acp import serve_acp_stdio
 
     agent = build_agent(args.file, args.model, None)
-    asyncio.run(serve_acp_stdio(agent))
+    asyncio.run(serve_acp_stdio(agent, session_store()))
     return 0
