@@ -85,7 +85,7 @@ async def over_http(folder: Path, requests: int, levels: list[int]) -> list[tupl
         found = re.search(r"on (http://\S+)", line)
         if not found:
             raise RuntimeError(f"raf serve did not start: {line}")
-        rows = []
+        rows: list[tuple[float, ...]] = []
         limits = httpx.Limits(max_connections=128, max_keepalive_connections=128)
         async with httpx.AsyncClient(base_url=found.group(1), limits=limits, timeout=60) as http:
 

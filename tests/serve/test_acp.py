@@ -133,3 +133,29 @@ async def test_an_unknown_session_is_a_protocol_error(tmp_path: Path) -> None:
         with pytest.raises(RequestError) as info:
             await asyncio.wait_for(conn.prompt(session_id="nope", prompt=[text_block("hi")]), 30)
         assert "no session named 'nope'" in str(info.value.data or info.value)
+
+
+async def test_a_stored_session_is_replayed_by_session_load(tmp_path: Path) -> None:
+    first = Editor(allow=True)
+    sid, _, _ = await drive(tmp_path, first, ["Remember the number 7."], "a number please")
+    later = Editor(allow=True)
+    project = tmp_path / "project"
+    async with spawn_agent_process(
+        cast(Client, later),
+        sys.executable,
+        "-m",
+        "raf.cli",
+        "acp",
+        str(project / "agent.yaml"),
+        "--model",
+        script(tmp_path, ["unused"], name="later.json"),
+        env=raf_env(tmp_path),
+        cwd=project,
+    ) as (conn, _process):
+        await asyncio.wait_for(conn.initialize(protocol_version=PROTOCOL_VERSION), 30)
+        await asyncio.wait_for(conn.load_session(cwd=str(project), session_id=sid), 30)
+        replayed = [(u.session_update, u.content.text) for u in later.updates]
+    assert replayed == [
+        ("user_message_chunk", "a number please"),
+        ("agent_message_chunk", "Remember the number 7."),
+    ]

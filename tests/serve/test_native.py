@@ -2,6 +2,8 @@
 
 from __future__ import annotations
 
+import time
+
 from raf.testing import call, reply
 
 from .conftest import Served
@@ -183,3 +185,21 @@ def test_a_failing_model_is_a_json_error_and_the_session_is_unchanged(served: Se
             "retryable": True,
         }
         assert client.get(f"/agents/helper/sessions/{sid}").json() == before
+
+
+def test_a_client_gone_mid_stream_leaves_the_session_as_it_was(served: Served) -> None:
+    served.slow.add("never seen")
+    with served.client() as client:
+        sid = new_session(client, "slow")
+        before = client.get(f"/agents/slow/sessions/{sid}").json()
+        with client.stream(
+            "POST", f"/agents/slow/sessions/{sid}/runs", json={"messages": "x", "stream": True}
+        ) as response:
+            name, _ = next(events(response))
+            assert name == "run"
+        for _ in range(100):  # the server notices the closed connection
+            state = client.get(f"/agents/slow/sessions/{sid}").json()
+            if not state["running"]:
+                break
+            time.sleep(0.05)
+        assert state == before
