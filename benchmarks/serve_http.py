@@ -4,11 +4,12 @@ called in-process, at 1, 16 and 64 concurrent clients.
 The agent is a document on a scripted model that answers at once, so the figures are
 the cost of raf's serving path (HTTP, JSON, session create/save, the run lifecycle),
 not of a model. The server is the real program (`raf serve`, one uvicorn process,
-sessions in memory) in a subprocess; clients are httpx on one event loop in this one.
+sessions in memory) in a subprocess; clients are keep-alive connections on one event
+loop in this one.
 Each request is `POST /agents/bench/runs` (a new session and one run); in-process each
 is `create_session` + `agent.run` + `store.save`.
 
-    python benchmarks/serve_http.py [--requests 400] [--levels 1,16,64]
+    python benchmarks/serve_http.py [--requests 1000] [--levels 1,16,64]
 """
 
 from __future__ import annotations
@@ -26,13 +27,42 @@ import time
 from collections.abc import Awaitable, Callable
 from pathlib import Path
 
-import httpx
-
 from raf.agent.stores import InMemorySessionStore
 from raf.cli._agents import ScriptFileClient
 from raf.decl import DeclAgentBuilder
 
 DOCUMENT = "name: bench\ndescription: Answers pong.\ninstructions: Answer pong.\n"
+
+
+BODY = json.dumps({"messages": "ping"}).encode()
+
+
+class Connection:
+    """A minimal keep-alive HTTP/1.1 client, so the load generator costs little CPU
+    (an httpx client at 64 connections spent more than the server on two cores)."""
+
+    def __init__(self, reader: asyncio.StreamReader, writer: asyncio.StreamWriter) -> None:
+        self.reader = reader
+        self.writer = writer
+
+    @classmethod
+    async def open(cls, host: str, port: int) -> Connection:
+        reader, writer = await asyncio.open_connection(host, port)
+        return cls(reader, writer)
+
+    async def post(self, path: str, body: bytes) -> tuple[int, bytes]:
+        head = (
+            f"POST {path} HTTP/1.1\r\nhost: 127.0.0.1\r\ncontent-type: application/json\r\n"
+            f"content-length: {len(body)}\r\n\r\n"
+        )
+        self.writer.write(head.encode() + body)
+        status_line = await self.reader.readline()
+        length = 0
+        while (line := await self.reader.readline()) not in (b"\r\n", b""):
+            name, _, value = line.decode("latin-1").partition(":")
+            if name.lower() == "content-length":
+                length = int(value)
+        return int(status_line.split()[1]), await self.reader.readexactly(length)
 
 
 def percentiles(times: list[float]) -> tuple[float, float]:
@@ -86,16 +116,25 @@ async def over_http(folder: Path, requests: int, levels: list[int]) -> list[tupl
         if not found:
             raise RuntimeError(f"raf serve did not start: {line}")
         rows: list[tuple[float, ...]] = []
-        limits = httpx.Limits(max_connections=128, max_keepalive_connections=128)
-        async with httpx.AsyncClient(base_url=found.group(1), limits=limits, timeout=60) as http:
+        host, port = found.group(1).removeprefix("http://").rsplit(":", 1)
+        for clients in levels:
+            connections = [await Connection.open(host, int(port)) for _ in range(clients)]
+            free = asyncio.Queue[Connection]()
+            for connection in connections:
+                free.put_nowait(connection)
 
-            async def call() -> None:
-                response = await http.post("/agents/bench/runs", json={"messages": "ping"})
-                if response.status_code != 200 or response.json()["text"] != "pong":
-                    raise RuntimeError(response.text)
+            async def call(free: asyncio.Queue[Connection] = free) -> None:
+                connection = await free.get()
+                try:
+                    status, body = await connection.post("/agents/bench/runs", BODY)
+                finally:
+                    free.put_nowait(connection)
+                if status != 200 or json.loads(body)["text"] != "pong":
+                    raise RuntimeError(body.decode())
 
-            for clients in levels:
-                rows.append(await load(call, requests, clients))
+            rows.append(await load(call, requests, clients))
+            for connection in connections:
+                connection.writer.close()
         return rows
     finally:
         server.terminate()
@@ -125,7 +164,7 @@ async def in_process(folder: Path, requests: int, levels: list[int]) -> list[tup
 
 def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
-    parser.add_argument("--requests", type=int, default=400, help="requests per level")
+    parser.add_argument("--requests", type=int, default=1000, help="requests per level")
     parser.add_argument("--levels", default="1,16,64", help="concurrent clients, comma-separated")
     args = parser.parse_args()
     levels = [int(n) for n in args.levels.split(",")]
