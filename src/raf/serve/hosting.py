@@ -156,6 +156,12 @@ class AgentHost:
 
     # -- runs -------------------------------------------------------------------------
 
+    def release(self, session_id: str, active: ActiveRun) -> None:
+        """Forget a run that ended; safe to call twice (a stream never iterated, because
+        its client left at once, is released by the response's background task)."""
+        if self.runs.get(session_id) is active:
+            del self.runs[session_id]
+
     def _start(self, agent_name: str, session_id: str, owner: str) -> ActiveRun:
         self._refuse_if_busy(session_id)
         active = ActiveRun(run_id=uuid.uuid4().hex, agent=agent_name, owner=owner)
@@ -176,7 +182,7 @@ class AgentHost:
         try:
             check_request(session, messages, approvals)
         except BaseException:
-            self.runs.pop(session_id, None)
+            self.release(session_id, active)
             raise
         return agent, session, active
 
@@ -198,7 +204,7 @@ class AgentHost:
             )
             await self.store.save(session)
         finally:
-            self.runs.pop(session_id, None)
+            self.release(session_id, active)
         return response, active
 
     async def stream(
@@ -228,7 +234,7 @@ class AgentHost:
                 if final is not None:
                     yield final
             finally:
-                self.runs.pop(session_id, None)
+                self.release(session_id, active)
 
         return active, updates()
 

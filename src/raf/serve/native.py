@@ -8,6 +8,7 @@ from typing import Any
 from fastapi import APIRouter, Request, Response
 from fastapi.responses import JSONResponse, StreamingResponse
 from pydantic import BaseModel, ConfigDict, Field
+from starlette.background import BackgroundTask
 
 from raf.agent.agent import agent_summary
 from raf.core.contents import ApprovalResponseContent, content_to_dict
@@ -180,6 +181,7 @@ def native_router(host: AgentHost) -> APIRouter:
                 sse(active, session_id, updates),
                 media_type="text/event-stream",
                 headers=SSE_HEADERS,
+                background=BackgroundTask(host.release, session_id, active),
             )
         response, active = await host.run(agent, session_id, who, messages, approvals)
         return JSONResponse(run_body(response, active))
