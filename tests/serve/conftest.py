@@ -11,6 +11,7 @@ import pytest
 
 from raf.agent.agent import Agent
 from raf.core.function_tool import tool
+from raf.core.sessions import SessionStore
 from raf.decl import DeclAgentBuilder
 from raf.serve import AgentHost, ServeSecurity, create_app, serve_in_thread
 from raf.testing import ScriptedChatClient
@@ -86,9 +87,11 @@ def build_agents() -> tuple[list[Agent], dict[str, ScriptedChatClient], list[str
     return agents, models, notes
 
 
-def start(security: ServeSecurity | None = None, **options: Any) -> Iterator[Served]:
+def start(
+    security: ServeSecurity | None = None, store: SessionStore | None = None, **options: Any
+) -> Iterator[Served]:
     agents, models, notes = build_agents()
-    host = AgentHost(agents)
+    host = AgentHost(agents, store=store)
     app = create_app(host, security, **options)
     with serve_in_thread(app) as url:
         yield Served(url, host, models["helper"], models["clerk"], models["slow"], notes)

@@ -2,11 +2,16 @@
 
 from __future__ import annotations
 
+import asyncio
 import time
+from pathlib import Path
 
+import httpx
+
+from raf.agent.stores import SqliteSessionStore
 from raf.testing import call, reply
 
-from .conftest import Served
+from .conftest import Served, start
 from .sse import events
 
 
@@ -203,3 +208,15 @@ def test_a_client_gone_mid_stream_leaves_the_session_as_it_was(served: Served) -
                 break
             time.sleep(0.05)
         assert state == before
+
+
+async def test_two_requests_naming_one_new_session_create_it_once(tmp_path: Path) -> None:
+    # SQLite works in threads, so the requests really interleave between check and save
+    store = SqliteSessionStore(tmp_path / "sessions.sqlite")
+    for served in start(store=store, a2a=False, openai=False):
+        async with httpx.AsyncClient(base_url=served.url, timeout=30) as client:
+            body = {"session_id": "race-1"}
+            made = await asyncio.gather(
+                *(client.post("/agents/helper/sessions", json=body) for _ in range(8))
+            )
+    assert sorted(r.status_code for r in made) == [201] + [409] * 7

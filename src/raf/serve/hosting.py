@@ -69,6 +69,7 @@ class AgentHost:
                 self.agents[agent.name] = agent
         self.store: SessionStore = store if store is not None else InMemorySessionStore()
         self.runs: dict[str, ActiveRun] = {}
+        self._creating: set[str] = set()
 
     # -- agents -----------------------------------------------------------------------
 
@@ -93,16 +94,22 @@ class AgentHost:
                 f"session id {session_id!r} is not valid: use 1-128 letters, digits, '_', "
                 "'-', '.', not starting with '.'",
             )
-        if session_id is not None and await self._exists(session_id):
-            raise ServeError(
-                409, "session_exists", f"a session named {session_id!r} exists already"
-            )
-        session = agent.create_session(session_id)
-        session.metadata[SERVE_KEY] = {"agent": agent_name, "owner": owner}
+        exists = ServeError(409, "session_exists", f"a session named {session_id!r} exists already")
+        if session_id is not None and session_id in self._creating:
+            raise exists
+        if session_id is not None:
+            self._creating.add(session_id)  # two requests naming one id: the second gets 409
         try:
+            if session_id is not None and await self._exists(session_id):
+                raise exists
+            session = agent.create_session(session_id)
+            session.metadata[SERVE_KEY] = {"agent": agent_name, "owner": owner}
             await self.store.save(session)
         except SessionError as exc:
             raise ServeError(400, "invalid_session_id", str(exc)) from None
+        finally:
+            if session_id is not None:
+                self._creating.discard(session_id)
         return session
 
     async def _exists(self, session_id: str) -> bool:
