@@ -159,3 +159,30 @@ async def test_a_stored_session_is_replayed_by_session_load(tmp_path: Path) -> N
         ("user_message_chunk", "a number please"),
         ("agent_message_chunk", "Remember the number 7."),
     ]
+
+
+async def test_session_cancel_stops_a_running_prompt(tmp_path: Path) -> None:
+    editor = Editor(allow=True)
+    (tmp_path / "agent.yaml").write_text("name: plain\n", encoding="utf-8")
+    model = script(tmp_path, [{"text": "too late", "delay": 30}])
+    async with spawn_agent_process(
+        cast(Client, editor),
+        sys.executable,
+        "-m",
+        "raf.cli",
+        "acp",
+        str(tmp_path / "agent.yaml"),
+        "--model",
+        model,
+        env=raf_env(tmp_path),
+        cwd=tmp_path,
+    ) as (conn, _process):
+        await asyncio.wait_for(conn.initialize(protocol_version=PROTOCOL_VERSION), 30)
+        session = await conn.new_session(cwd=str(tmp_path))
+        prompt = asyncio.create_task(
+            conn.prompt(session_id=session.session_id, prompt=[text_block("think")])
+        )
+        await asyncio.sleep(0.2)  # the prompt is sent; its run may not have started yet
+        await conn.cancel(session_id=session.session_id)
+        result = await asyncio.wait_for(prompt, 15)
+    assert result.stop_reason == "cancelled" and editor.text() == ""

@@ -52,6 +52,9 @@ class RafAcpAgent:
         self.host = AgentHost([agent], store=store)
         self.name = agent.name
         self.client: acp.Client | None = None
+        self.turns: dict[str, bool] = {}
+        """Sessions with a prompt in progress, and whether the editor cancelled it (a
+        cancel can arrive before the run has started)."""
 
     def on_connect(self, conn: acp.Client) -> None:
         self.client = conn
@@ -112,6 +115,7 @@ class RafAcpAgent:
         text = "\n".join(getattr(block, "text", "") for block in prompt if block.type == "text")
         messages = [ChatMessage.user(text)]
         approvals: list[ApprovalResponseContent] = []
+        self.turns[session_id] = False
         try:
             while True:
                 finish = await self._run(session_id, messages, approvals)
@@ -119,11 +123,13 @@ class RafAcpAgent:
                     return PromptResponse(stop_reason=STOP_REASONS.get(finish, "end_turn"))  # type: ignore[arg-type]
                 session = await self.host.session(self.name, session_id, ANONYMOUS)
                 decided = await self._ask(session_id, session.pending_approvals)
-                if decided is None:
+                if decided is None or self.turns.get(session_id):
                     return PromptResponse(stop_reason="cancelled")
                 messages, approvals = [], decided
         except RafError as exc:
             raise _acp_error(exc) from None
+        finally:
+            self.turns.pop(session_id, None)
 
     async def _run(
         self,
@@ -131,9 +137,11 @@ class RafAcpAgent:
         messages: list[ChatMessage],
         approvals: list[ApprovalResponseContent],
     ) -> FinishReason | None:
-        _active, updates = await self.host.stream(
+        active, updates = await self.host.stream(
             self.name, session_id, ANONYMOUS, messages, approvals
         )
+        if self.turns.get(session_id):
+            active.token.cancel("cancelled by the editor")
         finish: FinishReason | None = None
         async for update in updates:
             if update.kind is UpdateKind.FINISHED:
@@ -212,6 +220,8 @@ class RafAcpAgent:
         return decided
 
     async def cancel(self, session_id: str, **_: Any) -> None:
+        if session_id in self.turns:
+            self.turns[session_id] = True
         active = self.host.running(session_id)
         if active is not None:
             active.token.cancel("cancelled by the editor")
