@@ -25,6 +25,7 @@ COMMAND_MODULES: tuple[str, ...] = (
     "raf.cli.convert",
     "raf.cli.memory",
     "raf.cli.mcp",
+    "raf.cli.serve",
 )
 """Modules that each add one or more subcommands (add yours here)."""
 

@@ -1,0 +1,121 @@
+"""`raf serve FILE…|DIR`: host agent documents over HTTP; `raf acp FILE`: one agent for an
+editor over the Agent Client Protocol on stdio."""
+
+from __future__ import annotations
+
+import argparse
+import asyncio
+import os
+import sys
+from pathlib import Path
+from typing import Any
+
+TOKEN_ENV = "RAF_SERVE_TOKEN"
+"""Environment variable holding the bearer token (several separated by commas)."""
+
+
+def register(subparsers: Any) -> None:
+    parser: argparse.ArgumentParser = subparsers.add_parser(
+        "serve",
+        help="serve agent documents over HTTP (raf's API, OpenAI-compatible, A2A)",
+        description=(
+            "Serve agent documents over HTTP. Beyond loopback a bearer token is required: "
+            f"${TOKEN_ENV} (several separated by commas) or --token-file."
+        ),
+    )
+    parser.add_argument("paths", nargs="+", metavar="FILE|DIR", help="agent documents or folders")
+    parser.add_argument("--host", default="127.0.0.1", help="address (default 127.0.0.1)")
+    parser.add_argument("--port", type=int, default=8000, help="port (default 8000; 0: any free)")
+    parser.add_argument("--model", metavar="SPEC", help="use this model for every agent")
+    parser.add_argument("--token-file", metavar="PATH", help="bearer tokens, one a line")
+    parser.add_argument(
+        "--allow-host", action="append", default=[], metavar="NAME", help="Host header to accept"
+    )
+    parser.add_argument(
+        "--allow-origin",
+        action="append",
+        default=[],
+        metavar="URL",
+        help="browser Origin to accept",
+    )
+    parser.add_argument(
+        "--max-body", type=int, default=1024 * 1024, metavar="BYTES", help="request size limit"
+    )
+    parser.add_argument(
+        "--sessions",
+        metavar="PATH|memory",
+        help="SQLite file for sessions (default: serve-sessions.sqlite in raf's data folder)",
+    )
+    parser.add_argument("--public-url", metavar="URL", help="where clients reach the server")
+    parser.add_argument("--no-openai", action="store_true", help="leave out /v1 (OpenAI API)")
+    parser.add_argument("--no-a2a", action="store_true", help="leave out the A2A endpoints")
+    parser.set_defaults(handler=serve_command)
+
+    acp: argparse.ArgumentParser = subparsers.add_parser(
+        "acp", help="serve one agent document to an editor over ACP (stdio)"
+    )
+    acp.add_argument("file", metavar="FILE", help="agent document")
+    acp.add_argument("--model", metavar="SPEC", help="use this model instead of the document's")
+    acp.set_defaults(handler=acp_command)
+
+
+def _tokens(args: argparse.Namespace) -> list[str]:
+    tokens = [t for t in os.environ.get(TOKEN_ENV, "").split(",") if t.strip()]
+    if args.token_file:
+        text = Path(args.token_file).read_text(encoding="utf-8")
+        tokens.extend(line.strip() for line in text.splitlines() if line.strip())
+    return tokens
+
+
+def serve_command(args: argparse.Namespace) -> int:
+    from raf.agent.stores import InMemorySessionStore, SqliteSessionStore
+    from raf.cli._agents import data_dir, resolve_client
+    from raf.core.sessions import SessionStore
+    from raf.serve import AgentHost, ServeSecurity, create_app, load_agents
+    from raf.serve.server import bind, serve_socket
+
+    security = ServeSecurity.for_bind(
+        args.host,
+        tokens=_tokens(args),
+        allowed_hosts=args.allow_host,
+        allowed_origins=args.allow_origin,
+        max_body_bytes=args.max_body,
+    )
+    client = resolve_client(args.model) if args.model or os.environ.get("RAF_MODEL") else None
+    agents = load_agents(args.paths, chat_client=client)
+    store: SessionStore
+    if args.sessions == "memory":
+        store = InMemorySessionStore()
+    else:
+        path = Path(args.sessions) if args.sessions else data_dir() / "serve-sessions.sqlite"
+        path.parent.mkdir(parents=True, exist_ok=True)
+        store = SqliteSessionStore(path)
+    host = AgentHost(agents, store=store)
+    sock = bind(args.host, args.port)
+    port = sock.getsockname()[1]
+    shown = f"[{args.host}]" if ":" in args.host else args.host
+    url = args.public_url or f"http://{shown}:{port}"
+    app = create_app(host, security, openai=not args.no_openai, a2a=not args.no_a2a, base_url=url)
+
+    def started() -> None:
+        names = ", ".join(host.agents)
+        auth = "bearer token" if security.tokens else "off (loopback only)"
+        print(f"raf serve: {names} on {url} (auth: {auth})", file=sys.stderr, flush=True)
+
+    try:
+        asyncio.run(serve_socket(app, sock, on_started=started))
+    except KeyboardInterrupt:  # Ctrl-C is how a server is stopped: a clean exit
+        pass
+    finally:
+        sock.close()
+    print("raf serve: stopped", file=sys.stderr)
+    return 0
+
+
+def acp_command(args: argparse.Namespace) -> int:
+    from raf.cli._agents import build_agent, session_store
+    from raf.serve.acp import serve_acp_stdio
+
+    agent = build_agent(args.file, args.model, None)
+    asyncio.run(serve_acp_stdio(agent, session_store()))
+    return 0

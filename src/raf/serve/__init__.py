@@ -1,0 +1,19 @@
+"""Serving agents to other programs: raf's HTTP API, the OpenAI-compatible API, A2A and
+ACP, behind bearer tokens, Host/Origin checks and size limits (`raf-agents[serve]`)."""
+
+from raf.serve.app import create_app
+from raf.serve.errors import ServeError
+from raf.serve.hosting import ActiveRun, AgentHost
+from raf.serve.loading import load_agents
+from raf.serve.security import ServeSecurity
+from raf.serve.server import serve_in_thread
+
+__all__ = [
+    "ActiveRun",
+    "AgentHost",
+    "ServeError",
+    "ServeSecurity",
+    "create_app",
+    "load_agents",
+    "serve_in_thread",
+]

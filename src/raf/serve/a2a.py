@@ -1,0 +1,240 @@
+"""Hosted agents over A2A (the a2a-sdk package): an agent card and JSON-RPC per agent.
+
+Agent `NAME` answers JSON-RPC at `/a2a/NAME`, with its card at
+`/a2a/NAME/.well-known/agent-card.json`; the first agent's card is also at the root
+`/.well-known/agent-card.json`. An A2A context is a raf session owned by the caller's
+token. A run that stops for approval leaves its task `input-required` with the pending
+calls as a data part; a message with a data part `{"approvals": [{"call_id",
+"approved", "reason"?}]}` in the same context answers them.
+"""
+
+from __future__ import annotations
+
+from typing import TYPE_CHECKING, Any
+
+from raf.agent.agent import Agent
+from raf.core.contents import ApprovalResponseContent, content_to_dict
+from raf.core.errors import RafError
+from raf.core.messages import ChatMessage
+from raf.core.responses import FinishReason, UpdateKind
+from raf.serve.errors import ServeError, require_extra
+from raf.serve.hosting import AgentHost
+from raf.serve.requests import error_for
+from raf.serve.security import AGENT_CARD, OWNER_KEY, ServeSecurity
+
+if TYPE_CHECKING:
+    from a2a.server.agent_execution import AgentExecutor, RequestContext
+    from a2a.server.events import EventQueue
+    from a2a.types import AgentCard
+    from fastapi import FastAPI
+    from starlette.requests import Request
+
+
+def agent_card(agent: Agent, url: str, security: ServeSecurity) -> AgentCard:
+    """The A2A card of one agent at `url`, declaring bearer auth when tokens are on."""
+    from a2a.types import (
+        AgentCapabilities,
+        AgentCard,
+        AgentInterface,
+        AgentSkill,
+        HTTPAuthSecurityScheme,
+        SecurityRequirement,
+        SecurityScheme,
+        StringList,
+    )
+
+    card = AgentCard(
+        name=agent.name,
+        description=agent.description or f"The raf agent {agent.name!r}.",
+        version="1.0.0",
+        supported_interfaces=[
+            AgentInterface(url=url, protocol_binding="JSONRPC", protocol_version="1.0")
+        ],
+        capabilities=AgentCapabilities(streaming=True, push_notifications=False),
+        default_input_modes=["text/plain", "application/json"],
+        default_output_modes=["text/plain", "application/json"],
+        skills=[
+            AgentSkill(
+                id=agent.name,
+                name=agent.name,
+                description=agent.description or f"Ask {agent.name}.",
+                tags=[t.name for t in agent.tools] or ["chat"],
+            )
+        ],
+    )
+    if security.tokens:
+        card.security_schemes["bearer"].CopyFrom(
+            SecurityScheme(http_auth_security_scheme=HTTPAuthSecurityScheme(scheme="Bearer"))
+        )
+        card.security_requirements.append(
+            SecurityRequirement(schemes={"bearer": StringList(list=[])})
+        )
+    return card
+
+
+def _approvals(data_parts: list[Any]) -> list[ApprovalResponseContent]:
+    """Approval answers carried in a message's data parts."""
+    answers: list[ApprovalResponseContent] = []
+    for data in data_parts:
+        if not isinstance(data, dict) or "approvals" not in data:
+            continue
+        items = data["approvals"]
+        if not isinstance(items, list):
+            raise ServeError(400, "invalid_request", "'approvals' must be a list")
+        for item in items:
+            if not isinstance(item, dict) or not isinstance(item.get("call_id"), str):
+                raise ServeError(400, "invalid_request", "each approval needs a 'call_id'")
+            answers.append(
+                ApprovalResponseContent(
+                    call_id=item["call_id"],
+                    approved=bool(item.get("approved")),
+                    reason=item.get("reason"),
+                )
+            )
+    return answers
+
+
+def make_executor(host: AgentHost, name: str) -> AgentExecutor:
+    """The a2a-sdk executor that runs agent `name` through `host`."""
+    from a2a.helpers import (
+        get_data_parts,
+        new_data_part,
+        new_task,
+        new_text_message,
+        new_text_part,
+    )
+    from a2a.server.agent_execution import AgentExecutor
+    from a2a.server.tasks import TaskUpdater
+    from a2a.types import TaskState
+
+    class RafAgentExecutor(AgentExecutor):
+        """Runs one A2A request as one raf run in the context's session."""
+
+        async def execute(self, context: RequestContext, event_queue: EventQueue) -> None:
+            owner = context.call_context.user.user_name
+            task_id = context.task_id or ""
+            context_id = context.context_id or ""
+            updater = TaskUpdater(event_queue, task_id, context_id)
+            if context.current_task is None:
+                history = [context.message] if context.message else []
+                await event_queue.enqueue_event(
+                    new_task(task_id, context_id, TaskState.TASK_STATE_SUBMITTED, history=history)
+                )
+            await updater.start_work()
+
+            def say(text: str) -> Any:
+                return new_text_message(text, context_id=context_id, task_id=task_id)
+
+            try:
+                await self._session(owner, context_id)
+                message = context.message
+                approvals = _approvals(get_data_parts(list(message.parts)) if message else [])
+                text = "" if approvals else context.get_user_input()
+                messages = [ChatMessage.user(text)] if text else []
+                _active, updates = await host.stream(name, context_id, owner, messages, approvals)
+                answer: list[str] = []
+                finish: FinishReason | None = None
+                async for update in updates:
+                    if update.kind is UpdateKind.TEXT_DELTA:
+                        answer.append(update.text)
+                    elif update.kind is UpdateKind.FINISHED:
+                        finish = update.finish_reason
+            except (ServeError, RafError) as exc:
+                error = error_for(exc)
+                await updater.failed(say(f"{error.code}: {error.message}"))
+                return
+            if answer:
+                await updater.add_artifact([new_text_part("".join(answer))], name="answer")
+            if finish is FinishReason.CANCELLED:
+                await updater.cancel(say("the run was cancelled"))
+            elif finish is FinishReason.AWAITING_APPROVAL:
+                session = await host.session(name, context_id, owner)
+                pending = [content_to_dict(p) for p in session.pending_approvals]
+                ask = say(
+                    "waiting for approval of "
+                    + ", ".join(f"{p['name']} ({p['call_id']})" for p in pending)
+                )
+                ask.parts.append(new_data_part({"pending_approvals": pending}))
+                await updater.requires_input(ask)
+            else:
+                await updater.complete(say("".join(answer)))
+
+        async def _session(self, owner: str, context_id: str) -> None:
+            """The context's session, created for this owner on first use."""
+            try:
+                await host.session(name, context_id, owner)
+            except ServeError as exc:
+                if exc.status != 404:
+                    raise
+                await host.create_session(name, owner, context_id)
+
+        async def cancel(self, context: RequestContext, event_queue: EventQueue) -> None:
+            owner = context.call_context.user.user_name
+            context_id = context.context_id or ""
+            active = host.running(context_id)
+            if active is not None and active.owner == owner and active.agent == name:
+                active.token.cancel("cancelled over A2A")
+            updater = TaskUpdater(event_queue, context.task_id or "", context_id)
+            await updater.cancel()
+
+    return RafAgentExecutor()
+
+
+def mount_a2a(
+    app: FastAPI, host: AgentHost, *, base_url: str | None, security: ServeSecurity
+) -> None:
+    """Add every hosted agent's A2A card and JSON-RPC routes to `app`; cards give
+    `base_url`, or the address the request came to when it is None."""
+    require_extra("a2a", "serving agents over A2A")
+    from a2a.auth.user import User
+    from a2a.server.context import ServerCallContext
+    from a2a.server.request_handlers import DefaultRequestHandler
+    from a2a.server.routes import DefaultServerCallContextBuilder, create_jsonrpc_routes
+    from a2a.server.tasks import InMemoryTaskStore
+    from google.protobuf.json_format import MessageToDict  # type: ignore[import-untyped]
+    from starlette.responses import JSONResponse
+    from starlette.routing import Route
+
+    class Owner(User):
+        """The caller as the security middleware identified it (a hash of its token)."""
+
+        def __init__(self, owner: str) -> None:
+            self.owner = owner
+
+        @property
+        def is_authenticated(self) -> bool:
+            return bool(security.tokens)
+
+        @property
+        def user_name(self) -> str:
+            return self.owner
+
+    class OwnerContextBuilder(DefaultServerCallContextBuilder):
+        def build(self, request: Request) -> ServerCallContext:
+            context = super().build(request)
+            context.user = Owner(str(request.scope.get("state", {}).get(OWNER_KEY, "")))
+            return context
+
+    def card_route(path: str, agent: Agent) -> Route:
+        async def card(request: Request) -> JSONResponse:
+            base = (base_url or str(request.base_url)).rstrip("/")
+            made = agent_card(agent, f"{base}/a2a/{agent.name}", security)
+            return JSONResponse(MessageToDict(made))
+
+        return Route(path, card, methods=["GET"])
+
+    for index, (name, agent) in enumerate(host.agents.items()):
+        handler = DefaultRequestHandler(
+            agent_executor=make_executor(host, name),
+            task_store=InMemoryTaskStore(),
+            agent_card=agent_card(agent, f"{base_url or ''}/a2a/{name}", security),
+        )
+        routes = [card_route(f"/a2a/{name}{AGENT_CARD}", agent)]
+        if index == 0:
+            routes.append(card_route(AGENT_CARD, agent))
+        routes.extend(
+            create_jsonrpc_routes(
+                handler, rpc_url=f"/a2a/{name}", context_builder=OwnerContextBuilder()
+            )
+        )
+        app.router.routes.extend(routes)

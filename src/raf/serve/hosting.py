@@ -1,0 +1,320 @@
+"""The agents a server hosts, their sessions per caller, and the runs in progress.
+
+Every protocol (native HTTP, OpenAI-compatible, A2A, ACP) goes through one `AgentHost`,
+so ownership, one-run-per-session and cancellation hold the same way everywhere.
+"""
+
+from __future__ import annotations
+
+import hashlib
+import re
+import uuid
+from collections.abc import AsyncIterator, Mapping, Sequence
+from dataclasses import dataclass, field
+
+from raf.agent.agent import Agent
+from raf.agent.stores import InMemorySessionStore
+from raf.core.cancellation import CancellationToken
+from raf.core.contents import ApprovalResponseContent
+from raf.core.errors import ApprovalError, SessionError, SessionNotFoundError
+from raf.core.messages import ChatMessage
+from raf.core.options import AgentRunOptions
+from raf.core.responses import AgentResponse, AgentResponseUpdate, UpdateKind
+from raf.core.sessions import AgentSession, SessionStore
+from raf.serve.errors import ServeError, not_found
+
+SERVE_KEY = "raf_serve"
+"""Session metadata key under which the server records the agent and the owner."""
+
+SESSION_ID = re.compile(r"^[A-Za-z0-9_-][A-Za-z0-9_.-]{0,127}$")
+"""Session ids a client may choose: safe as a file name in every store."""
+
+ANONYMOUS = ""
+"""The owner of sessions when the server runs without tokens (loopback only)."""
+
+
+def owner_of(token: str | None) -> str:
+    """The owner id of a bearer token: a hash, so the token itself is never stored."""
+    if not token:
+        return ANONYMOUS
+    return hashlib.sha256(token.encode("utf-8")).hexdigest()[:32]
+
+
+@dataclass(kw_only=True, slots=True)
+class ActiveRun:
+    """A run in progress in one session, cancellable from another request."""
+
+    run_id: str
+    agent: str
+    owner: str
+    token: CancellationToken = field(default_factory=CancellationToken)
+
+
+class AgentHost:
+    """Named agents, one session store, and at most one run in progress per session."""
+
+    def __init__(
+        self,
+        agents: Mapping[str, Agent] | Sequence[Agent],
+        *,
+        store: SessionStore | None = None,
+    ) -> None:
+        if isinstance(agents, Mapping):
+            self.agents: dict[str, Agent] = dict(agents)
+        else:
+            self.agents = {}
+            for agent in agents:
+                if agent.name in self.agents:
+                    raise ValueError(f"two agents are named {agent.name!r}; names must differ")
+                self.agents[agent.name] = agent
+        self.store: SessionStore = store if store is not None else InMemorySessionStore()
+        self.runs: dict[str, ActiveRun] = {}
+        self._creating: set[str] = set()
+
+    # -- agents -----------------------------------------------------------------------
+
+    def agent(self, name: str) -> Agent:
+        """The agent called `name`; a 404 when there is none."""
+        agent = self.agents.get(name)
+        if agent is None:
+            raise not_found("agent", name)
+        return agent
+
+    # -- sessions ---------------------------------------------------------------------
+
+    async def create_session(
+        self, agent_name: str, owner: str, session_id: str | None = None
+    ) -> AgentSession:
+        """A new, stored session of `agent_name` owned by `owner`."""
+        agent = self.agent(agent_name)
+        if session_id is not None and not SESSION_ID.match(session_id):
+            raise ServeError(
+                400,
+                "invalid_session_id",
+                f"session id {session_id!r} is not valid: use 1-128 letters, digits, '_', "
+                "'-', '.', not starting with '.'",
+            )
+        exists = ServeError(409, "session_exists", f"a session named {session_id!r} exists already")
+        if session_id is not None and session_id in self._creating:
+            raise exists
+        if session_id is not None:
+            self._creating.add(session_id)  # two requests naming one id: the second gets 409
+        try:
+            if session_id is not None and await self._exists(session_id):
+                raise exists
+            session = agent.create_session(session_id)
+            session.metadata[SERVE_KEY] = {"agent": agent_name, "owner": owner}
+            await self.store.save(session)
+        except SessionError as exc:
+            raise ServeError(400, "invalid_session_id", str(exc)) from None
+        finally:
+            if session_id is not None:
+                self._creating.discard(session_id)
+        return session
+
+    async def _exists(self, session_id: str) -> bool:
+        try:
+            await self.store.load(session_id)
+        except SessionNotFoundError:
+            return False
+        except SessionError as exc:
+            raise ServeError(400, "invalid_session_id", str(exc)) from None
+        return True
+
+    async def session(self, agent_name: str, session_id: str, owner: str) -> AgentSession:
+        """The stored session if it belongs to this agent and owner; a 404 otherwise, the
+        same as for a session that does not exist, so ids of others cannot be probed."""
+        self.agent(agent_name)
+        if not SESSION_ID.match(session_id):
+            raise not_found("session", session_id)
+        try:
+            session = await self.store.load(session_id)
+        except SessionNotFoundError:
+            raise not_found("session", session_id) from None
+        except SessionError as exc:
+            raise ServeError(400, "invalid_session_id", str(exc)) from None
+        mark = session.metadata.get(SERVE_KEY)
+        if not isinstance(mark, dict) or mark.get("agent") != agent_name:
+            raise not_found("session", session_id)
+        if mark.get("owner") != owner:
+            raise not_found("session", session_id)
+        return session
+
+    async def delete_session(self, agent_name: str, session_id: str, owner: str) -> None:
+        """Remove a session; refused while a run is in progress in it."""
+        await self.session(agent_name, session_id, owner)
+        self._refuse_if_busy(session_id)
+        await self.store.delete(session_id)
+
+    def running(self, session_id: str) -> ActiveRun | None:
+        """The run in progress in this session, if any."""
+        return self.runs.get(session_id)
+
+    def _refuse_if_busy(self, session_id: str) -> None:
+        active = self.runs.get(session_id)
+        if active is not None:
+            raise ServeError(
+                409,
+                "session_busy",
+                f"session {session_id!r} has a run in progress ({active.run_id}); "
+                "wait for it or cancel it",
+                run_id=active.run_id,
+            )
+
+    # -- runs -------------------------------------------------------------------------
+
+    def release(self, session_id: str, active: ActiveRun) -> None:
+        """Forget a run that ended; safe to call twice (a stream never iterated, because
+        its client left at once, is released by the response's background task)."""
+        if self.runs.get(session_id) is active:
+            del self.runs[session_id]
+
+    def _start(self, agent_name: str, session_id: str, owner: str) -> ActiveRun:
+        self._refuse_if_busy(session_id)
+        active = ActiveRun(run_id=uuid.uuid4().hex, agent=agent_name, owner=owner)
+        self.runs[session_id] = active
+        return active
+
+    async def _prepare(
+        self,
+        agent_name: str,
+        session_id: str,
+        owner: str,
+        messages: Sequence[ChatMessage],
+        approvals: Sequence[ApprovalResponseContent],
+    ) -> tuple[Agent, AgentSession, ActiveRun]:
+        agent = self.agent(agent_name)
+        session = await self.session(agent_name, session_id, owner)
+        active = self._start(agent_name, session_id, owner)
+        try:
+            check_request(session, messages, approvals)
+        except BaseException:
+            self.release(session_id, active)
+            raise
+        return agent, session, active
+
+    async def run(
+        self,
+        agent_name: str,
+        session_id: str,
+        owner: str,
+        messages: Sequence[ChatMessage] = (),
+        approvals: Sequence[ApprovalResponseContent] = (),
+    ) -> tuple[AgentResponse, ActiveRun]:
+        """One run to the end; the session is stored only when the run finished."""
+        agent, session, active = await self._prepare(
+            agent_name, session_id, owner, messages, approvals
+        )
+        try:
+            response = await agent.run(
+                list(messages), session=session, options=self._options(active, approvals)
+            )
+            await self.store.save(session)
+        finally:
+            self.release(session_id, active)
+        return response, active
+
+    async def stream(
+        self,
+        agent_name: str,
+        session_id: str,
+        owner: str,
+        messages: Sequence[ChatMessage] = (),
+        approvals: Sequence[ApprovalResponseContent] = (),
+    ) -> tuple[ActiveRun, AsyncIterator[AgentResponseUpdate]]:
+        """Start a streamed run: checks happen now (so errors are plain HTTP errors), the
+        updates come from the returned iterator; the session is stored before the last."""
+        agent, session, active = await self._prepare(
+            agent_name, session_id, owner, messages, approvals
+        )
+        options = self._options(active, approvals)
+
+        async def updates() -> AsyncIterator[AgentResponseUpdate]:
+            try:
+                final: AgentResponseUpdate | None = None
+                async for update in agent.run_stream(list(messages), session, options):
+                    if update.kind is UpdateKind.FINISHED:
+                        final = update
+                        continue
+                    yield update
+                await self.store.save(session)
+                if final is not None:
+                    yield final
+            finally:
+                self.release(session_id, active)
+
+        return active, updates()
+
+    def cancel(self, agent_name: str, session_id: str, owner: str) -> ActiveRun:
+        """Cancel the run in progress in the session; a 409 when none is running."""
+        self.agent(agent_name)
+        active = self.runs.get(session_id)
+        if active is None or active.agent != agent_name or active.owner != owner:
+            raise ServeError(
+                409,
+                "no_run_in_progress",
+                f"session {session_id!r} has no run in progress to cancel (it finished or "
+                "was cancelled already); the session is unchanged",
+            )
+        active.token.cancel("cancelled by the client")
+        return active
+
+    @staticmethod
+    def _options(
+        active: ActiveRun, approvals: Sequence[ApprovalResponseContent]
+    ) -> AgentRunOptions:
+        return AgentRunOptions(tool_approval_responses=list(approvals), cancellation=active.token)
+
+
+def check_request(
+    session: AgentSession,
+    messages: Sequence[ChatMessage],
+    approvals: Sequence[ApprovalResponseContent],
+) -> None:
+    """Refuse a request the run would refuse, before anything runs, with a clear 409."""
+    pending = {p.call_id: p for p in session.pending_approvals}
+    if approvals:
+        if messages:
+            raise ServeError(
+                400,
+                "invalid_request",
+                "send approval answers on their own, without new messages",
+            )
+        seen: set[str] = set()
+        for answer in approvals:
+            if answer.call_id in seen:
+                raise ServeError(
+                    400,
+                    "duplicate_approval",
+                    f"call {answer.call_id!r} is answered twice in one request",
+                    call_id=answer.call_id,
+                )
+            seen.add(answer.call_id)
+        for answer in approvals:
+            if answer.call_id not in pending:
+                raise ServeError(
+                    409,
+                    "approval_not_pending",
+                    f"call {answer.call_id!r} is not waiting for approval in session "
+                    f"{session.id!r} (already answered, cancelled, or never asked); "
+                    "the session is unchanged",
+                    call_id=answer.call_id,
+                    pending=sorted(pending),
+                )
+        return
+    if pending:
+        raise ServeError(
+            409,
+            "awaiting_approval",
+            f"session {session.id!r} waits for approval of "
+            + ", ".join(f"{p.name} ({p.call_id})" for p in pending.values())
+            + "; answer them first",
+            pending=sorted(pending),
+        )
+    if not messages:
+        raise ServeError(400, "invalid_request", "a run needs at least one message")
+
+
+def approval_error(exc: ApprovalError) -> ServeError:
+    """An approval the agent itself refused, as a 409."""
+    return ServeError(409, "approval_refused", str(exc))

@@ -1,0 +1,55 @@
+"""The agents `raf serve FILE…|DIR` hosts: agent documents, each built once."""
+
+from __future__ import annotations
+
+from collections.abc import Sequence
+from pathlib import Path
+
+from raf.agent.agent import Agent
+from raf.core.chat_client import ChatClient
+from raf.core.errors import ConfigurationError
+
+DOCUMENT_SUFFIXES = (".yaml", ".yml", ".json", ".toml")
+"""Files in a served folder that are read as agent documents."""
+
+
+def document_paths(paths: Sequence[str | Path]) -> list[Path]:
+    """The documents named: files as given, folders by their documents (sorted)."""
+    found: list[Path] = []
+    for raw in paths:
+        path = Path(raw)
+        if path.is_dir():
+            found.extend(
+                p for p in sorted(path.iterdir()) if p.is_file() and p.suffix in DOCUMENT_SUFFIXES
+            )
+        elif path.is_file():
+            found.append(path)
+        else:
+            raise ConfigurationError(f"{str(path)!r} is neither an agent document nor a folder")
+    if not found:
+        raise ConfigurationError("no agent documents to serve (.yaml, .yml, .json or .toml)")
+    return found
+
+
+def load_agents(
+    paths: Sequence[str | Path], *, chat_client: ChatClient | None = None
+) -> list[Agent]:
+    """Build every document's agent; `chat_client` replaces each document's model."""
+    from raf.decl.builder import DeclAgentBuilder
+
+    agents: list[Agent] = []
+    names: dict[str, Path] = {}
+    for path in document_paths(paths):
+        builder = DeclAgentBuilder().from_file(path)
+        if chat_client is not None:
+            builder.with_chat_client(chat_client)
+        agent = builder.build()
+        if agent.name in names:
+            raise ConfigurationError(
+                f"two documents declare an agent named {agent.name!r}: {names[agent.name]} "
+                f"and {path}; names must differ",
+                file=str(path),
+            )
+        names[agent.name] = path
+        agents.append(agent)
+    return agents

@@ -1,0 +1,220 @@
+"""raf's own HTTP API: agents, sessions, runs (JSON or SSE), approvals, cancel, probes."""
+
+from __future__ import annotations
+
+from collections.abc import AsyncIterator
+from typing import Any
+
+from fastapi import APIRouter, Request, Response
+from fastapi.responses import JSONResponse, StreamingResponse
+from pydantic import BaseModel, ConfigDict, Field
+from starlette.background import BackgroundTask
+
+from raf.agent.agent import agent_summary
+from raf.core.contents import ApprovalResponseContent, content_to_dict
+from raf.core.errors import RafError
+from raf.core.messages import ChatMessage, Role
+from raf.core.responses import AgentResponse, AgentResponseUpdate
+from raf.core.sessions import AgentSession
+from raf.serve.errors import ServeError
+from raf.serve.hosting import SERVE_KEY, ActiveRun, AgentHost
+from raf.serve.requests import error_for, json_line, parse_body
+from raf.serve.security import OWNER_KEY
+
+
+class _Body(BaseModel):
+    model_config = ConfigDict(extra="forbid")
+
+
+class SessionCreate(_Body):
+    """Body of `POST /agents/{agent}/sessions` (optional)."""
+
+    session_id: str | None = Field(default=None, min_length=1, max_length=128)
+
+
+class RunRequest(_Body):
+    """Body of a run: the user's messages, and whether to stream."""
+
+    messages: str | list[str | dict[str, Any]]
+    stream: bool = False
+
+
+class ApprovalAnswer(_Body):
+    """One decision on a pending tool call."""
+
+    call_id: str
+    approved: bool
+    reason: str | None = None
+
+
+class ApprovalsRequest(_Body):
+    """Body of `POST …/approvals`: the decisions, and whether to stream the resumed run."""
+
+    responses: list[ApprovalAnswer] = Field(min_length=1)
+    stream: bool = False
+
+
+SSE_HEADERS = {"cache-control": "no-cache", "x-accel-buffering": "no"}
+
+
+def user_messages(value: str | list[str | dict[str, Any]]) -> list[ChatMessage]:
+    """The request's messages: strings, or message objects with the user role."""
+    items = [value] if isinstance(value, str) else value
+    out: list[ChatMessage] = []
+    for index, item in enumerate(items):
+        if isinstance(item, str):
+            out.append(ChatMessage.user(item))
+            continue
+        try:
+            message = ChatMessage.from_dict(item)
+        except (RafError, KeyError, TypeError, ValueError) as exc:
+            raise ServeError(422, "invalid_request", f"messages.{index}: {exc}") from None
+        if message.role is not Role.USER:
+            raise ServeError(
+                422,
+                "invalid_request",
+                f"messages.{index}: only user messages may be sent; the session keeps the rest",
+            )
+        out.append(message)
+    if not out:
+        raise ServeError(422, "invalid_request", "messages: give at least one message")
+    return out
+
+
+def session_body(session: AgentSession, host: AgentHost) -> dict[str, Any]:
+    """A session's JSON form for its owner, without the server's own bookkeeping."""
+    data = session.to_dict()
+    metadata = dict(data["metadata"])
+    mark = metadata.pop(SERVE_KEY, {})
+    data["metadata"] = metadata
+    data["agent"] = mark.get("agent")
+    active = host.running(session.id)
+    data["running"] = active is not None
+    data["run_id"] = active.run_id if active is not None else None
+    return data
+
+
+def run_body(response: AgentResponse, active: ActiveRun) -> dict[str, Any]:
+    """A finished run's JSON form."""
+    data = response.to_dict()
+    data["session_id"] = response.session_id
+    data["run_id"] = active.run_id
+    data["text"] = response.text
+    data["pending_approvals"] = [content_to_dict(p) for p in response.pending_approvals]
+    return data
+
+
+async def sse(
+    active: ActiveRun, session_id: str, updates: AsyncIterator[AgentResponseUpdate]
+) -> AsyncIterator[str]:
+    """Server-sent events: `run` first, then one `update` per stream update, and an
+    `error` event when the run fails midway (the session then stays as it was)."""
+    yield f"event: run\ndata: {json_line({'run_id': active.run_id, 'session_id': session_id})}\n\n"
+    try:
+        async for update in updates:
+            yield f"event: update\ndata: {json_line(update.to_dict())}\n\n"
+    except Exception as exc:
+        yield f"event: error\ndata: {json_line(error_for(exc).body())}\n\n"
+
+
+def native_router(host: AgentHost) -> APIRouter:
+    """The routes of the native API over `host`."""
+    router = APIRouter()
+
+    def owner(request: Request) -> str:
+        return str(request.scope.get("state", {}).get(OWNER_KEY, ""))
+
+    @router.get("/health")
+    async def health() -> dict[str, Any]:
+        return {"status": "ok"}
+
+    @router.get("/ready")
+    async def ready() -> Response:
+        try:
+            await host.store.list()
+        except Exception as exc:
+            return JSONResponse(
+                {
+                    "status": "unavailable",
+                    "error": {"code": "store_unavailable", "message": str(exc)},
+                },
+                status_code=503,
+            )
+        return JSONResponse({"status": "ready", "agents": len(host.agents)})
+
+    @router.get("/agents")
+    async def list_agents() -> dict[str, Any]:
+        return {"agents": [agent_summary(a) for a in host.agents.values()]}
+
+    @router.get("/agents/{agent}")
+    async def get_agent(agent: str) -> dict[str, Any]:
+        return agent_summary(host.agent(agent))
+
+    @router.post("/agents/{agent}/sessions", status_code=201)
+    async def create_session(agent: str, request: Request) -> dict[str, Any]:
+        host.agent(agent)
+        body = parse_body(await request.body(), SessionCreate, empty_ok=True)
+        session = await host.create_session(agent, owner(request), body.session_id)
+        return session_body(session, host)
+
+    @router.get("/agents/{agent}/sessions/{session_id}")
+    async def get_session(agent: str, session_id: str, request: Request) -> dict[str, Any]:
+        return session_body(await host.session(agent, session_id, owner(request)), host)
+
+    @router.delete("/agents/{agent}/sessions/{session_id}", status_code=204)
+    async def delete_session(agent: str, session_id: str, request: Request) -> Response:
+        await host.delete_session(agent, session_id, owner(request))
+        return Response(status_code=204)
+
+    async def answer(
+        agent: str,
+        session_id: str,
+        request: Request,
+        messages: list[ChatMessage],
+        approvals: list[ApprovalResponseContent],
+        stream: bool,
+    ) -> Response:
+        who = owner(request)
+        if stream:
+            active, updates = await host.stream(agent, session_id, who, messages, approvals)
+            return StreamingResponse(
+                sse(active, session_id, updates),
+                media_type="text/event-stream",
+                headers=SSE_HEADERS,
+                background=BackgroundTask(host.release, session_id, active),
+            )
+        response, active = await host.run(agent, session_id, who, messages, approvals)
+        return JSONResponse(run_body(response, active))
+
+    @router.post("/agents/{agent}/sessions/{session_id}/runs")
+    async def run(agent: str, session_id: str, request: Request) -> Response:
+        host.agent(agent)
+        body = parse_body(await request.body(), RunRequest)
+        messages = user_messages(body.messages)
+        return await answer(agent, session_id, request, messages, [], body.stream)
+
+    @router.post("/agents/{agent}/runs")
+    async def run_new(agent: str, request: Request) -> Response:
+        host.agent(agent)
+        body = parse_body(await request.body(), RunRequest)
+        messages = user_messages(body.messages)
+        session = await host.create_session(agent, owner(request))
+        return await answer(agent, session.id, request, messages, [], body.stream)
+
+    @router.post("/agents/{agent}/sessions/{session_id}/approvals")
+    async def approvals(agent: str, session_id: str, request: Request) -> Response:
+        host.agent(agent)
+        body = parse_body(await request.body(), ApprovalsRequest)
+        decisions = [
+            ApprovalResponseContent(call_id=a.call_id, approved=a.approved, reason=a.reason)
+            for a in body.responses
+        ]
+        return await answer(agent, session_id, request, [], decisions, body.stream)
+
+    @router.post("/agents/{agent}/sessions/{session_id}/cancel", status_code=202)
+    async def cancel(agent: str, session_id: str, request: Request) -> dict[str, Any]:
+        await host.session(agent, session_id, owner(request))
+        active = host.cancel(agent, session_id, owner(request))
+        return {"cancelled": True, "run_id": active.run_id, "session_id": session_id}
+
+    return router

@@ -1,0 +1,88 @@
+"""`raf serve` as a real program: a folder of documents, a scripted model, a free port."""
+
+from __future__ import annotations
+
+import json
+import re
+import signal
+import subprocess
+import sys
+from collections.abc import Iterator
+from pathlib import Path
+
+import httpx
+import pytest
+
+from tests.cli.helpers import APPROVING_AGENT, raf, raf_env, script
+
+TOKEN = "cli-token-0123456789abcdef"
+
+
+@pytest.fixture
+def program(tmp_path: Path) -> Iterator[tuple[str, subprocess.Popen[str]]]:
+    folder = tmp_path / "agents"
+    folder.mkdir()
+    (folder / "filer.yaml").write_text(APPROVING_AGENT, encoding="utf-8")
+    (folder / "greeter.yaml").write_text("name: greeter\ninstructions: Greet.\n")
+    (folder / "notes.txt").write_text("not a document")
+    (tmp_path / "outside.txt").write_text("outside text")
+    replies = [
+        "Hello from greeter",
+        {"calls": [{"name": "read_file", "arguments": {"path": "../outside.txt"}, "id": "r1"}]},
+        "It says: outside text",
+    ]
+    model = script(tmp_path, replies)
+    env = raf_env(tmp_path)
+    env["RAF_SERVE_TOKEN"] = TOKEN
+    process = subprocess.Popen(
+        [sys.executable, "-m", "raf.cli", "serve", str(folder), "--port", "0", "--model", model],
+        cwd=folder,
+        env=env,
+        stdout=subprocess.PIPE,
+        stderr=subprocess.PIPE,
+        text=True,
+    )
+    try:
+        assert process.stderr is not None
+        line = process.stderr.readline()
+        found = re.search(r"on (http://\S+) \(auth: bearer token\)", line)
+        assert found, line + process.stderr.read()
+        assert "filer, greeter" in line
+        yield found.group(1), process
+    finally:
+        process.kill()
+        process.wait(timeout=10)
+
+
+def test_raf_serve_hosts_a_folder_and_stops_on_ctrl_c(program, tmp_path: Path) -> None:
+    url, process = program
+    headers = {"authorization": f"Bearer {TOKEN}"}
+    with httpx.Client(base_url=url, headers=headers, timeout=30) as client:
+        assert [a["name"] for a in client.get("/agents").json()["agents"]] == ["filer", "greeter"]
+        hello = client.post("/agents/greeter/runs", json={"messages": "hi"}).json()
+        assert hello["text"] == "Hello from greeter"
+        paused = client.post("/agents/filer/runs", json={"messages": "read it"}).json()
+        assert paused["finish_reason"] == "awaiting_approval"
+        sid = paused["session_id"]
+        done = client.post(
+            f"/agents/filer/sessions/{sid}/approvals",
+            json={"responses": [{"call_id": "r1", "approved": True}]},
+        ).json()
+        assert done["text"] == "It says: outside text"
+        results = [
+            c for m in done["messages"] for c in m["contents"] if c["type"] == "function_result"
+        ]
+        assert "outside text" in json.dumps(results)
+    process.send_signal(signal.SIGINT)
+    assert process.wait(timeout=20) == 0
+    # sessions were kept in the data folder's SQLite file
+    assert (tmp_path / "data" / "serve-sessions.sqlite").exists()
+
+
+def test_raf_serve_refuses_to_bind_beyond_loopback_without_a_token(tmp_path: Path) -> None:
+    (tmp_path / "a.yaml").write_text("name: a\n")
+    done = raf(tmp_path, "serve", "a.yaml", "--host", "0.0.0.0", "--port", "0")
+    assert done.returncode == 1
+    assert "refusing to serve on '0.0.0.0' without a bearer token" in done.stderr
+    nothing = raf(tmp_path, "serve", "missing.yaml")
+    assert nothing.returncode == 1 and "neither an agent document nor a folder" in nothing.stderr
