@@ -5,9 +5,17 @@ from __future__ import annotations
 import asyncio
 import inspect
 import logging
-from collections.abc import AsyncIterator, Callable, Sequence
+from collections.abc import AsyncIterator, Callable, Mapping, Sequence
+from dataclasses import replace
 from typing import Any
 
+from raf.agent.output_run import (
+    DEFAULT_OUTPUT_RETRIES,
+    Attempts,
+    PartialValues,
+    answer_checked,
+)
+from raf.agent.output_type import OutputType, check_for_client, resolve_output_type
 from raf.agent.session_conflicts import save_turn
 from raf.agent.turn import (
     PreparedRun,
@@ -23,6 +31,7 @@ from raf.clients.tool_loop import (
     drive,
     run_to_end,
 )
+from raf.clients.tool_loop.steps import call_model
 from raf.core.approvals import RunApprovals, check_approval_responses
 from raf.core.chat_client import ChatClient
 from raf.core.context import ContextProvider, ContextResult, as_context_provider
@@ -80,6 +89,8 @@ class Agent:
         usage_limits: UsageLimits | None = None,
         session_usage_limits: UsageLimits | None = None,
         tool_timeout: float | None = None,
+        output_type: Any = None,
+        output_retries: int = DEFAULT_OUTPUT_RETRIES,
     ) -> None:
         self.name = name
         self.description = description
@@ -102,6 +113,20 @@ class Agent:
         self.tool_timeout = tool_timeout
         self.leaf_client = chat_client
         self._tool_client = FunctionInvokingChatClient(chat_client, max_tool_rounds=max_tool_rounds)
+        self.output_type: OutputType | None = None
+        """The type every answer must have (None: text); `response.value` holds it."""
+        if output_type is not None:
+            self.output_type = resolve_output_type(output_type, where="output_type")
+            check_for_client(chat_client, self.output_type, where="output_type")
+        self.output_retries = output_retries
+
+    @property
+    def output_schema(self) -> dict[str, Any] | None:
+        """The JSON Schema the answers must match (None without an output type)."""
+        output = self.output_type
+        if output is None:
+            return None
+        return output.source if isinstance(output.source, dict) else output.schema.json_schema
 
     @property
     def chat_client(self) -> ChatClient:
@@ -123,8 +148,15 @@ class Agent:
         messages: MessageInput = None,
         session: AgentSession | None = None,
         options: AgentRunOptions | None = None,
+        *,
+        output_type: Any = None,
+        variables: Mapping[str, Any] | None = None,
     ) -> AgentResponse:
-        """Run one turn: providers, the model with its tool loop, providers again."""
+        """Run one turn: providers, the model with its tool loop, providers again.
+
+        `output_type` (or the agent's) makes `response.value` the answer as that type;
+        `variables` fill the instructions template."""
+        options = _with_run_arguments(options, output_type, variables)
         turn = self._begin(messages, session, options)
         chain = turn.run.middleware.agent
         try:
@@ -152,9 +184,14 @@ class Agent:
         messages: MessageInput = None,
         session: AgentSession | None = None,
         options: AgentRunOptions | None = None,
+        *,
+        output_type: Any = None,
+        variables: Mapping[str, Any] | None = None,
     ) -> AsyncIterator[AgentResponseUpdate]:
         """The same lifecycle as `run`, yielding updates; the session is stored before
-        the final update is yielded."""
+        the final update is yielded. With an output type, text deltas carry the
+        `partial_value` parsed so far and the final update the validated `value`."""
+        options = _with_run_arguments(options, output_type, variables)
         turn = self._begin(messages, session, options)
         chain = turn.run.middleware.agent
         final_update: AgentResponseUpdate | None = None
@@ -198,12 +235,23 @@ class Agent:
         messages: MessageInput = None,
         session: AgentSession | None = None,
         options: AgentRunOptions | None = None,
+        *,
+        output_type: Any = None,
+        variables: Mapping[str, Any] | None = None,
     ) -> AgentResponse:
         """`run` for scripts: starts an event loop (not callable inside one)."""
         try:
             asyncio.get_running_loop()
         except RuntimeError:
-            return asyncio.run(self.run(messages, session=session, options=options))
+            return asyncio.run(
+                self.run(
+                    messages,
+                    session=session,
+                    options=options,
+                    output_type=output_type,
+                    variables=variables,
+                )
+            )
         raise RafError("run_sync() cannot be used inside a running event loop; await run()")
 
     # -- the lifecycle, top to bottom -------------------------------------------------
@@ -236,41 +284,100 @@ class Agent:
             middleware=middleware,
             tool_timeout=options.tool_timeout or self.tool_timeout,
         )
+        output = self.output_type
+        if options.output_type is not None:
+            output = resolve_output_type(options.output_type, where="output_type")
+            check_for_client(self.leaf_client, output, where="output_type")
         return Turn(
-            run=run, request=request, options=options, spent_before=list(session.spent_approvals)
+            run=run,
+            request=request,
+            options=options,
+            spent_before=list(session.spent_approvals),
+            output=output,
+            output_retries=(
+                self.output_retries if options.output_retries is None else options.output_retries
+            ),
         )
 
     async def _answer(self, turn: Turn) -> AgentResponse:
-        """Providers' on_invoking, then the model (its tool loop inside), not streaming."""
+        """Providers' on_invoking, then the model (its tool loop inside), not streaming;
+        with an output type, the answer is checked and asked again while it fails."""
         prepared = await self._prepare(turn)
-        loop = turn.loop = self._loop_for(turn, prepared, stream=False)
-        if loop is None:
-            response = await self.leaf_client.get_response(
-                prepared.chat_messages, prepared.chat_options
+        response = await self._ask(turn, prepared.chat_messages)
+        value = None
+        if turn.output is not None:
+            response, value = await answer_checked(
+                turn.output,
+                turn.output_retries,
+                prepared.chat_messages,
+                response,
+                lambda conversation: self._ask(turn, conversation, again=True),
             )
-        else:
-            await run_to_end(loop)
-            response = loop.response()
-        turn.response = agent_response(response, prepared.session)
+        turn.response = agent_response(response, prepared.session, value)
         return turn.response
+
+    async def _ask(
+        self, turn: Turn, conversation: list[ChatMessage], *, again: bool = False
+    ) -> ChatResponse:
+        """One answer of the model (its tool loop inside) to `conversation`."""
+        prepared = turn.prepared
+        assert prepared is not None
+        loop = turn.loop = self._loop_for(turn, prepared, conversation, stream=False, again=again)
+        if loop is None:
+            return await self.leaf_client.get_response(conversation, prepared.chat_options)
+        await run_to_end(loop)
+        return loop.response()
 
     async def _stream_answer(self, turn: Turn) -> AsyncIterator[AgentResponseUpdate]:
         """`_answer`, streaming; `turn.response` is set when the stream ends."""
         prepared = await self._prepare(turn)
-        loop = turn.loop = self._loop_for(turn, prepared, stream=True)
+        output = turn.output
+        if output is None:
+            async for update in self._ask_stream(turn, prepared.chat_messages):
+                yield update
+            assert turn.attempt is not None
+            turn.response = agent_response(turn.attempt, prepared.session)
+            return
+        attempts = Attempts(
+            output=output, retries=turn.output_retries, conversation=prepared.chat_messages
+        )
+        while True:
+            partials = PartialValues(output)
+            finished: AgentResponseUpdate | None = None
+            async for update in self._ask_stream(
+                turn, attempts.conversation, again=attempts.count > 0
+            ):
+                if update.kind is UpdateKind.FINISHED:
+                    finished = update
+                    continue
+                yield partials.see(update)
+            assert turn.attempt is not None
+            done, value = attempts.check(turn.attempt)
+            if done:
+                break
+        turn.response = agent_response(attempts.joined(turn.attempt), prepared.session, value)
+        if finished is not None:
+            yield replace(finished, value=value)
+
+    async def _ask_stream(
+        self, turn: Turn, conversation: list[ChatMessage], *, again: bool = False
+    ) -> AsyncIterator[AgentResponseUpdate]:
+        """`_ask`, streaming; the answer is in `turn.attempt` when the stream ends."""
+        prepared = turn.prepared
+        assert prepared is not None
+        loop = turn.loop = self._loop_for(turn, prepared, conversation, stream=True, again=again)
         if loop is None:
             folder = ResponseFolder()
             async for update in self.leaf_client.get_streaming_response(
-                prepared.chat_messages, prepared.chat_options
+                conversation, prepared.chat_options
             ):
                 folder.add(update)
                 yield update
-            response = folder.response()
+            turn.attempt = folder.response()
         else:
             async for update in drive(loop):
                 yield update
-            response = loop.response()
-        turn.response = agent_response(response, prepared.session)
+            turn.attempt = loop.response()
 
     async def _prepare(self, turn: Turn) -> PreparedRun:
         request = turn.request
@@ -311,6 +418,8 @@ class Agent:
         if instructions:
             chat_messages.insert(0, ChatMessage.system("\n".join(instructions)))
         chat_options = self.default_options.merged(options.chat_options)
+        if turn.output is not None:
+            chat_options.output_schema = turn.output.schema
         # the merged options already hold the agent's defaults and the run's own tools
         tools = [*self.tools, *injected, *chat_options.tools]
         try:
@@ -330,26 +439,38 @@ class Agent:
         )
         return turn.prepared
 
-    def _loop_for(self, turn: Turn, prepared: PreparedRun, *, stream: bool) -> LoopState | None:
+    def _loop_for(
+        self,
+        turn: Turn,
+        prepared: PreparedRun,
+        conversation: list[ChatMessage],
+        *,
+        stream: bool,
+        again: bool = False,
+    ) -> LoopState | None:
         """The tool loop for this run; None when the bare model will do (no tools, no
-        approvals, no cancellation, no limits and no chat or function middleware)."""
+        approvals, no cancellation, no limits and no chat or function middleware).
+        `again`: a second answer in the same run (approvals were already applied)."""
         run = turn.run
         if (
             not prepared.tools
-            and not run.approvals.responses
+            and (again or not run.approvals.responses)
             and run.cancellation is None
             and not run.has_limits
             and not run.middleware.chat
             and not run.middleware.function
         ):
             return None
-        return self._tool_client.start(
-            prepared.chat_messages,
+        loop = self._tool_client.start(
+            conversation,
             prepared.chat_options,
             run=run,
             stream=stream,
             max_tool_rounds=turn.options.max_tool_rounds,
         )
+        if again:
+            loop.next = call_model
+        return loop
 
     def _check_approvals(
         self, session: AgentSession, request: Sequence[ChatMessage], options: AgentRunOptions
@@ -462,6 +583,23 @@ class Agent:
             f"Agent(name={self.name!r}, tools={[t.name for t in self.tools]}, "
             f"providers={[p.name for p in self.context_providers]})"
         )
+
+
+def _with_run_arguments(
+    options: AgentRunOptions | None,
+    output_type: Any,
+    variables: Mapping[str, Any] | None,
+) -> AgentRunOptions | None:
+    """The run's options with the `output_type` and `variables` given to `run` itself."""
+    if output_type is None and variables is None:
+        return options
+    options = options if options is not None else AgentRunOptions()
+    changes: dict[str, Any] = {}
+    if output_type is not None:
+        changes["output_type"] = output_type
+    if variables is not None:
+        changes["template_variables"] = variables
+    return replace(options, **changes)
 
 
 def _result_of(context: AgentRunContext) -> AgentResponse:

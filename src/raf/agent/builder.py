@@ -7,6 +7,7 @@ from typing import Any
 
 from raf.agent.agent import Agent
 from raf.agent.history import InMemoryHistoryProvider
+from raf.agent.output_run import DEFAULT_OUTPUT_RETRIES
 from raf.clients.tool_loop import DEFAULT_MAX_TOOL_ROUNDS
 from raf.core.chat_client import ChatClient, ChatClientDecorator
 from raf.core.context import ContextProvider
@@ -44,6 +45,8 @@ class AgentBuilder:
         self._session_usage_limits: UsageLimits | None = None
         self._tool_timeout: float | None = None
         self._history: ContextProvider | None = InMemoryHistoryProvider()
+        self._output_type: Any = None
+        self._output_retries = DEFAULT_OUTPUT_RETRIES
 
     def with_name(self, name: str) -> AgentBuilder:
         self._name = name
@@ -157,6 +160,19 @@ class AgentBuilder:
         self._tool_timeout = float(seconds) if seconds is not None else None
         return self
 
+    def with_output_type(self, output_type: Any, *, retries: int | None = None) -> AgentBuilder:
+        """Every answer must be `output_type` (a pydantic model, dataclass, TypedDict, a
+        list or union of them, a scalar, or a JSON Schema dict); `response.value` holds it.
+        An answer that fails validation goes back to the model `retries` times (default 1)."""
+        if retries is not None:
+            if isinstance(retries, bool) or not isinstance(retries, int) or retries < 0:
+                raise ConfigurationError(
+                    f"with_output_type(retries=...): a whole number 0 or above, got {retries!r}"
+                )
+            self._output_retries = retries
+        self._output_type = output_type
+        return self
+
     def build(self) -> Agent:
         if self._client is None:
             raise ConfigurationError(
@@ -180,4 +196,6 @@ class AgentBuilder:
             usage_limits=self._usage_limits,
             session_usage_limits=self._session_usage_limits,
             tool_timeout=self._tool_timeout,
+            output_type=self._output_type,
+            output_retries=self._output_retries,
         )

@@ -8,6 +8,7 @@ from collections.abc import Sequence
 from dataclasses import dataclass, field
 from typing import Any
 
+from raf.agent.output_type import OutputType
 from raf.clients.tool_loop import LoopState
 from raf.core.context import ContextProvider
 from raf.core.errors import ConfigurationError
@@ -46,6 +47,11 @@ class Turn:
     prepared: PreparedRun | None = None
     loop: LoopState | None = None
     response: AgentResponse | None = None
+    attempt: ChatResponse | None = None
+    """The model's latest answer (its tool loop inside), before it becomes the response."""
+    output: OutputType | None = None
+    """The type the answer must have (None: text)."""
+    output_retries: int = 1
 
 
 def check_run_options(options: AgentRunOptions) -> None:
@@ -58,6 +64,14 @@ def check_run_options(options: AgentRunOptions) -> None:
             f"must be a number of seconds above 0 or None, got {timeout!r}",
             key_path="AgentRunOptions(tool_timeout=...)",
         )
+    retries = options.output_retries
+    if retries is not None and (
+        isinstance(retries, bool) or not isinstance(retries, int) or retries < 0
+    ):
+        raise ConfigurationError(
+            f"must be a whole number 0 or above, got {retries!r}",
+            key_path="AgentRunOptions(output_retries=...)",
+        )
     for name in ("usage_limits", "session_usage_limits"):
         value = getattr(options, name)
         if value is not None and not isinstance(value, UsageLimits):
@@ -67,8 +81,12 @@ def check_run_options(options: AgentRunOptions) -> None:
             )
 
 
-def agent_response(response: ChatResponse, session: AgentSession) -> AgentResponse:
+def agent_response(
+    response: ChatResponse, session: AgentSession, value: Any = None
+) -> AgentResponse:
     if isinstance(response, AgentResponse) and response.session_id == session.id:
+        if value is not None:
+            response.value = value
         return response
     return AgentResponse(
         messages=response.messages,
@@ -77,6 +95,7 @@ def agent_response(response: ChatResponse, session: AgentSession) -> AgentRespon
         model_id=response.model_id,
         response_id=response.response_id,
         session_id=session.id,
+        value=value,
     )
 
 
