@@ -106,7 +106,7 @@ def _typed(
 ) -> OutputType:
     wrapped = schema.get("type") != "object"
     if wrapped:
-        defs = {k: schema.pop(k) for k in ("$defs", "definitions") if k in schema}
+        defs: dict[str, Any] = {k: schema.pop(k) for k in ("$defs", "definitions") if k in schema}
         root: dict[str, Any] = {
             "type": "object",
             "properties": {WRAP_KEY: schema},

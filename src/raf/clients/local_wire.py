@@ -42,8 +42,10 @@ class LocalWire:
     """Whether this call constrains decoding to a tool call or an answer."""
 
     def wants_grammar(self, options: ChatOptions) -> bool:
-        """Whether a call with these options needs the grammar (tools, no native format)."""
-        return bool(options.tools) and options.tool_choice != "none" and not self.native
+        """Whether a call with these options needs the grammar: tools offered and no native
+        format, or tools and an output schema (one grammar holds both)."""
+        offered = bool(options.tools) and options.tool_choice != "none"
+        return offered and (not self.native or options.output_schema is not None)
 
     def request(
         self, messages: Sequence[ChatMessage], options: ChatOptions, *, model: str, stream: bool
@@ -60,7 +62,10 @@ class LocalWire:
                     provider="local",
                     model=model,
                 )
-            body["json_schema"] = tool_schema(options.tools, choice)
+            output = options.output_schema
+            body["json_schema"] = tool_schema(
+                options.tools, choice, output.json_schema if output is not None else None
+            )
         elif not self.native:
             body["messages"] = text_messages(messages)
         else:
@@ -81,7 +86,11 @@ class LocalWire:
             body["top_p"] = options.top_p
         if options.stop:
             body["stop"] = list(options.stop)
-        if options.response_format is not None and not self.grammar:
+        if self.grammar:
+            pass
+        elif options.output_schema is not None:  # decoding constrained to the schema
+            body["json_schema"] = options.output_schema.json_schema
+        elif options.response_format is not None:
             body["response_format"] = options.response_format
         body.update(options.additional)
         if stream:

@@ -234,13 +234,18 @@ class Linker:
         if self.problems:
             error = ValidationProblems(self.problems)
             raise error from self._first_missing
+        output = decl.output_json_schema()
+        if output is not None:
+            try:
+                agent.with_output_type(output)
+                return agent.build()
+            except ConfigurationError as exc:
+                problem = self.doc.problem(("outputSchema",), exc.message)
+                raise ValidationProblems([problem]) from exc
         try:
-            built = agent.build()
+            return agent.build()
         except RafError as exc:
             raise ValidationProblems([self.doc.problem(("tools",), str(exc))]) from exc
-        # kept for the structured-output work; nothing enforces it yet
-        built.output_schema = decl.output_json_schema()  # type: ignore[attr-defined]
-        return built
 
     # -- pieces -----------------------------------------------------------------------
 
