@@ -84,7 +84,7 @@ async def test_original_prompt_agent_keeps_every_setting(tmp_path):
     options = agent.default_options
     assert options.max_tokens == 800 and options.temperature == 0.3
     assert options.additional == {"frequency_penalty": 0.2, "presence_penalty": 0.1}
-    assert agent.output_schema == {  # type: ignore[attr-defined]
+    assert agent.output_schema == {
         "type": "object",
         "properties": {
             "city": {"type": "string", "description": "where to go"},
@@ -185,7 +185,8 @@ async def test_maf_weather_agent(tmp_path):
     assert options.additional == {"parallel_tool_calls": False}
     assert agent.instructions is not None
     assert agent.instructions.endswith("Give temperatures in Celsius.")
-    assert agent.output_schema["required"] == ["language", "answer"]  # type: ignore[attr-defined]
+    assert agent.output_schema is not None
+    assert agent.output_schema["required"] == ["language", "answer"]
     assert seen["GetWeather"].parameters == {
         "type": "object",
         "properties": {
