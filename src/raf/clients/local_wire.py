@@ -8,6 +8,7 @@ a call or an answer, see `local_tools`).
 
 from __future__ import annotations
 
+import json
 from collections.abc import Sequence
 from dataclasses import dataclass
 from typing import Any
@@ -23,6 +24,7 @@ from raf.clients.openai_wire import (
 )
 from raf.core.messages import ChatMessage
 from raf.core.options import ChatOptions
+from raf.core.output import OutputSchema
 from raf.core.responses import AgentResponseUpdate
 
 
@@ -76,6 +78,8 @@ class LocalWire:
                 body["tools"] = to_openai_tools(options.tools)
                 if options.tool_choice is not None:
                     body["tool_choice"] = to_openai_tool_choice(options.tool_choice)
+        if options.output_schema is not None:
+            _tell_the_schema(body["messages"], options.output_schema, grammar=self.grammar)
         temperature = options.temperature if options.temperature is not None else self.temperature
         if temperature is not None:
             body["temperature"] = temperature
@@ -118,3 +122,17 @@ class LocalWire:
             }
         )
         return constrained.finish()
+
+
+def _tell_the_schema(
+    messages: list[dict[str, Any]], output: OutputSchema, *, grammar: bool
+) -> None:
+    """Say in the system prompt what the answer's fields are: the grammar fixes the
+    shape, but a small model needs the words to fill it well."""
+    schema = json.dumps(output.json_schema, ensure_ascii=False)
+    where = 'the "answer"' if grammar else "your answer"
+    note = f"{output.description} Write {where} as JSON matching this JSON Schema: {schema}"
+    if messages and messages[0].get("role") == "system":
+        messages[0] = {**messages[0], "content": f"{messages[0]['content']}\n\n{note}"}
+    else:
+        messages.insert(0, {"role": "system", "content": note})
