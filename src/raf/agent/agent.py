@@ -17,6 +17,7 @@ from raf.agent.output_run import (
 )
 from raf.agent.output_type import OutputType, check_for_client, resolve_output_type
 from raf.agent.session_conflicts import save_turn
+from raf.agent.template import PromptTemplate, render_instructions
 from raf.agent.turn import (
     PreparedRun,
     Turn,
@@ -91,10 +92,13 @@ class Agent:
         tool_timeout: float | None = None,
         output_type: Any = None,
         output_retries: int = DEFAULT_OUTPUT_RETRIES,
+        instructions_template: PromptTemplate | None = None,
     ) -> None:
         self.name = name
         self.description = description
         self.instructions = instructions
+        self.instructions_template = instructions_template
+        """Instructions rendered at each run from its variables (before `instructions`)."""
         self.tools: tuple[Tool, ...] = tuple(
             index_tools(tools, where=f"on agent {name!r}").values()
         )
@@ -268,6 +272,7 @@ class Agent:
         options = options if options is not None else AgentRunOptions()
         self._check_approvals(session, request, options)
         check_run_options(options)
+        instructions = render_instructions(self, options.template_variables)
         middleware = self.middleware
         if options.middleware:
             extra = options.middleware
@@ -293,6 +298,7 @@ class Agent:
             request=request,
             options=options,
             spent_before=list(session.spent_approvals),
+            instructions=instructions,
             output=output,
             output_retries=(
                 self.output_retries if options.output_retries is None else options.output_retries
@@ -386,7 +392,7 @@ class Agent:
         options = turn.options
         session.touch_request_hash(request)
 
-        instructions = [self.instructions] if self.instructions else []
+        instructions = [text for text in (turn.instructions, self.instructions) if text]
         accumulated: list[ChatMessage] = []
         injected: list[Tool] = []
         invoked: list[ContextProvider] = []

@@ -2,12 +2,13 @@
 
 from __future__ import annotations
 
-from collections.abc import Callable, Sequence
+from collections.abc import Callable, Mapping, Sequence
 from typing import Any
 
 from raf.agent.agent import Agent
 from raf.agent.history import InMemoryHistoryProvider
 from raf.agent.output_run import DEFAULT_OUTPUT_RETRIES
+from raf.agent.template import PromptTemplate
 from raf.clients.tool_loop import DEFAULT_MAX_TOOL_ROUNDS
 from raf.core.chat_client import ChatClient, ChatClientDecorator
 from raf.core.context import ContextProvider
@@ -46,6 +47,7 @@ class AgentBuilder:
         self._tool_timeout: float | None = None
         self._history: ContextProvider | None = InMemoryHistoryProvider()
         self._output_type: Any = None
+        self._template: PromptTemplate | None = None
         self._output_retries = DEFAULT_OUTPUT_RETRIES
 
     def with_name(self, name: str) -> AgentBuilder:
@@ -59,6 +61,29 @@ class AgentBuilder:
     def with_instructions(self, instructions: str) -> AgentBuilder:
         """Add to the system prompt (several calls are joined with newlines)."""
         self._instructions.append(instructions)
+        return self
+
+    def with_instructions_template(
+        self,
+        template: str | PromptTemplate,
+        *,
+        input_schema: dict[str, Any] | None = None,
+        variables: Mapping[str, Any] | None = None,
+    ) -> AgentBuilder:
+        """Instructions as a mustache template (`Help {{customer}}.`), rendered at each run
+        with `agent.run(..., variables={...})`; `input_schema` (JSON Schema) checks the
+        variables, `variables` gives defaults. Rendered before plain instructions."""
+        if isinstance(template, PromptTemplate):
+            if input_schema is not None or variables is not None:
+                raise ConfigurationError(
+                    "with_instructions_template(): give input_schema and variables to the "
+                    "PromptTemplate itself"
+                )
+            self._template = template
+        else:
+            self._template = PromptTemplate(
+                text=template, input_schema=input_schema, defaults=dict(variables or {})
+            )
         return self
 
     def with_tool(self, tool: Tool | Callable[..., Any]) -> AgentBuilder:
@@ -198,4 +223,5 @@ class AgentBuilder:
             tool_timeout=self._tool_timeout,
             output_type=self._output_type,
             output_retries=self._output_retries,
+            instructions_template=self._template,
         )

@@ -175,7 +175,7 @@ def _json_schema_type(schema: dict[str, Any], *, where: str) -> OutputType:
     try:
         import jsonschema
     except ImportError:
-        raise MissingExtraError("a JSON-Schema output type", "yaml", "jsonschema") from None
+        raise MissingExtraError("a JSON-Schema output type", "templates", "jsonschema") from None
     try:
         jsonschema.Draft202012Validator.check_schema(schema)
     except jsonschema.SchemaError as exc:

@@ -49,6 +49,8 @@ class Turn:
     response: AgentResponse | None = None
     attempt: ChatResponse | None = None
     """The model's latest answer (its tool loop inside), before it becomes the response."""
+    instructions: str | None = None
+    """The instructions template rendered for this run."""
     output: OutputType | None = None
     """The type the answer must have (None: text)."""
     output_retries: int = 1
