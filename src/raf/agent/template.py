@@ -56,6 +56,12 @@ class PromptTemplate:
                 f"(given: {', '.join(sorted(values)) or 'nothing'})",
                 key_path=self._where("variables"),
             ) from None
+        except pystache.common.TemplateNotFoundError:
+            raise ConfigurationError(
+                "the instructions template includes a partial; raf templates are one text, "
+                "with no partials",
+                key_path=self.source or None,
+            ) from None
 
     def values(self, variables: Mapping[str, Any] | None) -> dict[str, Any]:
         """The variables of one run with defaults filled in, checked."""

@@ -33,7 +33,7 @@ from raf.decl.context_decls import (
     WorkspaceRuleDecl,
 )
 from raf.decl.model_decls import ConnectionDecl, ModelDecl, ModelOptionsDecl
-from raf.decl.output_schema import PropertySchemaDecl, as_json_schema
+from raf.decl.output_schema import PropertySchemaDecl, as_json_schema, is_json_schema
 from raf.decl.tool_decls import (
     BUILTIN_TOOLS,
     FILE_TOOLS,
@@ -235,8 +235,14 @@ class AgentDecl(DeclModel):
         if self.input_schema is None:
             return None
         if isinstance(self.input_schema, PropertySchemaDecl):
-            return self.input_schema.json_schema()
-        return as_json_schema(self.input_schema)
+            schema = self.input_schema.json_schema()
+        else:
+            schema = as_json_schema(self.input_schema)
+        if not isinstance(self.input_schema, dict) or not is_json_schema(self.input_schema):
+            # a property list names the inputs it checks; defaults in template.variables
+            # may fill others
+            schema.pop("additionalProperties", None)
+        return schema
 
     def output_json_schema(self) -> dict[str, Any] | None:
         """`outputSchema` as JSON Schema, or None when the document has none."""
