@@ -267,6 +267,9 @@ class _Compiler:
         self.labels.setdefault(action_id, len(self.instrs))
         step = Step(kind=kind, id=action_id, fields=dict(raw), path=path)
         if missing:
+            for key, value in raw.items():
+                if key not in _COMMON and key in allowed:
+                    self.values(value, (*path, str(key)))
             return
         handler = getattr(self, f"_{kind}", None)
         if handler is not None:
