@@ -24,6 +24,8 @@ HELP = """commands:
 Ctrl-C cancels the answer being written, not the program."""
 
 ALWAYS_KEY = "chat.always_allow"
+QUESTION = "request_input"
+"""The name of a workflow's request for text (a Question): answered by typing."""
 WAITING_HINT = (
     "waiting for approval: your next message asks again, /clear starts a new session, "
     "--resume continues it later"
@@ -129,7 +131,7 @@ class _Chat:
 
     def _model(self, spec: str) -> None:
         from raf.agent.agent import Agent
-        from raf.cli._agents import build_agent, resolve_client
+        from raf.cli._agents import StoredWorkflowAgent, build_agent, resolve_client
         from raf.core.errors import RafError
 
         if not spec:
@@ -138,7 +140,7 @@ class _Chat:
             return
         try:
             if self.args.file:
-                agent: Agent = build_agent(self.args.file, spec, self.store)
+                agent: Agent | StoredWorkflowAgent = build_agent(self.args.file, spec, self.store)
             else:
                 resolve_client(spec)
                 agent = build_agent(None, spec, self.store)
@@ -242,6 +244,17 @@ class _Chat:
         always = set(self.session.metadata.get(ALWAYS_KEY, []))
         out: list[ToolApprovalResponse] = []
         for request in pending:
+            if request.name == QUESTION:
+                self.say(request.reason or "the workflow asks for input")
+                try:
+                    said = input("answer> ")
+                except (EOFError, KeyboardInterrupt):
+                    self.say("")
+                    return None
+                out.append(
+                    ToolApprovalResponse(call_id=request.call_id, approved=True, reason=said)
+                )
+                continue
             if request.name in always:
                 self.say(f"✓ {request.name} is always allowed in this session")
                 out.append(ToolApprovalResponse(call_id=request.call_id, approved=True))

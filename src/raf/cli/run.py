@@ -93,7 +93,9 @@ async def _run(args: argparse.Namespace, prompt: str | None) -> int:
         loop.add_signal_handler(signal.SIGINT, token.cancel)
     try:
         responses: list[ToolApprovalResponse] = []
-        if session.pending_approvals:
+        if session.pending_approvals and prompt and _only_questions(session.pending_approvals):
+            pass  # the prompt answers the workflow's question
+        elif session.pending_approvals:
             if prompt:
                 print(
                     f"raf: session {session.id} waits for approvals; answer them first "
@@ -144,9 +146,25 @@ async def _run(args: argparse.Namespace, prompt: str | None) -> int:
         await close_agent(agent)
 
 
+QUESTION = "request_input"
+"""The name of a workflow's request for text: the next prompt answers it."""
+
+
+def _only_questions(pending: Sequence[ApprovalRequestContent]) -> bool:
+    return len(pending) == 1 and pending[0].name == QUESTION
+
+
 def _unanswered(session_id: str, pending: Sequence[ApprovalRequestContent]) -> int:
     from raf.cli._render import describe_request
 
+    if _only_questions(pending):
+        print(f"raf: {pending[0].reason}", file=sys.stderr)
+        print(
+            f"raf: session {session_id} waits for an answer; give it with "
+            f'--session {session_id} "ANSWER"',
+            file=sys.stderr,
+        )
+        return EXIT_AWAITING_APPROVAL
     for request in pending:
         print(f"raf: waiting for approval: {describe_request(request)}", file=sys.stderr)
     print(
