@@ -17,16 +17,26 @@ from raf.core.messages import ChatMessage
 from raf.core.responses import AgentResponse
 from raf.workflow.builder import WorkflowBuilder
 from raf.workflow.checkpoints import CheckpointStore
-from raf.workflow.context import WorkflowContext
+from raf.workflow.context import InputResponse, WorkflowContext
 from raf.workflow.declarative.expressions import Expression, ExpressionError, text, truthy
 from raf.workflow.declarative.functions import FUNCTIONS
 from raf.workflow.declarative.program import Issue, KeyPath, WorkflowDefinitionError, _hint
 from raf.workflow.executor import Executor, handler
 from raf.workflow.workflow import Workflow
 
-NODE_TYPES = ("agent", "function")
+NODE_TYPES = ("agent", "function", "approval")
 EDGE_TYPES = ("direct", "fan_out", "fan_in")
-_NODE_KEYS = ("id", "type", "agent", "function", "name", "description", "config")
+_NODE_KEYS = (
+    "id",
+    "type",
+    "agent",
+    "function",
+    "name",
+    "description",
+    "config",
+    "prompt",
+    "rejected",
+)
 _EDGE_KEYS = ("type", "source", "target", "sources", "targets", "condition", "id")
 
 
@@ -74,6 +84,53 @@ class GraphNode(Executor):
             await ctx.yield_output(result)
         if self.sends:
             await ctx.send_message(result)
+
+
+class ApprovalNode(Executor):
+    """A human decision in the graph: the incoming text goes on only when approved;
+    otherwise the run ends with the `rejected` text as its output. (The answer handler
+    comes first: handlers are tried in order, and the message handler takes anything.)"""
+
+    def __init__(
+        self,
+        node_id: str,
+        *,
+        prompt: str = "Approve?",
+        rejected: str = "Not approved.",
+        is_output: bool = False,
+        sends: bool = True,
+    ) -> None:
+        super().__init__(node_id)
+        self.prompt = prompt
+        self.rejected = rejected
+        self.is_output = is_output
+        self.sends = sends
+        self.pending: dict[str, str] = {}
+
+    @handler
+    async def on_answer(self, answer: InputResponse[bool], ctx: WorkflowContext[str]) -> None:
+        """Pass the text on when approved; end with the rejection otherwise."""
+        said = self.pending.pop(answer.request_id, "")
+        if answer.response is not True:
+            await ctx.yield_output(self.rejected)
+            return
+        if self.is_output:
+            await ctx.yield_output(said)
+        if self.sends:
+            await ctx.send_message(said)
+
+    @handler
+    async def on_message(self, message: Any, ctx: WorkflowContext[str]) -> None:
+        """Ask whether the incoming text may go on."""
+        said = as_text(message)
+        request_id = await ctx.request_input(f"{self.prompt}\n\n{said}", bool)
+        self.pending[request_id] = said
+
+    def snapshot_state(self) -> Any:
+        return dict(self.pending)
+
+    def restore_state(self, state: Any) -> None:
+        self.pending = dict(state or {})
 
 
 def _condition(source: str) -> Callable[[Any], bool]:
@@ -220,7 +277,7 @@ def build_graph_workflow(
             issues.append(
                 Issue(path=("output_node_ids", i), message=f"no node {out!r}{_hint(str(out), ids)}")
             )
-    executors: dict[str, GraphNode] = {}
+    executors: dict[str, Executor] = {}
     for node_id, (node, where) in specs.items():
         kind = node.get("type", "agent")
         if kind == "agent":
@@ -251,6 +308,14 @@ def build_graph_workflow(
             executors[node_id] = GraphNode(
                 node_id,
                 function=functions[ref],
+                is_output=node_id in outputs,
+                sends=node_id in sources_with_edges,
+            )
+        elif kind == "approval":
+            executors[node_id] = ApprovalNode(
+                node_id,
+                prompt=str(node.get("prompt", "Approve?")),
+                rejected=str(node.get("rejected", "Not approved.")),
                 is_output=node_id in outputs,
                 sends=node_id in sources_with_edges,
             )
