@@ -4,6 +4,7 @@
 from __future__ import annotations
 
 from collections.abc import Sequence
+from typing import TypedDict
 
 import pytest
 
@@ -269,3 +270,26 @@ async def test_fan_in_takes_every_message_its_sources_sent_in_the_superstep() ->
     )
     result = await workflow.run("a b")
     assert result.outputs == ["a>up b>up a>low b>low"]
+
+
+class Payload(TypedDict):
+    """A TypedDict message: checked as a dict only."""
+
+    name: str
+
+
+@executor
+def make_payload(text: str) -> Payload:
+    return {"name": text}
+
+
+@executor
+def read_payload(payload: Payload) -> str:
+    return payload["name"].title()
+
+
+async def test_typed_dict_messages_flow_although_they_cannot_be_checked_exactly() -> None:
+    workflow = (
+        WorkflowBuilder("td", start=make_payload).add_edge(make_payload, read_payload).build()
+    )
+    assert (await workflow.run("ada")).outputs == ["Ada"]

@@ -219,3 +219,12 @@ async def test_a_workflow_object_runs_one_run_at_a_time() -> None:
     gate.set()
     assert (await first).outputs == ["a"]
     assert (await workflow.run("c")).outputs == ["c"]
+
+
+async def test_streamed_agent_updates_are_json_ready_with_their_node() -> None:
+    workflow = WorkflowBuilder("j", start=writer("solo", "hello there")).build()
+    events = [e async for e in workflow.run_stream("hi")]
+    streamed = [e.to_dict() for e in events if isinstance(e, NodeStreaming)]
+    assert streamed[0]["type"] == "NodeStreaming" and streamed[0]["node"] == "solo"
+    assert streamed[0]["update"]["kind"] == "text_delta"
+    json.dumps([e.to_dict() for e in events])

@@ -220,3 +220,25 @@ async def test_two_approvals_wait_until_both_are_answered() -> None:
         checkpoint_id=half.checkpoint_id, responses={second.request_id: False}
     )
     assert done.output.text == "both handled" and RAN == ["wire 1"]
+
+
+async def test_a_generic_response_type_is_checked_by_its_origin() -> None:
+    class Pick(Executor):
+        @handler
+        async def run(self, text: str, ctx: WorkflowContext[str]) -> None:
+            await ctx.request_input("pick tags", list[str])
+
+        @handler
+        async def picked(self, answer: InputResponse[list[str]], ctx: WorkflowContext[str]) -> None:
+            await ctx.yield_output(",".join(answer.response))
+
+    workflow = WorkflowBuilder("p", start=Pick()).build()
+    paused = await workflow.run("x")
+    (request,) = paused.requests
+    assert request.response_type == "list"
+    with pytest.raises(WorkflowError, match="must be list, not str"):
+        await workflow.run(checkpoint_id=paused.checkpoint_id, responses={request.request_id: "a"})
+    done = await workflow.run(
+        checkpoint_id=paused.checkpoint_id, responses={request.request_id: ["a", "b"]}
+    )
+    assert done.outputs == ["a,b"]

@@ -190,3 +190,34 @@ def test_all_problems_are_listed_at_once() -> None:
     text = str(info.value)
     assert "3 problem(s)" in text
     assert "nowhere" in text and "max_iterations" in text and "type mismatch" in text
+
+
+class Forgetful(Executor):
+    def __init__(self) -> None:
+        self.id = "forgetful"
+
+    @handler
+    async def run(self, text: str, ctx: WorkflowContext[str]) -> None:
+        return None
+
+
+def test_an_executor_that_skips_super_init_is_refused_clearly() -> None:
+    with pytest.raises(WorkflowValidationError, match=r"must call super\(\).__init__"):
+        WorkflowBuilder("f", start=Forgetful())
+
+
+def test_a_cycle_is_reported_beside_a_type_mismatch() -> None:
+    @executor(id="a")
+    def a(text: str) -> str:
+        return text
+
+    @executor(id="b")
+    def b(text: str) -> str:
+        return text
+
+    builder = (
+        WorkflowBuilder("both", start=a).add_edge(a, b).add_edge(b, a).add_edge(b, takes_order)
+    )
+    with pytest.raises(WorkflowValidationError) as info:
+        builder.build()
+    assert "type mismatch" in str(info.value) and "cycle a -> b -> a" in str(info.value)

@@ -249,6 +249,10 @@ class WorkflowBuilder:
 
 def _as_executor(node: Any) -> Executor:
     if isinstance(node, Executor):
+        if not hasattr(node, "_by_type"):
+            raise WorkflowValidationError(
+                f"{type(node).__name__}.__init__ must call super().__init__(id) to be a node"
+            )
         return node
     from raf.agent.agent import Agent
     from raf.workflow.agent_executor import AgentExecutor

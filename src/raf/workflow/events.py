@@ -6,6 +6,7 @@ from dataclasses import dataclass, field, fields
 from typing import Any
 
 from raf.core.responses import AgentResponseUpdate
+from raf.workflow.codec import encode
 
 
 @dataclass(kw_only=True, slots=True)
@@ -14,8 +15,6 @@ class WorkflowEvent:
 
     def to_dict(self) -> dict[str, Any]:
         """A JSON-ready form: the event's type name and its plain fields."""
-        from raf.workflow.codec import encode
-
         out: dict[str, Any] = {"type": type(self).__name__}
         for f in fields(self):
             value = getattr(self, f.name)

@@ -217,7 +217,7 @@ def executor(
     return wrap
 
 
-async def call_handler(spec: HandlerSpec, message: Any, ctx: WorkflowContext[Any]) -> Any:
+async def call_handler(spec: HandlerSpec, message: Any, ctx: WorkflowContext[Any] | None) -> Any:
     """Call a handler (sync or async) and return what it returned."""
     result = spec.fn(message, ctx) if spec.takes_ctx else spec.fn(message)
     if inspect.isawaitable(result):

@@ -7,38 +7,29 @@ from __future__ import annotations
 import asyncio
 import inspect
 import logging
-import time
 from collections.abc import Callable, Mapping
-from dataclasses import dataclass, field
+from dataclasses import dataclass
 from typing import TYPE_CHECKING, Any, Literal
 
 from raf.core.messages import new_id
-from raf.workflow.checkpoints import Checkpoint, CheckpointStore, Status
-from raf.workflow.codec import decode, encode
+from raf.workflow.checkpoints import CheckpointStore, Status
+from raf.workflow.codec import decode
 from raf.workflow.context import (
-    InputRequest,
-    InputResponse,
     InvocationEffects,
-    Sent,
     WorkflowContext,
 )
-from raf.workflow.edges import Edge, FanInEdge, FanOutEdge, LoopEdge, SwitchEdge
 from raf.workflow.errors import (
     CheckpointError,
-    GraphChangedError,
-    WorkflowError,
     WorkflowRunError,
     WorkflowTimeoutError,
 )
 from raf.workflow.events import (
     InputRequested,
-    LoopLimitReached,
     NodeCompensated,
     NodeCompleted,
     NodeFailed,
     NodeInvoked,
     NodeSkipped,
-    OutputEvent,
     SuperstepCompleted,
     SuperstepStarted,
     WorkflowCompleted,
@@ -48,6 +39,8 @@ from raf.workflow.events import (
     WorkflowStarted,
 )
 from raf.workflow.executor import Executor, call_handler
+from raf.workflow.routing import Router
+from raf.workflow.state import Delivery, RunState, load_state, to_checkpoint
 from raf.workflow.typeinfo import type_name
 
 if TYPE_CHECKING:
@@ -62,21 +55,13 @@ RunStatus = Literal["completed", "paused"]
 
 
 @dataclass(kw_only=True, slots=True)
-class Delivery:
-    """A message waiting for a node in the next superstep."""
-
-    target: str
-    message: Any
-    source: str | None = None
-
-
-@dataclass(kw_only=True, slots=True)
 class _Outcome:
     delivery: Delivery
     node: str
     effects: InvocationEffects | None = None
-    """None when the node was skipped."""
+    """What the handler did through its context (None: it took no context)."""
     result: Any = None
+    skipped: bool = False
 
 
 class _NodeFailure(Exception):
@@ -84,22 +69,6 @@ class _NodeFailure(Exception):
         self.node = node
         self.error = error
         super().__init__(str(error))
-
-
-@dataclass(kw_only=True, slots=True)
-class RunState:
-    """The state a checkpoint holds, live."""
-
-    run_id: str
-    superstep: int = 0
-    pending: list[Delivery] = field(default_factory=list)
-    fan_in: dict[str, dict[str, list[Any]]] = field(default_factory=dict)
-    loop_counts: dict[str, int] = field(default_factory=dict)
-    shared: dict[str, Any] = field(default_factory=dict)
-    requests: dict[str, InputRequest] = field(default_factory=dict)
-    outputs: list[Any] = field(default_factory=list)
-    compensations: list[tuple[str, Any]] = field(default_factory=list)
-    checkpoint_id: str | None = None
 
 
 class WorkflowRunner:
@@ -111,6 +80,7 @@ class WorkflowRunner:
         self.emit = emit
         self.state = RunState(run_id="")
         self._semaphore = asyncio.Semaphore(workflow.max_concurrency)
+        self.router = Router(workflow, emit)
 
     # -- start or resume -----------------------------------------------------------
 
@@ -128,67 +98,8 @@ class WorkflowRunner:
         self.state.pending = [Delivery(target=self.wf.start, message=message)]
 
     async def resume(self, checkpoint_id: str, responses: Mapping[str, Any]) -> None:
-        """Take the run back from a checkpoint and queue the answers to its requests;
-        nothing is written when the checkpoint or an answer is refused."""
-        cp = await self.store.load(checkpoint_id)
-        wf = self.wf
-        if cp.fingerprint != wf.fingerprint:
-            raise GraphChangedError(
-                f"checkpoint {checkpoint_id!r} was written by a different graph than "
-                f"workflow {wf.name!r}: {_graph_diff(cp.graph, wf.graph_summary)}; "
-                "resume it with the graph that wrote it"
-            )
-        if cp.status == "completed":
-            raise CheckpointError(f"run {cp.run_id!r} already completed at {checkpoint_id!r}")
-        if any(i.status == "compensated" for i in await self.store.list(cp.run_id)):
-            raise CheckpointError(
-                f"run {cp.run_id!r} failed and its finished nodes were compensated (undone); "
-                "it cannot resume: start a new run"
-            )
-        types = wf.types
-        requests = {r["request_id"]: _request_from(r, types) for r in cp.requests}
-        unknown = [rid for rid in responses if rid not in requests]
-        if unknown:
-            waiting = ", ".join(requests) or "none"
-            raise WorkflowError(
-                f"no pending request {', '.join(map(repr, unknown))} in checkpoint "
-                f"{checkpoint_id!r}; pending: {waiting}"
-            )
-        if cp.status == "paused" and not responses:
-            raise WorkflowError(
-                f"run {cp.run_id!r} waits for input ({', '.join(requests)}); "
-                "pass responses={request_id: answer}"
-            )
-        answers = {rid: wf.check_answer(requests[rid], value) for rid, value in responses.items()}
-        state = RunState(
-            run_id=cp.run_id,
-            superstep=cp.superstep,
-            pending=[
-                Delivery(
-                    target=d["target"], source=d.get("source"), message=decode(d["message"], types)
-                )
-                for d in cp.pending
-            ],
-            fan_in={k: {s: decode(v, types) for s, v in b.items()} for k, b in cp.fan_in.items()},
-            loop_counts=dict(cp.loop_counts),
-            shared=decode(cp.shared_state, types),
-            requests=requests,
-            outputs=decode(cp.outputs, types),
-            compensations=[(c["node"], decode(c["message"], types)) for c in cp.compensations],
-            checkpoint_id=cp.id,
-        )
-        for node_id, snapshot in cp.node_states.items():
-            if node_id in wf.nodes:
-                wf.nodes[node_id].restore_state(decode(snapshot, types))
-        for rid, value in answers.items():
-            request = state.requests.pop(rid)
-            state.pending.append(
-                Delivery(
-                    target=request.node,
-                    message=InputResponse(request_id=rid, data=request.data, response=value),
-                )
-            )
-        self.state = state
+        """Take the run back from a checkpoint and queue the answers to its requests."""
+        self.state = await load_state(self.wf, self.store, checkpoint_id, responses)
 
     # -- the loop --------------------------------------------------------------------
 
@@ -288,7 +199,7 @@ class WorkflowRunner:
             for outcome in outcomes:
                 self._commit(outcome)
         if st.fan_in:
-            self._release_barriers()
+            self.router.release_barriers(st)
         await self._checkpoint("running")
         self.emit(SuperstepCompleted(superstep=st.superstep, checkpoint_id=st.checkpoint_id))
 
@@ -321,13 +232,18 @@ class WorkflowRunner:
         attempt = 0
         while True:
             attempt += 1
-            ctx: WorkflowContext[Any] = WorkflowContext(
-                node_id=node_id,
-                run_id=st.run_id,
-                superstep=st.superstep,
-                shared_state=st.shared,
-                emit=self.emit,
-                register_type=wf.register_response_type,
+            # A handler that takes no context cannot act on the run: no context to build.
+            ctx: WorkflowContext[Any] | None = (
+                WorkflowContext(
+                    node_id=node_id,
+                    run_id=st.run_id,
+                    superstep=st.superstep,
+                    shared_state=st.shared,
+                    emit=self.emit,
+                    register_type=wf.register_response_type,
+                )
+                if spec.takes_ctx
+                else None
             )
             self.emit(NodeInvoked(node=node_id, superstep=st.superstep, attempt=attempt))
             try:
@@ -359,7 +275,7 @@ class WorkflowRunner:
                     continue
                 if retry is not None and retry.on_exhausted == "skip":
                     self.emit(NodeSkipped(node=node_id, superstep=st.superstep, error=str(exc)))
-                    return _Outcome(delivery=delivery, node=node_id)
+                    return _Outcome(delivery=delivery, node=node_id, skipped=True)
                 if retry is not None and retry.on_exhausted == "fallback" and retry.fallback:
                     if depth >= len(wf.nodes):
                         raise _NodeFailure(node_id, exc) from exc
@@ -368,24 +284,34 @@ class WorkflowRunner:
                     )
                     return await self._invoke(fallback, depth=depth + 1)
                 raise _NodeFailure(node_id, exc) from exc
-            if result is not None:
-                ctx._effects.sent.append(Sent(message=result))
             self.emit(NodeCompleted(node=node_id, superstep=st.superstep, result=result))
-            return _Outcome(delivery=delivery, node=node_id, effects=ctx._effects, result=result)
+            return _Outcome(
+                delivery=delivery,
+                node=node_id,
+                effects=None if ctx is None else ctx._effects,
+                result=result,
+            )
 
     # -- committing a superstep -----------------------------------------------------------
 
     def _commit(self, outcome: _Outcome) -> None:
         st, wf = self.state, self.wf
-        effects = outcome.effects
-        if effects is None:
+        if outcome.skipped:
             return
         node_id = outcome.node
-        st.shared.update(effects.state)
         if wf.has_compensation(node_id):
             st.compensations.append((node_id, outcome.delivery.message))
+        effects = outcome.effects
+        if effects is not None:
+            self._commit_effects(node_id, effects)
+        if outcome.result is not None:
+            self.router.route(st, node_id, outcome.result, None)
+
+    def _commit_effects(self, node_id: str, effects: InvocationEffects) -> None:
+        st, wf = self.state, self.wf
+        st.shared.update(effects.state)
         for data in effects.outputs:
-            self._output(node_id, data)
+            self.router.output(st, node_id, data)
         for request in effects.requests:
             if not wf.accepts_responses(node_id):
                 raise WorkflowRunError(
@@ -403,163 +329,14 @@ class WorkflowRunner:
                 )
             )
         for sent in effects.sent:
-            self._route(node_id, sent.message, sent.target)
-
-    def _output(self, node_id: str, data: Any) -> None:
-        self.state.outputs.append(data)
-        self.emit(OutputEvent(node=node_id, data=data))
-
-    def _route(self, source: str, message: Any, only: str | None) -> None:
-        """Send a committed message along the source's edges."""
-        wf, st = self.wf, self.state
-        edges = wf.outgoing.get(source, ())
-        if not edges:
-            if only is not None:
-                raise WorkflowRunError(
-                    f"node {source!r} sent a message to {only!r} but has no edge to it",
-                    node=source,
-                )
-            self._output(source, message)
-            return
-        handled = False
-        named = only is None
-        for edge in edges:
-            targets = _edge_targets(edge)
-            if only is not None:
-                if only not in targets:
-                    continue
-                named = True
-            if isinstance(edge, FanInEdge):
-                handled = True
-                self._fan_in(edge, source, message)
-                continue
-            accepting = [
-                t
-                for t in targets
-                if (only is None or t == only) and wf.nodes[t].find_handler(message) is not None
-            ]
-            if not accepting:
-                continue
-            handled = True
-            for target in self._choose(edge, message, accepting):
-                st.pending.append(Delivery(target=target, message=message, source=source))
-        if not named:
-            raise WorkflowRunError(
-                f"node {source!r} sent a message to {only!r} but has no edge to it", node=source
-            )
-        if not handled:
-            raise WorkflowRunError(
-                f"node {source!r} sent a message of type {type(message).__name__} that no "
-                f"node on its edges handles ({', '.join(_all_targets(edges))})",
-                node=source,
-            )
-
-    def _choose(self, edge: Any, message: Any, accepting: list[str]) -> list[str]:
-        """The targets an edge delivers `message` to (conditions, cases, loop limits)."""
-        try:
-            if isinstance(edge, Edge):
-                ok = edge.condition is None or bool(edge.condition(message))
-                return [edge.target] if ok else []
-            if isinstance(edge, FanOutEdge):
-                if edge.selector is None:
-                    return accepting
-                picked = list(edge.selector(message, list(edge.targets)))
-                bad = [t for t in picked if t not in edge.targets]
-                if bad:
-                    raise WorkflowRunError(
-                        f"{edge.key}: the selector picked {bad}, which are not its targets",
-                        node=edge.source,
-                    )
-                return [t for t in picked if t in accepting]
-            if isinstance(edge, SwitchEdge):
-                for case in edge.cases:
-                    if case.target in accepting and case.condition(message):
-                        return [case.target]
-                return [edge.default] if edge.default in accepting else []
-            if isinstance(edge, LoopEdge):
-                if edge.condition is not None and not edge.condition(message):
-                    return []
-                count = self.state.loop_counts.get(edge.key, 0) + 1
-                if count > edge.max_iterations:
-                    if edge.on_limit == "stop":
-                        self.emit(
-                            LoopLimitReached(
-                                source=edge.source, target=edge.target, limit=edge.max_iterations
-                            )
-                        )
-                        return []
-                    raise WorkflowRunError(
-                        f"{edge.key} reached its limit of {edge.max_iterations} iteration(s)",
-                        node=edge.source,
-                    )
-                self.state.loop_counts[edge.key] = count
-                return [edge.target]
-        except WorkflowRunError:
-            raise
-        except Exception as exc:
-            raise WorkflowRunError(
-                f"the condition of {edge.key} failed: {type(exc).__name__}: {exc}",
-                node=edge.source,
-            ) from exc
-        raise AssertionError(f"unknown edge {edge!r}")
-
-    def _fan_in(self, edge: FanInEdge, source: str, message: Any) -> None:
-        buffers = self.state.fan_in.setdefault(edge.key, {})
-        waiting = buffers.get(source)
-        if waiting is None:
-            buffers[source] = [message]
-        else:
-            waiting.append(message)
-
-    def _release_barriers(self) -> None:
-        """Deliver each fan-in whose sources have all sent: every message they sent up
-        to the end of this superstep, in the order of the sources."""
-        for edge in self.wf.fan_ins:
-            buffers = self.state.fan_in.get(edge.key)
-            if buffers is not None and len(buffers) == len(edge.sources):
-                joined = [m for s in edge.sources for m in buffers[s]]
-                del self.state.fan_in[edge.key]
-                self.state.pending.append(Delivery(target=edge.target, message=joined))
+            self.router.route(st, node_id, sent.message, sent.target)
 
     # -- checkpoints and compensation ------------------------------------------------------
 
     async def _checkpoint(self, status: Status) -> None:
-        st, wf = self.state, self.wf
+        st = self.state
         try:
-            checkpoint = Checkpoint(
-                id=new_id("cp"),
-                run_id=st.run_id,
-                workflow=wf.name,
-                fingerprint=wf.fingerprint,
-                superstep=st.superstep,
-                status=status,
-                graph=wf.graph_summary,
-                pending=[
-                    {"target": d.target, "source": d.source, "message": encode(d.message)}
-                    for d in st.pending
-                ],
-                fan_in={k: {s: encode(v) for s, v in b.items()} for k, b in st.fan_in.items()},
-                loop_counts=dict(st.loop_counts),
-                node_states={
-                    node_id: encode(state)
-                    for node_id, node in wf.nodes.items()
-                    if (state := node.snapshot_state()) is not None
-                },
-                shared_state=encode(st.shared),
-                requests=[
-                    {
-                        "request_id": r.request_id,
-                        "node": r.node,
-                        "data": encode(r.data),
-                        "response_type": r.response_type,
-                    }
-                    for r in st.requests.values()
-                ],
-                outputs=encode(st.outputs),
-                compensations=[{"node": n, "message": encode(m)} for n, m in st.compensations],
-                parent_id=st.checkpoint_id,
-                created_at=time.time(),
-            )
+            checkpoint = to_checkpoint(self.wf, st, status)
         except CheckpointError as exc:
             raise WorkflowRunError(
                 f"superstep {st.superstep} cannot be checkpointed: {exc}",
@@ -597,66 +374,14 @@ async def _all_or_cancel(coros: list[Any]) -> list[list[_Outcome]]:
     """Run the node groups of a superstep together; the first failure cancels the rest."""
     tasks = [asyncio.ensure_future(c) for c in coros]
     try:
-        await asyncio.wait(tasks, return_when=asyncio.FIRST_EXCEPTION)
+        results: list[list[_Outcome]] = await asyncio.gather(*tasks)
     except BaseException:
         for t in tasks:
             t.cancel()
         await asyncio.gather(*tasks, return_exceptions=True)
         raise
-    failed = next((t for t in tasks if t.done() and t.exception() is not None), None)
-    if failed is not None:
-        for t in tasks:
-            t.cancel()
-        await asyncio.gather(*tasks, return_exceptions=True)
-        error = failed.exception()
-        assert error is not None
-        raise error
-    return [t.result() for t in tasks]
-
-
-def _edge_targets(edge: Any) -> list[str]:
-    if isinstance(edge, FanOutEdge | SwitchEdge):
-        return list(edge.targets)
-    return [edge.target]
-
-
-def _all_targets(edges: Any) -> list[str]:
-    return [t for e in edges for t in _edge_targets(e)]
+    return results
 
 
 def _accepts(node: Executor) -> str:
     return " | ".join(type_name(t) for t in node.input_types) or "nothing"
-
-
-def _request_from(data: dict[str, Any], types: Mapping[str, type]) -> InputRequest:
-    try:
-        return InputRequest(
-            request_id=data["request_id"],
-            node=data["node"],
-            data=decode(data.get("data"), types),
-            response_type=data.get("response_type", "Any"),
-        )
-    except (KeyError, TypeError):
-        raise CheckpointError("a pending request in the checkpoint is damaged") from None
-
-
-def _graph_diff(old: dict[str, Any], new: dict[str, Any]) -> str:
-    """What changed between two graph summaries, in words."""
-    parts: list[str] = []
-    old_nodes, new_nodes = old.get("nodes", {}), new.get("nodes", {})
-    added = sorted(set(new_nodes) - set(old_nodes))
-    removed = sorted(set(old_nodes) - set(new_nodes))
-    changed = sorted(n for n in set(old_nodes) & set(new_nodes) if old_nodes[n] != new_nodes[n])
-    if added:
-        parts.append(f"nodes added: {', '.join(added)}")
-    if removed:
-        parts.append(f"nodes removed: {', '.join(removed)}")
-    if changed:
-        parts.append(f"nodes changed: {', '.join(changed)}")
-    old_edges, new_edges = set(old.get("edges", [])), set(new.get("edges", []))
-    if old_edges != new_edges:
-        added_edges, removed_edges = sorted(new_edges - old_edges), sorted(old_edges - new_edges)
-        parts.append(f"edges added: {added_edges}, removed: {removed_edges}")
-    if old.get("start") != new.get("start"):
-        parts.append(f"start changed from {old.get('start')!r} to {new.get('start')!r}")
-    return "; ".join(parts) or "settings changed"

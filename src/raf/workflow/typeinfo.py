@@ -80,7 +80,10 @@ def matches(value: Any, tp: Any) -> bool:
     if isinstance(tp, type):
         if tp is float and isinstance(value, int) and not isinstance(value, bool):
             return True
-        return isinstance(value, tp)
+        try:
+            return isinstance(value, tp)
+        except TypeError:  # TypedDict, non-runtime Protocol: cannot be checked
+            return True
     return True
 
 
@@ -97,8 +100,11 @@ def compatible(out: Any, into: Any) -> bool:
         return True
     if out_base is int and in_base is float:
         return True
-    if not issubclass(out_base, in_base):
-        return False
+    try:
+        if not issubclass(out_base, in_base):
+            return False
+    except TypeError:  # TypedDict, non-runtime Protocol: cannot be checked
+        return True
     out_args, in_args = get_args(out), get_args(into)
     if out_args and in_args and len(out_args) == len(in_args):
         return all(

@@ -130,8 +130,10 @@ def validate_graph(
         if not node.handlers():
             problems.append(f"node {node.id!r} has no handler: mark a method with @handler")
     resolved = not problems
+    dangling = False
     for edge in edges:
         missing = [n for n in (*sources_of(edge), *targets_of(edge)) if n not in nodes]
+        dangling = dangling or bool(missing)
         for n in missing:
             problems.append(f"{edge.key}: {_unknown(n, known)}")
         if isinstance(edge, LoopEdge) and edge.max_iterations < 1:
@@ -164,7 +166,7 @@ def validate_graph(
                     )
         elif retry.fallback is not None:
             problems.append(f"{where}: a fallback node is set but on_exhausted is not 'fallback'")
-    if not any(p.startswith("edge") or "unknown node" in p for p in problems):
+    if not dangling:
         cycle = _find_cycle(known, edges)
         if cycle:
             problems.append(

@@ -93,9 +93,15 @@ class Workflow:
         self.fingerprint = hashlib.sha256(
             json.dumps(self.graph_summary, sort_keys=True).encode()
         ).hexdigest()[:16]
+        self.stateful = {
+            node_id: node
+            for node_id, node in nodes.items()
+            if type(node).snapshot_state is not Executor.snapshot_state
+        }
+        """The nodes that keep state of their own (their snapshots go into checkpoints)."""
         self.initial_states: dict[str, Any] = {
             node_id: encode(state)
-            for node_id, node in nodes.items()
+            for node_id, node in self.stateful.items()
             if (state := node.snapshot_state()) is not None
         }
         self._running = False
@@ -254,14 +260,18 @@ class Workflow:
         that the answer can be checked in any process."""
         if tp is object or tp is Any:
             return "Any"
+        origin = get_origin(tp)
+        if origin is not None:
+            tp = origin  # list[str] is checked as a list
         for name, builtin in _BUILTIN_TYPES.items():
             if tp is builtin:
                 return name
-        key = type_key(tp)
+        name = getattr(tp, "__qualname__", repr(tp))
+        key = type_key(tp) if isinstance(tp, type) else name
         if key not in self.types:
             raise WorkflowRunError(
-                f"request_input's response_type {tp.__qualname__} is not a type this graph "
-                f"declares: give the node a handler for InputResponse[{tp.__qualname__}]"
+                f"request_input's response_type {name} is not a type this graph "
+                f"declares: give the node a handler for InputResponse[{name}]"
             )
         return key
 
