@@ -77,3 +77,13 @@ async def test_graph_json_fans_out_to_two_agents_and_merges() -> None:
         "the draft",
     ]
     assert len(await store.list()) >= 3
+
+
+def test_the_agent_loader_points_workflow_documents_to_their_builder() -> None:
+    import pytest
+
+    from raf.core.errors import ValidationProblems
+    from raf.decl import load_file
+
+    with pytest.raises(ValidationProblems, match="this is a workflow document, not an agent"):
+        load_file(DATA / "workflow_basic.yaml")
