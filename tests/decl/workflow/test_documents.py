@@ -3,6 +3,9 @@ and the older graph JSON, each run end to end."""
 
 from __future__ import annotations
 
+from pathlib import Path
+from typing import Any
+
 from raf.decl.workflow import DeclWorkflowBuilder, is_workflow_file, load_workflow_file
 from raf.testing import ScriptedChatClient
 from raf.workflow import InMemoryCheckpointStore
@@ -87,3 +90,69 @@ def test_the_agent_loader_points_workflow_documents_to_their_builder() -> None:
 
     with pytest.raises(ValidationProblems, match="this is a workflow document, not an agent"):
         load_file(DATA / "workflow_basic.yaml")
+
+
+async def test_a_fresh_workflow_object_resumes_a_checkpoint_and_a_changed_one_refuses(
+    tmp_path: Path,
+) -> None:
+    import pytest
+
+    from raf.workflow import GraphChangedError, SqliteCheckpointStore
+
+    text = (
+        "kind: workflow\nname: quiz\ntrigger:\n  kind: OnConversationStart\n  actions:\n"
+        "    - kind: Foreach\n      id: rounds\n      items: =Sequence(12)\n      actions:\n"
+        "        - {kind: Question, id: ask, variable: Local.answer, question: 'Q{Local.item}?'}\n"
+        "        - kind: SetVariable\n          id: add\n          variable: Local.total\n"
+        "          value: =Local.total + Value(Local.answer)\n"
+        "    - {kind: SendActivity, id: total, activity: 'total {Local.total}'}\n"
+    )
+    path = tmp_path / "quiz.yaml"
+    path.write_text(text, encoding="utf-8")
+    store = SqliteCheckpointStore(tmp_path / "cp.sqlite")
+
+    def fresh() -> Any:
+        return DeclWorkflowBuilder().from_file(path).with_checkpoint_store(store).build()
+
+    result = await fresh().run("go")
+    asked: list[str] = []
+    while result.status == "paused":
+        (request,) = result.requests
+        asked.append(str(request.data))
+        result = await fresh().run(
+            checkpoint_id=result.checkpoint_id, responses={request.request_id: "2"}
+        )
+    assert asked == [f"Q{i}?" for i in range(1, 13)]
+    assert result.outputs[-1] == "total 24"
+    path.write_text(text.replace("id: add", "id: plus"), encoding="utf-8")
+    with pytest.raises(GraphChangedError):
+        await fresh().run(checkpoint_id=result.checkpoint_id)
+
+
+async def test_graph_edge_conditions_read_the_message() -> None:
+    document = {
+        "start_node_id": "triage",
+        "output_node_ids": ["urgent", "later"],
+        "nodes": [
+            {"id": "triage", "type": "function", "function": "triage"},
+            {"id": "urgent", "type": "function", "function": "page"},
+            {"id": "later", "type": "function", "function": "queue"},
+        ],
+        "edges": [
+            {"source": "triage", "target": "urgent", "condition": '=Contains(Message, "fire")'},
+            {"source": "triage", "target": "later", "condition": '=Not(Contains(Message, "fire"))'},
+        ],
+    }
+
+    def build() -> Any:
+        return (
+            DeclWorkflowBuilder()
+            .from_dict(document)
+            .with_function(lambda text: text.lower(), name="triage")
+            .with_function(lambda text: f"paging: {text}", name="page")
+            .with_function(lambda text: f"queued: {text}", name="queue")
+            .build()
+        )
+
+    assert (await build().run("FIRE in hall")).outputs == ["paging: fire in hall"]
+    assert (await build().run("Printer jam")).outputs == ["queued: printer jam"]

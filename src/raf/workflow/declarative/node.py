@@ -139,7 +139,8 @@ def build_declarative_workflow(
             raise WorkflowDefinitionError(issues)
     node = DeclarativeExecutor(program, services=services, limits=limits)
     builder = WorkflowBuilder(name, start=node, description=description)
-    builder.with_max_supersteps(10)
+    # one superstep per start and per answer; the action cap bounds the run instead
+    builder.with_max_supersteps((limits or Limits()).max_steps + 1)
     if checkpoint_store is not None:
         builder.with_checkpoint_store(checkpoint_store)
     return builder.build()
