@@ -187,3 +187,16 @@ async def test_step_cap_bounds_every_run(tmp_path: Path) -> None:
     limited = DeclWorkflowBuilder().from_file(path).with_limits(Limits(max_loop_items=10)).build()
     with pytest.raises(WorkflowRunError, match="Foreach over 50 items; the limit is 10"):
         await limited.run("")
+
+
+def test_an_agent_the_document_does_not_declare_is_a_warning(tmp_path: Path) -> None:
+    path = tmp_path / "flow.yaml"
+    path.write_text(
+        HEAD.replace("trigger:", "agents:\n  writer: {instructions: Write.}\ntrigger:")
+        + "    - {kind: InvokeAgent, agent: writr}\n",
+        encoding="utf-8",
+    )
+    loaded = load_workflow_file(path)
+    (warning,) = loaded.warnings
+    assert warning.line == 9
+    assert "no agent 'writr' (did you mean 'writer'?)" in warning.message

@@ -14,7 +14,9 @@ from raf.core.errors import Problem, ValidationProblems
 from raf.decl.loader import DocumentProblems, LoadedAgent, load_dict, load_file, read_document
 from raf.decl.problems import suggest
 from raf.decl.source import Document, Path_, load_text
+from raf.workflow.declarative.node import check_services
 from raf.workflow.declarative.program import WorkflowDefinitionError, compile_actions
+from raf.workflow.declarative.runtime import Services
 
 TRIGGERS = ("OnConversationStart",)
 _ACTION_KEYS = (
@@ -182,9 +184,18 @@ def _actions(doc: Document, data: dict[str, Any], loaded: LoadedWorkflow) -> lis
             return problems
         loaded.actions, loaded.actions_path = trigger["actions"], ("trigger", "actions")
     try:
-        compile_actions(loaded.actions, loaded.actions_path)
+        program = compile_actions(loaded.actions, loaded.actions_path)
     except WorkflowDefinitionError as exc:
         problems += [doc.problem(i.path, i.message, key=i.key) for i in exc.issues]
+        return problems
+    declared = data.get("agents")
+    known = Services(agents=dict.fromkeys(declared) if isinstance(declared, Mapping) else {})
+    for issue in check_services(program, known):
+        if issue.path[-1] == "agent":
+            # a program may still give it with with_agent: a warning, not an error
+            doc.warnings.append(
+                doc.problem(issue.path, f"{issue.message}; declare it under agents:")
+            )
     return problems
 
 
