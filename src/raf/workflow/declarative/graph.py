@@ -1,6 +1,6 @@
-"""The older workflow-graph JSON: `nodes` (agents or functions), `edges` of type direct
-(with an optional `=` condition on the message), fan_out and fan_in, a `start_node_id`
-and `output_node_ids`, compiled onto the graph engine.
+"""The older workflow-graph JSON: `nodes` (agents, functions, or a human `approval`),
+`edges` of type direct (with an optional `=` condition on the message), fan_out and
+fan_in, a `start_node_id` and `output_node_ids`, compiled onto the graph engine.
 
     {"start_node_id": "plan", "output_node_ids": ["write"],
      "nodes": [{"id": "plan", "type": "agent", "agent": "planner"}, ...],
@@ -20,7 +20,7 @@ from raf.workflow.checkpoints import CheckpointStore
 from raf.workflow.context import InputResponse, WorkflowContext
 from raf.workflow.declarative.expressions import Expression, ExpressionError, text, truthy
 from raf.workflow.declarative.functions import FUNCTIONS
-from raf.workflow.declarative.program import Issue, KeyPath, WorkflowDefinitionError, _hint
+from raf.workflow.declarative.program import Issue, KeyPath, WorkflowDefinitionError, hint
 from raf.workflow.executor import Executor, handler
 from raf.workflow.workflow import Workflow
 
@@ -175,7 +175,7 @@ def _check_condition(raw: Any, path: KeyPath, issues: list[Issue]) -> Callable[[
         if name.lower() not in FUNCTIONS:
             issues.append(
                 Issue(
-                    path=path, message=f"unknown function {name!r}{_hint(name.lower(), FUNCTIONS)}"
+                    path=path, message=f"unknown function {name!r}{hint(name.lower(), FUNCTIONS)}"
                 )
             )
             return None
@@ -214,7 +214,7 @@ def build_graph_workflow(
                 issues.append(
                     Issue(
                         path=(*where, str(key)),
-                        message=f"a node has no key {key!r}{_hint(str(key), _NODE_KEYS)}",
+                        message=f"a node has no key {key!r}{hint(str(key), _NODE_KEYS)}",
                         key=True,
                     )
                 )
@@ -235,7 +235,7 @@ def build_graph_workflow(
             issues.append(
                 Issue(
                     path=(*where, "type"),
-                    message=f"unknown edge type {kind!r}{_hint(str(kind), EDGE_TYPES)}",
+                    message=f"unknown edge type {kind!r}{hint(str(kind), EDGE_TYPES)}",
                 )
             )
             continue
@@ -244,7 +244,7 @@ def build_graph_workflow(
                 issues.append(
                     Issue(
                         path=(*where, str(key)),
-                        message=f"an edge has no key {key!r}{_hint(str(key), _EDGE_KEYS)}",
+                        message=f"an edge has no key {key!r}{hint(str(key), _EDGE_KEYS)}",
                         key=True,
                     )
                 )
@@ -259,7 +259,7 @@ def build_graph_workflow(
             for n in names:
                 if n not in specs:
                     issues.append(
-                        Issue(path=(*where, key), message=f"no node {n!r}{_hint(str(n), ids)}")
+                        Issue(path=(*where, key), message=f"no node {n!r}{hint(str(n), ids)}")
                     )
         for n in edge.get("sources", []) if kind == "fan_in" else [edge.get("source")]:
             if isinstance(n, str):
@@ -269,13 +269,13 @@ def build_graph_workflow(
         issues.append(
             Issue(
                 path=("start_node_id",),
-                message=f"the start node {start!r} is no node{_hint(str(start), ids)}",
+                message=f"the start node {start!r} is no node{hint(str(start), ids)}",
             )
         )
     for i, out in enumerate(outputs if isinstance(outputs, list) else []):
         if out not in specs:
             issues.append(
-                Issue(path=("output_node_ids", i), message=f"no node {out!r}{_hint(str(out), ids)}")
+                Issue(path=("output_node_ids", i), message=f"no node {out!r}{hint(str(out), ids)}")
             )
     executors: dict[str, Executor] = {}
     for node_id, (node, where) in specs.items():
@@ -285,7 +285,7 @@ def build_graph_workflow(
             if ref not in agents:
                 issues.append(
                     Issue(
-                        path=(*where, "agent"), message=f"no agent {ref!r}{_hint(str(ref), agents)}"
+                        path=(*where, "agent"), message=f"no agent {ref!r}{hint(str(ref), agents)}"
                     )
                 )
                 continue
@@ -301,7 +301,7 @@ def build_graph_workflow(
                 issues.append(
                     Issue(
                         path=(*where, "function"),
-                        message=f"no function {ref!r}{_hint(str(ref), functions)}",
+                        message=f"no function {ref!r}{hint(str(ref), functions)}",
                     )
                 )
                 continue
@@ -323,7 +323,7 @@ def build_graph_workflow(
             issues.append(
                 Issue(
                     path=(*where, "type"),
-                    message=f"unknown node type {kind!r}{_hint(str(kind), NODE_TYPES)}",
+                    message=f"unknown node type {kind!r}{hint(str(kind), NODE_TYPES)}",
                 )
             )
     conditions = [

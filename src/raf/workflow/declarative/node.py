@@ -17,8 +17,8 @@ from raf.workflow.declarative.program import (
     Issue,
     Program,
     WorkflowDefinitionError,
-    _hint,
     compile_actions,
+    hint,
     iter_steps,
 )
 from raf.workflow.declarative.runtime import Interpreter, Limits, Services
@@ -112,7 +112,7 @@ def check_services(program: Program, services: Services) -> list[Issue]:
         issues.append(
             Issue(
                 path=(*step.path, key),
-                message=f"no {word} {raw!r}{_hint(raw, known)} (known: {shown})",
+                message=f"no {word} {raw!r}{hint(raw, known)} (known: {shown})",
             )
         )
     return issues

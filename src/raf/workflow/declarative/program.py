@@ -60,11 +60,6 @@ ALIASES = {"InvokeAzureAgent": "InvokeAgent"}
 """Other spellings of action kinds, read as the kind they name."""
 ACTION_KINDS = tuple(sorted(_SPECS))
 _TEMPLATE = re.compile(r"\{([A-Za-z_][A-Za-z0-9_.\[\]\"' ,()]*)\}")
-_VARIABLE_KEYS = {
-    "variable",
-    "path",
-    "value_var",
-}
 
 
 @dataclass(kw_only=True, slots=True)
@@ -81,7 +76,7 @@ class WorkflowDefinitionError(WorkflowValidationError):
 
     def __init__(self, issues: list[Issue]) -> None:
         self.issues = issues
-        lines = [f"{_show(i.path)}: {i.message}" if i.path else i.message for i in issues]
+        lines = [f"{show_path(i.path)}: {i.message}" if i.path else i.message for i in issues]
         super().__init__("the workflow has problems:\n  " + "\n  ".join(lines))
 
 
@@ -117,7 +112,8 @@ class Program:
     templates: dict[str, list[tuple[str, str]]] = field(default_factory=dict)
 
 
-def _show(path: KeyPath) -> str:
+def show_path(path: KeyPath) -> str:
+    """`trigger.actions[2].value` for a key path."""
     out = ""
     for part in path:
         out += f"[{part}]" if isinstance(part, int) else (f".{part}" if out else part)
@@ -134,7 +130,8 @@ def suggest(word: str, choices: Any) -> str | None:
     return lowered.get(word.lower())
 
 
-def _hint(word: str, choices: Any) -> str:
+def hint(word: str, choices: Any) -> str:
+    """A "did you mean" note when a choice is close to `word`, else an empty string."""
     close = suggest(word, choices)
     return f" (did you mean {close!r}?)" if close else ""
 
@@ -173,7 +170,7 @@ class _Compiler:
                 self.issue(
                     path,
                     f"unknown variable scope {parts[0]!r} in {source!r} at character "
-                    f"{offset + 1}{_hint(parts[0], SCOPES)}; variables are Scope.name "
+                    f"{offset + 1}{hint(parts[0], SCOPES)}; variables are Scope.name "
                     f"({', '.join(SCOPES)})",
                 )
                 return
@@ -182,7 +179,7 @@ class _Compiler:
                 self.issue(
                     path,
                     f"unknown function {name!r} in {source!r} at character {offset + 1}"
-                    f"{_hint(name.lower(), FUNCTIONS)}",
+                    f"{hint(name.lower(), FUNCTIONS)}",
                 )
                 return
         self.expressions[source] = compiled
@@ -238,7 +235,7 @@ class _Compiler:
         if spec is None:
             self.issue(
                 (*path, "kind"),
-                f"unknown action kind {kind!r}{_hint(kind, ACTION_KINDS)}",
+                f"unknown action kind {kind!r}{hint(kind, ACTION_KINDS)}",
             )
             return
         required, optional = spec
@@ -256,7 +253,7 @@ class _Compiler:
             if key not in allowed:
                 self.issue(
                     (*path, str(key)),
-                    f"{kind} has no key {key!r}{_hint(str(key), sorted(allowed))}",
+                    f"{kind} has no key {key!r}{hint(str(key), sorted(allowed))}",
                     key=True,
                 )
         missing = [k for k in required if k not in raw]
@@ -352,7 +349,7 @@ class _Compiler:
                     options = ["condition", "actions", "id", "displayName"]
                     self.issue(
                         (*where, str(key)),
-                        f"a condition has no key {key!r}{_hint(str(key), options)}",
+                        f"a condition has no key {key!r}{hint(str(key), options)}",
                         key=True,
                     )
             cond = self.condition(item["condition"], (*where, "condition"))
@@ -442,7 +439,7 @@ class _Compiler:
             else:
                 self.issue(
                     path,
-                    f"GotoAction target {target!r} is no action id{_hint(target, self.labels)}",
+                    f"GotoAction target {target!r} is no action id{hint(target, self.labels)}",
                 )
 
 

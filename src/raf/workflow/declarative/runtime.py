@@ -14,9 +14,15 @@ from typing import Any, Protocol
 from raf.core.errors import RafError
 from raf.core.messages import new_id
 from raf.workflow.context import WorkflowContext
-from raf.workflow.declarative.expressions import Expression, ExpressionError, text
+from raf.workflow.declarative.expressions import (
+    Expression,
+    ExpressionError,
+    text,
+    truthy,
+    type_word,
+)
 from raf.workflow.declarative.functions import FUNCTIONS
-from raf.workflow.declarative.program import Instr, Program, Step, _show
+from raf.workflow.declarative.program import Instr, Program, Step, show_path
 from raf.workflow.declarative.variables import VariableError, Variables
 
 
@@ -25,7 +31,7 @@ class ActionError(RafError):
 
     def __init__(self, step: Step | None, message: str) -> None:
         self.step = step
-        where = f"action {step.id!r} ({step.kind}) at {_show(step.path)}: " if step else ""
+        where = f"action {step.id!r} ({step.kind}) at {show_path(step.path)}: " if step else ""
         super().__init__(f"{where}{message}")
 
 
@@ -242,8 +248,6 @@ class Interpreter:
         if instr.op == "jump":
             state["pc"] = instr.target
         elif instr.op == "branch":
-            from raf.workflow.declarative.expressions import truthy
-
             state["pc"] = state["pc"] + 1 if truthy(rt.expression(instr.expr)) else instr.target
         elif instr.op == "end":
             state["done"] = True
@@ -274,8 +278,6 @@ class Interpreter:
         if items is None:
             items = []
         if not isinstance(items, list):
-            from raf.workflow.declarative.expressions import type_word
-
             raise rt.fail(
                 f"Foreach items must be a list, got {type_word(items)}: {text(items)[:80]}"
             )
