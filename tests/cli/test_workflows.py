@@ -85,3 +85,35 @@ def test_chat_runs_a_workflow_and_asks_its_questions(tmp_path: Path) -> None:
     finally:
         if child.isalive():
             child.terminate(force=True)
+
+
+def test_run_asks_the_pipelines_approval_and_resumes_by_session(tmp_path: Path) -> None:
+    pipeline = Path(__file__).resolve().parents[2] / "examples" / "research-pipeline"
+    shutil.copy(pipeline / "workflow.yaml", tmp_path / "workflow.yaml")
+    replies = ["plan", "finding 1", "finding 2", "finding 3", "THE REPORT"]
+    first = raf(
+        tmp_path,
+        "run",
+        "workflow.yaml",
+        "tides",
+        "--session",
+        "p1",
+        "--model",
+        script(tmp_path, replies),
+    )
+    assert first.returncode == 3, first.stderr
+    assert "Publish this report?" in first.stderr
+    assert "--session p1 --approve all|none" in first.stderr
+    second = raf(
+        tmp_path,
+        "run",
+        "workflow.yaml",
+        "--session",
+        "p1",
+        "--approve",
+        "none",
+        "--model",
+        script(tmp_path, [], name="none.json"),
+    )
+    assert second.returncode == 0, second.stderr
+    assert "The report was not published." in second.stdout

@@ -83,6 +83,16 @@ class StoredWorkflowAgent(WorkflowAgent):
             yield update
 
 
+def text_requests(session: AgentSession) -> set[str]:
+    """The pending requests of a paused workflow that want text (a question) rather than
+    yes or no."""
+    from raf.workflow.as_agent import SESSION_KEY
+
+    paused = session.metadata.get(SESSION_KEY) or {}
+    requests = paused.get("requests") or {}
+    return {rid for rid, info in requests.items() if info.get("response_type") != "bool"}
+
+
 def build_workflow_agent(
     file: str, model: str | None, store: SessionStore | None
 ) -> StoredWorkflowAgent:

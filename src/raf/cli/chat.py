@@ -24,8 +24,6 @@ HELP = """commands:
 Ctrl-C cancels the answer being written, not the program."""
 
 ALWAYS_KEY = "chat.always_allow"
-QUESTION = "request_input"
-"""The name of a workflow's request for text (a Question): answered by typing."""
 WAITING_HINT = (
     "waiting for approval: your next message asks again, /clear starts a new session, "
     "--resume continues it later"
@@ -238,13 +236,15 @@ class _Chat:
         return finish[0]
 
     def _ask(self, pending: Any) -> list[Any] | None:
+        from raf.cli._agents import text_requests
         from raf.cli._render import describe_request
         from raf.core.options import ToolApprovalResponse
 
+        questions = text_requests(self.session)
         always = set(self.session.metadata.get(ALWAYS_KEY, []))
         out: list[ToolApprovalResponse] = []
         for request in pending:
-            if request.name == QUESTION:
+            if request.call_id in questions:
                 self.say(request.reason or "the workflow asks for input")
                 try:
                     said = input("answer> ")
