@@ -285,3 +285,46 @@ async def test_add_conversation_message_is_seen_by_the_agent() -> None:
     assert result.outputs == ["At 9am."]
     texts = [m.text for m in model.requests[0].messages[1:]]
     assert texts == ["When do you open?", "Known facts: the shop opens at 9am."]
+
+
+async def test_invoke_agent_surfaces_the_agents_tool_approvals_one_by_one() -> None:
+    from raf import AgentBuilder, tool
+    from raf.testing import call, reply
+
+    refunded: list[str] = []
+
+    @tool(approval_required=True)
+    def refund(item: str) -> str:
+        """Refund an item."""
+        refunded.append(item)
+        return f"refunded {item}"
+
+    model = ScriptedChatClient(
+        [
+            reply("", call("refund", {"item": "kettle"}), call("refund", {"item": "toaster"})),
+            "Refunded the kettle; the toaster was refused.",
+        ]
+    )
+    clerk = AgentBuilder("clerk").with_chat_client(model).with_tool(refund).build()
+    workflow = (
+        DeclWorkflowBuilder()
+        .from_file(ACTIONS / "InvokeAgent.yaml")
+        .with_agent("poet", clerk)
+        .build()
+    )
+    first = await workflow.run("refunds")
+    (ask_kettle,) = first.requests
+    assert isinstance(ask_kettle.data, ApprovalRequestContent)
+    assert ask_kettle.data.arguments == {"item": "kettle"}
+    second = await workflow.run(
+        checkpoint_id=first.checkpoint_id, responses={ask_kettle.request_id: True}
+    )
+    (ask_toaster,) = second.requests
+    assert ask_toaster.data.arguments == {"item": "toaster"}
+    assert refunded == []
+    done = await workflow.run(
+        checkpoint_id=second.checkpoint_id, responses={ask_toaster.request_id: False}
+    )
+    assert done.status == "completed"
+    assert refunded == ["kettle"]
+    assert done.outputs == ["~ Refunded the kettle; the toaster was refused. ~"]

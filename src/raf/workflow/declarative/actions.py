@@ -13,6 +13,7 @@ from raf.workflow.declarative.invoke import (
     invoke_agent,
     invoke_function_tool,
     invoke_mcp_tool,
+    resume_agent,
     resume_function_tool,
 )
 from raf.workflow.declarative.program import Step
@@ -146,5 +147,6 @@ RESUMERS: dict[str, Resume] = {
     "Question": resume_question,
     "RequestExternalInput": resume_question,
     "InvokeFunctionTool": resume_function_tool,
+    "InvokeAgent": resume_agent,
 }
 """What takes the answer of an action that asked for input."""

@@ -10,8 +10,11 @@ import urllib.request
 from collections.abc import Mapping
 from typing import Any
 
-from raf.core.contents import ApprovalRequestContent
+from raf.core.contents import ApprovalRequestContent, ApprovalResponseContent
 from raf.core.messages import ChatMessage, Role, new_id
+from raf.core.options import AgentRunOptions
+from raf.core.responses import AgentResponse
+from raf.core.sessions import AgentSession
 from raf.core.tools import ToolContext
 from raf.workflow.declarative.expressions import text
 from raf.workflow.declarative.program import Step
@@ -38,8 +41,9 @@ def _parsed(reply: str) -> Any:
         return reply
 
 
-async def invoke_agent(rt: Runtime, step: Step) -> None:
-    """Run an agent on the conversation (or on its input alone) and keep its answer."""
+async def invoke_agent(rt: Runtime, step: Step) -> Any:
+    """Run an agent on the conversation (or on its input alone) and keep its answer; tool
+    calls it waits on become requests for approval."""
     fields = step.fields
     name = _name(rt, fields["agent"])
     agent = rt.services.agents.get(name)
@@ -59,22 +63,71 @@ async def invoke_agent(rt: Runtime, step: Step) -> None:
         messages = [_message(m) for m in history]
     else:
         messages = [ChatMessage.user(said or "")]
-    response = await agent.run(messages, agent.create_session())
-    if response.pending_approvals:
-        raise rt.fail(
-            f"agent {name!r} asked to approve a tool call; in a declarative workflow use "
-            "InvokeFunctionTool with requireApproval for calls that need a human"
-        )
+    session = agent.create_session()
+    response = await agent.run(messages, session)
+    return await _agent_answered(rt, step, name, session, response, uses_conversation)
+
+
+async def _agent_answered(
+    rt: Runtime,
+    step: Step,
+    name: str,
+    session: AgentSession,
+    response: AgentResponse,
+    uses_conversation: bool,
+) -> Any:
+    """Keep the agent's answer, or ask about the tool calls it waits on, one by one."""
+    pending = response.pending_approvals
+    if pending:
+        asked = [
+            {"call_id": p.call_id, "name": p.name, "arguments": dict(p.arguments)} for p in pending
+        ]
+        then = {
+            "agent": name,
+            "session": session.to_dict(),
+            "asked": asked,
+            "answers": {},
+            "conversation": uses_conversation,
+        }
+        return await rt.ask(_approval(name, asked[0]), bool, then)
     reply = response.text
-    history.append({"role": "assistant", "text": reply})
+    if uses_conversation:
+        conversation = rt.conversation(step.fields.get("conversationId"))
+        conversation.append({"role": "assistant", "text": reply})
     outputs = _outputs(step)
     for key in ("messages", "result"):
         if key in outputs:
             rt.set(outputs[key], reply)
     if "responseObject" in outputs:
         rt.set(outputs["responseObject"], _parsed(reply))
-    if outputs.get("autoSend", "output" not in fields):
+    if outputs.get("autoSend", "output" not in step.fields):
         await rt.ctx.yield_output(reply)
+    return None
+
+
+def _approval(agent: str, call: Mapping[str, Any]) -> ApprovalRequestContent:
+    return ApprovalRequestContent(
+        call_id=call["call_id"],
+        name=call["name"],
+        arguments=call["arguments"],
+        reason=f"agent {agent} wants to call {call['name']}",
+    )
+
+
+async def resume_agent(rt: Runtime, step: Step, then: dict[str, Any], answer: Any) -> Any:
+    """Record a decision on one of the agent's tool calls; once all are decided, the
+    agent goes on with them."""
+    asked = then["asked"]
+    answers = then["answers"]
+    answers[asked[len(answers)]["call_id"]] = answer is True
+    if len(answers) < len(asked):
+        return await rt.ask(_approval(then["agent"], asked[len(answers)]), bool, then)
+    agent = rt.services.agents[then["agent"]]
+    session = AgentSession.from_dict(then["session"])
+    decisions = [ApprovalResponseContent(call_id=k, approved=v) for k, v in answers.items()]
+    options = AgentRunOptions(tool_approval_responses=decisions)
+    response = await agent.run([], session, options)
+    return await _agent_answered(rt, step, then["agent"], session, response, then["conversation"])
 
 
 def _message(record: Mapping[str, Any]) -> ChatMessage:

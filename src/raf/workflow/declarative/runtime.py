@@ -67,7 +67,8 @@ PAUSE = object()
 """Returned by an action that asked for input: the run waits for the answer."""
 
 Action = Callable[["Runtime", Step], Awaitable[Any]]
-Resume = Callable[["Runtime", Step, dict[str, Any], Any], Awaitable[None]]
+Resume = Callable[["Runtime", Step, dict[str, Any], Any], Awaitable[Any]]
+"""Takes an answer; returns `PAUSE` when the step asks again."""
 
 
 class Runtime:
@@ -316,8 +317,11 @@ class Interpreter:
         instr = self.program.instrs[waiting["pc"]]
         assert instr.step is not None
         self.state["waiting"] = None
-        await self.resumers[instr.step.kind](
+        outcome = await self.resumers[instr.step.kind](
             Runtime(self, ctx, instr.step), instr.step, waiting["then"], response
         )
+        if outcome is PAUSE:
+            self.state["waiting"]["pc"] = waiting["pc"]
+            return
         self.state["pc"] = waiting["pc"] + 1
         await self.run(ctx)
