@@ -56,6 +56,19 @@ _SPECS: dict[str, tuple[tuple[str, ...], tuple[str, ...]]] = {
         ("message", "role", "content", "text"),
     ),
 }
+_TEMPLATE_FIELDS = {
+    ("SendActivity", "activity"),
+    ("SetTextVariable", "value"),
+    ("Question", "question"),
+    ("Question", "prompt"),
+    ("RequestExternalInput", "prompt"),
+    ("AddConversationMessage", "message"),
+    ("AddConversationMessage", "content"),
+    ("AddConversationMessage", "text"),
+    ("InvokeAgent", "input"),
+    ("InvokeAgent", "message"),
+}
+"""Text fields whose `{expression}` parts are filled in when they are not `=` expressions."""
 ALIASES = {"InvokeAzureAgent": "InvokeAgent"}
 """Other spellings of action kinds, read as the kind they name."""
 ACTION_KINDS = tuple(sorted(_SPECS))
@@ -277,7 +290,6 @@ class _Compiler:
     def simple(self, step: Step) -> None:
         """A step that runs and moves on: check its values and variables."""
         fields = step.fields
-        template_keys = {"activity", "value", "question", "prompt", "message", "content", "text"}
         for key, value in fields.items():
             if key in _COMMON:
                 continue
@@ -293,7 +305,7 @@ class _Compiler:
             ) or (key == "conversationId" and step.kind == "CreateConversation"):
                 self.variable(value, (*step.path, key))
             else:
-                as_template = key in template_keys and step.kind != "SetVariable"
+                as_template = (step.kind, key) in _TEMPLATE_FIELDS
                 self.values(value, (*step.path, key), template=as_template)
         if step.kind == "SetMultipleVariables":
             self.assignments(step)
