@@ -10,6 +10,7 @@ from typing import Any
 
 import pytest
 
+from raf import AgentBuilder
 from raf.core.contents import ApprovalRequestContent
 from raf.decl.workflow import DeclWorkflowBuilder
 from raf.testing import ScriptedChatClient
@@ -328,3 +329,22 @@ async def test_invoke_agent_surfaces_the_agents_tool_approvals_one_by_one() -> N
     assert done.status == "completed"
     assert refunded == ["kettle"]
     assert done.outputs == ["~ Refunded the kettle; the toaster was refused. ~"]
+
+
+async def test_agent_framework_http_then_agent_document(orders_server: str) -> None:
+    model = ScriptedChatClient(["Order 17 is one cake."])
+    workflow = (
+        DeclWorkflowBuilder()
+        .from_file(DATA / "maf_http_agent.yaml")
+        .with_agent(
+            "OrderAgent",
+            AgentBuilder("OrderAgent").with_chat_client(model).build(),
+        )
+        .build()
+    )
+    result = await workflow.run({"base": orders_server, "message": "What did I order?"})
+    assert result.outputs == ["Order 17 is one cake."]
+    seen = [m.text for m in model.requests[0].messages]
+    assert seen[0] == "What did I order?"
+    assert '"id": 17' in seen[1]
+    assert variables(workflow)["Local"]["Answer"] == "Order 17 is one cake."
