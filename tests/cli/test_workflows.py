@@ -117,3 +117,10 @@ def test_run_asks_the_pipelines_approval_and_resumes_by_session(tmp_path: Path) 
     )
     assert second.returncode == 0, second.stderr
     assert "The report was not published." in second.stdout
+
+
+def test_run_gives_the_prompt_to_the_one_declared_input(tmp_path: Path) -> None:
+    copy(tmp_path, "maf_conditional.yaml")
+    done = raf(tmp_path, "run", "maf_conditional.yaml", "70")
+    assert done.returncode == 0, done.stderr
+    assert done.stdout.strip() == "Group: senior; next year 71"

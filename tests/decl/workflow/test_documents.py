@@ -156,3 +156,19 @@ async def test_graph_edge_conditions_read_the_message() -> None:
 
     assert (await build().run("FIRE in hall")).outputs == ["paging: fire in hall"]
     assert (await build().run("Printer jam")).outputs == ["queued: printer jam"]
+
+
+async def test_declared_inputs_read_text_json_and_defaults() -> None:
+    _, from_text = await run("maf_conditional.yaml", "70")
+    assert from_text.outputs == ["Group: senior; next year 71"]
+    _, from_json = await run("maf_conditional.yaml", '{"age": "30"}')
+    assert from_json.outputs == ["Group: adult; next year 31"]
+    workflow = (
+        DeclWorkflowBuilder()
+        .from_yaml_str(
+            "name: d\ninputs:\n  n: {type: integer, default: 5}\n  who: {type: string}\n"
+            "actions:\n  - {kind: SendActivity, activity: '=inputs.n * 2'}\n"
+        )
+        .build()
+    )
+    assert (await workflow.run("hello")).outputs == ["10"]

@@ -174,6 +174,7 @@ class DeclWorkflowBuilder:
                 limits=self._limits,
                 checkpoint_store=self._store,
                 path=loaded.actions_path,
+                inputs=loaded.inputs,
             )
         except WorkflowDefinitionError as exc:
             problems = [doc.problem(i.path, i.message, key=i.key) for i in exc.issues]

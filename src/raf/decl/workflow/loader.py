@@ -64,6 +64,8 @@ class LoadedWorkflow:
     actions_path: Path_ = ("actions",)
     agents: dict[str, LoadedAgent] = field(default_factory=dict)
     mcp_servers: dict[str, dict[str, Any]] = field(default_factory=dict)
+    inputs: dict[str, Any] = field(default_factory=dict)
+    """Declared inputs: name to `{type, description, default}`."""
     warnings: list[Problem] = field(default_factory=list)
 
 
@@ -138,6 +140,7 @@ def check_workflow(doc: Document) -> LoadedWorkflow:
     )
     if not graph:
         problems += _actions(doc, data, loaded)
+        problems += _inputs(doc, data, loaded)
     problems += _agents(doc, data, loaded)
     problems += _mcp_servers(doc, data, loaded)
     loaded.warnings = list(doc.warnings)
@@ -196,6 +199,30 @@ def _actions(doc: Document, data: dict[str, Any], loaded: LoadedWorkflow) -> lis
             doc.warnings.append(
                 doc.problem(issue.path, f"{issue.message}; declare it under agents:")
             )
+    return problems
+
+
+_INPUT_TYPES = ("string", "integer", "number", "boolean", "record", "table", "object", "array")
+
+
+def _inputs(doc: Document, data: dict[str, Any], loaded: LoadedWorkflow) -> list[Problem]:
+    """`inputs:` maps each input's name to its type, description and default."""
+    inputs = data.get("inputs")
+    if inputs is None:
+        return []
+    if not isinstance(inputs, Mapping):
+        return [doc.problem(("inputs",), "inputs is a mapping of name to {type, description}")]
+    problems: list[Problem] = []
+    for name, spec in inputs.items():
+        kind = spec.get("type", "string") if isinstance(spec, Mapping) else None
+        if kind not in _INPUT_TYPES:
+            close = suggest(str(kind), _INPUT_TYPES)
+            hint = f" (did you mean {close!r}?)" if close else ""
+            problems.append(
+                doc.problem(("inputs", name, "type"), f"unknown input type {kind!r}{hint}")
+            )
+            continue
+        loaded.inputs[str(name)] = dict(spec) if isinstance(spec, Mapping) else {}
     return problems
 
 

@@ -4,6 +4,7 @@ input, and keeps its whole position (variables, loops, program counter) in check
 
 from __future__ import annotations
 
+import json
 from collections.abc import Mapping
 from typing import Any
 
@@ -39,9 +40,12 @@ class DeclarativeExecutor(Executor):
         id: str = "actions",
         services: Services | None = None,
         limits: Limits | None = None,
+        inputs: Mapping[str, Any] | None = None,
     ) -> None:
         super().__init__(id)
         self.program = program
+        self.inputs = dict(inputs or {})
+        """Declared inputs: name to `{type, default, description}`."""
         self.interpreter = Interpreter(
             program, actions=ACTIONS, resumers=RESUMERS, services=services, limits=limits
         )
@@ -55,7 +59,7 @@ class DeclarativeExecutor(Executor):
     async def on_input(self, message: DeclarativeInput, ctx: WorkflowContext[Any]) -> None:
         """Start the action list on the run's input."""
         inputs, messages = _split_input(message)
-        self.interpreter.start(inputs, messages)
+        self.interpreter.start(read_inputs(self.inputs, inputs, messages), messages)
         await self.interpreter.run(ctx)
 
     @handler
@@ -87,6 +91,48 @@ def _split_input(message: Any) -> tuple[dict[str, Any], list[dict[str, Any]]]:
         ]
         return {}, records
     return {}, [{"role": "user", "text": text(message)}]
+
+
+def _coerce(value: Any, kind: Any) -> Any:
+    if not isinstance(value, str):
+        return value
+    try:
+        if kind == "integer":
+            return int(value.strip())
+        if kind == "number":
+            number = float(value.strip())
+            return int(number) if number.is_integer() else number
+    except ValueError:
+        return value
+    if kind == "boolean":
+        return value.strip().lower() in ("true", "yes", "1")
+    return value
+
+
+def read_inputs(
+    declared: Mapping[str, Any], given: dict[str, Any], messages: list[dict[str, Any]]
+) -> dict[str, Any]:
+    """The run's inputs: a record given as input, or text that is a JSON record, or — when
+    one input is declared — the text itself; declared defaults fill the gaps, and declared
+    types (integer, number, boolean) convert text."""
+    inputs = dict(given)
+    said = messages[-1]["text"] if messages and not given else None
+    if said is not None:
+        try:
+            parsed = json.loads(said)
+        except ValueError:
+            parsed = None
+        if isinstance(parsed, dict):
+            inputs = parsed
+        elif len(declared) == 1:
+            inputs = {next(iter(declared)): said}
+    for name, spec in declared.items():
+        spec = spec if isinstance(spec, Mapping) else {}
+        if name not in inputs and "default" in spec:
+            inputs[name] = spec["default"]
+        if name in inputs:
+            inputs[name] = _coerce(inputs[name], spec.get("type"))
+    return inputs
 
 
 def check_services(program: Program, services: Services) -> list[Issue]:
@@ -128,6 +174,7 @@ def build_declarative_workflow(
     checkpoint_store: CheckpointStore | None = None,
     path: tuple[str | int, ...] = ("actions",),
     check: bool = True,
+    inputs: Mapping[str, Any] | None = None,
 ) -> Workflow:
     """A workflow that runs an action list; every problem of the list is raised at once
     as a `WorkflowDefinitionError`."""
@@ -137,7 +184,7 @@ def build_declarative_workflow(
         issues = check_services(program, services)
         if issues:
             raise WorkflowDefinitionError(issues)
-    node = DeclarativeExecutor(program, services=services, limits=limits)
+    node = DeclarativeExecutor(program, services=services, limits=limits, inputs=inputs)
     builder = WorkflowBuilder(name, start=node, description=description)
     # one superstep per start and per answer; the action cap bounds the run instead
     builder.with_max_supersteps((limits or Limits()).max_steps + 1)
