@@ -11,7 +11,16 @@ from raf.workflow.declarative import FUNCTIONS, Expression, ExpressionError, Var
 
 VARS = Variables(
     {
-        "Local": {"greeting": "Hello", "userName": "Ada", "count": 4, "items": [1, 2, 3]},
+        "Local": {
+            "greeting": "Hello",
+            "userName": "Ada",
+            "count": 4,
+            "items": [1, 2, 3],
+            "tasks": [
+                {"name": "a", "done": True, "hours": 2},
+                {"name": "b", "done": False, "hours": 5},
+            ],
+        },
         "System": {"LastMessage": {"Text": "hi there"}},
         "Workflow": {"Inputs": {"age": 41}, "Outputs": {}},
     }
@@ -74,6 +83,14 @@ def ev(source: str) -> Any:
         ('Contains(Local.items, 2) And StartsWith("abc", "ab")', True),
         ('"say ""hi"""', 'say "hi"'),
         ("concat('a', 'b')", "ab"),
+        ("Filter(Local.tasks, Not(ThisRecord.done))", [{"name": "b", "done": False, "hours": 5}]),
+        ("CountIf(Local.tasks, ThisRecord.hours > Local.count - 1)", 1),
+        ('LookUp(Local.tasks, ThisRecord.name = "b", ThisRecord.hours)', 5),
+        ('LookUp(Local.tasks, ThisRecord.name = "z")', None),
+        ("ForAll(Local.items, ThisRecord * 10)", [10, 20, 30]),
+        ("Sum(ForAll(Local.tasks, ThisItem.hours))", 7),
+        ("2 in Local.items", True),
+        ('"ADA" in "Hello, Ada!"', True),
     ],
 )
 def test_values(source: str, value: Any) -> None:

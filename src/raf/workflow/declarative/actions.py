@@ -6,7 +6,6 @@ from __future__ import annotations
 import json
 from typing import Any
 
-from raf.workflow.declarative.expressions import text, type_word
 from raf.workflow.declarative.invoke import (
     execute_code,
     http_request,
@@ -18,6 +17,7 @@ from raf.workflow.declarative.invoke import (
 )
 from raf.workflow.declarative.program import Step
 from raf.workflow.declarative.runtime import Action, Resume, Runtime
+from raf.workflow.declarative.values import text, type_word
 
 
 async def set_variable(rt: Runtime, step: Step) -> None:

@@ -6,7 +6,7 @@ grammar, evaluated by walking the tree (never Python `eval`).
 
 Grammar: numbers, "strings", true/false, scoped names (`Local.x.y`), `a[0]`, lists
 `[1, 2]`, records `{name: "x"}`, calls `Name(args)`, unary `-`/`!`/`Not`, and the binary
-operators `* / %`, `+ -`, `&` (text join), `= == <> != < <= > >=`, `And &&`, `Or ||`.
+operators `* / %`, `+ -`, `&` (text join), `= == <> != < <= > >= in`, `And &&`, `Or ||`.
 """
 
 from __future__ import annotations
@@ -17,6 +17,7 @@ from dataclasses import dataclass, field
 from typing import Any
 
 from raf.core.errors import RafError
+from raf.workflow.declarative.values import equal, index, text, tidy, truthy, type_word
 
 
 class ExpressionError(RafError):
@@ -100,6 +101,7 @@ _BINARY: dict[str, tuple[int, str]] = {
     "==": (3, "=="),
     "<>": (3, "!="),
     "!=": (3, "!="),
+    "in": (4, "in"),
     "<": (4, "<"),
     "<=": (4, "<="),
     ">": (4, ">"),
@@ -112,6 +114,7 @@ _BINARY: dict[str, tuple[int, str]] = {
     "%": (7, "%"),
 }
 _UNARY_POWER = 8
+_PER_RECORD = ("filter", "lookup", "countif", "forall")
 _LITERALS = {"true": True, "false": False, "blank": None, "null": None}
 
 
@@ -324,7 +327,7 @@ class _Evaluator:
         if kind == "record":
             return {k: self.run(v) for k, v in zip(node.value, node.children, strict=True)}
         if kind == "index":
-            return _index(self.run(node.children[0]), self.run(node.children[1]))
+            return index(self.run(node.children[0]), self.run(node.children[1]))
         if kind == "unary":
             value = self.run(node.children[0])
             if node.value == "not":
@@ -337,8 +340,11 @@ class _Evaluator:
         fn = self.functions.get(node.value.lower())
         if fn is None:
             raise self.fail(f"unknown function {node.value!r}", node)
-        if node.value.lower() == "if":
+        name = node.value.lower()
+        if name == "if":
             return self.lazy_if(node)
+        if name in _PER_RECORD:
+            return self.per_record(name, node)
         try:
             return fn(*[self.run(c) for c in node.children])
         except ExpressionError:
@@ -355,6 +361,41 @@ class _Evaluator:
                 return self.run(args[i + 1])
         return self.run(args[-1]) if len(args) % 2 else None
 
+    def per_record(self, name: str, node: Node) -> Any:
+        """Filter, LookUp, CountIf and ForAll: the formula is evaluated once per record
+        of the table, with the record as `ThisRecord`."""
+        args = node.children
+        if len(args) < 2:
+            raise self.fail(f"{node.value} needs a table and a formula", node)
+        table = self.run(args[0])
+        if table is None:
+            table = []
+        if not isinstance(table, list):
+            raise self.fail(f"{node.value} needs a table (a list), got {type_word(table)}", node)
+        outer = self.resolve
+        results: list[Any] = []
+        for record in table:
+
+            def resolve(parts: tuple[str, ...], record: Any = record) -> Any:
+                if parts[0] not in ("ThisRecord", "ThisItem"):
+                    return outer(parts)
+                value = record
+                for part in parts[1:]:
+                    value = value.get(part) if isinstance(value, dict) else None
+                return value
+
+            inner = _Evaluator(resolve, self.functions, self.source)
+            value = inner.run(args[1])
+            if name == "forall":
+                results.append(value)
+            elif truthy(value):
+                if name == "lookup":
+                    return inner.run(args[2]) if len(args) > 2 else record
+                results.append(record)
+        if name == "lookup":
+            return None
+        return len(results) if name == "countif" else results
+
     def binary(self, node: Node) -> Any:
         op = node.value
         left = self.run(node.children[0])
@@ -364,11 +405,15 @@ class _Evaluator:
             return truthy(left) or truthy(self.run(node.children[1]))
         right = self.run(node.children[1])
         if op == "==":
-            return _equal(left, right)
+            return equal(left, right)
         if op == "!=":
-            return not _equal(left, right)
+            return not equal(left, right)
         if op == "&":
             return text(left) + text(right)
+        if op == "in":
+            if isinstance(right, list | dict):
+                return left in right
+            return text(left).lower() in text(right).lower()
         if op in ("<", "<=", ">", ">="):
             return self.compare(op, left, right, node)
         if op == "+" and (isinstance(left, str) or isinstance(right, str)):
@@ -379,14 +424,14 @@ class _Evaluator:
         else:
             a, b = self.number(left, node), self.number(right, node)
         if op == "+":
-            return _tidy(a + b)
+            return tidy(a + b)
         if op == "-":
-            return _tidy(a - b)
+            return tidy(a - b)
         if op == "*":
-            return _tidy(a * b)
+            return tidy(a * b)
         if b == 0:
             raise self.fail("division by zero", node)
-        return _tidy(a / b) if op == "/" else _tidy(a % b)
+        return tidy(a / b) if op == "/" else tidy(a % b)
 
     def number(self, value: Any, node: Node) -> float | int:
         if value is None:
@@ -397,7 +442,7 @@ class _Evaluator:
             return value
         if isinstance(value, str):
             try:
-                return _tidy(float(value))
+                return tidy(float(value))
             except ValueError:
                 pass
         raise self.fail(f"expected a number, got {type_word(value)}", node)
@@ -415,72 +460,3 @@ class _Evaluator:
         if op == ">":
             return bool(a > b)
         return bool(a >= b)
-
-
-def _tidy(value: float | int) -> float | int:
-    if isinstance(value, float) and value.is_integer() and abs(value) < 2**53:
-        return int(value)
-    return value
-
-
-def _equal(a: Any, b: Any) -> bool:
-    if isinstance(a, int | float) and isinstance(b, int | float):
-        return float(a) == float(b)
-    if a is None or b is None:
-        return (a in (None, "")) and (b in (None, ""))
-    return bool(a == b)
-
-
-def _index(container: Any, key: Any) -> Any:
-    if container is None:
-        return None
-    if isinstance(container, list):
-        if isinstance(key, int | float) and not isinstance(key, bool):
-            i = int(key)
-            return container[i] if -len(container) <= i < len(container) else None
-        raise TypeError(f"a list is indexed by a number, not {type_word(key)}")
-    if isinstance(container, dict):
-        return container.get(str(key))
-    raise TypeError(f"cannot read {key!r} of {type_word(container)}")
-
-
-def truthy(value: Any) -> bool:
-    """Blank, false, 0, "" and "false" are false; everything else true."""
-    if isinstance(value, str):
-        return value.strip().lower() not in ("", "false", "0")
-    return bool(value)
-
-
-def text(value: Any) -> str:
-    """A value as text: blank is "", numbers without a needless ".0", lists and records
-    as JSON."""
-    import json
-
-    if value is None:
-        return ""
-    if isinstance(value, bool):
-        return "true" if value else "false"
-    if isinstance(value, float):
-        return str(_tidy(value))
-    if isinstance(value, str):
-        return value
-    if isinstance(value, int):
-        return str(value)
-    return json.dumps(value, ensure_ascii=False)
-
-
-def type_word(value: Any) -> str:
-    """A user's word for a value's type."""
-    if value is None:
-        return "blank"
-    if isinstance(value, bool):
-        return "a boolean"
-    if isinstance(value, int | float):
-        return "a number"
-    if isinstance(value, str):
-        return "text"
-    if isinstance(value, list):
-        return "a list"
-    if isinstance(value, dict):
-        return "a record"
-    return type(value).__name__

@@ -8,7 +8,7 @@ import math
 from collections.abc import Callable
 from typing import Any
 
-from raf.workflow.declarative.expressions import text, truthy, type_word
+from raf.workflow.declarative.values import text, truthy, type_word
 
 
 def _concat(*args: Any) -> str:
@@ -96,10 +96,6 @@ def _text(value: Any, fmt: Any = None) -> str:
     return text(value)
 
 
-def _count_if(value: Any, match: Any) -> int:
-    return sum(1 for item in _table(value) if item == match)
-
-
 def _distinct(value: Any) -> list[Any]:
     out: list[Any] = []
     for item in _table(value):
@@ -155,7 +151,10 @@ FUNCTIONS: dict[str, Callable[..., Any]] = {
     # tables
     "countrows": lambda v: len(_table(v)),
     "count": lambda v: len(_table(v)),
-    "countif": _count_if,
+    "countif": lambda *a: None,  # evaluated per record by the evaluator
+    "filter": lambda *a: None,  # evaluated per record by the evaluator
+    "lookup": lambda *a: None,  # evaluated per record by the evaluator
+    "forall": lambda *a: None,  # evaluated per record by the evaluator
     "first": lambda v: _table(v)[0] if _table(v) else None,
     "last": lambda v: _table(v)[-1] if _table(v) else None,
     "firstn": lambda v, n: _table(v)[: int(_number(n))],

@@ -18,9 +18,10 @@ from raf.core.responses import AgentResponse
 from raf.workflow.builder import WorkflowBuilder
 from raf.workflow.checkpoints import CheckpointStore
 from raf.workflow.context import InputResponse, WorkflowContext
-from raf.workflow.declarative.expressions import Expression, ExpressionError, text, truthy
+from raf.workflow.declarative.expressions import Expression, ExpressionError
 from raf.workflow.declarative.functions import FUNCTIONS
 from raf.workflow.declarative.program import Issue, KeyPath, WorkflowDefinitionError, hint
+from raf.workflow.declarative.values import text, truthy
 from raf.workflow.executor import Executor, handler
 from raf.workflow.workflow import Workflow
 

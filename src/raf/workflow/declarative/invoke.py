@@ -16,9 +16,9 @@ from raf.core.options import AgentRunOptions
 from raf.core.responses import AgentResponse
 from raf.core.sessions import AgentSession
 from raf.core.tools import ToolContext
-from raf.workflow.declarative.expressions import text
 from raf.workflow.declarative.program import Step
 from raf.workflow.declarative.runtime import Runtime
+from raf.workflow.declarative.values import text
 
 _ROLES = {"user": Role.USER, "assistant": Role.ASSISTANT, "system": Role.SYSTEM}
 

@@ -13,7 +13,6 @@ from raf.workflow.builder import WorkflowBuilder
 from raf.workflow.checkpoints import CheckpointStore
 from raf.workflow.context import InputResponse, WorkflowContext
 from raf.workflow.declarative.actions import ACTIONS, RESUMERS
-from raf.workflow.declarative.expressions import text
 from raf.workflow.declarative.program import (
     Issue,
     Program,
@@ -23,6 +22,7 @@ from raf.workflow.declarative.program import (
     iter_steps,
 )
 from raf.workflow.declarative.runtime import Interpreter, Limits, Services
+from raf.workflow.declarative.values import text
 from raf.workflow.executor import Executor, handler
 from raf.workflow.workflow import Workflow
 

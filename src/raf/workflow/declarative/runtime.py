@@ -14,15 +14,10 @@ from typing import Any, Protocol
 from raf.core.errors import RafError
 from raf.core.messages import new_id
 from raf.workflow.context import WorkflowContext
-from raf.workflow.declarative.expressions import (
-    Expression,
-    ExpressionError,
-    text,
-    truthy,
-    type_word,
-)
+from raf.workflow.declarative.expressions import Expression, ExpressionError
 from raf.workflow.declarative.functions import FUNCTIONS
 from raf.workflow.declarative.program import Instr, Program, Step, show_path
+from raf.workflow.declarative.values import text, truthy, type_word
 from raf.workflow.declarative.variables import VariableError, Variables
 
 

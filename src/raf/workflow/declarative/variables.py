@@ -8,8 +8,9 @@ from typing import Any
 
 from raf.core.errors import RafError
 
-SCOPES = ("Local", "Global", "System", "Workflow", "inputs")
-"""Names a path may start with; `inputs` is `Workflow.Inputs`."""
+SCOPES = ("Local", "Global", "System", "Workflow", "inputs", "ThisRecord", "ThisItem")
+"""Names a path may start with; `inputs` is `Workflow.Inputs`; `ThisRecord` (or
+`ThisItem`) is the current record inside Filter, LookUp, CountIf and ForAll."""
 WRITABLE = ("Local", "Global", "Workflow")
 
 
