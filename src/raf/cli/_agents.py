@@ -147,6 +147,9 @@ async def close_agent(agent: Agent | StoredWorkflowAgent, timeout_s: float = 30.
     (MCP servers), sub-agents' too; one failing does not stop the others."""
     seen: set[int] = set()
     if not isinstance(agent, Agent):
+        from raf.workflow.declarative import close_services
+
+        await close_services(agent.workflow)
         return
 
     async def close(current: Agent) -> None:

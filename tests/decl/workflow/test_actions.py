@@ -348,3 +348,20 @@ async def test_agent_framework_http_then_agent_document(orders_server: str) -> N
     assert seen[0] == "What did I order?"
     assert '"id": 17' in seen[1]
     assert variables(workflow)["Local"]["Answer"] == "Order 17 is one cake."
+
+
+async def test_mcp_servers_declared_in_the_document() -> None:
+    from raf.workflow.declarative import close_services
+
+    cmd = py_server_cmd()
+    text = (ACTIONS / "InvokeMcpTool.yaml").read_text(encoding="utf-8")
+    declared = (
+        f"mcpServers:\n  calc:\n    command: {json.dumps(cmd[0])}\n"
+        f"    args: {json.dumps(cmd[1:])}\n"
+    )
+    workflow = DeclWorkflowBuilder().from_yaml_str(declared + text).build()
+    try:
+        result = await workflow.run("1")
+    finally:
+        await close_services(workflow)
+    assert result.outputs == ["the server says 3"]

@@ -14,6 +14,7 @@ from raf.workflow.declarative.node import (
     DeclarativeExecutor,
     build_declarative_workflow,
     check_services,
+    close_services,
 )
 from raf.workflow.declarative.program import (
     ACTION_KINDS,
@@ -41,5 +42,6 @@ __all__ = [
     "WorkflowDefinitionError",
     "build_declarative_workflow",
     "check_services",
+    "close_services",
     "compile_actions",
 ]

@@ -135,6 +135,17 @@ def read_inputs(
     return inputs
 
 
+async def close_services(workflow: Workflow) -> None:
+    """Close the connections a declarative workflow opened (its MCP servers)."""
+    for node in workflow.nodes.values():
+        if not isinstance(node, DeclarativeExecutor):
+            continue
+        for server in node.interpreter.services.mcp_servers.values():
+            aclose = getattr(server, "aclose", None)
+            if aclose is not None:
+                await aclose()
+
+
 def check_services(program: Program, services: Services) -> list[Issue]:
     """Agents, tools and MCP servers named by literal names that nobody provides."""
     issues: list[Issue] = []
