@@ -17,7 +17,7 @@ from contextlib import contextmanager
 from pathlib import Path
 
 from raf.tools.mcp import McpClient
-from raf.tools.mcp.http_guard import allowed_host_names, is_loopback
+from raf.serve.mcp_guard import allowed_host_names, is_loopback
 
 from .peers import ROOT, free_port, serve
 

@@ -211,7 +211,7 @@ class AgentMcpServer:
         import uvicorn
         from mcp.server.transport_security import TransportSecuritySettings
 
-        from raf.tools.mcp.http_guard import (
+        from raf.serve.mcp_guard import (
             BearerTokenGuard,
             allowed_host_names,
             check_exposure,
