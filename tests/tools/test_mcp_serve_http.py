@@ -16,8 +16,8 @@ from collections.abc import Iterator
 from contextlib import contextmanager
 from pathlib import Path
 
-from raf.tools.mcp import McpClient
 from raf.serve.mcp_guard import allowed_host_names, is_loopback
+from raf.tools.mcp import McpClient
 
 from .peers import ROOT, free_port, serve
 
@@ -170,7 +170,7 @@ async def test_a_call_needing_approval_does_not_break_later_asks() -> None:
             first = await client.call_tool("ask", {"message": "delete it"})
             assert not first.is_error
             text = first.content[0].text  # type: ignore[union-attr]
-            assert text.startswith("not deleted:") and "no person can approve" in text
+            assert text.startswith("not deleted:") and "no one can approve" in text
             assert first.structured_content is not None
             assert first.structured_content["denied"] == ["delete_everything"]
             issued = first.structured_content["session_id"]

@@ -6,9 +6,10 @@ approval (a remote caller must not bypass that). Sessions live in memory for the
 of the server, so a client can hold a conversation. Over stdio (one client) any
 `session_id` names one; over HTTP, where many clients share the server and the protocol
 names no client, the server issues each new session an unguessable id and continues only
-sessions it issued, so no client reaches another's conversation. A call that would need
-approval is denied (approvals cannot be given over MCP) and the agent is told so,
-leaving the session ready for the next `ask`.
+sessions it issued, so no client reaches another's conversation. While `ask` runs, the
+client hears progress and log messages (`mcp_report`); a call that needs approval is
+asked of the client's user as an elicitation when the client supports it, and denied
+otherwise (the agent is told why), leaving the session ready for the next `ask`.
 """
 
 from __future__ import annotations
@@ -22,9 +23,10 @@ from typing import TYPE_CHECKING, Any
 
 from raf.core.errors import ConfigurationError
 from raf.core.options import AgentRunOptions, ToolApprovalResponse
-from raf.core.responses import AgentResponse, FinishReason
+from raf.core.responses import ChatResponse, FinishReason, ResponseFolder
 from raf.core.sessions import AgentSession
 from raf.core.tools import Tool, ToolContext
+from raf.serve.mcp_report import LEVELS, LogLevels, RunReporter
 from raf.tools.mcp.client import _import_mcp
 
 if TYPE_CHECKING:
@@ -66,6 +68,7 @@ class AgentMcpServer:
         self.issue_session_ids = False
         """True over HTTP: new sessions get random ids and unknown ids are refused."""
         self.tools: dict[str, Tool] = {}
+        self.log_levels = LogLevels()
         if expose_tools:
             for tool in agent.tools:
                 if tool.requires_approval:
@@ -87,7 +90,16 @@ class AgentMcpServer:
             instructions=self.agent.description or None,
             on_list_tools=self._list_tools,
             on_call_tool=self._call_tool,
+            on_set_logging_level=self._set_level,
         )
+
+    async def _set_level(self, ctx: Any, params: Any) -> Any:
+        import mcp_types
+
+        level = str(params.level)
+        if level in LEVELS:
+            self.log_levels.set(ctx, level)
+        return mcp_types.EmptyResult()
 
     def _tool_specs(self) -> list[mcp_types.Tool]:
         import mcp_types
@@ -113,7 +125,8 @@ class AgentMcpServer:
         name: str = params.name
         arguments: Mapping[str, Any] = params.arguments or {}
         if name == self.ask_tool:
-            return await self._ask(arguments)
+            reporter = RunReporter(ctx=ctx, level=self.log_levels.get(ctx), logger=self.agent.name)
+            return await self._ask(arguments, reporter)
         tool = self.tools.get(name)
         if tool is None:
             return _text_result(f"unknown tool {name!r}", error=True)
@@ -147,7 +160,7 @@ class AgentMcpServer:
             self.sessions.popitem(last=False)
         return session
 
-    async def _ask(self, arguments: Mapping[str, Any]) -> Any:
+    async def _ask(self, arguments: Mapping[str, Any], reporter: RunReporter) -> Any:
         message = arguments.get("message")
         if not isinstance(message, str) or not message.strip():
             return _text_result("'message' must be a non-empty string", error=True)
@@ -160,20 +173,27 @@ class AgentMcpServer:
         before = session.snapshot()
         denied: list[str] = []
         try:
-            response = await self.agent.run(message, session=session)
-            for _ in range(_DENIAL_ROUNDS):
+            response = await self._run(message, session, [], reporter)
+            for _ in range(_APPROVAL_ROUNDS):
                 if response.finish_reason is not FinishReason.AWAITING_APPROVAL:
                     break
-                denied += [r.name for r in response.pending_approvals]
-                response = await self._deny_pending(response, session)
+                answers = await self._answer_pending(response, reporter)
+                denied += [
+                    r.name
+                    for r, a in zip(response.pending_approvals, answers, strict=True)
+                    if not a.approved
+                ]
+                response = await self._run([], session, answers, reporter)
         except Exception as exc:
             _restore(session, before)
+            await reporter.log("error", f"the agent failed: {type(exc).__name__}")
             return _text_result(f"the agent failed: {type(exc).__name__}: {exc}", error=True)
         if response.finish_reason is FinishReason.AWAITING_APPROVAL:
             _restore(session, before)  # the session stays usable for the next ask
+            waiting = sorted({r.name for r in response.pending_approvals} | set(denied))
             return _text_result(
-                f"the agent kept asking to call {', '.join(sorted(set(denied)))}, which needs "
-                "a person's approval; approvals cannot be given over MCP",
+                f"the agent kept asking to call {', '.join(waiting)}, which needs a person's "
+                "approval; this MCP client could not give it",
                 error=True,
             )
         structured: dict[str, Any] = {"answer": response.text, "session_id": session.id}
@@ -181,15 +201,34 @@ class AgentMcpServer:
             structured["denied"] = sorted(set(denied))
         return _text_result(response.text, structured=structured)
 
-    async def _deny_pending(self, response: AgentResponse, session: AgentSession) -> AgentResponse:
-        """Deny every call waiting for approval, telling the agent why, and let it go on."""
-        answers = [
+    async def _run(
+        self,
+        message: str | list[Any],
+        session: AgentSession,
+        answers: list[ToolApprovalResponse],
+        reporter: RunReporter,
+    ) -> ChatResponse:
+        """One streamed run, each step reported to the client, folded into a response."""
+        folder = ResponseFolder()
+        options = AgentRunOptions(tool_approval_responses=answers)
+        await reporter.progress("the agent is thinking")
+        await reporter.log("debug", f"run with {len(answers)} approval answer(s)")
+        async for update in self.agent.run_stream(message, session=session, options=options):
+            folder.add(update)
+            await reporter.step(update)
+        return folder.response()
+
+    async def _answer_pending(
+        self, response: ChatResponse, reporter: RunReporter
+    ) -> list[ToolApprovalResponse]:
+        """Ask the client's user about each call waiting for approval (an elicitation);
+        a client without elicitation cannot approve, so each is denied with the reason."""
+        if reporter.can_elicit():
+            return [await reporter.ask_approval(r) for r in response.pending_approvals]
+        return [
             ToolApprovalResponse(call_id=r.call_id, approved=False, reason=_NO_APPROVALS)
             for r in response.pending_approvals
         ]
-        return await self.agent.run(
-            [], session=session, options=AgentRunOptions(tool_approval_responses=answers)
-        )
 
     async def serve_stdio(self) -> None:
         from mcp.server.stdio import stdio_server
@@ -234,12 +273,12 @@ class AgentMcpServer:
 MAX_SESSIONS = 1000
 """Sessions kept in memory; the least recently used go first."""
 
-_DENIAL_ROUNDS = 3
-"""How many times in one `ask` the agent may be told its approval-needing call was denied."""
+_APPROVAL_ROUNDS = 3
+"""How many rounds of approvals one `ask` may go through before it gives up."""
 
 _NO_APPROVALS = (
-    "this agent is served over MCP, where no person can approve tool calls; "
-    "answer without this tool"
+    "this agent is served to an MCP client that cannot ask a person (it does not support "
+    "elicitation), so no one can approve this call; answer without this tool"
 )
 
 
