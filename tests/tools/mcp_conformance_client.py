@@ -14,10 +14,16 @@ import os
 import sys
 from typing import Any
 
-from raf.tools.mcp import McpClient
+from raf.tools.mcp import ElicitationAnswer, ElicitationRequest, McpClient
 
 ARGUMENTS: dict[str, dict[str, Any]] = {"add_numbers": {"a": 5, "b": 3}}
 """Arguments for the scenario tools that take some."""
+
+
+async def accept_as_offered(request: ElicitationRequest) -> ElicitationAnswer:
+    """A user who accepts every form as it is offered (raf fills in the defaults)."""
+    print(f"elicitation: {request.describe()}", file=sys.stderr)
+    return ElicitationAnswer(action="accept", content={})
 
 
 async def main(url: str) -> int:
@@ -25,7 +31,7 @@ async def main(url: str) -> int:
     context: dict[str, Any] = json.loads(os.environ.get("MCP_CONFORMANCE_CONTEXT") or "{}")
     print(f"scenario {scenario!r}, context keys {sorted(context)}", file=sys.stderr)
     config: dict[str, Any] = {"name": "conformance", "url": url, "call_timeout": 20}
-    client = McpClient(config)
+    client = McpClient(config, elicitation=accept_as_offered)
     try:
         for spec in await client.list_tools():
             result = await client.call_tool(spec.name, ARGUMENTS.get(spec.name, {}))

@@ -11,6 +11,7 @@ from __future__ import annotations
 
 import asyncio
 import contextlib
+import json
 import sys
 from collections.abc import Awaitable, Callable, Mapping
 from dataclasses import dataclass
@@ -18,6 +19,16 @@ from typing import TYPE_CHECKING, Any, TypeVar
 
 from raf.core.errors import MissingExtraError, RafError
 from raf.tools.mcp.config import McpServerConfig
+from raf.tools.mcp.interaction import (
+    CallScope,
+    ElicitationHandler,
+    McpNotice,
+    NoticeHandler,
+    SamplingHandler,
+    elicitation_from_params,
+    sampling_from_params,
+    with_defaults,
+)
 
 if TYPE_CHECKING:
     import mcp
@@ -57,10 +68,26 @@ def _import_mcp() -> Any:
 
 
 class McpClient:
-    """A lazily connected client for one MCP server (stdio, streamable HTTP or SSE)."""
+    """A lazily connected client for one MCP server (stdio, streamable HTTP or SSE).
 
-    def __init__(self, config: McpServerConfig | Mapping[str, Any]) -> None:
+    `elicitation` and `sampling` answer what the server asks during any request (a
+    terminal prompt, a UI); without them, what it asks during a tool call goes to that
+    call (an agent's run pauses for a person), and otherwise it is declined. `on_notice`
+    hears the server's progress and log notifications."""
+
+    def __init__(
+        self,
+        config: McpServerConfig | Mapping[str, Any],
+        *,
+        elicitation: ElicitationHandler | None = None,
+        sampling: SamplingHandler | None = None,
+        on_notice: NoticeHandler | None = None,
+    ) -> None:
         _import_mcp()
+        self.elicitation = elicitation
+        self.sampling = sampling
+        self.on_notice = on_notice
+        self._scopes: list[CallScope] = []
         self.config = (
             config if isinstance(config, McpServerConfig) else McpServerConfig.from_mapping(config)
         )
@@ -234,7 +261,20 @@ class McpClient:
             )
             await stack.enter_async_context(http)
             transport = streamable_http_client(cfg.url or "", http_client=http)
-        client = sdk.Client(transport, read_timeout_seconds=cfg.call_timeout, cache=None)
+        callbacks: dict[str, Any] = {
+            "logging_callback": self._on_log,
+            "elicitation_callback": self._on_elicit,
+        }
+        if cfg.sampling != "never":
+            callbacks["sampling_callback"] = self._on_sample
+        client = sdk.Client(
+            transport,
+            read_timeout_seconds=cfg.call_timeout,
+            cache=None,
+            client_info=_client_info(),
+            mode=cfg.protocol,
+            **callbacks,
+        )
         entered: mcp.Client = await stack.enter_async_context(client)
         return entered
 
@@ -313,15 +353,91 @@ class McpClient:
         return await self.request(run, "tools/list")
 
     async def call_tool(
-        self, name: str, arguments: Mapping[str, Any] | None = None
+        self,
+        name: str,
+        arguments: Mapping[str, Any] | None = None,
+        *,
+        scope: CallScope | None = None,
     ) -> mcp_types.CallToolResult:
-        """Call one tool by its server name; a tool-level error comes back in the result."""
+        """Call one tool by its server name; a tool-level error comes back in the result.
+        What the server asks or reports meanwhile goes to `scope` when this is the only
+        call of this client in flight."""
         args = dict(arguments or {})
+        scope = scope or CallScope()
+
+        async def progress(progress: float, total: float | None, message: str | None) -> None:
+            notice = McpNotice(
+                server=self.name,
+                kind="progress",
+                message=message or "",
+                progress=progress,
+                total=total,
+            )
+            await self._notify(notice, scope)
 
         async def run(client: mcp.Client) -> mcp_types.CallToolResult:
-            return await client.call_tool(name, args)
+            return await client.call_tool(name, args, progress_callback=progress)
 
-        return await self.request(run, f"tools/call {name!r}")
+        self._scopes.append(scope)
+        try:
+            return await self.request(run, f"tools/call {name!r}")
+        finally:
+            self._scopes.remove(scope)
+
+    # -- what the server asks and reports --------------------------------------------
+
+    def _scope(self) -> CallScope | None:
+        """The call a server request belongs to: known only when one call is in flight."""
+        return self._scopes[0] if len(self._scopes) == 1 else None
+
+    async def _notify(self, notice: McpNotice, scope: CallScope | None) -> None:
+        for handler in (scope.notice if scope else None, self.on_notice):
+            if handler is not None:
+                outcome = handler(notice)
+                if outcome is not None:
+                    await outcome
+
+    async def _on_log(self, params: Any) -> None:
+        data = params.data
+        text = data if isinstance(data, str) else json.dumps(data, default=str)
+        notice = McpNotice(server=self.name, kind="log", level=str(params.level), message=text)
+        await self._notify(notice, self._scope())
+
+    async def _on_elicit(self, context: Any, params: Any) -> Any:
+        import mcp_types
+
+        request = elicitation_from_params(self.name, params)
+        scope = self._scope()
+        handler = self.elicitation or (scope.elicitation if scope else None)
+        if handler is None or self.config.elicitation == "decline":
+            return mcp_types.ElicitResult(action="decline")
+        answer = await handler(request)
+        content = None
+        if answer.action == "accept" and request.url is None:
+            content = with_defaults(request.schema, answer.content)
+        return mcp_types.ElicitResult(action=answer.action, content=content)
+
+    async def _on_sample(self, context: Any, params: Any) -> Any:
+        import mcp_types
+
+        request = sampling_from_params(self.name, params)
+        scope = self._scope()
+        handler = self.sampling or (scope.sampling if scope else None)
+        if handler is None:
+            return mcp_types.ErrorData(
+                code=mcp_types.INVALID_REQUEST, message="this client has no model to sample"
+            )
+        answer = await handler(request)
+        if answer.text is None:
+            return mcp_types.ErrorData(
+                code=mcp_types.INVALID_REQUEST, message=answer.refused or "sampling refused"
+            )
+        return mcp_types.CreateMessageResult(
+            role="assistant",
+            content=mcp_types.TextContent(type="text", text=answer.text),
+            model=answer.model,
+            stop_reason="endTurn",
+        )
 
     async def list_resources(self) -> list[mcp_types.Resource]:
         async def run(client: mcp.Client) -> list[mcp_types.Resource]:
@@ -363,6 +479,14 @@ class McpClient:
 
     def __repr__(self) -> str:
         return f"<McpClient {self.name!r} {self.config.transport}>"
+
+
+def _client_info() -> Any:
+    import mcp_types
+
+    from raf import __version__
+
+    return mcp_types.Implementation(name="raf", version=__version__)
 
 
 async def _all_pages(fetch: Callable[[str | None], Awaitable[Any]], field: str) -> list[Any]:

@@ -10,6 +10,8 @@ from pydantic import BaseModel, ConfigDict, Field, ValidationError, model_valida
 from raf.core.errors import ConfigurationError
 
 ApprovalMode = Literal["never", "always"]
+ElicitationMode = Literal["ask", "decline"]
+SamplingMode = Literal["approve", "always", "never"]
 
 
 class McpServerConfig(BaseModel):
@@ -41,6 +43,15 @@ class McpServerConfig(BaseModel):
     """"never", "always", or per tool name (unprefixed) with "never" for unlisted tools."""
     reconnect: bool = True
     """Reconnect once and retry when the server went away between or during requests."""
+    protocol: Literal["auto", "legacy"] = "auto"
+    """"auto" speaks the newest protocol version the server offers; "legacy" always uses
+    the initialize handshake (for servers that ask for input only on such connections)."""
+    elicitation: ElicitationMode = "ask"
+    """"ask": what the server asks the user goes to a person (the agent's run pauses, or
+    the client's handler answers); "decline": refused without asking."""
+    sampling: SamplingMode = "approve"
+    """Completions the server asks of the agent's model: "approve" asks a person first
+    for each, "always" answers without asking, "never" does not offer sampling."""
 
     @model_validator(mode="after")
     def _check_transport(self) -> McpServerConfig:
