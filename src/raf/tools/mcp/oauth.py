@@ -16,6 +16,7 @@ import contextlib
 import json
 import os
 import tempfile
+import time
 import webbrowser
 from collections.abc import Awaitable, Callable
 from dataclasses import dataclass
@@ -69,18 +70,42 @@ class TokenStore(Protocol):
     async def set_client_info(self, client_info: OAuthClientInformationFull) -> None: ...
 
 
+def _stamp(tokens: OAuthToken) -> dict[str, Any]:
+    """Tokens as kept: `expires_in` counts from when they were issued, so the moment
+    they expire is kept as `expires_at`."""
+    data = tokens.model_dump(mode="json", exclude_none=True)
+    if tokens.expires_in is not None:
+        data["expires_at"] = time.time() + tokens.expires_in
+    return data
+
+
+def _unstamp(data: Any) -> OAuthToken | None:
+    """Kept tokens with `expires_in` counted from now (negative once expired)."""
+    from mcp.shared.auth import OAuthToken
+
+    if not isinstance(data, dict):
+        return None
+    data = dict(data)
+    expires_at = data.pop("expires_at", None)
+    if isinstance(expires_at, int | float):
+        data["expires_in"] = min(int(expires_at - time.time()), data.get("expires_in") or 0)
+        if data["expires_in"] <= 0:
+            data["expires_in"] = -1
+    return OAuthToken.model_validate(data)
+
+
 class MemoryTokenStore:
     """Tokens for the life of the process."""
 
     def __init__(self) -> None:
-        self._tokens: OAuthToken | None = None
+        self._tokens: dict[str, Any] | None = None
         self._client: OAuthClientInformationFull | None = None
 
     async def get_tokens(self) -> OAuthToken | None:
-        return self._tokens
+        return _unstamp(self._tokens)
 
     async def set_tokens(self, tokens: OAuthToken) -> None:
-        self._tokens = tokens
+        self._tokens = _stamp(tokens)
 
     async def get_client_info(self) -> OAuthClientInformationFull | None:
         return self._client
@@ -130,13 +155,10 @@ class FileTokenStore:
         await asyncio.to_thread(change)
 
     async def get_tokens(self) -> OAuthToken | None:
-        from mcp.shared.auth import OAuthToken
-
-        found = (await asyncio.to_thread(self._read)).get("tokens")
-        return OAuthToken.model_validate(found) if found else None
+        return _unstamp((await asyncio.to_thread(self._read)).get("tokens"))
 
     async def set_tokens(self, tokens: OAuthToken) -> None:
-        await self._update("tokens", tokens.model_dump(mode="json", exclude_none=True))
+        await self._update("tokens", _stamp(tokens))
 
     async def get_client_info(self) -> OAuthClientInformationFull | None:
         from mcp.shared.auth import OAuthClientInformationFull
@@ -288,7 +310,17 @@ def oauth_provider(
         result = await authorize(pending.pop("url"), config.redirect_uri)
         return AuthorizationCodeResult(code=result.code, state=result.state, iss=result.iss)
 
-    return OAuthClientProvider(
+    class Provider(OAuthClientProvider):
+        async def _initialize(self) -> None:
+            # Tokens loaded from a store carry the time they have left: without it a
+            # stored token that expired would be sent, refused, and the person asked
+            # again where a refresh would do.
+            await super()._initialize()
+            tokens = self.context.current_tokens
+            if tokens is not None and tokens.expires_in is not None:
+                self.context.update_token_expiry(tokens)
+
+    return Provider(
         server_url,
         metadata,
         store,
