@@ -13,6 +13,8 @@ import mcp_types
 import pytest
 from mcp.shared.exceptions import MCPDeprecationWarning
 
+from raf.tools.mcp import ElicitationAnswer, ElicitationRequest, McpClient
+
 from .peers import free_port, serve
 from .test_mcp_serve_http import APPROVAL, _cmd, _env
 
@@ -109,3 +111,33 @@ async def test_logs_follow_the_level_set_and_progress_is_reported() -> None:
     assert steps[0] == "the agent is thinking"
     assert "calling tool delete_everything" in steps
     assert [value for value, _ in seen_progress] == sorted(value for value, _ in seen_progress)
+
+
+async def test_on_the_newest_protocol_the_approval_travels_in_an_input_required_result() -> None:
+    """raf's own client speaks the newest protocol, where a server cannot send requests
+    mid-call: the form comes back in the call's result, and the retry carries the yes."""
+    forms: list[ElicitationRequest] = []
+
+    async def approve(request: ElicitationRequest) -> ElicitationAnswer:
+        forms.append(request)
+        return ElicitationAnswer(action="accept", content={"approve": True})
+
+    with _http_server() as url:
+        client = McpClient({"name": "raf", "url": url}, elicitation=approve)
+        try:
+            result = await client.call_tool("ask", {"message": "delete it"})
+            later = await client.call_tool("ask", {"message": "hello"})
+        finally:
+            await client.aclose()
+    assert [f.schema["required"] for f in forms] == [["approve"]]
+    assert "delete_everything" in forms[0].message
+    assert result.content[0].text == "not deleted: deleted"  # type: ignore[union-attr]
+    assert later.content[0].text == "turn 1: you said 'hello'"  # type: ignore[union-attr]
+
+
+async def test_a_client_without_elicitation_gets_each_call_denied() -> None:
+    with _http_server() as url:
+        async with mcp.Client(url, mode="legacy") as client:
+            result = await client.call_tool("ask", {"message": "delete it"})
+    assert result.structured_content["denied"] == ["delete_everything"]
+    assert "no one can approve" in result.content[0].text  # type: ignore[union-attr]

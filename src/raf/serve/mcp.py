@@ -18,15 +18,22 @@ import json
 import secrets
 from collections import OrderedDict
 from collections.abc import Iterable, Mapping
-from dataclasses import fields
+from dataclasses import dataclass, field, fields
 from typing import TYPE_CHECKING, Any
 
+from raf.core.contents import ApprovalRequestContent
 from raf.core.errors import ConfigurationError
 from raf.core.options import AgentRunOptions, ToolApprovalResponse
 from raf.core.responses import ChatResponse, FinishReason, ResponseFolder
 from raf.core.sessions import AgentSession
 from raf.core.tools import Tool, ToolContext
-from raf.serve.mcp_report import LEVELS, LogLevels, RunReporter
+from raf.serve.mcp_report import (
+    LEVELS,
+    LogLevels,
+    RunReporter,
+    approval_input_request,
+    decision_from,
+)
 from raf.tools.mcp.client import _import_mcp
 
 if TYPE_CHECKING:
@@ -69,6 +76,8 @@ class AgentMcpServer:
         """True over HTTP: new sessions get random ids and unknown ids are refused."""
         self.tools: dict[str, Tool] = {}
         self.log_levels = LogLevels()
+        self._paused: OrderedDict[str, _Paused] = OrderedDict()
+        """Runs waiting for a client's answers, by the token sent in `request_state`."""
         if expose_tools:
             for tool in agent.tools:
                 if tool.requires_approval:
@@ -126,7 +135,7 @@ class AgentMcpServer:
         arguments: Mapping[str, Any] = params.arguments or {}
         if name == self.ask_tool:
             reporter = RunReporter(ctx=ctx, level=self.log_levels.get(ctx), logger=self.agent.name)
-            return await self._ask(arguments, reporter)
+            return await self._ask(arguments, reporter, params)
         tool = self.tools.get(name)
         if tool is None:
             return _text_result(f"unknown tool {name!r}", error=True)
@@ -160,7 +169,19 @@ class AgentMcpServer:
             self.sessions.popitem(last=False)
         return session
 
-    async def _ask(self, arguments: Mapping[str, Any], reporter: RunReporter) -> Any:
+    async def _ask(self, arguments: Mapping[str, Any], reporter: RunReporter, params: Any) -> Any:
+        token = getattr(params, "request_state", None)
+        if token:
+            paused = self._paused.pop(token, None)
+            if paused is None:
+                return _text_result(
+                    "this approval is no longer waiting (unknown or expired request_state); "
+                    "ask again",
+                    error=True,
+                )
+            replies = getattr(params, "input_responses", None) or {}
+            answers = [decision_from(p, replies.get(p.call_id)) for p in paused.pending]
+            return await self._go_on(paused, reporter, answers)
         message = arguments.get("message")
         if not isinstance(message, str) or not message.strip():
             return _text_result("'message' must be a non-empty string", error=True)
@@ -170,26 +191,44 @@ class AgentMcpServer:
         session = self._session_for(session_id)
         if isinstance(session, str):
             return _text_result(session, error=True)
-        before = session.snapshot()
-        denied: list[str] = []
+        paused = _Paused(session=session, before=session.snapshot())
+        return await self._go_on(paused, reporter, [], message)
+
+    async def _go_on(
+        self,
+        paused: _Paused,
+        reporter: RunReporter,
+        answers: list[ToolApprovalResponse],
+        message: str | None = None,
+    ) -> Any:
+        """Run (or resume) the agent until it answers, asking each approval on the way:
+        at once on the request's stream, or in an input-required result the client
+        answers with its retry; a client that cannot be asked gets each call denied."""
+        session = paused.session
         try:
-            response = await self._run(message, session, [], reporter)
-            for _ in range(_APPROVAL_ROUNDS):
-                if response.finish_reason is not FinishReason.AWAITING_APPROVAL:
-                    break
+            paused.denied += [a.call_id for a in answers if not a.approved]
+            response = await self._run(
+                message if message is not None else [], session, answers, reporter
+            )
+            while (
+                response.finish_reason is FinishReason.AWAITING_APPROVAL
+                and paused.rounds < _APPROVAL_ROUNDS
+            ):
+                paused.rounds += 1
+                pending = response.pending_approvals
+                paused.names.update({p.call_id: p.name for p in pending})
+                if reporter.can_ask_later():
+                    return self._ask_later(paused, pending)
                 answers = await self._answer_pending(response, reporter)
-                denied += [
-                    r.name
-                    for r, a in zip(response.pending_approvals, answers, strict=True)
-                    if not a.approved
-                ]
+                paused.denied += [a.call_id for a in answers if not a.approved]
                 response = await self._run([], session, answers, reporter)
         except Exception as exc:
-            _restore(session, before)
+            _restore(session, paused.before)
             await reporter.log("error", f"the agent failed: {type(exc).__name__}")
             return _text_result(f"the agent failed: {type(exc).__name__}: {exc}", error=True)
+        denied = sorted({paused.names.get(c, c) for c in paused.denied})
         if response.finish_reason is FinishReason.AWAITING_APPROVAL:
-            _restore(session, before)  # the session stays usable for the next ask
+            _restore(session, paused.before)  # the session stays usable for the next ask
             waiting = sorted({r.name for r in response.pending_approvals} | set(denied))
             return _text_result(
                 f"the agent kept asking to call {', '.join(waiting)}, which needs a person's "
@@ -198,8 +237,23 @@ class AgentMcpServer:
             )
         structured: dict[str, Any] = {"answer": response.text, "session_id": session.id}
         if denied:
-            structured["denied"] = sorted(set(denied))
+            structured["denied"] = denied
         return _text_result(response.text, structured=structured)
+
+    def _ask_later(self, paused: _Paused, pending: list[ApprovalRequestContent]) -> Any:
+        """Hand the questions to the client in an input-required result; its retry carries
+        the answers and the unguessable token naming this paused run."""
+        import mcp_types
+
+        token = secrets.token_urlsafe(18)
+        paused.pending = list(pending)
+        self._paused[token] = paused
+        while len(self._paused) > MAX_SESSIONS:
+            self._paused.popitem(last=False)
+        return mcp_types.InputRequiredResult(
+            input_requests={p.call_id: approval_input_request(p) for p in pending},
+            request_state=token,
+        )
 
     async def _run(
         self,
@@ -223,7 +277,7 @@ class AgentMcpServer:
     ) -> list[ToolApprovalResponse]:
         """Ask the client's user about each call waiting for approval (an elicitation);
         a client without elicitation cannot approve, so each is denied with the reason."""
-        if reporter.can_elicit():
+        if reporter.can_ask_now():
             return [await reporter.ask_approval(r) for r in response.pending_approvals]
         return [
             ToolApprovalResponse(call_id=r.call_id, approved=False, reason=_NO_APPROVALS)
@@ -268,6 +322,20 @@ class AgentMcpServer:
             app = BearerTokenGuard(app, token)
         config = uvicorn.Config(app, host=host, port=port, log_level="warning", lifespan="on")
         await uvicorn.Server(config).serve()
+
+
+@dataclass(kw_only=True, slots=True)
+class _Paused:
+    """One `ask` on its way: the session, as it was before, and the approvals so far."""
+
+    session: AgentSession
+    before: AgentSession
+    pending: list[ApprovalRequestContent] = field(default_factory=list)
+    denied: list[str] = field(default_factory=list)
+    """Call ids denied so far."""
+    names: dict[str, str] = field(default_factory=dict)
+    """Tool name by call id."""
+    rounds: int = 0
 
 
 MAX_SESSIONS = 1000

@@ -140,12 +140,20 @@ class RunReporter:
         except Exception:  # an unknown capability shape means no
             return False
 
+    def can_ask_now(self) -> bool:
+        """The client takes elicitations on this request's stream (handshake protocol)."""
+        return self.can_elicit() and bool(getattr(self._session, "can_send_request", True))
+
+    def can_ask_later(self) -> bool:
+        """The client takes elicitations in an input-required result, to send back with
+        its retry (the newest protocol, where a server cannot send requests mid-call)."""
+        return self.can_elicit() and not getattr(self._session, "can_send_request", True)
+
     async def ask_approval(self, request: ApprovalRequestContent) -> ToolApprovalResponse:
         """Ask the client's user to approve one call; anything but an explicit yes denies."""
-        message = f"The agent asks to call {describe_call(request)}. Approve?"
         try:
             result = await self._session.elicit_form(
-                message, APPROVAL_SCHEMA, related_request_id=self.ctx.request_id
+                approval_message(request), APPROVAL_SCHEMA, related_request_id=self.ctx.request_id
             )
         except Exception as exc:  # the client failed: nobody approved
             return ToolApprovalResponse(
@@ -153,16 +161,38 @@ class RunReporter:
                 approved=False,
                 reason=f"the approval could not be asked: {exc}",
             )
-        content = result.content or {}
-        reason = content.get("reason")
-        reason_text = reason if isinstance(reason, str) and reason.strip() else None
-        if result.action == "accept" and content.get("approve") is True:
-            await self.log("notice", f"{request.name} approved by the client's user")
-            return ToolApprovalResponse(call_id=request.call_id, approved=True, reason=reason_text)
-        await self.log("notice", f"{request.name} denied by the client's user ({result.action})")
-        return ToolApprovalResponse(
-            call_id=request.call_id,
-            approved=False,
-            reason=reason_text
-            or f"the person answering for the MCP client did not approve ({result.action})",
+        decision = decision_from(request, result)
+        verdict = "approved" if decision.approved else f"denied ({result.action})"
+        await self.log("notice", f"{request.name} {verdict} by the client's user")
+        return decision
+
+
+def approval_message(request: ApprovalRequestContent) -> str:
+    return f"The agent asks to call {describe_call(request)}. Approve?"
+
+
+def approval_input_request(request: ApprovalRequestContent) -> Any:
+    """The elicitation asking about one call, to embed in an input-required result."""
+    import mcp_types
+
+    return mcp_types.ElicitRequest(
+        params=mcp_types.ElicitRequestFormParams(
+            message=approval_message(request), requested_schema=APPROVAL_SCHEMA
         )
+    )
+
+
+def decision_from(request: ApprovalRequestContent, result: Any) -> ToolApprovalResponse:
+    """The decision an elicitation result gives: only an accepted form saying approve."""
+    action = getattr(result, "action", None)
+    content = getattr(result, "content", None) or {}
+    reason = content.get("reason")
+    reason_text = reason if isinstance(reason, str) and reason.strip() else None
+    if action == "accept" and content.get("approve") is True:
+        return ToolApprovalResponse(call_id=request.call_id, approved=True, reason=reason_text)
+    return ToolApprovalResponse(
+        call_id=request.call_id,
+        approved=False,
+        reason=reason_text
+        or f"the person answering for the MCP client did not approve ({action or 'no answer'})",
+    )
