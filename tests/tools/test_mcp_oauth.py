@@ -6,6 +6,7 @@ from __future__ import annotations
 
 import asyncio
 import json
+import logging
 import stat
 import sys
 from pathlib import Path
@@ -20,6 +21,7 @@ from raf.tools.mcp.oauth import (
     AuthorizationResult,
     FileTokenStore,
     MemoryTokenStore,
+    guard_sdk_logs,
     result_from_redirect,
 )
 
@@ -81,7 +83,10 @@ async def test_authorizes_once_and_keeps_the_tokens_in_a_private_file(tmp_path: 
         assert saved["tokens"]["access_token"] not in repr(FileTokenStore(tokens))
 
 
-async def test_an_expired_token_is_refreshed_without_asking_again() -> None:
+async def test_an_expired_token_is_refreshed_without_asking_again(
+    caplog: pytest.LogCaptureFixture,
+) -> None:
+    caplog.set_level(logging.DEBUG)
     port = free_port()
     with serve([sys.executable, str(SERVER), str(port), "1"], port):
         person = Authorizer()
@@ -100,6 +105,9 @@ async def test_an_expired_token_is_refreshed_without_asking_again() -> None:
         assert first is not None and second is not None
         assert first.access_token != second.access_token
         assert first.access_token not in repr(store)
+        for token in (first, second):
+            assert token.access_token not in caplog.text
+            assert token.refresh_token and token.refresh_token not in caplog.text
 
 
 async def test_a_refused_authorization_is_a_clear_error_without_secrets() -> None:
@@ -123,3 +131,17 @@ def test_oauth_needs_a_remote_server_and_a_known_key() -> None:
         McpClient({"command": "x", "oauth": {}})
     with pytest.raises(ConfigurationError, match="oauth.scope: Extra inputs"):
         McpClient({"url": "http://127.0.0.1:1/mcp", "oauth": {"scope": "a"}})
+
+
+def test_the_sdk_oauth_log_keeps_no_parse_error_details(caplog: pytest.LogCaptureFixture) -> None:
+    guard_sdk_logs()
+    sdk = logging.getLogger("mcp.client.auth.oauth2")
+    try:
+        raise ValueError(
+            "1 validation error for OAuthToken\n  input_value={'access_token': 'tok-123'}"
+        )
+    except ValueError:
+        with caplog.at_level(logging.DEBUG, logger="mcp.client.auth.oauth2"):
+            sdk.exception("Invalid refresh response: %s", "details follow\nrefresh_token=tok-456")
+    assert "Invalid refresh response: details follow" in caplog.text
+    assert "tok-123" not in caplog.text and "tok-456" not in caplog.text

@@ -29,7 +29,13 @@ from raf.tools.mcp.interaction import (
     sampling_from_params,
     with_defaults,
 )
-from raf.tools.mcp.oauth import Authorizer, TokenStore, default_store, oauth_provider
+from raf.tools.mcp.oauth import (
+    Authorizer,
+    TokenStore,
+    default_store,
+    first_line,
+    oauth_provider,
+)
 
 if TYPE_CHECKING:
     import mcp
@@ -361,6 +367,8 @@ class McpClient:
             first = exc.exceptions[0] if exc.exceptions else exc
             return self._wrap(first, op)
         text = str(exc) or type(exc).__name__
+        if type(exc).__module__.startswith("mcp.client.auth"):
+            text = first_line(text)  # a parse error's later lines repeat tokens and secrets
         return McpError(f"{prefix}: {text}", server=self.name)
 
     # -- the protocol operations -----------------------------------------------------

@@ -14,6 +14,7 @@ from __future__ import annotations
 import asyncio
 import contextlib
 import json
+import logging
 import os
 import tempfile
 import time
@@ -30,6 +31,31 @@ from raf.core.errors import ConfigurationError
 
 if TYPE_CHECKING:
     from mcp.shared.auth import OAuthClientInformationFull, OAuthToken
+
+
+class _NoSecretsInLogs(logging.Filter):
+    """Keeps the SDK's OAuth log records to their first line, without tracebacks: a
+    failed token or registration response is logged with the parse error, whose text
+    repeats the response body (tokens, client secrets)."""
+
+    def filter(self, record: logging.LogRecord) -> bool:
+        record.msg = first_line(record.getMessage())
+        record.args = None
+        record.exc_info = None
+        record.exc_text = None
+        return True
+
+
+def first_line(text: str) -> str:
+    """The first line of an error text: parse errors list the offending values after it."""
+    return text.strip().splitlines()[0] if text.strip() else text
+
+
+def guard_sdk_logs() -> None:
+    """Install the filter on the SDK's OAuth logger (once)."""
+    sdk_logger = logging.getLogger("mcp.client.auth.oauth2")
+    if not any(isinstance(f, _NoSecretsInLogs) for f in sdk_logger.filters):
+        sdk_logger.addFilter(_NoSecretsInLogs())
 
 
 class McpOAuthConfig(BaseModel):
@@ -274,6 +300,8 @@ def oauth_provider(
     """The SDK's OAuth flow (an httpx auth) for one server, wired to raf's store and
     authorizer."""
     from mcp.client.auth import AuthorizationCodeResult, OAuthClientProvider
+
+    guard_sdk_logs()
     from mcp.shared.auth import OAuthClientInformationFull, OAuthClientMetadata
 
     store = store or default_store(config)
