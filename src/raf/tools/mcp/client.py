@@ -11,7 +11,6 @@ from __future__ import annotations
 
 import asyncio
 import contextlib
-import json
 import sys
 from collections.abc import Awaitable, Callable, Mapping
 from dataclasses import dataclass
@@ -25,9 +24,6 @@ from raf.tools.mcp.interaction import (
     McpNotice,
     NoticeHandler,
     SamplingHandler,
-    elicitation_from_params,
-    sampling_from_params,
-    with_defaults,
 )
 from raf.tools.mcp.oauth import (
     Authorizer,
@@ -36,6 +32,7 @@ from raf.tools.mcp.oauth import (
     first_line,
     oauth_provider,
 )
+from raf.tools.mcp.server_asks import ServerAsks
 
 if TYPE_CHECKING:
     import mcp
@@ -99,7 +96,7 @@ class McpClient:
         self.elicitation = elicitation
         self.sampling = sampling
         self.on_notice = on_notice
-        self._scopes: list[CallScope] = []
+        self._asks = ServerAsks(self)
         self.config = (
             config if isinstance(config, McpServerConfig) else McpServerConfig.from_mapping(config)
         )
@@ -278,11 +275,11 @@ class McpClient:
             await stack.enter_async_context(http)
             transport = streamable_http_client(cfg.url or "", http_client=http)
         callbacks: dict[str, Any] = {
-            "logging_callback": self._on_log,
-            "elicitation_callback": self._on_elicit,
+            "logging_callback": self._asks.on_log,
+            "elicitation_callback": self._asks.on_elicit,
         }
         if cfg.sampling != "never":
-            callbacks["sampling_callback"] = self._on_sample
+            callbacks["sampling_callback"] = self._asks.on_sample
         client = sdk.Client(
             transport,
             read_timeout_seconds=cfg.call_timeout,
@@ -402,71 +399,16 @@ class McpClient:
                 progress=progress,
                 total=total,
             )
-            await self._notify(notice, scope)
+            await self._asks.notify(notice, scope)
 
         async def run(client: mcp.Client) -> mcp_types.CallToolResult:
             return await client.call_tool(name, args, progress_callback=progress)
 
-        self._scopes.append(scope)
+        self._asks.scopes.append(scope)
         try:
             return await self.request(run, f"tools/call {name!r}")
         finally:
-            self._scopes.remove(scope)
-
-    # -- what the server asks and reports --------------------------------------------
-
-    def _scope(self) -> CallScope | None:
-        """The call a server request belongs to: known only when one call is in flight."""
-        return self._scopes[0] if len(self._scopes) == 1 else None
-
-    async def _notify(self, notice: McpNotice, scope: CallScope | None) -> None:
-        for handler in (scope.notice if scope else None, self.on_notice):
-            if handler is not None:
-                outcome = handler(notice)
-                if outcome is not None:
-                    await outcome
-
-    async def _on_log(self, params: Any) -> None:
-        data = params.data
-        text = data if isinstance(data, str) else json.dumps(data, default=str)
-        notice = McpNotice(server=self.name, kind="log", level=str(params.level), message=text)
-        await self._notify(notice, self._scope())
-
-    async def _on_elicit(self, context: Any, params: Any) -> Any:
-        import mcp_types
-
-        request = elicitation_from_params(self.name, params)
-        scope = self._scope()
-        handler = self.elicitation or (scope.elicitation if scope else None)
-        if handler is None or self.config.elicitation == "decline":
-            return mcp_types.ElicitResult(action="decline")
-        answer = await handler(request)
-        content = None
-        if answer.action == "accept" and request.url is None:
-            content = with_defaults(request.schema, answer.content)
-        return mcp_types.ElicitResult(action=answer.action, content=content)
-
-    async def _on_sample(self, context: Any, params: Any) -> Any:
-        import mcp_types
-
-        request = sampling_from_params(self.name, params)
-        scope = self._scope()
-        handler = self.sampling or (scope.sampling if scope else None)
-        if handler is None:
-            return mcp_types.ErrorData(
-                code=mcp_types.INVALID_REQUEST, message="this client has no model to sample"
-            )
-        answer = await handler(request)
-        if answer.text is None:
-            return mcp_types.ErrorData(
-                code=mcp_types.INVALID_REQUEST, message=answer.refused or "sampling refused"
-            )
-        return mcp_types.CreateMessageResult(
-            role="assistant",
-            content=mcp_types.TextContent(type="text", text=answer.text),
-            model=answer.model,
-            stop_reason="endTurn",
-        )
+            self._asks.scopes.remove(scope)
 
     async def list_resources(self) -> list[mcp_types.Resource]:
         async def run(client: mcp.Client) -> list[mcp_types.Resource]:
