@@ -103,10 +103,10 @@ class AgentInput:
 
 
 def _decision(context: ToolContext) -> Any:
-    options = context.options
-    if options is None:
+    run = context.run
+    if run is None:
         return None
-    for decision in options.approval_responses:
+    for decision in run.approvals.responses:
         if decision.call_id == context.call_id:
             return decision
     return None
