@@ -37,3 +37,14 @@ def test_core_agent_and_testing_import_no_optional_dependency_at_module_level() 
         for path in (SRC / layer).rglob("*.py"):
             top = {m.split(".")[0] for m in _imports(path, top_level_only=True)}
             assert not top & OPTIONAL, f"{path.relative_to(SRC)} imports {top & OPTIONAL}"
+
+
+def test_serving_is_above_tools_and_agent() -> None:
+    """Nothing in tools/ or agent/ imports serve/ (serving an agent is a layer above it),
+    and the MCP server lives in serve/, not among the tools."""
+    for layer in ("tools", "agent", "core", "clients", "context"):
+        for path in (SRC / layer).rglob("*.py"):
+            up = sorted(m for m in _imports(path) if m == "raf.serve" or m.startswith("raf.serve."))
+            assert not up, f"{path.relative_to(SRC)} imports {up}"
+    assert (SRC / "serve" / "mcp.py").exists()
+    assert not (SRC / "tools" / "mcp" / "server.py").exists()
