@@ -108,14 +108,16 @@ class AgentBuilder:
         self._store = store
         return self
 
-    def use_middleware(self, *middleware: Any) -> AgentBuilder:
+    def use_middleware(self, *middleware: Any, outermost: bool = False) -> AgentBuilder:
         """Add agent, chat or function middleware (each `async (context, call_next)`);
         the kind comes from a decorator or the context type its first parameter names.
-        Middleware added first is outermost."""
+        Middleware added first is outermost; `outermost=True` puts these before all
+        added so far (tracing does, to see what the others do)."""
         try:
-            self._middleware = self._middleware + MiddlewareSet.of(middleware)
+            added = MiddlewareSet.of(middleware)
         except ConfigurationError as exc:
             raise ConfigurationError(f"use_middleware(): {exc}") from None
+        self._middleware = added + self._middleware if outermost else self._middleware + added
         return self
 
     def use_agent_middleware(self, middleware: AgentMiddleware) -> AgentBuilder:
