@@ -37,6 +37,8 @@ CONTRACT = {
     "SessionConflictError",
     "PostgresSessionStore",
     "RedisSessionStore",
+    "InputGuardrailTripped",
+    "OutputGuardrailTripped",
 }
 
 

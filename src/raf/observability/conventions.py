@@ -8,6 +8,8 @@ from __future__ import annotations
 
 from typing import Any
 
+from raf.core.guardrails import GUARDRAIL_EVENTS_KEY as GUARDRAIL_EVENTS_KEY
+
 SCHEMA_URL = "https://opentelemetry.io/schemas/1.37.0"
 
 OPERATION_NAME = "gen_ai.operation.name"
@@ -43,12 +45,7 @@ DURATION_BUCKETS = [
     0.01, 0.02, 0.04, 0.08, 0.16, 0.32, 0.64, 1.28, 2.56, 5.12, 10.24, 20.48, 40.96, 81.92,
 ]  # fmt: skip
 
-GUARDRAIL_EVENT = "raf.guardrail.tripped"
-GUARDRAIL_NAME = "raf.guardrail.name"
-GUARDRAIL_KIND = "raf.guardrail.kind"
-GUARDRAIL_REASON = "raf.guardrail.reason"
-GUARDRAIL_EVENTS_KEY = "raf.guardrail.events"
-"""Where tool guardrails leave what they did, in a middleware context's `metadata`."""
+GUARDRAIL_EVENT = "raf.guardrail"
 
 # the conventions' well-known provider names, from the names raf's clients give themselves
 _WELL_KNOWN = {
