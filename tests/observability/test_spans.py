@@ -358,3 +358,28 @@ async def test_in_memory_traces_keep_only_the_last_traces() -> None:
     assert [r.session_id for r in traces.runs()] == [sessions[1].id, sessions[2].id]
     with pytest.raises(ValueError, match="max_traces"):
         InMemoryTraces(max_traces=0)
+
+
+async def test_a_sub_agent_instrumented_on_its_own_is_traced_once(
+    tracer_provider: TracerProvider, exporter: InMemorySpanExporter
+) -> None:
+    child = instrument(
+        AgentBuilder("helper").with_chat_client(ScriptedChatClient(["done"])),
+        tracer_provider=tracer_provider,
+    ).build()
+    parent = instrument(
+        AgentBuilder("boss")
+        .with_chat_client(ScriptedChatClient([reply("", call("helper", task="t")), "ok"]))
+        .with_tool(AgentTool(child)),
+        tracer_provider=tracer_provider,
+    ).build()
+    await parent.run("go")
+    names = sorted(s.name for s in exporter.get_finished_spans())
+    assert names == [
+        "chat",
+        "chat",
+        "chat",
+        "execute_tool helper",
+        "invoke_agent boss",
+        "invoke_agent helper",
+    ]

@@ -37,6 +37,9 @@ from raf.observability.content import messages_json, system_json, value_json
 T = TypeVar("T")
 
 CAPTURE_ENV = "OTEL_INSTRUMENTATION_GENAI_CAPTURE_MESSAGE_CONTENT"
+_TRACED = "raf.observability.traced"
+"""Set in a context's metadata by the first tracing middleware: a second one (a sub-agent
+instrumented on its own that also inherits its parent's) passes the call through."""
 
 
 def capture_content_from_env() -> bool:
@@ -107,6 +110,9 @@ class Tracing:
     # -- invoke_agent -------------------------------------------------------------------
 
     async def _trace_run(self, context: AgentRunContext, call_next: CallNext) -> None:
+        if context.metadata.setdefault(_TRACED, self) is not self:
+            await call_next()
+            return
         agent = context.agent
         name = context.agent_name or "agent"
         client = getattr(agent, "leaf_client", None)
@@ -153,6 +159,9 @@ class Tracing:
     # -- chat ---------------------------------------------------------------------------
 
     async def _trace_chat(self, context: ChatContext, call_next: CallNext) -> None:
+        if context.metadata.setdefault(_TRACED, self) is not self:
+            await call_next()
+            return
         client = getattr(context.run.agent, "leaf_client", None)
         options = context.options
         model = options.model_id or sc.client_model(client)
@@ -214,6 +223,9 @@ class Tracing:
     # -- execute_tool -------------------------------------------------------------------
 
     async def _trace_tool(self, context: FunctionInvocationContext, call_next: CallNext) -> None:
+        if context.metadata.setdefault(_TRACED, self) is not self:
+            await call_next()
+            return
         tool = context.tool
         attributes: dict[str, Any] = {
             sc.OPERATION_NAME: "execute_tool",
