@@ -58,3 +58,14 @@ def test_only_observability_imports_opentelemetry_and_nothing_below_it_imports_i
         if where.parts[0] in ("core", "clients", "agent", "tools", "context"):
             top = _imports(path, top_level_only=True)
             assert not any(m.startswith("raf.observability") for m in top), where
+
+
+def test_serving_is_above_tools_and_agent() -> None:
+    """Nothing in tools/ or agent/ imports serve/ (serving an agent is a layer above it),
+    and the MCP server lives in serve/, not among the tools."""
+    for layer in ("tools", "agent", "core", "clients", "context"):
+        for path in (SRC / layer).rglob("*.py"):
+            up = sorted(m for m in _imports(path) if m == "raf.serve" or m.startswith("raf.serve."))
+            assert not up, f"{path.relative_to(SRC)} imports {up}"
+    assert (SRC / "serve" / "mcp.py").exists()
+    assert not (SRC / "tools" / "mcp" / "server.py").exists()
