@@ -159,6 +159,15 @@ class LimitsDecl(DeclModel):
     total_tokens: int | None = Field(default=None, gt=0)
 
 
+class GuardrailsDecl(DeclModel):
+    """Guardrails by registered name: `input` checks each request before the model sees
+    it, `output` each final answer, `tools` each tool call (a ToolGuardrail)."""
+
+    input: list[str] = Field(default_factory=list)
+    output: list[str] = Field(default_factory=list)
+    tools: list[str] = Field(default_factory=list)
+
+
 class UsageLimitsDecl(LimitsDecl):
     """Caps on each run; `session` caps the whole session's totals."""
 
@@ -200,6 +209,11 @@ class AgentDecl(DeclModel):
         default_factory=list,
         description="names of middleware registered with raf.register_middleware or "
         "DeclAgentBuilder.with_middleware, outermost first",
+    )
+    guardrails: GuardrailsDecl | None = Field(
+        default=None,
+        description="guardrails registered with raf.register_guardrail or "
+        "DeclAgentBuilder.with_guardrail, by name",
     )
     usage_limits: UsageLimitsDecl | None = None
     tool_timeout: float | None = Field(
