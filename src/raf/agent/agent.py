@@ -6,14 +6,13 @@ import asyncio
 import inspect
 import logging
 from collections.abc import AsyncIterator, Callable, Mapping, Sequence
-from dataclasses import replace
 from typing import Any
 
 from raf.agent.output_run import (
     DEFAULT_OUTPUT_RETRIES,
     Attempts,
-    PartialValues,
     answer_checked,
+    stream_checked,
 )
 from raf.agent.output_type import OutputType, check_for_client, resolve_output_type
 from raf.agent.session_conflicts import save_turn
@@ -24,6 +23,7 @@ from raf.agent.turn import (
     agent_response,
     check_run_options,
     release_calls,
+    with_run_arguments,
 )
 from raf.clients.tool_loop import (
     DEFAULT_MAX_TOOL_ROUNDS,
@@ -160,7 +160,7 @@ class Agent:
 
         `output_type` (or the agent's) makes `response.value` the answer as that type;
         `variables` fill the instructions template."""
-        options = _with_run_arguments(options, output_type, variables)
+        options = with_run_arguments(options, output_type, variables)
         turn = self._begin(messages, session, options)
         chain = turn.run.middleware.agent
         try:
@@ -195,7 +195,7 @@ class Agent:
         """The same lifecycle as `run`, yielding updates; the session is stored before
         the final update is yielded. With an output type, text deltas carry the
         `partial_value` parsed so far and the final update the validated `value`."""
-        options = _with_run_arguments(options, output_type, variables)
+        options = with_run_arguments(options, output_type, variables)
         turn = self._begin(messages, session, options)
         chain = turn.run.middleware.agent
         final_update: AgentResponseUpdate | None = None
@@ -347,23 +347,20 @@ class Agent:
         attempts = Attempts(
             output=output, retries=turn.output_retries, conversation=prepared.chat_messages
         )
-        while True:
-            partials = PartialValues(output)
-            finished: AgentResponseUpdate | None = None
-            async for update in self._ask_stream(
-                turn, attempts.conversation, again=attempts.count > 0
-            ):
-                if update.kind is UpdateKind.FINISHED:
-                    finished = update
-                    continue
-                yield partials.see(update)
+
+        def ask(conversation: list[ChatMessage]) -> AsyncIterator[AgentResponseUpdate]:
+            return self._ask_stream(turn, conversation, again=attempts.count > 0)
+
+        def answered() -> ChatResponse:
             assert turn.attempt is not None
-            done, value = attempts.check(turn.attempt)
-            if done:
-                break
-        turn.response = agent_response(attempts.joined(turn.attempt), prepared.session, value)
-        if finished is not None:
-            yield replace(finished, value=value)
+            return turn.attempt
+
+        async for update in stream_checked(attempts, ask, answered):
+            if update.kind is UpdateKind.FINISHED:  # the session is stored before it goes
+                turn.response = agent_response(
+                    attempts.joined(answered()), prepared.session, update.value
+                )
+            yield update
 
     async def _ask_stream(
         self, turn: Turn, conversation: list[ChatMessage], *, again: bool = False
@@ -589,23 +586,6 @@ class Agent:
             f"Agent(name={self.name!r}, tools={[t.name for t in self.tools]}, "
             f"providers={[p.name for p in self.context_providers]})"
         )
-
-
-def _with_run_arguments(
-    options: AgentRunOptions | None,
-    output_type: Any,
-    variables: Mapping[str, Any] | None,
-) -> AgentRunOptions | None:
-    """The run's options with the `output_type` and `variables` given to `run` itself."""
-    if output_type is None and variables is None:
-        return options
-    options = options if options is not None else AgentRunOptions()
-    changes: dict[str, Any] = {}
-    if output_type is not None:
-        changes["output_type"] = output_type
-    if variables is not None:
-        changes["template_variables"] = variables
-    return replace(options, **changes)
 
 
 def _result_of(context: AgentRunContext) -> AgentResponse:

@@ -3,7 +3,7 @@ model with what was wrong (up to the retries), and the stream carries partial va
 
 from __future__ import annotations
 
-from collections.abc import Awaitable, Callable, Sequence
+from collections.abc import AsyncIterator, Awaitable, Callable, Sequence
 from dataclasses import dataclass, field, replace
 from typing import Any
 
@@ -115,3 +115,25 @@ class PartialValues:
         self._text += update.text
         partial = self.output.partial(self._text)
         return update if partial is None else replace(update, partial_value=partial)
+
+
+async def stream_checked(
+    attempts: Attempts,
+    ask: Callable[[list[ChatMessage]], AsyncIterator[AgentResponseUpdate]],
+    answered: Callable[[], ChatResponse],
+) -> AsyncIterator[AgentResponseUpdate]:
+    """`answer_checked`, streaming: text deltas carry partial values; each attempt's
+    `FINISHED` is held back, and only the last one goes out, carrying the value."""
+    while True:
+        partials = PartialValues(attempts.output)
+        finished: AgentResponseUpdate | None = None
+        async for update in ask(attempts.conversation):
+            if update.kind is UpdateKind.FINISHED:
+                finished = update
+                continue
+            yield partials.see(update)
+        done, value = attempts.check(answered())
+        if done:
+            final = finished or AgentResponseUpdate(kind=UpdateKind.FINISHED)
+            yield replace(final, value=value)
+            return

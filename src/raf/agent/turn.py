@@ -4,8 +4,8 @@ and conversions around recording the turn."""
 from __future__ import annotations
 
 import logging
-from collections.abc import Sequence
-from dataclasses import dataclass, field
+from collections.abc import Mapping, Sequence
+from dataclasses import dataclass, field, replace
 from typing import Any
 
 from raf.agent.output_type import OutputType
@@ -119,3 +119,20 @@ def release_calls(tools: Sequence[Tool], closed: dict[str, str], session: AgentS
             tool.release_call(call_id, session)
         except Exception as exc:  # releasing is best effort; the run's result stands
             log.error("release_call of tool %r failed: %s", name, exc)
+
+
+def with_run_arguments(
+    options: AgentRunOptions | None,
+    output_type: Any,
+    variables: Mapping[str, Any] | None,
+) -> AgentRunOptions | None:
+    """The run's options with the `output_type` and `variables` given to `run` itself."""
+    if output_type is None and variables is None:
+        return options
+    options = options if options is not None else AgentRunOptions()
+    changes: dict[str, Any] = {}
+    if output_type is not None:
+        changes["output_type"] = output_type
+    if variables is not None:
+        changes["template_variables"] = variables
+    return replace(options, **changes)
