@@ -10,10 +10,10 @@ import pytest
 from pydantic import BaseModel
 from typing_extensions import TypedDict  # pydantic needs this one before Python 3.12
 
-from raf import AgentBuilder, AgentRunOptions
+from raf import AgentBuilder, AgentRunContext, AgentRunOptions
 from raf.core.errors import ConfigurationError, OutputValidationError
 from raf.core.messages import Role
-from raf.core.responses import UpdateKind
+from raf.core.responses import AgentResponseUpdate, UpdateKind
 from raf.testing import ScriptedChatClient, call, reply
 
 
@@ -237,3 +237,37 @@ async def test_bad_run_retries_are_refused() -> None:
     agent, _ = agent_for("x", output_type=int)
     with pytest.raises(ConfigurationError, match="output_retries"):
         await agent.run("go", options=AgentRunOptions(output_retries=-1))
+
+
+async def test_streaming_through_middleware_and_tools_ends_once_with_the_value() -> None:
+    def temperature(city: str) -> int:
+        """The temperature of a city."""
+        return 4
+
+    seen: list[str] = []
+
+    async def audit(context: AgentRunContext, call_next: Any) -> None:
+        await call_next()
+        assert context.result is not None
+        seen.append(type(context.result.value).__name__)
+
+    client = ScriptedChatClient(
+        [reply("", call("temperature", city="Oslo")), '{"city": "Oslo", "celsius": 4}'],
+        chunk_size=5,
+    )
+    agent = (
+        AgentBuilder()
+        .with_chat_client(client)
+        .with_tool(temperature)
+        .use_middleware(audit)
+        .with_output_type(Weather)
+        .build()
+    )
+    session = agent.create_session()
+    updates = [u async for u in agent.run_stream("weather?", session=session)]
+    assert [u.kind for u in updates].count(UpdateKind.FINISHED) == 1
+    assert updates[-1].value == Weather(city="Oslo", celsius=4)
+    assert seen == ["Weather"]
+    partial = next(u for u in updates if u.partial_value)
+    assert AgentResponseUpdate.from_dict(partial.to_dict()).partial_value == partial.partial_value
+    assert session.messages[-1].text == '{"city": "Oslo", "celsius": 4}'
