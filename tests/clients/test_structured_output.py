@@ -274,3 +274,23 @@ async def test_anthropic_streams_the_output_tools_input_as_partial_values(
     assert not any(u.kind is UpdateKind.TOOL_CALL_STARTED for u in updates)
     assert updates[-1].value == Forecast(city="Bergen", days=[Day(weekday="Tue", celsius=8)])
     assert updates[-1].finish_reason is FinishReason.STOP
+
+
+def test_anthropic_refuses_a_tool_named_like_the_output_type() -> None:
+    from raf.agent.output_type import resolve_output_type
+    from raf.clients.anthropic_wire import MessagesWire
+    from raf.clients.errors import BadRequestError
+    from raf.core.function_tool import FunctionTool
+    from raf.core.messages import ChatMessage
+    from raf.core.options import ChatOptions
+
+    def collide(city: str) -> str:
+        """A tool that collides."""
+        return city
+
+    options = ChatOptions(
+        tools=[FunctionTool(collide, name="Forecast")],
+        output_schema=resolve_output_type(Forecast, where="x").schema,
+    )
+    with pytest.raises(BadRequestError, match="named 'Forecast' like the output type"):
+        MessagesWire().request([ChatMessage.user("x")], options, model="m", stream=False)
