@@ -2,8 +2,10 @@
 
 `python app.py start|recover|worker DB_URL FOLDER [RUN_ID…]`: the agent's scripted model
 calls the tool `append` four times, one call after another; each call appends a line to
-FOLDER/out.txt. FOLDER/pause-at holding N makes call N stop (forever) before it appends,
-once, after writing FOLDER/reached-N: the test kills the process there.
+FOLDER/out.txt. FOLDER/pause-at holding N makes the first call N stop (forever) before it appends,
+after writing FOLDER/reached-N with its process id; every later call in that process stops
+before appending too. The test kills the process there. A step killed half-way runs again
+(steps are at least once), so the stops keep the kill between steps.
 """
 
 from __future__ import annotations
@@ -42,14 +44,20 @@ def build_agent(folder: Path, name: str = "writer") -> Agent:
     @tool
     def append(line: str) -> str:
         """Append a line to the output file."""
+        time.sleep(float(os.environ.get("RAF_TEST_TOOL_SECONDS", "0")))
         number = line.rsplit(" ", 1)[-1]
         pause = folder / "pause-at"
-        reached = folder / f"reached-{number}"
-        if pause.exists() and pause.read_text().strip() == number and not reached.exists():
-            reached.write_text(str(os.getpid()))
-            time.sleep(3600)  # the test kills the process here
+        if pause.exists():
+            at = pause.read_text().strip()
+            reached = folder / f"reached-{at}"
+            if at == number and not reached.exists():
+                reached.write_text(str(os.getpid()))
+                time.sleep(3600)  # the test kills the process here
+            if reached.exists() and reached.read_text() == str(os.getpid()):
+                # this process is about to be killed: every other call stops before its
+                # side effect too, so the kill lands between steps, never inside one
+                time.sleep(3600)
         _append(folder / "out.txt", line)
-        time.sleep(float(os.environ.get("RAF_TEST_TOOL_SECONDS", "0")))
         return f"wrote {line}"
 
     def model(messages: Sequence[ChatMessage], options: ChatOptions) -> ChatMessage | str:

@@ -1,0 +1,93 @@
+"""Several workers on one PostgreSQL system database: runs queued per agent and spread
+over the workers; a worker killed with SIGKILL has its runs finished by another, each
+tool call's side effect exactly once."""
+
+from __future__ import annotations
+
+import time
+import uuid
+from pathlib import Path
+
+import psycopg
+from dbos import DBOSClient, EnqueueOptions
+
+from raf.core.messages import ChatMessage
+from raf.durable import queue_name
+from tests.durable.helpers import kill9, lines, start_app, stop, wait_for
+from tests.servers import Server
+
+RUNS = 8
+
+
+def fresh_database(server: Server) -> str:
+    """A new empty database on the test server; its URL."""
+    name = f"durable_{uuid.uuid4().hex[:10]}"
+    with psycopg.connect(server.url, autocommit=True) as db:
+        db.execute(f'CREATE DATABASE "{name}"')
+    base, _, _ = server.url.rpartition("/")
+    return f"{base}/{name}"
+
+
+def request(run_id: str) -> dict[str, object]:
+    return {
+        "agent": "writer",
+        "session_id": run_id,
+        "messages": [ChatMessage.user(run_id).to_dict()],
+        "approvals": [],
+    }
+
+
+def test_two_workers_one_killed_every_run_finishes_once(
+    postgres_server: Server, tmp_path: Path
+) -> None:
+    database = fresh_database(postgres_server)
+    (tmp_path / "pause-at").write_text("3")  # the first run to reach call 3 stops there
+    env = {"RAF_TEST_TAKEOVER": "3", "RAF_TEST_TOOL_SECONDS": "0.1", "RAF_TEST_CONCURRENCY": "4"}
+    workers = {
+        name: start_app(["worker", database, str(tmp_path), "300"], RAF_TEST_EXECUTOR=name, **env)
+        for name in ("worker-a", "worker-b")
+    }
+    client: DBOSClient | None = None
+    try:
+        for process in workers.values():
+            assert process.stdout is not None
+            assert process.stdout.readline().strip() == "ready"
+        client = DBOSClient(system_database_url=database, application_name="raf")
+        run_ids = [f"run-{i}" for i in range(RUNS)]
+        for run_id in run_ids:
+            options: EnqueueOptions = {
+                "workflow_name": "raf.agent_run",
+                "queue_name": queue_name("writer"),
+                "workflow_id": run_id,
+            }
+            client.enqueue(options, request(run_id))
+        wait_for(tmp_path / "reached-3")
+        time.sleep(0.5)  # calls past their stop point reach their checkpoint
+        stopped_pid = int((tmp_path / "reached-3").read_text())
+        victim = next(n for n, p in workers.items() if p.pid == stopped_pid)
+        kill9(workers[victim])
+        survivor = next(p for n, p in workers.items() if n != victim)
+
+        deadline = time.monotonic() + 120
+        statuses: dict[str, str] = {}
+        while time.monotonic() < deadline:
+            statuses = {r: client.retrieve_workflow(r).get_status().status for r in run_ids}
+            if all(s in ("SUCCESS", "ERROR", "CANCELLED") for s in statuses.values()):
+                break
+            assert survivor.poll() is None, "the surviving worker died"
+            time.sleep(0.2)
+        assert statuses == dict.fromkeys(run_ids, "SUCCESS")
+        results = {r: client.retrieve_workflow(r).get_result(polling_interval_sec=0.1) for r in run_ids}
+        assert {r: out["response"]["messages"][-1]["contents"][0]["text"] for r, out in results.items()} == {
+            r: f"all done: {r}" for r in run_ids
+        }
+        written = lines(tmp_path / "out.txt")
+        assert sorted(written) == sorted(f"{r} {k}" for r in run_ids for k in range(1, 5))
+        # the work was spread: both workers called the model
+        pids = {line.split()[0] for line in lines(tmp_path / "model-calls.txt")}
+        assert {str(p.pid) for p in workers.values()} <= pids
+    finally:
+        if client is not None:
+            client.destroy()
+        for process in workers.values():
+            stop(process)
