@@ -61,9 +61,7 @@ def build_agent(folder: Path, name: str = "writer") -> Agent:
         return f"wrote {line}"
 
     def model(messages: Sequence[ChatMessage], options: ChatOptions) -> ChatMessage | str:
-        done = sum(
-            1 for m in messages for c in m.contents if isinstance(c, FunctionResultContent)
-        )
+        done = sum(1 for m in messages for c in m.contents if isinstance(c, FunctionResultContent))
         _append(folder / "model-calls.txt", f"{os.getpid()} {done}")
         first = messages[0].text if messages else ""
         if done < CALLS:
@@ -97,10 +95,10 @@ async def main(argv: list[str]) -> int:
             run_id = await runtime.start(
                 "writer", [ChatMessage.user("line")], session_id="s1", run_id=run_ids[0]
             )
-            outcome = await runtime.outcome(run_id, timeout=120)
+            outcome = await runtime.outcome(run_id, max_wait=120)
             print(json.dumps({"text": outcome.response.text}), flush=True)
         elif mode == "recover":
-            outcome = await runtime.outcome(run_ids[0], timeout=120)
+            outcome = await runtime.outcome(run_ids[0], max_wait=120)
             print(json.dumps({"text": outcome.response.text}), flush=True)
         elif mode == "enqueue":
             for run_id in run_ids:

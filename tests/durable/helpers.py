@@ -40,7 +40,10 @@ def stop(process: subprocess.Popen[str]) -> None:
     """Kill a process still running (teardown)."""
     if process.poll() is None:
         process.kill()
-        process.communicate(timeout=30)
+    process.wait(timeout=30)
+    for pipe in (process.stdout, process.stderr):
+        if pipe is not None:
+            pipe.close()
 
 
 def wait_for(path: Path, timeout: float = 60) -> None:

@@ -53,7 +53,9 @@ async def test_a_paused_run_waits_in_its_workflow_and_resumes_when_answered(
     durable: tuple[DurableRuntime, list[str], list[int]],
 ) -> None:
     runtime, deleted, model_calls = durable
-    paused = await runtime.run("cleaner", [ChatMessage.user("clean up")], session_id="s1", timeout=60)
+    paused = await runtime.run(
+        "cleaner", [ChatMessage.user("clean up")], session_id="s1", max_wait=60
+    )
     assert paused.paused and [p.call_id for p in paused.response.pending_approvals] == ["d1"]
     status = await DBOS.get_workflow_status_async(paused.run_id)
     assert status is not None and status.status == "PENDING"  # waiting, not finished
@@ -63,7 +65,7 @@ async def test_a_paused_run_waits_in_its_workflow_and_resumes_when_answered(
     assert deleted == [] and model_calls == [0]
 
     done = await runtime.answer(
-        session, [ApprovalResponseContent(call_id="d1", approved=True)], timeout=60
+        session, [ApprovalResponseContent(call_id="d1", approved=True)], max_wait=60
     )
     assert done.run_id == paused.run_id and not done.paused
     assert done.response.text == "result: deleted /tmp/x"
@@ -78,10 +80,12 @@ async def test_a_refusal_reaches_the_model_and_the_tool_never_runs(
     durable: tuple[DurableRuntime, list[str], list[int]],
 ) -> None:
     runtime, deleted, _ = durable
-    paused = await runtime.run("cleaner", [ChatMessage.user("clean up")], session_id="s2", timeout=60)
+    paused = await runtime.run(
+        "cleaner", [ChatMessage.user("clean up")], session_id="s2", max_wait=60
+    )
     session = await runtime.store.load("s2")
     done = await runtime.answer(
-        session, [ApprovalResponseContent(call_id="d1", approved=False, reason="no")], timeout=60
+        session, [ApprovalResponseContent(call_id="d1", approved=False, reason="no")], max_wait=60
     )
     assert done.run_id == paused.run_id and not done.paused
     assert deleted == []

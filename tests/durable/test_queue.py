@@ -48,7 +48,7 @@ async def test_an_agents_runs_never_exceed_its_concurrency_limit(tmp_path: Path)
             await runtime.start("busy", [ChatMessage.user("go")], session_id=f"s{i}")
             for i in range(5)
         ]
-        outcomes = await asyncio.gather(*(runtime.outcome(i, timeout=60) for i in ids))
+        outcomes = await asyncio.gather(*(runtime.outcome(i, max_wait=60) for i in ids))
         assert [o.response.text for o in outcomes] == ["done"] * 5
         assert most == 2  # two at once, never three
 
@@ -57,7 +57,7 @@ async def test_an_agents_runs_never_exceed_its_concurrency_limit(tmp_path: Path)
             await runtime.start("free", [ChatMessage.user("go")], session_id=f"f{i}")
             for i in range(5)
         ]
-        await asyncio.gather(*(runtime.outcome(i, timeout=60) for i in ids))
+        await asyncio.gather(*(runtime.outcome(i, max_wait=60) for i in ids))
         assert most > 2  # the other agent has no limit
     finally:
         runtime.shutdown()

@@ -7,6 +7,7 @@ from __future__ import annotations
 import time
 import uuid
 from pathlib import Path
+from typing import Any
 
 import psycopg
 from dbos import DBOSClient, EnqueueOptions
@@ -77,10 +78,12 @@ def test_two_workers_one_killed_every_run_finishes_once(
             assert survivor.poll() is None, "the surviving worker died"
             time.sleep(0.2)
         assert statuses == dict.fromkeys(run_ids, "SUCCESS")
-        results = {r: client.retrieve_workflow(r).get_result(polling_interval_sec=0.1) for r in run_ids}
-        assert {r: out["response"]["messages"][-1]["contents"][0]["text"] for r, out in results.items()} == {
-            r: f"all done: {r}" for r in run_ids
+        results: dict[str, dict[str, Any]] = {
+            r: client.retrieve_workflow(r).get_result(polling_interval_sec=0.1) for r in run_ids
         }
+        assert {
+            r: out["response"]["messages"][-1]["contents"][0]["text"] for r, out in results.items()
+        } == {r: f"all done: {r}" for r in run_ids}
         written = lines(tmp_path / "out.txt")
         assert sorted(written) == sorted(f"{r} {k}" for r in run_ids for k in range(1, 5))
         # the work was spread: both workers called the model

@@ -215,11 +215,13 @@ class DurableRuntime:
                 await DBOS.start_workflow_async(agent_run_workflow, request)
         return run_id
 
-    async def outcome(self, run_id: str, turn: int = 0, timeout: float | None = None) -> TurnOutcome:
+    async def outcome(
+        self, run_id: str, turn: int = 0, max_wait: float | None = None
+    ) -> TurnOutcome:
         """Wait for turn `turn` of a run to finish or pause; a DurableRunError when the
-        run failed, was cancelled, or `timeout` seconds passed."""
+        run failed, was cancelled, or `max_wait` seconds passed."""
         loop = asyncio.get_running_loop()
-        deadline = None if timeout is None else loop.time() + timeout
+        deadline = None if max_wait is None else loop.time() + max_wait
         while True:
             data = await DBOS.get_event_async(run_id, f"turn-{turn}", timeout_seconds=0.5)
             if data is not None:
@@ -237,7 +239,7 @@ class DurableRuntime:
                 )
             if deadline is not None and loop.time() > deadline:
                 raise DurableRunError(
-                    f"durable run {run_id!r} did not reach turn {turn} in {timeout}s",
+                    f"durable run {run_id!r} did not reach turn {turn} in {max_wait}s",
                     error_type="Timeout",
                     run_id=run_id,
                 )
@@ -249,18 +251,30 @@ class DurableRuntime:
         *,
         session_id: str,
         approvals: Sequence[ApprovalResponseContent] = (),
-        timeout: float | None = None,
+        max_wait: float | None = None,
     ) -> TurnOutcome:
         """Start a run and wait until it finishes or pauses for approvals."""
         run_id = await self.start(agent_name, messages, session_id=session_id, approvals=approvals)
-        return await self.outcome(run_id, 0, timeout)
+        return await self.outcome(run_id, 0, max_wait)
+
+    async def cancel(self, run_id: str) -> None:
+        """Cancel a run, in whichever worker runs it (its awaiting callers get an error)."""
+        await DBOS.cancel_workflow_async(run_id)
+
+    @staticmethod
+    def waiting_run(session: AgentSession) -> str | None:
+        """The id of the durable run that paused in this session for approvals, if any."""
+        mark = session.metadata.get(DURABLE_KEY)
+        if isinstance(mark, dict) and isinstance(mark.get("run_id"), str):
+            return str(mark["run_id"])
+        return None
 
     async def answer(
         self,
         session: AgentSession,
         approvals: Sequence[ApprovalResponseContent],
         *,
-        timeout: float | None = None,
+        max_wait: float | None = None,
     ) -> TurnOutcome:
         """Answer the approvals a session waits for: the paused run receives them and
         goes on (in whichever worker holds it); when no run waits any more (it gave up
@@ -272,10 +286,10 @@ class DurableRuntime:
             status = await DBOS.get_workflow_status_async(run_id)
             if status is not None and status.status in ("PENDING", "ENQUEUED"):
                 await DBOS.send_async(run_id, answers, topic=APPROVALS_TOPIC)
-                return await self.outcome(run_id, turn, timeout)
+                return await self.outcome(run_id, turn, max_wait)
         agent_name = _agent_of(session)
         run_id = await self.start(agent_name, session_id=session.id, approvals=approvals)
-        return await self.outcome(run_id, 0, timeout)
+        return await self.outcome(run_id, 0, max_wait)
 
 
 def _agent_of(session: AgentSession) -> str:
@@ -355,7 +369,9 @@ async def agent_run_workflow(request: dict[str, Any]) -> dict[str, Any]:
     while True:
         options = AgentRunOptions(
             middleware=DURABLE_MIDDLEWARE,
-            tool_approval_responses=[a for a in approvals if isinstance(a, ApprovalResponseContent)],
+            tool_approval_responses=[
+                a for a in approvals if isinstance(a, ApprovalResponseContent)
+            ],
         )
         try:
             response = await agent.run(messages, session=session, options=options)
@@ -365,7 +381,11 @@ async def agent_run_workflow(request: dict[str, Any]) -> dict[str, Any]:
             return out
         paused = bool(response.pending_approvals)
         if paused:
-            session.metadata[DURABLE_KEY] = {"run_id": run_id, "turn": turn + 1, "agent": agent_name}
+            session.metadata[DURABLE_KEY] = {
+                "run_id": run_id,
+                "turn": turn + 1,
+                "agent": agent_name,
+            }
         else:
             session.metadata.pop(DURABLE_KEY, None)
         await _save_session(session)

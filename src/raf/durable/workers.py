@@ -49,7 +49,9 @@ class Heartbeat:
         self._table.metadata.create_all(self._engine, checkfirst=True)
         self._beat()
         self._stop.clear()
-        self._thread = threading.Thread(target=self._loop, name="raf-durable-heartbeat", daemon=True)
+        self._thread = threading.Thread(
+            target=self._loop, name="raf-durable-heartbeat", daemon=True
+        )
         self._thread.start()
 
     def stop(self) -> None:
