@@ -4,6 +4,7 @@ database, queued per agent, paused durably on approvals, resumed after a crash."
 from __future__ import annotations
 
 import asyncio
+import contextlib
 import os
 import socket
 import uuid
@@ -146,6 +147,8 @@ class DurableRuntime:
             config["executor_id"] = self.executor_id
         _current = self
         try:
+            if self.database.startswith("sqlite:///"):
+                await asyncio.to_thread(_wal, Path(self.database[len("sqlite:///") :]))
             DBOS(config=config)
             DBOS.launch()
             self.launched = True
@@ -290,6 +293,17 @@ class DurableRuntime:
         agent_name = _agent_of(session)
         run_id = await self.start(agent_name, session_id=session.id, approvals=approvals)
         return await self.outcome(run_id, 0, max_wait)
+
+
+def _wal(path: Path) -> None:
+    """Put a SQLite system database in WAL mode (kept in the file): a step is then one
+    append and one sync instead of a rollback journal's several, and readers (the run
+    waiting for an event) do not block the writer."""
+    import sqlite3
+
+    path.parent.mkdir(parents=True, exist_ok=True)
+    with contextlib.closing(sqlite3.connect(path)) as db:
+        db.execute("PRAGMA journal_mode=WAL")
 
 
 def _agent_of(session: AgentSession) -> str:
