@@ -7,7 +7,18 @@ import ast
 from pathlib import Path
 
 SRC = Path(__file__).resolve().parents[1] / "src" / "raf"
-OPTIONAL = {"openai", "anthropic", "mcp", "httpx", "yaml", "xllamacpp", "jsonschema", "pypdf"}
+OPTIONAL = {
+    "openai",
+    "anthropic",
+    "mcp",
+    "httpx",
+    "yaml",
+    "xllamacpp",
+    "jsonschema",
+    "pypdf",
+    "dbos",
+    "sqlalchemy",
+}
 
 
 def _imports(path: Path, *, top_level_only: bool = False) -> set[str]:
@@ -37,3 +48,13 @@ def test_core_agent_and_testing_import_no_optional_dependency_at_module_level() 
         for path in (SRC / layer).rglob("*.py"):
             top = {m.split(".")[0] for m in _imports(path, top_level_only=True)}
             assert not top & OPTIONAL, f"{path.relative_to(SRC)} imports {top & OPTIONAL}"
+
+
+def test_only_the_durable_layer_imports_dbos() -> None:
+    offenders = sorted(
+        str(path.relative_to(SRC))
+        for path in SRC.rglob("*.py")
+        if path.parent.name != "durable"
+        and {m.split(".")[0] for m in _imports(path)} & {"dbos", "sqlalchemy"}
+    )
+    assert offenders == []
