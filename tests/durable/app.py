@@ -27,6 +27,8 @@ from raf.core.options import ChatOptions
 from raf.core.sessions import SessionStore
 from raf.durable import DurableRuntime
 from raf.testing import FunctionChatClient, call, reply
+from raf.workflow import SqliteCheckpointStore, Workflow, WorkflowBuilder
+from raf.workflow.executor import FunctionExecutor
 
 CALLS = 4
 
@@ -38,26 +40,50 @@ def _append(path: Path, line: str) -> None:
         os.fsync(out.fileno())
 
 
+def write_line(folder: Path, line: str) -> None:
+    """The side effect the tests count, with the stop point described above."""
+    time.sleep(float(os.environ.get("RAF_TEST_TOOL_SECONDS", "0")))
+    number = line.rsplit(" ", 1)[-1]
+    pause = folder / "pause-at"
+    if pause.exists():
+        at = pause.read_text().strip()
+        reached = folder / f"reached-{at}"
+        if at == number and not reached.exists():
+            reached.write_text(str(os.getpid()))
+            time.sleep(3600)  # the test kills the process here
+        if reached.exists() and reached.read_text() == str(os.getpid()):
+            # this process is about to be killed: every other call stops before its
+            # side effect too, so the kill lands between steps, never inside one
+            time.sleep(3600)
+    _append(folder / "out.txt", line)
+
+
+def build_workflow(folder: Path) -> Workflow:
+    """Four nodes in a chain, each writing one line: one superstep each."""
+
+    def node(k: int) -> FunctionExecutor:
+        def write(text: str) -> str:
+            write_line(folder, f"{text} {k}")
+            return text
+
+        return FunctionExecutor(write, id=f"step{k}")
+
+    nodes = [node(k) for k in range(1, CALLS + 1)]
+    builder = WorkflowBuilder("writer", start=nodes[0])
+    for a, b in zip(nodes, nodes[1:], strict=False):
+        builder.add_edge(a, b)
+    return builder.with_checkpoint_store(
+        SqliteCheckpointStore(folder / "checkpoints.sqlite")
+    ).build()
+
+
 def build_agent(folder: Path, name: str = "writer") -> Agent:
     """The agent: `append` tool plus a model that asks for it CALLS times, then answers."""
 
     @tool
     def append(line: str) -> str:
         """Append a line to the output file."""
-        time.sleep(float(os.environ.get("RAF_TEST_TOOL_SECONDS", "0")))
-        number = line.rsplit(" ", 1)[-1]
-        pause = folder / "pause-at"
-        if pause.exists():
-            at = pause.read_text().strip()
-            reached = folder / f"reached-{at}"
-            if at == number and not reached.exists():
-                reached.write_text(str(os.getpid()))
-                time.sleep(3600)  # the test kills the process here
-            if reached.exists() and reached.read_text() == str(os.getpid()):
-                # this process is about to be killed: every other call stops before its
-                # side effect too, so the kill lands between steps, never inside one
-                time.sleep(3600)
-        _append(folder / "out.txt", line)
+        write_line(folder, line)
         return f"wrote {line}"
 
     def model(messages: Sequence[ChatMessage], options: ChatOptions) -> ChatMessage | str:
@@ -88,6 +114,7 @@ async def main(argv: list[str]) -> int:
         concurrency=int(os.environ.get("RAF_TEST_CONCURRENCY", "0")) or None,
         takeover_after=float(os.environ.get("RAF_TEST_TAKEOVER", "10")),
         heartbeat_interval=0.5,
+        workflows={"writer": lambda: build_workflow(folder)},
     )
     await runtime.launch()
     try:
@@ -100,6 +127,13 @@ async def main(argv: list[str]) -> int:
         elif mode == "recover":
             outcome = await runtime.outcome(run_ids[0], max_wait=120)
             print(json.dumps({"text": outcome.response.text}), flush=True)
+        elif mode == "wf-start":
+            run_id = await runtime.start_workflow("writer", "line", run_id=run_ids[0])
+            result = await runtime.workflow_outcome(run_id, max_wait=120)
+            print(json.dumps({"outputs": result.outputs}), flush=True)
+        elif mode == "wf-recover":
+            result = await runtime.workflow_outcome(run_ids[0], max_wait=120)
+            print(json.dumps({"outputs": result.outputs}), flush=True)
         elif mode == "enqueue":
             for run_id in run_ids:
                 await runtime.start(

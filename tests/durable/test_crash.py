@@ -31,3 +31,22 @@ def test_kill_9_after_the_second_tool_call_resumes_without_repeating(tmp_path: P
     # five model calls in all: the three before the kill are not made again
     assert [done for _, done in calls] == ["0", "1", "2", "3", "4"]
     assert calls[0][0] == calls[2][0] != calls[3][0] == calls[4][0]
+
+
+def test_a_killed_workflow_run_resumes_from_its_last_superstep(tmp_path: Path) -> None:
+    database = sqlite_url(tmp_path / "dbos.sqlite")
+    (tmp_path / "pause-at").write_text("3")
+    first = start_app(["wf-start", database, str(tmp_path), "wf-1"])
+    try:
+        wait_for(tmp_path / "reached-3")
+        assert lines(tmp_path / "out.txt") == ["line 1", "line 2"]
+        kill9(first)
+    finally:
+        stop(first)
+    second = start_app(["wf-recover", database, str(tmp_path), "wf-1"])
+    try:
+        out = finish(second)
+    finally:
+        stop(second)
+    assert json.loads(out.splitlines()[-1]) == {"outputs": ["line"]}
+    assert lines(tmp_path / "out.txt") == ["line 1", "line 2", "line 3", "line 4"]

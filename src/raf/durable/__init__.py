@@ -20,6 +20,7 @@ from raf.durable.runtime import (
     sqlite_url,
 )
 from raf.durable.steps import DURABLE_MIDDLEWARE, DurableChatMiddleware, DurableFunctionMiddleware
+from raf.durable.workflows import WorkflowFactory, WorkflowOutcome, workflow_queue_name
 
 __all__ = [
     "APPROVALS_TOPIC",
@@ -30,6 +31,8 @@ __all__ = [
     "DurableRunError",
     "DurableRuntime",
     "TurnOutcome",
+    "WorkflowFactory",
+    "WorkflowOutcome",
     "current_runtime",
     "default_executor_id",
     "queue_name",
@@ -38,4 +41,5 @@ __all__ = [
     "sqlite_url",
     "tool_result_from_json",
     "tool_result_to_json",
+    "workflow_queue_name",
 ]

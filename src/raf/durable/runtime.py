@@ -25,6 +25,16 @@ from raf.core.sessions import AgentSession, SessionStore
 from raf.durable.codec import response_from_json, response_to_json
 from raf.durable.steps import DURABLE_MIDDLEWARE
 from raf.durable.workers import Heartbeat
+from raf.durable.workflows import (
+    RESPONSES_TOPIC,
+    WORKFLOW_RUN_NAME,
+    WorkflowFactory,
+    WorkflowOutcome,
+    build_workflow,
+    outcome_of,
+    workflow_queue_name,
+)
+from raf.workflow.codec import encode
 
 DURABLE_KEY = "raf_durable"
 """Session metadata key naming the durable run that waits for approvals in it."""
@@ -98,6 +108,7 @@ class DurableRuntime:
         heartbeat_interval: float = 1.0,
         takeover_after: float = 10.0,
         queue_polling: float = 0.05,
+        workflows: Mapping[str, WorkflowFactory] | None = None,
     ) -> None:
         if isinstance(agents, Mapping):
             self.agents = dict(agents)
@@ -114,6 +125,8 @@ class DurableRuntime:
                 f"system database {database!r} is not a sqlite:///PATH or postgresql:// URL"
             )
         self.store = store
+        self.workflows = dict(workflows or {})
+        """Workflows by name, each a factory (a workflow object serves one run at a time)."""
         self.database = database
         self.concurrency = concurrency
         self.executor_id = executor_id
@@ -155,6 +168,13 @@ class DurableRuntime:
             for name in self.agents:
                 await DBOS.register_queue_async(
                     queue_name(name),
+                    global_concurrency=self._limit(name),
+                    polling_interval_sec=self.queue_polling,
+                    on_conflict="always_update",
+                )
+            for name in self.workflows:
+                await DBOS.register_queue_async(
+                    workflow_queue_name(name),
                     global_concurrency=self._limit(name),
                     polling_interval_sec=self.queue_polling,
                     on_conflict="always_update",
@@ -218,17 +238,15 @@ class DurableRuntime:
                 await DBOS.start_workflow_async(agent_run_workflow, request)
         return run_id
 
-    async def outcome(
-        self, run_id: str, turn: int = 0, max_wait: float | None = None
-    ) -> TurnOutcome:
-        """Wait for turn `turn` of a run to finish or pause; a DurableRunError when the
-        run failed, was cancelled, or `max_wait` seconds passed."""
+    async def _turn(self, run_id: str, turn: int, max_wait: float | None) -> dict[str, Any]:
+        """The event that turn `turn` of a run published; a DurableRunError when the run
+        failed, was cancelled, or `max_wait` seconds passed."""
         loop = asyncio.get_running_loop()
         deadline = None if max_wait is None else loop.time() + max_wait
         while True:
             data = await DBOS.get_event_async(run_id, f"turn-{turn}", timeout_seconds=0.5)
             if data is not None:
-                return _outcome(run_id, turn, data)
+                return dict(data)
             status = await DBOS.get_workflow_status_async(run_id)
             if status is None:
                 raise DurableRunError(
@@ -246,6 +264,48 @@ class DurableRuntime:
                     error_type="Timeout",
                     run_id=run_id,
                 )
+
+    async def outcome(
+        self, run_id: str, turn: int = 0, max_wait: float | None = None
+    ) -> TurnOutcome:
+        """Wait for turn `turn` of an agent run to finish or pause for approvals."""
+        return _outcome(run_id, turn, await self._turn(run_id, turn, max_wait))
+
+    # -- workflows --------------------------------------------------------------------
+
+    async def start_workflow(
+        self, name: str, input: Any = None, *, run_id: str | None = None
+    ) -> str:
+        """Queue a run of the workflow `name` (its input as the workflow's JSON); its id."""
+        build_workflow(self.workflows, name)  # an unknown name fails here, not in a worker
+        run_id = run_id or f"{name}.{uuid.uuid4().hex[:12]}"
+        options: EnqueueOptions = {
+            "workflow_name": WORKFLOW_RUN_NAME,
+            "queue_name": workflow_queue_name(name),
+            "workflow_id": run_id,
+        }
+        await DBOS.enqueue_workflow_with_options_async(
+            options, {"workflow": name, "input": encode(input)}
+        )
+        return run_id
+
+    async def workflow_outcome(
+        self, run_id: str, turn: int = 0, max_wait: float | None = None
+    ) -> WorkflowOutcome:
+        """Wait for turn `turn` of a workflow run to complete or pause for input."""
+        return outcome_of(run_id, turn, await self._turn(run_id, turn, max_wait))
+
+    async def answer_workflow(
+        self,
+        paused: WorkflowOutcome,
+        responses: Mapping[str, Any],
+        *,
+        max_wait: float | None = None,
+    ) -> WorkflowOutcome:
+        """Send answers (by request id) to a paused workflow run; the next turn's outcome."""
+        answers = {k: encode(v) for k, v in responses.items()}
+        await DBOS.send_async(paused.run_id, answers, topic=RESPONSES_TOPIC)
+        return await self.workflow_outcome(paused.run_id, paused.turn + 1, max_wait)
 
     async def run(
         self,
