@@ -11,6 +11,7 @@ before appending too. The test kills the process there. A step killed half-way r
 from __future__ import annotations
 
 import asyncio
+import itertools
 import json
 import os
 import sys
@@ -70,7 +71,7 @@ def build_workflow(folder: Path) -> Workflow:
 
     nodes = [node(k) for k in range(1, CALLS + 1)]
     builder = WorkflowBuilder("writer", start=nodes[0])
-    for a, b in zip(nodes, nodes[1:], strict=False):
+    for a, b in itertools.pairwise(nodes):
         builder.add_edge(a, b)
     return builder.with_checkpoint_store(
         SqliteCheckpointStore(folder / "checkpoints.sqlite")
