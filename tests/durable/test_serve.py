@@ -1,9 +1,11 @@
 """`raf serve --durable`: a run paused for approval survives the server's SIGKILL and goes
-on when the approval is posted to the restarted server; `--workers N` serves from N
+on when the approval is posted to the restarted server (streamed runs send whole
+messages); `--workers N` serves from N
 processes on one PostgreSQL database."""
 
 from __future__ import annotations
 
+import json
 import re
 import signal
 import subprocess
@@ -69,10 +71,10 @@ def test_an_approval_pause_survives_a_kill_and_is_answered_over_http(tmp_path: P
         kill9(first)
     finally:
         stop(first)
-    # the new process's model has one reply: a replay that called the model again for
-    # the first turn would take it, and the run would not end as below
+    # the new process's model starts its script afresh: a replay that called the model
+    # again for the first turn would take the first reply, and the run would not end so
     url, second = serve(
-        tmp_path, script(tmp_path, ["It says: outside text"], "second.json"), *durable
+        tmp_path, script(tmp_path, ["It says: outside text", "And more"], "second.json"), *durable
     )
     try:
         with httpx.Client(base_url=url, timeout=60) as client:
@@ -93,7 +95,15 @@ def test_an_approval_pause_survives_a_kill_and_is_answered_over_http(tmp_path: P
             stream = client.post(
                 f"/agents/filer/sessions/{sid}/runs", json={"messages": "more", "stream": True}
             )
-            assert stream.status_code == 400
+            assert stream.status_code == 200, stream.text
+            events = [
+                json.loads(line[len("data: ") :])
+                for line in stream.text.splitlines()
+                if line.startswith("data: ")
+            ]
+            text = "".join(e.get("text", "") for e in events if e.get("kind") == "text_delta")
+            assert text == "And more"
+            assert any(e.get("kind") == "finished" for e in events)
     finally:
         stop(second)
 
