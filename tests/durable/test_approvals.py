@@ -89,3 +89,42 @@ async def test_a_refusal_reaches_the_model_and_the_tool_never_runs(
     assert done.run_id == paused.run_id and not done.paused
     assert deleted == []
     assert "result:" in done.response.text
+
+
+async def test_answers_after_the_run_stopped_waiting_start_a_new_run(tmp_path: Path) -> None:
+    deleted: list[str] = []
+
+    @tool(approval_required=True)
+    def delete(path: str) -> str:
+        """Delete a file."""
+        deleted.append(path)
+        return f"deleted {path}"
+
+    def model(messages: Sequence[ChatMessage], options: ChatOptions) -> ChatMessage | str:
+        results = [c for m in messages for c in m.contents if isinstance(c, FunctionResultContent)]
+        if not results:
+            return reply("", call("delete", path="/tmp/y", call_id="d1"))
+        return f"result: {results[-1].result}"
+
+    runtime = DurableRuntime(
+        [Agent(name="cleaner", chat_client=FunctionChatClient(model), tools=[delete])],
+        store=SqliteSessionStore(tmp_path / "sessions.sqlite"),
+        database=sqlite_url(tmp_path / "dbos.sqlite"),
+        approval_wait=0.5,  # the paused run gives up waiting at once
+    )
+    await runtime.launch()
+    try:
+        paused = await runtime.run(
+            "cleaner", [ChatMessage.user("go")], session_id="s3", max_wait=60
+        )
+        assert paused.paused
+        await (await DBOS.retrieve_workflow_async(paused.run_id)).get_result()  # it ended
+        session = await runtime.store.load("s3")
+        assert [p.call_id for p in session.pending_approvals] == ["d1"]  # still pending
+        done = await runtime.answer(
+            session, [ApprovalResponseContent(call_id="d1", approved=True)], max_wait=60
+        )
+        assert done.run_id != paused.run_id and not done.paused
+        assert done.response.text == "result: deleted /tmp/y" and deleted == ["/tmp/y"]
+    finally:
+        runtime.shutdown()

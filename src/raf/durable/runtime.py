@@ -337,11 +337,13 @@ class DurableRuntime:
         session: AgentSession,
         approvals: Sequence[ApprovalResponseContent],
         *,
+        agent_name: str | None = None,
         max_wait: float | None = None,
     ) -> TurnOutcome:
         """Answer the approvals a session waits for: the paused run receives them and
         goes on (in whichever worker holds it); when no run waits any more (it gave up
-        waiting), a new run starts with the answers."""
+        waiting, or the pause came from a run that was not durable), a new run of
+        `agent_name` (by default the agent of the paused run) starts with the answers."""
         mark = session.metadata.get(DURABLE_KEY)
         answers = [content_to_dict(a) for a in approvals]
         if isinstance(mark, dict) and isinstance(mark.get("run_id"), str):
@@ -350,8 +352,9 @@ class DurableRuntime:
             if status is not None and status.status in ("PENDING", "ENQUEUED"):
                 await DBOS.send_async(run_id, answers, topic=APPROVALS_TOPIC)
                 return await self.outcome(run_id, turn, max_wait)
-        agent_name = _agent_of(session)
-        run_id = await self.start(agent_name, session_id=session.id, approvals=approvals)
+        run_id = await self.start(
+            agent_name or _agent_of(session), session_id=session.id, approvals=approvals
+        )
         return await self.outcome(run_id, 0, max_wait)
 
 

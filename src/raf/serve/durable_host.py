@@ -42,7 +42,7 @@ class DurableAgentHost(AgentHost):
         try:
             if approvals:
                 self._durable_ids[session.id] = self.runtime.waiting_run(session) or ""
-                outcome = await self.runtime.answer(session, approvals)
+                outcome = await self.runtime.answer(session, approvals, agent_name=agent_name)
             else:
                 self._durable_ids[session.id] = active.run_id
                 run_id = await self.runtime.start(
