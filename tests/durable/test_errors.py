@@ -3,6 +3,8 @@
 from __future__ import annotations
 
 import asyncio
+import subprocess
+import sys
 from collections.abc import Sequence
 from pathlib import Path
 
@@ -60,3 +62,19 @@ async def test_a_failing_model_and_a_cancelled_run_are_clear_errors(tmp_path: Pa
             await runtime.start("nobody", [ChatMessage.user("hi")], session_id="n1")
     finally:
         runtime.shutdown()
+
+
+def test_without_the_extra_the_error_names_the_install_line() -> None:
+    code = (
+        "import sys\n"
+        "sys.modules['dbos'] = None\n"
+        "try:\n"
+        "    import raf.durable\n"
+        "except Exception as exc:\n"
+        "    print(type(exc).__name__, exc)\n"
+    )
+    done = subprocess.run(
+        [sys.executable, "-c", code], capture_output=True, text=True, timeout=60, check=False
+    )
+    assert done.returncode == 0, done.stderr
+    assert done.stdout.startswith("MissingExtraError durable runs needs the 'durable' extra")

@@ -2,6 +2,13 @@
 model call and tool call a recorded step, approvals awaited durably, runs queued per
 agent and spread over workers sharing one PostgreSQL system database."""
 
+try:
+    import dbos as _dbos  # noqa: F401  (checked first, so the error names the extra)
+except ImportError as _missing:
+    from raf.core.errors import MissingExtraError
+
+    raise MissingExtraError("durable runs", "durable", "dbos") from _missing
+
 from raf.durable.codec import (
     response_from_json,
     response_to_json,
