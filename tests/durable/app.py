@@ -20,6 +20,7 @@ from collections.abc import Sequence
 from pathlib import Path
 
 from raf import Agent, tool
+from raf.agent.history import InMemoryHistoryProvider
 from raf.agent.postgres_store import PostgresSessionStore
 from raf.agent.stores import SqliteSessionStore
 from raf.core.contents import FunctionResultContent
@@ -95,7 +96,12 @@ def build_agent(folder: Path, name: str = "writer") -> Agent:
             return reply("", call("append", line=f"{first} {done + 1}", call_id=f"c{done + 1}"))
         return f"all done: {first}"
 
-    return Agent(name=name, chat_client=FunctionChatClient(model), tools=[append])
+    return Agent(
+        name=name,
+        chat_client=FunctionChatClient(model),
+        tools=[append],
+        context_providers=[InMemoryHistoryProvider()],  # the session keeps the conversation
+    )
 
 
 def build_store(database: str, folder: Path) -> SessionStore:

@@ -3,9 +3,12 @@ finished tool calls (and model calls) are not repeated."""
 
 from __future__ import annotations
 
+import asyncio
 import json
 from pathlib import Path
 
+from raf.agent.stores import SqliteSessionStore
+from raf.core.contents import FunctionResultContent
 from raf.durable import sqlite_url
 from tests.durable.helpers import finish, kill9, lines, start_app, stop, wait_for
 
@@ -31,6 +34,14 @@ def test_kill_9_after_the_second_tool_call_resumes_without_repeating(tmp_path: P
     # five model calls in all: the three before the kill are not made again
     assert [done for _, done in calls] == ["0", "1", "2", "3", "4"]
     assert calls[0][0] == calls[2][0] != calls[3][0] == calls[4][0]
+    # the session was saved once, whole: the request, four calls with their results, the answer
+    session = asyncio.run(SqliteSessionStore(tmp_path / "sessions.sqlite").load("s1"))
+    assert session.messages[0].text == "line"
+    assert session.messages[-1].text == "all done: line"
+    results = [
+        c for m in session.messages for c in m.contents if isinstance(c, FunctionResultContent)
+    ]
+    assert [r.result for r in results] == [f"wrote line {k}" for k in range(1, 5)]
 
 
 def test_a_killed_workflow_run_resumes_from_its_last_superstep(tmp_path: Path) -> None:

@@ -4,11 +4,16 @@ tool call's side effect exactly once."""
 
 from __future__ import annotations
 
+import contextlib
+import subprocess
+import sys
+import threading
 import time
 import uuid
 from pathlib import Path
 from typing import Any
 
+import httpx
 import psycopg
 from dbos import DBOSClient, EnqueueOptions
 
@@ -18,6 +23,7 @@ from tests.durable.helpers import kill9, lines, start_app, stop, wait_for
 from tests.servers import Server
 
 RUNS = 8
+SERVE_APP = Path(__file__).with_name("serve_app.py")
 
 
 def fresh_database(server: Server) -> str:
@@ -93,4 +99,58 @@ def test_two_workers_one_killed_every_run_finishes_once(
         if client is not None:
             client.destroy()
         for process in workers.values():
+            stop(process)
+
+
+def test_a_run_posted_to_a_killed_server_is_finished_by_another(
+    postgres_server: Server, tmp_path: Path
+) -> None:
+    database = fresh_database(postgres_server)
+    (tmp_path / "pause-at").write_text("3")
+    servers = {
+        name: subprocess.Popen(
+            [sys.executable, str(SERVE_APP), database, str(tmp_path), name],
+            stdout=subprocess.PIPE,
+            stderr=subprocess.PIPE,
+            text=True,
+        )
+        for name in ("server-a", "server-b")
+    }
+    try:
+        urls = {}
+        for name, process in servers.items():
+            assert process.stdout is not None
+            urls[name] = process.stdout.readline().strip()
+            assert urls[name].startswith("http://"), process.stderr.read() if process.stderr else ""
+        with httpx.Client(base_url=urls["server-a"], timeout=120) as a:
+            sid = a.post("/agents/writer/sessions", json={}).json()["id"]
+
+            def post_run() -> None:
+                with contextlib.suppress(httpx.HTTPError):  # its server may be killed
+                    a.post(f"/agents/writer/sessions/{sid}/runs", json={"messages": "line"})
+
+            poster = threading.Thread(target=post_run, daemon=True)
+            poster.start()
+            wait_for(tmp_path / "reached-3")
+            time.sleep(0.5)  # calls past their stop point reach their checkpoint
+            # the queue gave the run to either server: kill the one running it
+            running = int((tmp_path / "reached-3").read_text())
+            victim = next(n for n, p in servers.items() if p.pid == running)
+            kill9(servers[victim])
+            survivor = next(n for n in servers if n != victim)
+            with httpx.Client(base_url=urls[survivor], timeout=60) as other:
+                deadline = time.monotonic() + 90
+                session: dict[str, Any] = {}
+                while time.monotonic() < deadline:
+                    session = other.get(f"/agents/writer/sessions/{sid}").json()
+                    texts = [c.get("text") for m in session["messages"] for c in m["contents"]]
+                    if "all done: line" in texts:
+                        break
+                    time.sleep(0.2)
+                else:
+                    raise AssertionError(f"the run was not finished by {survivor}: {session}")
+            poster.join(timeout=60)
+        assert lines(tmp_path / "out.txt") == ["line 1", "line 2", "line 3", "line 4"]
+    finally:
+        for process in servers.values():
             stop(process)
