@@ -9,15 +9,14 @@ import os
 import sys
 from pathlib import Path
 
-sys.path.insert(0, str(Path(__file__).parent))
-
-from app import build_agent
+sys.path.insert(0, str(Path(__file__).resolve().parents[2]))  # the repository root
 
 from raf.agent.postgres_store import PostgresSessionStore
 from raf.durable import DurableRuntime
 from raf.serve import ServeSecurity, create_app
 from raf.serve.durable_host import DurableAgentHost
 from raf.serve.server import bind, serve_socket
+from tests.durable.app import build_agent
 
 
 async def main(database: str, folder: Path, executor_id: str) -> None:
