@@ -7,6 +7,7 @@ import inspect
 from collections.abc import Mapping, Sequence
 from typing import Any
 
+from raf.clients.tool_loop.eager import run_all
 from raf.clients.tool_loop.state import LoopState, Outcome
 from raf.core.contents import (
     ApprovalRequestContent,
@@ -31,21 +32,22 @@ class _ToolAborted(Exception):
 async def invoke_all(state: LoopState, calls: Sequence[FunctionCallContent]) -> list[Outcome]:
     """Run calls concurrently; outcomes keep the calls' order. A tool that raises a
     BaseException cancels its siblings and the exception leaves the run."""
-    if len(calls) == 1:
-        try:
-            return [await state.race(invoke(state, calls[0]))]
-        except _ToolAborted as exc:
-            raise exc.error from None
-    tasks = [asyncio.ensure_future(invoke(state, c)) for c in calls]
     try:
-        return list(await state.race(asyncio.gather(*tasks)))
-    except BaseException as exc:
-        for task in tasks:
-            task.cancel()
-        await asyncio.gather(*tasks, return_exceptions=True)
-        if isinstance(exc, _ToolAborted):
-            raise exc.error from None
-        raise
+        if state.run.cancellation is None:
+            # No token to race against: calls that finish at once cost no task.
+            return await run_all([invoke(state, c) for c in calls])
+        if len(calls) == 1:
+            return [await state.race(invoke(state, calls[0]))]
+        tasks = [asyncio.ensure_future(invoke(state, c)) for c in calls]
+        try:
+            return list(await state.race(asyncio.gather(*tasks)))
+        except BaseException:
+            for task in tasks:
+                task.cancel()
+            await asyncio.gather(*tasks, return_exceptions=True)
+            raise
+    except _ToolAborted as exc:
+        raise exc.error from None
 
 
 async def invoke(state: LoopState, call: FunctionCallContent) -> Outcome:
