@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import asyncio
 import contextvars
+import types
 from typing import Any
 
 import pytest
@@ -20,7 +21,7 @@ def _count_tasks(loop: asyncio.AbstractEventLoop) -> list[int]:
         made[0] += 1
         return asyncio.Task(coro, loop=loop, **kwargs)
 
-    loop.set_task_factory(factory)  # type: ignore[arg-type]
+    loop.set_task_factory(factory)
     return made
 
 
@@ -115,6 +116,7 @@ async def test_a_call_failing_at_once_closes_the_calls_not_started() -> None:
         raise ValueError("at once")
 
     never = _waits("never")
+    assert isinstance(never, types.CoroutineType)
     with pytest.raises(ValueError, match="at once"):
         await run_all([fails(), never])
     assert never.cr_frame is None  # closed, not left to warn "never awaited"
