@@ -81,7 +81,11 @@ async def _model_call(
     state: LoopState, messages: list[ChatMessage], options: ChatOptions
 ) -> ChatResponse:
     try:
-        response: ChatResponse = await state.race(state.inner.get_response(messages, options))
+        call = state.inner.get_response(messages, options)
+        # no token: no race, so no wrapper coroutine per model call
+        response: ChatResponse = await (
+            call if state.run.cancellation is None else state.race(call)
+        )
     except RunCancelledError:
         raise
     except Exception as exc:
