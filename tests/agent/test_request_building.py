@@ -47,8 +47,10 @@ async def test_tools_replaced_on_the_agent_after_building_are_the_ones_offered()
         """Another tool."""
         return text
 
-    model = ScriptedChatClient(["done"])
+    model = ScriptedChatClient([reply("", call("other", text="x", call_id="o")), "done"])
     agent = AgentBuilder().with_chat_client(model).with_tool(echo).build()
     agent.tools = (other,)
-    await agent.run("go")
+    response = await agent.run("go")
     assert model.requests[0].tool_names == ["other"]
+    (result,) = response.messages[1].function_results
+    assert (result.result, result.error) == ("x", None)
