@@ -84,9 +84,9 @@ class Agent:
         self.name = name
         self.description = description
         self.instructions = instructions
-        self.tools: tuple[Tool, ...] = tuple(
-            index_tools(tools, where=f"on agent {name!r}").values()
-        )
+        self._tool_index = index_tools(tools, where=f"on agent {name!r}")
+        self.tools: tuple[Tool, ...] = tuple(self._tool_index.values())
+        self._indexed_tools = self.tools  # `tools` may be replaced after building
         self.context_providers: tuple[ContextProvider, ...] = tuple(
             as_context_provider(p) for p in context_providers
         )
@@ -280,12 +280,16 @@ class Agent:
         session.touch_request_hash(request)
 
         instructions = [self.instructions] if self.instructions else []
-        accumulated: list[ChatMessage] = []
+        # what each provider injects, joined with the request into one new list at the end
+        # (copying a long history once per run, not once per step)
+        parts: list[Sequence[ChatMessage]] = []
         injected: list[Tool] = []
         invoked: list[ContextProvider] = []
         for provider in self.context_providers:
             try:
-                result = await _maybe_await(provider.on_invoking(self, session, request, options))
+                result: Any = provider.on_invoking(self, session, request, options)
+                if inspect.isawaitable(result):
+                    result = await result
             except BaseException as exc:
                 await self._call_on_invoked(invoked, session, request, None, exc)
                 raise
@@ -300,24 +304,43 @@ class Agent:
             if result.instructions:
                 instructions.append(result.instructions)
             if result.replace_messages:
-                accumulated = list(result.messages)
-            else:
-                accumulated.extend(result.messages)
-            injected.extend(as_tool(t) for t in result.tools)
+                parts = [result.messages]
+            elif result.messages:
+                parts.append(result.messages)
+            if result.tools:
+                injected.extend(as_tool(t) for t in result.tools)
         if options.additional_instructions:
             instructions.append(options.additional_instructions)
 
-        chat_messages = accumulated + request
-        if instructions:
-            chat_messages.insert(0, ChatMessage.system("\n".join(instructions)))
-        chat_options = self.default_options.merged(options.chat_options)
-        # the merged options already hold the agent's defaults and the run's own tools
-        tools = [*self.tools, *injected, *chat_options.tools]
-        try:
-            index_tools(tools, where=f"in a run of agent {self.name!r}")
-        except RafError as exc:
-            await self._call_on_invoked(invoked, session, request, None, exc)
-            raise
+        if not instructions:
+            chat_messages = [m for part in parts for m in part] if parts else []
+        elif len(parts) == 1:
+            chat_messages = [ChatMessage.system("\n".join(instructions)), *parts[0]]
+        else:
+            chat_messages = [ChatMessage.system("\n".join(instructions))]
+            for part in parts:
+                chat_messages.extend(part)
+        chat_messages.extend(request)
+        run_options = options.chat_options
+        if (
+            not injected
+            and run_options is None
+            and not self.default_options.tools
+            and self.tools is self._indexed_tools
+        ):
+            # the common case: the agent's own tools, already checked and indexed at build
+            tools = list(self.tools)
+            indexed: dict[str, Tool] | None = self._tool_index
+            chat_options = self.default_options.copy()
+        else:
+            chat_options = self.default_options.merged(run_options)
+            # the merged options already hold the agent's defaults and the run's own tools
+            tools = [*self.tools, *injected, *chat_options.tools]
+            try:
+                indexed = index_tools(tools, where=f"in a run of agent {self.name!r}")
+            except RafError as exc:
+                await self._call_on_invoked(invoked, session, request, None, exc)
+                raise
         chat_options.tools = tools
         turn.prepared = PreparedRun(
             session=session,
@@ -327,6 +350,7 @@ class Agent:
             chat_messages=chat_messages,
             chat_options=chat_options,
             tools=tools,
+            tool_index=indexed,
         )
         return turn.prepared
 
@@ -349,6 +373,8 @@ class Agent:
             run=run,
             stream=stream,
             max_tool_rounds=turn.options.max_tool_rounds,
+            tool_index=prepared.tool_index,
+            own_messages=True,
         )
 
     def _check_approvals(
@@ -430,7 +456,9 @@ class Agent:
         failures: list[tuple[ContextProvider, Exception]] = []
         for provider in reversed(providers):
             try:
-                await _maybe_await(provider.on_invoked(self, session, request, response, error))
+                done = provider.on_invoked(self, session, request, response, error)
+                if inspect.isawaitable(done):
+                    await done
             except Exception as exc:
                 log.error("on_invoked of provider %r failed: %s", provider.name, exc)
                 failures.append((provider, exc))
@@ -470,11 +498,6 @@ def _result_of(context: AgentRunContext) -> AgentResponse:
             "an agent middleware returned without a result: call call_next() or set result"
         )
     return context.result
-
-
-async def _maybe_await(value: Any) -> Any:
-    """Hooks may be written as plain functions; await only what is awaitable."""
-    return await value if inspect.isawaitable(value) else value
 
 
 def system_text(messages: Sequence[ChatMessage]) -> str:

@@ -33,6 +33,8 @@ class PreparedRun:
     chat_messages: list[ChatMessage]
     chat_options: ChatOptions
     tools: list[Tool] = field(default_factory=list)
+    tool_index: dict[str, Tool] | None = None
+    """`tools` by name, when already built (else the tool loop builds it)."""
 
 
 @dataclass(kw_only=True, slots=True)

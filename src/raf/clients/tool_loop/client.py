@@ -53,19 +53,26 @@ class FunctionInvokingChatClient:
         run: RunContext | None = None,
         stream: bool = False,
         max_tool_rounds: int | None = None,
+        tool_index: dict[str, Tool] | None = None,
+        own_messages: bool = False,
     ) -> LoopState:
-        """The state of one request, ready for `drive`."""
+        """The state of one request, ready for `drive`. `tool_index`: the request's tools
+        by name, already checked (else built here); `own_messages`: `messages` is a new
+        list the loop may extend (else it is copied)."""
         options = options if options is not None else ChatOptions()
-        tools = [*self.tools, *options.tools] if self.tools else options.tools
+        if tool_index is None or self.tools:
+            tools = [*self.tools, *options.tools] if self.tools else options.tools
+            tool_index = index_tools(tools, where="in this run")
+        conversation = messages if own_messages and isinstance(messages, list) else list(messages)
         state = LoopState(
             inner=self.inner,
             run=run if run is not None else RunContext(),
             options=options,
             stream=stream,
-            tools=index_tools(tools, where="in this run"),
+            tools=tool_index,
             max_rounds=self.max_tool_rounds if max_tool_rounds is None else max_tool_rounds,
             max_result_chars=self.max_result_chars,
-            conversation=list(messages),
+            conversation=conversation,
         )
         state.next = resume_approved if state.run.approvals.responses else call_model
         return state

@@ -40,16 +40,18 @@ async def model_response(state: LoopState, options: ChatOptions) -> None:
     _accept(state, _result_of(context))
 
 
-async def model_updates(
-    state: LoopState, options: ChatOptions
-) -> AsyncIterator[AgentResponseUpdate]:
+def model_updates(state: LoopState, options: ChatOptions) -> AsyncIterator[AgentResponseUpdate]:
     """Call the model with the conversation, streaming: yield its deltas as they come and
     keep its reply in the state at the end."""
+    if not state.run.middleware.chat:  # the model's own stream, with no layer between
+        return _leaf_stream(state, state.conversation, options, None)
+    return _chained_updates(state, options)
+
+
+async def _chained_updates(
+    state: LoopState, options: ChatOptions
+) -> AsyncIterator[AgentResponseUpdate]:
     chain = state.run.middleware.chat
-    if not chain:
-        async for update in _leaf_stream(state, state.conversation, options, None):
-            yield update
-        return
     context = ChatContext(
         run=state.run, messages=list(state.conversation), options=replace(options), stream=True
     )
@@ -81,7 +83,11 @@ async def _model_call(
     state: LoopState, messages: list[ChatMessage], options: ChatOptions
 ) -> ChatResponse:
     try:
-        response: ChatResponse = await state.race(state.inner.get_response(messages, options))
+        call = state.inner.get_response(messages, options)
+        # no token: no race, so no wrapper coroutine per model call
+        response: ChatResponse = await (
+            call if state.run.cancellation is None else state.race(call)
+        )
     except RunCancelledError:
         raise
     except Exception as exc:
