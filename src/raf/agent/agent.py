@@ -8,7 +8,7 @@ import logging
 from collections.abc import AsyncIterator, Callable, Sequence
 from typing import Any
 
-from raf.agent.session_conflicts import save_turn
+from raf.agent.session_conflicts import claim_approvals, save_turn
 from raf.agent.turn import (
     PreparedRun,
     Turn,
@@ -45,6 +45,7 @@ from raf.core.responses import (
     AgentResponse,
     AgentResponseUpdate,
     ChatResponse,
+    FinishReason,
     ResponseFolder,
     UpdateKind,
 )
@@ -236,9 +237,19 @@ class Agent:
             middleware=middleware,
             tool_timeout=options.tool_timeout or self.tool_timeout,
         )
-        return Turn(
+        turn = Turn(
             run=run, request=request, options=options, spent_before=list(session.spent_approvals)
         )
+        if self.session_store is not None and options.tool_approval_responses:
+            store = self.session_store
+
+            async def claim(call_ids: list[str]) -> None:
+                await claim_approvals(store, session, call_ids)
+                turn.claimed = True
+                turn.spent_before = list(session.spent_approvals)
+
+            run.approvals.on_claim = claim
+        return turn
 
     async def _answer(self, turn: Turn) -> AgentResponse:
         """Providers' on_invoking, then the model (its tool loop inside), not streaming."""
@@ -400,12 +411,31 @@ class Agent:
                 session = turn.prepared.session
                 await self._finish(turn, agent_response(partial, session), error)
                 return
+        if turn.claimed and loop is not None and turn.prepared is not None:
+            await self._record_claimed(turn, loop, error)
+            return
         if turn.run.session is not None:
             turn.run.session.spent_approvals[:] = turn.spent_before
         if turn.prepared is not None:
             prepared = turn.prepared
             await self._call_on_invoked(
                 prepared.invoked, prepared.session, prepared.request, None, error
+            )
+
+    async def _record_claimed(self, turn: Turn, loop: LoopState, error: BaseException) -> None:
+        """A run that failed after its claim was stored: the claim stands (another try
+        would be a replay), so the turn is stored with every call answered."""
+        assert turn.prepared is not None
+        loop.answer_dangling(
+            "the run stopped before this call's result was recorded "
+            f"({type(error).__name__}: {error}); it may or may not have run"
+        )
+        loop.finish_reason = FinishReason.OTHER
+        try:
+            await self._finish(turn, agent_response(loop.response(), turn.prepared.session), error)
+        except Exception as exc:  # the run's own error is the one to raise
+            log.error(
+                "recording the claimed turn of session %r failed: %s", turn.prepared.session.id, exc
             )
 
     async def _end_over_limit(self, turn: Turn, error: UsageLimitExceeded) -> None:

@@ -3,12 +3,15 @@ what is pending, the batch that resumes, and spending each approval once.
 
 A spent approval is recorded in the session (`AgentSession.spent_approvals`, stored with
 it), so a worker in another process that loads the session refuses a replayed approval.
+With a session store, approvals are claimed before their calls run: the session is saved
+with them spent, and the store's revision check lets only one resumer of a shared
+session through.
 """
 
 from __future__ import annotations
 
 import json
-from collections.abc import Mapping, Sequence
+from collections.abc import Awaitable, Callable, Mapping, Sequence
 from dataclasses import dataclass, field, replace
 from typing import TYPE_CHECKING, Any
 
@@ -18,7 +21,7 @@ from raf.core.contents import (
     FunctionCallContent,
     FunctionResultContent,
 )
-from raf.core.errors import ApprovalError
+from raf.core.errors import ApprovalAlreadyClaimed, ApprovalError
 from raf.core.messages import ChatMessage, new_id
 
 if TYPE_CHECKING:
@@ -36,6 +39,9 @@ class RunApprovals:
     """The requests the session was waiting on when the run started."""
     spent: list[str] = field(default_factory=list)
     """Call ids whose approval was used: the session's list when the run has one."""
+    on_claim: Callable[[list[str]], Awaitable[None]] | None = None
+    """Stores a claim before approved calls run (the agent saves the session); raises
+    `ApprovalAlreadyClaimed` when another run got there first."""
 
     @classmethod
     def for_session(
@@ -59,6 +65,17 @@ class RunApprovals:
         for call_id in call_ids:
             if call_id not in self.spent:
                 self.spent.append(call_id)
+
+    def unspend(self, call_ids: Sequence[str]) -> None:
+        """Give approvals back (a call that paused again waits for a new answer)."""
+        self.spent[:] = [c for c in self.spent if c not in call_ids]
+
+    async def claim(self, call_ids: Sequence[str]) -> None:
+        """Spend these approvals before their calls run, and store the claim where the
+        run has a store: a second claim of the same approval fails there, not here."""
+        self.spend(call_ids)
+        if self.on_claim is not None:
+            await self.on_claim(list(call_ids))
 
 
 def needs_approval(tool: Tool | None, call: FunctionCallContent) -> bool:
@@ -128,10 +145,7 @@ def check_approval_responses(
     and any approval for a call id already spent in the session (a replay)."""
     replayed = [r.call_id for r in responses if r.call_id in spent]
     if replayed:
-        raise ApprovalError(
-            f"the approval for call id {replayed[0]!r} was already used in this session; "
-            "a replayed approval is refused and nothing was run"
-        )
+        raise ApprovalAlreadyClaimed(replayed[0])
     if not pending:
         raise ApprovalError(
             "approval responses were given but no tool call is waiting for approval in this session"

@@ -100,6 +100,9 @@ async def run_batch(state: LoopState) -> Step | None:
     calls = [c for c in state.batch if c.call_id not in state.preset]
     if run.cancelled:
         return finish_cancelled
+    if state.decided:
+        # claimed before anything runs: a resumer that loses the claim runs nothing
+        await run.approvals.claim(state.decided)
     if state.stream:
         for call in calls:
             state.emit(
@@ -123,9 +126,9 @@ async def run_batch(state: LoopState) -> Step | None:
         outcomes = _merge(state, ran, limit_error)
     if state.decided:
         # a call that paused again (its sub-agent asks once more) waits for a new answer
-        # under the same id, so only answered calls spend their approval
+        # under the same id, so only answered calls keep their approval spent
         paused_ids = {o.call_id for o in outcomes if isinstance(o, ApprovalRequestContent)}
-        run.approvals.spend([c for c in state.decided if c not in paused_ids])
+        run.approvals.unspend([c for c in state.decided if c in paused_ids])
     done = [o for o in outcomes if isinstance(o, FunctionResultContent)]
     if done:
         state.add_results(done)
