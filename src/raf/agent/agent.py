@@ -17,6 +17,7 @@ from raf.agent.turn import (
     release_calls,
 )
 from raf.clients.tool_loop import (
+    DEFAULT_MAX_REPEATED_CALLS,
     DEFAULT_MAX_TOOL_ROUNDS,
     FunctionInvokingChatClient,
     LoopState,
@@ -81,6 +82,7 @@ class Agent:
         usage_limits: UsageLimits | None = None,
         session_usage_limits: UsageLimits | None = None,
         tool_timeout: float | None = None,
+        max_repeated_calls: int | None = DEFAULT_MAX_REPEATED_CALLS,
     ) -> None:
         self.name = name
         self.description = description
@@ -102,7 +104,10 @@ class Agent:
         self.session_usage_limits = session_usage_limits
         self.tool_timeout = tool_timeout
         self.leaf_client = chat_client
-        self._tool_client = FunctionInvokingChatClient(chat_client, max_tool_rounds=max_tool_rounds)
+        self._tool_client = FunctionInvokingChatClient(
+            chat_client, max_tool_rounds=max_tool_rounds, max_repeated_calls=max_repeated_calls
+        )
+        self.max_repeated_calls = self._tool_client.max_repeated_calls
 
     @property
     def chat_client(self) -> ChatClient:
