@@ -21,9 +21,12 @@ from raf import (
     ApprovalRequiredTool,
     FinishReason,
     SqliteSessionStore,
+    ToolApprovalPending,
     ToolApprovalResponse,
+    ToolContext,
     tool,
 )
+from raf.core.approvals import was_approved
 from raf.testing import ScriptedChatClient, call, reply
 from tests.agent.conftest import StoreSpot
 from tests.agent.store_kinds import close_store, make_store
@@ -258,3 +261,26 @@ def test_a_claimed_approval_is_an_approval_error() -> None:
     error = ApprovalAlreadyClaimed("c9", "s1", elsewhere=True)
     assert error.call_id == "c9" and error.session_id == "s1"
     assert "another run" in str(error) and "'c9'" in str(error)
+
+
+async def test_a_tool_that_checks_its_own_approval_still_gets_it(tmp_path: Path) -> None:
+    checks: list[bool] = []
+
+    @tool
+    def guarded(path: str, context: ToolContext) -> str:
+        """Reads outside the workspace only with a human's yes."""
+        approved = was_approved(context, "guarded", {"path": path})
+        checks.append(approved)
+        if not approved:
+            raise ToolApprovalPending(f"read {path} outside the workspace?")
+        return "outside text"
+
+    store = SqliteSessionStore(tmp_path / "s.db")
+    model = ScriptedChatClient([reply("", call("guarded", path="../x", call_id="g1")), "read"])
+    agent = AgentBuilder().with_chat_client(model).with_tool(guarded)
+    built = agent.with_session_store(store).build()
+    session = built.create_session("s")
+    assert (await built.run("read ../x", session=session)).pending_approvals
+    response = await built.run([], session=session, options=_approve("g1"))
+    assert response.text == "read" and checks == [False, True]
+    assert (await store.load("s")).spent_approvals == ["g1"]

@@ -39,6 +39,9 @@ class RunApprovals:
     """The requests the session was waiting on when the run started."""
     spent: list[str] = field(default_factory=list)
     """Call ids whose approval was used: the session's list when the run has one."""
+    claimed: list[str] = field(default_factory=list)
+    """Call ids this run claimed for the batch now running: spent, but still good for one
+    `was_approved` check by the call itself."""
     on_claim: Callable[[list[str]], Awaitable[None]] | None = None
     """Stores a claim before approved calls run (the agent saves the session); raises
     `ApprovalAlreadyClaimed` when another run got there first."""
@@ -69,11 +72,13 @@ class RunApprovals:
     def unspend(self, call_ids: Sequence[str]) -> None:
         """Give approvals back (a call that paused again waits for a new answer)."""
         self.spent[:] = [c for c in self.spent if c not in call_ids]
+        self.claimed[:] = [c for c in self.claimed if c not in call_ids]
 
     async def claim(self, call_ids: Sequence[str]) -> None:
         """Spend these approvals before their calls run, and store the claim where the
         run has a store: a second claim of the same approval fails there, not here."""
         self.spend(call_ids)
+        self.claimed.extend(c for c in call_ids if c not in self.claimed)
         if self.on_claim is not None:
             await self.on_claim(list(call_ids))
 
@@ -197,7 +202,7 @@ def was_approved(
     if run is None or not context.call_id:
         return False
     approvals = run.approvals
-    if context.call_id in approvals.spent:
+    if context.call_id in approvals.spent and context.call_id not in approvals.claimed:
         return False
     for response in approvals.responses:
         if response.call_id != context.call_id or not response.approved:
@@ -212,6 +217,8 @@ def was_approved(
             ):
                 continue
         approvals.spend([context.call_id])
+        if context.call_id in approvals.claimed:
+            approvals.claimed.remove(context.call_id)
         return True
     return False
 

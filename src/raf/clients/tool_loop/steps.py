@@ -132,6 +132,7 @@ async def run_batch(state: LoopState) -> Step | None:
         # under the same id, so only answered calls keep their approval spent
         paused_ids = {o.call_id for o in outcomes if isinstance(o, ApprovalRequestContent)}
         run.approvals.unspend([c for c in state.decided if c in paused_ids])
+        run.approvals.claimed.clear()  # the claimed calls have run: no later call may use them
     done = [o for o in outcomes if isinstance(o, FunctionResultContent)]
     done = state.repeats.observe(state.batch, done)
     if done:
