@@ -118,7 +118,13 @@ class LoopState:
         out = []
         if self.usage is not None:
             out.append(AgentResponseUpdate(kind=UpdateKind.USAGE, usage=self.usage))
-        out.append(AgentResponseUpdate(kind=UpdateKind.FINISHED, finish_reason=self.finish_reason))
+        out.append(
+            AgentResponseUpdate(
+                kind=UpdateKind.FINISHED,
+                finish_reason=self.finish_reason,
+                model_id=self.model_id or "",
+            )
+        )
         return out
 
     def add_results(self, results: Sequence[FunctionResultContent]) -> None:
