@@ -29,7 +29,7 @@ from raf import (
 from raf.core.approvals import was_approved
 from raf.testing import ScriptedChatClient, call, reply
 from tests.agent.conftest import StoreSpot
-from tests.agent.store_kinds import close_store, make_store
+from tests.agent.store_kinds import SHARED_KINDS, close_store, make_store
 
 ROOT = Path(__file__).resolve().parents[2]
 
@@ -110,7 +110,7 @@ def _load(spot: StoreSpot) -> AgentSession:
     return asyncio.run(read())
 
 
-@pytest.mark.parametrize("spot", ["json", "sqlite", "postgres"], indirect=True)
+@pytest.mark.parametrize("spot", SHARED_KINDS, indirect=True)
 def test_of_eight_resuming_processes_exactly_one_runs_the_tool(
     spot: StoreSpot, tmp_path: Path
 ) -> None:
@@ -284,3 +284,33 @@ async def test_a_tool_that_checks_its_own_approval_still_gets_it(tmp_path: Path)
     response = await built.run([], session=session, options=_approve("g1"))
     assert response.text == "read" and checks == [False, True]
     assert (await store.load("s")).spent_approvals == ["g1"]
+
+
+async def test_a_copy_loaded_after_the_claim_is_told_another_run_has_it(tmp_path: Path) -> None:
+    store = SqliteSessionStore(tmp_path / "s.db")
+    late: list[str] = []
+
+    @tool
+    async def slow(text: str) -> str:
+        """While this runs, another resumer loads the session and tries the same approval."""
+        copy = await store.load("s")
+        other = AgentBuilder().with_chat_client(ScriptedChatClient([])).with_tool(guarded_slow)
+        try:
+            await (
+                other.with_session_store(store)
+                .build()
+                .run([], session=copy, options=_approve("s1"))
+            )
+        except ApprovalAlreadyClaimed as exc:
+            late.append(str(exc))
+        return "slow done"
+
+    guarded_slow = ApprovalRequiredTool(slow)
+    model = ScriptedChatClient([reply("", call("slow", text="x", call_id="s1")), "finished"])
+    agent = AgentBuilder().with_chat_client(model).with_tool(guarded_slow)
+    built = agent.with_session_store(store).build()
+    session = built.create_session("s")
+    await built.run("go", session=session)
+    assert (await built.run([], session=session, options=_approve("s1"))).text == "finished"
+    [message] = late
+    assert "claimed by another run resuming this session" in message and "'s1'" in message

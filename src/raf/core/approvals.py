@@ -150,7 +150,8 @@ def check_approval_responses(
     and any approval for a call id already spent in the session (a replay)."""
     replayed = [r.call_id for r in responses if r.call_id in spent]
     if replayed:
-        raise ApprovalAlreadyClaimed(replayed[0])
+        # spent yet still pending: another run claimed it and has not recorded its result
+        raise ApprovalAlreadyClaimed(replayed[0], elsewhere=replayed[0] in pending)
     if not pending:
         raise ApprovalError(
             "approval responses were given but no tool call is waiting for approval in this session"

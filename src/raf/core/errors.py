@@ -156,7 +156,7 @@ class ApprovalAlreadyClaimed(ApprovalError):
         if elsewhere:
             what = (
                 "was claimed by another run resuming this session (another process, most "
-                "likely); that run executes the call"
+                "likely); that run executes the call and records its result"
             )
         else:
             what = "was already used in this session; a replayed approval is refused"
