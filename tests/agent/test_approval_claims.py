@@ -314,3 +314,76 @@ async def test_a_copy_loaded_after_the_claim_is_told_another_run_has_it(tmp_path
     assert (await built.run([], session=session, options=_approve("s1"))).text == "finished"
     [message] = late
     assert "claimed by another run resuming this session" in message and "'s1'" in message
+
+
+KILLED = textwrap.dedent(
+    """
+    import asyncio, sys
+    from raf import (AgentBuilder, AgentRunOptions, ApprovalRequiredTool,
+                     SqliteSessionStore, ToolApprovalResponse, tool)
+    from raf.testing import ScriptedChatClient
+
+    @tool
+    async def append_line(text: str) -> str:
+        \"\"\"Hangs once running: the test kills the process here.\"\"\"
+        print("running", flush=True)
+        await asyncio.sleep(600)
+        return "appended"
+
+    async def main() -> None:
+        store = SqliteSessionStore(sys.argv[1])
+        agent = (AgentBuilder().with_chat_client(ScriptedChatClient(["never"]))
+                 .with_tool(ApprovalRequiredTool(append_line))
+                 .with_session_store(store).build())
+        session = await store.load("s")
+        approve = ToolApprovalResponse(call_id="c1", approved=True)
+        await agent.run([], session=session, options=AgentRunOptions(
+            tool_approval_responses=[approve]))
+
+    asyncio.run(main())
+    """
+)
+
+
+async def test_a_session_whose_claimer_was_killed_goes_on_with_the_outcome_unknown(
+    tmp_path: Path,
+) -> None:
+    store = SqliteSessionStore(tmp_path / "s.db")
+    model = ScriptedChatClient(
+        [reply("", call("append_line", text="once", call_id="c1")), "I cannot tell if it ran."]
+    )
+    agent = AgentBuilder().with_chat_client(model).with_tool(ApprovalRequiredTool(append_line))
+    built = agent.with_session_store(store).build()
+    await built.run("append once", session=built.create_session("s"))
+
+    proc = subprocess.Popen(
+        [sys.executable, "-c", KILLED, str(tmp_path / "s.db")],
+        cwd=ROOT,
+        stdout=subprocess.PIPE,
+        stderr=subprocess.PIPE,
+        text=True,
+    )
+    try:
+        assert proc.stdout is not None
+        assert proc.stdout.readline().strip() == "running", proc.stderr
+    finally:
+        proc.kill()  # SIGKILL: no cleanup runs
+        proc.wait()
+
+    stored = await store.load("s")
+    assert stored.spent_approvals == ["c1"]  # the claim was stored before the tool ran
+    assert [p.call_id for p in stored.pending_approvals] == ["c1"]
+    with pytest.raises(ApprovalAlreadyClaimed, match="claimed by another run"):
+        await built.run([], session=stored, options=_approve("c1"))
+
+    response = await built.run("did it work?", session=stored)
+    assert response.text == "I cannot tell if it ran."
+    again = await store.load("s")
+    assert again.pending_approvals == []
+    [result] = [c for m in again.messages for c in m.function_results]
+    assert result.call_id == "c1" and "whether the call ran is unknown" in (result.error or "")
+    assert [m.text for m in again.messages if m.text] == [
+        "append once",
+        "did it work?",
+        "I cannot tell if it ran.",
+    ]

@@ -18,11 +18,12 @@ from typing import TYPE_CHECKING, Any
 from raf.core.contents import (
     ApprovalRequestContent,
     ApprovalResponseContent,
+    Content,
     FunctionCallContent,
     FunctionResultContent,
 )
 from raf.core.errors import ApprovalAlreadyClaimed, ApprovalError
-from raf.core.messages import ChatMessage, new_id
+from raf.core.messages import ChatMessage, Role, new_id
 
 if TYPE_CHECKING:
     from raf.core.sessions import AgentSession
@@ -179,6 +180,31 @@ def check_approval_responses(
     if missing:
         raise ApprovalError("every pending call needs an answer; missing: " + ", ".join(missing))
     return decisions
+
+
+UNRECORDED_CLAIM = (
+    "no result was recorded: the run that claimed this call's approval stopped before "
+    "saving it (or is still running elsewhere); whether the call ran is unknown"
+)
+
+
+def close_unrecorded_claims(session: AgentSession) -> None:
+    """A new message on a session whose every pending approval was claimed by a run that
+    never recorded its result (killed, most likely): each unanswered call gets an error
+    result saying so, and nothing waits any more, so the conversation can go on."""
+    answered = {c.call_id for m in session.messages for c in m.function_results}
+    open_calls = [
+        c for m in session.messages for c in m.function_calls if c.call_id not in answered
+    ]
+    if open_calls:
+        results: list[Content] = [
+            FunctionResultContent(call_id=c.call_id, name=c.name, error=UNRECORDED_CLAIM)
+            for c in open_calls
+        ]
+        session.messages.append(
+            ChatMessage(role=Role.TOOL, contents=results, message_id=new_id("msg"))
+        )
+    session.pending_approvals = []
 
 
 def denied_result(call: FunctionCallContent, reason: str | None) -> FunctionResultContent:
