@@ -24,7 +24,12 @@ from raf.clients.tool_loop import (
     drive,
     run_to_end,
 )
-from raf.core.approvals import RunApprovals, check_approval_responses, close_unrecorded_claims
+from raf.core.approvals import (
+    RunApprovals,
+    awaiting_answers,
+    check_approval_responses,
+    close_unrecorded_claims,
+)
 from raf.core.chat_client import ChatClient
 from raf.core.context import ContextProvider, ContextResult, as_context_provider
 from raf.core.errors import (
@@ -380,7 +385,7 @@ class Agent:
                     "send approval responses with no new messages: "
                     "agent.run([], session=s, options=AgentRunOptions(tool_approval_responses=…))"
                 )
-        elif pending and all(c in session.spent_approvals for c in pending):
+        elif pending and not awaiting_answers(session):
             close_unrecorded_claims(session)
         elif pending:
             waiting = ", ".join(f"{p.name} ({p.call_id})" for p in pending.values())

@@ -174,7 +174,9 @@ class _Chat:
         for message in self.session.messages[-4:]:
             if message.text and message.role.value in ("user", "assistant"):
                 self.say(f"  {message.role.value}: {message.text[:200]}")
-        if self.session.pending_approvals:
+        from raf.core.approvals import awaiting_answers
+
+        if awaiting_answers(self.session):
             self._answer_pending()
 
     # -- turns ------------------------------------------------------------------------
@@ -182,8 +184,10 @@ class _Chat:
     def _turn(self, text: str | None, responses: list[Any] | None = None) -> None:
         """One request, then as many approval rounds as it takes. A session still waiting
         for approvals (left unanswered with Ctrl-C) asks them again before the new request."""
+        from raf.core.approvals import awaiting_answers
+
         answers: list[Any] = list(responses or [])
-        if text is not None and not answers and self.session.pending_approvals:
+        if text is not None and not answers and awaiting_answers(self.session):
             self.say("(this session still waits for approval; answer it first)")
             decided = self._ask(self.session.pending_approvals)
             if decided is None:

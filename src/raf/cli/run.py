@@ -16,6 +16,7 @@ import sys
 from collections.abc import Sequence
 from typing import Any
 
+from raf.core.approvals import awaiting_answers
 from raf.core.cancellation import CancellationToken
 from raf.core.contents import ApprovalRequestContent
 from raf.core.options import ToolApprovalResponse
@@ -107,7 +108,7 @@ async def _run(args: argparse.Namespace, prompt: str | None) -> int:
         loop.add_signal_handler(signal.SIGINT, token.cancel)
     try:
         responses: list[ToolApprovalResponse] = []
-        if session.pending_approvals:
+        if session.pending_approvals and (awaiting_answers(session) or not prompt):
             if prompt:
                 print(
                     f"raf: session {session.id} waits for approvals; answer them first "

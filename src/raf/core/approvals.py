@@ -188,6 +188,12 @@ UNRECORDED_CLAIM = (
 )
 
 
+def awaiting_answers(session: AgentSession) -> list[ApprovalRequestContent]:
+    """The pending requests a human can still answer: those no run has claimed. When
+    every pending request is claimed, a new message may go on (`close_unrecorded_claims`)."""
+    return [p for p in session.pending_approvals if p.call_id not in session.spent_approvals]
+
+
 def close_unrecorded_claims(session: AgentSession) -> None:
     """A new message on a session whose every pending approval was claimed by a run that
     never recorded its result (killed, most likely): each unanswered call gets an error
