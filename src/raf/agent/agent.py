@@ -8,7 +8,7 @@ import logging
 from collections.abc import AsyncIterator, Callable, Sequence
 from typing import Any
 
-from raf.agent.session_conflicts import save_turn
+from raf.agent.session_conflicts import claim_approvals, save_turn
 from raf.agent.turn import (
     PreparedRun,
     Turn,
@@ -17,13 +17,19 @@ from raf.agent.turn import (
     release_calls,
 )
 from raf.clients.tool_loop import (
+    DEFAULT_MAX_REPEATED_CALLS,
     DEFAULT_MAX_TOOL_ROUNDS,
     FunctionInvokingChatClient,
     LoopState,
     drive,
     run_to_end,
 )
-from raf.core.approvals import RunApprovals, check_approval_responses
+from raf.core.approvals import (
+    RunApprovals,
+    awaiting_answers,
+    check_approval_responses,
+    close_unrecorded_claims,
+)
 from raf.core.chat_client import ChatClient
 from raf.core.context import ContextProvider, ContextResult, as_context_provider
 from raf.core.errors import (
@@ -45,6 +51,7 @@ from raf.core.responses import (
     AgentResponse,
     AgentResponseUpdate,
     ChatResponse,
+    FinishReason,
     ResponseFolder,
     UpdateKind,
 )
@@ -80,6 +87,7 @@ class Agent:
         usage_limits: UsageLimits | None = None,
         session_usage_limits: UsageLimits | None = None,
         tool_timeout: float | None = None,
+        max_repeated_calls: int | None = DEFAULT_MAX_REPEATED_CALLS,
     ) -> None:
         self.name = name
         self.description = description
@@ -101,7 +109,10 @@ class Agent:
         self.session_usage_limits = session_usage_limits
         self.tool_timeout = tool_timeout
         self.leaf_client = chat_client
-        self._tool_client = FunctionInvokingChatClient(chat_client, max_tool_rounds=max_tool_rounds)
+        self._tool_client = FunctionInvokingChatClient(
+            chat_client, max_tool_rounds=max_tool_rounds, max_repeated_calls=max_repeated_calls
+        )
+        self.max_repeated_calls = self._tool_client.max_repeated_calls
 
     @property
     def chat_client(self) -> ChatClient:
@@ -236,9 +247,19 @@ class Agent:
             middleware=middleware,
             tool_timeout=options.tool_timeout or self.tool_timeout,
         )
-        return Turn(
+        turn = Turn(
             run=run, request=request, options=options, spent_before=list(session.spent_approvals)
         )
+        if self.session_store is not None and options.tool_approval_responses:
+            store = self.session_store
+
+            async def claim(call_ids: list[str]) -> None:
+                await claim_approvals(store, session, call_ids)
+                turn.claimed = True
+                turn.spent_before = list(session.spent_approvals)
+
+            run.approvals.on_claim = claim
+        return turn
 
     async def _answer(self, turn: Turn) -> AgentResponse:
         """Providers' on_invoking, then the model (its tool loop inside), not streaming."""
@@ -390,6 +411,8 @@ class Agent:
                     "send approval responses with no new messages: "
                     "agent.run([], session=s, options=AgentRunOptions(tool_approval_responses=…))"
                 )
+        elif pending and not awaiting_answers(session):
+            close_unrecorded_claims(session)
         elif pending:
             waiting = ", ".join(f"{p.name} ({p.call_id})" for p in pending.values())
             raise ApprovalError(
@@ -426,12 +449,31 @@ class Agent:
                 session = turn.prepared.session
                 await self._finish(turn, agent_response(partial, session), error)
                 return
+        if turn.claimed and loop is not None and turn.prepared is not None:
+            await self._record_claimed(turn, loop, error)
+            return
         if turn.run.session is not None:
             turn.run.session.spent_approvals[:] = turn.spent_before
         if turn.prepared is not None:
             prepared = turn.prepared
             await self._call_on_invoked(
                 prepared.invoked, prepared.session, prepared.request, None, error
+            )
+
+    async def _record_claimed(self, turn: Turn, loop: LoopState, error: BaseException) -> None:
+        """A run that failed after its claim was stored: the claim stands (another try
+        would be a replay), so the turn is stored with every call answered."""
+        assert turn.prepared is not None
+        loop.answer_dangling(
+            "the run stopped before this call's result was recorded "
+            f"({type(error).__name__}: {error}); it may or may not have run"
+        )
+        loop.finish_reason = FinishReason.OTHER
+        try:
+            await self._finish(turn, agent_response(loop.response(), turn.prepared.session), error)
+        except Exception as exc:  # the run's own error is the one to raise
+            log.error(
+                "recording the claimed turn of session %r failed: %s", turn.prepared.session.id, exc
             )
 
     async def _end_over_limit(self, turn: Turn, error: UsageLimitExceeded) -> None:

@@ -45,6 +45,9 @@ class Turn:
     request: list[ChatMessage]
     options: AgentRunOptions
     spent_before: list[str]
+    claimed: bool = False
+    """Whether this run stored a claim on its approvals (a failure must then record the
+    turn rather than forget it)."""
     prepared: PreparedRun | None = None
     loop: LoopState | None = None
     response: AgentResponse | None = None

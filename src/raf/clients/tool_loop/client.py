@@ -4,6 +4,11 @@ from __future__ import annotations
 
 from collections.abc import AsyncIterator, Sequence
 
+from raf.clients.tool_loop.repeats import (
+    DEFAULT_MAX_REPEATED_CALLS,
+    RepeatWatch,
+    check_max_repeated_calls,
+)
 from raf.clients.tool_loop.state import LoopState
 from raf.clients.tool_loop.steps import call_model, finish_cancelled, resume_approved
 from raf.core.chat_client import ChatClient
@@ -26,8 +31,11 @@ class FunctionInvokingChatClient:
     their results keep call order. A raising tool, an unknown tool, invalid arguments or
     a call past its timeout become error results the model reads. If a call needs
     approval, nothing in its batch runs and the response ends with
-    `FinishReason.AWAITING_APPROVAL`. The run's state (session, approvals, cancellation,
-    limits, middleware) comes in a `RunContext`; without one the loop runs bare.
+    `FinishReason.AWAITING_APPROVAL`. When the same call (tool and arguments) returns the
+    same result `max_repeated_calls` times in a row, the last result says so and the model
+    is asked once more without tools (None or 0: never). The run's state (session,
+    approvals, cancellation, limits, middleware) comes in a `RunContext`; without one the
+    loop runs bare.
     """
 
     def __init__(
@@ -37,9 +45,11 @@ class FunctionInvokingChatClient:
         tools: Sequence[Tool] = (),
         max_tool_rounds: int = DEFAULT_MAX_TOOL_ROUNDS,
         max_result_chars: int = DEFAULT_MAX_RESULT_CHARS,
+        max_repeated_calls: int | None = DEFAULT_MAX_REPEATED_CALLS,
     ) -> None:
         if max_tool_rounds < 0:
             raise ValueError("max_tool_rounds must be 0 or more")
+        self.max_repeated_calls = check_max_repeated_calls(max_repeated_calls)
         self.inner = inner
         self.tools = list(tools)
         self.max_tool_rounds = max_tool_rounds
@@ -73,6 +83,7 @@ class FunctionInvokingChatClient:
             max_rounds=self.max_tool_rounds if max_tool_rounds is None else max_tool_rounds,
             max_result_chars=self.max_result_chars,
             conversation=conversation,
+            repeats=RepeatWatch(limit=self.max_repeated_calls),
         )
         state.next = resume_approved if state.run.approvals.responses else call_model
         return state
