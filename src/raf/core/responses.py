@@ -79,6 +79,8 @@ class AgentResponseUpdate:
     scalars), growing as the answer does."""
     value: Any = None
     """With an output type, on FINISHED: the validated result (as `AgentResponse.value`)."""
+    model_id: str = ""
+    """The model that answered, when known (on a stream's FINISHED update)."""
 
     def __post_init__(self) -> None:
         # Clients written before `reasoning` and `arguments_delta` existed put those
@@ -117,6 +119,8 @@ class AgentResponseUpdate:
             out["partial_value"] = self.partial_value
         if self.value is not None:
             out["value"] = to_jsonable_python(self.value)
+        if self.model_id:
+            out["model_id"] = self.model_id
         return out
 
     @classmethod
@@ -135,6 +139,7 @@ class AgentResponseUpdate:
             arguments_delta=data.get("arguments_delta", ""),
             partial_value=data.get("partial_value"),
             value=data.get("value"),
+            model_id=data.get("model_id", ""),
         )
 
 
@@ -219,6 +224,8 @@ class ResponseFolder:
 
     def add(self, update: AgentResponseUpdate) -> None:
         kind = update.kind
+        if update.model_id:
+            self.model_id = update.model_id
         if kind is UpdateKind.TEXT_DELTA:
             contents = self._message(update).contents
             if contents and isinstance(contents[-1], TextContent):

@@ -14,6 +14,7 @@ from dataclasses import dataclass, field
 
 from raf.agent.agent import Agent
 from raf.agent.stores import InMemorySessionStore
+from raf.core.approvals import awaiting_answers
 from raf.core.cancellation import CancellationToken
 from raf.core.contents import ApprovalResponseContent
 from raf.core.errors import ApprovalError, SessionError, SessionNotFoundError
@@ -302,7 +303,7 @@ def check_request(
                     pending=sorted(pending),
                 )
         return
-    if pending:
+    if pending and awaiting_answers(session):
         raise ServeError(
             409,
             "awaiting_approval",
