@@ -52,6 +52,7 @@ class ChatOptions:
             seed=self.seed,
             tool_choice=self.tool_choice,
             response_format=self.response_format,
+            output_schema=self.output_schema,
             tools=self.tools,
             additional=self.additional,
         )
