@@ -114,7 +114,15 @@ async def _stream(agent: Any) -> str:
 class BareAgent(Agent):
     """`Agent.run` without the agent-middleware branch."""
 
-    async def run(self, messages: Any = None, session: Any = None, options: Any = None) -> Any:
+    async def run(
+        self,
+        messages: Any = None,
+        session: Any = None,
+        options: Any = None,
+        *,
+        output_type: Any = None,
+        variables: Any = None,
+    ) -> Any:
         turn = self._begin(messages, session, options)
         try:
             response: AgentResponse = await self._answer(turn)

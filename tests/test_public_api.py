@@ -38,6 +38,8 @@ CONTRACT = {
     "SessionConflictError",
     "PostgresSessionStore",
     "RedisSessionStore",
+    "OutputValidationError",
+    "PromptTemplate",
     "InputGuardrailTripped",
     "OutputGuardrailTripped",
 }

@@ -73,6 +73,8 @@ _EXPORTS: dict[str, str] = {
     "ConfigurationError": "raf.core.errors",
     "MissingExtraError": "raf.core.errors",
     "ModelError": "raf.core.errors",
+    "OutputValidationError": "raf.core.errors",
+    "PromptTemplate": "raf.agent.template",
     "ToolDefinitionError": "raf.core.errors",
     "ToolExecutionError": "raf.core.errors",
     "ApprovalError": "raf.core.errors",
@@ -205,8 +207,10 @@ __all__ = [
     "OpenAIChatClient",
     "OpenApiToolset",
     "OutputGuardrailTripped",
+    "OutputValidationError",
     "PostgresSessionStore",
     "Problem",
+    "PromptTemplate",
     "ProviderError",
     "RafError",
     "ReasoningContent",
@@ -276,6 +280,7 @@ if TYPE_CHECKING:
         JsonDirectorySessionStore,
         SqliteSessionStore,
     )
+    from raf.agent.template import PromptTemplate
     from raf.clients.anthropic_client import AnthropicChatClient
     from raf.clients.function_invoking import FunctionInvokingChatClient
     from raf.clients.gemini import GeminiChatClient
@@ -325,6 +330,7 @@ if TYPE_CHECKING:
         ConfigurationError,
         MissingExtraError,
         ModelError,
+        OutputValidationError,
         Problem,
         ProviderError,
         RafError,

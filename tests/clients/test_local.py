@@ -372,3 +372,46 @@ async def test_a_schema_llama_cpp_cannot_use_is_a_raf_error(
                 pass
         else:
             await client.get_response(messages, options)
+
+
+class Capital(BaseModel):
+    city: str
+    country: str
+
+
+async def test_an_output_type_is_decoded_by_a_schema_grammar(client: LocalChatClient) -> None:
+    agent = (
+        AgentBuilder()
+        .with_chat_client(client)
+        .with_instructions("Answer with the capital city and its country.")
+        .with_output_type(Capital, retries=0)  # no second chance: the grammar must hold
+        .build()
+    )
+    response = await agent.run("What is the capital of France?")
+    assert isinstance(response.value, Capital)
+    assert "Paris" in response.value.city
+    body = client.wire.request(
+        [ChatMessage.user("x")],
+        ChatOptions(output_schema=agent.output_type.schema if agent.output_type else None),
+        model="m",
+        stream=False,
+    )
+    assert body["json_schema"]["required"] == ["city", "country"]
+
+
+async def test_an_output_type_with_tools_shares_one_grammar(client: LocalChatClient) -> None:
+    CITIES.clear()
+    agent = (
+        AgentBuilder()
+        .with_chat_client(client)
+        .with_tool(get_weather)
+        .with_output_type(Capital, retries=0)
+        .build()
+    )
+    updates = [u async for u in agent.run_stream("Use get_weather for Paris, then answer.")]
+    final = updates[-1]
+    assert isinstance(final.value, Capital)
+    assert CITIES, "the tool was called before the answer"
+    schema = tool_schema([get_weather], None, {"type": "object", "properties": {}})
+    answer = schema["anyOf"][-1]["properties"]["answer"]
+    assert answer == {"type": "object", "properties": {}}

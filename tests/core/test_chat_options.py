@@ -5,6 +5,7 @@ from __future__ import annotations
 import dataclasses
 
 from raf import ChatOptions
+from raf.core.output import OutputSchema
 
 
 def test_copy_keeps_every_field() -> None:
@@ -17,6 +18,7 @@ def test_copy_keeps_every_field() -> None:
         "seed": 3,
         "tool_choice": "auto",
         "response_format": {"type": "json_object"},
+        "output_schema": OutputSchema(name="n", json_schema={"type": "object"}),
         "tools": [],
         "additional": {"a": 1},
     }

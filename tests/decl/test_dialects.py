@@ -3,6 +3,7 @@ unchanged: each is validated, built and run on a scripted model."""
 
 from __future__ import annotations
 
+import json
 import shutil
 from pathlib import Path
 from typing import Any
@@ -58,17 +59,23 @@ async def test_document_validates_builds_and_runs(tmp_path, name):
     path = copied(tmp_path, name)
     loaded = load_file(path, environ=ENV, check_extras=False)
     assert loaded.decl.name
-    client = ScriptedChatClient(["done"])
+    # a document with an outputSchema gets answers of that shape
+    answer = (
+        json.dumps(_example(loaded.decl.output_json_schema()))
+        if loaded.decl.output_schema
+        else "done"
+    )
+    client = ScriptedChatClient([answer])
     agent = builder(path, client, {}).build()
     response = await agent.run("go")
     assert response.finish_reason is FinishReason.STOP
-    assert response.text == "done"
+    assert response.text == answer
     assert client.requests, "the model was called"
 
 
 async def test_original_prompt_agent_keeps_every_setting(tmp_path):
     path = copied(tmp_path, "original/prompt_agent.yaml")
-    client = ScriptedChatClient(["Lisbon, 3 days."])
+    client = ScriptedChatClient(['{"city": "Lisbon", "days": 3}'])
     made = builder(path, client, {})
     warnings = [str(w) for w in made.warnings]
     assert any("model.options.kind" in w and "no meaning" in w for w in warnings)
@@ -77,7 +84,7 @@ async def test_original_prompt_agent_keeps_every_setting(tmp_path):
     options = agent.default_options
     assert options.max_tokens == 800 and options.temperature == 0.3
     assert options.additional == {"frequency_penalty": 0.2, "presence_penalty": 0.1}
-    assert agent.output_schema == {  # type: ignore[attr-defined]
+    assert agent.output_schema == {
         "type": "object",
         "properties": {
             "city": {"type": "string", "description": "where to go"},
@@ -87,8 +94,9 @@ async def test_original_prompt_agent_keeps_every_setting(tmp_path):
         "required": ["city", "days"],
         "additionalProperties": False,
     }
-    await agent.run("plan")
+    response = await agent.run("plan")
     assert client.requests[0].options.max_tokens == 800
+    assert response.value == {"city": "Lisbon", "days": 3}
 
 
 async def test_original_file_and_shell_give_eleven_workspace_tools(tmp_path):
@@ -165,7 +173,8 @@ async def test_legacy_json_format(tmp_path):
 async def test_maf_weather_agent(tmp_path):
     path = copied(tmp_path, "maf/weather.yaml")
     seen: dict[str, Any] = {}
-    client = ScriptedChatClient([reply("", call("GetWeather", city="Oslo")), "Cold."])
+    answer = '{"language": "en", "answer": "Cold."}'
+    client = ScriptedChatClient([reply("", call("GetWeather", city="Oslo")), answer])
     made = builder(path, client, seen)
     warned = " ".join(str(w) for w in made.warnings)
     assert "model.publisher" in warned and "model.kind" in warned
@@ -176,7 +185,8 @@ async def test_maf_weather_agent(tmp_path):
     assert options.additional == {"parallel_tool_calls": False}
     assert agent.instructions is not None
     assert agent.instructions.endswith("Give temperatures in Celsius.")
-    assert agent.output_schema["required"] == ["language", "answer"]  # type: ignore[attr-defined]
+    assert agent.output_schema is not None
+    assert agent.output_schema["required"] == ["language", "answer"]
     assert seen["GetWeather"].parameters == {
         "type": "object",
         "properties": {
@@ -191,7 +201,7 @@ async def test_maf_weather_agent(tmp_path):
         "additionalProperties": False,
     }
     response = await agent.run("weather in Oslo?")
-    assert response.text == "Cold."
+    assert response.value == {"language": "en", "answer": "Cold."}
     results = [r for m in response.messages for r in m.function_results]
     assert results[0].result == "GetWeather ran"
 
@@ -284,5 +294,17 @@ def test_strict_turns_warnings_into_errors(tmp_path):
 def test_an_ignored_key_is_named_never_silent(tmp_path):
     path = write(tmp_path, "name: a\ninputSchema:\n  properties: {}\ntokenCounter: tiktoken\n")
     messages = [str(w) for w in load_file(path, check_extras=False).warnings]
-    assert any("inputSchema" in m for m in messages)
+    assert not any("inputSchema" in m for m in messages)  # read: the template's variables
     assert any("tokenCounter" in m and "no compression" in m for m in messages)
+
+
+def _example(schema: Any) -> Any:
+    """A value of a document's output schema (every property filled)."""
+    kind = schema.get("type")
+    if "enum" in schema:
+        return schema["enum"][0]
+    if kind == "object":
+        return {k: _example(v) for k, v in (schema.get("properties") or {}).items()}
+    if kind == "array":
+        return [_example(schema.get("items") or {"type": "string"})]
+    return {"integer": 1, "number": 1.5, "boolean": True}.get(str(kind), "x")

@@ -171,10 +171,14 @@ def test_model_options_become_default_chat_options():
     )
 
 
-def test_template_variables_fill_the_instructions():
+async def test_template_variables_fill_the_instructions():
     text = "name: a\ninstructions: Help {{who}}.\ntemplate:\n  variables: {who: customers}\n"
-    agent = DeclAgentBuilder().from_yaml_str(text).with_chat_client(ScriptedChatClient([])).build()
-    assert agent.instructions == "Help customers."
+    client = ScriptedChatClient(["ok", "ok"])
+    agent = DeclAgentBuilder().from_yaml_str(text).with_chat_client(client).build()
+    await agent.run("hi")
+    assert client.requests[0].system == "Help customers."
+    await agent.run("hi", variables={"who": "suppliers"})
+    assert client.requests[1].system == "Help suppliers."
 
 
 def test_a_model_string_uses_the_model_resolver(monkeypatch):

@@ -5,16 +5,25 @@ from __future__ import annotations
 import asyncio
 import inspect
 import logging
-from collections.abc import AsyncIterator, Callable, Sequence
+from collections.abc import AsyncIterator, Callable, Mapping, Sequence
 from typing import Any
 
+from raf.agent.output_run import (
+    DEFAULT_OUTPUT_RETRIES,
+    Attempts,
+    answer_checked,
+    stream_checked,
+)
+from raf.agent.output_type import OutputType, check_for_client, resolve_output_type
 from raf.agent.session_conflicts import claim_approvals, save_turn
+from raf.agent.template import PromptTemplate, render_instructions
 from raf.agent.turn import (
     PreparedRun,
     Turn,
     agent_response,
     check_run_options,
     release_calls,
+    with_run_arguments,
 )
 from raf.clients.tool_loop import (
     DEFAULT_MAX_REPEATED_CALLS,
@@ -24,6 +33,7 @@ from raf.clients.tool_loop import (
     drive,
     run_to_end,
 )
+from raf.clients.tool_loop.steps import call_model
 from raf.core.approvals import (
     RunApprovals,
     awaiting_answers,
@@ -88,10 +98,15 @@ class Agent:
         session_usage_limits: UsageLimits | None = None,
         tool_timeout: float | None = None,
         max_repeated_calls: int | None = DEFAULT_MAX_REPEATED_CALLS,
+        output_type: Any = None,
+        output_retries: int = DEFAULT_OUTPUT_RETRIES,
+        instructions_template: PromptTemplate | None = None,
     ) -> None:
         self.name = name
         self.description = description
         self.instructions = instructions
+        self.instructions_template = instructions_template
+        """Instructions rendered at each run from its variables (before `instructions`)."""
         self._tool_index = index_tools(tools, where=f"on agent {name!r}")
         self.tools: tuple[Tool, ...] = tuple(self._tool_index.values())
         self._indexed_tools = self.tools  # `tools` may be replaced after building
@@ -113,6 +128,20 @@ class Agent:
             chat_client, max_tool_rounds=max_tool_rounds, max_repeated_calls=max_repeated_calls
         )
         self.max_repeated_calls = self._tool_client.max_repeated_calls
+        self.output_type: OutputType | None = None
+        """The type every answer must have (None: text); `response.value` holds it."""
+        if output_type is not None:
+            self.output_type = resolve_output_type(output_type, where="output_type")
+            check_for_client(chat_client, self.output_type, where="output_type")
+        self.output_retries = output_retries
+
+    @property
+    def output_schema(self) -> dict[str, Any] | None:
+        """The JSON Schema the answers must match (None without an output type)."""
+        output = self.output_type
+        if output is None:
+            return None
+        return output.source if isinstance(output.source, dict) else output.schema.json_schema
 
     @property
     def chat_client(self) -> ChatClient:
@@ -134,8 +163,15 @@ class Agent:
         messages: MessageInput = None,
         session: AgentSession | None = None,
         options: AgentRunOptions | None = None,
+        *,
+        output_type: Any = None,
+        variables: Mapping[str, Any] | None = None,
     ) -> AgentResponse:
-        """Run one turn: providers, the model with its tool loop, providers again."""
+        """Run one turn: providers, the model with its tool loop, providers again.
+
+        `output_type` (or the agent's) makes `response.value` the answer as that type;
+        `variables` fill the instructions template."""
+        options = with_run_arguments(options, output_type, variables)
         turn = self._begin(messages, session, options)
         chain = turn.run.middleware.agent
         try:
@@ -163,9 +199,14 @@ class Agent:
         messages: MessageInput = None,
         session: AgentSession | None = None,
         options: AgentRunOptions | None = None,
+        *,
+        output_type: Any = None,
+        variables: Mapping[str, Any] | None = None,
     ) -> AsyncIterator[AgentResponseUpdate]:
         """The same lifecycle as `run`, yielding updates; the session is stored before
-        the final update is yielded."""
+        the final update is yielded. With an output type, text deltas carry the
+        `partial_value` parsed so far and the final update the validated `value`."""
+        options = with_run_arguments(options, output_type, variables)
         turn = self._begin(messages, session, options)
         chain = turn.run.middleware.agent
         final_update: AgentResponseUpdate | None = None
@@ -209,12 +250,23 @@ class Agent:
         messages: MessageInput = None,
         session: AgentSession | None = None,
         options: AgentRunOptions | None = None,
+        *,
+        output_type: Any = None,
+        variables: Mapping[str, Any] | None = None,
     ) -> AgentResponse:
         """`run` for scripts: starts an event loop (not callable inside one)."""
         try:
             asyncio.get_running_loop()
         except RuntimeError:
-            return asyncio.run(self.run(messages, session=session, options=options))
+            return asyncio.run(
+                self.run(
+                    messages,
+                    session=session,
+                    options=options,
+                    output_type=output_type,
+                    variables=variables,
+                )
+            )
         raise RafError("run_sync() cannot be used inside a running event loop; await run()")
 
     # -- the lifecycle, top to bottom -------------------------------------------------
@@ -231,6 +283,7 @@ class Agent:
         options = options if options is not None else AgentRunOptions()
         self._check_approvals(session, request, options)
         check_run_options(options)
+        instructions = render_instructions(self, options.template_variables)
         middleware = self.middleware
         if options.middleware:
             extra = options.middleware
@@ -247,8 +300,20 @@ class Agent:
             middleware=middleware,
             tool_timeout=options.tool_timeout or self.tool_timeout,
         )
+        output = self.output_type
+        if options.output_type is not None:
+            output = resolve_output_type(options.output_type, where="output_type")
+            check_for_client(self.leaf_client, output, where="output_type")
         turn = Turn(
-            run=run, request=request, options=options, spent_before=list(session.spent_approvals)
+            run=run,
+            request=request,
+            options=options,
+            spent_before=list(session.spent_approvals),
+            instructions=instructions,
+            output=output,
+            output_retries=(
+                self.output_retries if options.output_retries is None else options.output_retries
+            ),
         )
         if self.session_store is not None and options.tool_approval_responses:
             store = self.session_store
@@ -262,36 +327,81 @@ class Agent:
         return turn
 
     async def _answer(self, turn: Turn) -> AgentResponse:
-        """Providers' on_invoking, then the model (its tool loop inside), not streaming."""
+        """Providers' on_invoking, then the model (its tool loop inside), not streaming;
+        with an output type, the answer is checked and asked again while it fails."""
         prepared = await self._prepare(turn)
-        loop = turn.loop = self._loop_for(turn, prepared, stream=False)
-        if loop is None:
-            response = await self.leaf_client.get_response(
-                prepared.chat_messages, prepared.chat_options
+        response = await self._ask(turn, prepared.chat_messages)
+        value = None
+        if turn.output is not None:
+            response, value = await answer_checked(
+                turn.output,
+                turn.output_retries,
+                prepared.chat_messages,
+                response,
+                lambda conversation: self._ask(turn, conversation, again=True),
             )
-        else:
-            await run_to_end(loop)
-            response = loop.response()
-        turn.response = agent_response(response, prepared.session)
+        turn.response = agent_response(response, prepared.session, value)
         return turn.response
+
+    async def _ask(
+        self, turn: Turn, conversation: list[ChatMessage], *, again: bool = False
+    ) -> ChatResponse:
+        """One answer of the model (its tool loop inside) to `conversation`."""
+        prepared = turn.prepared
+        assert prepared is not None
+        loop = turn.loop = self._loop_for(turn, prepared, conversation, stream=False, again=again)
+        if loop is None:
+            return await self.leaf_client.get_response(conversation, prepared.chat_options)
+        await run_to_end(loop)
+        return loop.response()
 
     async def _stream_answer(self, turn: Turn) -> AsyncIterator[AgentResponseUpdate]:
         """`_answer`, streaming; `turn.response` is set when the stream ends."""
         prepared = await self._prepare(turn)
-        loop = turn.loop = self._loop_for(turn, prepared, stream=True)
+        output = turn.output
+        if output is None:
+            async for update in self._ask_stream(turn, prepared.chat_messages):
+                yield update
+            assert turn.attempt is not None
+            turn.response = agent_response(turn.attempt, prepared.session)
+            return
+        attempts = Attempts(
+            output=output, retries=turn.output_retries, conversation=prepared.chat_messages
+        )
+
+        def ask(conversation: list[ChatMessage]) -> AsyncIterator[AgentResponseUpdate]:
+            return self._ask_stream(turn, conversation, again=attempts.count > 0)
+
+        def answered() -> ChatResponse:
+            assert turn.attempt is not None
+            return turn.attempt
+
+        async for update in stream_checked(attempts, ask, answered):
+            if update.kind is UpdateKind.FINISHED:  # the session is stored before it goes
+                turn.response = agent_response(
+                    attempts.joined(answered()), prepared.session, update.value
+                )
+            yield update
+
+    async def _ask_stream(
+        self, turn: Turn, conversation: list[ChatMessage], *, again: bool = False
+    ) -> AsyncIterator[AgentResponseUpdate]:
+        """`_ask`, streaming; the answer is in `turn.attempt` when the stream ends."""
+        prepared = turn.prepared
+        assert prepared is not None
+        loop = turn.loop = self._loop_for(turn, prepared, conversation, stream=True, again=again)
         if loop is None:
             folder = ResponseFolder()
             async for update in self.leaf_client.get_streaming_response(
-                prepared.chat_messages, prepared.chat_options
+                conversation, prepared.chat_options
             ):
                 folder.add(update)
                 yield update
-            response = folder.response()
+            turn.attempt = folder.response()
         else:
             async for update in drive(loop):
                 yield update
-            response = loop.response()
-        turn.response = agent_response(response, prepared.session)
+            turn.attempt = loop.response()
 
     async def _prepare(self, turn: Turn) -> PreparedRun:
         request = turn.request
@@ -300,7 +410,7 @@ class Agent:
         options = turn.options
         session.touch_request_hash(request)
 
-        instructions = [self.instructions] if self.instructions else []
+        instructions = [text for text in (turn.instructions, self.instructions) if text]
         # what each provider injects, joined with the request into one new list at the end
         # (copying a long history once per run, not once per step)
         parts: list[Sequence[ChatMessage]] = []
@@ -362,6 +472,8 @@ class Agent:
             except RafError as exc:
                 await self._call_on_invoked(invoked, session, request, None, exc)
                 raise
+        if turn.output is not None:
+            chat_options.output_schema = turn.output.schema
         chat_options.tools = tools
         turn.prepared = PreparedRun(
             session=session,
@@ -375,28 +487,41 @@ class Agent:
         )
         return turn.prepared
 
-    def _loop_for(self, turn: Turn, prepared: PreparedRun, *, stream: bool) -> LoopState | None:
+    def _loop_for(
+        self,
+        turn: Turn,
+        prepared: PreparedRun,
+        conversation: list[ChatMessage],
+        *,
+        stream: bool,
+        again: bool = False,
+    ) -> LoopState | None:
         """The tool loop for this run; None when the bare model will do (no tools, no
-        approvals, no cancellation, no limits and no chat or function middleware)."""
+        approvals, no cancellation, no limits and no chat or function middleware).
+        `again`: a second answer in the same run (approvals were already applied)."""
         run = turn.run
         if (
             not prepared.tools
-            and not run.approvals.responses
+            and (again or not run.approvals.responses)
             and run.cancellation is None
             and not run.has_limits
             and not run.middleware.chat
             and not run.middleware.function
         ):
             return None
-        return self._tool_client.start(
-            prepared.chat_messages,
+        loop = self._tool_client.start(
+            conversation,
             prepared.chat_options,
             run=run,
             stream=stream,
             max_tool_rounds=turn.options.max_tool_rounds,
             tool_index=prepared.tool_index,
-            own_messages=True,
+            # an output type's retries build on the conversation: the loop must not grow it
+            own_messages=turn.output is None,
         )
+        if again:
+            loop.next = call_model
+        return loop
 
     def _check_approvals(
         self, session: AgentSession, request: Sequence[ChatMessage], options: AgentRunOptions

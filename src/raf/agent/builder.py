@@ -2,12 +2,14 @@
 
 from __future__ import annotations
 
-from collections.abc import Callable, Sequence
+from collections.abc import Callable, Mapping, Sequence
 from typing import Any
 
 from raf.agent.agent import Agent
 from raf.agent.guardrails import TextGuardrail, ToolCheck, ToolGuardrail, guardrail_middleware
 from raf.agent.history import InMemoryHistoryProvider
+from raf.agent.output_run import DEFAULT_OUTPUT_RETRIES
+from raf.agent.template import PromptTemplate
 from raf.clients.tool_loop import DEFAULT_MAX_REPEATED_CALLS, DEFAULT_MAX_TOOL_ROUNDS
 from raf.clients.tool_loop.repeats import check_max_repeated_calls
 from raf.core.chat_client import ChatClient, ChatClientDecorator
@@ -51,6 +53,9 @@ class AgentBuilder:
         self._session_usage_limits: UsageLimits | None = None
         self._tool_timeout: float | None = None
         self._history: ContextProvider | None = InMemoryHistoryProvider()
+        self._output_type: Any = None
+        self._template: PromptTemplate | None = None
+        self._output_retries = DEFAULT_OUTPUT_RETRIES
 
     def with_name(self, name: str) -> AgentBuilder:
         self._name = name
@@ -63,6 +68,29 @@ class AgentBuilder:
     def with_instructions(self, instructions: str) -> AgentBuilder:
         """Add to the system prompt (several calls are joined with newlines)."""
         self._instructions.append(instructions)
+        return self
+
+    def with_instructions_template(
+        self,
+        template: str | PromptTemplate,
+        *,
+        input_schema: dict[str, Any] | None = None,
+        variables: Mapping[str, Any] | None = None,
+    ) -> AgentBuilder:
+        """Instructions as a mustache template (`Help {{customer}}.`), rendered at each run
+        with `agent.run(..., variables={...})`; `input_schema` (JSON Schema) checks the
+        variables, `variables` gives defaults. Rendered before plain instructions."""
+        if isinstance(template, PromptTemplate):
+            if input_schema is not None or variables is not None:
+                raise ConfigurationError(
+                    "with_instructions_template(): give input_schema and variables to the "
+                    "PromptTemplate itself"
+                )
+            self._template = template
+        else:
+            self._template = PromptTemplate(
+                text=template, input_schema=input_schema, defaults=dict(variables or {})
+            )
         return self
 
     def with_tool(self, tool: Tool | Callable[..., Any]) -> AgentBuilder:
@@ -216,6 +244,19 @@ class AgentBuilder:
         self._tool_timeout = float(seconds) if seconds is not None else None
         return self
 
+    def with_output_type(self, output_type: Any, *, retries: int | None = None) -> AgentBuilder:
+        """Every answer must be `output_type` (a pydantic model, dataclass, TypedDict, a
+        list or union of them, a scalar, or a JSON Schema dict); `response.value` holds it.
+        An answer that fails validation goes back to the model `retries` times (default 1)."""
+        if retries is not None:
+            if isinstance(retries, bool) or not isinstance(retries, int) or retries < 0:
+                raise ConfigurationError(
+                    f"with_output_type(retries=...): a whole number 0 or above, got {retries!r}"
+                )
+            self._output_retries = retries
+        self._output_type = output_type
+        return self
+
     def build(self) -> Agent:
         if self._client is None:
             raise ConfigurationError(
@@ -247,4 +288,7 @@ class AgentBuilder:
             session_usage_limits=self._session_usage_limits,
             tool_timeout=self._tool_timeout,
             max_repeated_calls=self._max_repeated_calls,
+            output_type=self._output_type,
+            output_retries=self._output_retries,
+            instructions_template=self._template,
         )

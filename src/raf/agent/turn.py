@@ -4,10 +4,11 @@ and conversions around recording the turn."""
 from __future__ import annotations
 
 import logging
-from collections.abc import Sequence
-from dataclasses import dataclass, field
+from collections.abc import Mapping, Sequence
+from dataclasses import dataclass, field, replace
 from typing import Any
 
+from raf.agent.output_type import OutputType
 from raf.clients.tool_loop import LoopState
 from raf.core.context import ContextProvider
 from raf.core.errors import ConfigurationError
@@ -51,6 +52,13 @@ class Turn:
     prepared: PreparedRun | None = None
     loop: LoopState | None = None
     response: AgentResponse | None = None
+    attempt: ChatResponse | None = None
+    """The model's latest answer (its tool loop inside), before it becomes the response."""
+    instructions: str | None = None
+    """The instructions template rendered for this run."""
+    output: OutputType | None = None
+    """The type the answer must have (None: text)."""
+    output_retries: int = 1
 
 
 def check_run_options(options: AgentRunOptions) -> None:
@@ -63,6 +71,14 @@ def check_run_options(options: AgentRunOptions) -> None:
             f"must be a number of seconds above 0 or None, got {timeout!r}",
             key_path="AgentRunOptions(tool_timeout=...)",
         )
+    retries = options.output_retries
+    if retries is not None and (
+        isinstance(retries, bool) or not isinstance(retries, int) or retries < 0
+    ):
+        raise ConfigurationError(
+            f"must be a whole number 0 or above, got {retries!r}",
+            key_path="AgentRunOptions(output_retries=...)",
+        )
     for name in ("usage_limits", "session_usage_limits"):
         value = getattr(options, name)
         if value is not None and not isinstance(value, UsageLimits):
@@ -72,8 +88,12 @@ def check_run_options(options: AgentRunOptions) -> None:
             )
 
 
-def agent_response(response: ChatResponse, session: AgentSession) -> AgentResponse:
+def agent_response(
+    response: ChatResponse, session: AgentSession, value: Any = None
+) -> AgentResponse:
     if isinstance(response, AgentResponse) and response.session_id == session.id:
+        if value is not None:
+            response.value = value
         return response
     return AgentResponse(
         messages=response.messages,
@@ -82,6 +102,7 @@ def agent_response(response: ChatResponse, session: AgentSession) -> AgentRespon
         model_id=response.model_id,
         response_id=response.response_id,
         session_id=session.id,
+        value=value,
     )
 
 
@@ -103,3 +124,20 @@ def release_calls(tools: Sequence[Tool], closed: dict[str, str], session: AgentS
             tool.release_call(call_id, session)
         except Exception as exc:  # releasing is best effort; the run's result stands
             log.error("release_call of tool %r failed: %s", name, exc)
+
+
+def with_run_arguments(
+    options: AgentRunOptions | None,
+    output_type: Any,
+    variables: Mapping[str, Any] | None,
+) -> AgentRunOptions | None:
+    """The run's options with the `output_type` and `variables` given to `run` itself."""
+    if output_type is None and variables is None:
+        return options
+    options = options if options is not None else AgentRunOptions()
+    changes: dict[str, Any] = {}
+    if output_type is not None:
+        changes["output_type"] = output_type
+    if variables is not None:
+        changes["template_variables"] = variables
+    return replace(options, **changes)

@@ -2,11 +2,12 @@
 
 from __future__ import annotations
 
+import json
 from collections.abc import Mapping, Sequence
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
 from typing import Any
 
-from raf.clients.errors import InvalidResponseError
+from raf.clients.errors import BadRequestError, InvalidResponseError
 from raf.clients.openai_wire import parse_arguments
 from raf.core.contents import (
     FunctionCallContent,
@@ -16,6 +17,7 @@ from raf.core.contents import (
 )
 from raf.core.messages import ChatMessage, Role, new_id
 from raf.core.options import ChatOptions, ToolChoice
+from raf.core.output import OutputSchema
 from raf.core.responses import AgentResponseUpdate, FinishReason, UpdateKind
 from raf.core.tools import Tool
 from raf.core.usage import UsageDetails
@@ -123,8 +125,12 @@ def usage_from(data: Mapping[str, Any] | None) -> UsageDetails:
 class MessagesAssembler:
     """Turns Messages API stream events (dicts) into raf updates under one message id."""
 
-    def __init__(self, message_id: str) -> None:
+    def __init__(self, message_id: str, output_tool: str | None = None) -> None:
         self.message_id = message_id
+        self.output_tool = output_tool
+        """The forced output tool: its input is the answer, passed on as text."""
+        self._answered = False
+        self._called = False
         self.response_id: str | None = None
         self.model_id: str | None = None
         self.stopped = False
@@ -174,7 +180,12 @@ class MessagesAssembler:
         state: dict[str, Any] = {"type": btype, "parts": []}
         self._blocks[index] = state
         out: list[AgentResponseUpdate] = []
-        if btype == "tool_use":
+        if btype == "tool_use" and self.output_tool and block.get("name") == self.output_tool:
+            state["type"] = "output"
+            state["input"] = block.get("input") or {}
+            self._answered = True
+        elif btype == "tool_use":
+            self._called = True
             state["id"] = block.get("id") or new_id("call")
             state["name"] = block.get("name") or ""
             state["input"] = block.get("input") or {}
@@ -214,7 +225,12 @@ class MessagesAssembler:
             return [self._update(UpdateKind.REASONING_DELTA, text=delta["thinking"])]
         if dtype == "signature_delta" and delta.get("signature"):
             return [self._signature(delta["signature"])]
-        if dtype == "input_json_delta":
+        if dtype == "input_json_delta" and state["type"] == "output":
+            piece = delta.get("partial_json") or ""
+            if piece:
+                state["parts"].append(piece)
+                return [self._update(UpdateKind.TEXT_DELTA, text=piece)]
+        elif dtype == "input_json_delta":
             piece = delta.get("partial_json") or ""
             if piece:
                 state["parts"].append(piece)
@@ -230,6 +246,11 @@ class MessagesAssembler:
 
     def _stop_block(self, index: int) -> list[AgentResponseUpdate]:
         state = self._blocks.pop(index, None)
+        if state and state["type"] == "output":
+            if state["parts"]:  # streamed already, as text
+                return []
+            text = json.dumps(state["input"], ensure_ascii=False)
+            return [self._update(UpdateKind.TEXT_DELTA, text=text)]
         if not state or state["type"] != "tool_use":
             return []
         raw = "".join(state["parts"])
@@ -256,7 +277,10 @@ class MessagesAssembler:
 
     def finish(self) -> list[AgentResponseUpdate]:
         out = [self._update(UpdateKind.USAGE, usage=usage_from(self._usage))]
-        out.append(self._update(UpdateKind.FINISHED, finish_reason=self._stop or FinishReason.STOP))
+        stop = self._stop or FinishReason.STOP
+        if stop is FinishReason.TOOL_CALLS and self._answered and not self._called:
+            stop = FinishReason.STOP  # the output tool's call is the answer
+        out.append(self._update(UpdateKind.FINISHED, finish_reason=stop))
         return out
 
 
@@ -279,6 +303,13 @@ class MessagesWire:
 
     max_tokens: int = DEFAULT_MAX_TOKENS
     """Sent when the options set none: the Messages API requires a limit."""
+    output_tool: str | None = None
+    """The tool whose forced call carries a structured answer (set per call)."""
+
+    def for_options(self, options: ChatOptions) -> MessagesWire:
+        """This format for one call: with an output schema, its output tool is known."""
+        output = options.output_schema
+        return self if output is None else replace(self, output_tool=output.name)
 
     def request(
         self, messages: Sequence[ChatMessage], options: ChatOptions, *, model: str, stream: bool
@@ -296,6 +327,8 @@ class MessagesWire:
             choice = to_anthropic_tool_choice(options.tool_choice)
             if choice is not None:
                 body["tool_choice"] = choice
+        if options.output_schema is not None:
+            _ask_for_output(body, options.output_schema)
         if options.temperature is not None:
             body["temperature"] = options.temperature
         if options.top_p is not None:
@@ -308,11 +341,33 @@ class MessagesWire:
         return body
 
     def assembler(self, message_id: str) -> MessagesAssembler:
-        return MessagesAssembler(message_id)
+        return MessagesAssembler(message_id, self.output_tool)
 
     def parse(self, data: dict[str, Any], message_id: str) -> list[AgentResponseUpdate] | None:
-        assembler = MessagesAssembler(message_id)
+        assembler = MessagesAssembler(message_id, self.output_tool)
         updates: list[AgentResponseUpdate] = []
         for event in message_to_events(data):
             updates.extend(assembler.feed(event))
         return updates + assembler.finish()
+
+
+def _ask_for_output(body: dict[str, Any], output: OutputSchema) -> None:
+    """Offer the output tool and force a call: of it alone, or (other tools offered) of
+    any tool, so the model may still call tools before it answers."""
+    tools = body.setdefault("tools", [])
+    if any(t.get("name") == output.name for t in tools):
+        raise BadRequestError(
+            f"a tool is named {output.name!r} like the output type; rename the tool",
+            provider="anthropic",
+        )
+    tools.append(
+        {
+            "name": output.name,
+            "description": output.description or "Give the final answer.",
+            "input_schema": output.json_schema,
+        }
+    )
+    if len(tools) == 1:
+        body["tool_choice"] = {"type": "tool", "name": output.name}
+    elif body.get("tool_choice", {}).get("type") in (None, "auto"):
+        body["tool_choice"] = {"type": "any"}

@@ -18,6 +18,7 @@ from raf.clients.provider import Provider
 from raf.clients.wire import WireFormat
 from raf.core.messages import ChatMessage, new_id
 from raf.core.options import ChatOptions
+from raf.core.output import OutputSchema
 from raf.core.responses import AgentResponseUpdate, ChatResponse, UpdateKind, fold_updates
 
 W = TypeVar("W", bound=WireFormat)
@@ -60,12 +61,22 @@ class ModelClient(Generic[W]):
     async def aclose(self) -> None:
         await self.api.aclose()
 
+    def check_output_schema(self, output: OutputSchema) -> None:
+        """Refuse, before any request, an output schema this API cannot express."""
+        check = getattr(self.wire, "check_output_schema", None)
+        if check is not None:
+            check(output)
+
     async def _prepare(
         self, messages: Sequence[ChatMessage], options: ChatOptions, *, stream: bool
     ) -> tuple[WireFormat, dict[str, Any]]:
         """The wire format and request body of one call (a client may pick a format per call)."""
         model = options.model_id or self.model
-        return self.wire, self.wire.request(messages, options, model=model, stream=stream)
+        wire: Any = self.wire
+        narrow = getattr(wire, "for_options", None)
+        if narrow is not None:  # a format that needs to know this call's options to parse
+            wire = narrow(options)
+        return wire, wire.request(messages, options, model=model, stream=stream)
 
     async def get_response(
         self, messages: Sequence[ChatMessage], options: ChatOptions | None = None

@@ -57,8 +57,11 @@ def _hoist_definitions(
     return _rewrite_refs(body, renames)  # type: ignore[no-any-return]
 
 
-def tool_schema(tools: Sequence[Tool], choice: str | None) -> dict[str, Any]:
-    """JSON Schema of one constrained answer: a call of one of the tools, or a text answer."""
+def tool_schema(
+    tools: Sequence[Tool], choice: str | None, answer: dict[str, Any] | None = None
+) -> dict[str, Any]:
+    """JSON Schema of one constrained answer: a call of one of the tools, or an answer
+    (text, or the JSON of `answer` when the answer has an output schema)."""
     chosen = [t for t in tools if choice in (None, "auto", "required") or t.name == choice]
     definitions: dict[str, Any] = {}
     branches: list[dict[str, Any]] = [
@@ -76,10 +79,15 @@ def tool_schema(tools: Sequence[Tool], choice: str | None) -> dict[str, Any]:
         for i, t in enumerate(chosen)
     ]
     if choice in (None, "auto"):
+        answer_schema = (
+            {"type": "string"}
+            if answer is None
+            else _hoist_definitions(len(chosen), answer, definitions)
+        )
         branches.append(
             {
                 "type": "object",
-                "properties": {"answer": {"type": "string"}},
+                "properties": {"answer": answer_schema},
                 "required": ["answer"],
                 "additionalProperties": False,
             }
@@ -176,7 +184,9 @@ def parse_constrained(text: str) -> tuple[list[Any], FinishReason]:
         )
         return [call], FinishReason.TOOL_CALLS
     if isinstance(value, dict) and "answer" in value:
-        return [TextContent(text=str(value["answer"]))], FinishReason.STOP
+        answer = value["answer"]
+        text = answer if isinstance(answer, str) else json.dumps(answer, ensure_ascii=False)
+        return [TextContent(text=text)], FinishReason.STOP
     return [TextContent(text=text)], FinishReason.STOP
 
 

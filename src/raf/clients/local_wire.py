@@ -8,6 +8,7 @@ a call or an answer, see `local_tools`).
 
 from __future__ import annotations
 
+import json
 from collections.abc import Sequence
 from dataclasses import dataclass
 from typing import Any
@@ -23,6 +24,7 @@ from raf.clients.openai_wire import (
 )
 from raf.core.messages import ChatMessage
 from raf.core.options import ChatOptions
+from raf.core.output import OutputSchema
 from raf.core.responses import AgentResponseUpdate
 
 
@@ -42,8 +44,10 @@ class LocalWire:
     """Whether this call constrains decoding to a tool call or an answer."""
 
     def wants_grammar(self, options: ChatOptions) -> bool:
-        """Whether a call with these options needs the grammar (tools, no native format)."""
-        return bool(options.tools) and options.tool_choice != "none" and not self.native
+        """Whether a call with these options needs the grammar: tools offered and no native
+        format, or tools and an output schema (one grammar holds both)."""
+        offered = bool(options.tools) and options.tool_choice != "none"
+        return offered and (not self.native or options.output_schema is not None)
 
     def request(
         self, messages: Sequence[ChatMessage], options: ChatOptions, *, model: str, stream: bool
@@ -60,7 +64,10 @@ class LocalWire:
                     provider="local",
                     model=model,
                 )
-            body["json_schema"] = tool_schema(options.tools, choice)
+            output = options.output_schema
+            body["json_schema"] = tool_schema(
+                options.tools, choice, output.json_schema if output is not None else None
+            )
         elif not self.native:
             body["messages"] = text_messages(messages)
         else:
@@ -71,6 +78,8 @@ class LocalWire:
                 body["tools"] = to_openai_tools(options.tools)
                 if options.tool_choice is not None:
                     body["tool_choice"] = to_openai_tool_choice(options.tool_choice)
+        if options.output_schema is not None:
+            _tell_the_schema(body["messages"], options.output_schema, grammar=self.grammar)
         temperature = options.temperature if options.temperature is not None else self.temperature
         if temperature is not None:
             body["temperature"] = temperature
@@ -81,7 +90,11 @@ class LocalWire:
             body["top_p"] = options.top_p
         if options.stop:
             body["stop"] = list(options.stop)
-        if options.response_format is not None and not self.grammar:
+        if self.grammar:
+            pass
+        elif options.output_schema is not None:  # decoding constrained to the schema
+            body["json_schema"] = options.output_schema.json_schema
+        elif options.response_format is not None:
             body["response_format"] = options.response_format
         body.update(options.additional)
         if stream:
@@ -109,3 +122,17 @@ class LocalWire:
             }
         )
         return constrained.finish()
+
+
+def _tell_the_schema(
+    messages: list[dict[str, Any]], output: OutputSchema, *, grammar: bool
+) -> None:
+    """Say in the system prompt what the answer's fields are: the grammar fixes the
+    shape, but a small model needs the words to fill it well."""
+    schema = json.dumps(output.json_schema, ensure_ascii=False)
+    where = 'the "answer"' if grammar else "your answer"
+    note = f"{output.description} Write {where} as JSON matching this JSON Schema: {schema}"
+    if messages and messages[0].get("role") == "system":
+        messages[0] = {**messages[0], "content": f"{messages[0]['content']}\n\n{note}"}
+    else:
+        messages.insert(0, {"role": "system", "content": note})

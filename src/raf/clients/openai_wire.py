@@ -12,6 +12,7 @@ from collections.abc import Sequence
 from dataclasses import dataclass, field
 from typing import Any
 
+from raf.clients.strict_schema import strict_json_schema
 from raf.core.contents import (
     FunctionCallContent,
     FunctionResultContent,
@@ -19,6 +20,7 @@ from raf.core.contents import (
 )
 from raf.core.messages import ChatMessage, Role
 from raf.core.options import ChatOptions, ToolChoice
+from raf.core.output import OutputSchema
 from raf.core.responses import AgentResponseUpdate, FinishReason, UpdateKind
 from raf.core.tools import Tool
 from raf.core.usage import UsageDetails
@@ -309,6 +311,18 @@ def completion_to_updates(completion: dict[str, Any], message_id: str) -> list[A
 _PASSED = ("temperature", "top_p", "stop", "seed", "response_format")
 
 
+def response_format(output: OutputSchema) -> dict[str, Any]:
+    """The strict `json_schema` response format asking for `output`."""
+    spec: dict[str, Any] = {
+        "name": output.name,
+        "schema": strict_json_schema(output),
+        "strict": True,
+    }
+    if output.description:
+        spec["description"] = output.description
+    return {"type": "json_schema", "json_schema": spec}
+
+
 @dataclass(kw_only=True, slots=True)
 class ChatCompletionsWire:
     """Request bodies and answers of the chat-completions API (`POST /chat/completions`)."""
@@ -337,8 +351,14 @@ class ChatCompletionsWire:
             body["stream"] = True
             if self.stream_usage:
                 body["stream_options"] = {"include_usage": True}
+        if options.output_schema is not None:
+            body["response_format"] = response_format(options.output_schema)
         body.update(options.additional)
         return body
+
+    def check_output_schema(self, output: OutputSchema) -> None:
+        """Refuse a schema strict mode cannot express (naming the field)."""
+        strict_json_schema(output)
 
     def assembler(self, message_id: str) -> ChunkAssembler:
         return ChunkAssembler(message_id)

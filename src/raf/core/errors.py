@@ -227,3 +227,23 @@ class UsageLimitExceeded(RafError):
             f"usage limit exceeded: {whose} {limit} limit is {maximum}, "
             f"and the run reached {figure}"
         )
+
+
+class OutputValidationError(RafError):
+    """The model's answer never matched the output type, after every retry.
+
+    `raw_text` is the last answer as the model wrote it, `errors` what was wrong with it,
+    `attempts` how many answers were checked and `response` the whole run's response.
+    """
+
+    def __init__(self, *, raw_text: str, errors: str, attempts: int, type_name: str) -> None:
+        self.raw_text = raw_text
+        self.errors = errors
+        self.attempts = attempts
+        self.type_name = type_name
+        self.response: Any = None
+        shown = raw_text if len(raw_text) <= 2000 else raw_text[:2000] + "…"
+        super().__init__(
+            f"the model's answer is not a valid {type_name} after {attempts} attempt(s): "
+            f"{errors}\nthe last answer was: {shown!r}"
+        )

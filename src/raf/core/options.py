@@ -2,11 +2,12 @@
 
 from __future__ import annotations
 
-from collections.abc import Sequence
+from collections.abc import Mapping, Sequence
 from dataclasses import dataclass, field, replace
 from typing import TYPE_CHECKING, Any, Literal
 
 from raf.core.contents import ApprovalResponseContent
+from raf.core.output import OutputSchema
 
 if TYPE_CHECKING:
     from raf.core.cancellation import CancellationToken
@@ -34,6 +35,8 @@ class ChatOptions:
     seed: int | None = None
     tool_choice: ToolChoice | None = None
     response_format: dict[str, Any] | None = None
+    output_schema: OutputSchema | None = None
+    """The answer must be JSON matching this schema (set by the agent from its output type)."""
     tools: list[Tool] = field(default_factory=list)
     additional: dict[str, Any] = field(default_factory=dict)
     """Provider-specific settings passed through as they are."""
@@ -49,6 +52,7 @@ class ChatOptions:
             seed=self.seed,
             tool_choice=self.tool_choice,
             response_format=self.response_format,
+            output_schema=self.output_schema,
             tools=self.tools,
             additional=self.additional,
         )
@@ -67,6 +71,7 @@ class ChatOptions:
             "seed",
             "tool_choice",
             "response_format",
+            "output_schema",
         ):
             value = getattr(overrides, name)
             if value is not None:
@@ -106,3 +111,12 @@ class AgentRunOptions:
     middleware: Sequence[Any] | MiddlewareSet = ()
     """Middleware for this run only, inside the agent's own (one already there is not
     added twice)."""
+    output_type: Any = None
+    """The type the answer must have for this run (replaces the agent's): a pydantic
+    model, dataclass, TypedDict, a list or union of them, a scalar, or a JSON Schema dict;
+    `response.value` holds the validated result."""
+    output_retries: int | None = None
+    """How many times an answer that fails validation goes back to the model with the
+    errors (replaces the agent's; default 1)."""
+    template_variables: Mapping[str, Any] | None = None
+    """Values of the `{{variables}}` of the agent's instructions template for this run."""

@@ -7,6 +7,8 @@ from dataclasses import dataclass, field
 from enum import StrEnum
 from typing import Any
 
+from pydantic_core import to_jsonable_python
+
 from raf.core.contents import (
     ApprovalRequestContent,
     Content,
@@ -72,6 +74,11 @@ class AgentResponseUpdate:
     """A piece of the model's reasoning (REASONING_DELTA)."""
     arguments_delta: str = ""
     """A piece of a tool call's JSON arguments (TOOL_CALL_ARGUMENTS_DELTA)."""
+    partial_value: Any = None
+    """With an output type, on TEXT_DELTA: the JSON answer parsed so far (dicts, lists,
+    scalars), growing as the answer does."""
+    value: Any = None
+    """With an output type, on FINISHED: the validated result (as `AgentResponse.value`)."""
     model_id: str = ""
     """The model that answered, when known (on a stream's FINISHED update)."""
 
@@ -108,6 +115,10 @@ class AgentResponseUpdate:
             out["usage"] = self.usage.to_dict()
         if self.finish_reason is not None:
             out["finish_reason"] = self.finish_reason.value
+        if self.partial_value is not None:
+            out["partial_value"] = self.partial_value
+        if self.value is not None:
+            out["value"] = to_jsonable_python(self.value)
         if self.model_id:
             out["model_id"] = self.model_id
         return out
@@ -126,6 +137,8 @@ class AgentResponseUpdate:
             finish_reason=FinishReason(data["finish_reason"]) if "finish_reason" in data else None,
             reasoning=data.get("reasoning", ""),
             arguments_delta=data.get("arguments_delta", ""),
+            partial_value=data.get("partial_value"),
+            value=data.get("value"),
             model_id=data.get("model_id", ""),
         )
 
@@ -184,6 +197,8 @@ class AgentResponse(ChatResponse):
     """What an agent run returns; `session_id` names the session it ran in."""
 
     session_id: str | None = None
+    value: Any = None
+    """With an output type: the answer as that type, validated (None without one)."""
 
 
 class ResponseFolder:

@@ -57,9 +57,10 @@ def to_maf(data: dict[str, Any], *, top: bool = True) -> dict[str, Any]:
     model = out.get("model")
     if isinstance(model, dict):
         _model_to_maf(model)
-    schema = out.get("outputSchema")
-    if isinstance(schema, dict):
-        out["outputSchema"] = _properties_to_mapping(schema)
+    for key in ("inputSchema", "outputSchema"):
+        schema = out.get(key)
+        if isinstance(schema, dict):
+            out[key] = _properties_to_mapping(schema)
     for tool in out.get("tools") or []:
         if isinstance(tool, dict):
             _tool_to_maf(tool)

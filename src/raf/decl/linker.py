@@ -4,11 +4,11 @@ built, every problem collected (seed 001, rules 0-7)."""
 from __future__ import annotations
 
 import logging
-import re
 from collections.abc import Callable
 from typing import TYPE_CHECKING, Any
 
 from raf.agent.agent import Agent
+from raf.agent.template import PromptTemplate
 from raf.core.chat_client import ChatClient
 from raf.core.context import ContextProvider
 from raf.core.errors import (
@@ -26,7 +26,7 @@ from raf.decl import contexts as ctx
 from raf.decl.factories import ToolFactory, ToolFactoryContext, tools_from
 from raf.decl.loader import LoadedAgent
 from raf.decl.model_client import chat_options, client_for
-from raf.decl.output_schema import as_json_schema
+from raf.decl.output_schema import PropertySchemaDecl, as_json_schema
 from raf.decl.problems import suggest
 from raf.decl.schema import (
     BUILTIN_TOOLS,
@@ -55,7 +55,6 @@ if TYPE_CHECKING:
     from raf.decl.builder import DeclAgentBuilder
 
 log = logging.getLogger("raf.decl")
-_PLACEHOLDER = re.compile(r"\{\{\s*([A-Za-z_][A-Za-z0-9_]*)\s*\}\}")
 
 
 class Linker:
@@ -152,6 +151,7 @@ class Linker:
         instructions = self._instructions()
         if instructions:
             agent.with_instructions(instructions)
+        self._template(agent)
         agent.with_max_tool_rounds(decl.max_tool_rounds)
         self._run_settings(agent)
         if isinstance(decl.model, ModelDecl):
@@ -235,13 +235,18 @@ class Linker:
         if self.problems:
             error = ValidationProblems(self.problems)
             raise error from self._first_missing
+        output = decl.output_json_schema()
+        if output is not None:
+            try:
+                agent.with_output_type(output)
+                return agent.build()
+            except ConfigurationError as exc:
+                problem = self.doc.problem(("outputSchema",), exc.message)
+                raise ValidationProblems([problem]) from exc
         try:
-            built = agent.build()
+            return agent.build()
         except RafError as exc:
             raise ValidationProblems([self.doc.problem(("tools",), str(exc))]) from exc
-        # kept for the structured-output work; nothing enforces it yet
-        built.output_schema = decl.output_json_schema()  # type: ignore[attr-defined]
-        return built
 
     # -- pieces -----------------------------------------------------------------------
 
@@ -316,15 +321,52 @@ class Linker:
                     agent.with_tool_guardrail(found)
 
     def _instructions(self) -> str | None:
+        """The plain instructions (a mustache template is rendered at each run instead)."""
         template = self.decl.template
         text = self.decl.instructions or (template.content if template is not None else None)
-        if text and template is not None and template.format == "mustache":
-            variables = template.variables
-            text = _PLACEHOLDER.sub(lambda m: variables.get(m.group(1), m.group(0)), text)
+        if template is not None and template.format == "mustache":
+            text = None
         extra = self.decl.additional_instructions
         if extra:
             return f"{text}\n\n{extra}" if text else extra
         return text
+
+    def _template(self, agent: AgentBuilder) -> None:
+        """A mustache template with its input schema; defaults checked against it now."""
+        decl = self.decl
+        template = decl.template
+        text = decl.instructions or (template.content if template is not None else None)
+        if template is None or template.format != "mustache" or not text:
+            return
+        schema = decl.input_json_schema()
+        where = "instructions" if decl.instructions else "template"
+        try:
+            built = PromptTemplate(
+                text=text,
+                input_schema=schema,
+                defaults=template.variables,
+                declared_at=self._declared_inputs(schema),
+                source=self.doc.file or "",
+            )
+        except ConfigurationError as exc:
+            self.fail((where,) if "inputSchema" not in str(exc) else ("inputSchema",), exc.message)
+            return
+        for name, message in built.default_problems():
+            self.fail(("template", "variables", name), message)
+        agent.with_instructions_template(built)
+
+    def _declared_inputs(self, schema: dict[str, Any] | None) -> dict[str, str]:
+        """Where each input is declared in the document, as `file:line:col`."""
+        raw = self.decl.input_schema
+        names = list((schema or {}).get("properties") or {})
+        out: dict[str, str] = {}
+        for index, name in enumerate(names):
+            listed = isinstance(raw, PropertySchemaDecl) and isinstance(raw.properties, list)
+            path: Path_ = ("inputSchema", "properties", index if listed else name)
+            problem = self.doc.problem(path, "")
+            if problem.line is not None:
+                out[name] = f"{problem.file or 'the document'}:{problem.line}:{problem.column}"
+        return out
 
     def _declared_tools(self) -> tuple[list[tuple[Path_, Tool]], list[ContextProvider]]:
         tools: list[tuple[Path_, Tool]] = []

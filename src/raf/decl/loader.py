@@ -378,14 +378,18 @@ def _semantic(loaded: LoadedAgent, *, check_extras: bool) -> list[Problem]:
                     )
                 )
     problems += model_problems(decl, doc)
-    # template placeholders must have values
-    if decl.template is not None and decl.template.format == "mustache" and decl.instructions:
-        for name in _PLACEHOLDER.findall(decl.instructions):
-            if name not in decl.template.variables:
+    # template placeholders must have values: a default, or a declared input
+    template = decl.template
+    text = decl.instructions or (template.content if template is not None else None)
+    if template is not None and template.format == "mustache" and text:
+        declared = (decl.input_json_schema() or {}).get("properties") or {}
+        for name in _PLACEHOLDER.findall(text):
+            if name not in template.variables and name not in declared:
                 problems.append(
                     doc.problem(
                         ("template", "variables"),
-                        f"instructions use {{{{{name}}}}} but template.variables has no {name!r}",
+                        f"instructions use {{{{{name}}}}} but neither template.variables nor "
+                        f"inputSchema has {name!r}",
                     )
                 )
     return problems

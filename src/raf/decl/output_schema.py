@@ -107,12 +107,12 @@ def _object_schema(properties: list[PropertyDecl] | dict[str, PropertyDecl]) -> 
 
 def as_json_schema(value: dict[str, Any]) -> dict[str, Any]:
     """A property schema or a JSON Schema, as JSON Schema (JSON Schema is kept as it is)."""
-    if _is_json_schema(value):
+    if is_json_schema(value):
         return dict(value)
     return PropertySchemaDecl.model_validate(value).json_schema()
 
 
-def _is_json_schema(value: dict[str, Any]) -> bool:
+def is_json_schema(value: dict[str, Any]) -> bool:
     if "type" in value or "$schema" in value or "$ref" in value:
         return True
     properties = value.get("properties")

@@ -33,7 +33,7 @@ from raf.decl.context_decls import (
     WorkspaceRuleDecl,
 )
 from raf.decl.model_decls import ConnectionDecl, ModelDecl, ModelOptionsDecl
-from raf.decl.output_schema import PropertySchemaDecl, as_json_schema
+from raf.decl.output_schema import PropertySchemaDecl, as_json_schema, is_json_schema
 from raf.decl.tool_decls import (
     BUILTIN_TOOLS,
     FILE_TOOLS,
@@ -123,10 +123,13 @@ class SubAgentRefDecl(DeclModel):
 
 
 class TemplateDecl(DeclModel):
-    """Instructions as a template: `{{name}}` placeholders filled from `variables`."""
+    """Instructions as a mustache template: `{{name}}` filled at each run from the run's
+    variables, then from `variables` (defaults), checked against `inputSchema`."""
 
     format: Literal["mustache", "none"] = "mustache"
-    variables: dict[str, str] = Field(default_factory=dict)
+    variables: dict[str, Any] = Field(
+        default_factory=dict, description="default values of the template's variables"
+    )
     content: str | None = Field(
         default=None, description="the instructions template (when `instructions` is not set)"
     )
@@ -229,6 +232,33 @@ class AgentDecl(DeclModel):
         description="the shape of the answer: `properties` ({name, kind, required, "
         "description}) or JSON Schema; kept on the agent as `output_schema`",
     )
+
+    input_schema: (
+        Annotated[
+            Annotated[PropertySchemaDecl, Tag("properties")]
+            | Annotated[dict[str, Any], Tag("json")],
+            Discriminator(_schema_tag),
+        ]
+        | None
+    ) = Field(
+        default=None,
+        description="the template's variables: `properties` ({name, kind, required, "
+        "description, default}) or JSON Schema; a run's variables are checked against it",
+    )
+
+    def input_json_schema(self) -> dict[str, Any] | None:
+        """`inputSchema` as JSON Schema, or None when the document has none."""
+        if self.input_schema is None:
+            return None
+        if isinstance(self.input_schema, PropertySchemaDecl):
+            schema = self.input_schema.json_schema()
+        else:
+            schema = as_json_schema(self.input_schema)
+        if not isinstance(self.input_schema, dict) or not is_json_schema(self.input_schema):
+            # a property list names the inputs it checks; defaults in template.variables
+            # may fill others
+            schema.pop("additionalProperties", None)
+        return schema
 
     def output_json_schema(self) -> dict[str, Any] | None:
         """`outputSchema` as JSON Schema, or None when the document has none."""

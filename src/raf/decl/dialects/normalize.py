@@ -81,11 +81,6 @@ def normalize_agent(rw: Rewriter, base: Path_ = ()) -> None:
     elif "id" in top:
         rw.drop((*base, "id"), "is ignored: 'name' names the agent")
     rw.rename(base, "system_prompt", "instructions")
-    if "inputSchema" in top:
-        rw.drop(
-            (*base, "inputSchema"),
-            "has no meaning for raf and is ignored (fill placeholders with template.variables)",
-        )
     snake_keys(rw, base, AgentDecl)
     _token_counter(rw, base)
     _template(rw, (*base, "template"))

@@ -110,7 +110,7 @@ TOP_LEVEL: tuple[tuple[str, str | None, str, str], ...] = (
     ("displayName", "displayName", "both", ""),
     ("outputSchema", "outputSchema", "both", ""),
     ("additionalInstructions", "additionalInstructions", "maf", ""),
-    ("inputSchema", None, "maf", f"{_IGNORED} (fill placeholders with template.variables)"),
+    ("inputSchema", "inputSchema", "both", ""),
     ("tokenCounter", "compression.tokenCounter", "original", ""),
     ("id", "name", "legacy", ""),
 )

@@ -13,11 +13,11 @@ in this process or another one that loads the session.
 from __future__ import annotations
 
 import logging
-from collections.abc import AsyncIterator, Sequence
-from typing import TYPE_CHECKING
+from collections.abc import AsyncIterator, Mapping, Sequence
+from typing import TYPE_CHECKING, Any
 
 from raf.agent.agent import Agent
-from raf.core.errors import ApprovalError
+from raf.core.errors import ApprovalError, ConfigurationError
 from raf.core.messages import ChatMessage, MessageInput, Role, new_id, to_messages
 from raf.core.options import AgentRunOptions, ChatOptions
 from raf.core.responses import (
@@ -60,8 +60,12 @@ class OrchestrationAgent(Agent):
         messages: MessageInput = None,
         session: AgentSession | None = None,
         options: AgentRunOptions | None = None,
+        *,
+        output_type: Any = None,
+        variables: Mapping[str, Any] | None = None,
     ) -> AgentResponse:
         """One orchestration run on the session's conversation and `messages`."""
+        _refuse_run_arguments(options, output_type, variables)
         session = session if session is not None else self.create_session()
         results: list[OrchestrationResult] = []
         async for _ in self._stream(messages, session, options, results):
@@ -79,8 +83,12 @@ class OrchestrationAgent(Agent):
         messages: MessageInput = None,
         session: AgentSession | None = None,
         options: AgentRunOptions | None = None,
+        *,
+        output_type: Any = None,
+        variables: Mapping[str, Any] | None = None,
     ) -> AsyncIterator[AgentResponseUpdate]:
         """`run`, streaming the visible members' text as they write it."""
+        _refuse_run_arguments(options, output_type, variables)
         session = session if session is not None else self.create_session()
         async for update in self._stream(messages, session, options, []):
             yield update
@@ -210,3 +218,17 @@ class OrchestrationChatClient:
         task = [m for m in messages if m.role is not Role.SYSTEM]
         async for update in agent.run_stream(task, options=AgentRunOptions()):
             yield update
+
+
+def _refuse_run_arguments(
+    options: AgentRunOptions | None, output_type: Any, variables: Mapping[str, Any] | None
+) -> None:
+    """An orchestration's answer is its members' text: no output type, no template."""
+    if output_type is not None or (options is not None and options.output_type is not None):
+        raise ConfigurationError(
+            "an orchestration run as an agent has no output type; give one to its members"
+        )
+    if variables or (options is not None and options.template_variables):
+        raise ConfigurationError(
+            "an orchestration run as an agent has no instructions template to fill"
+        )

@@ -106,6 +106,9 @@ class HandoffOrchestration(Orchestration):
             max_tool_rounds=member.max_tool_rounds,
             max_repeated_calls=member.max_repeated_calls,
             default_options=member.default_options,
+            instructions_template=member.instructions_template,
+            output_type=member.output_type,
+            output_retries=member.output_retries,
         )
 
     async def orchestrate(self, rt: Runtime, conversation: list[ChatMessage]) -> Outcome:
