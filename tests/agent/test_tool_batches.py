@@ -66,7 +66,9 @@ def test_sync_calls_of_a_batch_run_at_once_and_wake_the_loop_once() -> None:
     assert response.text == "done"
     results = response.messages[1].function_results
     assert [(r.call_id, r.result) for r in results] == [("m1", 10), ("m2", 20), ("m3", 30)]
-    assert len(wakes) == 1, wakes
+    # one wake-up for the batch, or none when every call was done before the loop looked
+    # (three calls each woken on their own would be three)
+    assert len(wakes) <= 1, wakes
 
 
 @pytest.mark.parametrize("token", [False, True])
