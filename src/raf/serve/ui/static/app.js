@@ -3,7 +3,9 @@
 // (the h() helper below); nothing untrusted is ever parsed as HTML.
 "use strict";
 
-const state = { catalog: null, agent: null, page: "chat", sessionId: null, streaming: null };
+const state = { catalog: null, agent: null, page: "chat", sessionId: null };
+// Arguments of calls seen on this page: a call resumed after approval arrives without them.
+const knownArguments = new Map();
 
 // -- DOM helpers ---------------------------------------------------------------------
 
@@ -158,6 +160,7 @@ function messageView(message, calls) {
     if (content.type === "text") box.append(h("span", { class: "text" }, content.text));
     else if (content.type === "reasoning") box.append(h("details", { class: "reasoning" }, h("summary", {}, "Reasoning"), content.text));
     else if (content.type === "function_call") {
+      knownArguments.set(content.call_id, content.arguments);
       const card = toolCard(content.call_id, content.name, content.arguments);
       calls.set(content.call_id, card);
       box.append(card.root);
@@ -210,6 +213,9 @@ function approvalView(request, agent, sessionId, onDone) {
       await streamRun(agent, sessionId, `/agents/${encodeURIComponent(agent)}/sessions/${encodeURIComponent(sessionId)}/approvals`, { responses: [answer], stream: true });
       box.classList.add("done");
       result.textContent = approved ? "Approved" : "Denied";
+      for (const badge of document.querySelectorAll(`.card.tool[data-call="${CSS.escape(request.call_id)}"] .badge`)) {
+        if (badge.textContent === "awaiting approval") badge.textContent = approved ? "approved" : "denied";
+      }
       if (onDone) onDone();
     } catch (error) {
       result.textContent = `Refused: ${error.message}`;
@@ -266,8 +272,9 @@ async function streamRun(agent, sessionId, path, body) {
       } else if (kind === "tool_call_ended" || kind === "tool_calling") {
         const c = data.content || {};
         const id = c.call_id || data.call_id;
+        if (c.arguments) knownArguments.set(id, c.arguments);
         if (!cards.has(id)) {
-          const card = toolCard(id, c.name || data.tool_name, c.arguments || {});
+          const card = toolCard(id, c.name || data.tool_name, c.arguments || knownArguments.get(id) || {});
           cards.set(id, card);
           bubble.append(card.root);
           text = null;
@@ -281,6 +288,7 @@ async function streamRun(agent, sessionId, path, body) {
         text = null;
       } else if (kind === "approval_request") {
         approvals.push(data.content);
+        knownArguments.set(data.content.call_id, data.content.arguments);
         const card = cards.get(data.content.call_id);
         if (card) card.awaiting();
       }
@@ -304,6 +312,7 @@ async function openSession(agent, sessionId) {
   const session = await api("GET", `/agents/${encodeURIComponent(agent)}/sessions/${encodeURIComponent(sessionId)}`);
   const calls = new Map();
   transcript.replaceChildren(...session.messages.filter((m) => m.role !== "system").map((m) => messageView(m, calls)));
+  for (const request of session.pending_approvals) knownArguments.set(request.call_id, request.arguments);
   for (const request of session.pending_approvals) transcript.append(approvalView(request, agent, sessionId));
 }
 
@@ -522,9 +531,9 @@ async function workflowsPage(parts) {
   async function loadCheckpoints() {
     const data = await api("GET", `/ui/api/workflows/${encodeURIComponent(name)}/checkpoints`);
     checkpoints.replaceChildren(h("tr", {}, h("th", {}, "Checkpoint"), h("th", {}, "Run"), h("th", {}, "Superstep"), h("th", {}, "Status"), h("th", {}, "")),
-      ...data.checkpoints.map((c) => h("tr", { "data-checkpoint": c.id }, h("td", {}, c.id), h("td", {}, c.run_id), h("td", {}, String(c.superstep)), h("td", {}, c.status),
+      ...data.checkpoints.map((c) => h("tr", { "data-checkpoint": c.id, "data-status": c.status, "data-superstep": c.superstep }, h("td", {}, c.id), h("td", {}, c.run_id), h("td", {}, String(c.superstep)), h("td", {}, c.status),
         h("td", {}, c.status === "running" ? h("button", { class: "resume", onclick: async () => {
-          try { const run = await api("POST", `/ui/api/workflows/${encodeURIComponent(name)}/checkpoints/${encodeURIComponent(c.id)}/resume`); watch(run.id); }
+          try { const run = await api("POST", `/ui/api/workflows/${encodeURIComponent(name)}/checkpoints/${encodeURIComponent(c.id)}/resume`); reset(); watch(run.id); }
           catch (error) { notice(error.message); }
         } }, "Resume") : ""))));
   }
@@ -536,7 +545,13 @@ async function workflowsPage(parts) {
     }
   }
 
+  function reset() {
+    log.replaceChildren();
+    for (const g of svg.querySelectorAll("g[data-node]")) g.classList.remove("done", "active");
+  }
+
   async function watch(runId) {
+    document.body.dataset.workflow = "running";
     requests.replaceChildren();
     status.textContent = "running";
     let seen = 0;
@@ -581,8 +596,7 @@ async function workflowsPage(parts) {
 
   start.addEventListener("click", async () => {
     notice("");
-    log.replaceChildren();
-    for (const g of svg.querySelectorAll("g[data-node]")) g.classList.remove("done", "active");
+    reset();
     try { const run = await api("POST", `/ui/api/workflows/${encodeURIComponent(name)}/runs`, { input: input.value }); watch(run.id); }
     catch (error) { notice(error.message); }
   });
