@@ -103,6 +103,12 @@ async function readEvents(response, onEvent) {
   }
 }
 
+function lost(message) {
+  const error = new Error(message);
+  error.lost = true; // already reported by reconnect()
+  return error;
+}
+
 // The server went away: say so, and poll until it answers again, then call `then`.
 let reconnecting = false;
 async function reconnect(then) {
@@ -218,6 +224,7 @@ function approvalView(request, agent, sessionId, onDone) {
       }
       if (onDone) onDone();
     } catch (error) {
+      if (error.lost) { for (const b of buttons) b.disabled = false; return; }
       result.textContent = `Refused: ${error.message}`;
       result.classList.add("bad");
       for (const b of buttons) b.disabled = false;
@@ -241,7 +248,7 @@ async function streamRun(agent, sessionId, path, body) {
     response = await fetch(path, { method: "POST", headers: { "content-type": "application/json" }, body: JSON.stringify(body) });
   } catch (error) {
     reconnect(() => openSession(agent, sessionId));
-    throw new Error("the server is not reachable");
+    throw lost("the server is not reachable");
   }
   if (!response.ok) {
     const data = await response.json().catch(() => null);
@@ -297,7 +304,7 @@ async function streamRun(agent, sessionId, path, body) {
     bubble.classList.remove("streaming");
     if (cancel) cancel.disabled = true;
     reconnect(() => openSession(agent, sessionId));
-    throw new Error("the connection was lost mid-answer");
+    throw lost("the connection was lost mid-answer");
   }
   bubble.classList.remove("streaming");
   if (cancel) cancel.disabled = true;
@@ -343,7 +350,7 @@ async function chatPage(parts) {
       transcript.append(h("div", { class: "msg user", "data-role": "user" }, h("span", { class: "role" }, "user"), h("span", { class: "text" }, text)));
       await streamRun(agent, sessionId, `/agents/${encodeURIComponent(agent)}/sessions/${encodeURIComponent(sessionId)}/runs`, { messages: text, stream: true });
     } catch (error) {
-      notice(error.message);
+      if (!error.lost) notice(error.message);
     } finally {
       send.disabled = false;
     }
@@ -358,6 +365,7 @@ async function chatPage(parts) {
     h("a", { href: `#/requests/${encodeURIComponent(agent)}/${encodeURIComponent(sessionId || "")}`, id: "requests-link" }, "Requests the model saw")));
   if (sessionId) await openSession(agent, sessionId);
   document.body.dataset.ready = "chat";
+  if (!performance.getEntriesByName("raf:chat-ready").length) performance.mark("raf:chat-ready");
 }
 
 // -- sessions ------------------------------------------------------------------------
