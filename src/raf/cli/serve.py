@@ -26,7 +26,7 @@ def register(subparsers: Any) -> None:
     parser.add_argument("paths", nargs="+", metavar="FILE|DIR", help="agent documents or folders")
     parser.add_argument("--ui", action="store_true", help="also serve the web UI at /ui")
     _server_arguments(parser)
-    parser.set_defaults(handler=serve_command)
+    parser.set_defaults(handler=serve_command, program="raf serve")
 
     ui: argparse.ArgumentParser = subparsers.add_parser(
         "ui",
@@ -41,7 +41,7 @@ def register(subparsers: Any) -> None:
         "paths", nargs="+", metavar="FILE|DIR", help="agent documents, folders, or .py files"
     )
     _server_arguments(ui)
-    ui.set_defaults(handler=serve_command, ui=True)
+    ui.set_defaults(handler=serve_command, ui=True, program="raf ui")
 
     acp: argparse.ArgumentParser = subparsers.add_parser(
         "acp", help="serve one agent document to an editor over ACP (stdio)"
@@ -133,7 +133,7 @@ def serve_command(args: argparse.Namespace) -> int:
     def started() -> None:
         names = ", ".join([*host.agents, *(ui.workflows.workflows if ui else ())])
         auth = "bearer token" if security.tokens else "off (loopback only)"
-        print(f"raf serve: {names} on {url} (auth: {auth})", file=sys.stderr, flush=True)
+        print(f"{args.program}: {names} on {url} (auth: {auth})", file=sys.stderr, flush=True)
         if ui is not None:
             print(f"raf ui: open {url}/ui", file=sys.stderr, flush=True)
 
@@ -143,7 +143,7 @@ def serve_command(args: argparse.Namespace) -> int:
         pass
     finally:
         sock.close()
-    print("raf serve: stopped", file=sys.stderr)
+    print(f"{args.program}: stopped", file=sys.stderr)
     return 0
 
 
