@@ -12,6 +12,7 @@ from typing import Any
 from raf import AgentBuilder, tool
 from raf.context.memory.provider import SuperBrainContextProvider
 from raf.context.skills.provider import AgentSkillsProvider
+from raf.core.contents import ReasoningContent, TextContent
 from raf.core.messages import ChatMessage, Role
 from raf.core.options import ChatOptions
 from raf.testing import FunctionChatClient, call, reply
@@ -53,6 +54,9 @@ def answer(messages: Sequence[ChatMessage], options: ChatOptions) -> Any:
         return reply("", call("write_note", {"text": text[5:]}, call_id=f"note-{len(messages)}"))
     if text.startswith("define "):
         return reply("", call("lookup", {"word": text[7:]}, call_id=f"look-{len(messages)}"))
+    if text == "think":
+        thought = ReasoningContent(text="first I weigh <b>both</b> options")
+        return ChatMessage(role=Role.ASSISTANT, contents=[thought, TextContent(text="Both.")])
     if text == "inject":
         return f"Here it is: {INJECTED}"
     return f"You said: {text}"

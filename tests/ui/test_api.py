@@ -2,6 +2,8 @@
 
 from __future__ import annotations
 
+import re
+import signal
 import subprocess
 import sys
 from collections.abc import Iterator
@@ -169,3 +171,25 @@ def test_raf_ui_refuses_a_python_file_without_agents_or_workflows(tmp_path: Path
     )
     assert done.returncode != 0
     assert "importing it failed: RuntimeError: boom" in done.stderr
+
+
+def test_raf_serve_adds_the_pages_only_with_ui(tmp_path: Path) -> None:
+    (tmp_path / "helper.yaml").write_text("name: helper\ninstructions: Hi.\n", encoding="utf-8")
+    for flags, status in (([], 404), (["--ui"], 200)):
+        command = [sys.executable, "-m", "raf.cli", "serve", str(tmp_path), "--port", "0"]
+        process = subprocess.Popen(
+            [*command, "--sessions", "memory", *flags],
+            stderr=subprocess.PIPE,
+            text=True,
+        )
+        try:
+            assert process.stderr is not None
+            line = process.stderr.readline()
+            found = re.search(r"^raf serve: helper on (http://\S+) ", line)
+            assert found, line
+            assert httpx.get(f"{found.group(1)}/ui", timeout=30).status_code == status
+        finally:
+            process.send_signal(signal.SIGINT)
+            assert process.wait(timeout=20) == 0
+            if process.stderr is not None:
+                process.stderr.close()

@@ -167,6 +167,17 @@ def test_html_in_model_output_and_tool_results_is_shown_as_text(
     assert page.evaluate("window.__pwned") is None
 
 
+def test_reasoning_is_folded_away(page: Any, server: UiServer) -> None:
+    open_chat(page, server)
+    send(page, "think")
+    page.wait_for_selector("text=Both.")
+    folded = page.locator(".msg.assistant details.reasoning").last
+    assert folded.get_attribute("open") is None
+    assert folded.inner_text().strip() == "Reasoning"  # only the summary shows
+    folded.locator("summary").click()
+    assert "first I weigh <b>both</b> options" in folded.inner_text()
+
+
 def test_a_scripted_document_agent_streams_its_answer(page: Any, server: UiServer) -> None:
     open_chat(page, server, "helper")
     page.evaluate(

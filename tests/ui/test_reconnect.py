@@ -36,6 +36,18 @@ def page(server: UiServer) -> Iterator[Any]:
         opened.close()
 
 
+def test_cancel_stops_the_answer(page: Any, server: UiServer) -> None:
+    page.goto(f"{server.url}/ui#/chat/helper")
+    page.wait_for_selector("body[data-ready=chat]")
+    page.fill("#prompt", "stop soon")
+    page.click("#send")
+    page.wait_for_selector(".msg.streaming .text")
+    page.click("#cancel")
+    page.wait_for_selector(".msg.assistant .cancelled")
+    assert "nine ten" not in page.locator("#transcript").inner_text()
+    assert page.locator("#cancel").is_disabled()
+
+
 def test_a_server_gone_mid_stream_is_reported_and_the_page_reconnects(
     page: Any, server: UiServer
 ) -> None:

@@ -293,6 +293,8 @@ async function streamRun(agent, sessionId, path, body) {
         if (!card) { card = toolCard(id, c.name || data.tool_name, null); cards.set(id, card); bubble.append(card.root); }
         card.result(c, true);
         text = null;
+      } else if (kind === "finished" && data.finish_reason === "cancelled") {
+        bubble.append(h("div", { class: "badge bad cancelled" }, "cancelled"));
       } else if (kind === "approval_request") {
         approvals.push(data.content);
         knownArguments.set(data.content.call_id, data.content.arguments);
