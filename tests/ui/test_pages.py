@@ -284,6 +284,19 @@ def test_a_workflow_asks_a_person_and_is_answered_from_the_page(
     )
     assert nodes == ["draft", "review", "publish"]
     assert page.locator("svg.graph [data-edge='draft->review']").count() == 1
+    page.evaluate(
+        """() => { window.__active = [];
+        const note = (g) => {
+          if (!window.__active.includes(g.dataset.node)) window.__active.push(g.dataset.node);
+        };
+        new MutationObserver((records) => {
+          for (const r of records) {
+            if ((r.oldValue || '').split(' ').includes('active')) note(r.target);
+            if (r.target.classList.contains('active')) note(r.target);
+          }
+        }).observe(document.querySelector('svg.graph'),
+                   {attributes: true, attributeOldValue: true, subtree: true}); }"""
+    )
     page.fill("#wf-input", "the report")
     page.click("#wf-start")
     request = page.locator("#wf-requests .approval")
@@ -300,6 +313,9 @@ def test_a_workflow_asks_a_person_and_is_answered_from_the_page(
         in page.locator("#wf-events").inner_text()
     )
     assert page.locator("svg.graph g[data-node=publish].done").count() == 1
+    # each superstep's nodes were highlighted while it ran, and none is once it is over
+    assert page.evaluate("window.__active") == ["draft", "review", "publish"]
+    assert page.locator("svg.graph g.active").count() == 0
     screenshot(page, "workflows")
 
 
