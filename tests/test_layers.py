@@ -7,7 +7,17 @@ import ast
 from pathlib import Path
 
 SRC = Path(__file__).resolve().parents[1] / "src" / "raf"
-OPTIONAL = {"openai", "anthropic", "mcp", "httpx", "yaml", "xllamacpp", "jsonschema", "pypdf"}
+OPTIONAL = {
+    "openai",
+    "anthropic",
+    "mcp",
+    "httpx",
+    "yaml",
+    "xllamacpp",
+    "jsonschema",
+    "pypdf",
+    "opentelemetry",
+}
 
 
 def _imports(path: Path, *, top_level_only: bool = False) -> set[str]:
@@ -37,3 +47,25 @@ def test_core_agent_and_testing_import_no_optional_dependency_at_module_level() 
         for path in (SRC / layer).rglob("*.py"):
             top = {m.split(".")[0] for m in _imports(path, top_level_only=True)}
             assert not top & OPTIONAL, f"{path.relative_to(SRC)} imports {top & OPTIONAL}"
+
+
+def test_only_observability_imports_opentelemetry_and_nothing_below_it_imports_it() -> None:
+    for path in SRC.rglob("*.py"):
+        found = _imports(path)
+        where = path.relative_to(SRC)
+        if where.parts[0] != "observability":
+            assert not any(m.split(".")[0] == "opentelemetry" for m in found), where
+        if where.parts[0] in ("core", "clients", "agent", "tools", "context"):
+            top = _imports(path, top_level_only=True)
+            assert not any(m.startswith("raf.observability") for m in top), where
+
+
+def test_serving_is_above_tools_and_agent() -> None:
+    """Nothing in tools/ or agent/ imports serve/ (serving an agent is a layer above it),
+    and the MCP server lives in serve/, not among the tools."""
+    for layer in ("tools", "agent", "core", "clients", "context"):
+        for path in (SRC / layer).rglob("*.py"):
+            up = sorted(m for m in _imports(path) if m == "raf.serve" or m.startswith("raf.serve."))
+            assert not up, f"{path.relative_to(SRC)} imports {up}"
+    assert (SRC / "serve" / "mcp.py").exists()
+    assert not (SRC / "tools" / "mcp" / "server.py").exists()

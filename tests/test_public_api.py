@@ -37,6 +37,8 @@ CONTRACT = {
     "SessionConflictError",
     "PostgresSessionStore",
     "RedisSessionStore",
+    "InputGuardrailTripped",
+    "OutputGuardrailTripped",
 }
 
 
@@ -61,7 +63,7 @@ def test_import_raf_loads_no_optional_dependency() -> None:
         "import sys, raf; from raf import Agent, tool; "
         "from raf import PostgresSessionStore, RedisSessionStore; "
         "bad = [m for m in ('openai', 'anthropic', 'mcp', 'httpx', 'yaml', 'xllamacpp', "
-        "'psycopg', 'psycopg_pool', 'redis') "
+        "'psycopg', 'psycopg_pool', 'redis', 'opentelemetry') "
         "if m in sys.modules]; print(bad)"
     )
     out = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, timeout=60)

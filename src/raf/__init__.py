@@ -34,6 +34,12 @@ _EXPORTS: dict[str, str] = {
     "UsageDetails": "raf.core.usage",
     "UsageLimits": "raf.core.usage",
     "RunContext": "raf.core.run_context",
+    "GuardrailResult": "raf.core.guardrails",
+    "GuardrailTripped": "raf.core.guardrails",
+    "InputGuardrailTripped": "raf.core.guardrails",
+    "OutputGuardrailTripped": "raf.core.guardrails",
+    "ToolGuardrail": "raf.agent.guardrails",
+    "register_guardrail": "raf.agent.guardrails",
     "AgentRunContext": "raf.core.middleware",
     "ChatContext": "raf.core.middleware",
     "FunctionInvocationContext": "raf.core.middleware",
@@ -178,8 +184,11 @@ __all__ = [
     "FunctionResultContent",
     "FunctionTool",
     "GeminiChatClient",
+    "GuardrailResult",
+    "GuardrailTripped",
     "InMemoryHistoryProvider",
     "InMemorySessionStore",
+    "InputGuardrailTripped",
     "JsonDirectorySessionStore",
     "KnowledgeProvider",
     "LocalChatClient",
@@ -193,6 +202,7 @@ __all__ = [
     "ObservationMaskingStrategy",
     "OpenAIChatClient",
     "OpenApiToolset",
+    "OutputGuardrailTripped",
     "PostgresSessionStore",
     "Problem",
     "ProviderError",
@@ -222,6 +232,7 @@ __all__ = [
     "ToolContext",
     "ToolDefinitionError",
     "ToolExecutionError",
+    "ToolGuardrail",
     "ToolResolver",
     "ToolResult",
     "UpdateKind",
@@ -243,6 +254,7 @@ __all__ = [
     "function_middleware",
     "model_info",
     "parse_model_spec",
+    "register_guardrail",
     "register_middleware",
     "register_model_info",
     "resolve_model",
@@ -253,6 +265,7 @@ if TYPE_CHECKING:
     from raf.agent.agent import Agent
     from raf.agent.agent_tool import AgentTool
     from raf.agent.builder import AgentBuilder
+    from raf.agent.guardrails import ToolGuardrail, register_guardrail
     from raf.agent.history import InMemoryHistoryProvider
     from raf.agent.postgres_store import PostgresSessionStore
     from raf.agent.redis_store import RedisSessionStore
@@ -323,6 +336,12 @@ if TYPE_CHECKING:
         ValidationProblems,
     )
     from raf.core.function_tool import FunctionTool, tool
+    from raf.core.guardrails import (
+        GuardrailResult,
+        GuardrailTripped,
+        InputGuardrailTripped,
+        OutputGuardrailTripped,
+    )
     from raf.core.messages import ChatMessage, Role
     from raf.core.middleware import (
         AgentMiddleware,

@@ -36,6 +36,7 @@ ALL_VARIANTS: list[Content] = [
     ApprovalRequestContent(call_id="c4", name="rm", arguments={"path": "/x"}, reason="outside"),
     ApprovalResponseContent(call_id="c4", approved=False, reason="no"),
     ApprovalResponseContent(call_id="c4", approved=True, arguments={"path": "/x"}),
+    ApprovalResponseContent(call_id="c5", approved=True, answer={"name": "Ada", "seats": 2}),
     UsageContent(usage=UsageDetails(input_tokens=3, output_tokens=4, total_tokens=7)),
     ErrorContent(message="stream broke", code="E1"),
     DataContent(uri="data:image/png;base64,AAAA", media_type="image/png"),

@@ -71,6 +71,26 @@ def test_mcp_context_becomes_an_mcp_context_provider():
     assert isinstance(provider, McpContextProvider) and provider.name == "notes"
 
 
+def test_mcp_oauth_sampling_and_protocol_are_declared() -> None:
+    text = (
+        "name: a\ncontexts:\n  - kind: mcp\n    name: crm\n    config:\n"
+        "      url: https://mcp.example.com/mcp\n      protocol: legacy\n"
+        "      sampling: always\n      elicitation: decline\n"
+        "      oauth:\n        clientId: raf-app\n        clientSecret: s3cret\n"
+        "        scopes: [crm.read]\n        tokenFile: tokens.json\n"
+    )
+    agent = DeclAgentBuilder().from_yaml_str(text).with_chat_client(ScriptedChatClient([])).build()
+    (provider,) = agent.context_providers[1:]
+    assert isinstance(provider, McpContextProvider)
+    config = provider.client.config
+    assert (config.protocol, config.sampling, config.elicitation) == ("legacy", "always", "decline")
+    assert config.oauth is not None
+    assert (config.oauth.client_id, config.oauth.client_secret) == ("raf-app", "s3cret")
+    assert config.oauth.scopes == ["crm.read"]
+    assert config.oauth.token_file and Path(config.oauth.token_file).is_absolute()
+    assert "s3cret" not in repr(config)
+
+
 SPEC = """
 openapi: 3.0.3
 info: {title: Pets, version: "1"}

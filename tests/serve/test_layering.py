@@ -40,4 +40,4 @@ def test_raf_serve_imports_without_its_extra_and_names_the_install_line() -> Non
         [sys.executable, "-c", code], capture_output=True, text=True, timeout=60, check=False
     )
     assert done.returncode == 0, done.stderr
-    assert 'pip install "raf-agents[serve]"' in done.stdout
+    assert '[serve]"' in done.stdout and "pip install" in done.stdout

@@ -9,8 +9,10 @@ import asyncio
 import os
 import sys
 
-from mcp.server.mcpserver import MCPServer
+import mcp_types
+from mcp.server.mcpserver import Context, MCPServer
 from mcp.server.mcpserver.exceptions import ToolError
+from pydantic import BaseModel, Field
 
 server = MCPServer("py-test-server", instructions="A Python test server with notes.")
 
@@ -46,6 +48,45 @@ def crash() -> str:
 def pid() -> int:
     """The server's process id."""
     return os.getpid()
+
+
+class Booking(BaseModel):
+    name: str = Field(description="who the table is for")
+    seats: int = Field(default=2, description="how many people")
+
+
+@server.tool()
+async def book(day: str, ctx: Context) -> str:
+    """Book a table, asking the user for the name (elicitation)."""
+    answer = await ctx.elicit(f"Book a table on {day}: for whom?", Booking)
+    if answer.action != "accept":
+        return f"not booked ({answer.action})"
+    return f"booked {answer.data.seats} seats on {day} for {answer.data.name}"
+
+
+@server.tool()
+async def summarize(text: str, ctx: Context) -> str:
+    """Summarise a text with the client's model (sampling)."""
+    result = await ctx.request_context.session.create_message(
+        messages=[
+            mcp_types.SamplingMessage(
+                role="user", content=mcp_types.TextContent(type="text", text=f"Summarise: {text}")
+            )
+        ],
+        max_tokens=50,
+        system_prompt="You write one-line summaries.",
+    )
+    content = result.content
+    return f"summary: {getattr(content, 'text', '')} (by {result.model})"
+
+
+@server.tool()
+async def countdown(steps: int, ctx: Context) -> str:
+    """Count down, reporting progress and logging each step."""
+    for done in range(1, steps + 1):
+        await ctx.report_progress(done, steps, f"step {done}")
+        await ctx.info(f"counted {done}")
+    return "lift-off"
 
 
 @server.resource("notes://welcome", name="welcome", description="The welcome note")

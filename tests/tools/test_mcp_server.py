@@ -170,7 +170,7 @@ def test_a_missing_scripted_model_is_reported(
 
 def test_expose_tools_says_what_it_left_out_and_why(tmp_path: Path) -> None:
     from raf import AgentBuilder, WorkspaceContextProvider, WorkspaceScope, file_tools
-    from raf.tools.mcp.server import AgentMcpServer
+    from raf.serve.mcp import AgentMcpServer
 
     from .mcp_agent_factory import make_agent
 

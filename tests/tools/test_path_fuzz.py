@@ -108,7 +108,8 @@ def test_the_fuzz_strategy_reaches_outside(tmp_path: Path) -> None:
     strategy = _paths(world)
     seen_outside = False
 
-    @settings(max_examples=200, deadline=None, database=None)
+    # Derandomized, so whether the strategy can spell an escape does not depend on luck.
+    @settings(max_examples=400, deadline=None, database=None, derandomize=True)
     @given(path=strategy)
     def probe(path: str) -> None:
         nonlocal seen_outside

@@ -84,8 +84,9 @@ class AgentTool:
     async def invoke(self, arguments: Mapping[str, Any], context: ToolContext) -> ToolResult:
         waiting = self._waiting(context)
         stored = waiting.pop(context.call_id, None) if waiting is not None else None
-        # the child's model and tool calls pass through the parent's middleware too
-        inherited = context.run.middleware if context.run is not None else ()
+        # the child's model and tool calls pass through the parent's middleware too (all
+        # but the parent's own, such as its guardrails)
+        inherited = context.run.middleware.inherited() if context.run is not None else ()
         options = AgentRunOptions(cancellation=context.cancellation, middleware=inherited)
         if stored is not None:
             child = AgentSession.from_dict(stored)

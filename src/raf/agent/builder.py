@@ -6,6 +6,7 @@ from collections.abc import Callable, Sequence
 from typing import Any
 
 from raf.agent.agent import Agent
+from raf.agent.guardrails import TextGuardrail, ToolCheck, ToolGuardrail, guardrail_middleware
 from raf.agent.history import InMemoryHistoryProvider
 from raf.clients.tool_loop import DEFAULT_MAX_TOOL_ROUNDS
 from raf.core.chat_client import ChatClient, ChatClientDecorator
@@ -40,6 +41,10 @@ class AgentBuilder:
         self._options = ChatOptions()
         self._store: SessionStore | None = None
         self._middleware = NO_MIDDLEWARE
+        self._outer_middleware = NO_MIDDLEWARE
+        self._input_guardrails: list[TextGuardrail] = []
+        self._output_guardrails: list[TextGuardrail] = []
+        self._tool_guardrails: list[ToolGuardrail] = []
         self._usage_limits: UsageLimits | None = None
         self._session_usage_limits: UsageLimits | None = None
         self._tool_timeout: float | None = None
@@ -108,14 +113,19 @@ class AgentBuilder:
         self._store = store
         return self
 
-    def use_middleware(self, *middleware: Any) -> AgentBuilder:
+    def use_middleware(self, *middleware: Any, outermost: bool = False) -> AgentBuilder:
         """Add agent, chat or function middleware (each `async (context, call_next)`);
         the kind comes from a decorator or the context type its first parameter names.
-        Middleware added first is outermost."""
+        Middleware added first is outermost; `outermost=True` puts these before all
+        added so far (tracing does, to see what the others do)."""
         try:
-            self._middleware = self._middleware + MiddlewareSet.of(middleware)
+            added = MiddlewareSet.of(middleware)
         except ConfigurationError as exc:
             raise ConfigurationError(f"use_middleware(): {exc}") from None
+        if outermost:
+            self._outer_middleware = added + self._outer_middleware
+        else:
+            self._middleware = self._middleware + added
         return self
 
     def use_agent_middleware(self, middleware: AgentMiddleware) -> AgentBuilder:
@@ -131,6 +141,44 @@ class AgentBuilder:
     def use_function_middleware(self, middleware: FunctionMiddleware) -> AgentBuilder:
         """Add middleware that wraps every tool call."""
         self._middleware = self._middleware + MiddlewareSet(function=(middleware,))
+        return self
+
+    def with_input_guardrail(self, check: Any, *, name: str | None = None) -> AgentBuilder:
+        """Check each request before the model sees it: a function `(text) ->
+        GuardrailResult` or an agent answering PASS / FAIL: reason. A trip ends the run
+        with `InputGuardrailTripped`."""
+        self._input_guardrails.append(TextGuardrail.of(check, name))
+        return self
+
+    def with_output_guardrail(self, check: Any, *, name: str | None = None) -> AgentBuilder:
+        """Check each final answer (as `with_input_guardrail`); a trip ends the run with
+        `OutputGuardrailTripped` and stores nothing of the turn."""
+        self._output_guardrails.append(TextGuardrail.of(check, name))
+        return self
+
+    def with_tool_guardrail(
+        self,
+        guardrail: ToolGuardrail | None = None,
+        *,
+        before: ToolCheck | None = None,
+        after: ToolCheck | None = None,
+        tools: Sequence[str] | None = None,
+        name: str = "",
+    ) -> AgentBuilder:
+        """Check tool calls: `before` may refuse a call (the model reads the reason as the
+        result), `after` may refuse or replace the result; `tools` limits it to those."""
+        if guardrail is None:
+            guardrail = ToolGuardrail(
+                before=before,
+                after=after,
+                tools=frozenset(tools) if tools is not None else None,
+                name=name,
+            )
+        elif not isinstance(guardrail, ToolGuardrail):
+            raise ConfigurationError(
+                f"with_tool_guardrail(): expected a ToolGuardrail, got {guardrail!r}"
+            )
+        self._tool_guardrails.append(guardrail)
         return self
 
     def with_usage_limits(
@@ -176,7 +224,14 @@ class AgentBuilder:
             max_tool_rounds=self._max_tool_rounds,
             default_options=self._options,
             session_store=self._store,
-            middleware=self._middleware,
+            # tracing (added outermost) sees the guardrails, which see what all else does
+            middleware=self._outer_middleware
+            + guardrail_middleware(
+                input=self._input_guardrails,
+                output=self._output_guardrails,
+                tools=self._tool_guardrails,
+            )
+            + self._middleware,
             usage_limits=self._usage_limits,
             session_usage_limits=self._session_usage_limits,
             tool_timeout=self._tool_timeout,

@@ -14,10 +14,12 @@ from typing import Any
 from raf.agent.agent import Agent
 from raf.core.chat_client import ChatClient
 from raf.core.errors import ConfigurationError
-from raf.core.messages import ChatMessage
-from raf.core.options import ChatOptions
-from raf.core.responses import AgentResponseUpdate, ChatResponse
-from raf.core.sessions import SessionStore
+from raf.core.messages import ChatMessage, MessageInput
+from raf.core.options import AgentRunOptions, ChatOptions
+from raf.core.responses import AgentResponseUpdate, ChatResponse, UpdateKind
+from raf.core.sessions import AgentSession, SessionStore
+from raf.workflow.as_agent import WorkflowAgent
+from raf.workflow.workflow import Workflow
 
 DEFAULT_INSTRUCTIONS = (
     "You are a helpful assistant in a terminal. Answer clearly and briefly; use Markdown "
@@ -63,10 +65,69 @@ def resolve_client(spec: str | None) -> ChatClient:
     return client
 
 
-def build_agent(file: str | None, model: str | None, store: SessionStore | None) -> Agent:
-    """The agent of a document (its own model unless `model` is given), or the default
-    assistant on the default model."""
+class StoredWorkflowAgent(WorkflowAgent):
+    """A workflow document behind the agent interface for the programs: its sessions are
+    stored like an agent's, its checkpoints in the data folder, so a paused workflow
+    resumes in a later `raf run --session` or `raf chat --resume`."""
+
+    def __init__(self, workflow: Workflow, store: SessionStore | None, client: Any) -> None:
+        super().__init__(workflow)
+        self.store = store
+        self.leaf_client = client
+        self.tools: list[Any] = []
+        self.context_providers: list[Any] = []
+
+    async def run_stream(
+        self,
+        messages: MessageInput = None,
+        session: AgentSession | None = None,
+        options: AgentRunOptions | None = None,
+    ) -> AsyncIterator[AgentResponseUpdate]:
+        session = session if session is not None else self.create_session()
+        async for update in super().run_stream(messages, session, options):
+            if update.kind is UpdateKind.FINISHED and self.store is not None:
+                await self.store.save(session)
+            yield update
+
+
+def text_requests(session: AgentSession) -> set[str]:
+    """The pending requests of a paused workflow that want text (a question) rather than
+    yes or no."""
+    from raf.workflow.as_agent import SESSION_KEY
+
+    paused = session.metadata.get(SESSION_KEY) or {}
+    requests = paused.get("requests") or {}
+    return {rid for rid, info in requests.items() if info.get("response_type") != "bool"}
+
+
+def build_workflow_agent(
+    file: str, model: str | None, store: SessionStore | None
+) -> StoredWorkflowAgent:
+    """A workflow document as an agent; its agents use `model` when given."""
+    from raf.decl.workflow import DeclWorkflowBuilder
+    from raf.workflow import SqliteCheckpointStore
+
+    builder = DeclWorkflowBuilder().from_file(file)
+    client = None
+    if model or os.environ.get("RAF_MODEL"):
+        client = resolve_client(model)
+        builder.with_chat_client(client)
+    folder = data_dir()
+    folder.mkdir(parents=True, exist_ok=True)
+    builder.with_checkpoint_store(SqliteCheckpointStore(folder / "checkpoints.sqlite"))
+    return StoredWorkflowAgent(builder.build(), store, client)
+
+
+def build_agent(
+    file: str | None, model: str | None, store: SessionStore | None
+) -> Agent | StoredWorkflowAgent:
+    """The agent of a document (its own model unless `model` is given), a workflow
+    document as an agent, or the default assistant on the default model."""
     if file:
+        from raf.decl.workflow import is_workflow_file
+
+        if is_workflow_file(file):
+            return build_workflow_agent(file, model, store)
         from raf.decl.builder import DeclAgentBuilder
 
         builder = DeclAgentBuilder().from_file(file)
@@ -88,10 +149,15 @@ def build_agent(file: str | None, model: str | None, store: SessionStore | None)
     return agent.build()
 
 
-async def close_agent(agent: Agent, timeout_s: float = 30.0) -> None:
+async def close_agent(agent: Agent | StoredWorkflowAgent, timeout_s: float = 30.0) -> None:
     """Let providers finish background work (memory consolidation) and close connections
     (MCP servers), sub-agents' too; one failing does not stop the others."""
     seen: set[int] = set()
+    if not isinstance(agent, Agent):
+        from raf.workflow.declarative import close_services
+
+        await close_services(agent.workflow)
+        return
 
     async def close(current: Agent) -> None:
         if id(current) in seen:

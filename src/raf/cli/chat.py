@@ -129,7 +129,7 @@ class _Chat:
 
     def _model(self, spec: str) -> None:
         from raf.agent.agent import Agent
-        from raf.cli._agents import build_agent, resolve_client
+        from raf.cli._agents import StoredWorkflowAgent, build_agent, resolve_client
         from raf.core.errors import RafError
 
         if not spec:
@@ -138,7 +138,7 @@ class _Chat:
             return
         try:
             if self.args.file:
-                agent: Agent = build_agent(self.args.file, spec, self.store)
+                agent: Agent | StoredWorkflowAgent = build_agent(self.args.file, spec, self.store)
             else:
                 resolve_client(spec)
                 agent = build_agent(None, spec, self.store)
@@ -236,12 +236,25 @@ class _Chat:
         return finish[0]
 
     def _ask(self, pending: Any) -> list[Any] | None:
+        from raf.cli._agents import text_requests
         from raf.cli._render import describe_request
         from raf.core.options import ToolApprovalResponse
 
+        questions = text_requests(self.session)
         always = set(self.session.metadata.get(ALWAYS_KEY, []))
         out: list[ToolApprovalResponse] = []
         for request in pending:
+            if request.call_id in questions:
+                self.say(request.reason or "the workflow asks for input")
+                try:
+                    said = input("answer> ")
+                except (EOFError, KeyboardInterrupt):
+                    self.say("")
+                    return None
+                out.append(
+                    ToolApprovalResponse(call_id=request.call_id, approved=True, reason=said)
+                )
+                continue
             if request.name in always:
                 self.say(f"✓ {request.name} is always allowed in this session")
                 out.append(ToolApprovalResponse(call_id=request.call_id, approved=True))

@@ -83,8 +83,8 @@ def run_serve(args: argparse.Namespace) -> int:
 
 
 async def _serve(args: argparse.Namespace) -> int:
-    from raf.tools.mcp.http_guard import TOKEN_ENV, check_exposure
-    from raf.tools.mcp.server import AgentMcpServer
+    from raf.serve.mcp import AgentMcpServer
+    from raf.serve.mcp_guard import TOKEN_ENV, check_exposure
 
     token = os.environ.get(TOKEN_ENV)
     if args.transport == "http":

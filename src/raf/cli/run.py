@@ -19,6 +19,7 @@ from typing import Any
 from raf.core.cancellation import CancellationToken
 from raf.core.contents import ApprovalRequestContent
 from raf.core.options import ToolApprovalResponse
+from raf.core.sessions import AgentSession
 
 EXIT_OK = 0
 EXIT_ERROR = 1
@@ -97,7 +98,9 @@ async def _run(args: argparse.Namespace, prompt: str | None) -> int:
         loop.add_signal_handler(signal.SIGINT, token.cancel)
     try:
         responses: list[ToolApprovalResponse] = []
-        if session.pending_approvals:
+        if session.pending_approvals and prompt and _only_question(session):
+            pass  # the prompt answers the workflow's question
+        elif session.pending_approvals:
             if prompt:
                 print(
                     f"raf: session {session.id} waits for approvals; answer them first "
@@ -110,7 +113,7 @@ async def _run(args: argparse.Namespace, prompt: str | None) -> int:
                 print(f"raf: interrupted (session {session.id})", file=sys.stderr)
                 return EXIT_INTERRUPTED
             if decided is None:
-                return _unanswered(session.id, session.pending_approvals)
+                return _unanswered(session)
             responses = decided
         elif not prompt:
             print("raf: give a prompt (or '-' to read it from stdin)", file=sys.stderr)
@@ -140,7 +143,7 @@ async def _run(args: argparse.Namespace, prompt: str | None) -> int:
                 )
                 return EXIT_INTERRUPTED
             if decided is None:
-                return _unanswered(session.id, session.pending_approvals)
+                return _unanswered(session)
             responses = decided
     finally:
         with contextlib.suppress(NotImplementedError, RuntimeError):
@@ -148,9 +151,27 @@ async def _run(args: argparse.Namespace, prompt: str | None) -> int:
         await close_agent(agent)
 
 
-def _unanswered(session_id: str, pending: Sequence[ApprovalRequestContent]) -> int:
+def _only_question(session: AgentSession) -> bool:
+    """Whether the session waits for one answer in text (a workflow's question), which
+    the next prompt gives."""
+    from raf.cli._agents import text_requests
+
+    pending = session.pending_approvals
+    return len(pending) == 1 and pending[0].call_id in text_requests(session)
+
+
+def _unanswered(session: AgentSession) -> int:
     from raf.cli._render import describe_request
 
+    session_id, pending = session.id, session.pending_approvals
+    if _only_question(session):
+        print(f"raf: {pending[0].reason}", file=sys.stderr)
+        print(
+            f"raf: session {session_id} waits for an answer; give it with "
+            f'--session {session_id} "ANSWER"',
+            file=sys.stderr,
+        )
+        return EXIT_AWAITING_APPROVAL
     for request in pending:
         print(f"raf: waiting for approval: {describe_request(request)}", file=sys.stderr)
     print(

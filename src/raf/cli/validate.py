@@ -1,4 +1,5 @@
-"""`raf validate FILE…`: check agent documents and print every problem, located."""
+"""`raf validate FILE…`: check agent and workflow documents and print every problem,
+located."""
 
 from __future__ import annotations
 
@@ -10,7 +11,7 @@ from typing import Any
 def register(subparsers: Any) -> None:
     parser: argparse.ArgumentParser = subparsers.add_parser(
         "validate",
-        help="check agent documents (YAML, JSON, TOML); exit 1 when one has problems",
+        help="check agent and workflow documents (YAML, JSON, TOML); exit 1 when one has problems",
     )
     parser.add_argument("files", nargs="+", metavar="FILE", help="agent documents to check")
     parser.add_argument(
@@ -27,10 +28,21 @@ def register(subparsers: Any) -> None:
 def run_validate(args: argparse.Namespace) -> int:
     from raf.core.errors import ValidationProblems
     from raf.decl.loader import load_file
+    from raf.decl.workflow import is_workflow_file, load_workflow_file
 
     failed = 0
     for file in args.files:
         try:
+            if is_workflow_file(file):
+                workflow = load_workflow_file(file)
+                for warning in workflow.warnings:
+                    print(f"  warning: {warning}", file=sys.stderr)
+                if args.strict and workflow.warnings:
+                    failed += 1
+                    print(f"{file}: warnings are errors under --strict", file=sys.stderr)
+                    continue
+                print(f"{file}: ok (workflow {workflow.name})")
+                continue
             loaded = load_file(file, check_extras=not args.no_extras, strict=args.strict)
         except ValidationProblems as exc:
             failed += 1

@@ -86,6 +86,9 @@ class ApprovalResponseContent:
     reason: str | None = None
     arguments: dict[str, Any] | None = None
     """The arguments the human saw; when given they must equal the pending ones."""
+    answer: dict[str, Any] | None = None
+    """What the human filled in when the request asked for input (an MCP server's
+    elicitation form); None for a plain yes or no."""
     type: Literal["approval_response"] = "approval_response"
 
 
@@ -191,6 +194,8 @@ def content_to_dict(content: Content) -> dict[str, Any]:
                 out["reason"] = content.reason
             if content.arguments is not None:
                 out["arguments"] = content.arguments
+            if content.answer is not None:
+                out["answer"] = content.answer
             return out
         case UsageContent(usage=usage):
             return {"type": "usage", "usage": usage.to_dict()}
@@ -249,6 +254,7 @@ def content_from_dict(data: dict[str, Any]) -> Content:
                 approved=bool(data["approved"]),
                 reason=data.get("reason"),
                 arguments=data.get("arguments"),
+                answer=data.get("answer"),
             )
         if kind == "usage":
             return UsageContent(usage=UsageDetails.from_dict(dict(data.get("usage") or {})))

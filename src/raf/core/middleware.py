@@ -136,6 +136,7 @@ Middleware = AgentMiddleware | ChatMiddleware | FunctionMiddleware | Callable[..
 """Any of the three kinds; its kind comes from a decorator or its context annotation."""
 
 _KIND_ATTRIBUTE = "__raf_middleware_kind__"
+_LOCAL_ATTRIBUTE = "__raf_middleware_local__"
 _CONTEXT_KINDS: dict[str, MiddlewareKind] = {
     "AgentRunContext": "agent",
     "ChatContext": "chat",
@@ -157,6 +158,13 @@ chat_middleware = _mark("chat")
 """Decorator: this function is chat middleware."""
 function_middleware = _mark("function")
 """Decorator: this function is function (tool-call) middleware."""
+
+
+def local_middleware(middleware: Any) -> Any:
+    """Mark middleware as the agent's own: sub-agents (agents used as its tools) do not
+    inherit it, as they inherit other middleware (an agent's guardrails are its own)."""
+    setattr(middleware, _LOCAL_ATTRIBUTE, True)
+    return middleware
 
 
 def middleware_kind(middleware: Any) -> MiddlewareKind:
@@ -239,6 +247,16 @@ class MiddlewareSet:
 
     def __bool__(self) -> bool:
         return bool(self.agent or self.chat or self.function)
+
+    def inherited(self) -> MiddlewareSet:
+        """What a sub-agent inherits: all but the middleware marked `local_middleware`."""
+
+        def keep(items: tuple[Any, ...]) -> tuple[Any, ...]:
+            return tuple(m for m in items if not getattr(m, _LOCAL_ATTRIBUTE, False))
+
+        return MiddlewareSet(
+            agent=keep(self.agent), chat=keep(self.chat), function=keep(self.function)
+        )
 
     def all(self) -> list[Any]:
         return [*self.agent, *self.chat, *self.function]

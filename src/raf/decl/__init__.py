@@ -1,17 +1,22 @@
-"""Declarative agents: YAML/JSON/TOML documents, their schema, and the builder that links them."""
+"""Declarative agents and workflows: YAML/JSON/TOML documents, their schema, and the
+builders that link them."""
 
 from raf.decl.builder import DeclAgentBuilder, ToolFactory, ToolFactoryContext
 from raf.decl.loader import LoadedAgent, load, load_dict, load_file
 from raf.decl.schema import AgentDecl, json_schema
+from raf.decl.workflow import DeclWorkflowBuilder, LoadedWorkflow, load_workflow_file
 
 __all__ = [
     "AgentDecl",
     "DeclAgentBuilder",
+    "DeclWorkflowBuilder",
     "LoadedAgent",
+    "LoadedWorkflow",
     "ToolFactory",
     "ToolFactoryContext",
     "json_schema",
     "load",
     "load_dict",
     "load_file",
+    "load_workflow_file",
 ]

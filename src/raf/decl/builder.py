@@ -46,6 +46,7 @@ class DeclAgentBuilder:
         self._store: SessionStore | None = None
         self._environ: Mapping[str, str] | None = None
         self._middleware: dict[str, Any] = {}
+        self._guardrails: dict[str, Any] = {}
 
     # -- sources ----------------------------------------------------------------------
 
@@ -123,6 +124,16 @@ class DeclAgentBuilder:
         (before the names registered for every document with `raf.register_middleware`)."""
         middleware_kind(middleware)
         self._middleware[name] = middleware
+        return self
+
+    def with_guardrail(self, name: str, guardrail: Any) -> DeclAgentBuilder:
+        """Make a guardrail available to this document's `guardrails:` lists by name
+        (before those registered for every document with `raf.register_guardrail`)."""
+        from raf.agent.guardrails import TextGuardrail, ToolGuardrail
+
+        if not isinstance(guardrail, ToolGuardrail):
+            TextGuardrail.of(guardrail, name)
+        self._guardrails[name] = guardrail
         return self
 
     def with_context(self, provider: ContextProvider) -> DeclAgentBuilder:

@@ -107,6 +107,9 @@ def mcp_provider(decl: McpContextDecl, base_dir: Path) -> ContextProvider:
 def _with_cwd(config: dict[str, Any], base_dir: Path) -> dict[str, Any]:
     if config.get("command") and config.get("cwd"):
         config["cwd"] = str(base_dir / config["cwd"])
+    oauth = config.get("oauth")
+    if isinstance(oauth, dict) and oauth.get("token_file"):  # beside the document
+        oauth["token_file"] = str(base_dir / Path(oauth["token_file"]).expanduser())
     return config
 
 

@@ -34,6 +34,7 @@ from raf.decl.schema import (
     CustomToolDecl,
     DeclModel,
     FunctionToolDecl,
+    GuardrailsDecl,
     KnowledgeContextDecl,
     LimitsDecl,
     McpContextDecl,
@@ -265,6 +266,8 @@ class Linker:
                     )
                     continue
             agent.use_middleware(found)
+        if decl.guardrails is not None:
+            self._guardrails(agent, decl.guardrails)
         limits = decl.usage_limits
         if limits is not None:
             agent.with_usage_limits(
@@ -272,6 +275,45 @@ class Linker:
             )
         if decl.tool_timeout is not None:
             agent.with_tool_timeout(decl.tool_timeout)
+
+    def _guardrails(self, agent: AgentBuilder, decl: GuardrailsDecl) -> None:
+        """Each name of `guardrails:` resolved and added to the agent, in its list's place."""
+        from raf.agent.guardrails import ToolGuardrail, find_guardrail, registered_guardrails
+
+        for kind in ("input", "output", "tools"):
+            for index, name in enumerate(getattr(decl, kind)):
+                where = ("guardrails", kind, index)
+                found = self.builder._guardrails.get(name)
+                if found is None:
+                    try:
+                        found = find_guardrail(name)
+                    except KeyError:
+                        known = [*self.builder._guardrails, *registered_guardrails()]
+                        near = suggest(name, known)
+                        hint = f"; did you mean {near!r}?" if near else ""
+                        listed = ", ".join(sorted(set(known))) or "none"
+                        self.fail(
+                            where,
+                            f"no guardrail is registered as {name!r}{hint} (registered: "
+                            f"{listed}; add one with raf.register_guardrail(name, guardrail) "
+                            "or DeclAgentBuilder.with_guardrail)",
+                        )
+                        continue
+                is_tool = isinstance(found, ToolGuardrail)
+                if is_tool != (kind == "tools"):
+                    self.fail(
+                        where,
+                        f"guardrail {name!r} is a ToolGuardrail: list it under `tools`"
+                        if is_tool
+                        else f"guardrail {name!r} checks text, not tool calls: list it "
+                        "under `input` or `output`",
+                    )
+                elif kind == "input":
+                    agent.with_input_guardrail(found, name=name)
+                elif kind == "output":
+                    agent.with_output_guardrail(found, name=name)
+                else:
+                    agent.with_tool_guardrail(found)
 
     def _instructions(self) -> str | None:
         template = self.decl.template

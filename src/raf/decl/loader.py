@@ -184,6 +184,18 @@ def check(
     problems = list(doc.problems)
     if problems:
         raise ValidationProblems(problems)
+    from raf.decl.workflow.loader import is_workflow_data
+
+    if is_workflow_data(doc.data):
+        raise ValidationProblems(
+            [
+                doc.problem(
+                    (),
+                    "this is a workflow document, not an agent: build it with "
+                    "DeclWorkflowBuilder (raf validate, run and chat take it as it is)",
+                )
+            ]
+        )
     substitute_env(doc, environ)
     normalize(doc)
     problems = list(doc.problems)

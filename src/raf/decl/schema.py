@@ -44,6 +44,7 @@ from raf.decl.tool_decls import (
     FileConfigDecl,
     FileToolDecl,
     FunctionToolDecl,
+    McpOAuthDecl,
     McpServerDecl,
     McpToolDecl,
     OpenApiAuthDecl,
@@ -80,6 +81,7 @@ __all__ = [
     "KnowledgeConfigDecl",
     "KnowledgeContextDecl",
     "McpContextDecl",
+    "McpOAuthDecl",
     "McpServerDecl",
     "McpToolDecl",
     "MemoryConfigDecl",
@@ -154,6 +156,15 @@ class LimitsDecl(DeclModel):
     total_tokens: int | None = Field(default=None, gt=0)
 
 
+class GuardrailsDecl(DeclModel):
+    """Guardrails by registered name: `input` checks each request before the model sees
+    it, `output` each final answer, `tools` each tool call (a ToolGuardrail)."""
+
+    input: list[str] = Field(default_factory=list)
+    output: list[str] = Field(default_factory=list)
+    tools: list[str] = Field(default_factory=list)
+
+
 class UsageLimitsDecl(LimitsDecl):
     """Caps on each run; `session` caps the whole session's totals."""
 
@@ -195,6 +206,11 @@ class AgentDecl(DeclModel):
         default_factory=list,
         description="names of middleware registered with raf.register_middleware or "
         "DeclAgentBuilder.with_middleware, outermost first",
+    )
+    guardrails: GuardrailsDecl | None = Field(
+        default=None,
+        description="guardrails registered with raf.register_guardrail or "
+        "DeclAgentBuilder.with_guardrail, by name",
     )
     usage_limits: UsageLimitsDecl | None = None
     tool_timeout: float | None = Field(

@@ -151,6 +151,25 @@ class CodeToolDecl(_ToolBase):
     config: CodeConfigDecl = Field(default_factory=CodeConfigDecl)
 
 
+class McpOAuthDecl(DeclModel):
+    """OAuth 2.1 for a remote MCP server (`raf.tools.mcp.oauth.McpOAuthConfig`)."""
+
+    client_name: str = "raf"
+    redirect_uri: str = "http://127.0.0.1:33418/callback"
+    scopes: list[str] | None = None
+    client_id: str | None = Field(default=None, description="a client registered beforehand")
+    client_secret: SecretStr | None = None
+    token_endpoint_auth_method: str | None = None
+    client_metadata_url: str | None = None
+    token_file: str | None = Field(default=None, description="keep tokens here (mode 0600)")
+
+    def to_config(self) -> dict[str, Any]:
+        out = self.model_dump(exclude={"client_secret"})
+        if self.client_secret is not None:
+            out["client_secret"] = self.client_secret.get_secret_value()
+        return out
+
+
 class McpServerDecl(DeclModel):
     """An MCP server: a command (stdio) or a URL (streamable HTTP or SSE)."""
 
@@ -167,6 +186,10 @@ class McpServerDecl(DeclModel):
     tools: list[str] | None = Field(default=None, description="only these tools (default all)")
     approval_mode: Literal["always", "never"] | dict[str, Literal["always", "never"]] = "never"
     reconnect: bool = True
+    protocol: Literal["auto", "legacy"] = "auto"
+    elicitation: Literal["ask", "decline"] = "ask"
+    sampling: Literal["approve", "always", "never"] = "approve"
+    oauth: McpOAuthDecl | None = None
 
     @model_validator(mode="after")
     def _command_or_url(self) -> McpServerDecl:
@@ -191,6 +214,10 @@ class McpServerDecl(DeclModel):
             "tools": self.tools,
             "approval_mode": self.approval_mode,
             "reconnect": self.reconnect,
+            "protocol": self.protocol,
+            "elicitation": self.elicitation,
+            "sampling": self.sampling,
+            "oauth": self.oauth.to_config() if self.oauth is not None else None,
         }
 
 

@@ -1,5 +1,6 @@
-"""Serving agents to other programs: raf's HTTP API, the OpenAI-compatible API, A2A and
-ACP, behind bearer tokens, Host/Origin checks and size limits (`raf-agents[serve]`)."""
+"""Serving agents to other programs: raf's HTTP API, the OpenAI-compatible API, A2A,
+ACP and the MCP server (`raf.serve.mcp`), behind bearer tokens, Host/Origin checks and
+size limits (`raf-agents[serve]`)."""
 
 from raf.serve.app import create_app
 from raf.serve.errors import ServeError

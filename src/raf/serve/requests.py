@@ -9,6 +9,7 @@ from typing import Any, TypeVar
 from pydantic import BaseModel, ValidationError
 
 from raf.core.errors import ApprovalError, ModelError, RafError, SessionError
+from raf.core.guardrails import GuardrailTripped
 from raf.serve.errors import ServeError
 
 log = logging.getLogger("raf.serve")
@@ -55,6 +56,14 @@ def error_for(exc: BaseException) -> ServeError:
         return ServeError(502, "model_error", str(exc), retryable=exc.retryable)
     if isinstance(exc, SessionError):
         return ServeError(503, "session_store_error", str(exc))
+    if isinstance(exc, GuardrailTripped):  # a refusal the client should read, not a fault
+        return ServeError(
+            422,
+            f"{exc.kind}_guardrail_tripped",
+            str(exc),
+            guardrail=exc.guardrail,
+            reason=exc.reason,
+        )
     if isinstance(exc, RafError):
         return ServeError(500, "run_failed", f"{type(exc).__name__}: {exc}")
     log.exception("unexpected failure while serving a request", exc_info=exc)

@@ -18,6 +18,21 @@ from typing import TYPE_CHECKING, Any, TypeVar
 
 from raf.core.errors import MissingExtraError, RafError
 from raf.tools.mcp.config import McpServerConfig
+from raf.tools.mcp.interaction import (
+    CallScope,
+    ElicitationHandler,
+    McpNotice,
+    NoticeHandler,
+    SamplingHandler,
+)
+from raf.tools.mcp.oauth import (
+    Authorizer,
+    TokenStore,
+    default_store,
+    first_line,
+    oauth_provider,
+)
+from raf.tools.mcp.server_asks import ServerAsks
 
 if TYPE_CHECKING:
     import mcp
@@ -57,10 +72,31 @@ def _import_mcp() -> Any:
 
 
 class McpClient:
-    """A lazily connected client for one MCP server (stdio, streamable HTTP or SSE)."""
+    """A lazily connected client for one MCP server (stdio, streamable HTTP or SSE).
 
-    def __init__(self, config: McpServerConfig | Mapping[str, Any]) -> None:
+    `elicitation` and `sampling` answer what the server asks during any request (a
+    terminal prompt, a UI); without them, what it asks during a tool call goes to that
+    call (an agent's run pauses for a person), and otherwise it is declined. `on_notice`
+    hears the server's progress and log notifications. With `config.oauth`, tokens go
+    to `token_store` and the person authorizes through `authorizer` (`oauth.py`)."""
+
+    def __init__(
+        self,
+        config: McpServerConfig | Mapping[str, Any],
+        *,
+        elicitation: ElicitationHandler | None = None,
+        sampling: SamplingHandler | None = None,
+        on_notice: NoticeHandler | None = None,
+        token_store: TokenStore | None = None,
+        authorizer: Authorizer | None = None,
+    ) -> None:
         _import_mcp()
+        self.token_store = token_store
+        self.authorizer = authorizer
+        self.elicitation = elicitation
+        self.sampling = sampling
+        self.on_notice = on_notice
+        self._asks = ServerAsks(self)
         self.config = (
             config if isinstance(config, McpServerConfig) else McpServerConfig.from_mapping(config)
         )
@@ -222,7 +258,10 @@ class McpClient:
             from mcp.client.sse import sse_client
 
             transport = sse_client(
-                cfg.url or "", headers=dict(cfg.headers), timeout=cfg.connect_timeout
+                cfg.url or "",
+                headers=dict(cfg.headers),
+                timeout=cfg.connect_timeout,
+                auth=self._auth(),
             )
         else:
             import httpx2
@@ -230,13 +269,38 @@ class McpClient:
 
             http = httpx2.AsyncClient(
                 headers=dict(cfg.headers),
+                auth=self._auth(),
                 timeout=httpx2.Timeout(cfg.connect_timeout, read=max(cfg.call_timeout, 300.0)),
             )
             await stack.enter_async_context(http)
             transport = streamable_http_client(cfg.url or "", http_client=http)
-        client = sdk.Client(transport, read_timeout_seconds=cfg.call_timeout, cache=None)
+        callbacks: dict[str, Any] = {
+            "logging_callback": self._asks.on_log,
+            "elicitation_callback": self._asks.on_elicit,
+        }
+        if cfg.sampling != "never":
+            callbacks["sampling_callback"] = self._asks.on_sample
+        client = sdk.Client(
+            transport,
+            read_timeout_seconds=cfg.call_timeout,
+            cache=None,
+            client_info=_client_info(),
+            mode=cfg.protocol,
+            **callbacks,
+        )
         entered: mcp.Client = await stack.enter_async_context(client)
         return entered
+
+    def _auth(self) -> Any:
+        """The OAuth flow for this server, or None when it needs none."""
+        cfg = self.config
+        if cfg.oauth is None:
+            return None
+        if self.token_store is None:  # one store for every connection of this client
+            self.token_store = default_store(cfg.oauth)
+        return oauth_provider(
+            cfg.url or "", cfg.oauth, store=self.token_store, authorizer=self.authorizer
+        )
 
     # -- requests ------------------------------------------------------------------
 
@@ -300,6 +364,8 @@ class McpClient:
             first = exc.exceptions[0] if exc.exceptions else exc
             return self._wrap(first, op)
         text = str(exc) or type(exc).__name__
+        if type(exc).__module__.startswith("mcp.client.auth"):
+            text = first_line(text)  # a parse error's later lines repeat tokens and secrets
         return McpError(f"{prefix}: {text}", server=self.name)
 
     # -- the protocol operations -----------------------------------------------------
@@ -313,15 +379,36 @@ class McpClient:
         return await self.request(run, "tools/list")
 
     async def call_tool(
-        self, name: str, arguments: Mapping[str, Any] | None = None
+        self,
+        name: str,
+        arguments: Mapping[str, Any] | None = None,
+        *,
+        scope: CallScope | None = None,
     ) -> mcp_types.CallToolResult:
-        """Call one tool by its server name; a tool-level error comes back in the result."""
+        """Call one tool by its server name; a tool-level error comes back in the result.
+        What the server asks or reports meanwhile goes to `scope` when this is the only
+        call of this client in flight."""
         args = dict(arguments or {})
+        scope = scope or CallScope()
+
+        async def progress(progress: float, total: float | None, message: str | None) -> None:
+            notice = McpNotice(
+                server=self.name,
+                kind="progress",
+                message=message or "",
+                progress=progress,
+                total=total,
+            )
+            await self._asks.notify(notice, scope)
 
         async def run(client: mcp.Client) -> mcp_types.CallToolResult:
-            return await client.call_tool(name, args)
+            return await client.call_tool(name, args, progress_callback=progress)
 
-        return await self.request(run, f"tools/call {name!r}")
+        self._asks.scopes.append(scope)
+        try:
+            return await self.request(run, f"tools/call {name!r}")
+        finally:
+            self._asks.scopes.remove(scope)
 
     async def list_resources(self) -> list[mcp_types.Resource]:
         async def run(client: mcp.Client) -> list[mcp_types.Resource]:
@@ -363,6 +450,14 @@ class McpClient:
 
     def __repr__(self) -> str:
         return f"<McpClient {self.name!r} {self.config.transport}>"
+
+
+def _client_info() -> Any:
+    import mcp_types
+
+    from raf import __version__
+
+    return mcp_types.Implementation(name="raf", version=__version__)
 
 
 async def _all_pages(fetch: Callable[[str | None], Awaitable[Any]], field: str) -> list[Any]:

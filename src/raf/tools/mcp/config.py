@@ -8,8 +8,11 @@ from typing import Any, Literal
 from pydantic import BaseModel, ConfigDict, Field, ValidationError, model_validator
 
 from raf.core.errors import ConfigurationError
+from raf.tools.mcp.oauth import McpOAuthConfig
 
 ApprovalMode = Literal["never", "always"]
+ElicitationMode = Literal["ask", "decline"]
+SamplingMode = Literal["approve", "always", "never"]
 
 
 class McpServerConfig(BaseModel):
@@ -29,6 +32,8 @@ class McpServerConfig(BaseModel):
     cwd: str | None = None
     url: str | None = None
     headers: dict[str, str] = Field(default_factory=dict)
+    oauth: McpOAuthConfig | None = None
+    """Authorize with OAuth 2.1 (http and sse transports); `{}` takes every default."""
     connect_timeout: float = Field(default=30.0, gt=0)
     """Seconds to start the transport and finish the protocol handshake."""
     call_timeout: float = Field(default=60.0, gt=0)
@@ -41,6 +46,15 @@ class McpServerConfig(BaseModel):
     """"never", "always", or per tool name (unprefixed) with "never" for unlisted tools."""
     reconnect: bool = True
     """Reconnect once and retry when the server went away between or during requests."""
+    protocol: Literal["auto", "legacy"] = "auto"
+    """"auto" speaks the newest protocol version the server offers; "legacy" always uses
+    the initialize handshake (for servers that ask for input only on such connections)."""
+    elicitation: ElicitationMode = "ask"
+    """"ask": what the server asks the user goes to a person (the agent's run pauses, or
+    the client's handler answers); "decline": refused without asking."""
+    sampling: SamplingMode = "approve"
+    """Completions the server asks of the agent's model: "approve" asks a person first
+    for each, "always" answers without asking, "never" does not offer sampling."""
 
     @model_validator(mode="after")
     def _check_transport(self) -> McpServerConfig:
@@ -52,6 +66,8 @@ class McpServerConfig(BaseModel):
             raise ValueError("transport 'stdio' needs 'command'")
         if self.transport in ("http", "sse") and not self.url:
             raise ValueError(f"transport {self.transport!r} needs 'url'")
+        if self.oauth is not None and self.transport == "stdio":
+            raise ValueError("'oauth' applies to servers reached over http or sse, not stdio")
         return self
 
     @classmethod

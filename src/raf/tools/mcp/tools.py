@@ -6,8 +6,10 @@ import asyncio
 from collections.abc import Mapping, Sequence
 from typing import TYPE_CHECKING, Any
 
-from raf.core.errors import ConfigurationError
+from raf.core.errors import ConfigurationError, ToolApprovalPending
+from raf.core.sessions import AgentSession
 from raf.core.tools import ApprovalRequiredTool, Tool, ToolContext, ToolResult, check_tool_name
+from raf.tools.mcp.agent_input import AgentInput, state_key
 from raf.tools.mcp.client import McpClient, McpError
 from raf.tools.mcp.config import McpServerConfig
 
@@ -103,11 +105,27 @@ class McpTool:
         return False
 
     async def invoke(self, arguments: Mapping[str, Any], context: ToolContext) -> ToolResult:
+        """Call the server's tool; when the server asks for input or a completion a
+        person must approve, the run pauses (`agent_input`) and this call runs again
+        with the answer once approved."""
+        flow = AgentInput.resume(context, self.client.config.sampling)
         try:
-            result = await self.client.call_tool(self.server_tool, arguments)
+            result = await self.client.call_tool(self.server_tool, arguments, scope=flow.scope())
         except McpError as exc:
-            return ToolResult.fail(str(exc))
+            if flow.asked is None:
+                flow.clear()
+                return ToolResult.fail(str(exc))
+            result = None
+        if flow.asked is not None:
+            flow.save()
+            raise ToolApprovalPending(flow.asked.describe())
+        flow.clear()
+        assert result is not None
         return result_to_tool_result(result)
+
+    def release_call(self, call_id: str, session: AgentSession) -> None:
+        """The call no longer waits for a person: forget the answers kept for it."""
+        session.provider_state.pop(state_key(call_id), None)
 
     def __repr__(self) -> str:
         return f"<McpTool {self._name!r} of {self.client.name!r}>"

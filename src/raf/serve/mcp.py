@@ -6,9 +6,10 @@ approval (a remote caller must not bypass that). Sessions live in memory for the
 of the server, so a client can hold a conversation. Over stdio (one client) any
 `session_id` names one; over HTTP, where many clients share the server and the protocol
 names no client, the server issues each new session an unguessable id and continues only
-sessions it issued, so no client reaches another's conversation. A call that would need
-approval is denied (approvals cannot be given over MCP) and the agent is told so,
-leaving the session ready for the next `ask`.
+sessions it issued, so no client reaches another's conversation. While `ask` runs, the
+client hears progress and log messages (`mcp_report`); a call that needs approval is
+asked of the client's user as an elicitation when the client supports it, and denied
+otherwise (the agent is told why), leaving the session ready for the next `ask`.
 """
 
 from __future__ import annotations
@@ -17,14 +18,22 @@ import json
 import secrets
 from collections import OrderedDict
 from collections.abc import Iterable, Mapping
-from dataclasses import fields
+from dataclasses import dataclass, field, fields
 from typing import TYPE_CHECKING, Any
 
+from raf.core.contents import ApprovalRequestContent
 from raf.core.errors import ConfigurationError
 from raf.core.options import AgentRunOptions, ToolApprovalResponse
-from raf.core.responses import AgentResponse, FinishReason
+from raf.core.responses import ChatResponse, FinishReason, ResponseFolder
 from raf.core.sessions import AgentSession
 from raf.core.tools import Tool, ToolContext
+from raf.serve.mcp_report import (
+    LEVELS,
+    LogLevels,
+    RunReporter,
+    approval_input_request,
+    decision_from,
+)
 from raf.tools.mcp.client import _import_mcp
 
 if TYPE_CHECKING:
@@ -68,6 +77,9 @@ class AgentMcpServer:
         self.tools: dict[str, Tool] = {}
         self.left_out: dict[str, str] = {}
         """With `expose_tools`: the agent's tools not exposed, and why."""
+        self.log_levels = LogLevels()
+        self._paused: OrderedDict[str, _Paused] = OrderedDict()
+        """Runs waiting for a client's answers, by the token sent in `request_state`."""
         if expose_tools:
             for provider in agent.context_providers:
                 for tool in getattr(provider, "tools", None) or ():
@@ -96,7 +108,16 @@ class AgentMcpServer:
             instructions=self.agent.description or None,
             on_list_tools=self._list_tools,
             on_call_tool=self._call_tool,
+            on_set_logging_level=self._set_level,
         )
+
+    async def _set_level(self, ctx: Any, params: Any) -> Any:
+        import mcp_types
+
+        level = str(params.level)
+        if level in LEVELS:
+            self.log_levels.set(ctx, level)
+        return mcp_types.EmptyResult()
 
     def _tool_specs(self) -> list[mcp_types.Tool]:
         import mcp_types
@@ -122,7 +143,8 @@ class AgentMcpServer:
         name: str = params.name
         arguments: Mapping[str, Any] = params.arguments or {}
         if name == self.ask_tool:
-            return await self._ask(arguments)
+            reporter = RunReporter(ctx=ctx, level=self.log_levels.get(ctx), logger=self.agent.name)
+            return await self._ask(arguments, reporter, params)
         tool = self.tools.get(name)
         if tool is None:
             return _text_result(f"unknown tool {name!r}", error=True)
@@ -156,7 +178,19 @@ class AgentMcpServer:
             self.sessions.popitem(last=False)
         return session
 
-    async def _ask(self, arguments: Mapping[str, Any]) -> Any:
+    async def _ask(self, arguments: Mapping[str, Any], reporter: RunReporter, params: Any) -> Any:
+        token = getattr(params, "request_state", None)
+        if token:
+            paused = self._paused.pop(token, None)
+            if paused is None:
+                return _text_result(
+                    "this approval is no longer waiting (unknown or expired request_state); "
+                    "ask again",
+                    error=True,
+                )
+            replies = getattr(params, "input_responses", None) or {}
+            answers = [decision_from(p, replies.get(p.call_id)) for p in paused.pending]
+            return await self._go_on(paused, reporter, answers)
         message = arguments.get("message")
         if not isinstance(message, str) or not message.strip():
             return _text_result("'message' must be a non-empty string", error=True)
@@ -166,39 +200,98 @@ class AgentMcpServer:
         session = self._session_for(session_id)
         if isinstance(session, str):
             return _text_result(session, error=True)
-        before = session.snapshot()
-        denied: list[str] = []
+        paused = _Paused(session=session, before=session.snapshot())
+        return await self._go_on(paused, reporter, [], message)
+
+    async def _go_on(
+        self,
+        paused: _Paused,
+        reporter: RunReporter,
+        answers: list[ToolApprovalResponse],
+        message: str | None = None,
+    ) -> Any:
+        """Run (or resume) the agent until it answers, asking each approval on the way:
+        at once on the request's stream, or in an input-required result the client
+        answers with its retry; a client that cannot be asked gets each call denied."""
+        session = paused.session
         try:
-            response = await self.agent.run(message, session=session)
-            for _ in range(_DENIAL_ROUNDS):
-                if response.finish_reason is not FinishReason.AWAITING_APPROVAL:
-                    break
-                denied += [r.name for r in response.pending_approvals]
-                response = await self._deny_pending(response, session)
+            paused.denied += [a.call_id for a in answers if not a.approved]
+            response = await self._run(
+                message if message is not None else [], session, answers, reporter
+            )
+            while (
+                response.finish_reason is FinishReason.AWAITING_APPROVAL
+                and paused.rounds < _APPROVAL_ROUNDS
+            ):
+                paused.rounds += 1
+                pending = response.pending_approvals
+                paused.names.update({p.call_id: p.name for p in pending})
+                if reporter.can_ask_later():
+                    return self._ask_later(paused, pending)
+                answers = await self._answer_pending(response, reporter)
+                paused.denied += [a.call_id for a in answers if not a.approved]
+                response = await self._run([], session, answers, reporter)
         except Exception as exc:
-            _restore(session, before)
+            _restore(session, paused.before)
+            await reporter.log("error", f"the agent failed: {type(exc).__name__}")
             return _text_result(f"the agent failed: {type(exc).__name__}: {exc}", error=True)
+        denied = sorted({paused.names.get(c, c) for c in paused.denied})
         if response.finish_reason is FinishReason.AWAITING_APPROVAL:
-            _restore(session, before)  # the session stays usable for the next ask
+            _restore(session, paused.before)  # the session stays usable for the next ask
+            waiting = sorted({r.name for r in response.pending_approvals} | set(denied))
             return _text_result(
-                f"the agent kept asking to call {', '.join(sorted(set(denied)))}, which needs "
-                "a person's approval; approvals cannot be given over MCP",
+                f"the agent kept asking to call {', '.join(waiting)}, which needs a person's "
+                "approval; this MCP client could not give it",
                 error=True,
             )
         structured: dict[str, Any] = {"answer": response.text, "session_id": session.id}
         if denied:
-            structured["denied"] = sorted(set(denied))
+            structured["denied"] = denied
         return _text_result(response.text, structured=structured)
 
-    async def _deny_pending(self, response: AgentResponse, session: AgentSession) -> AgentResponse:
-        """Deny every call waiting for approval, telling the agent why, and let it go on."""
-        answers = [
+    def _ask_later(self, paused: _Paused, pending: list[ApprovalRequestContent]) -> Any:
+        """Hand the questions to the client in an input-required result; its retry carries
+        the answers and the unguessable token naming this paused run."""
+        import mcp_types
+
+        token = secrets.token_urlsafe(18)
+        paused.pending = list(pending)
+        self._paused[token] = paused
+        while len(self._paused) > MAX_SESSIONS:
+            self._paused.popitem(last=False)
+        return mcp_types.InputRequiredResult(
+            input_requests={p.call_id: approval_input_request(p) for p in pending},
+            request_state=token,
+        )
+
+    async def _run(
+        self,
+        message: str | list[Any],
+        session: AgentSession,
+        answers: list[ToolApprovalResponse],
+        reporter: RunReporter,
+    ) -> ChatResponse:
+        """One streamed run, each step reported to the client, folded into a response."""
+        folder = ResponseFolder()
+        options = AgentRunOptions(tool_approval_responses=answers)
+        await reporter.progress("the agent is thinking")
+        await reporter.log("debug", f"run with {len(answers)} approval answer(s)")
+        async for update in self.agent.run_stream(message, session=session, options=options):
+            folder.add(update)
+            await reporter.step(update)
+        return folder.response()
+
+    async def _answer_pending(
+        self, response: ChatResponse, reporter: RunReporter
+    ) -> list[ToolApprovalResponse]:
+        """Ask the client's user about each call waiting for approval (an elicitation);
+        a client without elicitation cannot approve, so each is denied with the reason."""
+        if reporter.can_ask_now():
+            return [await reporter.ask_approval(r) for r in response.pending_approvals]
+        return [
             ToolApprovalResponse(call_id=r.call_id, approved=False, reason=_NO_APPROVALS)
             for r in response.pending_approvals
         ]
-        return await self.agent.run(
-            [], session=session, options=AgentRunOptions(tool_approval_responses=answers)
-        )
 
     async def serve_stdio(self) -> None:
         from mcp.server.stdio import stdio_server
@@ -220,7 +313,7 @@ class AgentMcpServer:
         import uvicorn
         from mcp.server.transport_security import TransportSecuritySettings
 
-        from raf.tools.mcp.http_guard import (
+        from raf.serve.mcp_guard import (
             BearerTokenGuard,
             allowed_host_names,
             check_exposure,
@@ -240,15 +333,29 @@ class AgentMcpServer:
         await uvicorn.Server(config).serve()
 
 
+@dataclass(kw_only=True, slots=True)
+class _Paused:
+    """One `ask` on its way: the session, as it was before, and the approvals so far."""
+
+    session: AgentSession
+    before: AgentSession
+    pending: list[ApprovalRequestContent] = field(default_factory=list)
+    denied: list[str] = field(default_factory=list)
+    """Call ids denied so far."""
+    names: dict[str, str] = field(default_factory=dict)
+    """Tool name by call id."""
+    rounds: int = 0
+
+
 MAX_SESSIONS = 1000
 """Sessions kept in memory; the least recently used go first."""
 
-_DENIAL_ROUNDS = 3
-"""How many times in one `ask` the agent may be told its approval-needing call was denied."""
+_APPROVAL_ROUNDS = 3
+"""How many rounds of approvals one `ask` may go through before it gives up."""
 
 _NO_APPROVALS = (
-    "this agent is served over MCP, where no person can approve tool calls; "
-    "answer without this tool"
+    "this agent is served to an MCP client that cannot ask a person (it does not support "
+    "elicitation), so no one can approve this call; answer without this tool"
 )
 
 

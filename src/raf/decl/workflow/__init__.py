@@ -1,0 +1,23 @@
+"""Workflow documents: `kind: workflow` with a trigger and actions, `kind: Workflow`
+with top-level actions and inputs, and the older graph JSON; loaded with located
+problems and built onto the graph engine."""
+
+from raf.decl.workflow.builder import DeclWorkflowBuilder
+from raf.decl.workflow.loader import (
+    LoadedWorkflow,
+    is_workflow_data,
+    is_workflow_file,
+    load_workflow,
+    load_workflow_dict,
+    load_workflow_file,
+)
+
+__all__ = [
+    "DeclWorkflowBuilder",
+    "LoadedWorkflow",
+    "is_workflow_data",
+    "is_workflow_file",
+    "load_workflow",
+    "load_workflow_dict",
+    "load_workflow_file",
+]

@@ -1,0 +1,299 @@
+"""Loads and checks workflow documents: the original's `kind: workflow` with a trigger
+and its actions, Microsoft Agent Framework's `kind: Workflow` (top-level `actions` and
+`inputs` too), and the older graph JSON (`nodes`, `edges`). Every problem is located
+(file, line, column, key path) and reported at once."""
+
+from __future__ import annotations
+
+from collections.abc import Mapping
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import Any, Literal
+
+from raf.core.errors import Problem, ValidationProblems
+from raf.decl.loader import DocumentProblems, LoadedAgent, load_dict, load_file, read_document
+from raf.decl.problems import suggest
+from raf.decl.source import Document, Path_, load_text
+from raf.workflow.declarative.node import check_services
+from raf.workflow.declarative.program import WorkflowDefinitionError, compile_actions
+from raf.workflow.declarative.runtime import Services
+
+TRIGGERS = ("OnConversationStart",)
+_ACTION_KEYS = (
+    "kind",
+    "name",
+    "id",
+    "displayName",
+    "description",
+    "version",
+    "trigger",
+    "actions",
+    "inputs",
+    "outputs",
+    "agents",
+    "mcpServers",
+    "metadata",
+    "$schema",
+)
+_GRAPH_KEYS = (
+    "kind",
+    "name",
+    "id",
+    "description",
+    "version",
+    "nodes",
+    "edges",
+    "start_node_id",
+    "output_node_ids",
+    "agents",
+    "metadata",
+    "$schema",
+)
+_TRIGGER_KEYS = ("kind", "id", "displayName", "actions")
+
+
+@dataclass(kw_only=True, slots=True)
+class LoadedWorkflow:
+    """A checked workflow document: its form, actions or graph, and the agents it names."""
+
+    doc: Document
+    form: Literal["actions", "graph"]
+    name: str
+    description: str = ""
+    actions: list[Any] = field(default_factory=list)
+    actions_path: Path_ = ("actions",)
+    agents: dict[str, LoadedAgent] = field(default_factory=dict)
+    mcp_servers: dict[str, dict[str, Any]] = field(default_factory=dict)
+    inputs: dict[str, Any] = field(default_factory=dict)
+    """Declared inputs: name to `{type, description, default}`."""
+    warnings: list[Problem] = field(default_factory=list)
+
+
+def is_workflow_data(data: Any) -> bool:
+    """Whether a parsed document is a workflow document rather than an agent document."""
+    if not isinstance(data, Mapping):
+        return False
+    kind = data.get("kind")
+    if isinstance(kind, str) and kind.lower() == "workflow":
+        return True
+    if "nodes" in data and "edges" in data:
+        return True
+    return "actions" in data and "instructions" not in data and "model" not in data
+
+
+def is_workflow_file(path: str | Path) -> bool:
+    """Whether the file holds a workflow document (false for unreadable files, which the
+    agent loader then reports)."""
+    try:
+        text, fmt = read_document(path)
+    except ValidationProblems:
+        return False
+    doc = load_text(text, fmt=fmt, file=str(path))
+    return not doc.problems and is_workflow_data(doc.data)
+
+
+def load_workflow_file(path: str | Path) -> LoadedWorkflow:
+    """Read and check a workflow document file."""
+    text, fmt = read_document(path)
+    return load_workflow(text, fmt=fmt, file=str(path), base_dir=Path(path).parent.resolve())
+
+
+def load_workflow(
+    text: str, *, fmt: str = "yaml", file: str | None = None, base_dir: Path | None = None
+) -> LoadedWorkflow:
+    """Parse and check a workflow document; raises `ValidationProblems` listing all."""
+    doc = load_text(text, fmt=fmt, file=file, base_dir=base_dir)
+    if doc.problems:
+        raise ValidationProblems(doc.problems)
+    return check_workflow(doc)
+
+
+def load_workflow_dict(data: Mapping[str, Any], *, base_dir: Path | None = None) -> LoadedWorkflow:
+    """Check a workflow document given as data (problems carry key paths, no lines)."""
+    doc = Document(data=dict(data), base_dir=base_dir or Path.cwd())
+    return check_workflow(doc)
+
+
+def check_workflow(doc: Document) -> LoadedWorkflow:
+    data: dict[str, Any] = doc.data
+    problems: list[Problem] = []
+    graph = "nodes" in data or "edges" in data
+    allowed = _GRAPH_KEYS if graph else _ACTION_KEYS
+    for key in data:
+        if key not in allowed:
+            close = suggest(str(key), allowed)
+            hint = f" (did you mean {close!r}?)" if close else ""
+            problems.append(doc.problem((key,), f"{key!r} is not allowed here{hint}", key=True))
+    kind = data.get("kind")
+    if kind is not None and kind not in ("workflow", "Workflow"):
+        problems.append(
+            doc.problem(("kind",), f"a workflow document has kind workflow, not {kind!r}")
+        )
+    name = data.get("name")
+    if kind == "workflow" and not graph and not isinstance(name, str):
+        problems.append(doc.problem((), "a kind: workflow document needs a name"))
+    loaded = LoadedWorkflow(
+        doc=doc,
+        form="graph" if graph else "actions",
+        name=str(name or data.get("id") or _trigger_id(data) or Path(doc.file or "workflow").stem),
+        description=str(data.get("description") or ""),
+    )
+    if not graph:
+        problems += _actions(doc, data, loaded)
+        problems += _inputs(doc, data, loaded)
+    problems += _agents(doc, data, loaded)
+    problems += _mcp_servers(doc, data, loaded)
+    loaded.warnings = list(doc.warnings)
+    if problems:
+        problems.sort(key=lambda p: (p.file != doc.file, p.line or 0, p.column or 0))
+        raise DocumentProblems(problems, loaded.warnings)
+    return loaded
+
+
+def _actions(doc: Document, data: dict[str, Any], loaded: LoadedWorkflow) -> list[Problem]:
+    problems: list[Problem] = []
+    trigger = data.get("trigger")
+    if trigger is not None and "actions" in data:
+        problems.append(
+            doc.problem(("actions",), "give the actions in trigger.actions or at the top, not both")
+        )
+    if trigger is None:
+        if "actions" not in data:
+            problems.append(
+                doc.problem((), "a workflow needs trigger.actions (or top-level actions)")
+            )
+            return problems
+        loaded.actions, loaded.actions_path = data["actions"], ("actions",)
+    elif not isinstance(trigger, Mapping):
+        problems.append(doc.problem(("trigger",), "a trigger is a mapping with kind and actions"))
+        return problems
+    else:
+        for key in trigger:
+            if key not in _TRIGGER_KEYS:
+                close = suggest(str(key), _TRIGGER_KEYS)
+                hint = f" (did you mean {close!r}?)" if close else ""
+                problems.append(
+                    doc.problem(("trigger", key), f"a trigger has no key {key!r}{hint}", key=True)
+                )
+        trigger_kind = trigger.get("kind", "OnConversationStart")
+        if trigger_kind not in TRIGGERS:
+            close = suggest(str(trigger_kind), TRIGGERS)
+            hint = f" (did you mean {close!r}?)" if close else ""
+            problems.append(
+                doc.problem(("trigger", "kind"), f"unknown trigger kind {trigger_kind!r}{hint}")
+            )
+        if "actions" not in trigger:
+            problems.append(doc.problem(("trigger",), "a trigger needs actions"))
+            return problems
+        loaded.actions, loaded.actions_path = trigger["actions"], ("trigger", "actions")
+    try:
+        program = compile_actions(loaded.actions, loaded.actions_path)
+    except WorkflowDefinitionError as exc:
+        problems += [doc.problem(i.path, i.message, key=i.key) for i in exc.issues]
+        return problems
+    declared = data.get("agents")
+    known = Services(agents=dict.fromkeys(declared) if isinstance(declared, Mapping) else {})
+    for issue in check_services(program, known):
+        if issue.path[-1] == "agent":
+            # a program may still give it with with_agent: a warning, not an error
+            doc.warnings.append(
+                doc.problem(issue.path, f"{issue.message}; declare it under agents:")
+            )
+    return problems
+
+
+_INPUT_TYPES = ("string", "integer", "number", "boolean", "record", "table", "object", "array")
+
+
+def _inputs(doc: Document, data: dict[str, Any], loaded: LoadedWorkflow) -> list[Problem]:
+    """`inputs:` maps each input's name to its type, description and default."""
+    inputs = data.get("inputs")
+    if inputs is None:
+        return []
+    if not isinstance(inputs, Mapping):
+        return [doc.problem(("inputs",), "inputs is a mapping of name to {type, description}")]
+    problems: list[Problem] = []
+    for name, spec in inputs.items():
+        kind = spec.get("type", "string") if isinstance(spec, Mapping) else None
+        if kind not in _INPUT_TYPES:
+            close = suggest(str(kind), _INPUT_TYPES)
+            hint = f" (did you mean {close!r}?)" if close else ""
+            problems.append(
+                doc.problem(("inputs", name, "type"), f"unknown input type {kind!r}{hint}")
+            )
+            continue
+        loaded.inputs[str(name)] = dict(spec) if isinstance(spec, Mapping) else {}
+    return problems
+
+
+def _agents(doc: Document, data: dict[str, Any], loaded: LoadedWorkflow) -> list[Problem]:
+    """Agents named in `agents:`, each a path to an agent document or one written inline."""
+    agents = data.get("agents")
+    if agents is None:
+        return []
+    if not isinstance(agents, Mapping):
+        return [doc.problem(("agents",), "agents is a mapping of name to an agent document")]
+    problems: list[Problem] = []
+    for name, ref in agents.items():
+        where: Path_ = ("agents", name)
+        try:
+            if isinstance(ref, str):
+                target = (doc.base_dir / ref).resolve()
+                if not target.is_file():
+                    problems.append(doc.problem(where, f"no agent document {ref!r}"))
+                    continue
+                loaded.agents[str(name)] = load_file(target)
+            elif isinstance(ref, Mapping):
+                inline = dict(ref)
+                inline.setdefault("name", str(name))
+                loaded.agents[str(name)] = load_dict(inline, base_dir=doc.base_dir)
+            else:
+                problems.append(
+                    doc.problem(where, "an agent is a path to its document or the document itself")
+                )
+        except ValidationProblems as exc:
+            for p in exc.problems:
+                if p.file and p.line:
+                    problems.append(p)
+                else:
+                    inner = _parse_key_path(p.key_path)
+                    problems.append(doc.problem((*where, *inner), p.message))
+    return problems
+
+
+def _mcp_servers(doc: Document, data: dict[str, Any], loaded: LoadedWorkflow) -> list[Problem]:
+    servers = data.get("mcpServers")
+    if servers is None:
+        return []
+    if not isinstance(servers, Mapping):
+        return [doc.problem(("mcpServers",), "mcpServers is a mapping of name to a server")]
+    problems: list[Problem] = []
+    for name, config in servers.items():
+        if not isinstance(config, Mapping) or not ({"command", "url"} & set(config)):
+            problems.append(
+                doc.problem(
+                    ("mcpServers", name), "an MCP server has a command (with args) or a url"
+                )
+            )
+            continue
+        loaded.mcp_servers[str(name)] = {"name": str(name), **dict(config)}
+    return problems
+
+
+def _trigger_id(data: Mapping[str, Any]) -> str | None:
+    trigger = data.get("trigger")
+    found = trigger.get("id") if isinstance(trigger, Mapping) else None
+    return found if isinstance(found, str) else None
+
+
+def _parse_key_path(text: str | None) -> Path_:
+    """('tools', 2, 'config') for `tools[2].config`."""
+    out: list[str | int] = []
+    for part in (text or "").replace("[", ".[").split("."):
+        if not part:
+            continue
+        if part.startswith("[") and part.endswith("]") and part[1:-1].isdigit():
+            out.append(int(part[1:-1]))
+        else:
+            out.append(part)
+    return tuple(out)

@@ -1,0 +1,152 @@
+"""The actions that set variables, talk to the user and keep conversations; the table of
+every action kind's implementation."""
+
+from __future__ import annotations
+
+import json
+from typing import Any
+
+from raf.workflow.declarative.invoke import (
+    execute_code,
+    http_request,
+    invoke_agent,
+    invoke_function_tool,
+    invoke_mcp_tool,
+    resume_agent,
+    resume_function_tool,
+)
+from raf.workflow.declarative.program import Step
+from raf.workflow.declarative.runtime import Action, Resume, Runtime
+from raf.workflow.declarative.values import text, type_word
+
+
+async def set_variable(rt: Runtime, step: Step) -> None:
+    target = step.fields.get("variable") or step.fields.get("path")
+    rt.set(target, rt.value(step.fields["value"]))
+
+
+async def set_multiple(rt: Runtime, step: Step) -> None:
+    for item in step.fields["assignments"]:
+        rt.set(item["variable"], rt.value(item["value"]))
+
+
+async def set_text(rt: Runtime, step: Step) -> None:
+    rt.set(step.fields["variable"], rt.render(step.fields["value"]))
+
+
+async def reset_variable(rt: Runtime, step: Step) -> None:
+    from raf.workflow.declarative.program import local_path
+
+    rt.vars.reset(local_path(str(step.fields["variable"])))
+
+
+async def clear_all(rt: Runtime, step: Step) -> None:
+    scope = step.fields.get("variables", "Local")
+    try:
+        rt.vars.clear(str(scope))
+    except Exception as exc:
+        raise rt.fail(str(exc)) from None
+
+
+_TYPES: dict[str, tuple[type, ...]] = {
+    "string": (str,),
+    "number": (int, float),
+    "boolean": (bool,),
+    "record": (dict,),
+    "table": (list,),
+}
+
+
+async def parse_value(rt: Runtime, step: Step) -> None:
+    """Parse text (JSON, a number, true/false) into a value of the asked type."""
+    raw = rt.value(step.fields["value"])
+    wanted = str(step.fields.get("valueType", "")).lower() or None
+    value: Any = raw
+    if isinstance(raw, str):
+        try:
+            value = json.loads(raw)
+        except ValueError:
+            if wanted not in (None, "string"):
+                raise rt.fail(f"cannot parse {raw[:80]!r} as {wanted}") from None
+            value = raw
+    if wanted == "string":
+        value = raw if isinstance(raw, str) else text(raw)
+    elif wanted is not None:
+        kinds = _TYPES.get(wanted)
+        if kinds is None:
+            raise rt.fail(f"unknown valueType {wanted!r}; use one of {', '.join(_TYPES)}")
+        if not isinstance(value, kinds) or (wanted == "number" and isinstance(value, bool)):
+            raise rt.fail(f"the value is {type_word(value)}, not a {wanted}")
+    rt.set(step.fields["variable"], value)
+
+
+async def send_activity(rt: Runtime, step: Step) -> None:
+    await rt.say(rt.render(step.fields["activity"]))
+
+
+async def question(rt: Runtime, step: Step) -> Any:
+    prompt = step.fields.get("question", step.fields.get("prompt", ""))
+    asked = rt.render(prompt)
+    rt.conversation().append({"role": "assistant", "text": asked})
+    return await rt.ask(asked, str, {"default": rt.value(step.fields.get("default"))})
+
+
+async def resume_question(rt: Runtime, step: Step, then: dict[str, Any], answer: Any) -> None:
+    value = answer if answer not in (None, "") else then.get("default")
+    rt.conversation().append({"role": "user", "text": text(value)})
+    rt.vars.set_system("LastMessage", {"Text": text(value), "Role": "user"})
+    rt.set(step.fields["variable"], value)
+
+
+async def create_conversation(rt: Runtime, step: Step) -> None:
+    rt.set(step.fields["conversationId"], rt.new_conversation())
+
+
+async def add_message(rt: Runtime, step: Step) -> None:
+    fields = step.fields
+    message = fields.get("message")
+    role = str(rt.value(fields.get("role", "user")))
+    if isinstance(message, dict):
+        role = str(rt.value(message.get("role", role)))
+        body = rt.render(message.get("text", message.get("content", "")))
+    else:
+        body = rt.render(
+            message if message is not None else fields.get("content", fields.get("text", ""))
+        )
+    if role not in ("user", "assistant", "system"):
+        raise rt.fail(f"a message role is user, assistant or system, not {role!r}")
+    rt.conversation(fields["conversationId"]).append({"role": role, "text": body})
+
+
+async def _nothing(rt: Runtime, step: Step) -> None:
+    """Control actions are instructions of the program; nothing runs for them here."""
+
+
+ACTIONS: dict[str, Action] = {
+    "SetVariable": set_variable,
+    "SetValue": set_variable,
+    "SetMultipleVariables": set_multiple,
+    "SetTextVariable": set_text,
+    "ResetVariable": reset_variable,
+    "ClearAllVariables": clear_all,
+    "ParseValue": parse_value,
+    "SendActivity": send_activity,
+    "Question": question,
+    "RequestExternalInput": question,
+    "CreateConversation": create_conversation,
+    "AddConversationMessage": add_message,
+    "InvokeAgent": invoke_agent,
+    "InvokeFunctionTool": invoke_function_tool,
+    "ExecuteCode": execute_code,
+    "InvokeMcpTool": invoke_mcp_tool,
+    "HttpRequestAction": http_request,
+}
+"""The implementation of every action kind that is not control flow."""
+
+RESUMERS: dict[str, Resume] = {
+    "Question": resume_question,
+    "RequestExternalInput": resume_question,
+    "InvokeFunctionTool": resume_function_tool,
+    "InvokeAgent": resume_agent,
+}
+"""What takes the answer of an action that asked for input."""

@@ -1,0 +1,355 @@
+"""The older workflow-graph JSON: `nodes` (agents, functions, or a human `approval`),
+`edges` of type direct (with an optional `=` condition on the message), fan_out and
+fan_in, a `start_node_id` and `output_node_ids`, compiled onto the graph engine.
+
+    {"start_node_id": "plan", "output_node_ids": ["write"],
+     "nodes": [{"id": "plan", "type": "agent", "agent": "planner"}, ...],
+     "edges": [{"type": "fan_out", "source": "plan", "targets": ["a", "b"]}, ...]}
+"""
+
+from __future__ import annotations
+
+import inspect
+from collections.abc import Callable, Mapping
+from typing import Any
+
+from raf.core.messages import ChatMessage
+from raf.core.responses import AgentResponse
+from raf.workflow.builder import WorkflowBuilder
+from raf.workflow.checkpoints import CheckpointStore
+from raf.workflow.context import InputResponse, WorkflowContext
+from raf.workflow.declarative.expressions import Expression, ExpressionError
+from raf.workflow.declarative.functions import FUNCTIONS
+from raf.workflow.declarative.program import Issue, KeyPath, WorkflowDefinitionError, hint
+from raf.workflow.declarative.values import text, truthy
+from raf.workflow.executor import Executor, handler
+from raf.workflow.workflow import Workflow
+
+NODE_TYPES = ("agent", "function", "approval")
+EDGE_TYPES = ("direct", "fan_out", "fan_in")
+_NODE_KEYS = (
+    "id",
+    "type",
+    "agent",
+    "function",
+    "name",
+    "description",
+    "config",
+    "prompt",
+    "rejected",
+)
+_EDGE_KEYS = ("type", "source", "target", "sources", "targets", "condition", "id")
+
+
+def as_text(message: Any) -> str:
+    """What a graph node passes on, as text: fan-in lists are joined by blank lines."""
+    if isinstance(message, AgentResponse | ChatMessage):
+        return message.text
+    if isinstance(message, list):
+        return "\n\n".join(as_text(m) for m in message)
+    return text(message)
+
+
+class GraphNode(Executor):
+    """A node of the graph JSON: an agent or a function given the incoming text."""
+
+    def __init__(
+        self,
+        node_id: str,
+        *,
+        agent: Any = None,
+        function: Callable[..., Any] | None = None,
+        is_output: bool = False,
+        sends: bool = True,
+    ) -> None:
+        super().__init__(node_id)
+        self.agent = agent
+        self.function = function
+        self.is_output = is_output
+        self.sends = sends
+
+    @handler
+    async def on_message(self, message: Any, ctx: WorkflowContext[str]) -> None:
+        """Answer the incoming text, then send on and/or make it an output."""
+        said = as_text(message)
+        if self.agent is not None:
+            response = await self.agent.run([ChatMessage.user(said)], self.agent.create_session())
+            result = response.text
+        else:
+            assert self.function is not None
+            value = self.function(said)
+            if inspect.isawaitable(value):
+                value = await value
+            result = as_text(value)
+        if self.is_output:
+            await ctx.yield_output(result)
+        if self.sends:
+            await ctx.send_message(result)
+
+
+class ApprovalNode(Executor):
+    """A human decision in the graph: the incoming text goes on only when approved;
+    otherwise the run ends with the `rejected` text as its output. (The answer handler
+    comes first: handlers are tried in order, and the message handler takes anything.)"""
+
+    def __init__(
+        self,
+        node_id: str,
+        *,
+        prompt: str = "Approve?",
+        rejected: str = "Not approved.",
+        is_output: bool = False,
+        sends: bool = True,
+    ) -> None:
+        super().__init__(node_id)
+        self.prompt = prompt
+        self.rejected = rejected
+        self.is_output = is_output
+        self.sends = sends
+        self.pending: dict[str, str] = {}
+
+    @handler
+    async def on_answer(self, answer: InputResponse[bool], ctx: WorkflowContext[str]) -> None:
+        """Pass the text on when approved; end with the rejection otherwise."""
+        said = self.pending.pop(answer.request_id, "")
+        if answer.response is not True:
+            await ctx.yield_output(self.rejected)
+            return
+        if self.is_output:
+            await ctx.yield_output(said)
+        if self.sends:
+            await ctx.send_message(said)
+
+    @handler
+    async def on_message(self, message: Any, ctx: WorkflowContext[str]) -> None:
+        """Ask whether the incoming text may go on."""
+        said = as_text(message)
+        request_id = await ctx.request_input(f"{self.prompt}\n\n{said}", bool)
+        self.pending[request_id] = said
+
+    def snapshot_state(self) -> Any:
+        return dict(self.pending)
+
+    def restore_state(self, state: Any) -> None:
+        self.pending = dict(state or {})
+
+
+def _condition(source: str) -> Callable[[Any], bool]:
+    compiled = Expression.compile(source)
+
+    def check(message: Any) -> bool:
+        def resolve(parts: tuple[str, ...]) -> Any:
+            return as_text(message) if parts == ("Message",) else None
+
+        return truthy(compiled.evaluate(resolve, FUNCTIONS))
+
+    return check
+
+
+def _check_condition(raw: Any, path: KeyPath, issues: list[Issue]) -> Callable[[Any], bool] | None:
+    if raw is None:
+        return None
+    if not isinstance(raw, str):
+        issues.append(
+            Issue(
+                path=path, message='a condition is an expression such as =Contains(Message, "ok")'
+            )
+        )
+        return None
+    source = raw[1:] if raw.startswith("=") else raw
+    try:
+        compiled = Expression.compile(source)
+    except ExpressionError as exc:
+        issues.append(Issue(path=path, message=f"the expression does not parse: {exc}"))
+        return None
+    for parts, _ in compiled.names:
+        if parts[0] != "Message":
+            issues.append(
+                Issue(
+                    path=path,
+                    message="an edge condition reads Message (the text on the edge), "
+                    f"not {'.'.join(parts)!r}",
+                )
+            )
+            return None
+    for name, _ in compiled.calls:
+        if name.lower() not in FUNCTIONS:
+            issues.append(
+                Issue(
+                    path=path, message=f"unknown function {name!r}{hint(name.lower(), FUNCTIONS)}"
+                )
+            )
+            return None
+    return _condition(source)
+
+
+def build_graph_workflow(
+    data: Mapping[str, Any],
+    *,
+    agents: Mapping[str, Any],
+    functions: Mapping[str, Callable[..., Any]],
+    name: str = "workflow",
+    checkpoint_store: CheckpointStore | None = None,
+) -> Workflow:
+    """Check the graph JSON (every issue at once, by key path) and build its workflow."""
+    issues: list[Issue] = []
+    nodes = data.get("nodes")
+    edges = data.get("edges") or []
+    if not isinstance(nodes, list) or not nodes:
+        raise WorkflowDefinitionError(
+            [Issue(path=("nodes",), message="a graph needs a list of nodes")]
+        )
+    if not isinstance(edges, list):
+        issues.append(Issue(path=("edges",), message="expected a list of edges"))
+        edges = []
+    outputs = data.get("output_node_ids") or []
+    ids: list[str] = []
+    specs: dict[str, tuple[Mapping[str, Any], KeyPath]] = {}
+    for i, node in enumerate(nodes):
+        where: KeyPath = ("nodes", i)
+        if not isinstance(node, Mapping) or not isinstance(node.get("id"), str):
+            issues.append(Issue(path=where, message="a node is a mapping with an 'id'"))
+            continue
+        for key in node:
+            if key not in _NODE_KEYS:
+                issues.append(
+                    Issue(
+                        path=(*where, str(key)),
+                        message=f"a node has no key {key!r}{hint(str(key), _NODE_KEYS)}",
+                        key=True,
+                    )
+                )
+        if node["id"] in specs:
+            issues.append(
+                Issue(path=(*where, "id"), message=f"two nodes have the id {node['id']!r}")
+            )
+        ids.append(node["id"])
+        specs[node["id"]] = (node, where)
+    sources_with_edges: set[str] = set()
+    for i, edge in enumerate(edges):
+        where = ("edges", i)
+        if not isinstance(edge, Mapping):
+            issues.append(Issue(path=where, message="an edge is a mapping with a 'type'"))
+            continue
+        kind = edge.get("type", "direct")
+        if kind not in EDGE_TYPES:
+            issues.append(
+                Issue(
+                    path=(*where, "type"),
+                    message=f"unknown edge type {kind!r}{hint(str(kind), EDGE_TYPES)}",
+                )
+            )
+            continue
+        for key in edge:
+            if key not in _EDGE_KEYS:
+                issues.append(
+                    Issue(
+                        path=(*where, str(key)),
+                        message=f"an edge has no key {key!r}{hint(str(key), _EDGE_KEYS)}",
+                        key=True,
+                    )
+                )
+        ends = {
+            "direct": ("source", "target"),
+            "fan_out": ("source", "targets"),
+            "fan_in": ("sources", "target"),
+        }[kind]
+        for key in ends:
+            value = edge.get(key)
+            names = value if isinstance(value, list) else [value]
+            for n in names:
+                if n not in specs:
+                    issues.append(
+                        Issue(path=(*where, key), message=f"no node {n!r}{hint(str(n), ids)}")
+                    )
+        for n in edge.get("sources", []) if kind == "fan_in" else [edge.get("source")]:
+            if isinstance(n, str):
+                sources_with_edges.add(n)
+    start = data.get("start_node_id")
+    if start not in specs:
+        issues.append(
+            Issue(
+                path=("start_node_id",),
+                message=f"the start node {start!r} is no node{hint(str(start), ids)}",
+            )
+        )
+    for i, out in enumerate(outputs if isinstance(outputs, list) else []):
+        if out not in specs:
+            issues.append(
+                Issue(path=("output_node_ids", i), message=f"no node {out!r}{hint(str(out), ids)}")
+            )
+    executors: dict[str, Executor] = {}
+    for node_id, (node, where) in specs.items():
+        kind = node.get("type", "agent")
+        if kind == "agent":
+            ref = node.get("agent", node.get("name", node_id))
+            if ref not in agents:
+                issues.append(
+                    Issue(
+                        path=(*where, "agent"), message=f"no agent {ref!r}{hint(str(ref), agents)}"
+                    )
+                )
+                continue
+            executors[node_id] = GraphNode(
+                node_id,
+                agent=agents[ref],
+                is_output=node_id in outputs,
+                sends=node_id in sources_with_edges,
+            )
+        elif kind == "function":
+            ref = node.get("function", node_id)
+            if ref not in functions:
+                issues.append(
+                    Issue(
+                        path=(*where, "function"),
+                        message=f"no function {ref!r}{hint(str(ref), functions)}",
+                    )
+                )
+                continue
+            executors[node_id] = GraphNode(
+                node_id,
+                function=functions[ref],
+                is_output=node_id in outputs,
+                sends=node_id in sources_with_edges,
+            )
+        elif kind == "approval":
+            executors[node_id] = ApprovalNode(
+                node_id,
+                prompt=str(node.get("prompt", "Approve?")),
+                rejected=str(node.get("rejected", "Not approved.")),
+                is_output=node_id in outputs,
+                sends=node_id in sources_with_edges,
+            )
+        else:
+            issues.append(
+                Issue(
+                    path=(*where, "type"),
+                    message=f"unknown node type {kind!r}{hint(str(kind), NODE_TYPES)}",
+                )
+            )
+    conditions = [
+        _check_condition(e.get("condition"), ("edges", i, "condition"), issues)
+        if isinstance(e, Mapping)
+        else None
+        for i, e in enumerate(edges)
+    ]
+    if issues:
+        raise WorkflowDefinitionError(issues)
+    builder = WorkflowBuilder(
+        str(data.get("name", name)),
+        start=executors[str(start)],
+        description=str(data.get("description", "")),
+    )
+    for node in executors.values():
+        builder.add_executor(node)
+    for edge, condition in zip(edges, conditions, strict=True):
+        kind = edge.get("type", "direct")
+        if kind == "direct":
+            builder.add_edge(edge["source"], edge["target"], condition=condition)
+        elif kind == "fan_out":
+            builder.add_fan_out(edge["source"], list(edge["targets"]))
+        else:
+            builder.add_fan_in(list(edge["sources"]), edge["target"])
+    if checkpoint_store is not None:
+        builder.with_checkpoint_store(checkpoint_store)
+    return builder.build()

@@ -1,0 +1,294 @@
+"""The actions that reach outside the workflow: agents, function tools (with approval),
+code in the sandbox, MCP tools and HTTP requests."""
+
+from __future__ import annotations
+
+import asyncio
+import json
+import urllib.error
+import urllib.request
+from collections.abc import Mapping
+from typing import Any
+
+from raf.core.contents import ApprovalRequestContent, ApprovalResponseContent
+from raf.core.messages import ChatMessage, Role, new_id
+from raf.core.options import AgentRunOptions
+from raf.core.responses import AgentResponse
+from raf.core.sessions import AgentSession
+from raf.core.tools import ToolContext
+from raf.workflow.declarative.program import Step
+from raf.workflow.declarative.runtime import Runtime
+from raf.workflow.declarative.values import text
+
+_ROLES = {"user": Role.USER, "assistant": Role.ASSISTANT, "system": Role.SYSTEM}
+
+
+def _name(rt: Runtime, raw: Any) -> str:
+    if isinstance(raw, Mapping):
+        raw = raw.get("name", "")
+    return text(rt.value(raw))
+
+
+def _outputs(step: Step) -> dict[str, Any]:
+    output = step.fields.get("output")
+    return dict(output) if isinstance(output, Mapping) else {}
+
+
+def _parsed(reply: str) -> Any:
+    try:
+        return json.loads(reply)
+    except ValueError:
+        return reply
+
+
+async def invoke_agent(rt: Runtime, step: Step) -> Any:
+    """Run an agent on the conversation (or on its input alone) and keep its answer; tool
+    calls it waits on become requests for approval."""
+    fields = step.fields
+    name = _name(rt, fields["agent"])
+    agent = rt.services.agents.get(name)
+    if agent is None:
+        known = ", ".join(sorted(rt.services.agents)) or "none"
+        raise rt.fail(f"no agent {name!r} (agents: {known})")
+    given = fields.get("input", fields.get("message"))
+    if isinstance(given, Mapping):
+        given = given.get("messages", given.get("text"))
+    said = rt.render(given) if given is not None else None
+    uses_conversation = "conversationId" in fields or said is None
+    history = rt.conversation(fields.get("conversationId")) if uses_conversation else []
+    if said is not None:
+        history.append({"role": "user", "text": said})
+        rt.vars.set_system("LastMessage", {"Text": said, "Role": "user"})
+    if uses_conversation:
+        messages = [_message(m) for m in history]
+    else:
+        messages = [ChatMessage.user(said or "")]
+    session = agent.create_session()
+    response = await agent.run(messages, session)
+    return await _agent_answered(rt, step, name, session, response, uses_conversation)
+
+
+async def _agent_answered(
+    rt: Runtime,
+    step: Step,
+    name: str,
+    session: AgentSession,
+    response: AgentResponse,
+    uses_conversation: bool,
+) -> Any:
+    """Keep the agent's answer, or ask about the tool calls it waits on, one by one."""
+    pending = response.pending_approvals
+    if pending:
+        asked = [
+            {"call_id": p.call_id, "name": p.name, "arguments": dict(p.arguments)} for p in pending
+        ]
+        then = {
+            "agent": name,
+            "session": session.to_dict(),
+            "asked": asked,
+            "answers": {},
+            "conversation": uses_conversation,
+        }
+        return await rt.ask(_approval(name, asked[0]), bool, then)
+    reply = response.text
+    if uses_conversation:
+        conversation = rt.conversation(step.fields.get("conversationId"))
+        conversation.append({"role": "assistant", "text": reply})
+    outputs = _outputs(step)
+    for key in ("messages", "result"):
+        if key in outputs:
+            rt.set(outputs[key], reply)
+    if "responseObject" in outputs:
+        rt.set(outputs["responseObject"], _parsed(reply))
+    if outputs.get("autoSend", "output" not in step.fields):
+        await rt.ctx.yield_output(reply)
+    return None
+
+
+def _approval(agent: str, call: Mapping[str, Any]) -> ApprovalRequestContent:
+    return ApprovalRequestContent(
+        call_id=call["call_id"],
+        name=call["name"],
+        arguments=call["arguments"],
+        reason=f"agent {agent} wants to call {call['name']}",
+    )
+
+
+async def resume_agent(rt: Runtime, step: Step, then: dict[str, Any], answer: Any) -> Any:
+    """Record a decision on one of the agent's tool calls; once all are decided, the
+    agent goes on with them."""
+    asked = then["asked"]
+    answers = then["answers"]
+    answers[asked[len(answers)]["call_id"]] = answer is True
+    if len(answers) < len(asked):
+        return await rt.ask(_approval(then["agent"], asked[len(answers)]), bool, then)
+    agent = rt.services.agents[then["agent"]]
+    session = AgentSession.from_dict(then["session"])
+    decisions = [ApprovalResponseContent(call_id=k, approved=v) for k, v in answers.items()]
+    options = AgentRunOptions(tool_approval_responses=decisions)
+    response = await agent.run([], session, options)
+    return await _agent_answered(rt, step, then["agent"], session, response, then["conversation"])
+
+
+def _message(record: Mapping[str, Any]) -> ChatMessage:
+    role = _ROLES.get(str(record.get("role")), Role.USER)
+    if role is Role.ASSISTANT:
+        return ChatMessage.assistant(text(record.get("text")))
+    if role is Role.SYSTEM:
+        return ChatMessage.system(text(record.get("text")))
+    return ChatMessage.user(text(record.get("text")))
+
+
+async def invoke_function_tool(rt: Runtime, step: Step) -> Any:
+    """Call a registered function tool; with approval required, ask first."""
+    name = _name(rt, step.fields["functionName"])
+    tool = rt.services.tools.get(name)
+    if tool is None:
+        known = ", ".join(sorted(rt.services.tools)) or "none"
+        raise rt.fail(f"no function tool {name!r} (tools: {known})")
+    arguments = rt.value(step.fields.get("arguments") or {})
+    if not isinstance(arguments, dict):
+        raise rt.fail("arguments must be a record of named values")
+    required = step.fields.get("requireApproval", step.fields.get("require_approval"))
+    needs = bool(required) if required is not None else tool.approval_required(arguments)
+    if needs:
+        call_id = new_id("call")
+        request = ApprovalRequestContent(
+            call_id=call_id,
+            name=name,
+            arguments=arguments,
+            reason=f"the workflow wants to call {name}",
+        )
+        return await rt.ask(request, bool, {"arguments": arguments, "call_id": call_id})
+    await _call_tool(rt, step, tool, arguments, new_id("call"))
+    return None
+
+
+async def resume_function_tool(rt: Runtime, step: Step, then: dict[str, Any], answer: Any) -> None:
+    name = _name(rt, step.fields["functionName"])
+    outputs = _outputs(step)
+    if answer is not True:
+        rt.vars.set_system("LastApproval", {"Function": name, "Approved": False})
+        if "result" in outputs:
+            rt.set(outputs["result"], None)
+        return
+    rt.vars.set_system("LastApproval", {"Function": name, "Approved": True})
+    tool = rt.services.tools[name]
+    await _call_tool(rt, step, tool, then["arguments"], then["call_id"])
+
+
+async def _call_tool(
+    rt: Runtime, step: Step, tool: Any, arguments: dict[str, Any], call_id: str
+) -> None:
+    result = await tool.invoke(arguments, ToolContext(call_id=call_id))
+    if result.is_error:
+        raise rt.fail(f"function {tool.name!r} failed: {result.error}")
+    outputs = _outputs(step)
+    if "result" in outputs:
+        rt.set(outputs["result"], result.value)
+    if "messages" in outputs:
+        rt.set(outputs["messages"], text(result.value))
+    if outputs.get("autoSend"):
+        await rt.say(text(result.value))
+
+
+async def execute_code(rt: Runtime, step: Step) -> None:
+    """Run code in raf's code sandbox: no network, limited CPU, memory and time."""
+    from raf.tools.code import CodeInterpreter
+
+    fields = step.fields
+    code = text(rt.value(fields["code"]))
+    language = text(rt.value(fields.get("language", "python"))).lower()
+    if language not in ("python", "shell"):
+        raise rt.fail(f"ExecuteCode runs python or shell, not {language!r}")
+    interpreter = rt.services.code
+    if interpreter is None or "timeout" in fields:
+        interpreter = CodeInterpreter(timeout_s=float(fields.get("timeout", 30)))
+    result = await interpreter.run(code, language=language)
+    record = {
+        "stdout": result.stdout,
+        "stderr": result.stderr,
+        "exitCode": result.exit_code,
+        "ok": result.ok,
+        "timedOut": result.timed_out,
+    }
+    if "result" in fields:
+        rt.set(fields["result"], record)
+    elif not result.ok:
+        why = "timed out" if result.timed_out else f"exited with {result.exit_code}"
+        raise rt.fail(f"the code {why}: {result.stderr.strip()[-300:]}")
+    if "output" in fields:
+        rt.set(fields["output"], result.stdout.rstrip("\n"))
+
+
+async def invoke_mcp_tool(rt: Runtime, step: Step) -> None:
+    """Call a tool of an MCP server registered by name (or reached at `serverUrl`)."""
+    fields = step.fields
+    server_name = _name(rt, fields.get("server", ""))
+    server = rt.services.mcp_servers.get(server_name) if server_name else None
+    if server is None and "serverUrl" in fields:
+        from raf.tools.mcp.client import McpClient
+
+        url = text(rt.value(fields["serverUrl"]))
+        server = McpClient({"name": server_name or "workflow", "url": url})
+        rt.services.mcp_servers[server_name or url] = server
+    if server is None:
+        known = ", ".join(sorted(rt.services.mcp_servers)) or "none"
+        raise rt.fail(f"no MCP server {server_name!r} (servers: {known})")
+    tool_name = text(rt.value(fields["toolName"]))
+    arguments = rt.value(fields.get("arguments") or {})
+    result = await server.call_tool(tool_name, arguments)
+    pieces = [getattr(c, "text", "") for c in getattr(result, "content", []) or []]
+    body = "\n".join(p for p in pieces if p)
+    if getattr(result, "isError", False):
+        raise rt.fail(f"MCP tool {tool_name!r} failed: {body}")
+    structured = getattr(result, "structuredContent", None)
+    outputs = _outputs(step)
+    if "result" in outputs:
+        rt.set(outputs["result"], structured if structured is not None else _parsed(body))
+    if "messages" in outputs:
+        rt.set(outputs["messages"], body)
+    if outputs.get("autoSend"):
+        await rt.say(body)
+
+
+async def http_request(rt: Runtime, step: Step) -> None:
+    """An HTTP request (http or https only); the body is parsed when it is JSON."""
+    fields = step.fields
+    method = text(rt.value(fields.get("method", "GET"))).upper()
+    url = text(rt.value(fields["url"]))
+    if not url.startswith(("http://", "https://")):
+        raise rt.fail(f"HttpRequestAction fetches http or https URLs, not {url[:80]!r}")
+    headers = {str(k): text(v) for k, v in (rt.value(fields.get("headers") or {})).items()}
+    body = rt.value(fields.get("body"))
+    data: bytes | None = None
+    if body is not None:
+        if isinstance(body, dict | list):
+            data = json.dumps(body).encode()
+            headers.setdefault("Content-Type", "application/json")
+        else:
+            data = text(body).encode()
+    timeout = float(fields.get("timeout", rt.services.http_timeout))
+    request = urllib.request.Request(url, data=data, headers=headers, method=method)
+
+    def fetch() -> tuple[int, dict[str, str], bytes]:
+        try:
+            with urllib.request.urlopen(request, timeout=timeout) as reply:
+                return reply.status, dict(reply.headers.items()), reply.read(5_000_000)
+        except urllib.error.HTTPError as exc:
+            return exc.code, dict(exc.headers.items()), exc.read(5_000_000)
+
+    try:
+        status, reply_headers, raw = await asyncio.to_thread(fetch)
+    except (urllib.error.URLError, OSError, ValueError) as exc:
+        raise rt.fail(f"{method} {url} failed: {getattr(exc, 'reason', exc)}") from None
+    content = raw.decode("utf-8", errors="replace")
+    if status >= 400:
+        raise rt.fail(f"{method} {url} answered {status}: {content[:200]}")
+    value = _parsed(content) if content else None
+    if "response" in fields:
+        rt.set(fields["response"], value)
+    if "responseHeaders" in fields:
+        rt.set(fields["responseHeaders"], reply_headers)
+    if "conversationId" in fields:
+        rt.conversation(fields["conversationId"]).append({"role": "user", "text": content})

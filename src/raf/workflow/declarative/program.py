@@ -1,0 +1,485 @@
+"""Compiles an action list into a flat program of steps and jumps, checking it first:
+unknown kinds or keys, missing fields, expressions that do not parse, unknown functions or
+scopes, GotoAction targets and loop controls outside a loop — every issue at once, each
+with the key path of the action at fault."""
+
+from __future__ import annotations
+
+import difflib
+import re
+from collections.abc import Iterator, Mapping
+from dataclasses import dataclass, field
+from typing import Any
+
+from raf.workflow.declarative.expressions import Expression, ExpressionError
+from raf.workflow.declarative.functions import FUNCTIONS
+from raf.workflow.declarative.variables import SCOPES, VariableError, check_writable
+from raf.workflow.errors import WorkflowValidationError
+
+KeyPath = tuple[str | int, ...]
+
+_COMMON = ("kind", "id", "displayName", "description", "disabled")
+_SPECS: dict[str, tuple[tuple[str, ...], tuple[str, ...]]] = {
+    # kind: (required keys, optional keys)
+    "SetVariable": (("variable", "value"), ()),
+    "SetValue": (("path", "value"), ()),
+    "SetMultipleVariables": (("assignments",), ()),
+    "SetTextVariable": (("variable", "value"), ()),
+    "ResetVariable": (("variable",), ()),
+    "ClearAllVariables": ((), ("variables",)),
+    "ParseValue": (("variable", "value"), ("valueType",)),
+    "If": (("condition", "then"), ("else",)),
+    "ConditionGroup": (("conditions",), ("elseActions",)),
+    "Foreach": (("items", "actions"), ("value", "item", "itemName", "index", "indexName")),
+    "BreakLoop": ((), ()),
+    "ContinueLoop": ((), ()),
+    "GotoAction": (("actionId",), ("maxIterations",)),
+    "SendActivity": (("activity",), ()),
+    "InvokeAgent": (("agent",), ("input", "output", "conversationId", "message")),
+    "InvokeFunctionTool": (
+        ("functionName",),
+        ("arguments", "output", "requireApproval", "require_approval", "conversationId"),
+    ),
+    "ExecuteCode": (("code",), ("language", "output", "result", "timeout")),
+    "InvokeMcpTool": (("toolName",), ("server", "serverUrl", "arguments", "output")),
+    "HttpRequestAction": (
+        ("url",),
+        ("method", "headers", "body", "response", "responseHeaders", "timeout", "conversationId"),
+    ),
+    "Question": (("variable",), ("question", "prompt", "default", "entity")),
+    "RequestExternalInput": (("variable",), ("prompt", "default")),
+    "EndWorkflow": ((), ()),
+    "EndConversation": ((), ()),
+    "CreateConversation": (("conversationId",), ()),
+    "AddConversationMessage": (
+        ("conversationId",),
+        ("message", "role", "content", "text"),
+    ),
+}
+_TEMPLATE_FIELDS = {
+    ("SendActivity", "activity"),
+    ("SetTextVariable", "value"),
+    ("Question", "question"),
+    ("Question", "prompt"),
+    ("RequestExternalInput", "prompt"),
+    ("AddConversationMessage", "message"),
+    ("AddConversationMessage", "content"),
+    ("AddConversationMessage", "text"),
+    ("InvokeAgent", "input"),
+    ("InvokeAgent", "message"),
+}
+"""Text fields whose `{expression}` parts are filled in when they are not `=` expressions."""
+ALIASES = {"InvokeAzureAgent": "InvokeAgent"}
+"""Other spellings of action kinds, read as the kind they name."""
+ACTION_KINDS = tuple(sorted(_SPECS))
+_TEMPLATE = re.compile(r"\{([A-Za-z_][A-Za-z0-9_.\[\]\"' ,()]*)\}")
+
+
+@dataclass(kw_only=True, slots=True)
+class Issue:
+    """One problem of a workflow definition, at a key path of the document."""
+
+    path: KeyPath
+    message: str
+    key: bool = False
+
+
+class WorkflowDefinitionError(WorkflowValidationError):
+    """A declarative workflow that cannot be built; `issues` lists every problem."""
+
+    def __init__(self, issues: list[Issue]) -> None:
+        self.issues = issues
+        lines = [f"{show_path(i.path)}: {i.message}" if i.path else i.message for i in issues]
+        super().__init__("the workflow has problems:\n  " + "\n  ".join(lines))
+
+
+@dataclass(kw_only=True, slots=True)
+class Step:
+    """One action of the document, with where it is."""
+
+    kind: str
+    id: str
+    fields: dict[str, Any]
+    path: KeyPath
+
+
+@dataclass(kw_only=True, slots=True)
+class Instr:
+    """One instruction: run a step, jump, branch on a condition, or drive a loop."""
+
+    op: str
+    """do, jump, branch, loop_init, loop_next, goto, end."""
+    step: Step | None = None
+    target: int = -1
+    expr: str = ""
+    loop: str = ""
+
+
+@dataclass(kw_only=True, slots=True)
+class Program:
+    """A compiled action list."""
+
+    instrs: list[Instr]
+    labels: dict[str, int]
+    expressions: dict[str, Expression]
+    templates: dict[str, list[tuple[str, str]]] = field(default_factory=dict)
+
+
+def show_path(path: KeyPath) -> str:
+    """`trigger.actions[2].value` for a key path."""
+    out = ""
+    for part in path:
+        out += f"[{part}]" if isinstance(part, int) else (f".{part}" if out else part)
+    return out
+
+
+def suggest(word: str, choices: Any) -> str | None:
+    """The choice closest to a misspelt `word`, if any is close enough."""
+    options = [str(c) for c in choices]
+    found = difflib.get_close_matches(word, options, n=1, cutoff=0.6)
+    if found:
+        return found[0]
+    lowered: dict[str, str] = {str(c).lower(): str(c) for c in options}
+    return lowered.get(word.lower())
+
+
+def hint(word: str, choices: Any) -> str:
+    """A "did you mean" note when a choice is close to `word`, else an empty string."""
+    close = suggest(word, choices)
+    return f" (did you mean {close!r}?)" if close else ""
+
+
+class _Compiler:
+    def __init__(self) -> None:
+        self.instrs: list[Instr] = []
+        self.labels: dict[str, int] = {}
+        self.issues: list[Issue] = []
+        self.expressions: dict[str, Expression] = {}
+        self.templates: dict[str, list[tuple[str, str]]] = {}
+        self.gotos: list[tuple[Instr, str, KeyPath]] = []
+        self.loops: list[tuple[str, int, list[Instr]]] = []
+        self.counter = 0
+
+    def issue(self, path: KeyPath, message: str, *, key: bool = False) -> None:
+        self.issues.append(Issue(path=path, message=message, key=key))
+
+    def emit(self, instr: Instr) -> Instr:
+        self.instrs.append(instr)
+        return instr
+
+    # -- expressions -----------------------------------------------------------------------
+
+    def expression(self, source: str, path: KeyPath) -> None:
+        """Parse and check an expression (without its `=`) once."""
+        if source in self.expressions:
+            return
+        try:
+            compiled = Expression.compile(source)
+        except ExpressionError as exc:
+            self.issue(path, f"the expression does not parse: {exc}")
+            return
+        for parts, offset in compiled.names:
+            if parts[0] not in SCOPES:
+                self.issue(
+                    path,
+                    f"unknown variable scope {parts[0]!r} in {source!r} at character "
+                    f"{offset + 1}{hint(parts[0], SCOPES)}; variables are Scope.name "
+                    f"({', '.join(SCOPES)})",
+                )
+                return
+        for name, offset in compiled.calls:
+            if name.lower() not in FUNCTIONS:
+                self.issue(
+                    path,
+                    f"unknown function {name!r} in {source!r} at character {offset + 1}"
+                    f"{hint(name.lower(), FUNCTIONS)}",
+                )
+                return
+        self.expressions[source] = compiled
+
+    def values(self, value: Any, path: KeyPath, *, template: bool = False) -> None:
+        """Check every expression (`=...`) and, for text fields, `{...}` template part."""
+        if isinstance(value, str):
+            if value.startswith("="):
+                self.expression(value[1:], path)
+            elif template:
+                found = [(m.group(0), m.group(1)) for m in _TEMPLATE.finditer(value)]
+                for _, inner in found:
+                    self.expression(inner, path)
+                if found:
+                    self.templates[value] = found
+        elif isinstance(value, Mapping):
+            for k, v in value.items():
+                self.values(v, (*path, str(k)), template=template)
+        elif isinstance(value, list):
+            for i, v in enumerate(value):
+                self.values(v, (*path, i), template=template)
+
+    def variable(self, value: Any, path: KeyPath) -> None:
+        if not isinstance(value, str) or not value.strip():
+            self.issue(path, "expected a variable path such as Local.answer")
+            return
+        try:
+            check_writable(local_path(value))
+        except VariableError as exc:
+            self.issue(path, str(exc))
+
+    # -- actions ---------------------------------------------------------------------------
+
+    def block(self, actions: Any, path: KeyPath) -> None:
+        if actions is None:
+            return
+        if not isinstance(actions, list):
+            self.issue(path, "expected a list of actions")
+            return
+        for index, action in enumerate(actions):
+            self.action(action, (*path, index))
+
+    def action(self, raw: Any, path: KeyPath) -> None:
+        if not isinstance(raw, Mapping):
+            self.issue(path, "an action is a mapping with a 'kind'")
+            return
+        kind = raw.get("kind")
+        if not isinstance(kind, str):
+            self.issue(path, "an action needs a 'kind' (for example SendActivity)")
+            return
+        kind = ALIASES.get(kind, kind)
+        spec = _SPECS.get(kind)
+        if spec is None:
+            self.issue(
+                (*path, "kind"),
+                f"unknown action kind {kind!r}{hint(kind, ACTION_KINDS)}",
+            )
+            return
+        required, optional = spec
+        self.counter += 1
+        action_id = raw.get("id")
+        if action_id is None:
+            action_id = f"{kind}_{self.counter}"
+        elif not isinstance(action_id, str) or not action_id:
+            self.issue((*path, "id"), "an action id is a non-empty string")
+            action_id = f"{kind}_{self.counter}"
+        elif action_id in self.labels:
+            self.issue((*path, "id"), f"two actions have the id {action_id!r}")
+        allowed = set(required) | set(optional) | set(_COMMON)
+        for key in raw:
+            if key not in allowed:
+                self.issue(
+                    (*path, str(key)),
+                    f"{kind} has no key {key!r}{hint(str(key), sorted(allowed))}",
+                    key=True,
+                )
+        missing = [k for k in required if k not in raw]
+        for key in missing:
+            self.issue(path, f"{kind} needs {key!r}")
+        if raw.get("disabled") is True:
+            return
+        self.labels.setdefault(action_id, len(self.instrs))
+        step = Step(kind=kind, id=action_id, fields=dict(raw), path=path)
+        if missing:
+            for key, value in raw.items():
+                if key not in _COMMON and key in allowed:
+                    self.values(value, (*path, str(key)))
+            return
+        handler = getattr(self, f"_{kind}", None)
+        if handler is not None:
+            handler(step)
+        else:
+            self.simple(step)
+
+    def simple(self, step: Step) -> None:
+        """A step that runs and moves on: check its values and variables."""
+        fields = step.fields
+        for key, value in fields.items():
+            if key in _COMMON:
+                continue
+            if key in ("variable", "path"):
+                self.variable(value, (*step.path, key))
+            elif key == "output" and isinstance(value, Mapping):
+                for out_key, target in value.items():
+                    if out_key != "autoSend":
+                        self.variable(target, (*step.path, key, str(out_key)))
+            elif (
+                key in ("output", "result", "response", "responseHeaders")
+                and (step.kind in ("ExecuteCode", "HttpRequestAction"))
+            ) or (key == "conversationId" and step.kind == "CreateConversation"):
+                self.variable(value, (*step.path, key))
+            else:
+                as_template = (step.kind, key) in _TEMPLATE_FIELDS
+                self.values(value, (*step.path, key), template=as_template)
+        if step.kind == "SetMultipleVariables":
+            self.assignments(step)
+        self.emit(Instr(op="do", step=step))
+
+    def assignments(self, step: Step) -> None:
+        items = step.fields["assignments"]
+        if not isinstance(items, list):
+            self.issue((*step.path, "assignments"), "expected a list of {variable, value}")
+            return
+        for i, item in enumerate(items):
+            where = (*step.path, "assignments", i)
+            if not isinstance(item, Mapping) or "variable" not in item or "value" not in item:
+                self.issue(where, "an assignment is a mapping with 'variable' and 'value'")
+                continue
+            self.variable(item["variable"], (*where, "variable"))
+
+    def condition(self, value: Any, path: KeyPath) -> str:
+        if isinstance(value, bool):
+            return "true" if value else "false"
+        if not isinstance(value, str):
+            self.issue(path, "a condition is an expression such as =Local.count > 3")
+            return "false"
+        source = value[1:] if value.startswith("=") else value
+        self.expression(source, path)
+        return source
+
+    def _If(self, step: Step) -> None:
+        cond = self.condition(step.fields["condition"], (*step.path, "condition"))
+        branch = self.emit(Instr(op="branch", step=step, expr=cond))
+        self.block(step.fields["then"], (*step.path, "then"))
+        if "else" in step.fields:
+            skip = self.emit(Instr(op="jump"))
+            branch.target = len(self.instrs)
+            self.block(step.fields["else"], (*step.path, "else"))
+            skip.target = len(self.instrs)
+        else:
+            branch.target = len(self.instrs)
+
+    def _ConditionGroup(self, step: Step) -> None:
+        conditions = step.fields["conditions"]
+        ends: list[Instr] = []
+        if not isinstance(conditions, list):
+            self.issue((*step.path, "conditions"), "expected a list of {condition, actions}")
+            return
+        for i, item in enumerate(conditions):
+            where = (*step.path, "conditions", i)
+            if not isinstance(item, Mapping) or "condition" not in item:
+                self.issue(where, "a condition is a mapping with 'condition' and 'actions'")
+                continue
+            for key in item:
+                if key not in ("condition", "actions", "id", "displayName"):
+                    options = ["condition", "actions", "id", "displayName"]
+                    self.issue(
+                        (*where, str(key)),
+                        f"a condition has no key {key!r}{hint(str(key), options)}",
+                        key=True,
+                    )
+            cond = self.condition(item["condition"], (*where, "condition"))
+            branch = self.emit(Instr(op="branch", step=step, expr=cond))
+            if isinstance(item.get("id"), str):
+                self.labels.setdefault(item["id"], len(self.instrs))
+            self.block(item.get("actions"), (*where, "actions"))
+            ends.append(self.emit(Instr(op="jump")))
+            branch.target = len(self.instrs)
+        self.block(step.fields.get("elseActions"), (*step.path, "elseActions"))
+        for end in ends:
+            end.target = len(self.instrs)
+
+    def _Foreach(self, step: Step) -> None:
+        fields = step.fields
+        self.loop_items(fields["items"], (*step.path, "items"))
+        for key in ("value", "item", "itemName", "index", "indexName"):
+            if key in fields:
+                self.variable(fields[key], (*step.path, key))
+        self.emit(Instr(op="loop_init", step=step, loop=step.id))
+        head = self.emit(Instr(op="loop_next", step=step, loop=step.id))
+        head_pc = len(self.instrs) - 1
+        exits: list[Instr] = []
+        self.loops.append((step.id, head_pc, exits))
+        self.block(fields["actions"], (*step.path, "actions"))
+        self.loops.pop()
+        self.emit(Instr(op="jump", target=head_pc))
+        head.target = len(self.instrs)
+        for instr in exits:
+            instr.target = len(self.instrs)
+
+    def loop_items(self, items: Any, path: KeyPath) -> None:
+        """Foreach needs a list: a literal one, or an expression that gives one at run time
+        (checked now when the expression reads no variable)."""
+        if isinstance(items, list):
+            self.values(items, path)
+            return
+        if not isinstance(items, str) or not items.startswith("="):
+            self.issue(path, f"Foreach items must be a list or an expression, not {items!r}")
+            return
+        self.expression(items[1:], path)
+        compiled = self.expressions.get(items[1:])
+        if compiled is None or compiled.names:
+            return
+        try:
+            value = compiled.evaluate(lambda parts: None, FUNCTIONS)
+        except ExpressionError:
+            return
+        if not isinstance(value, list):
+            self.issue(path, f"Foreach items must be a list; {items!r} is not")
+
+    def _BreakLoop(self, step: Step) -> None:
+        if not self.loops:
+            self.issue(step.path, "BreakLoop is only allowed inside a Foreach")
+            return
+        loop, _, exits = self.loops[-1]
+        exits.append(self.emit(Instr(op="break", step=step, loop=loop)))
+
+    def _ContinueLoop(self, step: Step) -> None:
+        if not self.loops:
+            self.issue(step.path, "ContinueLoop is only allowed inside a Foreach")
+            return
+        loop, head, _ = self.loops[-1]
+        self.emit(Instr(op="jump", step=step, target=head, loop=loop))
+
+    def _GotoAction(self, step: Step) -> None:
+        target = step.fields["actionId"]
+        limit = step.fields.get("maxIterations", 100)
+        if not isinstance(limit, int) or isinstance(limit, bool) or limit < 1:
+            self.issue((*step.path, "maxIterations"), "expected a whole number of at least 1")
+        instr = self.emit(Instr(op="goto", step=step))
+        if not isinstance(target, str):
+            self.issue((*step.path, "actionId"), "expected the id of an action")
+            return
+        self.gotos.append((instr, target, (*step.path, "actionId")))
+
+    def _EndWorkflow(self, step: Step) -> None:
+        self.emit(Instr(op="end", step=step))
+
+    def _EndConversation(self, step: Step) -> None:
+        self.emit(Instr(op="end", step=step))
+
+    def finish(self) -> None:
+        for instr, target, path in self.gotos:
+            if target in self.labels:
+                instr.target = self.labels[target]
+            else:
+                self.issue(
+                    path,
+                    f"GotoAction target {target!r} is no action id{hint(target, self.labels)}",
+                )
+
+
+def local_path(value: str) -> str:
+    """A variable path; a bare name (no scope) is a `Local.` variable."""
+    value = value.strip()
+    return value if "." in value else f"Local.{value}"
+
+
+def compile_actions(actions: Any, path: KeyPath = ("actions",)) -> Program:
+    """Check and compile an action list; raises `WorkflowDefinitionError` with every issue."""
+    compiler = _Compiler()
+    compiler.block(actions, path)
+    compiler.finish()
+    if compiler.issues:
+        raise WorkflowDefinitionError(compiler.issues)
+    return Program(
+        instrs=compiler.instrs,
+        labels=compiler.labels,
+        expressions=compiler.expressions,
+        templates=compiler.templates,
+    )
+
+
+def iter_steps(program: Program) -> Iterator[Step]:
+    """Every step of a program once."""
+    seen: set[int] = set()
+    for instr in program.instrs:
+        if instr.step is not None and id(instr.step) not in seen:
+            seen.add(id(instr.step))
+            yield instr.step

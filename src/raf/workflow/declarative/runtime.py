@@ -1,0 +1,322 @@
+"""Runs a compiled action list: the program counter, loops with caps, jumps, pauses for
+input, and the helpers actions use (values, text templates, conversations, outputs).
+
+Everything a run needs to continue is plain JSON in `Interpreter.state`, so a node
+checkpoints it after each superstep and resumes it, in this process or another."""
+
+from __future__ import annotations
+
+import copy
+from collections.abc import Awaitable, Callable, Mapping
+from dataclasses import dataclass, field
+from typing import Any, Protocol
+
+from raf.core.errors import RafError
+from raf.core.messages import new_id
+from raf.workflow.context import WorkflowContext
+from raf.workflow.declarative.expressions import Expression, ExpressionError
+from raf.workflow.declarative.functions import FUNCTIONS
+from raf.workflow.declarative.program import Instr, Program, Step, show_path
+from raf.workflow.declarative.values import text, truthy, type_word
+from raf.workflow.declarative.variables import VariableError, Variables
+
+
+class ActionError(RafError):
+    """An action failed while the workflow ran: names the action and where it is."""
+
+    def __init__(self, step: Step | None, message: str) -> None:
+        self.step = step
+        where = f"action {step.id!r} ({step.kind}) at {show_path(step.path)}: " if step else ""
+        super().__init__(f"{where}{message}")
+
+
+class McpServerLike(Protocol):
+    """What InvokeMcpTool needs of an MCP server: call a tool by name."""
+
+    async def call_tool(self, name: str, arguments: Mapping[str, Any] | None = None) -> Any: ...
+
+
+@dataclass(kw_only=True, slots=True)
+class Services:
+    """What actions may reach: agents, function tools, MCP servers, the code sandbox."""
+
+    agents: dict[str, Any] = field(default_factory=dict)
+    tools: dict[str, Any] = field(default_factory=dict)
+    mcp_servers: dict[str, McpServerLike] = field(default_factory=dict)
+    code: Any = None
+    """A `CodeInterpreter`; made on first use when None."""
+    http_timeout: float = 30.0
+
+
+@dataclass(kw_only=True, slots=True)
+class Limits:
+    """Caps that keep a declarative workflow from running forever."""
+
+    max_steps: int = 10_000
+    """Instructions one run may execute."""
+    max_loop_items: int = 1_000
+    """Items one Foreach may visit."""
+
+
+PAUSE = object()
+"""Returned by an action that asked for input: the run waits for the answer."""
+
+Action = Callable[["Runtime", Step], Awaitable[Any]]
+Resume = Callable[["Runtime", Step, dict[str, Any], Any], Awaitable[Any]]
+"""Takes an answer; returns `PAUSE` when the step asks again."""
+
+
+class Runtime:
+    """What an action gets: the variables, the node's context and the services."""
+
+    def __init__(
+        self, interpreter: Interpreter, ctx: WorkflowContext[Any], step: Step | None = None
+    ) -> None:
+        self.interpreter = interpreter
+        self.ctx = ctx
+        self.step = step
+        self.vars = interpreter.vars
+        self.services = interpreter.services
+
+    def fail(self, message: str) -> ActionError:
+        return ActionError(self.step, message)
+
+    def expression(self, source: str) -> Any:
+        compiled = self.interpreter.program.expressions.get(source)
+        try:
+            if compiled is None:
+                compiled = Expression.compile(source)
+            return compiled.evaluate(self.vars.get, FUNCTIONS)
+        except ExpressionError as exc:
+            raise self.fail(f"the expression failed: {exc}") from None
+
+    def value(self, raw: Any) -> Any:
+        """A field's value: `=expr` evaluated, records and lists evaluated inside."""
+        if isinstance(raw, str):
+            return self.expression(raw[1:]) if raw.startswith("=") else raw
+        if isinstance(raw, Mapping):
+            return {str(k): self.value(v) for k, v in raw.items()}
+        if isinstance(raw, list):
+            return [self.value(v) for v in raw]
+        return raw
+
+    def render(self, raw: Any) -> str:
+        """A text field: `=expr` as text, else `{expr}` parts filled in; `{text: ...}`
+        records are read for their text."""
+        if isinstance(raw, Mapping):
+            raw = raw.get("text", "")
+        if isinstance(raw, list):
+            return "\n".join(self.render(r) for r in raw)
+        if not isinstance(raw, str):
+            return text(raw)
+        if raw.startswith("="):
+            return text(self.expression(raw[1:]))
+        parts = self.interpreter.program.templates.get(raw)
+        out = raw
+        for whole, inner in parts or []:
+            out = out.replace(whole, text(self.expression(inner)))
+        return out
+
+    def set(self, path: Any, value: Any) -> None:
+        from raf.workflow.declarative.program import local_path
+
+        try:
+            self.vars.set(local_path(str(path)), value)
+        except VariableError as exc:
+            raise self.fail(str(exc)) from None
+
+    # -- conversations -----------------------------------------------------------------
+
+    def conversation(self, conversation_id: Any = None) -> list[dict[str, Any]]:
+        """The messages of a conversation (the run's own when no id is given)."""
+        key = text(self.value(conversation_id)) if conversation_id else ""
+        key = key or self.interpreter.state["conversation"]
+        conversations = self.interpreter.state["conversations"]
+        if key not in conversations:
+            raise self.fail(f"no conversation {key!r}: make it with CreateConversation first")
+        messages: list[dict[str, Any]] = conversations[key]
+        return messages
+
+    def new_conversation(self) -> str:
+        conversation_id = new_id("conv")
+        self.interpreter.state["conversations"][conversation_id] = []
+        return conversation_id
+
+    async def say(self, reply: str, conversation_id: Any = None) -> None:
+        """Send text to the user (an output of the run) and keep it in the conversation."""
+        self.conversation(conversation_id).append({"role": "assistant", "text": reply})
+        await self.ctx.yield_output(reply)
+
+    async def ask(self, data: Any, response_type: type[Any], then: dict[str, Any]) -> Any:
+        """Ask for input; the run pauses until it is answered, then the step's resume
+        function gets `then` and the answer."""
+        request_id = await self.ctx.request_input(data, response_type)
+        self.interpreter.state["waiting"] = {"request": request_id, "then": then}
+        return PAUSE
+
+
+class Interpreter:
+    """Executes a program; `state` (JSON) is all it needs to continue."""
+
+    def __init__(
+        self,
+        program: Program,
+        *,
+        actions: Mapping[str, Action],
+        resumers: Mapping[str, Resume],
+        services: Services | None = None,
+        limits: Limits | None = None,
+    ) -> None:
+        self.program = program
+        self.actions = actions
+        self.resumers = resumers
+        self.services = services or Services()
+        self.limits = limits or Limits()
+        self.state: dict[str, Any] = {}
+        self.vars = Variables()
+        self.reset()
+
+    def reset(self) -> None:
+        conversation = new_id("conv")
+        self.state = {
+            "pc": 0,
+            "steps": 0,
+            "loops": {},
+            "gotos": {},
+            "waiting": None,
+            "done": False,
+            "conversation": conversation,
+            "conversations": {conversation: []},
+            "variables": {},
+        }
+        self.vars = Variables(self.state["variables"])
+        self.vars.set_system("ConversationId", conversation)
+
+    def snapshot(self) -> dict[str, Any]:
+        return copy.deepcopy(self.state)
+
+    def restore(self, state: Mapping[str, Any] | None) -> None:
+        if not state:
+            self.reset()
+            return
+        self.state = copy.deepcopy(dict(state))
+        self.vars = Variables(self.state["variables"])
+
+    def start(self, inputs: Mapping[str, Any], messages: list[dict[str, Any]]) -> None:
+        """Begin a run with its inputs and the messages that started it."""
+        self.reset()
+        self.state["variables"]["Workflow"]["Inputs"] = copy.deepcopy(dict(inputs))
+        self.state["conversations"][self.state["conversation"]].extend(messages)
+        last = messages[-1] if messages else {"role": "user", "text": ""}
+        self.vars.set_system("LastMessage", {"Text": last["text"], "Role": last["role"]})
+        self.vars.set_system("LastMessageText", last["text"])
+        self.vars.set_system("UserInput", last["text"])
+
+    async def run(self, ctx: WorkflowContext[Any]) -> None:
+        """Execute from the program counter to the end, an EndWorkflow, or a pause."""
+        instrs = self.program.instrs
+        state = self.state
+        while not state["done"] and state["pc"] < len(instrs):
+            state["steps"] += 1
+            if state["steps"] > self.limits.max_steps:
+                raise ActionError(
+                    instrs[state["pc"]].step,
+                    f"the workflow ran more than {self.limits.max_steps} actions; a "
+                    "GotoAction or loop does not end",
+                )
+            instr = instrs[state["pc"]]
+            if instr.op == "do":
+                assert instr.step is not None
+                outcome = await self.actions[instr.step.kind](
+                    Runtime(self, ctx, instr.step), instr.step
+                )
+                if outcome is PAUSE:
+                    state["waiting"]["pc"] = state["pc"]
+                    return
+                state["pc"] += 1
+            else:
+                self.control(instr, ctx)
+        state["done"] = True
+
+    def control(self, instr: Instr, ctx: WorkflowContext[Any]) -> None:
+        state = self.state
+        rt = Runtime(self, ctx, instr.step)
+        if instr.op == "jump":
+            state["pc"] = instr.target
+        elif instr.op == "branch":
+            state["pc"] = state["pc"] + 1 if truthy(rt.expression(instr.expr)) else instr.target
+        elif instr.op == "end":
+            state["done"] = True
+        elif instr.op == "goto":
+            assert instr.step is not None
+            limit = instr.step.fields.get("maxIterations", 100)
+            count = state["gotos"].get(instr.step.id, 0) + 1
+            if count > limit:
+                raise rt.fail(
+                    f"jumped to {instr.step.fields['actionId']!r} more than {limit} times; "
+                    "raise maxIterations if the loop is meant to be longer"
+                )
+            state["gotos"][instr.step.id] = count
+            state["pc"] = instr.target
+        elif instr.op == "loop_init":
+            self.loop_init(instr, rt)
+        elif instr.op == "loop_next":
+            self.loop_next(instr, rt)
+        elif instr.op == "break":
+            state["loops"].pop(instr.loop, None)
+            state["pc"] = instr.target
+        else:  # pragma: no cover - the compiler emits no other op
+            raise rt.fail(f"unknown instruction {instr.op!r}")
+
+    def loop_init(self, instr: Instr, rt: Runtime) -> None:
+        assert instr.step is not None
+        items = rt.value(instr.step.fields["items"])
+        if items is None:
+            items = []
+        if not isinstance(items, list):
+            raise rt.fail(
+                f"Foreach items must be a list, got {type_word(items)}: {text(items)[:80]}"
+            )
+        if len(items) > self.limits.max_loop_items:
+            raise rt.fail(
+                f"Foreach over {len(items)} items; the limit is {self.limits.max_loop_items}"
+            )
+        self.state["loops"][instr.loop] = {"items": items, "index": -1}
+        self.state["pc"] += 1
+
+    def loop_next(self, instr: Instr, rt: Runtime) -> None:
+        assert instr.step is not None
+        frame = self.state["loops"].get(instr.loop)
+        if frame is None:
+            raise rt.fail("the loop was entered by a jump, not from its start")
+        frame["index"] += 1
+        if frame["index"] >= len(frame["items"]):
+            self.state["loops"].pop(instr.loop, None)
+            self.state["pc"] = instr.target
+            return
+        fields = instr.step.fields
+        item_var = (
+            fields.get("value") or fields.get("item") or fields.get("itemName") or "Local.item"
+        )
+        rt.set(item_var, frame["items"][frame["index"]])
+        index_var = fields.get("index") or fields.get("indexName")
+        if index_var:
+            rt.set(index_var, frame["index"])
+        self.state["pc"] += 1
+
+    async def answer(self, request_id: str, response: Any, ctx: WorkflowContext[Any]) -> None:
+        """Take the answer to the pending request, then run on."""
+        waiting = self.state.get("waiting")
+        if not waiting or waiting.get("request") != request_id:
+            raise ActionError(None, f"the workflow did not ask {request_id!r}")
+        instr = self.program.instrs[waiting["pc"]]
+        assert instr.step is not None
+        self.state["waiting"] = None
+        outcome = await self.resumers[instr.step.kind](
+            Runtime(self, ctx, instr.step), instr.step, waiting["then"], response
+        )
+        if outcome is PAUSE:
+            self.state["waiting"]["pc"] = waiting["pc"]
+            return
+        self.state["pc"] = waiting["pc"] + 1
+        await self.run(ctx)
