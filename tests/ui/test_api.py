@@ -107,6 +107,33 @@ def test_sessions_and_recorded_runs_are_only_the_callers(url: str) -> None:
         assert other.get(f"/ui/api/agents/loud/sessions/{sid}/runs").status_code == 404
 
 
+def test_traces_are_opentelemetry_spans_or_the_recorders(url: str) -> None:
+    with client(url) as http:
+        sid = http.post("/agents/loud/sessions").json()["id"]
+        http.post(f"/agents/loud/sessions/{sid}/runs", json={"messages": "hi"})
+        traces = http.get(f"/ui/api/agents/loud/sessions/{sid}/traces").json()
+    assert traces["source"] == "opentelemetry"
+    [run] = traces["runs"]
+    spans = run["spans"]
+    assert [s["kind"] for s in spans] == ["run", "model", "tool", "model"]
+    assert spans[0]["parent"] is None
+    assert {s["parent"] for s in spans[1:]} == {spans[0]["id"]}
+    assert spans[2]["name"] == "execute_tool shout"
+    assert spans[0]["attributes"]["gen_ai.conversation.id"] == sid
+
+    # without tracing, the page draws the spans of the UI's own recorder
+    model = ScriptedChatClient(["plain"])
+    agent = AgentBuilder().with_name("plain").with_chat_client(model).build()
+    host = AgentHost([agent])
+    app = create_app(host, ui=ServeUI.attach(host, tracing=False))
+    with serve_in_thread(app) as other, httpx.Client(base_url=other, timeout=30) as http:
+        sid = http.post("/agents/plain/sessions").json()["id"]
+        http.post(f"/agents/plain/sessions/{sid}/runs", json={"messages": "hi"})
+        traces = http.get(f"/ui/api/agents/plain/sessions/{sid}/traces").json()
+    assert traces["source"] == "recorder"
+    assert [s["kind"] for s in traces["runs"][0]["spans"]] == ["run", "model"]
+
+
 def test_a_workflow_is_started_answered_and_refuses_bad_answers(url: str) -> None:
     with client(url) as http:
         started = http.post("/ui/api/workflows/ask/runs", json={"input": "the letter"})

@@ -256,7 +256,10 @@ def test_traces_show_the_span_tree_with_durations(page: Any, server: UiServer) -
     kinds = page.locator(".trace .span-row").evaluate_all("rows => rows.map(r => r.dataset.kind)")
     assert kinds == ["run", "model", "tool", "model"]
     names = page.locator(".trace .span-row").all_inner_texts()
-    assert "tool lookup" in names[2]
+    # the dev install has the otel extra: these are OpenTelemetry's GenAI spans
+    assert page.locator("#trace-source").get_attribute("data-source") == "opentelemetry"
+    assert names[0].strip().startswith("invoke_agent clerk")
+    assert "execute_tool lookup" in names[2]
     assert all(n.strip().endswith(" ms") for n in names)
     screenshot(page, "traces")
 

@@ -74,7 +74,7 @@ def create_app(
     if ui is not None:
         from raf.serve.ui.routes import ui_router
 
-        app.include_router(ui_router(host, ui.workflows, ui.recorder))
+        app.include_router(ui_router(host, ui.workflows, ui.recorder, ui.traces))
     if openai:
         from raf.serve.openai_api import openai_router
 

@@ -4,6 +4,7 @@ from __future__ import annotations
 
 from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
+from typing import Any
 
 from raf.serve.hosting import AgentHost
 from raf.serve.ui.recorder import TurnRecorder
@@ -19,14 +20,26 @@ class ServeUI:
 
     workflows: WorkflowHost
     recorder: TurnRecorder
+    traces: Any = None
+    """OpenTelemetry span trees (`raf.serve.ui.traces.OtelTraces`), or None: then the
+    Traces page draws the recorder's spans."""
 
     @classmethod
     def attach(
         cls,
         host: AgentHost,
         workflows: Mapping[str, Workflow] | Sequence[Workflow] = (),
+        *,
+        tracing: bool = True,
     ) -> ServeUI:
-        """A UI over `host`: its runs are recorded from now on, `workflows` can be run."""
+        """A UI over `host`: its runs are recorded from now on, `workflows` can be run;
+        with `tracing` and the `otel` extra installed, runs are traced with OpenTelemetry
+        too (a tracer provider of the UI's own) and the Traces page shows those spans."""
+        from raf.serve.ui.traces import otel_traces
+
+        traces = otel_traces() if tracing else None
+        if traces is not None:
+            host.middleware.extend(traces.middleware())
         recorder = TurnRecorder()
         host.middleware.extend(recorder.middleware())
-        return cls(workflows=WorkflowHost(workflows), recorder=recorder)
+        return cls(workflows=WorkflowHost(workflows), recorder=recorder, traces=traces)

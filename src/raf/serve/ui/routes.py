@@ -98,8 +98,11 @@ def skills_view(agent: Agent) -> list[dict[str, Any]]:
     return out
 
 
-def ui_router(host: AgentHost, workflows: WorkflowHost, recorder: TurnRecorder) -> APIRouter:
-    """The page at `/ui` and its API under `/ui/api`."""
+def ui_router(
+    host: AgentHost, workflows: WorkflowHost, recorder: TurnRecorder, traces: Any = None
+) -> APIRouter:
+    """The page at `/ui` and its API under `/ui/api`; `traces` (an `OtelTraces`) gives
+    the Traces page OpenTelemetry spans instead of the recorder's."""
     router = APIRouter()
 
     def owner(request: Request) -> str:
@@ -162,6 +165,13 @@ def ui_router(host: AgentHost, workflows: WorkflowHost, recorder: TurnRecorder) 
     async def runs(agent: str, session_id: str, request: Request) -> dict[str, Any]:
         await host.session(agent, session_id, owner(request))
         return {"runs": recorder.runs(session_id)}
+
+    @router.get("/ui/api/agents/{agent}/sessions/{session_id}/traces")
+    async def session_traces(agent: str, session_id: str, request: Request) -> dict[str, Any]:
+        await host.session(agent, session_id, owner(request))
+        if traces is not None:
+            return {"source": "opentelemetry", "runs": traces.runs(session_id)}
+        return {"source": "recorder", "runs": recorder.runs(session_id)}
 
     @router.get("/ui/api/agents/{agent}/memory")
     async def memory(agent: str) -> dict[str, Any]:

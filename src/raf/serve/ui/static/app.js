@@ -458,9 +458,14 @@ async function tracesPage(parts) {
   const agent = agentParts(parts);
   const sessionId = parts[1] || state.sessionId;
   const picker = await pickSession(agent, sessionId, "traces");
-  const out = [h("h2", {}, "Traces"), h("p", { class: "muted" }, "Spans recorded by the server's run middleware: the run, each model call, each tool call."), h("div", { class: "row" }, "Session ", picker)];
+  const source = h("p", { class: "muted", id: "trace-source" });
+  const out = [h("h2", {}, "Traces"), source, h("div", { class: "row" }, "Session ", picker)];
   if (sessionId) {
-    const data = await api("GET", `/ui/api/agents/${encodeURIComponent(agent)}/sessions/${encodeURIComponent(sessionId)}/runs`);
+    const data = await api("GET", `/ui/api/agents/${encodeURIComponent(agent)}/sessions/${encodeURIComponent(sessionId)}/traces`);
+    source.textContent = data.source === "opentelemetry"
+      ? "OpenTelemetry GenAI spans (invoke_agent, chat, execute_tool) kept in the server's memory."
+      : "Spans recorded by the server's run middleware: the run, each model call, each tool call (install the otel extra for OpenTelemetry spans).";
+    source.dataset.source = data.source;
     for (const run of data.runs) {
       const root = run.spans.find((sp) => sp.parent === null);
       const total = Math.max(1, (root && root.duration_ms) || 1);
