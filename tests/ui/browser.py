@@ -33,6 +33,17 @@ name: helper
 description: Answers briefly.
 instructions: You answer briefly.
 """
+SURVEY = """
+kind: workflow
+name: survey
+description: Asks a name, then greets.
+trigger:
+  kind: OnConversationStart
+  id: start
+  actions:
+    - {kind: Question, id: ask, variable: Local.name, question: {text: Your name?}}
+    - {kind: SendActivity, id: say, activity: "Hi {Local.name}."}
+"""
 
 
 @contextmanager
@@ -69,6 +80,7 @@ class UiServer:
 
     def start(self) -> str:
         (self.home / "helper.yaml").write_text(HELPER, encoding="utf-8")
+        (self.home / "survey.yaml").write_text(SURVEY, encoding="utf-8")
         (self.home / "script.json").write_text(self.replies, encoding="utf-8")
         env = dict(os.environ)
         env.update(
@@ -83,6 +95,7 @@ class UiServer:
             "raf.cli",
             "ui",
             str(self.home / "helper.yaml"),
+            str(self.home / "survey.yaml"),
             str(APP),
             "--port",
             str(self.port),

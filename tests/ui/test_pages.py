@@ -344,3 +344,19 @@ def test_a_checkpoint_is_resumed_from_the_page(page: Any, server: UiServer) -> N
     )
     events = page.locator("#wf-events .event").all_inner_texts()
     assert "NodeInvoked draft (superstep 1)" not in events
+
+
+def test_a_declarative_workflow_document_asks_and_is_answered(page: Any, server: UiServer) -> None:
+    page.goto(f"{server.url}/ui#/workflows/survey")
+    page.wait_for_selector("body[data-ready=workflows]")
+    assert "Asks a name, then greets." in page.locator("main").inner_text()
+    page.fill("#wf-input", "start")
+    page.click("#wf-start")
+    request = page.locator("#wf-requests .approval")
+    request.wait_for()
+    assert "Your name?" in request.inner_text()
+    request.locator("input.answer").fill("Grace <i>Hopper</i>")
+    request.locator("button.reply").click()
+    page.wait_for_selector("body[data-workflow=completed]")
+    assert page.locator("#wf-events .output").inner_text() == "Hi Grace <i>Hopper</i>."
+    assert page.locator("#wf-events i").count() == 0

@@ -1,4 +1,5 @@
-"""What `raf ui` hosts: agent documents, and agents and workflows defined in Python files."""
+"""What `raf ui` hosts: agent and workflow documents, and agents and workflows defined in
+Python files."""
 
 from __future__ import annotations
 
@@ -10,7 +11,7 @@ from pathlib import Path
 from raf.agent.agent import Agent
 from raf.core.chat_client import ChatClient
 from raf.core.errors import ConfigurationError
-from raf.serve.loading import load_agents
+from raf.serve.loading import document_paths, load_agents
 from raf.workflow import Workflow
 
 
@@ -41,12 +42,22 @@ def load_python(path: Path) -> tuple[list[Agent], list[Workflow]]:
 def load_targets(
     paths: Sequence[str | Path], *, chat_client: ChatClient | None = None
 ) -> tuple[list[Agent], list[Workflow]]:
-    """Agents from documents (files or folders) and agents and workflows from `.py` files;
+    """Agents and workflows from documents (files or folders) and from `.py` files;
     `chat_client` replaces the documents' models."""
+    from raf.decl.workflow import DeclWorkflowBuilder, is_workflow_file
+
     python = [Path(p) for p in paths if str(p).endswith(".py")]
-    documents = [p for p in paths if not str(p).endswith(".py")]
-    agents = load_agents(documents, chat_client=chat_client) if documents else []
+    named = [p for p in paths if not str(p).endswith(".py")]
+    documents = document_paths(named) if named else []
+    flow_files = [p for p in documents if is_workflow_file(p)]
+    agent_files = [p for p in documents if p not in flow_files]
+    agents = load_agents(agent_files, chat_client=chat_client) if agent_files else []
     workflows: list[Workflow] = []
+    for path in flow_files:
+        builder = DeclWorkflowBuilder().from_file(path)
+        if chat_client is not None:
+            builder.with_chat_client(chat_client)
+        workflows.append(builder.build())
     for path in python:
         if not path.is_file():
             raise ConfigurationError(f"{str(path)!r} is not a file")
