@@ -220,3 +220,20 @@ def test_raf_serve_adds_the_pages_only_with_ui(tmp_path: Path) -> None:
             assert process.wait(timeout=20) == 0
             if process.stderr is not None:
                 process.stderr.close()
+
+
+async def test_the_workflow_host_keeps_the_last_runs(monkeypatch: pytest.MonkeyPatch) -> None:
+    from raf.serve.ui import workflows as module
+
+    monkeypatch.setattr(module, "RUNS_KEPT", 2)
+    host = module.WorkflowHost([WorkflowBuilder("ask", start=Ask("asker")).build()])
+    ids = []
+    for text in ("a", "b", "c"):
+        record = host.start("ask", "me", input=text)
+        assert record.task is not None
+        await record.task
+        assert record.status == "paused"
+        ids.append(record.id)
+    assert list(host.runs) == ids[1:]
+    with pytest.raises(Exception, match="workflow run"):
+        host.run(ids[0], "me")

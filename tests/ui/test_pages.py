@@ -179,7 +179,10 @@ def test_reasoning_is_folded_away(page: Any, server: UiServer) -> None:
 
 
 def test_a_scripted_document_agent_streams_its_answer(page: Any, server: UiServer) -> None:
-    open_chat(page, server, "helper")
+    open_chat(page, server)
+    page.select_option("#agent-picker", "helper")  # the picker opens a chat with it
+    page.wait_for_function("() => location.hash === '#/chat/helper'")
+    page.wait_for_selector("#prompt[placeholder='Message helper…']")
     page.evaluate(
         """() => { window.__pieces = 0;
         new MutationObserver((records) => { window.__pieces += records.length; })
@@ -217,6 +220,12 @@ def test_a_stored_session_is_listed_replayed_exported_and_deleted(
     exported = json.loads(Path(download.value.path()).read_text())
     assert exported["id"] == sid
     assert exported["messages"][0]["contents"][0]["text"] == "note water the plants"
+    # opened from the list: the chat page shows the stored conversation
+    row.locator("a.open").click()
+    page.wait_for_selector("text=Done: noted water the plants")
+    assert page.locator("#session-label").inner_text() == f"Session {sid}"
+    page.go_back()
+    page.wait_for_selector(f"tr[data-session='{sid}']")
     page.once("dialog", lambda dialog: dialog.accept())
     row.locator("button.delete").click()
     page.wait_for_selector(f"tr[data-session='{sid}']", state="detached")

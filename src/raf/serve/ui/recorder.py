@@ -24,7 +24,7 @@ from raf.core.tokens import EstimatingCounter
 RUNS_PER_SESSION = 50
 """Runs kept per session (oldest dropped first); the record is in memory only."""
 
-SESSIONS_KEPT = 1000
+SESSIONS_KEPT = 200
 """Sessions whose runs are kept (the least recently run dropped first)."""
 
 

@@ -82,6 +82,10 @@ def parse_value(text: Any) -> Any:
         return text
 
 
+RUNS_KEPT = 200
+"""Workflow runs whose events the UI keeps (the oldest finished ones are dropped)."""
+
+
 class WorkflowHost:
     """Named workflows and the runs started from the UI (one at a time per workflow)."""
 
@@ -91,6 +95,12 @@ class WorkflowHost:
         else:
             self.workflows = {w.name: w for w in workflows}
         self.runs: dict[str, WorkflowRun] = {}
+
+    def _forget_old(self) -> None:
+        """Keep the events of the last `RUNS_KEPT` runs; a running one is never dropped."""
+        ended = [k for k, r in self.runs.items() if r.status != "running"]
+        for key in ended[: max(0, len(self.runs) - RUNS_KEPT)]:
+            del self.runs[key]
 
     def workflow(self, name: str) -> Workflow:
         found = self.workflows.get(name)
@@ -123,6 +133,7 @@ class WorkflowHost:
             )
         record = WorkflowRun(id=uuid.uuid4().hex[:16], workflow=name, owner=owner)
         self.runs[record.id] = record
+        self._forget_old()
 
         async def drive() -> None:
             try:
