@@ -220,6 +220,10 @@ def test_a_stored_session_is_listed_replayed_exported_and_deleted(
     replay = page.locator("#replay").inner_text()
     assert replay.index("note water the plants") < replay.index("Done: noted water the plants")
     assert page.locator("#replay-step").inner_text() == "4 / 4"
+    # the tool's result is in its call's card, not in an empty message of its own
+    card = page.locator("#replay .card.tool")
+    assert card.locator(".result").text_content() == "noted water the plants"
+    assert page.locator("#replay .msg[data-role=tool]").count() == 0
     screenshot(page, "sessions")
     with page.expect_download() as download:
         row.locator("button.export").click()

@@ -178,6 +178,8 @@ function messageView(message, calls) {
       box.append(h("div", { class: "muted" }, `${content.approved ? "Approved" : "Denied"} ${content.call_id}${content.reason ? `: ${content.reason}` : ""}`));
     } else if (content.type === "error") box.append(h("div", { class: "card error" }, `Error: ${content.message}`));
   }
+  // a tool message whose results all went into the cards of their calls shows nothing more
+  if (message.role === "tool" && box.childNodes.length === 1) return null;
   return box;
 }
 
@@ -320,7 +322,7 @@ async function openSession(agent, sessionId) {
   if (!transcript) return;
   const session = await api("GET", `/agents/${encodeURIComponent(agent)}/sessions/${encodeURIComponent(sessionId)}`);
   const calls = new Map();
-  transcript.replaceChildren(...session.messages.filter((m) => m.role !== "system").map((m) => messageView(m, calls)));
+  transcript.replaceChildren(...session.messages.filter((m) => m.role !== "system").map((m) => messageView(m, calls)).filter(Boolean));
   for (const request of session.pending_approvals) knownArguments.set(request.call_id, request.arguments);
   for (const request of session.pending_approvals) transcript.append(approvalView(request, agent, sessionId));
 }
@@ -409,7 +411,8 @@ async function replaySession(agent, sessionId, box) {
   const messages = session.messages.filter((m) => m.role !== "system");
   const calls = new Map();
   for (let i = 0; i < messages.length; i++) {
-    list.append(messageView(messages[i], calls));
+    const view = messageView(messages[i], calls);
+    if (view) list.append(view);
     step.textContent = `${i + 1} / ${messages.length}`;
     await new Promise((resolve) => setTimeout(resolve, 150));
   }
