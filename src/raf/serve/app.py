@@ -4,6 +4,7 @@ from __future__ import annotations
 
 from collections.abc import AsyncIterator
 from contextlib import asynccontextmanager
+from dataclasses import replace
 from typing import Any
 
 from raf.core.errors import RafError
@@ -72,9 +73,11 @@ def create_app(
 
     app.include_router(native_router(host))
     if ui is not None:
-        from raf.serve.ui.routes import ui_router
+        from raf.serve.ui.routes import PAGE_PATHS, ui_router
 
         app.include_router(ui_router(host, ui.workflows, ui.recorder, ui.traces))
+        # the page's own files hold no data: a browser loads them before it has a token
+        security = replace(security, public_paths=security.public_paths | PAGE_PATHS)
     if openai:
         from raf.serve.openai_api import openai_router
 

@@ -26,6 +26,10 @@ STATIC_FILES = {
 }
 """The files the page loads besides index.html (nothing else is served from the folder)."""
 
+PAGE_PATHS = frozenset({"/ui", "/ui/", *(f"/ui/static/{name}" for name in STATIC_FILES)})
+"""Paths answered without a token: the page and its files (no data; the page then asks
+for a token and sends it with every API call)."""
+
 PAGE_HEADERS = {
     "content-security-policy": (
         "default-src 'self'; script-src 'self'; style-src 'self'; img-src 'self' data:; "

@@ -66,8 +66,28 @@ class ApiError extends Error {
   }
 }
 
+// A server beyond loopback wants a bearer token: the page asks for it once and keeps it
+// for this tab only (sessionStorage), sending it with every request.
+const TOKEN_KEY = "raf-token";
+function authHeaders(extra) {
+  const token = sessionStorage.getItem(TOKEN_KEY);
+  return Object.assign(token ? { authorization: `Bearer ${token}` } : {}, extra || {});
+}
+
+function askToken(message) {
+  const input = h("input", { type: "password", id: "token", "aria-label": "token", autocomplete: "off" });
+  const form = h("form", { class: "row", id: "token-form" }, "Token ", input, h("button", { class: "primary", type: "submit" }, "Sign in"));
+  form.addEventListener("submit", (event) => {
+    event.preventDefault();
+    sessionStorage.setItem(TOKEN_KEY, input.value.trim());
+    notice("");
+    boot();
+  });
+  show(h("h2", {}, "This server needs a token"), h("p", { class: "muted" }, message), form);
+}
+
 async function api(method, path, body) {
-  const init = { method, headers: {} };
+  const init = { method, headers: authHeaders() };
   if (body !== undefined) {
     init.headers["content-type"] = "application/json";
     init.body = JSON.stringify(body);
@@ -247,7 +267,7 @@ async function streamRun(agent, sessionId, path, body) {
   const cancel = document.getElementById("cancel");
   let response;
   try {
-    response = await fetch(path, { method: "POST", headers: { "content-type": "application/json" }, body: JSON.stringify(body) });
+    response = await fetch(path, { method: "POST", headers: authHeaders({ "content-type": "application/json" }), body: JSON.stringify(body) });
   } catch (error) {
     reconnect(() => openSession(agent, sessionId));
     throw lost("the server is not reachable");
@@ -575,7 +595,7 @@ async function workflowsPage(parts) {
     let seen = 0;
     for (;;) {
       let response;
-      try { response = await fetch(`/ui/api/workflow-runs/${encodeURIComponent(runId)}/events?after=${seen}`); }
+      try { response = await fetch(`/ui/api/workflow-runs/${encodeURIComponent(runId)}/events?after=${seen}`, { headers: authHeaders() }); }
       catch (error) { await reconnect(null); continue; }
       if (!response.ok) { notice((await response.json().catch(() => ({}))).error?.message || `HTTP ${response.status}`); return; }
       let ended = null;
@@ -650,10 +670,17 @@ async function memoryPage(parts) {
 
 // -- start ---------------------------------------------------------------------------
 
+let booted = false;
 async function boot() {
   try {
     state.catalog = await api("GET", "/ui/api/catalog");
   } catch (error) {
+    if (error instanceof ApiError && error.status === 401) {
+      const had = sessionStorage.getItem(TOKEN_KEY);
+      sessionStorage.removeItem(TOKEN_KEY);
+      askToken(had ? "That token was refused; give another." : "Give one of the server's bearer tokens.");
+      return;
+    }
     await reconnect(boot);
     return;
   }
@@ -667,7 +694,8 @@ async function boot() {
     go(`#/${page}/${encodeURIComponent(picker.value)}`);
   });
   setConn("Connected", false);
-  window.addEventListener("hashchange", route);
+  if (!booted) window.addEventListener("hashchange", route);
+  booted = true;
   route();
 }
 
