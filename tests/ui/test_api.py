@@ -170,6 +170,20 @@ def test_a_workflow_is_started_answered_and_refuses_bad_answers(url: str) -> Non
         assert again.json()["error"]["code"] == "not_paused"
         checkpoints = http.get("/ui/api/workflows/ask/checkpoints").json()["checkpoints"]
         assert {c["status"] for c in checkpoints} >= {"paused", "completed"}
+        # a paused checkpoint lists its requests and can be answered by its id
+        paused = [c for c in checkpoints if c["status"] == "paused"]
+        assert paused[0]["requests"][0]["data"] == "ok to send the letter?"
+        stale = http.post(
+            f"/ui/api/workflows/ask/checkpoints/{paused[0]['id']}/answers",
+            json={"responses": {"req_nope": "x"}},
+        )
+        assert stale.status_code == 409
+        again_run = http.post(
+            f"/ui/api/workflows/ask/checkpoints/{paused[0]['id']}/answers",
+            json={"responses": {paused[0]["requests"][0]["request_id"]: "from the table"}},
+        ).json()["id"]
+        tail = http.get(f"/ui/api/workflow-runs/{again_run}/events").text
+        assert '"data":"from the table"' in tail
         missing = http.post("/ui/api/workflows/ask/checkpoints/cp_nope/resume")
         assert missing.status_code == 404
         assert http.post("/ui/api/workflows/nope/runs", json={}).status_code == 404

@@ -197,6 +197,14 @@ def ui_router(
         record = await workflows.resume(name, owner(request), checkpoint_id)
         return record.summary()
 
+    @router.post("/ui/api/workflows/{name}/checkpoints/{checkpoint_id}/answers", status_code=201)
+    async def answer_checkpoint(name: str, checkpoint_id: str, request: Request) -> dict[str, Any]:
+        body = parse_body(await request.body(), WorkflowAnswers)
+        record = await workflows.answer_checkpoint(
+            name, owner(request), checkpoint_id, body.responses
+        )
+        return record.summary()
+
     @router.get("/ui/api/workflow-runs/{run_id}")
     async def run_state(run_id: str, request: Request) -> dict[str, Any]:
         return workflows.run(run_id, owner(request)).summary()

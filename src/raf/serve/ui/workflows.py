@@ -86,6 +86,23 @@ RUNS_KEPT = 200
 """Workflow runs whose events the UI keeps (the oldest finished ones are dropped)."""
 
 
+def typed_answers(
+    pending: Sequence[Mapping[str, Any]], responses: Mapping[str, Any]
+) -> dict[str, Any]:
+    """Answers to pending requests: text for a `str` request, JSON (or text) otherwise;
+    a 409 for an answer to a request that is not pending."""
+    asked = {p["request_id"]: p for p in pending}
+    unknown = sorted(set(responses) - set(asked))
+    if unknown:
+        raise ServeError(
+            409, "request_not_pending", f"no pending request {', '.join(unknown)} in this run"
+        )
+    return {
+        request_id: value if asked[request_id].get("response_type") == "str" else parse_value(value)
+        for request_id, value in responses.items()
+    }
+
+
 class WorkflowHost:
     """Named workflows and the runs started from the UI (one at a time per workflow)."""
 
@@ -168,19 +185,8 @@ class WorkflowHost:
                 "not_paused",
                 f"workflow run {run_id!r} is {record.status}, not waiting for input",
             )
-        asked = {p["request_id"] for p in summary["pending"]}
-        unknown = sorted(set(responses) - asked)
-        if unknown:
-            raise ServeError(
-                409, "request_not_pending", f"no pending request {', '.join(unknown)} in this run"
-            )
+        answers = typed_answers(summary["pending"], responses)
         workflow = self.workflow(record.workflow)
-        answers = {}
-        for request_id, value in responses.items():
-            wanted = next(p for p in summary["pending"] if p["request_id"] == request_id)
-            answers[request_id] = (
-                value if wanted.get("response_type") == "str" else parse_value(value)
-            )
         try:
             await workflow.checkpoint_store.load(summary["checkpoint_id"])
         except CheckpointNotFoundError:
@@ -191,20 +197,44 @@ class WorkflowHost:
         )
 
     async def checkpoints(self, name: str) -> list[dict[str, Any]]:
-        """The workflow's stored checkpoints, newest first."""
+        """The workflow's stored checkpoints, newest first; a paused one with the
+        requests it waits on."""
         workflow = self.workflow(name)
-        infos = await workflow.checkpoint_store.list()
-        return [
-            {
-                "id": i.id,
-                "run_id": i.run_id,
-                "superstep": i.superstep,
-                "status": i.status,
-                "created_at": i.created_at,
+        out: list[dict[str, Any]] = []
+        for info in await workflow.checkpoint_store.list():
+            if info.workflow != name:
+                continue
+            entry: dict[str, Any] = {
+                "id": info.id,
+                "run_id": info.run_id,
+                "superstep": info.superstep,
+                "status": info.status,
+                "created_at": info.created_at,
             }
-            for i in infos
-            if i.workflow == name
-        ]
+            if info.status == "paused":
+                entry["requests"] = await self._requests_of(workflow, info.id)
+            out.append(entry)
+        return out
+
+    async def _requests_of(self, workflow: Workflow, checkpoint_id: str) -> list[dict[str, Any]]:
+        try:
+            checkpoint = await workflow.checkpoint_store.load(checkpoint_id)
+        except CheckpointNotFoundError:
+            raise not_found("checkpoint", checkpoint_id) from None
+        except WorkflowError as exc:
+            raise ServeError(400, "invalid_checkpoint", str(exc)) from None
+        return list(checkpoint.requests)
+
+    async def answer_checkpoint(
+        self, name: str, owner: str, checkpoint_id: str, responses: Mapping[str, Any]
+    ) -> WorkflowRun:
+        """Answer the requests a stored paused checkpoint waits on (after a restart, say)."""
+        workflow = self.workflow(name)
+        pending = await self._requests_of(workflow, checkpoint_id)
+        if not pending:
+            raise ServeError(409, "not_paused", f"checkpoint {checkpoint_id!r} waits on no request")
+        answers = typed_answers(pending, responses)
+        return self.start(name, owner, checkpoint_id=checkpoint_id, responses=answers)
 
     async def resume(self, name: str, owner: str, checkpoint_id: str) -> WorkflowRun:
         """Resume a stored checkpoint (one without pending requests)."""

@@ -573,7 +573,9 @@ async function workflowsPage(parts) {
         h("td", {}, c.status === "running" ? h("button", { class: "resume", onclick: async () => {
           try { const run = await api("POST", `/ui/api/workflows/${encodeURIComponent(name)}/checkpoints/${encodeURIComponent(c.id)}/resume`); reset(); watch(run.id); }
           catch (error) { notice(error.message); }
-        } }, "Resume") : ""))));
+        } }, "Resume") : c.status === "paused" ? h("button", { class: "answer-checkpoint", onclick: () => {
+          showRequests(c.requests || [], `/ui/api/workflows/${encodeURIComponent(name)}/checkpoints/${encodeURIComponent(c.id)}/answers`);
+        } }, "Answer") : ""))));
   }
 
   function highlight(nodes, cls) {
@@ -615,19 +617,24 @@ async function workflowsPage(parts) {
     }
   }
 
-  function showEnd(runId, summary) {
-    highlight([], "active");
-    status.textContent = summary.status;
-    step.textContent = summary.status;
-    requests.replaceChildren(...summary.pending.map((request) => {
+  // Draws requests for input, each answered by a POST of {responses: {id: text}} to `path`.
+  function showRequests(pending, path) {
+    requests.replaceChildren(...pending.map((request) => {
       const answer = h("input", { type: "text", "aria-label": `answer ${request.request_id}`, class: "answer" });
       const reply = h("button", { class: "primary reply", onclick: async () => {
         reply.disabled = true;
-        try { const run = await api("POST", `/ui/api/workflow-runs/${encodeURIComponent(runId)}/answers`, { responses: { [request.request_id]: answer.value } }); watch(run.id); }
+        try { const run = await api("POST", path, { responses: { [request.request_id]: answer.value } }); reset(); watch(run.id); }
         catch (error) { notice(error.message); reply.disabled = false; }
       } }, "Answer");
       return h("div", { class: "approval", "data-request": request.request_id }, h("div", {}, `${request.node} asks (${request.response_type}):`), h("pre", {}, pretty(request.data)), h("div", { class: "row" }, answer, reply));
     }));
+  }
+
+  function showEnd(runId, summary) {
+    highlight([], "active");
+    status.textContent = summary.status;
+    step.textContent = summary.status;
+    showRequests(summary.pending, `/ui/api/workflow-runs/${encodeURIComponent(runId)}/answers`);
     loadCheckpoints().catch((error) => notice(error.message));
     document.body.dataset.workflow = summary.status;
   }
