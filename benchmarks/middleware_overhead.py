@@ -5,6 +5,12 @@ The run is three model turns with three tool calls (one parallel pair) against a
 scripted model, as in `overhead.py`; `run` and `run_stream` are both measured.
 With nothing registered no chain is built, so "none" is the loop's own cost.
 
+To show that the seam itself costs nothing when empty, the same agent is also run on a
+build that bypasses it: the agent's run, the model call and the tool call each replaced
+(for those batches only) by a copy with the middleware branch cut out. The difference
+between "no middleware" and "seam bypassed" is printed with the spread of the batch-pair
+differences; "nothing measurable" means the spread straddles zero.
+
     python benchmarks/middleware_overhead.py [--runs 2000]
 """
 
@@ -12,13 +18,21 @@ from __future__ import annotations
 
 import argparse
 import asyncio
+import contextlib
 import statistics
 import time
-from collections.abc import Awaitable, Callable
+from collections.abc import AsyncIterator, Awaitable, Callable, Iterator
 from typing import Any
 
-from raf import AgentBuilder, ChatOptions, ChatResponse, tool
+from raf import Agent, AgentBuilder, AgentResponse, ChatOptions, ChatResponse, tool
+from raf.clients.tool_loop import invoke as invoke_module
+from raf.clients.tool_loop import model_call, steps
+from raf.clients.tool_loop.state import LoopState, Outcome
+from raf.core.contents import FunctionCallContent, FunctionResultContent
+from raf.core.errors import UsageLimitExceeded
 from raf.core.middleware import AgentRunContext, CallNext, ChatContext, FunctionInvocationContext
+from raf.core.responses import AgentResponseUpdate
+from raf.core.tools import ToolResult
 from raf.testing import ScriptedChatClient, call, reply
 
 
@@ -94,39 +108,124 @@ async def _stream(agent: Any) -> str:
     return "".join([u.text async for u in agent.run_stream("go")])
 
 
-async def measure(
-    fns: dict[str, Callable[[], Awaitable[str]]], runs: int, batches: int = 10
-) -> dict[str, float]:
-    """Median microseconds per run of each function, batches interleaved."""
-    for fn in fns.values():
-        for _ in range(50):
-            assert await fn() == "done"
-    samples: dict[str, list[float]] = {name: [] for name in fns}
+# -- the build that bypasses the seam ---------------------------------------------------
+
+
+class BareAgent(Agent):
+    """`Agent.run` without the agent-middleware branch."""
+
+    async def run(self, messages: Any = None, session: Any = None, options: Any = None) -> Any:
+        turn = self._begin(messages, session, options)
+        try:
+            response: AgentResponse = await self._answer(turn)
+        except UsageLimitExceeded as exc:
+            await self._end_over_limit(turn, exc)
+            raise
+        except BaseException as exc:
+            await self._fail(turn, exc)
+            raise
+        return await self._finish(turn, response)
+
+
+async def bare_model_response(state: LoopState, options: ChatOptions) -> None:
+    """`model_response` without the chat-middleware branch."""
+    response = await model_call._model_call(state, state.conversation, options)
+    model_call._accept(state, response)
+
+
+def bare_model_updates(
+    state: LoopState, options: ChatOptions
+) -> AsyncIterator[AgentResponseUpdate]:
+    """`model_updates` without the chat-middleware branch."""
+    return model_call._leaf_stream(state, state.conversation, options, None)
+
+
+async def bare_invoke(state: LoopState, call: FunctionCallContent) -> Outcome:
+    """`invoke` without the function-middleware branch (these tools never pause)."""
+    tool_ = state.tools.get(call.name)
+    result = await invoke_module._run_tool(state, tool_, call, call.arguments)
+    if not isinstance(result, ToolResult):
+        result = ToolResult(value=result)
+    if result.error is not None:
+        return FunctionResultContent(call_id=call.call_id, name=call.name, error=result.error)
+    value = invoke_module._cap(result.value, state.max_result_chars)
+    return FunctionResultContent(call_id=call.call_id, name=call.name, result=value)
+
+
+@contextlib.contextmanager
+def seam_bypassed() -> Iterator[None]:
+    """Swap in the bare steps for the duration of a batch."""
+    swaps = [
+        (steps, "model_response", bare_model_response),
+        (steps, "model_updates", bare_model_updates),
+        (invoke_module, "invoke", bare_invoke),
+    ]
+    saved = [(module, name, getattr(module, name)) for module, name, _ in swaps]
+    for module, name, bare in swaps:
+        setattr(module, name, bare)
+    try:
+        yield
+    finally:
+        for module, name, original in saved:
+            setattr(module, name, original)
+
+
+BARE = _agent()
+BARE.__class__ = BareAgent
+
+
+# -- timing ----------------------------------------------------------------------------
+
+Case = tuple[Callable[[], Awaitable[str]], Callable[[], contextlib.AbstractContextManager[None]]]
+
+
+async def measure(cases: dict[str, Case], runs: int, batches: int = 10) -> dict[str, list[float]]:
+    """Microseconds per run of each case in every batch, batches interleaved."""
+    for fn, around in cases.values():
+        with around():
+            for _ in range(50):
+                assert await fn() == "done"
+    samples: dict[str, list[float]] = {name: [] for name in cases}
     per_batch = max(1, runs // batches)
     for _ in range(batches):
-        for name, fn in fns.items():
-            started = time.perf_counter()
-            for _ in range(per_batch):
-                await fn()
-            samples[name].append((time.perf_counter() - started) / per_batch * 1e6)
-    return {name: statistics.median(values) for name, values in samples.items()}
+        for name, (fn, around) in cases.items():
+            with around():
+                started = time.perf_counter()
+                for _ in range(per_batch):
+                    await fn()
+                samples[name].append((time.perf_counter() - started) / per_batch * 1e6)
+    return samples
 
 
 async def main() -> None:
     parser = argparse.ArgumentParser()
     parser.add_argument("--runs", type=int, default=2000)
+    parser.add_argument("--batches", type=int, default=20)
     args = parser.parse_args()
+    plain = contextlib.nullcontext
     got = await measure(
         {
-            "run, no middleware": lambda: _run(PLAIN),
-            "run, 3 pass-through": lambda: _run(WRAPPED),
-            "stream, no middleware": lambda: _stream(PLAIN),
-            "stream, 3 pass-through": lambda: _stream(WRAPPED),
+            "run, seam bypassed": (lambda: _run(BARE), seam_bypassed),
+            "run, no middleware": (lambda: _run(PLAIN), plain),
+            "run, 3 pass-through": (lambda: _run(WRAPPED), plain),
+            "stream, seam bypassed": (lambda: _stream(BARE), seam_bypassed),
+            "stream, no middleware": (lambda: _stream(PLAIN), plain),
+            "stream, 3 pass-through": (lambda: _stream(WRAPPED), plain),
         },
         args.runs,
+        args.batches,
     )
-    for name, micros in got.items():
-        print(f"{name:24}: {micros:8.1f} us/run")
+    for name, samples in got.items():
+        print(f"{name:24}: {statistics.median(samples):8.1f} us/run")
+    for kind in ("run", "stream"):
+        pairs = zip(got[f"{kind}, no middleware"], got[f"{kind}, seam bypassed"], strict=True)
+        diffs = sorted(a - b for a, b in pairs)
+        low, high = diffs[len(diffs) // 10], diffs[-1 - len(diffs) // 10]
+        verdict = "nothing measurable" if low <= 0 <= high else "measurable"
+        print(
+            f"{kind}: empty seam costs {statistics.median(diffs):+.1f} us/run "
+            f"(batch pairs, 10th-90th percentile {low:+.1f} to {high:+.1f}): {verdict}"
+        )
 
 
 if __name__ == "__main__":

@@ -267,23 +267,30 @@ async def bytes_per_message(turns: int) -> tuple[float, int]:
 
 
 async def history_growth(sizes: Sequence[int], runs: int) -> list[tuple[int, float]]:
-    """Microseconds per run on a session already holding about `size` messages."""
+    """Microseconds per run on a session already holding about `size` messages: one
+    session per size, their batches interleaved so that the machine's load hits every
+    size alike; the median of 10 batches each."""
     _, async_agent, _, _ = build_raf()
-    session = async_agent.create_session()
-    out = []
+    sessions = []
     for size in sizes:
+        session = async_agent.create_session()
         while len(session.messages) < size:
             await async_agent.run(scenario.QUESTION, session)
         del session.messages[size:]
-        samples = []
-        for _ in range(5):
+        sessions.append(session)
+    samples: list[list[float]] = [[] for _ in sizes]
+    per_batch = max(1, runs // 10)
+    for _ in range(10):
+        for index, (size, session) in enumerate(zip(sizes, sessions, strict=True)):
             started = time.perf_counter()
-            for _ in range(runs // 5):
+            for _ in range(per_batch):
                 await async_agent.run(scenario.QUESTION, session)
                 del session.messages[size:]  # every run sees the same history
-            samples.append((time.perf_counter() - started) / (runs // 5) * 1e6)
-        out.append((len(session.messages), statistics.median(samples)))
-    return out
+            samples[index].append((time.perf_counter() - started) / per_batch * 1e6)
+    return [
+        (len(session.messages), statistics.median(values))
+        for session, values in zip(sessions, samples, strict=True)
+    ]
 
 
 # -- the peers, each in its own virtualenv ------------------------------------------

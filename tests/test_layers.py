@@ -17,6 +17,8 @@ OPTIONAL = {
     "jsonschema",
     "pypdf",
     "opentelemetry",
+    "dbos",
+    "sqlalchemy",
 }
 
 
@@ -69,3 +71,13 @@ def test_serving_is_above_tools_and_agent() -> None:
             assert not up, f"{path.relative_to(SRC)} imports {up}"
     assert (SRC / "serve" / "mcp.py").exists()
     assert not (SRC / "tools" / "mcp" / "server.py").exists()
+
+
+def test_only_the_durable_layer_imports_dbos() -> None:
+    offenders = sorted(
+        str(path.relative_to(SRC))
+        for path in SRC.rglob("*.py")
+        if path.parent.name != "durable"
+        and {m.split(".")[0] for m in _imports(path)} & {"dbos", "sqlalchemy"}
+    )
+    assert offenders == []

@@ -15,6 +15,7 @@ CONTRACT = {
     "AgentRunOptions",
     "AgentSession",
     "ApprovalError",
+    "ApprovalAlreadyClaimed",
     "ApprovalRequiredTool",
     "ChatClient",
     "ChatMessage",

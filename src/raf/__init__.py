@@ -76,6 +76,7 @@ _EXPORTS: dict[str, str] = {
     "ToolDefinitionError": "raf.core.errors",
     "ToolExecutionError": "raf.core.errors",
     "ApprovalError": "raf.core.errors",
+    "ApprovalAlreadyClaimed": "raf.core.errors",
     "UsageLimitExceeded": "raf.core.errors",
     "ProviderError": "raf.core.errors",
     "SessionError": "raf.core.errors",
@@ -152,6 +153,7 @@ __all__ = [
     "AgentSkillsProvider",
     "AgentTool",
     "AnthropicChatClient",
+    "ApprovalAlreadyClaimed",
     "ApprovalError",
     "ApprovalRequestContent",
     "ApprovalRequiredTool",
@@ -318,6 +320,7 @@ if TYPE_CHECKING:
     )
     from raf.core.context import BaseContextProvider, ContextProvider, ContextResult
     from raf.core.errors import (
+        ApprovalAlreadyClaimed,
         ApprovalError,
         ConfigurationError,
         MissingExtraError,

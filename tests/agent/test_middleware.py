@@ -179,11 +179,11 @@ async def test_middleware_sees_names_ids_arguments_results_and_usage(stream: boo
     assert seen == [
         ("agent:before", "weather", stream),
         ("chat:before", "weather", 1),
-        ("chat:after", "scripted-1" if not stream else None, 12),
+        ("chat:after", "scripted-1", 12),
         ("tool:before", "lookup", "c1", {"city": "Oslo"}),
         ("tool:after", "sunny in Oslo", 1),
         ("chat:before", "weather", 3),
-        ("chat:after", "scripted-1" if not stream else None, 24),
+        ("chat:after", "scripted-1", 24),
         ("agent:after", "It is sunny."),
     ]
 

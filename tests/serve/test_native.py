@@ -220,3 +220,32 @@ async def test_two_requests_naming_one_new_session_create_it_once(tmp_path: Path
                 *(client.post("/agents/helper/sessions", json=body) for _ in range(8))
             )
     assert sorted(r.status_code for r in made) == [201] + [409] * 7
+
+
+def test_a_claim_whose_run_died_is_refused_and_a_new_message_goes_on(tmp_path: Path) -> None:
+    path = tmp_path / "sessions.sqlite"
+    for served in start(store=SqliteSessionStore(path), a2a=False, openai=False):
+        served.clerk.add(
+            reply("", call("write_note", {"text": "x"}, call_id="k1")), "Unknown; try again?"
+        )
+        with served.client() as client:
+            sid = new_session(client, "clerk")
+            client.post(f"/agents/clerk/sessions/{sid}/runs", json={"messages": "note it"})
+
+            async def claim_and_die(sid: str) -> None:  # a worker claimed k1, then died
+                store = SqliteSessionStore(path)
+                session = await store.load(sid)
+                session.spent_approvals.append("k1")
+                await store.save(session)
+
+            asyncio.run(claim_and_die(sid))
+            refused = client.post(
+                f"/agents/clerk/sessions/{sid}/approvals",
+                json={"responses": [{"call_id": "k1", "approved": True}]},
+            )
+            assert refused.status_code == 409, refused.text
+            assert "claimed by another run" in refused.json()["error"]["message"]
+            goes = client.post(f"/agents/clerk/sessions/{sid}/runs", json={"messages": "well?"})
+            assert goes.status_code == 200, goes.text
+            assert goes.json()["text"] == "Unknown; try again?"
+        assert served.notes == []

@@ -8,7 +8,7 @@ import logging
 from collections.abc import AsyncIterator, Callable, Sequence
 from typing import Any
 
-from raf.agent.session_conflicts import save_turn
+from raf.agent.session_conflicts import claim_approvals, save_turn
 from raf.agent.turn import (
     PreparedRun,
     Turn,
@@ -17,13 +17,19 @@ from raf.agent.turn import (
     release_calls,
 )
 from raf.clients.tool_loop import (
+    DEFAULT_MAX_REPEATED_CALLS,
     DEFAULT_MAX_TOOL_ROUNDS,
     FunctionInvokingChatClient,
     LoopState,
     drive,
     run_to_end,
 )
-from raf.core.approvals import RunApprovals, check_approval_responses
+from raf.core.approvals import (
+    RunApprovals,
+    awaiting_answers,
+    check_approval_responses,
+    close_unrecorded_claims,
+)
 from raf.core.chat_client import ChatClient
 from raf.core.context import ContextProvider, ContextResult, as_context_provider
 from raf.core.errors import (
@@ -45,6 +51,7 @@ from raf.core.responses import (
     AgentResponse,
     AgentResponseUpdate,
     ChatResponse,
+    FinishReason,
     ResponseFolder,
     UpdateKind,
 )
@@ -80,13 +87,14 @@ class Agent:
         usage_limits: UsageLimits | None = None,
         session_usage_limits: UsageLimits | None = None,
         tool_timeout: float | None = None,
+        max_repeated_calls: int | None = DEFAULT_MAX_REPEATED_CALLS,
     ) -> None:
         self.name = name
         self.description = description
         self.instructions = instructions
-        self.tools: tuple[Tool, ...] = tuple(
-            index_tools(tools, where=f"on agent {name!r}").values()
-        )
+        self._tool_index = index_tools(tools, where=f"on agent {name!r}")
+        self.tools: tuple[Tool, ...] = tuple(self._tool_index.values())
+        self._indexed_tools = self.tools  # `tools` may be replaced after building
         self.context_providers: tuple[ContextProvider, ...] = tuple(
             as_context_provider(p) for p in context_providers
         )
@@ -101,7 +109,10 @@ class Agent:
         self.session_usage_limits = session_usage_limits
         self.tool_timeout = tool_timeout
         self.leaf_client = chat_client
-        self._tool_client = FunctionInvokingChatClient(chat_client, max_tool_rounds=max_tool_rounds)
+        self._tool_client = FunctionInvokingChatClient(
+            chat_client, max_tool_rounds=max_tool_rounds, max_repeated_calls=max_repeated_calls
+        )
+        self.max_repeated_calls = self._tool_client.max_repeated_calls
 
     @property
     def chat_client(self) -> ChatClient:
@@ -236,9 +247,19 @@ class Agent:
             middleware=middleware,
             tool_timeout=options.tool_timeout or self.tool_timeout,
         )
-        return Turn(
+        turn = Turn(
             run=run, request=request, options=options, spent_before=list(session.spent_approvals)
         )
+        if self.session_store is not None and options.tool_approval_responses:
+            store = self.session_store
+
+            async def claim(call_ids: list[str]) -> None:
+                await claim_approvals(store, session, call_ids)
+                turn.claimed = True
+                turn.spent_before = list(session.spent_approvals)
+
+            run.approvals.on_claim = claim
+        return turn
 
     async def _answer(self, turn: Turn) -> AgentResponse:
         """Providers' on_invoking, then the model (its tool loop inside), not streaming."""
@@ -280,12 +301,16 @@ class Agent:
         session.touch_request_hash(request)
 
         instructions = [self.instructions] if self.instructions else []
-        accumulated: list[ChatMessage] = []
+        # what each provider injects, joined with the request into one new list at the end
+        # (copying a long history once per run, not once per step)
+        parts: list[Sequence[ChatMessage]] = []
         injected: list[Tool] = []
         invoked: list[ContextProvider] = []
         for provider in self.context_providers:
             try:
-                result = await _maybe_await(provider.on_invoking(self, session, request, options))
+                result: Any = provider.on_invoking(self, session, request, options)
+                if inspect.isawaitable(result):
+                    result = await result
             except BaseException as exc:
                 await self._call_on_invoked(invoked, session, request, None, exc)
                 raise
@@ -300,24 +325,43 @@ class Agent:
             if result.instructions:
                 instructions.append(result.instructions)
             if result.replace_messages:
-                accumulated = list(result.messages)
-            else:
-                accumulated.extend(result.messages)
-            injected.extend(as_tool(t) for t in result.tools)
+                parts = [result.messages]
+            elif result.messages:
+                parts.append(result.messages)
+            if result.tools:
+                injected.extend(as_tool(t) for t in result.tools)
         if options.additional_instructions:
             instructions.append(options.additional_instructions)
 
-        chat_messages = accumulated + request
-        if instructions:
-            chat_messages.insert(0, ChatMessage.system("\n".join(instructions)))
-        chat_options = self.default_options.merged(options.chat_options)
-        # the merged options already hold the agent's defaults and the run's own tools
-        tools = [*self.tools, *injected, *chat_options.tools]
-        try:
-            index_tools(tools, where=f"in a run of agent {self.name!r}")
-        except RafError as exc:
-            await self._call_on_invoked(invoked, session, request, None, exc)
-            raise
+        if not instructions:
+            chat_messages = [m for part in parts for m in part] if parts else []
+        elif len(parts) == 1:
+            chat_messages = [ChatMessage.system("\n".join(instructions)), *parts[0]]
+        else:
+            chat_messages = [ChatMessage.system("\n".join(instructions))]
+            for part in parts:
+                chat_messages.extend(part)
+        chat_messages.extend(request)
+        run_options = options.chat_options
+        if (
+            not injected
+            and run_options is None
+            and not self.default_options.tools
+            and self.tools is self._indexed_tools
+        ):
+            # the common case: the agent's own tools, already checked and indexed at build
+            tools = list(self.tools)
+            indexed: dict[str, Tool] | None = self._tool_index
+            chat_options = self.default_options.copy()
+        else:
+            chat_options = self.default_options.merged(run_options)
+            # the merged options already hold the agent's defaults and the run's own tools
+            tools = [*self.tools, *injected, *chat_options.tools]
+            try:
+                indexed = index_tools(tools, where=f"in a run of agent {self.name!r}")
+            except RafError as exc:
+                await self._call_on_invoked(invoked, session, request, None, exc)
+                raise
         chat_options.tools = tools
         turn.prepared = PreparedRun(
             session=session,
@@ -327,6 +371,7 @@ class Agent:
             chat_messages=chat_messages,
             chat_options=chat_options,
             tools=tools,
+            tool_index=indexed,
         )
         return turn.prepared
 
@@ -349,6 +394,8 @@ class Agent:
             run=run,
             stream=stream,
             max_tool_rounds=turn.options.max_tool_rounds,
+            tool_index=prepared.tool_index,
+            own_messages=True,
         )
 
     def _check_approvals(
@@ -364,6 +411,8 @@ class Agent:
                     "send approval responses with no new messages: "
                     "agent.run([], session=s, options=AgentRunOptions(tool_approval_responses=…))"
                 )
+        elif pending and not awaiting_answers(session):
+            close_unrecorded_claims(session)
         elif pending:
             waiting = ", ".join(f"{p.name} ({p.call_id})" for p in pending.values())
             raise ApprovalError(
@@ -400,12 +449,31 @@ class Agent:
                 session = turn.prepared.session
                 await self._finish(turn, agent_response(partial, session), error)
                 return
+        if turn.claimed and loop is not None and turn.prepared is not None:
+            await self._record_claimed(turn, loop, error)
+            return
         if turn.run.session is not None:
             turn.run.session.spent_approvals[:] = turn.spent_before
         if turn.prepared is not None:
             prepared = turn.prepared
             await self._call_on_invoked(
                 prepared.invoked, prepared.session, prepared.request, None, error
+            )
+
+    async def _record_claimed(self, turn: Turn, loop: LoopState, error: BaseException) -> None:
+        """A run that failed after its claim was stored: the claim stands (another try
+        would be a replay), so the turn is stored with every call answered."""
+        assert turn.prepared is not None
+        loop.answer_dangling(
+            "the run stopped before this call's result was recorded "
+            f"({type(error).__name__}: {error}); it may or may not have run"
+        )
+        loop.finish_reason = FinishReason.OTHER
+        try:
+            await self._finish(turn, agent_response(loop.response(), turn.prepared.session), error)
+        except Exception as exc:  # the run's own error is the one to raise
+            log.error(
+                "recording the claimed turn of session %r failed: %s", turn.prepared.session.id, exc
             )
 
     async def _end_over_limit(self, turn: Turn, error: UsageLimitExceeded) -> None:
@@ -430,7 +498,9 @@ class Agent:
         failures: list[tuple[ContextProvider, Exception]] = []
         for provider in reversed(providers):
             try:
-                await _maybe_await(provider.on_invoked(self, session, request, response, error))
+                done = provider.on_invoked(self, session, request, response, error)
+                if inspect.isawaitable(done):
+                    await done
             except Exception as exc:
                 log.error("on_invoked of provider %r failed: %s", provider.name, exc)
                 failures.append((provider, exc))
@@ -470,11 +540,6 @@ def _result_of(context: AgentRunContext) -> AgentResponse:
             "an agent middleware returned without a result: call call_next() or set result"
         )
     return context.result
-
-
-async def _maybe_await(value: Any) -> Any:
-    """Hooks may be written as plain functions; await only what is awaitable."""
-    return await value if inspect.isawaitable(value) else value
 
 
 def system_text(messages: Sequence[ChatMessage]) -> str:

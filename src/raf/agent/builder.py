@@ -8,7 +8,8 @@ from typing import Any
 from raf.agent.agent import Agent
 from raf.agent.guardrails import TextGuardrail, ToolCheck, ToolGuardrail, guardrail_middleware
 from raf.agent.history import InMemoryHistoryProvider
-from raf.clients.tool_loop import DEFAULT_MAX_TOOL_ROUNDS
+from raf.clients.tool_loop import DEFAULT_MAX_REPEATED_CALLS, DEFAULT_MAX_TOOL_ROUNDS
+from raf.clients.tool_loop.repeats import check_max_repeated_calls
 from raf.core.chat_client import ChatClient, ChatClientDecorator
 from raf.core.context import ContextProvider
 from raf.core.errors import ConfigurationError
@@ -38,6 +39,7 @@ class AgentBuilder:
         self._client: ChatClient | None = None
         self._decorators: list[ChatClientDecorator] = []
         self._max_tool_rounds = DEFAULT_MAX_TOOL_ROUNDS
+        self._max_repeated_calls: int | None = DEFAULT_MAX_REPEATED_CALLS
         self._options = ChatOptions()
         self._store: SessionStore | None = None
         self._middleware = NO_MIDDLEWARE
@@ -101,6 +103,15 @@ class AgentBuilder:
         if rounds < 0:
             raise ConfigurationError(f"max_tool_rounds must be 0 or more, got {rounds}")
         self._max_tool_rounds = rounds
+        return self
+
+    def with_max_repeated_calls(self, calls: int | None) -> AgentBuilder:
+        """After this many identical calls with identical results in a row, the model is
+        asked to answer without tools (default 3; None or 0: never)."""
+        try:
+            self._max_repeated_calls = check_max_repeated_calls(calls)
+        except ValueError as exc:
+            raise ConfigurationError(str(exc)) from None
         return self
 
     def with_options(self, options: ChatOptions) -> AgentBuilder:
@@ -235,4 +246,5 @@ class AgentBuilder:
             usage_limits=self._usage_limits,
             session_usage_limits=self._session_usage_limits,
             tool_timeout=self._tool_timeout,
+            max_repeated_calls=self._max_repeated_calls,
         )

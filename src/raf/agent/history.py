@@ -32,7 +32,8 @@ class InMemoryHistoryProvider:
         messages: Sequence[ChatMessage],
         options: AgentRunOptions,
     ) -> ContextResult:
-        return ContextResult(messages=list(session.messages))
+        # not copied: the agent joins every provider's messages into one new list
+        return ContextResult(messages=session.messages)
 
     async def on_invoked(
         self,

@@ -33,6 +33,8 @@ class PreparedRun:
     chat_messages: list[ChatMessage]
     chat_options: ChatOptions
     tools: list[Tool] = field(default_factory=list)
+    tool_index: dict[str, Tool] | None = None
+    """`tools` by name, when already built (else the tool loop builds it)."""
 
 
 @dataclass(kw_only=True, slots=True)
@@ -43,6 +45,9 @@ class Turn:
     request: list[ChatMessage]
     options: AgentRunOptions
     spent_before: list[str]
+    claimed: bool = False
+    """Whether this run stored a claim on its approvals (a failure must then record the
+    turn rather than forget it)."""
     prepared: PreparedRun | None = None
     loop: LoopState | None = None
     response: AgentResponse | None = None

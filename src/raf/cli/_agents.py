@@ -54,6 +54,46 @@ def session_store() -> SessionStore:
     return SqliteSessionStore(folder / "sessions.sqlite")
 
 
+CONFLICT_RETRIES_ENV = "RAF_CONFLICT_RETRIES"
+CONFLICT_HINT = (
+    "to re-apply your turn on the stored session instead, pass --conflict-retries N "
+    f"(or set {CONFLICT_RETRIES_ENV})"
+)
+
+
+def add_conflict_retries(parser: Any) -> None:
+    """The `--conflict-retries N` option `raf run` and `raf chat` share."""
+    parser.add_argument(
+        "--conflict-retries",
+        type=int,
+        default=None,
+        metavar="N",
+        help="when another process saved the session during a turn, re-apply the turn on "
+        f"the stored session up to N times instead of failing (default ${CONFLICT_RETRIES_ENV}"
+        ", else 0)",
+    )
+
+
+def conflict_retries(given: int | None) -> int:
+    """`--conflict-retries`, else $RAF_CONFLICT_RETRIES, else 0; a bad value says which."""
+    if given is not None:
+        if given < 0:
+            raise ConfigurationError(f"--conflict-retries must be 0 or more, got {given}")
+        return given
+    raw = os.environ.get(CONFLICT_RETRIES_ENV, "").strip()
+    if not raw:
+        return 0
+    try:
+        value = int(raw)
+    except ValueError:
+        value = -1
+    if value < 0:
+        raise ConfigurationError(
+            f"${CONFLICT_RETRIES_ENV} must be a whole number 0 or more, got {raw!r}"
+        )
+    return value
+
+
 def resolve_client(spec: str | None) -> ChatClient:
     """`scripted:FILE` (a testing aid), else `raf.clients.models.resolve_model`."""
     spec = spec or os.environ.get("RAF_MODEL") or None

@@ -52,6 +52,9 @@ def register(subparsers: Any) -> None:
         help="model to use (default: $RAF_MODEL, else the document's, else raf's default; "
         "'scripted:FILE.json' replays a JSON list of replies, a testing aid)",
     )
+    from raf.cli._agents import add_conflict_retries
+
+    add_conflict_retries(parser)
     parser.set_defaults(handler=run_chat)
 
 
@@ -62,9 +65,10 @@ def run_chat(args: argparse.Namespace) -> int:
 
 class _Chat:
     def __init__(self, args: argparse.Namespace) -> None:
-        from raf.cli._agents import build_agent, session_store
+        from raf.cli._agents import build_agent, conflict_retries, session_store
 
         self.args = args
+        self.conflict_retries = conflict_retries(args.conflict_retries)
         self.model_spec: str | None = args.model
         self.store = session_store()
         self.agent = build_agent(args.file, args.model, self.store)  # may fail: no loop yet
@@ -170,7 +174,9 @@ class _Chat:
         for message in self.session.messages[-4:]:
             if message.text and message.role.value in ("user", "assistant"):
                 self.say(f"  {message.role.value}: {message.text[:200]}")
-        if self.session.pending_approvals:
+        from raf.core.approvals import awaiting_answers
+
+        if awaiting_answers(self.session):
             self._answer_pending()
 
     # -- turns ------------------------------------------------------------------------
@@ -178,8 +184,10 @@ class _Chat:
     def _turn(self, text: str | None, responses: list[Any] | None = None) -> None:
         """One request, then as many approval rounds as it takes. A session still waiting
         for approvals (left unanswered with Ctrl-C) asks them again before the new request."""
+        from raf.core.approvals import awaiting_answers
+
         answers: list[Any] = list(responses or [])
-        if text is not None and not answers and self.session.pending_approvals:
+        if text is not None and not answers and awaiting_answers(self.session):
             self.say("(this session still waits for approval; answer it first)")
             decided = self._ask(self.session.pending_approvals)
             if decided is None:
@@ -206,7 +214,7 @@ class _Chat:
     def _stream(self, text: str | None, responses: list[Any]) -> str | None:
         from raf.cli._render import StreamPrinter
         from raf.core.cancellation import CancellationToken
-        from raf.core.errors import RafError
+        from raf.core.errors import RafError, SessionConflictError
         from raf.core.options import AgentRunOptions
         from raf.core.responses import UpdateKind
 
@@ -215,7 +223,11 @@ class _Chat:
         finish: list[str | None] = [None]
 
         async def go() -> None:
-            options = AgentRunOptions(cancellation=token, tool_approval_responses=responses)
+            options = AgentRunOptions(
+                cancellation=token,
+                tool_approval_responses=responses,
+                conflict_retries=self.conflict_retries,
+            )
             async for update in self.agent.run_stream(text, session=self.session, options=options):
                 printer.show(update)
                 if update.kind is UpdateKind.FINISHED and update.finish_reason is not None:
@@ -225,6 +237,9 @@ class _Chat:
             self.loop.add_signal_handler(signal.SIGINT, token.cancel)
         try:
             self.loop.run_until_complete(go())
+        except SessionConflictError as exc:
+            self._after_conflict(exc)
+            return None
         except RafError as exc:
             self.say(f"error: {exc}")
             return None
@@ -234,6 +249,24 @@ class _Chat:
         if finish[0] == "cancelled" or token.cancelled:
             self.say("(cancelled)")
         return finish[0]
+
+    def _after_conflict(self, error: Exception) -> None:
+        """Another process saved this session meanwhile: say so, and carry on from what
+        is stored, so the next message does not conflict again."""
+        from raf.cli._agents import CONFLICT_HINT
+        from raf.core.errors import SessionNotFoundError
+
+        self.say(f"error: {error}")
+        try:
+            self.session = self.loop.run_until_complete(self.store.load(self.session.id))
+        except SessionNotFoundError:
+            self.session = self.agent.create_session()
+            self.say(f"(the session was deleted; new session {self.session.id})")
+            return
+        self.say(
+            f"(reloaded the stored session: {len(self.session.messages)} messages; your "
+            f"last message was not kept, send it again — {CONFLICT_HINT})"
+        )
 
     def _ask(self, pending: Any) -> list[Any] | None:
         from raf.cli._agents import text_requests

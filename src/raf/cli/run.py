@@ -16,6 +16,7 @@ import sys
 from collections.abc import Sequence
 from typing import Any
 
+from raf.core.approvals import awaiting_answers
 from raf.core.cancellation import CancellationToken
 from raf.core.contents import ApprovalRequestContent
 from raf.core.options import ToolApprovalResponse
@@ -61,6 +62,9 @@ def register(subparsers: Any) -> None:
     )
     parser.add_argument("--session", metavar="ID", help="continue (or start) this session")
     parser.add_argument("--model", metavar="SPEC", help="use this model instead of the document's")
+    from raf.cli._agents import add_conflict_retries
+
+    add_conflict_retries(parser)
     parser.set_defaults(handler=run_command)
 
 
@@ -72,12 +76,19 @@ def run_command(args: argparse.Namespace) -> int:
 
 
 async def _run(args: argparse.Namespace, prompt: str | None) -> int:
-    from raf.cli._agents import build_agent, close_agent, session_store
+    from raf.cli._agents import (
+        CONFLICT_HINT,
+        build_agent,
+        close_agent,
+        conflict_retries,
+        session_store,
+    )
     from raf.cli._render import StreamPrinter
-    from raf.core.errors import SessionNotFoundError
+    from raf.core.errors import SessionConflictError, SessionNotFoundError
     from raf.core.options import AgentRunOptions
     from raf.core.responses import FinishReason, UpdateKind
 
+    retries = conflict_retries(args.conflict_retries)
     store = session_store()
     agent = build_agent(args.file, args.model, store)
     if args.session:
@@ -100,7 +111,7 @@ async def _run(args: argparse.Namespace, prompt: str | None) -> int:
         responses: list[ToolApprovalResponse] = []
         if session.pending_approvals and prompt and _only_question(session):
             pass  # the prompt answers the workflow's question
-        elif session.pending_approvals:
+        elif session.pending_approvals and (awaiting_answers(session) or not prompt):
             if prompt:
                 print(
                     f"raf: session {session.id} waits for approvals; answer them first "
@@ -120,7 +131,9 @@ async def _run(args: argparse.Namespace, prompt: str | None) -> int:
             return EXIT_USAGE
         messages: str | None = prompt
         while True:
-            options = AgentRunOptions(cancellation=token, tool_approval_responses=responses)
+            options = AgentRunOptions(
+                cancellation=token, tool_approval_responses=responses, conflict_retries=retries
+            )
             finish = None
             async for update in agent.run_stream(
                 None if responses else messages, session=session, options=options
@@ -145,6 +158,9 @@ async def _run(args: argparse.Namespace, prompt: str | None) -> int:
             if decided is None:
                 return _unanswered(session)
             responses = decided
+    except SessionConflictError as exc:
+        print(f"raf: error: {exc}; {CONFLICT_HINT}", file=sys.stderr)
+        return EXIT_ERROR
     finally:
         with contextlib.suppress(NotImplementedError, RuntimeError):
             loop.remove_signal_handler(signal.SIGINT)

@@ -75,6 +75,28 @@ def _server_arguments(parser: argparse.ArgumentParser) -> None:
         help="SQLite file for sessions (default: serve-sessions.sqlite in raf's data folder)",
     )
     parser.add_argument("--public-url", metavar="URL", help="where clients reach the server")
+    parser.add_argument(
+        "--durable",
+        metavar="URL",
+        help="run durably on DBOS with this system database (sqlite:///PATH for one "
+        "process, postgresql://… for several workers); needs raf-agents[durable]",
+    )
+    parser.add_argument(
+        "--workers",
+        type=int,
+        default=1,
+        metavar="N",
+        help="worker processes sharing the port and the durable queue (needs --durable "
+        "postgresql://…)",
+    )
+    parser.add_argument(
+        "--max-runs",
+        type=int,
+        metavar="N",
+        help="durable runs of one agent at a time, over all workers (default: no limit)",
+    )
+    parser.add_argument("--executor-id", help=argparse.SUPPRESS)
+    parser.add_argument("--worker-fd", type=int, help=argparse.SUPPRESS)
     parser.add_argument("--no-openai", action="store_true", help="leave out /v1 (OpenAI API)")
     parser.add_argument("--no-a2a", action="store_true", help="leave out the A2A endpoints")
 
@@ -87,12 +109,128 @@ def _tokens(args: argparse.Namespace) -> list[str]:
     return tokens
 
 
+def _check_durable(args: argparse.Namespace) -> str | None:
+    """Why these durable options cannot work together, or None."""
+    if args.workers < 1:
+        return f"--workers must be at least 1, not {args.workers}"
+    if args.max_runs is not None and args.max_runs < 1:
+        return f"--max-runs must be at least 1, not {args.max_runs}"
+    if (args.workers > 1 or args.max_runs) and not args.durable:
+        return "--workers and --max-runs need --durable (the queue lives in its database)"
+    if args.workers > 1 and not args.durable.startswith(("postgresql://", "postgres://")):
+        return (
+            "several workers need a shared system database: --durable postgresql://… "
+            "(SQLite serves one process)"
+        )
+    if args.sessions == "memory" and args.workers > 1:
+        return "several workers cannot share in-memory sessions; use --sessions postgresql://…"
+    return None
+
+
+def _spawn_workers(args: argparse.Namespace) -> int:
+    """Bind once, then run N worker processes on the one socket; a worker that dies is
+    started again under its executor id (its runs resume in it, or in another first)."""
+    import signal
+    import subprocess
+    import time
+    import uuid
+
+    from raf.serve.server import bind
+
+    sock = bind(args.host, args.port)
+    sock.set_inheritable(True)
+    argv = _worker_argv(sys.argv[1:])
+    prefix = f"raf-{uuid.uuid4().hex[:8]}"
+
+    def spawn(index: int) -> subprocess.Popen[bytes]:
+        command = [sys.executable, "-m", "raf.cli", *argv, "--worker-fd", str(sock.fileno())]
+        command += ["--executor-id", f"{prefix}-{index}"]
+        return subprocess.Popen(command, pass_fds=[sock.fileno()])
+
+    workers = {i: spawn(i) for i in range(args.workers)}
+    stopping = False
+
+    def stop(signum: int, frame: Any) -> None:
+        nonlocal stopping
+        stopping = True
+
+    signal.signal(signal.SIGTERM, stop)
+    signal.signal(signal.SIGINT, stop)
+    try:
+        while not stopping:
+            time.sleep(0.5)
+            for index, process in list(workers.items()):
+                if process.poll() is not None and not stopping:
+                    print(
+                        f"raf serve: worker {index} exited ({process.returncode}); restarting",
+                        file=sys.stderr,
+                        flush=True,
+                    )
+                    workers[index] = spawn(index)
+    finally:
+        for process in workers.values():
+            if process.poll() is None:
+                process.send_signal(signal.SIGINT)
+        for process in workers.values():
+            try:
+                process.wait(timeout=20)
+            except subprocess.TimeoutExpired:
+                process.kill()
+                process.wait()
+        sock.close()
+    print("raf serve: stopped", file=sys.stderr)
+    return 0
+
+
+def _exit_with_parent() -> None:
+    """A worker stops when the process that started it is gone (even by SIGKILL)."""
+    import signal
+    import threading
+    import time
+
+    parent = os.getppid()
+
+    def watch() -> None:
+        while os.getppid() == parent:
+            time.sleep(0.5)
+        os.kill(os.getpid(), signal.SIGINT)
+
+    threading.Thread(target=watch, name="raf-serve-parent", daemon=True).start()
+
+
+def _worker_argv(argv: list[str]) -> list[str]:
+    """The command line of one worker: the parent's, without --workers."""
+    out: list[str] = []
+    skip = False
+    for item in argv:
+        if skip:
+            skip = False
+            continue
+        if item == "--workers":
+            skip = True
+            continue
+        if item.startswith("--workers="):
+            continue
+        out.append(item)
+    return out
+
+
 def serve_command(args: argparse.Namespace) -> int:
+    import socket
+
+    from raf.agent.store_urls import open_session_store
     from raf.agent.stores import InMemorySessionStore, SqliteSessionStore
     from raf.cli._agents import data_dir, resolve_client
     from raf.core.sessions import SessionStore
     from raf.serve import AgentHost, ServeSecurity, create_app, load_agents
     from raf.serve.server import bind, serve_socket
+
+    problem = _check_durable(args)
+    if problem is not None:
+        print(f"raf serve: {problem}", file=sys.stderr)
+        return 2
+    if args.workers > 1 and args.worker_fd is None:
+        return _spawn_workers(args)
 
     security = ServeSecurity.for_bind(
         args.host,
@@ -112,12 +250,35 @@ def serve_command(args: argparse.Namespace) -> int:
     store: SessionStore
     if args.sessions == "memory":
         store = InMemorySessionStore()
+    elif args.sessions and "://" in args.sessions:
+        store = open_session_store(args.sessions)
+    elif args.sessions is None and args.durable and "postgres" in args.durable.split("://")[0]:
+        store = open_session_store(args.durable)  # workers share the sessions too
     else:
         path = Path(args.sessions) if args.sessions else data_dir() / "serve-sessions.sqlite"
         path.parent.mkdir(parents=True, exist_ok=True)
         store = SqliteSessionStore(path)
-    host = AgentHost(agents, store=store)
-    sock = bind(args.host, args.port)
+    host: AgentHost
+    runtime: Any = None
+    if args.durable:
+        from raf.durable import DurableRuntime
+        from raf.serve.durable_host import DurableAgentHost
+
+        runtime = DurableRuntime(
+            agents,
+            store=store,
+            database=args.durable,
+            concurrency=args.max_runs,
+            executor_id=args.executor_id,
+        )
+        host = DurableAgentHost(runtime)
+    else:
+        host = AgentHost(agents, store=store)
+    if args.worker_fd is not None:
+        sock = socket.socket(fileno=args.worker_fd)
+        _exit_with_parent()
+    else:
+        sock = bind(args.host, args.port)
     port = sock.getsockname()[1]
     shown = f"[{args.host}]" if ":" in args.host else args.host
     url = args.public_url or f"http://{shown}:{port}"
@@ -133,12 +294,26 @@ def serve_command(args: argparse.Namespace) -> int:
     def started() -> None:
         names = ", ".join([*host.agents, *(ui.workflows.workflows if ui else ())])
         auth = "bearer token" if security.tokens else "off (loopback only)"
-        print(f"{args.program}: {names} on {url} (auth: {auth})", file=sys.stderr, flush=True)
+        durable = f", durable: {args.executor_id or 'local'}" if runtime is not None else ""
+        print(
+            f"{args.program}: {names} on {url} (auth: {auth}{durable})",
+            file=sys.stderr,
+            flush=True,
+        )
         if ui is not None:
             print(f"raf ui: open {url}/ui", file=sys.stderr, flush=True)
 
+    async def main() -> None:
+        if runtime is not None:
+            await runtime.launch()
+        try:
+            await serve_socket(app, sock, on_started=started)
+        finally:
+            if runtime is not None:
+                runtime.shutdown()
+
     try:
-        asyncio.run(serve_socket(app, sock, on_started=started))
+        asyncio.run(main())
     except KeyboardInterrupt:  # Ctrl-C is how a server is stopped: a clean exit
         pass
     finally:

@@ -10,6 +10,7 @@ checks that a stream was the protocol and ended properly, and closing in `finall
 from __future__ import annotations
 
 from collections.abc import AsyncIterator, Sequence
+from dataclasses import replace
 from typing import Any, Generic, TypeVar
 
 from raf.clients.errors import ClientError, InvalidResponseError, mask_key, stream_interrupted
@@ -17,7 +18,7 @@ from raf.clients.provider import Provider
 from raf.clients.wire import WireFormat
 from raf.core.messages import ChatMessage, new_id
 from raf.core.options import ChatOptions
-from raf.core.responses import AgentResponseUpdate, ChatResponse, fold_updates
+from raf.core.responses import AgentResponseUpdate, ChatResponse, UpdateKind, fold_updates
 
 W = TypeVar("W", bound=WireFormat)
 
@@ -121,5 +122,8 @@ class ModelClient(Generic[W]):
             raise stream_interrupted(
                 self.provider, model, EOFError("the stream ended before its end marker")
             )
+        answered_by = (assembler.model_id or model) if self.reports_model else self.model
         for update in assembler.finish():
+            if update.kind is UpdateKind.FINISHED and answered_by and not update.model_id:
+                update = replace(update, model_id=answered_by)
             yield update

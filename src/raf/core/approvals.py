@@ -3,23 +3,27 @@ what is pending, the batch that resumes, and spending each approval once.
 
 A spent approval is recorded in the session (`AgentSession.spent_approvals`, stored with
 it), so a worker in another process that loads the session refuses a replayed approval.
+With a session store, approvals are claimed before their calls run: the session is saved
+with them spent, and the store's revision check lets only one resumer of a shared
+session through.
 """
 
 from __future__ import annotations
 
 import json
-from collections.abc import Mapping, Sequence
+from collections.abc import Awaitable, Callable, Mapping, Sequence
 from dataclasses import dataclass, field, replace
 from typing import TYPE_CHECKING, Any
 
 from raf.core.contents import (
     ApprovalRequestContent,
     ApprovalResponseContent,
+    Content,
     FunctionCallContent,
     FunctionResultContent,
 )
-from raf.core.errors import ApprovalError
-from raf.core.messages import ChatMessage, new_id
+from raf.core.errors import ApprovalAlreadyClaimed, ApprovalError
+from raf.core.messages import ChatMessage, Role, new_id
 
 if TYPE_CHECKING:
     from raf.core.sessions import AgentSession
@@ -36,6 +40,12 @@ class RunApprovals:
     """The requests the session was waiting on when the run started."""
     spent: list[str] = field(default_factory=list)
     """Call ids whose approval was used: the session's list when the run has one."""
+    claimed: list[str] = field(default_factory=list)
+    """Call ids this run claimed for the batch now running: spent, but still good for one
+    `was_approved` check by the call itself."""
+    on_claim: Callable[[list[str]], Awaitable[None]] | None = None
+    """Stores a claim before approved calls run (the agent saves the session); raises
+    `ApprovalAlreadyClaimed` when another run got there first."""
 
     @classmethod
     def for_session(
@@ -59,6 +69,19 @@ class RunApprovals:
         for call_id in call_ids:
             if call_id not in self.spent:
                 self.spent.append(call_id)
+
+    def unspend(self, call_ids: Sequence[str]) -> None:
+        """Give approvals back (a call that paused again waits for a new answer)."""
+        self.spent[:] = [c for c in self.spent if c not in call_ids]
+        self.claimed[:] = [c for c in self.claimed if c not in call_ids]
+
+    async def claim(self, call_ids: Sequence[str]) -> None:
+        """Spend these approvals before their calls run, and store the claim where the
+        run has a store: a second claim of the same approval fails there, not here."""
+        self.spend(call_ids)
+        self.claimed.extend(c for c in call_ids if c not in self.claimed)
+        if self.on_claim is not None:
+            await self.on_claim(list(call_ids))
 
 
 def needs_approval(tool: Tool | None, call: FunctionCallContent) -> bool:
@@ -128,10 +151,8 @@ def check_approval_responses(
     and any approval for a call id already spent in the session (a replay)."""
     replayed = [r.call_id for r in responses if r.call_id in spent]
     if replayed:
-        raise ApprovalError(
-            f"the approval for call id {replayed[0]!r} was already used in this session; "
-            "a replayed approval is refused and nothing was run"
-        )
+        # spent yet still pending: another run claimed it and has not recorded its result
+        raise ApprovalAlreadyClaimed(replayed[0], elsewhere=replayed[0] in pending)
     if not pending:
         raise ApprovalError(
             "approval responses were given but no tool call is waiting for approval in this session"
@@ -161,6 +182,37 @@ def check_approval_responses(
     return decisions
 
 
+UNRECORDED_CLAIM = (
+    "no result was recorded: the run that claimed this call's approval stopped before "
+    "saving it (or is still running elsewhere); whether the call ran is unknown"
+)
+
+
+def awaiting_answers(session: AgentSession) -> list[ApprovalRequestContent]:
+    """The pending requests a human can still answer: those no run has claimed. When
+    every pending request is claimed, a new message may go on (`close_unrecorded_claims`)."""
+    return [p for p in session.pending_approvals if p.call_id not in session.spent_approvals]
+
+
+def close_unrecorded_claims(session: AgentSession) -> None:
+    """A new message on a session whose every pending approval was claimed by a run that
+    never recorded its result (killed, most likely): each unanswered call gets an error
+    result saying so, and nothing waits any more, so the conversation can go on."""
+    answered = {c.call_id for m in session.messages for c in m.function_results}
+    open_calls = [
+        c for m in session.messages for c in m.function_calls if c.call_id not in answered
+    ]
+    if open_calls:
+        results: list[Content] = [
+            FunctionResultContent(call_id=c.call_id, name=c.name, error=UNRECORDED_CLAIM)
+            for c in open_calls
+        ]
+        session.messages.append(
+            ChatMessage(role=Role.TOOL, contents=results, message_id=new_id("msg"))
+        )
+    session.pending_approvals = []
+
+
 def denied_result(call: FunctionCallContent, reason: str | None) -> FunctionResultContent:
     """The result the model reads for a call the human refused."""
     note = "the user denied this call"
@@ -183,7 +235,7 @@ def was_approved(
     if run is None or not context.call_id:
         return False
     approvals = run.approvals
-    if context.call_id in approvals.spent:
+    if context.call_id in approvals.spent and context.call_id not in approvals.claimed:
         return False
     for response in approvals.responses:
         if response.call_id != context.call_id or not response.approved:
@@ -198,6 +250,8 @@ def was_approved(
             ):
                 continue
         approvals.spend([context.call_id])
+        if context.call_id in approvals.claimed:
+            approvals.claimed.remove(context.call_id)
         return True
     return False
 

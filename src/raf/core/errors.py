@@ -144,6 +144,26 @@ class ApprovalError(RafError):
     """An approval response does not match what is pending in the session."""
 
 
+class ApprovalAlreadyClaimed(ApprovalError):
+    """The approval for `call_id` was already spent: by an earlier run of this session, or
+    claimed by another process resuming the same session; nothing was run."""
+
+    def __init__(
+        self, call_id: str, session_id: str | None = None, *, elsewhere: bool = False
+    ) -> None:
+        self.call_id = call_id
+        self.session_id = session_id
+        if elsewhere:
+            what = (
+                "was claimed by another run resuming this session (another process, most "
+                "likely); that run executes the call and records its result"
+            )
+        else:
+            what = "was already used in this session; a replayed approval is refused"
+        where = f" (session {session_id!r})" if session_id else ""
+        super().__init__(f"the approval for call id {call_id!r} {what}; nothing was run{where}")
+
+
 class ProviderError(RafError):
     """A context provider broke its contract (for example returned the wrong type)."""
 

@@ -202,6 +202,12 @@ class FunctionTool:
     def approval_required(self, arguments: Mapping[str, Any]) -> bool:
         return self.requires_approval
 
+    @property
+    def runs_in_tool_thread(self) -> bool:
+        """Whether a call runs the function on raf's tool pool (a sync function, not
+        marked `run_in_thread=False`): apart from that thread, a call never waits."""
+        return not self._is_async and self._run_in_thread
+
     def _arguments(self, arguments: Mapping[str, Any]) -> dict[str, Any] | str:
         """The function's keyword arguments, or what is wrong with them."""
         if self._plain is not None:

@@ -38,6 +38,21 @@ class ChatOptions:
     additional: dict[str, Any] = field(default_factory=dict)
     """Provider-specific settings passed through as they are."""
 
+    def copy(self) -> ChatOptions:
+        """A shallow copy (faster than `dataclasses.replace`, made once per run)."""
+        return ChatOptions(
+            model_id=self.model_id,
+            temperature=self.temperature,
+            max_tokens=self.max_tokens,
+            top_p=self.top_p,
+            stop=self.stop,
+            seed=self.seed,
+            tool_choice=self.tool_choice,
+            response_format=self.response_format,
+            tools=self.tools,
+            additional=self.additional,
+        )
+
     def merged(self, overrides: ChatOptions | None) -> ChatOptions:
         """These options with every field that `overrides` sets replacing ours."""
         if overrides is None:

@@ -72,6 +72,8 @@ class AgentResponseUpdate:
     """A piece of the model's reasoning (REASONING_DELTA)."""
     arguments_delta: str = ""
     """A piece of a tool call's JSON arguments (TOOL_CALL_ARGUMENTS_DELTA)."""
+    model_id: str = ""
+    """The model that answered, when known (on a stream's FINISHED update)."""
 
     def __post_init__(self) -> None:
         # Clients written before `reasoning` and `arguments_delta` existed put those
@@ -106,6 +108,8 @@ class AgentResponseUpdate:
             out["usage"] = self.usage.to_dict()
         if self.finish_reason is not None:
             out["finish_reason"] = self.finish_reason.value
+        if self.model_id:
+            out["model_id"] = self.model_id
         return out
 
     @classmethod
@@ -122,6 +126,7 @@ class AgentResponseUpdate:
             finish_reason=FinishReason(data["finish_reason"]) if "finish_reason" in data else None,
             reasoning=data.get("reasoning", ""),
             arguments_delta=data.get("arguments_delta", ""),
+            model_id=data.get("model_id", ""),
         )
 
 
@@ -204,6 +209,8 @@ class ResponseFolder:
 
     def add(self, update: AgentResponseUpdate) -> None:
         kind = update.kind
+        if update.model_id:
+            self.model_id = update.model_id
         if kind is UpdateKind.TEXT_DELTA:
             contents = self._message(update).contents
             if contents and isinstance(contents[-1], TextContent):

@@ -9,6 +9,7 @@ the rest of the program (other `asyncio.to_thread` users keep the default execut
 from __future__ import annotations
 
 import asyncio
+import contextlib
 import contextvars
 import functools
 import os
@@ -75,6 +76,121 @@ def _executor() -> ThreadPoolExecutor:
 
 
 async def run_in_tool_thread(fn: Callable[..., T], /, *args: Any, **kwargs: Any) -> T:
-    """`fn(*args, **kwargs)` on raf's tool pool, with the caller's context variables."""
+    """`fn(*args, **kwargs)` on raf's tool pool, with the caller's context variables.
+
+    Inside an open `ThreadBatch` the call joins it (the loop is woken once for the whole
+    batch); otherwise the worker wakes the loop itself when the call is done.
+    """
     call = functools.partial(contextvars.copy_context().run, fn, *args, **kwargs)
-    return await asyncio.get_running_loop().run_in_executor(_executor(), call)
+    batch = _joining.get()
+    if batch is not None and batch.open:
+        return await batch.submit(call)
+    loop = asyncio.get_running_loop()
+    future: asyncio.Future[T] = loop.create_future()
+    _executor().submit(_run_alone, loop, future, call)
+    return await future
+
+
+def _run_alone(
+    loop: asyncio.AbstractEventLoop, future: asyncio.Future[Any], call: Callable[[], Any]
+) -> None:
+    """On a pool thread: run `call`, then wake the loop once with its outcome (cheaper than
+    `run_in_executor`, which chains a second future and a callback per call)."""
+    try:
+        outcome: tuple[bool, Any] = (True, call())
+    except BaseException as exc:
+        outcome = (False, exc)
+    with contextlib.suppress(RuntimeError):  # a closed loop: nobody waits for the result
+        loop.call_soon_threadsafe(_settle, future, outcome)
+
+
+def _settle(future: asyncio.Future[Any], outcome: tuple[bool, Any]) -> None:
+    if future.done():  # the caller stopped waiting (cancelled)
+        return
+    ok, value = outcome
+    if ok:
+        future.set_result(value)
+    else:
+        future.set_exception(value)
+
+
+class ThreadBatch:
+    """Sync calls started together (one batch of tool calls): each goes to the pool at
+    once and they run concurrently; the event loop is woken once, when the last is done,
+    or not at all when every call is done by the time the batch is sealed.
+
+    Used from the event loop's thread: `join()` makes `run_in_tool_thread` calls in the
+    current context join the batch; `seal()` closes it to new calls.
+    """
+
+    __slots__ = ("_done", "_finished", "_futures", "_lock", "_loop", "_running", "open")
+
+    def __init__(self) -> None:
+        self._loop = asyncio.get_running_loop()
+        self._lock = threading.Lock()
+        self.open = True
+        self._running = 0
+        self._finished: list[tuple[asyncio.Future[Any], tuple[bool, Any]]] = []
+        self._futures: set[asyncio.Future[Any]] = set()
+        self._done: asyncio.Future[None] | None = None
+
+    def join(self) -> None:
+        """Make this context's `run_in_tool_thread` calls join the batch while it is open."""
+        _joining.set(self)
+
+    def owns(self, value: object) -> bool:
+        """Whether `value` (what a suspended coroutine waits on) is one of our calls."""
+        return value in self._futures
+
+    def submit(self, call: Callable[[], T]) -> asyncio.Future[T]:
+        future: asyncio.Future[T] = self._loop.create_future()
+        self._futures.add(future)
+        with self._lock:
+            self._running += 1
+        try:
+            _executor().submit(self._work, future, call)
+        except BaseException:
+            with self._lock:
+                self._running -= 1
+            raise
+        return future
+
+    def _work(self, future: asyncio.Future[Any], call: Callable[[], Any]) -> None:
+        try:
+            outcome: tuple[bool, Any] = (True, call())
+        except BaseException as exc:
+            outcome = (False, exc)
+        with self._lock:
+            self._finished.append((future, outcome))
+            self._running -= 1
+            wake = not self.open and self._running == 0
+        if wake:
+            with contextlib.suppress(RuntimeError):  # a closed loop: nobody waits
+                self._loop.call_soon_threadsafe(self._resolve)
+
+    def seal(self) -> asyncio.Future[None] | None:
+        """Close the batch to new calls. None when every call is already done (their
+        results are set); else a future done once they are."""
+        done: asyncio.Future[None] = self._loop.create_future()
+        self._done = done
+        with self._lock:
+            self.open = False
+            idle = self._running == 0
+        if idle:
+            self._resolve()
+            return None
+        return done
+
+    def _resolve(self) -> None:
+        with self._lock:
+            finished, self._finished = self._finished, []
+        for future, outcome in finished:
+            _settle(future, outcome)
+        done = self._done
+        if done is not None and not done.done():
+            done.set_result(None)
+
+
+_joining: contextvars.ContextVar[ThreadBatch | None] = contextvars.ContextVar(
+    "raf_tool_thread_batch", default=None
+)

@@ -15,6 +15,7 @@ from typing import Any
 
 from raf.agent.agent import Agent
 from raf.agent.stores import InMemorySessionStore
+from raf.core.approvals import awaiting_answers
 from raf.core.cancellation import CancellationToken
 from raf.core.contents import ApprovalResponseContent
 from raf.core.errors import ApprovalError, SessionError, SessionNotFoundError
@@ -309,7 +310,7 @@ def check_request(
                     pending=sorted(pending),
                 )
         return
-    if pending:
+    if pending and awaiting_answers(session):
         raise ServeError(
             409,
             "awaiting_approval",

@@ -146,7 +146,11 @@ def stream_response(response: ChatResponse, chunk_size: int) -> list[AgentRespon
     if response.usage is not None:
         updates.append(AgentResponseUpdate(kind=UpdateKind.USAGE, usage=response.usage))
     updates.append(
-        AgentResponseUpdate(kind=UpdateKind.FINISHED, finish_reason=response.finish_reason)
+        AgentResponseUpdate(
+            kind=UpdateKind.FINISHED,
+            finish_reason=response.finish_reason,
+            model_id=response.model_id or "",
+        )
     )
     return updates
 

@@ -8,11 +8,13 @@ from raf.clients.tool_loop.client import (
     drive,
     run_to_end,
 )
+from raf.clients.tool_loop.repeats import DEFAULT_MAX_REPEATED_CALLS
 from raf.clients.tool_loop.state import LoopState
 from raf.clients.tool_loop.steps import CANCELLED_RESULT
 
 __all__ = [
     "CANCELLED_RESULT",
+    "DEFAULT_MAX_REPEATED_CALLS",
     "DEFAULT_MAX_RESULT_CHARS",
     "DEFAULT_MAX_TOOL_ROUNDS",
     "FunctionInvokingChatClient",

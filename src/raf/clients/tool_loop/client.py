@@ -4,6 +4,11 @@ from __future__ import annotations
 
 from collections.abc import AsyncIterator, Sequence
 
+from raf.clients.tool_loop.repeats import (
+    DEFAULT_MAX_REPEATED_CALLS,
+    RepeatWatch,
+    check_max_repeated_calls,
+)
 from raf.clients.tool_loop.state import LoopState
 from raf.clients.tool_loop.steps import call_model, finish_cancelled, resume_approved
 from raf.core.chat_client import ChatClient
@@ -26,8 +31,11 @@ class FunctionInvokingChatClient:
     their results keep call order. A raising tool, an unknown tool, invalid arguments or
     a call past its timeout become error results the model reads. If a call needs
     approval, nothing in its batch runs and the response ends with
-    `FinishReason.AWAITING_APPROVAL`. The run's state (session, approvals, cancellation,
-    limits, middleware) comes in a `RunContext`; without one the loop runs bare.
+    `FinishReason.AWAITING_APPROVAL`. When the same call (tool and arguments) returns the
+    same result `max_repeated_calls` times in a row, the last result says so and the model
+    is asked once more without tools (None or 0: never). The run's state (session,
+    approvals, cancellation, limits, middleware) comes in a `RunContext`; without one the
+    loop runs bare.
     """
 
     def __init__(
@@ -37,9 +45,11 @@ class FunctionInvokingChatClient:
         tools: Sequence[Tool] = (),
         max_tool_rounds: int = DEFAULT_MAX_TOOL_ROUNDS,
         max_result_chars: int = DEFAULT_MAX_RESULT_CHARS,
+        max_repeated_calls: int | None = DEFAULT_MAX_REPEATED_CALLS,
     ) -> None:
         if max_tool_rounds < 0:
             raise ValueError("max_tool_rounds must be 0 or more")
+        self.max_repeated_calls = check_max_repeated_calls(max_repeated_calls)
         self.inner = inner
         self.tools = list(tools)
         self.max_tool_rounds = max_tool_rounds
@@ -53,19 +63,27 @@ class FunctionInvokingChatClient:
         run: RunContext | None = None,
         stream: bool = False,
         max_tool_rounds: int | None = None,
+        tool_index: dict[str, Tool] | None = None,
+        own_messages: bool = False,
     ) -> LoopState:
-        """The state of one request, ready for `drive`."""
+        """The state of one request, ready for `drive`. `tool_index`: the request's tools
+        by name, already checked (else built here); `own_messages`: `messages` is a new
+        list the loop may extend (else it is copied)."""
         options = options if options is not None else ChatOptions()
-        tools = [*self.tools, *options.tools] if self.tools else options.tools
+        if tool_index is None or self.tools:
+            tools = [*self.tools, *options.tools] if self.tools else options.tools
+            tool_index = index_tools(tools, where="in this run")
+        conversation = messages if own_messages and isinstance(messages, list) else list(messages)
         state = LoopState(
             inner=self.inner,
             run=run if run is not None else RunContext(),
             options=options,
             stream=stream,
-            tools=index_tools(tools, where="in this run"),
+            tools=tool_index,
             max_rounds=self.max_tool_rounds if max_tool_rounds is None else max_tool_rounds,
             max_result_chars=self.max_result_chars,
-            conversation=list(messages),
+            conversation=conversation,
+            repeats=RepeatWatch(limit=self.max_repeated_calls),
         )
         state.next = resume_approved if state.run.approvals.responses else call_model
         return state

@@ -7,6 +7,7 @@ import inspect
 from collections.abc import Mapping, Sequence
 from typing import Any
 
+from raf.clients.tool_loop.eager import run_all
 from raf.clients.tool_loop.state import LoopState, Outcome
 from raf.core.contents import (
     ApprovalRequestContent,
@@ -15,6 +16,7 @@ from raf.core.contents import (
     result_to_text,
 )
 from raf.core.errors import RafError, RunCancelledError, ToolApprovalPending, ToolExecutionError
+from raf.core.function_tool import FunctionTool
 from raf.core.middleware import FunctionInvocationContext, run_chain
 from raf.core.tools import Tool, ToolContext, ToolResult, tool_timeout
 
@@ -31,21 +33,36 @@ class _ToolAborted(Exception):
 async def invoke_all(state: LoopState, calls: Sequence[FunctionCallContent]) -> list[Outcome]:
     """Run calls concurrently; outcomes keep the calls' order. A tool that raises a
     BaseException cancels its siblings and the exception leaves the run."""
-    if len(calls) == 1:
-        try:
-            return [await state.race(invoke(state, calls[0]))]
-        except _ToolAborted as exc:
-            raise exc.error from None
-    tasks = [asyncio.ensure_future(invoke(state, c)) for c in calls]
     try:
-        return list(await state.race(asyncio.gather(*tasks)))
-    except BaseException as exc:
-        for task in tasks:
-            task.cancel()
-        await asyncio.gather(*tasks, return_exceptions=True)
-        if isinstance(exc, _ToolAborted):
-            raise exc.error from None
-        raise
+        run = state.run
+        if run.cancellation is None:
+            # No token to race against: calls that finish at once cost no task, and the
+            # sync calls share one wake-up of the loop.
+            joins = (
+                [_joins(state.tools.get(c.name)) for c in calls]
+                if not run.middleware.function and run.tool_timeout is None
+                else ()
+            )
+            return await run_all([invoke(state, c) for c in calls], joins)
+        if len(calls) == 1:
+            return [await state.race(invoke(state, calls[0]))]
+        tasks = [asyncio.ensure_future(invoke(state, c)) for c in calls]
+        try:
+            return list(await state.race(asyncio.gather(*tasks)))
+        except BaseException:
+            for task in tasks:
+                task.cancel()
+            await asyncio.gather(*tasks, return_exceptions=True)
+            raise
+    except _ToolAborted as exc:
+        raise exc.error from None
+
+
+def _joins(tool: Tool | None) -> bool:
+    """A call of `tool` waits for nothing but raf's tool pool (no timeout around it)."""
+    return (
+        isinstance(tool, FunctionTool) and tool.runs_in_tool_thread and tool_timeout(tool) is None
+    )
 
 
 async def invoke(state: LoopState, call: FunctionCallContent) -> Outcome:

@@ -8,6 +8,7 @@ from dataclasses import replace
 from typing import Any
 
 from raf.clients.tool_loop.state import LoopState
+from raf.core.contents import FunctionCallContent
 from raf.core.errors import RafError, RunCancelledError
 from raf.core.messages import ChatMessage, new_id
 from raf.core.middleware import ChatContext, run_chain, stream_through
@@ -40,16 +41,18 @@ async def model_response(state: LoopState, options: ChatOptions) -> None:
     _accept(state, _result_of(context))
 
 
-async def model_updates(
-    state: LoopState, options: ChatOptions
-) -> AsyncIterator[AgentResponseUpdate]:
+def model_updates(state: LoopState, options: ChatOptions) -> AsyncIterator[AgentResponseUpdate]:
     """Call the model with the conversation, streaming: yield its deltas as they come and
     keep its reply in the state at the end."""
+    if not state.run.middleware.chat:  # the model's own stream, with no layer between
+        return _leaf_stream(state, state.conversation, options, None)
+    return _chained_updates(state, options)
+
+
+async def _chained_updates(
+    state: LoopState, options: ChatOptions
+) -> AsyncIterator[AgentResponseUpdate]:
     chain = state.run.middleware.chat
-    if not chain:
-        async for update in _leaf_stream(state, state.conversation, options, None):
-            yield update
-        return
     context = ChatContext(
         run=state.run, messages=list(state.conversation), options=replace(options), stream=True
     )
@@ -70,6 +73,7 @@ async def model_updates(
         yield update
     result = _result_of(context)
     if not streamed:  # short-circuited: the middleware's messages stream as whole updates
+        rename_reused_calls(result.messages, state.run.approvals.spent)
         for message in result.messages:
             message.message_id = message.message_id or new_id("msg")
             for update in message_to_updates(message, message.message_id):
@@ -81,7 +85,11 @@ async def _model_call(
     state: LoopState, messages: list[ChatMessage], options: ChatOptions
 ) -> ChatResponse:
     try:
-        response: ChatResponse = await state.race(state.inner.get_response(messages, options))
+        call = state.inner.get_response(messages, options)
+        # no token: no race, so no wrapper coroutine per model call
+        response: ChatResponse = await (
+            call if state.run.cancellation is None else state.race(call)
+        )
     except RunCancelledError:
         raise
     except Exception as exc:
@@ -98,7 +106,40 @@ def _result_of(context: ChatContext) -> ChatResponse:
     return context.result
 
 
+def rename_reused_calls(messages: list[ChatMessage], spent: list[str]) -> None:
+    """Give a fresh id to each call that reuses the id of a call whose approval was spent,
+    so an old approval never answers it and the transcript's ids stay unique."""
+    if not spent:
+        return
+    for message in messages:
+        if any(c.call_id in spent for c in message.function_calls):
+            message.contents = [
+                replace(c, call_id=new_id("call"))
+                if isinstance(c, FunctionCallContent) and c.call_id in spent
+                else c
+                for c in message.contents
+            ]
+
+
+def _reuses(update: AgentResponseUpdate, spent: list[str]) -> bool:
+    content = update.content
+    return update.call_id in spent or (
+        isinstance(content, FunctionCallContent) and content.call_id in spent
+    )
+
+
+def _renamed(update: AgentResponseUpdate, fresh: dict[str, str]) -> AgentResponseUpdate:
+    """`update` with a reused call id replaced by this stream's fresh one for it."""
+    content = update.content
+    old = update.call_id or (content.call_id if isinstance(content, FunctionCallContent) else "")
+    new = fresh.setdefault(old, new_id("call"))
+    if isinstance(content, FunctionCallContent) and content.call_id == old:
+        content = replace(content, call_id=new)
+    return replace(update, call_id=new if update.call_id else "", content=content)
+
+
 def _accept(state: LoopState, response: ChatResponse) -> None:
+    rename_reused_calls(response.messages, state.run.approvals.spent)
     for message in response.messages:
         if message.message_id is None:
             message.message_id = new_id("msg")
@@ -118,6 +159,8 @@ async def _leaf_stream(
     own = folder is None
     folder = folder if folder is not None else ResponseFolder()
     message_id = new_id("msg")
+    spent = state.run.approvals.spent
+    fresh: dict[str, str] = {}  # reused call id → the id every update of it carries
     stream = state.inner.get_streaming_response(messages, options)
     token = state.run.cancellation
     try:
@@ -133,6 +176,8 @@ async def _leaf_stream(
             kind = update.kind
             if not update.message_id and kind not in (UpdateKind.USAGE, UpdateKind.FINISHED):
                 update = replace(update, message_id=message_id)
+            if spent and _reuses(update, spent):
+                update = _renamed(update, fresh)
             folder.add(update)
             if kind is UpdateKind.FINISHED or kind is UpdateKind.USAGE:
                 continue  # the loop sums usage and sends its own final update
@@ -145,5 +190,9 @@ async def _leaf_stream(
             with contextlib.suppress(Exception):  # the first error is the one to report
                 await close()
         raise
+    if folder.model_id is None:
+        # a client that does not name its model in the stream: the one asked for
+        asked = options.model_id or getattr(state.inner, "model", None)
+        folder.model_id = asked if isinstance(asked, str) and asked else None
     if own:
         _accept(state, folder.response())

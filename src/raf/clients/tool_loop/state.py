@@ -7,6 +7,7 @@ from collections.abc import AsyncIterator, Awaitable, Callable, Sequence
 from dataclasses import dataclass, field
 from typing import Any, TypeVar
 
+from raf.clients.tool_loop.repeats import RepeatWatch
 from raf.core.contents import (
     ApprovalRequestContent,
     FunctionCallContent,
@@ -55,6 +56,8 @@ class LoopState:
     """The first step (then advanced by the driver)."""
     use_tools: bool = True
     """Whether the current model call offers tools."""
+    repeats: RepeatWatch = field(default_factory=lambda: RepeatWatch(limit=None))
+    """Identical calls with identical results in a row; at its limit the tools go off."""
     live: AsyncIterator[AgentResponseUpdate] | None = None
     """A streaming model call for the driver to yield from before the next step."""
     out: list[AgentResponseUpdate] = field(default_factory=list)
@@ -115,7 +118,13 @@ class LoopState:
         out = []
         if self.usage is not None:
             out.append(AgentResponseUpdate(kind=UpdateKind.USAGE, usage=self.usage))
-        out.append(AgentResponseUpdate(kind=UpdateKind.FINISHED, finish_reason=self.finish_reason))
+        out.append(
+            AgentResponseUpdate(
+                kind=UpdateKind.FINISHED,
+                finish_reason=self.finish_reason,
+                model_id=self.model_id or "",
+            )
+        )
         return out
 
     def add_results(self, results: Sequence[FunctionResultContent]) -> None:

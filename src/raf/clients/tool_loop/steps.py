@@ -31,7 +31,9 @@ async def call_model(state: LoopState) -> Step | None:
     run = state.run
     if run.cancelled:
         return finish_cancelled
-    state.use_tools = use_tools = bool(state.tools) and state.rounds < state.max_rounds
+    state.use_tools = use_tools = (
+        bool(state.tools) and state.rounds < state.max_rounds and state.repeats.note is None
+    )
     options = state.options
     if not use_tools and options.tools:
         options = replace(options, tools=[], tool_choice="none")
@@ -67,11 +69,12 @@ async def after_reply(state: LoopState) -> Step | None:
     if not state.use_tools:
         # The model called tools although none were offered: answer each call so the
         # transcript stays consistent, and stop.
-        note = (
-            f"not run: the tool-round limit ({state.max_rounds}) was reached"
-            if state.tools
-            else "not run: no tools are available in this run"
-        )
+        if state.repeats.note is not None:
+            note = f"not run: {state.repeats.note}"
+        elif state.tools:
+            note = f"not run: the tool-round limit ({state.max_rounds}) was reached"
+        else:
+            note = "not run: no tools are available in this run"
         state.add_results(
             [FunctionResultContent(call_id=c.call_id, name=c.name, error=note) for c in calls]
         )
@@ -100,6 +103,9 @@ async def run_batch(state: LoopState) -> Step | None:
     calls = [c for c in state.batch if c.call_id not in state.preset]
     if run.cancelled:
         return finish_cancelled
+    if state.decided:
+        # claimed before anything runs: a resumer that loses the claim runs nothing
+        await run.approvals.claim(state.decided)
     if state.stream:
         for call in calls:
             state.emit(
@@ -123,10 +129,12 @@ async def run_batch(state: LoopState) -> Step | None:
         outcomes = _merge(state, ran, limit_error)
     if state.decided:
         # a call that paused again (its sub-agent asks once more) waits for a new answer
-        # under the same id, so only answered calls spend their approval
+        # under the same id, so only answered calls keep their approval spent
         paused_ids = {o.call_id for o in outcomes if isinstance(o, ApprovalRequestContent)}
-        run.approvals.spend([c for c in state.decided if c not in paused_ids])
+        run.approvals.unspend([c for c in state.decided if c in paused_ids])
+        run.approvals.claimed.clear()  # the claimed calls have run: no later call may use them
     done = [o for o in outcomes if isinstance(o, FunctionResultContent)]
+    done = state.repeats.observe(state.batch, done)
     if done:
         state.add_results(done)
     if limit_error is not None:

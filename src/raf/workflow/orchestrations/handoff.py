@@ -104,6 +104,7 @@ class HandoffOrchestration(Orchestration):
             name=member.name,
             description=member.description,
             max_tool_rounds=member.max_tool_rounds,
+            max_repeated_calls=member.max_repeated_calls,
             default_options=member.default_options,
         )
 

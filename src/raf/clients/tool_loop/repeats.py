@@ -1,0 +1,70 @@
+"""Spotting a run that repeats itself: the same call with the same result, again and again."""
+
+from __future__ import annotations
+
+import json
+from collections.abc import Sequence
+from dataclasses import dataclass, replace
+from typing import Any
+
+from raf.core.contents import FunctionCallContent, FunctionResultContent, result_to_text
+
+DEFAULT_MAX_REPEATED_CALLS = 3
+"""Identical calls with identical results in a row that turn the tools off for the turn."""
+
+
+def check_max_repeated_calls(value: int | None) -> int | None:
+    """The setting as given; None or 0 turns the check off, 1 would stop every call."""
+    if value is None or value == 0:
+        return None
+    if isinstance(value, bool) or not isinstance(value, int) or value < 2:
+        raise ValueError(f"max_repeated_calls must be 2 or more, or None/0 for off; got {value!r}")
+    return value
+
+
+@dataclass(kw_only=True, slots=True)
+class RepeatWatch:
+    """Counts the latest run of identical (tool, arguments, result) triples."""
+
+    limit: int | None
+    key: str | None = None
+    count: int = 0
+    note: str | None = None
+    """Set once the limit was reached: why the tools are off for the rest of the turn."""
+
+    def observe(
+        self, calls: Sequence[FunctionCallContent], results: Sequence[FunctionResultContent]
+    ) -> list[FunctionResultContent]:
+        """`results` in order, the one that reaches the limit carrying a note to the model."""
+        if self.limit is None or self.note is not None:
+            return list(results)
+        by_id = {c.call_id: c for c in calls}
+        out = []
+        for result in results:
+            call = by_id.get(result.call_id)
+            arguments: Any = dict(call.arguments) if call is not None else None
+            key = _canonical([result.name, arguments, result.result, result.error])
+            if key == self.key:
+                self.count += 1
+            else:
+                self.key, self.count = key, 1
+            if self.count >= self.limit and self.note is None:
+                self.note = (
+                    f"{result.name!r} was called {self.count} times in a row with the same "
+                    "arguments and returned the same result each time; tools are off for the "
+                    "rest of this turn: answer with what you have"
+                )
+                result = _annotated(result, f"[stopped repeating: {self.note}]")
+            out.append(result)
+        return out
+
+
+def _annotated(result: FunctionResultContent, note: str) -> FunctionResultContent:
+    if result.error is not None:
+        return replace(result, error=f"{result.error}\n\n{note}")
+    text = result_to_text(result.result)
+    return replace(result, result=f"{text}\n\n{note}" if text else note)
+
+
+def _canonical(value: Any) -> str:
+    return json.dumps(value, sort_keys=True, ensure_ascii=False, default=str)

@@ -1,0 +1,113 @@
+"""`DurableAgentHost`: the same HTTP surface, with every run a durable workflow (queued
+per agent, spread over the workers on one system database, paused durably on approvals)."""
+
+from __future__ import annotations
+
+import asyncio
+from collections.abc import AsyncIterator, Sequence
+
+from raf.core.contents import ApprovalResponseContent
+from raf.core.messages import ChatMessage, new_id
+from raf.core.responses import (
+    AgentResponse,
+    AgentResponseUpdate,
+    UpdateKind,
+    message_to_updates,
+)
+from raf.core.sessions import AgentSession
+from raf.durable import DurableRunError, DurableRuntime
+from raf.serve.errors import ServeError
+from raf.serve.hosting import ActiveRun, AgentHost
+
+
+class DurableAgentHost(AgentHost):
+    """An `AgentHost` whose runs go through a launched `DurableRuntime`. A streamed run
+    sends the run's messages whole once it finishes or pauses: its steps are recorded
+    in whichever worker runs it, not streamed from there."""
+
+    def __init__(self, runtime: DurableRuntime) -> None:
+        super().__init__(runtime.agents, store=runtime.store)
+        self.runtime = runtime
+        self._durable_ids: dict[str, str] = {}
+        self._cancels: set[asyncio.Task[None]] = set()
+
+    async def _durable(
+        self,
+        agent_name: str,
+        session: AgentSession,
+        active: ActiveRun,
+        messages: Sequence[ChatMessage],
+        approvals: Sequence[ApprovalResponseContent],
+    ) -> AgentResponse:
+        try:
+            if approvals:
+                self._durable_ids[session.id] = self.runtime.waiting_run(session) or ""
+                outcome = await self.runtime.answer(session, approvals, agent_name=agent_name)
+            else:
+                self._durable_ids[session.id] = active.run_id
+                run_id = await self.runtime.start(
+                    agent_name, messages, session_id=session.id, run_id=active.run_id
+                )
+                outcome = await self.runtime.outcome(run_id)
+        except DurableRunError as exc:
+            if exc.error_type == "CANCELLED":
+                raise ServeError(
+                    409, "run_cancelled", f"the run in session {session.id!r} was cancelled"
+                ) from None
+            raise
+        finally:
+            self._durable_ids.pop(session.id, None)
+        return outcome.response
+
+    async def run(
+        self,
+        agent_name: str,
+        session_id: str,
+        owner: str,
+        messages: Sequence[ChatMessage] = (),
+        approvals: Sequence[ApprovalResponseContent] = (),
+    ) -> tuple[AgentResponse, ActiveRun]:
+        """One run to its end or its next approval pause, in whichever worker takes it."""
+        _, session, active = await self._prepare(agent_name, session_id, owner, messages, approvals)
+        try:
+            response = await self._durable(agent_name, session, active, messages, approvals)
+        finally:
+            self.release(session_id, active)
+        return response, active
+
+    async def stream(
+        self,
+        agent_name: str,
+        session_id: str,
+        owner: str,
+        messages: Sequence[ChatMessage] = (),
+        approvals: Sequence[ApprovalResponseContent] = (),
+    ) -> tuple[ActiveRun, AsyncIterator[AgentResponseUpdate]]:
+        """A durable run whose messages are sent as whole updates when it is done."""
+        _, session, active = await self._prepare(agent_name, session_id, owner, messages, approvals)
+
+        async def updates() -> AsyncIterator[AgentResponseUpdate]:
+            try:
+                response = await self._durable(agent_name, session, active, messages, approvals)
+                for message in response.messages:
+                    for update in message_to_updates(message, message.message_id or new_id("msg")):
+                        yield update
+                yield AgentResponseUpdate(
+                    kind=UpdateKind.FINISHED,
+                    finish_reason=response.finish_reason,
+                    usage=response.usage,
+                )
+            finally:
+                self.release(session_id, active)
+
+        return active, updates()
+
+    def cancel(self, agent_name: str, session_id: str, owner: str) -> ActiveRun:
+        """Cancel the durable run in progress in the session (in any worker)."""
+        active = super().cancel(agent_name, session_id, owner)
+        run_id = self._durable_ids.get(session_id)
+        if run_id:
+            task = asyncio.get_running_loop().create_task(self.runtime.cancel(run_id))
+            self._cancels.add(task)
+            task.add_done_callback(self._cancels.discard)
+        return active
