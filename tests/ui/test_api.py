@@ -62,7 +62,10 @@ def test_the_page_is_served_with_a_strict_content_security_policy(url: str) -> N
         assert '<script src="/ui/static/app.js"' in page.text
         policy = page.headers["content-security-policy"]
         assert "script-src 'self'" in policy and "unsafe-inline" not in policy
-        assert http.get("/ui/static/app.js").headers["content-type"].startswith("text/javascript")
+        for name in ("base", "chat", "pages", "workflows", "app"):
+            assert f'<script src="/ui/static/{name}.js" defer>' in page.text
+            script = http.get(f"/ui/static/{name}.js")
+            assert script.headers["content-type"].startswith("text/javascript")
         assert http.get("/ui/static/style.css").status_code == 200
         # only the page's own files: nothing else of the package folder
         assert http.get("/ui/static/__init__.py").status_code == 404

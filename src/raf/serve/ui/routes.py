@@ -21,7 +21,10 @@ from raf.serve.ui.recorder import TurnRecorder
 from raf.serve.ui.workflows import WorkflowHost, graph_of, parse_value
 
 STATIC_FILES = {
-    "app.js": "text/javascript; charset=utf-8",
+    **{
+        f"{name}.js": "text/javascript; charset=utf-8"
+        for name in ("base", "chat", "pages", "workflows", "app")
+    },
     "style.css": "text/css; charset=utf-8",
 }
 """The files the page loads besides index.html (nothing else is served from the folder)."""
