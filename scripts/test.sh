@@ -5,9 +5,9 @@ set -euo pipefail
 cd "$(dirname "$0")/.."
 
 # Debian packages some tests use as real peers (sandbox, search tools, the PostgreSQL and
-# Redis servers the session-store tests start on loopback).
+# Redis servers the session-store tests start on loopback, chromium for the web UI's tests).
 # Add a package to this list rather than installing it by hand.
-APT_PACKAGES=(bubblewrap ripgrep fd-find git postgresql redis-server)
+APT_PACKAGES=(bubblewrap ripgrep fd-find git postgresql redis-server chromium)
 if [ "${#APT_PACKAGES[@]}" -gt 0 ] && [ "$(id -u)" = 0 ] && command -v apt-get >/dev/null; then
   missing=()
   for pkg in "${APT_PACKAGES[@]}"; do

@@ -24,6 +24,34 @@ def register(subparsers: Any) -> None:
         ),
     )
     parser.add_argument("paths", nargs="+", metavar="FILE|DIR", help="agent documents or folders")
+    parser.add_argument("--ui", action="store_true", help="also serve the web UI at /ui")
+    _server_arguments(parser)
+    parser.set_defaults(handler=serve_command, program="raf serve")
+
+    ui: argparse.ArgumentParser = subparsers.add_parser(
+        "ui",
+        help="open a local web UI over agent documents and Python files of agents and workflows",
+        description=(
+            "Serve the web UI (chat, sessions, requests, traces, workflows, memory) at /ui, "
+            "with raf's HTTP API, on loopback by default. A .py file is imported and its "
+            "module-level Agent and Workflow objects are hosted."
+        ),
+    )
+    ui.add_argument(
+        "paths", nargs="+", metavar="FILE|DIR", help="agent documents, folders, or .py files"
+    )
+    _server_arguments(ui)
+    ui.set_defaults(handler=serve_command, ui=True, program="raf ui")
+
+    acp: argparse.ArgumentParser = subparsers.add_parser(
+        "acp", help="serve one agent document to an editor over ACP (stdio)"
+    )
+    acp.add_argument("file", metavar="FILE", help="agent document")
+    acp.add_argument("--model", metavar="SPEC", help="use this model instead of the document's")
+    acp.set_defaults(handler=acp_command)
+
+
+def _server_arguments(parser: argparse.ArgumentParser) -> None:
     parser.add_argument("--host", default="127.0.0.1", help="address (default 127.0.0.1)")
     parser.add_argument("--port", type=int, default=8000, help="port (default 8000; 0: any free)")
     parser.add_argument("--model", metavar="SPEC", help="use this model for every agent")
@@ -71,14 +99,6 @@ def register(subparsers: Any) -> None:
     parser.add_argument("--worker-fd", type=int, help=argparse.SUPPRESS)
     parser.add_argument("--no-openai", action="store_true", help="leave out /v1 (OpenAI API)")
     parser.add_argument("--no-a2a", action="store_true", help="leave out the A2A endpoints")
-    parser.set_defaults(handler=serve_command)
-
-    acp: argparse.ArgumentParser = subparsers.add_parser(
-        "acp", help="serve one agent document to an editor over ACP (stdio)"
-    )
-    acp.add_argument("file", metavar="FILE", help="agent document")
-    acp.add_argument("--model", metavar="SPEC", help="use this model instead of the document's")
-    acp.set_defaults(handler=acp_command)
 
 
 def _tokens(args: argparse.Namespace) -> list[str]:
@@ -220,7 +240,13 @@ def serve_command(args: argparse.Namespace) -> int:
         max_body_bytes=args.max_body,
     )
     client = resolve_client(args.model) if args.model or os.environ.get("RAF_MODEL") else None
-    agents = load_agents(args.paths, chat_client=client)
+    workflows: list[Any] = []
+    if args.ui:
+        from raf.serve.ui.loading import load_targets
+
+        agents, workflows = load_targets(args.paths, chat_client=client)
+    else:
+        agents = load_agents(args.paths, chat_client=client)
     store: SessionStore
     if args.sessions == "memory":
         store = InMemorySessionStore()
@@ -256,13 +282,26 @@ def serve_command(args: argparse.Namespace) -> int:
     port = sock.getsockname()[1]
     shown = f"[{args.host}]" if ":" in args.host else args.host
     url = args.public_url or f"http://{shown}:{port}"
-    app = create_app(host, security, openai=not args.no_openai, a2a=not args.no_a2a, base_url=url)
+    ui = None
+    if args.ui:
+        from raf.serve.ui import ServeUI
+
+        ui = ServeUI.attach(host, workflows)
+    app = create_app(
+        host, security, openai=not args.no_openai, a2a=not args.no_a2a, base_url=url, ui=ui
+    )
 
     def started() -> None:
-        names = ", ".join(host.agents)
+        names = ", ".join([*host.agents, *(ui.workflows.workflows if ui else ())])
         auth = "bearer token" if security.tokens else "off (loopback only)"
         durable = f", durable: {args.executor_id or 'local'}" if runtime is not None else ""
-        print(f"raf serve: {names} on {url} (auth: {auth}{durable})", file=sys.stderr, flush=True)
+        print(
+            f"{args.program}: {names} on {url} (auth: {auth}{durable})",
+            file=sys.stderr,
+            flush=True,
+        )
+        if ui is not None:
+            print(f"raf ui: open {url}/ui", file=sys.stderr, flush=True)
 
     async def main() -> None:
         if runtime is not None:
@@ -279,7 +318,7 @@ def serve_command(args: argparse.Namespace) -> int:
         pass
     finally:
         sock.close()
-    print("raf serve: stopped", file=sys.stderr)
+    print(f"{args.program}: stopped", file=sys.stderr)
     return 0
 
 

@@ -4,6 +4,7 @@ from __future__ import annotations
 
 from collections.abc import AsyncIterator
 from contextlib import asynccontextmanager
+from dataclasses import replace
 from typing import Any
 
 from raf.core.errors import RafError
@@ -20,9 +21,11 @@ def create_app(
     openai: bool = True,
     a2a: bool = True,
     base_url: str | None = None,
+    ui: Any = None,
 ) -> ASGIApp:
     """The server's ASGI app: the native API, and the OpenAI-compatible and A2A ones
-    unless turned off; `base_url` is where clients reach it (for the A2A agent card)."""
+    unless turned off; `base_url` is where clients reach it (for the A2A agent card);
+    `ui` (a `raf.serve.ui.ServeUI`) adds the web pages at `/ui`."""
     require_extra("fastapi")
     from fastapi import FastAPI, Request
     from fastapi.exceptions import RequestValidationError
@@ -38,6 +41,8 @@ def create_app(
         yield
         for active in list(host.runs.values()):
             active.token.cancel("the server is shutting down")
+        if ui is not None:
+            await ui.workflows.aclose()
         for agent in host.agents.values():
             await agent.aclose()
 
@@ -67,6 +72,12 @@ def create_app(
         return JSONResponse(error.body(), status_code=error.status)
 
     app.include_router(native_router(host))
+    if ui is not None:
+        from raf.serve.ui.routes import PAGE_PATHS, ui_router
+
+        app.include_router(ui_router(host, ui.workflows, ui.recorder, ui.traces))
+        # the page's own files hold no data: a browser loads them before it has a token
+        security = replace(security, public_paths=security.public_paths | PAGE_PATHS)
     if openai:
         from raf.serve.openai_api import openai_router
 

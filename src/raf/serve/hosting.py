@@ -11,6 +11,7 @@ import re
 import uuid
 from collections.abc import AsyncIterator, Mapping, Sequence
 from dataclasses import dataclass, field
+from typing import Any
 
 from raf.agent.agent import Agent
 from raf.agent.stores import InMemorySessionStore
@@ -59,6 +60,7 @@ class AgentHost:
         agents: Mapping[str, Agent] | Sequence[Agent],
         *,
         store: SessionStore | None = None,
+        middleware: Sequence[Any] = (),
     ) -> None:
         if isinstance(agents, Mapping):
             self.agents: dict[str, Agent] = dict(agents)
@@ -71,6 +73,8 @@ class AgentHost:
         self.store: SessionStore = store if store is not None else InMemorySessionStore()
         self.runs: dict[str, ActiveRun] = {}
         self._creating: set[str] = set()
+        self.middleware: list[Any] = list(middleware)
+        """Middleware added to every run the host starts (the UI's recorder, for one)."""
 
     # -- agents -----------------------------------------------------------------------
 
@@ -260,11 +264,14 @@ class AgentHost:
         active.token.cancel("cancelled by the client")
         return active
 
-    @staticmethod
     def _options(
-        active: ActiveRun, approvals: Sequence[ApprovalResponseContent]
+        self, active: ActiveRun, approvals: Sequence[ApprovalResponseContent]
     ) -> AgentRunOptions:
-        return AgentRunOptions(tool_approval_responses=list(approvals), cancellation=active.token)
+        return AgentRunOptions(
+            tool_approval_responses=list(approvals),
+            cancellation=active.token,
+            middleware=list(self.middleware),
+        )
 
 
 def check_request(

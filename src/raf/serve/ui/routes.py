@@ -1,0 +1,241 @@
+"""The UI's pages (static files from the package) and the read-mostly API behind them."""
+
+from __future__ import annotations
+
+import json
+from collections.abc import AsyncIterator
+from importlib import resources
+from typing import Any
+
+from fastapi import APIRouter, Request, Response
+from fastapi.responses import HTMLResponse, StreamingResponse
+from pydantic import BaseModel, ConfigDict, Field
+
+from raf.agent.agent import Agent, agent_summary
+from raf.core.errors import RafError
+from raf.serve.errors import ServeError, not_found
+from raf.serve.hosting import SERVE_KEY, AgentHost
+from raf.serve.requests import json_line, parse_body
+from raf.serve.security import OWNER_KEY
+from raf.serve.ui.recorder import TurnRecorder
+from raf.serve.ui.workflows import WorkflowHost, graph_of, parse_value
+
+STATIC_FILES = {
+    **{
+        f"{name}.js": "text/javascript; charset=utf-8"
+        for name in ("base", "chat", "pages", "workflows", "app")
+    },
+    "style.css": "text/css; charset=utf-8",
+}
+"""The files the page loads besides index.html (nothing else is served from the folder)."""
+
+PAGE_PATHS = frozenset({"/ui", "/ui/", *(f"/ui/static/{name}" for name in STATIC_FILES)})
+"""Paths answered without a token: the page and its files (no data; the page then asks
+for a token and sends it with every API call)."""
+
+PAGE_HEADERS = {
+    "content-security-policy": (
+        "default-src 'self'; script-src 'self'; style-src 'self'; img-src 'self' data:; "
+        "connect-src 'self'; object-src 'none'; base-uri 'none'; frame-ancestors 'none'"
+    ),
+    "x-content-type-options": "nosniff",
+    "referrer-policy": "no-referrer",
+    "cache-control": "no-cache",
+}
+"""Sent with every page file: no script but ours runs, even if some text slipped through."""
+
+
+class WorkflowStart(BaseModel):
+    """Body of starting a workflow run: its input, JSON or plain text."""
+
+    model_config = ConfigDict(extra="forbid")
+    input: Any = None
+
+
+class WorkflowAnswers(BaseModel):
+    """Body of answering a paused run's requests: request id → answer."""
+
+    model_config = ConfigDict(extra="forbid")
+    responses: dict[str, Any] = Field(min_length=1)
+
+
+def _asset(name: str) -> bytes:
+    return (resources.files("raf.serve.ui") / "static" / name).read_bytes()
+
+
+def _providers(agent: Agent, kind: str) -> list[Any]:
+    return [p for p in agent.context_providers if getattr(p, "kind", "") == kind]
+
+
+def memory_view(agent: Agent) -> list[dict[str, Any]]:
+    """The super-brain folders of an agent, each file with its text (read-only)."""
+    out: list[dict[str, Any]] = []
+    for provider in _providers(agent, "memory"):
+        store = getattr(provider, "store", None)
+        if store is None:
+            continue
+        files: list[dict[str, Any]] = []
+        if store.root.is_dir():
+            for relative in store.files():
+                try:
+                    text = store.read(relative)
+                except (OSError, RafError) as exc:
+                    text = f"(cannot read: {exc})"
+                files.append({"path": relative, "text": text})
+        out.append({"provider": provider.name, "folder": str(store.root), "files": files})
+    return out
+
+
+def skills_view(agent: Agent) -> list[dict[str, Any]]:
+    """The skills an agent is offered: name, description, folder, body and files."""
+    out: list[dict[str, Any]] = []
+    for provider in _providers(agent, "skills"):
+        for skill in provider.skills:
+            out.append(
+                {
+                    "provider": provider.name,
+                    "name": skill.name,
+                    "description": skill.description,
+                    "folder": str(skill.path) if skill.path else None,
+                    "instructions": skill.instructions,
+                    "files": list(skill.files) or sorted(skill.resources),
+                    "scripts": list(skill.scripts),
+                }
+            )
+    return out
+
+
+def ui_router(
+    host: AgentHost, workflows: WorkflowHost, recorder: TurnRecorder, traces: Any = None
+) -> APIRouter:
+    """The page at `/ui` and its API under `/ui/api`; `traces` (an `OtelTraces`) gives
+    the Traces page OpenTelemetry spans instead of the recorder's."""
+    router = APIRouter()
+
+    def owner(request: Request) -> str:
+        return str(request.scope.get("state", {}).get(OWNER_KEY, ""))
+
+    @router.get("/ui", response_class=HTMLResponse)
+    @router.get("/ui/", response_class=HTMLResponse)
+    async def page() -> Response:
+        return Response(_asset("index.html"), media_type="text/html", headers=PAGE_HEADERS)
+
+    @router.get("/ui/static/{name}")
+    async def static(name: str) -> Response:
+        media = STATIC_FILES.get(name)
+        if media is None:
+            raise not_found("file", name)
+        return Response(_asset(name), media_type=media, headers=PAGE_HEADERS)
+
+    @router.get("/ui/api/catalog")
+    async def catalog() -> dict[str, Any]:
+        agents = []
+        for agent in host.agents.values():
+            summary = agent_summary(agent)
+            summary["memory"] = bool(_providers(agent, "memory"))
+            summary["skills"] = bool(_providers(agent, "skills"))
+            agents.append(summary)
+        return {
+            "agents": agents,
+            "workflows": [graph_of(w) for w in workflows.workflows.values()],
+        }
+
+    @router.get("/ui/api/agents/{agent}/sessions")
+    async def sessions(agent: str, request: Request) -> dict[str, Any]:
+        host.agent(agent)
+        who = owner(request)
+        found: list[dict[str, Any]] = []
+        for session_id in await host.store.list():
+            try:
+                session = await host.store.load(session_id)
+            except RafError:
+                continue  # a damaged or foreign entry is left out of the list, not fatal
+            mark = session.metadata.get(SERVE_KEY)
+            if not isinstance(mark, dict) or mark.get("agent") != agent:
+                continue
+            if mark.get("owner") != who:
+                continue
+            first = next((m.text for m in session.messages if m.role.value == "user"), "")
+            found.append(
+                {
+                    "id": session.id,
+                    "title": first[:80],
+                    "messages": len(session.messages),
+                    "pending": len(session.pending_approvals),
+                    "running": host.running(session.id) is not None,
+                    "recorded_runs": len(recorder.runs(session.id)),
+                }
+            )
+        return {"sessions": found}
+
+    @router.get("/ui/api/agents/{agent}/sessions/{session_id}/runs")
+    async def runs(agent: str, session_id: str, request: Request) -> dict[str, Any]:
+        await host.session(agent, session_id, owner(request))
+        return {"runs": recorder.runs(session_id)}
+
+    @router.get("/ui/api/agents/{agent}/sessions/{session_id}/traces")
+    async def session_traces(agent: str, session_id: str, request: Request) -> dict[str, Any]:
+        await host.session(agent, session_id, owner(request))
+        if traces is not None:
+            return {"source": "opentelemetry", "runs": traces.runs(session_id)}
+        return {"source": "recorder", "runs": recorder.runs(session_id)}
+
+    @router.get("/ui/api/agents/{agent}/memory")
+    async def memory(agent: str) -> dict[str, Any]:
+        found = host.agent(agent)
+        return {"memory": memory_view(found), "skills": skills_view(found)}
+
+    @router.get("/ui/api/workflows/{name}/checkpoints")
+    async def checkpoints(name: str) -> dict[str, Any]:
+        return {"checkpoints": await workflows.checkpoints(name)}
+
+    @router.post("/ui/api/workflows/{name}/runs", status_code=201)
+    async def start(name: str, request: Request) -> dict[str, Any]:
+        body = parse_body(await request.body(), WorkflowStart, empty_ok=True)
+        record = workflows.start(name, owner(request), input=parse_value(body.input))
+        return record.summary()
+
+    @router.post("/ui/api/workflows/{name}/checkpoints/{checkpoint_id}/resume", status_code=201)
+    async def resume(name: str, checkpoint_id: str, request: Request) -> dict[str, Any]:
+        record = await workflows.resume(name, owner(request), checkpoint_id)
+        return record.summary()
+
+    @router.post("/ui/api/workflows/{name}/checkpoints/{checkpoint_id}/answers", status_code=201)
+    async def answer_checkpoint(name: str, checkpoint_id: str, request: Request) -> dict[str, Any]:
+        body = parse_body(await request.body(), WorkflowAnswers)
+        record = await workflows.answer_checkpoint(
+            name, owner(request), checkpoint_id, body.responses
+        )
+        return record.summary()
+
+    @router.get("/ui/api/workflow-runs/{run_id}")
+    async def run_state(run_id: str, request: Request) -> dict[str, Any]:
+        return workflows.run(run_id, owner(request)).summary()
+
+    @router.post("/ui/api/workflow-runs/{run_id}/answers", status_code=201)
+    async def answers(run_id: str, request: Request) -> dict[str, Any]:
+        body = parse_body(await request.body(), WorkflowAnswers)
+        record = await workflows.answer(run_id, owner(request), body.responses)
+        return record.summary()
+
+    @router.get("/ui/api/workflow-runs/{run_id}/events")
+    async def events(run_id: str, request: Request, after: int = 0) -> Response:
+        record = workflows.run(run_id, owner(request))
+        if after < 0:
+            raise ServeError(422, "invalid_request", "after: a number of events, 0 or more")
+
+        async def stream() -> AsyncIterator[str]:
+            index = after
+            async for event in workflows.events(record, after):
+                index += 1
+                yield f"id: {index}\nevent: workflow\ndata: {json_line(event)}\n\n"
+            end = json.dumps(record.summary())
+            yield f"event: end\ndata: {end}\n\n"
+
+        return StreamingResponse(
+            stream(),
+            media_type="text/event-stream",
+            headers={"cache-control": "no-cache", "x-accel-buffering": "no"},
+        )
+
+    return router

@@ -1,0 +1,218 @@
+// raf's local web UI: the chat page (no modules, no build step).
+// Every text from a model, a tool or a file goes into the page through textContent
+// (the h() helper in base.js); nothing untrusted is ever parsed as HTML.
+"use strict";
+
+// -- chat ----------------------------------------------------------------------------
+
+function messageView(message, calls) {
+  const box = h("div", { class: `msg ${message.role}`, "data-role": message.role }, h("span", { class: "role" }, message.author_name || message.role));
+  for (const content of message.contents) {
+    if (content.type === "text") box.append(h("span", { class: "text" }, content.text));
+    else if (content.type === "reasoning") box.append(h("details", { class: "reasoning" }, h("summary", {}, "Reasoning"), content.text));
+    else if (content.type === "function_call") {
+      knownArguments.set(content.call_id, content.arguments);
+      const card = toolCard(content.call_id, content.name, content.arguments);
+      calls.set(content.call_id, card);
+      box.append(card.root);
+    } else if (content.type === "function_result") {
+      const card = calls.get(content.call_id) || toolCard(content.call_id, content.name || "tool", null);
+      if (!calls.has(content.call_id)) { calls.set(content.call_id, card); box.append(card.root); }
+      card.result(content);
+    } else if (content.type === "approval_response") {
+      box.append(h("div", { class: "muted" }, `${content.approved ? "Approved" : "Denied"} ${content.call_id}${content.reason ? `: ${content.reason}` : ""}`));
+    } else if (content.type === "error") box.append(h("div", { class: "card error" }, `Error: ${content.message}`));
+  }
+  // a tool message whose results all went into the cards of their calls shows nothing more
+  if (message.role === "tool" && box.childNodes.length === 1) return null;
+  return box;
+}
+
+function toolCard(callId, name, args) {
+  const started = performance.now();
+  const status = h("span", { class: "badge" }, "running");
+  const duration = h("span", { class: "muted duration" });
+  const argsBlock = h("pre", { class: "args" }, args === null ? "" : pretty(args));
+  const resultBlock = h("pre", { class: "result" });
+  const root = h("details", { class: "card tool", "data-call": callId },
+    h("summary", {}, "Tool ", h("strong", {}, name), " ", status, " ", duration),
+    h("div", {}, "Arguments"), argsBlock, h("div", {}, "Result"), resultBlock);
+  return {
+    root,
+    arguments(value) { argsBlock.textContent = pretty(value); },
+    awaiting() { status.textContent = "awaiting approval"; },
+    result(content, live) {
+      if (content.error !== undefined) {
+        status.textContent = "error"; status.className = "badge bad"; root.classList.add("error");
+        resultBlock.textContent = content.error;
+      } else {
+        status.textContent = "done"; status.className = "badge ok";
+        resultBlock.textContent = pretty(content.result);
+      }
+      if (live) duration.textContent = `${Math.round(performance.now() - started)} ms`;
+    },
+  };
+}
+
+function approvalView(request, agent, sessionId, onDone) {
+  const reason = h("input", { type: "text", placeholder: "reason (for a denial)", "aria-label": "reason" });
+  const result = h("span", { class: "approval-result", role: "status" });
+  const buttons = [];
+  async function decide(approved) {
+    for (const b of buttons) b.disabled = true;
+    const answer = { call_id: request.call_id, approved };
+    if (!approved && reason.value.trim()) answer.reason = reason.value.trim();
+    try {
+      await streamRun(agent, sessionId, `/agents/${encodeURIComponent(agent)}/sessions/${encodeURIComponent(sessionId)}/approvals`, { responses: [answer], stream: true });
+      box.classList.add("done");
+      result.textContent = approved ? "Approved" : "Denied";
+      for (const badge of document.querySelectorAll(`.card.tool[data-call="${CSS.escape(request.call_id)}"] .badge`)) {
+        if (badge.textContent === "awaiting approval") badge.textContent = approved ? "approved" : "denied";
+      }
+      if (onDone) onDone();
+    } catch (error) {
+      if (error.lost) { for (const b of buttons) b.disabled = false; return; }
+      result.textContent = `Refused: ${error.message}`;
+      result.classList.add("bad");
+      for (const b of buttons) b.disabled = false;
+    }
+  }
+  buttons.push(h("button", { class: "primary approve", onclick: () => decide(true) }, "Approve"));
+  buttons.push(h("button", { class: "danger deny", onclick: () => decide(false) }, "Deny"));
+  const box = h("div", { class: "approval", "data-call": request.call_id },
+    h("div", {}, "Approval needed: ", h("strong", {}, request.name), request.reason ? ` (${request.reason})` : ""),
+    h("pre", {}, pretty(request.arguments)),
+    h("div", { class: "row" }, ...buttons, reason, result));
+  return box;
+}
+
+// Runs a streamed request and draws its updates into the transcript.
+async function streamRun(agent, sessionId, path, body) {
+  const transcript = document.getElementById("transcript");
+  const cancel = document.getElementById("cancel");
+  let response;
+  try {
+    response = await fetch(path, { method: "POST", headers: authHeaders({ "content-type": "application/json" }), body: JSON.stringify(body) });
+  } catch (error) {
+    reconnect(() => openSession(agent, sessionId));
+    throw lost("the server is not reachable");
+  }
+  if (!response.ok) {
+    const data = await response.json().catch(() => null);
+    throw new ApiError(response.status, data);
+  }
+  if (cancel) cancel.disabled = false;
+  const bubble = h("div", { class: "msg assistant streaming", "data-role": "assistant" }, h("span", { class: "role" }, agent));
+  transcript.append(bubble);
+  let text = null;
+  let reasoning = null;
+  const cards = new Map();
+  const approvals = [];
+  let failed = null;
+  try {
+    await readEvents(response, (name, data) => {
+      if (name === "error") { failed = data.error ? data.error.message : "the run failed"; return; }
+      if (name !== "update") return;
+      const kind = data.kind;
+      if (kind === "text_delta" && data.text) {
+        if (!text) { text = h("span", { class: "text" }); bubble.append(text); }
+        text.append(document.createTextNode(data.text));
+      } else if (kind === "reasoning_delta" && data.reasoning) {
+        if (!reasoning) {
+          reasoning = h("details", { class: "reasoning" }, h("summary", {}, "Reasoning"));
+          bubble.append(reasoning);
+        }
+        reasoning.append(document.createTextNode(data.reasoning));
+      } else if (kind === "tool_call_ended" || kind === "tool_calling") {
+        const c = data.content || {};
+        const id = c.call_id || data.call_id;
+        if (c.arguments) knownArguments.set(id, c.arguments);
+        if (!cards.has(id)) {
+          const card = toolCard(id, c.name || data.tool_name, c.arguments || knownArguments.get(id) || {});
+          cards.set(id, card);
+          bubble.append(card.root);
+          text = null;
+        } else if (c.arguments) cards.get(id).arguments(c.arguments);
+      } else if (kind === "tool_called") {
+        const c = data.content || {};
+        const id = c.call_id || data.call_id;
+        let card = cards.get(id);
+        if (!card) { card = toolCard(id, c.name || data.tool_name, null); cards.set(id, card); bubble.append(card.root); }
+        card.result(c, true);
+        text = null;
+      } else if (kind === "finished" && data.finish_reason === "cancelled") {
+        bubble.append(h("div", { class: "badge bad cancelled" }, "cancelled"));
+      } else if (kind === "approval_request") {
+        approvals.push(data.content);
+        knownArguments.set(data.content.call_id, data.content.arguments);
+        const card = cards.get(data.content.call_id);
+        if (card) card.awaiting();
+      }
+    });
+  } catch (error) {
+    bubble.classList.remove("streaming");
+    if (cancel) cancel.disabled = true;
+    reconnect(() => openSession(agent, sessionId));
+    throw lost("the connection was lost mid-answer");
+  }
+  bubble.classList.remove("streaming");
+  if (cancel) cancel.disabled = true;
+  if (failed) bubble.append(h("div", { class: "card error" }, `Error: ${failed}`));
+  for (const request of approvals) transcript.append(approvalView(request, agent, sessionId));
+  return { approvals };
+}
+
+async function openSession(agent, sessionId) {
+  const transcript = document.getElementById("transcript");
+  if (!transcript) return;
+  const session = await api("GET", `/agents/${encodeURIComponent(agent)}/sessions/${encodeURIComponent(sessionId)}`);
+  const calls = new Map();
+  transcript.replaceChildren(...session.messages.filter((m) => m.role !== "system").map((m) => messageView(m, calls)).filter(Boolean));
+  for (const request of session.pending_approvals) knownArguments.set(request.call_id, request.arguments);
+  for (const request of session.pending_approvals) transcript.append(approvalView(request, agent, sessionId));
+}
+
+async function chatPage(parts) {
+  const agent = agentParts(parts);
+  if (!agent) { show(h("p", { class: "muted" }, "No agents are served.")); return; }
+  let sessionId = parts[1] || null;
+  state.sessionId = sessionId;
+  const transcript = h("div", { class: "transcript", id: "transcript" });
+  const input = h("textarea", { id: "prompt", placeholder: `Message ${agent}…`, "aria-label": "message" });
+  const send = h("button", { class: "primary", id: "send" }, "Send");
+  const cancel = h("button", { id: "cancel", disabled: true }, "Cancel");
+  const info = h("span", { class: "muted", id: "session-label" }, sessionId ? `Session ${sessionId}` : "New session");
+  async function submit() {
+    const text = input.value.trim();
+    if (!text) return;
+    send.disabled = true;
+    notice("");
+    try {
+      if (!sessionId) {
+        const created = await api("POST", `/agents/${encodeURIComponent(agent)}/sessions`, {});
+        sessionId = created.id;
+        state.sessionId = sessionId;
+        history.replaceState(null, "", `#/chat/${encodeURIComponent(agent)}/${encodeURIComponent(sessionId)}`);
+        info.textContent = `Session ${sessionId}`;
+      }
+      input.value = "";
+      transcript.append(h("div", { class: "msg user", "data-role": "user" }, h("span", { class: "role" }, "user"), h("span", { class: "text" }, text)));
+      await streamRun(agent, sessionId, `/agents/${encodeURIComponent(agent)}/sessions/${encodeURIComponent(sessionId)}/runs`, { messages: text, stream: true });
+    } catch (error) {
+      if (!error.lost) notice(error.message);
+    } finally {
+      send.disabled = false;
+    }
+  }
+  send.addEventListener("click", submit);
+  input.addEventListener("keydown", (event) => { if (event.key === "Enter" && !event.shiftKey) { event.preventDefault(); submit(); } });
+  cancel.addEventListener("click", async () => {
+    try { await api("POST", `/agents/${encodeURIComponent(agent)}/sessions/${encodeURIComponent(sessionId)}/cancel`); }
+    catch (error) { notice(error.message); }
+  });
+  show(h("h2", {}, `Chat with ${agent} `, info), transcript, input, h("div", { class: "row" }, send, cancel,
+    h("a", { href: `#/requests/${encodeURIComponent(agent)}/${encodeURIComponent(sessionId || "")}`, id: "requests-link" }, "Requests the model saw")));
+  if (sessionId) await openSession(agent, sessionId);
+  document.body.dataset.ready = "chat";
+  if (!performance.getEntriesByName("raf:chat-ready").length) performance.mark("raf:chat-ready");
+}

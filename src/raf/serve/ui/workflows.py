@@ -1,0 +1,267 @@
+"""Workflows the UI runs: started, watched event by event, answered, resumed from checkpoints."""
+
+from __future__ import annotations
+
+import asyncio
+import json
+import uuid
+from collections.abc import AsyncIterator, Mapping, Sequence
+from dataclasses import dataclass, field
+from typing import Any
+
+from raf.serve.errors import ServeError, not_found
+from raf.workflow import CheckpointNotFoundError, Workflow, WorkflowError
+from raf.workflow.edges import FanInEdge, FanOutEdge, LoopEdge, SwitchEdge
+
+
+@dataclass(kw_only=True, slots=True)
+class WorkflowRun:
+    """One run (or resumption) of a workflow started from the UI, with its events so far."""
+
+    id: str
+    workflow: str
+    owner: str
+    events: list[dict[str, Any]] = field(default_factory=list)
+    status: str = "running"
+    changed: asyncio.Event = field(default_factory=asyncio.Event)
+    task: asyncio.Task[None] | None = None
+
+    def summary(self) -> dict[str, Any]:
+        pending: list[dict[str, Any]] = []
+        checkpoint: str | None = None
+        for event in self.events:
+            if event["type"] == "InputRequested":
+                pending.append(event)
+            if event.get("checkpoint_id"):
+                checkpoint = event["checkpoint_id"]
+        return {
+            "id": self.id,
+            "workflow": self.workflow,
+            "status": self.status,
+            "events": len(self.events),
+            "pending": pending if self.status == "paused" else [],
+            "checkpoint_id": checkpoint,
+        }
+
+
+def graph_of(workflow: Workflow) -> dict[str, Any]:
+    """Nodes and plain source→target edges of a workflow, for drawing."""
+    edges: list[dict[str, Any]] = []
+    for edge in workflow.edges:
+        if isinstance(edge, FanInEdge):
+            edges.extend(
+                {"source": s, "target": edge.target, "kind": "fan-in"} for s in edge.sources
+            )
+        elif isinstance(edge, FanOutEdge):
+            edges.extend(
+                {"source": edge.source, "target": t, "kind": "fan-out"} for t in edge.targets
+            )
+        elif isinstance(edge, SwitchEdge):
+            targets = [c.target for c in edge.cases] + ([edge.default] if edge.default else [])
+            edges.extend({"source": edge.source, "target": t, "kind": "switch"} for t in targets)
+        elif isinstance(edge, LoopEdge):
+            edges.append({"source": edge.source, "target": edge.target, "kind": "loop"})
+        else:
+            edges.append({"source": edge.source, "target": edge.target, "kind": "edge"})
+    return {
+        "name": workflow.name,
+        "description": workflow.description,
+        "start": workflow.start,
+        "nodes": list(workflow.nodes),
+        "edges": edges,
+    }
+
+
+def parse_value(text: Any) -> Any:
+    """A value typed on the page: JSON when it parses, else the text itself."""
+    if not isinstance(text, str):
+        return text
+    try:
+        return json.loads(text)
+    except ValueError:
+        return text
+
+
+RUNS_KEPT = 200
+"""Workflow runs whose events the UI keeps (the oldest finished ones are dropped)."""
+
+
+def typed_answers(
+    pending: Sequence[Mapping[str, Any]], responses: Mapping[str, Any]
+) -> dict[str, Any]:
+    """Answers to pending requests: text for a `str` request, JSON (or text) otherwise;
+    a 409 for an answer to a request that is not pending."""
+    asked = {p["request_id"]: p for p in pending}
+    unknown = sorted(set(responses) - set(asked))
+    if unknown:
+        raise ServeError(
+            409, "request_not_pending", f"no pending request {', '.join(unknown)} in this run"
+        )
+    return {
+        request_id: value if asked[request_id].get("response_type") == "str" else parse_value(value)
+        for request_id, value in responses.items()
+    }
+
+
+class WorkflowHost:
+    """Named workflows and the runs started from the UI (one at a time per workflow)."""
+
+    def __init__(self, workflows: Mapping[str, Workflow] | Sequence[Workflow] = ()) -> None:
+        if isinstance(workflows, Mapping):
+            self.workflows: dict[str, Workflow] = dict(workflows)
+        else:
+            self.workflows = {w.name: w for w in workflows}
+        self.runs: dict[str, WorkflowRun] = {}
+
+    def _forget_old(self) -> None:
+        """Keep the events of the last `RUNS_KEPT` runs; a running one is never dropped."""
+        ended = [k for k, r in self.runs.items() if r.status != "running"]
+        for key in ended[: max(0, len(self.runs) - RUNS_KEPT)]:
+            del self.runs[key]
+
+    def workflow(self, name: str) -> Workflow:
+        found = self.workflows.get(name)
+        if found is None:
+            raise not_found("workflow", name)
+        return found
+
+    def run(self, run_id: str, owner: str) -> WorkflowRun:
+        found = self.runs.get(run_id)
+        if found is None or found.owner != owner:
+            raise not_found("workflow run", run_id)
+        return found
+
+    def start(
+        self,
+        name: str,
+        owner: str,
+        *,
+        input: Any = None,
+        checkpoint_id: str | None = None,
+        responses: Mapping[str, Any] | None = None,
+    ) -> WorkflowRun:
+        """Start a run in the background; its events collect on the returned record."""
+        workflow = self.workflow(name)
+        if any(r.workflow == name and r.status == "running" for r in self.runs.values()):
+            raise ServeError(
+                409,
+                "workflow_busy",
+                f"workflow {name!r} is running already; wait for it to pause or finish",
+            )
+        record = WorkflowRun(id=uuid.uuid4().hex[:16], workflow=name, owner=owner)
+        self.runs[record.id] = record
+        self._forget_old()
+
+        async def drive() -> None:
+            try:
+                async for event in workflow.run_stream(
+                    input, checkpoint_id=checkpoint_id, responses=responses
+                ):
+                    data = event.to_dict()
+                    record.events.append(data)
+                    if data["type"] == "WorkflowPaused":
+                        record.status = "paused"
+                    elif data["type"] == "WorkflowCompleted":
+                        record.status = "completed"
+                    record.changed.set()
+            except Exception as exc:
+                record.events.append({"type": "WorkflowFailed", "error": str(exc)})
+                record.status = "failed"
+            finally:
+                if record.status == "running":
+                    record.status = "failed"
+                record.changed.set()
+
+        record.task = asyncio.ensure_future(drive())
+        return record
+
+    async def answer(self, run_id: str, owner: str, responses: Mapping[str, Any]) -> WorkflowRun:
+        """Answer a paused run's requests: a new run resumes from its checkpoint."""
+        record = self.run(run_id, owner)
+        summary = record.summary()
+        if record.status != "paused" or not summary["checkpoint_id"]:
+            raise ServeError(
+                409,
+                "not_paused",
+                f"workflow run {run_id!r} is {record.status}, not waiting for input",
+            )
+        answers = typed_answers(summary["pending"], responses)
+        workflow = self.workflow(record.workflow)
+        try:
+            await workflow.checkpoint_store.load(summary["checkpoint_id"])
+        except CheckpointNotFoundError:
+            raise not_found("checkpoint", summary["checkpoint_id"]) from None
+        record.status = "answered"
+        return self.start(
+            record.workflow, owner, checkpoint_id=summary["checkpoint_id"], responses=answers
+        )
+
+    async def checkpoints(self, name: str) -> list[dict[str, Any]]:
+        """The workflow's stored checkpoints, newest first; a paused one with the
+        requests it waits on."""
+        workflow = self.workflow(name)
+        out: list[dict[str, Any]] = []
+        for info in await workflow.checkpoint_store.list():
+            if info.workflow != name:
+                continue
+            entry: dict[str, Any] = {
+                "id": info.id,
+                "run_id": info.run_id,
+                "superstep": info.superstep,
+                "status": info.status,
+                "created_at": info.created_at,
+            }
+            if info.status == "paused":
+                entry["requests"] = await self._requests_of(workflow, info.id)
+            out.append(entry)
+        return out
+
+    async def _requests_of(self, workflow: Workflow, checkpoint_id: str) -> list[dict[str, Any]]:
+        try:
+            checkpoint = await workflow.checkpoint_store.load(checkpoint_id)
+        except CheckpointNotFoundError:
+            raise not_found("checkpoint", checkpoint_id) from None
+        except WorkflowError as exc:
+            raise ServeError(400, "invalid_checkpoint", str(exc)) from None
+        return list(checkpoint.requests)
+
+    async def answer_checkpoint(
+        self, name: str, owner: str, checkpoint_id: str, responses: Mapping[str, Any]
+    ) -> WorkflowRun:
+        """Answer the requests a stored paused checkpoint waits on (after a restart, say)."""
+        workflow = self.workflow(name)
+        pending = await self._requests_of(workflow, checkpoint_id)
+        if not pending:
+            raise ServeError(409, "not_paused", f"checkpoint {checkpoint_id!r} waits on no request")
+        answers = typed_answers(pending, responses)
+        return self.start(name, owner, checkpoint_id=checkpoint_id, responses=answers)
+
+    async def resume(self, name: str, owner: str, checkpoint_id: str) -> WorkflowRun:
+        """Resume a stored checkpoint (one without pending requests)."""
+        workflow = self.workflow(name)
+        try:
+            await workflow.checkpoint_store.load(checkpoint_id)
+        except CheckpointNotFoundError:
+            raise not_found("checkpoint", checkpoint_id) from None
+        except WorkflowError as exc:
+            raise ServeError(400, "invalid_checkpoint", str(exc)) from None
+        return self.start(name, owner, checkpoint_id=checkpoint_id)
+
+    async def events(self, record: WorkflowRun, after: int = 0) -> AsyncIterator[dict[str, Any]]:
+        """The run's events from index `after`, as they come, until the run stops."""
+        index = after
+        while True:
+            record.changed.clear()
+            while index < len(record.events):
+                yield record.events[index]
+                index += 1
+            if record.status != "running":
+                return
+            await record.changed.wait()
+
+    async def aclose(self) -> None:
+        """Stop runs still going (the server is shutting down)."""
+        tasks = [r.task for r in self.runs.values() if r.task is not None and not r.task.done()]
+        for task in tasks:
+            task.cancel()
+        await asyncio.gather(*tasks, return_exceptions=True)
