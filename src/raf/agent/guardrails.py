@@ -13,7 +13,6 @@ result) or replaces what the tool returned.
 from __future__ import annotations
 
 import asyncio
-import difflib
 import inspect
 from collections.abc import Awaitable, Callable, Iterable, Sequence
 from dataclasses import dataclass
@@ -37,6 +36,7 @@ from raf.core.middleware import (
     local_middleware,
 )
 from raf.core.options import AgentRunOptions
+from raf.core.registry import NamedRegistry
 from raf.core.responses import FinishReason
 from raf.core.run_context import RunContext
 from raf.core.tools import ToolResult
@@ -234,7 +234,9 @@ async def _maybe_await(value: Any) -> Any:
     return await value if inspect.isawaitable(value) else value
 
 
-_REGISTRY: dict[str, Any] = {}
+_REGISTRY: NamedRegistry[Any] = NamedRegistry(
+    "guardrail", "raf.register_guardrail(name, guardrail)"
+)
 
 
 def register_guardrail(name: str, guardrail: Any) -> None:
@@ -242,23 +244,14 @@ def register_guardrail(name: str, guardrail: Any) -> None:
     of the text or an agent (for `input` and `output`), or a `ToolGuardrail` (for `tools`)."""
     if not isinstance(guardrail, ToolGuardrail):
         TextGuardrail.of(guardrail, name)  # refuse what could never run, now
-    _REGISTRY[name] = guardrail
+    _REGISTRY.add(name, guardrail)
 
 
 def registered_guardrails() -> dict[str, Any]:
     """The guardrails registered by name, as a copy."""
-    return dict(_REGISTRY)
+    return _REGISTRY.copy()
 
 
 def find_guardrail(name: str) -> Any:
     """The guardrail registered as `name`; a KeyError that suggests near names."""
-    try:
-        return _REGISTRY[name]
-    except KeyError:
-        near = difflib.get_close_matches(name, list(_REGISTRY), n=1, cutoff=0.6)
-        hint = f"; did you mean {near[0]!r}?" if near else ""
-        known = ", ".join(sorted(_REGISTRY)) or "none"
-        raise KeyError(
-            f"no guardrail is registered as {name!r}{hint} (registered: {known}; add one "
-            "with raf.register_guardrail(name, guardrail))"
-        ) from None
+    return _REGISTRY.find(name)

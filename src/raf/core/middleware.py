@@ -16,6 +16,7 @@ from dataclasses import dataclass, field
 from typing import TYPE_CHECKING, Any, Literal, Protocol, TypeVar, get_type_hints
 
 from raf.core.errors import ConfigurationError, RafError
+from raf.core.registry import NamedRegistry
 
 if TYPE_CHECKING:
     from raf.core.contents import FunctionCallContent
@@ -290,34 +291,25 @@ async def run_chain(
     await step(0)
 
 
-_REGISTRY: dict[str, Any] = {}
+_REGISTRY: NamedRegistry[Any] = NamedRegistry(
+    "middleware", "raf.register_middleware(name, middleware)"
+)
 
 
 def register_middleware(name: str, middleware: Any) -> None:
     """Make a middleware available by name (the `middleware:` list of an agent document)."""
     middleware_kind(middleware)  # refuse what could never run, at registration
-    _REGISTRY[name] = middleware
+    _REGISTRY.add(name, middleware)
 
 
 def registered_middleware() -> dict[str, Any]:
     """The middleware registered by name, as a copy."""
-    return dict(_REGISTRY)
+    return _REGISTRY.copy()
 
 
 def find_middleware(name: str) -> Any:
     """The middleware registered as `name`; a KeyError that suggests near names."""
-    try:
-        return _REGISTRY[name]
-    except KeyError:
-        import difflib
-
-        near = difflib.get_close_matches(name, list(_REGISTRY), n=1, cutoff=0.6)
-        hint = f"; did you mean {near[0]!r}?" if near else ""
-        known = ", ".join(sorted(_REGISTRY)) or "none"
-        raise KeyError(
-            f"no middleware is registered as {name!r}{hint} (registered: {known}; add one "
-            "with raf.register_middleware(name, middleware))"
-        ) from None
+    return _REGISTRY.find(name)
 
 
 _DONE = object()
