@@ -25,6 +25,8 @@ from collections.abc import AsyncIterator, Awaitable, Callable, Iterator
 from typing import Any
 
 from raf import Agent, AgentBuilder, AgentResponse, ChatOptions, ChatResponse, tool
+from raf.agent.answer import answer
+from raf.agent.recording import end_over_limit, fail, finish
 from raf.clients.tool_loop import invoke as invoke_module
 from raf.clients.tool_loop import model_call, steps
 from raf.clients.tool_loop.state import LoopState, Outcome
@@ -125,14 +127,14 @@ class BareAgent(Agent):
     ) -> Any:
         turn = self._begin(messages, session, options)
         try:
-            response: AgentResponse = await self._answer(turn)
+            response: AgentResponse = await answer(self, turn)
         except UsageLimitExceeded as exc:
-            await self._end_over_limit(turn, exc)
+            await end_over_limit(self, turn, exc)
             raise
         except BaseException as exc:
-            await self._fail(turn, exc)
+            await fail(self, turn, exc)
             raise
-        return await self._finish(turn, response)
+        return await finish(self, turn, response)
 
 
 async def bare_model_response(state: LoopState, options: ChatOptions) -> None:

@@ -3,51 +3,26 @@
 from __future__ import annotations
 
 import asyncio
-import inspect
-import logging
 from collections.abc import AsyncIterator, Callable, Mapping, Sequence
 from typing import Any
 
-from raf.agent.output_run import (
-    DEFAULT_OUTPUT_RETRIES,
-    Attempts,
-    answer_checked,
-    stream_checked,
-)
+from raf.agent.answer import answer, stream_answer
+from raf.agent.output_run import DEFAULT_OUTPUT_RETRIES
 from raf.agent.output_type import OutputType, check_for_client, resolve_output_type
-from raf.agent.session_conflicts import claim_approvals, save_turn
+from raf.agent.providers import close_providers
+from raf.agent.recording import end_over_limit, fail, finish
+from raf.agent.session_conflicts import claim_approvals
 from raf.agent.template import PromptTemplate, render_instructions
-from raf.agent.turn import (
-    PreparedRun,
-    Turn,
-    agent_response,
-    check_run_options,
-    release_calls,
-    with_run_arguments,
-)
+from raf.agent.turn import Turn, check_approvals, check_run_options, with_run_arguments
 from raf.clients.tool_loop import (
     DEFAULT_MAX_REPEATED_CALLS,
     DEFAULT_MAX_TOOL_ROUNDS,
     FunctionInvokingChatClient,
-    LoopState,
-    drive,
-    run_to_end,
 )
-from raf.clients.tool_loop.steps import call_model
-from raf.core.approvals import (
-    RunApprovals,
-    awaiting_answers,
-    check_approval_responses,
-    close_unrecorded_claims,
-)
+from raf.core.approvals import RunApprovals
 from raf.core.chat_client import ChatClient
-from raf.core.context import ContextProvider, ContextResult, as_context_provider
-from raf.core.errors import (
-    ApprovalError,
-    ProviderError,
-    RafError,
-    UsageLimitExceeded,
-)
+from raf.core.context import ContextProvider, as_context_provider
+from raf.core.errors import RafError, UsageLimitExceeded
 from raf.core.messages import ChatMessage, MessageInput, Role, to_messages
 from raf.core.middleware import (
     NO_MIDDLEWARE,
@@ -57,20 +32,11 @@ from raf.core.middleware import (
     stream_through,
 )
 from raf.core.options import AgentRunOptions, ChatOptions
-from raf.core.responses import (
-    AgentResponse,
-    AgentResponseUpdate,
-    ChatResponse,
-    FinishReason,
-    ResponseFolder,
-    UpdateKind,
-)
+from raf.core.responses import AgentResponse, AgentResponseUpdate, UpdateKind
 from raf.core.run_context import RunContext
 from raf.core.sessions import AgentSession, SessionStore
-from raf.core.tools import Tool, as_tool, index_tools
+from raf.core.tools import Tool, index_tools
 from raf.core.usage import UsageLimits
-
-log = logging.getLogger("raf.agent")
 
 
 class Agent:
@@ -176,23 +142,23 @@ class Agent:
         chain = turn.run.middleware.agent
         try:
             if not chain:
-                response = await self._answer(turn)
+                response = await answer(self, turn)
             else:
                 context = AgentRunContext(run=turn.run, messages=turn.request, options=turn.options)
 
                 async def final(ctx: AgentRunContext) -> None:
                     turn.request, turn.options = ctx.messages, ctx.options
-                    ctx.result = await self._answer(turn)
+                    ctx.result = await answer(self, turn)
 
                 await run_chain(chain, context, final)
                 response = _result_of(context)
         except UsageLimitExceeded as exc:
-            await self._end_over_limit(turn, exc)
+            await end_over_limit(self, turn, exc)
             raise
         except BaseException as exc:
-            await self._fail(turn, exc)
+            await fail(self, turn, exc)
             raise
-        return await self._finish(turn, response)
+        return await finish(self, turn, response)
 
     async def run_stream(
         self,
@@ -212,7 +178,7 @@ class Agent:
         final_update: AgentResponseUpdate | None = None
         try:
             if not chain:
-                updates = self._stream_answer(turn)
+                updates = stream_answer(self, turn)
             else:
                 context = AgentRunContext(
                     run=turn.run, messages=turn.request, options=turn.options, stream=True
@@ -221,7 +187,7 @@ class Agent:
                 async def drive_chain(emit: Callable[[Any], None]) -> None:
                     async def final(ctx: AgentRunContext) -> None:
                         turn.request, turn.options = ctx.messages, ctx.options
-                        async for update in self._stream_answer(turn):
+                        async for update in stream_answer(self, turn):
                             emit(update)
                         ctx.result = turn.response
 
@@ -235,13 +201,13 @@ class Agent:
                     continue
                 yield update
         except UsageLimitExceeded as exc:
-            await self._end_over_limit(turn, exc)
+            await end_over_limit(self, turn, exc)
             raise
         except BaseException as exc:
-            await self._fail(turn, exc)
+            await fail(self, turn, exc)
             raise
         assert turn.response is not None
-        await self._finish(turn, turn.response)
+        await finish(self, turn, turn.response)
         if final_update is not None:
             yield final_update
 
@@ -269,7 +235,7 @@ class Agent:
             )
         raise RafError("run_sync() cannot be used inside a running event loop; await run()")
 
-    # -- the lifecycle, top to bottom -------------------------------------------------
+    # -- setting up a run -------------------------------------------------------------
 
     def _begin(
         self,
@@ -281,7 +247,7 @@ class Agent:
         request = to_messages(messages)
         session = session if session is not None else self.create_session()
         options = options if options is not None else AgentRunOptions()
-        self._check_approvals(session, request, options)
+        check_approvals(session, request, options)
         check_run_options(options)
         instructions = render_instructions(self, options.template_variables)
         middleware = self.middleware
@@ -326,325 +292,10 @@ class Agent:
             run.approvals.on_claim = claim
         return turn
 
-    async def _answer(self, turn: Turn) -> AgentResponse:
-        """Providers' on_invoking, then the model (its tool loop inside), not streaming;
-        with an output type, the answer is checked and asked again while it fails."""
-        prepared = await self._prepare(turn)
-        response = await self._ask(turn, prepared.chat_messages)
-        value = None
-        if turn.output is not None:
-            response, value = await answer_checked(
-                turn.output,
-                turn.output_retries,
-                prepared.chat_messages,
-                response,
-                lambda conversation: self._ask(turn, conversation, again=True),
-            )
-        turn.response = agent_response(response, prepared.session, value)
-        return turn.response
-
-    async def _ask(
-        self, turn: Turn, conversation: list[ChatMessage], *, again: bool = False
-    ) -> ChatResponse:
-        """One answer of the model (its tool loop inside) to `conversation`."""
-        prepared = turn.prepared
-        assert prepared is not None
-        loop = turn.loop = self._loop_for(turn, prepared, conversation, stream=False, again=again)
-        if loop is None:
-            return await self.leaf_client.get_response(conversation, prepared.chat_options)
-        await run_to_end(loop)
-        return loop.response()
-
-    async def _stream_answer(self, turn: Turn) -> AsyncIterator[AgentResponseUpdate]:
-        """`_answer`, streaming; `turn.response` is set when the stream ends."""
-        prepared = await self._prepare(turn)
-        output = turn.output
-        if output is None:
-            async for update in self._ask_stream(turn, prepared.chat_messages):
-                yield update
-            assert turn.attempt is not None
-            turn.response = agent_response(turn.attempt, prepared.session)
-            return
-        attempts = Attempts(
-            output=output, retries=turn.output_retries, conversation=prepared.chat_messages
-        )
-
-        def ask(conversation: list[ChatMessage]) -> AsyncIterator[AgentResponseUpdate]:
-            return self._ask_stream(turn, conversation, again=attempts.count > 0)
-
-        def answered() -> ChatResponse:
-            assert turn.attempt is not None
-            return turn.attempt
-
-        async for update in stream_checked(attempts, ask, answered):
-            if update.kind is UpdateKind.FINISHED:  # the session is stored before it goes
-                turn.response = agent_response(
-                    attempts.joined(answered()), prepared.session, update.value
-                )
-            yield update
-
-    async def _ask_stream(
-        self, turn: Turn, conversation: list[ChatMessage], *, again: bool = False
-    ) -> AsyncIterator[AgentResponseUpdate]:
-        """`_ask`, streaming; the answer is in `turn.attempt` when the stream ends."""
-        prepared = turn.prepared
-        assert prepared is not None
-        loop = turn.loop = self._loop_for(turn, prepared, conversation, stream=True, again=again)
-        if loop is None:
-            folder = ResponseFolder()
-            async for update in self.leaf_client.get_streaming_response(
-                conversation, prepared.chat_options
-            ):
-                folder.add(update)
-                yield update
-            turn.attempt = folder.response()
-        else:
-            async for update in drive(loop):
-                yield update
-            turn.attempt = loop.response()
-
-    async def _prepare(self, turn: Turn) -> PreparedRun:
-        request = turn.request
-        session = turn.run.session
-        assert session is not None
-        options = turn.options
-        session.touch_request_hash(request)
-
-        instructions = [text for text in (turn.instructions, self.instructions) if text]
-        # what each provider injects, joined with the request into one new list at the end
-        # (copying a long history once per run, not once per step)
-        parts: list[Sequence[ChatMessage]] = []
-        injected: list[Tool] = []
-        invoked: list[ContextProvider] = []
-        for provider in self.context_providers:
-            try:
-                result: Any = provider.on_invoking(self, session, request, options)
-                if inspect.isawaitable(result):
-                    result = await result
-            except BaseException as exc:
-                await self._call_on_invoked(invoked, session, request, None, exc)
-                raise
-            invoked.append(provider)
-            if not isinstance(result, ContextResult):
-                error = ProviderError(
-                    f"context provider {provider.name!r} ({type(provider).__name__}) returned "
-                    f"{type(result).__name__} from on_invoking; it must return a ContextResult"
-                )
-                await self._call_on_invoked(invoked, session, request, None, error)
-                raise error
-            if result.instructions:
-                instructions.append(result.instructions)
-            if result.replace_messages:
-                parts = [result.messages]
-            elif result.messages:
-                parts.append(result.messages)
-            if result.tools:
-                injected.extend(as_tool(t) for t in result.tools)
-        if options.additional_instructions:
-            instructions.append(options.additional_instructions)
-
-        if not instructions:
-            chat_messages = [m for part in parts for m in part] if parts else []
-        elif len(parts) == 1:
-            chat_messages = [ChatMessage.system("\n".join(instructions)), *parts[0]]
-        else:
-            chat_messages = [ChatMessage.system("\n".join(instructions))]
-            for part in parts:
-                chat_messages.extend(part)
-        chat_messages.extend(request)
-        run_options = options.chat_options
-        if (
-            not injected
-            and run_options is None
-            and not self.default_options.tools
-            and self.tools is self._indexed_tools
-        ):
-            # the common case: the agent's own tools, already checked and indexed at build
-            tools = list(self.tools)
-            indexed: dict[str, Tool] | None = self._tool_index
-            chat_options = self.default_options.copy()
-        else:
-            chat_options = self.default_options.merged(run_options)
-            # the merged options already hold the agent's defaults and the run's own tools
-            tools = [*self.tools, *injected, *chat_options.tools]
-            try:
-                indexed = index_tools(tools, where=f"in a run of agent {self.name!r}")
-            except RafError as exc:
-                await self._call_on_invoked(invoked, session, request, None, exc)
-                raise
-        if turn.output is not None:
-            chat_options.output_schema = turn.output.schema
-        chat_options.tools = tools
-        turn.prepared = PreparedRun(
-            session=session,
-            request=request,
-            options=options,
-            invoked=invoked,
-            chat_messages=chat_messages,
-            chat_options=chat_options,
-            tools=tools,
-            tool_index=indexed,
-        )
-        return turn.prepared
-
-    def _loop_for(
-        self,
-        turn: Turn,
-        prepared: PreparedRun,
-        conversation: list[ChatMessage],
-        *,
-        stream: bool,
-        again: bool = False,
-    ) -> LoopState | None:
-        """The tool loop for this run; None when the bare model will do (no tools, no
-        approvals, no cancellation, no limits and no chat or function middleware).
-        `again`: a second answer in the same run (approvals were already applied)."""
-        run = turn.run
-        if (
-            not prepared.tools
-            and (again or not run.approvals.responses)
-            and run.cancellation is None
-            and not run.has_limits
-            and not run.middleware.chat
-            and not run.middleware.function
-        ):
-            return None
-        loop = self._tool_client.start(
-            conversation,
-            prepared.chat_options,
-            run=run,
-            stream=stream,
-            max_tool_rounds=turn.options.max_tool_rounds,
-            tool_index=prepared.tool_index,
-            # an output type's retries build on the conversation: the loop must not grow it
-            own_messages=turn.output is None,
-        )
-        if again:
-            loop.next = call_model
-        return loop
-
-    def _check_approvals(
-        self, session: AgentSession, request: Sequence[ChatMessage], options: AgentRunOptions
-    ) -> None:
-        pending = {p.call_id: p for p in session.pending_approvals}
-        if options.tool_approval_responses:
-            check_approval_responses(
-                pending, options.tool_approval_responses, session.spent_approvals
-            )
-            if request:
-                raise ApprovalError(
-                    "send approval responses with no new messages: "
-                    "agent.run([], session=s, options=AgentRunOptions(tool_approval_responses=…))"
-                )
-        elif pending and not awaiting_answers(session):
-            close_unrecorded_claims(session)
-        elif pending:
-            waiting = ", ".join(f"{p.name} ({p.call_id})" for p in pending.values())
-            raise ApprovalError(
-                f"session {session.id!r} has tool calls waiting for approval: {waiting}; "
-                "answer them with AgentRunOptions(tool_approval_responses=[...]) first"
-            )
-
-    async def _finish(
-        self, turn: Turn, result: AgentResponse, error: BaseException | None = None
-    ) -> AgentResponse:
-        """Record the turn: pending approvals, providers' on_invoked, the store."""
-        prepared = turn.prepared
-        if prepared is None:  # an agent middleware answered without running the turn
-            return result
-        session = prepared.session
-        closed = {p.call_id: p.name for p in session.pending_approvals}
-        session.pending_approvals = result.pending_approvals
-        for pending in session.pending_approvals:
-            closed.pop(pending.call_id, None)
-        release_calls(prepared.tools, closed, session)
-        await self._call_on_invoked(prepared.invoked, session, prepared.request, result, error)
-        if self.session_store is not None:
-            await save_turn(self.session_store, session, turn.options.conflict_retries)
-        return result
-
-    async def _fail(self, turn: Turn, error: BaseException) -> None:
-        """A run that raised: providers hear of it and the session keeps its state —
-        except that when the model call failed after tools ran, the rounds that ran are
-        stored (every call answered), so a retry does not run those tools again."""
-        loop = turn.loop
-        if loop is not None and turn.prepared is not None and error is loop.model_error:
-            partial = loop.completed_rounds()
-            if partial is not None:
-                session = turn.prepared.session
-                await self._finish(turn, agent_response(partial, session), error)
-                return
-        if turn.claimed and loop is not None and turn.prepared is not None:
-            await self._record_claimed(turn, loop, error)
-            return
-        if turn.run.session is not None:
-            turn.run.session.spent_approvals[:] = turn.spent_before
-        if turn.prepared is not None:
-            prepared = turn.prepared
-            await self._call_on_invoked(
-                prepared.invoked, prepared.session, prepared.request, None, error
-            )
-
-    async def _record_claimed(self, turn: Turn, loop: LoopState, error: BaseException) -> None:
-        """A run that failed after its claim was stored: the claim stands (another try
-        would be a replay), so the turn is stored with every call answered."""
-        assert turn.prepared is not None
-        loop.answer_dangling(
-            "the run stopped before this call's result was recorded "
-            f"({type(error).__name__}: {error}); it may or may not have run"
-        )
-        loop.finish_reason = FinishReason.OTHER
-        try:
-            await self._finish(turn, agent_response(loop.response(), turn.prepared.session), error)
-        except Exception as exc:  # the run's own error is the one to raise
-            log.error(
-                "recording the claimed turn of session %r failed: %s", turn.prepared.session.id, exc
-            )
-
-    async def _end_over_limit(self, turn: Turn, error: UsageLimitExceeded) -> None:
-        """A usage limit stopped the run: what it did (every call answered) is stored as
-        the turn, and the error carries that response; before any model reply, nothing."""
-        partial = error.response
-        if turn.prepared is None or not isinstance(partial, ChatResponse) or not partial.messages:
-            await self._fail(turn, error)
-            return
-        session = turn.prepared.session
-        error.response = await self._finish(turn, agent_response(partial, session), error)
-
-    async def _call_on_invoked(
-        self,
-        providers: Sequence[ContextProvider],
-        session: AgentSession,
-        request: Sequence[ChatMessage],
-        response: AgentResponse | None,
-        error: BaseException | None,
-    ) -> None:
-        """Every provider's on_invoked, in reverse order; one failing does not skip others."""
-        failures: list[tuple[ContextProvider, Exception]] = []
-        for provider in reversed(providers):
-            try:
-                done = provider.on_invoked(self, session, request, response, error)
-                if inspect.isawaitable(done):
-                    await done
-            except Exception as exc:
-                log.error("on_invoked of provider %r failed: %s", provider.name, exc)
-                failures.append((provider, exc))
-        if failures and error is None:
-            failed, cause = failures[0]
-            raise ProviderError(
-                f"on_invoked of context provider {failed.name!r} failed: {cause}"
-            ) from cause
-
     async def aclose(self) -> None:
         """Close the providers that hold background work (those with an `aclose()`, such
         as the memory's consolidation worker), last registered first."""
-        for provider in reversed(self.context_providers):
-            close = getattr(provider, "aclose", None)
-            if callable(close):
-                try:
-                    await close()
-                except Exception as exc:
-                    log.error("closing provider %r failed: %s", provider.name, exc)
+        await close_providers(self.context_providers)
 
     async def __aenter__(self) -> Agent:
         return self

@@ -1,5 +1,5 @@
-"""One run as the agent carries it: what the providers prepared, and the small checks
-and conversions around recording the turn."""
+"""One run as the agent carries it: what the providers prepared, the checks before it
+starts, and the small conversions around recording the turn."""
 
 from __future__ import annotations
 
@@ -10,8 +10,14 @@ from typing import Any
 
 from raf.agent.output_type import OutputType
 from raf.clients.tool_loop import LoopState
+from raf.core.approvals import (
+    awaiting_answers,
+    check_approval_responses,
+    close_unrecorded_claims,
+    refuse_messages_with_answers,
+)
 from raf.core.context import ContextProvider
-from raf.core.errors import ConfigurationError
+from raf.core.errors import ApprovalError, ConfigurationError
 from raf.core.messages import ChatMessage
 from raf.core.options import AgentRunOptions, ChatOptions
 from raf.core.responses import AgentResponse, ChatResponse
@@ -86,6 +92,25 @@ def check_run_options(options: AgentRunOptions) -> None:
                 f"expected UsageLimits or None, got {value!r}",
                 key_path=f"AgentRunOptions({name}=...)",
             )
+
+
+def check_approvals(
+    session: AgentSession, request: Sequence[ChatMessage], options: AgentRunOptions
+) -> None:
+    """Refuse a run that does not fit the session's approvals: answers that do not match
+    what is pending, answers sent with new messages, new messages while calls wait."""
+    pending = {p.call_id: p for p in session.pending_approvals}
+    if options.tool_approval_responses:
+        check_approval_responses(pending, options.tool_approval_responses, session.spent_approvals)
+        refuse_messages_with_answers(request)
+    elif pending and not awaiting_answers(session):
+        close_unrecorded_claims(session)
+    elif pending:
+        waiting = ", ".join(f"{p.name} ({p.call_id})" for p in pending.values())
+        raise ApprovalError(
+            f"session {session.id!r} has tool calls waiting for approval: {waiting}; "
+            "answer them with AgentRunOptions(tool_approval_responses=[...]) first"
+        )
 
 
 def agent_response(

@@ -182,6 +182,15 @@ def check_approval_responses(
     return decisions
 
 
+def refuse_messages_with_answers(request: Sequence[ChatMessage]) -> None:
+    """Approval responses resume a paused run: a run that carries them takes no new messages."""
+    if request:
+        raise ApprovalError(
+            "send approval responses with no new messages: "
+            "agent.run([], session=s, options=AgentRunOptions(tool_approval_responses=…))"
+        )
+
+
 UNRECORDED_CLAIM = (
     "no result was recorded: the run that claimed this call's approval stopped before "
     "saving it (or is still running elsewhere); whether the call ran is unknown"

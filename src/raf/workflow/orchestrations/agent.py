@@ -17,7 +17,8 @@ from collections.abc import AsyncIterator, Mapping, Sequence
 from typing import TYPE_CHECKING, Any
 
 from raf.agent.agent import Agent
-from raf.core.errors import ApprovalError, ConfigurationError
+from raf.core.approvals import refuse_messages_with_answers
+from raf.core.errors import ConfigurationError
 from raf.core.messages import ChatMessage, MessageInput, Role, new_id, to_messages
 from raf.core.options import AgentRunOptions, ChatOptions
 from raf.core.responses import (
@@ -103,11 +104,8 @@ class OrchestrationAgent(Agent):
         options = options if options is not None else AgentRunOptions()
         request = to_messages(messages)
         approvals = list(options.tool_approval_responses)
-        if approvals and request:
-            raise ApprovalError(
-                "send approval responses with no new messages: "
-                "agent.run([], session=s, options=AgentRunOptions(tool_approval_responses=…))"
-            )
+        if approvals:
+            refuse_messages_with_answers(request)
         task = [] if approvals else [*session.messages, *request]
         streamed: set[str] = set()
         result: OrchestrationResult | None = None

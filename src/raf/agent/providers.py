@@ -1,0 +1,145 @@
+"""The context providers' part of a run: `on_invoking` assembles what the model gets,
+`on_invoked` hears how the run went, and `aclose` stops their background work."""
+
+from __future__ import annotations
+
+import inspect
+import logging
+from collections.abc import Sequence
+from typing import TYPE_CHECKING, Any
+
+from raf.agent.turn import PreparedRun, Turn
+from raf.core.context import ContextProvider, ContextResult
+from raf.core.errors import ProviderError, RafError
+from raf.core.messages import ChatMessage
+from raf.core.responses import AgentResponse
+from raf.core.sessions import AgentSession
+from raf.core.tools import Tool, as_tool, index_tools
+
+if TYPE_CHECKING:
+    from raf.agent.agent import Agent
+
+log = logging.getLogger("raf.agent")
+
+
+async def prepare(agent: Agent, turn: Turn) -> PreparedRun:
+    """Every provider's on_invoking, then the conversation and options for the model."""
+    request = turn.request
+    session = turn.run.session
+    assert session is not None
+    options = turn.options
+    session.touch_request_hash(request)
+
+    instructions = [text for text in (turn.instructions, agent.instructions) if text]
+    # what each provider injects, joined with the request into one new list at the end
+    # (copying a long history once per run, not once per step)
+    parts: list[Sequence[ChatMessage]] = []
+    injected: list[Tool] = []
+    invoked: list[ContextProvider] = []
+    for provider in agent.context_providers:
+        try:
+            result: Any = provider.on_invoking(agent, session, request, options)
+            if inspect.isawaitable(result):
+                result = await result
+        except BaseException as exc:
+            await call_on_invoked(agent, invoked, session, request, None, exc)
+            raise
+        invoked.append(provider)
+        if not isinstance(result, ContextResult):
+            error = ProviderError(
+                f"context provider {provider.name!r} ({type(provider).__name__}) returned "
+                f"{type(result).__name__} from on_invoking; it must return a ContextResult"
+            )
+            await call_on_invoked(agent, invoked, session, request, None, error)
+            raise error
+        if result.instructions:
+            instructions.append(result.instructions)
+        if result.replace_messages:
+            parts = [result.messages]
+        elif result.messages:
+            parts.append(result.messages)
+        if result.tools:
+            injected.extend(as_tool(t) for t in result.tools)
+    if options.additional_instructions:
+        instructions.append(options.additional_instructions)
+
+    if not instructions:
+        chat_messages = [m for part in parts for m in part] if parts else []
+    elif len(parts) == 1:
+        chat_messages = [ChatMessage.system("\n".join(instructions)), *parts[0]]
+    else:
+        chat_messages = [ChatMessage.system("\n".join(instructions))]
+        for part in parts:
+            chat_messages.extend(part)
+    chat_messages.extend(request)
+    run_options = options.chat_options
+    if (
+        not injected
+        and run_options is None
+        and not agent.default_options.tools
+        and agent.tools is agent._indexed_tools
+    ):
+        # the common case: the agent's own tools, already checked and indexed at build
+        tools = list(agent.tools)
+        indexed: dict[str, Tool] | None = agent._tool_index
+        chat_options = agent.default_options.copy()
+    else:
+        chat_options = agent.default_options.merged(run_options)
+        # the merged options already hold the agent's defaults and the run's own tools
+        tools = [*agent.tools, *injected, *chat_options.tools]
+        try:
+            indexed = index_tools(tools, where=f"in a run of agent {agent.name!r}")
+        except RafError as exc:
+            await call_on_invoked(agent, invoked, session, request, None, exc)
+            raise
+    if turn.output is not None:
+        chat_options.output_schema = turn.output.schema
+    chat_options.tools = tools
+    turn.prepared = PreparedRun(
+        session=session,
+        request=request,
+        options=options,
+        invoked=invoked,
+        chat_messages=chat_messages,
+        chat_options=chat_options,
+        tools=tools,
+        tool_index=indexed,
+    )
+    return turn.prepared
+
+
+async def call_on_invoked(
+    agent: Agent,
+    providers: Sequence[ContextProvider],
+    session: AgentSession,
+    request: Sequence[ChatMessage],
+    response: AgentResponse | None,
+    error: BaseException | None,
+) -> None:
+    """Every provider's on_invoked, in reverse order; one failing does not skip others."""
+    failures: list[tuple[ContextProvider, Exception]] = []
+    for provider in reversed(providers):
+        try:
+            done = provider.on_invoked(agent, session, request, response, error)
+            if inspect.isawaitable(done):
+                await done
+        except Exception as exc:
+            log.error("on_invoked of provider %r failed: %s", provider.name, exc)
+            failures.append((provider, exc))
+    if failures and error is None:
+        failed, cause = failures[0]
+        raise ProviderError(
+            f"on_invoked of context provider {failed.name!r} failed: {cause}"
+        ) from cause
+
+
+async def close_providers(providers: Sequence[ContextProvider]) -> None:
+    """Close the providers that hold background work (those with an `aclose()`), last
+    registered first; one failing does not skip others."""
+    for provider in reversed(providers):
+        close = getattr(provider, "aclose", None)
+        if callable(close):
+            try:
+                await close()
+            except Exception as exc:
+                log.error("closing provider %r failed: %s", provider.name, exc)
