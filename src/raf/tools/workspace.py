@@ -2,82 +2,58 @@
 
 from __future__ import annotations
 
-import logging
 import os
 import re
 import stat
 import unicodedata
 from collections.abc import Iterable, Mapping, Sequence
 from dataclasses import dataclass, field
-from enum import StrEnum
 from pathlib import Path
 from typing import Any, Protocol, runtime_checkable
 
 from raf.core.errors import ConfigurationError, ToolExecutionError
 from raf.core.tools import Tool
+from raf.tools._path_rules import (
+    _STRICTNESS,
+    Access,
+    PathRule,
+    RuleAction,
+    _CompiledRule,
+    glob_to_regex,
+)
+from raf.tools._scope_paths import (
+    GIT_CODE_PATHS,
+    MAX_NAME_BYTES,
+    MAX_PATH_CHARS,
+    Decision,
+    ResolvedPath,
+    _check_text,
+    _is_case_insensitive,
+    _outside,
+    _runs_git_code,
+    outside_path,
+)
+from raf.tools._scope_policy import ScopePolicy
 from raf.tools._walk import WalkEscape, WalkResult, root_relative, walk
 
-logger = logging.getLogger("raf.tools.workspace")
-
-MAX_PATH_CHARS = 4096
-MAX_NAME_BYTES = 255
-
-
-class ScopePolicy(StrEnum):
-    """What a scoped tool does with a path that leaves the workspace root."""
-
-    ALLOW_ALL = "allow_all"
-    APPROVE_OUTSIDE = "approve_outside"
-    DENY_OUTSIDE = "deny_outside"
-
-    @classmethod
-    def parse(cls, value: str | ScopePolicy) -> ScopePolicy:
-        """The policy named by a YAML value; an unknown value fails closed to DENY_OUTSIDE."""
-        if isinstance(value, ScopePolicy):
-            return value
-        key = str(value).strip().lower().replace("-", "_")
-        found = _POLICY_ALIASES.get(key)
-        if found is None:
-            logger.error(
-                "unknown workspace policy %r: using deny_outside; valid values are %s",
-                value,
-                ", ".join(sorted(_POLICY_ALIASES)),
-            )
-            return cls.DENY_OUTSIDE
-        return found
-
-
-_POLICY_ALIASES = {
-    "read": ScopePolicy.ALLOW_ALL,
-    "allow": ScopePolicy.ALLOW_ALL,
-    "allow_all": ScopePolicy.ALLOW_ALL,
-    "approve": ScopePolicy.APPROVE_OUTSIDE,
-    "ask": ScopePolicy.APPROVE_OUTSIDE,
-    "approve_outside": ScopePolicy.APPROVE_OUTSIDE,
-    "deny": ScopePolicy.DENY_OUTSIDE,
-    "restrict": ScopePolicy.DENY_OUTSIDE,
-    "deny_outside": ScopePolicy.DENY_OUTSIDE,
-}
-
-
-class Access(StrEnum):
-    """The kind of access a tool call makes to a path."""
-
-    READ = "read"
-    WRITE = "write"
-    DELETE = "delete"
-    EXECUTE = "execute"
-
-
-class RuleAction(StrEnum):
-    """What a per-path rule decides; the strictest matching rule wins."""
-
-    ALLOW = "allow"
-    APPROVE = "approve"
-    DENY = "deny"
-
-
-_STRICTNESS = {RuleAction.ALLOW: 0, RuleAction.APPROVE: 1, RuleAction.DENY: 2}
+__all__ = [
+    "GIT_CODE_PATHS",
+    "MAX_NAME_BYTES",
+    "MAX_PATH_CHARS",
+    "Access",
+    "Decision",
+    "OutsideScope",
+    "OutsideScopeError",
+    "PathRule",
+    "ResolvedPath",
+    "RuleAction",
+    "ScopePolicy",
+    "ScopeTool",
+    "WorkspaceScope",
+    "glob_to_regex",
+    "is_scope_tool",
+    "outside_path",
+]
 
 
 class OutsideScopeError(ToolExecutionError):
@@ -89,87 +65,6 @@ class OutsideScopeError(ToolExecutionError):
 
 OutsideScope = OutsideScopeError
 """The SPEC's name for the refusal (`OutsideScope: …` is how its message starts)."""
-
-
-@dataclass(frozen=True, kw_only=True, slots=True)
-class PathRule:
-    """A glob (relative to the root, or absolute) deciding allow/approve/deny for accesses.
-
-    A pattern also covers everything below a directory it matches. `**` crosses folders,
-    `*` and `?` do not. As in .gitignore, a pattern without '/' (`*.pem`, `.env`) matches
-    a name at any depth, one with '/' (`secrets/**`, `config/*.yaml`) is anchored at the
-    root, and one starting with '/' is an absolute path. Rules are judged on the real path
-    after symlinks and on the name as written; the strictest matching rule wins, and
-    deny/approve also match case and Unicode (NFKC) look-alikes.
-    """
-
-    pattern: str
-    action: RuleAction
-    access: frozenset[Access] = frozenset(Access)
-
-    @classmethod
-    def parse(cls, value: PathRule | Mapping[str, Any]) -> list[PathRule]:
-        """Rules from `{path, action, access}` or `{path, read: deny, write: approve, …}`."""
-        if isinstance(value, PathRule):
-            return [value]
-        pattern = value.get("path") or value.get("pattern")
-        if not isinstance(pattern, str) or not pattern:
-            raise ConfigurationError(f"workspace rule {dict(value)!r} needs a 'path' glob")
-        out: list[PathRule] = []
-        try:
-            if "action" in value:
-                raw_access = value.get("access") or [a.value for a in Access]
-                if isinstance(raw_access, str):
-                    raw_access = [raw_access]
-                access = frozenset(Access(str(a).lower()) for a in raw_access)
-                out.append(cls(pattern=pattern, action=RuleAction(value["action"]), access=access))
-            for kind in Access:
-                if kind.value in value:
-                    action = RuleAction(str(value[kind.value]).lower())
-                    out.append(cls(pattern=pattern, action=action, access=frozenset({kind})))
-        except ValueError as exc:
-            raise ConfigurationError(
-                f"workspace rule for {pattern!r}: {exc}; actions are allow, approve, deny and "
-                "accesses are read, write, delete, execute"
-            ) from exc
-        if not out:
-            raise ConfigurationError(
-                f"workspace rule for {pattern!r} says nothing: give 'action' or read/write/…"
-            )
-        return out
-
-
-@dataclass(frozen=True, kw_only=True, slots=True)
-class ResolvedPath:
-    """Where a path leads: the resolved location and whether it stays inside the root."""
-
-    inside: bool
-    path: Path
-    reason: str = ""
-    relative: str | None = None
-    """POSIX path relative to the root when inside ("." for the root itself)."""
-    exists: bool = False
-    links: int = 1
-    """Hard-link count of a non-directory (1 when unknown or a directory)."""
-    error: bool = False
-    """The path itself is malformed (NUL byte, too long, …): refused under every policy."""
-
-
-@dataclass(frozen=True, kw_only=True, slots=True)
-class Decision:
-    """The verdict for one access to one path."""
-
-    action: RuleAction
-    resolved: ResolvedPath
-    access: Access
-    reason: str
-
-
-@dataclass(kw_only=True, slots=True)
-class _CompiledRule:
-    rule: PathRule
-    regex: re.Pattern[str]
-    absolute: bool
 
 
 @dataclass(slots=True)
@@ -512,100 +407,6 @@ class WorkspaceScope:
 
     def __repr__(self) -> str:
         return f"WorkspaceScope({str(self.real_root)!r}, name={self.name!r}, policy={self.policy})"
-
-
-def outside_path(text: str, follow_final: bool) -> Path:
-    """Where an absolute path outside the root really leads (the link itself if not
-    following the final component)."""
-    if follow_final:
-        return Path(os.path.realpath(text))
-    head, tail = os.path.split(text.rstrip("/") or "/")
-    if tail in ("", ".", ".."):
-        return Path(os.path.realpath(text))
-    return Path(os.path.realpath(head or "/")) / tail
-
-
-def _outside(real: Path, reason: str) -> ResolvedPath:
-    exists = os.path.lexists(real)
-    return ResolvedPath(inside=False, path=real, reason=reason, exists=exists)
-
-
-GIT_CODE_PATHS = (".git/config", ".git/config.worktree", ".git/hooks")
-"""Paths inside a repository whose content git runs as code (hooks, core.fsmonitor…)."""
-
-
-def _runs_git_code(resolved: ResolvedPath) -> bool:
-    """True for a repository's .git folder itself, its config or its hooks (at any depth,
-    any case)."""
-    if not resolved.inside or resolved.relative is None:
-        return False
-    rel = "/" + unicodedata.normalize("NFKC", resolved.relative).casefold()
-    if rel.endswith("/.git"):
-        return True  # replacing the folder whole would bring a planted config with it
-    return any(f"/{p}/" in rel + "/" for p in GIT_CODE_PATHS)
-
-
-def _check_text(text: Any) -> str:
-    if not isinstance(text, str):
-        return "the path must be text"
-    if not text:
-        return "the path is empty"
-    if "\x00" in text:
-        return "the path contains a NUL byte"
-    if len(text) > MAX_PATH_CHARS:
-        return f"the path is longer than {MAX_PATH_CHARS} characters"
-    try:
-        encoded = text.encode("utf-8")
-    except UnicodeEncodeError:
-        return "the path is not valid Unicode (lone surrogate)"
-    if any(len(part) > MAX_NAME_BYTES for part in encoded.split(b"/")):
-        return f"a path component is longer than {MAX_NAME_BYTES} bytes"
-    return ""
-
-
-def _is_case_insensitive(real: Path) -> bool:
-    text = str(real)
-    swapped = text.swapcase()
-    if swapped == text:
-        return False
-    try:
-        return os.path.samefile(text, swapped)
-    except OSError:
-        return False
-
-
-def glob_to_regex(pattern: str) -> str:
-    """A glob as a regular expression: `**` crosses folders, `*` and `?` do not."""
-    out: list[str] = []
-    i = 0
-    while i < len(pattern):
-        c = pattern[i]
-        if c == "*":
-            if pattern.startswith("**", i):
-                i += 2
-                if pattern.startswith("/", i):
-                    out.append("(?:.*/)?")
-                    i += 1
-                else:
-                    out.append(".*")
-                continue
-            out.append("[^/]*")
-        elif c == "?":
-            out.append("[^/]")
-        elif c == "[":
-            end = pattern.find("]", i + 1)
-            if end == -1:
-                out.append(re.escape(c))
-            else:
-                body = pattern[i + 1 : end].replace("\\", "\\\\")
-                if body.startswith("!"):
-                    body = "^" + body[1:]
-                out.append(f"[{body}]")
-                i = end
-        else:
-            out.append(re.escape(c))
-        i += 1
-    return "".join(out)
 
 
 @runtime_checkable

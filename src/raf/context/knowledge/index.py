@@ -10,22 +10,30 @@ from __future__ import annotations
 
 import asyncio
 import contextlib
-import fcntl
 import hashlib
-import importlib
-import logging
-import math
-import os
-import re
 import sqlite3
 import threading
 from array import array
 from collections.abc import Callable, Iterable, Iterator, Sequence
-from contextlib import contextmanager
+from contextlib import AbstractContextManager, contextmanager
 from dataclasses import dataclass
 from pathlib import Path
-from typing import Literal
 
+from raf.context.knowledge._ranking import (
+    Hit,
+    SearchMode,
+    _normalise,
+    cosine_top,
+    fts_query,
+    rrf_fuse,
+)
+from raf.context.knowledge._storage import (
+    KnowledgeIndexDamagedError,
+    _is_damage,
+    connect_checked,
+    set_aside,
+)
+from raf.context.knowledge._sync_lock import sync_lock
 from raf.context.knowledge.chunkers import Chunk, Chunker, default_chunker_for
 from raf.context.knowledge.loaders import (
     Document,
@@ -35,47 +43,21 @@ from raf.context.knowledge.loaders import (
     load_file,
     load_url,
 )
-from raf.core.errors import ConfigurationError, RafError
+from raf.core.errors import ConfigurationError
 
-log = logging.getLogger("raf.context.knowledge")
+__all__ = [
+    "Embedder",
+    "Hit",
+    "IndexStats",
+    "KnowledgeIndex",
+    "KnowledgeIndexDamagedError",
+    "SearchMode",
+    "as_embedder",
+    "fts_query",
+]
 
 Embedder = Callable[[Sequence[str]], Sequence[Sequence[float]]]
 """Texts → one vector each (any fixed dimension). Blocking; called from a worker thread."""
-
-SearchMode = Literal["hybrid", "bm25", "vector"]
-
-_SCHEMA = """
-CREATE TABLE IF NOT EXISTS files (
-  source TEXT PRIMARY KEY, mtime_ns INTEGER, size INTEGER, sha256 TEXT, origin TEXT
-);
-CREATE TABLE IF NOT EXISTS chunks (
-  id INTEGER PRIMARY KEY, source TEXT NOT NULL, ordinal INTEGER, heading TEXT, text TEXT
-);
-CREATE INDEX IF NOT EXISTS chunks_source ON chunks(source);
-CREATE VIRTUAL TABLE IF NOT EXISTS chunks_fts USING fts5(
-  text, heading, tokenize = 'porter unicode61'
-);
-CREATE TABLE IF NOT EXISTS vectors (chunk_id INTEGER PRIMARY KEY, vec BLOB NOT NULL);
-"""
-
-_STOPWORD_TEXT = (
-    "a an and are as at be by can do does for from how i in is it of on or the to "
-    "what when where which who why with you your my we our this that there"
-)
-_STOPWORDS = frozenset(_STOPWORD_TEXT.split())
-_WORD = re.compile(r"\w+", re.UNICODE)
-
-
-@dataclass(kw_only=True, slots=True)
-class Hit:
-    """One passage found for a query."""
-
-    source: str
-    text: str
-    heading: str
-    ordinal: int
-    score: float
-    chunk_id: int
 
 
 @dataclass(kw_only=True, slots=True)
@@ -87,80 +69,6 @@ class IndexStats:
     removed: int = 0
     unchanged: int = 0
     chunks: int = 0
-
-
-def fts_query(text: str) -> str | None:
-    """A safe FTS5 query: the words of `text` (stop words dropped), OR-ed and quoted."""
-    words = [w for w in _WORD.findall(text.lower()) if w not in _STOPWORDS]
-    if not words:
-        words = _WORD.findall(text.lower())
-    unique = list(dict.fromkeys(words))
-    return " OR ".join(f'"{w}"' for w in unique) if unique else None
-
-
-def _normalise(vector: Sequence[float]) -> array[float]:
-    norm = math.sqrt(sum(v * v for v in vector)) or 1.0
-    return array("f", (v / norm for v in vector))
-
-
-def _is_damage(exc: BaseException) -> bool:
-    """A database error that means the file is damaged (sqlite3's or pysqlite3's)."""
-    if type(exc).__name__ not in ("DatabaseError", "OperationalError"):
-        return False
-    text = str(exc).lower()
-    return any(sign in text for sign in _DAMAGE_SIGNS)
-
-
-_DAMAGE_SIGNS = (
-    "not a database",
-    "malformed",
-    "vtable constructor failed",
-    "corrupt",
-    "file is encrypted",
-)
-_BUSY_TIMEOUT_S = 120.0
-
-
-class KnowledgeIndexDamagedError(RafError):
-    """The index file was found damaged while in use; it was rebuilt empty."""
-
-
-def _load_sqlite_vec(db: sqlite3.Connection, error: type[Exception]) -> bool:
-    """Load sqlite-vec into `db`; False when the module or extension loading is missing.
-
-    `error` is the driver's base error class (sqlite3.Error or pysqlite3's own)."""
-    if not hasattr(db, "enable_load_extension"):
-        return False
-    try:
-        sqlite_vec = importlib.import_module("sqlite_vec")
-        db.enable_load_extension(True)
-        sqlite_vec.load(db)
-        db.enable_load_extension(False)
-    except (ImportError, AttributeError, error):
-        return False
-    return True
-
-
-def _connect(path: str, *, vectors: bool) -> tuple[sqlite3.Connection, bool]:
-    """Open the index database, with sqlite-vec when vectors are wanted and it can load.
-
-    Many Pythons (this one's included) build `sqlite3` without extension loading; then
-    the `pysqlite3-binary` wheel, which bundles its own SQLite, opens the file instead.
-    Without either, vectors are compared in pure Python (same results, slower).
-    """
-    db = sqlite3.connect(path, check_same_thread=False)
-    if not vectors or _load_sqlite_vec(db, sqlite3.Error):
-        return db, vectors
-    try:
-        pysqlite3 = importlib.import_module("pysqlite3.dbapi2")
-    except ImportError:
-        return db, False
-    other: sqlite3.Connection = pysqlite3.connect(path, check_same_thread=False)
-    if not _load_sqlite_vec(other, pysqlite3.Error):
-        other.close()
-        return db, False
-    db.close()
-    return other, True
 
 
 class KnowledgeIndex:
@@ -204,30 +112,11 @@ class KnowledgeIndex:
             return self._connect_checked()
 
     def _connect_checked(self) -> tuple[sqlite3.Connection, bool]:
-        db, vec_sql = _connect(self.path, vectors=self.embedder is not None)
-        try:
-            db.isolation_level = None  # transactions are explicit: BEGIN IMMEDIATE
-            db.execute(f"PRAGMA busy_timeout = {int(_BUSY_TIMEOUT_S * 1000)}")
-            db.executescript(_SCHEMA)
-            db.execute("SELECT count(*) FROM files").fetchone()
-        except BaseException:
-            db.close()
-            raise
-        return db, vec_sql
+        return connect_checked(self.path, vectors=self.embedder is not None)
 
     def _set_aside(self, exc: BaseException) -> None:
         """Move a damaged file to `<path>.damaged` (replacing an older one) and warn."""
-        log.warning(
-            "knowledge index %s is damaged (%s); it was moved to %s.damaged and rebuilt "
-            "empty: sync it again to index the sources",
-            self.path,
-            exc,
-            self.path,
-        )
-        os.replace(self.path, f"{self.path}.damaged")
-        for suffix in ("-wal", "-shm", "-journal"):
-            with contextlib.suppress(FileNotFoundError):
-                os.unlink(self.path + suffix)
+        set_aside(self.path, exc)
         self._vectors = None
         self._dim = None
 
@@ -257,18 +146,9 @@ class KnowledgeIndex:
                 raise
             self._db.execute("COMMIT")
 
-    @contextmanager
-    def _writer(self) -> Iterator[None]:
+    def _writer(self) -> AbstractContextManager[None]:
         """One sync at a time on this index file, across processes (`<path>.lock`)."""
-        if self.path == ":memory:":
-            yield
-            return
-        with open(f"{self.path}.lock", "a+b") as handle:
-            fcntl.flock(handle.fileno(), fcntl.LOCK_EX)
-            try:
-                yield
-            finally:
-                fcntl.flock(handle.fileno(), fcntl.LOCK_UN)
+        return sync_lock(self.path)
 
     def close(self) -> None:
         with self._lock:
@@ -504,14 +384,7 @@ class KnowledgeIndex:
                     vecs.append(v)
                 self._vectors = (ids, vecs)
             ids, vecs = self._vectors
-        scored = [
-            (cid, sum(a * b for a, b in zip(q, v, strict=False)))
-            for cid, v in zip(ids, vecs, strict=True)
-        ]
-        # Orthogonal or opposite passages are not similar at all: they get no rank.
-        scored = [item for item in scored if item[1] > 0.0]
-        scored.sort(key=lambda x: x[1], reverse=True)
-        return scored[:limit]
+        return cosine_top(q, ids, vecs, limit)
 
     def search(self, query: str, top_k: int = 5, *, mode: SearchMode | None = None) -> list[Hit]:
         """The best `top_k` passages; hybrid (RRF) when an embedder is set, else BM25.
@@ -531,11 +404,9 @@ class KnowledgeIndex:
         elif mode == "vector":
             ranked = self._vector(query, top_k)
         else:
-            fused: dict[int, float] = {}
-            for results in (self._bm25(query, pool), self._vector(query, pool)):
-                for rank, (cid, _) in enumerate(results):
-                    fused[cid] = fused.get(cid, 0.0) + 1.0 / (self.rrf_k + rank + 1)
-            ranked = sorted(fused.items(), key=lambda x: x[1], reverse=True)[:top_k]
+            ranked = rrf_fuse(
+                (self._bm25(query, pool), self._vector(query, pool)), self.rrf_k, top_k
+            )
         return self._hits(ranked)
 
     def _hits(self, ranked: Sequence[tuple[int, float]]) -> list[Hit]:
