@@ -1,5 +1,5 @@
 """One build of a declarative agent: tools resolved and routed, providers ordered, sub-agents
-built, every problem collected (seed 001, rules 0-7)."""
+built, every problem collected."""
 
 from __future__ import annotations
 
