@@ -11,7 +11,7 @@ from typing import Any
 from pydantic import BaseModel, ValidationError
 from pydantic_core import ErrorDetails
 
-from raf.core.errors import Problem
+from raf.core.errors import MissingExtraError, Problem
 from raf.decl.schema import SECRET_KEYS, AgentDecl
 from raf.decl.source import Document, Path_
 
@@ -292,3 +292,13 @@ def _descend(annotation: Any, part: str | int) -> Any:
     if len(members) == 1 and isinstance(part, str):
         return annotation  # a union tag of a single member
     return None
+
+
+def build_failure(exc: BaseException, kind: str) -> BaseException | str:
+    """What to report when a declaration of `kind` could not be built: raf's own errors as
+    they are, anything else as a sentence naming the declaration."""
+    if isinstance(exc, ImportError) and not isinstance(exc, MissingExtraError):
+        return f"a '{kind}' declaration cannot be built: {exc}"
+    if isinstance(exc, TypeError | ValueError | OSError):
+        return f"a '{kind}' declaration cannot be built: {exc}"
+    return exc

@@ -141,6 +141,13 @@ def _schema_tag(value: Any) -> str:
     return "properties"
 
 
+_SchemaDecl = Annotated[
+    Annotated[PropertySchemaDecl, Tag("properties")] | Annotated[dict[str, Any], Tag("json")],
+    Discriminator(_schema_tag),
+]
+"""A schema written as `properties` ({name, kind, required, description}) or as JSON Schema."""
+
+
 def _sub_agent_tag(value: Any) -> str:
     if isinstance(value, dict) and "file" in value:
         return "ref"
@@ -220,27 +227,13 @@ class AgentDecl(DeclModel):
         default=None, gt=0, description="seconds a tool call may take when its tool sets none"
     )
     metadata: dict[str, Any] = Field(default_factory=dict)
-    output_schema: (
-        Annotated[
-            Annotated[PropertySchemaDecl, Tag("properties")]
-            | Annotated[dict[str, Any], Tag("json")],
-            Discriminator(_schema_tag),
-        ]
-        | None
-    ) = Field(
+    output_schema: _SchemaDecl | None = Field(
         default=None,
         description="the shape of the answer: `properties` ({name, kind, required, "
         "description}) or JSON Schema; kept on the agent as `output_schema`",
     )
 
-    input_schema: (
-        Annotated[
-            Annotated[PropertySchemaDecl, Tag("properties")]
-            | Annotated[dict[str, Any], Tag("json")],
-            Discriminator(_schema_tag),
-        ]
-        | None
-    ) = Field(
+    input_schema: _SchemaDecl | None = Field(
         default=None,
         description="the template's variables: `properties` ({name, kind, required, "
         "description, default}) or JSON Schema; a run's variables are checked against it",

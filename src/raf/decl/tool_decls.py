@@ -8,7 +8,7 @@ from typing import Annotated, Any, Literal
 from pydantic import Field, SecretStr, model_validator
 
 from raf.decl.base import NAME_PATTERN, DeclModel
-from raf.decl.tool_resolver import FILE_TOOL_NAMES, TOOL_NAMES
+from raf.decl.tool_resolver import FILE_TOOL_NAMES, TOOL_NAMES, FileToolName
 
 FILE_TOOLS = FILE_TOOL_NAMES
 """The ten file tools `kind: file` expands to; `run_command` comes with `kind: shell`."""
@@ -103,22 +103,7 @@ def config_dict(config: DeclModel) -> dict[str, Any]:
 
 class FileToolDecl(_ToolBase):
     kind: Literal["file"]
-    name: (
-        Literal[
-            "read_file",
-            "write_file",
-            "edit_file",
-            "list_files",
-            "inspect_file",
-            "make_directory",
-            "remove_path",
-            "move_file",
-            "find_files",
-            "search_file",
-            "run_command",
-        ]
-        | None
-    ) = None
+    name: Literal[FileToolName, "run_command"] | None = None
     config: FileConfigDecl = Field(default_factory=FileConfigDecl)
 
 

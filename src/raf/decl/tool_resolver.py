@@ -8,7 +8,7 @@ import difflib
 import importlib
 from collections.abc import Callable, Mapping
 from pathlib import Path
-from typing import Any, ClassVar
+from typing import Any, ClassVar, Literal, get_args
 
 from raf.core.errors import ConfigurationError, MissingExtraError, ToolExecutionError
 from raf.core.tools import Tool
@@ -16,7 +16,7 @@ from raf.core.tools import Tool
 ToolFactory = Callable[[str | None, Mapping[str, Any], Path | None], list[Tool] | Tool]
 """`(name, config, base_dir) -> tools` for one declaration."""
 
-FILE_TOOL_NAMES = (
+FileToolName = Literal[
     "read_file",
     "write_file",
     "edit_file",
@@ -27,7 +27,9 @@ FILE_TOOL_NAMES = (
     "move_file",
     "find_files",
     "search_file",
-)
+]
+"""The name of one of the file tools."""
+FILE_TOOL_NAMES: tuple[str, ...] = get_args(FileToolName)
 TOOL_NAMES: dict[str, tuple[str, ...]] = {
     "file": FILE_TOOL_NAMES,
     "web": ("web_search", "web_fetch"),
