@@ -1,4 +1,4 @@
-"""The run lifecycle of SPEC §2 / seed 000: provider order, merging, on_invoked always."""
+"""The run lifecycle: provider order, merging, on_invoked always."""
 
 from __future__ import annotations
 
@@ -201,7 +201,7 @@ async def test_tools_injected_by_a_provider_alone_still_get_the_tool_loop() -> N
 
 
 async def test_minimal_user_classes_work_as_tools_and_providers() -> None:
-    """The SPEC gives defaults (kind "unknown", requires_approval false): a tool with only
+    """The protocols give defaults (kind "unknown", requires_approval false): a tool with only
     name/description/parameters/invoke and a provider with only on_invoking are enough."""
 
     class Minimal:

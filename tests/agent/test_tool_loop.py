@@ -1,4 +1,4 @@
-"""FunctionInvokingChatClient as SPEC §3: rounds, concurrency, error results, caps."""
+"""FunctionInvokingChatClient: rounds, concurrency, error results, caps."""
 
 from __future__ import annotations
 

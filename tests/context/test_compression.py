@@ -317,7 +317,7 @@ async def test_budget_from_raf_model_table() -> None:
 
 
 class KeepLastTwo:
-    """A strategy written as the SPEC spells it: a plain `compress`, no `await`."""
+    """A strategy written as the protocol is written: a plain `compress`, no `await`."""
 
     def compress(self, messages, budget, counter):
         return [m for m in messages if m.role is Role.SYSTEM] + [

@@ -1,4 +1,4 @@
-"""Seed 001's linkage rules 0–7 and its summary table, one test (or a few) per rule."""
+"""The declarative linkage rules and their summary table, one test (or a few) per rule."""
 
 from __future__ import annotations
 
@@ -35,7 +35,7 @@ def workspace_of(agent: object) -> WorkspaceContextProvider:
     return found[0]
 
 
-# -- rule 0: extras ---------------------------------------------------------------------
+# -- extras ---------------------------------------------------------------------
 
 
 def test_rule0_missing_extra_is_reported_with_the_pip_command(tmp_path, monkeypatch):
@@ -65,7 +65,7 @@ def test_rule0_core_build_needs_no_optional_integration(tmp_path):
     assert names(agent.context_providers) == ["history"]
 
 
-# -- rule 1: workspace routing -----------------------------------------------------------
+# -- workspace routing -----------------------------------------------------------
 
 
 def routed_builder(tmp_path: Path, client: ScriptedChatClient | None = None) -> DeclAgentBuilder:
@@ -204,7 +204,7 @@ async def test_rule5_deny_policy_refuses_in_the_tool_not_by_approval(tmp_path):
     assert result.error is not None and "outside" in result.error.lower()
 
 
-# -- rule 2: skills ------------------------------------------------------------------------
+# -- skills ------------------------------------------------------------------------
 
 
 async def test_rule2_skills_tools_are_injected_not_declared_not_routed(tmp_path):
@@ -255,7 +255,7 @@ async def test_rule2_read_skill_resource_only_when_a_skill_has_resources(tmp_pat
     assert client.requests[0].tool_names == ["load_skill"]
 
 
-# -- rule 3: history ----------------------------------------------------------------------
+# -- history ----------------------------------------------------------------------
 
 
 async def test_rule3_history_is_always_present_and_first(tmp_path):
@@ -277,7 +277,7 @@ def test_rule3_history_cannot_be_declared(tmp_path):
     assert "unknown context kind 'history'" in str(info.value)
 
 
-# -- rule 4: tool loop ---------------------------------------------------------------------
+# -- tool loop ---------------------------------------------------------------------
 
 
 async def test_rule4_tools_wrap_the_client_in_the_tool_loop_with_max_rounds(tmp_path):
@@ -322,7 +322,7 @@ def test_rule4_no_tools_no_wrap(tmp_path):
     assert agent.chat_client is client
 
 
-# -- rule 5: approval ----------------------------------------------------------------------
+# -- approval ----------------------------------------------------------------------
 
 
 async def test_rule5_approval_required_tool_pauses_and_resumes(tmp_path):
@@ -368,7 +368,7 @@ async def test_rule5_plain_tool_needs_no_approval(tmp_path):
     assert response.finish_reason is FinishReason.STOP
 
 
-# -- rule 7 and provider order ------------------------------------------------------------------
+# -- compression last and provider order --------------------------------------------------
 
 
 def test_rule7_compression_runs_last_even_when_declared_first(tmp_path):

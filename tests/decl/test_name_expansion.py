@@ -1,4 +1,4 @@
-"""Seed 001 rule 6: a declaration without a name expands to every tool of its kind, and
+"""A declaration without a name expands to every tool of its kind, and
 workspace routing applies to the expanded tools."""
 
 from __future__ import annotations

@@ -186,8 +186,8 @@ def is_tool(value: object) -> bool:
 
 
 class _LenientTool:
-    """A tool written with only the essentials (name and invoke), given the defaults the
-    SPEC names: no description, an empty schema, kind "function", no approval."""
+    """A tool written with only the essentials (name and invoke), given the protocol's
+    defaults: no description, an empty schema, kind "function", no approval."""
 
     __slots__ = ("inner",)
 

@@ -1,4 +1,4 @@
-"""DeclAgentBuilder: an agent from a YAML/JSON/TOML document, linked by seed 001's rules.
+"""DeclAgentBuilder: an agent from a YAML/JSON/TOML document, linked by raf's linkage rules.
 
 Provider order: history (always, first) → tool-sets that need discovery (MCP tools,
 OpenAPI documents, in tool order) → declared contexts in declaration order → providers
@@ -110,7 +110,7 @@ class DeclAgentBuilder:
     # -- code-side bindings -----------------------------------------------------------
 
     def with_tool(self, name: str, factory: ToolFactory | Tool) -> DeclAgentBuilder:
-        """Add a tool in code; it is never routed to a workspace (seed 001, rule 1)."""
+        """Add a tool in code; it is never routed to a workspace."""
         self._code_tools.append((name, factory))
         return self
 

@@ -20,7 +20,8 @@ DEFAULT_SKILLS_DIRECTORY = "skills"
 
 
 class CompressionDecl(DeclModel):
-    """How history is compressed; the provider always runs last (rule 7)."""
+    """How history is compressed; the provider always runs last, so it compresses
+    everything injected before it."""
 
     kind: Literal[
         "sliding_window", "token_budget", "observation_masking", "summarization", "pipeline"
@@ -172,7 +173,7 @@ class McpContextDecl(DeclModel):
 
 
 class CompressionContextDecl(DeclModel):
-    """`compression` may also be listed among contexts; it still runs last (rule 7)."""
+    """`compression` may also be listed among contexts; it still runs last."""
 
     kind: Literal["compression"]
     name: str = "compression"

@@ -1,5 +1,5 @@
 """Context providers from context declarations; each integration is imported only here,
-when declared, so a missing extra fails with an error naming it (seed 001, rule 0)."""
+when declared, so a missing extra fails with an error naming it."""
 
 from __future__ import annotations
 

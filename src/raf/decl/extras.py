@@ -1,4 +1,4 @@
-"""Which extra each declaration needs (seed 001, rule 0), checked without importing it."""
+"""Which extra each declaration needs checked without importing it."""
 
 from __future__ import annotations
 

@@ -64,7 +64,7 @@ class OutsideScopeError(ToolExecutionError):
 
 
 OutsideScope = OutsideScopeError
-"""The SPEC's name for the refusal (`OutsideScope: …` is how its message starts)."""
+"""Another name for the refusal (`OutsideScope: …` is how its message starts)."""
 
 
 @dataclass(slots=True)

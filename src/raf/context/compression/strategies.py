@@ -43,7 +43,7 @@ class CompressionStrategy(Protocol):
 
 @runtime_checkable
 class SyncCompressionStrategy(Protocol):
-    """A strategy written as a plain function, as the SPEC spells it (no `await`); the
+    """A strategy written as a plain function, as the protocol is written (no `await`); the
     pipeline and `CompressionProvider` accept it beside `CompressionStrategy`."""
 
     def compress(
