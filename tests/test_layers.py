@@ -1,4 +1,4 @@
-"""The direction of dependencies (DESIGN.md): core imports no other raf package, and
+"""The direction of dependencies: core imports no other raf package, and
 optional dependencies are imported only inside the modules that need them."""
 
 from __future__ import annotations
