@@ -6,6 +6,8 @@ from __future__ import annotations
 import time
 import uuid
 from collections import deque
+from collections.abc import Iterator
+from contextlib import contextmanager
 from dataclasses import asdict, dataclass, field
 from typing import Any
 
@@ -148,21 +150,17 @@ class TurnRecorder:
         while len(self._sessions) > self.sessions_kept:
             del self._sessions[next(iter(self._sessions))]
         self._open[session_id] = (record, span)
-        began = time.perf_counter()
-        try:
-            await call_next()
-        except BaseException as exc:
-            span.error = f"{type(exc).__name__}: {exc}"
-            raise
-        finally:
-            span.duration_ms = (time.perf_counter() - began) * 1000
-            if self._open.get(session_id, (None,))[0] is record:
-                del self._open[session_id]
-            result = context.result
-            if result is not None:
-                span.attributes["finish_reason"] = str(result.finish_reason or "")
-                if result.usage is not None:
-                    span.attributes["usage"] = result.usage.to_dict()
+        with _timed(span):
+            try:
+                await call_next()
+            finally:
+                if self._open.get(session_id, (None,))[0] is record:
+                    del self._open[session_id]
+                result = context.result
+                if result is not None:
+                    span.attributes["finish_reason"] = str(result.finish_reason or "")
+                    if result.usage is not None:
+                        span.attributes["usage"] = result.usage.to_dict()
 
     def _current(self, session_id: str) -> tuple[RunRecord, Span] | None:
         return self._open.get(session_id)
@@ -201,21 +199,17 @@ class TurnRecorder:
             attributes={"messages": len(messages), "tools": len(tools)},
         )
         record.spans.append(span)
-        began = time.perf_counter()
-        try:
-            await call_next()
-        except BaseException as exc:
-            span.error = f"{type(exc).__name__}: {exc}"
-            raise
-        finally:
-            span.duration_ms = (time.perf_counter() - began) * 1000
-            result = context.result
-            if result is not None:
-                if result.usage is not None:
-                    entry["usage"] = result.usage.to_dict()
-                    span.attributes["usage"] = entry["usage"]
-                if result.model_id:
-                    entry["model_id"] = result.model_id
+        with _timed(span):
+            try:
+                await call_next()
+            finally:
+                result = context.result
+                if result is not None:
+                    if result.usage is not None:
+                        entry["usage"] = result.usage.to_dict()
+                        span.attributes["usage"] = entry["usage"]
+                    if result.model_id:
+                        entry["model_id"] = result.model_id
 
     async def _around_tool(self, context: FunctionInvocationContext, call_next: CallNext) -> None:
         session = context.run.session
@@ -233,13 +227,22 @@ class TurnRecorder:
             attributes={"call_id": context.call_id, "arguments": context.arguments},
         )
         record.spans.append(span)
-        began = time.perf_counter()
         try:
-            await call_next()
-        except BaseException as exc:
-            span.error = f"{type(exc).__name__}: {exc}"
-            raise
+            with _timed(span):
+                await call_next()
         finally:
-            span.duration_ms = (time.perf_counter() - began) * 1000
             if context.result is not None and context.result.error:
                 span.error = context.result.error
+
+
+@contextmanager
+def _timed(span: Span) -> Iterator[None]:
+    """Time what runs inside on `span`, and name the error that ends it, if one does."""
+    began = time.perf_counter()
+    try:
+        yield
+    except BaseException as exc:
+        span.error = f"{type(exc).__name__}: {exc}"
+        raise
+    finally:
+        span.duration_ms = (time.perf_counter() - began) * 1000
