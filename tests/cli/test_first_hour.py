@@ -7,7 +7,7 @@ from pathlib import Path
 
 import pytest
 
-from .helpers import raf, script, write_agent
+from .helpers import APPROVING_AGENT, raf, script, write_agent
 
 SIMPLE = "name: helper\ninstructions: You help.\n"
 
@@ -51,3 +51,53 @@ def test_a_scripted_model_file_in_the_wrong_format_says_so(
     done = raf(tmp_path, "run", "agent.yaml", "hi", "--model", f"scripted:{path}")
     assert done.returncode == 1
     assert says in done.stderr and "Traceback" not in done.stderr
+
+
+@pytest.mark.parametrize(
+    ("args", "usage"),
+    [
+        (["run", "agent.yaml", "hi", "--bogus"], "usage: raf run "),
+        (["mcp", "serve", "--nope"], "usage: raf mcp serve "),
+        (["--nope"], "usage: raf [-h]"),
+    ],
+)
+def test_an_unknown_option_shows_the_usage_of_its_subcommand(
+    capsys: pytest.CaptureFixture[str], args: list[str], usage: str
+) -> None:
+    from raf.cli.main import build_parser, parse
+
+    with pytest.raises(SystemExit) as info:
+        parse(build_parser(), args)
+    assert info.value.code == 2
+    assert capsys.readouterr().err.startswith(usage)
+
+
+def test_an_unknown_option_names_the_subcommand_it_was_given_to(tmp_path: Path) -> None:
+    done = raf(tmp_path, "run", "agent.yaml", "hi", "--bogus")
+    assert done.returncode == 2
+    assert done.stderr.startswith("usage: raf run ")
+    assert "raf run: error: unrecognized arguments: --bogus" in done.stderr
+    nested = raf(tmp_path, "mcp", "serve", "--nope")
+    assert nested.stderr.startswith("usage: raf mcp serve ")
+
+
+def test_the_readmes_scripted_model_example_is_a_valid_script(tmp_path: Path) -> None:
+    """The scripted-model file format is documented in the README; its example loads."""
+    import re
+
+    from raf.cli._agents import ScriptFileClient
+
+    readme = (Path(__file__).resolve().parents[2] / "README.md").read_text(encoding="utf-8")
+    section = readme.split("--model scripted:FILE.json", 1)[1]
+    block = re.search(r"```json\n(.*?)```", section, re.S)
+    assert block is not None
+    path = tmp_path / "script.json"
+    path.write_text(block.group(1), encoding="utf-8")
+    client = ScriptFileClient(path)
+    assert len(client.delays) == 2
+    write_agent(tmp_path, APPROVING_AGENT)
+    (tmp_path / "notes.md").write_text("release: Friday\n", encoding="utf-8")
+    done = raf(tmp_path, "run", "agent.yaml", "when?", "--model", f"scripted:{path}")
+    assert done.returncode == 0, done.stderr
+    assert "The notes say the release is on Friday." in done.stdout
+    assert "read_file failed" not in done.stderr

@@ -104,7 +104,12 @@ def test_bad_model_strings_show_the_forms(bad: str) -> None:
         ("ollama:", "names no model; write ollama:<model>, for example ollama:qwen3:8b"),
         ("opena:gpt-4o", "did you mean openai:gpt-4o?"),
         ("antropic:claude-sonnet-4-5", "did you mean anthropic:claude-sonnet-4-5?"),
-        ("gpt-4o", "for example openai:gpt-4o or ollama:gpt-4o"),
+        ("gpt-4o", "did you mean openai:gpt-4o?"),
+        ("o3-mini", "did you mean openai:o3-mini?"),
+        ("claude", "did you mean anthropic:claude-sonnet-4-5? write anthropic:<model>"),
+        ("claude-3-5-haiku-latest", "did you mean anthropic:claude-3-5-haiku-latest?"),
+        ("gemini-2.5-pro", "did you mean gemini:gemini-2.5-pro?"),
+        ("llama3.2", "for example ollama:llama3.2 for a model Ollama serves"),
     ],
 )
 def test_bad_model_strings_get_pointed_advice(bad: str, advice: str) -> None:

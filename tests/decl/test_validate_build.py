@@ -119,3 +119,29 @@ def test_install_hints_fit_how_raf_was_installed(monkeypatch):
     monkeypatch.setattr(errors, "_checkout", lambda: None)  # installed from a wheel
     assert errors.install_hint("mcp") == 'pip install "raf-agents[mcp]"'
     assert 'pip install "raf-agents[web]"' in str(errors.MissingExtraError("web tools", "web"))
+
+
+@pytest.mark.parametrize(
+    ("text", "module", "where"),
+    [
+        ("instructions: Hi {{who}}.\ntemplate:\n  variables: {who: you}\n", "pystache", "template"),
+        (
+            "instructions: Hi.\noutputSchema:\n  properties:\n    - {name: a, kind: string}\n",
+            "jsonschema",
+            "outputSchema",
+        ),
+    ],
+)
+def test_validation_names_the_templates_extra_a_document_needs(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch, text: str, module: str, where: str
+) -> None:
+    """`raf validate` said "ok" on a document whose template needed a missing extra, and
+    the first run then failed; the check now happens where the other extras are checked."""
+    from raf.decl import extras
+
+    real = extras.module_available
+    monkeypatch.setattr(extras, "module_available", lambda name: name != module and real(name))
+    with pytest.raises(ValidationProblems) as info:
+        load_file(write(tmp_path, "name: t\n" + text), check_extras=True)
+    message = str(info.value)
+    assert where in message and "templates" in message and module in message

@@ -4,6 +4,7 @@ official `mcp` client (through raf's McpClient)."""
 from __future__ import annotations
 
 import json
+import os
 import sys
 from pathlib import Path
 
@@ -187,3 +188,56 @@ def test_expose_tools_says_what_it_left_out_and_why(tmp_path: Path) -> None:
     ).build()
     left = AgentMcpServer(with_workspace, expose_tools=True).left_out
     assert left == {"read_file": "added at run time by the 'workspace' context provider"}
+
+
+def test_expose_tools_reads_a_providers_tools_method(tmp_path: Path) -> None:
+    """The skills provider offers `tools()` as a method; exposing tools once crashed on it
+    with "'method' object is not iterable"."""
+    from raf import AgentBuilder, AgentSkillsProvider
+    from raf.serve.mcp import AgentMcpServer
+
+    from .mcp_agent_factory import make_agent
+
+    skill = tmp_path / "skills" / "greet"
+    skill.mkdir(parents=True)
+    (skill / "SKILL.md").write_text(
+        "---\nname: greet\ndescription: Greets.\n---\nSay hello.\n", encoding="utf-8"
+    )
+    agent = (
+        AgentBuilder("s")
+        .with_chat_client(make_agent().leaf_client)
+        .with_context_provider(AgentSkillsProvider(tmp_path / "skills"))
+    ).build()
+    left = AgentMcpServer(agent, expose_tools=True).left_out
+    assert left == {"load_skill": "added at run time by the 'skills' context provider"}
+
+
+def test_http_transport_prints_its_url_and_no_sdk_warning() -> None:
+    import subprocess
+    import time
+
+    proc = subprocess.Popen(
+        serve_args("--transport", "http", "--port", "0"),
+        cwd=ROOT,
+        stdin=subprocess.DEVNULL,
+        stdout=subprocess.DEVNULL,
+        stderr=subprocess.PIPE,
+        text=True,
+        env={**os.environ, "PYTHONPATH": os.pathsep.join([str(ROOT / "src"), str(ROOT)])},
+    )
+    try:
+        assert proc.stderr is not None
+        deadline = time.monotonic() + 30
+        line = ""
+        while time.monotonic() < deadline and "serving" not in line:
+            line = proc.stderr.readline()
+            assert "Warning" not in line, line
+            if not line and proc.poll() is not None:
+                break
+        assert line.startswith("raf mcp: serving"), line
+        url = line.split(" at ", 1)[1].split()[0]
+        assert url.startswith("http://127.0.0.1:") and url.endswith("/mcp")
+        assert not url.endswith(":0/mcp")
+    finally:
+        proc.terminate()
+        proc.wait(timeout=10)

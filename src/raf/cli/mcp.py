@@ -96,7 +96,15 @@ async def _serve(args: argparse.Namespace) -> int:
     try:
         if args.transport == "http":
             await server.serve_http(
-                host=args.host, port=args.port, token=token, allowed_hosts=args.allow_host
+                host=args.host,
+                port=args.port,
+                token=token,
+                allowed_hosts=args.allow_host,
+                ready=lambda url: print(
+                    f"raf mcp: serving {agent.name!r} at {url} (streamable HTTP; Ctrl-C stops)",
+                    file=sys.stderr,
+                    flush=True,
+                ),
             )
         else:
             await server.serve_stdio()

@@ -189,6 +189,29 @@ def ollama_base_url() -> str:
     return f"{scheme}://{rest}/v1"
 
 
+_FAMILIES: tuple[tuple[tuple[str, ...], str], ...] = (
+    (("claude",), "anthropic"),
+    (("gpt", "chatgpt", "o1", "o3", "o4", "text-embedding"), "openai"),
+    (("gemini",), "gemini"),
+)
+"""Model-name prefixes that only one provider serves, for suggestions."""
+
+
+def _suggest_for_bare_name(name: str) -> str:
+    """A suggestion for a model name written without its provider (`claude`, `gpt-4o`):
+    the provider that serves that family, or Ollama for open-weight names."""
+    lowered = name.lower()
+    for prefixes, provider in _FAMILIES:
+        for prefix in prefixes:
+            if lowered == prefix:
+                return f"did you mean {_EXAMPLES[provider]}? write {provider}:<model>"
+            if lowered.startswith((prefix + "-", prefix + ".")) or (
+                len(prefix) == 2 and lowered.startswith(prefix)
+            ):
+                return f"did you mean {provider}:{name}?"
+    return f"for example ollama:{name} for a model Ollama serves, or openai:{name}"
+
+
 def parse_model_spec(spec: str | None = None) -> ModelSpec:
     """Parse a model string (see the module doc); `None` reads `RAF_MODEL`, then `local`."""
     text = (spec if spec is not None else os.environ.get(ENV_VAR, "")).strip() or DEFAULT_SPEC
@@ -215,9 +238,7 @@ def parse_model_spec(spec: str | None = None) -> ModelSpec:
     if provider not in PROVIDERS or not sep:
         close = difflib.get_close_matches(provider, PROVIDERS, n=1, cutoff=0.6)
         example = (
-            f"did you mean {close[0]}:{rest}?"
-            if close and sep
-            else f"for example openai:{text} or ollama:{text}"
+            f"did you mean {close[0]}:{rest}?" if close and sep else _suggest_for_bare_name(text)
         )
         raise ConfigurationError(
             f"model {text!r} is not a model string raf knows ({example}); use one of "

@@ -23,6 +23,12 @@ CONTEXT_EXTRAS: dict[str, tuple[str, tuple[str, ...]]] = {
 }
 """Context kind → (extra, modules it must provide)."""
 
+TEMPLATE_EXTRA: tuple[str, tuple[str, ...]] = ("templates", ("pystache",))
+"""What a mustache instructions template needs."""
+
+SCHEMA_EXTRA: tuple[str, tuple[str, ...]] = ("templates", ("jsonschema",))
+"""What a document's inputSchema or outputSchema needs (checked with jsonschema)."""
+
 
 def module_available(module: str) -> bool:
     """True when `module` can be imported (looked up, not imported)."""

@@ -8,7 +8,13 @@ from typing import Any
 
 from raf.core.errors import Problem
 from raf.decl.build_checks import model_problems
-from raf.decl.extras import CONTEXT_EXTRAS, TOOL_EXTRAS, missing_extra
+from raf.decl.extras import (
+    CONTEXT_EXTRAS,
+    SCHEMA_EXTRA,
+    TEMPLATE_EXTRA,
+    TOOL_EXTRAS,
+    missing_extra,
+)
 from raf.decl.loaded import LoadedAgent
 from raf.decl.problems import suggest
 from raf.decl.schema import (
@@ -151,6 +157,8 @@ def semantic_problems(loaded: LoadedAgent, *, check_extras: bool) -> list[Proble
                 missing = missing_extra(f"a '{tool.kind}' tool", TOOL_EXTRAS[tool.kind])
                 if missing is not None:
                     problems.append(doc.problem(("tools", index, "kind"), str(missing)))
+    if check_extras:
+        problems += _template_extras(loaded)
     for index, tool in enumerate(decl.tools):
         if tool is not None and tool.kind == "openapi":
             spec = tool.config.spec_url
@@ -176,6 +184,24 @@ def semantic_problems(loaded: LoadedAgent, *, check_extras: bool) -> list[Proble
                         f"inputSchema has {name!r}",
                     )
                 )
+    return problems
+
+
+def _template_extras(loaded: LoadedAgent) -> list[Problem]:
+    """A mustache template needs pystache, and input and output schemas need jsonschema:
+    both come with the `templates` extra, so a document that validates also runs."""
+    decl, doc = loaded.decl, loaded.doc
+    problems: list[Problem] = []
+    template = decl.template
+    if template is not None and template.format == "mustache":
+        missing = missing_extra("an instructions template", TEMPLATE_EXTRA)
+        if missing is not None:
+            problems.append(doc.problem(("template",), str(missing)))
+    for key, schema in (("inputSchema", decl.input_schema), ("outputSchema", decl.output_schema)):
+        if schema is not None:
+            missing = missing_extra(f"an {key}", SCHEMA_EXTRA)
+            if missing is not None:
+                problems.append(doc.problem((key,), str(missing)))
     return problems
 
 

@@ -14,10 +14,12 @@ otherwise (the agent is told why), leaving the session ready for the next `ask`.
 
 from __future__ import annotations
 
+import asyncio
 import json
 import secrets
+import warnings
 from collections import OrderedDict
-from collections.abc import Iterable, Mapping
+from collections.abc import Callable, Iterable, Mapping
 from dataclasses import dataclass, field, fields
 from typing import TYPE_CHECKING, Any
 
@@ -82,7 +84,7 @@ class AgentMcpServer:
         """Runs waiting for a client's answers, by the token sent in `request_state`."""
         if expose_tools:
             for provider in agent.context_providers:
-                for tool in getattr(provider, "tools", None) or ():
+                for tool in _provider_tools(provider):
                     if isinstance(tool, Tool):
                         self.left_out[tool.name] = (
                             f"added at run time by the {provider.kind!r} context provider"
@@ -101,15 +103,21 @@ class AgentMcpServer:
 
     def _build(self) -> Any:
         from mcp.server.lowlevel import Server
+        from mcp.shared.exceptions import MCPDeprecationWarning
 
-        return Server(
-            self.agent.name,
-            version="raf",
-            instructions=self.agent.description or None,
-            on_list_tools=self._list_tools,
-            on_call_tool=self._call_tool,
-            on_set_logging_level=self._set_level,
-        )
+        with warnings.catch_warnings():
+            # Logging is deprecated in the newest protocol revision but clients of the
+            # earlier ones still ask for it; raf keeps offering it, so the SDK's warning
+            # would only alarm the person running `raf mcp serve`.
+            warnings.filterwarnings("ignore", category=MCPDeprecationWarning)
+            return Server(
+                self.agent.name,
+                version="raf",
+                instructions=self.agent.description or None,
+                on_list_tools=self._list_tools,
+                on_call_tool=self._call_tool,
+                on_set_logging_level=self._set_level,
+            )
 
     async def _set_level(self, ctx: Any, params: Any) -> Any:
         import mcp_types
@@ -306,10 +314,12 @@ class AgentMcpServer:
         port: int = 8000,
         token: str | None = None,
         allowed_hosts: Iterable[str] = (),
+        ready: Callable[[str], None] | None = None,
     ) -> None:
         """Streamable HTTP at http://host:port/mcp until cancelled. Beyond loopback a bearer
         `token` is required; Host and Origin are checked against loopback, `host` and
-        `allowed_hosts` whatever the address."""
+        `allowed_hosts` whatever the address. `ready` is called with the endpoint's URL
+        once the socket listens (port 0 picks a free port; the URL has the real one)."""
         import uvicorn
         from mcp.server.transport_security import TransportSecuritySettings
 
@@ -330,7 +340,27 @@ class AgentMcpServer:
         if token:
             app = BearerTokenGuard(app, token)
         config = uvicorn.Config(app, host=host, port=port, log_level="warning", lifespan="on")
-        await uvicorn.Server(config).serve()
+        server = uvicorn.Server(config)
+        if ready is None:
+            await server.serve()
+            return
+        serving = asyncio.ensure_future(server.serve())
+        while not server.started and not serving.done():
+            await asyncio.wait({serving}, timeout=0.02)
+        if server.started:
+            bound = server.servers[0].sockets[0].getsockname()
+            name = f"[{bound[0]}]" if ":" in str(bound[0]) else str(bound[0])
+            ready(f"http://{name}:{bound[1]}/mcp")
+        await serving
+
+
+def _provider_tools(provider: object) -> list[object]:
+    """The tools a context provider declares, whether it offers them as a list attribute,
+    a property or a method (the skills provider's `tools()`)."""
+    declared = getattr(provider, "tools", None)
+    if callable(declared):
+        declared = declared()
+    return list(declared or ())
 
 
 @dataclass(kw_only=True, slots=True)
