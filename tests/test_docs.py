@@ -1,0 +1,126 @@
+"""The documentation site builds with `mkdocs build --strict` (no broken link or
+reference), and every code block on every page runs as written.
+
+On a page, each ```python block runs on its own, in a fresh namespace, unless the line
+before its fence says `<!-- docs-check: continues -->`: then it continues the block
+before it on the same page (same namespace), as a reader who keeps going would.
+`<!-- docs-check: compile-only: REASON -->` marks a block that needs what a test run
+does not have (a key, a server): it is compiled, not run. A ```yaml block marked
+`<!-- docs-check: document NAME -->` is an agent document: it is written to NAME in a
+fresh folder and must validate.
+"""
+
+from __future__ import annotations
+
+import os
+import re
+import subprocess
+import sys
+from dataclasses import dataclass
+from pathlib import Path
+
+import pytest
+
+ROOT = Path(__file__).resolve().parents[1]
+DOCS = ROOT / "docs"
+_BLOCK = re.compile(
+    r"(?:<!-- docs-check: (?P<mark>[^>]*?) -->\n)?```(?P<lang>python|yaml)\n(?P<code>.*?)```",
+    re.S,
+)
+_KEYS = ("OPENAI_API_KEY", "ANTHROPIC_API_KEY", "OPENAI_BASE_URL", "ANTHROPIC_BASE_URL")
+
+
+@dataclass(frozen=True)
+class Block:
+    lang: str
+    code: str
+    line: int
+    mark: str
+
+
+def page_blocks(path: Path) -> list[Block]:
+    text = path.read_text(encoding="utf-8")
+    return [
+        Block(
+            lang=m.group("lang"),
+            code=m.group("code"),
+            line=text.count("\n", 0, m.start("code")) + 1,
+            mark=m.group("mark") or "",
+        )
+        for m in _BLOCK.finditer(text)
+    ]
+
+
+PAGES = sorted(p for p in DOCS.rglob("*.md") if "decisions" not in p.relative_to(DOCS).parts)
+
+
+def test_there_are_pages_with_code() -> None:
+    assert sum(len(page_blocks(p)) for p in PAGES) >= 4
+
+
+@pytest.mark.parametrize("page", PAGES, ids=lambda p: str(p.relative_to(DOCS)))
+def test_every_block_on_the_page_runs(
+    page: Path, tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    for key in _KEYS:
+        monkeypatch.delenv(key, raising=False)
+    monkeypatch.delenv("RAF_MODEL", raising=False)
+    monkeypatch.chdir(tmp_path)
+    where = page.relative_to(ROOT)
+    namespace: dict[str, object] = {}
+    for block in page_blocks(page):
+        located = f"{where}:{block.line}"
+        if block.mark and not re.fullmatch(
+            r"continues|compile-only: \S.*|document [\w./-]+", block.mark
+        ):
+            pytest.fail(f"{located}: unknown docs-check mark {block.mark!r}")
+        if block.lang == "yaml":
+            if block.mark.startswith("document "):
+                _validate_document(block, tmp_path, located)
+            continue
+        if block.mark != "continues":
+            namespace = {"__name__": "__docs__"}
+        code = compile(block.code, located, "exec")
+        if block.mark.startswith("compile-only"):
+            continue
+        try:
+            exec(code, namespace)
+        except Exception as exc:  # the block's own error, located
+            pytest.fail(f"{located}: {type(exc).__name__}: {exc}")
+
+
+def _validate_document(block: Block, folder: Path, located: str) -> None:
+    from raf.core.errors import ValidationProblems
+    from raf.decl import load_file
+
+    name = block.mark.removeprefix("document ").strip()
+    path = folder / name
+    path.write_text(block.code, encoding="utf-8")
+    try:
+        load_file(path)
+    except ValidationProblems as exc:
+        pytest.fail(f"{located}: the document does not validate: {exc}")
+
+
+def test_a_continuation_is_only_written_where_a_block_came_before() -> None:
+    for page in PAGES:
+        python = [b for b in page_blocks(page) if b.lang == "python"]
+        if python and python[0].mark == "continues":
+            pytest.fail(f"{page.relative_to(ROOT)}:{python[0].line}: continues nothing")
+
+
+def test_the_site_builds_strict(tmp_path: Path) -> None:
+    """Broken links, missing anchors and unresolved API references fail the build."""
+    done = subprocess.run(
+        [sys.executable, "-m", "mkdocs", "build", "--strict", "-q", "-d", str(tmp_path / "site")],
+        cwd=ROOT,
+        capture_output=True,
+        text=True,
+        timeout=300,
+        env={**os.environ, "NO_MKDOCS_2_WARNING": "1", "PYTHONPATH": str(ROOT / "src")},
+        check=False,
+    )
+    assert done.returncode == 0, done.stdout[-3000:] + done.stderr[-3000:]
+    assert (tmp_path / "site" / "get-started" / "index.html").is_file()
+    api = (tmp_path / "site" / "reference" / "python" / "index.html").read_text(encoding="utf-8")
+    assert "AgentBuilder" in api and "ContextResult" in api
