@@ -1,12 +1,19 @@
 """The editorial team of team.yaml, built in Python: a writer and a critic in a group chat
-that the editor-in-chief coordinates. Run: python team.py "a topic"."""
+that the editor-in-chief coordinates.
+
+    python team.py "tide pools"                                  # RAF_MODEL, else local
+    python team.py "tide pools" --model scripted:replies.json    # no model, no key
+"""
 
 from __future__ import annotations
 
+import argparse
 import asyncio
 import sys
+from pathlib import Path
 
-from raf import AgentBuilder, ChatClient
+from raf import AgentBuilder, ChatClient, RafError
+from raf.testing import SCRIPTED_PREFIX, ScriptFileClient
 from raf.workflow import GroupChatOrchestration, OrchestrationAgent
 
 
@@ -48,14 +55,35 @@ def build(client: ChatClient) -> OrchestrationAgent:
     return chat.as_agent()
 
 
-async def main(topic: str) -> None:
+def model(spec: str | None) -> ChatClient:
+    """`scripted:FILE.json` replays a script of replies; any other model string (or none:
+    $RAF_MODEL, else the embedded local model) names a real model."""
+    if spec and spec.startswith(SCRIPTED_PREFIX):
+        return ScriptFileClient(Path(spec.removeprefix(SCRIPTED_PREFIX)))
     from raf.clients.models import resolve_model
 
-    team = build(resolve_model())
+    return resolve_model(spec)
+
+
+async def main(topic: str, spec: str | None) -> None:
+    team = build(model(spec))
+    message = ""
     async for update in team.run_stream(f"Write a short piece about {topic}."):
+        if update.text and update.message_id != message:
+            if message:
+                print("\n")  # each answer in a paragraph of its own
+            message = update.message_id
         print(update.text, end="", flush=True)
     print()
 
 
 if __name__ == "__main__":
-    asyncio.run(main(" ".join(sys.argv[1:]) or "tide pools"))
+    parser = argparse.ArgumentParser(description="The editorial team writes a short piece.")
+    parser.add_argument("topic", nargs="*", help="what to write about (default: tide pools)")
+    parser.add_argument("--model", help="a model string, or scripted:FILE.json")
+    args = parser.parse_args()
+    try:
+        asyncio.run(main(" ".join(args.topic) or "tide pools", args.model))
+    except RafError as exc:  # a clear line, as the raf program prints, not a traceback
+        print(f"team.py: error: {exc}", file=sys.stderr)
+        sys.exit(1)

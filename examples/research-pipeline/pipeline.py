@@ -1,19 +1,24 @@
 """The research pipeline in Python: a planner, three researchers working at the same
 time, a writer, and a human who approves the report before it is published.
 
-    python pipeline.py "the history of tide prediction"
+    python pipeline.py "the history of tide prediction"              # asks before publishing
+    python pipeline.py "tides" --model scripted:replies.json --approve yes
 
-Runs on raf's default model; `build_pipeline(client)` takes any chat client.
+Runs on $RAF_MODEL, else raf's embedded model; `build_pipeline(client)` takes any chat
+client. Without a terminal to ask, the report is not published unless --approve says so.
 """
 
 from __future__ import annotations
 
+import argparse
 import asyncio
 import sys
+from pathlib import Path
 from typing import Any
 
-from raf import AgentBuilder, AgentResponse
+from raf import AgentBuilder, AgentResponse, RafError
 from raf.core.chat_client import ChatClient
+from raf.testing import SCRIPTED_PREFIX, ScriptFileClient
 from raf.workflow import Executor as Node
 from raf.workflow import (
     InputResponse,
@@ -84,20 +89,50 @@ def build_pipeline(client: ChatClient) -> Workflow:
     )
 
 
-async def main(topic: str) -> None:
+def model(spec: str | None) -> ChatClient:
+    """`scripted:FILE.json` replays a script of replies; any other model string (or none:
+    $RAF_MODEL, else the embedded local model) names a real model."""
+    if spec and spec.startswith(SCRIPTED_PREFIX):
+        return ScriptFileClient(Path(spec.removeprefix(SCRIPTED_PREFIX)))
     from raf.clients.models import resolve_model
 
-    workflow = build_pipeline(resolve_model())
+    return resolve_model(spec)
+
+
+async def decide(question: str, approve: str) -> bool:
+    """The human's answer: asked at the terminal, or given by --approve."""
+    print(question)
+    if approve != "ask":
+        print(f"publish? {approve} (--approve)")
+        return approve == "yes"
+    if not sys.stdin.isatty():
+        print("publish? no terminal to ask: not published (pass --approve yes to publish)")
+        return False
+    said = await asyncio.to_thread(input, "publish? [y/N] ")
+    return said.strip().lower() == "y"
+
+
+async def main(topic: str, spec: str | None, approve: str) -> None:
+    workflow = build_pipeline(model(spec))
     result = await workflow.run(topic)
     while result.status == "paused":
         answers = {}
         for request in result.requests:
-            print(request.data)
-            said = await asyncio.to_thread(input, "publish? [y/N] ")
-            answers[request.request_id] = said.strip().lower() == "y"
+            answers[request.request_id] = await decide(str(request.data), approve)
         result = await workflow.run(checkpoint_id=result.checkpoint_id, responses=answers)
     print(result.output)
 
 
 if __name__ == "__main__":
-    asyncio.run(main(" ".join(sys.argv[1:]) or "the history of tide prediction"))
+    parser = argparse.ArgumentParser(description="Research a topic and publish a report.")
+    parser.add_argument("topic", nargs="*", help="default: the history of tide prediction")
+    parser.add_argument("--model", help="a model string, or scripted:FILE.json")
+    parser.add_argument("--approve", choices=("ask", "yes", "no"), default="ask")
+    args = parser.parse_args()
+    try:
+        asyncio.run(
+            main(" ".join(args.topic) or "the history of tide prediction", args.model, args.approve)
+        )
+    except RafError as exc:  # a clear line, as the raf program prints, not a traceback
+        print(f"pipeline.py: error: {exc}", file=sys.stderr)
+        sys.exit(1)

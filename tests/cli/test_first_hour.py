@@ -85,7 +85,7 @@ def test_the_readmes_scripted_model_example_is_a_valid_script(tmp_path: Path) ->
     """The scripted-model file format is documented in the README; its example loads."""
     import re
 
-    from raf.cli._agents import ScriptFileClient
+    from raf.testing import ScriptFileClient
 
     readme = (Path(__file__).resolve().parents[2] / "README.md").read_text(encoding="utf-8")
     section = readme.split("--model scripted:FILE.json", 1)[1]

@@ -1,5 +1,6 @@
 """Test helpers for raf users: scripted models instead of real LLMs."""
 
+from raf.testing.script_file import SCRIPTED_PREFIX, ScriptFileClient
 from raf.testing.scripted import (
     FunctionChatClient,
     RecordedRequest,
@@ -11,9 +12,11 @@ from raf.testing.scripted import (
 )
 
 __all__ = [
+    "SCRIPTED_PREFIX",
     "FunctionChatClient",
     "RecordedRequest",
     "ScriptExhaustedError",
+    "ScriptFileClient",
     "ScriptedChatClient",
     "call",
     "reply",

@@ -1,0 +1,99 @@
+"""Every example runs keyless as its README shows: each block marked
+`<!-- example-check: run -->` is run line by line in a copy of the example's folder, on
+the scripted replies checked in beside it, and what it prints (stdout and stderr, as a
+terminal shows them) must be the README's next ```text block exactly. A command that
+exits non-zero adds a line `[exit code N]`; none may end in a traceback.
+
+After a deliberate change of what the programs print, rewrite the blocks with
+`python tests/examples/test_example_readmes.py` and read the diff before committing."""
+
+from __future__ import annotations
+
+import os
+import re
+import shlex
+import shutil
+import subprocess
+import sys
+from pathlib import Path
+
+import pytest
+
+EXAMPLES = Path(__file__).resolve().parents[2] / "examples"
+ROOT = EXAMPLES.parent
+_RUN = re.compile(
+    r"<!-- example-check: run -->\n```(?:sh|bash)\n(?P<commands>.*?)```\s*"
+    r"(?:[^`]*?\n)?```text\n(?P<expected>.*?)```",
+    re.S,
+)
+FOLDERS = sorted(p.parent for p in EXAMPLES.glob("*/README.md"))
+
+
+def run_line(line: str, folder: Path, data: Path) -> str:
+    words = shlex.split(line)
+    if words[0] == "raf":
+        words = [sys.executable, "-m", "raf.cli", *words[1:]]
+    elif words[0] == "python":
+        words = [sys.executable, *words[1:]]
+    env = {k: v for k, v in os.environ.items() if not k.endswith("_API_KEY")}
+    env.pop("RAF_MODEL", None)
+    env.update(
+        RAF_DATA_DIR=str(data),
+        PYTHONUNBUFFERED="1",
+        PYTHONPATH=os.pathsep.join([str(ROOT / "src"), env.get("PYTHONPATH", "")]),
+        COLUMNS="100",
+    )
+    done = subprocess.run(
+        words,
+        cwd=folder,
+        stdin=subprocess.DEVNULL,
+        stdout=subprocess.PIPE,
+        stderr=subprocess.STDOUT,
+        text=True,
+        env=env,
+        timeout=180,
+        check=False,
+    )
+    out = done.stdout
+    assert "Traceback (most recent call last)" not in out, f"{line}:\n{out}"
+    if done.returncode:
+        out += f"[exit code {done.returncode}]\n"
+    return out
+
+
+def printed(folder: Path, commands: str, scratch: Path) -> list[str]:
+    """What the commands of one block print, run in order in a copy of `folder`."""
+    copy = scratch / folder.name
+    if not copy.exists():
+        shutil.copytree(folder, copy, ignore=shutil.ignore_patterns("memory", "__pycache__"))
+    got = ""
+    for line in commands.splitlines():
+        if line.strip() and not line.lstrip().startswith("#"):
+            got += run_line(line.split(" #", 1)[0].strip(), copy, scratch / "data")
+    return [line.rstrip() for line in got.rstrip("\n").splitlines()]
+
+
+@pytest.mark.parametrize("folder", FOLDERS, ids=lambda p: p.name)
+def test_the_readme_commands_print_what_the_readme_says(folder: Path, tmp_path: Path) -> None:
+    readme = (folder / "README.md").read_text(encoding="utf-8")
+    runs = list(_RUN.finditer(readme))
+    assert runs, f"{folder.name}/README.md shows no keyless run (<!-- example-check: run -->)"
+    for match in runs:
+        shown = printed(folder, match.group("commands"), tmp_path)
+        expected = [line.rstrip() for line in match.group("expected").rstrip("\n").splitlines()]
+        assert shown == expected, "the commands printed:\n" + "\n".join(shown)
+
+
+if __name__ == "__main__":
+    import tempfile
+
+    for folder in FOLDERS:
+        path = folder / "README.md"
+        text = path.read_text(encoding="utf-8")
+        with tempfile.TemporaryDirectory() as scratch:
+            for match in reversed(list(_RUN.finditer(text))):
+                shown = "\n".join(printed(folder, match.group("commands"), Path(scratch)))
+                start, end = match.span("expected")
+                text = text[:start] + shown + "\n" + text[end:]
+        path.write_text(text, encoding="utf-8")
+        print(f"wrote {path.relative_to(ROOT)}")
