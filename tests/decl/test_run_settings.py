@@ -85,3 +85,22 @@ def test_registering_something_that_is_not_middleware_is_refused() -> None:
         register_middleware("bad", lambda context, call_next: None)
     with pytest.raises(ConfigurationError, match="not callable"):
         DeclAgentBuilder().with_middleware("bad", "audit")
+
+
+def test_a_replacing_client_is_not_sent_the_documents_model_name(
+    monkeypatch: pytest.MonkeyPatch,
+) -> None:
+    """`--model` (a client in code) or RAF_MODEL replaces the document's model; the
+    document's model id once stayed in the options and was sent to the new client."""
+    from raf.decl import DeclAgentBuilder
+    from raf.testing import ScriptedChatClient
+
+    text = "name: a\ninstructions: hi\nmodel:\n  id: gpt-4o-mini\n  provider: openai\n"
+    model = ScriptedChatClient(["ok"])
+    agent = DeclAgentBuilder().from_yaml_str(text).with_chat_client(model).build()
+    agent.run_sync("hi")
+    assert model.requests[0].options.model_id is None
+    monkeypatch.delenv("RAF_MODEL", raising=False)
+    monkeypatch.setenv("OPENAI_API_KEY", "sk-not-used")  # the client is made, never called
+    kept = DeclAgentBuilder().from_yaml_str(text).build()
+    assert kept.default_options.model_id == "gpt-4o-mini"

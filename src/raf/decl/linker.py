@@ -109,7 +109,10 @@ class Linker:
     def _options(self, model: ModelDecl) -> ChatOptions:
         """The model block's options; the embedded model is never asked for more output
         than it can write (its context is small)."""
-        options = chat_options(model.options, model.id)
+        # A client given in code or by RAF_MODEL replaces the document's model: its name
+        # must not reach the new client (it would ask Anthropic for "gpt-4o-mini").
+        replaced = self.builder._client is not None or self._env_model() is not None
+        options = chat_options(model.options, None if replaced else model.id)
         try:
             client = self.client()
         except RafError:  # reported when the client is attached
