@@ -9,6 +9,7 @@ function route() {
   const parts = location.hash.replace(/^#\/?/, "").split("/").map(decodeURIComponent);
   const page = parts[0] || "chat";
   state.page = page;
+  document.getElementById("main").classList.toggle("wide", page === "chat");
   for (const link of document.querySelectorAll("nav a")) {
     link.classList.toggle("active", link.dataset.page === page);
   }
@@ -35,6 +36,10 @@ function agentParts(parts) {
 // -- start ---------------------------------------------------------------------------
 
 let booted = false;
+applyTheme();
+document.getElementById("theme").addEventListener("click", toggleTheme);
+if (window.matchMedia) window.matchMedia("(prefers-color-scheme: dark)").addEventListener("change", applyTheme);
+
 async function boot() {
   try {
     state.catalog = await api("GET", "/ui/api/catalog");

@@ -3,9 +3,29 @@
 // (the h() helper in base.js); nothing untrusted is ever parsed as HTML.
 "use strict";
 
-const state = { catalog: null, agent: null, page: "chat", sessionId: null };
+const state = { catalog: null, agent: null, page: "chat", sessionId: null, cards: new Map() };
 // Arguments of calls seen on this page: a call resumed after approval arrives without them.
 const knownArguments = new Map();
+
+// -- theme ---------------------------------------------------------------------------
+
+// The page follows the system's light or dark setting until the theme button is used;
+// the choice is then kept for this browser.
+const THEME_KEY = "raf-theme";
+function systemTheme() {
+  return window.matchMedia && window.matchMedia("(prefers-color-scheme: dark)").matches ? "dark" : "light";
+}
+function applyTheme() {
+  const chosen = localStorage.getItem(THEME_KEY);
+  const theme = chosen === "dark" || chosen === "light" ? chosen : systemTheme();
+  document.documentElement.dataset.theme = theme;
+  const button = document.getElementById("theme");
+  if (button) button.textContent = theme === "dark" ? "Light theme" : "Dark theme";
+}
+function toggleTheme() {
+  localStorage.setItem(THEME_KEY, document.documentElement.dataset.theme === "dark" ? "light" : "dark");
+  applyTheme();
+}
 
 // -- DOM helpers ---------------------------------------------------------------------
 

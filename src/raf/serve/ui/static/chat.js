@@ -29,7 +29,7 @@ function messageView(message, calls) {
 }
 
 function toolCard(callId, name, args) {
-  const started = performance.now();
+  let started = performance.now();
   const status = h("span", { class: "badge" }, "running");
   const duration = h("span", { class: "muted duration" });
   const argsBlock = h("pre", { class: "args" }, args === null ? "" : pretty(args));
@@ -41,6 +41,7 @@ function toolCard(callId, name, args) {
     root,
     arguments(value) { argsBlock.textContent = pretty(value); },
     awaiting() { status.textContent = "awaiting approval"; },
+    running() { started = performance.now(); status.textContent = "running"; status.className = "badge"; },
     result(content, live) {
       if (content.error !== undefined) {
         status.textContent = "error"; status.className = "badge bad"; root.classList.add("error");
@@ -80,7 +81,8 @@ function approvalView(request, agent, sessionId, onDone) {
   buttons.push(h("button", { class: "primary approve", onclick: () => decide(true) }, "Approve"));
   buttons.push(h("button", { class: "danger deny", onclick: () => decide(false) }, "Deny"));
   const box = h("div", { class: "approval", "data-call": request.call_id },
-    h("div", {}, "Approval needed: ", h("strong", {}, request.name), request.reason ? ` (${request.reason})` : ""),
+    h("div", {}, "Approval needed: ", h("strong", {}, request.name)),
+    h("div", { class: "why" }, `Why: ${request.reason || "this tool is marked as needing a person's approval for every call"}`),
     h("pre", {}, pretty(request.arguments)),
     h("div", { class: "row" }, ...buttons, reason, result));
   return box;
@@ -106,11 +108,13 @@ async function streamRun(agent, sessionId, path, body) {
   transcript.append(bubble);
   let text = null;
   let reasoning = null;
-  const cards = new Map();
+  const cards = state.cards;
   const approvals = [];
   let failed = null;
+  logRunStart(body);
   try {
     await readEvents(response, (name, data) => {
+      logEvent(name, data);
       if (name === "error") { failed = data.error ? data.error.message : "the run failed"; return; }
       if (name !== "update") return;
       const kind = data.kind;
@@ -132,7 +136,11 @@ async function streamRun(agent, sessionId, path, body) {
           cards.set(id, card);
           bubble.append(card.root);
           text = null;
-        } else if (c.arguments) cards.get(id).arguments(c.arguments);
+        } else {
+          // a call approved earlier in the conversation: its card is updated in place
+          if (c.arguments) cards.get(id).arguments(c.arguments);
+          if (kind === "tool_calling") cards.get(id).running();
+        }
       } else if (kind === "tool_called") {
         const c = data.content || {};
         const id = c.call_id || data.call_id;
@@ -158,7 +166,9 @@ async function streamRun(agent, sessionId, path, body) {
   bubble.classList.remove("streaming");
   if (cancel) cancel.disabled = true;
   if (failed) bubble.append(h("div", { class: "card error" }, `Error: ${failed}`));
+  if (bubble.childNodes.length === 1) bubble.remove(); // only resumed calls: drawn in place
   for (const request of approvals) transcript.append(approvalView(request, agent, sessionId));
+  refreshTrace(agent, sessionId);
   return { approvals };
 }
 
@@ -167,9 +177,11 @@ async function openSession(agent, sessionId) {
   if (!transcript) return;
   const session = await api("GET", `/agents/${encodeURIComponent(agent)}/sessions/${encodeURIComponent(sessionId)}`);
   const calls = new Map();
+  state.cards = calls;
   transcript.replaceChildren(...session.messages.filter((m) => m.role !== "system").map((m) => messageView(m, calls)).filter(Boolean));
   for (const request of session.pending_approvals) knownArguments.set(request.call_id, request.arguments);
   for (const request of session.pending_approvals) transcript.append(approvalView(request, agent, sessionId));
+  refreshTrace(agent, sessionId);
 }
 
 async function chatPage(parts) {
@@ -177,6 +189,7 @@ async function chatPage(parts) {
   if (!agent) { show(h("p", { class: "muted" }, "No agents are served.")); return; }
   let sessionId = parts[1] || null;
   state.sessionId = sessionId;
+  state.cards = new Map();
   const transcript = h("div", { class: "transcript", id: "transcript" });
   const input = h("textarea", { id: "prompt", placeholder: `Message ${agent}…`, "aria-label": "message" });
   const send = h("button", { class: "primary", id: "send" }, "Send");
@@ -194,6 +207,8 @@ async function chatPage(parts) {
         state.sessionId = sessionId;
         history.replaceState(null, "", `#/chat/${encodeURIComponent(agent)}/${encodeURIComponent(sessionId)}`);
         info.textContent = `Session ${sessionId}`;
+        const picker = document.getElementById("conversation");
+        if (picker) picker.append(h("option", { value: sessionId, selected: true }, `${text.slice(0, 80)} — ${sessionId}`));
       }
       input.value = "";
       transcript.append(h("div", { class: "msg user", "data-role": "user" }, h("span", { class: "role" }, "user"), h("span", { class: "text" }, text)));
@@ -210,9 +225,113 @@ async function chatPage(parts) {
     try { await api("POST", `/agents/${encodeURIComponent(agent)}/sessions/${encodeURIComponent(sessionId)}/cancel`); }
     catch (error) { notice(error.message); }
   });
-  show(h("h2", {}, `Chat with ${agent} `, info), transcript, input, h("div", { class: "row" }, send, cancel,
-    h("a", { href: `#/requests/${encodeURIComponent(agent)}/${encodeURIComponent(sessionId || "")}`, id: "requests-link" }, "Requests the model saw")));
+  const conversations = await conversationPicker(agent, sessionId);
+  const fresh = h("button", { id: "new-conversation", onclick: () => go(`#/chat/${encodeURIComponent(agent)}`) }, "New conversation");
+  const panelToggle = h("button", { id: "panel-toggle", "aria-pressed": String(panelOpen()), onclick: () => {
+    localStorage.setItem(PANEL_KEY, panelOpen() ? "closed" : "open");
+    layout.classList.toggle("no-panel", !panelOpen());
+    panelToggle.setAttribute("aria-pressed", String(panelOpen()));
+  } }, "Events & trace");
+  const column = h("div", { class: "chat-column" },
+    h("h2", {}, `Chat with ${agent} `, info),
+    h("div", { class: "conversation" }, "Conversation ", conversations, fresh, panelToggle),
+    transcript, input, h("div", { class: "row" }, send, cancel,
+      h("a", { href: `#/requests/${encodeURIComponent(agent)}/${encodeURIComponent(sessionId || "")}`, id: "requests-link" }, "Requests the model saw")));
+  const layout = h("div", { class: `chat-layout${panelOpen() ? "" : " no-panel"}` }, column, sidePanel());
+  show(layout);
   if (sessionId) await openSession(agent, sessionId);
   document.body.dataset.ready = "chat";
   if (!performance.getEntriesByName("raf:chat-ready").length) performance.mark("raf:chat-ready");
+}
+
+// -- conversations -------------------------------------------------------------------
+
+async function conversationPicker(agent, current) {
+  const data = await api("GET", `/ui/api/agents/${encodeURIComponent(agent)}/sessions`);
+  const select = h("select", { id: "conversation", "aria-label": "conversation", onchange: () => {
+    go(`#/chat/${encodeURIComponent(agent)}${select.value ? `/${encodeURIComponent(select.value)}` : ""}`);
+  } }, h("option", { value: "" }, "new conversation"),
+  ...data.sessions.map((item) => h("option", { value: item.id, selected: item.id === current }, `${item.title || "(no message yet)"} — ${item.id}`)));
+  return select;
+}
+
+// -- the events and trace panel ------------------------------------------------------
+
+// Every event of the answers streamed on this page, with its time since the run began,
+// and the span tree of the conversation's last run: what the model and tools did, live.
+const PANEL_KEY = "raf-panel";
+function panelOpen() { return localStorage.getItem(PANEL_KEY) !== "closed"; }
+
+function sidePanel() {
+  const events = h("ol", { class: "events", id: "events" });
+  const trace = h("div", { id: "panel-trace" }, h("p", { class: "muted" }, "The trace of the last run shows here."));
+  const tabs = h("div", { class: "tabs", role: "tablist" });
+  const panes = { events: h("div", { id: "pane-events" }, events), trace: h("div", { id: "pane-trace", hidden: true }, trace) };
+  for (const [name, label] of [["events", "Events"], ["trace", "Trace"]]) {
+    tabs.append(h("button", { class: name === "events" ? "active" : "", "data-tab": name, role: "tab", onclick: (event) => {
+      for (const b of tabs.children) b.classList.toggle("active", b === event.currentTarget);
+      for (const [key, pane] of Object.entries(panes)) pane.hidden = key !== name;
+    } }, label));
+  }
+  return h("aside", { class: "side-panel", id: "side-panel" }, tabs, panes.events, panes.trace);
+}
+
+let runStarted = 0;
+function logRunStart(body) {
+  runStarted = performance.now();
+  const list = document.getElementById("events");
+  if (!list) return;
+  const what = body.responses ? `answer ${body.responses.length} approval(s)` : `run: ${String(body.messages).slice(0, 60)}`;
+  list.append(h("li", { class: "run-start" }, h("span", { class: "t" }, "0 ms"), h("span", {}, "request"), h("span", {}, what)));
+}
+
+function eventSummary(name, data) {
+  if (name === "error") return data.error ? data.error.message : "the run failed";
+  if (name === "run") return data.run_id || data.id || "";
+  const c = data.content || {};
+  switch (data.kind) {
+    case "reasoning_delta": return `reasoning ${JSON.stringify(data.reasoning)}`;
+    case "tool_call_started": case "tool_call_ended": case "tool_calling":
+      return `${c.name || data.tool_name || ""} ${c.arguments ? JSON.stringify(c.arguments) : ""}`;
+    case "tool_called": return `${c.name || data.tool_name || ""} → ${c.error !== undefined ? `error: ${c.error}` : JSON.stringify(c.result)}`;
+    case "approval_request": return `${c.name} waits for approval`;
+    case "usage": return data.usage ? `${data.usage.input_tokens} in / ${data.usage.output_tokens} out tokens` : "";
+    case "finished": return data.finish_reason || "";
+    default: return "";
+  }
+}
+
+function logEvent(name, data) {
+  const list = document.getElementById("events");
+  if (!list) return;
+  const kind = name === "update" ? data.kind : name;
+  const summary = eventSummary(name, data);
+  const last = list.lastElementChild;
+  // deltas arrive a few characters at a time: one line per streamed message or call's
+  // arguments, growing, with the time of its first piece
+  const piece = kind === "text_delta" ? data.text : kind === "tool_call_arguments_delta" ? data.arguments_delta : null;
+  const key = `${data.message_id || ""}/${data.call_id || ""}`;
+  if (piece !== null && last && last.dataset.kind === kind && last.dataset.key === key) {
+    const what = last.querySelector(".what");
+    what.dataset.text = (what.dataset.text || "") + (piece || "");
+    what.textContent = JSON.stringify(what.dataset.text).slice(0, 400);
+    return;
+  }
+  const item = h("li", { "data-kind": kind, "data-key": key },
+    h("span", { class: "t" }, `${Math.round(performance.now() - runStarted)} ms`),
+    h("span", { class: "kind" }, kind.replace(/_/g, " ")), h("span", { class: "what" }, piece !== null ? JSON.stringify(piece || "") : summary.slice(0, 400)));
+  if (piece !== null) item.querySelector(".what").dataset.text = piece || "";
+  list.append(item);
+  list.parentElement.scrollTop = list.parentElement.scrollHeight;
+}
+
+async function refreshTrace(agent, sessionId) {
+  const box = document.getElementById("panel-trace");
+  if (!box || !sessionId) return;
+  try {
+    const data = await api("GET", `/ui/api/agents/${encodeURIComponent(agent)}/sessions/${encodeURIComponent(sessionId)}/traces`);
+    const run = data.runs[data.runs.length - 1];
+    if (run) box.replaceChildren(h("div", { class: "muted" }, `Last run, ${new Date(run.started * 1000).toLocaleTimeString()}`), drawTrace(run, 120));
+    box.dataset.runs = String(data.runs.length);
+  } catch (error) { /* the panel is a view; the chat goes on */ }
 }

@@ -88,6 +88,36 @@ async function requestsPage(parts) {
 
 // -- traces --------------------------------------------------------------------------
 
+// One run's span tree: each bar is placed inside its parent's bar, on the parent's time
+// scale, so a child never runs past its parent (clocks of nested spans differ by a hair).
+function drawTrace(run, barWidth = 300) {
+  const tree = h("div", { class: "trace" });
+  const root = run.spans.find((sp) => sp.parent === null);
+  if (!root) return tree;
+  const children = (id) => run.spans.filter((sp) => sp.parent === id);
+  const draw = (span, depth, parent) => {
+    const ms = span.duration_ms;
+    let left = 0;
+    let width = barWidth;
+    if (parent) {
+      const scale = parent.width / parent.ms;
+      left = Math.min(parent.left + Math.max(0, (span.start - parent.start) * 1000 * scale), parent.left + parent.width - 2);
+      width = Math.max(2, Math.min((ms === null ? parent.ms : ms) * scale, parent.left + parent.width - left));
+    }
+    tree.append(h("div", { class: "span-row", "data-kind": span.kind, "data-id": span.id, "data-parent": span.parent || "" },
+      h("span", { style: `width:${16 * depth}px;display:inline-block` }),
+      h("span", { style: "width:14rem;display:inline-block", title: span.name }, span.name),
+      h("span", { style: `width:${barWidth + 20}px;display:inline-block;position:relative` },
+        h("span", { class: `bar ${span.kind}${span.error ? " err" : ""}`, "data-left": left.toFixed(1), "data-width": width.toFixed(1), style: `position:absolute;left:${left.toFixed(1)}px;width:${width.toFixed(1)}px;top:.2rem` })),
+      h("span", { class: "duration" }, ms === null ? "running" : `${ms.toFixed(1)} ms`),
+      span.error ? h("span", { class: "badge bad" }, span.error) : ""));
+    const box = { left, width, start: span.start, ms: Math.max(ms === null ? (parent ? parent.ms : 1) : ms, 0.001) };
+    for (const child of children(span.id)) draw(child, depth + 1, box);
+  };
+  draw(root, 0, null);
+  return tree;
+}
+
 async function tracesPage(parts) {
   const agent = agentParts(parts);
   const sessionId = parts[1] || state.sessionId;
@@ -101,23 +131,7 @@ async function tracesPage(parts) {
       : "Spans recorded by the server's run middleware: the run, each model call, each tool call (install the otel extra for OpenTelemetry spans).";
     source.dataset.source = data.source;
     for (const run of data.runs) {
-      const root = run.spans.find((sp) => sp.parent === null);
-      const total = Math.max(1, (root && root.duration_ms) || 1);
-      const tree = h("div", { class: "trace" });
-      const children = (id) => run.spans.filter((sp) => sp.parent === id);
-      const draw = (span, depth) => {
-        const offset = Math.min(298, Math.max(0, ((span.start - root.start) * 1000 / total) * 300));
-        const width = Math.max(2, Math.min(300 - offset, ((span.duration_ms || 0) / total) * 300));
-        tree.append(h("div", { class: "span-row", "data-kind": span.kind },
-          h("span", { style: `width:${16 * depth}px;display:inline-block` }),
-          h("span", { style: "width:14rem;display:inline-block" }, span.name),
-          h("span", { style: `width:320px;display:inline-block;position:relative` }, h("span", { class: `bar ${span.kind}${span.error ? " err" : ""}`, style: `position:absolute;left:${offset.toFixed(1)}px;width:${width.toFixed(1)}px;top:.2rem` })),
-          h("span", { class: "duration" }, span.duration_ms === null ? "running" : `${span.duration_ms.toFixed(1)} ms`),
-          span.error ? h("span", { class: "badge bad" }, span.error) : ""));
-        for (const child of children(span.id)) draw(child, depth + 1);
-      };
-      if (root) draw(root, 0);
-      out.push(h("h3", {}, `${run.agent} at ${new Date(run.started * 1000).toLocaleTimeString()}`), tree);
+      out.push(h("h3", {}, `${run.agent} at ${new Date(run.started * 1000).toLocaleTimeString()}`), drawTrace(run));
     }
   }
   show(...out);
