@@ -1,4 +1,4 @@
-"""The README's example of shared session stores runs as written against this test
+"""The docs' example of shared session stores runs as written against this test
 session's PostgreSQL and Redis, and prints what its comments say."""
 
 from __future__ import annotations
@@ -11,13 +11,14 @@ from pathlib import Path
 
 from tests.servers import Server
 
-README = Path(__file__).resolve().parents[2] / "README.md"
+PAGE = Path(__file__).resolve().parents[2] / "docs" / "guide" / "agents.md"
 
 
 def blocks() -> list[str]:
-    text = README.read_text(encoding="utf-8")
+    text = PAGE.read_text(encoding="utf-8")
     start = text.index("### Sessions shared by several workers")
-    end = text.index("\n## ", start)
+    end = text.find("\n## ", start)
+    end = len(text) if end < 0 else end
     return re.findall(r"```python\n(.*?)```", text[start:end], re.S)
 
 

@@ -82,12 +82,14 @@ def test_an_unknown_option_names_the_subcommand_it_was_given_to(tmp_path: Path) 
 
 
 def test_the_readmes_scripted_model_example_is_a_valid_script(tmp_path: Path) -> None:
-    """The scripted-model file format is documented in the README; its example loads."""
+    """The scripted-model file format is documented in the testing guide; its example loads."""
     import re
 
     from raf.testing import ScriptFileClient
 
-    readme = (Path(__file__).resolve().parents[2] / "README.md").read_text(encoding="utf-8")
+    readme = (Path(__file__).resolve().parents[2] / "docs" / "guide" / "testing.md").read_text(
+        encoding="utf-8"
+    )
     section = readme.split("--model scripted:FILE.json", 1)[1]
     block = re.search(r"```json\n(.*?)```", section, re.S)
     assert block is not None

@@ -1,4 +1,4 @@
-"""The README's MCP examples run as written and print what their comments say.
+"""The MCP guide's examples run as written and print what their comments say.
 
 A block whose first line names a file (`# booking_server.py: ...`) is saved under that
 name beside the others, as a reader would; the npm servers are on PATH as after
@@ -17,14 +17,11 @@ import pytest
 
 from .peers import BIN, ROOT
 
-README = ROOT / "README.md"
+PAGE = ROOT / "docs" / "guide" / "mcp.md"
 
 
 def blocks() -> list[str]:
-    text = README.read_text(encoding="utf-8")
-    start = text.index("\n## MCP\n")
-    end = text.index("\n## ", start + 1)
-    return re.findall(r"```python\n(.*?)```", text[start:end], re.S)
+    return re.findall(r"```python\n(.*?)```", PAGE.read_text(encoding="utf-8"), re.S)
 
 
 def _file_name(code: str) -> str | None:

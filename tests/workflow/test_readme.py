@@ -1,4 +1,4 @@
-"""The README's workflow examples run as written and print what their comments say."""
+"""The workflow guide's examples run as written and print what their comments say."""
 
 from __future__ import annotations
 
@@ -9,14 +9,11 @@ from pathlib import Path
 
 import pytest
 
-README = Path(__file__).resolve().parents[2] / "README.md"
+PAGE = Path(__file__).resolve().parents[2] / "docs" / "guide" / "workflows.md"
 
 
 def blocks() -> list[str]:
-    text = README.read_text(encoding="utf-8")
-    start = text.index("## Workflows")
-    end = text.index("\n## ", start + 1)
-    return re.findall(r"```python\n(.*?)```", text[start:end], re.S)
+    return re.findall(r"```python\n(.*?)```", PAGE.read_text(encoding="utf-8"), re.S)
 
 
 def test_the_section_has_examples() -> None:
