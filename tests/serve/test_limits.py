@@ -21,8 +21,8 @@ import httpx
 import pytest
 
 from raf.core.errors import ConfigurationError
-from raf.serve import ServeSecurity
-from raf.serve.limits import ServeLimits, json_too_deep
+from raf.serve import ServeLimits, ServeSecurity
+from raf.serve.limits import json_too_deep
 from raf.serve.security import SecurityMiddleware
 
 from .conftest import TOKEN_A, TOKEN_B, Served, start
