@@ -78,10 +78,18 @@ async def test_a_message_becomes_a_completed_task_in_a_session(a2a_served: Serve
         session = alice.get(f"/agents/helper/sessions/{first.context_id}").json()
         assert [m["role"] for m in session["messages"]] == ["user", "assistant"] * 2
         assert bob.get(f"/agents/helper/sessions/{first.context_id}").status_code == 404
+    # B naming A's context id gets a conversation of its own, as for any new id: the
+    # answer says nothing about A's context, and A's session is unchanged
+    a2a_served.helper.add("Hello B.")
     stolen = new_text_message("peek", role=Role.ROLE_USER, context_id=first.context_id)
-    refused = final_task(await send(url, TOKEN_B, stolen))
-    assert refused.status.state == TaskState.TASK_STATE_FAILED
-    assert "session_exists" in refused.status.message.parts[0].text
+    own = final_task(await send(url, TOKEN_B, stolen))
+    assert own.status.state == TaskState.TASK_STATE_COMPLETED, own
+    assert get_artifact_text(own.artifacts[0]) == "Hello B."
+    with a2a_served.client(TOKEN_A) as alice, a2a_served.client(TOKEN_B) as bob:
+        assert alice.get(f"/agents/helper/sessions/{first.context_id}").json() == session
+        theirs = bob.get(f"/agents/helper/sessions/{first.context_id}").json()
+        assert [m["role"] for m in theirs["messages"]] == ["user", "assistant"]
+        assert "peek" in str(theirs) and "Hello B." in str(theirs) and "Bonjour" not in str(theirs)
 
 
 async def test_an_approval_is_asked_and_answered_over_a2a(a2a_served: Served) -> None:
@@ -99,3 +107,25 @@ async def test_an_approval_is_asked_and_answered_over_a2a(a2a_served: Served) ->
     done = final_task(await send(url, TOKEN_A, answer))
     assert done.status.state == TaskState.TASK_STATE_COMPLETED
     assert a2a_served.notes == ["via a2a"]
+
+
+async def test_another_tokens_task_is_answered_as_a_missing_one(a2a_served: Served) -> None:
+    a2a_served.helper.add("For A.")
+    url = f"{a2a_served.url}/a2a/helper"
+    task = final_task(await send(url, TOKEN_A, new_text_message("hi", role=Role.ROLE_USER)))
+
+    def get_task(token: str, task_id: str) -> dict[str, Any]:
+        with a2a_served.client(token) as client:
+            body = {"jsonrpc": "2.0", "id": 1, "method": "GetTask", "params": {"id": task_id}}
+            answer = client.post("/a2a/helper", json=body, headers={"a2a-version": "1.0"})
+            return dict(answer.json())
+
+    assert get_task(TOKEN_A, task.id)["result"]["id"] == task.id
+    theirs = get_task(TOKEN_B, task.id)
+    missing = get_task(TOKEN_B, "no-such-task")
+    assert "result" not in theirs, theirs
+    assert theirs["error"]["code"] == missing["error"]["code"]
+    assert theirs["error"]["message"].replace(task.id, "ID") == missing["error"]["message"].replace(
+        "no-such-task", "ID"
+    )
+    assert "For A." not in str(theirs)

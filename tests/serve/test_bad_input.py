@@ -33,7 +33,11 @@ def test_malformed_json_is_400_and_names_the_place(served: Served, session: str)
         assert "line 1, column 19" in bad.json()["error"]["message"]
         empty = client.post(f"/agents/helper/sessions/{session}/runs", content=b"")
         assert empty.status_code == 400 and error(empty) == "malformed_json"
-        not_utf8 = client.post(f"/agents/helper/sessions/{session}/runs", content=b"\xff\xfe")
+        not_utf8 = client.post(
+            f"/agents/helper/sessions/{session}/runs",
+            content=b"\xff\xfe",
+            headers={"content-type": "application/json"},
+        )
         assert not_utf8.status_code == 400 and error(not_utf8) == "malformed_json"
         assert client.get(f"/agents/helper/sessions/{session}").json() == before
 
@@ -108,7 +112,11 @@ def test_an_oversized_body_is_413_declared_or_chunked(guarded: Served) -> None:
             for _ in range(10):
                 yield b"x" * 1000
 
-        chunked = client.post(f"/agents/helper/sessions/{sid}/runs", content=pieces())
+        chunked = client.post(
+            f"/agents/helper/sessions/{sid}/runs",
+            content=pieces(),
+            headers={"content-type": "application/json"},
+        )
         assert chunked.status_code == 413 and error(chunked) == "body_too_large"
         session = client.get(f"/agents/helper/sessions/{sid}").json()
         assert session["messages"] == []

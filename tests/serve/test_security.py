@@ -44,9 +44,34 @@ def test_a_session_is_never_visible_to_another_token(guarded: Served) -> None:
             assert response.status_code == 404, response.text
             assert response.json()["error"]["code"] == "unknown_session"
             assert "secret" not in response.text
-        taken = bob.post("/agents/helper/sessions", json={"session_id": sid})
-        assert taken.status_code == 409
         assert alice.get(f"/agents/helper/sessions/{sid}").json() == before
+
+
+def test_a_session_id_says_nothing_about_other_tokens_sessions(guarded: Served) -> None:
+    guarded.helper.add("A's answer")
+    guarded.helper.add("B's answer")
+    with guarded.client(TOKEN_A) as alice, guarded.client(TOKEN_B) as bob:
+        made = alice.post("/agents/helper/sessions", json={"session_id": "shared-name"})
+        assert made.status_code == 201
+        alice.post("/agents/helper/sessions/shared-name/runs", json={"messages": "A's secret"})
+        # B choosing the same id gets a session of its own, as for a free id: no oracle
+        ours = bob.post("/agents/helper/sessions", json={"session_id": "shared-name"})
+        assert ours.status_code == 201, ours.text
+        assert ours.json()["id"] == "shared-name" and ours.json()["messages"] == []
+        ran = bob.post("/agents/helper/sessions/shared-name/runs", json={"messages": "B's"})
+        assert ran.json()["text"] == "B's answer"
+        assert ran.json()["session_id"] == "shared-name"
+        again = bob.post("/agents/helper/sessions", json={"session_id": "shared-name"})
+        assert again.status_code == 409  # its own session exists: that it may be told
+        theirs = alice.get("/agents/helper/sessions/shared-name").json()
+        assert "A's secret" in str(theirs) and "B's" not in str(theirs)
+        assert theirs["id"] == "shared-name"
+        assert len(bob.get("/agents/helper/sessions/shared-name").json()["messages"]) == 2
+        # one rule for the id, whoever holds which: too long for a scoped key is a 400
+        long_id = "x" * 128
+        assert bob.post("/agents/helper/sessions", json={"session_id": long_id}).status_code == 400
+        bob.delete("/agents/helper/sessions/shared-name")
+        assert alice.get("/agents/helper/sessions/shared-name").status_code == 200
 
 
 def test_a_foreign_host_or_origin_is_refused(served: Served) -> None:

@@ -13,7 +13,7 @@ import time
 import urllib.error
 import urllib.request
 from collections.abc import Iterator
-from contextlib import contextmanager
+from contextlib import contextmanager, suppress
 from pathlib import Path
 
 from raf.serve.mcp_guard import allowed_host_names, is_loopback
@@ -188,3 +188,14 @@ def test_which_addresses_count_as_loopback() -> None:
     assert not is_loopback("192.168.1.5") and not is_loopback("example.com")
     assert "api.example.com" in allowed_host_names("0.0.0.0", ["api.example.com"])
     assert "0.0.0.0" not in allowed_host_names("0.0.0.0")
+
+
+def test_half_sent_headers_are_dropped_by_the_mcp_server_too() -> None:
+    from raf.serve.limits import ServeLimits
+
+    with _server(ECHO) as port, socket.create_connection(("127.0.0.1", port), 30) as half:
+        half.sendall(b"POST /mcp HTTP/1.1\r\nHost: 127.0.0.1\r\nX-Slow: ")
+        # closed after the default header deadline (the wait is bounded by the timeout)
+        half.settimeout(ServeLimits().header_timeout + 20)
+        with suppress(ConnectionResetError):
+            assert half.recv(4096) == b""

@@ -194,6 +194,50 @@ def test_a_workflow_is_started_answered_and_refuses_bad_answers(url: str) -> Non
         assert other.get(f"/ui/api/workflow-runs/{run_id}").status_code == 404
 
 
+def test_workflow_checkpoints_belong_to_the_token_that_made_them(url: str) -> None:
+    with client(url) as alice:
+        run_id = alice.post("/ui/api/workflows/ask/runs", json={"input": "A's letter"}).json()["id"]
+        alice.get(f"/ui/api/workflow-runs/{run_id}/events")
+        [request] = alice.get(f"/ui/api/workflow-runs/{run_id}").json()["pending"]
+        mine = alice.get("/ui/api/workflows/ask/checkpoints").json()["checkpoints"]
+    asked = "ok to send A's letter?"
+    paused = [c for c in mine if c.get("requests") and c["requests"][0]["data"] == asked]
+    assert paused, mine
+    checkpoint = paused[0]["id"]
+    with client(url, TOKEN_B) as bob:
+        listed = bob.get("/ui/api/workflows/ask/checkpoints")
+        assert listed.status_code == 200
+        assert "A's letter" not in listed.text
+        assert checkpoint not in listed.text
+        missing = bob.post("/ui/api/workflows/ask/checkpoints/cp_nope/resume")
+        for response in (
+            bob.post(
+                f"/ui/api/workflows/ask/checkpoints/{checkpoint}/answers",
+                json={"responses": {request["request_id"]: "sent by B"}},
+            ),
+            bob.post(f"/ui/api/workflows/ask/checkpoints/{checkpoint}/resume"),
+            bob.post(
+                f"/ui/api/workflow-runs/{run_id}/answers",
+                json={"responses": {request["request_id"]: "sent by B"}},
+            ),
+        ):
+            # the same answer as for a checkpoint that does not exist
+            assert response.status_code == 404, response.text
+            assert "A's letter" not in response.text
+        assert missing.status_code == 404
+        assert missing.json()["error"]["code"] == "unknown_checkpoint"
+    with client(url) as alice:
+        # B's tries left A's run paused; A answers it
+        assert alice.get(f"/ui/api/workflow-runs/{run_id}").json()["status"] == "paused"
+        answered = alice.post(
+            f"/ui/api/workflows/ask/checkpoints/{checkpoint}/answers",
+            json={"responses": {request["request_id"]: "sent by A"}},
+        )
+        assert answered.status_code == 201
+        tail = alice.get(f"/ui/api/workflow-runs/{answered.json()['id']}/events").text
+        assert '"data":"sent by A"' in tail
+
+
 def test_raf_ui_refuses_a_python_file_without_agents_or_workflows(tmp_path: Path) -> None:
     empty = tmp_path / "empty.py"
     empty.write_text("x = 1\n", encoding="utf-8")

@@ -8,10 +8,38 @@ import asyncio
 import os
 import sys
 from pathlib import Path
-from typing import Any
+from typing import TYPE_CHECKING, Any
+
+if TYPE_CHECKING:
+    from raf.serve.limits import ServeLimits
 
 TOKEN_ENV = "RAF_SERVE_TOKEN"
 """Environment variable holding the bearer token (several separated by commas)."""
+
+LIMIT_FLAGS = {
+    "max_body": "max_body_bytes",
+    "header_timeout": "header_timeout",
+    "body_timeout": "body_timeout",
+    "keep_alive": "keep_alive",
+    "max_connections": "max_connections",
+    "max_streams": "max_streams",
+    "max_json_depth": "max_json_depth",
+    "rate_limit": "rate_per_second",
+    "rate_burst": "rate_burst",
+}
+"""`raf serve` flags (as argparse names them) → the `ServeLimits` field each sets."""
+
+
+def limits_from(args: argparse.Namespace) -> ServeLimits:
+    """The server limits: the defaults, with those given as flags replaced."""
+    from raf.serve.limits import ServeLimits
+
+    given = {
+        field: getattr(args, flag)
+        for flag, field in LIMIT_FLAGS.items()
+        if getattr(args, flag, None) is not None
+    }
+    return ServeLimits(**given)
 
 
 def register(subparsers: Any) -> None:
@@ -66,9 +94,29 @@ def _server_arguments(parser: argparse.ArgumentParser) -> None:
         metavar="URL",
         help="browser Origin to accept",
     )
-    parser.add_argument(
-        "--max-body", type=int, default=1024 * 1024, metavar="BYTES", help="request size limit"
+    limits = parser.add_argument_group(
+        "limits", "what each client may hold (defaults are safe for a shared server)"
     )
+    from raf.serve.limits import ServeLimits
+
+    defaults = ServeLimits()
+
+    def limit(flag: str, kind: type, metavar: str, help: str) -> None:
+        name = flag.lstrip("-").replace("-", "_")
+        shown = getattr(defaults, LIMIT_FLAGS[name])
+        limits.add_argument(
+            flag, type=kind, metavar=metavar, help=f"{help} (default {shown})", dest=name
+        )
+
+    limit("--max-body", int, "BYTES", "largest request body")
+    limit("--header-timeout", float, "SECONDS", "time to send a request's headers")
+    limit("--body-timeout", float, "SECONDS", "time to send a request's body")
+    limit("--keep-alive", int, "SECONDS", "idle time a connection is kept open")
+    limit("--max-connections", int, "N", "open connections (idle ones are closed first)")
+    limit("--max-streams", int, "N", "requests and streams answered at once")
+    limit("--max-json-depth", int, "N", "deepest JSON nesting in a request")
+    limit("--rate-limit", float, "PER_SECOND", "requests a second per token (0: off)")
+    limit("--rate-burst", int, "N", "requests a token may make at once")
     parser.add_argument(
         "--sessions",
         metavar="PATH|memory",
@@ -237,7 +285,7 @@ def serve_command(args: argparse.Namespace) -> int:
         tokens=_tokens(args),
         allowed_hosts=args.allow_host,
         allowed_origins=args.allow_origin,
-        max_body_bytes=args.max_body,
+        limits=limits_from(args),
     )
     client = resolve_client(args.model) if args.model or os.environ.get("RAF_MODEL") else None
     workflows: list[Any] = []

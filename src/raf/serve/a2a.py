@@ -171,8 +171,8 @@ def make_executor(host: AgentHost, name: str) -> AgentExecutor:
         async def cancel(self, context: RequestContext, event_queue: EventQueue) -> None:
             owner = context.call_context.user.user_name
             context_id = context.context_id or ""
-            active = host.running(context_id)
-            if active is not None and active.owner == owner and active.agent == name:
+            active = host.active_run(name, context_id, owner)
+            if active is not None:
                 active.token.cancel("cancelled over A2A")
             updater = TaskUpdater(event_queue, context.task_id or "", context_id)
             await updater.cancel()

@@ -222,7 +222,7 @@ class RafAcpAgent:
     async def cancel(self, session_id: str, **_: Any) -> None:
         if session_id in self.turns:
             self.turns[session_id] = True
-        active = self.host.running(session_id)
+        active = self.host.active_run(self.name, session_id, ANONYMOUS)
         if active is not None:
             active.token.cancel("cancelled by the editor")
 

@@ -105,7 +105,7 @@ class DurableAgentHost(AgentHost):
     def cancel(self, agent_name: str, session_id: str, owner: str) -> ActiveRun:
         """Cancel the durable run in progress in the session (in any worker)."""
         active = super().cancel(agent_name, session_id, owner)
-        run_id = self._durable_ids.get(session_id)
+        run_id = self._durable_ids.get(active.key)
         if run_id:
             task = asyncio.get_running_loop().create_task(self.runtime.cancel(run_id))
             self._cancels.add(task)

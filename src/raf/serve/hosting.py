@@ -6,7 +6,6 @@ so ownership, one-run-per-session and cancellation hold the same way everywhere.
 
 from __future__ import annotations
 
-import hashlib
 import re
 import uuid
 from collections.abc import AsyncIterator, Mapping, Sequence
@@ -24,6 +23,7 @@ from raf.core.options import AgentRunOptions
 from raf.core.responses import AgentResponse, AgentResponseUpdate, UpdateKind
 from raf.core.sessions import AgentSession, SessionStore
 from raf.serve.errors import ServeError, not_found
+from raf.serve.tenancy import ANONYMOUS, Tenant, owner_of
 
 SERVE_KEY = "raf_serve"
 """Session metadata key under which the server records the agent and the owner."""
@@ -31,15 +31,15 @@ SERVE_KEY = "raf_serve"
 SESSION_ID = re.compile(r"^[A-Za-z0-9_-][A-Za-z0-9_.-]{0,127}$")
 """Session ids a client may choose: safe as a file name in every store."""
 
-ANONYMOUS = ""
-"""The owner of sessions when the server runs without tokens (loopback only)."""
+__all__ = ["ANONYMOUS", "SERVE_KEY", "ActiveRun", "AgentHost", "owner_of", "public_id"]
 
 
-def owner_of(token: str | None) -> str:
-    """The owner id of a bearer token: a hash, so the token itself is never stored."""
-    if not token:
-        return ANONYMOUS
-    return hashlib.sha256(token.encode("utf-8")).hexdigest()[:32]
+def public_id(session: AgentSession) -> str:
+    """The id a session's owner knows it by (its stored id is scoped to the owner)."""
+    mark = session.metadata.get(SERVE_KEY)
+    if isinstance(mark, dict) and isinstance(mark.get("id"), str):
+        return str(mark["id"])
+    return session.id
 
 
 @dataclass(kw_only=True, slots=True)
@@ -49,6 +49,8 @@ class ActiveRun:
     run_id: str
     agent: str
     owner: str
+    key: str = ""
+    """The stored id of the session it runs in (scoped to the owner)."""
     token: CancellationToken = field(default_factory=CancellationToken)
 
 
@@ -90,31 +92,30 @@ class AgentHost:
     async def create_session(
         self, agent_name: str, owner: str, session_id: str | None = None
     ) -> AgentSession:
-        """A new, stored session of `agent_name` owned by `owner`."""
+        """A new, stored session of `agent_name` owned by `owner`. A chosen id is the
+        caller's own: another owner's session of that name is a different one, so a
+        409 `session_exists` only ever means "you made it already"."""
         agent = self.agent(agent_name)
-        if session_id is not None and not SESSION_ID.match(session_id):
-            raise ServeError(
-                400,
-                "invalid_session_id",
-                f"session id {session_id!r} is not valid: use 1-128 letters, digits, '_', "
-                "'-', '.', not starting with '.'",
-            )
+        tenant = Tenant(owner)
+        if session_id is None:
+            session_id = uuid.uuid4().hex
+            key = tenant.key(session_id)
+        else:
+            key = tenant.check_name(session_id, SESSION_ID, "session")
         exists = ServeError(409, "session_exists", f"a session named {session_id!r} exists already")
-        if session_id is not None and session_id in self._creating:
+        if key in self._creating:
             raise exists
-        if session_id is not None:
-            self._creating.add(session_id)  # two requests naming one id: the second gets 409
+        self._creating.add(key)  # two requests naming one id: the second gets 409
         try:
-            if session_id is not None and await self._exists(session_id):
+            if await self._exists(key):
                 raise exists
-            session = agent.create_session(session_id)
-            session.metadata[SERVE_KEY] = {"agent": agent_name, "owner": owner}
+            session = agent.create_session(key)
+            session.metadata[SERVE_KEY] = {"agent": agent_name, "owner": owner, "id": session_id}
             await self.store.save(session)
         except SessionError as exc:
             raise ServeError(400, "invalid_session_id", str(exc)) from None
         finally:
-            if session_id is not None:
-                self._creating.discard(session_id)
+            self._creating.discard(key)
         return session
 
     async def _exists(self, session_id: str) -> bool:
@@ -127,13 +128,14 @@ class AgentHost:
         return True
 
     async def session(self, agent_name: str, session_id: str, owner: str) -> AgentSession:
-        """The stored session if it belongs to this agent and owner; a 404 otherwise, the
-        same as for a session that does not exist, so ids of others cannot be probed."""
+        """The caller's stored session of this agent named `session_id`; a 404 otherwise,
+        the same as for a session that does not exist, so ids of others cannot be probed."""
         self.agent(agent_name)
-        if not SESSION_ID.match(session_id):
+        tenant = Tenant(owner)
+        if not SESSION_ID.match(session_id) or len(session_id) > tenant.longest_name():
             raise not_found("session", session_id)
         try:
-            session = await self.store.load(session_id)
+            session = await self.store.load(tenant.key(session_id))
         except SessionNotFoundError:
             raise not_found("session", session_id) from None
         except SessionError as exc:
@@ -141,27 +143,26 @@ class AgentHost:
         mark = session.metadata.get(SERVE_KEY)
         if not isinstance(mark, dict) or mark.get("agent") != agent_name:
             raise not_found("session", session_id)
-        if mark.get("owner") != owner:
-            raise not_found("session", session_id)
+        tenant.check(mark.get("owner"), "session", session_id)
         return session
 
     async def delete_session(self, agent_name: str, session_id: str, owner: str) -> None:
         """Remove a session; refused while a run is in progress in it."""
-        await self.session(agent_name, session_id, owner)
-        self._refuse_if_busy(session_id)
-        await self.store.delete(session_id)
+        session = await self.session(agent_name, session_id, owner)
+        self._refuse_if_busy(session)
+        await self.store.delete(session.id)
 
-    def running(self, session_id: str) -> ActiveRun | None:
-        """The run in progress in this session, if any."""
-        return self.runs.get(session_id)
+    def running(self, session_key: str) -> ActiveRun | None:
+        """The run in progress in the session stored as `session_key`, if any."""
+        return self.runs.get(session_key)
 
-    def _refuse_if_busy(self, session_id: str) -> None:
-        active = self.runs.get(session_id)
+    def _refuse_if_busy(self, session: AgentSession) -> None:
+        active = self.runs.get(session.id)
         if active is not None:
             raise ServeError(
                 409,
                 "session_busy",
-                f"session {session_id!r} has a run in progress ({active.run_id}); "
+                f"session {public_id(session)!r} has a run in progress ({active.run_id}); "
                 "wait for it or cancel it",
                 run_id=active.run_id,
             )
@@ -171,13 +172,13 @@ class AgentHost:
     def release(self, session_id: str, active: ActiveRun) -> None:
         """Forget a run that ended; safe to call twice (a stream never iterated, because
         its client left at once, is released by the response's background task)."""
-        if self.runs.get(session_id) is active:
-            del self.runs[session_id]
+        if self.runs.get(active.key) is active:
+            del self.runs[active.key]
 
-    def _start(self, agent_name: str, session_id: str, owner: str) -> ActiveRun:
-        self._refuse_if_busy(session_id)
-        active = ActiveRun(run_id=uuid.uuid4().hex, agent=agent_name, owner=owner)
-        self.runs[session_id] = active
+    def _start(self, agent_name: str, session: AgentSession, owner: str) -> ActiveRun:
+        self._refuse_if_busy(session)
+        active = ActiveRun(run_id=uuid.uuid4().hex, agent=agent_name, owner=owner, key=session.id)
+        self.runs[session.id] = active
         return active
 
     async def _prepare(
@@ -190,7 +191,7 @@ class AgentHost:
     ) -> tuple[Agent, AgentSession, ActiveRun]:
         agent = self.agent(agent_name)
         session = await self.session(agent_name, session_id, owner)
-        active = self._start(agent_name, session_id, owner)
+        active = self._start(agent_name, session, owner)
         try:
             check_request(session, messages, approvals)
         except BaseException:
@@ -250,11 +251,19 @@ class AgentHost:
 
         return active, updates()
 
-    def cancel(self, agent_name: str, session_id: str, owner: str) -> ActiveRun:
-        """Cancel the run in progress in the session; a 409 when none is running."""
+    def active_run(self, agent_name: str, session_id: str, owner: str) -> ActiveRun | None:
+        """The caller's run in progress in its session `session_id` of this agent, if any."""
         self.agent(agent_name)
-        active = self.runs.get(session_id)
-        if active is None or active.agent != agent_name or active.owner != owner:
+        tenant = Tenant(owner)
+        active = self.runs.get(tenant.key(session_id))
+        if active is None or active.agent != agent_name or not tenant.owns(active.owner):
+            return None
+        return active
+
+    def cancel(self, agent_name: str, session_id: str, owner: str) -> ActiveRun:
+        """Cancel the caller's run in progress in the session; a 409 when none is running."""
+        active = self.active_run(agent_name, session_id, owner)
+        if active is None:
             raise ServeError(
                 409,
                 "no_run_in_progress",
@@ -304,7 +313,7 @@ def check_request(
                     409,
                     "approval_not_pending",
                     f"call {answer.call_id!r} is not waiting for approval in session "
-                    f"{session.id!r} (already answered, cancelled, or never asked); "
+                    f"{public_id(session)!r} (already answered, cancelled, or never asked); "
                     "the session is unchanged",
                     call_id=answer.call_id,
                     pending=sorted(pending),
@@ -314,7 +323,7 @@ def check_request(
         raise ServeError(
             409,
             "awaiting_approval",
-            f"session {session.id!r} waits for approval of "
+            f"session {public_id(session)!r} waits for approval of "
             + ", ".join(f"{p.name} ({p.call_id})" for p in pending.values())
             + "; answer them first",
             pending=sorted(pending),

@@ -322,7 +322,10 @@ class AgentMcpServer:
         once the socket listens (port 0 picks a free port; the URL has the real one)."""
         import uvicorn
         from mcp.server.transport_security import TransportSecuritySettings
+        from uvicorn.protocols.http.auto import AutoHTTPProtocol
 
+        from raf.serve.connections import guarded_protocol
+        from raf.serve.limits import ServeLimits
         from raf.serve.mcp_guard import (
             BearerTokenGuard,
             allowed_host_names,
@@ -339,7 +342,17 @@ class AgentMcpServer:
         app: Any = self.server.streamable_http_app(host=host, transport_security=security)
         if token:
             app = BearerTokenGuard(app, token)
-        config = uvicorn.Config(app, host=host, port=port, log_level="warning", lifespan="on")
+        # slow and idle clients are bounded as on `raf serve` (header deadline, cap)
+        limits = ServeLimits()
+        config = uvicorn.Config(
+            app,
+            host=host,
+            port=port,
+            log_level="warning",
+            lifespan="on",
+            timeout_keep_alive=limits.keep_alive,
+            http=guarded_protocol(AutoHTTPProtocol, limits),
+        )
         server = uvicorn.Server(config)
         if ready is None:
             await server.serve()

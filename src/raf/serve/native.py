@@ -17,7 +17,7 @@ from raf.core.messages import ChatMessage, Role
 from raf.core.responses import AgentResponse, AgentResponseUpdate
 from raf.core.sessions import AgentSession
 from raf.serve.errors import ServeError
-from raf.serve.hosting import SERVE_KEY, ActiveRun, AgentHost
+from raf.serve.hosting import SERVE_KEY, ActiveRun, AgentHost, public_id
 from raf.serve.requests import error_for, json_line, parse_body
 from raf.serve.security import OWNER_KEY
 
@@ -84,6 +84,7 @@ def user_messages(value: str | list[str | dict[str, Any]]) -> list[ChatMessage]:
 def session_body(session: AgentSession, host: AgentHost) -> dict[str, Any]:
     """A session's JSON form for its owner, without the server's own bookkeeping."""
     data = session.to_dict()
+    data["id"] = public_id(session)
     metadata = dict(data["metadata"])
     mark = metadata.pop(SERVE_KEY, {})
     data["metadata"] = metadata
@@ -94,10 +95,10 @@ def session_body(session: AgentSession, host: AgentHost) -> dict[str, Any]:
     return data
 
 
-def run_body(response: AgentResponse, active: ActiveRun) -> dict[str, Any]:
-    """A finished run's JSON form."""
+def run_body(response: AgentResponse, active: ActiveRun, session_id: str) -> dict[str, Any]:
+    """A finished run's JSON form; `session_id` is the session's id as its owner knows it."""
     data = response.to_dict()
-    data["session_id"] = response.session_id
+    data["session_id"] = session_id
     data["run_id"] = active.run_id
     data["text"] = response.text
     data["pending_approvals"] = [content_to_dict(p) for p in response.pending_approvals]
@@ -184,7 +185,7 @@ def native_router(host: AgentHost) -> APIRouter:
                 background=BackgroundTask(host.release, session_id, active),
             )
         response, active = await host.run(agent, session_id, who, messages, approvals)
-        return JSONResponse(run_body(response, active))
+        return JSONResponse(run_body(response, active, session_id))
 
     @router.post("/agents/{agent}/sessions/{session_id}/runs")
     async def run(agent: str, session_id: str, request: Request) -> Response:
@@ -199,7 +200,7 @@ def native_router(host: AgentHost) -> APIRouter:
         body = parse_body(await request.body(), RunRequest)
         messages = user_messages(body.messages)
         session = await host.create_session(agent, owner(request))
-        return await answer(agent, session.id, request, messages, [], body.stream)
+        return await answer(agent, public_id(session), request, messages, [], body.stream)
 
     @router.post("/agents/{agent}/sessions/{session_id}/approvals")
     async def approvals(agent: str, session_id: str, request: Request) -> Response:

@@ -35,6 +35,12 @@ def parse_body(raw: bytes, model: type[ModelT], *, empty_ok: bool = False) -> Mo
         ) from None
     except UnicodeDecodeError:
         raise ServeError(400, "malformed_json", "the request body is not UTF-8 text") from None
+    except ValueError as exc:  # a number too long to convert, say
+        raise ServeError(
+            400, "malformed_json", f"the request body is not usable JSON: {exc}"
+        ) from None
+    except RecursionError:
+        raise ServeError(400, "json_too_deep", "the JSON body nests too deeply") from None
     try:
         return model.model_validate(data)
     except ValidationError as exc:

@@ -1,4 +1,5 @@
-"""What a server lets in: bearer tokens, Host and Origin checks, and a body size limit.
+"""What a server lets in: bearer tokens, Host and Origin checks, JSON bodies only, and
+the request limits of `ServeLimits` (body size, time and depth, rate, streams at once).
 
 The checks are one plain ASGI middleware in front of every protocol the server speaks,
 so a mounted application (A2A) gets them too and streamed responses are not buffered.
@@ -6,16 +7,19 @@ so a mounted application (A2A) gets them too and streamed responses are not buff
 
 from __future__ import annotations
 
+import asyncio
 import hmac
 import ipaddress
 import json
+import math
 from collections.abc import Awaitable, Callable, MutableMapping, Sequence
-from dataclasses import dataclass, field
+from dataclasses import dataclass, field, replace
 from typing import Any
 from urllib.parse import urlsplit
 
 from raf.core.errors import ConfigurationError
-from raf.serve.hosting import owner_of
+from raf.serve.limits import DEFAULT_MAX_BODY, RateLimiter, ServeLimits, json_too_deep
+from raf.serve.tenancy import owner_of
 
 Scope = MutableMapping[str, Any]
 Message = MutableMapping[str, Any]
@@ -23,8 +27,7 @@ Receive = Callable[[], Awaitable[Message]]
 Send = Callable[[Message], Awaitable[None]]
 ASGIApp = Callable[[Scope, Receive, Send], Awaitable[None]]
 
-DEFAULT_MAX_BODY = 1024 * 1024
-"""Largest request body accepted by default (1 MiB)."""
+__all__ = ["DEFAULT_MAX_BODY", "SecurityMiddleware", "ServeSecurity", "is_loopback"]
 
 PUBLIC_PATHS = frozenset({"/health", "/ready"})
 """Paths answered without a token: probes for load balancers (and A2A agent cards)."""
@@ -68,8 +71,14 @@ class ServeSecurity:
     any name otherwise (the token is the guard there)."""
     allowed_origins: tuple[str, ...] = ()
     """Browser origins accepted besides loopback ones on a loopback server."""
-    max_body_bytes: int = DEFAULT_MAX_BODY
+    limits: ServeLimits = field(default_factory=ServeLimits)
+    """Timeouts, sizes, depth, rate and connection limits."""
     public_paths: frozenset[str] = field(default=PUBLIC_PATHS)
+
+    @property
+    def max_body_bytes(self) -> int:
+        """Largest request body accepted (`limits.max_body_bytes`)."""
+        return self.limits.max_body_bytes
 
     @classmethod
     def for_bind(
@@ -79,9 +88,11 @@ class ServeSecurity:
         tokens: tuple[str, ...] | list[str] = (),
         allowed_hosts: tuple[str, ...] | list[str] = (),
         allowed_origins: tuple[str, ...] | list[str] = (),
-        max_body_bytes: int = DEFAULT_MAX_BODY,
+        max_body_bytes: int | None = None,
+        limits: ServeLimits | None = None,
     ) -> ServeSecurity:
-        """Rules for a server bound to `host`; refuses a non-loopback bind without tokens."""
+        """Rules for a server bound to `host`; refuses a non-loopback bind without tokens.
+        `max_body_bytes`, when given, replaces the one in `limits`."""
         clean = tuple(t.strip() for t in tokens if t.strip())
         if not is_loopback(host) and not clean:
             raise ConfigurationError(
@@ -91,14 +102,17 @@ class ServeSecurity:
             )
         if any(len(t) < 16 for t in clean):
             raise ConfigurationError("a bearer token must be at least 16 characters long")
-        if max_body_bytes <= 0:
-            raise ConfigurationError("the body size limit must be a positive number of bytes")
+        limits = limits or ServeLimits()
+        if max_body_bytes is not None:
+            if max_body_bytes <= 0:
+                raise ConfigurationError("the body size limit must be a positive number of bytes")
+            limits = replace(limits, max_body_bytes=max_body_bytes)
         return cls(
             bind_host=host,
             tokens=clean,
             allowed_hosts=tuple(h.lower() for h in allowed_hosts),
             allowed_origins=tuple(o.rstrip("/").lower() for o in allowed_origins),
-            max_body_bytes=max_body_bytes,
+            limits=limits,
         )
 
     def is_public(self, path: str) -> bool:
@@ -165,12 +179,31 @@ async def send_json_error(
     await send({"type": "http.response.body", "body": body})
 
 
+UNSAFE_METHODS = frozenset({"POST", "PUT", "PATCH", "DELETE"})
+"""Methods that change something: a browser sends some of them cross-origin without
+asking first unless the body is declared JSON."""
+
+
+def is_json(content_type: str | None) -> bool:
+    """Whether a Content-Type header names JSON (`application/json`, `…+json`)."""
+    if content_type is None:
+        return False
+    media = content_type.split(";", 1)[0].strip().lower()
+    return media == "application/json" or (
+        media.startswith("application/") and media.endswith("+json")
+    )
+
+
 class SecurityMiddleware:
     """Refuses what `ServeSecurity` does not admit, before any protocol sees it."""
 
     def __init__(self, app: ASGIApp, security: ServeSecurity) -> None:
         self.app = app
         self.security = security
+        self.limits = security.limits
+        self.rates = RateLimiter(self.limits.rate_per_second, self.limits.rate_burst)
+        self.streams = 0
+        """Requests being answered now (health probes and page files not counted)."""
 
     async def __call__(self, scope: Scope, receive: Receive, send: Send) -> None:
         if scope["type"] != "http":
@@ -178,6 +211,7 @@ class SecurityMiddleware:
             return
         headers = {k.decode("latin-1").lower(): v.decode("latin-1") for k, v in scope["headers"]}
         rules = self.security
+        limits = self.limits
         if not rules.host_allowed(headers.get("host")):
             await send_json_error(send, 403, "host_not_allowed", "this Host is not served here")
             return
@@ -185,7 +219,8 @@ class SecurityMiddleware:
             await send_json_error(send, 403, "origin_not_allowed", "this Origin is not allowed")
             return
         owner = rules.owner(headers.get("authorization"))
-        if owner is None and not rules.is_public(scope["path"]):
+        public = rules.is_public(scope["path"])
+        if owner is None and not public:
             await send_json_error(
                 send,
                 401,
@@ -195,13 +230,47 @@ class SecurityMiddleware:
             )
             return
         scope.setdefault("state", {})[OWNER_KEY] = owner or ""
+        if not public:
+            wait = self.rates.wait(owner or "")
+            if wait > 0:
+                await send_json_error(
+                    send,
+                    429,
+                    "rate_limited",
+                    f"more than {limits.rate_per_second:g} requests a second (bursts of "
+                    f"{limits.rate_burst}) from this token; retry after {wait:.2f} s",
+                    [(b"retry-after", str(max(1, math.ceil(wait))).encode())],
+                )
+                return
+        if await self._refuse_content(scope, headers, send):
+            return
         length = headers.get("content-length")
-        if length is not None and (not length.isdigit() or int(length) > rules.max_body_bytes):
+        if length is not None and (not length.isdigit() or int(length) > limits.max_body_bytes):
             await send_json_error(send, 413, "body_too_large", self._too_large())
             return
-        body = await self._read_body(receive)
+        try:
+            async with asyncio.timeout(limits.body_timeout):
+                body = await self._read_body(receive)
+        except TimeoutError:
+            await send_json_error(
+                send,
+                408,
+                "body_timeout",
+                f"the request body did not arrive within {limits.body_timeout:g} s",
+                [(b"connection", b"close")],
+            )
+            return
         if body is None:
             await send_json_error(send, 413, "body_too_large", self._too_large())
+            return
+        if body and json_too_deep(body, limits.max_json_depth):
+            await send_json_error(
+                send,
+                400,
+                "json_too_deep",
+                f"the JSON body nests arrays and objects deeper than {limits.max_json_depth} "
+                "levels",
+            )
             return
         replayed = False
 
@@ -212,7 +281,42 @@ class SecurityMiddleware:
                 return {"type": "http.request", "body": body, "more_body": False}
             return await receive()
 
-        await self.app(scope, replay, send)
+        if public:
+            await self.app(scope, replay, send)
+            return
+        if self.streams >= limits.max_streams:
+            await send_json_error(
+                send,
+                503,
+                "server_busy",
+                f"the server is answering {limits.max_streams} requests already; retry soon",
+                [(b"retry-after", b"1")],
+            )
+            return
+        self.streams += 1
+        try:
+            await self.app(scope, replay, send)
+        finally:
+            self.streams -= 1
+
+    async def _refuse_content(self, scope: Scope, headers: dict[str, str], send: Send) -> bool:
+        """Refuse (415) a body that is not declared JSON, and a browser's unsafe request
+        that does not declare JSON: only those does a browser send cross-origin without
+        a preflight, which this server never grants."""
+        if scope["method"] not in UNSAFE_METHODS or is_json(headers.get("content-type")):
+            return False
+        length = headers.get("content-length")
+        has_body = "transfer-encoding" in headers or (length is not None and length != "0")
+        if not has_body and "origin" not in headers:
+            return False
+        await send_json_error(
+            send,
+            415,
+            "unsupported_media_type",
+            "send the request as JSON (Content-Type: application/json)"
+            + ("" if has_body else ": a browser's request must declare it"),
+        )
+        return True
 
     def _too_large(self) -> str:
         return f"the request body is larger than {self.security.max_body_bytes} bytes"

@@ -11,7 +11,32 @@ from typing import Any
 
 from raf.core.errors import ConfigurationError
 from raf.serve.errors import require_extra
+from raf.serve.limits import ServeLimits
 from raf.serve.security import ASGIApp
+
+BACKLOG = 2048
+"""Connections the kernel queues before the server accepts them."""
+
+
+def limits_of(app: ASGIApp) -> ServeLimits:
+    """The limits `create_app` put in front of `app` (the defaults for a bare app)."""
+    limits = getattr(app, "limits", None)
+    return limits if isinstance(limits, ServeLimits) else ServeLimits()
+
+
+def _room_for(connections: int) -> None:
+    """Raise this process's open-file limit (up to the hard one) so that the connection
+    cap, not the file limit, is what refuses clients; the accept loop stalls otherwise."""
+    try:
+        import resource
+    except ImportError:  # not on this platform: the file limit stays as it is
+        return
+    soft, hard = resource.getrlimit(resource.RLIMIT_NOFILE)
+    wanted = connections + 256
+    if soft != resource.RLIM_INFINITY and soft < wanted:
+        raised = wanted if hard == resource.RLIM_INFINITY else min(wanted, hard)
+        with contextlib.suppress(ValueError, OSError):
+            resource.setrlimit(resource.RLIMIT_NOFILE, (raised, hard))
 
 
 def bind(host: str, port: int) -> socket.socket:
@@ -26,7 +51,7 @@ def bind(host: str, port: int) -> socket.socket:
     except OSError as exc:
         sock.close()
         raise ConfigurationError(f"cannot listen on {host}:{port}: {exc.strerror}") from None
-    sock.listen(512)
+    sock.listen(BACKLOG)
     sock.setblocking(False)
     return sock
 
@@ -34,6 +59,9 @@ def bind(host: str, port: int) -> socket.socket:
 def _server(app: ASGIApp, on_started: Callable[[], None] | None = None) -> Any:
     require_extra("uvicorn")
     import uvicorn
+    from uvicorn.protocols.http.auto import AutoHTTPProtocol
+
+    from raf.serve.connections import guarded_protocol
 
     class Server(uvicorn.Server):
         async def startup(self, sockets: list[socket.socket] | None = None) -> None:
@@ -41,7 +69,16 @@ def _server(app: ASGIApp, on_started: Callable[[], None] | None = None) -> Any:
             if self.started and on_started is not None:
                 on_started()
 
-    settings = uvicorn.Config(app, log_level="warning", timeout_graceful_shutdown=5)
+    limits = limits_of(app)
+    _room_for(limits.max_connections)
+    settings = uvicorn.Config(
+        app,
+        log_level="warning",
+        timeout_graceful_shutdown=5,
+        timeout_keep_alive=limits.keep_alive,
+        http=guarded_protocol(AutoHTTPProtocol, limits),
+        backlog=BACKLOG,
+    )
     return Server(settings)
 
 

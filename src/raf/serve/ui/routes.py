@@ -13,10 +13,12 @@ from pydantic import BaseModel, ConfigDict, Field
 
 from raf.agent.agent import Agent, agent_summary
 from raf.core.errors import RafError
+from raf.core.sessions import AgentSession
 from raf.serve.errors import ServeError, not_found
-from raf.serve.hosting import SERVE_KEY, AgentHost
+from raf.serve.hosting import SERVE_KEY, AgentHost, public_id
 from raf.serve.requests import json_line, parse_body
 from raf.serve.security import OWNER_KEY
+from raf.serve.tenancy import Tenant
 from raf.serve.ui.recorder import TurnRecorder
 from raf.serve.ui.workflows import WorkflowHost, graph_of, parse_value
 
@@ -44,6 +46,9 @@ PAGE_HEADERS = {
 }
 """Sent with every page file: no script but ours runs, even if some text slipped through."""
 
+CONVERSATION = "gen_ai.conversation.id"
+"""The span attribute that names the session a traced run ran in."""
+
 
 class WorkflowStart(BaseModel):
     """Body of starting a workflow run: its input, JSON or plain text."""
@@ -57,6 +62,19 @@ class WorkflowAnswers(BaseModel):
 
     model_config = ConfigDict(extra="forbid")
     responses: dict[str, Any] = Field(min_length=1)
+
+
+def known_as(runs: list[dict[str, Any]], session: AgentSession) -> list[dict[str, Any]]:
+    """Recorded runs with the session named by the id its owner knows (the stored id is
+    scoped to the owner)."""
+    shown = public_id(session)
+    for run in runs:
+        run["session_id"] = shown
+        for span in run.get("spans", ()):
+            attributes = span.get("attributes")
+            if isinstance(attributes, dict) and attributes.get(CONVERSATION) == session.id:
+                span["attributes"] = {**attributes, CONVERSATION: shown}  # not the stored one
+    return runs
 
 
 def _asset(name: str) -> bytes:
@@ -143,9 +161,11 @@ def ui_router(
     @router.get("/ui/api/agents/{agent}/sessions")
     async def sessions(agent: str, request: Request) -> dict[str, Any]:
         host.agent(agent)
-        who = owner(request)
+        who = Tenant(owner(request))
         found: list[dict[str, Any]] = []
         for session_id in await host.store.list():
+            if not who.owns_key(session_id):
+                continue
             try:
                 session = await host.store.load(session_id)
             except RafError:
@@ -153,12 +173,12 @@ def ui_router(
             mark = session.metadata.get(SERVE_KEY)
             if not isinstance(mark, dict) or mark.get("agent") != agent:
                 continue
-            if mark.get("owner") != who:
+            if not who.owns(mark.get("owner")):
                 continue
             first = next((m.text for m in session.messages if m.role.value == "user"), "")
             found.append(
                 {
-                    "id": session.id,
+                    "id": public_id(session),
                     "title": first[:80],
                     "messages": len(session.messages),
                     "pending": len(session.pending_approvals),
@@ -170,15 +190,15 @@ def ui_router(
 
     @router.get("/ui/api/agents/{agent}/sessions/{session_id}/runs")
     async def runs(agent: str, session_id: str, request: Request) -> dict[str, Any]:
-        await host.session(agent, session_id, owner(request))
-        return {"runs": recorder.runs(session_id)}
+        session = await host.session(agent, session_id, owner(request))
+        return {"runs": known_as(recorder.runs(session.id), session)}
 
     @router.get("/ui/api/agents/{agent}/sessions/{session_id}/traces")
     async def session_traces(agent: str, session_id: str, request: Request) -> dict[str, Any]:
-        await host.session(agent, session_id, owner(request))
+        session = await host.session(agent, session_id, owner(request))
         if traces is not None:
-            return {"source": "opentelemetry", "runs": traces.runs(session_id)}
-        return {"source": "recorder", "runs": recorder.runs(session_id)}
+            return {"source": "opentelemetry", "runs": known_as(traces.runs(session.id), session)}
+        return {"source": "recorder", "runs": known_as(recorder.runs(session.id), session)}
 
     @router.get("/ui/api/agents/{agent}/memory")
     async def memory(agent: str) -> dict[str, Any]:
@@ -186,8 +206,8 @@ def ui_router(
         return {"memory": memory_view(found), "skills": skills_view(found)}
 
     @router.get("/ui/api/workflows/{name}/checkpoints")
-    async def checkpoints(name: str) -> dict[str, Any]:
-        return {"checkpoints": await workflows.checkpoints(name)}
+    async def checkpoints(name: str, request: Request) -> dict[str, Any]:
+        return {"checkpoints": await workflows.checkpoints(name, owner(request))}
 
     @router.post("/ui/api/workflows/{name}/runs", status_code=201)
     async def start(name: str, request: Request) -> dict[str, Any]:

@@ -10,7 +10,9 @@ from dataclasses import dataclass, field
 from typing import Any
 
 from raf.serve.errors import ServeError, not_found
+from raf.serve.tenancy import Tenant
 from raf.workflow import CheckpointNotFoundError, Workflow, WorkflowError
+from raf.workflow.checkpoints import Checkpoint
 from raf.workflow.edges import FanInEdge, FanOutEdge, LoopEdge, SwitchEdge
 
 
@@ -127,9 +129,25 @@ class WorkflowHost:
 
     def run(self, run_id: str, owner: str) -> WorkflowRun:
         found = self.runs.get(run_id)
-        if found is None or found.owner != owner:
+        if found is None:
             raise not_found("workflow run", run_id)
+        Tenant(owner).check(found.owner, "workflow run", run_id)
         return found
+
+    async def checkpoint(self, name: str, owner: str, checkpoint_id: str) -> Checkpoint:
+        """The caller's stored checkpoint of workflow `name`: one its own runs wrote (their
+        run ids carry the owner). Someone else's is a 404, as a missing one is."""
+        workflow = self.workflow(name)
+        try:
+            checkpoint = await workflow.checkpoint_store.load(checkpoint_id)
+        except CheckpointNotFoundError:
+            raise not_found("checkpoint", checkpoint_id) from None
+        except WorkflowError as exc:
+            raise ServeError(400, "invalid_checkpoint", str(exc)) from None
+        if checkpoint.workflow != name:
+            raise not_found("checkpoint", checkpoint_id)
+        Tenant(owner).check_key(checkpoint.run_id, "checkpoint", checkpoint_id)
+        return checkpoint
 
     def start(
         self,
@@ -151,11 +169,13 @@ class WorkflowHost:
         record = WorkflowRun(id=uuid.uuid4().hex[:16], workflow=name, owner=owner)
         self.runs[record.id] = record
         self._forget_old()
+        # the engine's run id is kept in every checkpoint of the run: it carries the owner
+        engine_run = Tenant(owner).key(f"run_{uuid.uuid4().hex}") if checkpoint_id is None else None
 
         async def drive() -> None:
             try:
                 async for event in workflow.run_stream(
-                    input, checkpoint_id=checkpoint_id, responses=responses
+                    input, checkpoint_id=checkpoint_id, responses=responses, run_id=engine_run
                 ):
                     data = event.to_dict()
                     record.events.append(data)
@@ -186,23 +206,20 @@ class WorkflowHost:
                 f"workflow run {run_id!r} is {record.status}, not waiting for input",
             )
         answers = typed_answers(summary["pending"], responses)
-        workflow = self.workflow(record.workflow)
-        try:
-            await workflow.checkpoint_store.load(summary["checkpoint_id"])
-        except CheckpointNotFoundError:
-            raise not_found("checkpoint", summary["checkpoint_id"]) from None
+        await self.checkpoint(record.workflow, owner, summary["checkpoint_id"])
         record.status = "answered"
         return self.start(
             record.workflow, owner, checkpoint_id=summary["checkpoint_id"], responses=answers
         )
 
-    async def checkpoints(self, name: str) -> list[dict[str, Any]]:
-        """The workflow's stored checkpoints, newest first; a paused one with the
-        requests it waits on."""
+    async def checkpoints(self, name: str, owner: str) -> list[dict[str, Any]]:
+        """The caller's stored checkpoints of the workflow, newest first; a paused one
+        with the requests it waits on."""
         workflow = self.workflow(name)
+        tenant = Tenant(owner)
         out: list[dict[str, Any]] = []
         for info in await workflow.checkpoint_store.list():
-            if info.workflow != name:
+            if info.workflow != name or not tenant.owns_key(info.run_id):
                 continue
             entry: dict[str, Any] = {
                 "id": info.id,
@@ -212,25 +229,15 @@ class WorkflowHost:
                 "created_at": info.created_at,
             }
             if info.status == "paused":
-                entry["requests"] = await self._requests_of(workflow, info.id)
+                entry["requests"] = list((await self.checkpoint(name, owner, info.id)).requests)
             out.append(entry)
         return out
-
-    async def _requests_of(self, workflow: Workflow, checkpoint_id: str) -> list[dict[str, Any]]:
-        try:
-            checkpoint = await workflow.checkpoint_store.load(checkpoint_id)
-        except CheckpointNotFoundError:
-            raise not_found("checkpoint", checkpoint_id) from None
-        except WorkflowError as exc:
-            raise ServeError(400, "invalid_checkpoint", str(exc)) from None
-        return list(checkpoint.requests)
 
     async def answer_checkpoint(
         self, name: str, owner: str, checkpoint_id: str, responses: Mapping[str, Any]
     ) -> WorkflowRun:
         """Answer the requests a stored paused checkpoint waits on (after a restart, say)."""
-        workflow = self.workflow(name)
-        pending = await self._requests_of(workflow, checkpoint_id)
+        pending = list((await self.checkpoint(name, owner, checkpoint_id)).requests)
         if not pending:
             raise ServeError(409, "not_paused", f"checkpoint {checkpoint_id!r} waits on no request")
         answers = typed_answers(pending, responses)
@@ -238,13 +245,7 @@ class WorkflowHost:
 
     async def resume(self, name: str, owner: str, checkpoint_id: str) -> WorkflowRun:
         """Resume a stored checkpoint (one without pending requests)."""
-        workflow = self.workflow(name)
-        try:
-            await workflow.checkpoint_store.load(checkpoint_id)
-        except CheckpointNotFoundError:
-            raise not_found("checkpoint", checkpoint_id) from None
-        except WorkflowError as exc:
-            raise ServeError(400, "invalid_checkpoint", str(exc)) from None
+        await self.checkpoint(name, owner, checkpoint_id)
         return self.start(name, owner, checkpoint_id=checkpoint_id)
 
     async def events(self, record: WorkflowRun, after: int = 0) -> AsyncIterator[dict[str, Any]]:

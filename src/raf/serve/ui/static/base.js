@@ -108,10 +108,9 @@ function askToken(message) {
 
 async function api(method, path, body) {
   const init = { method, headers: authHeaders() };
-  if (body !== undefined) {
-    init.headers["content-type"] = "application/json";
-    init.body = JSON.stringify(body);
-  }
+  // the server takes a browser's POST only when it says JSON, body or not
+  if (method !== "GET") init.headers["content-type"] = "application/json";
+  if (body !== undefined) init.body = JSON.stringify(body);
   const response = await fetch(path, init);
   if (response.status === 204) return null;
   const data = await response.json().catch(() => null);
