@@ -92,12 +92,17 @@ def needs_approval(tool: Tool | None, call: FunctionCallContent) -> bool:
 
 
 def approval_requests(
-    message: ChatMessage, calls: Sequence[FunctionCallContent], spent: Sequence[str]
+    message: ChatMessage,
+    calls: Sequence[FunctionCallContent],
+    spent: Sequence[str],
+    reason_for: Callable[[FunctionCallContent], str | None] | None = None,
 ) -> list[ApprovalRequestContent]:
-    """Requests for `calls`; a call whose id was approved before gets a fresh id (in the
-    message too), so an old approval can never answer it."""
+    """Requests for `calls`, each saying why it waits (`reason_for`); a call whose id was
+    approved before gets a fresh id (in the message too), so an old approval can never
+    answer it."""
     requests = []
     for call in calls:
+        reason = reason_for(call) if reason_for is not None else None
         if call.call_id in spent:
             fresh = new_id("call")
             message.contents = [
@@ -106,7 +111,7 @@ def approval_requests(
             call = replace(call, call_id=fresh)
         requests.append(
             ApprovalRequestContent(
-                call_id=call.call_id, name=call.name, arguments=dict(call.arguments)
+                call_id=call.call_id, name=call.name, arguments=dict(call.arguments), reason=reason
             )
         )
     return requests

@@ -111,6 +111,24 @@ class BaseTool(ABC):
         return f"<{type(self).__name__} {self.name!r}>"
 
 
+EVERY_CALL_REASON = "this tool is marked as needing a person's approval for every call"
+"""Why a call waits when its tool asks approval for every call and gives no reason."""
+
+
+def approval_reason(tool: Tool | None, arguments: Mapping[str, Any]) -> str | None:
+    """Why a call of `tool` waits for a person, in words a person can check: the tool's own
+    `approval_reason(arguments)` when it has one (workspace tools name the path, the
+    access and the policy or rule), else the generic reason for tools that always ask."""
+    if tool is None:
+        return None
+    explain = getattr(tool, "approval_reason", None)
+    if callable(explain):
+        said = explain(arguments)
+        if said:
+            return str(said)
+    return EVERY_CALL_REASON if tool.requires_approval else None
+
+
 class ApprovalRequiredTool:
     """Wraps any tool so that every call waits for a human decision."""
 
@@ -141,6 +159,9 @@ class ApprovalRequiredTool:
 
     def approval_required(self, arguments: Mapping[str, Any]) -> bool:
         return True
+
+    def approval_reason(self, arguments: Mapping[str, Any]) -> str | None:
+        return approval_reason(self.inner, arguments) or EVERY_CALL_REASON
 
     @property
     def timeout(self) -> float | None:

@@ -118,6 +118,23 @@ class ScopedTool:
             return True  # cannot judge the path: let a human decide (invoke re-checks)
         return False
 
+    def approval_reason(self, arguments: Mapping[str, Any]) -> str | None:
+        """Why this call waits for a person: which path, which access, under which policy
+        or rule of which workspace (None when it does not wait)."""
+        try:
+            args = self.Arguments.model_validate(arguments)
+            scope = self.effective_scope()
+            for use in self.uses(args):
+                decision = scope.decide(use.path, use.access, follow_final=use.follow_final)
+                if decision.action is RuleAction.APPROVE:
+                    return (
+                        f"{use.access.value} of {str(use.path)!r} in workspace "
+                        f"{scope.name!r} (policy {scope.policy.value}): {decision.reason}"
+                    )
+        except (ValidationError, OSError, ValueError) as exc:
+            return f"raf cannot judge where this call's paths lead ({exc}), so a person decides"
+        return None
+
     async def invoke(self, arguments: Mapping[str, Any], context: ToolContext) -> ToolResult:
         try:
             args = self.Arguments.model_validate(arguments)

@@ -178,6 +178,25 @@ class RunCommand(ScopedTool):
             return True  # no sandbox here: a human decides every command
         return super().approval_required(arguments)
 
+    def approval_reason(self, arguments: Mapping[str, Any]) -> str | None:
+        """Why this command waits for a person (None when it does not)."""
+        try:
+            args = self.Arguments.model_validate(arguments)
+        except ValidationError:
+            return None
+        scope = self.effective_scope()
+        where = f"workspace {scope.name!r} (policy {scope.policy.value})"
+        if scope.policy is ScopePolicy.APPROVE_OUTSIDE and args.outside_workspace:
+            return f"the command asks to run outside the sandbox of {where}"
+        if args.network and not self.network and self._network is not False:
+            return f"the command asks for network access, which {where} does not give"
+        if self._sandboxed(scope, args.outside_workspace) and self.sandbox is not SandboxKind.BWRAP:
+            return (
+                f"no OS sandbox (bubblewrap) works on this machine, so every command in {where} "
+                "needs a person's approval"
+            )
+        return super().approval_reason(arguments)
+
     async def invoke(self, arguments: Mapping[str, Any], context: ToolContext) -> ToolResult:
         try:
             args = self.Arguments.model_validate(arguments)

@@ -21,6 +21,7 @@ from raf.core.contents import ApprovalRequestContent, FunctionResultContent
 from raf.core.errors import RunCancelledError, UsageLimitExceeded
 from raf.core.messages import Role
 from raf.core.responses import AgentResponseUpdate, FinishReason, UpdateKind
+from raf.core.tools import approval_reason
 
 CANCELLED_RESULT = "cancelled: the run was cancelled before this call finished"
 
@@ -93,7 +94,13 @@ async def pause_for_approval(state: LoopState) -> Step | None:
     """Nothing of the batch runs: each call that needs a human gets a request."""
     message = state.batch_message
     assert message is not None
-    state.pause_with(message, approval_requests(message, state.batch, state.run.approvals.spent))
+    requests = approval_requests(
+        message,
+        state.batch,
+        state.run.approvals.spent,
+        reason_for=lambda call: approval_reason(state.tools.get(call.name), call.arguments),
+    )
+    state.pause_with(message, requests)
     return None
 
 
