@@ -30,6 +30,7 @@ from raf.durable.workflows import (
     WORKFLOW_RUN_NAME,
     WorkflowFactory,
     WorkflowOutcome,
+    answers_message,
     build_workflow,
     outcome_of,
     workflow_queue_name,
@@ -302,9 +303,18 @@ class DurableRuntime:
         *,
         max_wait: float | None = None,
     ) -> WorkflowOutcome:
-        """Send answers (by request id) to a paused workflow run; the next turn's outcome."""
+        """Send answers (by request id) to a paused workflow run; the next turn's outcome.
+        The answers are claimed in the workflow's checkpoint store first: when another
+        caller (in any process) answered the same request, `AnswerClaimedError` is raised
+        and nothing is sent."""
         answers = {k: encode(v) for k, v in responses.items()}
-        await DBOS.send_async(paused.run_id, answers, topic=RESPONSES_TOPIC)
+        claimant = f"{paused.run_id}:turn-{paused.turn + 1}:{uuid.uuid4().hex}"
+        if paused.checkpoint_id is not None and paused.workflow:
+            store = build_workflow(self.workflows, paused.workflow).checkpoint_store
+            await store.claim(paused.checkpoint_id, sorted(answers), claimant)
+        await DBOS.send_async(
+            paused.run_id, answers_message(answers, claimant), topic=RESPONSES_TOPIC
+        )
         return await self.workflow_outcome(paused.run_id, paused.turn + 1, max_wait)
 
     async def run(

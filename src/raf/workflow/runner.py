@@ -97,9 +97,13 @@ class WorkflowRunner:
             )
         self.state.pending = [Delivery(target=self.wf.start, message=message)]
 
-    async def resume(self, checkpoint_id: str, responses: Mapping[str, Any]) -> None:
+    async def resume(
+        self, checkpoint_id: str, responses: Mapping[str, Any], claimant: str | None = None
+    ) -> None:
         """Take the run back from a checkpoint and queue the answers to its requests."""
-        self.state = await load_state(self.wf, self.store, checkpoint_id, responses)
+        self.state = await load_state(
+            self.wf, self.store, checkpoint_id, responses, claimant=claimant
+        )
 
     # -- the loop --------------------------------------------------------------------
 
