@@ -112,5 +112,7 @@ async def test_two_answers_to_one_durable_pause_run_the_node_once(tmp_path: Path
             await runtime.answer_workflow(paused, answer, max_wait=5)
         await (await DBOS.retrieve_workflow_async(run_id)).get_result()
         assert DECIDED == [True]
+        for name in ("dbos.sqlite", "checkpoints.sqlite"):  # owner only
+            assert (tmp_path / name).stat().st_mode & 0o777 == 0o600, name
     finally:
         runtime.shutdown()

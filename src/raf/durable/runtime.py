@@ -20,6 +20,7 @@ from raf.core.contents import ApprovalResponseContent, content_from_dict, conten
 from raf.core.errors import RafError, SessionNotFoundError
 from raf.core.messages import ChatMessage
 from raf.core.options import AgentRunOptions
+from raf.core.private_files import private_file
 from raf.core.responses import AgentResponse
 from raf.core.sessions import AgentSession, SessionStore
 from raf.durable.codec import response_from_json, response_to_json
@@ -374,7 +375,7 @@ def _wal(path: Path) -> None:
     waiting for an event) do not block the writer."""
     import sqlite3
 
-    path.parent.mkdir(parents=True, exist_ok=True)
+    private_file(path)  # runs, their inputs and results: readable by the owner only
     with contextlib.closing(sqlite3.connect(path)) as db:
         db.execute("PRAGMA journal_mode=WAL")
 

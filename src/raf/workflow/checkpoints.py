@@ -19,6 +19,7 @@ from pathlib import Path
 from typing import Any, Literal, Protocol, runtime_checkable
 
 from raf.agent.stores import atomic_write_text
+from raf.core.private_files import private_dir, private_file
 from raf.workflow.errors import AnswerClaimedError, CheckpointError, CheckpointNotFoundError
 
 CHECKPOINT_FORMAT = 1
@@ -268,7 +269,7 @@ class JsonFileCheckpointStore:
         folder = self.directory / ".claims" / _check_id(checkpoint_id)
 
         def take() -> None:
-            folder.mkdir(parents=True, exist_ok=True, mode=0o700)
+            private_dir(folder)
             made: list[Path] = []
             try:
                 for rid in sorted(set(request_ids)):
@@ -340,7 +341,7 @@ class SqliteCheckpointStore:
     def _connect(self) -> sqlite3.Connection:
         conn: sqlite3.Connection | None = getattr(self._local, "conn", None)
         if conn is None:
-            self.path.parent.mkdir(parents=True, exist_ok=True)
+            private_file(self.path)
             conn = sqlite3.connect(self.path, timeout=self.timeout, isolation_level=None)
             deadline = time.monotonic() + self.timeout
             delay = 0.01
