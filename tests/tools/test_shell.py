@@ -335,3 +335,12 @@ async def test_a_process_that_leaves_the_group_cannot_hang_the_call(tmp_path: Pa
     result = await run(tool, command="setsid sleep 6 & sleep 30", timeout_s=1)
     assert "timed out" in (result.error or "")
     assert time.monotonic() - start < 6
+
+
+async def test_a_command_reads_its_call_s_idempotency_key(tmp_path: Path):
+    tool = RunCommand(_ws(tmp_path, "read"))
+    context = ToolContext(idempotency_key="raf-0123456789abcdef")
+    result = await run(tool, context, command='echo "key=$RAF_IDEMPOTENCY_KEY"')
+    assert result.value["stdout"] == "key=raf-0123456789abcdef\n"
+    bare = await run(tool, command='echo "key=${RAF_IDEMPOTENCY_KEY-unset}"')
+    assert bare.value["stdout"] == "key=unset\n"
