@@ -23,6 +23,7 @@ from raf.workflow import (
     Workflow,
     WorkflowBuilder,
     WorkflowContext,
+    WorkflowRunError,
     handler,
 )
 
@@ -42,6 +43,8 @@ class Ask(Executor):
     @handler
     async def answered(self, answer: InputResponse[str], ctx: WorkflowContext[str]) -> None:
         await asyncio.sleep(0)  # let a concurrent resume interleave here
+        if answer.response == "boom":
+            raise ValueError("the answer broke the node")
         ANSWERED.append(answer.response)
         await ctx.yield_output(answer.response)
 
@@ -110,3 +113,28 @@ async def test_a_claim_is_all_or_none(store: CheckpointStore) -> None:
     await store.claim("cp1", ["r1"], "third")  # r1 was not kept by the refused claim
     with pytest.raises(AnswerClaimedError):
         await store.claim("cp1", ["r1"], "second")
+
+
+async def test_an_answer_whose_run_fails_at_once_can_be_given_again(store: CheckpointStore) -> None:
+    paused = await build(store).run("ship?")
+    (request,) = paused.requests
+    cp = paused.checkpoint_id
+    assert cp is not None
+    with pytest.raises(WorkflowRunError, match="the answer broke the node") as failed:
+        await build(store).run(checkpoint_id=cp, responses={request.request_id: "boom"})
+    assert failed.value.checkpoint_id == cp  # nothing came of the answer: resume here
+    done = await build(store).run(checkpoint_id=cp, responses={request.request_id: "yes"})
+    assert done.status == "completed" and ANSWERED == ["yes"]
+    with pytest.raises(AnswerClaimedError):
+        await build(store).run(checkpoint_id=cp, responses={request.request_id: "again"})
+
+
+async def test_release_gives_back_only_the_claimant_s_own(store: CheckpointStore) -> None:
+    await store.claim("cp1", ["r1", "r2"], "first")
+    await store.release("cp1", ["r1", "r2"], "someone else")
+    with pytest.raises(AnswerClaimedError):
+        await store.claim("cp1", ["r1"], "second")
+    await store.release("cp1", ["r1"], "first")
+    await store.claim("cp1", ["r1"], "second")
+    with pytest.raises(AnswerClaimedError):
+        await store.claim("cp1", ["r2"], "second")

@@ -150,6 +150,10 @@ class CheckpointStore(Protocol):
         atomically for every process using the store; `AnswerClaimedError` when another
         claimant holds one of them. The same claimant may claim again (a retried step)."""
 
+    async def release(self, checkpoint_id: str, request_ids: Sequence[str], claimant: str) -> None:
+        """Give back what `claimant` took (its run failed before anything came of the
+        answers): those requests may be answered again. Others' claims stay."""
+
 
 def answer_claimed(checkpoint_id: str, request_id: str, claimed_at: float) -> AnswerClaimedError:
     """The refusal of an answer that another resume took first."""
@@ -212,6 +216,13 @@ class InMemoryCheckpointStore:
             now = time.time()
             for rid in request_ids:
                 self._claims.setdefault((checkpoint_id, rid), (claimant, now))
+
+    async def release(self, checkpoint_id: str, request_ids: Sequence[str], claimant: str) -> None:
+        with self._claiming:
+            for rid in request_ids:
+                held = self._claims.get((checkpoint_id, rid))
+                if held is not None and held[0] == claimant:
+                    del self._claims[(checkpoint_id, rid)]
 
 
 class JsonFileCheckpointStore:
@@ -293,6 +304,17 @@ class JsonFileCheckpointStore:
                 raise
 
         await asyncio.to_thread(take)
+
+    async def release(self, checkpoint_id: str, request_ids: Sequence[str], claimant: str) -> None:
+        folder = self.directory / ".claims" / _check_id(checkpoint_id)
+
+        def give_back() -> None:
+            for rid in set(request_ids):
+                path = folder / hashlib.sha256(rid.encode()).hexdigest()[:40]
+                if path.exists() and _read_claim(path)["claimant"] == claimant:
+                    path.unlink(missing_ok=True)
+
+        await asyncio.to_thread(give_back)
 
 
 def _read_claim(path: Path) -> dict[str, Any]:
@@ -457,3 +479,13 @@ class SqliteCheckpointStore:
             conn.execute("COMMIT")
 
         await asyncio.to_thread(take)
+
+    async def release(self, checkpoint_id: str, request_ids: Sequence[str], claimant: str) -> None:
+        def give_back() -> None:
+            self._connect().executemany(
+                "DELETE FROM raf_checkpoint_claims "
+                "WHERE checkpoint_id = ? AND request_id = ? AND claimant = ?",
+                [(checkpoint_id, rid, claimant) for rid in request_ids],
+            )
+
+        await asyncio.to_thread(give_back)

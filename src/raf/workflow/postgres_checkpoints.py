@@ -142,6 +142,17 @@ class PostgresCheckpointStore:
                 if row is not None and str(row[0]) != claimant:
                     raise answer_claimed(checkpoint_id, rid, float(row[1]))
 
+    async def release(self, checkpoint_id: str, request_ids: Sequence[str], claimant: str) -> None:
+        async with self._table.connection() as conn:
+            for rid in request_ids:
+                await conn.execute(
+                    self._table.sql(
+                        "DELETE FROM {claims} "
+                        "WHERE checkpoint_id = %s AND request_id = %s AND claimant = %s"
+                    ),
+                    (checkpoint_id, rid, claimant),
+                )
+
     async def close(self) -> None:
         """Close this event loop's connections (the store opens new ones if used again)."""
         await self._table.close()

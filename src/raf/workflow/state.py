@@ -41,6 +41,8 @@ class RunState:
     outputs: list[Any] = field(default_factory=list)
     compensations: list[tuple[str, Any]] = field(default_factory=list)
     checkpoint_id: str | None = None
+    claimed: tuple[str, tuple[str, ...], str] | None = None
+    """The answers this run took when it resumed: checkpoint, request ids, claimant."""
 
 
 def to_checkpoint(wf: Workflow, st: RunState, status: Status) -> Checkpoint:
@@ -123,8 +125,10 @@ async def load_state(
             "pass responses={request_id: answer}"
         )
     answers = {rid: wf.check_answer(requests[rid], value) for rid, value in responses.items()}
+    claimed = None
     if answers:
-        await store.claim(checkpoint_id, sorted(answers), claimant or f"answer_{uuid.uuid4().hex}")
+        claimed = (checkpoint_id, tuple(sorted(answers)), claimant or f"answer_{uuid.uuid4().hex}")
+        await store.claim(*claimed)
     state = RunState(
         run_id=cp.run_id,
         superstep=cp.superstep,
@@ -141,6 +145,7 @@ async def load_state(
         outputs=decode(cp.outputs, types),
         compensations=[(c["node"], decode(c["message"], types)) for c in cp.compensations],
         checkpoint_id=cp.id,
+        claimed=claimed,
     )
     for node_id, snapshot in cp.node_states.items():
         if node_id in wf.nodes:
