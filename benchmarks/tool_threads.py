@@ -16,8 +16,12 @@ import asyncio
 import statistics
 import time
 from collections.abc import Awaitable, Callable
+from concurrent.futures import ThreadPoolExecutor
 
 from raf.core import tool_threads
+
+# The old way: a standard pool of the same size (raf's own pool has daemon workers now).
+_EXECUTOR = ThreadPoolExecutor(max_workers=tool_threads.tool_threads())
 
 
 def trivial() -> int:
@@ -26,7 +30,7 @@ def trivial() -> int:
 
 async def executor_one() -> int:
     loop = asyncio.get_running_loop()
-    return await loop.run_in_executor(tool_threads._executor(), trivial)
+    return await loop.run_in_executor(_EXECUTOR, trivial)
 
 
 async def tool_thread_one() -> int:

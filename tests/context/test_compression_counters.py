@@ -51,7 +51,9 @@ def test_default_counter_falls_back_without_a_download(
 
     monkeypatch.setattr(tiktoken.load, "read_file", no_network)
     assert not tiktoken_ready()
-    assert isinstance(default_counter(), EstimatingCounter)
+    counter = default_counter()
+    assert isinstance(counter, EstimatingCounter)
+    assert counter.count("a" * 35) == 11 and counter.count("") == 0  # counts as the estimate
 
 
 def test_default_counter_uses_tiktoken_when_its_table_is_cached(
@@ -72,8 +74,14 @@ def test_default_counter_falls_back_when_tiktoken_fails(
 ) -> None:
     monkeypatch.setenv("TIKTOKEN_CACHE_DIR", str(tmp_path))
 
+    tried: list[str] = []
+
     def broken(name: str) -> tiktoken.Encoding:
+        tried.append(name)
         raise ValueError("hash mismatch")
 
     monkeypatch.setattr(tiktoken, "get_encoding", broken)
-    assert isinstance(default_counter(allow_download=True), EstimatingCounter)
+    counter = default_counter(allow_download=True)
+    assert tried == ["o200k_base"]  # tiktoken was tried, and its failure fell back
+    assert isinstance(counter, EstimatingCounter)
+    assert counter.count("a" * 35) == 11 and counter.count("") == 0

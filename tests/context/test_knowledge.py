@@ -288,7 +288,10 @@ def test_url_sources_are_fetched_and_reindexed_when_changed(tmp_path: Path) -> N
         again = index.sync(urls[1:])
         assert (again.updated, again.removed) == (1, 1)
         assert "Dublin" in index.search("relay")[0].text
-        with pytest.raises(Exception, match="HTTP 404"):
+        with pytest.raises(
+            ConfigurationError,
+            match=rf"^cannot fetch knowledge source {re.escape(base)}/missing\.md: HTTP 404$",
+        ):
             index.sync([f"{base}/missing.md"])
     finally:
         server.shutdown()

@@ -18,6 +18,7 @@ from raf.cli.main import main as raf_main
 from raf.context.memory import MemoryStore, SuperBrainContextProvider, validate_memory
 from raf.context.memory.layout import TEMPLATES
 from raf.context.memory.store import today
+from raf.core.errors import ToolExecutionError
 from raf.core.messages import ChatMessage, Role
 from raf.core.options import AgentRunOptions, ChatOptions
 from raf.core.sessions import AgentSession
@@ -92,7 +93,9 @@ async def test_the_agent_reads_the_memory_on_demand(tmp_path: Path) -> None:
         t.name: t
         for t in (await memory.on_invoking(None, AgentSession(), [], AgentRunOptions())).tools
     }
-    with pytest.raises(Exception, match="outside the memory folder"):
+    with pytest.raises(
+        ToolExecutionError, match=r"^'\.\./secret' leads outside the memory folder$"
+    ):
         await tools["read_memory"].invoke({"path": "../secret"}, ToolContext())
     listing = await tools["list_memory"].invoke({}, ToolContext())
     assert "USER.md" in listing.value

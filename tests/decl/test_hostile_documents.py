@@ -61,6 +61,10 @@ def _corpus() -> dict[str, str | bytes]:
         "toml_inline_deep.toml": "name = 'x'\nmetadata = " + "{a = " * 1000 + "1" + "}" * 1000,
         "toml_array_deep.toml": "name = 'x'\nmetadata = " + "[" * deep + "]" * deep,
         "toml_huge_int.toml": "name = 'x'\nmaxToolRounds = " + "9" * 5000 + "\n",
+        "toml_huge_hex_int.toml": "name = 'x'\nmaxToolRounds = 0x" + "f" * 5000 + "\n",
+        "toml_dotted_deep.toml": "name = 'x'\nmetadata" + ".a" * 5000 + " = 1\n",
+        "toml_header_deep.toml": "name = 'x'\n[metadata" + ".t" * 5000 + "]\nx = 1\n",
+        "yaml_huge_hex_int.yaml": HEAD + "maxToolRounds: 0x" + "f" * 5000 + "\n",
         "toml_duplicate.toml": "name = 'x'\nname = 'y'\n",
         "toml_bad.toml": "name = \n",
     }
@@ -124,12 +128,49 @@ def test_the_alias_bomb_fails_fast_and_located() -> None:
         (load_json, '{"s": "[[[[[[[[", "a": -' + "1" * 101 + "}", "digits"),
         (load_toml, "a = " + "[" * 65 + "]" * 65, "deeper than 64"),
         (load_toml, "s = '[[[[{{{'\na = " + "1" * 101, "digits"),
+        (load_toml, "a" + ".a" * 5000 + " = 1", "deeper than 64"),
+        (load_toml, "[t" + ".t" * 5000 + "]\nx = 1", "deeper than 64"),
+        (load_toml, "[t" + ".t" * 40 + "]\n" + "a" + ".a" * 30 + " = 1", "deeper than 64"),
+        (load_toml, "x = {" + "a." * 100 + "b = 1}", "deeper than 64"),
+        (load_toml, "a = 0x" + "f" * 5000, "digits"),
+        (load_toml, "a = 0o" + "7" * 101, "digits"),
+        (load_toml, "a = 0b" + "1" * 101, "digits"),
+        (load_toml, "a = " + "1_" * 101 + "1", "digits"),
+        (load_yaml, "a: 0x" + "f" * 5000, "digits"),
+        (load_yaml, "a: 0b" + "1" * 101, "digits"),
     ],
 )
 def test_each_limit_is_located(loader: object, text: str, message: str) -> None:
     with pytest.raises(DocumentLimitError, match=message) as caught:
         loader(text, file="f")  # type: ignore[operator]
     assert caught.value.line is not None and caught.value.column is not None
+
+
+def test_integers_within_the_limit_load_in_every_form() -> None:
+    text = "a = " + "1_" * 60 + "1\nb = 0x" + "f" * 100 + "\nc = '0x" + "f" * 500 + "'\n"
+    data = load_toml(text)
+    assert data["a"] == int("1" * 61) and data["b"] == int("f" * 100, 16)
+    assert load_toml("[t" + ".t" * 62 + "]\nx = 1")["t"]["t"]["t"] is not None
+
+
+def test_toml_keys_are_located_line_by_line() -> None:
+    from raf.decl.source import load_text
+
+    text = (
+        'name = "x"  # comment\n"quoted.key" = 1\na.b.c = 2\ns = """\nfake = 3\n"""\n'
+        "[tools.web]\nkind = 'x'\n[[items]]\nn = 1\n[[items]]\nn = 2\n[items.sub]\nz = 1\n"
+        "[metadata]\n" + "".join(f"key_{i} = {i}\n" for i in range(20_000))
+    )
+    doc = load_text(text, fmt="toml", file="f.toml")
+    assert not doc.problems
+    assert doc.keys[("quoted.key",)] == (2, 1)
+    assert doc.keys[("a", "b", "c")] == (3, 1)
+    assert ("fake",) not in doc.keys  # inside a multi-line string
+    assert doc.keys[("tools", "web", "kind")] == (8, 1)
+    assert doc.keys[("items", 0, "n")] == (10, 1)
+    assert doc.keys[("items", 1, "n")] == (12, 1)
+    assert doc.keys[("items", 1, "sub", "z")] == (14, 1)
+    assert doc.keys[("metadata", "key_19999")] == (20_015, 1)
 
 
 def test_brackets_in_strings_and_comments_do_not_count() -> None:

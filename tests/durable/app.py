@@ -19,7 +19,7 @@ import time
 from collections.abc import Sequence
 from pathlib import Path
 
-from raf import Agent, tool
+from raf import Agent, ToolContext, tool
 from raf.agent.history import InMemoryHistoryProvider
 from raf.agent.postgres_store import PostgresSessionStore
 from raf.agent.stores import SqliteSessionStore
@@ -83,8 +83,9 @@ def build_agent(folder: Path, name: str = "writer") -> Agent:
     """The agent: `append` tool plus a model that asks for it CALLS times, then answers."""
 
     @tool
-    def append(line: str) -> str:
+    def append(line: str, context: ToolContext) -> str:
         """Append a line to the output file."""
+        _append(folder / "keys.txt", f"{line} {context.idempotency_key}")
         write_line(folder, line)
         return f"wrote {line}"
 

@@ -42,6 +42,12 @@ def test_kill_9_after_the_second_tool_call_resumes_without_repeating(tmp_path: P
         c for m in session.messages for c in m.contents if isinstance(c, FunctionResultContent)
     ]
     assert [r.result for r in results] == [f"wrote line {k}" for k in range(1, 5)]
+    # the third call ran twice (killed inside its step, then retried): with the same
+    # idempotency key, and every other call with a key of its own
+    keys = [line.split() for line in lines(tmp_path / "keys.txt")]
+    assert [k[1] for k in keys] == ["1", "2", "3", "3", "4"]
+    assert keys[2][2] == keys[3][2] and keys[2][2].startswith("raf-")
+    assert len({k[2] for k in keys}) == 4
 
 
 def test_a_killed_workflow_run_resumes_from_its_last_superstep(tmp_path: Path) -> None:

@@ -49,6 +49,17 @@ def create_item(item: NewItem) -> object:
     return ITEMS[new_id]
 
 
+@app.post("/payments", operation_id="pay")
+def pay(idempotency_key: str | None = Header(None)) -> dict[str, str | None]:
+    """Echoes the idempotency key it received, as a payments API would key on it."""
+    return {"key": idempotency_key}
+
+
+@app.get("/payments", operation_id="list_payments")
+def list_payments(idempotency_key: str | None = Header(None)) -> dict[str, str | None]:
+    return {"key": idempotency_key}
+
+
 @app.get("/secure", operation_id="secure")
 def secure(authorization: str | None = Header(None)) -> dict[str, str]:
     if authorization != "Bearer s3cret":

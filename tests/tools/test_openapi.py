@@ -123,6 +123,18 @@ async def test_fastapi_auth_from_environment(api: str, monkeypatch: pytest.Monke
         await keyed.invoke({}, ToolContext())
 
 
+async def test_a_changing_call_sends_its_idempotency_key(api: str) -> None:
+    tools = by_name(await openapi_tools(f"{api}/openapi.json"))
+    context = ToolContext(idempotency_key="raf-0123456789abcdef")
+    paid = await tools["pay"].invoke({}, context)
+    again = await tools["pay"].invoke({}, context)  # a retried call: the same key
+    assert paid.value == again.value == {"key": "raf-0123456789abcdef"}
+    listed = await tools["list_payments"].invoke({}, context)
+    assert listed.value == {"key": None}  # a GET changes nothing: no key is sent
+    bare = await tools["pay"].invoke({}, ToolContext())
+    assert bare.value == {"key": None}
+
+
 async def test_timeout_and_response_cap(api: str) -> None:
     url = f"{api}/openapi.json"
     tools = by_name(await openapi_tools(url, timeout=1.0, max_response_bytes=10_000))

@@ -136,6 +136,23 @@ def test_deny_rules_match_unicode_variants(tmp_path: Path):
     assert scope.decide("CAFÉ/x", Access.READ).action is RuleAction.DENY
 
 
+async def test_deny_rules_match_case_folded_names(tmp_path: Path):
+    """`ß` folds to `ss` (no case-insensitive regex sees that): a deny rule on `strasse`
+    holds for `Straße`, and for `STRASSE`."""
+    from raf.core.tools import ToolContext
+    from raf.tools.files import ReadFile
+
+    (tmp_path / "Straße").mkdir()
+    (tmp_path / "Straße" / "k").write_text("the key")
+    scope = WorkspaceScope(tmp_path, policy="deny", rules=[{"path": "strasse/**", "read": "deny"}])
+    assert scope.decide("Straße/k", Access.READ).action is RuleAction.DENY
+    assert scope.decide("STRASSE/k", Access.READ).action is RuleAction.DENY
+    assert scope.decide("Strasse2/k", Access.READ).action is RuleAction.ALLOW
+    read = await ReadFile(scope=scope).invoke({"path": "Straße/k"}, ToolContext())
+    assert read.is_error and "the key" not in str(read.value)
+    assert "strasse/**" in (read.error or "")
+
+
 def test_bad_rules_are_configuration_errors(tmp_path: Path):
     with pytest.raises(ConfigurationError, match="needs a 'path'"):
         WorkspaceScope(tmp_path, rules=[{"read": "deny"}])

@@ -16,6 +16,22 @@ from typing import Any
 ROOT = Path(__file__).resolve().parents[2]
 APP = Path(__file__).resolve().parent / "served_app.py"
 SCREENSHOTS = ROOT / "docs" / "ui"
+"""Where the README's screenshots live: written only when RAF_UPDATE_SCREENSHOTS=1."""
+_scratch: Path | None = None
+
+
+def screenshot_dir() -> Path:
+    """docs/ui/ when RAF_UPDATE_SCREENSHOTS=1 asks to refresh the README's images; else a
+    folder of this test process under the system's temp dir, so a test run leaves the
+    tracked images as they are."""
+    global _scratch
+    if os.environ.get("RAF_UPDATE_SCREENSHOTS") == "1":
+        return SCREENSHOTS
+    if _scratch is None:
+        _scratch = Path(tempfile.mkdtemp(prefix="raf-ui-screenshots-"))
+    return _scratch
+
+
 CHROMIUM = "/usr/bin/chromium"
 CHROMIUM_ARGS = [
     "--headless",
@@ -144,8 +160,10 @@ class UiServer:
 
 
 def screenshot(page: Any, name: str) -> Path:
-    """Save a screenshot of the page into docs/ui/ (shown in the README)."""
-    SCREENSHOTS.mkdir(parents=True, exist_ok=True)
-    path = SCREENSHOTS / f"{name}.png"
+    """Save a screenshot of the page (into docs/ui/, shown in the README, only when
+    RAF_UPDATE_SCREENSHOTS=1)."""
+    folder = screenshot_dir()
+    folder.mkdir(parents=True, exist_ok=True)
+    path = folder / f"{name}.png"
     page.screenshot(path=str(path))
     return path

@@ -181,9 +181,23 @@ def test_a_workflow_is_started_answered_and_refuses_bad_answers(url: str) -> Non
             json={"responses": {"req_nope": "x"}},
         )
         assert stale.status_code == 409
-        again_run = http.post(
+        # that checkpoint's request was answered above: an answer is taken once
+        late_run = http.post(
             f"/ui/api/workflows/ask/checkpoints/{paused[0]['id']}/answers",
-            json={"responses": {paused[0]["requests"][0]["request_id"]: "from the table"}},
+            json={"responses": {paused[0]["requests"][0]["request_id"]: "late"}},
+        ).json()["id"]
+        tail = http.get(f"/ui/api/workflow-runs/{late_run}/events").text
+        assert "was already answered" in tail and '"data":"late"' not in tail
+        second = http.post("/ui/api/workflows/ask/runs", json={"input": "the parcel"}).json()
+        assert "event: end" in http.get(f"/ui/api/workflow-runs/{second['id']}/events").text
+        [fresh] = [
+            c
+            for c in http.get("/ui/api/workflows/ask/checkpoints").json()["checkpoints"]
+            if c["status"] == "paused" and c["requests"][0]["data"] == "ok to send the parcel?"
+        ]
+        again_run = http.post(
+            f"/ui/api/workflows/ask/checkpoints/{fresh['id']}/answers",
+            json={"responses": {fresh["requests"][0]["request_id"]: "from the table"}},
         ).json()["id"]
         tail = http.get(f"/ui/api/workflow-runs/{again_run}/events").text
         assert '"data":"from the table"' in tail
@@ -298,5 +312,8 @@ async def test_the_workflow_host_keeps_the_last_runs(monkeypatch: pytest.MonkeyP
         assert record.status == "paused"
         ids.append(record.id)
     assert list(host.runs) == ids[1:]
-    with pytest.raises(Exception, match="workflow run"):
+    from raf.serve.errors import ServeError
+
+    with pytest.raises(ServeError, match=rf"^no workflow run named {ids[0]!r}$") as gone:
         host.run(ids[0], "me")
+    assert gone.value.status == 404 and gone.value.code == "unknown_workflow run"

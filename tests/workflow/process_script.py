@@ -13,6 +13,7 @@ from pathlib import Path
 from raf import AgentBuilder, ApprovalRequiredTool, tool
 from raf.testing import ScriptedChatClient, call, reply
 from raf.workflow import (
+    AnswerClaimedError,
     CheckpointStore,
     Executor,
     InputResponse,
@@ -95,11 +96,35 @@ def agent_flow(store: CheckpointStore, resumed: bool) -> Workflow:
     return WorkflowBuilder("cleanup", start=agent).with_checkpoint_store(store).build()
 
 
+def wait_for_go() -> None:
+    """With RAF_TEST_GO set, say "ready" and wait for the go file: processes started
+    together then answer at the same moment."""
+    go = os.environ.get("RAF_TEST_GO")
+    if not go:
+        return
+    Path(f"{go}.ready.{os.getpid()}").touch()
+    deadline = time.monotonic() + 30
+    while not Path(go).exists():
+        if time.monotonic() > deadline:
+            raise SystemExit("never told to go")
+        time.sleep(0.002)
+
+
 async def main(mode: str, db: str, *args: str) -> None:
     store: CheckpointStore = SqliteCheckpointStore(db)
     if db.startswith("postgresql://"):  # a DSN, then '#' and the table
         dsn, table = db.split("#")
         store = PostgresCheckpointStore(dsn, table=table)
+    try:
+        await run_mode(store, mode, *args)
+    except AnswerClaimedError as exc:
+        print(json.dumps({"status": "refused", "error": str(exc)}))
+    finally:
+        if isinstance(store, PostgresCheckpointStore):
+            await store.close()
+
+
+async def run_mode(store: CheckpointStore, mode: str, *args: str) -> None:
     if mode == "chain":
         result = await chain(store).run("x")
     elif mode == "chain-resume":
@@ -109,7 +134,10 @@ async def main(mode: str, db: str, *args: str) -> None:
         result = await approval(store).run("report")
     elif mode == "answer":
         checkpoint_id, request_id, answer = args
-        result = await approval(store).run(
+        workflow = approval(store)
+        await store.list()  # open the store before the race, as a long-lived server has
+        wait_for_go()
+        result = await workflow.run(
             checkpoint_id=checkpoint_id, responses={request_id: json.loads(answer)}
         )
     elif mode == "agent-ask":
@@ -121,8 +149,6 @@ async def main(mode: str, db: str, *args: str) -> None:
         )
     else:
         raise SystemExit(f"unknown mode {mode}")
-    if isinstance(store, PostgresCheckpointStore):
-        await store.close()
     outputs = [o if isinstance(o, str) else getattr(o, "text", repr(o)) for o in result.outputs]
     print(
         json.dumps(

@@ -94,6 +94,57 @@ def test_a_question_is_answered_from_another_process(tmp_path: Path, db: str) ->
     assert calls(tmp_path) == ["ask", "answered"]
 
 
+def answer_together(tmp_path: Path, db: str, n: int, *args: str) -> list[dict[str, Any]]:
+    """Start `n` processes that answer at the same moment; what each printed."""
+    go = tmp_path / "go"
+    env = {**os.environ, "RAF_TEST_CALLS": str(tmp_path / "calls.txt"), "RAF_TEST_GO": str(go)}
+    procs = [
+        subprocess.Popen(
+            [sys.executable, str(SCRIPT), "answer", db, *args],
+            env=env,
+            stdout=subprocess.PIPE,
+            stderr=subprocess.PIPE,
+            text=True,
+        )
+        for _ in range(n)
+    ]
+    try:
+        deadline = time.monotonic() + 60
+        while len(list(tmp_path.glob("go.ready.*"))) < n:
+            assert time.monotonic() < deadline, "the answering processes never got ready"
+            assert all(p.poll() is None for p in procs), [p.communicate() for p in procs]
+            time.sleep(0.01)
+        go.touch()
+        outs = [p.communicate(timeout=60) for p in procs]
+    finally:
+        for p in procs:
+            if p.poll() is None:
+                p.kill()
+                p.wait(timeout=10)
+    for p, (_, err) in zip(procs, outs, strict=True):
+        assert p.returncode == 0, err
+    return [json.loads(out.strip().splitlines()[-1]) for out, _ in outs]
+
+
+def test_two_processes_answering_one_checkpoint_run_the_node_once(tmp_path: Path, db: str) -> None:
+    paused = run(tmp_path, db, "ask")
+    (request,) = paused["requests"]
+    args = (paused["checkpoint_id"], request["id"], "true")
+    results = answer_together(tmp_path, db, 2, *args)
+    assert sorted(r["status"] for r in results) == ["completed", "refused"]
+    assert calls(tmp_path) == ["ask", "answered"]
+    (refusal,) = [r for r in results if r["status"] == "refused"]
+    assert (
+        f"request {request['id']!r} of checkpoint {paused['checkpoint_id']!r}" in (refusal["error"])
+    )
+    assert "already answered" in refusal["error"]
+
+    late = run(tmp_path, db, "answer", *args)  # a third answer, after the run completed
+    assert late["status"] == "refused"
+    assert "already answered" in late["error"]
+    assert calls(tmp_path) == ["ask", "answered"]
+
+
 def test_a_wrong_answer_type_is_refused_and_the_checkpoint_still_resumes(
     tmp_path: Path, db: str
 ) -> None:

@@ -17,6 +17,7 @@ from collections.abc import Iterator
 from pathlib import Path
 
 from raf.core.errors import SessionConflictError, SessionError, SessionNotFoundError
+from raf.core.private_files import private_dir, private_file
 from raf.core.sessions import AgentSession, next_revision
 
 log = logging.getLogger("raf.sessions")
@@ -83,8 +84,9 @@ def _file_lock(path: Path) -> Iterator[None]:
 
 
 def atomic_write_text(path: Path, text: str) -> None:
-    """Write to a temporary file beside `path`, flush it to disk, then rename over it."""
-    path.parent.mkdir(parents=True, exist_ok=True)
+    """Write to a temporary file beside `path`, flush it to disk, then rename over it
+    (the file is private: mode 0600, as `mkstemp` makes it; a new folder 0700)."""
+    private_dir(path.parent)
     fd, tmp = tempfile.mkstemp(prefix=f".{path.name}.", suffix=".tmp", dir=path.parent)
     try:
         with os.fdopen(fd, "w", encoding="utf-8") as handle:
@@ -169,7 +171,7 @@ class JsonDirectorySessionStore:
         return self.directory / f"{_check_id(session_id)}.json"
 
     def _lock_path(self) -> Path:
-        self.directory.mkdir(parents=True, exist_ok=True)
+        private_dir(self.directory)
         return self.directory / ".lock"
 
     @contextlib.contextmanager
@@ -267,7 +269,7 @@ class SqliteSessionStore:
     def _connect(self) -> sqlite3.Connection:
         conn: sqlite3.Connection | None = getattr(self._local, "conn", None)
         if conn is None:
-            self.path.parent.mkdir(parents=True, exist_ok=True)
+            private_file(self.path)
             conn = sqlite3.connect(self.path, timeout=self.timeout, isolation_level=None)
             self._initialise(conn)
             self._local.conn = conn

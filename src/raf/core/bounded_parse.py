@@ -24,7 +24,7 @@ class ParseLimits:
     max_nodes: int = 200_000
     """Values in all (each use of a YAML alias counts everything it names again)."""
     max_int_digits: int = 100
-    """Digits of one integer."""
+    """Digits of one integer, in whatever base it is written (underscores not counted)."""
 
 
 CONFIG_LIMITS = ParseLimits()
@@ -46,9 +46,11 @@ def load_yaml(text: str, *, file: str | None = None, limits: ParseLimits = CONFI
         if node is None:
             return None
         check_yaml_node(node, file=file, limits=limits)
-        return loader.construct_document(node)
+        data = loader.construct_document(node)
     finally:
         loader.dispose()
+    check_data(data, file=file, limits=limits)
+    return data
 
 
 def load_json(text: str, *, file: str | None = None, limits: ParseLimits = CONFIG_LIMITS) -> Any:
@@ -70,17 +72,9 @@ def load_toml(text: str, *, file: str | None = None, limits: ParseLimits = CONFI
     """`tomllib.loads` within `limits`; syntax errors propagate as `tomllib.TOMLDecodeError`."""
     check_size(text, file=file, limits=limits)
     check_nesting(text, _TOML_TOKENS, file=file, limits=limits)
-    long_run = re.compile(rf"(?<![\w.])[+-]?[0-9][0-9_]{{{limits.max_int_digits},}}(?![\w.])")
-    if long_run.search(text):  # tomllib has no integer hook: look for a long bare number
-        match = long_run.search(_TOML_STRINGS.sub(_blank, text))
-        if match is not None:
-            line, column = _position(text, match.start())
-            raise DocumentLimitError(
-                f"an integer has more than {limits.max_int_digits} digits",
-                file=file,
-                line=line,
-                column=column,
-            )
+    code = _TOML_STRINGS.sub(_blank, text)  # tomllib gives no hooks: read the text itself
+    check_toml_key_depth(code, file=file, limits=limits)
+    check_int_tokens(code, file=file, limits=limits)
     data = tomllib.loads(text)
     check_data(data, file=file, limits=limits)
     return data
@@ -146,7 +140,8 @@ def check_yaml_node(root: Any, *, file: str | None, limits: ParseLimits) -> None
         if key in on_path:
             raise _at_mark(node, "a YAML alias refers to a value that contains it", file)
         if isinstance(node, yaml.ScalarNode) and node.tag == "tag:yaml.org,2002:int":
-            digits = sum(ch.isdigit() for ch in str(node.value))
+            written = re.sub(r"^[+-]?(?:0[xob])?|[_:]", "", str(node.value).lower())
+            digits = len(written)
             if digits > limits.max_int_digits:
                 raise _at_mark(
                     node, f"an integer has more than {limits.max_int_digits} digits", file
@@ -157,11 +152,13 @@ def check_yaml_node(root: Any, *, file: str | None, limits: ParseLimits) -> None
 
 
 def check_data(data: Any, *, file: str | None, limits: ParseLimits) -> None:
-    """Count the values of parsed data (iteratively): at most `max_nodes`."""
+    """Walk parsed data (iteratively): at most `max_nodes` values, `max_depth` levels and
+    no integer of more than `max_int_digits` digits, however the text spelled them."""
     count = 0
-    stack = [data]
+    too_big = 16**limits.max_int_digits  # the most `max_int_digits` digits can write (hex)
+    stack: list[tuple[Any, int]] = [(data, 0)]
     while stack:
-        value = stack.pop()
+        value, depth = stack.pop()
         count += 1
         if count > limits.max_nodes:
             raise DocumentLimitError(
@@ -170,10 +167,67 @@ def check_data(data: Any, *, file: str | None, limits: ParseLimits) -> None:
                 line=1,
                 column=1,
             )
-        if isinstance(value, dict):
-            stack.extend(value.values())
-        elif isinstance(value, list):
-            stack.extend(value)
+        if isinstance(value, dict | list):
+            if depth >= limits.max_depth:
+                raise DocumentLimitError(f"nested deeper than {limits.max_depth} levels", file=file)
+            children = value.values() if isinstance(value, dict) else value
+            stack.extend((child, depth + 1) for child in children)
+        elif isinstance(value, int) and not isinstance(value, bool) and abs(value) >= too_big:
+            raise DocumentLimitError(
+                f"an integer has more than {limits.max_int_digits} digits", file=file
+            )
+
+
+def check_toml_key_depth(code: str, *, file: str | None, limits: ParseLimits) -> None:
+    """Refuse TOML whose table headers and dotted keys nest deeper than `max_depth`
+    (`[a.b.c]`, `a.b.c = 1`: no bracket shows that depth). `code` is the text with its
+    strings and comments blanked. Levels count as `check_data` counts them: the document
+    is one, each table another."""
+    table = 1
+    for number, line in enumerate(code.split("\n"), start=1):
+        stripped = line.lstrip()
+        header = _TOML_HEADER.match(stripped)
+        if header is not None:
+            table = depth = header.group(1).count(".") + 2
+        else:  # `a.b = 1`, and the keys of inline tables: `x = {c.d = {e.f = 2}}`
+            depth, braces = 0, 0
+            for token in _TOML_KEY_OR_BRACE.finditer(stripped):
+                if token.group(0) == "{":
+                    braces += 1
+                elif token.group(0) == "}":
+                    braces -= 1
+                else:
+                    depth = max(depth, table + braces + token.group(1).count("."))
+        if depth > limits.max_depth:
+            raise DocumentLimitError(
+                f"nested deeper than {limits.max_depth} levels (through dotted keys or "
+                "table headers)",
+                file=file,
+                line=number,
+                column=len(line) - len(stripped) + 1,
+            )
+
+
+_TOML_KEY_OR_BRACE = re.compile(r"[{}]|([^{}=,\[\]]+)=")
+_TOML_HEADER = re.compile(r"\[\[?([A-Za-z0-9_.\s-]+)\]\]?\s*$")
+
+
+def check_int_tokens(code: str, *, file: str | None, limits: ParseLimits) -> None:
+    """Refuse an integer written with more than `max_int_digits` digits, in decimal, hex,
+    octal or binary, underscores not counted. `code` has its strings blanked."""
+    n = limits.max_int_digits
+    long_token = re.compile(
+        rf"(?<![\w.])[+-]?(?:0x[0-9A-Fa-f_]{{{n},}}|0o[0-7_]{{{n},}}|0b[01_]{{{n},}}"
+        rf"|[0-9][0-9_]{{{n},}})(?![\w.])"
+    )
+    for match in long_token.finditer(code):
+        token = match.group(0).lstrip("+-")
+        digits = token[2:] if token[:2] in ("0x", "0o", "0b") else token
+        if len(digits.replace("_", "")) > n:
+            line, column = _position(code, match.start())
+            raise DocumentLimitError(
+                f"an integer has more than {n} digits", file=file, line=line, column=column
+            )
 
 
 _JSON_STRINGS = re.compile(r'"[^"\\]*(?:\\.[^"\\]*)*"')
@@ -186,7 +240,8 @@ _TOML_TOKENS = re.compile(_TOML_STRINGS.pattern + r"|[\[\]{}]")
 
 def _blank(match: re.Match[str]) -> str:
     """A string or comment replaced by as many spaces, so positions stay put."""
-    return re.sub(r"[^\n]", " ", match.group(0))
+    text = match.group(0)
+    return " " * len(text) if "\n" not in text else re.sub(r"[^\n]", " ", text)
 
 
 def check_nesting(

@@ -34,6 +34,18 @@ _ID_PREFIX = os.urandom(5).hex()
 _id_counter = itertools.count(1)
 
 
+def _new_id_prefix() -> None:
+    """A forked child draws its own prefix: otherwise parent and child (and every sibling)
+    would hand out the same ids from the same counter."""
+    global _ID_PREFIX, _id_counter
+    _ID_PREFIX = os.urandom(5).hex()
+    _id_counter = itertools.count(1)
+
+
+if hasattr(os, "register_at_fork"):
+    os.register_at_fork(after_in_child=_new_id_prefix)
+
+
 def new_id(prefix: str) -> str:
     """A unique id with a readable prefix: random per process, then a counter (fast)."""
     return f"{prefix}_{_ID_PREFIX}{next(_id_counter):x}"

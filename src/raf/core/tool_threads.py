@@ -4,6 +4,11 @@ A sync tool that blocks cannot be interrupted: when its call times out or the ru
 cancelled, the run moves on and the thread finishes the function on its own, holding
 one of the pool's threads until then. Bounding the pool keeps such calls from starving
 the rest of the program (other `asyncio.to_thread` users keep the default executor).
+
+The workers are daemon threads, so a tool still stuck after its timeout does not hold up
+the process's exit (`concurrent.futures` joins its workers at exit), and a forked child
+starts with no pool (the parent's threads do not exist there; a copied pool would wait
+for them forever).
 """
 
 from __future__ import annotations
@@ -12,19 +17,68 @@ import asyncio
 import contextlib
 import contextvars
 import functools
+import itertools
 import os
+import queue
 import threading
 from collections.abc import Callable
-from concurrent.futures import ThreadPoolExecutor
 from typing import Any, TypeVar
 
 from raf.core.errors import ConfigurationError
 
 T = TypeVar("T")
 
+
+class _DaemonPool:
+    """At most `max_workers` daemon threads taking calls from one queue; a thread is
+    started only when no idle one is waiting."""
+
+    def __init__(self, max_workers: int) -> None:
+        self.max_workers = max_workers
+        self._calls: queue.SimpleQueue[Callable[[], None] | None] = queue.SimpleQueue()
+        self._idle = threading.Semaphore(0)
+        self._lock = threading.Lock()
+        self._threads = 0
+        self._names = itertools.count()
+
+    def submit(self, call: Callable[[], None]) -> None:
+        """Run `call` on a worker (it handles its own errors)."""
+        self._calls.put(call)
+        if self._idle.acquire(blocking=False):
+            return
+        with self._lock:
+            if self._threads >= self.max_workers:
+                return
+            self._threads += 1
+        name = f"raf-tool_{next(self._names)}"
+        threading.Thread(target=self._work, name=name, daemon=True).start()
+
+    def _work(self) -> None:
+        while (call := self._calls.get()) is not None:
+            call()
+            self._idle.release()
+
+    def shutdown(self) -> None:
+        """Let each worker end once the calls queued before this are done."""
+        with self._lock:
+            threads = self._threads
+        for _ in range(threads):
+            self._calls.put(None)
+
+
 _lock = threading.Lock()
-_pool: ThreadPoolExecutor | None = None
+_pool: _DaemonPool | None = None
 _size: int | None = None
+
+
+def _forget_pool_in_child() -> None:
+    global _lock, _pool
+    _lock = threading.Lock()  # the parent may have held it while forking
+    _pool = None
+
+
+if hasattr(os, "register_at_fork"):
+    os.register_at_fork(after_in_child=_forget_pool_in_child)
 
 
 def _default_size() -> int:
@@ -59,18 +113,16 @@ def set_tool_threads(count: int | None) -> None:
     with _lock:
         old, _pool, _size = _pool, None, count
     if old is not None:
-        old.shutdown(wait=False)
+        old.shutdown()
 
 
-def _executor() -> ThreadPoolExecutor:
+def _executor() -> _DaemonPool:
     global _pool
     pool = _pool
     if pool is None:
         with _lock:
             if _pool is None:
-                _pool = ThreadPoolExecutor(
-                    max_workers=tool_threads(), thread_name_prefix="raf-tool"
-                )
+                _pool = _DaemonPool(tool_threads())
             pool = _pool
     return pool
 
@@ -87,7 +139,7 @@ async def run_in_tool_thread(fn: Callable[..., T], /, *args: Any, **kwargs: Any)
         return await batch.submit(call)
     loop = asyncio.get_running_loop()
     future: asyncio.Future[T] = loop.create_future()
-    _executor().submit(_run_alone, loop, future, call)
+    _executor().submit(functools.partial(_run_alone, loop, future, call))
     return await future
 
 
@@ -148,7 +200,7 @@ class ThreadBatch:
         with self._lock:
             self._running += 1
         try:
-            _executor().submit(self._work, future, call)
+            _executor().submit(functools.partial(self._work, future, call))
         except BaseException:
             with self._lock:
                 self._running -= 1

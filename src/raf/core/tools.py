@@ -54,6 +54,10 @@ class ToolContext:
     call_id: str = ""
     run: RunContext | None = None
     """The run: approvals, usage so far, limits, middleware."""
+    idempotency_key: str = ""
+    """The same on every retry of this call, different for any other call: a tool with
+    side effects passes it on (an `Idempotency-Key` header) or records it, so a repeated
+    call has no second effect (`raf.core.idempotency` says how it is made)."""
 
 
 @runtime_checkable

@@ -245,34 +245,102 @@ def _load_toml(text: str, doc: Document) -> None:
 
 
 def _locate_toml(text: str, doc: Document) -> None:
-    """TOML parsers give no positions: find each key's line by its text (first match
-    after its parent's line)."""
-    lines = text.splitlines()
+    """TOML parsers give no positions: one pass over the lines reads each table header
+    and `key =` line into the key paths it defines (dotted keys, quoted keys, arrays of
+    tables), so locating every key costs one look-up each."""
+    index: dict[Path_, tuple[int, int]] = {}
+    table: Path_ = ()
+    arrays: dict[tuple[str, ...], int] = {}
+    blanked = _TOML_CODE.sub(_blank_match, text).split("\n")
+    for number, line in enumerate(text.split("\n"), start=1):
+        code = blanked[number - 1] if number <= len(blanked) else ""
+        indent = len(code) - len(code.lstrip())
+        if not code.strip():
+            continue  # blank, a comment, or inside a multi-line string
+        column = indent + 1
+        if code[indent] == "[":
+            is_array = code.startswith("[[", indent)
+            keys = _toml_key(line, indent + (2 if is_array else 1))
+            if keys is None:
+                continue
+            if is_array:
+                arrays[tuple(keys)] = arrays.get(tuple(keys), -1) + 1
+            table = _toml_path(keys, arrays)
+            for depth in range(1, len(table) + 1):
+                index.setdefault(table[:depth], (number, column))
+            continue
+        keys = _toml_key(line, indent)
+        if keys is None:
+            continue
+        for depth in range(1, len(keys) + 1):
+            index.setdefault((*table, *keys[:depth]), (number, column))
 
-    def find(key: str, start: int) -> tuple[int, int] | None:
-        pattern = re.compile(
-            r"^(\s*)(?:\[\[?[^\]]*\b" + re.escape(key) + r"\]\]?|\"?" + re.escape(key) + r"\"?\s*=)"
-        )
-        for number in range(start, len(lines)):
-            match = pattern.match(lines[number])
-            if match:
-                return number + 1, len(match.group(1)) + 1
-        return None
-
-    def walk(value: Any, path: Path_, start: int) -> None:
-        if isinstance(value, Mapping):
-            for key, child in value.items():
-                found = find(str(key), start)
-                if found:
-                    doc.keys[(*path, str(key))] = found
-                    doc.values[(*path, str(key))] = found
-                walk(child, (*path, str(key)), (found[0] - 1) if found else start)
-        elif isinstance(value, list):
-            for index, item in enumerate(value):
-                walk(item, (*path, index), start)
+    def walk(value: Any, path: Path_) -> None:
+        stack: list[tuple[Any, Path_]] = [(value, path)]
+        while stack:
+            item, at = stack.pop()
+            if isinstance(item, Mapping):
+                for key, child in item.items():
+                    child_path = (*at, str(key))
+                    found = index.get(child_path)
+                    if found:
+                        doc.keys[child_path] = found
+                        doc.values[child_path] = found
+                    stack.append((child, child_path))
+            elif isinstance(item, list):
+                stack.extend((child, (*at, i)) for i, child in enumerate(item))
 
     doc.values[()] = (1, 1)
-    walk(doc.data, (), 0)
+    walk(doc.data, ())
+
+
+_TOML_CODE = re.compile(
+    r'"""[\s\S]*?"""|\'\'\'[\s\S]*?\'\'\'|"[^"\\\n]*(?:\\.[^"\\\n]*)*"|\'[^\'\n]*\'|#[^\n]*'
+)
+_TOML_KEY_PART = re.compile(
+    r'[ \t]*(?:([A-Za-z0-9_-]+)|"((?:[^"\\\n]|\\.)*)"|\'([^\'\n]*)\')[ \t]*'
+)
+
+
+def _blank_match(match: re.Match[str]) -> str:
+    """A string or comment as spaces (newlines kept); a string keeps one mark where it
+    starts, so a line that begins with a quoted key is not taken for a blank one."""
+    text = match.group(0)
+    blank = " " * len(text) if "\n" not in text else re.sub(r"[^\n]", " ", text)
+    return "q" + blank[1:] if text[0] in "\"'" else blank
+
+
+def _toml_key(line: str, at: int) -> list[str] | None:
+    """The parts of the dotted key that starts at `at`, or None when there is none."""
+    parts: list[str] = []
+    while True:
+        match = _TOML_KEY_PART.match(line, at)
+        if match is None:
+            return None
+        bare, basic, literal = match.groups()
+        if basic is not None:
+            try:
+                parts.append(json.loads(f'"{basic}"'))
+            except ValueError:
+                parts.append(basic)
+        else:
+            parts.append(bare if bare is not None else literal)
+        at = match.end()
+        if not line.startswith(".", at):
+            return parts
+        at += 1
+
+
+def _toml_path(keys: list[str], arrays: Mapping[tuple[str, ...], int]) -> Path_:
+    """A header's key path in the data: each array of tables on the way adds the index
+    of its latest entry."""
+    path: list[str | int] = []
+    for depth, key in enumerate(keys, start=1):
+        path.append(key)
+        latest = arrays.get(tuple(keys[:depth]))
+        if latest is not None:
+            path.append(latest)
+    return tuple(path)
 
 
 # -- environment ----------------------------------------------------------------------

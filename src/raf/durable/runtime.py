@@ -20,6 +20,7 @@ from raf.core.contents import ApprovalResponseContent, content_from_dict, conten
 from raf.core.errors import RafError, SessionNotFoundError
 from raf.core.messages import ChatMessage
 from raf.core.options import AgentRunOptions
+from raf.core.private_files import private_file
 from raf.core.responses import AgentResponse
 from raf.core.sessions import AgentSession, SessionStore
 from raf.durable.codec import response_from_json, response_to_json
@@ -30,6 +31,7 @@ from raf.durable.workflows import (
     WORKFLOW_RUN_NAME,
     WorkflowFactory,
     WorkflowOutcome,
+    answers_message,
     build_workflow,
     outcome_of,
     workflow_queue_name,
@@ -302,9 +304,18 @@ class DurableRuntime:
         *,
         max_wait: float | None = None,
     ) -> WorkflowOutcome:
-        """Send answers (by request id) to a paused workflow run; the next turn's outcome."""
+        """Send answers (by request id) to a paused workflow run; the next turn's outcome.
+        The answers are claimed in the workflow's checkpoint store first: when another
+        caller (in any process) answered the same request, `AnswerClaimedError` is raised
+        and nothing is sent."""
         answers = {k: encode(v) for k, v in responses.items()}
-        await DBOS.send_async(paused.run_id, answers, topic=RESPONSES_TOPIC)
+        claimant = f"{paused.run_id}:turn-{paused.turn + 1}:{uuid.uuid4().hex}"
+        if paused.checkpoint_id is not None and paused.workflow:
+            store = build_workflow(self.workflows, paused.workflow).checkpoint_store
+            await store.claim(paused.checkpoint_id, sorted(answers), claimant)
+        await DBOS.send_async(
+            paused.run_id, answers_message(answers, claimant), topic=RESPONSES_TOPIC
+        )
         return await self.workflow_outcome(paused.run_id, paused.turn + 1, max_wait)
 
     async def run(
@@ -364,7 +375,7 @@ def _wal(path: Path) -> None:
     waiting for an event) do not block the writer."""
     import sqlite3
 
-    path.parent.mkdir(parents=True, exist_ok=True)
+    private_file(path)  # runs, their inputs and results: readable by the owner only
     with contextlib.closing(sqlite3.connect(path)) as db:
         db.execute("PRAGMA journal_mode=WAL")
 

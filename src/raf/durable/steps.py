@@ -8,6 +8,7 @@ from typing import Any
 
 from dbos import DBOS
 
+from raf.core.idempotency import idempotency_scope
 from raf.core.middleware import (
     CallNext,
     ChatContext,
@@ -59,7 +60,10 @@ class DurableFunctionMiddleware:
             return
 
         async def tool_call() -> dict[str, Any]:
-            await call_next()
+            # a retried step (after a crash) repeats the call: the same workflow id and
+            # call id give the tool the same idempotency key
+            with idempotency_scope(f"durable:{DBOS.workflow_id}"):
+                await call_next()
             return tool_result_to_json(context.result, context.tool_name)
 
         data = await DBOS.run_step_async({"name": f"tool:{context.tool_name}"}, tool_call)

@@ -37,6 +37,8 @@ class WorkflowOutcome:
     outputs: list[Any] = field(default_factory=list)
     requests: list[InputRequest] = field(default_factory=list)
     checkpoint_id: str | None = None
+    workflow: str = ""
+    """The name of the workflow that runs (its checkpoint store claims the answers)."""
 
     @property
     def paused(self) -> bool:
@@ -64,9 +66,12 @@ async def advance(
     input: Any,
     from_checkpoint: str | None,
     responses: dict[str, Any] | None,
+    claimant: str | None = None,
 ) -> dict[str, Any]:
     """Run a workflow until it completes or pauses, starting from its newest checkpoint
-    when one is newer than where this turn began (the turn was interrupted by a crash)."""
+    when one is newer than where this turn began (the turn was interrupted by a crash).
+    The answers are claimed for `claimant`, the one who sent them, so a retried turn
+    takes them again while nobody else can."""
     workflow = build_workflow(factories, name)
     store = workflow.checkpoint_store
     try:
@@ -77,7 +82,9 @@ async def advance(
         result = await workflow.run(checkpoint_id=newest, run_id=run_id)
     elif from_checkpoint is not None:
         answers = {k: decode(v, workflow.types) for k, v in (responses or {}).items()}
-        result = await workflow.run(checkpoint_id=from_checkpoint, responses=answers)
+        result = await workflow.run(
+            checkpoint_id=from_checkpoint, responses=answers, claimant=claimant
+        )
     else:
         result = await workflow.run(decode(input, workflow.types), run_id=run_id)
     return {
@@ -93,7 +100,21 @@ async def advance(
             for r in result.requests
         ],
         "checkpoint_id": result.checkpoint_id,
+        "workflow": name,
     }
+
+
+def answers_message(responses: dict[str, Any], claimant: str) -> dict[str, Any]:
+    """The DBOS message that carries answers to a paused run, with who claimed them."""
+    return {"claimant": claimant, "responses": responses}
+
+
+def read_answers(message: Any, default_claimant: str) -> tuple[dict[str, Any], str]:
+    """The answers and claimant of a message (a bare mapping of answers, as sent by hand,
+    is claimed for `default_claimant`)."""
+    if isinstance(message, dict) and set(message) == {"claimant", "responses"}:
+        return dict(message["responses"]), str(message["claimant"])
+    return dict(message), default_claimant
 
 
 def outcome_of(run_id: str, turn: int, data: dict[str, Any]) -> WorkflowOutcome:
@@ -110,6 +131,7 @@ def outcome_of(run_id: str, turn: int, data: dict[str, Any]) -> WorkflowOutcome:
         outputs=list(data["outputs"]),
         requests=[InputRequest(**r) for r in data["requests"]],
         checkpoint_id=data.get("checkpoint_id"),
+        workflow=str(data.get("workflow", "")),
     )
 
 
@@ -125,11 +147,14 @@ async def workflow_run_workflow(request: dict[str, Any]) -> dict[str, Any]:
     name = str(request["workflow"])
     checkpoint: str | None = None
     responses: dict[str, Any] | None = None
+    claimant: str | None = None
     turn = 0
     while True:
 
         async def turn_step(
-            start: str | None = checkpoint, answers: dict[str, Any] | None = responses
+            start: str | None = checkpoint,
+            answers: dict[str, Any] | None = responses,
+            by: str | None = claimant,
         ) -> dict[str, Any]:
             try:
                 return await advance(
@@ -139,6 +164,7 @@ async def workflow_run_workflow(request: dict[str, Any]) -> dict[str, Any]:
                     input=request.get("input"),
                     from_checkpoint=start,
                     responses=answers,
+                    claimant=by,
                 )
             except Exception as exc:  # kept as data: an exception may not survive pickling
                 return {"error": {"type": type(exc).__name__, "message": str(exc)}}
@@ -147,8 +173,9 @@ async def workflow_run_workflow(request: dict[str, Any]) -> dict[str, Any]:
         await DBOS.set_event_async(f"turn-{turn}", out)
         if out.get("status") != "paused":
             return out
-        answers = await DBOS.recv_async(RESPONSES_TOPIC, timeout_seconds=runtime.approval_wait)
-        if answers is None:
+        message = await DBOS.recv_async(RESPONSES_TOPIC, timeout_seconds=runtime.approval_wait)
+        if message is None:
             return out
-        checkpoint, responses = out["checkpoint_id"], dict(answers)
         turn += 1
+        checkpoint = out["checkpoint_id"]
+        responses, claimant = read_answers(message, f"{run_id}:turn-{turn}")

@@ -26,6 +26,9 @@ from raf.tools.workspace import (
 _READ_FLAGS = os.O_RDONLY | os.O_NOFOLLOW | os.O_CLOEXEC | os.O_NONBLOCK
 _DIR_FLAGS = os.O_RDONLY | os.O_DIRECTORY | os.O_CLOEXEC
 
+WRITE_MARK = "user.raf.idempotency"
+"""Extended attribute in which a file write records the idempotency key that made it."""
+
 
 @dataclass(kw_only=True, slots=True)
 class Location:
@@ -116,9 +119,11 @@ class Location:
                 f"{self.shown!r} was moved outside the workspace during the call"
             )
 
-    def write_atomic(self, data: bytes) -> None:
+    def write_atomic(self, data: bytes, *, mark: bytes | None = None) -> None:
         """Replace the file with `data` through a temporary name and rename: never writes
-        through a hard link or a symlink into another file."""
+        through a hard link or a symlink into another file. `mark` is kept with the new
+        content (an extended attribute, set before the rename so both arrive at once),
+        where the file system has them."""
         self._require_parent()
         if self.name is None or self.is_dir:
             raise IsADirectoryError(21, f"{self.shown!r} is a folder")
@@ -131,6 +136,9 @@ class Location:
             while view:
                 written = os.write(fd, view)
                 view = view[written:]
+            if mark is not None:
+                with contextlib.suppress(OSError):  # no extended attributes here
+                    os.setxattr(fd, WRITE_MARK, mark)
             os.fsync(fd)
         except BaseException:
             os.close(fd)
@@ -144,6 +152,21 @@ class Location:
             with contextlib.suppress(OSError):
                 os.unlink(tmp, dir_fd=self.parent_fd)
             raise
+
+    def read_mark(self) -> bytes | None:
+        """The mark the last `write_atomic` left on this file, if any."""
+        if self.name is None or not self.exists or self.is_dir:
+            return None
+        try:
+            fd = self.open_read()
+        except OSError:
+            return None
+        try:
+            return os.getxattr(fd, WRITE_MARK)
+        except OSError:
+            return None
+        finally:
+            os.close(fd)
 
     def mkdir(self) -> bool:
         """Create this folder; False if it already exists as a folder."""

@@ -6,6 +6,7 @@ from __future__ import annotations
 import asyncio
 import os
 from collections.abc import Mapping
+from contextvars import ContextVar
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Any, ClassVar, Self
@@ -18,6 +19,13 @@ from raf.core.model_tool import arguments_schema
 from raf.core.tools import ToolContext, ToolResult
 from raf.tools._budget import CallBudget, result_size
 from raf.tools.workspace import Access, OutsideScopeError, RuleAction, ScopePolicy, WorkspaceScope
+
+_call_key: ContextVar[str] = ContextVar("raf_scoped_call_key", default="")
+
+
+def call_key() -> str:
+    """The idempotency key of the tool call `run` works for ("" when there is none)."""
+    return _call_key.get()
 
 
 @dataclass(frozen=True, kw_only=True, slots=True)
@@ -143,6 +151,7 @@ class ScopedTool:
         approved = was_approved(context, self.name, arguments)
         scope = self.effective_scope()
         budget = self.budget
+        token = _call_key.set(context.idempotency_key)  # the worker thread copies it
         try:
             value = await asyncio.wait_for(
                 asyncio.to_thread(self.run, scope, args, approved), budget.wall_s
@@ -157,6 +166,8 @@ class ScopedTool:
             return ToolResult.fail(f"{self.name}: {os_message(exc)}")
         except ValueError as exc:
             return ToolResult.fail(f"{self.name}: {exc}")
+        finally:
+            _call_key.reset(token)
         size = result_size(value)
         if size > budget.output_bytes:
             return ToolResult.fail(

@@ -4,6 +4,8 @@
 from __future__ import annotations
 
 import errno
+import hashlib
+import json
 import os
 import stat
 from collections.abc import Mapping
@@ -14,8 +16,8 @@ from pydantic import BaseModel, ConfigDict, Field, ValidationError
 
 from raf.core.tools import Tool
 from raf.tools._budget import CallBudget
-from raf.tools._locate import enforce_subtree, located, subtree_verdict
-from raf.tools._scoped import FileLimits, PathUse, ScopedTool
+from raf.tools._locate import Location, enforce_subtree, located, subtree_verdict
+from raf.tools._scoped import FileLimits, PathUse, ScopedTool, call_key
 from raf.tools.search import FindFiles, ReadGate, SearchFile
 from raf.tools.shell import RunCommand
 from raf.tools.workspace import Access, OutsideScopeError, RuleAction, WorkspaceScope
@@ -143,6 +145,40 @@ class ReadFile(ScopedTool):
             return result
 
 
+def write_mark(key: str, data: bytes, result: str) -> bytes | None:
+    """What a write records on the file: the call's idempotency key, a digest of what it
+    wrote, and its result."""
+    if not key:
+        return None
+    digest = hashlib.sha256(data).hexdigest()
+    return json.dumps({"key": key, "sha256": digest, "result": result}).encode()
+
+
+def replayed(loc: Location, key: str, limit: int) -> str | None:
+    """The result of the write this same call (same idempotency key) already made, when
+    the file still holds exactly what it wrote: a retried call then changes nothing."""
+    if not key:
+        return None
+    raw = loc.read_mark()
+    try:
+        mark = json.loads(raw) if raw else None
+    except ValueError:
+        return None
+    if not isinstance(mark, dict) or mark.get("key") != key:
+        return None
+    fd = loc.open_read()
+    try:
+        if os.fstat(fd).st_size > limit:
+            return None
+        content = b"".join(iter(lambda: os.read(fd, _BLOCK), b""))
+    finally:
+        os.close(fd)
+    if hashlib.sha256(content).hexdigest() != mark.get("sha256"):
+        return None  # changed since: the mark no longer describes the file
+    result = mark.get("result")
+    return result if isinstance(result, str) else None
+
+
 class WriteFile(ScopedTool):
     name = "write_file"
     description = (
@@ -165,10 +201,13 @@ class WriteFile(ScopedTool):
                 f"content is {len(data)} bytes; the limit is {self.limits.max_write_bytes}"
             )
         with located(scope, args.path, Access.WRITE, approved=approved, create_dirs=True) as loc:
-            existed = loc.exists
-            loc.write_atomic(data)
-            verb = "replaced" if existed else "created"
-            return f"{verb} {self.shown(scope, loc.path)} ({len(data)} bytes)"
+            done = replayed(loc, call_key(), self.limits.max_write_bytes)
+            if done is not None:  # this very call wrote it already (a retried step)
+                return done
+            verb = "replaced" if loc.exists else "created"
+            message = f"{verb} {self.shown(scope, loc.path)} ({len(data)} bytes)"
+            loc.write_atomic(data, mark=write_mark(call_key(), data, message))
+            return message
 
 
 class EditFile(ScopedTool):
@@ -190,6 +229,9 @@ class EditFile(ScopedTool):
 
     def run(self, scope: WorkspaceScope, args: Any, approved: bool) -> Any:
         with located(scope, args.path, Access.WRITE, approved=approved) as loc:
+            done = replayed(loc, call_key(), self.limits.max_write_bytes)
+            if done is not None:  # this very call edited it already (a retried step)
+                return done
             fd = loc.open_read()
             try:
                 size = os.fstat(fd).st_size
@@ -214,8 +256,10 @@ class EditFile(ScopedTool):
                     "to make it unique, or set replace_all"
                 )
             new = text.replace(args.old_string, args.new_string)
-            loc.write_atomic(new.encode("utf-8"))
-            return f"replaced {count} occurrence(s) in {self.shown(scope, loc.path)}"
+            message = f"replaced {count} occurrence(s) in {self.shown(scope, loc.path)}"
+            encoded = new.encode("utf-8")
+            loc.write_atomic(encoded, mark=write_mark(call_key(), encoded, message))
+            return message
 
 
 class ListFiles(ScopedTool):

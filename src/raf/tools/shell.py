@@ -249,6 +249,8 @@ class RunCommand(ScopedTool):
             argv = [*prefix, *argv]
             sandbox_used = "bubblewrap"
         env = allowed_environment(self.env, allow=self.allow_env)
+        if context.idempotency_key:  # a command that can deduplicate reads it here
+            env = {**env, "RAF_IDEMPOTENCY_KEY": context.idempotency_key}
         outcome = await run_process(
             argv,
             cwd=cwd,

@@ -46,6 +46,7 @@ from raf.workflow.edges import (
     SwitchEdge,
 )
 from raf.workflow.errors import (
+    AnswerClaimedError,
     CheckpointError,
     CheckpointNotFoundError,
     GraphChangedError,
@@ -79,6 +80,7 @@ from raf.workflow.workflow import Workflow, WorkflowRunResult
 
 __all__ = [
     "AgentExecutor",
+    "AnswerClaimedError",
     "Case",
     "Checkpoint",
     "CheckpointError",

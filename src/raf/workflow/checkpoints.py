@@ -5,18 +5,22 @@ from __future__ import annotations
 
 import asyncio
 import copy
+import hashlib
 import json
 import os
 import re
 import sqlite3
 import threading
 import time
+from collections.abc import Sequence
 from dataclasses import dataclass, field
+from datetime import UTC, datetime
 from pathlib import Path
 from typing import Any, Literal, Protocol, runtime_checkable
 
 from raf.agent.stores import atomic_write_text
-from raf.workflow.errors import CheckpointError, CheckpointNotFoundError
+from raf.core.private_files import private_dir, private_file
+from raf.workflow.errors import AnswerClaimedError, CheckpointError, CheckpointNotFoundError
 
 CHECKPOINT_FORMAT = 1
 """Version of the JSON form of a checkpoint; a newer stored version is refused."""
@@ -127,7 +131,8 @@ class CheckpointInfo:
 
 @runtime_checkable
 class CheckpointStore(Protocol):
-    """Keeps checkpoints between runs and processes: four methods."""
+    """Keeps checkpoints between runs and processes: four methods, and `claim`, which
+    makes each answer to a paused run count once."""
 
     async def save(self, checkpoint: Checkpoint) -> None: ...
 
@@ -139,6 +144,26 @@ class CheckpointStore(Protocol):
 
     async def delete(self, checkpoint_id: str) -> bool:
         """Remove a checkpoint; False when there was none."""
+
+    async def claim(self, checkpoint_id: str, request_ids: Sequence[str], claimant: str) -> None:
+        """Take the answers to `request_ids` of a checkpoint for `claimant`, all or none,
+        atomically for every process using the store; `AnswerClaimedError` when another
+        claimant holds one of them. The same claimant may claim again (a retried step)."""
+
+    async def release(self, checkpoint_id: str, request_ids: Sequence[str], claimant: str) -> None:
+        """Give back what `claimant` took (its run failed before anything came of the
+        answers): those requests may be answered again. Others' claims stay."""
+
+
+def answer_claimed(checkpoint_id: str, request_id: str, claimed_at: float) -> AnswerClaimedError:
+    """The refusal of an answer that another resume took first."""
+    when = datetime.fromtimestamp(claimed_at, UTC).strftime("%Y-%m-%d %H:%M:%S UTC")
+    return AnswerClaimedError(
+        f"request {request_id!r} of checkpoint {checkpoint_id!r} was already answered "
+        f"(at {when}); an answer is taken once: follow the run from its newest checkpoint",
+        checkpoint_id=checkpoint_id,
+        request_id=request_id,
+    )
 
 
 async def latest_checkpoint(store: CheckpointStore, run_id: str | None = None) -> CheckpointInfo:
@@ -162,6 +187,8 @@ class InMemoryCheckpointStore:
 
     def __init__(self) -> None:
         self._data: dict[str, tuple[CheckpointInfo, Checkpoint]] = {}
+        self._claims: dict[tuple[str, str], tuple[str, float]] = {}
+        self._claiming = threading.Lock()
 
     async def save(self, checkpoint: Checkpoint) -> None:
         self._data[checkpoint.id] = (checkpoint.info(), checkpoint)
@@ -179,6 +206,23 @@ class InMemoryCheckpointStore:
 
     async def delete(self, checkpoint_id: str) -> bool:
         return self._data.pop(checkpoint_id, None) is not None
+
+    async def claim(self, checkpoint_id: str, request_ids: Sequence[str], claimant: str) -> None:
+        with self._claiming:
+            for rid in request_ids:
+                held = self._claims.get((checkpoint_id, rid))
+                if held is not None and held[0] != claimant:
+                    raise answer_claimed(checkpoint_id, rid, held[1])
+            now = time.time()
+            for rid in request_ids:
+                self._claims.setdefault((checkpoint_id, rid), (claimant, now))
+
+    async def release(self, checkpoint_id: str, request_ids: Sequence[str], claimant: str) -> None:
+        with self._claiming:
+            for rid in request_ids:
+                held = self._claims.get((checkpoint_id, rid))
+                if held is not None and held[0] == claimant:
+                    del self._claims[(checkpoint_id, rid)]
 
 
 class JsonFileCheckpointStore:
@@ -231,6 +275,58 @@ class JsonFileCheckpointStore:
 
         return await asyncio.to_thread(remove)
 
+    async def claim(self, checkpoint_id: str, request_ids: Sequence[str], claimant: str) -> None:
+        # One file per answer, created with O_EXCL: the file system decides who was first.
+        folder = self.directory / ".claims" / _check_id(checkpoint_id)
+
+        def take() -> None:
+            private_dir(folder)
+            made: list[Path] = []
+            try:
+                for rid in sorted(set(request_ids)):
+                    path = folder / hashlib.sha256(rid.encode()).hexdigest()[:40]
+                    record = json.dumps({"claimant": claimant, "at": time.time()})
+                    try:
+                        fd = os.open(path, os.O_WRONLY | os.O_CREAT | os.O_EXCL, 0o600)
+                    except FileExistsError:
+                        held = _read_claim(path)
+                        if held["claimant"] != claimant:
+                            raise answer_claimed(checkpoint_id, rid, held["at"]) from None
+                        continue
+                    made.append(path)
+                    with os.fdopen(fd, "w", encoding="utf-8") as handle:
+                        handle.write(record)
+                        handle.flush()
+                        os.fsync(handle.fileno())
+            except BaseException:
+                for path in made:
+                    path.unlink(missing_ok=True)
+                raise
+
+        await asyncio.to_thread(take)
+
+    async def release(self, checkpoint_id: str, request_ids: Sequence[str], claimant: str) -> None:
+        folder = self.directory / ".claims" / _check_id(checkpoint_id)
+
+        def give_back() -> None:
+            for rid in set(request_ids):
+                path = folder / hashlib.sha256(rid.encode()).hexdigest()[:40]
+                if path.exists() and _read_claim(path)["claimant"] == claimant:
+                    path.unlink(missing_ok=True)
+
+        await asyncio.to_thread(give_back)
+
+
+def _read_claim(path: Path) -> dict[str, Any]:
+    """A claim file; one still being written (empty) reads as another's fresh claim."""
+    try:
+        data = json.loads(path.read_text(encoding="utf-8"))
+    except (OSError, ValueError):
+        return {"claimant": None, "at": time.time()}
+    if not isinstance(data, dict):
+        return {"claimant": None, "at": time.time()}
+    return {"claimant": data.get("claimant"), "at": float(data.get("at", time.time()))}
+
 
 _SCHEMA = """
 CREATE TABLE IF NOT EXISTS raf_checkpoints (
@@ -242,6 +338,15 @@ CREATE TABLE IF NOT EXISTS raf_checkpoints (
     status TEXT NOT NULL,
     created_at REAL NOT NULL,
     data TEXT NOT NULL
+)
+"""
+_CLAIMS_SCHEMA = """
+CREATE TABLE IF NOT EXISTS raf_checkpoint_claims (
+    checkpoint_id TEXT NOT NULL,
+    request_id TEXT NOT NULL,
+    claimant TEXT NOT NULL,
+    claimed_at REAL NOT NULL,
+    PRIMARY KEY (checkpoint_id, request_id)
 )
 """
 
@@ -258,7 +363,7 @@ class SqliteCheckpointStore:
     def _connect(self) -> sqlite3.Connection:
         conn: sqlite3.Connection | None = getattr(self._local, "conn", None)
         if conn is None:
-            self.path.parent.mkdir(parents=True, exist_ok=True)
+            private_file(self.path)
             conn = sqlite3.connect(self.path, timeout=self.timeout, isolation_level=None)
             deadline = time.monotonic() + self.timeout
             delay = 0.01
@@ -267,6 +372,7 @@ class SqliteCheckpointStore:
                     conn.execute("PRAGMA journal_mode=WAL")
                     conn.execute("PRAGMA synchronous=NORMAL")
                     conn.execute(_SCHEMA)
+                    conn.execute(_CLAIMS_SCHEMA)
                     break
                 except sqlite3.OperationalError as exc:
                     if "locked" not in str(exc) or time.monotonic() > deadline:
@@ -338,9 +444,48 @@ class SqliteCheckpointStore:
 
     async def delete(self, checkpoint_id: str) -> bool:
         def remove() -> bool:
-            cur = self._connect().execute(
-                "DELETE FROM raf_checkpoints WHERE id = ?", (checkpoint_id,)
+            conn = self._connect()
+            cur = conn.execute("DELETE FROM raf_checkpoints WHERE id = ?", (checkpoint_id,))
+            conn.execute(
+                "DELETE FROM raf_checkpoint_claims WHERE checkpoint_id = ?", (checkpoint_id,)
             )
             return cur.rowcount > 0
 
         return await asyncio.to_thread(remove)
+
+    async def claim(self, checkpoint_id: str, request_ids: Sequence[str], claimant: str) -> None:
+        def take() -> None:
+            conn = self._connect()
+            # BEGIN IMMEDIATE takes the write lock first: a second process waits, then
+            # sees the first one's rows.
+            conn.execute("BEGIN IMMEDIATE")
+            try:
+                for rid in request_ids:
+                    row = conn.execute(
+                        "SELECT claimant, claimed_at FROM raf_checkpoint_claims "
+                        "WHERE checkpoint_id = ? AND request_id = ?",
+                        (checkpoint_id, rid),
+                    ).fetchone()
+                    if row is None:
+                        conn.execute(
+                            "INSERT INTO raf_checkpoint_claims VALUES (?, ?, ?, ?)",
+                            (checkpoint_id, rid, claimant, time.time()),
+                        )
+                    elif row[0] != claimant:
+                        raise answer_claimed(checkpoint_id, rid, float(row[1]))
+            except BaseException:
+                conn.execute("ROLLBACK")
+                raise
+            conn.execute("COMMIT")
+
+        await asyncio.to_thread(take)
+
+    async def release(self, checkpoint_id: str, request_ids: Sequence[str], claimant: str) -> None:
+        def give_back() -> None:
+            self._connect().executemany(
+                "DELETE FROM raf_checkpoint_claims "
+                "WHERE checkpoint_id = ? AND request_id = ? AND claimant = ?",
+                [(checkpoint_id, rid, claimant) for rid in request_ids],
+            )
+
+        await asyncio.to_thread(give_back)

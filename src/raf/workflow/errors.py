@@ -42,6 +42,16 @@ class CheckpointNotFoundError(CheckpointError):
     """No checkpoint with that id is stored."""
 
 
+class AnswerClaimedError(CheckpointError):
+    """A pending request of the checkpoint was already answered: an answer is taken once,
+    by whichever resume claims it first (in any process)."""
+
+    def __init__(self, message: str, *, checkpoint_id: str, request_id: str) -> None:
+        self.checkpoint_id = checkpoint_id
+        self.request_id = request_id
+        super().__init__(message)
+
+
 class GraphChangedError(CheckpointError):
     """The checkpoint was written by a different graph than the one asked to resume it."""
 

@@ -3,10 +3,12 @@ can be resumed on another that reaches the same database."""
 
 from __future__ import annotations
 
+import time
+from collections.abc import Sequence
 from typing import cast
 
 from raf.agent.postgres_pool import PostgresTable
-from raf.workflow.checkpoints import Checkpoint, CheckpointInfo, Status
+from raf.workflow.checkpoints import Checkpoint, CheckpointInfo, Status, answer_claimed
 from raf.workflow.errors import CheckpointError, CheckpointNotFoundError
 
 # `seq` orders checkpoints as they were written (a rewrite moves one to the front), the
@@ -16,6 +18,9 @@ _SCHEMA = (
     "run_id TEXT NOT NULL, workflow TEXT NOT NULL, superstep INTEGER NOT NULL, "
     "status TEXT NOT NULL, created_at DOUBLE PRECISION NOT NULL, data TEXT NOT NULL)",
     "CREATE INDEX IF NOT EXISTS {run_seq} ON {table} (run_id, seq DESC)",
+    "CREATE TABLE IF NOT EXISTS {claims} (checkpoint_id TEXT NOT NULL, "
+    "request_id TEXT NOT NULL, claimant TEXT NOT NULL, claimed_at DOUBLE PRECISION NOT NULL, "
+    "PRIMARY KEY (checkpoint_id, request_id))",
 )
 _INFO = "SELECT id, run_id, workflow, superstep, status, created_at FROM {table}"
 
@@ -103,10 +108,50 @@ class PostgresCheckpointStore:
 
     async def delete(self, checkpoint_id: str) -> bool:
         async with self._table.connection() as conn:
-            cur = await conn.execute(
-                self._table.sql("DELETE FROM {table} WHERE id = %s"), (checkpoint_id,)
-            )
+            async with conn.transaction():
+                cur = await conn.execute(
+                    self._table.sql("DELETE FROM {table} WHERE id = %s"), (checkpoint_id,)
+                )
+                await conn.execute(
+                    self._table.sql("DELETE FROM {claims} WHERE checkpoint_id = %s"),
+                    (checkpoint_id,),
+                )
             return cur.rowcount > 0
+
+    async def claim(self, checkpoint_id: str, request_ids: Sequence[str], claimant: str) -> None:
+        # The primary key decides: of two concurrent inserts one waits for the other's
+        # commit and then inserts nothing; the row read back names the winner. A refusal
+        # raised inside the transaction rolls back this claimant's other rows.
+        async with self._table.connection() as conn, conn.transaction():
+            for rid in sorted(set(request_ids)):
+                await conn.execute(
+                    self._table.sql(
+                        "INSERT INTO {claims} VALUES (%s, %s, %s, %s) "
+                        "ON CONFLICT (checkpoint_id, request_id) DO NOTHING"
+                    ),
+                    (checkpoint_id, rid, claimant, time.time()),
+                )
+                cur = await conn.execute(
+                    self._table.sql(
+                        "SELECT claimant, claimed_at FROM {claims} "
+                        "WHERE checkpoint_id = %s AND request_id = %s"
+                    ),
+                    (checkpoint_id, rid),
+                )
+                row = await cur.fetchone()
+                if row is not None and str(row[0]) != claimant:
+                    raise answer_claimed(checkpoint_id, rid, float(row[1]))
+
+    async def release(self, checkpoint_id: str, request_ids: Sequence[str], claimant: str) -> None:
+        async with self._table.connection() as conn:
+            for rid in request_ids:
+                await conn.execute(
+                    self._table.sql(
+                        "DELETE FROM {claims} "
+                        "WHERE checkpoint_id = %s AND request_id = %s AND claimant = %s"
+                    ),
+                    (checkpoint_id, rid, claimant),
+                )
 
     async def close(self) -> None:
         """Close this event loop's connections (the store opens new ones if used again)."""

@@ -5,6 +5,7 @@ along the edges for the next superstep, and a checkpoint is written."""
 from __future__ import annotations
 
 import asyncio
+import contextlib
 import inspect
 import logging
 from collections.abc import Callable, Mapping
@@ -97,9 +98,13 @@ class WorkflowRunner:
             )
         self.state.pending = [Delivery(target=self.wf.start, message=message)]
 
-    async def resume(self, checkpoint_id: str, responses: Mapping[str, Any]) -> None:
+    async def resume(
+        self, checkpoint_id: str, responses: Mapping[str, Any], claimant: str | None = None
+    ) -> None:
         """Take the run back from a checkpoint and queue the answers to its requests."""
-        self.state = await load_state(self.wf, self.store, checkpoint_id, responses)
+        self.state = await load_state(
+            self.wf, self.store, checkpoint_id, responses, claimant=claimant
+        )
 
     # -- the loop --------------------------------------------------------------------
 
@@ -121,6 +126,7 @@ class WorkflowRunner:
                         )
                     await self._superstep()
         except BaseException as exc:
+            await self._release_unspent_answers()
             error = self._as_run_error(exc, deadline)
             if isinstance(exc, asyncio.CancelledError):
                 raise
@@ -344,6 +350,19 @@ class WorkflowRunner:
             ) from exc
         await self.store.save(checkpoint)
         st.checkpoint_id = checkpoint.id
+
+    async def _release_unspent_answers(self) -> None:
+        """A run that fails before it checkpoints anything past the answered checkpoint
+        gives its answers back: the error names that checkpoint as the one to resume
+        from, so answering it again must work. Once a later checkpoint exists, the
+        answers are spent and stay claimed (best effort: a store error is not raised
+        over the run's own)."""
+        st = self.state
+        if st.claimed is None or st.checkpoint_id != st.claimed[0]:
+            return
+        with contextlib.suppress(Exception):
+            await self.store.release(*st.claimed)
+        st.claimed = None
 
     async def _mark_compensated(self) -> None:
         """Record that the run was undone, so no checkpoint of it resumes (best effort:

@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import time
+import uuid
 from collections.abc import Mapping
 from dataclasses import dataclass, field
 from typing import TYPE_CHECKING, Any
@@ -40,6 +41,8 @@ class RunState:
     outputs: list[Any] = field(default_factory=list)
     compensations: list[tuple[str, Any]] = field(default_factory=list)
     checkpoint_id: str | None = None
+    claimed: tuple[str, tuple[str, ...], str] | None = None
+    """The answers this run took when it resumed: checkpoint, request ids, claimant."""
 
 
 def to_checkpoint(wf: Workflow, st: RunState, status: Status) -> Checkpoint:
@@ -82,10 +85,17 @@ def to_checkpoint(wf: Workflow, st: RunState, status: Status) -> Checkpoint:
 
 
 async def load_state(
-    wf: Workflow, store: CheckpointStore, checkpoint_id: str, responses: Mapping[str, Any]
+    wf: Workflow,
+    store: CheckpointStore,
+    checkpoint_id: str,
+    responses: Mapping[str, Any],
+    *,
+    claimant: str | None = None,
 ) -> RunState:
     """A run's state back from a checkpoint, with the answers to its requests queued;
-    nothing is written when the checkpoint or an answer is refused."""
+    nothing is written when the checkpoint or an answer is refused. The answers are
+    claimed in the store for `claimant` (by default this call alone) before any node
+    runs, so one answer resumes the run once however many processes send it."""
     cp = await store.load(checkpoint_id)
     if cp.fingerprint != wf.fingerprint:
         raise GraphChangedError(
@@ -115,6 +125,10 @@ async def load_state(
             "pass responses={request_id: answer}"
         )
     answers = {rid: wf.check_answer(requests[rid], value) for rid, value in responses.items()}
+    claimed = None
+    if answers:
+        claimed = (checkpoint_id, tuple(sorted(answers)), claimant or f"answer_{uuid.uuid4().hex}")
+        await store.claim(*claimed)
     state = RunState(
         run_id=cp.run_id,
         superstep=cp.superstep,
@@ -131,6 +145,7 @@ async def load_state(
         outputs=decode(cp.outputs, types),
         compensations=[(c["node"], decode(c["message"], types)) for c in cp.compensations],
         checkpoint_id=cp.id,
+        claimed=claimed,
     )
     for node_id, snapshot in cp.node_states.items():
         if node_id in wf.nodes:

@@ -126,9 +126,13 @@ class Workflow:
         timeout: float | None = None,  # noqa: ASYNC109 - a whole-run limit
         run_id: str | None = None,
         on_event: Callable[[WorkflowEvent], None] | None = None,
+        claimant: str | None = None,
     ) -> WorkflowRunResult:
         """Run to the end or to a pause. With `checkpoint_id`, resume that checkpoint
-        (in this process or another), answering pending requests with `responses`."""
+        (in this process or another), answering pending requests with `responses`.
+        An answer is taken once: a second resume answering the same request raises
+        `AnswerClaimedError`, unless it passes the same `claimant` (a retry of one
+        answering step, as a durable run makes after a crash)."""
         events: list[WorkflowEvent] = []
         if on_event is None:
             emit = events.append
@@ -141,7 +145,7 @@ class Workflow:
         self._claim()
         try:
             runner = await self._prepare(
-                input, checkpoint_id, responses, checkpoint_store, run_id, emit
+                input, checkpoint_id, responses, checkpoint_store, run_id, emit, claimant
             )
             status = await runner.execute(
                 resumed_from=checkpoint_id,
@@ -168,6 +172,7 @@ class Workflow:
         checkpoint_store: CheckpointStore | None = None,
         timeout: float | None = None,  # noqa: ASYNC109 - a whole-run limit
         run_id: str | None = None,
+        claimant: str | None = None,
     ) -> AsyncIterator[WorkflowEvent]:
         """The events of `run` as they happen; a failed run yields `WorkflowFailed`, then
         raises its `WorkflowRunError`."""
@@ -175,7 +180,13 @@ class Workflow:
         self._claim()
         try:
             runner = await self._prepare(
-                input, checkpoint_id, responses, checkpoint_store, run_id, queue.put_nowait
+                input,
+                checkpoint_id,
+                responses,
+                checkpoint_store,
+                run_id,
+                queue.put_nowait,
+                claimant,
             )
         except BaseException:
             self._running = False
@@ -218,6 +229,7 @@ class Workflow:
         store: CheckpointStore | None,
         run_id: str | None,
         emit: Callable[[WorkflowEvent], None],
+        claimant: str | None = None,
     ) -> WorkflowRunner:
         runner = WorkflowRunner(self, store or self.checkpoint_store, emit)
         if checkpoint_id is None:
@@ -229,7 +241,7 @@ class Workflow:
                 raise WorkflowError(
                     "a resumed run continues from its checkpoint: pass no new input"
                 )
-            await runner.resume(checkpoint_id, responses or {})
+            await runner.resume(checkpoint_id, responses or {}, claimant)
         return runner
 
     def as_agent(self, *, name: str | None = None, description: str | None = None) -> WorkflowAgent:

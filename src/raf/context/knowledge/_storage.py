@@ -96,10 +96,22 @@ def connect_checked(path: str, *, vectors: bool) -> tuple[sqlite3.Connection, bo
         db.execute(f"PRAGMA busy_timeout = {int(_BUSY_TIMEOUT_S * 1000)}")
         db.executescript(_SCHEMA)
         db.execute("SELECT count(*) FROM files").fetchone()
+        if path != ":memory:":
+            check_intact(db)
     except BaseException:
         db.close()
         raise
     return db, vec_sql
+
+
+def check_intact(db: sqlite3.Connection) -> None:
+    """Raise a damage error when SQLite's own check finds the file damaged: a damaged
+    page may hold rows no query reads for a long time, so searches would answer from
+    what is left without a word."""
+    row = db.execute("PRAGMA quick_check(1)").fetchone()
+    verdict = "no answer" if row is None else str(row[0])
+    if verdict != "ok":
+        raise sqlite3.DatabaseError(f"database disk image is malformed: {verdict}")
 
 
 def set_aside(path: str, exc: BaseException) -> None:

@@ -16,7 +16,7 @@ import threading
 from array import array
 from collections.abc import Callable, Iterable, Iterator, Sequence
 from contextlib import AbstractContextManager, contextmanager
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 from pathlib import Path
 
 from raf.context.knowledge._ranking import (
@@ -42,8 +42,10 @@ from raf.context.knowledge.loaders import (
     iter_files,
     load_file,
     load_url,
+    read_source,
 )
 from raf.core.errors import ConfigurationError
+from raf.core.private_files import private_file
 
 __all__ = [
     "Embedder",
@@ -69,6 +71,9 @@ class IndexStats:
     removed: int = 0
     unchanged: int = 0
     chunks: int = 0
+    vanished: list[str] = field(default_factory=list)
+    """Files that were deleted while the sync ran (listed, then gone when read): they are
+    left out, and dropped from the index if it held them."""
 
 
 class KnowledgeIndex:
@@ -86,7 +91,7 @@ class KnowledgeIndex:
     ) -> None:
         self.path = str(path) if path is not None else ":memory:"
         if path is not None:
-            Path(self.path).parent.mkdir(parents=True, exist_ok=True)
+            private_file(self.path)
         self.embedder = embedder
         self.chunker = chunker
         self.max_chars = max_chars
@@ -143,6 +148,20 @@ class KnowledgeIndex:
             except BaseException:
                 self._db.execute("ROLLBACK")
                 self._vectors = None
+                raise
+            self._db.execute("COMMIT")
+
+    @contextmanager
+    def _reading(self) -> Iterator[None]:
+        """One read transaction: every statement of a search sees the same snapshot, so
+        another process's sync cannot replace chunks between finding and reading them."""
+        with self._lock:
+            self._db.execute("BEGIN")
+            try:
+                yield
+            except BaseException:
+                with contextlib.suppress(Exception):
+                    self._db.execute("ROLLBACK")
                 raise
             self._db.execute("COMMIT")
 
@@ -301,13 +320,27 @@ class KnowledgeIndex:
                 stats.updated += 1
         for path in files:
             source = str(path)
-            current.add(source)
-            st = path.stat()
-            previous = known.get(source)
-            if previous is not None and previous[0] == st.st_mtime_ns and previous[1] == st.st_size:
-                stats.unchanged += 1
+            try:
+                st = path.stat()
+                previous = known.get(source)
+                if (
+                    previous is not None
+                    and previous[0] == st.st_mtime_ns
+                    and previous[1] == st.st_size
+                ):
+                    current.add(source)
+                    stats.unchanged += 1
+                    continue
+                data = read_source(path)  # refuses an oversized file before reading it
+            except FileNotFoundError:
+                stats.vanished.append(source)
                 continue
-            digest = hashlib.sha256(path.read_bytes()).hexdigest()
+            except OSError as exc:
+                raise ConfigurationError(
+                    f"cannot read knowledge source {source!r}: {exc.strerror or exc}"
+                ) from exc
+            current.add(source)
+            digest = hashlib.sha256(data).hexdigest()
             if previous is not None and previous[2] == digest:
                 with self._transaction():
                     self._db.execute(
@@ -316,7 +349,7 @@ class KnowledgeIndex:
                     )
                 stats.unchanged += 1
                 continue
-            document = load_file(path)
+            document = load_file(path, data=data)
             chunks = self.chunk_document(document)
             with self._transaction():
                 self._remove(source)
@@ -360,10 +393,9 @@ class KnowledgeIndex:
             ).fetchall()
         return [(int(r[0]), -float(r[1])) for r in rows]
 
-    def _vector(self, query: str, limit: int) -> list[tuple[int, float]]:
-        if self.embedder is None:
+    def _vector(self, vector: Sequence[float] | None, limit: int) -> list[tuple[int, float]]:
+        if vector is None:
             return []
-        vector = self.embedder([query])[0]
         with self._lock:
             q = self._checked(vector)
             if self._vec_sql:
@@ -399,15 +431,19 @@ class KnowledgeIndex:
     def _search(self, query: str, top_k: int, mode: SearchMode | None) -> list[Hit]:
         mode = mode or ("hybrid" if self.embedder is not None else "bm25")
         pool = max(50, top_k * 10)
-        if mode == "bm25":
-            ranked = self._bm25(query, top_k)
-        elif mode == "vector":
-            ranked = self._vector(query, top_k)
-        else:
-            ranked = rrf_fuse(
-                (self._bm25(query, pool), self._vector(query, pool)), self.rrf_k, top_k
-            )
-        return self._hits(ranked)
+        vector = None
+        if mode != "bm25" and self.embedder is not None:  # before the read: it may be slow
+            vector = self.embedder([query])[0]
+        with self._reading():
+            if mode == "bm25":
+                ranked = self._bm25(query, top_k)
+            elif mode == "vector":
+                ranked = self._vector(vector, top_k)
+            else:
+                ranked = rrf_fuse(
+                    (self._bm25(query, pool), self._vector(vector, pool)), self.rrf_k, top_k
+                )
+            return self._hits(ranked)
 
     def _hits(self, ranked: Sequence[tuple[int, float]]) -> list[Hit]:
         if not ranked:

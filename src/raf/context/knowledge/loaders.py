@@ -105,11 +105,12 @@ def _pdf_text(path: Path | io.BytesIO, source: str) -> str:
     return "\n\n".join(pages).strip()
 
 
-def load_file(path: str | Path) -> Document:
-    """Read one file by its suffix (blocking: call it from a worker thread)."""
+def load_file(path: str | Path, *, data: bytes | None = None) -> Document:
+    """Read one file by its suffix (blocking: call it from a worker thread); `data`, when
+    given, is its content already read (with `read_source`)."""
     p = Path(path)
     try:
-        return _load_file(p)
+        return _load_file(p, data)
     except OSError as exc:
         raise ConfigurationError(
             f"cannot read knowledge source {str(p)!r}: {exc.strerror or exc}"
@@ -147,10 +148,11 @@ def read_source(path: Path) -> bytes:
         os.close(fd)
 
 
-def _load_file(p: Path) -> Document:
+def _load_file(p: Path, data: bytes | None = None) -> Document:
     suffix = p.suffix.lower()
     source = str(p)
-    data = read_source(p)
+    if data is None:
+        data = read_source(p)
     if suffix in PDF_SUFFIXES:
         text = _pdf_text(io.BytesIO(data), source)
         return Document(source=source, text=text, kind="pdf", title=p.stem)

@@ -16,6 +16,9 @@ from raf.tools.openapi.auth import Auth
 _RESERVED_HEADERS = {"accept", "content-type", "authorization"}
 _NAME_SAFE = re.compile(r"[^A-Za-z0-9_-]+")
 
+_SAFE_METHODS = frozenset({"GET", "HEAD", "OPTIONS", "TRACE"})
+"""Methods that change nothing: they get no `Idempotency-Key` header."""
+
 
 def tool_name_for(operation_id: str | None, method: str, path: str) -> str:
     raw = operation_id or f"{method}_{path}"
@@ -145,6 +148,9 @@ class OpenApiTool:
         except ImportError as exc:  # pragma: no cover
             raise MissingExtraError("OpenAPI tools", "openapi", "httpx") from exc
         path, query, headers, cookies = self._request_parts(arguments)
+        if context.idempotency_key and self.spec.method.upper() not in _SAFE_METHODS:
+            # the same on a retried call: a server that honours the header acts once
+            headers.setdefault("Idempotency-Key", context.idempotency_key)
         url = self.settings.base_url.rstrip("/") + path
         kwargs: dict[str, Any] = {}
         if self.spec.body_type is not None and "body" in arguments:

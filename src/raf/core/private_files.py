@@ -1,0 +1,48 @@
+"""Files and folders that hold a user's data (sessions, checkpoints, indexes, run
+databases) are created readable by their owner only: mode 0600, folders 0700.
+
+Only what raf creates is affected: an existing file or folder keeps the mode it has, so
+a store a user deliberately shared stays shared.
+"""
+
+from __future__ import annotations
+
+import contextlib
+import os
+from pathlib import Path
+
+FILE_MODE = 0o600
+"""Mode of a store file raf creates."""
+DIR_MODE = 0o700
+"""Mode of a folder raf creates for a store."""
+
+
+def private_dir(path: str | os.PathLike[str]) -> Path:
+    """Create `path` and any missing parents with mode 0700 (the umask may only remove
+    more); an existing folder is left as it is."""
+    folder = Path(path)
+    missing: list[Path] = []
+    probe = folder
+    while not probe.exists() and probe != probe.parent:
+        missing.append(probe)
+        probe = probe.parent
+    for item in reversed(missing):
+        with contextlib.suppress(FileExistsError):  # another process made it first
+            os.mkdir(item, DIR_MODE)
+    return folder
+
+
+def private_file(path: str | os.PathLike[str]) -> Path:
+    """Create an empty file at `path` with mode 0600 unless one is there (its folder
+    too, 0700), so that a database opened on it afterwards (SQLite, and the journal and
+    WAL files SQLite gives the database's mode) is private from the start."""
+    file = Path(path)
+    if str(file) in ("", ":memory:"):
+        return file
+    private_dir(file.parent)
+    try:
+        fd = os.open(file, os.O_WRONLY | os.O_CREAT | os.O_EXCL | os.O_CLOEXEC, FILE_MODE)
+    except FileExistsError:
+        return file
+    os.close(fd)
+    return file

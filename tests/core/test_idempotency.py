@@ -1,0 +1,86 @@
+"""Each tool call gets an idempotency key: the same on every retry of the call, another
+for any other call, session or durable run; raf's file tools use it so a retried write or
+edit changes nothing, and a command reads it from its environment."""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+from raf import AgentBuilder, AgentSession, ToolContext, tool
+from raf.core.idempotency import idempotency_scope, tool_call_key
+from raf.core.tools import ToolResult
+from raf.testing import ScriptedChatClient, call, reply
+from raf.tools.files import EditFile, WriteFile
+from raf.tools.workspace import WorkspaceScope
+
+KEYS: list[str] = []
+
+
+@tool
+def pay(amount: int, context: ToolContext) -> str:
+    """Pay an amount."""
+    KEYS.append(context.idempotency_key)
+    return f"paid {amount}"
+
+
+def scripted() -> ScriptedChatClient:
+    return ScriptedChatClient(
+        [
+            reply("", call("pay", amount=1, call_id="c1"), call("pay", amount=2, call_id="c2")),
+            "done",
+        ]
+    )
+
+
+async def test_a_call_is_keyed_by_its_session_and_call_id() -> None:
+    KEYS.clear()
+    agent = AgentBuilder().with_chat_client(scripted()).with_tool(pay)
+    await agent.build().run("pay", session=AgentSession(id="s-1"))
+    first, second = KEYS
+    assert first != second
+    # derived, not drawn: a retry of the call (the same call in the same session) gets it
+    assert first == tool_call_key("c1", session_id="s-1", run=None)
+    assert second == tool_call_key("c2", session_id="s-1", run=None)
+    assert first.startswith("raf-") and len(first) == 36
+
+    KEYS.clear()  # another session, the same call ids: other keys
+    agent = AgentBuilder().with_chat_client(scripted()).with_tool(pay)
+    await agent.build().run("pay", session=AgentSession(id="s-2"))
+    assert KEYS[0] != first and KEYS[0] == tool_call_key("c1", session_id="s-2", run=None)
+
+
+def test_a_durable_scope_gives_keys_of_its_own() -> None:
+    plain = tool_call_key("c1", session_id="s", run=None)
+    with idempotency_scope("durable:run-1"):
+        durable = tool_call_key("c1", session_id="s", run=None)
+        assert durable == tool_call_key("c1", session_id="other", run=None)
+    assert durable != plain
+    with idempotency_scope("durable:run-2"):
+        assert tool_call_key("c1", session_id="s", run=None) != durable
+
+
+async def test_a_retried_write_or_edit_with_the_same_key_changes_nothing(tmp_path: Path) -> None:
+    scope = WorkspaceScope(tmp_path, policy="deny")
+    write, edit = WriteFile(scope=scope), EditFile(scope=scope)
+    ctx = ToolContext(idempotency_key="raf-write-1")
+
+    first: ToolResult = await write.invoke({"path": "n.txt", "content": "x"}, ctx)
+    assert first.value == "created n.txt (1 bytes)"
+    again = await write.invoke({"path": "n.txt", "content": "x"}, ctx)
+    assert again.value == first.value  # the same answer: "created", not "replaced"
+
+    edit_ctx = ToolContext(idempotency_key="raf-edit-1")
+    args = {"path": "n.txt", "old_string": "x", "new_string": "xy"}
+    edited = await edit.invoke(args, edit_ctx)
+    assert edited.value == "replaced 1 occurrence(s) in n.txt"
+    retried = await edit.invoke(args, edit_ctx)  # would make "xyy" if applied again
+    assert retried.value == edited.value and (tmp_path / "n.txt").read_text() == "xy"
+
+    other = await edit.invoke(args, ToolContext(idempotency_key="raf-edit-2"))
+    assert other.value == "replaced 1 occurrence(s) in n.txt"  # another call: it applies
+    assert (tmp_path / "n.txt").read_text() == "xyy"
+
+    (tmp_path / "n.txt").write_text("changed by someone")  # the mark no longer matches
+    rewritten = await write.invoke({"path": "n.txt", "content": "x"}, ctx)
+    assert rewritten.value == "replaced n.txt (1 bytes)"
+    assert (tmp_path / "n.txt").read_text() == "x"
