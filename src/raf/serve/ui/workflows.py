@@ -14,6 +14,7 @@ from raf.serve.tenancy import Tenant
 from raf.workflow import CheckpointNotFoundError, Workflow, WorkflowError
 from raf.workflow.checkpoints import Checkpoint
 from raf.workflow.edges import FanInEdge, FanOutEdge, LoopEdge, SwitchEdge
+from raf.workflow.errors import AnswerClaimedError
 
 
 @dataclass(kw_only=True, slots=True)
@@ -157,8 +158,10 @@ class WorkflowHost:
         input: Any = None,
         checkpoint_id: str | None = None,
         responses: Mapping[str, Any] | None = None,
+        claimant: str | None = None,
     ) -> WorkflowRun:
-        """Start a run in the background; its events collect on the returned record."""
+        """Start a run in the background; its events collect on the returned record
+        (`claimant`: who already claimed the answers in `responses`)."""
         workflow = self.workflow(name)
         if any(r.workflow == name and r.status == "running" for r in self.runs.values()):
             raise ServeError(
@@ -175,7 +178,11 @@ class WorkflowHost:
         async def drive() -> None:
             try:
                 async for event in workflow.run_stream(
-                    input, checkpoint_id=checkpoint_id, responses=responses, run_id=engine_run
+                    input,
+                    checkpoint_id=checkpoint_id,
+                    responses=responses,
+                    run_id=engine_run,
+                    claimant=claimant,
                 ):
                     data = event.to_dict()
                     record.events.append(data)
@@ -241,7 +248,21 @@ class WorkflowHost:
         if not pending:
             raise ServeError(409, "not_paused", f"checkpoint {checkpoint_id!r} waits on no request")
         answers = typed_answers(pending, responses)
-        return self.start(name, owner, checkpoint_id=checkpoint_id, responses=answers)
+        # claimed here, before a run starts, so a second answer is a 409 and not a run that
+        # fails later; the run then claims again with the same claimant, which holds
+        store = self.workflow(name).checkpoint_store
+        claimant = f"ui-{uuid.uuid4().hex}"
+        try:
+            await store.claim(checkpoint_id, list(answers), claimant)
+        except AnswerClaimedError as exc:
+            raise ServeError(409, "answer_claimed", str(exc)) from exc
+        try:
+            return self.start(
+                name, owner, checkpoint_id=checkpoint_id, responses=answers, claimant=claimant
+            )
+        except ServeError:
+            await store.release(checkpoint_id, list(answers), claimant)
+            raise
 
     async def resume(self, name: str, owner: str, checkpoint_id: str) -> WorkflowRun:
         """Resume a stored checkpoint (one without pending requests)."""
