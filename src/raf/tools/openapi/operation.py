@@ -211,12 +211,15 @@ class OpenApiTool:
         schema = media.get("schema") if isinstance(media, Mapping) else None
         if not isinstance(schema, Mapping):
             return None
-        try:
-            import jsonschema
-        except ImportError as exc:  # pragma: no cover
-            raise MissingExtraError("OpenAPI response validation", "openapi", "jsonschema") from exc
+        from raf.core.schema_refs import schema_validator
+
         converted = to_json_schema(schema, nullable_keyword=self.settings.nullable_keyword)
-        validator = jsonschema.Draft202012Validator(converted)
+        validator = schema_validator(
+            converted,
+            where=f"{self.name} response schema",
+            feature="OpenAPI response validation",
+            extra="openapi",
+        )
         errors = sorted(validator.iter_errors(value), key=lambda e: list(e.absolute_path))
         if not errors:
             return None
