@@ -10,6 +10,7 @@ from typing import Any
 from urllib.parse import quote
 
 from raf.core.errors import MissingExtraError, ToolExecutionError
+from raf.core.outbound import OutboundPolicy, guarded_async_client
 from raf.core.tools import ToolContext, ToolResult
 from raf.tools.openapi.auth import Auth
 
@@ -68,6 +69,8 @@ class HttpSettings:
     """What every tool of one toolset shares."""
 
     base_url: str
+    outbound: OutboundPolicy = field(default_factory=OutboundPolicy)
+    """Which addresses calls may reach (the guard every request and redirect passes)."""
     auth: Sequence[Auth] = ()
     timeout: float = 30.0
     max_response_bytes: int = 1_000_000
@@ -162,7 +165,9 @@ class OpenApiTool:
         cap = self.settings.max_response_bytes
         try:
             async with (
-                httpx.AsyncClient(timeout=self.settings.timeout, cookies=cookies) as client,
+                guarded_async_client(
+                    self.settings.outbound, timeout=self.settings.timeout, cookies=cookies
+                ) as client,
                 client.stream(
                     self.spec.method.upper(), url, params=query, headers=headers, **kwargs
                 ) as response,

@@ -7,6 +7,7 @@ from pathlib import Path
 from typing import Any
 from urllib.parse import urljoin, urlparse
 
+from raf.core import outbound
 from raf.core.errors import ConfigurationError
 from raf.core.tools import ApprovalRequiredTool, Tool
 from raf.tools.openapi.auth import Auth, StaticBearerAuth
@@ -91,7 +92,8 @@ class OpenApiToolset:
         """Read and resolve the document and build one tool per selected operation."""
         if self._tools is not None:
             return list(self._tools)
-        doc, location = await load_spec(self.spec, fetch_timeout=self.timeout)
+        rule = outbound.policy(who=f"OpenAPI toolset {self.name!r}")
+        doc, location = await load_spec(self.spec, fetch_timeout=self.timeout, rule=rule)
         self.document = doc
         base = self.base_url or _server_url(doc, location)
         if not base:
@@ -99,7 +101,13 @@ class OpenApiToolset:
                 "the OpenAPI document names no absolute server URL: pass base_url=",
                 file=location,
             )
+        # trusted (loopback included): what the user wrote — the spec URL, base_url, and a
+        # server URL from a document of their own; a fetched document's server URL elsewhere
+        # reaches only public addresses
+        spec_url = self.spec if isinstance(self.spec, str) and "://" in self.spec else None
+        own_document = spec_url is None
         settings = HttpSettings(
+            outbound=rule.trusting(spec_url, self.base_url, base if own_document else None),
             base_url=base,
             auth=self.auth,
             timeout=self.timeout,
