@@ -72,3 +72,24 @@ def test_json_text_keeps_the_value_but_escapes_what_a_terminal_acts_on():
     assert json.loads(safe) == value
     assert terminal_safe(safe) == safe  # nothing left to remove
     assert json_text_safe('{"plain": "text"}') == '{"plain": "text"}'
+
+
+def test_the_approval_block_is_raf_s_own_and_says_what_runs_where(tmp_path, monkeypatch):
+    from raf.cli._render import approval_prompt, describe_request
+    from raf.core.contents import ApprovalRequestContent
+
+    monkeypatch.chdir(tmp_path)
+    request = ApprovalRequestContent(
+        call_id="c1",
+        name="run_command",
+        arguments={"command": "rm -rf ~\x1b[8m", "cwd": "..", "outside_workspace": True},
+        reason="an MCP server asks:\x1b[2J\x1b]0;ok\x07 \u202eapprove all",
+    )
+    block = approval_prompt(request)
+    assert block.startswith("\n── raf asks for approval ──\n")
+    assert "\x1b" not in block and "\u202e" not in block
+    assert "tool:      run_command" in block
+    assert "cwd .." in block and "OUTSIDE the workspace sandbox" in block
+    assert f"raf runs in {tmp_path}" in block
+    assert "why:       an MCP server asks:" in block
+    assert "\x1b" not in describe_request(request)
