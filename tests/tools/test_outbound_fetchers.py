@@ -116,6 +116,9 @@ async def test_operations_reach_a_server_the_remote_spec_names_only_when_configu
         given = await OpenApiToolset(f"{configured.url}/spec.json", base_url=internal.url).load()
         assert (await given[0].invoke({}, ToolContext())).error is None
         assert internal.paths == ["/items"]
+        listed = OpenApiToolset(f"{configured.url}/spec.json", allow_hosts=["127.0.0.1"])
+        assert (await (await listed.load())[0].invoke({}, ToolContext())).error is None
+        assert internal.paths == ["/items", "/items"]
 
 
 async def test_a_spec_of_the_users_own_reaches_its_loopback_server() -> None:

@@ -56,6 +56,7 @@ class OpenApiToolset:
         name: str = "openapi",
         bearer_token: str | None = None,
         approval_required: bool = False,
+        allow_hosts: Sequence[str] = (),
     ) -> None:
         if not isinstance(spec, str | Path | Mapping):
             raise ConfigurationError(
@@ -64,6 +65,8 @@ class OpenApiToolset:
             )
         self.name = name
         self.approval_required = approval_required
+        self.allow_hosts = tuple(allow_hosts)
+        """Hosts reached at loopback or private addresses wherever their URL came from."""
         self.spec = spec
         self.base_url = base_url
         self.operations = list(operations) if operations is not None else None
@@ -92,7 +95,7 @@ class OpenApiToolset:
         """Read and resolve the document and build one tool per selected operation."""
         if self._tools is not None:
             return list(self._tools)
-        rule = outbound.policy(who=f"OpenAPI toolset {self.name!r}")
+        rule = outbound.policy(who=f"OpenAPI toolset {self.name!r}", allow_hosts=self.allow_hosts)
         doc, location = await load_spec(self.spec, fetch_timeout=self.timeout, rule=rule)
         self.document = doc
         base = self.base_url or _server_url(doc, location)
