@@ -62,6 +62,7 @@ def assert_real_prompt_visible(seen: str, tmp_path: Path) -> None:
     block = seen[real:]
     assert "OUTSIDE the workspace sandbox" in block
     assert f"raf runs in {tmp_path}" in block
+    assert f"workspace: {tmp_path.resolve()} (relative paths start there)" in block
     assert seen[seen.rindex("── raf asks for approval ──") - 1] in "\n"  # on its own line
 
 

@@ -76,10 +76,11 @@ _PLACES = ("cwd", "path", "paths", "directory", "folder", "file", "source", "des
 """Argument names that say where a call acts."""
 
 
-def approval_prompt(request: ApprovalRequestContent) -> str:
+def approval_prompt(request: ApprovalRequestContent, agent: Any = None) -> str:
     """The lines raf draws above an approval question: the tool, its arguments, where it
-    acts and why it asks. It starts on a line of its own, so text printed before cannot
-    run into it; every value from outside passes `terminal_safe`."""
+    acts (and the workspace of `agent`, whose root relative paths start from) and why it
+    asks. It starts on a line of its own, so text printed before cannot run into it;
+    every value from outside passes `terminal_safe`."""
     arguments = json.dumps(request.arguments, ensure_ascii=False, default=str)
     lines = [
         "",
@@ -88,9 +89,22 @@ def approval_prompt(request: ApprovalRequestContent) -> str:
         f"  arguments: {short(arguments, 300)}",
         f"  where:     {where(request.arguments)}",
     ]
+    roots = workspace_roots(agent)
+    if roots:
+        lines.append(f"  workspace: {', '.join(roots)} (relative paths start there)")
     if request.reason:
         lines.append(f"  why:       {short(request.reason, 300)}")
     return terminal_safe("\n".join(lines))
+
+
+def workspace_roots(agent: Any) -> list[str]:
+    """The roots of the workspaces an agent's context providers give its tools."""
+    roots: list[str] = []
+    for provider in getattr(agent, "context_providers", ()) or ():
+        root = getattr(getattr(provider, "scope", None), "real_root", None)
+        if root is not None:
+            roots.append(str(root))
+    return roots
 
 
 def where(arguments: dict[str, Any]) -> str:

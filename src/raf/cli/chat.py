@@ -296,7 +296,7 @@ class _Chat:
                 self.say(f"✓ {request.name} is always allowed in this session")
                 out.append(ToolApprovalResponse(call_id=request.call_id, approved=True))
                 continue
-            self.say(approval_prompt(request))
+            self.say(approval_prompt(request, self.agent))
             self.say(f"approve {describe_request(request)}?")
             while True:
                 try:

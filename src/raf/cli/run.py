@@ -120,7 +120,7 @@ async def _run(args: argparse.Namespace, prompt: str | None) -> int:
                     file=sys.stderr,
                 )
                 return EXIT_USAGE
-            decided = await _decide(session.pending_approvals, args.approve, token)
+            decided = await _decide(session.pending_approvals, args.approve, token, agent)
             if token.cancelled:
                 print(f"raf: interrupted (session {session.id})", file=sys.stderr)
                 return EXIT_INTERRUPTED
@@ -151,7 +151,7 @@ async def _run(args: argparse.Namespace, prompt: str | None) -> int:
                 return EXIT_INTERRUPTED
             if finish is not FinishReason.AWAITING_APPROVAL:
                 return EXIT_OK
-            decided = await _decide(session.pending_approvals, args.approve, token)
+            decided = await _decide(session.pending_approvals, args.approve, token, agent)
             if token.cancelled:
                 print(
                     f"raf: interrupted (session {session.id} waits for approval)", file=sys.stderr
@@ -201,7 +201,10 @@ def _unanswered(session: AgentSession) -> int:
 
 
 async def _decide(
-    pending: Sequence[ApprovalRequestContent], mode: str, token: CancellationToken
+    pending: Sequence[ApprovalRequestContent],
+    mode: str,
+    token: CancellationToken,
+    agent: Any = None,
 ) -> list[ToolApprovalResponse] | None:
     """The decisions `mode` gives; asked on the terminal for `ask` (None: nobody answered,
     no terminal, end of input, or Ctrl-C, which also cancels `token`)."""
@@ -220,7 +223,8 @@ async def _decide(
 
     out: list[ToolApprovalResponse] = []
     for request in pending:
-        sys.stderr.write(f"{approval_prompt(request)}\napprove {describe_request(request)}? [y/N] ")
+        block = approval_prompt(request, agent)
+        sys.stderr.write(f"{block}\napprove {describe_request(request)}? [y/N] ")
         sys.stderr.flush()
         answer = await _read_line(token)
         if answer is None:
