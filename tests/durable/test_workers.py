@@ -18,7 +18,7 @@ import psycopg
 from dbos import DBOSClient, EnqueueOptions
 
 from raf.core.messages import ChatMessage
-from raf.durable import queue_name
+from raf.durable import JsonSerializer, queue_name
 from tests.durable.helpers import kill9, lines, start_app, stop, wait_for
 from tests.servers import Server
 
@@ -59,7 +59,9 @@ def test_two_workers_one_killed_every_run_finishes_once(
         for process in workers.values():
             assert process.stdout is not None
             assert process.stdout.readline().strip() == "ready"
-        client = DBOSClient(system_database_url=database, application_name="raf")
+        client = DBOSClient(
+            system_database_url=database, application_name="raf", serializer=JsonSerializer()
+        )
         run_ids = [f"run-{i}" for i in range(RUNS)]
         for run_id in run_ids:
             options: EnqueueOptions = {

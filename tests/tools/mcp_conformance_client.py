@@ -62,6 +62,9 @@ async def main(url: str) -> int:
     config: dict[str, Any] = {"name": "conformance", "url": url, "call_timeout": 20}
     if scenario.startswith("auth/"):
         config["oauth"] = oauth_config(context)
+        # the suite's authorization server listens on another local port than the MCP
+        # server: raf's outbound guard reaches it only when the host is listed
+        config["allow_hosts"] = ["localhost", "127.0.0.1"]
     client = McpClient(config, elicitation=accept_as_offered, authorizer=headless_authorizer)
     try:
         for spec in await client.list_tools():

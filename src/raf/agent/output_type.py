@@ -182,7 +182,9 @@ def _json_schema_type(schema: dict[str, Any], *, where: str) -> OutputType:
         raise ConfigurationError(
             f"the output schema is not a valid JSON Schema: {exc.message}", key_path=where
         ) from None
-    validator = jsonschema.Draft202012Validator(schema)
+    from raf.core.schema_refs import schema_validator
+
+    validator = schema_validator(schema, where=where, feature="a JSON-Schema output type")
 
     def validate(data: Any) -> Any:
         for _ in range(_MAX_NULL_PASSES):

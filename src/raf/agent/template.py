@@ -173,7 +173,10 @@ def _validator(schema: dict[str, Any], source: str) -> Any:
             f"the input schema is not a valid JSON Schema: {exc.message}",
             key_path=f"{source} inputSchema" if source else "inputSchema",
         ) from None
-    return jsonschema.Draft202012Validator(schema)
+    from raf.core.schema_refs import schema_validator
+
+    where = f"{source} inputSchema" if source else "inputSchema"
+    return schema_validator(schema, where=where, feature="an input schema")
 
 
 def render_instructions(agent: Any, variables: Mapping[str, Any] | None) -> str | None:

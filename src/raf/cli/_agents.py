@@ -218,7 +218,10 @@ async def close_agent(agent: Agent | StoredWorkflowAgent, timeout_s: float = 30.
             try:
                 await asyncio.wait_for(aclose(), timeout_s)
             except Exception as exc:  # closing is best effort; say what failed
-                print(f"raf: closing {provider.name!r} failed: {exc}", file=sys.stderr)
+                from raf.cli.terminal_text import terminal_safe
+
+                message = f"raf: closing {provider.name!r} failed: {exc}"
+                print(terminal_safe(message), file=sys.stderr)
 
     await close(agent)
 

@@ -1,12 +1,15 @@
 """Shows a streamed agent run in a terminal: text as it comes, tool calls with their
-arguments, results collapsed to one line, approval requests."""
+arguments, results collapsed to one line, approval requests. Everything that came from
+outside raf passes `terminal_safe` first, so it cannot draw over or hide raf's prompts."""
 
 from __future__ import annotations
 
 import json
-from typing import TextIO
+import os
+from typing import Any, TextIO
 
 from raf.cli._agents import short
+from raf.cli.terminal_text import terminal_safe
 from raf.core.contents import ApprovalRequestContent, FunctionCallContent, FunctionResultContent
 from raf.core.responses import AgentResponseUpdate, UpdateKind
 
@@ -33,20 +36,24 @@ class StreamPrinter:
             if update.message_id != self._message_id:  # another message (another speaker)
                 self._break()
                 self._message_id = update.message_id
-            self.out.write(update.text)
+            text = terminal_safe(update.text)
+            self.out.write(text)
             self.out.flush()
-            self._in_text = True
+            self._in_text = self._in_text or bool(text)
+            if text.endswith("\n"):
+                self._in_text = False
         elif kind is UpdateKind.TOOL_CALL_ENDED and isinstance(content, FunctionCallContent):
             self._break()
             arguments = json.dumps(content.arguments, ensure_ascii=False, default=str)
-            self.info.write(f"⚙ {content.name}({short(arguments, 200)})\n")
+            self.info.write(terminal_safe(f"⚙ {content.name}({short(arguments, 200)})") + "\n")
             self.info.flush()
         elif kind is UpdateKind.TOOL_CALLED and isinstance(content, FunctionResultContent):
             self._break()
             if content.error is not None:
-                self.info.write(f"  ↳ {content.name or 'tool'} failed: {short(content.error)}\n")
+                line = f"  ↳ {content.name or 'tool'} failed: {short(content.error)}"
             else:
-                self.info.write(f"  ↳ {content.name or 'tool'}: {short(content.result)}\n")
+                line = f"  ↳ {content.name or 'tool'}: {short(content.result)}"
+            self.info.write(terminal_safe(line) + "\n")
             self.info.flush()
         elif kind is UpdateKind.APPROVAL_REQUEST and isinstance(content, ApprovalRequestContent):
             self._break()
@@ -57,8 +64,60 @@ class StreamPrinter:
 
 
 def describe_request(request: ApprovalRequestContent) -> str:
+    """One line naming the call and its arguments, and why approval is asked."""
     arguments = json.dumps(request.arguments, ensure_ascii=False, default=str)
     text = f"{request.name}({short(arguments, 200)})"
     if request.reason:
         text += f" — {request.reason}"
-    return text
+    return terminal_safe(text)
+
+
+_PLACES = ("cwd", "path", "paths", "directory", "folder", "file", "source", "destination")
+"""Argument names that say where a call acts."""
+
+
+def approval_prompt(request: ApprovalRequestContent, agent: Any = None) -> str:
+    """The lines raf draws above an approval question: the tool, its arguments, where it
+    acts (and the workspace of `agent`, whose root relative paths start from) and why it
+    asks. It starts on a line of its own, so text printed before cannot run into it;
+    every value from outside passes `terminal_safe`."""
+    arguments = json.dumps(request.arguments, ensure_ascii=False, default=str)
+    lines = [
+        "",
+        "── raf asks for approval ──",
+        f"  tool:      {request.name}",
+        f"  arguments: {short(arguments, 300)}",
+        f"  where:     {where(request.arguments)}",
+    ]
+    roots = workspace_roots(agent)
+    if roots:
+        lines.append(f"  workspace: {', '.join(roots)} (relative paths start there)")
+    if request.reason:
+        lines.append(f"  why:       {short(request.reason, 300)}")
+    return terminal_safe("\n".join(lines))
+
+
+def workspace_roots(agent: Any) -> list[str]:
+    """The roots of the workspaces an agent's context providers give its tools."""
+    roots: list[str] = []
+    for provider in getattr(agent, "context_providers", ()) or ():
+        root = getattr(getattr(provider, "scope", None), "real_root", None)
+        if root is not None:
+            roots.append(str(root))
+    return roots
+
+
+def where(arguments: dict[str, Any]) -> str:
+    """Where a call acts: the places its arguments name, whether it leaves the workspace
+    sandbox, and the folder raf runs in (relative paths are taken from there)."""
+    parts = [
+        f"{key} {short(arguments[key], 120)}"
+        for key in _PLACES
+        if isinstance(arguments.get(key), str | list)
+    ]
+    if arguments.get("outside_workspace") is True:
+        parts.append("OUTSIDE the workspace sandbox, with your rights")
+    if arguments.get("network") is True:
+        parts.append("with network access")
+    parts.append(f"raf runs in {os.getcwd()}")
+    return "; ".join(parts)

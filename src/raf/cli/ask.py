@@ -13,6 +13,7 @@ import os
 import sys
 from typing import Any
 
+from raf.cli.terminal_text import terminal_safe
 from raf.core.options import ChatOptions
 from raf.core.responses import UpdateKind
 
@@ -95,7 +96,7 @@ async def _ask(prompt: str, spec: str | None, max_tokens: int) -> int:
     try:
         async for update in agent.run_stream(prompt):
             if update.kind is UpdateKind.TEXT_DELTA:
-                sys.stdout.write(update.text)
+                sys.stdout.write(terminal_safe(update.text))
                 sys.stdout.flush()
                 wrote = True
     finally:

@@ -76,7 +76,10 @@ class _Chat:
         self.session = self.agent.create_session()
 
     def say(self, text: str) -> None:
-        sys.stdout.write(text + "\n")
+        """Print a line; what it quotes from outside cannot act on the terminal."""
+        from raf.cli.terminal_text import terminal_safe
+
+        sys.stdout.write(terminal_safe(text) + "\n")
         sys.stdout.flush()
 
     def main(self) -> int:
@@ -270,7 +273,7 @@ class _Chat:
 
     def _ask(self, pending: Any) -> list[Any] | None:
         from raf.cli._agents import text_requests
-        from raf.cli._render import describe_request
+        from raf.cli._render import approval_prompt, describe_request
         from raf.core.options import ToolApprovalResponse
 
         questions = text_requests(self.session)
@@ -278,6 +281,7 @@ class _Chat:
         out: list[ToolApprovalResponse] = []
         for request in pending:
             if request.call_id in questions:
+                self.say("")
                 self.say(request.reason or "the workflow asks for input")
                 try:
                     said = input("answer> ")
@@ -292,6 +296,7 @@ class _Chat:
                 self.say(f"✓ {request.name} is always allowed in this session")
                 out.append(ToolApprovalResponse(call_id=request.call_id, approved=True))
                 continue
+            self.say(approval_prompt(request, self.agent))
             self.say(f"approve {describe_request(request)}?")
             while True:
                 try:

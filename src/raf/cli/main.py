@@ -79,7 +79,9 @@ def main(argv: Sequence[str] | None = None) -> int:
     try:
         return int(handler(args) or 0)
     except RafError as exc:
-        print(f"raf: error: {exc}", file=sys.stderr)
+        from raf.cli.terminal_text import terminal_safe
+
+        print(terminal_safe(f"raf: error: {exc}"), file=sys.stderr)
         return 1
     except KeyboardInterrupt:
         print("raf: interrupted", file=sys.stderr)

@@ -10,6 +10,7 @@ import os
 import sys
 from typing import Any
 
+from raf.cli.terminal_text import terminal_safe
 from raf.core.errors import ConfigurationError
 
 
@@ -92,7 +93,7 @@ async def _serve(args: argparse.Namespace) -> int:
     agent = await load_agent(args.file, args.python, args.model)
     server = AgentMcpServer(agent, expose_tools=args.expose_tools)
     for name, why in server.left_out.items():
-        print(f"raf mcp: tool {name!r} is not exposed: {why}", file=sys.stderr)
+        print(terminal_safe(f"raf mcp: tool {name!r} is not exposed: {why}"), file=sys.stderr)
     try:
         if args.transport == "http":
             await server.serve_http(

@@ -60,6 +60,7 @@ def run_init(args: argparse.Namespace) -> int:
 
 
 def run_show(args: argparse.Namespace) -> int:
+    from raf.cli.terminal_text import terminal_safe
     from raf.context.memory.store import MemoryPageError, MemoryStore
 
     store = MemoryStore(args.directory)
@@ -67,7 +68,7 @@ def run_show(args: argparse.Namespace) -> int:
         print(f"{args.directory}: not a directory")
         return 1
     if args.page:
-        print(store.read(args.page), end="")
+        print(terminal_safe(store.read(args.page)), end="")
         return 0
     status = 0
     for page in store.pages():
@@ -76,13 +77,13 @@ def run_show(args: argparse.Namespace) -> int:
         try:
             text = store.read(page)
         except MemoryPageError as exc:
-            print(f"===== {page} =====\n(cannot be shown: {exc})\n")
+            print(terminal_safe(f"===== {page} =====\n(cannot be shown: {exc})\n"))
             status = 1
             continue
         if page == "log.md":
             lines = [line for line in text.splitlines() if line.startswith("- ")]
             text = "\n".join(lines[-args.log :]) + ("\n" if lines else "(empty)\n")
-        print(f"===== {page} =====")
-        print(text.rstrip("\n"))
+        print(terminal_safe(f"===== {page} ====="))
+        print(terminal_safe(text.rstrip("\n")))
         print()
     return status

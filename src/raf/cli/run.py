@@ -16,6 +16,7 @@ import sys
 from collections.abc import Sequence
 from typing import Any
 
+from raf.cli.terminal_text import json_text_safe, terminal_safe
 from raf.core.approvals import awaiting_answers
 from raf.core.cancellation import CancellationToken
 from raf.core.contents import ApprovalRequestContent
@@ -119,7 +120,7 @@ async def _run(args: argparse.Namespace, prompt: str | None) -> int:
                     file=sys.stderr,
                 )
                 return EXIT_USAGE
-            decided = await _decide(session.pending_approvals, args.approve, token)
+            decided = await _decide(session.pending_approvals, args.approve, token, agent)
             if token.cancelled:
                 print(f"raf: interrupted (session {session.id})", file=sys.stderr)
                 return EXIT_INTERRUPTED
@@ -139,7 +140,8 @@ async def _run(args: argparse.Namespace, prompt: str | None) -> int:
                 None if responses else messages, session=session, options=options
             ):
                 if args.json:
-                    print(json.dumps(update.to_dict(), ensure_ascii=False), flush=True)
+                    line = json.dumps(update.to_dict(), ensure_ascii=False)
+                    print(json_text_safe(line), flush=True)
                 else:
                     printer.show(update)
                 if update.kind is UpdateKind.FINISHED:
@@ -149,7 +151,7 @@ async def _run(args: argparse.Namespace, prompt: str | None) -> int:
                 return EXIT_INTERRUPTED
             if finish is not FinishReason.AWAITING_APPROVAL:
                 return EXIT_OK
-            decided = await _decide(session.pending_approvals, args.approve, token)
+            decided = await _decide(session.pending_approvals, args.approve, token, agent)
             if token.cancelled:
                 print(
                     f"raf: interrupted (session {session.id} waits for approval)", file=sys.stderr
@@ -159,7 +161,7 @@ async def _run(args: argparse.Namespace, prompt: str | None) -> int:
                 return _unanswered(session)
             responses = decided
     except SessionConflictError as exc:
-        print(f"raf: error: {exc}; {CONFLICT_HINT}", file=sys.stderr)
+        print(terminal_safe(f"raf: error: {exc}; {CONFLICT_HINT}"), file=sys.stderr)
         return EXIT_ERROR
     finally:
         with contextlib.suppress(NotImplementedError, RuntimeError):
@@ -181,7 +183,7 @@ def _unanswered(session: AgentSession) -> int:
 
     session_id, pending = session.id, session.pending_approvals
     if _only_question(session):
-        print(f"raf: {pending[0].reason}", file=sys.stderr)
+        print(terminal_safe(f"raf: {pending[0].reason}"), file=sys.stderr)
         print(
             f"raf: session {session_id} waits for an answer; give it with "
             f'--session {session_id} "ANSWER"',
@@ -199,7 +201,10 @@ def _unanswered(session: AgentSession) -> int:
 
 
 async def _decide(
-    pending: Sequence[ApprovalRequestContent], mode: str, token: CancellationToken
+    pending: Sequence[ApprovalRequestContent],
+    mode: str,
+    token: CancellationToken,
+    agent: Any = None,
 ) -> list[ToolApprovalResponse] | None:
     """The decisions `mode` gives; asked on the terminal for `ask` (None: nobody answered,
     no terminal, end of input, or Ctrl-C, which also cancels `token`)."""
@@ -214,11 +219,12 @@ async def _decide(
         ]
     if not sys.stdin.isatty():
         return None
-    from raf.cli._render import describe_request
+    from raf.cli._render import approval_prompt, describe_request
 
     out: list[ToolApprovalResponse] = []
     for request in pending:
-        sys.stderr.write(f"approve {describe_request(request)}? [y/N] ")
+        block = approval_prompt(request, agent)
+        sys.stderr.write(f"{block}\napprove {describe_request(request)}? [y/N] ")
         sys.stderr.flush()
         answer = await _read_line(token)
         if answer is None:

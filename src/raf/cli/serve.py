@@ -269,13 +269,14 @@ def serve_command(args: argparse.Namespace) -> int:
     from raf.agent.store_urls import open_session_store
     from raf.agent.stores import InMemorySessionStore, SqliteSessionStore
     from raf.cli._agents import data_dir, resolve_client
+    from raf.cli.terminal_text import terminal_safe
     from raf.core.sessions import SessionStore
     from raf.serve import AgentHost, ServeSecurity, create_app, load_agents
     from raf.serve.server import bind, serve_socket
 
     problem = _check_durable(args)
     if problem is not None:
-        print(f"raf serve: {problem}", file=sys.stderr)
+        print(terminal_safe(f"raf serve: {problem}"), file=sys.stderr)
         return 2
     if args.workers > 1 and args.worker_fd is None:
         return _spawn_workers(args)

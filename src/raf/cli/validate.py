@@ -26,6 +26,7 @@ def register(subparsers: Any) -> None:
 
 
 def run_validate(args: argparse.Namespace) -> int:
+    from raf.cli.terminal_text import terminal_safe
     from raf.core.errors import ValidationProblems
     from raf.decl.loader import load_file
     from raf.decl.workflow import is_workflow_file, load_workflow_file
@@ -36,7 +37,7 @@ def run_validate(args: argparse.Namespace) -> int:
             if is_workflow_file(file):
                 workflow = load_workflow_file(file)
                 for warning in workflow.warnings:
-                    print(f"  warning: {warning}", file=sys.stderr)
+                    print(terminal_safe(f"  warning: {warning}"), file=sys.stderr)
                 if args.strict and workflow.warnings:
                     failed += 1
                     print(f"{file}: warnings are errors under --strict", file=sys.stderr)
@@ -48,11 +49,11 @@ def run_validate(args: argparse.Namespace) -> int:
             failed += 1
             print(f"{file}: {len(exc.problems)} problem(s)", file=sys.stderr)
             for problem in exc.problems:
-                print(f"  error: {problem}", file=sys.stderr)
+                print(terminal_safe(f"  error: {problem}"), file=sys.stderr)
             for warning in getattr(exc, "warnings", []):
-                print(f"  warning: {warning}", file=sys.stderr)
+                print(terminal_safe(f"  warning: {warning}"), file=sys.stderr)
             continue
         for warning in loaded.warnings:
-            print(f"  warning: {warning}", file=sys.stderr)
+            print(terminal_safe(f"  warning: {warning}"), file=sys.stderr)
         print(f"{file}: ok ({loaded.decl.name})")
     return 1 if failed else 0

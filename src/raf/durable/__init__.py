@@ -26,6 +26,7 @@ from raf.durable.runtime import (
     queue_name,
     sqlite_url,
 )
+from raf.durable.serializer import JsonSerializer, RecordedError, UnsafeRecordError
 from raf.durable.steps import DURABLE_MIDDLEWARE, DurableChatMiddleware, DurableFunctionMiddleware
 from raf.durable.workflows import WorkflowFactory, WorkflowOutcome, workflow_queue_name
 
@@ -37,7 +38,10 @@ __all__ = [
     "DurableFunctionMiddleware",
     "DurableRunError",
     "DurableRuntime",
+    "JsonSerializer",
+    "RecordedError",
     "TurnOutcome",
+    "UnsafeRecordError",
     "WorkflowFactory",
     "WorkflowOutcome",
     "current_runtime",

@@ -24,6 +24,12 @@ from raf.core.private_files import private_file
 from raf.core.responses import AgentResponse
 from raf.core.sessions import AgentSession, SessionStore
 from raf.durable.codec import response_from_json, response_to_json
+from raf.durable.serializer import (
+    JsonSerializer,
+    UnsafeRecordError,
+    refuse_pickles,
+    unfinished_unsafe_runs,
+)
 from raf.durable.steps import DURABLE_MIDDLEWARE
 from raf.durable.workers import Heartbeat
 from raf.durable.workflows import (
@@ -157,6 +163,7 @@ class DurableRuntime:
             "system_database_url": self.database,
             "log_level": os.environ.get("RAF_DURABLE_LOG_LEVEL", "WARNING"),
             "notification_listener_polling_interval_sec": 0.05,
+            "serializer": JsonSerializer(),
         }
         if self.executor_id is not None:
             config["executor_id"] = self.executor_id
@@ -164,6 +171,15 @@ class DurableRuntime:
         try:
             if self.database.startswith("sqlite:///"):
                 await asyncio.to_thread(_wal, Path(self.database[len("sqlite:///") :]))
+            refuse_pickles()
+            unsafe = await asyncio.to_thread(unfinished_unsafe_runs, self.database)
+            if unsafe:
+                raise UnsafeRecordError(
+                    f"unfinished durable runs {', '.join(unsafe[:5])} are recorded in a form "
+                    "other than raf's JSON (a Python pickle can run code when loaded), so "
+                    "none is recovered; finish them with the program that wrote them, or "
+                    "cancel or delete them in the system database"
+                )
             DBOS(config=config)
             DBOS.launch()
             self.launched = True

@@ -1,22 +1,21 @@
 """web_fetch (HTML → Markdown, SSRF-guarded, capped) and web_search (pluggable backends).
 
-Every hop of a fetch is resolved and checked here, and the connection goes to the very IP
-that was checked (the Host header and TLS server name keep the original host), so DNS
-rebinding cannot slip a private address in between check and use.
+Every hop of a fetch passes raf's outbound guard (`raf.core.outbound`): resolved and
+checked, and the connection goes to the very IP that was checked (the Host header and TLS
+server name keep the original host), so DNS rebinding cannot slip a private address in
+between check and use. A URL comes from the model here, so none is trusted by origin.
 """
 
 from __future__ import annotations
 
 import asyncio
-import ipaddress
-import socket
 from collections.abc import Sequence
-from dataclasses import dataclass
 from typing import Any
-from urllib.parse import urljoin, urlsplit, urlunsplit
+from urllib.parse import urljoin, urlsplit
 
 from pydantic import BaseModel, ConfigDict, Field
 
+from raf.core import outbound
 from raf.core.errors import MissingExtraError, ToolExecutionError
 from raf.core.model_tool import ModelTool
 from raf.core.tools import Tool, ToolContext, ToolResult
@@ -63,65 +62,18 @@ class FetchRefused(ToolExecutionError):
 
 def check_address(ip: str, *, allow_private: bool) -> None:
     """Refuse loopback, private, link-local, multicast, reserved and unspecified addresses
-    (unless `allow_private`)."""
-    addr: ipaddress.IPv4Address | ipaddress.IPv6Address = ipaddress.ip_address(ip.split("%", 1)[0])
-    if isinstance(addr, ipaddress.IPv6Address) and addr.ipv4_mapped is not None:
-        addr = addr.ipv4_mapped
-    if allow_private:
-        return
-    if isinstance(addr, ipaddress.IPv6Address):
-        # 6to4 and Teredo carry an IPv4 address a relay would reach: judge that one too
-        embedded = [addr.sixtofour, addr.teredo[1] if addr.teredo else None]
-        for inner in embedded:
-            if inner is not None:
-                check_address(str(inner), allow_private=False)
-    if not addr.is_global or addr.is_multicast or addr.is_reserved or addr.is_unspecified:
-        raise FetchRefused(
-            f"address {addr} is private, loopback or link-local; web_fetch refuses it "
-            "(SSRF protection; enable allow_private to reach it)"
-        )
-
-
-@dataclass(frozen=True, kw_only=True, slots=True)
-class _Target:
-    url: str
-    host: str
-    ip: str
-    connect_url: str
-
-
-async def _resolve(url: str, *, allow_private: bool, allow_hosts: Sequence[str]) -> _Target:
+    (unless `allow_private`): raf's one outbound guard, as a tool error."""
     try:
-        parts = urlsplit(url)
-        given_port = parts.port
-    except ValueError as exc:
-        raise FetchRefused(f"{url!r} is not a valid URL: {exc}") from None
-    if parts.scheme not in ("http", "https"):
-        raise FetchRefused(f"only http and https URLs can be fetched, not {parts.scheme!r}")
-    host = parts.hostname
-    if not host:
-        raise FetchRefused(f"{url!r} has no host")
-    if parts.username or parts.password:
-        raise FetchRefused("URLs with credentials are refused")
-    port = given_port or (443 if parts.scheme == "https" else 80)
-    allowed = allow_private or host.lower() in {h.lower() for h in allow_hosts}
-    loop = asyncio.get_running_loop()
+        outbound.check_address(ip, allow_private=allow_private, who="web_fetch")
+    except outbound.OutboundRefused as exc:
+        raise FetchRefused(str(exc)) from None
+
+
+async def _resolve(url: str, rule: outbound.OutboundPolicy) -> outbound.CheckedTarget:
     try:
-        infos = await asyncio.wait_for(
-            loop.getaddrinfo(host, port, type=socket.SOCK_STREAM), timeout=10
-        )
-    except (OSError, TimeoutError) as exc:
-        raise FetchRefused(f"cannot resolve {host!r}: {exc}") from None
-    ips = list(dict.fromkeys(str(info[4][0]) for info in infos))
-    if not ips:
-        raise FetchRefused(f"{host!r} has no address")
-    for ip in ips:  # every address must pass, or a rebinding resolver could pick another
-        check_address(ip, allow_private=allowed)
-    ip = ips[0]
-    shown = f"[{ip}]" if ":" in ip else ip
-    netloc = f"{shown}:{port}"
-    connect_url = urlunsplit((parts.scheme, netloc, parts.path or "/", parts.query, ""))
-    return _Target(url=url, host=host, ip=ip, connect_url=connect_url)
+        return await outbound.check_url(url, rule)
+    except outbound.OutboundRefused as exc:
+        raise FetchRefused(str(exc)) from None
 
 
 class WebFetch(ModelTool):
@@ -152,6 +104,9 @@ class WebFetch(ModelTool):
     ) -> None:
         self.allow_private = allow_private
         self.allow_hosts = tuple(allow_hosts)
+        self._policy = outbound.policy(
+            who="web_fetch", allow_private=allow_private, allow_hosts=self.allow_hosts
+        )
         self.timeout_s = timeout_s
         self.max_bytes = max_bytes
         self.max_chars = max_chars
@@ -183,9 +138,7 @@ class WebFetch(ModelTool):
         ) as client:
             current = url
             for _hop in range(self.max_redirects + 1):
-                target = await _resolve(
-                    current, allow_private=self.allow_private, allow_hosts=self.allow_hosts
-                )
+                target = await _resolve(current, self._policy)
                 host_header = urlsplit(current).netloc.rsplit("@", 1)[-1]
                 request = client.build_request(
                     "GET",

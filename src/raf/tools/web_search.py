@@ -11,6 +11,7 @@ from urllib.parse import parse_qs, urlsplit
 
 from pydantic import BaseModel, ConfigDict, Field
 
+from raf.core import outbound
 from raf.core.errors import MissingExtraError, ToolExecutionError
 from raf.core.model_tool import ModelTool
 from raf.core.tools import ToolContext, ToolResult
@@ -249,9 +250,13 @@ class WebSearch(ModelTool):
     async def search(self, query: str, count: int = 5) -> list[SearchHit]:
         """Search; raises ToolExecutionError with a readable reason."""
         backend = self.backend
+        # the backend's configured endpoint is the user's (a local SearxNG too); redirects
+        # and anything else reach only public addresses
+        configured = getattr(backend, "endpoint", None) or getattr(backend, "base_url", None)
+        rule = outbound.policy(who=f"web_search ({backend.name})", trusted=[configured])
         try:
-            async with httpx.AsyncClient(
-                timeout=self.timeout_s, follow_redirects=True, max_redirects=5
+            async with outbound.guarded_async_client(
+                rule, timeout=self.timeout_s, follow_redirects=True, max_redirects=5
             ) as client:
                 return await backend.search(client, query, count)
         except httpx.HTTPError as exc:

@@ -23,6 +23,7 @@ from typing import Any
 
 from raf.core.bounded_parse import DocumentLimitError, load_yaml
 from raf.core.errors import ConfigurationError, MissingExtraError
+from raf.core.schema_refs import schema_validator
 from raf.tools._confined import ConfinedFolder, ConfinedPathError
 
 LINK = re.compile(r"\[\[([^\[\]|]+)(?:\|[^\[\]]*)?\]\]")
@@ -167,6 +168,7 @@ class Wiki:
                     f"the schema of page type {kind!r} ({self.root / '_schemas'} or schemas=) "
                     f"is not valid JSON Schema at {where}: {exc.message}"
                 ) from exc
+            self._validator(kind, schema)
 
     @property
     def schemas(self) -> dict[str, dict[str, Any]]:
@@ -183,15 +185,21 @@ class Wiki:
                 known = ", ".join(sorted(self._schemas))
                 problems.append(f"unknown page type {page.type!r}; known types: {known}")
             return problems
-        try:
-            import jsonschema
-        except ImportError as exc:  # pragma: no cover
-            raise MissingExtraError("wiki page validation", "wiki", "jsonschema") from exc
-        validator = jsonschema.Draft202012Validator(schema)
+        validator = self._validator(page.type, schema)
         for error in sorted(validator.iter_errors(page.front_matter()), key=str):
             where = "/".join(str(p) for p in error.absolute_path) or "front matter"
             problems.append(f"{where}: {error.message}")
         return problems
+
+    def _validator(self, kind: str, schema: dict[str, Any]) -> Any:
+        """A validator that resolves the schema's refs only inside it (a schema file may
+        have been written by a sandboxed command: its refs must not make raf fetch)."""
+        try:
+            return schema_validator(
+                schema, where=f"page type {kind!r}", feature="wiki page validation", extra="wiki"
+            )
+        except ConfigurationError as exc:
+            raise WikiError(f"the schema of {exc.key_path}: {exc.message}") from None
 
     # -- reading ---------------------------------------------------------------------------
 

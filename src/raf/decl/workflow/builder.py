@@ -14,7 +14,7 @@ sandbox; names nobody provides are located errors at build time.
 
 from __future__ import annotations
 
-from collections.abc import Callable, Mapping
+from collections.abc import Callable, Mapping, Sequence
 from pathlib import Path
 from typing import Any
 
@@ -48,6 +48,7 @@ class DeclWorkflowBuilder:
         self._client: ChatClient | None = None
         self._store: CheckpointStore | None = None
         self._limits: Limits | None = None
+        self._http_allow_hosts: tuple[str, ...] = ()
         self._code: Any = None
 
     # -- sources ---------------------------------------------------------------------------
@@ -122,6 +123,12 @@ class DeclWorkflowBuilder:
         self._limits = limits
         return self
 
+    def with_http_allow_hosts(self, hosts: Sequence[str]) -> DeclWorkflowBuilder:
+        """Hosts HttpRequestAction may reach at any address (loopback, private) even when
+        its URL is computed; other computed URLs reach only public addresses."""
+        self._http_allow_hosts = tuple(hosts)
+        return self
+
     def with_code_interpreter(self, interpreter: Any) -> DeclWorkflowBuilder:
         """The sandbox ExecuteCode uses (a `CodeInterpreter`)."""
         self._code = interpreter
@@ -164,7 +171,11 @@ class DeclWorkflowBuilder:
                 mcp = {name: McpClient(cfg) for name, cfg in loaded.mcp_servers.items()}
             mcp.update(self._mcp)
             services = Services(
-                agents=agents, tools=dict(self._tools), mcp_servers=mcp, code=self._code
+                agents=agents,
+                tools=dict(self._tools),
+                mcp_servers=mcp,
+                code=self._code,
+                http_allow_hosts=self._http_allow_hosts,
             )
             return build_declarative_workflow(
                 loaded.actions,

@@ -16,6 +16,7 @@ from collections.abc import Awaitable, Callable, Mapping
 from dataclasses import dataclass
 from typing import TYPE_CHECKING, Any, TypeVar
 
+from raf.core import outbound
 from raf.core.errors import MissingExtraError, RafError
 from raf.tools.mcp.config import McpServerConfig
 from raf.tools.mcp.interaction import (
@@ -257,17 +258,31 @@ class McpClient:
         elif cfg.transport == "sse":
             from mcp.client.sse import sse_client
 
+            rule = self._outbound()
+
+            def guarded(
+                headers: dict[str, str] | None = None,
+                timeout: Any = None,
+                auth: Any = None,
+            ) -> Any:
+                return outbound.guarded_async_client(
+                    rule, module="httpx2", headers=headers, timeout=timeout, auth=auth
+                )
+
             transport = sse_client(
                 cfg.url or "",
                 headers=dict(cfg.headers),
                 timeout=cfg.connect_timeout,
                 auth=self._auth(),
+                httpx_client_factory=guarded,
             )
         else:
             import httpx2
             from mcp.client.streamable_http import streamable_http_client
 
-            http = httpx2.AsyncClient(
+            http = outbound.guarded_async_client(
+                self._outbound(),
+                module="httpx2",
                 headers=dict(cfg.headers),
                 auth=self._auth(),
                 timeout=httpx2.Timeout(cfg.connect_timeout, read=max(cfg.call_timeout, 300.0)),
@@ -290,6 +305,14 @@ class McpClient:
         )
         entered: mcp.Client = await stack.enter_async_context(client)
         return entered
+
+    def _outbound(self) -> outbound.OutboundPolicy:
+        """The guard for every request to this server and its OAuth discovery: the URL
+        the user configured is trusted (a loopback server too), with `allow_hosts`."""
+        cfg = self.config
+        return outbound.policy(
+            who=f"MCP client {self.name!r}", allow_hosts=cfg.allow_hosts, trusted=[cfg.url]
+        )
 
     def _auth(self) -> Any:
         """The OAuth flow for this server, or None when it needs none."""

@@ -32,6 +32,10 @@ class McpServerConfig(BaseModel):
     cwd: str | None = None
     url: str | None = None
     headers: dict[str, str] = Field(default_factory=dict)
+    allow_hosts: list[str] = Field(default_factory=list)
+    """Hosts besides the server's own origin that may be reached at loopback or private
+    addresses (an authorization server on another local port); every other URL the
+    server names (OAuth discovery, redirects) reaches only public addresses."""
     oauth: McpOAuthConfig | None = None
     """Authorize with OAuth 2.1 (http and sse transports); `{}` takes every default."""
     connect_timeout: float = Field(default=30.0, gt=0)

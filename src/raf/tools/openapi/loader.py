@@ -3,6 +3,9 @@
 Local refs (`#/components/...`) and relative-file refs (`common.yaml#/Pet`) are
 inlined; a ref that points back into itself while being resolved (a recursive schema)
 is replaced by a plain object schema that names the ref, so the result is finite.
+Every document fetched by URL passes raf's outbound guard: the spec URL the user gave
+is trusted (loopback included), while a URL found inside a fetched document reaches only
+public addresses or that same origin, and a fetched document never names a local file.
 """
 
 from __future__ import annotations
@@ -15,6 +18,7 @@ from pathlib import Path
 from typing import Any
 from urllib.parse import unquote, urljoin, urlparse
 
+from raf.core import outbound
 from raf.core.bounded_parse import ParseLimits, load_json, load_yaml
 from raf.core.errors import ConfigurationError, MissingExtraError
 
@@ -60,15 +64,25 @@ def _read_file(location: str) -> str:
         raise ConfigurationError(f"cannot read OpenAPI document: {exc}", file=location) from exc
 
 
-async def fetch_text(location: str, *, fetch_timeout: float = _FETCH_TIMEOUT) -> str:
-    """The text of a document at a path or an http(s) URL."""
+async def fetch_text(
+    location: str,
+    *,
+    fetch_timeout: float = _FETCH_TIMEOUT,
+    rule: outbound.OutboundPolicy | None = None,
+) -> str:
+    """The text of a document at a path or an http(s) URL (fetched through the outbound
+    guard: by default only the origin of `location` itself is trusted)."""
     if _is_url(location):
         try:
             import httpx
         except ImportError as exc:  # pragma: no cover
             raise MissingExtraError("OpenAPI documents by URL", "openapi", "httpx") from exc
+        if rule is None:
+            rule = outbound.policy(who="the OpenAPI loader", trusted=[location])
         try:
-            async with httpx.AsyncClient(timeout=fetch_timeout, follow_redirects=True) as client:
+            async with outbound.guarded_async_client(
+                rule, timeout=fetch_timeout, follow_redirects=True
+            ) as client:
                 response = await client.get(location)
         except httpx.HTTPError as exc:
             raise ConfigurationError(
@@ -78,30 +92,45 @@ async def fetch_text(location: str, *, fetch_timeout: float = _FETCH_TIMEOUT) ->
             raise ConfigurationError(
                 f"cannot fetch OpenAPI document: HTTP {response.status_code}", file=location
             )
-        return response.text
+        return str(response.text)
     return await asyncio.to_thread(_read_file, location)
 
 
 class RefResolver:
     """Loads documents on demand and inlines every `$ref` of a document tree."""
 
-    def __init__(self, *, fetch_timeout: float = _FETCH_TIMEOUT) -> None:
+    def __init__(
+        self,
+        *,
+        fetch_timeout: float = _FETCH_TIMEOUT,
+        rule: outbound.OutboundPolicy | None = None,
+    ) -> None:
         self.timeout = fetch_timeout
+        self.rule = rule or outbound.policy(who="the OpenAPI loader")
+        """Who may be fetched: the spec's own URL is added as trusted when it is loaded."""
         self.documents: dict[str, Any] = {}
 
     async def load(self, location: str) -> Any:
         if location not in self.documents:
-            self.documents[location] = _parse(
-                await fetch_text(location, fetch_timeout=self.timeout), location
-            )
+            text = await fetch_text(location, fetch_timeout=self.timeout, rule=self.rule)
+            self.documents[location] = _parse(text, location)
         return self.documents[location]
 
     @staticmethod
     def _join(base: str, ref_doc: str) -> str:
         if not ref_doc:
             return base
-        if _is_url(base) or _is_url(ref_doc):
-            return urljoin(base, ref_doc)
+        if _is_url(base):
+            joined = urljoin(base, ref_doc)
+            if not _is_url(joined):
+                raise ConfigurationError(
+                    f"$ref {ref_doc!r} in a document fetched by URL names no http(s) URL; "
+                    "a fetched document cannot point at local files",
+                    file=base,
+                )
+            return joined
+        if _is_url(ref_doc):
+            return ref_doc
         return os.path.normpath(os.path.join(os.path.dirname(base), ref_doc))
 
     @staticmethod
@@ -146,10 +175,18 @@ class RefResolver:
 
 
 async def load_spec(
-    spec: str | Path | Mapping[str, Any], *, fetch_timeout: float = _FETCH_TIMEOUT
+    spec: str | Path | Mapping[str, Any],
+    *,
+    fetch_timeout: float = _FETCH_TIMEOUT,
+    rule: outbound.OutboundPolicy | None = None,
 ) -> tuple[dict[str, Any], str]:
-    """The fully resolved document and where it came from (path, URL or '<dict>')."""
-    resolver = RefResolver(fetch_timeout=fetch_timeout)
+    """The fully resolved document and where it came from (path, URL or '<dict>'); a
+    spec given by URL is trusted by the outbound guard, as the user wrote it."""
+    if rule is None:
+        rule = outbound.policy(who="the OpenAPI loader")
+    if isinstance(spec, str) and _is_url(spec):
+        rule = rule.trusting(spec)
+    resolver = RefResolver(fetch_timeout=fetch_timeout, rule=rule)
     if isinstance(spec, Mapping):
         location = "<dict>"
         resolver.documents[location] = dict(spec)

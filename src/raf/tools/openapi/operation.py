@@ -10,6 +10,7 @@ from typing import Any
 from urllib.parse import quote
 
 from raf.core.errors import MissingExtraError, ToolExecutionError
+from raf.core.outbound import OutboundPolicy, guarded_async_client
 from raf.core.tools import ToolContext, ToolResult
 from raf.tools.openapi.auth import Auth
 
@@ -71,6 +72,8 @@ class HttpSettings:
     """What every tool of one toolset shares."""
 
     base_url: str
+    outbound: OutboundPolicy = field(default_factory=OutboundPolicy)
+    """Which addresses calls may reach (the guard every request and redirect passes)."""
     auth: Sequence[Auth] = ()
     timeout: float = 30.0
     max_response_bytes: int = 1_000_000
@@ -168,7 +171,9 @@ class OpenApiTool:
         cap = self.settings.max_response_bytes
         try:
             async with (
-                httpx.AsyncClient(timeout=self.settings.timeout, cookies=cookies) as client,
+                guarded_async_client(
+                    self.settings.outbound, timeout=self.settings.timeout, cookies=cookies
+                ) as client,
                 client.stream(
                     self.spec.method.upper(), url, params=query, headers=headers, **kwargs
                 ) as response,
@@ -217,12 +222,15 @@ class OpenApiTool:
         schema = media.get("schema") if isinstance(media, Mapping) else None
         if not isinstance(schema, Mapping):
             return None
-        try:
-            import jsonschema
-        except ImportError as exc:  # pragma: no cover
-            raise MissingExtraError("OpenAPI response validation", "openapi", "jsonschema") from exc
+        from raf.core.schema_refs import schema_validator
+
         converted = to_json_schema(schema, nullable_keyword=self.settings.nullable_keyword)
-        validator = jsonschema.Draft202012Validator(converted)
+        validator = schema_validator(
+            converted,
+            where=f"{self.name} response schema",
+            feature="OpenAPI response validation",
+            extra="openapi",
+        )
         errors = sorted(validator.iter_errors(value), key=lambda e: list(e.absolute_path))
         if not errors:
             return None

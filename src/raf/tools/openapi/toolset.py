@@ -7,6 +7,7 @@ from pathlib import Path
 from typing import Any
 from urllib.parse import urljoin, urlparse
 
+from raf.core import outbound
 from raf.core.errors import ConfigurationError
 from raf.core.tools import ApprovalRequiredTool, Tool
 from raf.tools.openapi.auth import Auth, StaticBearerAuth
@@ -55,6 +56,7 @@ class OpenApiToolset:
         name: str = "openapi",
         bearer_token: str | None = None,
         approval_required: bool = False,
+        allow_hosts: Sequence[str] = (),
     ) -> None:
         if not isinstance(spec, str | Path | Mapping):
             raise ConfigurationError(
@@ -63,6 +65,8 @@ class OpenApiToolset:
             )
         self.name = name
         self.approval_required = approval_required
+        self.allow_hosts = tuple(allow_hosts)
+        """Hosts reached at loopback or private addresses wherever their URL came from."""
         self.spec = spec
         self.base_url = base_url
         self.operations = list(operations) if operations is not None else None
@@ -91,7 +95,8 @@ class OpenApiToolset:
         """Read and resolve the document and build one tool per selected operation."""
         if self._tools is not None:
             return list(self._tools)
-        doc, location = await load_spec(self.spec, fetch_timeout=self.timeout)
+        rule = outbound.policy(who=f"OpenAPI toolset {self.name!r}", allow_hosts=self.allow_hosts)
+        doc, location = await load_spec(self.spec, fetch_timeout=self.timeout, rule=rule)
         self.document = doc
         base = self.base_url or _server_url(doc, location)
         if not base:
@@ -99,7 +104,13 @@ class OpenApiToolset:
                 "the OpenAPI document names no absolute server URL: pass base_url=",
                 file=location,
             )
+        # trusted (loopback included): what the user wrote — the spec URL, base_url, and a
+        # server URL from a document of their own; a fetched document's server URL elsewhere
+        # reaches only public addresses
+        spec_url = self.spec if isinstance(self.spec, str) and "://" in self.spec else None
+        own_document = spec_url is None
         settings = HttpSettings(
+            outbound=rule.trusting(spec_url, self.base_url, base if own_document else None),
             base_url=base,
             auth=self.auth,
             timeout=self.timeout,

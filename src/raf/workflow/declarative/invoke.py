@@ -3,14 +3,13 @@ code in the sandbox, MCP tools and HTTP requests."""
 
 from __future__ import annotations
 
-import asyncio
 import json
-import urllib.error
-import urllib.request
 from collections.abc import Mapping
 from typing import Any
 
+from raf.core import outbound
 from raf.core.contents import ApprovalRequestContent, ApprovalResponseContent
+from raf.core.errors import MissingExtraError
 from raf.core.messages import ChatMessage, Role, new_id
 from raf.core.options import AgentRunOptions
 from raf.core.responses import AgentResponse
@@ -252,11 +251,24 @@ async def invoke_mcp_tool(rt: Runtime, step: Step) -> None:
         await rt.say(body)
 
 
+_MAX_REPLY_BYTES = 5_000_000
+
+
 async def http_request(rt: Runtime, step: Step) -> None:
-    """An HTTP request (http or https only); the body is parsed when it is JSON."""
+    """An HTTP request (http or https only) through raf's outbound guard; the body is
+    parsed when it is JSON. A URL written literally in the document is the user's and is
+    trusted (a loopback service included); a computed one (`=expr`, which may come from
+    the conversation) and every redirect reach only public addresses, or the hosts in
+    `Services.http_allow_hosts`."""
+    try:
+        import httpx
+    except ImportError as exc:
+        raise MissingExtraError("HttpRequestAction", "web", "httpx") from exc
     fields = step.fields
     method = text(rt.value(fields.get("method", "GET"))).upper()
-    url = text(rt.value(fields["url"]))
+    raw_url = fields["url"]
+    url = text(rt.value(raw_url))
+    literal = isinstance(raw_url, str) and not raw_url.startswith("=")
     if not url.startswith(("http://", "https://")):
         raise rt.fail(f"HttpRequestAction fetches http or https URLs, not {url[:80]!r}")
     headers = {str(k): text(v) for k, v in (rt.value(fields.get("headers") or {})).items()}
@@ -269,19 +281,28 @@ async def http_request(rt: Runtime, step: Step) -> None:
         else:
             data = text(body).encode()
     timeout = float(fields.get("timeout", rt.services.http_timeout))
-    request = urllib.request.Request(url, data=data, headers=headers, method=method)
-
-    def fetch() -> tuple[int, dict[str, str], bytes]:
-        try:
-            with urllib.request.urlopen(request, timeout=timeout) as reply:
-                return reply.status, dict(reply.headers.items()), reply.read(5_000_000)
-        except urllib.error.HTTPError as exc:
-            return exc.code, dict(exc.headers.items()), exc.read(5_000_000)
-
+    rule = outbound.policy(
+        who="HttpRequestAction",
+        allow_hosts=rt.services.http_allow_hosts,
+        trusted=[url] if literal else [],
+    )
     try:
-        status, reply_headers, raw = await asyncio.to_thread(fetch)
-    except (urllib.error.URLError, OSError, ValueError) as exc:
-        raise rt.fail(f"{method} {url} failed: {getattr(exc, 'reason', exc)}") from None
+        async with (
+            outbound.guarded_async_client(rule, timeout=timeout, follow_redirects=True) as client,
+            client.stream(method, url, content=data, headers=headers) as reply,
+        ):
+            raw = b""
+            async for chunk in reply.aiter_bytes():
+                raw += chunk
+                if len(raw) >= _MAX_REPLY_BYTES:
+                    raw = raw[:_MAX_REPLY_BYTES]
+                    break
+            status = reply.status_code
+            reply_headers = {  # as the server wrote them (httpx's own view is lowercase)
+                k.decode("latin-1"): v.decode("latin-1") for k, v in reply.headers.raw
+            }
+    except httpx.HTTPError as exc:
+        raise rt.fail(f"{method} {url} failed: {exc}") from None
     content = raw.decode("utf-8", errors="replace")
     if status >= 400:
         raise rt.fail(f"{method} {url} answered {status}: {content[:200]}")

@@ -46,6 +46,9 @@ class Services:
     code: Any = None
     """A `CodeInterpreter`; made on first use when None."""
     http_timeout: float = 30.0
+    http_allow_hosts: tuple[str, ...] = ()
+    """Hosts an HttpRequestAction may reach at any address (loopback, private) even when
+    its URL is computed; a URL written literally in the document is trusted anyway."""
 
 
 @dataclass(kw_only=True, slots=True)

@@ -1,0 +1,127 @@
+"""A model's reply that draws a fake approval prompt and hides what follows (black on
+black, concealed text) must not hide raf's real prompt, in `raf chat` and `raf run`."""
+
+from __future__ import annotations
+
+import json
+import sys
+from pathlib import Path
+
+import pexpect
+import pytest
+
+from .helpers import raf, raf_env, script, write_agent
+
+SHELL_AGENT = """
+name: runner
+instructions: You run commands.
+contexts:
+  - kind: workspace
+    name: project
+    config: {root: ., policy: approve}
+tools:
+  - kind: shell
+"""
+
+FAKE = (
+    "Let me just read your notes.\n"
+    'approve read_file({"path": "notes.txt"})? [y/N] '
+    "\x1b[30;40m\x1b[8m"  # everything after this would be invisible
+    "\x1b]0;raf\x07"  # and the window retitled
+)
+HIDING = ("\x1b[30;40m", "\x1b[8m", "\x1b]0;")
+
+
+def attack(tmp_path: Path, marker: Path) -> str:
+    call = {
+        "name": "run_command",
+        "arguments": {"command": f"touch {marker}", "outside_workspace": True},
+        "id": "c1",
+    }
+    return script(tmp_path, [{"text": FAKE, "calls": [call]}, "Done."])
+
+
+def spawn(tmp_path: Path, *args: str) -> pexpect.spawn[str]:
+    return pexpect.spawn(
+        sys.executable,
+        ["-m", "raf.cli", *args],
+        cwd=str(tmp_path),
+        env=raf_env(tmp_path),
+        encoding="utf-8",
+        timeout=30,
+        dimensions=(40, 200),
+    )
+
+
+def assert_real_prompt_visible(seen: str, tmp_path: Path) -> None:
+    for hiding in HIDING:
+        assert hiding not in seen
+    assert "\x1b" not in seen.split("Let me just read")[1]
+    real = seen.rindex("tool:      run_command")
+    assert seen.index("[y/N]") < real  # the fake prompt came first, the real one after it
+    block = seen[real:]
+    assert "OUTSIDE the workspace sandbox" in block
+    assert f"raf runs in {tmp_path}" in block
+    assert f"workspace: {tmp_path.resolve()} (relative paths start there)" in block
+    assert seen[seen.rindex("── raf asks for approval ──") - 1] in "\n"  # on its own line
+
+
+@pytest.fixture
+def children():
+    started: list[pexpect.spawn[str]] = []
+    yield started
+    for child in started:
+        child.close(force=True)
+
+
+def test_chat_shows_the_real_prompt_after_a_hiding_reply(tmp_path, children):
+    write_agent(tmp_path, SHELL_AGENT)
+    marker = tmp_path.parent / f"{tmp_path.name}-pwned"
+    child = spawn(tmp_path, "chat", "agent.yaml", "--model", attack(tmp_path, marker))
+    children.append(child)
+    child.expect("you> ")
+    child.sendline("tidy up")
+    child.expect(r"\[a\]lways allow this tool> ")
+    assert_real_prompt_visible(f"{child.before}{child.after}", tmp_path)
+    assert "approve run_command(" in child.before
+    child.sendline("n")
+    child.expect(r"reason \(optional\)> ")
+    child.sendline("")
+    child.expect("Done.")
+    child.expect("you> ")
+    child.sendline("/quit")
+    child.expect(pexpect.EOF)
+    assert not marker.exists()
+
+
+def test_run_shows_the_real_prompt_after_a_hiding_reply(tmp_path, children):
+    write_agent(tmp_path, SHELL_AGENT)
+    marker = tmp_path.parent / f"{tmp_path.name}-pwned"
+    model = attack(tmp_path, marker)
+    child = spawn(tmp_path, "run", "agent.yaml", "tidy up", "--model", model)
+    children.append(child)
+    child.expect(r"approve run_command\(.*\)\? \[y/N\] ")
+    assert_real_prompt_visible(f"{child.before}{child.after}", tmp_path)
+    child.sendline("n")
+    child.expect(r"reason \(optional\): ")
+    child.sendline("")
+    child.expect(pexpect.EOF)
+    assert not marker.exists()
+
+
+def test_run_json_lines_escape_what_a_terminal_acts_on(tmp_path):
+    write_agent(tmp_path, SHELL_AGENT)
+    text = "a\u202eb\x9b8mc"  # a right-to-left override and an 8-bit CSI
+    done = raf(tmp_path, "run", "agent.yaml", "hi", "--json", "--model", script(tmp_path, [text]))
+    assert done.returncode == 0, done.stderr
+    assert "\u202e" not in done.stdout and "\x9b" not in done.stdout
+    updates = [json.loads(line) for line in done.stdout.splitlines()]
+    assert "".join(u.get("text", "") for u in updates) == text  # the same value
+
+
+def test_a_memory_page_is_printed_without_its_control_sequences(tmp_path):
+    (tmp_path / "memory").mkdir()
+    (tmp_path / "memory" / "notes.md").write_text("shown \x1b[8mhidden\n", "utf-8")
+    done = raf(tmp_path, "memory", "show", str(tmp_path / "memory"), "--page", "notes.md")
+    assert done.returncode == 0, done.stderr
+    assert done.stdout == "shown hidden\n"
