@@ -227,13 +227,17 @@ class AgentHost:
         owner: str,
         messages: Sequence[ChatMessage] = (),
         approvals: Sequence[ApprovalResponseContent] = (),
+        *,
+        instructions: str | None = None,
     ) -> tuple[ActiveRun, AsyncIterator[AgentResponseUpdate]]:
         """Start a streamed run: checks happen now (so errors are plain HTTP errors), the
-        updates come from the returned iterator; the session is stored before the last."""
+        updates come from the returned iterator; the session is stored before the last.
+        `instructions` are added to the agent's for this run only."""
         agent, session, active = await self._prepare(
             agent_name, session_id, owner, messages, approvals
         )
         options = self._options(active, approvals)
+        options.additional_instructions = instructions
 
         async def updates() -> AsyncIterator[AgentResponseUpdate]:
             try:
