@@ -77,8 +77,9 @@ def served() -> Iterator[Served]:
         .with_context_provider(TurnCounter())
         .build()
     )
+    other = AgentBuilder("other").with_chat_client(ScriptedChatClient()).build()
     security = ServeSecurity.for_bind("127.0.0.1", tokens=[TOKEN_A, TOKEN_B])
-    app = create_app(AgentHost([agent]), security, a2a=False)
+    app = create_app(AgentHost([agent, other]), security, a2a=False)
     with serve_in_thread(app) as url:
         yield Served(url, model, removed)
 
@@ -253,6 +254,15 @@ def test_the_server_s_guards_hold_for_ag_ui(served: Served) -> None:
     missing = post(served.url, {"threadId": "t", "messages": []})
     assert missing.status_code == 422 and "runId" in missing.json()["error"]["message"]
     assert post(served.url, body | {"threadId": "../x"}).status_code == 400
+    served.model.add("Hi.")
+    agui_events(post(served.url, run_input("t-one-agent", "r1", "hi")))
+    other = httpx.post(
+        f"{served.url}/agui/other",
+        json=run_input("t-one-agent", "r2", "hi"),
+        headers={"authorization": f"Bearer {TOKEN_A}"},
+        timeout=30,
+    )
+    assert other.status_code == 409 and other.json()["error"]["code"] == "thread_of_another_agent"
     unknown = httpx.post(
         f"{served.url}/agui/nobody",
         json=body,

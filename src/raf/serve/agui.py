@@ -392,9 +392,19 @@ class AguiRun:
         try:
             return await self.host.create_session(self.agent, self.owner, thread_id)
         except ServeError as exc:
-            if exc.status != 409:  # made by a request running at the same time
+            if exc.status != 409:
                 raise
-        return await self.host.session(self.agent, thread_id, self.owner)
+        try:  # made by a request running at the same time, or for another agent
+            return await self.host.session(self.agent, thread_id, self.owner)
+        except ServeError as exc:
+            if exc.status != 404:
+                raise
+        raise ServeError(
+            409,
+            "thread_of_another_agent",
+            f"thread {thread_id!r} is a conversation with another agent; "
+            "start a new thread for this one",
+        )
 
     async def events(self, session: AgentSession) -> AsyncIterator[BaseEvent]:
         """The run's AG-UI events, RUN_STARTED to RUN_FINISHED or RUN_ERROR."""
