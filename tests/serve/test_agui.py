@@ -15,9 +15,10 @@ import httpx
 import pytest
 
 from raf.agent.builder import AgentBuilder
+from raf.core.contents import ReasoningContent, TextContent
 from raf.core.context import BaseContextProvider
 from raf.core.function_tool import tool
-from raf.core.messages import ChatMessage
+from raf.core.messages import ChatMessage, Role
 from raf.core.responses import AgentResponse
 from raf.core.sessions import AgentSession
 from raf.core.usage import UsageDetails
@@ -105,9 +106,16 @@ def types(run: dict[str, Any]) -> list[str]:
 def test_the_official_client_streams_text_tools_state_and_answers_an_interrupt(
     served: Served,
 ) -> None:
+    thought = ChatMessage(
+        role=Role.ASSISTANT,
+        contents=[
+            ReasoningContent(text="Two and three make five."),
+            TextContent(text="The sum is 5."),
+        ],
+    )
     served.model.add(
         reply("", call("add", {"a": 2, "b": 3}, call_id="c-add")),
-        "The sum is 5.",
+        thought,
         reply("", call("remove_note", {"note": 7}, call_id="c-rm")),
         "Note 7 is gone.",
     )
@@ -119,7 +127,10 @@ def test_the_official_client_streams_text_tools_state_and_answers_an_interrupt(
     kinds = types(first)
     assert kinds.index("TOOL_CALL_START") < kinds.index("TOOL_CALL_ARGS")
     assert kinds.index("TOOL_CALL_END") < kinds.index("TOOL_CALL_RESULT")
-    assert kinds.index("TOOL_CALL_RESULT") < kinds.index("TEXT_MESSAGE_START")
+    assert kinds.index("TOOL_CALL_RESULT") < kinds.index("REASONING_START")
+    assert kinds.index("REASONING_END") < kinds.index("TEXT_MESSAGE_START")
+    thinking = [e["delta"] for e in first["events"] if e["type"] == "REASONING_MESSAGE_CONTENT"]
+    assert "".join(thinking) == "Two and three make five."
     start = next(e for e in first["events"] if e["type"] == "TOOL_CALL_START")
     assert (start["toolCallId"], start["toolCallName"]) == ("c-add", "add")
     args = "".join(e["delta"] for e in first["events"] if e["type"] == "TOOL_CALL_ARGS")
@@ -134,7 +145,8 @@ def test_the_official_client_streams_text_tools_state_and_answers_an_interrupt(
     # the state raf keeps for the thread reached the client, first whole, then patched
     assert "STATE_SNAPSHOT" in kinds and first["state"] == {"counter": {"turns": 1}}
     assert "STATE_DELTA" in types(second)
-    assert [m["role"] for m in first["messages"]] == ["user", "assistant", "tool", "assistant"]
+    roles = [m["role"] for m in first["messages"]]
+    assert roles == ["user", "assistant", "tool", "reasoning", "assistant"]
 
     # run 2: the call needing approval ends the run with an interrupt
     finished = second["events"][-1]

@@ -6,7 +6,8 @@ on first use; the session keeps the conversation, so a run takes only the user m
 at the end of the input (a new thread takes the client's text history as it is). A run
 that stops for a person's approval finishes with an interrupt outcome, one interrupt
 per pending call (`reason: "tool_call"`, payload `{"approved": bool, "reason"?: str}`);
-the next input on the thread answers every one of them in `resume`. The state raf keeps
+the next input on the thread answers every one of them in `resume`. Text, reasoning,
+tool calls and their results stream as AG-UI's events for them. The state raf keeps
 for a thread (its context providers' state) is sent as STATE_SNAPSHOT and STATE_DELTA;
 state a client sends is not written into the session, and tools a client declares
 (frontend tools) are not offered to the model: the agent runs its own.
@@ -236,6 +237,7 @@ class EventMapper:
     known_calls: set[str] = field(default_factory=set)
     """Calls whose TOOL_CALL_START was sent (in this run or the one it resumes)."""
     text_id: str | None = None
+    reasoning_id: str | None = None
     streaming: set[str] = field(default_factory=set)
     """Calls started whose arguments are still arriving."""
     finish: FinishReason | None = None
@@ -250,9 +252,11 @@ class EventMapper:
             ToolCallEndEvent,
         )
 
-        out: list[BaseEvent] = []
         kind = update.kind
         content = update.content
+        if kind is UpdateKind.REASONING_DELTA:
+            return self._reasoning(update) if update.reasoning else []
+        out: list[BaseEvent] = self.close_reasoning()
         if kind is UpdateKind.TEXT_DELTA and update.text:
             message_id = update.message_id or self.text_id or uuid.uuid4().hex
             if self.text_id != message_id:
@@ -288,6 +292,39 @@ class EventMapper:
             self.finish = update.finish_reason
             self.usage = update.usage or self.usage
         return out
+
+    def _reasoning(self, update: AgentResponseUpdate) -> list[BaseEvent]:
+        """A piece of the model's reasoning, in a reasoning message of its own."""
+        from ag_ui.core import (
+            ReasoningMessageContentEvent,
+            ReasoningMessageStartEvent,
+            ReasoningStartEvent,
+        )
+
+        out: list[BaseEvent] = []
+        if update.message_id:
+            message_id = f"{update.message_id}-reasoning"
+        else:
+            message_id = self.reasoning_id or f"{uuid.uuid4().hex}-reasoning"
+        if self.reasoning_id != message_id:
+            out += [*self.close_reasoning(), *self.close_text()]
+            self.reasoning_id = message_id
+            out.append(ReasoningStartEvent(message_id=message_id))
+            out.append(ReasoningMessageStartEvent(message_id=message_id, role="reasoning"))
+        out.append(ReasoningMessageContentEvent(message_id=message_id, delta=update.reasoning))
+        return out
+
+    def close_reasoning(self) -> list[BaseEvent]:
+        """The ends of the reasoning message open, if any."""
+        from ag_ui.core import ReasoningEndEvent, ReasoningMessageEndEvent
+
+        if self.reasoning_id is None:
+            return []
+        message_id, self.reasoning_id = self.reasoning_id, None
+        return [
+            ReasoningMessageEndEvent(message_id=message_id),
+            ReasoningEndEvent(message_id=message_id),
+        ]
 
     def _start(self, call_id: str, name: str, parent: str) -> list[BaseEvent]:
         from ag_ui.core import ToolCallStartEvent
@@ -443,7 +480,7 @@ class AguiRun:
                 for event in mapper.events(update):
                     yield event
         except (RafError, ValueError) as exc:
-            for event in [*mapper.close_text(), *mapper.end_calls()]:
+            for event in [*mapper.close_reasoning(), *mapper.close_text(), *mapper.end_calls()]:
                 yield event
             error = error_for(exc) if isinstance(exc, RafError) else None
             code = error.code if error is not None else "invalid_request"
@@ -453,7 +490,7 @@ class AguiRun:
         finally:
             if active is not None:
                 self.host.release(body.thread_id, active)
-        for event in [*mapper.close_text(), *mapper.end_calls()]:
+        for event in [*mapper.close_reasoning(), *mapper.close_text(), *mapper.end_calls()]:
             yield event
         after = await self.host.session(self.agent, body.thread_id, self.owner)
         state = dict(after.provider_state)
