@@ -1,7 +1,8 @@
 """The agents a server hosts, their sessions per caller, and the runs in progress.
 
-Every protocol (native HTTP, OpenAI-compatible, A2A, AG-UI, ACP) goes through one `AgentHost`,
-so ownership, one-run-per-session and cancellation hold the same way everywhere.
+Every protocol (native HTTP, OpenAI-compatible, A2A, AG-UI, ACP) goes through one
+`AgentHost`, so ownership, one-run-per-session and cancellation hold the same way
+everywhere.
 """
 
 from __future__ import annotations
