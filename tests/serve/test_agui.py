@@ -300,3 +300,22 @@ def test_client_context_becomes_instructions_and_tool_messages_are_refused(
     }
     error = agui_events(post(served.url, fresh))[-1]
     assert (error["type"], error["code"]) == ("RUN_ERROR", "unsupported_message")
+
+
+def test_a_failure_midway_is_the_run_s_last_event_and_the_thread_stays(served: Served) -> None:
+    from raf.core.errors import ModelError
+
+    served.model.add(
+        reply("", call("add", {"a": 1, "b": 1}, call_id="c-fail")),
+        ModelError("the model is down"),
+        "Two.",
+    )
+    got = agui_events(post(served.url, run_input("t-fail", "r1", "1 + 1?")))
+    kinds = [e["type"] for e in got]
+    assert kinds[0] == "RUN_STARTED" and "TOOL_CALL_RESULT" in kinds
+    assert (got[-1]["type"], got[-1]["code"]) == ("RUN_ERROR", "model_error")
+    assert "the model is down" in got[-1]["message"]
+    again = agui_events(post(served.url, run_input("t-fail", "r2", "1 + 1?")))
+    assert again[-1]["outcome"] == {"type": "success"}
+    seen = served.model.requests[-1].messages
+    assert [m.text for m in seen if m.role is Role.USER] == ["1 + 1?"]

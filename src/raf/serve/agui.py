@@ -30,7 +30,6 @@ from raf.core.contents import (
     FunctionCallContent,
     FunctionResultContent,
 )
-from raf.core.errors import RafError
 from raf.core.messages import ChatMessage
 from raf.core.responses import AgentResponseUpdate, FinishReason, UpdateKind
 from raf.core.sessions import AgentSession
@@ -479,20 +478,18 @@ class AguiRun:
             async for update in updates:
                 for event in mapper.events(update):
                     yield event
-        except (RafError, ValueError) as exc:
             for event in [*mapper.close_reasoning(), *mapper.close_text(), *mapper.end_calls()]:
                 yield event
-            error = error_for(exc) if isinstance(exc, RafError) else None
-            code = error.code if error is not None else "invalid_request"
-            message = error.message if error is not None else str(exc)
-            yield RunErrorEvent(message=message, code=code)
+            after = await self.host.session(self.agent, body.thread_id, self.owner)
+        except Exception as exc:  # the stream has begun: a failure is the run's last event
+            for event in [*mapper.close_reasoning(), *mapper.close_text(), *mapper.end_calls()]:
+                yield event
+            error = error_for(exc)
+            yield RunErrorEvent(message=error.message, code=error.code)
             return
         finally:
             if active is not None:
                 self.host.release(body.thread_id, active)
-        for event in [*mapper.close_reasoning(), *mapper.close_text(), *mapper.end_calls()]:
-            yield event
-        after = await self.host.session(self.agent, body.thread_id, self.owner)
         state = dict(after.provider_state)
         if state != before:
             yield self._delta(before, state) if before else self._snapshot(state)
