@@ -22,14 +22,19 @@ class Editor:
         self.allow = allow
         self.updates: list[Any] = []
         self.asked: list[Any] = []
+        self.order: list[tuple[str, str]] = []
+        """(what, tool call id) of every message about a tool call, as they came."""
 
     async def session_update(self, session_id: str, update: Any, **_: Any) -> None:
         self.updates.append(update)
+        if update.session_update in ("tool_call", "tool_call_update"):
+            self.order.append((update.session_update, update.tool_call_id))
 
     async def request_permission(
         self, session_id: str, tool_call: Any, options: list[Any], **_: Any
     ) -> RequestPermissionResponse:
         self.asked.append(tool_call)
+        self.order.append(("permission", tool_call.tool_call_id))
         if self.allow is None:
             return RequestPermissionResponse(outcome=DeniedOutcome(outcome="cancelled"))
         option = "allow_once" if self.allow else "reject_once"
@@ -99,6 +104,23 @@ async def test_an_approval_is_a_permission_request_to_the_editor(tmp_path: Path)
     assert tool_updates[-1].status == "completed"
     assert "outside text" in json.dumps(tool_updates[-1].raw_output)
     assert editor.text() == "It says: outside text"
+
+
+async def test_the_editor_hears_of_a_call_before_any_update_of_it(tmp_path: Path) -> None:
+    allowing = Editor(allow=True)
+    await drive(tmp_path, allowing, [READ, "It says: outside text"], "read")
+    assert [what for what, call in allowing.order if call == "r1"] == [
+        "tool_call",
+        "permission",
+        "tool_call_update",
+        "tool_call_update",
+    ]
+    start = next(u for u in allowing.updates if u.session_update == "tool_call")
+    assert start.title == "read_file" and start.raw_input == {"path": "../outside.txt"}
+    rejecting = Editor(allow=False)
+    (tmp_path / "again").mkdir()
+    await drive(tmp_path / "again", rejecting, [READ, "Not allowed."], "read")
+    assert [what for what, _ in rejecting.order] == ["tool_call", "permission", "tool_call_update"]
 
 
 async def test_a_rejected_or_cancelled_permission(tmp_path: Path) -> None:

@@ -249,3 +249,36 @@ def test_a_claim_whose_run_died_is_refused_and_a_new_message_goes_on(tmp_path: P
             assert goes.status_code == 200, goes.text
             assert goes.json()["text"] == "Unknown; try again?"
         assert served.notes == []
+
+
+def test_the_agent_list_names_the_tools_context_providers_add(tmp_path: Path) -> None:
+    from raf.agent.builder import AgentBuilder
+    from raf.context.workspace import WorkspaceContextProvider
+    from raf.core.function_tool import tool
+    from raf.serve import AgentHost, create_app, serve_in_thread
+    from raf.testing import ScriptedChatClient
+    from raf.tools.files import file_tools
+    from raf.tools.workspace import WorkspaceScope
+
+    @tool(name="shout", description="Shout.")
+    def shout(text: str) -> str:
+        return text.upper()
+
+    workspace = WorkspaceContextProvider(WorkspaceScope(tmp_path, name="project", policy="allow"))
+    workspace.add_tools(file_tools())
+    agent = (
+        AgentBuilder("coder")
+        .with_chat_client(ScriptedChatClient())
+        .with_tool(shout)
+        .with_context_provider(workspace)
+        .build()
+    )
+    files = [t.name for t in file_tools()]
+    assert len(files) > 5
+    with serve_in_thread(create_app(AgentHost([agent]), a2a=False)) as url:
+        listed = httpx.get(f"{url}/agents", timeout=30).json()["agents"][0]
+        one = httpx.get(f"{url}/agents/coder", timeout=30).json()
+    assert listed == one
+    assert listed["tools"] == ["shout", *files]
+    (project,) = [p for p in listed["providers"] if p["kind"] == "workspace"]
+    assert project == {"name": "project", "kind": "workspace", "tools": files}

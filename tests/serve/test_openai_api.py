@@ -99,3 +99,31 @@ def test_an_agent_that_asks_for_approval_answers_409(oa_served: Served) -> None:
     with pytest.raises(openai.APIError, match="needs a person's approval"):
         list(stream)
     assert oa_served.notes == []
+
+
+def test_usage_is_the_runs_own_streamed_or_not(oa_served: Served) -> None:
+    from raf.core.messages import ChatMessage
+    from raf.core.responses import ChatResponse
+    from raf.core.usage import UsageDetails
+
+    def answer(text: str, used: int) -> ChatResponse:
+        usage = UsageDetails(input_tokens=used, output_tokens=3, total_tokens=used + 3)
+        return ChatResponse(messages=[ChatMessage.assistant(text)], usage=usage)
+
+    oa_served.helper.add(answer("Hello.", 20), answer("Hi again.", 7))
+    plain = client(oa_served).chat.completions.create(
+        model="helper", messages=[{"role": "user", "content": "hi"}]
+    )
+    assert plain.usage is not None
+    assert (plain.usage.prompt_tokens, plain.usage.completion_tokens) == (20, 3)
+    assert plain.usage.total_tokens == 23
+    chunks = list(
+        client(oa_served).chat.completions.create(
+            model="helper",
+            messages=[{"role": "user", "content": "hi"}],
+            stream=True,
+            stream_options={"include_usage": True},
+        )
+    )
+    usage = chunks[-1].usage
+    assert usage is not None and (usage.prompt_tokens, usage.total_tokens) == (7, 10)

@@ -147,6 +147,7 @@ def _server_arguments(parser: argparse.ArgumentParser) -> None:
     parser.add_argument("--worker-fd", type=int, help=argparse.SUPPRESS)
     parser.add_argument("--no-openai", action="store_true", help="leave out /v1 (OpenAI API)")
     parser.add_argument("--no-a2a", action="store_true", help="leave out the A2A endpoints")
+    parser.add_argument("--no-agui", action="store_true", help="leave out the AG-UI run endpoints")
 
 
 def _tokens(args: argparse.Namespace) -> list[str]:
@@ -337,7 +338,13 @@ def serve_command(args: argparse.Namespace) -> int:
 
         ui = ServeUI.attach(host, workflows)
     app = create_app(
-        host, security, openai=not args.no_openai, a2a=not args.no_a2a, base_url=url, ui=ui
+        host,
+        security,
+        openai=not args.no_openai,
+        a2a=not args.no_a2a,
+        agui=not args.no_agui,
+        base_url=url,
+        ui=ui,
     )
 
     def started() -> None:

@@ -1,6 +1,6 @@
 """Serving agents to other programs: raf's HTTP API, the OpenAI-compatible API, A2A,
-ACP and the MCP server (`raf.serve.mcp`), behind bearer tokens, Host/Origin checks and
-the limits of `ServeLimits` (`raf-agents[serve]`).
+AG-UI, ACP and the MCP server (`raf.serve.mcp`), behind bearer tokens, Host/Origin
+checks and the limits of `ServeLimits` (`raf-agents[serve]`).
 
 The names below are imported on first use, so that `raf.serve.limits` (which the CLI
 reads to describe its flags) does not load the whole server with every `raf` command.

@@ -52,6 +52,8 @@ class RafAcpAgent:
         self.host = AgentHost([agent], store=store)
         self.name = agent.name
         self.client: acp.Client | None = None
+        self.calls: dict[str, set[str]] = {}
+        """Per session, the tool calls the editor has been told of (`tool_call` sent)."""
         self.turns: dict[str, bool] = {}
         """Sessions with a prompt in progress, and whether the editor cancelled it (a
         cancel can arrive before the run has started)."""
@@ -151,7 +153,10 @@ class RafAcpAgent:
         return finish
 
     async def _send(self, session_id: str, update: AgentResponseUpdate) -> None:
-        """One raf update as an ACP session update (those with no ACP form are skipped)."""
+        """One raf update as ACP session updates (those with no ACP form are skipped).
+        The editor hears of each tool call (`tool_call`) before any update of it: when
+        the call is first seen, whether its arguments are in, it waits for approval,
+        it starts, or (refused) it already has its result."""
         from acp import (
             start_tool_call,
             update_agent_message_text,
@@ -159,29 +164,43 @@ class RafAcpAgent:
             update_tool_call,
         )
 
-        sent: Any = None
+        sent: list[Any] = []
         content = update.content
+        known = self.calls.setdefault(session_id, set())
+
+        def announce(call_id: str, name: str, arguments: Any, status: Any) -> None:
+            if call_id not in known:
+                known.add(call_id)
+                sent.append(
+                    start_tool_call(call_id, name, kind="other", status=status, raw_input=arguments)
+                )
+
         if update.kind is UpdateKind.TEXT_DELTA and update.text:
-            sent = update_agent_message_text(update.text)
+            sent.append(update_agent_message_text(update.text))
         elif update.kind is UpdateKind.REASONING_DELTA and update.text:
-            sent = update_agent_thought_text(update.text)
-        elif update.kind is UpdateKind.TOOL_CALLING and isinstance(content, FunctionCallContent):
-            sent = start_tool_call(
-                content.call_id,
-                content.name,
-                kind="other",
-                status="in_progress",
-                raw_input=content.arguments,
-            )
+            sent.append(update_agent_thought_text(update.text))
+        elif update.kind in (UpdateKind.TOOL_CALL_ENDED, UpdateKind.APPROVAL_REQUEST) and (
+            isinstance(content, FunctionCallContent | ApprovalRequestContent)
+        ):
+            announce(content.call_id, content.name, content.arguments, "pending")
+        elif update.kind is UpdateKind.TOOL_CALLING and update.call_id:
+            arguments = content.arguments if isinstance(content, FunctionCallContent) else None
+            if update.call_id in known:
+                sent.append(update_tool_call(update.call_id, status="in_progress"))
+            else:
+                announce(update.call_id, update.tool_name, arguments, "in_progress")
         elif update.kind is UpdateKind.TOOL_CALLED and isinstance(content, FunctionResultContent):
+            announce(content.call_id, content.name or update.tool_name, None, "pending")
             failed = content.error is not None
-            sent = update_tool_call(
-                content.call_id,
-                status="failed" if failed else "completed",
-                raw_output=content.error if failed else content.result,
+            sent.append(
+                update_tool_call(
+                    content.call_id,
+                    status="failed" if failed else "completed",
+                    raw_output=content.error if failed else content.result,
+                )
             )
-        if sent is not None:
-            await self._client().session_update(session_id, sent)
+        for item in sent:
+            await self._client().session_update(session_id, item)
 
     async def _ask(
         self, session_id: str, pending: list[ApprovalRequestContent]

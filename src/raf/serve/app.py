@@ -20,11 +20,12 @@ def create_app(
     *,
     openai: bool = True,
     a2a: bool = True,
+    agui: bool = True,
     base_url: str | None = None,
     ui: Any = None,
 ) -> ASGIApp:
-    """The server's ASGI app: the native API, and the OpenAI-compatible and A2A ones
-    unless turned off; `base_url` is where clients reach it (for the A2A agent card);
+    """The server's ASGI app: the native API, and the OpenAI-compatible, A2A and AG-UI
+    ones unless turned off; `base_url` is where clients reach it (for the A2A agent card);
     `ui` (a `raf.serve.ui.ServeUI`) adds the web pages at `/ui`."""
     require_extra("fastapi")
     from fastapi import FastAPI, Request
@@ -82,6 +83,10 @@ def create_app(
         from raf.serve.openai_api import openai_router
 
         app.include_router(openai_router(host))
+    if agui:
+        from raf.serve.agui import agui_router
+
+        app.include_router(agui_router(host))
     if a2a:
         from raf.serve.a2a import mount_a2a
 

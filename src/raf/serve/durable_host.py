@@ -82,8 +82,19 @@ class DurableAgentHost(AgentHost):
         owner: str,
         messages: Sequence[ChatMessage] = (),
         approvals: Sequence[ApprovalResponseContent] = (),
+        *,
+        instructions: str | None = None,
     ) -> tuple[ActiveRun, AsyncIterator[AgentResponseUpdate]]:
-        """A durable run whose messages are sent as whole updates when it is done."""
+        """A durable run whose messages are sent as whole updates when it is done; a
+        durable run takes no instructions of its own (its workflow records only the
+        messages), so asking for them is refused."""
+        if instructions:
+            raise ServeError(
+                400,
+                "instructions_not_supported",
+                "durable runs take no per-run instructions (an AG-UI input's context); "
+                "send the context as part of the user's message",
+            )
         _, session, active = await self._prepare(agent_name, session_id, owner, messages, approvals)
 
         async def updates() -> AsyncIterator[AgentResponseUpdate]:

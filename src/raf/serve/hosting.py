@@ -1,7 +1,8 @@
 """The agents a server hosts, their sessions per caller, and the runs in progress.
 
-Every protocol (native HTTP, OpenAI-compatible, A2A, ACP) goes through one `AgentHost`,
-so ownership, one-run-per-session and cancellation hold the same way everywhere.
+Every protocol (native HTTP, OpenAI-compatible, A2A, AG-UI, ACP) goes through one
+`AgentHost`, so ownership, one-run-per-session and cancellation hold the same way
+everywhere.
 """
 
 from __future__ import annotations
@@ -227,13 +228,17 @@ class AgentHost:
         owner: str,
         messages: Sequence[ChatMessage] = (),
         approvals: Sequence[ApprovalResponseContent] = (),
+        *,
+        instructions: str | None = None,
     ) -> tuple[ActiveRun, AsyncIterator[AgentResponseUpdate]]:
         """Start a streamed run: checks happen now (so errors are plain HTTP errors), the
-        updates come from the returned iterator; the session is stored before the last."""
+        updates come from the returned iterator; the session is stored before the last.
+        `instructions` are added to the agent's for this run only."""
         agent, session, active = await self._prepare(
             agent_name, session_id, owner, messages, approvals
         )
         options = self._options(active, approvals)
+        options.additional_instructions = instructions
 
         async def updates() -> AsyncIterator[AgentResponseUpdate]:
             try:

@@ -10,12 +10,12 @@ from fastapi.responses import JSONResponse, StreamingResponse
 from pydantic import BaseModel, ConfigDict, Field
 from starlette.background import BackgroundTask
 
-from raf.agent.agent import agent_summary
 from raf.core.contents import ApprovalResponseContent, content_to_dict
 from raf.core.errors import RafError
 from raf.core.messages import ChatMessage, Role
 from raf.core.responses import AgentResponse, AgentResponseUpdate
 from raf.core.sessions import AgentSession
+from raf.serve.catalog import describe_agent
 from raf.serve.errors import ServeError
 from raf.serve.hosting import SERVE_KEY, ActiveRun, AgentHost, public_id
 from raf.serve.requests import error_for, json_line, parse_body
@@ -145,11 +145,11 @@ def native_router(host: AgentHost) -> APIRouter:
 
     @router.get("/agents")
     async def list_agents() -> dict[str, Any]:
-        return {"agents": [agent_summary(a) for a in host.agents.values()]}
+        return {"agents": [describe_agent(a) for a in host.agents.values()]}
 
     @router.get("/agents/{agent}")
     async def get_agent(agent: str) -> dict[str, Any]:
-        return agent_summary(host.agent(agent))
+        return describe_agent(host.agent(agent))
 
     @router.post("/agents/{agent}/sessions", status_code=201)
     async def create_session(agent: str, request: Request) -> dict[str, Any]:

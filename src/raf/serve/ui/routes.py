@@ -11,9 +11,10 @@ from fastapi import APIRouter, Request, Response
 from fastapi.responses import HTMLResponse, StreamingResponse
 from pydantic import BaseModel, ConfigDict, Field
 
-from raf.agent.agent import Agent, agent_summary
+from raf.agent.agent import Agent
 from raf.core.errors import RafError
 from raf.core.sessions import AgentSession
+from raf.serve.catalog import describe_agent
 from raf.serve.errors import ServeError, not_found
 from raf.serve.hosting import SERVE_KEY, AgentHost, public_id
 from raf.serve.requests import json_line, parse_body
@@ -149,7 +150,7 @@ def ui_router(
     async def catalog() -> dict[str, Any]:
         agents = []
         for agent in host.agents.values():
-            summary = agent_summary(agent)
+            summary = describe_agent(agent)
             summary["memory"] = bool(_providers(agent, "memory"))
             summary["skills"] = bool(_providers(agent, "skills"))
             agents.append(summary)

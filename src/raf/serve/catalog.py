@@ -1,0 +1,36 @@
+"""How a server describes its agents: name, description, and every tool the model is
+offered, the agent's own and those its context providers add to each run."""
+
+from __future__ import annotations
+
+from collections.abc import Sequence
+from typing import Any
+
+from raf.agent.agent import Agent, agent_summary
+from raf.core.tools import Tool
+
+
+def provider_tools(provider: Any) -> list[Tool] | None:
+    """The tools a context provider declares (a `tools` list, or a `tools()` method);
+    None for one whose tools are known only once a run asks (an MCP server's)."""
+    declared = getattr(provider, "tools", None)
+    if callable(declared):
+        declared = declared()
+    if isinstance(declared, Sequence) and not isinstance(declared, str):
+        return [t for t in declared if isinstance(t, Tool)]
+    return None
+
+
+def describe_agent(agent: Agent) -> dict[str, Any]:
+    """An agent's JSON description for `/agents`: its own tools then each provider's,
+    and per provider the tools it adds (left out where they are known only at run time)."""
+    summary = agent_summary(agent)
+    names = [t.name for t in agent.tools]
+    providers: list[dict[str, Any]] = []
+    for provider, entry in zip(agent.context_providers, summary["providers"], strict=True):
+        tools = provider_tools(provider)
+        if tools is not None:
+            entry = {**entry, "tools": [t.name for t in tools]}
+            names += [t.name for t in tools if t.name not in names]
+        providers.append(entry)
+    return {**summary, "tools": names, "providers": providers}
