@@ -27,9 +27,9 @@ from typing import Any
 from raf import Agent, AgentBuilder, AgentResponse, ChatOptions, ChatResponse, tool
 from raf.agent.answer import answer
 from raf.agent.recording import end_over_limit, fail, finish
-from raf.clients.tool_loop import invoke as invoke_module
-from raf.clients.tool_loop import model_call, steps
-from raf.clients.tool_loop.state import LoopState, Outcome
+from raf.agent.run import invoke as invoke_module
+from raf.agent.run import model_call, steps
+from raf.agent.run.state import LoopState, Outcome
 from raf.core.contents import FunctionCallContent, FunctionResultContent
 from raf.core.errors import UsageLimitExceeded
 from raf.core.middleware import AgentRunContext, CallNext, ChatContext, FunctionInvocationContext

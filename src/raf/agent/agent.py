@@ -14,7 +14,7 @@ from raf.agent.recording import end_over_limit, fail, finish
 from raf.agent.session_conflicts import claim_approvals
 from raf.agent.template import PromptTemplate, render_instructions
 from raf.agent.turn import Turn, check_approvals, check_run_options, with_run_arguments
-from raf.clients.tool_loop import (
+from raf.agent.run import (
     DEFAULT_MAX_REPEATED_CALLS,
     DEFAULT_MAX_TOOL_ROUNDS,
     FunctionInvokingChatClient,

@@ -9,8 +9,8 @@ from typing import TYPE_CHECKING
 from raf.agent.output_run import Attempts, answer_checked, stream_checked
 from raf.agent.providers import prepare
 from raf.agent.turn import PreparedRun, Turn, agent_response
-from raf.clients.tool_loop import LoopState, drive, run_to_end
-from raf.clients.tool_loop.steps import call_model
+from raf.agent.run import LoopState, drive, run_to_end
+from raf.agent.run.steps import call_model
 from raf.core.messages import ChatMessage
 from raf.core.responses import (
     AgentResponse,

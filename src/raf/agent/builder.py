@@ -10,8 +10,8 @@ from raf.agent.guardrails import TextGuardrail, ToolCheck, ToolGuardrail, guardr
 from raf.agent.history import InMemoryHistoryProvider
 from raf.agent.output_run import DEFAULT_OUTPUT_RETRIES
 from raf.agent.template import PromptTemplate
-from raf.clients.tool_loop import DEFAULT_MAX_REPEATED_CALLS, DEFAULT_MAX_TOOL_ROUNDS
-from raf.clients.tool_loop.repeats import check_max_repeated_calls
+from raf.agent.run import DEFAULT_MAX_REPEATED_CALLS, DEFAULT_MAX_TOOL_ROUNDS
+from raf.agent.run.repeats import check_max_repeated_calls
 from raf.core.chat_client import ChatClient, ChatClientDecorator
 from raf.core.context import ContextProvider
 from raf.core.errors import ConfigurationError

@@ -9,7 +9,7 @@ from typing import TYPE_CHECKING
 from raf.agent.providers import call_on_invoked
 from raf.agent.session_conflicts import save_turn
 from raf.agent.turn import Turn, agent_response, release_calls
-from raf.clients.tool_loop import LoopState
+from raf.agent.run import LoopState
 from raf.core.errors import UsageLimitExceeded
 from raf.core.responses import AgentResponse, ChatResponse, FinishReason
 

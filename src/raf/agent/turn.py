@@ -9,7 +9,7 @@ from dataclasses import dataclass, field, replace
 from typing import Any
 
 from raf.agent.output_type import OutputType
-from raf.clients.tool_loop import LoopState
+from raf.agent.run import LoopState
 from raf.core.approvals import (
     awaiting_answers,
     check_approval_responses,

@@ -4,13 +4,13 @@ from __future__ import annotations
 
 from collections.abc import AsyncIterator, Sequence
 
-from raf.clients.tool_loop.repeats import (
+from raf.agent.run.repeats import (
     DEFAULT_MAX_REPEATED_CALLS,
     RepeatWatch,
     check_max_repeated_calls,
 )
-from raf.clients.tool_loop.state import LoopState
-from raf.clients.tool_loop.steps import call_model, finish_cancelled, resume_approved
+from raf.agent.run.state import LoopState
+from raf.agent.run.steps import call_model, finish_cancelled, resume_approved
 from raf.core.chat_client import ChatClient
 from raf.core.errors import RunCancelledError
 from raf.core.messages import ChatMessage

@@ -6,9 +6,9 @@ from __future__ import annotations
 
 from dataclasses import replace
 
-from raf.clients.tool_loop.invoke import invoke_all
-from raf.clients.tool_loop.model_call import model_response, model_updates
-from raf.clients.tool_loop.state import LoopState, Outcome, Step
+from raf.agent.run.invoke import invoke_all
+from raf.agent.run.model_call import model_response, model_updates
+from raf.agent.run.state import LoopState, Outcome, Step
 from raf.core.approvals import (
     approval_requests,
     check_approval_responses,

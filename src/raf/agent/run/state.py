@@ -7,7 +7,7 @@ from collections.abc import AsyncIterator, Awaitable, Callable, Sequence
 from dataclasses import dataclass, field
 from typing import Any, TypeVar
 
-from raf.clients.tool_loop.repeats import RepeatWatch
+from raf.agent.run.repeats import RepeatWatch
 from raf.core.contents import (
     ApprovalRequestContent,
     FunctionCallContent,
