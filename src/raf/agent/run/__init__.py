@@ -6,7 +6,6 @@ from raf.agent.run.client import (
     DEFAULT_MAX_TOOL_ROUNDS,
     FunctionInvokingChatClient,
     drive,
-    run_to_end,
 )
 from raf.agent.run.repeats import DEFAULT_MAX_REPEATED_CALLS
 from raf.agent.run.state import LoopState
@@ -20,5 +19,4 @@ __all__ = [
     "FunctionInvokingChatClient",
     "LoopState",
     "drive",
-    "run_to_end",
 ]
