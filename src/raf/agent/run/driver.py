@@ -19,7 +19,7 @@ from raf.agent.run.agent_run import (
 from raf.agent.run.answer import answer
 from raf.agent.run.recording import end_over_limit, fail, finish
 from raf.agent.session_conflicts import claim_approvals
-from raf.core.approvals import RunApprovals
+from raf.core.call_approval import RunApprovals
 from raf.core.errors import RafError, UsageLimitExceeded
 from raf.core.messages import MessageInput, to_messages
 from raf.core.middleware import AgentRunContext, MiddlewareSet, run_chain, stream_through
