@@ -7,7 +7,7 @@ from typing import TYPE_CHECKING, Any
 
 from raf.core.call_approval import RunApprovals
 from raf.core.errors import UsageLimitExceeded
-from raf.core.middleware import NO_MIDDLEWARE, MiddlewareSet
+from raf.core.middleware_set import NO_MIDDLEWARE, MiddlewareSet
 from raf.core.usage import UsageDetails, UsageLimits, UsageTotals
 
 if TYPE_CHECKING:
