@@ -27,7 +27,7 @@ from typing import Any
 from raf import Agent, AgentBuilder, AgentResponse, ChatOptions, ChatResponse, tool
 from raf.agent.run import invoke as invoke_module
 from raf.agent.run import model_call, steps
-from raf.agent.run.answer import answer
+from raf.agent.run.answer import answer, answered
 from raf.agent.run.recording import end_over_limit, fail, finish
 from raf.agent.run.state import LoopState, Outcome
 from raf.core.contents import FunctionCallContent, FunctionResultContent
@@ -127,8 +127,9 @@ class BareAgent(Agent):
     ) -> Any:
         run = self._begin(messages, session, options, output_type, variables, stream=False)
         try:
-            async for _ in answer(run):
+            async for _ in await answer(run):
                 pass
+            answered(run)
         except UsageLimitExceeded as exc:
             await end_over_limit(run, exc)
             raise

@@ -10,6 +10,7 @@ from raf import (
     Agent,
     AgentBuilder,
     AgentRunOptions,
+    AgentSession,
     ApprovalError,
     ApprovalResponseContent,
     ChatMessage,
@@ -113,6 +114,8 @@ async def test_iter_pauses_for_approval_and_the_next_run_resumes() -> None:
     assert steps.response is not None
     assert steps.response.finish_reason is FinishReason.AWAITING_APPROVAL
     assert [p.call_id for p in session.pending_approvals] == ["d1"]
+    # the paused run is plain data: its session, written out and read back, resumes it
+    session = AgentSession.from_json(session.to_json())
     answer = ApprovalResponseContent(call_id="d1", approved=True)
     options = AgentRunOptions(tool_approval_responses=[answer])
     async with agent.iter([], session=session, options=options) as steps:
@@ -120,6 +123,7 @@ async def test_iter_pauses_for_approval_and_the_next_run_resumes() -> None:
     assert names[:3] == ["prepare", "resume_approved", "run_batch"]
     assert steps.response is not None and steps.response.text == "done"
     assert session.pending_approvals == []
+    assert session.messages[-2].function_results[0].result == "deleted a.txt"
 
 
 async def test_iter_checks_the_request_when_entered() -> None:

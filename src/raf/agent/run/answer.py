@@ -1,7 +1,11 @@
 """The model's answer to a run: the bare client or the tool loop, with an output type's
 answer checked and asked again while it fails. One path serves both faces: streaming, it
 yields the updates as they come; not streaming, it yields none and calls the model's
-non-streaming API (the fast path)."""
+non-streaming API (the fast path).
+
+`answer` hands back the iterator to drain rather than wrapping it in one more generator
+of its own: a run that does not stream then iterates only the driver's generator and the
+tool loop's, each of which costs a registration with the event loop."""
 
 from __future__ import annotations
 
@@ -18,47 +22,64 @@ from raf.core.responses import AgentResponseUpdate, ChatResponse, ResponseFolder
 
 
 async def answer(run: AgentRun) -> AsyncIterator[AgentResponseUpdate]:
-    """Providers' on_invoking, then the model (its tool loop inside); with an output type,
-    the answer is checked and asked again while it fails. `run.response` is set at the end
-    (before the final update, so the session is stored before that goes out)."""
+    """Providers' on_invoking, then the model's answer (its tool loop inside) as the
+    updates to drain; once drained, `answered(run)` makes it the run's response. With an
+    output type, the answer is checked and asked again while it fails."""
     await prepare(run)
     if run.trail is not None:
         run.trail.append("prepare")
-    output = run.output
-    if output is None:
-        async for update in ask(run, run.chat_messages):
-            yield update
-        assert run.attempt is not None
-        run.response = agent_response(run.attempt, run.session)
+    if run.output is None:
+        return ask(run, run.chat_messages)
+    return _checked(run)
+
+
+def answered(run: AgentRun) -> None:
+    """After the updates of `answer` are drained: the model's answer is the response
+    (with an output type, the checked one is already there)."""
+    if run.phase is not RunPhase.ANSWERED:
+        run.response = agent_response(attempt(run), run.session)
         run.phase = RunPhase.ANSWERED
-        return
+
+
+def attempt(run: AgentRun) -> ChatResponse:
+    """The model's latest answer, its tool loop inside."""
+    loop = run.loop
+    if loop is not None:
+        return loop.response()
+    assert run.attempt is not None
+    return run.attempt
+
+
+async def _checked(run: AgentRun) -> AsyncIterator[AgentResponseUpdate]:
+    output = run.output
+    assert output is not None
     attempts = Attempts(output=output, retries=run.output_retries, conversation=run.chat_messages)
 
     def ask_again(conversation: list[ChatMessage]) -> AsyncIterator[AgentResponseUpdate]:
         return ask(run, conversation, again=attempts.count > 0)
 
-    def answered() -> ChatResponse:
-        assert run.attempt is not None
-        return run.attempt
-
-    async for update in checked(attempts, ask_again, answered):
+    async for update in checked(attempts, ask_again, lambda: attempt(run)):
         if update.kind is UpdateKind.FINISHED:
-            run.response = agent_response(attempts.joined(answered()), run.session, update.value)
+            run.response = agent_response(attempts.joined(attempt(run)), run.session, update.value)
             run.phase = RunPhase.ANSWERED
         yield update
 
 
-async def ask(
+def ask(
     run: AgentRun, conversation: list[ChatMessage], *, again: bool = False
 ) -> AsyncIterator[AgentResponseUpdate]:
-    """One answer of the model (its tool loop inside) to `conversation`, in `run.attempt`
-    when the iteration ends."""
+    """One answer of the model (its tool loop inside) to `conversation`; `attempt(run)`
+    is that answer once the iterator is drained."""
     loop = run.loop = loop_for(run, conversation, again=again)
     if loop is not None:
-        async for update in drive(loop):
-            yield update
-        run.attempt = loop.response()
-        return
+        return drive(loop)
+    return _bare(run, conversation)
+
+
+async def _bare(
+    run: AgentRun, conversation: list[ChatMessage]
+) -> AsyncIterator[AgentResponseUpdate]:
+    """The bare model, with no tool loop around it."""
     client = run.agent.leaf_client
     if run.trail is not None:
         run.trail.append("call_model")

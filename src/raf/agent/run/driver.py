@@ -16,7 +16,7 @@ from raf.agent.run.agent_run import (
     check_approvals,
     check_run_options,
 )
-from raf.agent.run.answer import answer
+from raf.agent.run.answer import answer, answered
 from raf.agent.run.recording import end_over_limit, fail, finish
 from raf.agent.session_conflicts import claim_approvals
 from raf.core.call_approval import RunApprovals
@@ -111,19 +111,25 @@ async def drive_run(run: AgentRun) -> AsyncIterator[AgentResponseUpdate]:
     final_update: AgentResponseUpdate | None = None
     try:
         if not chain:
-            updates = answer(run)
+            updates = await answer(run)
+            async for update in updates:
+                if update.kind is UpdateKind.FINISHED:
+                    final_update = update
+                    continue
+                yield update
+            answered(run)
         elif not run.stream:
             context = AgentRunContext(run=run.context, messages=run.request, options=run.options)
 
             async def final(ctx: AgentRunContext) -> None:
                 run.request, run.options = ctx.messages, ctx.options
-                async for _ in answer(run):
+                async for _ in await answer(run):
                     pass
+                answered(run)
                 ctx.result = run.response
 
             await run_chain(chain, context, final)
             run.response = _result_of(context)
-            updates = _nothing()
         else:
             context = AgentRunContext(
                 run=run.context, messages=run.request, options=run.options, stream=True
@@ -132,19 +138,19 @@ async def drive_run(run: AgentRun) -> AsyncIterator[AgentResponseUpdate]:
             async def drive_chain(emit: Callable[[Any], None]) -> None:
                 async def final(ctx: AgentRunContext) -> None:
                     run.request, run.options = ctx.messages, ctx.options
-                    async for update in answer(run):
+                    async for update in await answer(run):
                         emit(update)
+                    answered(run)
                     ctx.result = run.response
 
                 await run_chain(chain, context, final)
                 run.response = _result_of(context)
 
-            updates = stream_through(drive_chain)
-        async for update in updates:
-            if update.kind is UpdateKind.FINISHED:
-                final_update = update
-                continue
-            yield update
+            async for update in stream_through(drive_chain):
+                if update.kind is UpdateKind.FINISHED:
+                    final_update = update
+                    continue
+                yield update
     except UsageLimitExceeded as exc:
         await end_over_limit(run, exc)
         raise
@@ -155,11 +161,6 @@ async def drive_run(run: AgentRun) -> AsyncIterator[AgentResponseUpdate]:
     run.response = await finish(run, run.response)
     if final_update is not None and run.stream:
         yield final_update
-
-
-async def _nothing() -> AsyncIterator[AgentResponseUpdate]:
-    return
-    yield  # an async generator that yields nothing
 
 
 def _result_of(context: AgentRunContext) -> AgentResponse:
