@@ -175,9 +175,10 @@ class Agent:
         variables: Mapping[str, Any] | None = None,
     ) -> AgentRunSteps:
         """The run's driver, step by step: `async with agent.iter(...) as steps:` then
-        `async for step in steps:`; each `RunStep` names the step and carries the updates
-        it reported (together, what `run_stream` yields), and `steps.response` is the
-        answer after the last (`end`). Checks run when the context is entered."""
+        `async for step in steps:`; each `RunStep`, handed out once it has run, names the
+        step and carries the updates it reported (together, what `run_stream` yields),
+        and `steps.response` is the answer after the last (`end`). Checks run when the
+        context is entered."""
         return AgentRunSteps(
             lambda: self._begin(messages, session, options, output_type, variables, stream=True)
         )

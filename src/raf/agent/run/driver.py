@@ -185,8 +185,11 @@ class RunStep:
 
 class AgentRunSteps:
     """`async with agent.iter(...) as steps: async for step in steps: ...`: the run's
-    driver, step by step. Its updates, joined, are what `run_stream` reports; once the
-    `end` step is out, `response` holds what `run` returns."""
+    driver, reported step by step. A step is handed out once it has run and its updates
+    are complete (the driver may have begun the next one: a step cannot be vetoed before
+    it runs, but leaving the loop stops the run there). The steps' updates, joined, are
+    what `run_stream` reports; once the `end` step is out, `response` holds what `run`
+    returns."""
 
     def __init__(self, start: Callable[[], AgentRun]) -> None:
         self._start = start
