@@ -25,11 +25,11 @@ from collections.abc import AsyncIterator, Awaitable, Callable, Iterator
 from typing import Any
 
 from raf import Agent, AgentBuilder, AgentResponse, ChatOptions, ChatResponse, tool
-from raf.agent.answer import answer
-from raf.agent.recording import end_over_limit, fail, finish
-from raf.clients.tool_loop import invoke as invoke_module
-from raf.clients.tool_loop import model_call, steps
-from raf.clients.tool_loop.state import LoopState, Outcome
+from raf.agent.run import invoke as invoke_module
+from raf.agent.run import model_call, steps
+from raf.agent.run.answer import answer, answered
+from raf.agent.run.recording import end_over_limit, fail, finish
+from raf.agent.run.state import LoopState, Outcome
 from raf.core.contents import FunctionCallContent, FunctionResultContent
 from raf.core.errors import UsageLimitExceeded
 from raf.core.middleware import AgentRunContext, CallNext, ChatContext, FunctionInvocationContext
@@ -125,16 +125,20 @@ class BareAgent(Agent):
         output_type: Any = None,
         variables: Any = None,
     ) -> Any:
-        turn = self._begin(messages, session, options)
+        run = self._begin(messages, session, options, output_type, variables, stream=False)
         try:
-            response: AgentResponse = await answer(self, turn)
+            async for _ in await answer(run):
+                pass
+            answered(run)
         except UsageLimitExceeded as exc:
-            await end_over_limit(self, turn, exc)
+            await end_over_limit(run, exc)
             raise
         except BaseException as exc:
-            await fail(self, turn, exc)
+            await fail(run, exc)
             raise
-        return await finish(self, turn, response)
+        assert run.response is not None
+        response: AgentResponse = await finish(run, run.response)
+        return response
 
 
 async def bare_model_response(state: LoopState, options: ChatOptions) -> None:

@@ -45,7 +45,8 @@ PEERS: dict[str, tuple[str, list[str]]] = {
     "langgraph": ("langgraph_peer", ["langgraph", "langchain-core"]),
 }
 CASES = ("sync tools", "async tools", "stream")
-TARGET_RATIO = 25.0
+TARGETS = {"sync tools": 40.0, "async tools": 20.0, "stream": 20.0}
+"""The most raf may cost, as a multiple of the floor, in each column."""
 
 COLD_START = """
 import time
@@ -98,7 +99,8 @@ print((time.perf_counter() - started) * 1000, (time.process_time() - cpu_started
 
 def build_raf() -> tuple[Any, Any, Any, list[scenario.Script]]:
     """Agents with sync tools (run in a worker thread, the default), async tools, and
-    sync tools run inline (`@tool(run_in_thread=False)`), each on a zero-cost model."""
+    sync tools declared non-blocking and run inline (`@tool(blocking=False)`), each on a
+    zero-cost model."""
     from raf import (
         AgentBuilder,
         AgentResponseUpdate,
@@ -178,7 +180,7 @@ def build_raf() -> tuple[Any, Any, Any, list[scenario.Script]]:
         AgentBuilder()
         .with_instructions(scenario.INSTRUCTIONS)
         .with_chat_client(inline_model)
-        .with_tools([tool(run_in_thread=False)(fn) for fn in scenario.SYNC_TOOLS.values()])
+        .with_tools([tool(blocking=False)(fn) for fn in scenario.SYNC_TOOLS.values()])
         .build()
     )
     scripts = [sync_model.script, async_model.script, inline_model.script]
@@ -399,10 +401,10 @@ async def main() -> None:
     inline = rows[0]["cases"].get("sync tools, inline") if floors else None
     if inline:
         print(
-            f"raf, sync tools run inline (@tool(run_in_thread=False)): {inline['ratio']:.1f}x "
+            f"raf, sync tools run inline (@tool(blocking=False)): {inline['ratio']:.1f}x "
             f"({inline['ratio_low']:.0f}-{inline['ratio_high']:.0f}) {inline['us']:.0f}us"
         )
-    print(f"target for raf: <= {TARGET_RATIO:.0f}x in every column")
+    print("targets for raf: " + ", ".join(f"{c} <= {t:.0f}x" for c, t in TARGETS.items()))
     if args.no_extras or args.only not in ("raf", "all"):
         return
     inner, cpu, wall, bare = cold_start_ms(7)

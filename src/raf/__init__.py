@@ -100,8 +100,8 @@ _EXPORTS: dict[str, str] = {
     "SqliteSessionStore": "raf.agent.stores",
     "PostgresSessionStore": "raf.agent.postgres_store",
     "RedisSessionStore": "raf.agent.redis_store",
+    "FunctionInvokingChatClient": "raf.agent.run",
     # clients
-    "FunctionInvokingChatClient": "raf.clients.function_invoking",
     "OpenAIChatClient": "raf.clients.openai_compat",
     "AnthropicChatClient": "raf.clients.anthropic_client",
     "GeminiChatClient": "raf.clients.gemini",
@@ -275,6 +275,7 @@ if TYPE_CHECKING:
     from raf.agent.history import InMemoryHistoryProvider
     from raf.agent.postgres_store import PostgresSessionStore
     from raf.agent.redis_store import RedisSessionStore
+    from raf.agent.run import FunctionInvokingChatClient
     from raf.agent.stores import (
         InMemorySessionStore,
         JsonDirectorySessionStore,
@@ -282,7 +283,6 @@ if TYPE_CHECKING:
     )
     from raf.agent.template import PromptTemplate
     from raf.clients.anthropic_client import AnthropicChatClient
-    from raf.clients.function_invoking import FunctionInvokingChatClient
     from raf.clients.gemini import GeminiChatClient
     from raf.clients.local import LocalChatClient
     from raf.clients.models import (

@@ -6,7 +6,7 @@ from collections.abc import Iterator
 
 import pytest
 
-import raf.core.middleware as middleware_module
+import raf.core.middleware_set as middleware_module
 from raf import UsageLimitExceeded, UsageLimits, register_middleware
 from raf.core.errors import ValidationProblems
 from raf.core.middleware import CallNext, ChatContext

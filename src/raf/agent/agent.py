@@ -3,40 +3,32 @@
 from __future__ import annotations
 
 import asyncio
-from collections.abc import AsyncIterator, Callable, Mapping, Sequence
+from collections.abc import AsyncIterator, Mapping, Sequence
 from typing import Any
 
-from raf.agent.answer import answer, stream_answer
-from raf.agent.output_run import DEFAULT_OUTPUT_RETRIES
+from raf.agent.history import InMemoryHistoryProvider
 from raf.agent.output_type import OutputType, check_for_client, resolve_output_type
-from raf.agent.providers import close_providers
-from raf.agent.recording import end_over_limit, fail, finish
-from raf.agent.session_conflicts import claim_approvals
+from raf.agent.run.agent_run import AgentRun, with_run_arguments
+from raf.agent.run.client import DEFAULT_MAX_TOOL_ROUNDS, FunctionInvokingChatClient
+from raf.agent.run.driver import AgentRunSteps, RunSettings, begin, drive_run
+from raf.agent.run.output import DEFAULT_OUTPUT_RETRIES
+from raf.agent.run.providers import close_providers
+from raf.agent.run.repeats import DEFAULT_MAX_REPEATED_CALLS
 from raf.agent.template import PromptTemplate, render_instructions
-from raf.agent.turn import Turn, check_approvals, check_run_options, with_run_arguments
-from raf.clients.tool_loop import (
-    DEFAULT_MAX_REPEATED_CALLS,
-    DEFAULT_MAX_TOOL_ROUNDS,
-    FunctionInvokingChatClient,
-)
-from raf.core.approvals import RunApprovals
 from raf.core.chat_client import ChatClient
 from raf.core.context import ContextProvider, as_context_provider
-from raf.core.errors import RafError, UsageLimitExceeded
-from raf.core.messages import ChatMessage, MessageInput, Role, to_messages
-from raf.core.middleware import (
-    NO_MIDDLEWARE,
-    AgentRunContext,
-    MiddlewareSet,
-    run_chain,
-    stream_through,
-)
+from raf.core.errors import RafError
+from raf.core.messages import ChatMessage, MessageInput, Role
+from raf.core.middleware import NO_MIDDLEWARE, MiddlewareSet
 from raf.core.options import AgentRunOptions, ChatOptions
-from raf.core.responses import AgentResponse, AgentResponseUpdate, UpdateKind
-from raf.core.run_context import RunContext
+from raf.core.responses import AgentResponse, AgentResponseUpdate
 from raf.core.sessions import AgentSession, SessionStore
 from raf.core.tools import Tool, index_tools
 from raf.core.usage import UsageLimits
+
+DEFAULT_HISTORY: Any = object()
+"""`Agent(history=...)` unset: the agent keeps its transcript with a new
+`InMemoryHistoryProvider`, first among its providers (as `AgentBuilder` does)."""
 
 
 class Agent:
@@ -44,7 +36,9 @@ class Agent:
 
     The agent holds no conversation state: everything a run needs lives in the session,
     so one agent serves many sessions and a session can resume in another process.
-    Build one with `AgentBuilder`.
+    `Agent(...)` and `AgentBuilder().build()` make the same agent from the same inputs:
+    unless `history=None` (or a provider of kind "history" is given), the session's
+    transcript is kept by an `InMemoryHistoryProvider` placed first.
     """
 
     def __init__(
@@ -67,6 +61,7 @@ class Agent:
         output_type: Any = None,
         output_retries: int = DEFAULT_OUTPUT_RETRIES,
         instructions_template: PromptTemplate | None = None,
+        history: ContextProvider | None = DEFAULT_HISTORY,
     ) -> None:
         self.name = name
         self.description = description
@@ -76,9 +71,14 @@ class Agent:
         self._tool_index = index_tools(tools, where=f"on agent {name!r}")
         self.tools: tuple[Tool, ...] = tuple(self._tool_index.values())
         self._indexed_tools = self.tools  # `tools` may be replaced after building
-        self.context_providers: tuple[ContextProvider, ...] = tuple(
-            as_context_provider(p) for p in context_providers
-        )
+        providers = [as_context_provider(p) for p in context_providers]
+        if history is DEFAULT_HISTORY:
+            history = (
+                None if any(p.kind == "history" for p in providers) else (InMemoryHistoryProvider())
+            )
+        if history is not None:
+            providers.insert(0, as_context_provider(history))
+        self.context_providers: tuple[ContextProvider, ...] = tuple(providers)
         self.max_tool_rounds = max_tool_rounds
         self.default_options = default_options or ChatOptions()
         self.session_store = session_store
@@ -90,10 +90,11 @@ class Agent:
         self.session_usage_limits = session_usage_limits
         self.tool_timeout = tool_timeout
         self.leaf_client = chat_client
-        self._tool_client = FunctionInvokingChatClient(
+        self.tool_loop = FunctionInvokingChatClient(
             chat_client, max_tool_rounds=max_tool_rounds, max_repeated_calls=max_repeated_calls
         )
-        self.max_repeated_calls = self._tool_client.max_repeated_calls
+        """The chat client wrapped in the tool loop (used when the run has tools)."""
+        self.max_repeated_calls = self.tool_loop.max_repeated_calls
         self.output_type: OutputType | None = None
         """The type every answer must have (None: text); `response.value` holds it."""
         if output_type is not None:
@@ -112,7 +113,12 @@ class Agent:
     @property
     def chat_client(self) -> ChatClient:
         """The pipeline used when tools exist: the client wrapped in the tool loop."""
-        return self._tool_client if self.tools else self.leaf_client
+        return self.tool_loop if self.tools else self.leaf_client
+
+    @property
+    def tool_index(self) -> dict[str, Tool] | None:
+        """The agent's tools by name, checked when built; None once `tools` was replaced."""
+        return self._tool_index if self.tools is self._indexed_tools else None
 
     def create_session(self, session_id: str | None = None) -> AgentSession:
         return AgentSession(id=session_id) if session_id else AgentSession()
@@ -137,28 +143,11 @@ class Agent:
 
         `output_type` (or the agent's) makes `response.value` the answer as that type;
         `variables` fill the instructions template."""
-        options = with_run_arguments(options, output_type, variables)
-        turn = self._begin(messages, session, options)
-        chain = turn.run.middleware.agent
-        try:
-            if not chain:
-                response = await answer(self, turn)
-            else:
-                context = AgentRunContext(run=turn.run, messages=turn.request, options=turn.options)
-
-                async def final(ctx: AgentRunContext) -> None:
-                    turn.request, turn.options = ctx.messages, ctx.options
-                    ctx.result = await answer(self, turn)
-
-                await run_chain(chain, context, final)
-                response = _result_of(context)
-        except UsageLimitExceeded as exc:
-            await end_over_limit(self, turn, exc)
-            raise
-        except BaseException as exc:
-            await fail(self, turn, exc)
-            raise
-        return await finish(self, turn, response)
+        run = self._begin(messages, session, options, output_type, variables, stream=False)
+        async for _ in drive_run(run):  # not streaming: the driver reports no update
+            pass
+        assert run.response is not None
+        return run.response
 
     async def run_stream(
         self,
@@ -172,44 +161,27 @@ class Agent:
         """The same lifecycle as `run`, yielding updates; the session is stored before
         the final update is yielded. With an output type, text deltas carry the
         `partial_value` parsed so far and the final update the validated `value`."""
-        options = with_run_arguments(options, output_type, variables)
-        turn = self._begin(messages, session, options)
-        chain = turn.run.middleware.agent
-        final_update: AgentResponseUpdate | None = None
-        try:
-            if not chain:
-                updates = stream_answer(self, turn)
-            else:
-                context = AgentRunContext(
-                    run=turn.run, messages=turn.request, options=turn.options, stream=True
-                )
+        run = self._begin(messages, session, options, output_type, variables, stream=True)
+        async for update in drive_run(run):
+            yield update
 
-                async def drive_chain(emit: Callable[[Any], None]) -> None:
-                    async def final(ctx: AgentRunContext) -> None:
-                        turn.request, turn.options = ctx.messages, ctx.options
-                        async for update in stream_answer(self, turn):
-                            emit(update)
-                        ctx.result = turn.response
-
-                    await run_chain(chain, context, final)
-                    turn.response = _result_of(context)
-
-                updates = stream_through(drive_chain)
-            async for update in updates:
-                if update.kind is UpdateKind.FINISHED:
-                    final_update = update
-                    continue
-                yield update
-        except UsageLimitExceeded as exc:
-            await end_over_limit(self, turn, exc)
-            raise
-        except BaseException as exc:
-            await fail(self, turn, exc)
-            raise
-        assert turn.response is not None
-        await finish(self, turn, turn.response)
-        if final_update is not None:
-            yield final_update
+    def iter(
+        self,
+        messages: MessageInput = None,
+        session: AgentSession | None = None,
+        options: AgentRunOptions | None = None,
+        *,
+        output_type: Any = None,
+        variables: Mapping[str, Any] | None = None,
+    ) -> AgentRunSteps:
+        """The run's driver, step by step: `async with agent.iter(...) as steps:` then
+        `async for step in steps:`; each `RunStep`, handed out once it has run, names the
+        step and carries the updates it reported (together, what `run_stream` yields),
+        and `steps.response` is the answer after the last (`end`). Checks run when the
+        context is entered."""
+        return AgentRunSteps(
+            lambda: self._begin(messages, session, options, output_type, variables, stream=True)
+        )
 
     def run_sync(
         self,
@@ -242,55 +214,24 @@ class Agent:
         messages: MessageInput,
         session: AgentSession | None,
         options: AgentRunOptions | None,
-    ) -> Turn:
-        """Check the request and set up the run's context (nothing has run yet)."""
-        request = to_messages(messages)
-        session = session if session is not None else self.create_session()
+        output_type: Any,
+        variables: Mapping[str, Any] | None,
+        *,
+        stream: bool,
+    ) -> AgentRun:
+        options = with_run_arguments(options, output_type, variables)
         options = options if options is not None else AgentRunOptions()
-        check_approvals(session, request, options)
-        check_run_options(options)
-        instructions = render_instructions(self, options.template_variables)
-        middleware = self.middleware
-        if options.middleware:
-            extra = options.middleware
-            if not isinstance(extra, MiddlewareSet):
-                extra = MiddlewareSet.of(extra)
-            middleware = middleware.joined(extra)
-        run = RunContext(
-            agent=self,
-            session=session,
-            approvals=RunApprovals.for_session(session, options.tool_approval_responses),
-            cancellation=options.cancellation,
-            limits=options.usage_limits or self.usage_limits,
-            session_limits=options.session_usage_limits or self.session_usage_limits,
-            middleware=middleware,
-            tool_timeout=options.tool_timeout or self.tool_timeout,
+        settings = RunSettings(
+            middleware=self.middleware,
+            usage_limits=self.usage_limits,
+            session_usage_limits=self.session_usage_limits,
+            tool_timeout=self.tool_timeout,
+            output_type=self.output_type,
+            output_retries=self.output_retries,
+            instructions=render_instructions(self, options.template_variables),
         )
-        output = self.output_type
-        if options.output_type is not None:
-            output = resolve_output_type(options.output_type, where="output_type")
-            check_for_client(self.leaf_client, output, where="output_type")
-        turn = Turn(
-            run=run,
-            request=request,
-            options=options,
-            spent_before=list(session.spent_approvals),
-            instructions=instructions,
-            output=output,
-            output_retries=(
-                self.output_retries if options.output_retries is None else options.output_retries
-            ),
-        )
-        if self.session_store is not None and options.tool_approval_responses:
-            store = self.session_store
-
-            async def claim(call_ids: list[str]) -> None:
-                await claim_approvals(store, session, call_ids)
-                turn.claimed = True
-                turn.spent_before = list(session.spent_approvals)
-
-            run.approvals.on_claim = claim
-        return turn
+        session = session if session is not None else self.create_session()
+        return begin(self, settings, messages, session, options, stream=stream)
 
     async def aclose(self) -> None:
         """Close the providers that hold background work (those with an `aclose()`, such
@@ -308,14 +249,6 @@ class Agent:
             f"Agent(name={self.name!r}, tools={[t.name for t in self.tools]}, "
             f"providers={[p.name for p in self.context_providers]})"
         )
-
-
-def _result_of(context: AgentRunContext) -> AgentResponse:
-    if context.result is None:
-        raise RafError(
-            "an agent middleware returned without a result: call call_next() or set result"
-        )
-    return context.result
 
 
 def system_text(messages: Sequence[ChatMessage]) -> str:

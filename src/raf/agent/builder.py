@@ -8,10 +8,10 @@ from typing import Any
 from raf.agent.agent import Agent
 from raf.agent.guardrails import TextGuardrail, ToolCheck, ToolGuardrail, guardrail_middleware
 from raf.agent.history import InMemoryHistoryProvider
-from raf.agent.output_run import DEFAULT_OUTPUT_RETRIES
+from raf.agent.run import DEFAULT_MAX_REPEATED_CALLS, DEFAULT_MAX_TOOL_ROUNDS
+from raf.agent.run.output import DEFAULT_OUTPUT_RETRIES
+from raf.agent.run.repeats import check_max_repeated_calls
 from raf.agent.template import PromptTemplate
-from raf.clients.tool_loop import DEFAULT_MAX_REPEATED_CALLS, DEFAULT_MAX_TOOL_ROUNDS
-from raf.clients.tool_loop.repeats import check_max_repeated_calls
 from raf.core.chat_client import ChatClient, ChatClientDecorator
 from raf.core.context import ContextProvider
 from raf.core.errors import ConfigurationError
@@ -265,12 +265,12 @@ class AgentBuilder:
         client = self._client
         for decorator in self._decorators:
             client = decorator(client)
-        providers = [self._history, *self._providers] if self._history else list(self._providers)
         return Agent(
             chat_client=client,
             instructions="\n".join(self._instructions) or None,
             tools=self._tools,
-            context_providers=providers,
+            context_providers=self._providers,
+            history=self._history,
             name=self._name,
             description=self._description,
             max_tool_rounds=self._max_tool_rounds,

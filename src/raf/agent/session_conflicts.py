@@ -7,6 +7,7 @@ import logging
 from dataclasses import fields
 from typing import Any
 
+from raf.core.call_approval import ApprovalStatus, stored_status
 from raf.core.errors import ApprovalAlreadyClaimed, SessionConflictError, SessionNotFoundError
 from raf.core.sessions import AgentSession, SessionStore
 
@@ -52,7 +53,11 @@ async def claim_approvals(store: SessionStore, session: AgentSession, call_ids: 
             fresh = await store.load(session.id)
         except SessionNotFoundError:
             raise conflict from None
-        taken = [c for c in call_ids if c in fresh.spent_approvals]
+        taken = [
+            c
+            for c in call_ids
+            if stored_status(fresh, c) in (ApprovalStatus.CLAIMED, ApprovalStatus.SPENT)
+        ]
         if taken:
             raise ApprovalAlreadyClaimed(taken[0], session.id, elsewhere=True) from None
         raise

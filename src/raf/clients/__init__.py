@@ -1,5 +1,1 @@
-"""Chat clients and their decorators."""
-
-from raf.clients.function_invoking import FunctionInvokingChatClient
-
-__all__ = ["FunctionInvokingChatClient"]
+"""Chat clients and their decorators (the tool loop that wraps them is `raf.agent.run`)."""

@@ -1,5 +1,6 @@
-"""Tool-call approvals in one place: which calls need a human, matching the answers to
-what is pending, the batch that resumes, and spending each approval once.
+"""The rules of tool-call approvals: which calls need a human, matching the answers to
+what is pending, the batch that resumes, and spending each approval once (the lifecycle
+of one approval is `raf.core.call_approval.CallApproval`).
 
 A spent approval is recorded in the session (`AgentSession.spent_approvals`, stored with
 it), so a worker in another process that loads the session refuses a replayed approval.
@@ -11,10 +12,11 @@ session through.
 from __future__ import annotations
 
 import json
-from collections.abc import Awaitable, Callable, Mapping, Sequence
-from dataclasses import dataclass, field, replace
+from collections.abc import Callable, Mapping, Sequence
+from dataclasses import replace
 from typing import TYPE_CHECKING, Any
 
+from raf.core.call_approval import ApprovalStatus, RunApprovals, stored_status
 from raf.core.contents import (
     ApprovalRequestContent,
     ApprovalResponseContent,
@@ -25,63 +27,24 @@ from raf.core.contents import (
 from raf.core.errors import ApprovalAlreadyClaimed, ApprovalError
 from raf.core.messages import ChatMessage, Role, new_id
 
+__all__ = [  # RunApprovals is imported from here too
+    "UNRECORDED_CLAIM",
+    "RunApprovals",
+    "approval_requests",
+    "awaiting_answers",
+    "check_approval_responses",
+    "close_unrecorded_claims",
+    "denied_result",
+    "needs_approval",
+    "paused_batch",
+    "pending_from_messages",
+    "refuse_messages_with_answers",
+    "was_approved",
+]
+
 if TYPE_CHECKING:
     from raf.core.sessions import AgentSession
     from raf.core.tools import Tool, ToolContext
-
-
-@dataclass(kw_only=True, slots=True)
-class RunApprovals:
-    """The approval state of one run: the human's answers and what they answer."""
-
-    responses: list[ApprovalResponseContent] = field(default_factory=list)
-    """Decisions given to this run (they resume the paused batch)."""
-    pending: list[ApprovalRequestContent] = field(default_factory=list)
-    """The requests the session was waiting on when the run started."""
-    spent: list[str] = field(default_factory=list)
-    """Call ids whose approval was used: the session's list when the run has one."""
-    claimed: list[str] = field(default_factory=list)
-    """Call ids this run claimed for the batch now running: spent, but still good for one
-    `was_approved` check by the call itself."""
-    on_claim: Callable[[list[str]], Awaitable[None]] | None = None
-    """Stores a claim before approved calls run (the agent saves the session); raises
-    `ApprovalAlreadyClaimed` when another run got there first."""
-
-    @classmethod
-    def for_session(
-        cls, session: AgentSession | None, responses: Sequence[ApprovalResponseContent] = ()
-    ) -> RunApprovals:
-        if session is None:
-            return cls(responses=list(responses))
-        return cls(
-            responses=list(responses),
-            pending=list(session.pending_approvals),
-            spent=session.spent_approvals,
-        )
-
-    def decision(self, call_id: str) -> ApprovalResponseContent | None:
-        for response in self.responses:
-            if response.call_id == call_id:
-                return response
-        return None
-
-    def spend(self, call_ids: Sequence[str]) -> None:
-        for call_id in call_ids:
-            if call_id not in self.spent:
-                self.spent.append(call_id)
-
-    def unspend(self, call_ids: Sequence[str]) -> None:
-        """Give approvals back (a call that paused again waits for a new answer)."""
-        self.spent[:] = [c for c in self.spent if c not in call_ids]
-        self.claimed[:] = [c for c in self.claimed if c not in call_ids]
-
-    async def claim(self, call_ids: Sequence[str]) -> None:
-        """Spend these approvals before their calls run, and store the claim where the
-        run has a store: a second claim of the same approval fails there, not here."""
-        self.spend(call_ids)
-        self.claimed.extend(c for c in call_ids if c not in self.claimed)
-        if self.on_claim is not None:
-            await self.on_claim(list(call_ids))
 
 
 def needs_approval(tool: Tool | None, call: FunctionCallContent) -> bool:
@@ -205,7 +168,11 @@ UNRECORDED_CLAIM = (
 def awaiting_answers(session: AgentSession) -> list[ApprovalRequestContent]:
     """The pending requests a human can still answer: those no run has claimed. When
     every pending request is claimed, a new message may go on (`close_unrecorded_claims`)."""
-    return [p for p in session.pending_approvals if p.call_id not in session.spent_approvals]
+    return [
+        p
+        for p in session.pending_approvals
+        if stored_status(session, p.call_id) is ApprovalStatus.PENDING
+    ]
 
 
 def close_unrecorded_claims(session: AgentSession) -> None:
@@ -249,7 +216,7 @@ def was_approved(
     if run is None or not context.call_id:
         return False
     approvals = run.approvals
-    if context.call_id in approvals.spent and context.call_id not in approvals.claimed:
+    if approvals.status(context.call_id) in (ApprovalStatus.SPENT, ApprovalStatus.REFUSED):
         return False
     for response in approvals.responses:
         if response.call_id != context.call_id or not response.approved:
@@ -263,9 +230,7 @@ def was_approved(
                 for p in asked
             ):
                 continue
-        approvals.spend([context.call_id])
-        if context.call_id in approvals.claimed:
-            approvals.claimed.remove(context.call_id)
+        approvals.use(context.call_id, response)
         return True
     return False
 

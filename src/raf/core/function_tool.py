@@ -109,8 +109,9 @@ class FunctionTool:
         description: str | None = None,
         approval_required: bool = False,
         kind: str = "function",
-        run_in_thread: bool = True,
+        run_in_thread: bool | None = None,
         timeout: float | None = None,
+        blocking: bool | None = None,
     ) -> None:
         self._fn = fn
         self.name: str = name or str(getattr(fn, "__name__", ""))
@@ -127,7 +128,7 @@ class FunctionTool:
             )
         self.timeout: float | None = float(timeout) if timeout is not None else None
         self._is_async = inspect.iscoroutinefunction(fn)
-        self._run_in_thread = run_in_thread
+        self._run_in_thread = _blocking(self.name, blocking, run_in_thread)
         self._context_param: str | None = None
         self._declared = self._read_parameters(fn, param_docs)
         self._field_names = tuple(name for name, _, _, _ in self._declared)
@@ -203,9 +204,15 @@ class FunctionTool:
         return self.requires_approval
 
     @property
+    def blocking(self) -> bool:
+        """Whether the sync function may block, so it runs on raf's tool threads (the
+        default); False: it is trivial and runs inline, in the run's task."""
+        return self._run_in_thread
+
+    @property
     def runs_in_tool_thread(self) -> bool:
         """Whether a call runs the function on raf's tool pool (a sync function, not
-        marked `run_in_thread=False`): apart from that thread, a call never waits."""
+        declared `blocking=False`): apart from that thread, a call never waits."""
         return not self._is_async and self._run_in_thread
 
     def _arguments(self, arguments: Mapping[str, Any]) -> dict[str, Any] | str:
@@ -293,8 +300,9 @@ def tool(
     description: str | None = None,
     approval_required: bool = False,
     kind: str = "function",
-    run_in_thread: bool = True,
+    run_in_thread: bool | None = None,
     timeout: float | None = None,
+    blocking: bool | None = None,
 ) -> Callable[[Callable[..., Any]], FunctionTool]: ...
 
 
@@ -306,14 +314,16 @@ def tool(
     description: str | None = None,
     approval_required: bool = False,
     kind: str = "function",
-    run_in_thread: bool = True,
+    run_in_thread: bool | None = None,
     timeout: float | None = None,
+    blocking: bool | None = None,
 ) -> FunctionTool | Callable[[Callable[..., Any]], FunctionTool]:
     """Turn a typed function into a tool; use bare (`@tool`) or with options.
 
     Sync functions run on raf's bounded tool thread pool (`raf.core.tool_threads`) so
-    they never block the event loop; pass ``run_in_thread=False`` for trivial,
-    non-blocking functions. ``timeout`` (seconds)
+    they never block the event loop; declare ``blocking=False`` for a trivial function
+    that never waits, and it runs inline (``run_in_thread=False`` is the same, older
+    spelling). ``timeout`` (seconds)
     stops a call that runs longer; the model reads an error result instead.
     """
 
@@ -326,8 +336,26 @@ def tool(
             kind=kind,
             run_in_thread=run_in_thread,
             timeout=timeout,
+            blocking=blocking,
         )
 
     if fn is not None:
         return wrap(fn)
     return wrap
+
+
+def _blocking(name: str, blocking: bool | None, run_in_thread: bool | None) -> bool:
+    """The one setting from its two spellings; both given must agree."""
+    if blocking is not None and run_in_thread is not None and blocking != run_in_thread:
+        raise ToolDefinitionError(
+            f"tool {name!r}: blocking={blocking!r} and run_in_thread={run_in_thread!r} "
+            "disagree; they are two names for one setting, give one"
+        )
+    for value in (blocking, run_in_thread):
+        if value is not None:
+            if not isinstance(value, bool):
+                raise ToolDefinitionError(
+                    f"tool {name!r}: blocking must be True or False, got {value!r}"
+                )
+            return value
+    return True

@@ -11,7 +11,7 @@ from raf.core.output import OutputSchema
 
 if TYPE_CHECKING:
     from raf.core.cancellation import CancellationToken
-    from raf.core.middleware import MiddlewareSet
+    from raf.core.middleware_set import MiddlewareSet
     from raf.core.tools import Tool
     from raf.core.usage import UsageLimits
 

@@ -5,9 +5,9 @@ from __future__ import annotations
 from dataclasses import dataclass, field
 from typing import TYPE_CHECKING, Any
 
-from raf.core.approvals import RunApprovals
+from raf.core.call_approval import RunApprovals
 from raf.core.errors import UsageLimitExceeded
-from raf.core.middleware import NO_MIDDLEWARE, MiddlewareSet
+from raf.core.middleware_set import NO_MIDDLEWARE, MiddlewareSet
 from raf.core.usage import UsageDetails, UsageLimits, UsageTotals
 
 if TYPE_CHECKING:

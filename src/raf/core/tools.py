@@ -13,7 +13,6 @@ from raf.core.errors import ToolDefinitionError
 
 if TYPE_CHECKING:
     from raf.core.cancellation import CancellationToken
-    from raf.core.options import ChatOptions
     from raf.core.run_context import RunContext
     from raf.core.sessions import AgentSession
 
@@ -48,8 +47,9 @@ class ToolContext:
     agent: Any = None
     """The agent running the tool (an `raf.Agent`), when called from one."""
     session: AgentSession | None = None
-    options: ChatOptions | None = None
-    """The model settings of the request whose reply made this call."""
+    options: Any = None
+    """The model settings (`ChatOptions`) of the request whose reply made this call; typed
+    loosely because `ChatOptions` lists the tools themselves."""
     cancellation: CancellationToken | None = None
     call_id: str = ""
     run: RunContext | None = None

@@ -4,39 +4,19 @@ wait for approval into requests for input; answering them resumes the agent."""
 
 from __future__ import annotations
 
-from collections.abc import AsyncIterator
-from typing import Any, Protocol
+from typing import Any
 
+from raf.core.agent_like import AgentLike
 from raf.core.contents import ApprovalRequestContent, ApprovalResponseContent
-from raf.core.messages import ChatMessage, MessageInput
+from raf.core.messages import ChatMessage
 from raf.core.options import AgentRunOptions
-from raf.core.responses import AgentResponse, AgentResponseUpdate, ResponseFolder, UpdateKind
+from raf.core.responses import AgentResponse, ResponseFolder, UpdateKind
 from raf.core.sessions import AgentSession
 from raf.workflow.context import InputResponse, WorkflowContext
 from raf.workflow.events import NodeStreaming
 from raf.workflow.executor import Executor, handler
 
-
-class AgentLike(Protocol):
-    """What a node needs of an agent: an `Agent`, or a workflow's `as_agent()`."""
-
-    name: str
-
-    def create_session(self, session_id: str | None = None) -> AgentSession: ...
-
-    async def run(
-        self,
-        messages: MessageInput = None,
-        session: AgentSession | None = None,
-        options: AgentRunOptions | None = None,
-    ) -> AgentResponse: ...
-
-    def run_stream(
-        self,
-        messages: MessageInput = None,
-        session: AgentSession | None = None,
-        options: AgentRunOptions | None = None,
-    ) -> AsyncIterator[AgentResponseUpdate]: ...
+__all__ = ["AgentExecutor", "AgentInput", "AgentLike"]  # AgentLike is imported from here too
 
 
 AgentInput = str | ChatMessage | list[ChatMessage] | AgentResponse

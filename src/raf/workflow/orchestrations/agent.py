@@ -53,8 +53,17 @@ class OrchestrationAgent(Agent):
             name=name or orchestration.name,
             description=description or orchestration.description,
             session_store=session_store,
+            history=None,  # the run below keeps the session's conversation itself
         )
         self.orchestration = orchestration
+
+    def iter(self, *args: Any, **kwargs: Any) -> Any:
+        """Not offered: an orchestration's steps are its members' turns, which
+        `orchestration.run_stream(...)` reports as events."""
+        raise ConfigurationError(
+            f"{self.name!r} is an orchestration run as an agent: it has no model steps to "
+            "step through; read orchestration.run_stream(...) events instead"
+        )
 
     async def run(
         self,

@@ -101,6 +101,7 @@ class HandoffOrchestration(Orchestration):
             instructions=member.instructions,
             tools=[*member.tools, *tools],
             context_providers=member.context_providers,
+            history=None,  # the member's providers already hold its history, if any
             name=member.name,
             description=member.description,
             max_tool_rounds=member.max_tool_rounds,

@@ -4,13 +4,13 @@ from __future__ import annotations
 
 from collections.abc import AsyncIterator, Sequence
 
-from raf.clients.tool_loop.repeats import (
+from raf.agent.run.repeats import (
     DEFAULT_MAX_REPEATED_CALLS,
     RepeatWatch,
     check_max_repeated_calls,
 )
-from raf.clients.tool_loop.state import LoopState
-from raf.clients.tool_loop.steps import call_model, finish_cancelled, resume_approved
+from raf.agent.run.state import LoopState
+from raf.agent.run.steps import call_model, finish_cancelled, resume_approved
 from raf.core.chat_client import ChatClient
 from raf.core.errors import RunCancelledError
 from raf.core.messages import ChatMessage
@@ -96,7 +96,8 @@ class FunctionInvokingChatClient:
         run: RunContext | None = None,
     ) -> ChatResponse:
         state = self.start(messages, options, run=run)
-        await run_to_end(state)
+        async for _ in drive(state):  # not streaming: no update comes
+            pass
         return state.response()
 
     async def get_streaming_response(
@@ -114,23 +115,26 @@ class FunctionInvokingChatClient:
         return f"FunctionInvokingChatClient({self.inner!r}, max_tool_rounds={self.max_tool_rounds})"
 
 
-async def run_to_end(state: LoopState) -> None:
-    """Run the steps, not streaming, until one returns no next step."""
-    step = state.next
-    try:
-        while step is not None:
-            step = await step(state)
-    finally:
-        state.close()
-
-
 async def drive(state: LoopState) -> AsyncIterator[AgentResponseUpdate]:
-    """Run the steps, streaming: after each step, the updates it made and then its live
-    model call, if it started one; the stream ends with the usage and the finish."""
+    """Run the steps until one returns no next step. Streaming, yield after each step the
+    updates it made and then its live model call, if it started one; the stream ends with
+    the usage and the finish. Not streaming, nothing is yielded and no step is held up
+    between others (the fast path)."""
     step = state.next
+    trail = state.trail
     try:
+        if not state.stream:
+            while step is not None:
+                taken = step
+                step = await step(state)
+                if trail is not None:
+                    trail.append(taken.__name__)
+            return
         while step is not None:
+            taken = step
             step = await step(state)
+            if trail is not None:
+                trail.append(taken.__name__)
             if state.out:
                 out, state.out = state.out, []
                 for update in out:

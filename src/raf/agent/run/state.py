@@ -7,7 +7,7 @@ from collections.abc import AsyncIterator, Awaitable, Callable, Sequence
 from dataclasses import dataclass, field
 from typing import Any, TypeVar
 
-from raf.clients.tool_loop.repeats import RepeatWatch
+from raf.agent.run.repeats import RepeatWatch
 from raf.core.contents import (
     ApprovalRequestContent,
     FunctionCallContent,
@@ -74,6 +74,8 @@ class LoopState:
     limit_error: UsageLimitExceeded | None = None
     model_error: Exception | None = None
     """The error the model client raised, if a model call failed (not a middleware's)."""
+    trail: list[str] | None = None
+    """Where the driver writes the name of each step it takes (None: it does not)."""
     _waiter: asyncio.Future[None] | None = None
     _unregister: Callable[[], None] = _nothing
 

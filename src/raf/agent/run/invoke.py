@@ -7,8 +7,8 @@ import inspect
 from collections.abc import Mapping, Sequence
 from typing import Any
 
-from raf.clients.tool_loop.eager import run_all
-from raf.clients.tool_loop.state import LoopState, Outcome
+from raf.agent.run.eager import run_all
+from raf.agent.run.state import LoopState, Outcome
 from raf.core.contents import (
     ApprovalRequestContent,
     FunctionCallContent,

@@ -7,7 +7,7 @@ from collections.abc import AsyncIterator, Callable
 from dataclasses import replace
 from typing import Any
 
-from raf.clients.tool_loop.state import LoopState
+from raf.agent.run.state import LoopState
 from raf.core.contents import FunctionCallContent
 from raf.core.errors import RafError, RunCancelledError
 from raf.core.messages import ChatMessage, new_id

@@ -9,7 +9,7 @@ from typing import Any
 
 import pytest
 
-from raf.clients.tool_loop.eager import run_all
+from raf.agent.run.eager import run_all
 
 SEEN: contextvars.ContextVar[str] = contextvars.ContextVar("seen", default="")
 

@@ -6,9 +6,9 @@ from __future__ import annotations
 import inspect
 import logging
 from collections.abc import Sequence
-from typing import TYPE_CHECKING, Any
+from typing import Any
 
-from raf.agent.turn import PreparedRun, Turn
+from raf.agent.run.agent_run import AgentRun, RunPhase
 from raf.core.context import ContextProvider, ContextResult
 from raf.core.errors import ProviderError, RafError
 from raf.core.messages import ChatMessage
@@ -16,21 +16,18 @@ from raf.core.responses import AgentResponse
 from raf.core.sessions import AgentSession
 from raf.core.tools import Tool, as_tool, index_tools
 
-if TYPE_CHECKING:
-    from raf.agent.agent import Agent
-
 log = logging.getLogger("raf.agent")
 
 
-async def prepare(agent: Agent, turn: Turn) -> PreparedRun:
+async def prepare(run: AgentRun) -> None:
     """Every provider's on_invoking, then the conversation and options for the model."""
-    request = turn.request
-    session = turn.run.session
-    assert session is not None
-    options = turn.options
+    agent = run.agent
+    request = run.request
+    session = run.session
+    options = run.options
     session.touch_request_hash(request)
 
-    instructions = [text for text in (turn.instructions, agent.instructions) if text]
+    instructions = [text for text in (run.instructions, agent.instructions) if text]
     # what each provider injects, joined with the request into one new list at the end
     # (copying a long history once per run, not once per step)
     parts: list[Sequence[ChatMessage]] = []
@@ -73,15 +70,15 @@ async def prepare(agent: Agent, turn: Turn) -> PreparedRun:
             chat_messages.extend(part)
     chat_messages.extend(request)
     run_options = options.chat_options
+    indexed = agent.tool_index
     if (
         not injected
         and run_options is None
         and not agent.default_options.tools
-        and agent.tools is agent._indexed_tools
+        and indexed is not None
     ):
         # the common case: the agent's own tools, already checked and indexed at build
         tools = list(agent.tools)
-        indexed: dict[str, Tool] | None = agent._tool_index
         chat_options = agent.default_options.copy()
     else:
         chat_options = agent.default_options.merged(run_options)
@@ -92,24 +89,19 @@ async def prepare(agent: Agent, turn: Turn) -> PreparedRun:
         except RafError as exc:
             await call_on_invoked(agent, invoked, session, request, None, exc)
             raise
-    if turn.output is not None:
-        chat_options.output_schema = turn.output.schema
+    if run.output is not None:
+        chat_options.output_schema = run.output.schema
     chat_options.tools = tools
-    turn.prepared = PreparedRun(
-        session=session,
-        request=request,
-        options=options,
-        invoked=invoked,
-        chat_messages=chat_messages,
-        chat_options=chat_options,
-        tools=tools,
-        tool_index=indexed,
-    )
-    return turn.prepared
+    run.invoked = invoked
+    run.chat_messages = chat_messages
+    run.chat_options = chat_options
+    run.tools = tools
+    run.tool_index = indexed
+    run.phase = RunPhase.PREPARED
 
 
 async def call_on_invoked(
-    agent: Agent,
+    agent: Any,
     providers: Sequence[ContextProvider],
     session: AgentSession,
     request: Sequence[ChatMessage],

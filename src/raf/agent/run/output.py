@@ -3,7 +3,7 @@ model with what was wrong (up to the retries), and the stream carries partial va
 
 from __future__ import annotations
 
-from collections.abc import AsyncIterator, Awaitable, Callable, Sequence
+from collections.abc import AsyncIterator, Callable
 from dataclasses import dataclass, field, replace
 from typing import Any
 
@@ -14,9 +14,6 @@ from raf.core.responses import AgentResponseUpdate, ChatResponse, FinishReason, 
 from raf.core.usage import UsageDetails
 
 DEFAULT_OUTPUT_RETRIES = 1
-
-Ask = Callable[[list[ChatMessage]], Awaitable[ChatResponse]]
-"""Runs the model (its tool loop included) on a conversation; the response it gave."""
 
 
 def needs_check(response: ChatResponse) -> bool:
@@ -81,24 +78,6 @@ class Attempts:
         return replace(last, messages=list(self.messages), usage=self.usage)
 
 
-async def answer_checked(
-    output: OutputType,
-    retries: int,
-    conversation: Sequence[ChatMessage],
-    first: ChatResponse,
-    ask: Ask,
-) -> tuple[ChatResponse, Any]:
-    """Check `first`; ask again with the errors until an answer is valid or the retries
-    run out (`OutputValidationError`). Returns the joined response and the value."""
-    attempts = Attempts(output=output, retries=retries, conversation=list(conversation))
-    response = first
-    while True:
-        done, value = attempts.check(response)
-        if done:
-            return attempts.joined(response), value
-        response = await ask(attempts.conversation)
-
-
 class PartialValues:
     """Adds `partial_value` to the text deltas of a streamed answer, per message."""
 
@@ -117,12 +96,13 @@ class PartialValues:
         return update if partial is None else replace(update, partial_value=partial)
 
 
-async def stream_checked(
+async def checked(
     attempts: Attempts,
     ask: Callable[[list[ChatMessage]], AsyncIterator[AgentResponseUpdate]],
     answered: Callable[[], ChatResponse],
 ) -> AsyncIterator[AgentResponseUpdate]:
-    """`answer_checked`, streaming: text deltas carry partial values; each attempt's
+    """Check each answer; ask again with the errors until one is valid or the retries run
+    out (`OutputValidationError`). Text deltas carry partial values; each attempt's
     `FINISHED` is held back, and only the last one goes out, carrying the value."""
     while True:
         partials = PartialValues(attempts.output)

@@ -27,7 +27,8 @@ class RepeatWatch:
     """Counts the latest run of identical (tool, arguments, result) triples."""
 
     limit: int | None
-    key: str | None = None
+    last: list[Any] | None = None
+    """The latest (tool, arguments, result, error), as given."""
     count: int = 0
     note: str | None = None
     """Set once the limit was reached: why the tools are off for the rest of the turn."""
@@ -43,11 +44,11 @@ class RepeatWatch:
         for result in results:
             call = by_id.get(result.call_id)
             arguments: Any = dict(call.arguments) if call is not None else None
-            key = _canonical([result.name, arguments, result.result, result.error])
-            if key == self.key:
+            seen = [result.name, arguments, result.result, result.error]
+            if self.last is not None and _same(seen, self.last):
                 self.count += 1
             else:
-                self.key, self.count = key, 1
+                self.last, self.count = seen, 1
             if self.count >= self.limit and self.note is None:
                 self.note = (
                     f"{result.name!r} was called {self.count} times in a row with the same "
@@ -64,6 +65,18 @@ def _annotated(result: FunctionResultContent, note: str) -> FunctionResultConten
         return replace(result, error=f"{result.error}\n\n{note}")
     text = result_to_text(result.result)
     return replace(result, result=f"{text}\n\n{note}" if text else note)
+
+
+def _same(seen: list[Any], last: list[Any]) -> bool:
+    """Whether two triples are the same call and result as JSON writes them. Plain
+    equality answers most cases at no cost (a call differs from the one before); the
+    JSON text is compared only when they look equal, where it tells 1 from 1.0 and True."""
+    try:
+        if seen != last:
+            return False
+    except Exception:  # a value whose comparison raises: compare the JSON alone
+        pass
+    return _canonical(seen) == _canonical(last)
 
 
 def _canonical(value: Any) -> str:

@@ -6,9 +6,9 @@ from __future__ import annotations
 
 from dataclasses import replace
 
-from raf.clients.tool_loop.invoke import invoke_all
-from raf.clients.tool_loop.model_call import model_response, model_updates
-from raf.clients.tool_loop.state import LoopState, Outcome, Step
+from raf.agent.run.invoke import invoke_all
+from raf.agent.run.model_call import model_response, model_updates
+from raf.agent.run.state import LoopState, Outcome, Step
 from raf.core.approvals import (
     approval_requests,
     check_approval_responses,
@@ -138,8 +138,8 @@ async def run_batch(state: LoopState) -> Step | None:
         # a call that paused again (its sub-agent asks once more) waits for a new answer
         # under the same id, so only answered calls keep their approval spent
         paused_ids = {o.call_id for o in outcomes if isinstance(o, ApprovalRequestContent)}
-        run.approvals.unspend([c for c in state.decided if c in paused_ids])
-        run.approvals.claimed.clear()  # the claimed calls have run: no later call may use them
+        run.approvals.reopen([c for c in state.decided if c in paused_ids])
+        run.approvals.spend_claimed()  # the claimed calls have run: no later call may use them
     done = [o for o in outcomes if isinstance(o, FunctionResultContent)]
     done = state.repeats.observe(state.batch, done)
     if done:
@@ -181,6 +181,7 @@ async def resume_approved(state: LoopState) -> Step | None:
     approvals = state.run.approvals
     pending = {p.call_id: p for p in approvals.pending} or pending_from_messages(state.conversation)
     decisions = check_approval_responses(pending, approvals.responses, approvals.spent)
+    approvals.answer(decisions)
     batch = paused_batch(state.conversation, pending)
     if state.run.cancelled:
         return finish_cancelled

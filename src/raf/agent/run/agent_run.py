@@ -1,4 +1,4 @@
-"""One run as the agent carries it: what the providers prepared, the checks before it
+"""One run as one object (`AgentRun`), what it reads from its agent, the checks before it
 starts, and the small conversions around recording the turn."""
 
 from __future__ import annotations
@@ -6,65 +6,112 @@ from __future__ import annotations
 import logging
 from collections.abc import Mapping, Sequence
 from dataclasses import dataclass, field, replace
-from typing import Any
+from enum import Enum
+from typing import Any, Protocol
 
 from raf.agent.output_type import OutputType
-from raf.clients.tool_loop import LoopState
+from raf.agent.run.client import FunctionInvokingChatClient
+from raf.agent.run.state import LoopState
 from raf.core.approvals import (
     awaiting_answers,
     check_approval_responses,
     close_unrecorded_claims,
     refuse_messages_with_answers,
 )
+from raf.core.chat_client import ChatClient
 from raf.core.context import ContextProvider
 from raf.core.errors import ApprovalError, ConfigurationError
 from raf.core.messages import ChatMessage
 from raf.core.options import AgentRunOptions, ChatOptions
 from raf.core.responses import AgentResponse, ChatResponse
 from raf.core.run_context import RunContext
-from raf.core.sessions import AgentSession
+from raf.core.sessions import AgentSession, SessionStore
 from raf.core.tools import Tool
 from raf.core.usage import UsageLimits
 
 log = logging.getLogger("raf.agent")
 
 
-@dataclass(kw_only=True, slots=True)
-class PreparedRun:
-    """Everything the model call needs, assembled by the providers."""
+class RunPhase(Enum):
+    """Where a run stands; each phase says which of `AgentRun`'s parts are filled."""
 
+    SET_UP = "set_up"
+    """Checked and set up; no provider has run."""
+    PREPARED = "prepared"
+    """The providers ran: the conversation, options and tools for the model are set."""
+    ANSWERED = "answered"
+    """The model answered (its tool loop inside): `response` is set."""
+    RECORDED = "recorded"
+    """The turn is in the session (and its store)."""
+    FAILED = "failed"
+    """The run raised; the session keeps what the failure allows."""
+
+
+class RunnableAgent(Protocol):
+    """What a run reads from its agent (all public; nothing is reached behind it)."""
+
+    @property
+    def name(self) -> str: ...
+    @property
+    def instructions(self) -> str | None: ...
+    @property
+    def context_providers(self) -> tuple[ContextProvider, ...]: ...
+    @property
+    def default_options(self) -> ChatOptions: ...
+    @property
+    def tools(self) -> tuple[Tool, ...]: ...
+    @property
+    def tool_index(self) -> dict[str, Tool] | None:
+        """The agent's tools by name, when `tools` is the list they were checked as."""
+
+    @property
+    def leaf_client(self) -> ChatClient: ...
+    @property
+    def tool_loop(self) -> FunctionInvokingChatClient: ...
+    @property
+    def session_store(self) -> SessionStore | None: ...
+
+
+@dataclass(kw_only=True, slots=True)
+class AgentRun:
+    """One run of an agent, from its checks to its record: what it was asked, what the
+    providers prepared, the tool loop it drives and what it answered. `phase` says how
+    far it got; a paused run's state is all in its session."""
+
+    agent: RunnableAgent
+    context: RunContext
+    """The run's context as tools and middleware see it."""
     session: AgentSession
     request: list[ChatMessage]
     options: AgentRunOptions
-    invoked: list[ContextProvider]
-    chat_messages: list[ChatMessage]
-    chat_options: ChatOptions
-    tools: list[Tool] = field(default_factory=list)
-    tool_index: dict[str, Tool] | None = None
-    """`tools` by name, when already built (else the tool loop builds it)."""
-
-
-@dataclass(kw_only=True, slots=True)
-class Turn:
-    """One run as it goes: set up, then prepared by the providers, then answered."""
-
-    run: RunContext
-    request: list[ChatMessage]
-    options: AgentRunOptions
-    spent_before: list[str]
+    stream: bool = False
+    """Whether the caller reads updates as they come (else only the response)."""
+    phase: RunPhase = RunPhase.SET_UP
+    spent_before: list[str] = field(default_factory=list)
     claimed: bool = False
     """Whether this run stored a claim on its approvals (a failure must then record the
     turn rather than forget it)."""
-    prepared: PreparedRun | None = None
-    loop: LoopState | None = None
-    response: AgentResponse | None = None
-    attempt: ChatResponse | None = None
-    """The model's latest answer (its tool loop inside), before it becomes the response."""
     instructions: str | None = None
     """The instructions template rendered for this run."""
     output: OutputType | None = None
     """The type the answer must have (None: text)."""
     output_retries: int = 1
+    trail: list[str] | None = None
+    """The names of the steps taken, in order, when someone steps through the run."""
+    # -- set when PREPARED ------------------------------------------------------------
+    invoked: list[ContextProvider] = field(default_factory=list)
+    """The providers whose on_invoking ran (they hear how the run went)."""
+    chat_messages: list[ChatMessage] = field(default_factory=list)
+    chat_options: ChatOptions = field(default_factory=ChatOptions)
+    tools: list[Tool] = field(default_factory=list)
+    tool_index: dict[str, Tool] | None = None
+    """`tools` by name, when already built (else the tool loop builds it)."""
+    # -- while answering --------------------------------------------------------------
+    loop: LoopState | None = None
+    """The tool loop of the latest model exchange (None: the bare model answered)."""
+    attempt: ChatResponse | None = None
+    """The model's latest answer (its tool loop inside), before it becomes the response."""
+    response: AgentResponse | None = None
 
 
 def check_run_options(options: AgentRunOptions) -> None:

@@ -1,0 +1,150 @@
+"""One approval's lifecycle: pending → answered → claimed → spent, or refused; every other
+move raises, and a run's approvals keep the stored record a replay is refused by."""
+
+from __future__ import annotations
+
+from collections.abc import Callable
+
+import pytest
+
+from raf.core.call_approval import ApprovalStatus, CallApproval, RunApprovals, stored_status
+from raf.core.contents import ApprovalRequestContent, ApprovalResponseContent
+from raf.core.errors import ApprovalError
+from raf.core.sessions import AgentSession
+
+S = ApprovalStatus
+
+
+def _yes(call_id: str = "c1") -> ApprovalResponseContent:
+    return ApprovalResponseContent(call_id=call_id, approved=True)
+
+
+def _no(call_id: str = "c1") -> ApprovalResponseContent:
+    return ApprovalResponseContent(call_id=call_id, approved=False, reason="not now")
+
+
+def test_an_approval_walks_its_lifecycle_in_order() -> None:
+    approval = CallApproval(call_id="c1", name="delete", arguments={"path": "a"})
+    seen = [approval.status]
+    approval.answer(_yes())
+    seen.append(approval.status)
+    approval.claim()
+    seen.append(approval.status)
+    approval.spend()
+    seen.append(approval.status)
+    assert seen == [S.PENDING, S.ANSWERED, S.CLAIMED, S.SPENT]
+    assert approval.response is not None and approval.response.approved
+
+
+def test_a_denied_approval_is_refused_for_good() -> None:
+    approval = CallApproval(call_id="c1")
+    approval.answer(_no())
+    assert approval.status is S.REFUSED
+    for move in (approval.claim, approval.spend, approval.reopen, lambda: approval.answer(_yes())):
+        with pytest.raises(ApprovalError, match="refused"):
+            move()
+    assert approval.status is S.REFUSED
+
+
+def test_a_call_that_pauses_again_is_reopened_and_waits_for_a_new_answer() -> None:
+    approval = CallApproval(call_id="c1")
+    approval.answer(_yes())
+    approval.claim()
+    approval.reopen()
+    assert approval.status is S.PENDING and approval.response is None
+    approval.answer(_yes())
+    approval.claim()
+    approval.spend()
+    approval.reopen()
+    assert approval.status is S.PENDING
+
+
+def _moves(approval: CallApproval) -> dict[str, Callable[[], None]]:
+    return {
+        "answer": lambda: approval.answer(_yes()),
+        "refuse": lambda: approval.answer(_no()),
+        "claim": approval.claim,
+        "spend": approval.spend,
+        "reopen": approval.reopen,
+    }
+
+
+LEGAL = {
+    (S.PENDING, "answer"): S.ANSWERED,
+    (S.PENDING, "refuse"): S.REFUSED,
+    (S.ANSWERED, "claim"): S.CLAIMED,
+    (S.CLAIMED, "spend"): S.SPENT,
+    (S.CLAIMED, "reopen"): S.PENDING,
+    (S.SPENT, "reopen"): S.PENDING,
+}
+
+
+@pytest.mark.parametrize("start", list(S))
+@pytest.mark.parametrize("move", ["answer", "refuse", "claim", "spend", "reopen"])
+def test_every_move_is_legal_from_exactly_its_listed_statuses(start: S, move: str) -> None:
+    approval = CallApproval(call_id="c1", status=start)
+    expected = LEGAL.get((start, move))
+    if expected is None:
+        with pytest.raises(ApprovalError, match=f"cannot .* call 'c1': it is {start.value}"):
+            _moves(approval)[move]()
+        assert approval.status is start
+    else:
+        _moves(approval)[move]()
+        assert approval.status is expected
+
+
+def test_an_answer_for_another_call_is_refused() -> None:
+    approval = CallApproval(call_id="c1")
+    with pytest.raises(ApprovalError, match="'c2' was given to call 'c1'"):
+        approval.answer(_yes("c2"))
+    assert approval.status is S.PENDING
+
+
+async def test_a_runs_approvals_claim_record_the_session_and_spend() -> None:
+    session = AgentSession()
+    session.pending_approvals = [
+        ApprovalRequestContent(call_id="c1", name="delete", arguments={"path": "a"}),
+        ApprovalRequestContent(call_id="c2", name="delete", arguments={"path": "b"}),
+    ]
+    approvals = RunApprovals.for_session(session, [_yes("c1"), _no("c2")])
+    stored: list[list[str]] = []
+
+    async def on_claim(call_ids: list[str]) -> None:
+        stored.append(call_ids)
+
+    approvals.on_claim = on_claim
+    approvals.answer({"c1": _yes("c1"), "c2": _no("c2")})
+    await approvals.claim(["c1", "c2"])
+    assert approvals.status("c1") is S.CLAIMED and approvals.status("c2") is S.REFUSED
+    assert stored == [["c1", "c2"]]
+    # the record another process reads: both ids spent while still pending (claimed)
+    assert session.spent_approvals == ["c1", "c2"]
+    assert stored_status(session, "c1") is S.CLAIMED
+    assert approvals.claimed == ["c1"]
+    approvals.use("c1", _yes("c1"))
+    assert approvals.status("c1") is S.SPENT
+    with pytest.raises(ApprovalError, match="cannot claim"):
+        await approvals.claim(["c1"])
+
+
+def test_the_stored_record_gives_each_status() -> None:
+    session = AgentSession()
+    session.pending_approvals = [ApprovalRequestContent(call_id="p", name="t", arguments={})]
+    assert stored_status(session, "p") is S.PENDING
+    session.spent_approvals.append("p")
+    assert stored_status(session, "p") is S.CLAIMED
+    session.pending_approvals = []
+    assert stored_status(session, "p") is S.SPENT
+    assert stored_status(session, "unknown") is None
+
+
+def test_spend_claimed_and_reopen_keep_the_record_in_step() -> None:
+    approvals = RunApprovals()
+    approvals.answer({"a": _yes("a"), "b": _yes("b")})
+    approvals.calls["a"].claim()
+    approvals.calls["b"].claim()
+    approvals.spent.extend(["a", "b"])
+    approvals.reopen(["b"])
+    approvals.spend_claimed()
+    assert approvals.status("a") is S.SPENT and approvals.status("b") is S.PENDING
+    assert approvals.spent == ["a"]
