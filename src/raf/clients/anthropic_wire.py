@@ -8,6 +8,7 @@ from dataclasses import dataclass, replace
 from typing import Any
 
 from raf.clients.errors import BadRequestError, InvalidResponseError
+from raf.clients.hosted_tools import refuse_hosted
 from raf.clients.openai_wire import parse_arguments
 from raf.core.contents import (
     FunctionCallContent,
@@ -88,6 +89,7 @@ def to_anthropic_messages(
 
 
 def to_anthropic_tools(tools: Sequence[Tool]) -> list[dict[str, Any]]:
+    refuse_hosted(tools, "Anthropic's Messages API")
     return [
         {"name": t.name, "description": t.description, "input_schema": t.parameters} for t in tools
     ]

@@ -4,6 +4,8 @@ Forms:
 
 - `openai:<model>`, `anthropic:<model>`: the providers' own APIs (key from
   `OPENAI_API_KEY` / `ANTHROPIC_API_KEY`).
+- `openai-responses:<model>`: OpenAI's Responses API (reasoning kept across turns,
+  hosted tools); same key and base URL as `openai:`.
 - `ollama:<model>`: Ollama's OpenAI-compatible API at `http://127.0.0.1:11434/v1`
   (`OLLAMA_BASE_URL`, or Ollama's own `OLLAMA_HOST`, overrides); the model may contain ':'
   (`ollama:qwen3:8b`). No key is sent unless `OLLAMA_API_KEY` is set.
@@ -38,10 +40,19 @@ from raf.core.errors import ConfigurationError
 ENV_VAR = "RAF_MODEL"
 DEFAULT_SPEC = "local"
 OLLAMA_BASE_URL = "http://127.0.0.1:11434/v1"
-PROVIDERS = ("openai", "anthropic", "gemini", "ollama", "openai-compatible", "local")
+PROVIDERS = (
+    "openai",
+    "openai-responses",
+    "anthropic",
+    "gemini",
+    "ollama",
+    "openai-compatible",
+    "local",
+)
 
 _EXAMPLES = {
     "openai": "openai:gpt-4o-mini",
+    "openai-responses": "openai-responses:gpt-5",
     "anthropic": "anthropic:claude-sonnet-4-5",
     "gemini": "gemini:gemini-2.5-flash",
     "ollama": "ollama:qwen3:8b",
@@ -221,7 +232,8 @@ def parse_model_spec(spec: str | None = None) -> ModelSpec:
         )
         raise ConfigurationError(
             f"model {text!r} is not a model string raf knows ({example}); use one of "
-            "openai:<model>, anthropic:<model>, gemini:<model>, ollama:<model>, "
+            "openai:<model>, openai-responses:<model>, anthropic:<model>, gemini:<model>, "
+            "ollama:<model>, "
             "openai-compatible:<base_url>:<model>, local or local:<path.gguf>",
             key_path=where,
         )
@@ -270,7 +282,12 @@ def resolve_model(spec: str | None = None, *, retry: bool = True, **settings: An
 
         _check_settings(parsed, LocalChatClient, settings)
         return LocalChatClient(parsed.path, **settings)
-    if parsed.provider == "gemini":
+    if parsed.provider == "openai-responses":
+        from raf.clients.openai_responses import OpenAIResponsesClient
+
+        _check_settings(parsed, OpenAIResponsesClient, settings)
+        client = OpenAIResponsesClient(parsed.model, **settings)
+    elif parsed.provider == "gemini":
         from raf.clients.gemini import GeminiChatClient
 
         _check_settings(parsed, GeminiChatClient, settings)

@@ -12,6 +12,7 @@ from collections.abc import Sequence
 from dataclasses import dataclass, field
 from typing import Any
 
+from raf.clients.hosted_tools import refuse_hosted
 from raf.clients.strict_schema import strict_json_schema
 from raf.core.contents import (
     FunctionCallContent,
@@ -124,6 +125,7 @@ def to_openai_messages(messages: Sequence[ChatMessage]) -> list[dict[str, Any]]:
 
 
 def to_openai_tools(tools: Sequence[Tool]) -> list[dict[str, Any]]:
+    refuse_hosted(tools, "chat completions")
     return [
         {
             "type": "function",
