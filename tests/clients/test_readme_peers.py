@@ -8,6 +8,7 @@ from pathlib import Path
 
 import pytest
 
+from tests.clients.ollama_peer import OllamaPeer
 from tests.clients.responses_peer import ResponsesPeer
 from tests.test_readme import Block, blocks
 
@@ -29,6 +30,12 @@ def _run(block: Block) -> None:
     exec(compile(block.code, f"README.md:{block.line}", "exec"), namespace)
 
 
+def _renamed(block: Block, model: str, peer_model: str) -> Block:
+    """The block with the model the peer serves in place of the one a user pulls."""
+    assert model in block.code
+    return Block(code=block.code.replace(model, peer_model), line=block.line, mark=block.mark)
+
+
 def test_responses_example(
     monkeypatch: pytest.MonkeyPatch, capsys: pytest.CaptureFixture[str]
 ) -> None:
@@ -45,3 +52,16 @@ def test_responses_example(
         reasoning = [i for i in second["input"] if i.get("type") == "reasoning"]
         assert reasoning and reasoning[0]["encrypted_content"]
         assert f"I remember my reasoning {reasoning[0]['id']}" in printed
+
+
+def test_ollama_example(
+    monkeypatch: pytest.MonkeyPatch, capsys: pytest.CaptureFixture[str]
+) -> None:
+    with OllamaPeer() as peer:
+        monkeypatch.setenv("OLLAMA_HOST", peer.url)
+        monkeypatch.delenv("OLLAMA_BASE_URL", raising=False)
+        for block in _blocks_for("Ollama server"):
+            _run(_renamed(block, "qwen3:8b", "qwen-peer"))
+        assert "You said: Say hello in French." in capsys.readouterr().out
+        sent = peer.requests[0]
+        assert sent["keep_alive"] == "30m" and sent["options"]["num_ctx"] == 16_384
