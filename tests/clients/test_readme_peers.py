@@ -7,7 +7,9 @@ from __future__ import annotations
 from pathlib import Path
 
 import pytest
+from azure.core.credentials import AccessToken
 
+from tests.clients.azure_peer import AzurePeer
 from tests.clients.ollama_peer import OllamaPeer
 from tests.clients.responses_peer import ResponsesPeer
 from tests.test_readme import Block, blocks
@@ -65,3 +67,33 @@ def test_ollama_example(
         assert "You said: Say hello in French." in capsys.readouterr().out
         sent = peer.requests[0]
         assert sent["keep_alive"] == "30m" and sent["options"]["num_ctx"] == 16_384
+
+
+def test_azure_example(monkeypatch: pytest.MonkeyPatch, capsys: pytest.CaptureFixture[str]) -> None:
+    """DefaultAzureCredential finds its token in the environment variables a workload
+    identity sets; here a client secret would need Entra ID itself, so the credential the
+    example makes is replaced by one that hands out a token the peer accepts."""
+    import azure.identity.aio
+
+    class LocalCredential:
+        async def get_token(self, *scopes: str, **kwargs: object) -> AccessToken:
+            assert scopes == ("https://cognitiveservices.azure.com/.default",)
+            return AccessToken("readme-token", 4_102_444_800)
+
+        async def close(self) -> None:
+            return None
+
+        async def __aenter__(self) -> LocalCredential:
+            return self
+
+        async def __aexit__(self, *exc: object) -> None:
+            return None
+
+    with AzurePeer() as peer:
+        peer.tokens.add("readme-token")
+        monkeypatch.setenv("AZURE_OPENAI_ENDPOINT", peer.endpoint)
+        monkeypatch.setattr(azure.identity.aio, "DefaultAzureCredential", LocalCredential)
+        for block in _blocks_for("Azure OpenAI server"):
+            _run(_renamed(block, "my-gpt-4o", AzurePeer.deployments[0]))
+        assert "You said: Say hello in Dutch." in capsys.readouterr().out
+        assert peer.headers[0]["authorization"] == "Bearer readme-token"

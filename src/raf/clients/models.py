@@ -11,6 +11,8 @@ Forms:
   (`ollama:qwen3:8b`). No key is sent unless `OLLAMA_API_KEY` is set.
 - `ollama-native:<model>`: Ollama's native API (`/api/chat`) at the same host, for its
   own options (`keep_alive`, `num_ctx`, `format`, `think`).
+- `azure:<deployment>`: Azure OpenAI (`AZURE_OPENAI_ENDPOINT`, and `AZURE_OPENAI_API_KEY`
+  unless a `token_provider` or `credential` is given for Entra ID).
 - `gemini:<model>`: Google Gemini through its OpenAI-compatible API (key from
   `GEMINI_API_KEY`; `GEMINI_BASE_URL` overrides the endpoint).
 - `openai-compatible:<base_url>:<model>`: any chat-completions server. The base URL runs
@@ -48,6 +50,7 @@ PROVIDERS = (
     "openai-responses",
     "anthropic",
     "gemini",
+    "azure",
     "ollama",
     "ollama-native",
     "openai-compatible",
@@ -59,6 +62,7 @@ _EXAMPLES = {
     "openai-responses": "openai-responses:gpt-5",
     "anthropic": "anthropic:claude-sonnet-4-5",
     "gemini": "gemini:gemini-2.5-flash",
+    "azure": "azure:my-gpt-4o-deployment",
     "ollama": "ollama:qwen3:8b",
     "ollama-native": "ollama-native:qwen3:8b",
     "openai-compatible": "openai-compatible:http://127.0.0.1:8000/v1:my-model",
@@ -220,7 +224,7 @@ def parse_model_spec(spec: str | None = None) -> ModelSpec:
         raise ConfigurationError(
             f"model {text!r} is not a model string raf knows ({example}); use one of "
             "openai:<model>, openai-responses:<model>, anthropic:<model>, gemini:<model>, "
-            "ollama:<model>, ollama-native:<model>, "
+            "azure:<deployment>, ollama:<model>, ollama-native:<model>, "
             "openai-compatible:<base_url>:<model>, local or local:<path.gguf>",
             key_path=where,
         )
@@ -276,6 +280,11 @@ def resolve_model(spec: str | None = None, *, retry: bool = True, **settings: An
 
         _check_settings(parsed, OpenAIResponsesClient, settings)
         client = OpenAIResponsesClient(parsed.model, **settings)
+    elif parsed.provider == "azure":
+        from raf.clients.azure_openai import AzureOpenAIClient
+
+        _check_settings(parsed, AzureOpenAIClient, settings)
+        client = AzureOpenAIClient(parsed.model, **settings)
     elif parsed.provider == "ollama-native":
         from raf.clients.ollama import OllamaClient
 

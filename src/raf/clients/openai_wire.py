@@ -13,8 +13,10 @@ from dataclasses import dataclass, field
 from typing import Any
 
 from raf.clients.hosted_tools import refuse_hosted
+from raf.clients.media import chat_completions_part
 from raf.clients.strict_schema import strict_json_schema
 from raf.core.contents import (
+    DataContent,
     FunctionCallContent,
     FunctionResultContent,
     TextContent,
@@ -105,6 +107,7 @@ def to_openai_messages(messages: Sequence[ChatMessage]) -> list[dict[str, Any]]:
         else:
             # user and tool messages: results become `tool` messages, text a user message.
             text_parts: list[str] = []
+            data: list[dict[str, Any]] = []
             for content in message.contents:
                 if isinstance(content, FunctionResultContent):
                     out.append(
@@ -116,7 +119,15 @@ def to_openai_messages(messages: Sequence[ChatMessage]) -> list[dict[str, Any]]:
                     )
                 elif isinstance(content, TextContent):
                     text_parts.append(content.text)
-            if text_parts:
+                elif isinstance(content, DataContent):
+                    data.append(chat_completions_part(content))
+            if data:  # parts only when there is more than text (servers without vision)
+                parts = [{"type": "text", "text": t} for t in text_parts]
+                entry = {"role": "user", "content": [*parts, *data]}
+                if message.author_name:
+                    entry["name"] = message.author_name
+                out.append(entry)
+            elif text_parts:
                 entry = {"role": "user", "content": "".join(text_parts)}
                 if message.author_name:
                     entry["name"] = message.author_name

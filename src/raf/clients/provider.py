@@ -35,8 +35,14 @@ the protocol, or a failure the provider reported that no retry mends."""
 ErrorTable = Sequence[tuple[tuple[type[BaseException], ...], ErrorKind]]
 """Exception types and what they mean, in order: the first row that matches decides."""
 
-_REQUEST_ID_HEADERS = ("x-request-id", "request-id", "x-amzn-requestid", "x-goog-request-id")
-"""Where providers put a request's id: OpenAI, Anthropic, AWS, Google."""
+_REQUEST_ID_HEADERS = (
+    "x-request-id",
+    "request-id",
+    "apim-request-id",
+    "x-amzn-requestid",
+    "x-goog-request-id",
+)
+"""Where providers put a request's id: OpenAI, Anthropic, Azure, AWS, Google."""
 
 NO_KEY = "not-needed"
 """Sent to servers that need no key (Ollama, vLLM, llama.cpp): SDKs insist on one."""
