@@ -10,6 +10,7 @@ import pytest
 from azure.core.credentials import AccessToken
 
 from tests.clients.azure_peer import AzurePeer
+from tests.clients.bedrock_peer import ACCESS_KEY, SECRET_KEY, BedrockPeer
 from tests.clients.ollama_peer import OllamaPeer
 from tests.clients.responses_peer import ResponsesPeer
 from tests.test_readme import Block, blocks
@@ -97,3 +98,20 @@ def test_azure_example(monkeypatch: pytest.MonkeyPatch, capsys: pytest.CaptureFi
             _run(_renamed(block, "my-gpt-4o", AzurePeer.deployments[0]))
         assert "You said: Say hello in Dutch." in capsys.readouterr().out
         assert peer.headers[0]["authorization"] == "Bearer readme-token"
+
+
+def test_bedrock_example(
+    monkeypatch: pytest.MonkeyPatch, capsys: pytest.CaptureFixture[str]
+) -> None:
+    with BedrockPeer() as peer:
+        monkeypatch.setenv("AWS_ACCESS_KEY_ID", ACCESS_KEY)
+        monkeypatch.setenv("AWS_SECRET_ACCESS_KEY", SECRET_KEY)
+        monkeypatch.delenv("AWS_SESSION_TOKEN", raising=False)
+        monkeypatch.delenv("AWS_PROFILE", raising=False)
+        monkeypatch.setenv("AWS_ENDPOINT_URL_BEDROCK_RUNTIME", peer.url)
+        for block in _blocks_for("Bedrock server"):
+            _run(
+                _renamed(block, "us.anthropic.claude-sonnet-4-20250514-v1:0", BedrockPeer.models[0])
+            )
+        assert "You said: Say hello in Norwegian." in capsys.readouterr().out
+        assert len(peer.requests) == 1

@@ -13,6 +13,8 @@ Forms:
   own options (`keep_alive`, `num_ctx`, `format`, `think`).
 - `azure:<deployment>`: Azure OpenAI (`AZURE_OPENAI_ENDPOINT`, and `AZURE_OPENAI_API_KEY`
   unless a `token_provider` or `credential` is given for Entra ID).
+- `bedrock:<model id>`: Amazon Bedrock's Converse API through boto3 (AWS credentials,
+  region and endpoint as boto3 finds them); the model id may contain ':'.
 - `gemini:<model>`: Google Gemini through its OpenAI-compatible API (key from
   `GEMINI_API_KEY`; `GEMINI_BASE_URL` overrides the endpoint).
 - `openai-compatible:<base_url>:<model>`: any chat-completions server. The base URL runs
@@ -51,6 +53,7 @@ PROVIDERS = (
     "anthropic",
     "gemini",
     "azure",
+    "bedrock",
     "ollama",
     "ollama-native",
     "openai-compatible",
@@ -63,6 +66,7 @@ _EXAMPLES = {
     "anthropic": "anthropic:claude-sonnet-4-5",
     "gemini": "gemini:gemini-2.5-flash",
     "azure": "azure:my-gpt-4o-deployment",
+    "bedrock": "bedrock:us.anthropic.claude-sonnet-4-20250514-v1:0",
     "ollama": "ollama:qwen3:8b",
     "ollama-native": "ollama-native:qwen3:8b",
     "openai-compatible": "openai-compatible:http://127.0.0.1:8000/v1:my-model",
@@ -224,7 +228,7 @@ def parse_model_spec(spec: str | None = None) -> ModelSpec:
         raise ConfigurationError(
             f"model {text!r} is not a model string raf knows ({example}); use one of "
             "openai:<model>, openai-responses:<model>, anthropic:<model>, gemini:<model>, "
-            "azure:<deployment>, ollama:<model>, ollama-native:<model>, "
+            "azure:<deployment>, bedrock:<model id>, ollama:<model>, ollama-native:<model>, "
             "openai-compatible:<base_url>:<model>, local or local:<path.gguf>",
             key_path=where,
         )
@@ -285,6 +289,11 @@ def resolve_model(spec: str | None = None, *, retry: bool = True, **settings: An
 
         _check_settings(parsed, AzureOpenAIClient, settings)
         client = AzureOpenAIClient(parsed.model, **settings)
+    elif parsed.provider == "bedrock":
+        from raf.clients.bedrock import BedrockClient
+
+        _check_settings(parsed, BedrockClient, settings)
+        client = BedrockClient(parsed.model, **settings)
     elif parsed.provider == "ollama-native":
         from raf.clients.ollama import OllamaClient
 
