@@ -11,6 +11,7 @@ from azure.core.credentials import AccessToken
 
 from tests.clients.azure_peer import AzurePeer
 from tests.clients.bedrock_peer import ACCESS_KEY, SECRET_KEY, BedrockPeer
+from tests.clients.gemini_peer import GeminiPeer
 from tests.clients.ollama_peer import OllamaPeer
 from tests.clients.responses_peer import ResponsesPeer
 from tests.test_readme import Block, blocks
@@ -115,3 +116,17 @@ def test_bedrock_example(
             )
         assert "You said: Say hello in Norwegian." in capsys.readouterr().out
         assert len(peer.requests) == 1
+
+
+def test_gemini_example(
+    monkeypatch: pytest.MonkeyPatch, capsys: pytest.CaptureFixture[str]
+) -> None:
+    with GeminiPeer() as peer:
+        monkeypatch.setenv("GEMINI_API_KEY", peer.key)
+        monkeypatch.setenv("GOOGLE_GEMINI_BASE_URL", peer.url)
+        for block in _blocks_for("Gemini server"):
+            _run(_renamed(block, "gemini-2.5-flash", GeminiPeer.models[0]))
+        assert "You said: Say hello in Swahili." in capsys.readouterr().out
+        sent = peer.requests[0]
+        assert sent["generationConfig"]["thinkingConfig"]["thinking_budget"] == 1024
+        assert sent["safetySettings"][0]["threshold"] == "BLOCK_ONLY_HIGH"

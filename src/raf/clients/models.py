@@ -11,6 +11,8 @@ Forms:
   (`ollama:qwen3:8b`). No key is sent unless `OLLAMA_API_KEY` is set.
 - `ollama-native:<model>`: Ollama's native API (`/api/chat`) at the same host, for its
   own options (`keep_alive`, `num_ctx`, `format`, `think`).
+- `gemini-native:<model>`: Gemini's own API through the `google-genai` SDK (thinking
+  budgets, safety settings; key from `GEMINI_API_KEY`).
 - `azure:<deployment>`: Azure OpenAI (`AZURE_OPENAI_ENDPOINT`, and `AZURE_OPENAI_API_KEY`
   unless a `token_provider` or `credential` is given for Entra ID).
 - `bedrock:<model id>`: Amazon Bedrock's Converse API through boto3 (AWS credentials,
@@ -52,6 +54,7 @@ PROVIDERS = (
     "openai-responses",
     "anthropic",
     "gemini",
+    "gemini-native",
     "azure",
     "bedrock",
     "ollama",
@@ -66,6 +69,7 @@ _EXAMPLES = {
     "anthropic": "anthropic:claude-sonnet-4-5",
     "gemini": "gemini:gemini-2.5-flash",
     "azure": "azure:my-gpt-4o-deployment",
+    "gemini-native": "gemini-native:gemini-2.5-flash",
     "bedrock": "bedrock:us.anthropic.claude-sonnet-4-20250514-v1:0",
     "ollama": "ollama:qwen3:8b",
     "ollama-native": "ollama-native:qwen3:8b",
@@ -228,7 +232,8 @@ def parse_model_spec(spec: str | None = None) -> ModelSpec:
         raise ConfigurationError(
             f"model {text!r} is not a model string raf knows ({example}); use one of "
             "openai:<model>, openai-responses:<model>, anthropic:<model>, gemini:<model>, "
-            "azure:<deployment>, bedrock:<model id>, ollama:<model>, ollama-native:<model>, "
+            "gemini-native:<model>, azure:<deployment>, bedrock:<model id>, ollama:<model>, "
+            "ollama-native:<model>, "
             "openai-compatible:<base_url>:<model>, local or local:<path.gguf>",
             key_path=where,
         )
@@ -289,6 +294,11 @@ def resolve_model(spec: str | None = None, *, retry: bool = True, **settings: An
 
         _check_settings(parsed, AzureOpenAIClient, settings)
         client = AzureOpenAIClient(parsed.model, **settings)
+    elif parsed.provider == "gemini-native":
+        from raf.clients.google_genai import GoogleGenAIClient
+
+        _check_settings(parsed, GoogleGenAIClient, settings)
+        client = GoogleGenAIClient(parsed.model, **settings)
     elif parsed.provider == "bedrock":
         from raf.clients.bedrock import BedrockClient
 
