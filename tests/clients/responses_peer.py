@@ -442,7 +442,11 @@ class ResponsesPeer:
         user = conversation[last_user] if last_user >= 0 else {"content": ""}
         text = _text_of(user.get("content"))
         since = conversation[last_user + 1 :]
-        outputs = [i["output"] for i in since if i.get("type") == "function_call_output"]
+        outputs = [
+            i["output"] if isinstance(i["output"], str) else self._output_parts(i["output"])
+            for i in since
+            if i.get("type") == "function_call_output"
+        ]
         remembered = [
             i["id"]
             for i in body.get("input") or ()
@@ -512,6 +516,13 @@ class ResponsesPeer:
             for item in output:
                 self._items[item["id"]] = item
         return response
+
+    @staticmethod
+    def _output_parts(parts: list[dict[str, Any]]) -> str:
+        """A function call output given as parts (text, images, files), as the model reads it."""
+        read = [p["text"] for p in parts if p.get("type") == "input_text"]
+        others = [p for p in parts if p.get("type") != "input_text"]
+        return " ".join([*read, *_media_of(others)])
 
     def _reasoning(self, body: dict[str, Any], text: str) -> dict[str, Any]:
         item_id = self._next_id("rs")

@@ -12,7 +12,7 @@ from __future__ import annotations
 import base64
 import binascii
 import mimetypes
-from collections.abc import Iterable, Sequence
+from collections.abc import Callable, Iterable, Sequence
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
@@ -207,3 +207,35 @@ def responses_part(content: DataContent) -> dict[str, Any]:
     if media.url is not None:
         return {"type": "input_file", "file_url": media.url}
     return {"type": "input_file", "filename": media.filename, "file_data": media.data_uri}
+
+
+ANTHROPIC_TYPES = (*IMAGE_TYPES, "application/pdf")
+
+
+def anthropic_block(content: DataContent) -> dict[str, Any]:
+    """A Messages API `image` or `document` block, by bytes or by URL (it takes no audio)."""
+    media = decode(content, ANTHROPIC_TYPES, api="Anthropic's Messages API")
+    kind = "image" if media.family == "image" else "document"
+    if media.url is not None:
+        return {"type": kind, "source": {"type": "url", "url": media.url}}
+    source = {"type": "base64", "media_type": media.media_type, "data": media.base64}
+    return {"type": kind, "source": source}
+
+
+def result_parts(
+    result: Any,
+    part: Callable[[DataContent], dict[str, Any]],
+    text: Callable[[str], dict[str, Any]],
+) -> list[dict[str, Any]]:
+    """A tool result that holds data contents as an API's parts, in order: data through
+    `part`, anything else as text through `text`."""
+    from raf.core.contents import result_to_text
+
+    items = result if isinstance(result, list) else [result]
+    out: list[dict[str, Any]] = []
+    for item in items:
+        if isinstance(item, DataContent):
+            out.append(part(item))
+        elif item is not None:
+            out.append(text(result_to_text(item)))
+    return out

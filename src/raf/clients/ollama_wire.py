@@ -17,6 +17,7 @@ from raf.core.contents import (
     FunctionResultContent,
     ReasoningContent,
     TextContent,
+    has_media,
 )
 from raf.core.messages import ChatMessage, Role
 from raf.core.options import ChatOptions
@@ -64,6 +65,7 @@ def to_ollama_messages(messages: Sequence[ChatMessage]) -> list[dict[str, Any]]:
             out.append(entry)
         else:
             text: list[str] = []
+            returned: list[Any] = []
             for content in message.contents:
                 if isinstance(content, FunctionResultContent):
                     result: dict[str, Any] = {"role": "tool", "content": content.as_text()}
@@ -71,8 +73,16 @@ def to_ollama_messages(messages: Sequence[ChatMessage]) -> list[dict[str, Any]]:
                     if name:
                         result["tool_name"] = name
                     out.append(result)
+                    if content.error is None and has_media(content.result):
+                        items = (
+                            content.result if isinstance(content.result, list) else [content.result]
+                        )
+                        returned.extend(items)
                 elif isinstance(content, TextContent):
                     text.append(content.text)
+            if returned:  # a tool message holds no images: they follow as the user's
+                label = "(images returned by the tool)"
+                out.append({"role": "user", "content": label, "images": _images(returned)})
             images = _images(message.contents)
             if text or images:
                 user: dict[str, Any] = {"role": "user", "content": "".join(text)}

@@ -20,6 +20,7 @@ from raf.core.contents import (
     FunctionCallContent,
     FunctionResultContent,
     TextContent,
+    has_media,
 )
 from raf.core.messages import ChatMessage, Role
 from raf.core.options import ChatOptions, ToolChoice
@@ -108,6 +109,7 @@ def to_openai_messages(messages: Sequence[ChatMessage]) -> list[dict[str, Any]]:
             # user and tool messages: results become `tool` messages, text a user message.
             text_parts: list[str] = []
             data: list[dict[str, Any]] = []
+            returned: list[dict[str, Any]] = []
             for content in message.contents:
                 if isinstance(content, FunctionResultContent):
                     out.append(
@@ -117,6 +119,8 @@ def to_openai_messages(messages: Sequence[ChatMessage]) -> list[dict[str, Any]]:
                             "content": content.as_text(),
                         }
                     )
+                    if content.error is None and has_media(content.result):
+                        returned.extend(_returned_media(content))
                 elif isinstance(content, TextContent):
                     text_parts.append(content.text)
                 elif isinstance(content, DataContent):
@@ -132,7 +136,15 @@ def to_openai_messages(messages: Sequence[ChatMessage]) -> list[dict[str, Any]]:
                 if message.author_name:
                     entry["name"] = message.author_name
                 out.append(entry)
+            if returned:  # a tool message holds only text: its media follow as the user's
+                out.append({"role": "user", "content": returned})
     return out
+
+
+def _returned_media(content: FunctionResultContent) -> list[dict[str, Any]]:
+    label = {"type": "text", "text": f"(returned by the tool call {content.call_id})"}
+    items = content.result if isinstance(content.result, list) else [content.result]
+    return [label, *(chat_completions_part(i) for i in items if isinstance(i, DataContent))]
 
 
 def to_openai_tools(tools: Sequence[Tool]) -> list[dict[str, Any]]:

@@ -19,7 +19,7 @@ from typing import Any
 
 from raf.clients.errors import ClientError, InvalidResponseError, RateLimitError, ServerError
 from raf.clients.hosted_tools import hosted_spec
-from raf.clients.media import responses_part
+from raf.clients.media import responses_part, result_parts
 from raf.clients.openai_wire import parse_arguments
 from raf.clients.strict_schema import strict_json_schema
 from raf.core.contents import (
@@ -28,6 +28,7 @@ from raf.core.contents import (
     FunctionResultContent,
     ReasoningContent,
     TextContent,
+    has_media,
 )
 from raf.core.messages import ChatMessage, Role
 from raf.core.options import ChatOptions, ToolChoice
@@ -132,11 +133,18 @@ def to_input(messages: Sequence[ChatMessage]) -> tuple[str | None, list[dict[str
             parts: list[dict[str, Any]] = []
             for content in message.contents:
                 if isinstance(content, FunctionResultContent):
+                    output: Any = content.as_text()
+                    if content.error is None and has_media(content.result):
+                        output = result_parts(
+                            content.result,
+                            responses_part,
+                            lambda t: {"type": "input_text", "text": t},
+                        )
                     items.append(
                         {
                             "type": "function_call_output",
                             "call_id": content.call_id,
-                            "output": content.as_text(),
+                            "output": output,
                         }
                     )
                 elif isinstance(content, TextContent):
