@@ -36,6 +36,8 @@ __all__ = [
 IMAGE_TYPES = ("image/png", "image/jpeg", "image/gif", "image/webp")
 AUDIO_TYPES = ("audio/wav", "audio/x-wav", "audio/mpeg", "audio/mp3")
 DOCUMENT_TYPES = ("application/pdf",)
+KNOWN_TYPES = (*IMAGE_TYPES, *AUDIO_TYPES, *DOCUMENT_TYPES)
+"""Every media type some client of raf sends."""
 MAX_BYTES = {"image": 20 * 1024 * 1024, "audio": 25 * 1024 * 1024, "document": 32 * 1024 * 1024}
 """The largest content of each family sent (the strictest of the providers' own limits)."""
 
@@ -157,7 +159,7 @@ def attachment(source: str | Path | bytes, media_type: str | None = None) -> Dat
         except OSError as exc:
             raise MediaError(f"cannot read attachment {str(path)!r}: {exc.strerror}") from None
         name = str(path)
-    known = (*IMAGE_TYPES, *AUDIO_TYPES, *DOCUMENT_TYPES)
+    known = KNOWN_TYPES
     if media_type not in known:
         raise MediaError(
             f"attachment {name!r} has type {media_type or 'unknown'!r}; raf sends "
