@@ -4,7 +4,8 @@ from __future__ import annotations
 
 import asyncio
 from collections.abc import AsyncIterator, Callable, Mapping, Sequence
-from typing import Any
+from contextlib import AbstractContextManager
+from typing import Any, Generic
 
 from raf.agent.answer import answer, stream_answer
 from raf.agent.output_run import DEFAULT_OUTPUT_RETRIES
@@ -33,13 +34,13 @@ from raf.core.middleware import (
 )
 from raf.core.options import AgentRunOptions, ChatOptions
 from raf.core.responses import AgentResponse, AgentResponseUpdate, UpdateKind
-from raf.core.run_context import RunContext
+from raf.core.run_context import DepsT, RunContext
 from raf.core.sessions import AgentSession, SessionStore
 from raf.core.tools import Tool, index_tools
 from raf.core.usage import UsageLimits
 
 
-class Agent:
+class Agent(Generic[DepsT]):
     """An LLM agent: instructions, tools, context providers and a chat client.
 
     The agent holds no conversation state: everything a run needs lives in the session,
@@ -67,8 +68,11 @@ class Agent:
         output_type: Any = None,
         output_retries: int = DEFAULT_OUTPUT_RETRIES,
         instructions_template: PromptTemplate | None = None,
+        deps_type: type[DepsT] | None = None,
     ) -> None:
         self.name = name
+        self.deps_type = deps_type
+        """The type of the dependencies each run passes to its tools (None: any)."""
         self.description = description
         self.instructions = instructions
         self.instructions_template = instructions_template
@@ -132,12 +136,14 @@ class Agent:
         *,
         output_type: Any = None,
         variables: Mapping[str, Any] | None = None,
+        deps: DepsT | None = None,
     ) -> AgentResponse:
         """Run one turn: providers, the model with its tool loop, providers again.
 
         `output_type` (or the agent's) makes `response.value` the answer as that type;
-        `variables` fill the instructions template."""
-        options = with_run_arguments(options, output_type, variables)
+        `variables` fill the instructions template; `deps` reach the tools that ask for
+        a `RunContext[Deps]`."""
+        options = with_run_arguments(options, output_type, variables, deps)
         turn = self._begin(messages, session, options)
         chain = turn.run.middleware.agent
         try:
@@ -168,11 +174,12 @@ class Agent:
         *,
         output_type: Any = None,
         variables: Mapping[str, Any] | None = None,
+        deps: DepsT | None = None,
     ) -> AsyncIterator[AgentResponseUpdate]:
         """The same lifecycle as `run`, yielding updates; the session is stored before
         the final update is yielded. With an output type, text deltas carry the
         `partial_value` parsed so far and the final update the validated `value`."""
-        options = with_run_arguments(options, output_type, variables)
+        options = with_run_arguments(options, output_type, variables, deps)
         turn = self._begin(messages, session, options)
         chain = turn.run.middleware.agent
         final_update: AgentResponseUpdate | None = None
@@ -219,6 +226,7 @@ class Agent:
         *,
         output_type: Any = None,
         variables: Mapping[str, Any] | None = None,
+        deps: DepsT | None = None,
     ) -> AgentResponse:
         """`run` for scripts: starts an event loop (not callable inside one)."""
         try:
@@ -231,6 +239,7 @@ class Agent:
                     options=options,
                     output_type=output_type,
                     variables=variables,
+                    deps=deps,
                 )
             )
         raise RafError("run_sync() cannot be used inside a running event loop; await run()")
@@ -256,7 +265,8 @@ class Agent:
             if not isinstance(extra, MiddlewareSet):
                 extra = MiddlewareSet.of(extra)
             middleware = middleware.joined(extra)
-        run = RunContext(
+        run: RunContext[DepsT] = RunContext(
+            deps=check_deps(self, options.deps),
             agent=self,
             session=session,
             approvals=RunApprovals.for_session(session, options.tool_approval_responses),
@@ -292,6 +302,14 @@ class Agent:
             run.approvals.on_claim = claim
         return turn
 
+    def override(self, *, model: ChatClient | str) -> AbstractContextManager[Agent[DepsT]]:
+        """Inside `with agent.override(model=...)`, runs use that model (a client or a
+        model string) instead of the agent's; the agent's own comes back on leaving.
+        For tests: other runs of the same agent meanwhile use the override too."""
+        from raf.agent.override import override_model
+
+        return override_model(self, model)
+
     async def aclose(self) -> None:
         """Close the providers that hold background work (those with an `aclose()`, such
         as the memory's consolidation worker), last registered first."""
@@ -308,6 +326,23 @@ class Agent:
             f"Agent(name={self.name!r}, tools={[t.name for t in self.tools]}, "
             f"providers={[p.name for p in self.context_providers]})"
         )
+
+
+def check_deps(agent: Agent[Any], deps: Any) -> Any:
+    """The run's dependencies, refused when they are not of the agent's `deps_type`."""
+    expected = agent.deps_type
+    if deps is None or expected is None:
+        return deps
+    try:
+        fits = isinstance(deps, expected)
+    except TypeError:  # a Protocol or alias isinstance cannot check
+        return deps
+    if not fits:
+        raise RafError(
+            f"agent {agent.name!r} takes deps of type {getattr(expected, '__name__', expected)}, "
+            f"got {type(deps).__name__}"
+        )
+    return deps
 
 
 def _result_of(context: AgentRunContext) -> AgentResponse:
