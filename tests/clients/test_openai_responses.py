@@ -397,3 +397,33 @@ def test_request_body_is_json(peer: ResponsesPeer) -> None:
     assert json.loads(json.dumps(body)) == body
     assert body["tool_choice"] == {"type": "function", "name": "get_weather"}
     assert body["max_output_tokens"] == 50
+
+
+def test_hosted_results_in_a_session_do_not_reach_other_apis() -> None:
+    """A session answered with a hosted web search can move to any other client: the
+    answer's own (hosted) results are never sent as tool results."""
+    from raf.clients.anthropic_wire import to_anthropic_messages
+    from raf.clients.bedrock_wire import to_converse
+    from raf.clients.gemini_wire import to_contents
+    from raf.clients.ollama_wire import to_ollama_messages
+    from raf.clients.openai_wire import to_openai_messages
+    from raf.clients.responses_wire import to_input
+    from raf.core.contents import FunctionResultContent
+
+    searched = FunctionResultContent(call_id="ws_1", name="web_search", result={"status": "ok"})
+    history = [
+        ChatMessage.user("search"),
+        ChatMessage(role=Role.ASSISTANT, contents=[searched, TextContent(text="found it")]),
+        ChatMessage.user("thanks"),
+    ]
+    shapes = [
+        to_anthropic_messages(history)[1],
+        to_converse(history)[1],
+        to_contents(history)[1],
+        to_ollama_messages(history),
+        to_openai_messages(history),
+        to_input(history)[1],
+    ]
+    for shape in shapes:
+        text = json.dumps(shape)
+        assert "ws_1" not in text and "found it" in text, text

@@ -74,7 +74,8 @@ def to_anthropic_messages(
                 )
             elif isinstance(content, DataContent) and role == "user":
                 blocks.append(anthropic_block(content))
-            elif isinstance(content, FunctionResultContent):
+            elif isinstance(content, FunctionResultContent) and message.role is not Role.ASSISTANT:
+                # (an answer's own results are a hosted tool's, which the answer already read)
                 role = "user"
                 result: Any = content.as_text()
                 if content.error is None and has_media(content.result):

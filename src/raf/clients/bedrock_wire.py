@@ -94,8 +94,8 @@ def _blocks(message: ChatMessage) -> list[dict[str, Any]]:
                     }
                 }
             )
-        elif isinstance(content, FunctionResultContent):
-            blocks.append(_tool_result(content))
+        elif isinstance(content, FunctionResultContent) and message.role is not Role.ASSISTANT:
+            blocks.append(_tool_result(content))  # (an answer's own: a hosted tool's result)
         elif (
             isinstance(content, ReasoningContent)
             and message.role is Role.ASSISTANT

@@ -107,7 +107,7 @@ def to_contents(messages: Sequence[ChatMessage]) -> tuple[str | None, list[dict[
                         "args": content.arguments,
                     }
                 }
-            elif isinstance(content, FunctionResultContent):
+            elif isinstance(content, FunctionResultContent) and role == "user":
                 if content.name is None and content.call_id in names:
                     content = FunctionResultContent(
                         call_id=content.call_id,
