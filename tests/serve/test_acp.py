@@ -22,14 +22,19 @@ class Editor:
         self.allow = allow
         self.updates: list[Any] = []
         self.asked: list[Any] = []
+        self.tool_events: list[tuple[str, str]] = []
+        """(what, tool call id) of tool updates and permission requests, in order."""
 
     async def session_update(self, session_id: str, update: Any, **_: Any) -> None:
         self.updates.append(update)
+        if update.session_update in ("tool_call", "tool_call_update"):
+            self.tool_events.append((update.session_update, update.tool_call_id))
 
     async def request_permission(
         self, session_id: str, tool_call: Any, options: list[Any], **_: Any
     ) -> RequestPermissionResponse:
         self.asked.append(tool_call)
+        self.tool_events.append(("permission", tool_call.tool_call_id))
         if self.allow is None:
             return RequestPermissionResponse(outcome=DeniedOutcome(outcome="cancelled"))
         option = "allow_once" if self.allow else "reject_once"
@@ -186,3 +191,15 @@ async def test_session_cancel_stops_a_running_prompt(tmp_path: Path) -> None:
         await conn.cancel(session_id=session.session_id)
         result = await asyncio.wait_for(prompt, 15)
     assert result.stop_reason == "cancelled" and editor.text() == ""
+
+
+async def test_a_tool_call_is_announced_before_any_update_of_it(tmp_path: Path) -> None:
+    """ACP clients show a call from its `tool_call`; an update or a permission request
+    for a call they were never told of has nothing to attach to."""
+    editor = Editor(allow=True)
+    inside = {"calls": [{"name": "read_file", "arguments": {"path": "agent.yaml"}, "id": "i1"}]}
+    await drive(tmp_path, editor, [READ, inside, "done"], "read")
+    for call_id in ("r1", "i1"):
+        events = [what for what, seen in editor.tool_events if seen == call_id]
+        assert events and events[0] == "tool_call", (call_id, editor.tool_events)
+        assert events.count("tool_call") == 1, (call_id, editor.tool_events)

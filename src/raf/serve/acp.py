@@ -7,7 +7,7 @@ are raf sessions, so `session/load` replays a stored conversation.
 
 from __future__ import annotations
 
-from typing import TYPE_CHECKING, Any, cast
+from typing import TYPE_CHECKING, Any, Literal, cast
 
 from raf.agent.agent import Agent
 from raf.core.contents import (
@@ -55,6 +55,9 @@ class RafAcpAgent:
         self.turns: dict[str, bool] = {}
         """Sessions with a prompt in progress, and whether the editor cancelled it (a
         cancel can arrive before the run has started)."""
+        self.announced: dict[str, set[str]] = {}
+        """Per session, the tool calls of the prompt in progress the editor was told of
+        with a `tool_call` (updates may follow)."""
 
     def on_connect(self, conn: acp.Client) -> None:
         self.client = conn
@@ -130,6 +133,7 @@ class RafAcpAgent:
             raise _acp_error(exc) from None
         finally:
             self.turns.pop(session_id, None)
+            self.announced.pop(session_id, None)
 
     async def _run(
         self,
@@ -153,7 +157,6 @@ class RafAcpAgent:
     async def _send(self, session_id: str, update: AgentResponseUpdate) -> None:
         """One raf update as an ACP session update (those with no ACP form are skipped)."""
         from acp import (
-            start_tool_call,
             update_agent_message_text,
             update_agent_thought_text,
             update_tool_call,
@@ -165,15 +168,11 @@ class RafAcpAgent:
             sent = update_agent_message_text(update.text)
         elif update.kind is UpdateKind.REASONING_DELTA and update.text:
             sent = update_agent_thought_text(update.text)
-        elif update.kind is UpdateKind.TOOL_CALLING and isinstance(content, FunctionCallContent):
-            sent = start_tool_call(
-                content.call_id,
-                content.name,
-                kind="other",
-                status="in_progress",
-                raw_input=content.arguments,
-            )
+        elif update.kind is UpdateKind.TOOL_CALLING:
+            arguments = content.arguments if isinstance(content, FunctionCallContent) else None
+            await self._announce(session_id, update.call_id, update.tool_name, arguments)
         elif update.kind is UpdateKind.TOOL_CALLED and isinstance(content, FunctionResultContent):
+            await self._announce(session_id, content.call_id, content.name or "tool", None)
             failed = content.error is not None
             sent = update_tool_call(
                 content.call_id,
@@ -182,6 +181,25 @@ class RafAcpAgent:
             )
         if sent is not None:
             await self._client().session_update(session_id, sent)
+
+    async def _announce(
+        self,
+        session_id: str,
+        call_id: str,
+        name: str,
+        arguments: Any,
+        status: Literal["pending", "in_progress"] = "in_progress",
+    ) -> None:
+        """A `tool_call` for a call the editor has not heard of: the first word of it,
+        before any update or permission request names it."""
+        from acp import start_tool_call
+
+        told = self.announced.setdefault(session_id, set())
+        if not call_id or call_id in told:
+            return
+        told.add(call_id)
+        sent = start_tool_call(call_id, name, kind="other", status=status, raw_input=arguments)
+        await self._client().session_update(session_id, sent)
 
     async def _ask(
         self, session_id: str, pending: list[ApprovalRequestContent]
@@ -195,6 +213,9 @@ class RafAcpAgent:
         ]
         decided: list[ApprovalResponseContent] = []
         for request in pending:
+            await self._announce(
+                session_id, request.call_id, request.name, request.arguments, status="pending"
+            )
             title = request.name + (f": {request.reason}" if request.reason else "")
             call = ToolCallUpdate(
                 tool_call_id=request.call_id,
