@@ -358,12 +358,23 @@ def system_text(messages: Sequence[ChatMessage]) -> str:
     return "\n".join(m.text for m in messages if m.role is Role.SYSTEM)
 
 
+def offered_tools(agent: Agent) -> list[str]:
+    """The names of the agent's tools and of those its providers hold from the start (a
+    workspace's file tools); tools a provider finds only during a run are not known."""
+    names = [t.name for t in agent.tools]
+    for provider in agent.context_providers:
+        held = getattr(provider, "tools", None)
+        if isinstance(held, list | tuple):
+            names += [str(t.name) for t in held if getattr(t, "name", None)]
+    return list(dict.fromkeys(names))
+
+
 def agent_summary(agent: Agent) -> dict[str, Any]:
     """A JSON-ready description of an agent (used by the CLI and MCP server)."""
     return {
         "name": agent.name,
         "description": agent.description,
-        "tools": [t.name for t in agent.tools],
+        "tools": offered_tools(agent),
         "providers": [{"name": p.name, "kind": p.kind} for p in agent.context_providers],
         "max_tool_rounds": agent.max_tool_rounds,
     }
