@@ -103,6 +103,7 @@ _EXPORTS: dict[str, str] = {
     "FunctionInvokingChatClient": "raf.agent.run",
     # clients
     "OpenAIChatClient": "raf.clients.openai_compat",
+    "OpenAIResponsesClient": "raf.clients.openai_responses",
     "AnthropicChatClient": "raf.clients.anthropic_client",
     "GeminiChatClient": "raf.clients.gemini",
     "LocalChatClient": "raf.clients.local",
@@ -205,6 +206,7 @@ __all__ = [
     "ModelSpec",
     "ObservationMaskingStrategy",
     "OpenAIChatClient",
+    "OpenAIResponsesClient",
     "OpenApiToolset",
     "OutputGuardrailTripped",
     "OutputValidationError",

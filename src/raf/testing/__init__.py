@@ -9,13 +9,16 @@ from raf.testing.scripted import (
     reply,
     stream_response,
 )
+from raf.testing.test_model import TestModel, example_value
 
 __all__ = [
     "FunctionChatClient",
     "RecordedRequest",
     "ScriptExhaustedError",
     "ScriptedChatClient",
+    "TestModel",
     "call",
+    "example_value",
     "reply",
     "stream_response",
 ]
