@@ -27,7 +27,7 @@ import time
 from collections.abc import Awaitable, Callable
 from pathlib import Path
 
-from raf.agent.stores import InMemorySessionStore
+from raf.stores.sessions import InMemorySessionStore
 from raf.cli._agents import ScriptFileClient
 from raf.decl import DeclAgentBuilder
 

@@ -44,10 +44,10 @@ def session_store() -> SessionStore:
     data folder."""
     named = os.environ.get("RAF_SESSION_STORE")
     if named:
-        from raf.agent.store_urls import open_session_store
+        from raf.stores.urls import open_session_store
 
         return open_session_store(named)
-    from raf.agent.stores import SqliteSessionStore
+    from raf.stores.sessions import SqliteSessionStore
 
     folder = data_dir()
     folder.mkdir(parents=True, exist_ok=True)

@@ -218,8 +218,8 @@ def _worker_argv(argv: list[str]) -> list[str]:
 def serve_command(args: argparse.Namespace) -> int:
     import socket
 
-    from raf.agent.store_urls import open_session_store
-    from raf.agent.stores import InMemorySessionStore, SqliteSessionStore
+    from raf.stores.urls import open_session_store
+    from raf.stores.sessions import InMemorySessionStore, SqliteSessionStore
     from raf.cli._agents import data_dir, resolve_client
     from raf.core.sessions import SessionStore
     from raf.serve import AgentHost, ServeSecurity, create_app, load_agents

@@ -202,6 +202,18 @@ class SessionConflictError(SessionError):
         super().__init__(f"session {session_id!r} in {where} {what}")
 
 
+class WorkflowError(RafError):
+    """Base class of errors raised while a workflow runs or resumes."""
+
+
+class CheckpointError(WorkflowError):
+    """A checkpoint cannot be found, read or used to resume."""
+
+
+class CheckpointNotFoundError(CheckpointError):
+    """No checkpoint with that id is stored."""
+
+
 class RunCancelledError(RafError):
     """Raised by `CancellationToken.raise_if_cancelled` inside a run."""
 

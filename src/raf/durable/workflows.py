@@ -11,7 +11,7 @@ from typing import TYPE_CHECKING, Any
 from dbos import DBOS
 
 from raf.core.errors import RafError
-from raf.workflow.checkpoints import latest_checkpoint
+from raf.stores.checkpoints import latest_checkpoint
 from raf.workflow.codec import decode, encode
 from raf.workflow.context import InputRequest
 from raf.workflow.errors import CheckpointNotFoundError

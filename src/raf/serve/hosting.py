@@ -14,7 +14,7 @@ from dataclasses import dataclass, field
 from typing import Any
 
 from raf.agent.agent import Agent
-from raf.agent.stores import InMemorySessionStore
+from raf.stores.sessions import InMemorySessionStore
 from raf.core.approvals import awaiting_answers
 from raf.core.cancellation import CancellationToken
 from raf.core.contents import ApprovalResponseContent

@@ -15,8 +15,8 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any, Literal, Protocol, runtime_checkable
 
-from raf.agent.stores import atomic_write_text
-from raf.workflow.errors import CheckpointError, CheckpointNotFoundError
+from raf.core.errors import CheckpointError, CheckpointNotFoundError
+from raf.stores.sessions import atomic_write_text
 
 CHECKPOINT_FORMAT = 1
 """Version of the JSON form of a checkpoint; a newer stored version is refused."""

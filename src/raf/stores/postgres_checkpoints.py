@@ -5,9 +5,9 @@ from __future__ import annotations
 
 from typing import cast
 
-from raf.agent.postgres_pool import PostgresTable
-from raf.workflow.checkpoints import Checkpoint, CheckpointInfo, Status
-from raf.workflow.errors import CheckpointError, CheckpointNotFoundError
+from raf.core.errors import CheckpointError, CheckpointNotFoundError
+from raf.stores.checkpoints import Checkpoint, CheckpointInfo, Status
+from raf.stores.postgres_pool import PostgresTable
 
 # `seq` orders checkpoints as they were written (a rewrite moves one to the front), the
 # same order the SQLite store lists them in; `created_at` alone can tie.

@@ -2,9 +2,9 @@
 
 from __future__ import annotations
 
-from raf.agent.postgres_pool import PostgresTable
 from raf.core.errors import SessionConflictError, SessionError, SessionNotFoundError
 from raf.core.sessions import AgentSession, next_revision
+from raf.stores.postgres_pool import PostgresTable
 
 _SCHEMA = (
     "CREATE TABLE IF NOT EXISTS {table} (id TEXT PRIMARY KEY, data TEXT NOT NULL, "

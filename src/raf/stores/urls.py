@@ -15,14 +15,18 @@ def open_session_store(spec: str) -> SessionStore:
     spec = spec.strip()
     scheme = spec.split("://", 1)[0].lower() if "://" in spec else ""
     if scheme in ("postgresql", "postgres"):
-        from raf.agent.postgres_store import PostgresSessionStore
+        from raf.stores.postgres_sessions import PostgresSessionStore
 
         return PostgresSessionStore(spec)
     if scheme in ("redis", "rediss", "unix"):
-        from raf.agent.redis_store import RedisSessionStore
+        from raf.stores.redis_sessions import RedisSessionStore
 
         return RedisSessionStore(spec)
-    from raf.agent.stores import InMemorySessionStore, JsonDirectorySessionStore, SqliteSessionStore
+    from raf.stores.sessions import (
+        InMemorySessionStore,
+        JsonDirectorySessionStore,
+        SqliteSessionStore,
+    )
 
     if scheme == "sqlite":
         return SqliteSessionStore(Path(spec[len("sqlite://") :]))

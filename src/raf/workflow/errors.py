@@ -2,15 +2,27 @@
 
 from __future__ import annotations
 
-from raf.core.errors import ConfigurationError, RafError
+from raf.core.errors import (
+    CheckpointError,
+    CheckpointNotFoundError,
+    ConfigurationError,
+    WorkflowError,
+)
+
+__all__ = [
+    "CheckpointError",
+    "CheckpointNotFoundError",
+    "GraphChangedError",
+    "UnreachableNodeWarning",
+    "WorkflowError",
+    "WorkflowRunError",
+    "WorkflowTimeoutError",
+    "WorkflowValidationError",
+]
 
 
 class WorkflowValidationError(ConfigurationError):
     """A graph cannot be built: the message names the node or edge at fault."""
-
-
-class WorkflowError(RafError):
-    """Base class of errors raised while a workflow runs or resumes."""
 
 
 class WorkflowRunError(WorkflowError):
@@ -32,14 +44,6 @@ class WorkflowRunError(WorkflowError):
 
 class WorkflowTimeoutError(WorkflowRunError):
     """The whole run took longer than its timeout."""
-
-
-class CheckpointError(WorkflowError):
-    """A checkpoint cannot be found, read or used to resume."""
-
-
-class CheckpointNotFoundError(CheckpointError):
-    """No checkpoint with that id is stored."""
 
 
 class GraphChangedError(CheckpointError):

@@ -12,7 +12,7 @@ from dataclasses import dataclass
 from typing import TYPE_CHECKING, Any, Literal
 
 from raf.core.messages import new_id
-from raf.workflow.checkpoints import CheckpointStore, Status
+from raf.stores.checkpoints import CheckpointStore, Status
 from raf.workflow.codec import decode
 from raf.workflow.context import (
     InvocationEffects,

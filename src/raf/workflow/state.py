@@ -8,7 +8,7 @@ from dataclasses import dataclass, field
 from typing import TYPE_CHECKING, Any
 
 from raf.core.messages import new_id
-from raf.workflow.checkpoints import Checkpoint, CheckpointStore, Status
+from raf.stores.checkpoints import Checkpoint, CheckpointStore, Status
 from raf.workflow.codec import decode, encode
 from raf.workflow.context import InputRequest, InputResponse
 from raf.workflow.errors import CheckpointError, GraphChangedError, WorkflowError

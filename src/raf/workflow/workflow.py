@@ -16,7 +16,7 @@ from collections.abc import AsyncIterator, Callable, Mapping
 from dataclasses import dataclass, field
 from typing import TYPE_CHECKING, Any, Literal, get_args, get_origin, get_type_hints
 
-from raf.workflow.checkpoints import CheckpointStore, InMemoryCheckpointStore
+from raf.stores.checkpoints import CheckpointStore, InMemoryCheckpointStore
 from raf.workflow.codec import encode, type_key
 from raf.workflow.context import InputRequest, InputResponse
 from raf.workflow.edges import EdgeGroup, FanInEdge, NodePolicy, sources_of
