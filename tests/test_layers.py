@@ -1,10 +1,13 @@
-"""The direction of dependencies: core imports no other raf package, and
-optional dependencies are imported only inside the modules that need them."""
+"""The direction of dependencies: each raf package imports only the packages below it
+in LAYERS, core imports no other raf package, and optional dependencies are imported
+only inside the modules that need them."""
 
 from __future__ import annotations
 
 import ast
 from pathlib import Path
+
+from tests.import_graph import module_graph
 
 SRC = Path(__file__).resolve().parents[1] / "src" / "raf"
 OPTIONAL = {
@@ -20,6 +23,54 @@ OPTIONAL = {
     "dbos",
     "sqlalchemy",
 }
+
+
+# Bottom to top. A package imports only packages before it in this list; an import
+# anywhere in a module counts (module level, inside functions, under TYPE_CHECKING).
+LAYERS = [
+    "core",  # types and protocols: the standard library and pydantic only
+    "testing",  # scripted clients for users' tests: built on core alone
+    "stores",  # session and checkpoint stores, the PostgreSQL pool
+    "clients",  # chat clients and the model-string registry
+    "agent",  # Agent, AgentBuilder, the run
+    "observability",  # spans and metrics as middleware around agents
+    "tools",  # built-in tools
+    "context",  # context providers
+    "workflow",  # the graph engine, orchestrations
+    "decl",  # declarative agents and workflows, compiled to the layers below
+    "durable",  # runs and workflows as DBOS workflows
+    "serve",  # HTTP, A2A, ACP, AG-UI, MCP server, web UI
+    "cli",  # the `raf` program
+]
+
+
+def _layer(module: str) -> str:
+    parts = module.split(".")
+    return parts[1] if len(parts) > 1 else "raf"
+
+
+def test_every_package_has_a_place_in_the_layers() -> None:
+    packages = {p.name for p in SRC.iterdir() if p.is_dir() and (p / "__init__.py").exists()}
+    assert packages == set(LAYERS)
+
+
+def test_no_package_imports_one_above_it() -> None:
+    graph = module_graph()
+    rank = {name: i for i, name in enumerate(LAYERS)}
+    upward = []
+    for module, found in graph.imports.items():
+        here = _layer(module)
+        if here == "raf":
+            continue  # the public face gathers names from every layer
+        for imp in found:
+            there = _layer(imp.target)
+            if there == "raf":
+                # `import raf.x` has already run raf/__init__; only its version is taken
+                if set(imp.names) - {"__version__"}:
+                    upward.append(f"{module}:{imp.line} takes {imp.names} from raf")
+            elif rank[there] > rank[here]:
+                upward.append(f"{module}:{imp.line} imports {imp.target} ({there} is above {here})")
+    assert upward == []
 
 
 def _imports(path: Path, *, top_level_only: bool = False) -> set[str]:
