@@ -110,6 +110,8 @@ class StoredWorkflowAgent(WorkflowAgent):
     stored like an agent's, its checkpoints in the data folder, so a paused workflow
     resumes in a later `raf run --session` or `raf chat --resume`."""
 
+    workflow: Workflow
+
     def __init__(self, workflow: Workflow, store: SessionStore | None, client: Any) -> None:
         super().__init__(workflow)
         self.store = store

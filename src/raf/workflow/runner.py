@@ -44,7 +44,7 @@ from raf.workflow.state import Delivery, RunState, load_state, to_checkpoint
 from raf.workflow.typeinfo import type_name
 
 if TYPE_CHECKING:
-    from raf.workflow.workflow import Workflow
+    from raf.workflow.graph import WorkflowGraph
 
 log = logging.getLogger("raf.workflow")
 
@@ -74,7 +74,7 @@ class _NodeFailure(Exception):
 class WorkflowRunner:
     """Runs (or resumes) one run of a built workflow, emitting events as it goes."""
 
-    def __init__(self, workflow: Workflow, store: CheckpointStore, emit: Emit) -> None:
+    def __init__(self, workflow: WorkflowGraph, store: CheckpointStore, emit: Emit) -> None:
         self.wf = workflow
         self.store = store
         self.emit = emit

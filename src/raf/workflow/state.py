@@ -14,7 +14,7 @@ from raf.workflow.context import InputRequest, InputResponse
 from raf.workflow.errors import CheckpointError, GraphChangedError, WorkflowError
 
 if TYPE_CHECKING:
-    from raf.workflow.workflow import Workflow
+    from raf.workflow.graph import WorkflowGraph
 
 
 @dataclass(kw_only=True, slots=True)
@@ -42,7 +42,7 @@ class RunState:
     checkpoint_id: str | None = None
 
 
-def to_checkpoint(wf: Workflow, st: RunState, status: Status) -> Checkpoint:
+def to_checkpoint(wf: WorkflowGraph, st: RunState, status: Status) -> Checkpoint:
     """The run's state as a checkpoint (a `CheckpointError` names a value with no JSON
     form)."""
     return Checkpoint(
@@ -82,7 +82,7 @@ def to_checkpoint(wf: Workflow, st: RunState, status: Status) -> Checkpoint:
 
 
 async def load_state(
-    wf: Workflow, store: CheckpointStore, checkpoint_id: str, responses: Mapping[str, Any]
+    wf: WorkflowGraph, store: CheckpointStore, checkpoint_id: str, responses: Mapping[str, Any]
 ) -> RunState:
     """A run's state back from a checkpoint, with the answers to its requests queued;
     nothing is written when the checkpoint or an answer is refused."""
