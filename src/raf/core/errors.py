@@ -102,15 +102,24 @@ def _checkout() -> str | None:
     return str(root) if 'name = "raf-agents"' in project else None
 
 
-class MissingExtraError(RafError):
-    """An optional integration is used but its extra is not installed."""
+class MissingExtraError(RafError, ModuleNotFoundError):
+    """An optional integration is used but its extra is not installed.
+
+    It is a `ModuleNotFoundError` (an `ImportError`) too, its `name` the missing module,
+    so whatever treats a module that cannot be found as absent (`pytest.importorskip`,
+    `pkgutil.walk_packages`, Sphinx) does the same for a raf module whose extra is
+    missing."""
 
     def __init__(self, feature: str, extra: str, module: str | None = None) -> None:
         self.feature = feature
         self.extra = extra
         self.module = module
         missing = f" (module '{module}' is missing)" if module else ""
-        super().__init__(f"{feature} needs the '{extra}' extra{missing}: {install_hint(extra)}")
+        ModuleNotFoundError.__init__(
+            self,
+            f"{feature} needs the '{extra}' extra{missing}: {install_hint(extra)}",
+            name=module,
+        )
 
 
 class ModelError(RafError):
