@@ -102,7 +102,7 @@ _EXPORTS: dict[str, str] = {
     "PostgresSessionStore": "raf.stores.postgres_sessions",
     "RedisSessionStore": "raf.stores.redis_sessions",
     # clients
-    "FunctionInvokingChatClient": "raf.clients.function_invoking",
+    "FunctionInvokingChatClient": "raf.clients.tool_loop",
     "OpenAIChatClient": "raf.clients.openai_compat",
     "AnthropicChatClient": "raf.clients.anthropic_client",
     "GeminiChatClient": "raf.clients.gemini",
@@ -276,7 +276,6 @@ if TYPE_CHECKING:
     from raf.agent.history import InMemoryHistoryProvider
     from raf.agent.template import PromptTemplate
     from raf.clients.anthropic_client import AnthropicChatClient
-    from raf.clients.function_invoking import FunctionInvokingChatClient
     from raf.clients.gemini import GeminiChatClient
     from raf.clients.local import LocalChatClient
     from raf.clients.models import (
@@ -289,6 +288,7 @@ if TYPE_CHECKING:
     )
     from raf.clients.openai_compat import OpenAIChatClient
     from raf.clients.retry import RetryingChatClient
+    from raf.clients.tool_loop import FunctionInvokingChatClient
     from raf.context.compression import (
         CompressionPipeline,
         CompressionProvider,

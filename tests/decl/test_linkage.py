@@ -6,8 +6,7 @@ from pathlib import Path
 
 import pytest
 
-from raf import AgentRunOptions, FinishReason, ToolApprovalResponse
-from raf.clients.function_invoking import FunctionInvokingChatClient
+from raf import AgentRunOptions, FinishReason, FunctionInvokingChatClient, ToolApprovalResponse
 from raf.context.workspace import WorkspaceContextProvider
 from raf.core.errors import MissingExtraError, ValidationProblems, install_hint
 from raf.core.tools import ApprovalRequiredTool

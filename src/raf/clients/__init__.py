@@ -1,5 +1,5 @@
 """Chat clients and their decorators."""
 
-from raf.clients.function_invoking import FunctionInvokingChatClient
+from raf.clients.tool_loop import FunctionInvokingChatClient
 
 __all__ = ["FunctionInvokingChatClient"]
