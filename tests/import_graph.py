@@ -10,6 +10,7 @@ any other.
 from __future__ import annotations
 
 import ast
+import functools
 from dataclasses import dataclass, field
 from pathlib import Path
 
@@ -46,6 +47,12 @@ class ModuleGraph:
             m: {i.target for i in found if i.target != m and i.target not in self.faces}
             for m, found in self.imports.items()
         }
+
+
+@functools.cache
+def parsed(path: Path) -> ast.Module:
+    """The syntax tree of one source file, read once per test session."""
+    return ast.parse(path.read_text(encoding="utf-8"), str(path))
 
 
 def _module_names(root: Path) -> dict[str, Path]:
@@ -91,10 +98,12 @@ def _owner(name: str, files: dict[str, Path]) -> str | None:
     return name or None
 
 
+@functools.cache
 def module_graph(root: Path = SRC) -> ModuleGraph:
-    """Read every module under `root`/raf and resolve its imports of raf modules."""
+    """Read every module under `root`/raf and resolve its imports of raf modules (once per
+    root and test session: callers must not change the graph)."""
     files = _module_names(root)
-    trees = {m: ast.parse(p.read_text(encoding="utf-8"), str(p)) for m, p in files.items()}
+    trees = {m: parsed(p) for m, p in files.items()}
     faces = {m for m, p in files.items() if p.name == "__init__.py" and _is_face(trees[m])}
     # For each face: name -> module it is taken from (lazy maps mirror these under
     # TYPE_CHECKING, so the static imports say where every name lives).

@@ -7,7 +7,7 @@ from __future__ import annotations
 import ast
 from pathlib import Path
 
-from tests.import_graph import module_graph
+from tests.import_graph import module_graph, parsed
 
 SRC = Path(__file__).resolve().parents[1] / "src" / "raf"
 OPTIONAL = {
@@ -74,7 +74,7 @@ def test_no_package_imports_one_above_it() -> None:
 
 
 def _imports(path: Path, *, top_level_only: bool = False) -> set[str]:
-    tree = ast.parse(path.read_text(encoding="utf-8"))
+    tree = parsed(path)
     nodes = tree.body if top_level_only else list(ast.walk(tree))
     found: set[str] = set()
     for node in nodes:

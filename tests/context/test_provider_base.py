@@ -10,6 +10,7 @@ from raf.context.compression import CompressionProvider
 from raf.context.skills import AgentSkillsProvider
 from raf.context.workspace import WorkspaceContextProvider
 from raf.core.context import BaseContextProvider
+from tests.import_graph import parsed
 
 SRC = Path(__file__).resolve().parents[2] / "src" / "raf"
 
@@ -32,7 +33,7 @@ def test_no_provider_outside_core_writes_an_on_invoked_that_does_nothing() -> No
     for path in SRC.rglob("*.py"):
         if path == SRC / "core" / "context.py":
             continue  # the protocol and the base class themselves
-        for node in ast.walk(ast.parse(path.read_text(encoding="utf-8"))):
+        for node in ast.walk(parsed(path)):
             if not isinstance(node, ast.ClassDef):
                 continue
             for item in node.body:
