@@ -7,7 +7,7 @@ from __future__ import annotations
 import ast
 from pathlib import Path
 
-from tests.import_graph import module_graph, parsed
+from tests.import_graph import ModuleGraph, module_graph, parsed
 
 SRC = Path(__file__).resolve().parents[1] / "src" / "raf"
 OPTIONAL = {
@@ -54,8 +54,8 @@ def test_every_package_has_a_place_in_the_layers() -> None:
     assert packages == set(LAYERS)
 
 
-def test_no_package_imports_one_above_it() -> None:
-    graph = module_graph()
+def upward_imports(graph: ModuleGraph) -> list[str]:
+    """Every import of a package above the importer's own in LAYERS."""
     rank = {name: i for i, name in enumerate(LAYERS)}
     upward = []
     for module, found in graph.imports.items():
@@ -70,7 +70,43 @@ def test_no_package_imports_one_above_it() -> None:
                     upward.append(f"{module}:{imp.line} takes {imp.names} from raf")
             elif rank[there] > rank[here]:
                 upward.append(f"{module}:{imp.line} imports {imp.target} ({there} is above {here})")
-    assert upward == []
+    return upward
+
+
+def test_no_package_imports_one_above_it() -> None:
+    assert upward_imports(module_graph()) == []
+
+
+def test_an_upward_import_is_found_in_a_function_under_type_checking_and_through_raf(
+    tmp_path: Path,
+) -> None:
+    files = {
+        "__init__.py": (
+            "from typing import TYPE_CHECKING\n__version__ = '1'\n"
+            "if TYPE_CHECKING:\n    from raf.workflow.flow import Flow\n"
+        ),
+        "core/__init__.py": "",
+        "core/low.py": "def f():\n    from ..agent import run\n",
+        "agent/__init__.py": "",
+        "agent/run.py": "from raf.core import low\nfrom raf import __version__\n",
+        "stores/__init__.py": "",
+        "stores/keep.py": (
+            "from typing import TYPE_CHECKING\nif TYPE_CHECKING:\n    import raf.workflow.flow\n"
+        ),
+        "workflow/__init__.py": "",
+        "workflow/flow.py": "from raf import Flow\nclass Flow: ...\n",
+        "tools/__init__.py": "",
+        "tools/t.py": "from raf import Flow\n",
+    }
+    for name, text in files.items():
+        path = tmp_path / "raf" / name
+        path.parent.mkdir(parents=True, exist_ok=True)
+        path.write_text(text, encoding="utf-8")
+    assert upward_imports(module_graph(tmp_path)) == [
+        "raf.core.low:2 imports raf.agent.run (agent is above core)",
+        "raf.stores.keep:3 imports raf.workflow.flow (workflow is above stores)",
+        "raf.tools.t:1 imports raf.workflow.flow (workflow is above tools)",
+    ]
 
 
 def _imports(path: Path, *, top_level_only: bool = False) -> set[str]:
