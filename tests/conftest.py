@@ -68,6 +68,10 @@ SLOW_TESTS = (
     "agent/test_approval_claims.py::test_of_eight_resuming_processes",
     "agent/test_stores.py::test_two_processes_writing_at_once",
     "context/test_memory.py::test_concurrent_processes",
+    # a server of their own, stopped or refusing in the middle
+    "agent/test_postgres_store.py::test_a_server_gone_mid_use",
+    "agent/test_redis_store.py::test_a_server_gone_mid_use",
+    "agent/test_redis_store.py::test_a_wrong_password_is_refused",
     # MCP servers from npm
     "decl/workflow/test_actions.py::test_invoke_mcp_tool",
     "decl/workflow/test_actions.py::test_mcp_servers_declared_in_the_document",
