@@ -19,7 +19,7 @@ from raf.decl.schema import (
     WikiContextDecl,
     WorkspaceContextDecl,
 )
-from raf.decl.source import Path_
+from raf.decl.source import KeyPath
 
 if TYPE_CHECKING:
     from raf.decl.linker import Linker
@@ -42,7 +42,7 @@ def linked_contexts(linker: Linker) -> LinkedContexts:
     )
     linked = LinkedContexts(providers=[])
     for index, context in enumerate(decl.contexts):
-        path: Path_ = ("contexts", index)
+        path: KeyPath = ("contexts", index)
         try:
             if isinstance(context, CompressionContextDecl):
                 linked.compression = ctx.compression_provider(

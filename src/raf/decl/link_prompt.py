@@ -9,7 +9,7 @@ from raf.agent.template import PromptTemplate
 from raf.core.errors import ConfigurationError
 from raf.decl.output_schema import PropertySchemaDecl
 from raf.decl.schema import AgentDecl
-from raf.decl.source import Path_
+from raf.decl.source import KeyPath
 
 if TYPE_CHECKING:
     from raf.agent.builder import AgentBuilder
@@ -60,7 +60,7 @@ def _declared_inputs(linker: Linker, schema: dict[str, Any] | None) -> dict[str,
     out: dict[str, str] = {}
     for index, name in enumerate(names):
         listed = isinstance(raw, PropertySchemaDecl) and isinstance(raw.properties, list)
-        path: Path_ = ("inputSchema", "properties", index if listed else name)
+        path: KeyPath = ("inputSchema", "properties", index if listed else name)
         problem = linker.doc.problem(path, "")
         if problem.line is not None:
             out[name] = f"{problem.file or 'the document'}:{problem.line}:{problem.column}"

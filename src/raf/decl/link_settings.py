@@ -10,7 +10,7 @@ from raf.core.middleware import find_middleware, registered_middleware
 from raf.core.usage import UsageLimits
 from raf.decl.problems import suggest
 from raf.decl.schema import GuardrailsDecl, LimitsDecl
-from raf.decl.source import Path_
+from raf.decl.source import KeyPath
 
 if TYPE_CHECKING:
     from raf.agent.builder import AgentBuilder
@@ -84,7 +84,7 @@ def _apply_guardrails(linker: Linker, agent: AgentBuilder, decl: GuardrailsDecl)
 
 def _find_named(
     linker: Linker,
-    where: Path_,
+    where: KeyPath,
     name: str,
     local: Mapping[str, Any],
     find: Callable[[str], Any],

@@ -20,7 +20,7 @@ from raf.decl.schema import (
     McpToolDecl,
     OpenApiToolDecl,
 )
-from raf.decl.source import Path_, format_path
+from raf.decl.source import KeyPath, format_path
 from raf.decl.tool_decls import config_dict
 
 if TYPE_CHECKING:
@@ -28,13 +28,13 @@ if TYPE_CHECKING:
     from raf.decl.linker import Linker
 
 
-def declared_tools(linker: Linker) -> tuple[list[tuple[Path_, Tool]], list[ContextProvider]]:
+def declared_tools(linker: Linker) -> tuple[list[tuple[KeyPath, Tool]], list[ContextProvider]]:
     """The declared tools with where each is declared, and the declared toolsets."""
-    tools: list[tuple[Path_, Tool]] = []
+    tools: list[tuple[KeyPath, Tool]] = []
     toolsets: list[ContextProvider] = []
-    seen: dict[str, Path_] = {}
+    seen: dict[str, KeyPath] = {}
     for index, decl in enumerate(linker.decl.tools):
-        path: Path_ = ("tools", index)
+        path: KeyPath = ("tools", index)
         try:
             if isinstance(decl, McpToolDecl | OpenApiToolDecl) and not _factory_for(
                 linker, decl.name, decl.kind

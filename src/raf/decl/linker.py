@@ -27,7 +27,7 @@ from raf.decl.link_tools import add_code_tools, declared_tools, is_scope_tool
 from raf.decl.loaded import LoadedAgent
 from raf.decl.model_client import chat_options, client_for
 from raf.decl.schema import ModelDecl
-from raf.decl.source import Path_
+from raf.decl.source import KeyPath
 
 if TYPE_CHECKING:
     from raf.decl.builder import DeclAgentBuilder
@@ -58,7 +58,7 @@ class Linker:
         self._client: ChatClient | None = None
         self._first_missing: MissingExtraError | None = None
 
-    def fail(self, path: Path_, exc: BaseException | str) -> None:
+    def fail(self, path: KeyPath, exc: BaseException | str) -> None:
         self._note_missing(exc)
         message = exc if isinstance(exc, str) else str(exc)
         if isinstance(exc, ValidationProblems):

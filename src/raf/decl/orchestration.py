@@ -22,7 +22,7 @@ from pydantic import BaseModel, Field, TypeAdapter, ValidationError
 from raf.core.errors import ConfigurationError, Problem
 from raf.decl.problems import suggest
 from raf.decl.schema import DeclModel
-from raf.decl.source import Document, Path_
+from raf.decl.source import Document, KeyPath
 
 if TYPE_CHECKING:
     from raf.workflow.orchestrations import Member, Orchestration
@@ -129,7 +129,7 @@ MODES: dict[str, type[BaseModel]] = {
     "vote": VoteDecl,
     "pipeline": PipelineDecl,
 }
-ROOT: Path_ = ("metadata", "orchestration")
+ROOT: KeyPath = ("metadata", "orchestration")
 
 
 def check_orchestration(
@@ -140,7 +140,7 @@ def check_orchestration(
     if "orchestration" not in metadata:
         return None, []
     value = metadata["orchestration"]
-    mode_path: Path_ = ROOT
+    mode_path: KeyPath = ROOT
     if isinstance(value, str):
         data: dict[str, Any] = {"mode": value}
     elif isinstance(value, dict):
@@ -218,7 +218,7 @@ def _names(
 ) -> list[Problem]:
     problems: list[Problem] = []
 
-    def check(path: Path_, name: str, *, lead: bool = False) -> None:
+    def check(path: KeyPath, name: str, *, lead: bool = False) -> None:
         allowed = [*members, SELF] if lead else members
         if name in allowed:
             return
@@ -292,7 +292,7 @@ def _names(
 
 def _problem(doc: Document, model: type[BaseModel], error: Any) -> Problem:
     loc = tuple(error["loc"])
-    path: Path_ = (*ROOT, *loc)
+    path: KeyPath = (*ROOT, *loc)
     kind = error["type"]
     if kind == "extra_forbidden":
         allowed = _keys_at(model, loc[:-1])

@@ -13,7 +13,7 @@ from pydantic_core import ErrorDetails
 
 from raf.core.errors import MissingExtraError, Problem
 from raf.decl.schema import SECRET_KEYS, AgentDecl
-from raf.decl.source import Document, Path_
+from raf.decl.source import Document, KeyPath
 
 _EXPECTED = {
     "string_type": "expected a string",
@@ -60,7 +60,7 @@ def _dedupe(problems: Sequence[Problem]) -> list[Problem]:
     return out
 
 
-def real_path(loc: Sequence[str | int], data: Any) -> Path_:
+def real_path(loc: Sequence[str | int], data: Any) -> KeyPath:
     """The document path of a pydantic location: union tags are dropped by following the
     data itself."""
     path: list[str | int] = []
@@ -95,7 +95,7 @@ def _is_tag(part: str, current: Any) -> bool:
     )
 
 
-def _hidden(path: Path_, doc: Document) -> bool:
+def _hidden(path: KeyPath, doc: Document) -> bool:
     """True when the value at `path` must not be shown: it came from the environment,
     sits under a secret key, or is in a file another document names."""
     if doc.quiet:
@@ -103,7 +103,7 @@ def _hidden(path: Path_, doc: Document) -> bool:
     return path in doc.from_env or any(isinstance(p, str) and p in SECRET_KEYS for p in path)
 
 
-def _input_text(error: ErrorDetails, path: Path_, doc: Document) -> str:
+def _input_text(error: ErrorDetails, path: KeyPath, doc: Document) -> str:
     if _hidden(path, doc):
         return ""
     value = error.get("input")
@@ -186,7 +186,7 @@ def _problem(error: ErrorDetails, doc: Document) -> Problem:
     return doc.problem(path, expected_text + _input_text(error, path, doc))
 
 
-def _kinds_at(path: Path_) -> tuple[str, ...]:
+def _kinds_at(path: KeyPath) -> tuple[str, ...]:
     from raf.decl.schema import CONTEXT_KINDS, TOOL_KINDS
 
     if path and path[0] == "contexts":
@@ -194,7 +194,7 @@ def _kinds_at(path: Path_) -> tuple[str, ...]:
     return TOOL_KINDS
 
 
-def _kind_word(path: Path_) -> str:
+def _kind_word(path: KeyPath) -> str:
     if path and path[0] == "tools":
         return "tool kind"
     if path and path[0] == "contexts":

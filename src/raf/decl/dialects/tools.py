@@ -9,7 +9,7 @@ from pydantic import BaseModel
 
 from raf.decl.dialects.keys import apply_spellings
 from raf.decl.dialects.rewriter import Rewriter
-from raf.decl.source import Path_
+from raf.decl.source import KeyPath
 from raf.decl.tool_decls import (
     CODE_BACKENDS,
     TOOL_KINDS,
@@ -65,7 +65,7 @@ HOSTED_TOOLS = {
 """Hosted tool kinds of other dialects, and what to declare in raf instead."""
 
 
-def normalize_tool(rw: Rewriter, path: Path_) -> None:
+def normalize_tool(rw: Rewriter, path: KeyPath) -> None:
     owner = rw.mapping(path)
     if owner is None:
         return
@@ -109,13 +109,13 @@ def normalize_tool(rw: Rewriter, path: Path_) -> None:
             )
 
 
-def drop_hosted_tools(rw: Rewriter, path: Path_) -> None:
+def drop_hosted_tools(rw: Rewriter, path: KeyPath) -> None:
     """Tools a provider runs on its own servers (MAF's `file_search`, `bing_grounding`, …)
     have no raf equivalent: each is left out with a warning that says what to use."""
     tools = rw.at(path)
     if not isinstance(tools, list):
         return
-    kept: list[tuple[Path_ | None, Any]] = []
+    kept: list[tuple[KeyPath | None, Any]] = []
     for index, tool in enumerate(tools):
         kind = str(tool.get("kind", "")).lower() if isinstance(tool, dict) else ""
         if kind in HOSTED_TOOLS:
@@ -130,7 +130,7 @@ def drop_hosted_tools(rw: Rewriter, path: Path_) -> None:
         rw.replace_list(path, kept)
 
 
-def _hoist(rw: Rewriter, path: Path_, keys: dict[str, str]) -> None:
+def _hoist(rw: Rewriter, path: KeyPath, keys: dict[str, str]) -> None:
     """Move keys the other dialects write at the tool's top level into its `config`."""
     owner = rw.mapping(path)
     if owner is None:
@@ -148,7 +148,7 @@ def _hoist(rw: Rewriter, path: Path_, keys: dict[str, str]) -> None:
             rw.move((*path, key), (*path, "config", target))
 
 
-def normalize_mcp(rw: Rewriter, path: Path_) -> None:
+def normalize_mcp(rw: Rewriter, path: KeyPath) -> None:
     owner = rw.mapping(path)
     if owner is None:
         return

@@ -28,7 +28,7 @@ from raf.decl.workflow.loader import (
     load_workflow_dict,
     load_workflow_file,
 )
-from raf.workflow.checkpoints import CheckpointStore
+from raf.stores.checkpoints import CheckpointStore
 from raf.workflow.declarative.graph import build_graph_workflow
 from raf.workflow.declarative.node import build_declarative_workflow
 from raf.workflow.declarative.program import WorkflowDefinitionError

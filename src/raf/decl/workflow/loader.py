@@ -13,7 +13,7 @@ from typing import Any, Literal
 from raf.core.errors import Problem, ValidationProblems
 from raf.decl.loader import DocumentProblems, LoadedAgent, load_dict, load_file, read_document
 from raf.decl.problems import suggest
-from raf.decl.source import Document, Path_, load_text
+from raf.decl.source import Document, KeyPath, load_text
 from raf.workflow.declarative.node import check_services
 from raf.workflow.declarative.program import WorkflowDefinitionError, compile_actions
 from raf.workflow.declarative.runtime import Services
@@ -61,7 +61,7 @@ class LoadedWorkflow:
     name: str
     description: str = ""
     actions: list[Any] = field(default_factory=list)
-    actions_path: Path_ = ("actions",)
+    actions_path: KeyPath = ("actions",)
     agents: dict[str, LoadedAgent] = field(default_factory=dict)
     mcp_servers: dict[str, dict[str, Any]] = field(default_factory=dict)
     inputs: dict[str, Any] = field(default_factory=dict)
@@ -235,7 +235,7 @@ def _agents(doc: Document, data: dict[str, Any], loaded: LoadedWorkflow) -> list
         return [doc.problem(("agents",), "agents is a mapping of name to an agent document")]
     problems: list[Problem] = []
     for name, ref in agents.items():
-        where: Path_ = ("agents", name)
+        where: KeyPath = ("agents", name)
         try:
             if isinstance(ref, str):
                 target = (doc.base_dir / ref).resolve()
@@ -286,7 +286,7 @@ def _trigger_id(data: Mapping[str, Any]) -> str | None:
     return found if isinstance(found, str) else None
 
 
-def _parse_key_path(text: str | None) -> Path_:
+def _parse_key_path(text: str | None) -> KeyPath:
     """('tools', 2, 'config') for `tools[2].config`."""
     out: list[str | int] = []
     for part in (text or "").replace("[", ".[").split("."):

@@ -15,8 +15,8 @@ from typing import Any
 
 from raf.core.messages import ChatMessage
 from raf.core.responses import AgentResponse
+from raf.stores.checkpoints import CheckpointStore
 from raf.workflow.builder import WorkflowBuilder
-from raf.workflow.checkpoints import CheckpointStore
 from raf.workflow.context import InputResponse, WorkflowContext
 from raf.workflow.declarative.expressions import Expression, ExpressionError
 from raf.workflow.declarative.functions import FUNCTIONS

@@ -9,8 +9,8 @@ from collections.abc import Mapping
 from typing import Any
 
 from raf.core.messages import ChatMessage
+from raf.stores.checkpoints import CheckpointStore
 from raf.workflow.builder import WorkflowBuilder
-from raf.workflow.checkpoints import CheckpointStore
 from raf.workflow.context import InputResponse, WorkflowContext
 from raf.workflow.declarative.actions import ACTIONS, RESUMERS
 from raf.workflow.declarative.program import (

@@ -32,7 +32,7 @@ from raf.core.sessions import AgentSession, SessionStore
 from raf.workflow.orchestrations.runtime import EventKind
 
 if TYPE_CHECKING:
-    from raf.workflow.orchestrations.base import Orchestration, OrchestrationResult
+    from raf.workflow.orchestrations.runtime import OrchestrationResult, RunnableOrchestration
 
 log = logging.getLogger("raf.workflow")
 
@@ -42,7 +42,7 @@ class OrchestrationAgent(Agent):
 
     def __init__(
         self,
-        orchestration: Orchestration,
+        orchestration: RunnableOrchestration,
         *,
         name: str | None = None,
         description: str | None = None,
@@ -204,7 +204,7 @@ class OrchestrationChatClient:
     """The orchestration as a model: each request is one run on the messages given, with no
     session (a run that needs an approval ends with the requests, and cannot resume here)."""
 
-    def __init__(self, orchestration: Orchestration) -> None:
+    def __init__(self, orchestration: RunnableOrchestration) -> None:
         self.orchestration = orchestration
 
     async def get_response(
