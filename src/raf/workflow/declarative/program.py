@@ -13,7 +13,7 @@ from typing import Any
 
 from raf.workflow.declarative.expressions import Expression, ExpressionError
 from raf.workflow.declarative.functions import FUNCTIONS
-from raf.workflow.declarative.variables import SCOPES, VariableError, check_writable
+from raf.workflow.declarative.variables import SCOPES, VariableError, check_writable, is_scope
 from raf.workflow.errors import WorkflowValidationError
 
 KeyPath = tuple[str | int, ...]
@@ -179,7 +179,7 @@ class _Compiler:
             self.issue(path, f"the expression does not parse: {exc}")
             return
         for parts, offset in compiled.names:
-            if parts[0] not in SCOPES:
+            if not is_scope(parts[0]):
                 self.issue(
                     path,
                     f"unknown variable scope {parts[0]!r} in {source!r} at character "

@@ -87,7 +87,7 @@ class Runtime:
             if compiled is None:
                 compiled = Expression.compile(source)
             return compiled.evaluate(self.vars.get, FUNCTIONS)
-        except ExpressionError as exc:
+        except (ExpressionError, VariableError) as exc:
             raise self.fail(f"the expression failed: {exc}") from None
 
     def value(self, raw: Any) -> Any:
