@@ -213,7 +213,10 @@ def _average(*args: Any) -> float | int:
 
 
 def _power(base: Any, exponent: Any) -> float | int:
-    return number_result(math.pow(float(_number(base)), float(_number(exponent))))
+    try:
+        return number_result(math.pow(float(_number(base)), float(_number(exponent))))
+    except OverflowError:
+        raise ValueError("the number is out of range") from None
 
 
 def _char(code: Any) -> str:

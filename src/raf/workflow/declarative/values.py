@@ -70,7 +70,8 @@ def equal(a: Any, b: Any) -> bool:
 
 
 def index(container: Any, key: Any) -> Any:
-    """`container[key]`: a list by number, a record by name; blank when missing."""
+    """`container[key]`: a list by number (or by a field name, for that column), a
+    record by name; blank when missing."""
     if container is None:
         return None
     if not isinstance(container, list | dict) and key == "Value":
@@ -79,6 +80,8 @@ def index(container: Any, key: Any) -> Any:
         if isinstance(key, int | float) and not isinstance(key, bool):
             i = int(key)
             return container[i] if -len(container) <= i < len(container) else None
+        if isinstance(key, str):
+            return [index(row, key) for row in container]  # a column of the table
         raise TypeError(f"a list is indexed by a number, not {type_word(key)}")
     if isinstance(container, dict):
         return container.get(str(key))
