@@ -14,6 +14,7 @@ from raf.workflow.declarative.invoke import (
     invoke_mcp_tool,
     resume_agent,
     resume_function_tool,
+    resume_mcp_tool,
 )
 from raf.workflow.declarative.program import Step
 from raf.workflow.declarative.runtime import Action, Resume, Runtime
@@ -148,5 +149,6 @@ RESUMERS: dict[str, Resume] = {
     "RequestExternalInput": resume_question,
     "InvokeFunctionTool": resume_function_tool,
     "InvokeAgent": resume_agent,
+    "InvokeMcpTool": resume_mcp_tool,
 }
 """What takes the answer of an action that asked for input."""

@@ -14,6 +14,7 @@ from urllib.parse import quote
 from raf.workflow.declarative.values import (
     MAX_ROWS,
     MAX_TEXT,
+    message_record,
     number_result,
     text,
     truthy,
@@ -229,8 +230,7 @@ def _char(code: Any) -> str:
 def _message(role: str) -> Callable[[Any], dict[str, Any]]:
     def make(value: Any = None) -> dict[str, Any]:
         """A message record, as the conversation keeps it."""
-        said = text(value)
-        return {"Role": role, "Text": said, "Content": [{"Type": "Text", "Value": said}]}
+        return message_record(role, text(value))
 
     return make
 

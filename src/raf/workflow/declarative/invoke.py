@@ -18,7 +18,7 @@ from raf.core.sessions import AgentSession
 from raf.core.tools import ToolContext
 from raf.workflow.declarative.program import Step
 from raf.workflow.declarative.runtime import Runtime
-from raf.workflow.declarative.values import text
+from raf.workflow.declarative.values import message_record, text, truthy
 
 _ROLES = {"user": Role.USER, "assistant": Role.ASSISTANT, "system": Role.SYSTEM}
 
@@ -95,9 +95,10 @@ async def _agent_answered(
         conversation = rt.conversation(step.fields.get("conversationId"))
         conversation.append({"role": "assistant", "text": reply})
     outputs = _outputs(step)
-    for key in ("messages", "result"):
-        if key in outputs:
-            rt.set(outputs[key], reply)
+    if "messages" in outputs:
+        rt.set(outputs["messages"], [message_record("assistant", reply)])
+    if "result" in outputs:
+        rt.set(outputs["result"], reply)
     if "responseObject" in outputs:
         rt.set(outputs["responseObject"], _parsed(reply))
     if outputs.get("autoSend", "output" not in step.fields):
@@ -131,12 +132,13 @@ async def resume_agent(rt: Runtime, step: Step, then: dict[str, Any], answer: An
 
 
 def _message(record: Mapping[str, Any]) -> ChatMessage:
-    role = _ROLES.get(str(record.get("role")), Role.USER)
+    role = _ROLES.get(str(record.get("role", record.get("Role"))).lower(), Role.USER)
+    said = text(record.get("text", record.get("Text")))
     if role is Role.ASSISTANT:
-        return ChatMessage.assistant(text(record.get("text")))
+        return ChatMessage.assistant(said)
     if role is Role.SYSTEM:
-        return ChatMessage.system(text(record.get("text")))
-    return ChatMessage.user(text(record.get("text")))
+        return ChatMessage.system(said)
+    return ChatMessage.user(said)
 
 
 async def invoke_function_tool(rt: Runtime, step: Step) -> Any:
@@ -221,33 +223,76 @@ async def execute_code(rt: Runtime, step: Step) -> None:
         rt.set(fields["output"], result.stdout.rstrip("\n"))
 
 
-async def invoke_mcp_tool(rt: Runtime, step: Step) -> None:
-    """Call a tool of an MCP server registered by name (or reached at `serverUrl`)."""
+async def invoke_mcp_tool(rt: Runtime, step: Step) -> Any:
+    """Call a tool of an MCP server registered by name (`server` or `serverLabel`) or
+    reached at `serverUrl`; with `requireApproval` true, ask first; with a
+    `conversationId`, the tool's answer joins that conversation."""
     fields = step.fields
-    server_name = _name(rt, fields.get("server", ""))
+    tool_name = text(rt.value(fields["toolName"]))
+    arguments = rt.value(fields.get("arguments") or {})
+    if not isinstance(arguments, dict):
+        raise rt.fail("arguments must be a record of named values")
+    required = fields.get("requireApproval")
+    if required is not None and truthy(rt.value(required)):
+        call_id = new_id("call")
+        request = ApprovalRequestContent(
+            call_id=call_id,
+            name=tool_name,
+            arguments=arguments,
+            reason=f"the workflow wants to call the MCP tool {tool_name}",
+        )
+        return await rt.ask(request, bool, {"arguments": arguments, "tool": tool_name})
+    await _call_mcp_tool(rt, step, tool_name, arguments)
+    return None
+
+
+async def resume_mcp_tool(rt: Runtime, step: Step, then: dict[str, Any], answer: Any) -> None:
+    rt.vars.set_system("LastApproval", {"Function": then["tool"], "Approved": answer is True})
+    if answer is not True:
+        outputs = _outputs(step)
+        if "result" in outputs:
+            rt.set(outputs["result"], None)
+        return
+    await _call_mcp_tool(rt, step, then["tool"], then["arguments"])
+
+
+def _mcp_server(rt: Runtime, step: Step) -> Any:
+    fields = step.fields
+    server_name = _name(rt, fields.get("server", fields.get("serverLabel", "")))
     server = rt.services.mcp_servers.get(server_name) if server_name else None
     if server is None and "serverUrl" in fields:
         from raf.tools.mcp.client import McpClient
 
         url = text(rt.value(fields["serverUrl"]))
-        server = McpClient({"name": server_name or "workflow", "url": url})
+        config: dict[str, Any] = {"name": server_name or "workflow", "url": url}
+        headers = rt.value(fields.get("headers") or {})
+        if headers:
+            config["headers"] = {str(k): text(v) for k, v in dict(headers).items()}
+        server = McpClient(config)
         rt.services.mcp_servers[server_name or url] = server
     if server is None:
         known = ", ".join(sorted(rt.services.mcp_servers)) or "none"
         raise rt.fail(f"no MCP server {server_name!r} (servers: {known})")
-    tool_name = text(rt.value(fields["toolName"]))
-    arguments = rt.value(fields.get("arguments") or {})
+    return server
+
+
+async def _call_mcp_tool(rt: Runtime, step: Step, tool_name: str, arguments: Any) -> None:
+    server = _mcp_server(rt, step)
     result = await server.call_tool(tool_name, arguments)
     pieces = [getattr(c, "text", "") for c in getattr(result, "content", []) or []]
     body = "\n".join(p for p in pieces if p)
     if getattr(result, "isError", False):
         raise rt.fail(f"MCP tool {tool_name!r} failed: {body}")
     structured = getattr(result, "structuredContent", None)
+    if "conversationId" in step.fields:
+        rt.conversation(step.fields["conversationId"]).append(
+            {"role": "tool", "text": f"{tool_name} returned: {body}"}
+        )
     outputs = _outputs(step)
     if "result" in outputs:
         rt.set(outputs["result"], structured if structured is not None else _parsed(body))
     if "messages" in outputs:
-        rt.set(outputs["messages"], body)
+        rt.set(outputs["messages"], [message_record("assistant", body)])
     if outputs.get("autoSend"):
         await rt.say(body)
 

@@ -41,7 +41,19 @@ _SPECS: dict[str, tuple[tuple[str, ...], tuple[str, ...]]] = {
         ("arguments", "output", "requireApproval", "require_approval", "conversationId"),
     ),
     "ExecuteCode": (("code",), ("language", "output", "result", "timeout")),
-    "InvokeMcpTool": (("toolName",), ("server", "serverUrl", "arguments", "output")),
+    "InvokeMcpTool": (
+        ("toolName",),
+        (
+            "server",
+            "serverUrl",
+            "serverLabel",
+            "arguments",
+            "headers",
+            "output",
+            "requireApproval",
+            "conversationId",
+        ),
+    ),
     "HttpRequestAction": (
         ("url",),
         ("method", "headers", "body", "response", "responseHeaders", "timeout", "conversationId"),

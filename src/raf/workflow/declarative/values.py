@@ -48,6 +48,12 @@ def number_result(value: float | int) -> float | int:
     return tidy(value)
 
 
+def message_record(role: str, said: str) -> dict[str, Any]:
+    """A message as expressions see it (`.Role`, `.Text`, `.Content`), the shape the
+    message functions and agent actions make."""
+    return {"Role": role, "Text": said, "Content": [{"Type": "Text", "Value": said}]}
+
+
 def is_message(value: Any) -> bool:
     """A message record, as the message functions and agent actions make it."""
     return isinstance(value, dict) and "Role" in value and "Text" in value
