@@ -102,9 +102,12 @@ def ev(source: str) -> Any:
         ("LastN(Sequence(5), 2)", [4, 5]),
         ("Index(Local.Agents, 2).name", "CoderAgent"),
         ("Table({a: 1}, {a: 2})", [{"a": 1}, {"a": 2}]),
-        ("CountRows(Filter(Local.Agents, StartsWith(name, \"Web\")))", 1),
+        ('CountRows(Filter(Local.Agents, StartsWith(name, "Web")))', 1),
         ('LookUp(Local.Agents, name = "CoderAgent", description)', "writes code"),
-        ('Search(Local.Agents, "CODE", name)', [{"name": "CoderAgent", "description": "writes code"}]),
+        (
+            'Search(Local.Agents, "CODE", name)',
+            [{"name": "CoderAgent", "description": "writes code"}],
+        ),
         ('CountRows(Search(Local.Agents, "", name))', 2),
         ("Sort(Local.Agents, name).name", ["CoderAgent", "WebAgent"]),
         ('First(Sort(Local.Agents, name, "Descending")).name', "WebAgent"),
@@ -131,6 +134,12 @@ def test_power_fx_reference_values(source: str, value: Any) -> None:
     assert ev(source) == value
 
 
+def test_calls_left_open_at_the_end_are_closed() -> None:
+    assert ev('Upper(Concatenate("a", "b"') == "AB"
+    with pytest.raises(ExpressionError, match=r"expected '\)'"):
+        ev("(1 + 2")  # a bracket, not a call: still an error
+
+
 def test_env_scope_reads_the_environment(monkeypatch: pytest.MonkeyPatch) -> None:
     monkeypatch.setenv("RAF_TEST_LABEL", "docs")
     assert ev('Env.RAF_TEST_LABEL & "___search"') == "docs___search"
@@ -147,7 +156,7 @@ def test_row_fields_are_not_checked_as_scopes() -> None:
 @pytest.mark.parametrize(
     ("source", "offset", "message"),
     [
-        ('Upper("a"', 9, "expected ',' or ')'"),
+        ('Upper("a" "b")', 10, "expected ',' or ')'"),
         ("1 +", 3, "unexpected the end"),
         ('$"open {1 + "', 0, "never closed"),
         ('$"lone } brace"', 7, "lone '}'"),

@@ -171,7 +171,7 @@ class DeclWorkflowBuilder:
                 name=loaded.name,
                 description=loaded.description,
                 services=services,
-                limits=self._limits,
+                limits=self._limits or _limits_of(loaded),
                 checkpoint_store=self._store,
                 path=loaded.actions_path,
                 inputs=loaded.inputs,
@@ -179,3 +179,8 @@ class DeclWorkflowBuilder:
         except WorkflowDefinitionError as exc:
             problems = [doc.problem(i.path, i.message, key=i.key) for i in exc.issues]
             raise DocumentProblems(problems, loaded.warnings) from None
+
+
+def _limits_of(loaded: LoadedWorkflow) -> Limits | None:
+    """The document's own `maxTurns` as the run's step cap."""
+    return Limits(max_steps=loaded.max_turns) if loaded.max_turns else None

@@ -32,6 +32,7 @@ _ACTION_KEYS = (
     "outputs",
     "agents",
     "mcpServers",
+    "maxTurns",
     "metadata",
     "$schema",
 )
@@ -66,6 +67,8 @@ class LoadedWorkflow:
     mcp_servers: dict[str, dict[str, Any]] = field(default_factory=dict)
     inputs: dict[str, Any] = field(default_factory=dict)
     """Declared inputs: name to `{type, description, default}`."""
+    max_turns: int | None = None
+    """`maxTurns`: the most actions one run may execute."""
     warnings: list[Problem] = field(default_factory=list)
 
 
@@ -125,12 +128,12 @@ def check_workflow(doc: Document) -> LoadedWorkflow:
             hint = f" (did you mean {close!r}?)" if close else ""
             problems.append(doc.problem((key,), f"{key!r} is not allowed here{hint}", key=True))
     kind = data.get("kind")
-    if kind is not None and kind not in ("workflow", "Workflow"):
+    if kind is not None and str(kind).lower() != "workflow":
         problems.append(
             doc.problem(("kind",), f"a workflow document has kind workflow, not {kind!r}")
         )
     name = data.get("name")
-    if kind == "workflow" and not graph and not isinstance(name, str):
+    if kind == "workflow" and not graph and not isinstance(name, str):  # the raf spelling
         problems.append(doc.problem((), "a kind: workflow document needs a name"))
     loaded = LoadedWorkflow(
         doc=doc,
@@ -138,6 +141,12 @@ def check_workflow(doc: Document) -> LoadedWorkflow:
         name=str(name or data.get("id") or _trigger_id(data) or Path(doc.file or "workflow").stem),
         description=str(data.get("description") or ""),
     )
+    max_turns = data.get("maxTurns")
+    if max_turns is not None:
+        if isinstance(max_turns, int) and not isinstance(max_turns, bool) and max_turns > 0:
+            loaded.max_turns = max_turns
+        else:
+            problems.append(doc.problem(("maxTurns",), "maxTurns is a whole number above 0"))
     if not graph:
         problems += _actions(doc, data, loaded)
         problems += _inputs(doc, data, loaded)
@@ -176,7 +185,7 @@ def _actions(doc: Document, data: dict[str, Any], loaded: LoadedWorkflow) -> lis
                     doc.problem(("trigger", key), f"a trigger has no key {key!r}{hint}", key=True)
                 )
         trigger_kind = trigger.get("kind", "OnConversationStart")
-        if trigger_kind not in TRIGGERS:
+        if str(trigger_kind).lower() not in {t.lower() for t in TRIGGERS}:
             close = suggest(str(trigger_kind), TRIGGERS)
             hint = f" (did you mean {close!r}?)" if close else ""
             problems.append(

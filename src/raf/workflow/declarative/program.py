@@ -81,9 +81,17 @@ _TEMPLATE_FIELDS = {
     ("InvokeAgent", "message"),
 }
 """Text fields whose `{expression}` parts are filled in when they are not `=` expressions."""
-ALIASES = {"InvokeAzureAgent": "InvokeAgent"}
+ALIASES = {
+    "InvokeAzureAgent": "InvokeAgent",
+    "InvokeAzureResponseAgent": "InvokeAgent",
+    "CancelWorkflow": "EndWorkflow",
+    "CancelAllDialogs": "EndWorkflow",
+    "EndDialog": "EndWorkflow",
+}
 """Other spellings of action kinds, read as the kind they name."""
 ACTION_KINDS = tuple(sorted(_SPECS))
+_BY_LOWER = {k.lower(): k for k in ACTION_KINDS} | {k.lower(): v for k, v in ALIASES.items()}
+"""Action kinds are read without regard to case."""
 _TEMPLATE = re.compile(r"\{([A-Za-z_][A-Za-z0-9_.\[\]\"' ,()]*)\}")
 
 
@@ -255,7 +263,7 @@ class _Compiler:
         if not isinstance(kind, str):
             self.issue(path, "an action needs a 'kind' (for example SendActivity)")
             return
-        kind = ALIASES.get(kind, kind)
+        kind = _BY_LOWER.get(kind.lower(), kind)
         spec = _SPECS.get(kind)
         if spec is None:
             self.issue(

@@ -320,6 +320,11 @@ class _Parser:
             token = self.take()
             if token.text == close:
                 return out
+            if token.kind == "end" and close == ")" and self.pos == len(self.tokens):
+                # calls left open at the very end of a formula are closed there, as
+                # documents written for other engines rely on
+                self.pos -= 1
+                return out
             if token.text not in (",", ";"):
                 shown = repr(token.text) if token.kind != "end" else "the end"
                 raise self.fail(f"expected ',' or {close!r}, found {shown}", token)
