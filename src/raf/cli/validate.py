@@ -43,7 +43,12 @@ def run_validate(args: argparse.Namespace) -> int:
                     continue
                 print(f"{file}: ok (workflow {workflow.name})")
                 continue
-            loaded = load_file(file, check_extras=not args.no_extras, strict=args.strict)
+            loaded = load_file(
+                file,
+                check_extras=not args.no_extras,
+                strict=args.strict,
+                unset_env_is_warning=True,
+            )
         except ValidationProblems as exc:
             failed += 1
             print(f"{file}: {len(exc.problems)} problem(s)", file=sys.stderr)

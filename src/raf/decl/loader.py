@@ -53,8 +53,11 @@ def load_file(
     environ: Mapping[str, str] | None = None,
     check_extras: bool = True,
     strict: bool = False,
+    unset_env_is_warning: bool = False,
 ) -> LoadedAgent:
-    """Load a document file; with `strict`, warnings are problems too."""
+    """Load a document file; with `strict`, warnings are problems too; with
+    `unset_env_is_warning` (what `raf validate` does), an unset environment variable is
+    a warning."""
     text, fmt = read_document(path)
     file = Path(path)
     return load(
@@ -65,6 +68,7 @@ def load_file(
         environ=environ,
         check_extras=check_extras,
         strict=strict,
+        unset_env_is_warning=unset_env_is_warning,
     )
 
 
@@ -77,10 +81,16 @@ def load(
     environ: Mapping[str, str] | None = None,
     check_extras: bool = True,
     strict: bool = False,
+    unset_env_is_warning: bool = False,
 ) -> LoadedAgent:
     """Parse and check a document; raises `ValidationProblems` listing every problem."""
     doc = load_text(text, fmt=fmt, file=file, base_dir=base_dir)
-    loaded = check(doc, environ=environ, check_extras=check_extras)
+    loaded = check(
+        doc,
+        environ=environ,
+        check_extras=check_extras,
+        unset_env_is_warning=unset_env_is_warning,
+    )
     if strict and loaded.warnings:
         raise DocumentProblems(list(loaded.warnings))
     return loaded
@@ -111,13 +121,14 @@ def check(
     *,
     environ: Mapping[str, str] | None = None,
     check_extras: bool = True,
+    unset_env_is_warning: bool = False,
     _chain: tuple[Path, ...] = (),
 ) -> LoadedAgent:
     problems = list(doc.problems)
     if problems:
         raise ValidationProblems(problems)
     _refuse_workflow(doc)
-    substitute_env(doc, environ)
+    substitute_env(doc, environ, unset_is_warning=unset_env_is_warning)
     normalize(doc)
     problems = list(doc.problems)
     try:
@@ -132,7 +143,13 @@ def check(
     later = semantic_problems(loaded, check_extras=check_extras)
     later += load_sub_agents(
         loaded,
-        lambda child, chain: check(child, environ=environ, check_extras=check_extras, _chain=chain),
+        lambda child, chain: check(
+            child,
+            environ=environ,
+            check_extras=check_extras,
+            unset_env_is_warning=unset_env_is_warning,
+            _chain=chain,
+        ),
         _chain,
     )
     later += orchestration_problems(loaded)

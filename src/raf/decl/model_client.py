@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import os
 from collections.abc import Mapping
 from dataclasses import dataclass, field
 from pathlib import Path
@@ -101,6 +102,10 @@ def resolve(
     return client
 
 
+_AZURE = ("azure", "azureopenai", "azure_openai")
+"""Provider names whose endpoint defaults to the AZURE_OPENAI_ENDPOINT variable."""
+
+
 def plan(
     model_id: str | None,
     provider: str | None,
@@ -134,11 +139,14 @@ def plan(
         if connection.endpoint:
             settings["base_url"] = connection.endpoint
     else:  # any other provider (azure, vllm, llamacpp, …) speaks the OpenAI protocol
-        if not connection.endpoint:
+        endpoint = connection.endpoint
+        if not endpoint and provider in _AZURE:
+            endpoint = os.environ.get("AZURE_OPENAI_ENDPOINT")  # as Azure's own clients do
+        if not endpoint:
             raise ConfigurationError(
                 f"model provider {provider!r} needs connection.endpoint (its base URL)"
             )
-        spec = f"openai-compatible:{connection.endpoint}:{name}"
+        spec = f"openai-compatible:{endpoint}:{name}"
     return spec, settings
 
 
@@ -159,6 +167,18 @@ def check_model(
             if connection.kind == "reference":
                 return [], []  # bound in code with with_connection()
             provider = (model.provider or "").lower() or None
+            if not model.id and provider is None and not connection.endpoint:
+                return [], [
+                    "the model names no id: give the agent its chat client in code "
+                    "(the builder's with_chat_client)"
+                ]
+            if provider in _AZURE and not connection.endpoint:
+                if not os.environ.get("AZURE_OPENAI_ENDPOINT"):
+                    return [], [
+                        f"model provider {model.provider!r} has no connection.endpoint; "
+                        "set AZURE_OPENAI_ENDPOINT before building or running"
+                    ]
+                return [], []
             text, _ = plan(
                 model.id, provider, connection, getattr(model, "model_path", None), base_dir
             )

@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import difflib
+import re
 import types
 import typing
 from collections.abc import Iterable, Sequence
@@ -41,10 +42,24 @@ def suggest(word: str, choices: Iterable[str]) -> str | None:
     return lowered.get(word.lower().replace("_", "").replace("-", ""))
 
 
+def _other_member(loc: Sequence[str | int], data: Any) -> bool:
+    """An error of the union member that does not match the data's shape (the list form
+    of a field given a mapping, or the other way): noise next to the real error."""
+    current = data
+    for part in loc:
+        if isinstance(part, str) and part.startswith(("list[", "dict[")):
+            return isinstance(current, dict) == part.startswith("list[")
+        if _has(current, part):
+            current = current[part]
+    return False
+
+
 def problems_from_validation(exc: ValidationError, doc: Document) -> list[Problem]:
     """One problem per pydantic error, located in the document, in document order."""
     out: list[Problem] = []
-    for error in exc.errors(include_url=False):
+    errors = exc.errors(include_url=False)
+    kept = [e for e in errors if not _other_member(e["loc"], doc.data)] or errors
+    for error in kept:
         out.append(_problem(error, doc))
     return _dedupe(out)
 
@@ -86,7 +101,13 @@ def _has(current: Any, part: str | int) -> bool:
     return False
 
 
+_INTERNAL = re.compile(r"[\[\]()]|^function-|^(list|dict|str|int|float|bool|none)$")
+"""The names pydantic gives union members (never shown to a user)."""
+
+
 def _is_tag(part: str, current: Any) -> bool:
+    if _INTERNAL.search(part):
+        return True
     return (isinstance(current, dict) and current.get("kind") == part) or part in (
         "ref",
         "inline",
