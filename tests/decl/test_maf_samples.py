@@ -63,7 +63,10 @@ def test_unset_environment_variable_is_a_warning_naming_it(
 def test_mapping_form_output_schema_names_no_pydantic_internals() -> None:
     from raf.decl.loader import load
 
-    bad = "kind: Prompt\nname: a\ninstructions: x\noutputSchema:\n  properties:\n    n:\n      type: nope\n"
+    bad = (
+        "kind: Prompt\nname: a\ninstructions: x\n"
+        "outputSchema:\n  properties:\n    n:\n      type: nope\n"
+    )
     with pytest.raises(ValidationProblems) as caught:
         load(bad)
     shown = " ".join(str(p) for p in caught.value.problems)
