@@ -13,6 +13,7 @@ from pydantic import BaseModel, TypeAdapter, ValidationError
 from raf.core.errors import Problem, ValidationProblems
 from raf.decl.dialects import normalize
 from raf.decl.document_file import read_document
+from raf.decl.document_kind import is_workflow_data
 from raf.decl.loaded import DocumentProblems, LoadedAgent
 from raf.decl.orchestration_checks import orchestration_problems, sub_agent_names
 from raf.decl.problems import problems_from_validation
@@ -163,8 +164,6 @@ def check(
 
 def _refuse_workflow(doc: Document) -> None:
     """A workflow document given where an agent is expected is pointed to its builder."""
-    from raf.decl.workflow.loader import is_workflow_data
-
     if is_workflow_data(doc.data):
         raise ValidationProblems(
             [

@@ -20,9 +20,9 @@ from typing import TYPE_CHECKING, Any, Literal
 from pydantic import BaseModel, Field, TypeAdapter, ValidationError
 
 from raf.core.errors import ConfigurationError, Problem
-from raf.decl.problems import suggest
-from raf.decl.schema import DeclModel
+from raf.decl.base import DeclModel
 from raf.decl.source import Document, Path_
+from raf.decl.suggest import suggest
 
 if TYPE_CHECKING:
     from raf.workflow.orchestrations import Member, Orchestration

@@ -2,11 +2,10 @@
 
 from __future__ import annotations
 
-import difflib
 import re
 import types
 import typing
-from collections.abc import Iterable, Sequence
+from collections.abc import Sequence
 from typing import Any
 
 from pydantic import BaseModel, ValidationError
@@ -15,6 +14,9 @@ from pydantic_core import ErrorDetails
 from raf.core.errors import MissingExtraError, Problem
 from raf.decl.schema import SECRET_KEYS, AgentDecl
 from raf.decl.source import Document, Path_
+from raf.decl.suggest import suggest
+
+__all__ = ["allowed_keys", "build_failure", "problems_from_validation", "real_path", "suggest"]
 
 _EXPECTED = {
     "string_type": "expected a string",
@@ -31,15 +33,6 @@ _EXPECTED = {
     "model_attributes_type": "expected a mapping",
     "string_pattern_mismatch": "expected a name of 1-64 letters, digits, '_' or '-'",
 }
-
-
-def suggest(word: str, choices: Iterable[str]) -> str | None:
-    """The choice closest to a misspelt `word`, if any is close enough."""
-    found = difflib.get_close_matches(word, list(choices), n=1, cutoff=0.6)
-    if found:
-        return found[0]
-    lowered = {c.lower(): c for c in choices}
-    return lowered.get(word.lower().replace("_", "").replace("-", ""))
 
 
 def _other_member(loc: Sequence[str | int], data: Any) -> bool:

@@ -11,6 +11,7 @@ from pathlib import Path
 from typing import Any, Literal
 
 from raf.core.errors import Problem, ValidationProblems
+from raf.decl.document_kind import is_workflow_data
 from raf.decl.loader import DocumentProblems, LoadedAgent, load_dict, load_file, read_document
 from raf.decl.problems import suggest
 from raf.decl.source import Document, Path_, load_text
@@ -70,18 +71,6 @@ class LoadedWorkflow:
     max_turns: int | None = None
     """`maxTurns`: the most actions one run may execute."""
     warnings: list[Problem] = field(default_factory=list)
-
-
-def is_workflow_data(data: Any) -> bool:
-    """Whether a parsed document is a workflow document rather than an agent document."""
-    if not isinstance(data, Mapping):
-        return False
-    kind = data.get("kind")
-    if isinstance(kind, str) and kind.lower() == "workflow":
-        return True
-    if "nodes" in data and "edges" in data:
-        return True
-    return "actions" in data and "instructions" not in data and "model" not in data
 
 
 def is_workflow_file(path: str | Path) -> bool:
