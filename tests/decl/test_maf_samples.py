@@ -9,23 +9,19 @@ from pathlib import Path
 import pytest
 
 from raf.core.errors import ValidationProblems
+from raf.decl.hosted import is_toolbox_file, load_toolbox_file
 from raf.decl.loader import load_file
 from raf.decl.workflow import is_workflow_file, load_workflow_file
 
 SAMPLES = Path(__file__).resolve().parents[1] / "data" / "maf-samples"
 FILES = sorted(SAMPLES.rglob("*.yaml"))
 
-NOT_YET = {
-    "agent.yaml": "hosted-agent manifests (kind: hosted) are not read yet",
-    "toolbox.yaml": "Foundry toolbox documents are not read yet",
-}
-"""Documents raf does not read yet, each with the reason; the test fails once one
-validates, so this list only shrinks."""
-
 
 def _validate(path: Path) -> None:
     if is_workflow_file(path):
         load_workflow_file(path)
+    elif is_toolbox_file(path):
+        load_toolbox_file(path)
     else:
         load_file(path, unset_env_is_warning=True)
 
@@ -39,12 +35,50 @@ def test_the_samples_are_all_here() -> None:
 def test_sample_validates(path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
     for name in ("OPENAI_API_KEY", "AZURE_OPENAI_ENDPOINT", "OPENAI_MODEL"):
         monkeypatch.delenv(name, raising=False)
-    reason = NOT_YET.get(path.name) if "04-hosting" in str(path) else None
-    if reason is not None and path.name != "workflow.yaml":
-        with pytest.raises(ValidationProblems):
-            _validate(path)
-        pytest.xfail(reason)
     _validate(path)
+
+
+def test_hosted_agent_says_what_raf_runs_and_what_it_does_not() -> None:
+    path = SAMPLES / "python/samples/04-hosting/foundry-hosted-agents/responses/basic/agent.yaml"
+    loaded = load_file(path, unset_env_is_warning=True)
+    (note,) = [str(w) for w in loaded.warnings if "hosted agent" in str(w)]
+    assert "the container (image, protocols, resources, environment variables)" in note
+    assert "not raf's" in note
+    assert loaded.decl.name == "agent-framework-agent-basic-responses"
+
+
+def test_hosted_agent_with_model_and_instructions_runs_them() -> None:
+    from raf.decl.loader import load
+
+    text = (
+        "kind: hosted\nname: helper\nimage: example.io/helper:1\n"
+        "protocols:\n  - protocol: responses\n    version: 2.0.0\n"
+        "instructions: Be brief.\nmodel: openai:gpt-4o-mini\n"
+    )
+    loaded = load(text)
+    assert loaded.decl.instructions == "Be brief."
+    assert any("raf runs its model, instructions" in str(w) for w in loaded.warnings)
+
+
+def test_hosted_container_part_is_checked_with_its_location() -> None:
+    from raf.decl.loader import load
+
+    with pytest.raises(ValidationProblems) as caught:
+        load("kind: hosted\nname: x\nprotocols:\n  - version: 1\n")
+    (problem,) = caught.value.problems
+    assert problem.line == 4 and "protocol" in str(problem)
+
+
+def test_toolbox_lists_what_raf_can_call() -> None:
+    path = (
+        SAMPLES
+        / "python/samples/04-hosting/foundry-hosted-agents/responses/foundry_toolbox/toolbox.yaml"
+    )
+    toolbox = load_toolbox_file(path)
+    assert toolbox.callable_servers == {
+        "noauth_mcp": "https://gitmcp.io/Azure/azure-rest-api-specs"
+    }
+    assert "web_search" in str(toolbox.warnings[0])
 
 
 def test_unset_environment_variable_is_a_warning_naming_it(

@@ -27,6 +27,7 @@ def register(subparsers: Any) -> None:
 
 def run_validate(args: argparse.Namespace) -> int:
     from raf.core.errors import ValidationProblems
+    from raf.decl.hosted import is_toolbox_file, load_toolbox_file
     from raf.decl.loader import load_file
     from raf.decl.workflow import is_workflow_file, load_workflow_file
 
@@ -42,6 +43,12 @@ def run_validate(args: argparse.Namespace) -> int:
                     print(f"{file}: warnings are errors under --strict", file=sys.stderr)
                     continue
                 print(f"{file}: ok (workflow {workflow.name})")
+                continue
+            if is_toolbox_file(file):
+                toolbox = load_toolbox_file(file)
+                for warning in toolbox.warnings:
+                    print(f"  warning: {warning}", file=sys.stderr)
+                print(f"{file}: ok (toolbox of {len(toolbox.decl.tools)} tools)")
                 continue
             loaded = load_file(
                 file,

@@ -14,6 +14,7 @@ from raf.core.errors import Problem, ValidationProblems
 from raf.decl.dialects import normalize
 from raf.decl.document_file import read_document
 from raf.decl.document_kind import is_workflow_data
+from raf.decl.hosted import hosted_as_agent, is_hosted_data
 from raf.decl.loaded import DocumentProblems, LoadedAgent
 from raf.decl.orchestration_checks import orchestration_problems, sub_agent_names
 from raf.decl.problems import problems_from_validation
@@ -129,6 +130,8 @@ def check(
     if problems:
         raise ValidationProblems(problems)
     _refuse_workflow(doc)
+    if is_hosted_data(doc.data):
+        hosted_as_agent(doc)
     substitute_env(doc, environ, unset_is_warning=unset_env_is_warning)
     normalize(doc)
     problems = list(doc.problems)
