@@ -26,7 +26,7 @@ from raf.decl.link_settings import apply_run_settings
 from raf.decl.link_subagents import orchestrated, sub_agent_tools
 from raf.decl.link_tools import add_code_tools, declared_tools, is_scope_tool
 from raf.decl.loaded import LoadedAgent
-from raf.decl.model_client import chat_options, client_for
+from raf.decl.model_client import chat_options, client_for, registered_connection
 from raf.decl.schema import ModelDecl
 from raf.decl.source import Path_
 
@@ -86,7 +86,7 @@ class Linker:
             model = self.decl.model
             connection = model.connection if isinstance(model, ModelDecl) else None
             registered = (
-                self.bindings.connections.get(connection.name or "")
+                registered_connection(self.bindings.connections, connection.name)
                 if connection is not None and connection.kind == "reference"
                 else None
             )

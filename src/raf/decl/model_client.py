@@ -68,12 +68,13 @@ def client_for(
     connection = model.connection or ConnectionDecl()
     provider = (model.provider or "").lower() or None
     if connection.kind == "reference":
-        registered = connections.get(connection.name or "")
+        registered = registered_connection(connections, connection.name)
         if registered is None:
             known = ", ".join(sorted(connections)) or "none"
+            name = connection.name or "default"
             raise ConfigurationError(
-                f"connection {connection.name!r} is not registered: call "
-                f"with_connection({connection.name!r}, ...) (registered: {known})"
+                f"connection {name!r} is not registered: call "
+                f"with_connection({name!r}, ...) (registered: {known})"
             )
         if registered.client is not None:
             return registered.client
@@ -104,6 +105,18 @@ def resolve(
 
 _AZURE = ("azure", "azureopenai", "azure_openai")
 """Provider names whose endpoint defaults to the AZURE_OPENAI_ENDPOINT variable."""
+
+
+def registered_connection(
+    connections: Mapping[str, Connection], name: str | None
+) -> Connection | None:
+    """The connection a `kind: reference` names; without a name, the one registered as
+    "default", else the only one registered."""
+    if name:
+        return connections.get(name)
+    if "default" in connections:
+        return connections["default"]
+    return next(iter(connections.values())) if len(connections) == 1 else None
 
 
 def plan(

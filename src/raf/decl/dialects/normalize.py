@@ -113,6 +113,10 @@ def _model(rw: Rewriter, path: Path_, model: type[BaseModel]) -> None:
     for key in ("endpoint", "baseUrl", "base_url"):
         if key in owner and model is ModelDecl:
             rw.move((*path, key), (*path, "connection", "endpoint"))
+    options = owner.get("options")
+    if isinstance(options, dict) and "apiType" in options:
+        moved = options.pop("apiType")  # MAF also writes it among the options
+        owner.setdefault("apiType", moved)
     api_type = owner.get("apiType")
     if api_type is not None:
         if str(api_type).lower() in ("chat", "chatcompletions", "chat_completions"):

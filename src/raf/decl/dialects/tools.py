@@ -69,6 +69,9 @@ def normalize_tool(rw: Rewriter, path: Path_) -> None:
     owner = rw.mapping(path)
     if owner is None:
         return
+    if isinstance(owner.get("parameters"), list):
+        # MAF's list form of a function's parameters: the properties themselves
+        owner["parameters"] = {"properties": owner["parameters"]}
     kind = owner.get("kind")
     if isinstance(kind, str):
         kind = kind.lower()

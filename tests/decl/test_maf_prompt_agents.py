@@ -1,0 +1,94 @@
+"""Prompt agents as Microsoft Agent Framework writes them: reference connections without a
+name, list-form function parameters, `apiType` among the options, outputSchema properties
+in the mapping form with `type:`, and every approvalMode form."""
+
+from __future__ import annotations
+
+import pytest
+
+from raf.core.errors import ValidationProblems
+from raf.decl import DeclAgentBuilder
+from raf.decl.loader import load
+from raf.decl.output_schema import as_json_schema
+from raf.testing import ScriptedChatClient
+
+
+def test_reference_connection_without_a_name_is_the_one_registered() -> None:
+    client = ScriptedChatClient([])
+    text = "name: a\nmodel:\n  id: gpt-4o\n  connection: {kind: reference}\n"
+    agent = DeclAgentBuilder().from_yaml_str(text).with_connection("prod", client=client).build()
+    assert agent.leaf_client is client
+    with pytest.raises(ValidationProblems) as info:
+        DeclAgentBuilder().from_yaml_str(text).build()
+    assert "connection 'default' is not registered" in str(info.value)
+
+
+def test_list_form_parameters_become_a_json_schema() -> None:
+    text = """
+name: a
+instructions: hi
+tools:
+  - kind: function
+    name: get_weather
+    description: the weather
+    parameters:
+      - name: location
+        kind: string
+        required: true
+      - name: unit
+        kind: string
+        enum: [c, f]
+"""
+    (tool,) = load(text).decl.tools
+    assert tool.parameters is not None
+    schema = as_json_schema(tool.parameters)
+    assert schema["properties"]["location"] == {"type": "string"}
+    assert schema["properties"]["unit"] == {"type": "string", "enum": ["c", "f"]}
+    assert schema["required"] == ["location"]
+
+
+def test_api_type_among_the_options_is_read_as_the_model_s() -> None:
+    text = "name: a\nmodel:\n  id: gpt-4o\n  options:\n    apiType: Responses\n    temperature: 1\n"
+    loaded = load(text)
+    assert any("'apiType' ('Responses')" in str(w) for w in loaded.warnings)
+    chat = "name: a\nmodel:\n  id: gpt-4o\n  options:\n    apiType: Chat\n"
+    assert not [w for w in load(chat).warnings if "apiType" in str(w)]
+
+
+def test_output_schema_mapping_form_with_type() -> None:
+    text = """
+name: a
+instructions: hi
+outputSchema:
+  properties:
+    language:
+      type: string
+      required: true
+      description: The language.
+    count:
+      type: integer
+      required: false
+"""
+    schema = load(text).decl.output_json_schema()
+    assert schema is not None
+    assert schema["properties"]["language"] == {"type": "string", "description": "The language."}
+    assert schema["properties"]["count"]["type"] == "integer"
+    assert schema["required"] == ["language"]
+
+
+@pytest.mark.parametrize(
+    "mode",
+    [
+        "always",
+        "never",
+        "{kind: always}",
+        "{kind: never}",
+        "{kind: requireSpecific, alwaysRequireApprovalTools: [a], neverRequireApprovalTools: [b]}",
+    ],
+)
+def test_every_approval_mode_form(mode: str) -> None:
+    text = (
+        "name: a\ninstructions: hi\ntools:\n  - kind: mcp\n    name: docs\n"
+        f"    url: https://example.com/mcp\n    approvalMode: {mode}\n"
+    )
+    load(text)
