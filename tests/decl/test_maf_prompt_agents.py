@@ -92,3 +92,52 @@ def test_every_approval_mode_form(mode: str) -> None:
         f"    url: https://example.com/mcp\n    approvalMode: {mode}\n"
     )
     load(text)
+
+
+MANIFEST = """\
+name: manifest
+description: the manifest's own description
+template:
+  kind: Prompt
+  name: helper
+  description: helps
+  model:
+    id: gpt-4o
+  instructions: Greet {{ who }} in {{language}}.
+parameters:
+  who:
+    type: string
+    default: the user
+  language:
+    kind: string
+    default: French
+resources:
+  - kind: model
+    id: gpt-4o
+    name: chat
+"""
+
+
+def test_template_manifest_is_read_as_its_template_with_parameter_defaults() -> None:
+    loaded = load(MANIFEST)
+    assert loaded.decl.name == "helper"
+    assert loaded.decl.description == "helps"
+    assert loaded.decl.instructions == "Greet the user in French."
+    assert any("an agent manifest" in str(w) for w in loaded.warnings)
+
+
+def test_template_manifest_parts_keep_their_lines() -> None:
+    broken = MANIFEST.replace(
+        "    id: gpt-4o\n  instructions", "    id: gpt-4o\n  bogus: 1\n  instructions"
+    )
+    with pytest.raises(ValidationProblems) as caught:
+        load(broken)
+    (problem,) = caught.value.problems
+    assert "bogus" in str(problem) and problem.line == 9
+
+
+def test_template_manifest_resource_without_kind_is_located() -> None:
+    broken = MANIFEST.replace("  - kind: model\n", "  - notkind: model\n")
+    with pytest.raises(ValidationProblems) as caught:
+        load(broken)
+    assert "a resource is a mapping with a kind" in str(caught.value)

@@ -16,6 +16,7 @@ from raf.decl.document_file import read_document
 from raf.decl.document_kind import is_workflow_data
 from raf.decl.hosted import hosted_as_agent, is_hosted_data
 from raf.decl.loaded import DocumentProblems, LoadedAgent
+from raf.decl.manifest import is_manifest_data, manifest_as_agent
 from raf.decl.orchestration_checks import orchestration_problems, sub_agent_names
 from raf.decl.problems import problems_from_validation
 from raf.decl.schema import (
@@ -132,6 +133,10 @@ def check(
     _refuse_workflow(doc)
     if is_hosted_data(doc.data):
         hosted_as_agent(doc)
+    if is_manifest_data(doc.data):
+        manifest_as_agent(doc)
+        if doc.problems:
+            raise DocumentProblems(list(doc.problems), list(doc.warnings))
     substitute_env(doc, environ, unset_is_warning=unset_env_is_warning)
     normalize(doc)
     problems = list(doc.problems)
