@@ -367,3 +367,43 @@ async def test_mcp_servers_declared_in_the_document() -> None:
     finally:
         await close_services(workflow)
     assert result.outputs == ["the server says 3"]
+
+
+async def test_copy_conversation_messages_both_shapes() -> None:
+    result = await run("CopyConversationMessages", "")
+    assert result.outputs == ["assistant:second"]
+
+
+async def test_retrieve_conversation_messages_as_records() -> None:
+    result = await run("RetrieveConversationMessages", "")
+    assert result.outputs == ["assistant=two,user=one"]
+
+
+async def test_retrieve_one_conversation_message_by_id() -> None:
+    result = await run("RetrieveConversationMessage", "")
+    assert result.outputs == ["remember me"]
+
+
+async def test_edit_table_operations() -> None:
+    result = await run("EditTable", "")
+    assert result.outputs == ["Ab"]
+
+
+async def test_edit_table_v2_both_shapes() -> None:
+    result = await run("EditTableV2", "")
+    assert result.outputs == ['[{"id": 4, "name": "four"}] {"id": 7}']
+
+
+async def test_question_skips_a_variable_with_a_value_only_when_asked_to() -> None:
+    text = """
+kind: Workflow
+trigger:
+  kind: OnConversationStart
+  actions:
+    - {kind: SetVariable, variable: Local.name, value: Ada}
+    - {kind: Question, id: ask, variable: Local.name, prompt: Name?, alwaysPrompt: false}
+    - {kind: SendActivity, activity: "hi {Local.name}"}
+"""
+    workflow = DeclWorkflowBuilder().from_yaml_str(text).build()
+    result = await workflow.run("")
+    assert result.outputs == ["hi Ada"]

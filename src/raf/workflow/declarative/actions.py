@@ -6,6 +6,11 @@ from __future__ import annotations
 import json
 from typing import Any
 
+from raf.workflow.declarative.conversations import (
+    copy_messages,
+    retrieve_message,
+    retrieve_messages,
+)
 from raf.workflow.declarative.invoke import (
     execute_code,
     http_request,
@@ -18,7 +23,8 @@ from raf.workflow.declarative.invoke import (
 )
 from raf.workflow.declarative.program import Step
 from raf.workflow.declarative.runtime import Action, Resume, Runtime
-from raf.workflow.declarative.values import text, type_word
+from raf.workflow.declarative.tables import edit_table
+from raf.workflow.declarative.values import text, truthy, type_word
 
 
 async def set_variable(rt: Runtime, step: Step) -> None:
@@ -86,6 +92,19 @@ async def send_activity(rt: Runtime, step: Step) -> None:
 
 
 async def question(rt: Runtime, step: Step) -> Any:
+    """Ask the user. With `alwaysPrompt: false` (or `skipQuestionMode:
+    AlwaysSkipIfVariableHasValue`) a variable that already has a value is not asked
+    again; without either, the question is always asked. `property` names the field of
+    a record answer to keep."""
+    fields = step.fields
+    skip = ("alwaysPrompt" in fields and not truthy(rt.value(fields["alwaysPrompt"]))) or str(
+        fields.get("skipQuestionMode", "")
+    ).lower().startswith("alwaysskip")
+    if step.kind == "Question" and skip:
+        from raf.workflow.declarative.program import local_path
+
+        if rt.vars.get(local_path(str(fields["variable"]))) not in (None, ""):
+            return None
     prompt = step.fields.get("question", step.fields.get("prompt", ""))
     asked = rt.render(prompt)
     rt.conversation().append({"role": "assistant", "text": asked})
@@ -94,6 +113,9 @@ async def question(rt: Runtime, step: Step) -> Any:
 
 async def resume_question(rt: Runtime, step: Step, then: dict[str, Any], answer: Any) -> None:
     value = answer if answer not in (None, "") else then.get("default")
+    prop = step.fields.get("property")
+    if prop is not None and isinstance(value, dict):
+        value = value.get(str(prop))
     rt.conversation().append({"role": "user", "text": text(value)})
     rt.vars.set_system("LastMessage", {"Text": text(value), "Role": "user"})
     rt.set(step.fields["variable"], value)
@@ -141,6 +163,11 @@ ACTIONS: dict[str, Action] = {
     "ExecuteCode": execute_code,
     "InvokeMcpTool": invoke_mcp_tool,
     "HttpRequestAction": http_request,
+    "CopyConversationMessages": copy_messages,
+    "RetrieveConversationMessages": retrieve_messages,
+    "RetrieveConversationMessage": retrieve_message,
+    "EditTable": edit_table,
+    "EditTableV2": edit_table,
 }
 """The implementation of every action kind that is not control flow."""
 
