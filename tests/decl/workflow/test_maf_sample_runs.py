@@ -40,3 +40,81 @@ async def test_conditional_workflow_routes_by_age() -> None:
     young = await workflow.run({"age": 10})
     old = await workflow.run({"age": 70})
     assert young.outputs != old.outputs
+
+
+WORKFLOW_SAMPLES = SAMPLES / "declarative-agents" / "workflow-samples"
+
+
+async def test_simple_workflow_greets_from_its_inputs() -> None:
+    workflow = (
+        DeclWorkflowBuilder().from_file(DECLARATIVE / "simple_workflow" / "workflow.yaml").build()
+    )
+    result = await workflow.run({"name": "Ada"})
+    assert result.outputs == ["Hello, Ada!"]
+
+
+async def test_human_in_loop_asks_three_times_and_sums_up() -> None:
+    workflow = (
+        DeclWorkflowBuilder().from_file(DECLARATIVE / "human_in_loop" / "workflow.yaml").build()
+    )
+    answers = iter(["Lin", "good", "Nice work"])
+    result = await workflow.run({})
+    while result.status == "paused":
+        (request,) = result.requests
+        result = await workflow.run(
+            checkpoint_id=result.checkpoint_id, responses={request.request_id: next(answers)}
+        )
+    said = "\n".join(str(o) for o in result.outputs)
+    assert "Nice to meet you, Lin!" in said
+    assert "That's wonderful to hear! Let's continue." in said
+    assert "Thank you, Lin! Your feedback: Nice work" in said
+
+
+async def test_marketing_passes_the_conversation_through_three_agents() -> None:
+    builder = DeclWorkflowBuilder().from_file(WORKFLOW_SAMPLES / "Marketing.yaml")
+    clients = {}
+    for name, reply in (
+        ("AnalystAgent", "features: light"),
+        ("WriterAgent", "Buy the light one."),
+        ("EditorAgent", "Buy the light one!"),
+    ):
+        clients[name] = ScriptedChatClient([reply])
+        builder = builder.with_agent(
+            name, AgentBuilder(name).with_chat_client(clients[name]).build()
+        )
+    result = await builder.build().run("A bottle")
+    assert result.outputs == ["features: light", "Buy the light one.", "Buy the light one!"]
+    seen = [m.text for m in clients["EditorAgent"].requests[0].messages]
+    assert "A bottle" in seen and "Buy the light one." in seen  # the shared conversation
+
+
+async def test_math_chat_loops_until_congratulations() -> None:
+    builder = DeclWorkflowBuilder().from_file(WORKFLOW_SAMPLES / "MathChat.yaml")
+    for name, agent in (
+        _agent("StudentAgent", ["It is 5.", "It is 4."]),
+        _agent("TeacherAgent", ["Try again.", "CONGRATULATIONS, correct."]),
+    ):
+        builder = builder.with_agent(name, agent)  # type: ignore[arg-type]
+    result = await builder.build().run("What is 2 + 2?")
+    said = [str(o) for o in result.outputs]
+    # the teacher's replies are not sent (autoSend: false); the loop ends on its
+    # CONGRATULATIONS and the workflow's closing line follows the second answer
+    assert said == ["It is 5.", "It is 4.", "GOLD STAR!"]
+
+
+async def test_invoke_function_tool_calls_both_functions() -> None:
+    def get_weather(location: str, unit: str) -> dict[str, object]:
+        return {"location": location, "temp": 71, "unit": unit}
+
+    def format_message(template: str, data: dict[str, object]) -> str:
+        return template.format(**data)
+
+    workflow = (
+        DeclWorkflowBuilder()
+        .from_file(DECLARATIVE / "invoke_function_tool" / "workflow.yaml")
+        .with_tool(get_weather)
+        .with_tool(format_message)
+        .build()
+    )
+    result = await workflow.run({"location": "Oslo"})
+    assert result.outputs[-1] == "The weather in Oslo is 71°F"
