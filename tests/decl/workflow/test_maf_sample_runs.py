@@ -118,3 +118,33 @@ async def test_invoke_function_tool_calls_both_functions() -> None:
     )
     result = await workflow.run({"location": "Oslo"})
     assert result.outputs[-1] == "The weather in Oslo is 71°F"
+
+
+async def test_invoke_mcp_tool_asks_approval_then_answers_from_the_conversation() -> None:
+    import sys
+
+    from raf.tools.mcp.client import McpClient
+
+    server = Path(__file__).with_name("docs_mcp_server.py")
+    client = McpClient({"name": "docs", "command": sys.executable, "args": [str(server)]})
+    model = ScriptedChatClient(["Use the Agent Framework docs."])
+    try:
+        workflow = (
+            DeclWorkflowBuilder()
+            .from_file(DECLARATIVE / "invoke_mcp_tool" / "workflow.yaml")
+            .with_mcp_server("MicrosoftLearnDocs", client)
+            .with_agent("DocsAgent", AgentBuilder("DocsAgent").with_chat_client(model).build())
+            .build()
+        )
+        paused = await workflow.run({"text": "agents", "requireApproval": True})
+        assert paused.status == "paused"
+        (request,) = paused.requests
+        assert "microsoft_docs_search" in str(request.data)
+        done = await workflow.run(
+            checkpoint_id=paused.checkpoint_id, responses={request.request_id: True}
+        )
+    finally:
+        await client.aclose()
+    assert done.outputs == ["Use the Agent Framework docs."]
+    seen = " ".join(m.text for m in model.requests[0].messages)
+    assert "agents is documented here." in seen  # the tool's answer joined the conversation
