@@ -148,3 +148,67 @@ async def test_invoke_mcp_tool_asks_approval_then_answers_from_the_conversation(
     assert done.outputs == ["Use the Agent Framework docs."]
     seen = " ".join(m.text for m in model.requests[0].messages)
     assert "agents is documented here." in seen  # the tool's answer joined the conversation
+
+
+async def _answer_all(workflow: object, first: object, answers: list[str]) -> object:
+    run = getattr(workflow, "run")  # noqa: B009
+    result = await run(first)
+    replies = iter(answers)
+    while result.status == "paused":
+        (request,) = result.requests
+        result = await run(
+            checkpoint_id=result.checkpoint_id, responses={request.request_id: next(replies)}
+        )
+    return result
+
+
+async def test_function_tools_external_loop_until_exit() -> None:
+    model = ScriptedChatClient(["Soup is $4.", "Bread is $2.", "Bye!"])
+    workflow = (
+        DeclWorkflowBuilder()
+        .from_file(DECLARATIVE / "function_tools" / "workflow.yaml")
+        .with_agent("MenuAgent", AgentBuilder("MenuAgent").with_chat_client(model).build())
+        .build()
+    )
+    result = await _answer_all(workflow, "What soup is there?", ["And bread?", "exit"])
+    assert getattr(result, "outputs") == ["Soup is $4.", "Bread is $2.", "Bye!"]  # noqa: B009
+    assert len(model.requests) == 3
+
+
+async def test_customer_support_resolves_by_self_service() -> None:
+    import json
+
+    resolved = json.dumps(
+        {
+            "IsResolved": True,
+            "NeedsTicket": False,
+            "IssueDescription": "no wifi",
+            "AttemptedResolutionSteps": "restart",
+        }
+    )
+    pending = json.dumps(
+        {
+            "IsResolved": False,
+            "NeedsTicket": False,
+            "IssueDescription": "no wifi",
+            "AttemptedResolutionSteps": "",
+        }
+    )
+    builder = DeclWorkflowBuilder().from_file(WORKFLOW_SAMPLES / "CustomerSupport.yaml")
+    service = ScriptedChatClient([pending, resolved])
+    builder = builder.with_agent(
+        "SelfServiceAgent", AgentBuilder("SelfServiceAgent").with_chat_client(service).build()
+    )
+    for name in (
+        "TicketingAgent",
+        "TicketRoutingAgent",
+        "WindowsSupportAgent",
+        "TicketResolutionAgent",
+        "TicketEscalationAgent",
+    ):
+        builder = builder.with_agent(
+            name, AgentBuilder(name).with_chat_client(ScriptedChatClient([])).build()
+        )
+    result = await _answer_all(builder.build(), "My wifi is down", ["I restarted it"])
+    assert getattr(result, "status") == "completed"  # noqa: B009
+    assert len(service.requests) == 2  # asked once more after the first, unresolved answer

@@ -103,7 +103,35 @@ async def _agent_answered(
         rt.set(outputs["responseObject"], _parsed(reply))
     if outputs.get("autoSend", "output" not in step.fields):
         await rt.ctx.yield_output(reply)
+    when = _external_loop(step)
+    if when is not None and truthy(rt.value(when)):
+        then = {"agent": name, "external": True, "conversation": uses_conversation}
+        if not uses_conversation:
+            then["session"] = session.to_dict()
+        return await rt.ask(reply, str, then)
     return None
+
+
+def _external_loop(step: Step) -> Any:
+    """`input.externalLoop.when`: while it holds after an answer, the user is asked
+    and the agent answers again."""
+    given = step.fields.get("input")
+    loop = given.get("externalLoop") if isinstance(given, Mapping) else None
+    return loop.get("when") if isinstance(loop, Mapping) else None
+
+
+async def _next_turn(rt: Runtime, step: Step, then: dict[str, Any], said: str) -> Any:
+    agent = rt.services.agents[then["agent"]]
+    rt.vars.set_system("LastMessage", {"Text": said, "Role": "user"})
+    if then["conversation"]:
+        history = rt.conversation(step.fields.get("conversationId"))
+        history.append({"role": "user", "text": said})
+        session = agent.create_session()
+        response = await agent.run([_message(m) for m in history], session)
+    else:
+        session = AgentSession.from_dict(then["session"])
+        response = await agent.run([ChatMessage.user(said)], session)
+    return await _agent_answered(rt, step, then["agent"], session, response, then["conversation"])
 
 
 def _approval(agent: str, call: Mapping[str, Any]) -> ApprovalRequestContent:
@@ -117,7 +145,9 @@ def _approval(agent: str, call: Mapping[str, Any]) -> ApprovalRequestContent:
 
 async def resume_agent(rt: Runtime, step: Step, then: dict[str, Any], answer: Any) -> Any:
     """Record a decision on one of the agent's tool calls; once all are decided, the
-    agent goes on with them."""
+    agent goes on with them. In an external loop, the answer is the user's next message."""
+    if then.get("external"):
+        return await _next_turn(rt, step, then, text(answer))
     asked = then["asked"]
     answers = then["answers"]
     answers[asked[len(answers)]["call_id"]] = answer is True
