@@ -139,3 +139,38 @@ def test_raf_schema_lists_both_spellings():
     top = schema["properties"]
     assert "displayName" in top and "outputSchema" in top and "tokenCounter" in top
     assert "config.url" in schema["$defs"]["McpToolDecl"]["properties"]["url"]["description"]
+
+
+def test_original_compression_type_and_token_counter(tmp_path):
+    from raf.decl.loader import load
+
+    loaded = load(
+        "name: a\ninstructions: hi\ncompression:\n  type: sliding_window\n"
+        "  token_counter: estimate\n  budget: 1000\n"
+    )
+    assert loaded.decl.compression is not None
+    assert loaded.decl.compression.kind == "sliding_window"
+    assert loaded.decl.compression.token_counter == "estimate"
+    assert not [w for w in loaded.warnings if "compression" in str(w)]
+
+
+def test_named_provider_takes_its_default_endpoint():
+    from raf.decl.model_client import plan
+    from raf.decl.model_decls import ConnectionDecl
+
+    spec, _ = plan("deepseek-chat", "deepseek", ConnectionDecl(), None)
+    assert spec == "openai-compatible:https://api.deepseek.com/v1:deepseek-chat"
+
+
+def test_code_interpreter_default_language():
+    from raf.core.errors import ValidationProblems
+    from raf.decl.loader import load
+
+    doc = (
+        "name: a\ninstructions: hi\ntools:\n  - kind: code_interpreter\n    default_language: {}\n"
+    )
+    load(doc.format("python"))
+    with pytest.raises(ValidationProblems) as caught:
+        load(doc.format("javascript"))
+    (problem,) = caught.value.problems
+    assert problem.line == 5 and "runs Python only" in str(problem)

@@ -104,6 +104,26 @@ def resolve(
 
 
 _AZURE = ("azure", "azureopenai", "azure_openai")
+
+DEFAULT_ENDPOINTS = {
+    "deepseek": "https://api.deepseek.com/v1",
+    "moonshot": "https://api.moonshot.cn/v1",
+    "kimi": "https://api.moonshot.cn/v1",
+    "dashscope": "https://dashscope.aliyuncs.com/compatible-mode/v1",
+    "qwen": "https://dashscope.aliyuncs.com/compatible-mode/v1",
+    "zhipu": "https://open.bigmodel.cn/api/paas/v4",
+    "glm": "https://open.bigmodel.cn/api/paas/v4",
+    "siliconflow": "https://api.siliconflow.cn/v1",
+    "openrouter": "https://openrouter.ai/api/v1",
+    "groq": "https://api.groq.com/openai/v1",
+    "together": "https://api.together.xyz/v1",
+    "mistral": "https://api.mistral.ai/v1",
+    "xai": "https://api.x.ai/v1",
+    "fireworks": "https://api.fireworks.ai/inference/v1",
+    "perplexity": "https://api.perplexity.ai",
+}
+"""Providers that speak the OpenAI protocol at a known address: a document may name the
+provider without `connection.endpoint`."""
 """Provider names whose endpoint defaults to the AZURE_OPENAI_ENDPOINT variable."""
 
 
@@ -152,7 +172,7 @@ def plan(
         if connection.endpoint:
             settings["base_url"] = connection.endpoint
     else:  # any other provider (azure, vllm, llamacpp, …) speaks the OpenAI protocol
-        endpoint = connection.endpoint
+        endpoint = connection.endpoint or DEFAULT_ENDPOINTS.get(provider or "")
         if not endpoint and provider in _AZURE:
             endpoint = os.environ.get("AZURE_OPENAI_ENDPOINT")  # as Azure's own clients do
         if not endpoint:

@@ -259,6 +259,8 @@ def _compression(rw: Rewriter, path: Path_) -> None:
     owner = rw.mapping(path)
     if owner is None:
         return
+    if "type" in owner and "kind" not in owner:
+        rw.rename(path, "type", "kind")  # the original framework's spelling
     kind = owner.get("kind")
     if isinstance(kind, str):
         owner["kind"] = re.sub(r"(?<!^)(?=[A-Z])", "_", kind).lower().replace("-", "_")

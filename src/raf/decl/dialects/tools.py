@@ -78,6 +78,8 @@ def normalize_tool(rw: Rewriter, path: Path_) -> None:
         if kind == "code_interpreter":
             owner.setdefault("name", "code_interpreter")
             kind = "code"
+        if kind == "code":
+            _default_language(rw, path)
         elif kind == "web_search":
             owner.setdefault("name", "web_search")
             kind = "web"
@@ -110,6 +112,30 @@ def normalize_tool(rw: Rewriter, path: Path_) -> None:
                 f"code backend {backend!r} is not available in raf: code runs in raf's "
                 "sandboxed subprocess instead",
             )
+
+
+def _default_language(rw: Rewriter, path: Path_) -> None:
+    """`default_language` (the original framework's): raf's code interpreter runs Python,
+    so `python` is read and dropped, and any other language is a problem at its place."""
+    for where in (path, (*path, "config")):
+        owner = rw.mapping(where)
+        if owner is None:
+            continue
+        for key in ("default_language", "defaultLanguage"):
+            if key not in owner:
+                continue
+            language = owner[key]
+            if str(language).lower() in ("python", "python3", "py"):
+                del owner[key]
+            else:
+                rw.doc.problems.append(
+                    rw.doc.problem(
+                        (*where, key),
+                        f"raf's code_interpreter runs Python only; {language!r} cannot be "
+                        "its language",
+                    )
+                )
+                del owner[key]
 
 
 def drop_hosted_tools(rw: Rewriter, path: Path_) -> None:
