@@ -16,6 +16,7 @@ from raf.decl.workflow import DeclWorkflowBuilder
 from raf.testing import ScriptedChatClient
 from raf.tools.mcp.client import McpClient
 from raf.workflow import Workflow, WorkflowRunResult
+from raf.workflow.errors import WorkflowRunError
 from tests.decl.workflow.helpers import DATA, variables
 from tests.tools.peers import py_server_cmd
 
@@ -407,3 +408,31 @@ trigger:
     workflow = DeclWorkflowBuilder().from_yaml_str(text).build()
     result = await workflow.run("")
     assert result.outputs == ["hi Ada"]
+
+
+_SANDBOXED = """
+kind: Workflow
+trigger:
+  kind: OnConversationStart
+  actions:
+    - kind: ExecuteCode
+      id: run
+      code: print(6 * 7)
+      sandbox: {sandbox}
+      output: Local.out
+    - {{kind: SendActivity, activity: "{{Local.out}}"}}
+"""
+
+
+async def test_execute_code_sandbox_settings() -> None:
+    workflow = DeclWorkflowBuilder().from_yaml_str(
+        _SANDBOXED.format(sandbox="{timeout: 20, memory_mb: 256, network: false}")
+    )
+    result = await workflow.build().run("")
+    assert result.outputs == ["42"]
+
+
+async def test_execute_code_refuses_to_run_outside_the_sandbox() -> None:
+    workflow = DeclWorkflowBuilder().from_yaml_str(_SANDBOXED.format(sandbox="false")).build()
+    with pytest.raises(WorkflowRunError, match="raf runs code only in its sandbox"):
+        await workflow.run("")

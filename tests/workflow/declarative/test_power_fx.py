@@ -11,6 +11,7 @@ import pytest
 
 from raf.workflow.declarative import FUNCTIONS, Expression, ExpressionError, Variables
 from raf.workflow.declarative.expressions import MAX_DEPTH, MAX_STEPS
+from raf.workflow.declarative.variables import UnsetEnvironmentVariable
 
 VARS = Variables(
     {
@@ -144,7 +145,7 @@ def test_env_scope_reads_the_environment(monkeypatch: pytest.MonkeyPatch) -> Non
     monkeypatch.setenv("RAF_TEST_LABEL", "docs")
     assert ev('Env.RAF_TEST_LABEL & "___search"') == "docs___search"
     monkeypatch.delenv("RAF_TEST_LABEL")
-    with pytest.raises(Exception, match="environment variable RAF_TEST_LABEL is not set"):
+    with pytest.raises(UnsetEnvironmentVariable, match="environment variable RAF_TEST_LABEL"):
         ev("Env.RAF_TEST_LABEL")
 
 

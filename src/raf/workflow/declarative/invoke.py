@@ -224,6 +224,45 @@ async def _call_tool(
         await rt.say(text(result.value))
 
 
+_SANDBOX_KEYS = {
+    "timeout": "timeout_s",
+    "cpu_seconds": "cpu_s",
+    "cpuSeconds": "cpu_s",
+    "memory_mb": "memory_mb",
+    "memoryMb": "memory_mb",
+    "file_mb": "file_mb",
+    "fileMb": "file_mb",
+    "max_processes": "max_processes",
+    "maxProcesses": "max_processes",
+    "output_cap": "output_cap",
+    "outputCap": "output_cap",
+    "network": "network",
+}
+
+
+def _sandbox(rt: Runtime, raw: Any) -> dict[str, Any]:
+    """ExecuteCode's `sandbox:` (the original framework's): `true`, or the sandbox's
+    limits; code always runs in raf's sandbox, so `false` is refused."""
+    if raw is None or raw is True:
+        return {}
+    if raw is False:
+        raise rt.fail("sandbox: false is not possible: raf runs code only in its sandbox")
+    if not isinstance(raw, Mapping):
+        raise rt.fail("sandbox is true or a mapping of limits (timeout, memory_mb, …)")
+    out: dict[str, Any] = {}
+    for key, value in raw.items():
+        if key in ("kind", "backend", "type"):
+            continue
+        name = _SANDBOX_KEYS.get(str(key))
+        if name is None:
+            known = ", ".join(sorted(k for k in _SANDBOX_KEYS if "_" in k or k == "timeout"))
+            raise rt.fail(f"sandbox has no setting {key!r} (settings: {known})")
+        out[name] = (
+            value if name == "network" else float(value) if name == "timeout_s" else int(value)
+        )
+    return out
+
+
 async def execute_code(rt: Runtime, step: Step) -> None:
     """Run code in raf's code sandbox: no network, limited CPU, memory and time."""
     from raf.tools.code import CodeInterpreter
@@ -234,8 +273,10 @@ async def execute_code(rt: Runtime, step: Step) -> None:
     if language not in ("python", "shell"):
         raise rt.fail(f"ExecuteCode runs python or shell, not {language!r}")
     interpreter = rt.services.code
-    if interpreter is None or "timeout" in fields:
-        interpreter = CodeInterpreter(timeout_s=float(fields.get("timeout", 30)))
+    sandbox = _sandbox(rt, fields.get("sandbox"))
+    if interpreter is None or "timeout" in fields or sandbox:
+        settings = {"timeout_s": float(fields.get("timeout", 30)), **sandbox}
+        interpreter = CodeInterpreter(**settings)
     result = await interpreter.run(code, language=language)
     record = {
         "stdout": result.stdout,

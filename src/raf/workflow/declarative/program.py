@@ -40,7 +40,7 @@ _SPECS: dict[str, tuple[tuple[str, ...], tuple[str, ...]]] = {
         ("functionName",),
         ("arguments", "output", "requireApproval", "require_approval", "conversationId"),
     ),
-    "ExecuteCode": (("code",), ("language", "output", "result", "timeout")),
+    "ExecuteCode": (("code",), ("language", "output", "result", "timeout", "sandbox")),
     "InvokeMcpTool": (
         ("toolName",),
         (
