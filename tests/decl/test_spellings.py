@@ -174,3 +174,41 @@ def test_code_interpreter_default_language():
         load(doc.format("javascript"))
     (problem,) = caught.value.problems
     assert problem.line == 5 and "runs Python only" in str(problem)
+
+
+_TEAM = """name: lead
+instructions: lead
+metadata:
+  orchestration:
+{options}
+subAgents:
+  - name: a
+    instructions: a
+  - name: b
+    instructions: b
+"""
+
+
+@pytest.mark.parametrize(
+    ("options", "expected"),
+    [
+        ("    mode: groupChat\n    maxIterations: 4", {"mode": "group_chat", "max_rounds": 4}),
+        (
+            "    mode: roundRobin\n    maxIterations: 2",
+            {"mode": "group_chat", "selector": "round_robin", "max_rounds": 2},
+        ),
+        ("    mode: vote\n    votingRounds: 3", {"mode": "vote", "rounds": 3}),
+        (
+            "    mode: pipeline\n    phases:\n      - name: p1\n        agents: [a, b]",
+            {"mode": "pipeline"},
+        ),
+    ],
+)
+def test_original_orchestration_spellings(options, expected):
+    from raf.decl.loader import load
+
+    decl = load(_TEAM.format(options=options)).orchestration
+    for key, value in expected.items():
+        assert getattr(decl, key) == value
+    if decl.mode == "pipeline":
+        assert decl.phases[0].members == ["a", "b"]

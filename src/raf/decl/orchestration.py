@@ -132,6 +132,42 @@ MODES: dict[str, type[BaseModel]] = {
 ROOT: Path_ = ("metadata", "orchestration")
 
 
+_MODE_SPELLINGS = {
+    "groupchat": "group_chat",
+    "group_chat": "group_chat",
+    "roundrobin": "group_chat",
+    "round_robin": "group_chat",
+    "voting": "vote",
+    "parallel": "concurrent",
+}
+"""Mode names as the original framework writes them (read without regard to case)."""
+
+
+def _original_spellings(doc: Document, data: dict[str, Any]) -> None:
+    """The original framework's keys, read as raf's, each keeping its place in the file:
+    `groupChat`/`roundRobin` modes, `maxIterations` of a group chat, vote `votingRounds`,
+    and `agents` of a pipeline phase."""
+    from raf.decl.dialects.rewriter import Rewriter
+
+    rw = Rewriter(doc)
+    raw_mode = data.get("mode")
+    if isinstance(raw_mode, str):
+        key = raw_mode.lower().replace("-", "_")
+        mode = _MODE_SPELLINGS.get(key, raw_mode)
+        if key in ("roundrobin", "round_robin"):
+            data.setdefault("selector", "round_robin")
+        data["mode"] = mode
+    if data.get("mode") == "group_chat":
+        rw.rename(ROOT, "maxIterations", "maxRounds")
+        rw.rename(ROOT, "max_iterations", "maxRounds")
+    if data.get("mode") == "vote":
+        rw.rename(ROOT, "votingRounds", "rounds")
+        rw.rename(ROOT, "voting_rounds", "rounds")
+    for index, phase in enumerate(data.get("phases") or []):
+        if isinstance(phase, dict):
+            rw.rename((*ROOT, "phases", index), "agents", "members")
+
+
 def check_orchestration(
     doc: Document, metadata: Mapping[str, Any], members: Sequence[str] | None
 ) -> tuple[OrchestrationDecl | None, list[Problem]]:
@@ -152,6 +188,10 @@ def check_orchestration(
                 ROOT, "expected an orchestration mode, or a mapping with 'mode' and options"
             )
         ]
+    if isinstance(value, str):
+        data = {"mode": _MODE_SPELLINGS.get(value.lower().replace("-", "_"), value)}
+    else:
+        _original_spellings(doc, data)
     mode = data.get("mode")
     if mode is None:
         return None, [
