@@ -140,6 +140,8 @@ def check_workflow(doc: Document) -> LoadedWorkflow:
         problems += _actions(doc, data, loaded)
         problems += _inputs(doc, data, loaded)
     problems += _agents(doc, data, loaded)
+    if graph:
+        problems += _inline_node_agents(doc, data, loaded)
     problems += _mcp_servers(doc, data, loaded)
     loaded.warnings = list(doc.warnings)
     if problems:
@@ -221,6 +223,28 @@ def _inputs(doc: Document, data: dict[str, Any], loaded: LoadedWorkflow) -> list
             )
             continue
         loaded.inputs[str(name)] = dict(spec) if isinstance(spec, Mapping) else {}
+    return problems
+
+
+def _inline_node_agents(
+    doc: Document, data: dict[str, Any], loaded: LoadedWorkflow
+) -> list[Problem]:
+    """Agent nodes of a graph that carry their agent inline (`agent: {instructions, …}`):
+    each is loaded under its node's id."""
+    problems: list[Problem] = []
+    for index, node in enumerate(data.get("nodes") or []):
+        if not isinstance(node, Mapping) or not isinstance(node.get("agent"), Mapping):
+            continue
+        node_id = str(node.get("id"))
+        inline = dict(node["agent"])
+        inline.setdefault("name", node_id)
+        try:
+            loaded.agents[node_id] = load_dict(inline, base_dir=doc.base_dir)
+        except ValidationProblems as exc:
+            problems += [
+                doc.problem(("nodes", index, "agent"), f"node {node_id!r}: {p.message}")
+                for p in exc.problems
+            ]
     return problems
 
 
