@@ -14,5 +14,11 @@ def microsoft_docs_search(query: str) -> str:
     return f'[{{"title": "About {query}", "content": "{query} is documented here."}}]'
 
 
+@server.tool(name="docs___microsoft_docs_search")
+def toolbox_docs_search(query: str) -> str:
+    """The same search, as a toolbox serves it under its label."""
+    return microsoft_docs_search(query)
+
+
 if __name__ == "__main__":
     server.run("stdio")

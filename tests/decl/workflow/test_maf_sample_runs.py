@@ -4,6 +4,8 @@ from __future__ import annotations
 
 from pathlib import Path
 
+import pytest
+
 from raf import AgentBuilder
 from raf.decl.workflow import DeclWorkflowBuilder
 from raf.testing import ScriptedChatClient
@@ -212,3 +214,73 @@ async def test_customer_support_resolves_by_self_service() -> None:
     result = await _answer_all(builder.build(), "My wifi is down", ["I restarted it"])
     assert getattr(result, "status") == "completed"  # noqa: B009
     assert len(service.requests) == 2  # asked once more after the first, unresolved answer
+
+
+async def test_devui_workflow_uses_the_turn_scope() -> None:
+    path = SAMPLES / "python" / "samples" / "02-agents" / "devui" / "workflow_declarative"
+    workflow = DeclWorkflowBuilder().from_file(path / "workflow.yaml").build()
+    child = await workflow.run({"age": 9})
+    adult = await workflow.run({"age": 40})
+    assert "young one" in " ".join(str(o) for o in child.outputs)
+    assert child.outputs != adult.outputs
+
+
+async def test_agent_to_function_tool_passes_the_agent_s_json_on() -> None:
+    import json
+
+    order = {"items": [{"name": "cake", "price": 3.5, "quantity": 2}]}
+    model = ScriptedChatClient([json.dumps(order)])
+
+    def calculate_order_total(order_data: dict[str, object]) -> dict[str, float]:
+        items = order_data["items"]
+        assert isinstance(items, list)
+        return {"total": sum(i["price"] * i["quantity"] for i in items)}
+
+    def format_order_confirmation(
+        order_data: dict[str, object], order_calculation: dict[str, float]
+    ) -> str:
+        return f"Order confirmed: total {order_calculation['total']:.2f}"
+
+    workflow = (
+        DeclWorkflowBuilder()
+        .from_file(DECLARATIVE / "agent_to_function_tool" / "workflow.yaml")
+        .with_agent(
+            "OrderAnalysisAgent", AgentBuilder("OrderAnalysisAgent").with_chat_client(model).build()
+        )
+        .with_tool(calculate_order_total)
+        .with_tool(format_order_confirmation)
+        .build()
+    )
+    result = await workflow.run({"input": "two cakes please"})
+    assert result.outputs == ["Order confirmed: total 7.00"]
+
+
+async def test_foundry_toolbox_mcp_reads_its_tool_name_from_the_environment(
+    monkeypatch: pytest.MonkeyPatch,
+) -> None:
+    import sys
+
+    from raf.tools.mcp.client import McpClient
+
+    monkeypatch.setenv("FOUNDRY_TOOLBOX_DOCS_SERVER_LABEL", "docs")
+    monkeypatch.setenv("FOUNDRY_TOOLBOX_MCP_SERVER_URL", "http://127.0.0.1:9/unused")
+    server = Path(__file__).with_name("docs_mcp_server.py")
+    client = McpClient({"name": "toolbox", "command": sys.executable, "args": [str(server)]})
+    model = ScriptedChatClient(["See the workflows docs."])
+    try:
+        workflow = (
+            DeclWorkflowBuilder()
+            .from_file(DECLARATIVE / "invoke_foundry_toolbox_mcp" / "workflow.yaml")
+            .with_mcp_server("foundry_toolbox", client)
+            .with_agent(
+                "FoundryToolboxMcpAgent",
+                AgentBuilder("FoundryToolboxMcpAgent").with_chat_client(model).build(),
+            )
+            .build()
+        )
+        result = await workflow.run({"text": "workflows"})
+    finally:
+        await client.aclose()
+    assert result.outputs == ["See the workflows docs."]
+    seen = " ".join(m.text for m in model.requests[0].messages)
+    assert "workflows is documented here." in seen
