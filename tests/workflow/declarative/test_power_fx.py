@@ -224,3 +224,16 @@ def test_huge_numbers_are_refused() -> None:
 
 def test_long_formula_is_refused() -> None:
     _refused_fast("1+" * 20_000 + "1", "the limit is")
+
+
+def test_conversation_level_system_values() -> None:
+    variables = Variables()
+    variables.set_system("ConversationId", "conv_1")
+    variables.set_system("LastMessage", {"Text": "hi", "Role": "user"})
+
+    def value(source: str) -> Any:
+        return Expression.compile(source).evaluate(variables.get, FUNCTIONS)
+
+    assert value("System.Conversation.Id") == "conv_1"
+    assert value("System.ConversationId") == "conv_1"
+    assert value("System.LastMessageText") == "hi"

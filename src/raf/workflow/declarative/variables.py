@@ -146,8 +146,16 @@ class Variables:
             self.data[scope] = {}
 
     def set_system(self, key: str, value: Any) -> None:
-        """Set a `System.` value (done by the runtime only)."""
-        self.data["System"][key] = copy.deepcopy(value)
+        """Set a `System.` value (done by the runtime only). The conversation-level
+        values follow: `System.Conversation.Id` with `System.ConversationId`, and
+        `System.LastMessageText` with `System.LastMessage`."""
+        system = self.data["System"]
+        system[key] = copy.deepcopy(value)
+        if key == "ConversationId":
+            system["Conversation"] = {**(system.get("Conversation") or {}), "Id": value}
+        elif key == "LastMessage" and isinstance(value, dict):
+            system["LastMessageText"] = value.get("Text")
+            system["LastMessageId"] = value.get("Id")
 
     @property
     def outputs(self) -> dict[str, Any]:
