@@ -284,3 +284,42 @@ async def test_foundry_toolbox_mcp_reads_its_tool_name_from_the_environment(
     assert result.outputs == ["See the workflows docs."]
     seen = " ".join(m.text for m in model.requests[0].messages)
     assert "workflows is documented here." in seen
+
+
+async def test_customer_support_python_sample_routes_a_ticket_to_windows_support() -> None:
+    import json
+
+    service = json.dumps(
+        {
+            "IsResolved": False,
+            "NeedsTicket": True,
+            "IssueDescription": "blue screen",
+            "AttemptedResolutionSteps": "rebooted",
+        }
+    )
+    ticket = json.dumps({"TicketId": "T-7", "TicketSummary": "blue screen"})
+    route = json.dumps({"TeamName": "Windows Support"})
+    support = json.dumps(
+        {"IsResolved": True, "NeedsEscalation": False, "ResolutionSummary": "driver updated"}
+    )
+    scripts = {
+        "SelfServiceAgent": [service],
+        "TicketingAgent": [ticket],
+        "TicketRoutingAgent": [route],
+        "WindowsSupportAgent": [support],
+        "TicketResolutionAgent": ["Ticket T-7 closed."],
+        "TicketEscalationAgent": [],
+    }
+    clients = {name: ScriptedChatClient(replies) for name, replies in scripts.items()}
+    builder = DeclWorkflowBuilder().from_file(DECLARATIVE / "customer_support" / "workflow.yaml")
+    for name, client in clients.items():
+        builder = builder.with_agent(name, AgentBuilder(name).with_chat_client(client).build())
+    result = await _answer_all(builder.build(), "My PC crashes", [])
+    said = " ".join(str(o) for o in getattr(result, "outputs"))  # noqa: B009
+    assert "Created ticket #T-7" in said
+    assert "Routing to Windows Support" in said
+    assert not clients["TicketEscalationAgent"].requests  # resolved, never escalated
+    ticketing_saw = " ".join(m.text for m in clients["TicketingAgent"].requests[0].messages)
+    assert "IssueDescription: blue screen" in ticketing_saw  # input.arguments reached it
+    resolution_saw = " ".join(m.text for m in clients["TicketResolutionAgent"].requests[0].messages)
+    assert "ResolutionSummary: driver updated" in resolution_saw

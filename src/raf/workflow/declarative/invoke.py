@@ -51,7 +51,10 @@ async def invoke_agent(rt: Runtime, step: Step) -> Any:
         known = ", ".join(sorted(rt.services.agents)) or "none"
         raise rt.fail(f"no agent {name!r} (agents: {known})")
     given = fields.get("input", fields.get("message"))
+    arguments: Any = None
     if isinstance(given, Mapping):
+        if given.get("arguments") is not None:
+            arguments = rt.value(given["arguments"])
         given = given.get("messages", given.get("text"))
     said = rt.render(given) if given is not None else None
     uses_conversation = "conversationId" in fields or said is None
@@ -63,9 +66,24 @@ async def invoke_agent(rt: Runtime, step: Step) -> Any:
         messages = [_message(m) for m in history]
     else:
         messages = [ChatMessage.user(said or "")]
+    options = _arguments(agent, arguments, messages)
     session = agent.create_session()
-    response = await agent.run(messages, session)
+    response = await agent.run(messages, session, options)
     return await _agent_answered(rt, step, name, session, response, uses_conversation)
+
+
+def _arguments(agent: Any, arguments: Any, messages: list[ChatMessage]) -> Any:
+    """`input.arguments` reach the agent: they fill its instructions template, or, for
+    an agent without one, are given to it as a message that lists them."""
+    if not arguments:
+        return None
+    if not isinstance(arguments, Mapping):
+        arguments = {"arguments": arguments}
+    if getattr(agent, "instructions_template", None) is not None:
+        return AgentRunOptions(template_variables=dict(arguments))
+    listed = "\n".join(f"{key}: {text(value)}" for key, value in arguments.items())
+    messages.append(ChatMessage.user(listed))
+    return None
 
 
 async def _agent_answered(
