@@ -323,3 +323,36 @@ async def test_customer_support_python_sample_routes_a_ticket_to_windows_support
     assert "IssueDescription: blue screen" in ticketing_saw  # input.arguments reached it
     resolution_saw = " ".join(m.text for m in clients["TicketResolutionAgent"].requests[0].messages)
     assert "ResolutionSummary: driver updated" in resolution_saw
+
+
+HOSTED = SAMPLES / "python" / "samples" / "04-hosting" / "foundry-hosted-agents" / "responses"
+
+
+@pytest.mark.parametrize(
+    ("triage", "expected"),
+    [
+        ({"Category": "Billing", "NeedsClarification": False}, "refund is on its way"),
+        ({"Category": "Technical", "NeedsClarification": False}, "restart the router"),
+        ({"NeedsClarification": True, "ClarificationQuestion": "Which order?"}, "Which order?"),
+        ({"Category": "Other", "NeedsClarification": False, "Reply": "Hello!"}, "Hello!"),
+    ],
+)
+async def test_hosted_customer_support_triage_routes(
+    triage: dict[str, object], expected: str
+) -> None:
+    import json
+
+    replies = {
+        "TriageAgent": [json.dumps(triage)],
+        "TechSupportAgent": ["Please restart the router."],
+        "BillingAgent": ["Your refund is on its way."],
+    }
+    builder = DeclWorkflowBuilder().from_file(
+        HOSTED / "declarative_customer_support" / "workflow.yaml"
+    )
+    for name, script in replies.items():
+        builder = builder.with_agent(
+            name, AgentBuilder(name).with_chat_client(ScriptedChatClient(script)).build()
+        )
+    result = await builder.build().run("I need help")
+    assert expected in " ".join(str(o) for o in result.outputs)
