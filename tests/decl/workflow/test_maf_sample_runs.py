@@ -356,3 +356,49 @@ async def test_hosted_customer_support_triage_routes(
         )
     result = await builder.build().run("I need help")
     assert expected in " ".join(str(o) for o in result.outputs)
+
+
+def _ledger(*, satisfied: bool, speaker: str = "", instruction: str = "") -> str:
+    import json
+
+    def answer(value: object) -> dict[str, object]:
+        return {"reason": "because", "answer": value}
+
+    return json.dumps(
+        {
+            "is_request_satisfied": answer(satisfied),
+            "is_in_loop": answer(False),
+            "is_progress_being_made": answer(True),
+            "next_speaker": answer(speaker),
+            "instruction_or_question": answer(instruction),
+        }
+    )
+
+
+async def test_deep_research_plans_delegates_and_summarises() -> None:
+    scripts = {
+        "ResearchAgent": ["Facts: Seattle is rainy."],
+        "PlannerAgent": ["Plan: ask the weather agent."],
+        "ManagerAgent": [
+            _ledger(satisfied=False, speaker="WeatherAgent", instruction="Weather in Seattle?"),
+            _ledger(satisfied=True),
+        ],
+        "WeatherAgent": ["Rain, 12°C."],
+        "SummaryAgent": ["It is raining in Seattle (12°C)."],
+        "CoderAgent": [],
+        "KnowledgeAgent": [],
+    }
+    clients = {name: ScriptedChatClient(replies) for name, replies in scripts.items()}
+    builder = DeclWorkflowBuilder().from_file(WORKFLOW_SAMPLES / "DeepResearch.yaml")
+    for name, client in clients.items():
+        builder = builder.with_agent(name, AgentBuilder(name).with_chat_client(client).build())
+    result = await builder.build().run("What is the weather in Seattle?")
+    said = "\n".join(str(o) for o in result.outputs)
+    assert "Rain, 12°C." in said
+    assert said.rstrip().endswith("It is raining in Seattle (12°C).")
+    weather_saw = [m.text for m in clients["WeatherAgent"].requests[0].messages]
+    assert "Weather in Seattle?" in weather_saw
+    # the task instructions list the team (Concat over ForAll with $"" strings) and the
+    # research agent's facts (MessageText of its output messages)
+    assert "- WeatherAgent: Able to retrieve weather information" in said
+    assert "Consider this initial fact sheet:\n\nFacts: Seattle is rainy." in said

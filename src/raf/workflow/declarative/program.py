@@ -251,6 +251,8 @@ class _Compiler:
 
     def values(self, value: Any, path: KeyPath, *, template: bool = False) -> None:
         """Check every expression (`=...`) and, for text fields, `{...}` template part."""
+        if template:
+            value = unquoted_template(value)
         if isinstance(value, str):
             if value.startswith("="):
                 self.expression(value[1:], path)
@@ -505,6 +507,16 @@ class _Compiler:
                     path,
                     f"GotoAction target {target!r} is no action id{hint(target, self.labels)}",
                 )
+
+
+def unquoted_template(value: Any) -> Any:
+    """`activity: {Local.x}` written without quotes is a YAML mapping `{"Local.x": None}`;
+    in a text field it is read as the template it looks like, `"{Local.x}"`."""
+    if isinstance(value, Mapping) and len(value) == 1:
+        ((key, inner),) = value.items()
+        if inner is None and isinstance(key, str) and key not in ("text", "content"):
+            return "{" + key + "}"
+    return value
 
 
 def local_path(value: str) -> str:

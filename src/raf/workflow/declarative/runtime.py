@@ -16,7 +16,13 @@ from raf.core.messages import new_id
 from raf.workflow.context import WorkflowContext
 from raf.workflow.declarative.expressions import Expression, ExpressionError
 from raf.workflow.declarative.functions import FUNCTIONS
-from raf.workflow.declarative.program import Instr, Program, Step, show_path
+from raf.workflow.declarative.program import (
+    Instr,
+    Program,
+    Step,
+    show_path,
+    unquoted_template,
+)
 from raf.workflow.declarative.values import text, truthy, type_word
 from raf.workflow.declarative.variables import VariableError, Variables
 
@@ -103,6 +109,7 @@ class Runtime:
     def render(self, raw: Any) -> str:
         """A text field: `=expr` as text, else `{expr}` parts filled in; `{text: ...}`
         records are read for their text."""
+        raw = unquoted_template(raw)
         if isinstance(raw, Mapping):
             raw = raw.get("text", "")
         if isinstance(raw, list):
