@@ -72,8 +72,13 @@ async def test_human_in_loop_asks_three_times_and_sums_up() -> None:
     assert "Thank you, Lin! Your feedback: Nice work" in said
 
 
-async def test_marketing_passes_the_conversation_through_three_agents() -> None:
-    builder = DeclWorkflowBuilder().from_file(WORKFLOW_SAMPLES / "Marketing.yaml")
+@pytest.mark.parametrize(
+    "path",
+    [WORKFLOW_SAMPLES / "Marketing.yaml", DECLARATIVE / "marketing" / "workflow.yaml"],
+    ids=["declarative-agents", "python-sample"],
+)
+async def test_marketing_passes_the_conversation_through_three_agents(path: Path) -> None:
+    builder = DeclWorkflowBuilder().from_file(path)
     clients = {}
     for name, reply in (
         ("AnalystAgent", "features: light"),
