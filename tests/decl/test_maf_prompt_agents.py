@@ -141,3 +141,27 @@ def test_template_manifest_resource_without_kind_is_located() -> None:
     with pytest.raises(ValidationProblems) as caught:
         load(broken)
     assert "a resource is a mapping with a kind" in str(caught.value)
+
+
+_INTERNAL = ("function-after", "function-before", "list[", "dict[", "union[", "literal[", "model-")
+
+
+@pytest.mark.parametrize(
+    "body",
+    [
+        "outputSchema:\n  properties: 3\n",
+        "outputSchema:\n  properties:\n    a: [1, 2]\n",
+        "outputSchema:\n  properties:\n    - {kind: string}\n",
+        "tools:\n  - kind: function\n    name: f\n    parameters: 7\n",
+        "tools:\n  - kind: mcp\n    name: m\n    url: https://x.example/mcp\n    approvalMode: {kind: 5}\n",
+        "model:\n  connection: {kind: reference, name: 4}\n",
+        "contexts:\n  - kind: memory\n    config: [1]\n",
+    ],
+)
+def test_no_problem_names_pydantic_internals(body: str) -> None:
+    with pytest.raises(ValidationProblems) as caught:
+        load("name: a\ninstructions: hi\n" + body)
+    for problem in caught.value.problems:
+        shown = str(problem).lower()
+        assert not any(word in shown for word in _INTERNAL), shown
+        assert problem.line is not None

@@ -202,6 +202,8 @@ def _approval(value: Any) -> Any:
         kind = str(value.get("kind", "")).lower()
         if kind in ("always", "never"):
             return kind
+        if kind not in ("requirespecific", "require_specific", "specific", "specify"):
+            return value  # not a form raf knows: refused by the schema, at its place
         per_tool: dict[str, str] = {}
         for name in value.get("alwaysRequireApprovalTools") or []:
             per_tool[str(name)] = "always"
