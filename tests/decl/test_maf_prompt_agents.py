@@ -10,6 +10,7 @@ from raf.core.errors import ValidationProblems
 from raf.decl import DeclAgentBuilder
 from raf.decl.loader import load
 from raf.decl.output_schema import as_json_schema
+from raf.decl.tool_decls import FunctionToolDecl
 from raf.testing import ScriptedChatClient
 
 
@@ -40,7 +41,7 @@ tools:
         enum: [c, f]
 """
     (tool,) = load(text).decl.tools
-    assert tool.parameters is not None
+    assert isinstance(tool, FunctionToolDecl) and tool.parameters is not None
     schema = as_json_schema(tool.parameters)
     assert schema["properties"]["location"] == {"type": "string"}
     assert schema["properties"]["unit"] == {"type": "string", "enum": ["c", "f"]}
@@ -153,7 +154,10 @@ _INTERNAL = ("function-after", "function-before", "list[", "dict[", "union[", "l
         "outputSchema:\n  properties:\n    a: [1, 2]\n",
         "outputSchema:\n  properties:\n    - {kind: string}\n",
         "tools:\n  - kind: function\n    name: f\n    parameters: 7\n",
-        "tools:\n  - kind: mcp\n    name: m\n    url: https://x.example/mcp\n    approvalMode: {kind: 5}\n",
+        (
+            "tools:\n  - kind: mcp\n    name: m\n    url: https://x.example/mcp\n"
+            "    approvalMode: {kind: 5}\n"
+        ),
         "model:\n  connection: {kind: reference, name: 4}\n",
         "contexts:\n  - kind: memory\n    config: [1]\n",
     ],

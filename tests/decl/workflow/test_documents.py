@@ -210,7 +210,7 @@ async def test_original_graph_json_refs_inline_agents_script_nodes_and_is_output
 
 
 def test_a_script_node_raf_cannot_run_is_a_located_error_naming_it() -> None:
-    document = {
+    document: dict[str, Any] = {
         "start_node_id": "s",
         "nodes": [{"id": "s", "type": "script", "language": "python", "script": "print(1)"}],
         "edges": [],

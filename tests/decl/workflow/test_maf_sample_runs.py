@@ -24,7 +24,7 @@ async def test_student_teacher_runs_until_the_teacher_congratulates() -> None:
         _agent("StudentAgent", ["2 + 2 = 5", "2 + 2 = 4"]),
         _agent("TeacherAgent", ["Not quite, try again.", "Congratulations! That is right."]),
     ):
-        builder = builder.with_agent(name, agent)  # type: ignore[arg-type]
+        builder = builder.with_agent(name, agent)
     workflow = builder.build()
     result = await workflow.run("What is 2 + 2?")
     said = " ".join(str(o) for o in result.outputs)
@@ -101,7 +101,7 @@ async def test_math_chat_loops_until_congratulations() -> None:
         _agent("StudentAgent", ["It is 5.", "It is 4."]),
         _agent("TeacherAgent", ["Try again.", "CONGRATULATIONS, correct."]),
     ):
-        builder = builder.with_agent(name, agent)  # type: ignore[arg-type]
+        builder = builder.with_agent(name, agent)
     result = await builder.build().run("What is 2 + 2?")
     said = [str(o) for o in result.outputs]
     # the teacher's replies are not sent (autoSend: false); the loop ends on its
