@@ -60,7 +60,7 @@ __all__ = [
     "walk",
 ]
 
-MAX_STEPS = 200_000
+MAX_STEPS = 100_000
 """Most tree nodes one formula run may evaluate (rows of table functions included)."""
 
 ROW_FUNCTIONS = frozenset(
@@ -157,7 +157,8 @@ class _Budget:
             raise ExpressionError(str(exc), source=source, offset=node.offset) from None
         if self.cells > MAX_CELLS:
             raise ExpressionError(
-                f"the formula made more than {MAX_CELLS} characters and table cells",
+                f"the formula made more than {MAX_CELLS} table cells (a cell per eight characters "
+                "of text)",
                 source=source,
                 offset=node.offset,
             )

@@ -10,19 +10,21 @@ MAX_TEXT = 1_000_000
 """Longest text one expression step may make, in characters."""
 MAX_ROWS = 10_000
 """Most rows of one table an expression may make."""
-MAX_CELLS = 5_000_000
-"""Most characters and table cells one formula run may make in all."""
+MAX_CELLS = 1_000_000
+"""Most table cells (and texts, eight characters to a cell) one formula run may make in
+all."""
 MAX_NUMBER = 1e300
 """Largest magnitude of a number an expression may make."""
 
 
 def check_size(value: Any) -> int:
-    """How many characters or cells `value` adds (its own length, not its parts', which
-    were counted when they were made); a `ValueError` when one is too large."""
+    """How many cells `value` adds (its own length, not its parts', which were counted
+    when they were made; a text counts a cell per eight characters); a `ValueError` when
+    one is too large."""
     if isinstance(value, str):
         if len(value) > MAX_TEXT:
             raise ValueError(f"the text would be longer than {MAX_TEXT} characters")
-        return len(value)
+        return len(value) // 8 + 1
     if isinstance(value, list):
         if len(value) > MAX_ROWS:
             raise ValueError(f"the table would have more than {MAX_ROWS} rows")
