@@ -407,3 +407,39 @@ async def test_deep_research_plans_delegates_and_summarises() -> None:
     # research agent's facts (MessageText of its output messages)
     assert "- WeatherAgent: Able to retrieve weather information" in said
     assert "Consider this initial fact sheet:\n\nFacts: Seattle is rainy." in said
+
+
+def test_unset_environment_in_a_workflow_is_a_validation_warning(
+    monkeypatch: pytest.MonkeyPatch,
+) -> None:
+    from raf.decl.workflow import load_workflow_file
+
+    monkeypatch.delenv("FOUNDRY_TOOLBOX_MCP_SERVER_URL", raising=False)
+    monkeypatch.delenv("FOUNDRY_TOOLBOX_DOCS_SERVER_LABEL", raising=False)
+    loaded = load_workflow_file(DECLARATIVE / "invoke_foundry_toolbox_mcp" / "workflow.yaml")
+    unset = [w for w in loaded.warnings if "is not set" in str(w)]
+    named = {(w.line, w.message.split()[2]) for w in unset}
+    assert named == {
+        (25, "FOUNDRY_TOOLBOX_MCP_SERVER_URL"),
+        (27, "FOUNDRY_TOOLBOX_DOCS_SERVER_LABEL"),
+    }
+
+
+async def test_running_with_an_unset_environment_variable_names_it_and_its_line(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    from raf.workflow.errors import WorkflowRunError
+
+    monkeypatch.delenv("RAF_TEST_UNSET_VAR", raising=False)
+    path = tmp_path / "flow.yaml"
+    path.write_text(
+        "kind: Workflow\ntrigger:\n  kind: OnConversationStart\n  actions:\n"
+        "    - kind: SendActivity\n      id: say\n      activity: =Env.RAF_TEST_UNSET_VAR\n",
+        encoding="utf-8",
+    )
+    workflow = DeclWorkflowBuilder().from_file(path).build()
+    with pytest.raises(WorkflowRunError) as caught:
+        await workflow.run("")
+    shown = str(caught.value)
+    assert "environment variable RAF_TEST_UNSET_VAR is not set" in shown
+    assert f"{path}:5:7" in shown

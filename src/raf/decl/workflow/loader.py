@@ -5,6 +5,8 @@ and its actions, Microsoft Agent Framework's `kind: Workflow` (top-level `action
 
 from __future__ import annotations
 
+import os
+import re
 from collections.abc import Mapping
 from dataclasses import dataclass, field
 from pathlib import Path
@@ -143,11 +145,36 @@ def check_workflow(doc: Document) -> LoadedWorkflow:
     if graph:
         problems += _inline_node_agents(doc, data, loaded)
     problems += _mcp_servers(doc, data, loaded)
+    _unset_environment(doc, data, ())
     loaded.warnings = list(doc.warnings)
     if problems:
         problems.sort(key=lambda p: (p.file != doc.file, p.line or 0, p.column or 0))
         raise DocumentProblems(problems, loaded.warnings)
     return loaded
+
+
+_ENV_NAME = re.compile(r"\bEnv\.([A-Za-z_][A-Za-z0-9_]*)", re.IGNORECASE)
+
+
+def _unset_environment(doc: Document, value: Any, path: Path_) -> None:
+    """An expression reading `Env.NAME` that the environment lacks is a warning naming
+    it where it is read: the document is valid, the machine is not yet configured
+    (running it is an error that names the variable)."""
+    if isinstance(value, Mapping):
+        for key, inner in value.items():
+            _unset_environment(doc, inner, (*path, str(key)))
+    elif isinstance(value, list):
+        for index, inner in enumerate(value):
+            _unset_environment(doc, inner, (*path, index))
+    elif isinstance(value, str) and value.startswith("="):
+        for name in dict.fromkeys(_ENV_NAME.findall(value)):
+            if name not in os.environ:
+                doc.warnings.append(
+                    doc.problem(
+                        path,
+                        f"environment variable {name} is not set (set it before running)",
+                    )
+                )
 
 
 def _actions(doc: Document, data: dict[str, Any], loaded: LoadedWorkflow) -> list[Problem]:

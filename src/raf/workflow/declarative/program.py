@@ -153,6 +153,8 @@ class Step:
     id: str
     fields: dict[str, Any]
     path: KeyPath
+    where: str = ""
+    """The file, line and column of the action, when it came from a file."""
 
 
 @dataclass(kw_only=True, slots=True)

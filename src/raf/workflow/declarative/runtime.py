@@ -32,7 +32,10 @@ class ActionError(RafError):
 
     def __init__(self, step: Step | None, message: str) -> None:
         self.step = step
-        where = f"action {step.id!r} ({step.kind}) at {show_path(step.path)}: " if step else ""
+        shown = show_path(step.path) if step else ""
+        if step is not None and step.where:
+            shown = f"{step.where} ({shown})"
+        where = f"action {step.id!r} ({step.kind}) at {shown}: " if step else ""
         super().__init__(f"{where}{message}")
 
 
