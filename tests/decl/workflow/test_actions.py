@@ -436,3 +436,8 @@ async def test_execute_code_refuses_to_run_outside_the_sandbox() -> None:
     workflow = DeclWorkflowBuilder().from_yaml_str(_SANDBOXED.format(sandbox="false")).build()
     with pytest.raises(WorkflowRunError, match="raf runs code only in its sandbox"):
         await workflow.run("")
+
+
+async def test_send_message_and_topic_variables() -> None:
+    result = await run("SendMessage", "")
+    assert result.outputs == ["The cat says meow."]

@@ -91,6 +91,12 @@ async def send_activity(rt: Runtime, step: Step) -> None:
     await rt.say(rt.render(step.fields["activity"]))
 
 
+async def send_message(rt: Runtime, step: Step) -> None:
+    """SendMessage (Copilot Studio's spelling): a message to the user, kept in the
+    conversation it names (the run's own by default)."""
+    await rt.say(rt.render(step.fields["message"]), step.fields.get("conversationId"))
+
+
 async def question(rt: Runtime, step: Step) -> Any:
     """Ask the user. With `alwaysPrompt: false` (or `skipQuestionMode:
     AlwaysSkipIfVariableHasValue`) a variable that already has a value is not asked
@@ -154,6 +160,7 @@ ACTIONS: dict[str, Action] = {
     "ClearAllVariables": clear_all,
     "ParseValue": parse_value,
     "SendActivity": send_activity,
+    "SendMessage": send_message,
     "Question": question,
     "RequestExternalInput": question,
     "CreateConversation": create_conversation,

@@ -35,6 +35,7 @@ _SPECS: dict[str, tuple[tuple[str, ...], tuple[str, ...]]] = {
     "ContinueLoop": ((), ()),
     "GotoAction": (("actionId",), ("maxIterations",)),
     "SendActivity": (("activity",), ()),
+    "SendMessage": (("message",), ("conversationId",)),
     "InvokeAgent": (("agent",), ("input", "output", "conversationId", "message")),
     "InvokeFunctionTool": (
         ("functionName",),
@@ -102,6 +103,7 @@ _SPECS: dict[str, tuple[tuple[str, ...], tuple[str, ...]]] = {
 }
 _TEMPLATE_FIELDS = {
     ("SendActivity", "activity"),
+    ("SendMessage", "message"),
     ("SetTextVariable", "value"),
     ("Question", "question"),
     ("Question", "prompt"),
@@ -522,8 +524,9 @@ def unquoted_template(value: Any) -> Any:
 
 
 def local_path(value: str) -> str:
-    """A variable path; a bare name (no scope) is a `Local.` variable."""
-    value = value.strip()
+    """A variable path; a bare name (no scope) is a `Local.` variable; Copilot Studio's
+    `init:` prefix (the variable is made here) is read past."""
+    value = value.strip().removeprefix("init:")
     return value if "." in value else f"Local.{value}"
 
 
