@@ -441,3 +441,20 @@ async def test_execute_code_refuses_to_run_outside_the_sandbox() -> None:
 async def test_send_message_and_topic_variables() -> None:
     result = await run("SendMessage", "")
     assert result.outputs == ["The cat says meow."]
+
+
+async def test_clear_all_variables_reads_maf_scope_names() -> None:
+    text = """
+kind: Workflow
+trigger:
+  kind: OnConversationStart
+  actions:
+    - {kind: SetVariable, variable: Local.a, value: 1}
+    - {kind: SetVariable, variable: Global.b, value: 2}
+    - {kind: ClearAllVariables, variables: ConversationScopedVariables}
+    - {kind: SendActivity, activity: "=Local.a & Global.b"}
+    - {kind: ClearAllVariables, variables: AllGlobalVariables}
+    - {kind: SendActivity, activity: "=IsBlank(Global.b)"}
+"""
+    result = await DeclWorkflowBuilder().from_yaml_str(text).build().run("")
+    assert result.outputs == ["2", "true"]

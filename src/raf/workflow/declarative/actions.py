@@ -25,6 +25,7 @@ from raf.workflow.declarative.program import Step
 from raf.workflow.declarative.runtime import Action, Resume, Runtime
 from raf.workflow.declarative.tables import edit_table
 from raf.workflow.declarative.values import text, truthy, type_word
+from raf.workflow.declarative.variables import VariableError
 
 
 async def set_variable(rt: Runtime, step: Step) -> None:
@@ -47,11 +48,26 @@ async def reset_variable(rt: Runtime, step: Step) -> None:
     rt.vars.reset(local_path(str(step.fields["variable"])))
 
 
+_CLEAR_SCOPES = {
+    "conversationscopedvariables": "Local",
+    "topic": "Local",
+    "allglobalvariables": "Global",
+    "userscopedvariables": "Global",
+}
+"""MAF's names for what ClearAllVariables clears, as raf's scopes."""
+
+
 async def clear_all(rt: Runtime, step: Step) -> None:
-    scope = step.fields.get("variables", "Local")
+    """Clear a scope (Local, Global or Workflow.Outputs, or MAF's names for them);
+    `ConversationHistory` empties the run's conversation."""
+    raw = str(rt.value(step.fields.get("variables", "Local")))
+    if raw.lower() == "conversationhistory":
+        rt.conversation().clear()
+        return
+    scope = _CLEAR_SCOPES.get(raw.lower(), raw)
     try:
-        rt.vars.clear(str(scope))
-    except Exception as exc:
+        rt.vars.clear(scope)
+    except VariableError as exc:
         raise rt.fail(str(exc)) from None
 
 
