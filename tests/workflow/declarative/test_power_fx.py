@@ -91,6 +91,7 @@ def ev(source: str) -> Any:
         ('IsBlank("")', True),
         ("IsEmpty([])", True),
         ('If(1 > 2, "a", 2 > 1, "b", "c")', "b"),
+        ("With({a: 2, b: 3}, a * b + Len(Local.who))", 11),
         # tables
         ("CountRows(Sequence(4))", 4),
         ("Sequence(4, 10, 5)", [10, 15, 20, 25]),

@@ -76,6 +76,7 @@ ROW_FUNCTIONS = frozenset(
         "min",
         "max",
         "sort",
+        "with",
     }
 )
 """Functions whose arguments after the first may read the current row by bare names."""
@@ -366,6 +367,17 @@ class _Evaluator:
         except (TypeError, ValueError, ArithmeticError) as exc:
             raise self.fail(f"{node.value}: {exc}", node) from None
 
+    def with_record(self, node: Node) -> Any:
+        """With(record, formula): the formula with the record's fields as names."""
+        args = node.children
+        if len(args) != 2:
+            raise self.fail("With needs a record and a formula", node)
+        record = self.run(args[0])
+        if not isinstance(record, dict):
+            raise self.fail(f"With needs a record, got {type_word(record)}", node)
+        (inner,) = self.rows(node, [record])
+        return inner.run(args[1])
+
     def sort(self, node: Node) -> Any:
         """Sort(table, formula[, "Descending"])."""
         args = node.children
@@ -461,6 +473,7 @@ _SPECIAL: dict[str, Callable[[_Evaluator, Node], Any]] = {
     "search": _Evaluator.search,
     "concat": _Evaluator.concat,
     "sort": _Evaluator.sort,
+    "with": _Evaluator.with_record,
     **{name: _Evaluator.per_record for name in _SCOPED},
     **{name: _Evaluator.aggregate for name in ("sum", "average", "min", "max")},
 }

@@ -295,6 +295,7 @@ FUNCTIONS: dict[str, Callable[..., Any]] = {
     # logic
     "if": _by_evaluator("If"),
     "switch": _by_evaluator("Switch"),
+    "with": _by_evaluator("With"),
     "not": lambda v: not truthy(v),
     "and": lambda *a: all(truthy(v) for v in a),
     "or": lambda *a: any(truthy(v) for v in a),
