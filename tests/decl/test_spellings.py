@@ -198,6 +198,8 @@ subAgents:
             {"mode": "group_chat", "selector": "round_robin", "max_rounds": 2},
         ),
         ("    mode: vote\n    votingRounds: 3", {"mode": "vote", "rounds": 3}),
+        ("    mode: vote\n    aggregator: unanimous", {"mode": "vote", "method": "unanimous"}),
+        ("    mode: vote\n    aggregator: majority_vote", {"mode": "vote", "method": "majority"}),
         (
             "    mode: pipeline\n    phases:\n      - name: p1\n        agents: [a, b]",
             {"mode": "pipeline"},

@@ -145,7 +145,8 @@ _MODE_SPELLINGS = {
 
 def _original_spellings(doc: Document, data: dict[str, Any]) -> None:
     """The original framework's keys, read as raf's, each keeping its place in the file:
-    `groupChat`/`roundRobin` modes, `maxIterations` of a group chat, vote `votingRounds`,
+    `groupChat`/`roundRobin` modes, `maxIterations` of a group chat, vote `votingRounds`
+    and `aggregator` (its method),
     and `agents` of a pipeline phase."""
     from raf.decl.dialects.rewriter import Rewriter
 
@@ -163,6 +164,12 @@ def _original_spellings(doc: Document, data: dict[str, Any]) -> None:
     if data.get("mode") == "vote":
         rw.rename(ROOT, "votingRounds", "rounds")
         rw.rename(ROOT, "voting_rounds", "rounds")
+        aggregator = data.get("aggregator")
+        if isinstance(aggregator, str) and "method" not in data:
+            # the original names the vote's aggregation: majority, unanimous, weighted
+            method = aggregator.lower().removesuffix("_vote").removesuffix("vote")
+            rw.rename(ROOT, "aggregator", "method")
+            data["method"] = method.rstrip("_-") or aggregator
     for index, phase in enumerate(data.get("phases") or []):
         if isinstance(phase, dict):
             rw.rename((*ROOT, "phases", index), "agents", "members")
