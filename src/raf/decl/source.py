@@ -355,9 +355,21 @@ def env_reference(value: str) -> str | None:
     return None
 
 
-def substitute_env(doc: Document, environ: Mapping[str, str] | None = None) -> None:
+def _stand_in(name: str, path: KeyPath) -> str:
+    """A value that passes for an unset variable's while a document is only validated."""
+    last = str(path[-1]).lower() if path else ""
+    if "endpoint" in last or "url" in last:
+        return "https://unset.invalid/"
+    return f"unset-{name.lower()}"
+
+
+def substitute_env(
+    doc: Document, environ: Mapping[str, str] | None = None, *, unset_is_warning: bool = False
+) -> None:
     """Replace environment references by their values; an unset one is a problem at its
-    location. The value itself never appears in a message."""
+    location, or, with `unset_is_warning` (validation: the document is valid, the machine
+    is not configured), a warning, with a stand-in value so the other checks go on. The
+    value itself never appears in a message."""
     env = os.environ if environ is None else environ
 
     def walk(value: Any, path: KeyPath) -> Any:
@@ -369,10 +381,20 @@ def substitute_env(doc: Document, environ: Mapping[str, str] | None = None) -> N
             name = env_reference(value)
             if name is not None:
                 if name not in env:
-                    doc.problems.append(
-                        doc.problem(path, f"environment variable {name} is not set")
+                    if not unset_is_warning:
+                        doc.problems.append(
+                            doc.problem(path, f"environment variable {name} is not set")
+                        )
+                        return value
+                    doc.warnings.append(
+                        doc.problem(
+                            path,
+                            f"environment variable {name} is not set (set it before "
+                            "building or running)",
+                        )
                     )
-                    return value
+                    doc.from_env.add(path)
+                    return _stand_in(name, path)
                 doc.from_env.add(path)
                 return env[name]
         return value

@@ -113,6 +113,10 @@ def _model(rw: Rewriter, path: KeyPath, model: type[BaseModel]) -> None:
     for key in ("endpoint", "baseUrl", "base_url"):
         if key in owner and model is ModelDecl:
             rw.move((*path, key), (*path, "connection", "endpoint"))
+    options = owner.get("options")
+    if isinstance(options, dict) and "apiType" in options:
+        moved = options.pop("apiType")  # MAF also writes it among the options
+        owner.setdefault("apiType", moved)
     api_type = owner.get("apiType")
     if api_type is not None:
         if str(api_type).lower() in ("chat", "chatcompletions", "chat_completions"):
@@ -255,6 +259,8 @@ def _compression(rw: Rewriter, path: KeyPath) -> None:
     owner = rw.mapping(path)
     if owner is None:
         return
+    if "type" in owner and "kind" not in owner:
+        rw.rename(path, "type", "kind")  # the original framework's spelling
     kind = owner.get("kind")
     if isinstance(kind, str):
         owner["kind"] = re.sub(r"(?<!^)(?=[A-Z])", "_", kind).lower().replace("-", "_")

@@ -69,12 +69,17 @@ def normalize_tool(rw: Rewriter, path: KeyPath) -> None:
     owner = rw.mapping(path)
     if owner is None:
         return
+    if isinstance(owner.get("parameters"), list):
+        # MAF's list form of a function's parameters: the properties themselves
+        owner["parameters"] = {"properties": owner["parameters"]}
     kind = owner.get("kind")
     if isinstance(kind, str):
         kind = kind.lower()
         if kind == "code_interpreter":
             owner.setdefault("name", "code_interpreter")
             kind = "code"
+        if kind == "code":
+            _default_language(rw, path)
         elif kind == "web_search":
             owner.setdefault("name", "web_search")
             kind = "web"
@@ -107,6 +112,30 @@ def normalize_tool(rw: Rewriter, path: KeyPath) -> None:
                 f"code backend {backend!r} is not available in raf: code runs in raf's "
                 "sandboxed subprocess instead",
             )
+
+
+def _default_language(rw: Rewriter, path: KeyPath) -> None:
+    """`default_language` (the original framework's): raf's code interpreter runs Python,
+    so `python` is read and dropped, and any other language is a problem at its place."""
+    for where in (path, (*path, "config")):
+        owner = rw.mapping(where)
+        if owner is None:
+            continue
+        for key in ("default_language", "defaultLanguage"):
+            if key not in owner:
+                continue
+            language = owner[key]
+            if str(language).lower() in ("python", "python3", "py"):
+                del owner[key]
+            else:
+                rw.doc.problems.append(
+                    rw.doc.problem(
+                        (*where, key),
+                        f"raf's code_interpreter runs Python only; {language!r} cannot be "
+                        "its language",
+                    )
+                )
+                del owner[key]
 
 
 def drop_hosted_tools(rw: Rewriter, path: KeyPath) -> None:
@@ -173,6 +202,8 @@ def _approval(value: Any) -> Any:
         kind = str(value.get("kind", "")).lower()
         if kind in ("always", "never"):
             return kind
+        if kind not in ("requirespecific", "require_specific", "specific", "specify"):
+            return value  # not a form raf knows: refused by the schema, at its place
         per_tool: dict[str, str] = {}
         for name in value.get("alwaysRequireApprovalTools") or []:
             per_tool[str(name)] = "always"
