@@ -29,8 +29,6 @@ from dbos import DBOS, SetWorkflowID  # noqa: E402
 from tests.servers import start_postgres  # noqa: E402
 
 from raf import Agent, tool  # noqa: E402
-from raf.agent.postgres_store import PostgresSessionStore  # noqa: E402
-from raf.agent.stores import SqliteSessionStore  # noqa: E402
 from raf.core.contents import FunctionResultContent  # noqa: E402
 from raf.core.messages import ChatMessage  # noqa: E402
 from raf.core.middleware import MiddlewareSet  # noqa: E402
@@ -42,6 +40,8 @@ from raf.durable import (  # noqa: E402
     DurableRuntime,
     sqlite_url,
 )
+from raf.stores.postgres_sessions import PostgresSessionStore  # noqa: E402
+from raf.stores.sessions import SqliteSessionStore  # noqa: E402
 from raf.testing import FunctionChatClient, call, reply  # noqa: E402
 
 CALLS = 20

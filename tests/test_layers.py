@@ -1,10 +1,13 @@
-"""The direction of dependencies: core imports no other raf package, and
-optional dependencies are imported only inside the modules that need them."""
+"""The direction of dependencies: each raf package imports only the packages below it
+in LAYERS, core imports no other raf package, and optional dependencies are imported
+only inside the modules that need them."""
 
 from __future__ import annotations
 
 import ast
 from pathlib import Path
+
+from tests.import_graph import ModuleGraph, module_graph, parsed
 
 SRC = Path(__file__).resolve().parents[1] / "src" / "raf"
 OPTIONAL = {
@@ -22,8 +25,92 @@ OPTIONAL = {
 }
 
 
+# Bottom to top. A package imports only packages before it in this list; an import
+# anywhere in a module counts (module level, inside functions, under TYPE_CHECKING).
+LAYERS = [
+    "core",  # types and protocols: the standard library and pydantic only
+    "testing",  # scripted clients for users' tests: built on core alone
+    "stores",  # session and checkpoint stores, the PostgreSQL pool
+    "clients",  # chat clients and the model-string registry
+    "agent",  # Agent, AgentBuilder, the run
+    "observability",  # spans and metrics as middleware around agents
+    "tools",  # built-in tools
+    "context",  # context providers
+    "workflow",  # the graph engine, orchestrations
+    "decl",  # declarative agents and workflows, compiled to the layers below
+    "durable",  # runs and workflows as DBOS workflows
+    "serve",  # HTTP, A2A, ACP, AG-UI, MCP server, web UI
+    "cli",  # the `raf` program
+]
+
+
+def _layer(module: str) -> str:
+    parts = module.split(".")
+    return parts[1] if len(parts) > 1 else "raf"
+
+
+def test_every_package_has_a_place_in_the_layers() -> None:
+    packages = {p.name for p in SRC.iterdir() if p.is_dir() and (p / "__init__.py").exists()}
+    assert packages == set(LAYERS)
+
+
+def upward_imports(graph: ModuleGraph) -> list[str]:
+    """Every import of a package above the importer's own in LAYERS."""
+    rank = {name: i for i, name in enumerate(LAYERS)}
+    upward = []
+    for module, found in graph.imports.items():
+        here = _layer(module)
+        if here == "raf":
+            continue  # the public face gathers names from every layer
+        for imp in found:
+            there = _layer(imp.target)
+            if there == "raf":
+                # `import raf.x` has already run raf/__init__; only its version is taken
+                if set(imp.names) - {"__version__"}:
+                    upward.append(f"{module}:{imp.line} takes {imp.names} from raf")
+            elif rank[there] > rank[here]:
+                upward.append(f"{module}:{imp.line} imports {imp.target} ({there} is above {here})")
+    return upward
+
+
+def test_no_package_imports_one_above_it() -> None:
+    assert upward_imports(module_graph()) == []
+
+
+def test_an_upward_import_is_found_in_a_function_under_type_checking_and_through_raf(
+    tmp_path: Path,
+) -> None:
+    files = {
+        "__init__.py": (
+            "from typing import TYPE_CHECKING\n__version__ = '1'\n"
+            "if TYPE_CHECKING:\n    from raf.workflow.flow import Flow\n"
+        ),
+        "core/__init__.py": "",
+        "core/low.py": "def f():\n    from ..agent import run\n",
+        "agent/__init__.py": "",
+        "agent/run.py": "from raf.core import low\nfrom raf import __version__\n",
+        "stores/__init__.py": "",
+        "stores/keep.py": (
+            "from typing import TYPE_CHECKING\nif TYPE_CHECKING:\n    import raf.workflow.flow\n"
+        ),
+        "workflow/__init__.py": "",
+        "workflow/flow.py": "from raf import Flow\nclass Flow: ...\n",
+        "tools/__init__.py": "",
+        "tools/t.py": "from raf import Flow\n",
+    }
+    for name, text in files.items():
+        path = tmp_path / "raf" / name
+        path.parent.mkdir(parents=True, exist_ok=True)
+        path.write_text(text, encoding="utf-8")
+    assert upward_imports(module_graph(tmp_path)) == [
+        "raf.core.low:2 imports raf.agent.run (agent is above core)",
+        "raf.stores.keep:3 imports raf.workflow.flow (workflow is above stores)",
+        "raf.tools.t:1 imports raf.workflow.flow (workflow is above tools)",
+    ]
+
+
 def _imports(path: Path, *, top_level_only: bool = False) -> set[str]:
-    tree = ast.parse(path.read_text(encoding="utf-8"))
+    tree = parsed(path)
     nodes = tree.body if top_level_only else list(ast.walk(tree))
     found: set[str] = set()
     for node in nodes:

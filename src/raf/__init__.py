@@ -95,14 +95,16 @@ _EXPORTS: dict[str, str] = {
     "Agent": "raf.agent.agent",
     "AgentBuilder": "raf.agent.builder",
     "InMemoryHistoryProvider": "raf.agent.history",
-    "InMemorySessionStore": "raf.agent.stores",
-    "JsonDirectorySessionStore": "raf.agent.stores",
-    "SqliteSessionStore": "raf.agent.stores",
-    "PostgresSessionStore": "raf.agent.postgres_store",
-    "RedisSessionStore": "raf.agent.redis_store",
-    "FunctionInvokingChatClient": "raf.agent.run",
+    # session stores
+    "InMemorySessionStore": "raf.stores.sessions",
+    "JsonDirectorySessionStore": "raf.stores.sessions",
+    "SqliteSessionStore": "raf.stores.sessions",
+    "PostgresSessionStore": "raf.stores.postgres_sessions",
+    "RedisSessionStore": "raf.stores.redis_sessions",
     # clients
+    "FunctionInvokingChatClient": "raf.agent.run",
     "OpenAIChatClient": "raf.clients.openai_compat",
+    "OpenAIResponsesClient": "raf.clients.openai_responses",
     "AnthropicChatClient": "raf.clients.anthropic_client",
     "GeminiChatClient": "raf.clients.gemini",
     "LocalChatClient": "raf.clients.local",
@@ -205,6 +207,7 @@ __all__ = [
     "ModelSpec",
     "ObservationMaskingStrategy",
     "OpenAIChatClient",
+    "OpenAIResponsesClient",
     "OpenApiToolset",
     "OutputGuardrailTripped",
     "OutputValidationError",
@@ -273,14 +276,7 @@ if TYPE_CHECKING:
     from raf.agent.builder import AgentBuilder
     from raf.agent.guardrails import ToolGuardrail, register_guardrail
     from raf.agent.history import InMemoryHistoryProvider
-    from raf.agent.postgres_store import PostgresSessionStore
-    from raf.agent.redis_store import RedisSessionStore
     from raf.agent.run import FunctionInvokingChatClient
-    from raf.agent.stores import (
-        InMemorySessionStore,
-        JsonDirectorySessionStore,
-        SqliteSessionStore,
-    )
     from raf.agent.template import PromptTemplate
     from raf.clients.anthropic_client import AnthropicChatClient
     from raf.clients.gemini import GeminiChatClient
@@ -294,6 +290,7 @@ if TYPE_CHECKING:
         resolve_model,
     )
     from raf.clients.openai_compat import OpenAIChatClient
+    from raf.clients.openai_responses import OpenAIResponsesClient
     from raf.clients.retry import RetryingChatClient
     from raf.context.compression import (
         CompressionPipeline,
@@ -380,6 +377,13 @@ if TYPE_CHECKING:
     from raf.core.usage import UsageDetails, UsageLimits
     from raf.decl.builder import DeclAgentBuilder
     from raf.decl.tool_resolver import ToolResolver
+    from raf.stores.postgres_sessions import PostgresSessionStore
+    from raf.stores.redis_sessions import RedisSessionStore
+    from raf.stores.sessions import (
+        InMemorySessionStore,
+        JsonDirectorySessionStore,
+        SqliteSessionStore,
+    )
     from raf.tools.code import CodeInterpreter
     from raf.tools.files import file_tools
     from raf.tools.mcp import McpServerConfig, McpToolset

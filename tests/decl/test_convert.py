@@ -100,3 +100,27 @@ def test_cli_validate_strict(tmp_path, capsys):
         assert "error:" in capsys.readouterr().err
     finally:
         env.undo()
+
+
+def test_cli_convert_refuses_an_invalid_document(tmp_path, capsys):
+    bad = tmp_path / "bad.yaml"
+    bad.write_text(
+        "name: a\ninstructions: hi\nmodel:\n  id: m\n  temprature: 1\n", encoding="utf-8"
+    )
+    out = tmp_path / "out.yaml"
+    assert main(["convert", str(bad), "--to", "maf", "-o", str(out)]) == 1
+    err = capsys.readouterr().err
+    assert "bad.yaml:5:3 model.temprature: unknown key 'temprature'" in err
+    assert not out.exists()
+
+
+def test_convert_keeps_unset_environment_references(tmp_path, monkeypatch):
+    monkeypatch.delenv("RAF_TEST_UNSET_KEY", raising=False)
+    doc = tmp_path / "env.yaml"
+    doc.write_text(
+        "name: a\ninstructions: hi\nmodel:\n  id: openai:gpt-4o\n"
+        "  connection:\n    kind: key\n    key: =Env.RAF_TEST_UNSET_KEY\n",
+        encoding="utf-8",
+    )
+    data, _ = read_as_raf(doc)
+    assert "RAF_TEST_UNSET_KEY" in str(data)

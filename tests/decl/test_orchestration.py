@@ -151,7 +151,7 @@ def test_an_unknown_mode_is_located_with_a_suggestion():
     [(line, path, message)] = problems(text)
     assert (line, path) == (13, "metadata.orchestration")
     assert message.startswith("unknown orchestration mode 'sequencial'; did you mean 'sequential'?")
-    [(line, path, message)] = problems(doc("  orchestration:\n    mode: groupchat\n"))
+    [(line, path, message)] = problems(doc("  orchestration:\n    mode: grup_chat\n"))
     assert (line, path) == (14, "metadata.orchestration.mode")
     assert "did you mean 'group_chat'?" in message
 

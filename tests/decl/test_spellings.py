@@ -139,3 +139,78 @@ def test_raf_schema_lists_both_spellings():
     top = schema["properties"]
     assert "displayName" in top and "outputSchema" in top and "tokenCounter" in top
     assert "config.url" in schema["$defs"]["McpToolDecl"]["properties"]["url"]["description"]
+
+
+def test_original_compression_type_and_token_counter(tmp_path):
+    from raf.decl.loader import load
+
+    loaded = load(
+        "name: a\ninstructions: hi\ncompression:\n  type: sliding_window\n"
+        "  token_counter: estimate\n  budget: 1000\n"
+    )
+    assert loaded.decl.compression is not None
+    assert loaded.decl.compression.kind == "sliding_window"
+    assert loaded.decl.compression.token_counter == "estimate"
+    assert not [w for w in loaded.warnings if "compression" in str(w)]
+
+
+def test_named_provider_takes_its_default_endpoint():
+    from raf.decl.model_client import plan
+    from raf.decl.model_decls import ConnectionDecl
+
+    spec, _ = plan("deepseek-chat", "deepseek", ConnectionDecl(), None)
+    assert spec == "openai-compatible:https://api.deepseek.com/v1:deepseek-chat"
+
+
+def test_code_interpreter_default_language():
+    from raf.core.errors import ValidationProblems
+    from raf.decl.loader import load
+
+    doc = (
+        "name: a\ninstructions: hi\ntools:\n  - kind: code_interpreter\n    default_language: {}\n"
+    )
+    load(doc.format("python"))
+    with pytest.raises(ValidationProblems) as caught:
+        load(doc.format("javascript"))
+    (problem,) = caught.value.problems
+    assert problem.line == 5 and "runs Python only" in str(problem)
+
+
+_TEAM = """name: lead
+instructions: lead
+metadata:
+  orchestration:
+{options}
+subAgents:
+  - name: a
+    instructions: a
+  - name: b
+    instructions: b
+"""
+
+
+@pytest.mark.parametrize(
+    ("options", "expected"),
+    [
+        ("    mode: groupChat\n    maxIterations: 4", {"mode": "group_chat", "max_rounds": 4}),
+        (
+            "    mode: roundRobin\n    maxIterations: 2",
+            {"mode": "group_chat", "selector": "round_robin", "max_rounds": 2},
+        ),
+        ("    mode: vote\n    votingRounds: 3", {"mode": "vote", "rounds": 3}),
+        ("    mode: vote\n    aggregator: unanimous", {"mode": "vote", "method": "unanimous"}),
+        ("    mode: vote\n    aggregator: majority_vote", {"mode": "vote", "method": "majority"}),
+        (
+            "    mode: pipeline\n    phases:\n      - name: p1\n        agents: [a, b]",
+            {"mode": "pipeline"},
+        ),
+    ],
+)
+def test_original_orchestration_spellings(options, expected):
+    from raf.decl.loader import load
+
+    decl = load(_TEAM.format(options=options)).orchestration
+    for key, value in expected.items():
+        assert getattr(decl, key) == value
+    if decl.mode == "pipeline":
+        assert decl.phases[0].members == ["a", "b"]

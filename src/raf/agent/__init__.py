@@ -1,7 +1,7 @@
-"""The agent layer: Agent, AgentBuilder, the history provider and session stores.
+"""The agent layer: Agent, AgentBuilder and the history provider.
 
-The session stores load on first use: they bring sqlite3 and file handling, which an
-agent with no store never needs.
+The session stores (their home is `raf.stores`) are offered here too and load on first
+use: they bring sqlite3 and file handling, which an agent with no store never needs.
 """
 
 from __future__ import annotations
@@ -14,7 +14,11 @@ from raf.agent.builder import AgentBuilder
 from raf.agent.history import InMemoryHistoryProvider
 
 if TYPE_CHECKING:
-    from raf.agent.stores import InMemorySessionStore, JsonDirectorySessionStore, SqliteSessionStore
+    from raf.stores.sessions import (
+        InMemorySessionStore,
+        JsonDirectorySessionStore,
+        SqliteSessionStore,
+    )
 
 _LAZY = {"InMemorySessionStore", "JsonDirectorySessionStore", "SqliteSessionStore"}
 
@@ -30,5 +34,5 @@ __all__ = [
 
 def __getattr__(name: str) -> Any:
     if name in _LAZY:
-        return getattr(importlib.import_module("raf.agent.stores"), name)
+        return getattr(importlib.import_module("raf.stores.sessions"), name)
     raise AttributeError(f"module 'raf.agent' has no attribute {name!r}")

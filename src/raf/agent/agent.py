@@ -4,7 +4,8 @@ from __future__ import annotations
 
 import asyncio
 from collections.abc import AsyncIterator, Mapping, Sequence
-from typing import Any
+from contextlib import AbstractContextManager
+from typing import Any, Generic
 
 from raf.agent.history import InMemoryHistoryProvider
 from raf.agent.output_type import OutputType, check_for_client, resolve_output_type
@@ -22,6 +23,7 @@ from raf.core.messages import ChatMessage, MessageInput, Role
 from raf.core.middleware import NO_MIDDLEWARE, MiddlewareSet
 from raf.core.options import AgentRunOptions, ChatOptions
 from raf.core.responses import AgentResponse, AgentResponseUpdate
+from raf.core.run_context import DepsT
 from raf.core.sessions import AgentSession, SessionStore
 from raf.core.tools import Tool, index_tools
 from raf.core.usage import UsageLimits
@@ -31,7 +33,7 @@ DEFAULT_HISTORY: Any = object()
 `InMemoryHistoryProvider`, first among its providers (as `AgentBuilder` does)."""
 
 
-class Agent:
+class Agent(Generic[DepsT]):
     """An LLM agent: instructions, tools, context providers and a chat client.
 
     The agent holds no conversation state: everything a run needs lives in the session,
@@ -62,8 +64,11 @@ class Agent:
         output_retries: int = DEFAULT_OUTPUT_RETRIES,
         instructions_template: PromptTemplate | None = None,
         history: ContextProvider | None = DEFAULT_HISTORY,
+        deps_type: type[DepsT] | None = None,
     ) -> None:
         self.name = name
+        self.deps_type = deps_type
+        """The type of the dependencies each run passes to its tools (None: any)."""
         self.description = description
         self.instructions = instructions
         self.instructions_template = instructions_template
@@ -138,12 +143,14 @@ class Agent:
         *,
         output_type: Any = None,
         variables: Mapping[str, Any] | None = None,
+        deps: DepsT | None = None,
     ) -> AgentResponse:
         """Run one turn: providers, the model with its tool loop, providers again.
 
         `output_type` (or the agent's) makes `response.value` the answer as that type;
-        `variables` fill the instructions template."""
-        run = self._begin(messages, session, options, output_type, variables, stream=False)
+        `variables` fill the instructions template; `deps` reach the tools that ask for
+        a `RunContext[Deps]`."""
+        run = self._begin(messages, session, options, output_type, variables, deps, stream=False)
         async for _ in drive_run(run):  # not streaming: the driver reports no update
             pass
         assert run.response is not None
@@ -157,11 +164,12 @@ class Agent:
         *,
         output_type: Any = None,
         variables: Mapping[str, Any] | None = None,
+        deps: DepsT | None = None,
     ) -> AsyncIterator[AgentResponseUpdate]:
         """The same lifecycle as `run`, yielding updates; the session is stored before
         the final update is yielded. With an output type, text deltas carry the
         `partial_value` parsed so far and the final update the validated `value`."""
-        run = self._begin(messages, session, options, output_type, variables, stream=True)
+        run = self._begin(messages, session, options, output_type, variables, deps, stream=True)
         async for update in drive_run(run):
             yield update
 
@@ -173,6 +181,7 @@ class Agent:
         *,
         output_type: Any = None,
         variables: Mapping[str, Any] | None = None,
+        deps: DepsT | None = None,
     ) -> AgentRunSteps:
         """The run's driver, step by step: `async with agent.iter(...) as steps:` then
         `async for step in steps:`; each `RunStep`, handed out once it has run, names the
@@ -180,7 +189,9 @@ class Agent:
         and `steps.response` is the answer after the last (`end`). Checks run when the
         context is entered."""
         return AgentRunSteps(
-            lambda: self._begin(messages, session, options, output_type, variables, stream=True)
+            lambda: self._begin(
+                messages, session, options, output_type, variables, deps, stream=True
+            )
         )
 
     def run_sync(
@@ -191,6 +202,7 @@ class Agent:
         *,
         output_type: Any = None,
         variables: Mapping[str, Any] | None = None,
+        deps: DepsT | None = None,
     ) -> AgentResponse:
         """`run` for scripts: starts an event loop (not callable inside one)."""
         try:
@@ -203,6 +215,7 @@ class Agent:
                     options=options,
                     output_type=output_type,
                     variables=variables,
+                    deps=deps,
                 )
             )
         raise RafError("run_sync() cannot be used inside a running event loop; await run()")
@@ -216,11 +229,13 @@ class Agent:
         options: AgentRunOptions | None,
         output_type: Any,
         variables: Mapping[str, Any] | None,
+        deps: DepsT | None,
         *,
         stream: bool,
     ) -> AgentRun:
-        options = with_run_arguments(options, output_type, variables)
+        options = with_run_arguments(options, output_type, variables, deps)
         options = options if options is not None else AgentRunOptions()
+        check_deps(self, options.deps)
         settings = RunSettings(
             middleware=self.middleware,
             usage_limits=self.usage_limits,
@@ -232,6 +247,14 @@ class Agent:
         )
         session = session if session is not None else self.create_session()
         return begin(self, settings, messages, session, options, stream=stream)
+
+    def override(self, *, model: ChatClient | str) -> AbstractContextManager[Agent[DepsT]]:
+        """Inside `with agent.override(model=...)`, runs use that model (a client or a
+        model string) instead of the agent's; the agent's own comes back on leaving.
+        For tests: other runs of the same agent meanwhile use the override too."""
+        from raf.agent.override import override_model
+
+        return override_model(self, model)
 
     async def aclose(self) -> None:
         """Close the providers that hold background work (those with an `aclose()`, such
@@ -249,6 +272,23 @@ class Agent:
             f"Agent(name={self.name!r}, tools={[t.name for t in self.tools]}, "
             f"providers={[p.name for p in self.context_providers]})"
         )
+
+
+def check_deps(agent: Agent[Any], deps: Any) -> Any:
+    """The run's dependencies, refused when they are not of the agent's `deps_type`."""
+    expected = agent.deps_type
+    if deps is None or expected is None:
+        return deps
+    try:
+        fits = isinstance(deps, expected)
+    except TypeError:  # a Protocol or alias isinstance cannot check
+        return deps
+    if not fits:
+        raise RafError(
+            f"agent {agent.name!r} takes deps of type {getattr(expected, '__name__', expected)}, "
+            f"got {type(deps).__name__}"
+        )
+    return deps
 
 
 def system_text(messages: Sequence[ChatMessage]) -> str:

@@ -3,7 +3,7 @@
 from __future__ import annotations
 
 from collections.abc import Callable, Mapping, Sequence
-from typing import Any
+from typing import Any, Generic, Self
 
 from raf.agent.agent import Agent
 from raf.agent.guardrails import TextGuardrail, ToolCheck, ToolGuardrail, guardrail_middleware
@@ -24,15 +24,21 @@ from raf.core.middleware import (
     MiddlewareSet,
 )
 from raf.core.options import ChatOptions
+from raf.core.run_context import DepsT
 from raf.core.sessions import SessionStore
 from raf.core.tools import Tool, as_tool, is_tool
 from raf.core.usage import UsageLimits
 
 
-class AgentBuilder:
-    """`AgentBuilder().with_chat_client(c).with_tool(t).build()`."""
+class AgentBuilder(Generic[DepsT]):
+    """`AgentBuilder().with_chat_client(c).with_tool(t).build()`.
 
-    def __init__(self, name: str = "agent") -> None:
+    `deps_type=Deps` names the type of the dependencies each run passes
+    (`agent.run(..., deps=Deps(...))`) to the tools that declare a `RunContext[Deps]`
+    parameter; a type checker then checks both sides."""
+
+    def __init__(self, name: str = "agent", *, deps_type: type[DepsT] | None = None) -> None:
+        self._deps_type = deps_type
         self._name = name
         self._description = ""
         self._instructions: list[str] = []
@@ -57,15 +63,15 @@ class AgentBuilder:
         self._template: PromptTemplate | None = None
         self._output_retries = DEFAULT_OUTPUT_RETRIES
 
-    def with_name(self, name: str) -> AgentBuilder:
+    def with_name(self, name: str) -> Self:
         self._name = name
         return self
 
-    def with_description(self, description: str) -> AgentBuilder:
+    def with_description(self, description: str) -> Self:
         self._description = description
         return self
 
-    def with_instructions(self, instructions: str) -> AgentBuilder:
+    def with_instructions(self, instructions: str) -> Self:
         """Add to the system prompt (several calls are joined with newlines)."""
         self._instructions.append(instructions)
         return self
@@ -76,7 +82,7 @@ class AgentBuilder:
         *,
         input_schema: dict[str, Any] | None = None,
         variables: Mapping[str, Any] | None = None,
-    ) -> AgentBuilder:
+    ) -> Self:
         """Instructions as a mustache template (`Help {{customer}}.`), rendered at each run
         with `agent.run(..., variables={...})`; `input_schema` (JSON Schema) checks the
         variables, `variables` gives defaults. Rendered before plain instructions."""
@@ -93,7 +99,7 @@ class AgentBuilder:
             )
         return self
 
-    def with_tool(self, tool: Tool | Callable[..., Any]) -> AgentBuilder:
+    def with_tool(self, tool: Tool | Callable[..., Any]) -> Self:
         """Register a tool; a plain function is turned into one with `@tool`."""
         if is_tool(tool) or hasattr(tool, "invoke"):
             self._tools.append(as_tool(tool))
@@ -103,37 +109,37 @@ class AgentBuilder:
             raise ConfigurationError(f"with_tool(): {tool!r} is neither a Tool nor callable")
         return self
 
-    def with_tools(self, tools: Sequence[Tool | Callable[..., Any]]) -> AgentBuilder:
+    def with_tools(self, tools: Sequence[Tool | Callable[..., Any]]) -> Self:
         for item in tools:
             self.with_tool(item)
         return self
 
-    def with_context_provider(self, provider: ContextProvider) -> AgentBuilder:
+    def with_context_provider(self, provider: ContextProvider) -> Self:
         """Add a provider; providers run in the order they are added, after history."""
         self._providers.append(provider)
         return self
 
-    def with_history_provider(self, provider: ContextProvider) -> AgentBuilder:
+    def with_history_provider(self, provider: ContextProvider) -> Self:
         """Replace the built-in in-memory history provider (it still runs first)."""
         self._history = provider
         return self
 
-    def with_chat_client(self, client: ChatClient) -> AgentBuilder:
+    def with_chat_client(self, client: ChatClient) -> Self:
         self._client = client
         return self
 
-    def with_decorator(self, decorator: ChatClientDecorator) -> AgentBuilder:
+    def with_decorator(self, decorator: ChatClientDecorator) -> Self:
         """Wrap the chat client (retry, logging, …) inside the tool loop."""
         self._decorators.append(decorator)
         return self
 
-    def with_max_tool_rounds(self, rounds: int) -> AgentBuilder:
+    def with_max_tool_rounds(self, rounds: int) -> Self:
         if rounds < 0:
             raise ConfigurationError(f"max_tool_rounds must be 0 or more, got {rounds}")
         self._max_tool_rounds = rounds
         return self
 
-    def with_max_repeated_calls(self, calls: int | None) -> AgentBuilder:
+    def with_max_repeated_calls(self, calls: int | None) -> Self:
         """After this many identical calls with identical results in a row, the model is
         asked to answer without tools (default 3; None or 0: never)."""
         try:
@@ -142,17 +148,17 @@ class AgentBuilder:
             raise ConfigurationError(str(exc)) from None
         return self
 
-    def with_options(self, options: ChatOptions) -> AgentBuilder:
+    def with_options(self, options: ChatOptions) -> Self:
         """Default model settings (temperature, max_tokens, …) for every run."""
         self._options = options
         return self
 
-    def with_session_store(self, store: SessionStore) -> AgentBuilder:
+    def with_session_store(self, store: SessionStore) -> Self:
         """Save the session to `store` after every run."""
         self._store = store
         return self
 
-    def use_middleware(self, *middleware: Any, outermost: bool = False) -> AgentBuilder:
+    def use_middleware(self, *middleware: Any, outermost: bool = False) -> Self:
         """Add agent, chat or function middleware (each `async (context, call_next)`);
         the kind comes from a decorator or the context type its first parameter names.
         Middleware added first is outermost; `outermost=True` puts these before all
@@ -167,29 +173,29 @@ class AgentBuilder:
             self._middleware = self._middleware + added
         return self
 
-    def use_agent_middleware(self, middleware: AgentMiddleware) -> AgentBuilder:
+    def use_agent_middleware(self, middleware: AgentMiddleware) -> Self:
         """Add middleware that wraps each whole run."""
         self._middleware = self._middleware + MiddlewareSet(agent=(middleware,))
         return self
 
-    def use_chat_middleware(self, middleware: ChatMiddleware) -> AgentBuilder:
+    def use_chat_middleware(self, middleware: ChatMiddleware) -> Self:
         """Add middleware that wraps every model call."""
         self._middleware = self._middleware + MiddlewareSet(chat=(middleware,))
         return self
 
-    def use_function_middleware(self, middleware: FunctionMiddleware) -> AgentBuilder:
+    def use_function_middleware(self, middleware: FunctionMiddleware) -> Self:
         """Add middleware that wraps every tool call."""
         self._middleware = self._middleware + MiddlewareSet(function=(middleware,))
         return self
 
-    def with_input_guardrail(self, check: Any, *, name: str | None = None) -> AgentBuilder:
+    def with_input_guardrail(self, check: Any, *, name: str | None = None) -> Self:
         """Check each request before the model sees it: a function `(text) ->
         GuardrailResult` or an agent answering PASS / FAIL: reason. A trip ends the run
         with `InputGuardrailTripped`."""
         self._input_guardrails.append(TextGuardrail.of(check, name))
         return self
 
-    def with_output_guardrail(self, check: Any, *, name: str | None = None) -> AgentBuilder:
+    def with_output_guardrail(self, check: Any, *, name: str | None = None) -> Self:
         """Check each final answer (as `with_input_guardrail`); a trip ends the run with
         `OutputGuardrailTripped` and stores nothing of the turn."""
         self._output_guardrails.append(TextGuardrail.of(check, name))
@@ -203,7 +209,7 @@ class AgentBuilder:
         after: ToolCheck | None = None,
         tools: Sequence[str] | None = None,
         name: str = "",
-    ) -> AgentBuilder:
+    ) -> Self:
         """Check tool calls: `before` may refuse a call (the model reads the reason as the
         result), `after` may refuse or replace the result; `tools` limits it to those."""
         if guardrail is None:
@@ -222,7 +228,7 @@ class AgentBuilder:
 
     def with_usage_limits(
         self, limits: UsageLimits | None = None, *, session: UsageLimits | None = None
-    ) -> AgentBuilder:
+    ) -> Self:
         """Cap every run (`limits`) and the whole session's totals (`session`)."""
         for name, value in (("limits", limits), ("session", session)):
             if value is not None and not isinstance(value, UsageLimits):
@@ -233,7 +239,7 @@ class AgentBuilder:
         self._session_usage_limits = session
         return self
 
-    def with_tool_timeout(self, seconds: float | None) -> AgentBuilder:
+    def with_tool_timeout(self, seconds: float | None) -> Self:
         """Seconds a tool call may take when its tool declares no timeout (None: no limit)."""
         if seconds is not None and (
             isinstance(seconds, bool) or not isinstance(seconds, int | float) or seconds <= 0
@@ -244,7 +250,7 @@ class AgentBuilder:
         self._tool_timeout = float(seconds) if seconds is not None else None
         return self
 
-    def with_output_type(self, output_type: Any, *, retries: int | None = None) -> AgentBuilder:
+    def with_output_type(self, output_type: Any, *, retries: int | None = None) -> Self:
         """Every answer must be `output_type` (a pydantic model, dataclass, TypedDict, a
         list or union of them, a scalar, or a JSON Schema dict); `response.value` holds it.
         An answer that fails validation goes back to the model `retries` times (default 1)."""
@@ -257,7 +263,7 @@ class AgentBuilder:
         self._output_type = output_type
         return self
 
-    def build(self) -> Agent:
+    def build(self) -> Agent[DepsT]:
         if self._client is None:
             raise ConfigurationError(
                 f"agent {self._name!r} has no chat client: call with_chat_client(...)"
@@ -291,4 +297,5 @@ class AgentBuilder:
             output_type=self._output_type,
             output_retries=self._output_retries,
             instructions_template=self._template,
+            deps_type=self._deps_type,
         )

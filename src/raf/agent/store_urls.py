@@ -1,40 +1,6 @@
-"""A session store named by one string, as the `raf` program and configuration name it:
-`postgresql://…`, `redis://…`, `sqlite:///path`, a `.sqlite`/`.db` file, a folder of JSON
-files, or `memory:`."""
+"""`open_session_store` under the name it had before it moved to `raf.stores.urls`
+(its home, below the agent layer)."""
 
-from __future__ import annotations
+from raf.stores.urls import open_session_store
 
-from pathlib import Path
-
-from raf.core.errors import SessionError
-from raf.core.sessions import SessionStore
-
-
-def open_session_store(spec: str) -> SessionStore:
-    """The store `spec` names; a scheme raf does not know is an error, not a folder."""
-    spec = spec.strip()
-    scheme = spec.split("://", 1)[0].lower() if "://" in spec else ""
-    if scheme in ("postgresql", "postgres"):
-        from raf.agent.postgres_store import PostgresSessionStore
-
-        return PostgresSessionStore(spec)
-    if scheme in ("redis", "rediss", "unix"):
-        from raf.agent.redis_store import RedisSessionStore
-
-        return RedisSessionStore(spec)
-    from raf.agent.stores import InMemorySessionStore, JsonDirectorySessionStore, SqliteSessionStore
-
-    if scheme == "sqlite":
-        return SqliteSessionStore(Path(spec[len("sqlite://") :]))
-    if scheme:
-        raise SessionError(
-            f"unknown session store {scheme}://…: use postgresql://, redis://, sqlite:///PATH, "
-            "a .sqlite file, a folder or memory:"
-        )
-    if spec == "memory:":
-        return InMemorySessionStore()
-    if not spec:
-        raise SessionError("the session store is empty: name a URL, a file or a folder")
-    if Path(spec).suffix in (".sqlite", ".sqlite3", ".db"):
-        return SqliteSessionStore(spec)
-    return JsonDirectorySessionStore(spec)
+__all__ = ["open_session_store"]

@@ -44,10 +44,10 @@ def session_store() -> SessionStore:
     data folder."""
     named = os.environ.get("RAF_SESSION_STORE")
     if named:
-        from raf.agent.store_urls import open_session_store
+        from raf.stores.urls import open_session_store
 
         return open_session_store(named)
-    from raf.agent.stores import SqliteSessionStore
+    from raf.stores.sessions import SqliteSessionStore
 
     folder = data_dir()
     folder.mkdir(parents=True, exist_ok=True)
@@ -109,6 +109,8 @@ class StoredWorkflowAgent(WorkflowAgent):
     """A workflow document behind the agent interface for the programs: its sessions are
     stored like an agent's, its checkpoints in the data folder, so a paused workflow
     resumes in a later `raf run --session` or `raf chat --resume`."""
+
+    workflow: Workflow
 
     def __init__(self, workflow: Workflow, store: SessionStore | None, client: Any) -> None:
         super().__init__(workflow)

@@ -20,6 +20,7 @@ from raf.cli.terminal_text import json_text_safe, terminal_safe
 from raf.core.approvals import awaiting_answers
 from raf.core.cancellation import CancellationToken
 from raf.core.contents import ApprovalRequestContent
+from raf.core.messages import ChatMessage, Role
 from raf.core.options import ToolApprovalResponse
 from raf.core.sessions import AgentSession
 
@@ -63,6 +64,13 @@ def register(subparsers: Any) -> None:
     )
     parser.add_argument("--session", metavar="ID", help="continue (or start) this session")
     parser.add_argument("--model", metavar="SPEC", help="use this model instead of the document's")
+    parser.add_argument(
+        "--attach",
+        metavar="FILE",
+        action="append",
+        default=[],
+        help="send this image, PDF or audio file with the prompt (repeat for several)",
+    )
     from raf.cli._agents import add_conflict_retries
 
     add_conflict_retries(parser)
@@ -73,10 +81,22 @@ def run_command(args: argparse.Namespace) -> int:
     prompt = args.prompt
     if prompt == "-":
         prompt = sys.stdin.read()
+    if args.attach:  # read and checked before anything starts
+        from raf.clients.media import MediaError, attachment
+
+        if not prompt:
+            print("raf: --attach needs a prompt to go with the files", file=sys.stderr)
+            return EXIT_USAGE
+        try:
+            files = [attachment(path) for path in args.attach]
+        except MediaError as exc:
+            print(f"raf: error: {exc}", file=sys.stderr)
+            return EXIT_USAGE
+        return asyncio.run(_run(args, ChatMessage(role=Role.USER, contents=[prompt, *files])))
     return asyncio.run(_run(args, prompt))
 
 
-async def _run(args: argparse.Namespace, prompt: str | None) -> int:
+async def _run(args: argparse.Namespace, prompt: str | ChatMessage | None) -> int:
     from raf.cli._agents import (
         CONFLICT_HINT,
         build_agent,
@@ -130,7 +150,7 @@ async def _run(args: argparse.Namespace, prompt: str | None) -> int:
         elif not prompt:
             print("raf: give a prompt (or '-' to read it from stdin)", file=sys.stderr)
             return EXIT_USAGE
-        messages: str | None = prompt
+        messages: str | ChatMessage | None = prompt
         while True:
             options = AgentRunOptions(
                 cancellation=token, tool_approval_responses=responses, conflict_retries=retries

@@ -267,13 +267,13 @@ def _worker_argv(argv: list[str]) -> list[str]:
 def serve_command(args: argparse.Namespace) -> int:
     import socket
 
-    from raf.agent.store_urls import open_session_store
-    from raf.agent.stores import InMemorySessionStore, SqliteSessionStore
     from raf.cli._agents import data_dir, resolve_client
     from raf.cli.terminal_text import terminal_safe
     from raf.core.sessions import SessionStore
     from raf.serve import AgentHost, ServeSecurity, create_app, load_agents
     from raf.serve.server import bind, serve_socket
+    from raf.stores.sessions import InMemorySessionStore, SqliteSessionStore
+    from raf.stores.urls import open_session_store
 
     problem = _check_durable(args)
     if problem is not None:

@@ -28,6 +28,7 @@ def register(subparsers: Any) -> None:
 def run_validate(args: argparse.Namespace) -> int:
     from raf.cli.terminal_text import terminal_safe
     from raf.core.errors import ValidationProblems
+    from raf.decl.hosted import is_toolbox_file, load_toolbox_file
     from raf.decl.loader import load_file
     from raf.decl.workflow import is_workflow_file, load_workflow_file
 
@@ -44,7 +45,18 @@ def run_validate(args: argparse.Namespace) -> int:
                     continue
                 print(f"{file}: ok (workflow {workflow.name})")
                 continue
-            loaded = load_file(file, check_extras=not args.no_extras, strict=args.strict)
+            if is_toolbox_file(file):
+                toolbox = load_toolbox_file(file)
+                for warning in toolbox.warnings:
+                    print(f"  warning: {warning}", file=sys.stderr)
+                print(f"{file}: ok (toolbox of {len(toolbox.decl.tools)} tools)")
+                continue
+            loaded = load_file(
+                file,
+                check_extras=not args.no_extras,
+                strict=args.strict,
+                unset_env_is_warning=True,
+            )
         except ValidationProblems as exc:
             failed += 1
             print(f"{file}: {len(exc.problems)} problem(s)", file=sys.stderr)

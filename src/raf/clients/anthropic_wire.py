@@ -8,12 +8,16 @@ from dataclasses import dataclass, replace
 from typing import Any
 
 from raf.clients.errors import BadRequestError, InvalidResponseError
+from raf.clients.hosted_tools import refuse_hosted
+from raf.clients.media import anthropic_block, result_parts
 from raf.clients.openai_wire import parse_arguments
 from raf.core.contents import (
+    DataContent,
     FunctionCallContent,
     FunctionResultContent,
     ReasoningContent,
     TextContent,
+    has_media,
 )
 from raf.core.messages import ChatMessage, Role, new_id
 from raf.core.options import ChatOptions, ToolChoice
@@ -68,13 +72,21 @@ def to_anthropic_messages(
                         "input": content.arguments,
                     }
                 )
-            elif isinstance(content, FunctionResultContent):
+            elif isinstance(content, DataContent) and role == "user":
+                blocks.append(anthropic_block(content))
+            elif isinstance(content, FunctionResultContent) and message.role is not Role.ASSISTANT:
+                # (an answer's own results are a hosted tool's, which the answer already read)
                 role = "user"
+                result: Any = content.as_text()
+                if content.error is None and has_media(content.result):
+                    result = result_parts(
+                        content.result, anthropic_block, lambda t: {"type": "text", "text": t}
+                    )
                 blocks.append(
                     {
                         "type": "tool_result",
                         "tool_use_id": content.call_id,
-                        "content": content.as_text(),
+                        "content": result,
                         "is_error": content.is_error,
                     }
                 )
@@ -88,6 +100,7 @@ def to_anthropic_messages(
 
 
 def to_anthropic_tools(tools: Sequence[Tool]) -> list[dict[str, Any]]:
+    refuse_hosted(tools, "Anthropic's Messages API")
     return [
         {"name": t.name, "description": t.description, "input_schema": t.parameters} for t in tools
     ]

@@ -37,6 +37,8 @@ class ClientError(ModelError):
         self.model = model
         self.retry_after = retry_after
         """Seconds the server asked to wait before trying again (its Retry-After), if any."""
+        self.request_id: str | None = None
+        """The id the provider gave the failed request (quote it to its support), if any."""
         super().__init__(message, retryable=retryable, status=status)
 
 
@@ -191,8 +193,35 @@ def error_for_status(
     base_url: str = "",
     retry_after: float | None = None,
     secrets: Iterable[str | None] = (),
+    request_id: str | None = None,
 ) -> ClientError:
-    """The error that fits an HTTP status, with advice; `detail` is redacted first."""
+    """The error that fits an HTTP status, with advice; `detail` is redacted first; the
+    provider's request id, when it sent one, is kept on the error and in its message."""
+    error = _status_error(
+        status,
+        detail,
+        provider=provider,
+        model=model,
+        base_url=base_url,
+        retry_after=retry_after,
+        secrets=secrets,
+    )
+    if request_id:
+        error.request_id = request_id
+        error.args = (f"{error.args[0]} (request id {request_id})", *error.args[1:])
+    return error
+
+
+def _status_error(
+    status: int,
+    detail: str,
+    *,
+    provider: str,
+    model: str,
+    base_url: str,
+    retry_after: float | None,
+    secrets: Iterable[str | None],
+) -> ClientError:
     secrets = list(secrets)
     detail = redact(detail, secrets)[:500]
     where = f"{provider} model {model!r}" + (

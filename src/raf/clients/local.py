@@ -25,7 +25,7 @@ from raf.clients.errors import (
     is_context_overflow,
 )
 from raf.clients.local_threads import THREADS_ENV, default_threads
-from raf.clients.local_wire import LocalWire
+from raf.clients.local_wire import LocalWire, refuse_media
 from raf.clients.model_store import DEFAULT_MODEL, is_pulled, model_path, pull_model
 from raf.clients.provider import ChunkStream, Provider
 from raf.core.errors import ConfigurationError, MissingExtraError
@@ -360,6 +360,7 @@ class LocalChatClient(ModelClient[LocalWire]):
     async def _prepare(
         self, messages: Sequence[ChatMessage], options: ChatOptions, *, stream: bool
     ) -> tuple[LocalWire, dict[str, Any]]:
+        refuse_media(messages, self.model)
         engine = await self.api.load()
         wire = replace(self.wire, native=self._native(engine))
         wire.grammar = wire.wants_grammar(options)

@@ -15,6 +15,7 @@ from typing import Any
 
 from raf.clients.errors import BadRequestError
 from raf.clients.local_tools import GrammarAssembler, text_messages, tool_schema
+from raf.clients.media import MediaError
 from raf.clients.openai_wire import (
     ChunkAssembler,
     completion_to_updates,
@@ -22,6 +23,7 @@ from raf.clients.openai_wire import (
     to_openai_tool_choice,
     to_openai_tools,
 )
+from raf.core.contents import DataContent, FunctionResultContent, has_media
 from raf.core.messages import ChatMessage
 from raf.core.options import ChatOptions
 from raf.core.output import OutputSchema
@@ -136,3 +138,19 @@ def _tell_the_schema(
         messages[0] = {**messages[0], "content": f"{messages[0]['content']}\n\n{note}"}
     else:
         messages.insert(0, {"role": "system", "content": note})
+
+
+def refuse_media(messages: Sequence[ChatMessage], model: str) -> None:
+    """The embedded model reads text only (raf loads no vision projector): data in the
+    conversation is a clear error naming the model, before the model is even loaded."""
+    for message in messages:
+        for content in message.contents:
+            media = isinstance(content, DataContent) or (
+                isinstance(content, FunctionResultContent) and has_media(content.result)
+            )
+            if media:
+                raise MediaError(
+                    f"the local model {model!r} has no vision projector: it reads text only, "
+                    "not images, audio or documents; send them to a model that takes them "
+                    "(ollama-native:llava, openai:gpt-4o, gemini-native:gemini-2.5-flash, ...)"
+                )

@@ -4,9 +4,19 @@ Forms:
 
 - `openai:<model>`, `anthropic:<model>`: the providers' own APIs (key from
   `OPENAI_API_KEY` / `ANTHROPIC_API_KEY`).
+- `openai-responses:<model>`: OpenAI's Responses API (reasoning kept across turns,
+  hosted tools); same key and base URL as `openai:`.
 - `ollama:<model>`: Ollama's OpenAI-compatible API at `http://127.0.0.1:11434/v1`
   (`OLLAMA_BASE_URL`, or Ollama's own `OLLAMA_HOST`, overrides); the model may contain ':'
   (`ollama:qwen3:8b`). No key is sent unless `OLLAMA_API_KEY` is set.
+- `ollama-native:<model>`: Ollama's native API (`/api/chat`) at the same host, for its
+  own options (`keep_alive`, `num_ctx`, `format`, `think`).
+- `gemini-native:<model>`: Gemini's own API through the `google-genai` SDK (thinking
+  budgets, safety settings; key from `GEMINI_API_KEY`).
+- `azure:<deployment>`: Azure OpenAI (`AZURE_OPENAI_ENDPOINT`, and `AZURE_OPENAI_API_KEY`
+  unless a `token_provider` or `credential` is given for Entra ID).
+- `bedrock:<model id>`: Amazon Bedrock's Converse API through boto3 (AWS credentials,
+  region and endpoint as boto3 finds them); the model id may contain ':'.
 - `gemini:<model>`: Google Gemini through its OpenAI-compatible API (key from
   `GEMINI_API_KEY`; `GEMINI_BASE_URL` overrides the endpoint).
 - `openai-compatible:<base_url>:<model>`: any chat-completions server. The base URL runs
@@ -32,19 +42,37 @@ import re
 from dataclasses import dataclass, replace
 from typing import Any
 
+from raf.clients.ollama_url import OLLAMA_BASE_URL as OLLAMA_BASE_URL
+from raf.clients.ollama_url import ollama_base_url, ollama_native_url
 from raf.core.chat_client import ChatClient
 from raf.core.errors import ConfigurationError
 
 ENV_VAR = "RAF_MODEL"
 DEFAULT_SPEC = "local"
-OLLAMA_BASE_URL = "http://127.0.0.1:11434/v1"
-PROVIDERS = ("openai", "anthropic", "gemini", "ollama", "openai-compatible", "local")
+PROVIDERS = (
+    "openai",
+    "openai-responses",
+    "anthropic",
+    "gemini",
+    "gemini-native",
+    "azure",
+    "bedrock",
+    "ollama",
+    "ollama-native",
+    "openai-compatible",
+    "local",
+)
 
 _EXAMPLES = {
     "openai": "openai:gpt-4o-mini",
+    "openai-responses": "openai-responses:gpt-5",
     "anthropic": "anthropic:claude-sonnet-4-5",
     "gemini": "gemini:gemini-2.5-flash",
+    "azure": "azure:my-gpt-4o-deployment",
+    "gemini-native": "gemini-native:gemini-2.5-flash",
+    "bedrock": "bedrock:us.anthropic.claude-sonnet-4-20250514-v1:0",
     "ollama": "ollama:qwen3:8b",
+    "ollama-native": "ollama-native:qwen3:8b",
     "openai-compatible": "openai-compatible:http://127.0.0.1:8000/v1:my-model",
     "local": "local:/path/model.gguf",
 }
@@ -171,24 +199,6 @@ def model_info(
     return info
 
 
-def ollama_base_url() -> str:
-    """`OLLAMA_BASE_URL`, else Ollama's own `OLLAMA_HOST` (`host[:port]`) + `/v1`, else local."""
-    explicit = os.environ.get("OLLAMA_BASE_URL", "").strip()
-    if explicit:
-        return explicit
-    host = os.environ.get("OLLAMA_HOST", "").strip().rstrip("/")
-    if not host:
-        return OLLAMA_BASE_URL
-    scheme, sep, rest = host.partition("://")
-    if not sep:
-        scheme, rest = "http", host
-    if not re.search(r":\d+$", rest):
-        rest += ":443" if scheme == "https" else ":11434"
-    if rest.startswith("0.0.0.0:"):  # a listening address; connect over loopback
-        rest = "127.0.0.1:" + rest.split(":", 1)[1]
-    return f"{scheme}://{rest}/v1"
-
-
 _FAMILIES: tuple[tuple[tuple[str, ...], str], ...] = (
     (("claude",), "anthropic"),
     (("gpt", "chatgpt", "o1", "o3", "o4", "text-embedding"), "openai"),
@@ -242,7 +252,9 @@ def parse_model_spec(spec: str | None = None) -> ModelSpec:
         )
         raise ConfigurationError(
             f"model {text!r} is not a model string raf knows ({example}); use one of "
-            "openai:<model>, anthropic:<model>, gemini:<model>, ollama:<model>, "
+            "openai:<model>, openai-responses:<model>, anthropic:<model>, gemini:<model>, "
+            "gemini-native:<model>, azure:<deployment>, bedrock:<model id>, ollama:<model>, "
+            "ollama-native:<model>, "
             "openai-compatible:<base_url>:<model>, local or local:<path.gguf>",
             key_path=where,
         )
@@ -257,6 +269,8 @@ def parse_model_spec(spec: str | None = None) -> ModelSpec:
         return ModelSpec(provider=provider, model=match.group(2), base_url=match.group(1))
     if provider == "ollama":
         return ModelSpec(provider=provider, model=rest, base_url=ollama_base_url())
+    if provider == "ollama-native":
+        return ModelSpec(provider=provider, model=rest, base_url=ollama_native_url())
     return ModelSpec(provider=provider, model=rest)
 
 
@@ -291,7 +305,35 @@ def resolve_model(spec: str | None = None, *, retry: bool = True, **settings: An
 
         _check_settings(parsed, LocalChatClient, settings)
         return LocalChatClient(parsed.path, **settings)
-    if parsed.provider == "gemini":
+    if parsed.provider == "openai-responses":
+        from raf.clients.openai_responses import OpenAIResponsesClient
+
+        _check_settings(parsed, OpenAIResponsesClient, settings)
+        client = OpenAIResponsesClient(parsed.model, **settings)
+    elif parsed.provider == "azure":
+        from raf.clients.azure_openai import AzureOpenAIClient
+
+        _check_settings(parsed, AzureOpenAIClient, settings)
+        client = AzureOpenAIClient(parsed.model, **settings)
+    elif parsed.provider == "gemini-native":
+        from raf.clients.google_genai import GoogleGenAIClient
+
+        _check_settings(parsed, GoogleGenAIClient, settings)
+        client = GoogleGenAIClient(parsed.model, **settings)
+    elif parsed.provider == "bedrock":
+        from raf.clients.bedrock import BedrockClient
+
+        _check_settings(parsed, BedrockClient, settings)
+        client = BedrockClient(parsed.model, **settings)
+    elif parsed.provider == "ollama-native":
+        from raf.clients.ollama import OllamaClient
+
+        _check_settings(parsed, OllamaClient, settings)
+        settings.setdefault("api_key", os.environ.get("OLLAMA_API_KEY") or None)
+        client = OllamaClient(
+            parsed.model, base_url=settings.pop("base_url", parsed.base_url), **settings
+        )
+    elif parsed.provider == "gemini":
         from raf.clients.gemini import GeminiChatClient
 
         _check_settings(parsed, GeminiChatClient, settings)

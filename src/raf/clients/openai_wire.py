@@ -12,11 +12,15 @@ from collections.abc import Sequence
 from dataclasses import dataclass, field
 from typing import Any
 
+from raf.clients.hosted_tools import refuse_hosted
+from raf.clients.media import chat_completions_part
 from raf.clients.strict_schema import strict_json_schema
 from raf.core.contents import (
+    DataContent,
     FunctionCallContent,
     FunctionResultContent,
     TextContent,
+    has_media,
 )
 from raf.core.messages import ChatMessage, Role
 from raf.core.options import ChatOptions, ToolChoice
@@ -104,6 +108,8 @@ def to_openai_messages(messages: Sequence[ChatMessage]) -> list[dict[str, Any]]:
         else:
             # user and tool messages: results become `tool` messages, text a user message.
             text_parts: list[str] = []
+            data: list[dict[str, Any]] = []
+            returned: list[dict[str, Any]] = []
             for content in message.contents:
                 if isinstance(content, FunctionResultContent):
                     out.append(
@@ -113,17 +119,36 @@ def to_openai_messages(messages: Sequence[ChatMessage]) -> list[dict[str, Any]]:
                             "content": content.as_text(),
                         }
                     )
+                    if content.error is None and has_media(content.result):
+                        returned.extend(_returned_media(content))
                 elif isinstance(content, TextContent):
                     text_parts.append(content.text)
-            if text_parts:
+                elif isinstance(content, DataContent):
+                    data.append(chat_completions_part(content))
+            if data:  # parts only when there is more than text (servers without vision)
+                parts = [{"type": "text", "text": t} for t in text_parts]
+                entry = {"role": "user", "content": [*parts, *data]}
+                if message.author_name:
+                    entry["name"] = message.author_name
+                out.append(entry)
+            elif text_parts:
                 entry = {"role": "user", "content": "".join(text_parts)}
                 if message.author_name:
                     entry["name"] = message.author_name
                 out.append(entry)
+            if returned:  # a tool message holds only text: its media follow as the user's
+                out.append({"role": "user", "content": returned})
     return out
 
 
+def _returned_media(content: FunctionResultContent) -> list[dict[str, Any]]:
+    label = {"type": "text", "text": f"(returned by the tool call {content.call_id})"}
+    items = content.result if isinstance(content.result, list) else [content.result]
+    return [label, *(chat_completions_part(i) for i in items if isinstance(i, DataContent))]
+
+
 def to_openai_tools(tools: Sequence[Tool]) -> list[dict[str, Any]]:
+    refuse_hosted(tools, "chat completions")
     return [
         {
             "type": "function",

@@ -35,6 +35,15 @@ the protocol, or a failure the provider reported that no retry mends."""
 ErrorTable = Sequence[tuple[tuple[type[BaseException], ...], ErrorKind]]
 """Exception types and what they mean, in order: the first row that matches decides."""
 
+_REQUEST_ID_HEADERS = (
+    "x-request-id",
+    "request-id",
+    "apim-request-id",
+    "x-amzn-requestid",
+    "x-goog-request-id",
+)
+"""Where providers put a request's id: OpenAI, Anthropic, Azure, AWS, Google."""
+
 NO_KEY = "not-needed"
 """Sent to servers that need no key (Ollama, vLLM, llama.cpp): SDKs insist on one."""
 
@@ -131,6 +140,18 @@ class Provider(ABC):
         """The HTTP status an error means (a provider may know better than the status line)."""
         return int(getattr(exc, "status_code", 0) or 0)
 
+    def request_id(self, exc: BaseException) -> str | None:
+        """The id the provider gave a failed request: the SDK's, else a response header."""
+        found = getattr(exc, "request_id", None)
+        if isinstance(found, str) and found:
+            return found
+        headers = getattr(getattr(exc, "response", None), "headers", None) or {}
+        for name in _REQUEST_ID_HEADERS:
+            value = headers.get(name)
+            if value:
+                return str(value)
+        return None
+
     @abstractmethod
     async def complete(self, body: dict[str, Any]) -> Any:
         """Send one request; the whole answer as a dict (anything else is not the protocol)."""
@@ -169,6 +190,7 @@ class Provider(ABC):
                 base_url=self.endpoint,
                 retry_after=parse_retry_after(headers.get("retry-after")),
                 secrets=self.hidden(),
+                request_id=self.request_id(exc),
             )
         if kind == "timeout":
             return timeout_error(self.name, model, self.timeout)

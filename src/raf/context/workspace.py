@@ -6,11 +6,10 @@ from __future__ import annotations
 from collections.abc import Mapping, Sequence
 from typing import Any
 
-from raf.core.context import ContextResult
+from raf.core.context import BaseContextProvider, ContextResult
 from raf.core.errors import ToolDefinitionError
 from raf.core.messages import ChatMessage
 from raf.core.options import AgentRunOptions
-from raf.core.responses import AgentResponse
 from raf.core.sessions import AgentSession
 from raf.core.tools import ApprovalRequiredTool, Tool
 from raf.tools.shell import has_restricting_rules
@@ -31,7 +30,7 @@ class OutsideApprovalTool(ApprovalRequiredTool):
         return f"OutsideApprovalTool({self.inner!r})"
 
 
-class WorkspaceContextProvider:
+class WorkspaceContextProvider(BaseContextProvider):
     """A context provider (kind "workspace") that owns the scope tools of one workspace."""
 
     kind = "workspace"
@@ -102,16 +101,6 @@ class WorkspaceContextProvider:
         options: AgentRunOptions,
     ) -> ContextResult:
         return ContextResult(instructions=self.instructions(), tools=list(self._tools))
-
-    async def on_invoked(
-        self,
-        agent: Any,
-        session: AgentSession,
-        request_messages: Sequence[ChatMessage],
-        response: AgentResponse | None,
-        error: BaseException | None,
-    ) -> None:
-        return None
 
     def __repr__(self) -> str:
         return f"<WorkspaceContextProvider {self.name!r} {self.scope!r}>"

@@ -132,15 +132,43 @@ Content: TypeAlias = (
 
 
 def result_to_text(result: Any) -> str:
-    """Render a tool result as text: strings as they are, anything else as JSON."""
+    """Render a tool result as text: strings as they are, data (an image a tool returned)
+    as a short placeholder, anything else as JSON."""
     if result is None:
         return ""
     if isinstance(result, str):
         return result
+    if isinstance(result, DataContent):
+        return f"[{result.media_type or 'data'} attachment]"
+    if has_media(result):
+        return "\n".join(result_to_text(r) for r in result if r is not None)
     try:
         return json.dumps(result, ensure_ascii=False, default=str)
     except (TypeError, ValueError):
         return str(result)
+
+
+def has_media(result: Any) -> bool:
+    """Whether a tool result is or holds data contents (images, documents)."""
+    if isinstance(result, DataContent):
+        return True
+    return isinstance(result, list) and any(isinstance(r, DataContent) for r in result)
+
+
+def _result_to_json(result: Any) -> Any:
+    if isinstance(result, DataContent):
+        return content_to_dict(result)
+    if isinstance(result, list):
+        return [_result_to_json(r) for r in result]
+    return _jsonable(result)
+
+
+def _result_from_json(result: Any) -> Any:
+    if isinstance(result, dict) and result.get("type") == "data":
+        return content_from_dict(result)
+    if isinstance(result, list):
+        return [_result_from_json(r) for r in result]
+    return result
 
 
 def content_to_dict(content: Content) -> dict[str, Any]:
@@ -169,6 +197,9 @@ def content_to_dict(content: Content) -> dict[str, Any]:
             out = {"type": "function_result", "call_id": content.call_id}
             if content.error is not None:
                 out["error"] = content.error
+            elif has_media(content.result):  # kept as data contents, marked to come back so
+                out["result"] = _result_to_json(content.result)
+                out["result_media"] = True
             else:
                 out["result"] = _jsonable(content.result)
             if content.name is not None:
@@ -235,9 +266,10 @@ def content_from_dict(data: dict[str, Any]) -> Content:
                 raw_arguments=data.get("raw_arguments"),
             )
         if kind == "function_result":
+            result = data.get("result")
             return FunctionResultContent(
                 call_id=str(data["call_id"]),
-                result=data.get("result"),
+                result=_result_from_json(result) if data.get("result_media") else result,
                 error=data.get("error"),
                 name=data.get("name"),
             )

@@ -102,15 +102,24 @@ def _checkout() -> str | None:
     return str(root) if 'name = "raf-agents"' in project else None
 
 
-class MissingExtraError(RafError):
-    """An optional integration is used but its extra is not installed."""
+class MissingExtraError(RafError, ModuleNotFoundError):
+    """An optional integration is used but its extra is not installed.
+
+    It is a `ModuleNotFoundError` (an `ImportError`) too, its `name` the missing module,
+    so whatever treats a module that cannot be found as absent (`pytest.importorskip`,
+    `pkgutil.walk_packages`, Sphinx) does the same for a raf module whose extra is
+    missing."""
 
     def __init__(self, feature: str, extra: str, module: str | None = None) -> None:
         self.feature = feature
         self.extra = extra
         self.module = module
         missing = f" (module '{module}' is missing)" if module else ""
-        super().__init__(f"{feature} needs the '{extra}' extra{missing}: {install_hint(extra)}")
+        ModuleNotFoundError.__init__(
+            self,
+            f"{feature} needs the '{extra}' extra{missing}: {install_hint(extra)}",
+            name=module,
+        )
 
 
 class ModelError(RafError):
@@ -200,6 +209,28 @@ class SessionConflictError(SessionError):
                 f"(revision {expected or 'unnumbered'}); load it again and re-apply the change"
             )
         super().__init__(f"session {session_id!r} in {where} {what}")
+
+
+class WorkflowError(RafError):
+    """Base class of errors raised while a workflow runs or resumes."""
+
+
+class CheckpointError(WorkflowError):
+    """A checkpoint cannot be found, read or used to resume."""
+
+
+class CheckpointNotFoundError(CheckpointError):
+    """No checkpoint with that id is stored."""
+
+
+class AnswerClaimedError(CheckpointError):
+    """A pending request of the checkpoint was already answered: an answer is taken once,
+    by whichever resume claims it first (in any process)."""
+
+    def __init__(self, message: str, *, checkpoint_id: str, request_id: str) -> None:
+        self.checkpoint_id = checkpoint_id
+        self.request_id = request_id
+        super().__init__(message)
 
 
 class RunCancelledError(RafError):

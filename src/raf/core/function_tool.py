@@ -6,7 +6,7 @@ import inspect
 import re
 import sys
 from collections.abc import Callable, Mapping
-from typing import TYPE_CHECKING, Any, get_type_hints, overload
+from typing import TYPE_CHECKING, Any, get_origin, get_type_hints, overload
 
 from raf.core.errors import ToolDefinitionError
 from raf.core.plain_arguments import (
@@ -16,6 +16,7 @@ from raf.core.plain_arguments import (
     plain_parameter,
     plain_schema,
 )
+from raf.core.run_context import RunContext
 from raf.core.tool_threads import run_in_tool_thread
 from raf.core.tools import ToolContext, ToolResult, check_tool_name
 
@@ -93,6 +94,7 @@ class FunctionTool:
         "_is_async",
         "_plain",
         "_run_in_thread",
+        "_run_param",
         "description",
         "kind",
         "name",
@@ -130,6 +132,7 @@ class FunctionTool:
         self._is_async = inspect.iscoroutinefunction(fn)
         self._run_in_thread = _blocking(self.name, blocking, run_in_thread)
         self._context_param: str | None = None
+        self._run_param: str | None = None
         self._declared = self._read_parameters(fn, param_docs)
         self._field_names = tuple(name for name, _, _, _ in self._declared)
         self._accepts_context = self._context_param is not None
@@ -168,6 +171,9 @@ class FunctionTool:
             annotation = hints.get(param.name, inspect.Parameter.empty)
             if annotation is ToolContext:
                 self._context_param = param.name
+                continue
+            if annotation is RunContext or get_origin(annotation) is RunContext:
+                self._run_param = param.name  # the run and its deps, not the model's to fill
                 continue
             if annotation is inspect.Parameter.empty:
                 raise ToolDefinitionError(
@@ -235,6 +241,8 @@ class FunctionTool:
             return ToolResult.fail(kwargs)
         if self._context_param is not None:
             kwargs[self._context_param] = context
+        if self._run_param is not None:
+            kwargs[self._run_param] = context.run if context.run is not None else RunContext()
         if self._is_async:
             value = await self._fn(**kwargs)
         elif self._run_in_thread:

@@ -120,3 +120,5 @@ class AgentRunOptions:
     errors (replaces the agent's; default 1)."""
     template_variables: Mapping[str, Any] | None = None
     """Values of the `{{variables}}` of the agent's instructions template for this run."""
+    deps: Any = None
+    """The dependencies this run's tools reach as `RunContext.deps` (see `deps_type`)."""

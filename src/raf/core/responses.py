@@ -244,11 +244,14 @@ class ResponseFolder:
                 last_reasoning.text += update.reasoning
             else:
                 contents.append(ReasoningContent(text=update.reasoning))
-            # A signature (Anthropic thinking) arrives as the last delta of its block.
+            # A signature (Anthropic thinking, an OpenAI reasoning item's id) and the
+            # encrypted reasoning that goes with it arrive as the last delta of its block.
             if isinstance(update.content, ReasoningContent) and update.content.signature:
                 last = contents[-1]
                 if isinstance(last, ReasoningContent):
                     last.signature = update.content.signature
+                    if update.content.protected_data is not None:
+                        last.protected_data = update.content.protected_data
         elif kind in (
             UpdateKind.TOOL_CALL_ENDED,
             UpdateKind.TOOL_CALLED,

@@ -3,7 +3,9 @@
 from __future__ import annotations
 
 from dataclasses import dataclass, field
-from typing import TYPE_CHECKING, Any
+from typing import TYPE_CHECKING, Any, Generic, cast
+
+from typing_extensions import TypeVar
 
 from raf.core.call_approval import RunApprovals
 from raf.core.errors import UsageLimitExceeded
@@ -15,14 +17,23 @@ if TYPE_CHECKING:
     from raf.core.sessions import AgentSession
 
 
-@dataclass(kw_only=True, slots=True)
-class RunContext:
-    """Agent, session, approvals, cancellation, usage so far and limits of one run.
+DepsT = TypeVar("DepsT", default=Any)
+"""The type of the dependencies a run carries to its tools (`AgentBuilder(deps_type=)`)."""
 
-    The tool loop and every middleware read it; tools reach it as `ToolContext.run`.
-    Model clients never see it: `ChatOptions` carries only what a model reads.
+
+@dataclass(kw_only=True, slots=True)
+class RunContext(Generic[DepsT]):
+    """Agent, session, approvals, cancellation, usage so far and limits of one run, and
+    the dependencies passed to it.
+
+    The tool loop and every middleware read it; tools reach it as `ToolContext.run`, or
+    by declaring a parameter of type `RunContext[Deps]` (kept out of the schema the model
+    sees). Model clients never see it: `ChatOptions` carries only what a model reads.
     """
 
+    deps: DepsT = field(default=cast(Any, None))
+    """The services this run's tools use (a database, a client, settings), as passed to
+    `agent.run(..., deps=)`; None when none were passed."""
     agent: Any = None
     session: AgentSession | None = None
     approvals: RunApprovals = field(default_factory=RunApprovals)

@@ -8,16 +8,16 @@ from typing import Any
 from raf.core.errors import Problem
 from raf.decl.context_decls import CompressionContextDecl, CompressionDecl, MemoryContextDecl
 from raf.decl.model_client import check_model
-from raf.decl.source import Document, Path_
+from raf.decl.source import Document, KeyPath
 
 
 def model_problems(decl: Any, doc: Document) -> list[Problem]:
     """Problems of the document's model blocks; warnings go to `doc.warnings`."""
-    places: list[tuple[Path_, Any]] = [(("model",), decl.model)]
+    places: list[tuple[KeyPath, Any]] = [(("model",), decl.model)]
     if decl.compression is not None:
         places += _compression_models(("compression",), decl.compression)
     for index, context in enumerate(decl.contexts or []):
-        path: Path_ = ("contexts", index, "config")
+        path: KeyPath = ("contexts", index, "config")
         if isinstance(context, CompressionContextDecl):
             places += _compression_models(path, context.config)
         elif isinstance(context, MemoryContextDecl) and context.config.enabled:
@@ -30,8 +30,8 @@ def model_problems(decl: Any, doc: Document) -> list[Problem]:
     return problems
 
 
-def _compression_models(path: Path_, decl: CompressionDecl) -> list[tuple[Path_, Any]]:
-    out: list[tuple[Path_, Any]] = [((*path, "model"), decl.model)] if decl.model else []
+def _compression_models(path: KeyPath, decl: CompressionDecl) -> list[tuple[KeyPath, Any]]:
+    out: list[tuple[KeyPath, Any]] = [((*path, "model"), decl.model)] if decl.model else []
     for index, step in enumerate(decl.strategies):
         out += _compression_models((*path, "strategies", index), step)
     return out

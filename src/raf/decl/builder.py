@@ -197,6 +197,18 @@ class DeclAgentBuilder:
 
     def build(self) -> Agent:
         """The agent; every problem found while linking is reported at once."""
+        from raf.decl.link_base import Bindings
         from raf.decl.linker import Linker
 
-        return Linker(self, self._require(), code_tools=True).link()
+        bindings = Bindings(
+            code_tools=self._code_tools,
+            factories=self._factories,
+            providers=self._providers,
+            client=self._client,
+            connections=self._connections,
+            store=self._store,
+            environ=self._environ,
+            middleware=self._middleware,
+            guardrails=self._guardrails,
+        )
+        return Linker(bindings, self._require(), code_tools=True).link()

@@ -7,10 +7,14 @@ import copy
 from pathlib import Path
 from typing import Any
 
+from pydantic import ValidationError
+
 from raf.core.errors import Problem, ValidationProblems
 from raf.decl.dialects import normalize
 from raf.decl.loader import read_document
-from raf.decl.source import Document, env_reference, load_text
+from raf.decl.problems import problems_from_validation
+from raf.decl.schema import AgentDecl
+from raf.decl.source import Document, env_reference, load_text, substitute_env
 
 TARGETS = ("raf", "maf")
 """The dialects `convert` writes."""
@@ -24,13 +28,30 @@ _OPTIONS_TO_MAF = {
 
 
 def read_as_raf(path: str | Path) -> tuple[dict[str, Any], list[Problem]]:
-    """The document at `path` in raf's spelling (references unresolved), with warnings."""
+    """The document at `path` in raf's spelling (references unresolved), with warnings.
+    A document that does not validate is refused with its problems (an unset
+    environment variable is only a warning here: references stay references)."""
     text, fmt = read_document(path)
+    _refuse_invalid(text, fmt, path)
     doc = load_text(text, fmt=fmt, file=str(path), base_dir=Path(path).parent)
     if doc.problems:
         raise ValidationProblems(doc.problems)
     normalize(doc)
     return _as_dict(doc), list(doc.warnings)
+
+
+def _refuse_invalid(text: str, fmt: str, path: str | Path) -> None:
+    """Raise the document's schema problems, located (files it names need not exist on
+    this machine, nor its environment variables be set, for it to be converted)."""
+    doc = load_text(text, fmt=fmt, file=str(path), base_dir=Path(path).parent)
+    if doc.problems:
+        raise ValidationProblems(doc.problems)
+    substitute_env(doc, unset_is_warning=True)
+    normalize(doc)
+    try:
+        AgentDecl.model_validate(doc.data)
+    except ValidationError as exc:
+        raise ValidationProblems(problems_from_validation(exc, doc)) from None
 
 
 def _as_dict(doc: Document) -> dict[str, Any]:

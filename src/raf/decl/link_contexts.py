@@ -4,11 +4,12 @@ skills, and compression last over all the others."""
 from __future__ import annotations
 
 from dataclasses import dataclass
-from typing import TYPE_CHECKING, Any
+from typing import Any
 
 from raf.core.context import ContextProvider
 from raf.core.errors import ConfigurationError, RafError
 from raf.decl import contexts as ctx
+from raf.decl.link_base import LinkSite
 from raf.decl.problems import build_failure
 from raf.decl.schema import (
     CompressionContextDecl,
@@ -19,10 +20,7 @@ from raf.decl.schema import (
     WikiContextDecl,
     WorkspaceContextDecl,
 )
-from raf.decl.source import Path_
-
-if TYPE_CHECKING:
-    from raf.decl.linker import Linker
+from raf.decl.source import KeyPath
 
 
 @dataclass(kw_only=True, slots=True)
@@ -34,7 +32,7 @@ class LinkedContexts:
     compression: ContextProvider | None = None
 
 
-def linked_contexts(linker: Linker) -> LinkedContexts:
+def linked_contexts(linker: LinkSite) -> LinkedContexts:
     """Each context declaration as its provider; a failed one is a located problem."""
     decl = linker.decl
     workspace_index = next(
@@ -42,11 +40,11 @@ def linked_contexts(linker: Linker) -> LinkedContexts:
     )
     linked = LinkedContexts(providers=[])
     for index, context in enumerate(decl.contexts):
-        path: Path_ = ("contexts", index)
+        path: KeyPath = ("contexts", index)
         try:
             if isinstance(context, CompressionContextDecl):
                 linked.compression = ctx.compression_provider(
-                    context.config, context.name, linker.builder._connections, linker.client
+                    context.config, context.name, linker.bindings.connections, linker.client
                 )
                 continue
             if isinstance(context, MemoryContextDecl) and not context.config.enabled:
@@ -62,7 +60,7 @@ def linked_contexts(linker: Linker) -> LinkedContexts:
 
 
 def compressed_last(
-    linker: Linker, providers: list[ContextProvider], compression: ContextProvider | None
+    linker: LinkSite, providers: list[ContextProvider], compression: ContextProvider | None
 ) -> list[ContextProvider]:
     """The providers with the compression (top-level `compression:` before a context one)
     last, watching the others: it compresses all they inject."""
@@ -72,7 +70,7 @@ def compressed_last(
             compression = ctx.compression_provider(
                 decl.compression,
                 decl.compression.name,
-                linker.builder._connections,
+                linker.bindings.connections,
                 linker.client,
             )
         except (RafError, ImportError, TypeError, ValueError) as exc:
@@ -98,7 +96,7 @@ def share_skills(providers: list[ContextProvider]) -> None:
             provider.host_skills(skills)
 
 
-def _provider(linker: Linker, context: Any) -> ContextProvider:
+def _provider(linker: LinkSite, context: Any) -> ContextProvider:
     base = linker.doc.base_dir
     if isinstance(context, WorkspaceContextDecl):
         provider: ContextProvider = ctx.workspace_provider(context, base)
@@ -106,7 +104,7 @@ def _provider(linker: Linker, context: Any) -> ContextProvider:
     if isinstance(context, SkillsContextDecl):
         return ctx.skills_provider(context, base)
     if isinstance(context, MemoryContextDecl):
-        return ctx.memory_provider(context, base, linker.builder._connections)
+        return ctx.memory_provider(context, base, linker.bindings.connections)
     if isinstance(context, KnowledgeContextDecl):
         return ctx.knowledge_provider(context, base)
     if isinstance(context, WikiContextDecl):

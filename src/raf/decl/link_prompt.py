@@ -7,13 +7,13 @@ from typing import TYPE_CHECKING, Any
 
 from raf.agent.template import PromptTemplate
 from raf.core.errors import ConfigurationError
+from raf.decl.link_base import LinkSite
 from raf.decl.output_schema import PropertySchemaDecl
 from raf.decl.schema import AgentDecl
-from raf.decl.source import Path_
+from raf.decl.source import KeyPath
 
 if TYPE_CHECKING:
     from raf.agent.builder import AgentBuilder
-    from raf.decl.linker import Linker
 
 
 def plain_instructions(decl: AgentDecl) -> str | None:
@@ -28,7 +28,7 @@ def plain_instructions(decl: AgentDecl) -> str | None:
     return text
 
 
-def apply_template(linker: Linker, agent: AgentBuilder) -> None:
+def apply_template(linker: LinkSite, agent: AgentBuilder) -> None:
     """A mustache template with its input schema; defaults checked against it now."""
     decl = linker.decl
     template = decl.template
@@ -53,14 +53,14 @@ def apply_template(linker: Linker, agent: AgentBuilder) -> None:
     agent.with_instructions_template(built)
 
 
-def _declared_inputs(linker: Linker, schema: dict[str, Any] | None) -> dict[str, str]:
+def _declared_inputs(linker: LinkSite, schema: dict[str, Any] | None) -> dict[str, str]:
     """Where each input is declared in the document, as `file:line:col`."""
     raw = linker.decl.input_schema
     names = list((schema or {}).get("properties") or {})
     out: dict[str, str] = {}
     for index, name in enumerate(names):
         listed = isinstance(raw, PropertySchemaDecl) and isinstance(raw.properties, list)
-        path: Path_ = ("inputSchema", "properties", index if listed else name)
+        path: KeyPath = ("inputSchema", "properties", index if listed else name)
         problem = linker.doc.problem(path, "")
         if problem.line is not None:
             out[name] = f"{problem.file or 'the document'}:{problem.line}:{problem.column}"

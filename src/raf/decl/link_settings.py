@@ -8,16 +8,16 @@ from typing import TYPE_CHECKING, Any
 
 from raf.core.middleware import find_middleware, registered_middleware
 from raf.core.usage import UsageLimits
+from raf.decl.link_base import LinkSite
 from raf.decl.problems import suggest
 from raf.decl.schema import GuardrailsDecl, LimitsDecl
-from raf.decl.source import Path_
+from raf.decl.source import KeyPath
 
 if TYPE_CHECKING:
     from raf.agent.builder import AgentBuilder
-    from raf.decl.linker import Linker
 
 
-def apply_run_settings(linker: Linker, agent: AgentBuilder) -> None:
+def apply_run_settings(linker: LinkSite, agent: AgentBuilder) -> None:
     """Middleware by registered name, usage limits and the tool timeout."""
     decl = linker.decl
     for index, name in enumerate(decl.middleware):
@@ -25,7 +25,7 @@ def apply_run_settings(linker: Linker, agent: AgentBuilder) -> None:
             linker,
             ("middleware", index),
             name,
-            linker.builder._middleware,
+            linker.bindings.middleware,
             find_middleware,
             registered_middleware,
             what="middleware",
@@ -45,7 +45,7 @@ def apply_run_settings(linker: Linker, agent: AgentBuilder) -> None:
         agent.with_tool_timeout(decl.tool_timeout)
 
 
-def _apply_guardrails(linker: Linker, agent: AgentBuilder, decl: GuardrailsDecl) -> None:
+def _apply_guardrails(linker: LinkSite, agent: AgentBuilder, decl: GuardrailsDecl) -> None:
     """Each name of `guardrails:` resolved and added to the agent, in its list's place."""
     from raf.agent.guardrails import ToolGuardrail, find_guardrail, registered_guardrails
 
@@ -56,7 +56,7 @@ def _apply_guardrails(linker: Linker, agent: AgentBuilder, decl: GuardrailsDecl)
                 linker,
                 where,
                 name,
-                linker.builder._guardrails,
+                linker.bindings.guardrails,
                 find_guardrail,
                 registered_guardrails,
                 what="guardrail",
@@ -83,8 +83,8 @@ def _apply_guardrails(linker: Linker, agent: AgentBuilder, decl: GuardrailsDecl)
 
 
 def _find_named(
-    linker: Linker,
-    where: Path_,
+    linker: LinkSite,
+    where: KeyPath,
     name: str,
     local: Mapping[str, Any],
     find: Callable[[str], Any],

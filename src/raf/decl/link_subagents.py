@@ -8,14 +8,14 @@ from typing import TYPE_CHECKING, Any
 from raf.agent.agent import Agent
 from raf.core.errors import RafError, ValidationProblems
 from raf.core.tools import Tool
+from raf.decl.link_base import LinkSite
 from raf.decl.schema import SubAgentRefDecl
 
 if TYPE_CHECKING:
     from raf.agent.builder import AgentBuilder
-    from raf.decl.linker import Linker
 
 
-def sub_agent_tools(linker: Linker) -> list[Tool]:
+def sub_agent_tools(linker: LinkSite) -> list[Tool]:
     """Each sub-agent as a tool, named and described as its reference says."""
     from raf.agent.agent_tool import AgentTool
 
@@ -28,7 +28,7 @@ def sub_agent_tools(linker: Linker) -> list[Tool]:
     return tools
 
 
-def orchestrated(linker: Linker, agent: AgentBuilder, decl: Any) -> Agent:
+def orchestrated(linker: LinkSite, agent: AgentBuilder, decl: Any) -> Agent:
     """The sub-agents as members of the declared orchestration, the document's own agent
     in the mode's leading role where it has one; the result is used as an agent."""
     from raf.decl.orchestration import ROOT, build_orchestration, needs_lead
@@ -58,11 +58,11 @@ def orchestrated(linker: Linker, agent: AgentBuilder, decl: Any) -> Agent:
         )
     except RafError as exc:
         raise ValidationProblems([linker.doc.problem(ROOT, str(exc))]) from exc
-    store = linker.builder._store if not linker.chain else None
+    store = linker.bindings.store if not linker.chain else None
     return orchestration.as_agent(session_store=store)
 
 
-def _members(linker: Linker) -> list[tuple[Any, Agent]]:
+def _members(linker: LinkSite) -> list[tuple[Any, Agent]]:
     """Each sub-agent declaration with the agent built from it."""
     built: list[tuple[Any, Agent]] = []
     for sub, loaded in zip(linker.decl.sub_agents, linker.loaded.sub_agents, strict=False):

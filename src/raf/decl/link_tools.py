@@ -10,6 +10,7 @@ from raf.core.errors import ConfigurationError, MissingExtraError, RafError
 from raf.core.tools import ApprovalRequiredTool, Tool
 from raf.decl import contexts as ctx
 from raf.decl.factories import ToolFactory, ToolFactoryContext, tools_from
+from raf.decl.link_base import LinkSite
 from raf.decl.output_schema import as_json_schema
 from raf.decl.problems import build_failure
 from raf.decl.schema import (
@@ -20,21 +21,20 @@ from raf.decl.schema import (
     McpToolDecl,
     OpenApiToolDecl,
 )
-from raf.decl.source import Path_, format_path
+from raf.decl.source import KeyPath, format_path
 from raf.decl.tool_decls import config_dict
 
 if TYPE_CHECKING:
     from raf.agent.builder import AgentBuilder
-    from raf.decl.linker import Linker
 
 
-def declared_tools(linker: Linker) -> tuple[list[tuple[Path_, Tool]], list[ContextProvider]]:
+def declared_tools(linker: LinkSite) -> tuple[list[tuple[KeyPath, Tool]], list[ContextProvider]]:
     """The declared tools with where each is declared, and the declared toolsets."""
-    tools: list[tuple[Path_, Tool]] = []
+    tools: list[tuple[KeyPath, Tool]] = []
     toolsets: list[ContextProvider] = []
-    seen: dict[str, Path_] = {}
+    seen: dict[str, KeyPath] = {}
     for index, decl in enumerate(linker.decl.tools):
-        path: Path_ = ("tools", index)
+        path: KeyPath = ("tools", index)
         try:
             if isinstance(decl, McpToolDecl | OpenApiToolDecl) and not _factory_for(
                 linker, decl.name, decl.kind
@@ -55,9 +55,9 @@ def declared_tools(linker: Linker) -> tuple[list[tuple[Path_, Tool]], list[Conte
     return tools, toolsets
 
 
-def add_code_tools(linker: Linker, agent: AgentBuilder) -> None:
+def add_code_tools(linker: LinkSite, agent: AgentBuilder) -> None:
     """The tools given with `with_tool`, never routed to a workspace."""
-    for name, factory in linker.builder._code_tools:
+    for name, factory in linker.bindings.code_tools:
         try:
             for tool in tools_from(factory, ToolFactoryContext(name=name, kind="code"), name):
                 agent.with_tool(tool)
@@ -71,14 +71,14 @@ def is_scope_tool(tool: Tool) -> bool:
     return is_scope_tool(tool)
 
 
-def _factory_for(linker: Linker, name: str | None, kind: str) -> ToolFactory | None:
-    factories = linker.builder._factories
+def _factory_for(linker: LinkSite, name: str | None, kind: str) -> ToolFactory | None:
+    factories = linker.bindings.factories
     if name and name in factories:
         return factories[name]
     return factories.get(kind)
 
 
-def _tool(linker: Linker, decl: Any) -> list[Tool]:
+def _tool(linker: LinkSite, decl: Any) -> list[Tool]:
     factory = _factory_for(linker, decl.name, decl.kind)
     raw = getattr(decl, "config", None)
     config = config_dict(raw) if isinstance(raw, DeclModel) else dict(raw or {})
@@ -112,7 +112,7 @@ def _tool(linker: Linker, decl: Any) -> list[Tool]:
     return made
 
 
-def _toolset(linker: Linker, decl: McpToolDecl | OpenApiToolDecl) -> ContextProvider:
+def _toolset(linker: LinkSite, decl: McpToolDecl | OpenApiToolDecl) -> ContextProvider:
     base_dir = linker.doc.base_dir
     if isinstance(decl, McpToolDecl):
         try:

@@ -5,7 +5,7 @@ from __future__ import annotations
 
 import logging
 from collections.abc import Callable
-from typing import TYPE_CHECKING, Any
+from typing import Any
 
 from raf.agent.agent import Agent
 from raf.core.chat_client import ChatClient
@@ -19,18 +19,16 @@ from raf.core.errors import (
 )
 from raf.core.options import ChatOptions
 from raf.decl import contexts as ctx
+from raf.decl.link_base import Bindings
 from raf.decl.link_contexts import compressed_last, linked_contexts, share_skills
 from raf.decl.link_prompt import apply_template, plain_instructions
 from raf.decl.link_settings import apply_run_settings
 from raf.decl.link_subagents import orchestrated, sub_agent_tools
 from raf.decl.link_tools import add_code_tools, declared_tools, is_scope_tool
 from raf.decl.loaded import LoadedAgent
-from raf.decl.model_client import chat_options, client_for
+from raf.decl.model_client import chat_options, client_for, registered_connection
 from raf.decl.schema import ModelDecl
-from raf.decl.source import Path_
-
-if TYPE_CHECKING:
-    from raf.decl.builder import DeclAgentBuilder
+from raf.decl.source import KeyPath
 
 log = logging.getLogger("raf.decl")
 
@@ -40,14 +38,14 @@ class Linker:
 
     def __init__(
         self,
-        builder: DeclAgentBuilder,
+        bindings: Bindings,
         loaded: LoadedAgent,
         *,
         code_tools: bool,
         chain: tuple[str, ...] = (),
         parent_client: Callable[[], ChatClient] | None = None,
     ) -> None:
-        self.builder = builder
+        self.bindings = bindings
         self.loaded = loaded
         self.decl = loaded.decl
         self.doc = loaded.doc
@@ -58,7 +56,7 @@ class Linker:
         self._client: ChatClient | None = None
         self._first_missing: MissingExtraError | None = None
 
-    def fail(self, path: Path_, exc: BaseException | str) -> None:
+    def fail(self, path: KeyPath, exc: BaseException | str) -> None:
         self._note_missing(exc)
         message = exc if isinstance(exc, str) else str(exc)
         if isinstance(exc, ValidationProblems):
@@ -88,14 +86,14 @@ class Linker:
             model = self.decl.model
             connection = model.connection if isinstance(model, ModelDecl) else None
             registered = (
-                self.builder._connections.get(connection.name or "")
+                registered_connection(self.bindings.connections, connection.name)
                 if connection is not None and connection.kind == "reference"
                 else None
             )
             if registered is not None and registered.client is not None:
                 self._client = registered.client
-            elif self.builder._client is not None:
-                self._client = self.builder._client
+            elif self.bindings.client is not None:
+                self._client = self.bindings.client
             elif self._env_model():
                 from raf.clients.models import resolve_model
 
@@ -103,7 +101,7 @@ class Linker:
             elif model is None and self.parent_client is not None:
                 self._client = self.parent_client()
             else:
-                self._client = client_for(model, self.builder._connections, self.doc.base_dir)
+                self._client = client_for(model, self.bindings.connections, self.doc.base_dir)
         return self._client
 
     def _options(self, model: ModelDecl) -> ChatOptions:
@@ -111,7 +109,7 @@ class Linker:
         than it can write (its context is small)."""
         # A client given in code or by RAF_MODEL replaces the document's model: its name
         # must not reach the new client (it would ask Anthropic for "gpt-4o-mini").
-        replaced = self.builder._client is not None or self._env_model() is not None
+        replaced = self.bindings.client is not None or self._env_model() is not None
         options = chat_options(model.options, None if replaced else model.id)
         try:
             client = self.client()
@@ -134,13 +132,13 @@ class Linker:
 
         from raf.clients.models import ENV_VAR
 
-        environ = self.builder._environ if self.builder._environ is not None else os.environ
+        environ = self.bindings.environ if self.bindings.environ is not None else os.environ
         return environ.get(ENV_VAR, "").strip() or None
 
     def child(self, loaded: LoadedAgent) -> Linker:
         """The linker of one of this document's sub-agents (which inherit its model)."""
         return Linker(
-            self.builder,
+            self.bindings,
             loaded,
             code_tools=False,
             chain=(*self.chain, self.decl.name),
@@ -160,8 +158,8 @@ class Linker:
         apply_run_settings(self, agent)
         if isinstance(decl.model, ModelDecl):
             agent.with_options(self._options(decl.model))
-        if self.builder._store is not None and not self.chain:
-            agent.with_session_store(self.builder._store)
+        if self.bindings.store is not None and not self.chain:
+            agent.with_session_store(self.bindings.store)
 
         declared, toolsets = declared_tools(self)
         contexts = linked_contexts(self)
@@ -182,7 +180,7 @@ class Linker:
                 agent.with_tool(sub)
         if self.code_tools:
             add_code_tools(self, agent)
-            providers.extend(self.builder._providers)
+            providers.extend(self.bindings.providers)
         for provider in compressed_last(self, providers, contexts.compression):
             agent.with_context_provider(provider)
         if orchestration is not None:

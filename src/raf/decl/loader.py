@@ -13,7 +13,10 @@ from pydantic import BaseModel, TypeAdapter, ValidationError
 from raf.core.errors import Problem, ValidationProblems
 from raf.decl.dialects import normalize
 from raf.decl.document_file import read_document
+from raf.decl.document_kind import is_workflow_data
+from raf.decl.hosted import hosted_as_agent, is_hosted_data
 from raf.decl.loaded import DocumentProblems, LoadedAgent
+from raf.decl.manifest import is_manifest_data, manifest_as_agent
 from raf.decl.orchestration_checks import orchestration_problems, sub_agent_names
 from raf.decl.problems import problems_from_validation
 from raf.decl.schema import (
@@ -53,8 +56,11 @@ def load_file(
     environ: Mapping[str, str] | None = None,
     check_extras: bool = True,
     strict: bool = False,
+    unset_env_is_warning: bool = False,
 ) -> LoadedAgent:
-    """Load a document file; with `strict`, warnings are problems too."""
+    """Load a document file; with `strict`, warnings are problems too; with
+    `unset_env_is_warning` (what `raf validate` does), an unset environment variable is
+    a warning."""
     text, fmt = read_document(path)
     file = Path(path)
     return load(
@@ -65,6 +71,7 @@ def load_file(
         environ=environ,
         check_extras=check_extras,
         strict=strict,
+        unset_env_is_warning=unset_env_is_warning,
     )
 
 
@@ -77,10 +84,16 @@ def load(
     environ: Mapping[str, str] | None = None,
     check_extras: bool = True,
     strict: bool = False,
+    unset_env_is_warning: bool = False,
 ) -> LoadedAgent:
     """Parse and check a document; raises `ValidationProblems` listing every problem."""
     doc = load_text(text, fmt=fmt, file=file, base_dir=base_dir)
-    loaded = check(doc, environ=environ, check_extras=check_extras)
+    loaded = check(
+        doc,
+        environ=environ,
+        check_extras=check_extras,
+        unset_env_is_warning=unset_env_is_warning,
+    )
     if strict and loaded.warnings:
         raise DocumentProblems(list(loaded.warnings))
     return loaded
@@ -111,13 +124,20 @@ def check(
     *,
     environ: Mapping[str, str] | None = None,
     check_extras: bool = True,
+    unset_env_is_warning: bool = False,
     _chain: tuple[Path, ...] = (),
 ) -> LoadedAgent:
     problems = list(doc.problems)
     if problems:
         raise ValidationProblems(problems)
     _refuse_workflow(doc)
-    substitute_env(doc, environ)
+    if is_hosted_data(doc.data):
+        hosted_as_agent(doc)
+    if is_manifest_data(doc.data):
+        manifest_as_agent(doc)
+        if doc.problems:
+            raise DocumentProblems(list(doc.problems), list(doc.warnings))
+    substitute_env(doc, environ, unset_is_warning=unset_env_is_warning)
     normalize(doc)
     problems = list(doc.problems)
     try:
@@ -132,7 +152,13 @@ def check(
     later = semantic_problems(loaded, check_extras=check_extras)
     later += load_sub_agents(
         loaded,
-        lambda child, chain: check(child, environ=environ, check_extras=check_extras, _chain=chain),
+        lambda child, chain: check(
+            child,
+            environ=environ,
+            check_extras=check_extras,
+            unset_env_is_warning=unset_env_is_warning,
+            _chain=chain,
+        ),
         _chain,
     )
     later += orchestration_problems(loaded)
@@ -146,8 +172,6 @@ def check(
 
 def _refuse_workflow(doc: Document) -> None:
     """A workflow document given where an agent is expected is pointed to its builder."""
-    from raf.decl.workflow.loader import is_workflow_data
-
     if is_workflow_data(doc.data):
         raise ValidationProblems(
             [

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import os
 from collections.abc import Mapping
 from dataclasses import dataclass, field
 from pathlib import Path
@@ -67,12 +68,13 @@ def client_for(
     connection = model.connection or ConnectionDecl()
     provider = (model.provider or "").lower() or None
     if connection.kind == "reference":
-        registered = connections.get(connection.name or "")
+        registered = registered_connection(connections, connection.name)
         if registered is None:
             known = ", ".join(sorted(connections)) or "none"
+            name = connection.name or "default"
             raise ConfigurationError(
-                f"connection {connection.name!r} is not registered: call "
-                f"with_connection({connection.name!r}, ...) (registered: {known})"
+                f"connection {name!r} is not registered: call "
+                f"with_connection({name!r}, ...) (registered: {known})"
             )
         if registered.client is not None:
             return registered.client
@@ -99,6 +101,42 @@ def resolve(
     spec, settings = plan(model_id, provider, connection, model_path, base_dir)
     client: ChatClient = resolve_model(spec, **settings)
     return client
+
+
+_AZURE = ("azure", "azureopenai", "azure_openai")
+
+DEFAULT_ENDPOINTS = {
+    "deepseek": "https://api.deepseek.com/v1",
+    "moonshot": "https://api.moonshot.cn/v1",
+    "kimi": "https://api.moonshot.cn/v1",
+    "dashscope": "https://dashscope.aliyuncs.com/compatible-mode/v1",
+    "qwen": "https://dashscope.aliyuncs.com/compatible-mode/v1",
+    "zhipu": "https://open.bigmodel.cn/api/paas/v4",
+    "glm": "https://open.bigmodel.cn/api/paas/v4",
+    "siliconflow": "https://api.siliconflow.cn/v1",
+    "openrouter": "https://openrouter.ai/api/v1",
+    "groq": "https://api.groq.com/openai/v1",
+    "together": "https://api.together.xyz/v1",
+    "mistral": "https://api.mistral.ai/v1",
+    "xai": "https://api.x.ai/v1",
+    "fireworks": "https://api.fireworks.ai/inference/v1",
+    "perplexity": "https://api.perplexity.ai",
+}
+"""Providers that speak the OpenAI protocol at a known address: a document may name the
+provider without `connection.endpoint`."""
+"""Provider names whose endpoint defaults to the AZURE_OPENAI_ENDPOINT variable."""
+
+
+def registered_connection(
+    connections: Mapping[str, Connection], name: str | None
+) -> Connection | None:
+    """The connection a `kind: reference` names; without a name, the one registered as
+    "default", else the only one registered."""
+    if name:
+        return connections.get(name)
+    if "default" in connections:
+        return connections["default"]
+    return next(iter(connections.values())) if len(connections) == 1 else None
 
 
 def plan(
@@ -134,11 +172,14 @@ def plan(
         if connection.endpoint:
             settings["base_url"] = connection.endpoint
     else:  # any other provider (azure, vllm, llamacpp, …) speaks the OpenAI protocol
-        if not connection.endpoint:
+        endpoint = connection.endpoint or DEFAULT_ENDPOINTS.get(provider or "")
+        if not endpoint and provider in _AZURE:
+            endpoint = os.environ.get("AZURE_OPENAI_ENDPOINT")  # as Azure's own clients do
+        if not endpoint:
             raise ConfigurationError(
                 f"model provider {provider!r} needs connection.endpoint (its base URL)"
             )
-        spec = f"openai-compatible:{connection.endpoint}:{name}"
+        spec = f"openai-compatible:{endpoint}:{name}"
     return spec, settings
 
 
@@ -159,6 +200,18 @@ def check_model(
             if connection.kind == "reference":
                 return [], []  # bound in code with with_connection()
             provider = (model.provider or "").lower() or None
+            if not model.id and provider is None and not connection.endpoint:
+                return [], [
+                    "the model names no id: give the agent its chat client in code "
+                    "(the builder's with_chat_client)"
+                ]
+            if provider in _AZURE and not connection.endpoint:
+                if not os.environ.get("AZURE_OPENAI_ENDPOINT"):
+                    return [], [
+                        f"model provider {model.provider!r} has no connection.endpoint; "
+                        "set AZURE_OPENAI_ENDPOINT before building or running"
+                    ]
+                return [], []
             text, _ = plan(
                 model.id, provider, connection, getattr(model, "model_path", None), base_dir
             )

@@ -27,8 +27,10 @@ class ConnectionDecl(DeclModel):
 
     @model_validator(mode="after")
     def _reference_has_name(self) -> ConnectionDecl:
-        if self.kind == "reference" and not self.name:
-            raise ValueError("a connection of kind 'reference' needs 'name'")
+        # a reference without a name is the one connection registered in code (or the
+        # one registered as "default")
+        if self.kind == "reference" and self.name is not None and not self.name:
+            raise ValueError("a connection of kind 'reference' needs a non-empty 'name'")
         return self
 
 

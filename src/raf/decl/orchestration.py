@@ -20,9 +20,9 @@ from typing import TYPE_CHECKING, Any, Literal
 from pydantic import BaseModel, Field, TypeAdapter, ValidationError
 
 from raf.core.errors import ConfigurationError, Problem
-from raf.decl.problems import suggest
-from raf.decl.schema import DeclModel
-from raf.decl.source import Document, Path_
+from raf.decl.base import DeclModel
+from raf.decl.source import Document, KeyPath
+from raf.decl.suggest import suggest
 
 if TYPE_CHECKING:
     from raf.workflow.orchestrations import Member, Orchestration
@@ -129,7 +129,50 @@ MODES: dict[str, type[BaseModel]] = {
     "vote": VoteDecl,
     "pipeline": PipelineDecl,
 }
-ROOT: Path_ = ("metadata", "orchestration")
+ROOT: KeyPath = ("metadata", "orchestration")
+
+
+_MODE_SPELLINGS = {
+    "groupchat": "group_chat",
+    "group_chat": "group_chat",
+    "roundrobin": "group_chat",
+    "round_robin": "group_chat",
+    "voting": "vote",
+    "parallel": "concurrent",
+}
+"""Mode names as the original framework writes them (read without regard to case)."""
+
+
+def _original_spellings(doc: Document, data: dict[str, Any]) -> None:
+    """The original framework's keys, read as raf's, each keeping its place in the file:
+    `groupChat`/`roundRobin` modes, `maxIterations` of a group chat, vote `votingRounds`
+    and `aggregator` (its method),
+    and `agents` of a pipeline phase."""
+    from raf.decl.dialects.rewriter import Rewriter
+
+    rw = Rewriter(doc)
+    raw_mode = data.get("mode")
+    if isinstance(raw_mode, str):
+        key = raw_mode.lower().replace("-", "_")
+        mode = _MODE_SPELLINGS.get(key, raw_mode)
+        if key in ("roundrobin", "round_robin"):
+            data.setdefault("selector", "round_robin")
+        data["mode"] = mode
+    if data.get("mode") == "group_chat":
+        rw.rename(ROOT, "maxIterations", "maxRounds")
+        rw.rename(ROOT, "max_iterations", "maxRounds")
+    if data.get("mode") == "vote":
+        rw.rename(ROOT, "votingRounds", "rounds")
+        rw.rename(ROOT, "voting_rounds", "rounds")
+        aggregator = data.get("aggregator")
+        if isinstance(aggregator, str) and "method" not in data:
+            # the original names the vote's aggregation: majority, unanimous, weighted
+            method = aggregator.lower().removesuffix("_vote").removesuffix("vote")
+            rw.rename(ROOT, "aggregator", "method")
+            data["method"] = method.rstrip("_-") or aggregator
+    for index, phase in enumerate(data.get("phases") or []):
+        if isinstance(phase, dict):
+            rw.rename((*ROOT, "phases", index), "agents", "members")
 
 
 def check_orchestration(
@@ -140,7 +183,7 @@ def check_orchestration(
     if "orchestration" not in metadata:
         return None, []
     value = metadata["orchestration"]
-    mode_path: Path_ = ROOT
+    mode_path: KeyPath = ROOT
     if isinstance(value, str):
         data: dict[str, Any] = {"mode": value}
     elif isinstance(value, dict):
@@ -152,6 +195,10 @@ def check_orchestration(
                 ROOT, "expected an orchestration mode, or a mapping with 'mode' and options"
             )
         ]
+    if isinstance(value, str):
+        data = {"mode": _MODE_SPELLINGS.get(value.lower().replace("-", "_"), value)}
+    else:
+        _original_spellings(doc, data)
     mode = data.get("mode")
     if mode is None:
         return None, [
@@ -218,7 +265,7 @@ def _names(
 ) -> list[Problem]:
     problems: list[Problem] = []
 
-    def check(path: Path_, name: str, *, lead: bool = False) -> None:
+    def check(path: KeyPath, name: str, *, lead: bool = False) -> None:
         allowed = [*members, SELF] if lead else members
         if name in allowed:
             return
@@ -292,7 +339,7 @@ def _names(
 
 def _problem(doc: Document, model: type[BaseModel], error: Any) -> Problem:
     loc = tuple(error["loc"])
-    path: Path_ = (*ROOT, *loc)
+    path: KeyPath = (*ROOT, *loc)
     kind = error["type"]
     if kind == "extra_forbidden":
         allowed = _keys_at(model, loc[:-1])

@@ -46,6 +46,14 @@ class PropertyDecl(DeclModel):
         default=None, description="for kind object"
     )
 
+    @model_validator(mode="before")
+    @classmethod
+    def _type_is_kind(cls, data: Any) -> Any:
+        """`type:` (as MAF's mapping form and JSON Schema write it) is `kind:`."""
+        if isinstance(data, dict) and "type" in data and "kind" not in data:
+            data = {("kind" if k == "type" else k): v for k, v in data.items()}
+        return data
+
     @model_validator(mode="after")
     def _known_kind(self) -> PropertyDecl:
         if self.kind.lower() not in _JSON_TYPES:
@@ -113,11 +121,16 @@ def as_json_schema(value: dict[str, Any]) -> dict[str, Any]:
 
 
 def is_json_schema(value: dict[str, Any]) -> bool:
+    """JSON Schema rather than a property schema: a `type` or `$schema` at the top, or
+    properties with `type` and no `required: true|false` flag on any of them (the
+    property-schema mapping form marks each property required or not)."""
     if "type" in value or "$schema" in value or "$ref" in value:
         return True
     properties = value.get("properties")
     if isinstance(properties, dict):
-        return any(isinstance(p, dict) and "type" in p for p in properties.values())
+        entries = [p for p in properties.values() if isinstance(p, dict)]
+        flagged = any(isinstance(p.get("required"), bool) for p in entries)
+        return not flagged and any("type" in p for p in entries)
     return False
 
 

@@ -2,10 +2,10 @@
 
 from __future__ import annotations
 
-import difflib
+import re
 import types
 import typing
-from collections.abc import Iterable, Sequence
+from collections.abc import Sequence
 from typing import Any
 
 from pydantic import BaseModel, ValidationError
@@ -13,7 +13,10 @@ from pydantic_core import ErrorDetails
 
 from raf.core.errors import MissingExtraError, Problem
 from raf.decl.schema import SECRET_KEYS, AgentDecl
-from raf.decl.source import Document, Path_
+from raf.decl.source import Document, KeyPath
+from raf.decl.suggest import suggest
+
+__all__ = ["allowed_keys", "build_failure", "problems_from_validation", "real_path", "suggest"]
 
 _EXPECTED = {
     "string_type": "expected a string",
@@ -32,19 +35,24 @@ _EXPECTED = {
 }
 
 
-def suggest(word: str, choices: Iterable[str]) -> str | None:
-    """The choice closest to a misspelt `word`, if any is close enough."""
-    found = difflib.get_close_matches(word, list(choices), n=1, cutoff=0.6)
-    if found:
-        return found[0]
-    lowered = {c.lower(): c for c in choices}
-    return lowered.get(word.lower().replace("_", "").replace("-", ""))
+def _other_member(loc: Sequence[str | int], data: Any) -> bool:
+    """An error of the union member that does not match the data's shape (the list form
+    of a field given a mapping, or the other way): noise next to the real error."""
+    current = data
+    for part in loc:
+        if isinstance(part, str) and part.startswith(("list[", "dict[")):
+            return isinstance(current, dict) == part.startswith("list[")
+        if _has(current, part):
+            current = current[part]
+    return False
 
 
 def problems_from_validation(exc: ValidationError, doc: Document) -> list[Problem]:
     """One problem per pydantic error, located in the document, in document order."""
     out: list[Problem] = []
-    for error in exc.errors(include_url=False):
+    errors = exc.errors(include_url=False)
+    kept = [e for e in errors if not _other_member(e["loc"], doc.data)] or errors
+    for error in kept:
         out.append(_problem(error, doc))
     return _dedupe(out)
 
@@ -60,7 +68,7 @@ def _dedupe(problems: Sequence[Problem]) -> list[Problem]:
     return out
 
 
-def real_path(loc: Sequence[str | int], data: Any) -> Path_:
+def real_path(loc: Sequence[str | int], data: Any) -> KeyPath:
     """The document path of a pydantic location: union tags are dropped by following the
     data itself."""
     path: list[str | int] = []
@@ -86,7 +94,13 @@ def _has(current: Any, part: str | int) -> bool:
     return False
 
 
+_INTERNAL = re.compile(r"[\[\]()]|^function-|^(list|dict|str|int|float|bool|none)$")
+"""The names pydantic gives union members (never shown to a user)."""
+
+
 def _is_tag(part: str, current: Any) -> bool:
+    if _INTERNAL.search(part):
+        return True
     return (isinstance(current, dict) and current.get("kind") == part) or part in (
         "ref",
         "inline",
@@ -95,7 +109,7 @@ def _is_tag(part: str, current: Any) -> bool:
     )
 
 
-def _hidden(path: Path_, doc: Document) -> bool:
+def _hidden(path: KeyPath, doc: Document) -> bool:
     """True when the value at `path` must not be shown: it came from the environment,
     sits under a secret key, or is in a file another document names."""
     if doc.quiet:
@@ -103,7 +117,7 @@ def _hidden(path: Path_, doc: Document) -> bool:
     return path in doc.from_env or any(isinstance(p, str) and p in SECRET_KEYS for p in path)
 
 
-def _input_text(error: ErrorDetails, path: Path_, doc: Document) -> str:
+def _input_text(error: ErrorDetails, path: KeyPath, doc: Document) -> str:
     if _hidden(path, doc):
         return ""
     value = error.get("input")
@@ -186,7 +200,7 @@ def _problem(error: ErrorDetails, doc: Document) -> Problem:
     return doc.problem(path, expected_text + _input_text(error, path, doc))
 
 
-def _kinds_at(path: Path_) -> tuple[str, ...]:
+def _kinds_at(path: KeyPath) -> tuple[str, ...]:
     from raf.decl.schema import CONTEXT_KINDS, TOOL_KINDS
 
     if path and path[0] == "contexts":
@@ -194,7 +208,7 @@ def _kinds_at(path: Path_) -> tuple[str, ...]:
     return TOOL_KINDS
 
 
-def _kind_word(path: Path_) -> str:
+def _kind_word(path: KeyPath) -> str:
     if path and path[0] == "tools":
         return "tool kind"
     if path and path[0] == "contexts":

@@ -22,7 +22,7 @@ from raf.core.bounded_parse import (
 )
 from raf.core.errors import MissingExtraError, Problem
 
-Path_ = tuple[str | int, ...]
+KeyPath = tuple[str | int, ...]
 """A key path inside a document: keys and list indexes."""
 
 _ENV_FORMS = (
@@ -40,16 +40,16 @@ class Document:
     data: Any
     file: str | None = None
     base_dir: Path = field(default_factory=Path.cwd)
-    values: dict[Path_, tuple[int, int]] = field(default_factory=dict)
-    keys: dict[Path_, tuple[int, int]] = field(default_factory=dict)
+    values: dict[KeyPath, tuple[int, int]] = field(default_factory=dict)
+    keys: dict[KeyPath, tuple[int, int]] = field(default_factory=dict)
     problems: list[Problem] = field(default_factory=list)
     warnings: list[Problem] = field(default_factory=list)
-    from_env: set[Path_] = field(default_factory=set)
+    from_env: set[KeyPath] = field(default_factory=set)
     """Paths whose values came from the environment: never echoed in messages."""
     quiet: bool = False
     """No value of this document is echoed in messages (a file another document names)."""
 
-    def locate(self, path: Path_, *, key: bool = False) -> tuple[int | None, int | None]:
+    def locate(self, path: KeyPath, *, key: bool = False) -> tuple[int | None, int | None]:
         """Line and column of the value at `path` (or of its key), else of the nearest
         enclosing thing that has a position."""
         probe = tuple(path)
@@ -64,7 +64,7 @@ class Document:
                 return None, None
             probe = probe[:-1]
 
-    def problem(self, path: Path_, message: str, *, key: bool = False) -> Problem:
+    def problem(self, path: KeyPath, message: str, *, key: bool = False) -> Problem:
         line, column = self.locate(path, key=key)
         return Problem(
             message=message,
@@ -75,7 +75,7 @@ class Document:
         )
 
 
-def format_path(path: Path_) -> str:
+def format_path(path: KeyPath) -> str:
     """`tools[2].config.command` for ('tools', 2, 'config', 'command')."""
     out = ""
     for part in path:
@@ -177,7 +177,7 @@ def _load_yaml(text: str, doc: Document) -> None:
     _walk_yaml(node, (), doc)
 
 
-def _walk_yaml(node: Any, path: Path_, doc: Document) -> None:
+def _walk_yaml(node: Any, path: KeyPath, doc: Document) -> None:
     yaml = _yaml()
     doc.values[path] = (node.start_mark.line + 1, node.start_mark.column + 1)
     if isinstance(node, yaml.MappingNode):
@@ -248,8 +248,8 @@ def _locate_toml(text: str, doc: Document) -> None:
     """TOML parsers give no positions: one pass over the lines reads each table header
     and `key =` line into the key paths it defines (dotted keys, quoted keys, arrays of
     tables), so locating every key costs one look-up each."""
-    index: dict[Path_, tuple[int, int]] = {}
-    table: Path_ = ()
+    index: dict[KeyPath, tuple[int, int]] = {}
+    table: KeyPath = ()
     arrays: dict[tuple[str, ...], int] = {}
     blanked = _TOML_CODE.sub(_blank_match, text).split("\n")
     for number, line in enumerate(text.split("\n"), start=1):
@@ -275,8 +275,8 @@ def _locate_toml(text: str, doc: Document) -> None:
         for depth in range(1, len(keys) + 1):
             index.setdefault((*table, *keys[:depth]), (number, column))
 
-    def walk(value: Any, path: Path_) -> None:
-        stack: list[tuple[Any, Path_]] = [(value, path)]
+    def walk(value: Any, path: KeyPath) -> None:
+        stack: list[tuple[Any, KeyPath]] = [(value, path)]
         while stack:
             item, at = stack.pop()
             if isinstance(item, Mapping):
@@ -331,7 +331,7 @@ def _toml_key(line: str, at: int) -> list[str] | None:
         at += 1
 
 
-def _toml_path(keys: list[str], arrays: Mapping[tuple[str, ...], int]) -> Path_:
+def _toml_path(keys: list[str], arrays: Mapping[tuple[str, ...], int]) -> KeyPath:
     """A header's key path in the data: each array of tables on the way adds the index
     of its latest entry."""
     path: list[str | int] = []
@@ -355,12 +355,24 @@ def env_reference(value: str) -> str | None:
     return None
 
 
-def substitute_env(doc: Document, environ: Mapping[str, str] | None = None) -> None:
+def _stand_in(name: str, path: KeyPath) -> str:
+    """A value that passes for an unset variable's while a document is only validated."""
+    last = str(path[-1]).lower() if path else ""
+    if "endpoint" in last or "url" in last:
+        return "https://unset.invalid/"
+    return f"unset-{name.lower()}"
+
+
+def substitute_env(
+    doc: Document, environ: Mapping[str, str] | None = None, *, unset_is_warning: bool = False
+) -> None:
     """Replace environment references by their values; an unset one is a problem at its
-    location. The value itself never appears in a message."""
+    location, or, with `unset_is_warning` (validation: the document is valid, the machine
+    is not configured), a warning, with a stand-in value so the other checks go on. The
+    value itself never appears in a message."""
     env = os.environ if environ is None else environ
 
-    def walk(value: Any, path: Path_) -> Any:
+    def walk(value: Any, path: KeyPath) -> Any:
         if isinstance(value, dict):
             return {k: walk(v, (*path, str(k))) for k, v in value.items()}
         if isinstance(value, list):
@@ -369,10 +381,20 @@ def substitute_env(doc: Document, environ: Mapping[str, str] | None = None) -> N
             name = env_reference(value)
             if name is not None:
                 if name not in env:
-                    doc.problems.append(
-                        doc.problem(path, f"environment variable {name} is not set")
+                    if not unset_is_warning:
+                        doc.problems.append(
+                            doc.problem(path, f"environment variable {name} is not set")
+                        )
+                        return value
+                    doc.warnings.append(
+                        doc.problem(
+                            path,
+                            f"environment variable {name} is not set (set it before "
+                            "building or running)",
+                        )
                     )
-                    return value
+                    doc.from_env.add(path)
+                    return _stand_in(name, path)
                 doc.from_env.add(path)
                 return env[name]
         return value

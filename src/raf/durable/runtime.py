@@ -37,9 +37,11 @@ from raf.durable.workflows import (
     WORKFLOW_RUN_NAME,
     WorkflowFactory,
     WorkflowOutcome,
+    advance,
     answers_message,
     build_workflow,
     outcome_of,
+    read_answers,
     workflow_queue_name,
 )
 from raf.workflow.codec import encode
@@ -508,3 +510,47 @@ async def agent_run_workflow(request: dict[str, Any]) -> dict[str, Any]:
 def default_executor_id() -> str:
     """An executor id unique to this process (for one worker among several)."""
     return f"{socket.gethostname()}-{os.getpid()}-{uuid.uuid4().hex[:6]}"
+
+
+@DBOS.workflow(name=WORKFLOW_RUN_NAME)
+async def workflow_run_workflow(request: dict[str, Any]) -> dict[str, Any]:
+    """One durable workflow run: each turn (to completion or a pause) is a step; a pause
+    waits for its answers on a DBOS message."""
+    runtime = current_runtime()
+    run_id = DBOS.workflow_id
+    assert run_id is not None
+    name = str(request["workflow"])
+    checkpoint: str | None = None
+    responses: dict[str, Any] | None = None
+    claimant: str | None = None
+    turn = 0
+    while True:
+
+        async def turn_step(
+            start: str | None = checkpoint,
+            answers: dict[str, Any] | None = responses,
+            by: str | None = claimant,
+        ) -> dict[str, Any]:
+            try:
+                return await advance(
+                    runtime.workflows,
+                    name,
+                    run_id,
+                    input=request.get("input"),
+                    from_checkpoint=start,
+                    responses=answers,
+                    claimant=by,
+                )
+            except Exception as exc:  # kept as data: an exception may not survive pickling
+                return {"error": {"type": type(exc).__name__, "message": str(exc)}}
+
+        out = await DBOS.run_step_async({"name": f"workflow:{name}"}, turn_step)
+        await DBOS.set_event_async(f"turn-{turn}", out)
+        if out.get("status") != "paused":
+            return out
+        message = await DBOS.recv_async(RESPONSES_TOPIC, timeout_seconds=runtime.approval_wait)
+        if message is None:
+            return out
+        turn += 1
+        checkpoint = out["checkpoint_id"]
+        responses, claimant = read_answers(message, f"{run_id}:turn-{turn}")

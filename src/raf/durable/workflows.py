@@ -1,6 +1,7 @@
-"""Workflows of raf.workflow as DBOS workflows: DBOS queues a run, resumes it after a
-crash (in this worker or another) and waits durably for its human input; the workflow's
-own checkpoints give the granularity: a resumed run goes on from its last superstep."""
+"""Workflows of raf.workflow run durably, one turn at a time: a turn runs the workflow to
+its end or its next pause, starting from its newest checkpoint, so a turn resumed after a
+crash goes on from its last superstep. `DurableRuntime` makes each turn a DBOS step of
+one DBOS workflow per run, which waits durably for the human input between turns."""
 
 from __future__ import annotations
 
@@ -8,10 +9,8 @@ from collections.abc import Callable, Mapping
 from dataclasses import dataclass, field
 from typing import TYPE_CHECKING, Any
 
-from dbos import DBOS
-
 from raf.core.errors import RafError
-from raf.workflow.checkpoints import latest_checkpoint
+from raf.stores.checkpoints import latest_checkpoint
 from raf.workflow.codec import decode, encode
 from raf.workflow.context import InputRequest
 from raf.workflow.errors import CheckpointNotFoundError
@@ -133,49 +132,3 @@ def outcome_of(run_id: str, turn: int, data: dict[str, Any]) -> WorkflowOutcome:
         checkpoint_id=data.get("checkpoint_id"),
         workflow=str(data.get("workflow", "")),
     )
-
-
-@DBOS.workflow(name=WORKFLOW_RUN_NAME)
-async def workflow_run_workflow(request: dict[str, Any]) -> dict[str, Any]:
-    """One durable workflow run: each turn (to completion or a pause) is a step; a pause
-    waits for its answers on a DBOS message."""
-    from raf.durable.runtime import current_runtime
-
-    runtime = current_runtime()
-    run_id = DBOS.workflow_id
-    assert run_id is not None
-    name = str(request["workflow"])
-    checkpoint: str | None = None
-    responses: dict[str, Any] | None = None
-    claimant: str | None = None
-    turn = 0
-    while True:
-
-        async def turn_step(
-            start: str | None = checkpoint,
-            answers: dict[str, Any] | None = responses,
-            by: str | None = claimant,
-        ) -> dict[str, Any]:
-            try:
-                return await advance(
-                    runtime.workflows,
-                    name,
-                    run_id,
-                    input=request.get("input"),
-                    from_checkpoint=start,
-                    responses=answers,
-                    claimant=by,
-                )
-            except Exception as exc:  # kept as data: an exception may not survive pickling
-                return {"error": {"type": type(exc).__name__, "message": str(exc)}}
-
-        out = await DBOS.run_step_async({"name": f"workflow:{name}"}, turn_step)
-        await DBOS.set_event_async(f"turn-{turn}", out)
-        if out.get("status") != "paused":
-            return out
-        message = await DBOS.recv_async(RESPONSES_TOPIC, timeout_seconds=runtime.approval_wait)
-        if message is None:
-            return out
-        turn += 1
-        checkpoint = out["checkpoint_id"]
-        responses, claimant = read_answers(message, f"{run_id}:turn-{turn}")

@@ -14,7 +14,6 @@ from dataclasses import dataclass, field
 from typing import Any
 
 from raf.agent.agent import Agent
-from raf.agent.stores import InMemorySessionStore
 from raf.core.approvals import awaiting_answers
 from raf.core.cancellation import CancellationToken
 from raf.core.contents import ApprovalResponseContent
@@ -25,6 +24,7 @@ from raf.core.responses import AgentResponse, AgentResponseUpdate, UpdateKind
 from raf.core.sessions import AgentSession, SessionStore
 from raf.serve.errors import ServeError, not_found
 from raf.serve.tenancy import ANONYMOUS, Tenant, owner_of
+from raf.stores.sessions import InMemorySessionStore
 
 SERVE_KEY = "raf_serve"
 """Session metadata key under which the server records the agent and the owner."""

@@ -10,7 +10,7 @@ from fastapi.responses import JSONResponse, StreamingResponse
 from pydantic import BaseModel, ConfigDict, Field
 from starlette.background import BackgroundTask
 
-from raf.core.contents import ApprovalResponseContent, content_to_dict
+from raf.core.contents import ApprovalResponseContent, DataContent, content_to_dict
 from raf.core.errors import RafError
 from raf.core.messages import ChatMessage, Role
 from raf.core.responses import AgentResponse, AgentResponseUpdate
@@ -32,10 +32,20 @@ class SessionCreate(_Body):
     session_id: str | None = Field(default=None, min_length=1, max_length=128)
 
 
+class Attachment(_Body):
+    """A file sent with the last message: its bytes (base64) or a link, and its type."""
+
+    media_type: str
+    data: str | None = None
+    url: str | None = None
+
+
 class RunRequest(_Body):
-    """Body of a run: the user's messages, and whether to stream."""
+    """Body of a run: the user's messages, files that go with the last one, and whether
+    to stream."""
 
     messages: str | list[str | dict[str, Any]]
+    attachments: list[Attachment] = Field(default_factory=list)
     stream: bool = False
 
 
@@ -57,8 +67,42 @@ class ApprovalsRequest(_Body):
 SSE_HEADERS = {"cache-control": "no-cache", "x-accel-buffering": "no"}
 
 
-def user_messages(value: str | list[str | dict[str, Any]]) -> list[ChatMessage]:
-    """The request's messages: strings, or message objects with the user role."""
+def _attached(attachments: list[Attachment]) -> list[DataContent]:
+    """The attachments as data contents, each checked (type, size, encoding) now."""
+    from raf.clients.media import KNOWN_TYPES, MediaError, decode
+
+    out: list[DataContent] = []
+    for index, item in enumerate(attachments):
+        if (item.data is None) == (item.url is None):
+            raise ServeError(
+                422, "invalid_request", f"attachments.{index}: give either data or url"
+            )
+        uri = item.url or f"data:{item.media_type};base64,{item.data}"
+        content = DataContent(uri=uri, media_type=item.media_type)
+        try:
+            decode(content, KNOWN_TYPES, api="raf serve")
+        except MediaError as exc:
+            raise ServeError(422, "invalid_request", f"attachments.{index}: {exc}") from None
+        out.append(content)
+    return out
+
+
+def _check_data(message: ChatMessage, index: int) -> None:
+    from raf.clients.media import KNOWN_TYPES, MediaError, decode
+
+    for content in message.contents:
+        if isinstance(content, DataContent):
+            try:
+                decode(content, KNOWN_TYPES, api="raf serve")
+            except MediaError as exc:
+                raise ServeError(422, "invalid_request", f"messages.{index}: {exc}") from None
+
+
+def user_messages(
+    value: str | list[str | dict[str, Any]], attachments: list[Attachment] | None = None
+) -> list[ChatMessage]:
+    """The request's messages: strings, or message objects with the user role; the
+    attachments join the last one."""
     items = [value] if isinstance(value, str) else value
     out: list[ChatMessage] = []
     for index, item in enumerate(items):
@@ -75,9 +119,12 @@ def user_messages(value: str | list[str | dict[str, Any]]) -> list[ChatMessage]:
                 "invalid_request",
                 f"messages.{index}: only user messages may be sent; the session keeps the rest",
             )
+        _check_data(message, index)
         out.append(message)
     if not out:
         raise ServeError(422, "invalid_request", "messages: give at least one message")
+    if attachments:
+        out[-1].contents.extend(_attached(attachments))
     return out
 
 
@@ -191,14 +238,14 @@ def native_router(host: AgentHost) -> APIRouter:
     async def run(agent: str, session_id: str, request: Request) -> Response:
         host.agent(agent)
         body = parse_body(await request.body(), RunRequest)
-        messages = user_messages(body.messages)
+        messages = user_messages(body.messages, body.attachments)
         return await answer(agent, session_id, request, messages, [], body.stream)
 
     @router.post("/agents/{agent}/runs")
     async def run_new(agent: str, request: Request) -> Response:
         host.agent(agent)
         body = parse_body(await request.body(), RunRequest)
-        messages = user_messages(body.messages)
+        messages = user_messages(body.messages, body.attachments)
         session = await host.create_session(agent, owner(request))
         return await answer(agent, public_id(session), request, messages, [], body.stream)
 

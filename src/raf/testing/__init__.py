@@ -10,6 +10,7 @@ from raf.testing.scripted import (
     reply,
     stream_response,
 )
+from raf.testing.test_model import TestModel, example_value
 
 __all__ = [
     "SCRIPTED_PREFIX",
@@ -18,7 +19,9 @@ __all__ = [
     "ScriptExhaustedError",
     "ScriptFileClient",
     "ScriptedChatClient",
+    "TestModel",
     "call",
+    "example_value",
     "reply",
     "stream_response",
 ]

@@ -22,10 +22,7 @@ until `run(checkpoint_id=…, responses={request_id: answer})`. `workflow.as_age
 puts a workflow behind the agent interface.
 """
 
-from raf.workflow.agent_executor import AgentExecutor
-from raf.workflow.as_agent import WorkflowAgent
-from raf.workflow.builder import WorkflowBuilder
-from raf.workflow.checkpoints import (
+from raf.stores.checkpoints import (
     Checkpoint,
     CheckpointInfo,
     CheckpointStore,
@@ -34,6 +31,10 @@ from raf.workflow.checkpoints import (
     SqliteCheckpointStore,
     latest_checkpoint,
 )
+from raf.stores.postgres_checkpoints import PostgresCheckpointStore
+from raf.workflow.agent_executor import AgentExecutor
+from raf.workflow.as_agent import WorkflowAgent
+from raf.workflow.builder import WorkflowBuilder
 from raf.workflow.context import InputRequest, InputResponse, WorkflowContext
 from raf.workflow.edges import (
     Case,
@@ -75,7 +76,6 @@ from raf.workflow.events import (
     WorkflowStarted,
 )
 from raf.workflow.executor import Executor, FunctionExecutor, executor, handler
-from raf.workflow.postgres_checkpoints import PostgresCheckpointStore
 from raf.workflow.workflow import Workflow, WorkflowRunResult
 
 __all__ = [

@@ -12,8 +12,8 @@ with a plain user message.
 from __future__ import annotations
 
 import json
-from collections.abc import AsyncIterator, Sequence
-from typing import TYPE_CHECKING, Any
+from collections.abc import AsyncIterator, Mapping, Sequence
+from typing import Any, Protocol
 
 from raf.core.contents import ApprovalRequestContent, TextContent
 from raf.core.errors import ApprovalError
@@ -30,11 +30,10 @@ from raf.core.responses import (
 )
 from raf.core.sessions import AgentSession
 from raf.workflow.codec import encode
-from raf.workflow.events import InputRequested, NodeStreaming, OutputEvent
+from raf.workflow.edges import EdgeGroup
+from raf.workflow.events import InputRequested, NodeStreaming, OutputEvent, WorkflowEvent
+from raf.workflow.executor import Executor
 from raf.workflow.typeinfo import matches
-
-if TYPE_CHECKING:
-    from raf.workflow.workflow import Workflow
 
 SESSION_KEY = "raf.workflow"
 """Session metadata key holding a paused run: checkpoint id and pending requests."""
@@ -43,11 +42,43 @@ _YES = {"yes", "y", "true", "approve", "approved", "ok"}
 _NO = {"no", "n", "false", "deny", "denied", "reject"}
 
 
+class StreamingWorkflow(Protocol):
+    """What a `WorkflowAgent` needs of its workflow (a `Workflow` is one): its name, its
+    graph's start and ends, and its events as a run makes them."""
+
+    @property
+    def name(self) -> str: ...
+
+    @property
+    def description(self) -> str: ...
+
+    @property
+    def start(self) -> str: ...
+
+    @property
+    def nodes(self) -> Mapping[str, Executor]: ...
+
+    @property
+    def outgoing(self) -> Mapping[str, list[EdgeGroup]]: ...
+
+    def run_stream(
+        self,
+        input: Any = None,
+        *,
+        checkpoint_id: str | None = None,
+        responses: Mapping[str, Any] | None = None,
+    ) -> AsyncIterator[WorkflowEvent]: ...
+
+
 class WorkflowAgent:
     """A `Workflow` usable wherever an agent is: as a node, a tool, or in `raf chat`."""
 
     def __init__(
-        self, workflow: Workflow, *, name: str | None = None, description: str | None = None
+        self,
+        workflow: StreamingWorkflow,
+        *,
+        name: str | None = None,
+        description: str | None = None,
     ) -> None:
         self.workflow = workflow
         self.name = name or workflow.name

@@ -20,7 +20,7 @@ import itertools
 from collections.abc import Callable, Sequence
 from typing import Any, Literal
 
-from raf.workflow.checkpoints import CheckpointStore, SqliteCheckpointStore
+from raf.stores.checkpoints import CheckpointStore, SqliteCheckpointStore
 from raf.workflow.edges import (
     Case,
     Condition,

@@ -2,15 +2,29 @@
 
 from __future__ import annotations
 
-from raf.core.errors import ConfigurationError, RafError
+from raf.core.errors import (
+    AnswerClaimedError,
+    CheckpointError,
+    CheckpointNotFoundError,
+    ConfigurationError,
+    WorkflowError,
+)
+
+__all__ = [
+    "AnswerClaimedError",
+    "CheckpointError",
+    "CheckpointNotFoundError",
+    "GraphChangedError",
+    "UnreachableNodeWarning",
+    "WorkflowError",
+    "WorkflowRunError",
+    "WorkflowTimeoutError",
+    "WorkflowValidationError",
+]
 
 
 class WorkflowValidationError(ConfigurationError):
     """A graph cannot be built: the message names the node or edge at fault."""
-
-
-class WorkflowError(RafError):
-    """Base class of errors raised while a workflow runs or resumes."""
 
 
 class WorkflowRunError(WorkflowError):
@@ -32,24 +46,6 @@ class WorkflowRunError(WorkflowError):
 
 class WorkflowTimeoutError(WorkflowRunError):
     """The whole run took longer than its timeout."""
-
-
-class CheckpointError(WorkflowError):
-    """A checkpoint cannot be found, read or used to resume."""
-
-
-class CheckpointNotFoundError(CheckpointError):
-    """No checkpoint with that id is stored."""
-
-
-class AnswerClaimedError(CheckpointError):
-    """A pending request of the checkpoint was already answered: an answer is taken once,
-    by whichever resume claims it first (in any process)."""
-
-    def __init__(self, message: str, *, checkpoint_id: str, request_id: str) -> None:
-        self.checkpoint_id = checkpoint_id
-        self.request_id = request_id
-        super().__init__(message)
 
 
 class GraphChangedError(CheckpointError):

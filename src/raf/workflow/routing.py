@@ -12,13 +12,13 @@ from raf.workflow.events import LoopLimitReached, OutputEvent, WorkflowEvent
 from raf.workflow.state import Delivery, RunState
 
 if TYPE_CHECKING:
-    from raf.workflow.workflow import Workflow
+    from raf.workflow.graph import WorkflowGraph
 
 
 class Router:
     """Routes the messages of one run; the run's state is passed in."""
 
-    def __init__(self, workflow: Workflow, emit: Callable[[WorkflowEvent], None]) -> None:
+    def __init__(self, workflow: WorkflowGraph, emit: Callable[[WorkflowEvent], None]) -> None:
         self.wf = workflow
         self.emit = emit
 

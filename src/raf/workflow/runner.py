@@ -13,7 +13,7 @@ from dataclasses import dataclass
 from typing import TYPE_CHECKING, Any, Literal
 
 from raf.core.messages import new_id
-from raf.workflow.checkpoints import CheckpointStore, Status
+from raf.stores.checkpoints import CheckpointStore, Status
 from raf.workflow.codec import decode
 from raf.workflow.context import (
     InvocationEffects,
@@ -45,7 +45,7 @@ from raf.workflow.state import Delivery, RunState, load_state, to_checkpoint
 from raf.workflow.typeinfo import type_name
 
 if TYPE_CHECKING:
-    from raf.workflow.workflow import Workflow
+    from raf.workflow.graph import WorkflowGraph
 
 log = logging.getLogger("raf.workflow")
 
@@ -75,7 +75,7 @@ class _NodeFailure(Exception):
 class WorkflowRunner:
     """Runs (or resumes) one run of a built workflow, emitting events as it goes."""
 
-    def __init__(self, workflow: Workflow, store: CheckpointStore, emit: Emit) -> None:
+    def __init__(self, workflow: WorkflowGraph, store: CheckpointStore, emit: Emit) -> None:
         self.wf = workflow
         self.store = store
         self.emit = emit

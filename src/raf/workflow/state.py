@@ -9,13 +9,13 @@ from dataclasses import dataclass, field
 from typing import TYPE_CHECKING, Any
 
 from raf.core.messages import new_id
-from raf.workflow.checkpoints import Checkpoint, CheckpointStore, Status
+from raf.stores.checkpoints import Checkpoint, CheckpointStore, Status
 from raf.workflow.codec import decode, encode
 from raf.workflow.context import InputRequest, InputResponse
 from raf.workflow.errors import CheckpointError, GraphChangedError, WorkflowError
 
 if TYPE_CHECKING:
-    from raf.workflow.workflow import Workflow
+    from raf.workflow.graph import WorkflowGraph
 
 
 @dataclass(kw_only=True, slots=True)
@@ -45,7 +45,7 @@ class RunState:
     """The answers this run took when it resumed: checkpoint, request ids, claimant."""
 
 
-def to_checkpoint(wf: Workflow, st: RunState, status: Status) -> Checkpoint:
+def to_checkpoint(wf: WorkflowGraph, st: RunState, status: Status) -> Checkpoint:
     """The run's state as a checkpoint (a `CheckpointError` names a value with no JSON
     form)."""
     return Checkpoint(
@@ -85,7 +85,7 @@ def to_checkpoint(wf: Workflow, st: RunState, status: Status) -> Checkpoint:
 
 
 async def load_state(
-    wf: Workflow,
+    wf: WorkflowGraph,
     store: CheckpointStore,
     checkpoint_id: str,
     responses: Mapping[str, Any],

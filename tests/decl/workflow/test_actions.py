@@ -16,6 +16,7 @@ from raf.decl.workflow import DeclWorkflowBuilder
 from raf.testing import ScriptedChatClient
 from raf.tools.mcp.client import McpClient
 from raf.workflow import Workflow, WorkflowRunResult
+from raf.workflow.errors import WorkflowRunError
 from tests.decl.workflow.helpers import DATA, variables
 from tests.tools.peers import py_server_cmd
 
@@ -348,7 +349,9 @@ async def test_agent_framework_http_then_agent_document(orders_server: str) -> N
     seen = [m.text for m in model.requests[0].messages]
     assert seen[0] == "What did I order?"
     assert '"id": 17' in seen[1]
-    assert variables(workflow)["Local"]["Answer"] == "Order 17 is one cake."
+    # an agent's output messages are kept as MAF shapes them: a table of messages
+    (answer,) = variables(workflow)["Local"]["Answer"]
+    assert (answer["Role"], answer["Text"]) == ("assistant", "Order 17 is one cake.")
 
 
 async def test_mcp_servers_declared_in_the_document() -> None:
@@ -366,3 +369,93 @@ async def test_mcp_servers_declared_in_the_document() -> None:
     finally:
         await close_services(workflow)
     assert result.outputs == ["the server says 3"]
+
+
+async def test_copy_conversation_messages_both_shapes() -> None:
+    result = await run("CopyConversationMessages", "")
+    assert result.outputs == ["assistant:second"]
+
+
+async def test_retrieve_conversation_messages_as_records() -> None:
+    result = await run("RetrieveConversationMessages", "")
+    assert result.outputs == ["assistant=two,user=one"]
+
+
+async def test_retrieve_one_conversation_message_by_id() -> None:
+    result = await run("RetrieveConversationMessage", "")
+    assert result.outputs == ["remember me"]
+
+
+async def test_edit_table_operations() -> None:
+    result = await run("EditTable", "")
+    assert result.outputs == ["Ab"]
+
+
+async def test_edit_table_v2_both_shapes() -> None:
+    result = await run("EditTableV2", "")
+    assert result.outputs == ['[{"id": 4, "name": "four"}] {"id": 7}']
+
+
+async def test_question_skips_a_variable_with_a_value_only_when_asked_to() -> None:
+    text = """
+kind: Workflow
+trigger:
+  kind: OnConversationStart
+  actions:
+    - {kind: SetVariable, variable: Local.name, value: Ada}
+    - {kind: Question, id: ask, variable: Local.name, prompt: Name?, alwaysPrompt: false}
+    - {kind: SendActivity, activity: "hi {Local.name}"}
+"""
+    workflow = DeclWorkflowBuilder().from_yaml_str(text).build()
+    result = await workflow.run("")
+    assert result.outputs == ["hi Ada"]
+
+
+_SANDBOXED = """
+kind: Workflow
+trigger:
+  kind: OnConversationStart
+  actions:
+    - kind: ExecuteCode
+      id: run
+      code: print(6 * 7)
+      sandbox: {sandbox}
+      output: Local.out
+    - {{kind: SendActivity, activity: "{{Local.out}}"}}
+"""
+
+
+async def test_execute_code_sandbox_settings() -> None:
+    workflow = DeclWorkflowBuilder().from_yaml_str(
+        _SANDBOXED.format(sandbox="{timeout: 20, memory_mb: 256, network: false}")
+    )
+    result = await workflow.build().run("")
+    assert result.outputs == ["42"]
+
+
+async def test_execute_code_refuses_to_run_outside_the_sandbox() -> None:
+    workflow = DeclWorkflowBuilder().from_yaml_str(_SANDBOXED.format(sandbox="false")).build()
+    with pytest.raises(WorkflowRunError, match="raf runs code only in its sandbox"):
+        await workflow.run("")
+
+
+async def test_send_message_and_topic_variables() -> None:
+    result = await run("SendMessage", "")
+    assert result.outputs == ["The cat says meow."]
+
+
+async def test_clear_all_variables_reads_maf_scope_names() -> None:
+    text = """
+kind: Workflow
+trigger:
+  kind: OnConversationStart
+  actions:
+    - {kind: SetVariable, variable: Local.a, value: 1}
+    - {kind: SetVariable, variable: Global.b, value: 2}
+    - {kind: ClearAllVariables, variables: ConversationScopedVariables}
+    - {kind: SendActivity, activity: "=Local.a & Global.b"}
+    - {kind: ClearAllVariables, variables: AllGlobalVariables}
+    - {kind: SendActivity, activity: "=IsBlank(Global.b)"}
+"""
+    result = await DeclWorkflowBuilder().from_yaml_str(text).build().run("")
+    assert result.outputs == ["2", "true"]

@@ -6,6 +6,9 @@ from __future__ import annotations
 from pathlib import Path
 from typing import Any
 
+import pytest
+
+from raf.core.errors import ValidationProblems
 from raf.decl.workflow import DeclWorkflowBuilder, is_workflow_file, load_workflow_file
 from raf.testing import ScriptedChatClient
 from raf.workflow import InMemoryCheckpointStore
@@ -172,3 +175,50 @@ async def test_declared_inputs_read_text_json_and_defaults() -> None:
         .build()
     )
     assert (await workflow.run("hello")).outputs == ["10"]
+
+
+async def test_original_graph_json_refs_inline_agents_script_nodes_and_is_output() -> None:
+    document = {
+        "start_node_id": "clean",
+        "nodes": [
+            {"id": "clean", "type": "function", "function_ref": "strip"},
+            {"id": "shout", "type": "script", "script": '=Upper(Message) & "!"'},
+            {
+                "id": "writer",
+                "type": "agent",
+                "agent": {"instructions": "Repeat what you are told."},
+                "ports": {"in": ["text"], "out": ["text"]},
+                "is_output": True,
+            },
+        ],
+        "edges": [
+            {"source": "clean", "target": "shout"},
+            {"source": "shout", "target": "writer"},
+        ],
+    }
+    model = ScriptedChatClient(["HELLO!"])
+    workflow = (
+        DeclWorkflowBuilder()
+        .from_dict(document)
+        .with_function(lambda text: text.strip(), name="strip")
+        .with_chat_client(model)
+        .build()
+    )
+    result = await workflow.run("  hello ")
+    assert result.outputs == ["HELLO!"]
+    assert model.requests[0].messages[-1].text == "HELLO!"  # the script node's value
+
+
+def test_a_script_node_raf_cannot_run_is_a_located_error_naming_it() -> None:
+    document: dict[str, Any] = {
+        "start_node_id": "s",
+        "nodes": [{"id": "s", "type": "script", "language": "python", "script": "print(1)"}],
+        "edges": [],
+    }
+    with pytest.raises(ValidationProblems) as caught:
+        DeclWorkflowBuilder().from_dict(document).build()
+    assert "script node 's' is written in 'python'" in str(caught.value)
+    document["nodes"][0] = {"id": "s", "type": "script", "script": "import os"}
+    with pytest.raises(ValidationProblems) as caught:
+        DeclWorkflowBuilder().from_dict(document).build()
+    assert "script node 's': its body is not an expression raf can run" in str(caught.value)

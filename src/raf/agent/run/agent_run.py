@@ -202,12 +202,15 @@ def with_run_arguments(
     options: AgentRunOptions | None,
     output_type: Any,
     variables: Mapping[str, Any] | None,
+    deps: Any = None,
 ) -> AgentRunOptions | None:
-    """The run's options with the `output_type` and `variables` given to `run` itself."""
-    if output_type is None and variables is None:
+    """The run's options with the `output_type`, `variables` and `deps` given to `run`."""
+    if output_type is None and variables is None and deps is None:
         return options
     options = options if options is not None else AgentRunOptions()
     changes: dict[str, Any] = {}
+    if deps is not None:
+        changes["deps"] = deps
     if output_type is not None:
         changes["output_type"] = output_type
     if variables is not None:

@@ -63,7 +63,8 @@ def begin(
         if not isinstance(extra, MiddlewareSet):
             extra = MiddlewareSet.of(extra)
         middleware = middleware.joined(extra)
-    context = RunContext(
+    context: RunContext[Any] = RunContext(
+        deps=options.deps,
         agent=agent,
         session=session,
         approvals=RunApprovals.for_session(session, options.tool_approval_responses),

@@ -16,12 +16,11 @@ from raf.context.compression.budget import (
 )
 from raf.context.compression.injected import InjectedMessages, WatchedProvider
 from raf.context.compression.strategies import AnyCompressionStrategy, apply_strategy
-from raf.core.context import ContextProvider, ContextResult
+from raf.core.context import BaseContextProvider, ContextProvider, ContextResult
 from raf.core.errors import ToolExecutionError
 from raf.core.function_tool import FunctionTool
 from raf.core.messages import ChatMessage
 from raf.core.options import AgentRunOptions
-from raf.core.responses import AgentResponse
 from raf.core.sessions import AgentSession
 from raf.core.tokens import TokenCounter, count_messages_tokens, default_counter
 from raf.core.tools import Tool, ToolContext
@@ -29,7 +28,7 @@ from raf.core.tools import Tool, ToolContext
 log = logging.getLogger("raf.context.compression")
 
 
-class CompressionProvider:
+class CompressionProvider(BaseContextProvider):
     """Context provider of kind `compression`; register it last.
 
     Before each run it compresses the session's history, and the messages of the providers
@@ -123,16 +122,6 @@ class CompressionProvider:
         session.set_provider_state(self.name, state)
         tools: list[Tool] = [self._compact_tool(budget)] if self.compact_tool else []
         return ContextResult(messages=compressed, replace_messages=True, tools=tools)
-
-    async def on_invoked(
-        self,
-        agent: Any,
-        session: AgentSession,
-        request_messages: Sequence[ChatMessage],
-        response: AgentResponse | None,
-        error: BaseException | None,
-    ) -> None:
-        return None
 
     async def compact(self, session: AgentSession, budget: int | None = None) -> str:
         """Compress the stored history now, to half its size or the budget, whichever is

@@ -10,12 +10,11 @@ from typing import Any
 
 from raf.context.skills.model import Skill, clean_relative, load_skills
 from raf.context.skills.runner import DEFAULT_SCRIPT_TIMEOUT, ScriptRunner
-from raf.core.context import ContextResult
+from raf.core.context import BaseContextProvider, ContextResult
 from raf.core.errors import ConfigurationError, ToolExecutionError
 from raf.core.function_tool import FunctionTool
 from raf.core.messages import ChatMessage
 from raf.core.options import AgentRunOptions
-from raf.core.responses import AgentResponse
 from raf.core.sessions import AgentSession
 from raf.core.tools import Tool
 from raf.tools._confined import ConfinedFolder
@@ -32,7 +31,7 @@ INTRO = (
 )
 
 
-class AgentSkillsProvider:
+class AgentSkillsProvider(BaseContextProvider):
     """Context provider of kind `skills` over folders in the Agent Skills format.
 
     `on_invoking` lists each skill's name and description (never its body) and injects
@@ -156,16 +155,6 @@ class AgentSkillsProvider:
         if not self._skills:
             return ContextResult()
         return ContextResult(instructions=self.instructions(), tools=self.tools())
-
-    async def on_invoked(
-        self,
-        agent: Any,
-        session: AgentSession,
-        request_messages: Sequence[ChatMessage],
-        response: AgentResponse | None,
-        error: BaseException | None,
-    ) -> None:
-        return None
 
     # -- the injected tools ---------------------------------------------------------
 

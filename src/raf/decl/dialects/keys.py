@@ -7,7 +7,7 @@ from pydantic.alias_generators import to_camel
 
 from raf.decl.dialects.rewriter import Rewriter
 from raf.decl.dialects.spellings import spellings_at
-from raf.decl.source import Path_
+from raf.decl.source import KeyPath
 
 _SNAKE = (
     "is the snake_case spelling of {camel!r}: raf reads it, but the original framework "
@@ -20,7 +20,7 @@ def aliases(model: type[BaseModel]) -> set[str]:
     return {f.alias or n for n, f in model.model_fields.items()}
 
 
-def snake_keys(rw: Rewriter, path: Path_, model: type[BaseModel]) -> None:
+def snake_keys(rw: Rewriter, path: KeyPath, model: type[BaseModel]) -> None:
     """Read snake_case keys as their camelCase field, with a warning (the original ignores
     them, so the document behaves differently there)."""
     owner = rw.mapping(path)
@@ -33,7 +33,7 @@ def snake_keys(rw: Rewriter, path: Path_, model: type[BaseModel]) -> None:
             rw.rename(path, key, camel, why=f"{key!r} " + _SNAKE.format(camel=camel))
 
 
-def apply_spellings(rw: Rewriter, path: Path_, model: type[BaseModel]) -> None:
+def apply_spellings(rw: Rewriter, path: KeyPath, model: type[BaseModel]) -> None:
     """Read the other spellings of the place at `path` (a `model`) as raf's keys."""
     owner = rw.mapping(path)
     if owner is None:

@@ -24,7 +24,7 @@ from raf.decl.dialects.rewriter import Rewriter
 from raf.decl.dialects.spellings import spellings_at
 from raf.decl.dialects.tools import drop_hosted_tools, normalize_mcp, normalize_tool
 from raf.decl.model_decls import ConnectionDecl, ModelDecl, ModelOptionsDecl
-from raf.decl.source import Path_
+from raf.decl.source import KeyPath
 from raf.decl.tool_decls import (
     McpServerDecl,
 )
@@ -66,7 +66,7 @@ _CONTEXT_CONFIGS: dict[str, type[BaseModel]] = {
 }
 
 
-def normalize_agent(rw: Rewriter, base: Path_ = ()) -> None:
+def normalize_agent(rw: Rewriter, base: KeyPath = ()) -> None:
     """Rewrite the agent at `base` (and its inline sub-agents) into raf's spelling."""
     from raf.decl.schema import AgentDecl
 
@@ -103,7 +103,7 @@ def normalize_agent(rw: Rewriter, base: Path_ = ()) -> None:
                 normalize_agent(rw, (*base, "subAgents", index))
 
 
-def _model(rw: Rewriter, path: Path_, model: type[BaseModel]) -> None:
+def _model(rw: Rewriter, path: KeyPath, model: type[BaseModel]) -> None:
     owner = rw.mapping(path)
     if owner is None:
         return
@@ -113,6 +113,10 @@ def _model(rw: Rewriter, path: Path_, model: type[BaseModel]) -> None:
     for key in ("endpoint", "baseUrl", "base_url"):
         if key in owner and model is ModelDecl:
             rw.move((*path, key), (*path, "connection", "endpoint"))
+    options = owner.get("options")
+    if isinstance(options, dict) and "apiType" in options:
+        moved = options.pop("apiType")  # MAF also writes it among the options
+        owner.setdefault("apiType", moved)
     api_type = owner.get("apiType")
     if api_type is not None:
         if str(api_type).lower() in ("chat", "chatcompletions", "chat_completions"):
@@ -144,7 +148,7 @@ def _model(rw: Rewriter, path: Path_, model: type[BaseModel]) -> None:
         _options(rw, (*path, "options"))
 
 
-def _connection(rw: Rewriter, path: Path_) -> None:
+def _connection(rw: Rewriter, path: KeyPath) -> None:
     owner = rw.mapping(path)
     if owner is None:
         return
@@ -154,14 +158,14 @@ def _connection(rw: Rewriter, path: Path_) -> None:
     apply_spellings(rw, path, ConnectionDecl)
 
 
-def _options(rw: Rewriter, path: Path_) -> None:
+def _options(rw: Rewriter, path: KeyPath) -> None:
     apply_spellings(rw, path, ModelOptionsDecl)
     owner = rw.mapping(path)
     if owner is not None and isinstance(owner.get("toolChoice"), str):
         owner["toolChoice"] = owner["toolChoice"].lower()
 
 
-def _template(rw: Rewriter, path: Path_) -> None:
+def _template(rw: Rewriter, path: KeyPath) -> None:
     owner = rw.mapping(path)
     if owner is None:
         return
@@ -177,7 +181,7 @@ def _template(rw: Rewriter, path: Path_) -> None:
         )
 
 
-def _token_counter(rw: Rewriter, base: Path_) -> None:
+def _token_counter(rw: Rewriter, base: KeyPath) -> None:
     top = rw.mapping(base)
     if top is None or "tokenCounter" not in top:
         return
@@ -191,12 +195,12 @@ def _token_counter(rw: Rewriter, base: Path_) -> None:
     rw.drop((*base, "tokenCounter"), "is ignored: the document declares no compression")
 
 
-def _flatten_bundles(rw: Rewriter, path: Path_) -> None:
+def _flatten_bundles(rw: Rewriter, path: KeyPath) -> None:
     """A `bundle` context groups other contexts: its members take its place in order."""
     items = rw.at(path)
     if not isinstance(items, list) or not any(_is_bundle(i) for i in items):
         return
-    out: list[tuple[Path_ | None, Any]] = []
+    out: list[tuple[KeyPath | None, Any]] = []
     for index, item in enumerate(items):
         if not _is_bundle(item):
             out.append(((*path, index), item))
@@ -220,7 +224,7 @@ def _is_bundle(item: Any) -> bool:
     return isinstance(item, dict) and str(item.get("kind", "")).lower() == "bundle"
 
 
-def _context(rw: Rewriter, path: Path_) -> None:
+def _context(rw: Rewriter, path: KeyPath) -> None:
     owner = rw.mapping(path)
     if owner is None:
         return
@@ -251,10 +255,12 @@ def _context(rw: Rewriter, path: Path_) -> None:
         _model(rw, (*config, "memoryModel"), MemoryModelDecl)
 
 
-def _compression(rw: Rewriter, path: Path_) -> None:
+def _compression(rw: Rewriter, path: KeyPath) -> None:
     owner = rw.mapping(path)
     if owner is None:
         return
+    if "type" in owner and "kind" not in owner:
+        rw.rename(path, "type", "kind")  # the original framework's spelling
     kind = owner.get("kind")
     if isinstance(kind, str):
         owner["kind"] = re.sub(r"(?<!^)(?=[A-Z])", "_", kind).lower().replace("-", "_")

@@ -5,7 +5,7 @@ from __future__ import annotations
 
 from typing import Any
 
-from raf.decl.source import Document, Path_, format_path
+from raf.decl.source import Document, KeyPath, format_path
 
 
 class Rewriter:
@@ -14,7 +14,7 @@ class Rewriter:
     def __init__(self, doc: Document) -> None:
         self.doc = doc
 
-    def at(self, path: Path_) -> Any:
+    def at(self, path: KeyPath) -> Any:
         """The value at `path`, or None when there is none."""
         current: Any = self.doc.data
         for part in path:
@@ -25,14 +25,14 @@ class Rewriter:
             current = current[part]
         return current
 
-    def mapping(self, path: Path_) -> dict[str, Any] | None:
+    def mapping(self, path: KeyPath) -> dict[str, Any] | None:
         value = self.at(path)
         return value if isinstance(value, dict) else None
 
-    def warn(self, path: Path_, message: str, *, key: bool = True) -> None:
+    def warn(self, path: KeyPath, message: str, *, key: bool = True) -> None:
         self.doc.warnings.append(self.doc.problem(path, message, key=key))
 
-    def rename(self, parent: Path_, old: str, new: str, *, why: str | None = None) -> bool:
+    def rename(self, parent: KeyPath, old: str, new: str, *, why: str | None = None) -> bool:
         """Read key `old` of the mapping at `parent` as `new`; when both are set, `new`
         wins and a warning says so. `why` adds a warning even when the rename is clean."""
         owner = self.mapping(parent)
@@ -51,7 +51,7 @@ class Rewriter:
             self.warn((*parent, old), why)
         return True
 
-    def move(self, source: Path_, target: Path_, value: Any = ...) -> bool:
+    def move(self, source: KeyPath, target: KeyPath, value: Any = ...) -> bool:
         """Move the value at `source` (or put `value`) to `target`, creating mappings on
         the way; positions under `source` are copied to `target`. Nothing moves when
         something that is not a mapping stands in the way (its own problem is reported)."""
@@ -79,7 +79,7 @@ class Rewriter:
         self.relocate(source, target)
         return True
 
-    def relocate(self, source: Path_, target: Path_, *, exact: bool = False) -> None:
+    def relocate(self, source: KeyPath, target: KeyPath, *, exact: bool = False) -> None:
         """Copy the positions of `source` (and of everything under it) to `target`."""
         doc = self.doc
         for table in (doc.values, doc.keys):
@@ -90,7 +90,7 @@ class Rewriter:
             if path[: len(source)] == source:
                 doc.from_env.add((*target, *path[len(source) :]))
 
-    def drop(self, path: Path_, why: str) -> None:
+    def drop(self, path: KeyPath, why: str) -> None:
         """Remove the key at `path` with a warning that names it and says why."""
         owner = self.mapping(path[:-1])
         if owner is None or path[-1] not in owner:
@@ -98,7 +98,7 @@ class Rewriter:
         self.warn(path, f"{format_path(path[-1:])!r} {why}")
         del owner[str(path[-1])]
 
-    def replace_list(self, path: Path_, items: list[tuple[Path_ | None, Any]]) -> None:
+    def replace_list(self, path: KeyPath, items: list[tuple[KeyPath | None, Any]]) -> None:
         """Replace the list at `path` by `items` (each with the path it came from, whose
         positions it takes)."""
         doc = self.doc

@@ -75,6 +75,8 @@ SPELLINGS: tuple[Spelling, ...] = (
     Spelling(McpServerDecl, "allowedTools", "tools", "maf"),
     Spelling(McpServerDecl, "approval_mode", "approvalMode", "original"),
     Spelling(McpServerDecl, "requireApproval", "approvalMode", "maf"),
+    Spelling(CompressionDecl, "type", "kind", "original"),
+    Spelling(CompressionDecl, "token_counter", "tokenCounter", "original"),
     Spelling(McpToolDecl, "url", "config.url", "maf"),
     Spelling(McpToolDecl, "server_url", "config.url", "original"),
     Spelling(McpToolDecl, "allowedTools", "config.tools", "maf"),

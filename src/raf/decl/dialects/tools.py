@@ -9,7 +9,7 @@ from pydantic import BaseModel
 
 from raf.decl.dialects.keys import apply_spellings
 from raf.decl.dialects.rewriter import Rewriter
-from raf.decl.source import Path_
+from raf.decl.source import KeyPath
 from raf.decl.tool_decls import (
     CODE_BACKENDS,
     TOOL_KINDS,
@@ -65,16 +65,21 @@ HOSTED_TOOLS = {
 """Hosted tool kinds of other dialects, and what to declare in raf instead."""
 
 
-def normalize_tool(rw: Rewriter, path: Path_) -> None:
+def normalize_tool(rw: Rewriter, path: KeyPath) -> None:
     owner = rw.mapping(path)
     if owner is None:
         return
+    if isinstance(owner.get("parameters"), list):
+        # MAF's list form of a function's parameters: the properties themselves
+        owner["parameters"] = {"properties": owner["parameters"]}
     kind = owner.get("kind")
     if isinstance(kind, str):
         kind = kind.lower()
         if kind == "code_interpreter":
             owner.setdefault("name", "code_interpreter")
             kind = "code"
+        if kind == "code":
+            _default_language(rw, path)
         elif kind == "web_search":
             owner.setdefault("name", "web_search")
             kind = "web"
@@ -109,13 +114,37 @@ def normalize_tool(rw: Rewriter, path: Path_) -> None:
             )
 
 
-def drop_hosted_tools(rw: Rewriter, path: Path_) -> None:
+def _default_language(rw: Rewriter, path: KeyPath) -> None:
+    """`default_language` (the original framework's): raf's code interpreter runs Python,
+    so `python` is read and dropped, and any other language is a problem at its place."""
+    for where in (path, (*path, "config")):
+        owner = rw.mapping(where)
+        if owner is None:
+            continue
+        for key in ("default_language", "defaultLanguage"):
+            if key not in owner:
+                continue
+            language = owner[key]
+            if str(language).lower() in ("python", "python3", "py"):
+                del owner[key]
+            else:
+                rw.doc.problems.append(
+                    rw.doc.problem(
+                        (*where, key),
+                        f"raf's code_interpreter runs Python only; {language!r} cannot be "
+                        "its language",
+                    )
+                )
+                del owner[key]
+
+
+def drop_hosted_tools(rw: Rewriter, path: KeyPath) -> None:
     """Tools a provider runs on its own servers (MAF's `file_search`, `bing_grounding`, …)
     have no raf equivalent: each is left out with a warning that says what to use."""
     tools = rw.at(path)
     if not isinstance(tools, list):
         return
-    kept: list[tuple[Path_ | None, Any]] = []
+    kept: list[tuple[KeyPath | None, Any]] = []
     for index, tool in enumerate(tools):
         kind = str(tool.get("kind", "")).lower() if isinstance(tool, dict) else ""
         if kind in HOSTED_TOOLS:
@@ -130,7 +159,7 @@ def drop_hosted_tools(rw: Rewriter, path: Path_) -> None:
         rw.replace_list(path, kept)
 
 
-def _hoist(rw: Rewriter, path: Path_, keys: dict[str, str]) -> None:
+def _hoist(rw: Rewriter, path: KeyPath, keys: dict[str, str]) -> None:
     """Move keys the other dialects write at the tool's top level into its `config`."""
     owner = rw.mapping(path)
     if owner is None:
@@ -148,7 +177,7 @@ def _hoist(rw: Rewriter, path: Path_, keys: dict[str, str]) -> None:
             rw.move((*path, key), (*path, "config", target))
 
 
-def normalize_mcp(rw: Rewriter, path: Path_) -> None:
+def normalize_mcp(rw: Rewriter, path: KeyPath) -> None:
     owner = rw.mapping(path)
     if owner is None:
         return
@@ -173,6 +202,8 @@ def _approval(value: Any) -> Any:
         kind = str(value.get("kind", "")).lower()
         if kind in ("always", "never"):
             return kind
+        if kind not in ("requirespecific", "require_specific", "specific", "specify"):
+            return value  # not a form raf knows: refused by the schema, at its place
         per_tool: dict[str, str] = {}
         for name in value.get("alwaysRequireApprovalTools") or []:
             per_tool[str(name)] = "always"

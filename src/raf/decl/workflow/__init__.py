@@ -2,10 +2,10 @@
 with top-level actions and inputs, and the older graph JSON; loaded with located
 problems and built onto the graph engine."""
 
+from raf.decl.document_kind import is_workflow_data
 from raf.decl.workflow.builder import DeclWorkflowBuilder
 from raf.decl.workflow.loader import (
     LoadedWorkflow,
-    is_workflow_data,
     is_workflow_file,
     load_workflow,
     load_workflow_dict,

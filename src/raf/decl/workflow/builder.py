@@ -22,13 +22,14 @@ from raf.core.chat_client import ChatClient
 from raf.core.function_tool import tool as function_tool
 from raf.core.tools import as_tool, is_tool
 from raf.decl.loader import DocumentProblems
+from raf.decl.source import Document
 from raf.decl.workflow.loader import (
     LoadedWorkflow,
     load_workflow,
     load_workflow_dict,
     load_workflow_file,
 )
-from raf.workflow.checkpoints import CheckpointStore
+from raf.stores.checkpoints import CheckpointStore
 from raf.workflow.declarative.graph import build_graph_workflow
 from raf.workflow.declarative.node import build_declarative_workflow
 from raf.workflow.declarative.program import WorkflowDefinitionError
@@ -182,11 +183,29 @@ class DeclWorkflowBuilder:
                 name=loaded.name,
                 description=loaded.description,
                 services=services,
-                limits=self._limits,
+                limits=self._limits or _limits_of(loaded),
                 checkpoint_store=self._store,
                 path=loaded.actions_path,
                 inputs=loaded.inputs,
+                locate=_locator(doc),
             )
         except WorkflowDefinitionError as exc:
             problems = [doc.problem(i.path, i.message, key=i.key) for i in exc.issues]
             raise DocumentProblems(problems, loaded.warnings) from None
+
+
+def _limits_of(loaded: LoadedWorkflow) -> Limits | None:
+    """The document's own `maxTurns` as the run's step cap."""
+    return Limits(max_steps=loaded.max_turns) if loaded.max_turns else None
+
+
+def _locator(doc: Document) -> Callable[[tuple[str | int, ...]], str]:
+    """`file:line:column` of a key path of the document (empty without a file)."""
+
+    def locate(path: tuple[str | int, ...]) -> str:
+        if not doc.file:
+            return ""
+        line, column = doc.locate(path)
+        return f"{doc.file}:{line}:{column}" if line else doc.file
+
+    return locate

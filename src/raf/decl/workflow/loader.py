@@ -5,15 +5,18 @@ and its actions, Microsoft Agent Framework's `kind: Workflow` (top-level `action
 
 from __future__ import annotations
 
+import os
+import re
 from collections.abc import Mapping
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any, Literal
 
 from raf.core.errors import Problem, ValidationProblems
+from raf.decl.document_kind import is_workflow_data
 from raf.decl.loader import DocumentProblems, LoadedAgent, load_dict, load_file, read_document
 from raf.decl.problems import suggest
-from raf.decl.source import Document, Path_, load_text
+from raf.decl.source import Document, KeyPath, load_text
 from raf.workflow.declarative.node import check_services
 from raf.workflow.declarative.program import WorkflowDefinitionError, compile_actions
 from raf.workflow.declarative.runtime import Services
@@ -32,6 +35,7 @@ _ACTION_KEYS = (
     "outputs",
     "agents",
     "mcpServers",
+    "maxTurns",
     "metadata",
     "$schema",
 )
@@ -61,24 +65,14 @@ class LoadedWorkflow:
     name: str
     description: str = ""
     actions: list[Any] = field(default_factory=list)
-    actions_path: Path_ = ("actions",)
+    actions_path: KeyPath = ("actions",)
     agents: dict[str, LoadedAgent] = field(default_factory=dict)
     mcp_servers: dict[str, dict[str, Any]] = field(default_factory=dict)
     inputs: dict[str, Any] = field(default_factory=dict)
     """Declared inputs: name to `{type, description, default}`."""
+    max_turns: int | None = None
+    """`maxTurns`: the most actions one run may execute."""
     warnings: list[Problem] = field(default_factory=list)
-
-
-def is_workflow_data(data: Any) -> bool:
-    """Whether a parsed document is a workflow document rather than an agent document."""
-    if not isinstance(data, Mapping):
-        return False
-    kind = data.get("kind")
-    if isinstance(kind, str) and kind.lower() == "workflow":
-        return True
-    if "nodes" in data and "edges" in data:
-        return True
-    return "actions" in data and "instructions" not in data and "model" not in data
 
 
 def is_workflow_file(path: str | Path) -> bool:
@@ -125,12 +119,12 @@ def check_workflow(doc: Document) -> LoadedWorkflow:
             hint = f" (did you mean {close!r}?)" if close else ""
             problems.append(doc.problem((key,), f"{key!r} is not allowed here{hint}", key=True))
     kind = data.get("kind")
-    if kind is not None and kind not in ("workflow", "Workflow"):
+    if kind is not None and str(kind).lower() != "workflow":
         problems.append(
             doc.problem(("kind",), f"a workflow document has kind workflow, not {kind!r}")
         )
     name = data.get("name")
-    if kind == "workflow" and not graph and not isinstance(name, str):
+    if kind == "workflow" and not graph and not isinstance(name, str):  # the raf spelling
         problems.append(doc.problem((), "a kind: workflow document needs a name"))
     loaded = LoadedWorkflow(
         doc=doc,
@@ -138,16 +132,49 @@ def check_workflow(doc: Document) -> LoadedWorkflow:
         name=str(name or data.get("id") or _trigger_id(data) or Path(doc.file or "workflow").stem),
         description=str(data.get("description") or ""),
     )
+    max_turns = data.get("maxTurns")
+    if max_turns is not None:
+        if isinstance(max_turns, int) and not isinstance(max_turns, bool) and max_turns > 0:
+            loaded.max_turns = max_turns
+        else:
+            problems.append(doc.problem(("maxTurns",), "maxTurns is a whole number above 0"))
     if not graph:
         problems += _actions(doc, data, loaded)
         problems += _inputs(doc, data, loaded)
     problems += _agents(doc, data, loaded)
+    if graph:
+        problems += _inline_node_agents(doc, data, loaded)
     problems += _mcp_servers(doc, data, loaded)
+    _unset_environment(doc, data, ())
     loaded.warnings = list(doc.warnings)
     if problems:
         problems.sort(key=lambda p: (p.file != doc.file, p.line or 0, p.column or 0))
         raise DocumentProblems(problems, loaded.warnings)
     return loaded
+
+
+_ENV_NAME = re.compile(r"\bEnv\.([A-Za-z_][A-Za-z0-9_]*)", re.IGNORECASE)
+
+
+def _unset_environment(doc: Document, value: Any, path: KeyPath) -> None:
+    """An expression reading `Env.NAME` that the environment lacks is a warning naming
+    it where it is read: the document is valid, the machine is not yet configured
+    (running it is an error that names the variable)."""
+    if isinstance(value, Mapping):
+        for key, inner in value.items():
+            _unset_environment(doc, inner, (*path, str(key)))
+    elif isinstance(value, list):
+        for index, inner in enumerate(value):
+            _unset_environment(doc, inner, (*path, index))
+    elif isinstance(value, str) and value.startswith("="):
+        for name in dict.fromkeys(_ENV_NAME.findall(value)):
+            if name not in os.environ:
+                doc.warnings.append(
+                    doc.problem(
+                        path,
+                        f"environment variable {name} is not set (set it before running)",
+                    )
+                )
 
 
 def _actions(doc: Document, data: dict[str, Any], loaded: LoadedWorkflow) -> list[Problem]:
@@ -176,7 +203,7 @@ def _actions(doc: Document, data: dict[str, Any], loaded: LoadedWorkflow) -> lis
                     doc.problem(("trigger", key), f"a trigger has no key {key!r}{hint}", key=True)
                 )
         trigger_kind = trigger.get("kind", "OnConversationStart")
-        if trigger_kind not in TRIGGERS:
+        if str(trigger_kind).lower() not in {t.lower() for t in TRIGGERS}:
             close = suggest(str(trigger_kind), TRIGGERS)
             hint = f" (did you mean {close!r}?)" if close else ""
             problems.append(
@@ -226,6 +253,28 @@ def _inputs(doc: Document, data: dict[str, Any], loaded: LoadedWorkflow) -> list
     return problems
 
 
+def _inline_node_agents(
+    doc: Document, data: dict[str, Any], loaded: LoadedWorkflow
+) -> list[Problem]:
+    """Agent nodes of a graph that carry their agent inline (`agent: {instructions, …}`):
+    each is loaded under its node's id."""
+    problems: list[Problem] = []
+    for index, node in enumerate(data.get("nodes") or []):
+        if not isinstance(node, Mapping) or not isinstance(node.get("agent"), Mapping):
+            continue
+        node_id = str(node.get("id"))
+        inline = dict(node["agent"])
+        inline.setdefault("name", node_id)
+        try:
+            loaded.agents[node_id] = load_dict(inline, base_dir=doc.base_dir)
+        except ValidationProblems as exc:
+            problems += [
+                doc.problem(("nodes", index, "agent"), f"node {node_id!r}: {p.message}")
+                for p in exc.problems
+            ]
+    return problems
+
+
 def _agents(doc: Document, data: dict[str, Any], loaded: LoadedWorkflow) -> list[Problem]:
     """Agents named in `agents:`, each a path to an agent document or one written inline."""
     agents = data.get("agents")
@@ -235,7 +284,7 @@ def _agents(doc: Document, data: dict[str, Any], loaded: LoadedWorkflow) -> list
         return [doc.problem(("agents",), "agents is a mapping of name to an agent document")]
     problems: list[Problem] = []
     for name, ref in agents.items():
-        where: Path_ = ("agents", name)
+        where: KeyPath = ("agents", name)
         try:
             if isinstance(ref, str):
                 target = (doc.base_dir / ref).resolve()
@@ -286,7 +335,7 @@ def _trigger_id(data: Mapping[str, Any]) -> str | None:
     return found if isinstance(found, str) else None
 
 
-def _parse_key_path(text: str | None) -> Path_:
+def _parse_key_path(text: str | None) -> KeyPath:
     """('tools', 2, 'config') for `tools[2].config`."""
     out: list[str | int] = []
     for part in (text or "").replace("[", ".[").split("."):

@@ -11,8 +11,8 @@ from typing import Any
 
 from raf.serve.errors import ServeError, not_found
 from raf.serve.tenancy import Tenant
+from raf.stores.checkpoints import Checkpoint
 from raf.workflow import CheckpointNotFoundError, Workflow, WorkflowError
-from raf.workflow.checkpoints import Checkpoint
 from raf.workflow.edges import FanInEdge, FanOutEdge, LoopEdge, SwitchEdge
 from raf.workflow.errors import AnswerClaimedError
 

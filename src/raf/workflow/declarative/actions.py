@@ -6,6 +6,11 @@ from __future__ import annotations
 import json
 from typing import Any
 
+from raf.workflow.declarative.conversations import (
+    copy_messages,
+    retrieve_message,
+    retrieve_messages,
+)
 from raf.workflow.declarative.invoke import (
     execute_code,
     http_request,
@@ -14,10 +19,13 @@ from raf.workflow.declarative.invoke import (
     invoke_mcp_tool,
     resume_agent,
     resume_function_tool,
+    resume_mcp_tool,
 )
 from raf.workflow.declarative.program import Step
 from raf.workflow.declarative.runtime import Action, Resume, Runtime
-from raf.workflow.declarative.values import text, type_word
+from raf.workflow.declarative.tables import edit_table
+from raf.workflow.declarative.values import text, truthy, type_word
+from raf.workflow.declarative.variables import VariableError
 
 
 async def set_variable(rt: Runtime, step: Step) -> None:
@@ -40,11 +48,26 @@ async def reset_variable(rt: Runtime, step: Step) -> None:
     rt.vars.reset(local_path(str(step.fields["variable"])))
 
 
+_CLEAR_SCOPES = {
+    "conversationscopedvariables": "Local",
+    "topic": "Local",
+    "allglobalvariables": "Global",
+    "userscopedvariables": "Global",
+}
+"""MAF's names for what ClearAllVariables clears, as raf's scopes."""
+
+
 async def clear_all(rt: Runtime, step: Step) -> None:
-    scope = step.fields.get("variables", "Local")
+    """Clear a scope (Local, Global or Workflow.Outputs, or MAF's names for them);
+    `ConversationHistory` empties the run's conversation."""
+    raw = str(rt.value(step.fields.get("variables", "Local")))
+    if raw.lower() == "conversationhistory":
+        rt.conversation().clear()
+        return
+    scope = _CLEAR_SCOPES.get(raw.lower(), raw)
     try:
-        rt.vars.clear(str(scope))
-    except Exception as exc:
+        rt.vars.clear(scope)
+    except VariableError as exc:
         raise rt.fail(str(exc)) from None
 
 
@@ -84,7 +107,26 @@ async def send_activity(rt: Runtime, step: Step) -> None:
     await rt.say(rt.render(step.fields["activity"]))
 
 
+async def send_message(rt: Runtime, step: Step) -> None:
+    """SendMessage (Copilot Studio's spelling): a message to the user, kept in the
+    conversation it names (the run's own by default)."""
+    await rt.say(rt.render(step.fields["message"]), step.fields.get("conversationId"))
+
+
 async def question(rt: Runtime, step: Step) -> Any:
+    """Ask the user. With `alwaysPrompt: false` (or `skipQuestionMode:
+    AlwaysSkipIfVariableHasValue`) a variable that already has a value is not asked
+    again; without either, the question is always asked. `property` names the field of
+    a record answer to keep."""
+    fields = step.fields
+    skip = ("alwaysPrompt" in fields and not truthy(rt.value(fields["alwaysPrompt"]))) or str(
+        fields.get("skipQuestionMode", "")
+    ).lower().startswith("alwaysskip")
+    if step.kind == "Question" and skip:
+        from raf.workflow.declarative.program import local_path
+
+        if rt.vars.get(local_path(str(fields["variable"]))) not in (None, ""):
+            return None
     prompt = step.fields.get("question", step.fields.get("prompt", ""))
     asked = rt.render(prompt)
     rt.conversation().append({"role": "assistant", "text": asked})
@@ -93,6 +135,9 @@ async def question(rt: Runtime, step: Step) -> Any:
 
 async def resume_question(rt: Runtime, step: Step, then: dict[str, Any], answer: Any) -> None:
     value = answer if answer not in (None, "") else then.get("default")
+    prop = step.fields.get("property")
+    if prop is not None and isinstance(value, dict):
+        value = value.get(str(prop))
     rt.conversation().append({"role": "user", "text": text(value)})
     rt.vars.set_system("LastMessage", {"Text": text(value), "Role": "user"})
     rt.set(step.fields["variable"], value)
@@ -131,6 +176,7 @@ ACTIONS: dict[str, Action] = {
     "ClearAllVariables": clear_all,
     "ParseValue": parse_value,
     "SendActivity": send_activity,
+    "SendMessage": send_message,
     "Question": question,
     "RequestExternalInput": question,
     "CreateConversation": create_conversation,
@@ -140,6 +186,11 @@ ACTIONS: dict[str, Action] = {
     "ExecuteCode": execute_code,
     "InvokeMcpTool": invoke_mcp_tool,
     "HttpRequestAction": http_request,
+    "CopyConversationMessages": copy_messages,
+    "RetrieveConversationMessages": retrieve_messages,
+    "RetrieveConversationMessage": retrieve_message,
+    "EditTable": edit_table,
+    "EditTableV2": edit_table,
 }
 """The implementation of every action kind that is not control flow."""
 
@@ -148,5 +199,6 @@ RESUMERS: dict[str, Resume] = {
     "RequestExternalInput": resume_question,
     "InvokeFunctionTool": resume_function_tool,
     "InvokeAgent": resume_agent,
+    "InvokeMcpTool": resume_mcp_tool,
 }
 """What takes the answer of an action that asked for input."""

@@ -1,276 +1,88 @@
-"""Expressions of declarative workflows: a tokenizer and a Pratt parser over a fixed
-grammar, evaluated by walking the tree (never Python `eval`).
+"""Evaluating workflow expressions (a Power Fx subset) by walking the parsed tree, never
+Python `eval`, within a budget: every formula run has a cap on evaluation steps, on the
+text and table cells it creates, and on the size of any one text, table or number, so
+that no formula holds the event loop or memory for long.
 
     =Concat(Local.greeting, ", ", Local.userName, "!")
     =Local.count + 1 >= 3 And Not(IsBlank(System.LastMessage.Text))
+    =Concat(ForAll(Local.Agents, $"- {name}: {description}"), Value, Char(10))
 
-Grammar: numbers, "strings", true/false, scoped names (`Local.x.y`), `a[0]`, lists
-`[1, 2]`, records `{name: "x"}`, calls `Name(args)`, unary `-`/`!`/`Not`, and the binary
-operators `* / %`, `+ -`, `&` (text join), `= == <> != < <= > >= in`, `And &&`, `Or ||`.
+Inside the formula of a table function (ForAll, Filter, LookUp, CountIf, Search's
+columns, Concat, Sum/Average/Min/Max over a table) the current row is `ThisRecord` (or
+`ThisItem`) and its fields are also plain names; a row that is not a record is read as
+`{Value: row}`.
 """
 
 from __future__ import annotations
 
-import re
 from collections.abc import Callable, Mapping
 from dataclasses import dataclass, field
 from typing import Any
 
-from raf.core.errors import RafError
-from raf.workflow.declarative.values import equal, index, text, tidy, truthy, type_word
-
-
-class ExpressionError(RafError):
-    """An expression that does not parse, names an unknown function, or fails to run."""
-
-    def __init__(self, message: str, *, source: str = "", offset: int | None = None) -> None:
-        self.source = source
-        self.offset = offset
-        where = f" at character {offset + 1}" if offset is not None else ""
-        shown = f" in {source!r}" if source else ""
-        super().__init__(f"{message}{where}{shown}")
-        self.reason = message
-
-
-# -- tokens ------------------------------------------------------------------------------
-
-_TOKEN = re.compile(
-    r"""
-    (?P<ws>\s+)
-  | (?P<number>\d+(?:\.\d+)?(?:[eE][+-]?\d+)?)
-  | (?P<string>"(?:[^"\\]|\\.|"")*"|'(?:[^'\\]|\\.)*')
-  | (?P<name>[A-Za-z_][A-Za-z0-9_]*)
-  | (?P<op><>|<=|>=|==|!=|&&|\|\||[-+*/%&=<>!(),.\[\]{}:])
-    """,
-    re.VERBOSE,
+from raf.workflow.declarative.syntax import (
+    MAX_DEPTH,
+    MAX_SOURCE,
+    ExpressionError,
+    Node,
+    Token,
+    parse,
+    tokenize,
+    walk,
 )
+from raf.workflow.declarative.values import (
+    MAX_CELLS,
+    MAX_ROWS,
+    MAX_TEXT,
+    check_size,
+    equal,
+    index,
+    number_result,
+    text,
+    truthy,
+    type_word,
+)
+from raf.workflow.declarative.variables import is_scope
 
+__all__ = [
+    "MAX_CELLS",
+    "MAX_DEPTH",
+    "MAX_ROWS",
+    "MAX_SOURCE",
+    "MAX_STEPS",
+    "MAX_TEXT",
+    "ROW_FUNCTIONS",
+    "Expression",
+    "ExpressionError",
+    "Node",
+    "Token",
+    "parse",
+    "tokenize",
+    "walk",
+]
 
-@dataclass(frozen=True, slots=True)
-class Token:
-    kind: str
-    text: str
-    offset: int
+MAX_STEPS = 100_000
+"""Most tree nodes one formula run may evaluate (rows of table functions included)."""
 
+ROW_FUNCTIONS = frozenset(
+    {
+        "filter",
+        "lookup",
+        "countif",
+        "forall",
+        "search",
+        "concat",
+        "sum",
+        "average",
+        "min",
+        "max",
+        "sort",
+        "with",
+    }
+)
+"""Functions whose arguments after the first may read the current row by bare names."""
 
-def tokenize(source: str) -> list[Token]:
-    """Split `source` into tokens; an unknown character is an `ExpressionError`."""
-    tokens: list[Token] = []
-    pos = 0
-    while pos < len(source):
-        match = _TOKEN.match(source, pos)
-        if match is None:
-            raise ExpressionError(
-                f"unexpected character {source[pos]!r}", source=source, offset=pos
-            )
-        kind = match.lastgroup or ""
-        if kind != "ws":
-            tokens.append(Token(kind, match.group(), pos))
-        pos = match.end()
-    tokens.append(Token("end", "", len(source)))
-    return tokens
+_SCOPED = ("filter", "lookup", "countif", "forall")
 
-
-def _unquote(text: str) -> str:
-    body = text[1:-1]
-    if text[0] == '"':
-        body = body.replace('""', '"')
-    return re.sub(r"\\(.)", lambda m: {"n": "\n", "t": "\t"}.get(m.group(1), m.group(1)), body)
-
-
-# -- tree --------------------------------------------------------------------------------
-
-
-@dataclass(frozen=True, slots=True)
-class Node:
-    """A node of a parsed expression."""
-
-    kind: str
-    """literal, name, index, list, record, call, unary, binary."""
-    value: Any = None
-    children: tuple[Node, ...] = ()
-    offset: int = 0
-
-
-_BINARY: dict[str, tuple[int, str]] = {
-    "||": (1, "or"),
-    "or": (1, "or"),
-    "&&": (2, "and"),
-    "and": (2, "and"),
-    "=": (3, "=="),
-    "==": (3, "=="),
-    "<>": (3, "!="),
-    "!=": (3, "!="),
-    "in": (4, "in"),
-    "<": (4, "<"),
-    "<=": (4, "<="),
-    ">": (4, ">"),
-    ">=": (4, ">="),
-    "&": (5, "&"),
-    "+": (6, "+"),
-    "-": (6, "-"),
-    "*": (7, "*"),
-    "/": (7, "/"),
-    "%": (7, "%"),
-}
-_UNARY_POWER = 8
-_PER_RECORD = ("filter", "lookup", "countif", "forall")
-_LITERALS = {"true": True, "false": False, "blank": None, "null": None}
-
-
-class _Parser:
-    def __init__(self, source: str) -> None:
-        self.source = source
-        self.tokens = tokenize(source)
-        self.pos = 0
-
-    def fail(self, message: str, token: Token) -> ExpressionError:
-        return ExpressionError(message, source=self.source, offset=token.offset)
-
-    @property
-    def peek(self) -> Token:
-        return self.tokens[self.pos]
-
-    def take(self) -> Token:
-        token = self.tokens[self.pos]
-        self.pos += 1
-        return token
-
-    def expect(self, text: str) -> Token:
-        token = self.take()
-        if token.text != text:
-            shown = repr(token.text) if token.kind != "end" else "the end"
-            raise self.fail(f"expected {text!r}, found {shown}", token)
-        return token
-
-    def parse(self) -> Node:
-        if self.peek.kind == "end":
-            raise self.fail("empty expression", self.peek)
-        node = self.expression(0)
-        if self.peek.kind != "end":
-            raise self.fail(f"unexpected {self.peek.text!r}", self.peek)
-        return node
-
-    def _binary(self, token: Token) -> tuple[int, str] | None:
-        key = token.text.lower() if token.kind == "name" else token.text
-        if token.kind in ("op", "name"):
-            return _BINARY.get(key)
-        return None
-
-    def expression(self, min_power: int) -> Node:
-        left = self.prefix()
-        while True:
-            token = self.peek
-            found = self._binary(token)
-            if found is None or found[0] < min_power:
-                return left
-            power, op = found
-            self.take()
-            right = self.expression(power + 1)
-            left = Node("binary", op, (left, right), token.offset)
-
-    def prefix(self) -> Node:
-        token = self.take()
-        if token.kind == "number":
-            number = float(token.text)
-            value: Any = int(number) if number.is_integer() and "." not in token.text else number
-            return self.postfix(Node("literal", value, offset=token.offset))
-        if token.kind == "string":
-            return self.postfix(Node("literal", _unquote(token.text), offset=token.offset))
-        if token.text in ("-", "!") or (token.kind == "name" and token.text.lower() == "not"):
-            if token.kind == "name" and self.peek.text == "(":
-                return self.postfix(self.call(token))
-            operand = self.expression(_UNARY_POWER)
-            op = "-" if token.text == "-" else "not"
-            return Node("unary", op, (operand,), token.offset)
-        if token.text == "+":
-            return self.expression(_UNARY_POWER)
-        if token.text == "(":
-            inner = self.expression(0)
-            self.expect(")")
-            return self.postfix(inner)
-        if token.text == "[":
-            return self.postfix(Node("list", None, tuple(self.items("]")), token.offset))
-        if token.text == "{":
-            return self.postfix(self.record(token))
-        if token.kind == "name":
-            if self.peek.text == "(":
-                return self.postfix(self.call(token))
-            lowered = token.text.lower()
-            if lowered in _LITERALS:
-                return Node("literal", _LITERALS[lowered], offset=token.offset)
-            parts = [token.text]
-            while self.peek.text == "." and self.tokens[self.pos + 1].kind == "name":
-                self.take()
-                parts.append(self.take().text)
-            return self.postfix(Node("name", tuple(parts), offset=token.offset))
-        shown = repr(token.text) if token.kind != "end" else "the end"
-        raise self.fail(f"unexpected {shown}", token)
-
-    def items(self, close: str) -> list[Node]:
-        out: list[Node] = []
-        if self.peek.text == close:
-            self.take()
-            return out
-        while True:
-            out.append(self.expression(0))
-            token = self.take()
-            if token.text == close:
-                return out
-            if token.text != ",":
-                raise self.fail(f"expected ',' or {close!r}", token)
-
-    def record(self, start: Token) -> Node:
-        keys: list[str] = []
-        values: list[Node] = []
-        if self.peek.text == "}":
-            self.take()
-            return Node("record", (), (), start.offset)
-        while True:
-            key = self.take()
-            if key.kind not in ("name", "string"):
-                raise self.fail("expected a field name", key)
-            keys.append(key.text if key.kind == "name" else _unquote(key.text))
-            self.expect(":")
-            values.append(self.expression(0))
-            token = self.take()
-            if token.text == "}":
-                return Node("record", tuple(keys), tuple(values), start.offset)
-            if token.text != ",":
-                raise self.fail("expected ',' or '}'", token)
-
-    def call(self, name: Token) -> Node:
-        self.expect("(")
-        return Node("call", name.text, tuple(self.items(")")), name.offset)
-
-    def postfix(self, node: Node) -> Node:
-        while True:
-            if self.peek.text == "[":
-                start = self.take()
-                index = self.expression(0)
-                self.expect("]")
-                node = Node("index", None, (node, index), start.offset)
-            elif self.peek.text == "." and self.tokens[self.pos + 1].kind == "name":
-                start = self.take()
-                node = Node("index", None, (node, Node("literal", self.take().text)), start.offset)
-            else:
-                return node
-
-
-def parse(source: str) -> Node:
-    """Parse an expression (without its leading `=`)."""
-    return _Parser(source).parse()
-
-
-def walk(node: Node) -> list[Node]:
-    """`node` and every node under it."""
-    out = [node]
-    for child in node.children:
-        out.extend(walk(child))
-    return out
-
-
-# -- evaluation --------------------------------------------------------------------------
 
 Resolver = Callable[[tuple[str, ...]], Any]
 
@@ -282,75 +94,152 @@ class Expression:
     source: str
     tree: Node
     names: list[tuple[tuple[str, ...], int]] = field(default_factory=list)
+    """Names read outside any row scope (each must start with a variable scope)."""
     calls: list[tuple[str, int]] = field(default_factory=list)
 
     @classmethod
     def compile(cls, source: str) -> Expression:
         tree = parse(source)
-        nodes = walk(tree)
+        names: list[tuple[tuple[str, ...], int]] = []
+        _outer_names(tree, names, in_row=False)
         return cls(
             source=source,
             tree=tree,
-            names=[(n.value, n.offset) for n in nodes if n.kind == "name"],
-            calls=[(n.value, n.offset) for n in nodes if n.kind == "call"],
+            names=names,
+            calls=[(n.value, n.offset) for n in walk(tree) if n.kind == "call"],
         )
 
     def evaluate(self, resolve: Resolver, functions: Mapping[str, Callable[..., Any]]) -> Any:
         """The value of this expression; failures are `ExpressionError`s naming it."""
         try:
-            return _Evaluator(resolve, functions, self.source).run(self.tree)
+            return _Evaluator(resolve, functions, self.source, _Budget()).run(self.tree)
         except ExpressionError:
             raise
-        except (TypeError, ValueError, ZeroDivisionError, ArithmeticError) as exc:
+        except RecursionError:
+            raise ExpressionError("the value nests too deeply", source=self.source) from None
+        except (TypeError, ValueError, ArithmeticError) as exc:
             raise ExpressionError(str(exc), source=self.source) from None
+
+
+def _outer_names(node: Node, out: list[tuple[tuple[str, ...], int]], *, in_row: bool) -> None:
+    """Collect the names to check against the variable scopes, in order; inside a row
+    scope, a name that does not start with a scope is a field of the row, which only the
+    run can check."""
+    stack: list[tuple[Node, bool]] = [(node, in_row)]
+    while stack:
+        current, row = stack.pop()
+        if current.kind == "name" and (not row or is_scope(current.value[0])):
+            out.append((current.value, current.offset))
+        children = current.children
+        if current.kind == "call" and current.value.lower() in ROW_FUNCTIONS and children:
+            marked = [(children[0], row), *((child, True) for child in children[1:])]
+        else:
+            marked = [(child, row) for child in children]
+        stack.extend(reversed(marked))
+
+
+@dataclass(slots=True)
+class _Budget:
+    steps: int = 0
+    cells: int = 0
+
+    def step(self, node: Node, source: str) -> None:
+        self.steps += 1
+        if self.steps > MAX_STEPS:
+            raise ExpressionError(
+                f"the formula ran more than {MAX_STEPS} steps", source=source, offset=node.offset
+            )
+
+    def made(self, value: Any, node: Node, source: str) -> Any:
+        """Count what a step made against the run's cells; refuse one too large."""
+        try:
+            self.cells += check_size(value)
+        except ValueError as exc:
+            raise ExpressionError(str(exc), source=source, offset=node.offset) from None
+        if self.cells > MAX_CELLS:
+            raise ExpressionError(
+                f"the formula made more than {MAX_CELLS} table cells (a cell per eight characters "
+                "of text)",
+                source=source,
+                offset=node.offset,
+            )
+        return value
+
+
+def _row_record(row: Any) -> Any:
+    return row if isinstance(row, dict) else {"Value": row}
 
 
 class _Evaluator:
     def __init__(
-        self, resolve: Resolver, functions: Mapping[str, Callable[..., Any]], source: str
+        self,
+        resolve: Resolver,
+        functions: Mapping[str, Callable[..., Any]],
+        source: str,
+        budget: _Budget,
     ) -> None:
         self.resolve = resolve
         self.functions = functions
         self.source = source
+        self.budget = budget
 
     def fail(self, message: str, node: Node) -> ExpressionError:
         return ExpressionError(message, source=self.source, offset=node.offset)
 
     def run(self, node: Node) -> Any:
+        self.budget.step(node, self.source)
         kind = node.kind
         if kind == "literal":
             return node.value
         if kind == "name":
             return self.resolve(node.value)
         if kind == "list":
-            return [self.run(c) for c in node.children]
+            return self.budget.made([self.run(c) for c in node.children], node, self.source)
         if kind == "record":
             return {k: self.run(v) for k, v in zip(node.value, node.children, strict=True)}
         if kind == "index":
             return index(self.run(node.children[0]), self.run(node.children[1]))
+        if kind == "interp":
+            return self.join([text(self.run(c)) for c in node.children], node)
         if kind == "unary":
             value = self.run(node.children[0])
             if node.value == "not":
                 return not truthy(value)
+            if value is None:
+                return 0
             if not isinstance(value, int | float) or isinstance(value, bool):
                 raise self.fail(f"cannot negate {type_word(value)}", node)
             return -value
         if kind == "binary":
             return self.binary(node)
-        fn = self.functions.get(node.value.lower())
+        return self.call(node)
+
+    def join(self, parts: list[str], node: Node) -> str:
+        if sum(len(p) for p in parts) > MAX_TEXT:
+            raise self.fail(f"the text would be longer than {MAX_TEXT} characters", node)
+        joined = "".join(parts)
+        self.budget.made(joined, node, self.source)
+        return joined
+
+    def call(self, node: Node) -> Any:
+        name = node.value.lower()
+        fn = self.functions.get(name)
         if fn is None:
             raise self.fail(f"unknown function {node.value!r}", node)
-        name = node.value.lower()
-        if name == "if":
-            return self.lazy_if(node)
-        if name in _PER_RECORD:
-            return self.per_record(name, node)
-        try:
-            return fn(*[self.run(c) for c in node.children])
-        except ExpressionError:
-            raise
-        except (TypeError, ValueError, IndexError, KeyError, ZeroDivisionError) as exc:
-            raise self.fail(f"{node.value}: {exc}", node) from None
+        special = _SPECIAL.get(name)
+        if special is not None:
+            result = special(self, node)
+        else:
+            args = [self.run(c) for c in node.children]
+            try:
+                result = fn(*args)
+            except ExpressionError:
+                raise
+            except (TypeError, ValueError, IndexError, KeyError, ArithmeticError) as exc:
+                raise self.fail(f"{node.value}: {exc}", node) from None
+        return self.budget.made(result, node, self.source)
+
+    # -- functions that decide what to evaluate -------------------------------------------
 
     def lazy_if(self, node: Node) -> Any:
         args = node.children
@@ -361,40 +250,149 @@ class _Evaluator:
                 return self.run(args[i + 1])
         return self.run(args[-1]) if len(args) % 2 else None
 
-    def per_record(self, name: str, node: Node) -> Any:
-        """Filter, LookUp, CountIf and ForAll: the formula is evaluated once per record
-        of the table, with the record as `ThisRecord`."""
+    def switch(self, node: Node) -> Any:
+        args = node.children
+        if len(args) < 3:
+            raise self.fail("Switch needs a value, a match and a result", node)
+        value = self.run(args[0])
+        for i in range(1, len(args) - 1, 2):
+            if equal(value, self.run(args[i])):
+                return self.run(args[i + 1])
+        return self.run(args[-1]) if len(args) % 2 == 0 else None
+
+    def table(self, node: Node, value: Any) -> list[Any]:
+        if value is None:
+            return []
+        if isinstance(value, dict):
+            return [value]
+        if not isinstance(value, list):
+            raise self.fail(f"{node.value} needs a table, got {type_word(value)}", node)
+        return value
+
+    def rows(self, node: Node, table: list[Any]) -> list[_Evaluator]:
+        """An evaluator per row, reading the row's fields by bare names."""
+        outer = self.resolve
+        out: list[_Evaluator] = []
+        for row in table:
+            record = _row_record(row)
+
+            def resolve(parts: tuple[str, ...], record: Any = record, row: Any = row) -> Any:
+                head = parts[0]
+                if head in ("ThisRecord", "ThisItem"):
+                    value: Any = row
+                    rest = parts[1:]
+                elif isinstance(record, dict) and head in record:
+                    value = record[head]
+                    rest = parts[1:]
+                else:
+                    return outer(parts)
+                for part in rest:
+                    value = index(value, part) if not isinstance(value, list) else None
+                return value
+
+            out.append(_Evaluator(resolve, self.functions, self.source, self.budget))
+        return out
+
+    def per_record(self, node: Node) -> Any:
+        """Filter, LookUp, CountIf and ForAll: the formula is evaluated once per row."""
+        name = node.value.lower()
         args = node.children
         if len(args) < 2:
             raise self.fail(f"{node.value} needs a table and a formula", node)
-        table = self.run(args[0])
-        if table is None:
-            table = []
-        if not isinstance(table, list):
-            raise self.fail(f"{node.value} needs a table (a list), got {type_word(table)}", node)
-        outer = self.resolve
+        table = self.table(node, self.run(args[0]))
         results: list[Any] = []
-        for record in table:
-
-            def resolve(parts: tuple[str, ...], record: Any = record) -> Any:
-                if parts[0] not in ("ThisRecord", "ThisItem"):
-                    return outer(parts)
-                value = record
-                for part in parts[1:]:
-                    value = value.get(part) if isinstance(value, dict) else None
-                return value
-
-            inner = _Evaluator(resolve, self.functions, self.source)
-            value = inner.run(args[1])
+        for row, inner in zip(table, self.rows(node, table), strict=True):
             if name == "forall":
-                results.append(value)
-            elif truthy(value):
+                results.append(inner.run(args[1]))
+                continue
+            if all(truthy(inner.run(cond)) for cond in args[1 : 3 if name == "lookup" else None]):
                 if name == "lookup":
-                    return inner.run(args[2]) if len(args) > 2 else record
-                results.append(record)
+                    return inner.run(args[2]) if len(args) > 2 else row
+                results.append(row)
         if name == "lookup":
             return None
         return len(results) if name == "countif" else results
+
+    def search(self, node: Node) -> Any:
+        """Search(table, text, column, ...): the rows where any named column contains the
+        text, ignoring case; an empty text keeps every row."""
+        args = node.children
+        if len(args) < 3:
+            raise self.fail("Search needs a table, a text and at least one column", node)
+        table = self.table(node, self.run(args[0]))
+        wanted = text(self.run(args[1])).lower()
+        columns = [self.column_name(c) for c in args[2:]]
+        if not wanted:
+            return list(table)
+        return [
+            row
+            for row in table
+            if any(wanted in text(index(_row_record(row), c)).lower() for c in columns)
+        ]
+
+    def column_name(self, node: Node) -> str:
+        if node.kind == "name" and len(node.value) == 1:
+            return str(node.value[0])
+        return text(self.run(node))
+
+    def concat(self, node: Node) -> Any:
+        """Concat(table, formula[, separator]) joins the formula over the rows; with
+        texts only, it joins its arguments (as Concatenate)."""
+        args = node.children
+        first = self.run(args[0]) if args else ""
+        if not isinstance(first, list) or len(args) < 2:
+            rest = [text(self.run(a)) for a in args[1:]]
+            return self.join([text(first), *rest], node)
+        separator = text(self.run(args[2])) if len(args) > 2 else ""
+        parts = [text(inner.run(args[1])) for inner in self.rows(node, first)]
+        joined: list[str] = []
+        for i, part in enumerate(parts):
+            if i:
+                joined.append(separator)
+            joined.append(part)
+        return self.join(joined, node)
+
+    def aggregate(self, node: Node) -> Any:
+        """Sum, Average, Min and Max: of numbers, or of a formula over a table's rows."""
+        args = node.children
+        fn = self.functions[node.value.lower()]
+        first = self.run(args[0]) if args else None
+        if isinstance(first, list) and len(args) == 2:
+            values = [inner.run(args[1]) for inner in self.rows(node, first)]
+            call_args: list[Any] = [values]
+        else:
+            call_args = [first, *[self.run(a) for a in args[1:]]]
+        try:
+            return fn(*call_args)
+        except (TypeError, ValueError, ArithmeticError) as exc:
+            raise self.fail(f"{node.value}: {exc}", node) from None
+
+    def with_record(self, node: Node) -> Any:
+        """With(record, formula): the formula with the record's fields as names."""
+        args = node.children
+        if len(args) != 2:
+            raise self.fail("With needs a record and a formula", node)
+        record = self.run(args[0])
+        if not isinstance(record, dict):
+            raise self.fail(f"With needs a record, got {type_word(record)}", node)
+        (inner,) = self.rows(node, [record])
+        return inner.run(args[1])
+
+    def sort(self, node: Node) -> Any:
+        """Sort(table, formula[, "Descending"])."""
+        args = node.children
+        if len(args) < 2:
+            raise self.fail("Sort needs a table and a formula", node)
+        table = self.table(node, self.run(args[0]))
+        order = text(self.run(args[2])).lower() if len(args) > 2 else "ascending"
+        keys = [inner.run(args[1]) for inner in self.rows(node, table)]
+        numeric = all(isinstance(k, int | float) or k is None for k in keys)
+        pairs = list(zip(keys, range(len(table)), strict=True))
+        pairs.sort(
+            key=(lambda p: p[0] or 0) if numeric else (lambda p: text(p[0])),
+            reverse=order.endswith("descending"),
+        )
+        return [table[i] for _, i in pairs]
 
     def binary(self, node: Node) -> Any:
         op = node.value
@@ -409,10 +407,14 @@ class _Evaluator:
         if op == "!=":
             return not equal(left, right)
         if op == "&":
-            return text(left) + text(right)
-        if op == "in":
-            if isinstance(right, list | dict):
+            return self.join([text(left), text(right)], node)
+        if op in ("in", "exactin"):
+            if isinstance(right, list):
+                return any(equal(left, item) for item in right)
+            if isinstance(right, dict):
                 return left in right
+            if op == "exactin":
+                return text(left) in text(right)
             return text(left).lower() in text(right).lower()
         if op in ("<", "<=", ">", ">="):
             return self.compare(op, left, right, node)
@@ -420,18 +422,21 @@ class _Evaluator:
             try:
                 a, b = self.number(left, node), self.number(right, node)
             except ExpressionError:
-                return text(left) + text(right)  # text that is not a number joins
+                return self.join([text(left), text(right)], node)  # text that is not a number
         else:
             a, b = self.number(left, node), self.number(right, node)
-        if op == "+":
-            return tidy(a + b)
-        if op == "-":
-            return tidy(a - b)
-        if op == "*":
-            return tidy(a * b)
-        if b == 0:
-            raise self.fail("division by zero", node)
-        return tidy(a / b) if op == "/" else tidy(a % b)
+        try:
+            if op == "+":
+                return number_result(a + b)
+            if op == "-":
+                return number_result(a - b)
+            if op == "*":
+                return number_result(a * b)
+            if b == 0:
+                raise self.fail("division by zero", node)
+            return number_result(a / b) if op == "/" else number_result(a % b)
+        except (OverflowError, ValueError) as exc:
+            raise self.fail(str(exc), node) from None
 
     def number(self, value: Any, node: Node) -> float | int:
         if value is None:
@@ -440,10 +445,10 @@ class _Evaluator:
             return int(value)
         if isinstance(value, int | float):
             return value
-        if isinstance(value, str):
+        if isinstance(value, str) and len(value) <= 400:
             try:
-                return tidy(float(value))
-            except ValueError:
+                return number_result(float(value))
+            except (ValueError, OverflowError):
                 pass
         raise self.fail(f"expected a number, got {type_word(value)}", node)
 
@@ -460,3 +465,17 @@ class _Evaluator:
         if op == ">":
             return bool(a > b)
         return bool(a >= b)
+
+
+_SPECIAL: dict[str, Callable[[_Evaluator, Node], Any]] = {
+    "if": _Evaluator.lazy_if,
+    "switch": _Evaluator.switch,
+    "search": _Evaluator.search,
+    "concat": _Evaluator.concat,
+    "sort": _Evaluator.sort,
+    "with": _Evaluator.with_record,
+    **{name: _Evaluator.per_record for name in _SCOPED},
+    **{name: _Evaluator.aggregate for name in ("sum", "average", "min", "max")},
+}
+"""Functions the evaluator runs itself: they choose which arguments to evaluate, or
+evaluate one per row."""

@@ -1,18 +1,32 @@
-"""The functions expressions may call: text, logic, numbers and tables (lists of values
-or records). Names are matched without regard to case."""
+"""The functions expressions may call (a Power Fx subset): text, logic, numbers, tables
+(lists of values or records) and messages. Names are matched without regard to case.
+Each one refuses to make a text, table or number past the limits in `values`."""
 
 from __future__ import annotations
 
 import json
 import math
 from collections.abc import Callable
+from decimal import ROUND_DOWN, ROUND_HALF_UP, ROUND_UP, Decimal, localcontext
 from typing import Any
+from urllib.parse import quote
 
-from raf.workflow.declarative.values import text, truthy, type_word
+from raf.workflow.declarative.values import (
+    MAX_ROWS,
+    MAX_TEXT,
+    message_record,
+    number_result,
+    text,
+    truthy,
+    type_word,
+)
 
 
 def _concat(*args: Any) -> str:
-    return "".join(text(a) for a in args)
+    parts = [text(a) for a in args]
+    if sum(len(p) for p in parts) > MAX_TEXT:
+        raise ValueError(f"the text would be longer than {MAX_TEXT} characters")
+    return "".join(parts)
 
 
 def _blank(value: Any = None) -> bool:
@@ -24,16 +38,29 @@ def _empty(value: Any = None) -> bool:
 
 
 def _number(value: Any) -> float | int:
+    """Value(): a number from a number, a boolean or text ("1,234.5", "12%", "$3")."""
     if isinstance(value, bool):
         return int(value)
     if isinstance(value, int | float):
-        return value
+        return number_result(value)
     if value is None or value == "":
         return 0
-    if isinstance(value, str):
-        found = float(value.strip())
-        return int(found) if found.is_integer() else found
+    if isinstance(value, str) and len(value) <= 400:
+        raw = value.strip().replace(",", "").lstrip("$")
+        percent = raw.endswith("%")
+        try:
+            found = float(raw[:-1] if percent else raw)
+        except ValueError:
+            raise ValueError(f"{value!r} is not a number") from None
+        return number_result(found / 100 if percent else found)
     raise ValueError(f"expected a number, got {type_word(value)}")
+
+
+def _whole(value: Any) -> int:
+    n = _number(value)
+    if abs(n) > 2**53:
+        raise ValueError(f"{n} is too large here")
+    return int(n)
 
 
 def _table(value: Any) -> list[Any]:
@@ -41,33 +68,76 @@ def _table(value: Any) -> list[Any]:
         return []
     if isinstance(value, list):
         return value
-    raise ValueError(f"expected a list, got {type_word(value)}")
+    if isinstance(value, dict):
+        return [value]
+    raise ValueError(f"expected a table, got {type_word(value)}")
 
 
 def _numbers(args: tuple[Any, ...]) -> list[float | int]:
     values: list[Any] = []
     for arg in args:
         values.extend(arg if isinstance(arg, list) else [arg])
-    return [_number(v) for v in values]
+    return [_number(v.get("Value") if isinstance(v, dict) else v) for v in values if v is not None]
 
 
-def _round(value: Any, digits: Any = 0) -> float | int:
-    n = _number(value)
-    places = int(_number(digits))
-    scaled = math.floor(abs(n) * 10**places + 0.5) / 10**places
-    out = math.copysign(scaled, n)
-    return int(out) if places <= 0 or out.is_integer() else out
+def _rounder(mode: str) -> Callable[..., float | int]:
+    def rounded(value: Any, digits: Any = 0) -> float | int:
+        """Round, RoundUp, RoundDown: to `digits` places (negative: to tens, hundreds);
+        halves away from zero."""
+        n = float(_number(value))
+        places = _whole(digits)
+        if places > 15 or n == 0:
+            return number_result(n)
+        if places < -308:
+            return 0
+        with localcontext() as ctx:
+            ctx.prec = 400
+            exact = Decimal(repr(n)).quantize(Decimal(1).scaleb(-places), rounding=mode)
+        return number_result(float(exact))
+
+    return rounded
 
 
 def _mid(value: Any, start: Any, count: Any = None) -> str:
     s = text(value)
-    begin = max(int(_number(start)) - 1, 0)
-    return s[begin:] if count is None else s[begin : begin + int(_number(count))]
+    first = _whole(start)
+    if first < 1:
+        raise ValueError("the start is counted from 1")
+    return s[first - 1 :] if count is None else s[first - 1 : first - 1 + max(_whole(count), 0)]
 
 
-def _find(needle: Any, haystack: Any) -> int | None:
-    found = text(haystack).find(text(needle))
+def _find(needle: Any, haystack: Any, start: Any = 1) -> int | None:
+    """Find(find, within[, start]): the 1-based position, blank when absent."""
+    found = text(haystack).find(text(needle), max(_whole(start), 1) - 1)
     return found + 1 if found >= 0 else None
+
+
+def _substitute(value: Any, old: Any, new: Any, instance: Any = None) -> str:
+    """Substitute(text, old, new[, instance]): every match, or only the n-th."""
+    s, o, n = text(value), text(old), text(new)
+    if not o:
+        return s
+    if instance is not None:
+        wanted = _whole(instance)
+        pos = -1
+        for _ in range(max(wanted, 0)):
+            pos = s.find(o, pos + 1)
+            if pos < 0:
+                return s
+        return s if wanted < 1 else s[:pos] + n + s[pos + len(o) :]
+    if len(s) + s.count(o) * (len(n) - len(o)) > MAX_TEXT:
+        raise ValueError(f"the text would be longer than {MAX_TEXT} characters")
+    return s.replace(o, n)
+
+
+def _replace(value: Any, start: Any, count: Any, new: Any = None) -> str:
+    """Replace(text, start, count, new): the `count` characters from `start` (1-based)
+    become `new`. With three texts it substitutes (an older spelling)."""
+    if new is None:
+        return _substitute(value, start, count)
+    s = text(value)
+    first = max(_whole(start), 1) - 1
+    return _concat(s[:first], new, s[first + max(_whole(count), 0) :])
 
 
 def _parse_json(value: Any) -> Any:
@@ -77,23 +147,33 @@ def _parse_json(value: Any) -> Any:
         return json.loads(value)
     except ValueError as exc:
         raise ValueError(f"not valid JSON: {exc.args[0]}") from None
+    except RecursionError:
+        raise ValueError("the JSON nests too deeply") from None
 
 
 def _coalesce(*args: Any) -> Any:
     return next((a for a in args if not _blank(a)), None)
 
 
-def _last_n(value: Any, count: Any) -> list[Any]:
-    n = int(_number(count))
+def _first_n(value: Any, count: Any = 1) -> list[Any]:
+    return _table(value)[: max(_whole(count), 0)]
+
+
+def _last_n(value: Any, count: Any = 1) -> list[Any]:
+    n = _whole(count)
     return _table(value)[-n:] if n > 0 else []
 
 
 def _text(value: Any, fmt: Any = None) -> str:
-    if fmt is not None and isinstance(value, int | float) and not isinstance(value, bool):
-        digits = text(fmt).split(".")
-        if len(digits) == 2:
-            return f"{value:.{len(digits[1])}f}"
-    return text(value)
+    """Text(value[, format]): a number by a format such as "0.00", "#,##0" or "0%"."""
+    if fmt is None or not isinstance(value, int | float) or isinstance(value, bool):
+        return text(value)
+    pattern = text(fmt)
+    number = float(value) * (100 if "%" in pattern else 1)
+    decimals = len(pattern.split(".", 1)[1].rstrip("%")) if "." in pattern else 0
+    decimals = min(decimals, 15)
+    shown = f"{number:,.{decimals}f}" if "," in pattern else f"{number:.{decimals}f}"
+    return shown + ("%" if "%" in pattern else "")
 
 
 def _distinct(value: Any) -> list[Any]:
@@ -109,28 +189,113 @@ def _column(value: Any, name: Any) -> list[Any]:
     return [item.get(key) if isinstance(item, dict) else None for item in _table(value)]
 
 
+def _sequence(count: Any, start: Any = 1, step: Any = 1) -> list[float | int]:
+    """Sequence(n[, start, step]): a one-column table of n numbers."""
+    n = _whole(count)
+    if n > MAX_ROWS:
+        raise ValueError(f"the table would have more than {MAX_ROWS} rows")
+    first, by = _number(start), _number(step)
+    return [number_result(first + i * by) for i in range(max(n, 0))]
+
+
+def _index(value: Any, position: Any) -> Any:
+    rows = _table(value)
+    i = _whole(position)
+    if not 1 <= i <= len(rows):
+        raise ValueError(f"row {i} is outside the table's {len(rows)} rows")
+    return rows[i - 1]
+
+
+def _average(*args: Any) -> float | int:
+    values = _numbers(args)
+    if not values:
+        raise ValueError("no numbers to average")
+    return number_result(sum(values) / len(values))
+
+
+def _power(base: Any, exponent: Any) -> float | int:
+    try:
+        return number_result(math.pow(float(_number(base)), float(_number(exponent))))
+    except OverflowError:
+        raise ValueError("the number is out of range") from None
+
+
+def _char(code: Any) -> str:
+    n = _whole(code)
+    if not 0 <= n <= 0x10FFFF:
+        raise ValueError(f"{n} is not a character code")
+    return chr(n)
+
+
+def _message(role: str) -> Callable[[Any], dict[str, Any]]:
+    def make(value: Any = None) -> dict[str, Any]:
+        """A message record, as the conversation keeps it."""
+        return message_record(role, text(value))
+
+    return make
+
+
+def _message_text(value: Any) -> str:
+    """MessageText(message or table of messages): their text, one message a line."""
+    if isinstance(value, list):
+        return "\n".join(_message_text(v) for v in value if v is not None)
+    if isinstance(value, dict):
+        return text(value.get("Text", value.get("text")))
+    return text(value)
+
+
+def _split(value: Any, separator: Any) -> list[str]:
+    """Split(text, separator): a one-column table; an empty separator splits letters."""
+    s, sep = text(value), text(separator)
+    if not s:
+        return []
+    parts = s.split(sep) if sep else list(s)
+    if len(parts) > MAX_ROWS:
+        raise ValueError(f"the table would have more than {MAX_ROWS} rows")
+    return parts
+
+
+def _join(value: Any, separator: Any = ", ") -> str:
+    rows = [text(r) for r in _table(value)]
+    return _concat(text(separator).join(rows))
+
+
+def _by_evaluator(name: str) -> Callable[..., Any]:
+    def never(*args: Any) -> Any:
+        raise TypeError(f"{name} is evaluated by the expression evaluator")
+
+    return never
+
+
 FUNCTIONS: dict[str, Callable[..., Any]] = {
     # text
-    "concat": _concat,
     "concatenate": _concat,
     "text": _text,
     "upper": lambda v: text(v).upper(),
     "lower": lambda v: text(v).lower(),
+    "proper": lambda v: text(v).title(),
     "trim": lambda v: " ".join(text(v).split()),
+    "trimends": lambda v: text(v).strip(),
     "len": lambda v: len(v) if isinstance(v, list | dict) else len(text(v)),
-    "left": lambda v, n: text(v)[: int(_number(n))],
-    "right": lambda v, n: text(v)[-int(_number(n)) :] if int(_number(n)) > 0 else "",
+    "left": lambda v, n: text(v)[: max(_whole(n), 0)],
+    "right": lambda v, n: text(v)[-_whole(n) :] if _whole(n) > 0 else "",
     "mid": _mid,
     "find": _find,
-    "replace": lambda v, old, new: text(v).replace(text(old), text(new)),
-    "substitute": lambda v, old, new: text(v).replace(text(old), text(new)),
-    "startswith": lambda v, p: text(v).startswith(text(p)),
-    "endswith": lambda v, p: text(v).endswith(text(p)),
+    "replace": _replace,
+    "substitute": _substitute,
+    "startswith": lambda v, p: text(v).lower().startswith(text(p).lower()),
+    "endswith": lambda v, p: text(v).lower().endswith(text(p).lower()),
     "contains": lambda v, p: (p in v) if isinstance(v, list) else text(p) in text(v),
-    "split": lambda v, sep: text(v).split(text(sep)) if text(v) else [],
-    "join": lambda v, sep=", ": text(sep).join(text(x) for x in _table(v)),
+    "split": _split,
+    "join": _join,
+    "char": _char,
+    "unichar": _char,
+    "encodeurl": lambda v: quote(text(v), safe=""),
+    "isnumeric": lambda v: isinstance(v, int | float) and not isinstance(v, bool),
     # logic
-    "if": lambda *a: None,  # evaluated lazily by the evaluator
+    "if": _by_evaluator("If"),
+    "switch": _by_evaluator("Switch"),
+    "with": _by_evaluator("With"),
     "not": lambda v: not truthy(v),
     "and": lambda *a: all(truthy(v) for v in a),
     "or": lambda *a: any(truthy(v) for v in a),
@@ -138,35 +303,49 @@ FUNCTIONS: dict[str, Callable[..., Any]] = {
     "isempty": _empty,
     "coalesce": _coalesce,
     "blank": lambda: None,
+    "boolean": lambda v: truthy(v) if not isinstance(v, str) else v.strip().lower() == "true",
     # numbers
     "value": _number,
-    "int": lambda v: math.floor(_number(v)),
-    "round": _round,
+    "int": lambda v: number_result(math.floor(_number(v))),
+    "trunc": lambda v, d=0: _rounder(ROUND_DOWN)(v, d),
+    "round": _rounder(ROUND_HALF_UP),
+    "roundup": _rounder(ROUND_UP),
+    "rounddown": _rounder(ROUND_DOWN),
     "abs": lambda v: abs(_number(v)),
-    "min": lambda *a: min(_numbers(a)),
-    "max": lambda *a: max(_numbers(a)),
-    "sum": lambda *a: sum(_numbers(a)),
-    "average": lambda *a: sum(_numbers(a)) / len(_numbers(a)),
-    "mod": lambda a, b: _number(a) % _number(b),
+    "min": lambda *a: min(_numbers(a), default=None),
+    "max": lambda *a: max(_numbers(a), default=None),
+    "sum": lambda *a: number_result(sum(_numbers(a))),
+    "average": _average,
+    "mod": lambda a, b: number_result(_number(a) % _number(b)),
+    "power": _power,
+    "sqrt": lambda v: number_result(math.sqrt(_number(v))),
     # tables
     "countrows": lambda v: len(_table(v)),
-    "count": lambda v: len(_table(v)),
-    "countif": lambda *a: None,  # evaluated per record by the evaluator
-    "filter": lambda *a: None,  # evaluated per record by the evaluator
-    "lookup": lambda *a: None,  # evaluated per record by the evaluator
-    "forall": lambda *a: None,  # evaluated per record by the evaluator
+    "count": lambda v: len(_numbers((_table(v),))),
+    "counta": lambda v: sum(1 for x in _table(v) if not _blank(x)),
+    "countif": _by_evaluator("CountIf"),
+    "filter": _by_evaluator("Filter"),
+    "lookup": _by_evaluator("LookUp"),
+    "forall": _by_evaluator("ForAll"),
+    "search": _by_evaluator("Search"),
+    "concat": _by_evaluator("Concat"),
+    "sort": _by_evaluator("Sort"),
     "first": lambda v: _table(v)[0] if _table(v) else None,
     "last": lambda v: _table(v)[-1] if _table(v) else None,
-    "firstn": lambda v, n: _table(v)[: int(_number(n))],
+    "firstn": _first_n,
     "lastn": _last_n,
-    "index": lambda v, i: _table(v)[int(_number(i)) - 1],
-    "table": lambda *a: list(a),
-    "sequence": lambda n, start=1: [
-        int(_number(start)) + i for i in range(min(int(_number(n)), 10_000))
-    ],
+    "index": _index,
+    "table": lambda *a: [row for arg in a for row in (arg if isinstance(arg, list) else [arg])],
+    "sequence": _sequence,
     "append": lambda v, item: [*_table(v), item],
     "column": _column,
     "distinct": _distinct,
+    # messages
+    "usermessage": _message("user"),
+    "agentmessage": _message("assistant"),
+    "assistantmessage": _message("assistant"),
+    "systemmessage": _message("system"),
+    "messagetext": _message_text,
     # values
     "parsejson": _parse_json,
     "json": lambda v: json.dumps(v, ensure_ascii=False),

@@ -15,8 +15,8 @@ from typing import Any
 
 from raf.core.messages import ChatMessage
 from raf.core.responses import AgentResponse
+from raf.stores.checkpoints import CheckpointStore
 from raf.workflow.builder import WorkflowBuilder
-from raf.workflow.checkpoints import CheckpointStore
 from raf.workflow.context import InputResponse, WorkflowContext
 from raf.workflow.declarative.expressions import Expression, ExpressionError
 from raf.workflow.declarative.functions import FUNCTIONS
@@ -25,7 +25,7 @@ from raf.workflow.declarative.values import text, truthy
 from raf.workflow.executor import Executor, handler
 from raf.workflow.workflow import Workflow
 
-NODE_TYPES = ("agent", "function", "approval")
+NODE_TYPES = ("agent", "function", "approval", "script")
 EDGE_TYPES = ("direct", "fan_out", "fan_in")
 _NODE_KEYS = (
     "id",
@@ -37,7 +37,16 @@ _NODE_KEYS = (
     "config",
     "prompt",
     "rejected",
+    "agent_ref",
+    "function_ref",
+    "is_output",
+    "ports",
+    "script",
+    "code",
+    "language",
 )
+_SCRIPT_LANGUAGES = ("expression", "powerfx", "power_fx", "raf")
+"""Script nodes run raf's expression language; a body in any other is refused."""
 _EDGE_KEYS = ("type", "source", "target", "sources", "targets", "condition", "id")
 
 
@@ -183,6 +192,69 @@ def _check_condition(raw: Any, path: KeyPath, issues: list[Issue]) -> Callable[[
     return _condition(source)
 
 
+def _script(
+    node_id: str, node: Mapping[str, Any], where: KeyPath, issues: list[Issue]
+) -> Callable[[Any], Any] | None:
+    """A script node: its body is an expression of raf's language reading `Message` (the
+    incoming text); its value is what the node passes on."""
+    language = str(node.get("language", "expression")).lower()
+    body = node.get("script", node.get("code"))
+    key = "script" if "script" in node else "code"
+    if language not in _SCRIPT_LANGUAGES:
+        issues.append(
+            Issue(
+                path=(*where, "language"),
+                message=f"script node {node_id!r} is written in {language!r}; raf runs script "
+                "nodes written in its expression language only (for example "
+                '=Upper(Message) & "!")',
+            )
+        )
+        return None
+    if not isinstance(body, str) or not body.strip():
+        issues.append(Issue(path=(*where, key), message=f"script node {node_id!r} has no body"))
+        return None
+    source = body.strip()[1:] if body.strip().startswith("=") else body.strip()
+    try:
+        compiled = Expression.compile(source)
+    except ExpressionError as exc:
+        issues.append(
+            Issue(
+                path=(*where, key),
+                message=f"script node {node_id!r}: its body is not an expression raf can run: "
+                f"{exc}",
+            )
+        )
+        return None
+    for name, offset in compiled.calls:
+        if name.lower() not in FUNCTIONS:
+            issues.append(
+                Issue(
+                    path=(*where, key),
+                    message=f"script node {node_id!r}: unknown function {name!r} at character "
+                    f"{offset + 1}",
+                )
+            )
+            return None
+    for parts, offset in compiled.names:
+        if parts[0] != "Message":
+            issues.append(
+                Issue(
+                    path=(*where, key),
+                    message=f"script node {node_id!r} reads {'.'.join(parts)!r} at character "
+                    f"{offset + 1}; a script node reads Message (the incoming text)",
+                )
+            )
+            return None
+
+    def run(message: Any) -> Any:
+        def resolve(parts: tuple[str, ...]) -> Any:
+            return as_text(message) if parts == ("Message",) else None
+
+        return compiled.evaluate(resolve, FUNCTIONS)
+
+    return run
+
+
 def build_graph_workflow(
     data: Mapping[str, Any],
     *,
@@ -202,7 +274,12 @@ def build_graph_workflow(
     if not isinstance(edges, list):
         issues.append(Issue(path=("edges",), message="expected a list of edges"))
         edges = []
-    outputs = data.get("output_node_ids") or []
+    outputs = list(data.get("output_node_ids") or [])
+    outputs += [
+        n["id"]
+        for n in nodes
+        if isinstance(n, Mapping) and n.get("is_output") is True and n.get("id") not in outputs
+    ]
     ids: list[str] = []
     specs: dict[str, tuple[Mapping[str, Any], KeyPath]] = {}
     for i, node in enumerate(nodes):
@@ -282,7 +359,9 @@ def build_graph_workflow(
     for node_id, (node, where) in specs.items():
         kind = node.get("type", "agent")
         if kind == "agent":
-            ref = node.get("agent", node.get("name", node_id))
+            ref = node.get("agent_ref", node.get("agent", node.get("name", node_id)))
+            if isinstance(ref, Mapping):
+                ref = node_id  # an inline agent, built under its node's id
             if ref not in agents:
                 issues.append(
                     Issue(
@@ -297,7 +376,7 @@ def build_graph_workflow(
                 sends=node_id in sources_with_edges,
             )
         elif kind == "function":
-            ref = node.get("function", node_id)
+            ref = node.get("function_ref", node.get("function", node_id))
             if ref not in functions:
                 issues.append(
                     Issue(
@@ -312,6 +391,15 @@ def build_graph_workflow(
                 is_output=node_id in outputs,
                 sends=node_id in sources_with_edges,
             )
+        elif kind == "script":
+            script = _script(node_id, node, where, issues)
+            if script is not None:
+                executors[node_id] = GraphNode(
+                    node_id,
+                    function=script,
+                    is_output=node_id in outputs,
+                    sends=node_id in sources_with_edges,
+                )
         elif kind == "approval":
             executors[node_id] = ApprovalNode(
                 node_id,

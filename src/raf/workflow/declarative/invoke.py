@@ -17,7 +17,7 @@ from raf.core.sessions import AgentSession
 from raf.core.tools import ToolContext
 from raf.workflow.declarative.program import Step
 from raf.workflow.declarative.runtime import Runtime
-from raf.workflow.declarative.values import text
+from raf.workflow.declarative.values import message_record, text, truthy
 
 _ROLES = {"user": Role.USER, "assistant": Role.ASSISTANT, "system": Role.SYSTEM}
 
@@ -50,7 +50,10 @@ async def invoke_agent(rt: Runtime, step: Step) -> Any:
         known = ", ".join(sorted(rt.services.agents)) or "none"
         raise rt.fail(f"no agent {name!r} (agents: {known})")
     given = fields.get("input", fields.get("message"))
+    arguments: Any = None
     if isinstance(given, Mapping):
+        if given.get("arguments") is not None:
+            arguments = rt.value(given["arguments"])
         given = given.get("messages", given.get("text"))
     said = rt.render(given) if given is not None else None
     uses_conversation = "conversationId" in fields or said is None
@@ -62,9 +65,24 @@ async def invoke_agent(rt: Runtime, step: Step) -> Any:
         messages = [_message(m) for m in history]
     else:
         messages = [ChatMessage.user(said or "")]
+    options = _arguments(agent, arguments, messages)
     session = agent.create_session()
-    response = await agent.run(messages, session)
+    response = await agent.run(messages, session, options)
     return await _agent_answered(rt, step, name, session, response, uses_conversation)
+
+
+def _arguments(agent: Any, arguments: Any, messages: list[ChatMessage]) -> Any:
+    """`input.arguments` reach the agent: they fill its instructions template, or, for
+    an agent without one, are given to it as a message that lists them."""
+    if not arguments:
+        return None
+    if not isinstance(arguments, Mapping):
+        arguments = {"arguments": arguments}
+    if getattr(agent, "instructions_template", None) is not None:
+        return AgentRunOptions(template_variables=dict(arguments))
+    listed = "\n".join(f"{key}: {text(value)}" for key, value in arguments.items())
+    messages.append(ChatMessage.user(listed))
+    return None
 
 
 async def _agent_answered(
@@ -94,14 +112,43 @@ async def _agent_answered(
         conversation = rt.conversation(step.fields.get("conversationId"))
         conversation.append({"role": "assistant", "text": reply})
     outputs = _outputs(step)
-    for key in ("messages", "result"):
-        if key in outputs:
-            rt.set(outputs[key], reply)
+    if "messages" in outputs:
+        rt.set(outputs["messages"], [message_record("assistant", reply)])
+    if "result" in outputs:
+        rt.set(outputs["result"], reply)
     if "responseObject" in outputs:
         rt.set(outputs["responseObject"], _parsed(reply))
     if outputs.get("autoSend", "output" not in step.fields):
         await rt.ctx.yield_output(reply)
+    when = _external_loop(step)
+    if when is not None and truthy(rt.value(when)):
+        then = {"agent": name, "external": True, "conversation": uses_conversation}
+        if not uses_conversation:
+            then["session"] = session.to_dict()
+        return await rt.ask(reply, str, then)
     return None
+
+
+def _external_loop(step: Step) -> Any:
+    """`input.externalLoop.when`: while it holds after an answer, the user is asked
+    and the agent answers again."""
+    given = step.fields.get("input")
+    loop = given.get("externalLoop") if isinstance(given, Mapping) else None
+    return loop.get("when") if isinstance(loop, Mapping) else None
+
+
+async def _next_turn(rt: Runtime, step: Step, then: dict[str, Any], said: str) -> Any:
+    agent = rt.services.agents[then["agent"]]
+    rt.vars.set_system("LastMessage", {"Text": said, "Role": "user"})
+    if then["conversation"]:
+        history = rt.conversation(step.fields.get("conversationId"))
+        history.append({"role": "user", "text": said})
+        session = agent.create_session()
+        response = await agent.run([_message(m) for m in history], session)
+    else:
+        session = AgentSession.from_dict(then["session"])
+        response = await agent.run([ChatMessage.user(said)], session)
+    return await _agent_answered(rt, step, then["agent"], session, response, then["conversation"])
 
 
 def _approval(agent: str, call: Mapping[str, Any]) -> ApprovalRequestContent:
@@ -115,7 +162,9 @@ def _approval(agent: str, call: Mapping[str, Any]) -> ApprovalRequestContent:
 
 async def resume_agent(rt: Runtime, step: Step, then: dict[str, Any], answer: Any) -> Any:
     """Record a decision on one of the agent's tool calls; once all are decided, the
-    agent goes on with them."""
+    agent goes on with them. In an external loop, the answer is the user's next message."""
+    if then.get("external"):
+        return await _next_turn(rt, step, then, text(answer))
     asked = then["asked"]
     answers = then["answers"]
     answers[asked[len(answers)]["call_id"]] = answer is True
@@ -130,12 +179,13 @@ async def resume_agent(rt: Runtime, step: Step, then: dict[str, Any], answer: An
 
 
 def _message(record: Mapping[str, Any]) -> ChatMessage:
-    role = _ROLES.get(str(record.get("role")), Role.USER)
+    role = _ROLES.get(str(record.get("role", record.get("Role"))).lower(), Role.USER)
+    said = text(record.get("text", record.get("Text")))
     if role is Role.ASSISTANT:
-        return ChatMessage.assistant(text(record.get("text")))
+        return ChatMessage.assistant(said)
     if role is Role.SYSTEM:
-        return ChatMessage.system(text(record.get("text")))
-    return ChatMessage.user(text(record.get("text")))
+        return ChatMessage.system(said)
+    return ChatMessage.user(said)
 
 
 async def invoke_function_tool(rt: Runtime, step: Step) -> Any:
@@ -191,6 +241,45 @@ async def _call_tool(
         await rt.say(text(result.value))
 
 
+_SANDBOX_KEYS = {
+    "timeout": "timeout_s",
+    "cpu_seconds": "cpu_s",
+    "cpuSeconds": "cpu_s",
+    "memory_mb": "memory_mb",
+    "memoryMb": "memory_mb",
+    "file_mb": "file_mb",
+    "fileMb": "file_mb",
+    "max_processes": "max_processes",
+    "maxProcesses": "max_processes",
+    "output_cap": "output_cap",
+    "outputCap": "output_cap",
+    "network": "network",
+}
+
+
+def _sandbox(rt: Runtime, raw: Any) -> dict[str, Any]:
+    """ExecuteCode's `sandbox:` (the original framework's): `true`, or the sandbox's
+    limits; code always runs in raf's sandbox, so `false` is refused."""
+    if raw is None or raw is True:
+        return {}
+    if raw is False:
+        raise rt.fail("sandbox: false is not possible: raf runs code only in its sandbox")
+    if not isinstance(raw, Mapping):
+        raise rt.fail("sandbox is true or a mapping of limits (timeout, memory_mb, …)")
+    out: dict[str, Any] = {}
+    for key, value in raw.items():
+        if key in ("kind", "backend", "type"):
+            continue
+        name = _SANDBOX_KEYS.get(str(key))
+        if name is None:
+            known = ", ".join(sorted(k for k in _SANDBOX_KEYS if "_" in k or k == "timeout"))
+            raise rt.fail(f"sandbox has no setting {key!r} (settings: {known})")
+        out[name] = (
+            value if name == "network" else float(value) if name == "timeout_s" else int(value)
+        )
+    return out
+
+
 async def execute_code(rt: Runtime, step: Step) -> None:
     """Run code in raf's code sandbox: no network, limited CPU, memory and time."""
     from raf.tools.code import CodeInterpreter
@@ -201,8 +290,10 @@ async def execute_code(rt: Runtime, step: Step) -> None:
     if language not in ("python", "shell"):
         raise rt.fail(f"ExecuteCode runs python or shell, not {language!r}")
     interpreter = rt.services.code
-    if interpreter is None or "timeout" in fields:
-        interpreter = CodeInterpreter(timeout_s=float(fields.get("timeout", 30)))
+    sandbox = _sandbox(rt, fields.get("sandbox"))
+    if interpreter is None or "timeout" in fields or sandbox:
+        settings = {"timeout_s": float(fields.get("timeout", 30)), **sandbox}
+        interpreter = CodeInterpreter(**settings)
     result = await interpreter.run(code, language=language)
     record = {
         "stdout": result.stdout,
@@ -220,33 +311,76 @@ async def execute_code(rt: Runtime, step: Step) -> None:
         rt.set(fields["output"], result.stdout.rstrip("\n"))
 
 
-async def invoke_mcp_tool(rt: Runtime, step: Step) -> None:
-    """Call a tool of an MCP server registered by name (or reached at `serverUrl`)."""
+async def invoke_mcp_tool(rt: Runtime, step: Step) -> Any:
+    """Call a tool of an MCP server registered by name (`server` or `serverLabel`) or
+    reached at `serverUrl`; with `requireApproval` true, ask first; with a
+    `conversationId`, the tool's answer joins that conversation."""
     fields = step.fields
-    server_name = _name(rt, fields.get("server", ""))
+    tool_name = text(rt.value(fields["toolName"]))
+    arguments = rt.value(fields.get("arguments") or {})
+    if not isinstance(arguments, dict):
+        raise rt.fail("arguments must be a record of named values")
+    required = fields.get("requireApproval")
+    if required is not None and truthy(rt.value(required)):
+        call_id = new_id("call")
+        request = ApprovalRequestContent(
+            call_id=call_id,
+            name=tool_name,
+            arguments=arguments,
+            reason=f"the workflow wants to call the MCP tool {tool_name}",
+        )
+        return await rt.ask(request, bool, {"arguments": arguments, "tool": tool_name})
+    await _call_mcp_tool(rt, step, tool_name, arguments)
+    return None
+
+
+async def resume_mcp_tool(rt: Runtime, step: Step, then: dict[str, Any], answer: Any) -> None:
+    rt.vars.set_system("LastApproval", {"Function": then["tool"], "Approved": answer is True})
+    if answer is not True:
+        outputs = _outputs(step)
+        if "result" in outputs:
+            rt.set(outputs["result"], None)
+        return
+    await _call_mcp_tool(rt, step, then["tool"], then["arguments"])
+
+
+def _mcp_server(rt: Runtime, step: Step) -> Any:
+    fields = step.fields
+    server_name = _name(rt, fields.get("server", fields.get("serverLabel", "")))
     server = rt.services.mcp_servers.get(server_name) if server_name else None
     if server is None and "serverUrl" in fields:
         from raf.tools.mcp.client import McpClient
 
         url = text(rt.value(fields["serverUrl"]))
-        server = McpClient({"name": server_name or "workflow", "url": url})
+        config: dict[str, Any] = {"name": server_name or "workflow", "url": url}
+        headers = rt.value(fields.get("headers") or {})
+        if headers:
+            config["headers"] = {str(k): text(v) for k, v in dict(headers).items()}
+        server = McpClient(config)
         rt.services.mcp_servers[server_name or url] = server
     if server is None:
         known = ", ".join(sorted(rt.services.mcp_servers)) or "none"
         raise rt.fail(f"no MCP server {server_name!r} (servers: {known})")
-    tool_name = text(rt.value(fields["toolName"]))
-    arguments = rt.value(fields.get("arguments") or {})
+    return server
+
+
+async def _call_mcp_tool(rt: Runtime, step: Step, tool_name: str, arguments: Any) -> None:
+    server = _mcp_server(rt, step)
     result = await server.call_tool(tool_name, arguments)
     pieces = [getattr(c, "text", "") for c in getattr(result, "content", []) or []]
     body = "\n".join(p for p in pieces if p)
     if getattr(result, "isError", False):
         raise rt.fail(f"MCP tool {tool_name!r} failed: {body}")
     structured = getattr(result, "structuredContent", None)
+    if "conversationId" in step.fields:
+        rt.conversation(step.fields["conversationId"]).append(
+            {"role": "tool", "text": f"{tool_name} returned: {body}"}
+        )
     outputs = _outputs(step)
     if "result" in outputs:
         rt.set(outputs["result"], structured if structured is not None else _parsed(body))
     if "messages" in outputs:
-        rt.set(outputs["messages"], body)
+        rt.set(outputs["messages"], [message_record("assistant", body)])
     if outputs.get("autoSend"):
         await rt.say(body)
 

@@ -5,12 +5,12 @@ input, and keeps its whole position (variables, loops, program counter) in check
 from __future__ import annotations
 
 import json
-from collections.abc import Mapping
+from collections.abc import Callable, Mapping
 from typing import Any
 
 from raf.core.messages import ChatMessage
+from raf.stores.checkpoints import CheckpointStore
 from raf.workflow.builder import WorkflowBuilder
-from raf.workflow.checkpoints import CheckpointStore
 from raf.workflow.context import InputResponse, WorkflowContext
 from raf.workflow.declarative.actions import ACTIONS, RESUMERS
 from raf.workflow.declarative.program import (
@@ -186,10 +186,15 @@ def build_declarative_workflow(
     path: tuple[str | int, ...] = ("actions",),
     check: bool = True,
     inputs: Mapping[str, Any] | None = None,
+    locate: Callable[[tuple[str | int, ...]], str] | None = None,
 ) -> Workflow:
     """A workflow that runs an action list; every problem of the list is raised at once
-    as a `WorkflowDefinitionError`."""
+    as a `WorkflowDefinitionError`. `locate` gives an action's place in its file, which
+    the errors of a run then name."""
     program = compile_actions(actions, path)
+    if locate is not None:
+        for step in iter_steps(program):
+            step.where = locate(step.path)
     services = services or Services()
     if check:
         issues = check_services(program, services)

@@ -13,7 +13,7 @@ from typing import Any
 
 from raf.workflow.declarative.expressions import Expression, ExpressionError
 from raf.workflow.declarative.functions import FUNCTIONS
-from raf.workflow.declarative.variables import SCOPES, VariableError, check_writable
+from raf.workflow.declarative.variables import SCOPES, VariableError, check_writable, is_scope
 from raf.workflow.errors import WorkflowValidationError
 
 KeyPath = tuple[str | int, ...]
@@ -35,18 +35,63 @@ _SPECS: dict[str, tuple[tuple[str, ...], tuple[str, ...]]] = {
     "ContinueLoop": ((), ()),
     "GotoAction": (("actionId",), ("maxIterations",)),
     "SendActivity": (("activity",), ()),
+    "SendMessage": (("message",), ("conversationId",)),
     "InvokeAgent": (("agent",), ("input", "output", "conversationId", "message")),
     "InvokeFunctionTool": (
         ("functionName",),
         ("arguments", "output", "requireApproval", "require_approval", "conversationId"),
     ),
-    "ExecuteCode": (("code",), ("language", "output", "result", "timeout")),
-    "InvokeMcpTool": (("toolName",), ("server", "serverUrl", "arguments", "output")),
+    "ExecuteCode": (("code",), ("language", "output", "result", "timeout", "sandbox")),
+    "InvokeMcpTool": (
+        ("toolName",),
+        (
+            "server",
+            "serverUrl",
+            "serverLabel",
+            "arguments",
+            "headers",
+            "output",
+            "requireApproval",
+            "conversationId",
+        ),
+    ),
     "HttpRequestAction": (
         ("url",),
         ("method", "headers", "body", "response", "responseHeaders", "timeout", "conversationId"),
     ),
-    "Question": (("variable",), ("question", "prompt", "default", "entity")),
+    "Question": (
+        ("variable",),
+        ("question", "prompt", "default", "entity", "alwaysPrompt", "property", "skipQuestionMode"),
+    ),
+    "CopyConversationMessages": (
+        (),
+        ("conversationId", "messages", "sourceConversationId", "targetConversationId", "count"),
+    ),
+    "RetrieveConversationMessages": (
+        ("messages",),
+        ("conversationId", "limit", "sortOrder", "after", "before"),
+    ),
+    "RetrieveConversationMessage": (("messageId", "message"), ("conversationId",)),
+    "EditTable": (
+        (),
+        ("itemsVariable", "table", "changeType", "operation", "value", "item", "index", "key"),
+    ),
+    "EditTableV2": (
+        (),
+        (
+            "itemsVariable",
+            "table",
+            "changeType",
+            "operation",
+            "value",
+            "item",
+            "row",
+            "index",
+            "key",
+            "condition",
+            "resultVariable",
+        ),
+    ),
     "RequestExternalInput": (("variable",), ("prompt", "default")),
     "EndWorkflow": ((), ()),
     "EndConversation": ((), ()),
@@ -58,6 +103,7 @@ _SPECS: dict[str, tuple[tuple[str, ...], tuple[str, ...]]] = {
 }
 _TEMPLATE_FIELDS = {
     ("SendActivity", "activity"),
+    ("SendMessage", "message"),
     ("SetTextVariable", "value"),
     ("Question", "question"),
     ("Question", "prompt"),
@@ -69,9 +115,17 @@ _TEMPLATE_FIELDS = {
     ("InvokeAgent", "message"),
 }
 """Text fields whose `{expression}` parts are filled in when they are not `=` expressions."""
-ALIASES = {"InvokeAzureAgent": "InvokeAgent"}
+ALIASES = {
+    "InvokeAzureAgent": "InvokeAgent",
+    "InvokeAzureResponseAgent": "InvokeAgent",
+    "CancelWorkflow": "EndWorkflow",
+    "CancelAllDialogs": "EndWorkflow",
+    "EndDialog": "EndWorkflow",
+}
 """Other spellings of action kinds, read as the kind they name."""
 ACTION_KINDS = tuple(sorted(_SPECS))
+_BY_LOWER = {k.lower(): k for k in ACTION_KINDS} | {k.lower(): v for k, v in ALIASES.items()}
+"""Action kinds are read without regard to case."""
 _TEMPLATE = re.compile(r"\{([A-Za-z_][A-Za-z0-9_.\[\]\"' ,()]*)\}")
 
 
@@ -101,6 +155,8 @@ class Step:
     id: str
     fields: dict[str, Any]
     path: KeyPath
+    where: str = ""
+    """The file, line and column of the action, when it came from a file."""
 
 
 @dataclass(kw_only=True, slots=True)
@@ -179,7 +235,7 @@ class _Compiler:
             self.issue(path, f"the expression does not parse: {exc}")
             return
         for parts, offset in compiled.names:
-            if parts[0] not in SCOPES:
+            if not is_scope(parts[0]):
                 self.issue(
                     path,
                     f"unknown variable scope {parts[0]!r} in {source!r} at character "
@@ -199,6 +255,8 @@ class _Compiler:
 
     def values(self, value: Any, path: KeyPath, *, template: bool = False) -> None:
         """Check every expression (`=...`) and, for text fields, `{...}` template part."""
+        if template:
+            value = unquoted_template(value)
         if isinstance(value, str):
             if value.startswith("="):
                 self.expression(value[1:], path)
@@ -243,7 +301,7 @@ class _Compiler:
         if not isinstance(kind, str):
             self.issue(path, "an action needs a 'kind' (for example SendActivity)")
             return
-        kind = ALIASES.get(kind, kind)
+        kind = _BY_LOWER.get(kind.lower(), kind)
         spec = _SPECS.get(kind)
         if spec is None:
             self.issue(
@@ -455,9 +513,20 @@ class _Compiler:
                 )
 
 
+def unquoted_template(value: Any) -> Any:
+    """`activity: {Local.x}` written without quotes is a YAML mapping `{"Local.x": None}`;
+    in a text field it is read as the template it looks like, `"{Local.x}"`."""
+    if isinstance(value, Mapping) and len(value) == 1:
+        ((key, inner),) = value.items()
+        if inner is None and isinstance(key, str) and key not in ("text", "content"):
+            return "{" + key + "}"
+    return value
+
+
 def local_path(value: str) -> str:
-    """A variable path; a bare name (no scope) is a `Local.` variable."""
-    value = value.strip()
+    """A variable path; a bare name (no scope) is a `Local.` variable; Copilot Studio's
+    `init:` prefix (the variable is made here) is read past."""
+    value = value.strip().removeprefix("init:")
     return value if "." in value else f"Local.{value}"
 
 

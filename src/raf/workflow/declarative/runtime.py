@@ -16,7 +16,13 @@ from raf.core.messages import new_id
 from raf.workflow.context import WorkflowContext
 from raf.workflow.declarative.expressions import Expression, ExpressionError
 from raf.workflow.declarative.functions import FUNCTIONS
-from raf.workflow.declarative.program import Instr, Program, Step, show_path
+from raf.workflow.declarative.program import (
+    Instr,
+    Program,
+    Step,
+    show_path,
+    unquoted_template,
+)
 from raf.workflow.declarative.values import text, truthy, type_word
 from raf.workflow.declarative.variables import VariableError, Variables
 
@@ -26,7 +32,10 @@ class ActionError(RafError):
 
     def __init__(self, step: Step | None, message: str) -> None:
         self.step = step
-        where = f"action {step.id!r} ({step.kind}) at {show_path(step.path)}: " if step else ""
+        shown = show_path(step.path) if step else ""
+        if step is not None and step.where:
+            shown = f"{step.where} ({shown})"
+        where = f"action {step.id!r} ({step.kind}) at {shown}: " if step else ""
         super().__init__(f"{where}{message}")
 
 
@@ -90,7 +99,7 @@ class Runtime:
             if compiled is None:
                 compiled = Expression.compile(source)
             return compiled.evaluate(self.vars.get, FUNCTIONS)
-        except ExpressionError as exc:
+        except (ExpressionError, VariableError) as exc:
             raise self.fail(f"the expression failed: {exc}") from None
 
     def value(self, raw: Any) -> Any:
@@ -106,6 +115,7 @@ class Runtime:
     def render(self, raw: Any) -> str:
         """A text field: `=expr` as text, else `{expr}` parts filled in; `{text: ...}`
         records are read for their text."""
+        raw = unquoted_template(raw)
         if isinstance(raw, Mapping):
             raw = raw.get("text", "")
         if isinstance(raw, list):

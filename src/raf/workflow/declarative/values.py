@@ -3,7 +3,62 @@
 from __future__ import annotations
 
 import json
+import math
 from typing import Any
+
+MAX_TEXT = 1_000_000
+"""Longest text one expression step may make, in characters."""
+MAX_ROWS = 10_000
+"""Most rows of one table an expression may make."""
+MAX_CELLS = 1_000_000
+"""Most table cells (and texts, eight characters to a cell) one formula run may make in
+all."""
+MAX_NUMBER = 1e300
+"""Largest magnitude of a number an expression may make."""
+
+
+def check_size(value: Any) -> int:
+    """How many cells `value` adds (its own length, not its parts', which were counted
+    when they were made; a text counts a cell per eight characters); a `ValueError` when
+    one is too large."""
+    if isinstance(value, str):
+        if len(value) > MAX_TEXT:
+            raise ValueError(f"the text would be longer than {MAX_TEXT} characters")
+        return len(value) // 8 + 1
+    if isinstance(value, list):
+        if len(value) > MAX_ROWS:
+            raise ValueError(f"the table would have more than {MAX_ROWS} rows")
+        return len(value) + 1
+    if isinstance(value, dict):
+        return len(value) + 1
+    if isinstance(value, float | int) and not isinstance(value, bool):
+        number_result(value)
+    return 1
+
+
+def number_result(value: float | int) -> float | int:
+    """A computed number, refused when it is not finite or beyond the limit; whole
+    numbers below 2**53 as ints."""
+    if isinstance(value, int) and not isinstance(value, bool):
+        if abs(value) < 2**53:
+            return value
+        if value.bit_length() > 1024:
+            raise ValueError(f"the number is larger than {MAX_NUMBER:g}")
+        value = float(value)
+    if not math.isfinite(value) or abs(value) > MAX_NUMBER:
+        raise ValueError(f"the number is out of range (limit {MAX_NUMBER:g})")
+    return tidy(value)
+
+
+def message_record(role: str, said: str) -> dict[str, Any]:
+    """A message as expressions see it (`.Role`, `.Text`, `.Content`), the shape the
+    message functions and agent actions make."""
+    return {"Role": role, "Text": said, "Content": [{"Type": "Text", "Value": said}]}
+
+
+def is_message(value: Any) -> bool:
+    """A message record, as the message functions and agent actions make it."""
+    return isinstance(value, dict) and "Role" in value and "Text" in value
 
 
 def tidy(value: float | int) -> float | int:
@@ -23,13 +78,18 @@ def equal(a: Any, b: Any) -> bool:
 
 
 def index(container: Any, key: Any) -> Any:
-    """`container[key]`: a list by number, a record by name; blank when missing."""
+    """`container[key]`: a list by number (or by a field name, for that column), a
+    record by name; blank when missing."""
     if container is None:
         return None
+    if not isinstance(container, list | dict) and key == "Value":
+        return container  # a row of a one-column table
     if isinstance(container, list):
         if isinstance(key, int | float) and not isinstance(key, bool):
             i = int(key)
             return container[i] if -len(container) <= i < len(container) else None
+        if isinstance(key, str):
+            return [index(row, key) for row in container]  # a column of the table
         raise TypeError(f"a list is indexed by a number, not {type_word(key)}")
     if isinstance(container, dict):
         return container.get(str(key))
@@ -44,8 +104,8 @@ def truthy(value: Any) -> bool:
 
 
 def text(value: Any) -> str:
-    """A value as text: blank is "", numbers without a needless ".0", lists and records
-    as JSON."""
+    """A value as text: blank is "", numbers without a needless ".0", a message (or a
+    table of messages) as its text, other lists and records as JSON."""
     if value is None:
         return ""
     if isinstance(value, bool):
@@ -56,6 +116,10 @@ def text(value: Any) -> str:
         return value
     if isinstance(value, int):
         return str(value)
+    if is_message(value):
+        return text(value["Text"])
+    if isinstance(value, list) and value and all(is_message(v) for v in value):
+        return "\n".join(text(v["Text"]) for v in value)
     return json.dumps(value, ensure_ascii=False)
 
 

@@ -4,18 +4,56 @@
 from __future__ import annotations
 
 import copy
+import os
 from typing import Any
 
 from raf.core.errors import RafError
 
-SCOPES = ("Local", "Global", "System", "Workflow", "inputs", "ThisRecord", "ThisItem")
-"""Names a path may start with; `inputs` is `Workflow.Inputs`; `ThisRecord` (or
-`ThisItem`) is the current record inside Filter, LookUp, CountIf and ForAll."""
+SCOPES = (
+    "Local",
+    "Global",
+    "System",
+    "Workflow",
+    "Env",
+    "Topic",
+    "inputs",
+    "ThisRecord",
+    "ThisItem",
+)
+"""Names a path may start with (in any case); `inputs` is `Workflow.Inputs`; `Topic` (and
+`turn`) is `Local`; `Env.X` reads the environment variable X; `ThisRecord` (or
+`ThisItem`) is the current row inside a table function."""
 WRITABLE = ("Local", "Global", "Workflow")
+_CANONICAL = {s.lower(): s for s in SCOPES} | {"topic": "Local", "turn": "Local"}
+_WORKFLOW_PARTS = {"inputs": "Inputs", "outputs": "Outputs"}
+
+
+def canonical(parts: tuple[str, ...]) -> tuple[str, ...]:
+    """A path with its scope spelled as raf keeps it: scopes in any case, `Topic.` and
+    `turn.` as `Local.`, `inputs.` and `workflow.outputs.` under `Workflow`."""
+    if not parts:
+        return parts
+    scope = _CANONICAL.get(parts[0].lower())
+    if scope is None:
+        return parts
+    if scope == "inputs":
+        return ("Workflow", "Inputs", *parts[1:])
+    if scope == "Workflow" and len(parts) > 1:
+        return ("Workflow", _WORKFLOW_PARTS.get(parts[1].lower(), parts[1]), *parts[2:])
+    return (scope, *parts[1:])
+
+
+def is_scope(name: str) -> bool:
+    """Whether `name` starts a variable path (in any case)."""
+    return name.lower() in _CANONICAL
 
 
 class VariableError(RafError):
     """A variable path that names no scope, or one a workflow may not write."""
+
+
+class UnsetEnvironmentVariable(VariableError):
+    """An `Env.` variable read by a running workflow that the environment lacks."""
 
 
 def split_path(path: str) -> tuple[str, ...]:
@@ -23,9 +61,7 @@ def split_path(path: str) -> tuple[str, ...]:
     parts = tuple(p for p in path.strip().split("."))
     if any(not p for p in parts):
         raise VariableError(f"{path!r} is not a variable path (use Scope.name, e.g. Local.x)")
-    if parts[0] == "inputs":
-        return ("Workflow", "Inputs", *parts[1:])
-    return parts
+    return canonical(parts)
 
 
 def check_writable(path: str) -> tuple[str, ...]:
@@ -41,6 +77,15 @@ def check_writable(path: str) -> tuple[str, ...]:
     return parts
 
 
+def _environment(parts: tuple[str, ...]) -> Any:
+    if len(parts) != 2:
+        raise VariableError(f"{'.'.join(parts)!r}: read an environment variable as Env.NAME")
+    value = os.environ.get(parts[1])
+    if value is None:
+        raise UnsetEnvironmentVariable(f"environment variable {parts[1]} is not set")
+    return value
+
+
 class Variables:
     """All scopes of one run, as a JSON-ready mapping kept in checkpoints."""
 
@@ -54,10 +99,9 @@ class Variables:
 
     def get(self, parts: tuple[str, ...] | str) -> Any:
         """The value at a path; a missing one is blank (None)."""
-        if isinstance(parts, str):
-            parts = split_path(parts)
-        elif parts and parts[0] == "inputs":
-            parts = ("Workflow", "Inputs", *parts[1:])
+        parts = split_path(parts) if isinstance(parts, str) else canonical(parts)
+        if parts and parts[0] == "Env":
+            return _environment(parts)
         current: Any = self.data
         for part in parts:
             if isinstance(current, dict):
@@ -102,8 +146,16 @@ class Variables:
             self.data[scope] = {}
 
     def set_system(self, key: str, value: Any) -> None:
-        """Set a `System.` value (done by the runtime only)."""
-        self.data["System"][key] = copy.deepcopy(value)
+        """Set a `System.` value (done by the runtime only). The conversation-level
+        values follow: `System.Conversation.Id` with `System.ConversationId`, and
+        `System.LastMessageText` with `System.LastMessage`."""
+        system = self.data["System"]
+        system[key] = copy.deepcopy(value)
+        if key == "ConversationId":
+            system["Conversation"] = {**(system.get("Conversation") or {}), "Id": value}
+        elif key == "LastMessage" and isinstance(value, dict):
+            system["LastMessageText"] = value.get("Text")
+            system["LastMessageId"] = value.get("Id")
 
     @property
     def outputs(self) -> dict[str, Any]:

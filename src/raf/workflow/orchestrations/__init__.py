@@ -1,7 +1,7 @@
 """Orchestrations: several agents on one task by a fixed pattern, each usable as an agent."""
 
 from raf.workflow.orchestrations.agent import OrchestrationAgent, OrchestrationChatClient
-from raf.workflow.orchestrations.base import Orchestration, OrchestrationResult, Outcome
+from raf.workflow.orchestrations.base import Orchestration, Outcome
 from raf.workflow.orchestrations.concurrent import ConcurrentOrchestration
 from raf.workflow.orchestrations.group_chat import GroupChatOrchestration
 from raf.workflow.orchestrations.handoff import HandoffOrchestration, HandoffTool
@@ -12,6 +12,7 @@ from raf.workflow.orchestrations.runtime import (
     Member,
     OrchestrationError,
     OrchestrationEvent,
+    OrchestrationResult,
     Runtime,
     TurnResult,
 )

@@ -32,7 +32,7 @@ from raf.core.sessions import AgentSession, SessionStore
 from raf.workflow.orchestrations.runtime import EventKind
 
 if TYPE_CHECKING:
-    from raf.workflow.orchestrations.base import Orchestration, OrchestrationResult
+    from raf.workflow.orchestrations.runtime import OrchestrationResult, RunnableOrchestration
 
 log = logging.getLogger("raf.workflow")
 
@@ -42,7 +42,7 @@ class OrchestrationAgent(Agent):
 
     def __init__(
         self,
-        orchestration: Orchestration,
+        orchestration: RunnableOrchestration,
         *,
         name: str | None = None,
         description: str | None = None,
@@ -73,9 +73,10 @@ class OrchestrationAgent(Agent):
         *,
         output_type: Any = None,
         variables: Mapping[str, Any] | None = None,
+        deps: Any = None,
     ) -> AgentResponse:
         """One orchestration run on the session's conversation and `messages`."""
-        _refuse_run_arguments(options, output_type, variables)
+        _refuse_run_arguments(options, output_type, variables, deps)
         session = session if session is not None else self.create_session()
         results: list[OrchestrationResult] = []
         async for _ in self._stream(messages, session, options, results):
@@ -96,9 +97,10 @@ class OrchestrationAgent(Agent):
         *,
         output_type: Any = None,
         variables: Mapping[str, Any] | None = None,
+        deps: Any = None,
     ) -> AsyncIterator[AgentResponseUpdate]:
         """`run`, streaming the visible members' text as they write it."""
-        _refuse_run_arguments(options, output_type, variables)
+        _refuse_run_arguments(options, output_type, variables, deps)
         session = session if session is not None else self.create_session()
         async for update in self._stream(messages, session, options, []):
             yield update
@@ -202,7 +204,7 @@ class OrchestrationChatClient:
     """The orchestration as a model: each request is one run on the messages given, with no
     session (a run that needs an approval ends with the requests, and cannot resume here)."""
 
-    def __init__(self, orchestration: Orchestration) -> None:
+    def __init__(self, orchestration: RunnableOrchestration) -> None:
         self.orchestration = orchestration
 
     async def get_response(
@@ -228,9 +230,17 @@ class OrchestrationChatClient:
 
 
 def _refuse_run_arguments(
-    options: AgentRunOptions | None, output_type: Any, variables: Mapping[str, Any] | None
+    options: AgentRunOptions | None,
+    output_type: Any,
+    variables: Mapping[str, Any] | None,
+    deps: Any = None,
 ) -> None:
-    """An orchestration's answer is its members' text: no output type, no template."""
+    """An orchestration's answer is its members' text: no output type, no template, no
+    dependencies (its members' runs take their own)."""
+    if deps is not None or (options is not None and options.deps is not None):
+        raise ConfigurationError(
+            "an orchestration run as an agent passes no deps; give them to its members' runs"
+        )
     if output_type is not None or (options is not None and options.output_type is not None):
         raise ConfigurationError(
             "an orchestration run as an agent has no output type; give one to its members"

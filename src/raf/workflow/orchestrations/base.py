@@ -10,18 +10,17 @@ from dataclasses import dataclass, field
 from typing import TYPE_CHECKING, Any, cast
 
 from raf.core.cancellation import CancellationToken
-from raf.core.contents import ApprovalRequestContent
 from raf.core.errors import ApprovalError, ConfigurationError
 from raf.core.messages import ChatMessage, MessageInput, to_messages
 from raf.core.options import ToolApprovalResponse
 from raf.core.responses import FinishReason
 from raf.core.sessions import AgentSession, SessionStore
 from raf.core.tools import check_tool_name
-from raf.core.usage import UsageDetails
 from raf.workflow.orchestrations.runtime import (
     EventKind,
     Member,
     OrchestrationEvent,
+    OrchestrationResult,
     Runtime,
     TurnCancelled,
     TurnPaused,
@@ -41,34 +40,6 @@ class Outcome:
 
     answer: ChatMessage
     details: dict[str, Any] = field(default_factory=dict)
-
-
-@dataclass(kw_only=True, slots=True)
-class OrchestrationResult:
-    """One run's result: every visible turn in order, the answer, or what waits for a human."""
-
-    messages: list[ChatMessage] = field(default_factory=list)
-    """Visible turns in order (`author_name` says who spoke), the answer last."""
-    answer: ChatMessage | None = None
-    finish_reason: FinishReason = FinishReason.STOP
-    pending_approvals: list[ApprovalRequestContent] = field(default_factory=list)
-    details: dict[str, Any] = field(default_factory=dict)
-    """Per-mode facts: the vote tally, the magentic ledger, the rounds taken, …"""
-    usage: UsageDetails | None = None
-    replayed: list[str] = field(default_factory=list)
-    """Message ids of the answers a resumed run took from its journal (given before it
-    paused); `messages` still holds them."""
-    session: AgentSession | None = None
-    """The session the run's state lives in; pass it back to resume after approvals."""
-
-    @property
-    def text(self) -> str:
-        return self.answer.text if self.answer is not None else ""
-
-    @property
-    def speakers(self) -> list[str]:
-        """Who spoke, in order."""
-        return [m.author_name or "" for m in self.messages]
 
 
 class Orchestration(ABC):

@@ -16,7 +16,7 @@ import asyncio
 from collections.abc import AsyncIterator, Awaitable, Callable, Sequence
 from dataclasses import dataclass, field
 from enum import StrEnum
-from typing import TYPE_CHECKING, Any, Protocol, TypeVar
+from typing import Any, Protocol, TypeVar
 
 from raf.core.cancellation import CancellationToken
 from raf.core.contents import ApprovalRequestContent, TextContent, content_from_dict
@@ -31,9 +31,6 @@ from raf.core.responses import (
 from raf.core.sessions import AgentSession
 from raf.core.usage import UsageDetails
 
-if TYPE_CHECKING:
-    from raf.workflow.orchestrations.base import OrchestrationResult
-
 T = TypeVar("T")
 
 SIGNALS_KEY = "raf.orchestration.signals"
@@ -43,6 +40,34 @@ handoff); the member session's metadata key."""
 
 class OrchestrationError(RafError):
     """An orchestration cannot go on: a coordinator's unusable answer, a bad member name."""
+
+
+@dataclass(kw_only=True, slots=True)
+class OrchestrationResult:
+    """One run's result: every visible turn in order, the answer, or what waits for a human."""
+
+    messages: list[ChatMessage] = field(default_factory=list)
+    """Visible turns in order (`author_name` says who spoke), the answer last."""
+    answer: ChatMessage | None = None
+    finish_reason: FinishReason = FinishReason.STOP
+    pending_approvals: list[ApprovalRequestContent] = field(default_factory=list)
+    details: dict[str, Any] = field(default_factory=dict)
+    """Per-mode facts: the vote tally, the magentic ledger, the rounds taken, …"""
+    usage: UsageDetails | None = None
+    replayed: list[str] = field(default_factory=list)
+    """Message ids of the answers a resumed run took from its journal (given before it
+    paused); `messages` still holds them."""
+    session: AgentSession | None = None
+    """The session the run's state lives in; pass it back to resume after approvals."""
+
+    @property
+    def text(self) -> str:
+        return self.answer.text if self.answer is not None else ""
+
+    @property
+    def speakers(self) -> list[str]:
+        """Who spoke, in order."""
+        return [m.author_name or "" for m in self.messages]
 
 
 class Member(Protocol):
@@ -60,6 +85,34 @@ class Member(Protocol):
         session: AgentSession | None = None,
         options: AgentRunOptions | None = None,
     ) -> AsyncIterator[AgentResponseUpdate]: ...
+
+
+class RunnableOrchestration(Protocol):
+    """What the agent in front of an orchestration needs of it (an `Orchestration` is one):
+    its name, the agents taking part, and a run, whole or as events."""
+
+    name: str
+    description: str
+
+    def agents(self) -> list[Member]: ...
+
+    async def run(
+        self,
+        task: MessageInput = None,
+        *,
+        session: AgentSession | None = None,
+        approvals: Sequence[ToolApprovalResponse] = (),
+        cancellation: CancellationToken | None = None,
+    ) -> OrchestrationResult: ...
+
+    def run_stream(
+        self,
+        task: MessageInput = None,
+        *,
+        session: AgentSession | None = None,
+        approvals: Sequence[ToolApprovalResponse] = (),
+        cancellation: CancellationToken | None = None,
+    ) -> AsyncIterator[OrchestrationEvent]: ...
 
 
 class EventKind(StrEnum):

@@ -1,0 +1,96 @@
+"""OpenAI's Responses API (official SDK): the OpenAI provider on the Responses wire format."""
+
+from __future__ import annotations
+
+from collections.abc import Mapping
+from typing import Any, Literal
+
+from raf.clients.base import ModelClient
+from raf.clients.openai_compat import DEFAULT_TIMEOUT, OpenAIProvider
+from raf.clients.provider import ChunkStream, SdkStream, sdk_arguments
+from raf.clients.responses_wire import ResponsesWire
+
+__all__ = ["OpenAIResponsesClient", "OpenAIResponsesProvider", "responses_client"]
+
+_NAMED = ("model", "input", "stream")
+Effort = Literal["minimal", "low", "medium", "high"]
+
+
+class OpenAIResponsesProvider(OpenAIProvider):
+    """The OpenAI service reached at `POST /responses` instead of `/chat/completions`."""
+
+    protocol = "valid Responses API JSON"
+
+    async def complete(self, body: dict[str, Any]) -> Any:
+        response = await self.client.responses.create(**sdk_arguments(body, _NAMED))
+        return response.model_dump() if hasattr(response, "model_dump") else response
+
+    async def open_stream(self, body: dict[str, Any]) -> ChunkStream:
+        return SdkStream(await self.client.responses.create(**sdk_arguments(body, _NAMED)))
+
+
+class OpenAIResponsesClient(ModelClient[ResponsesWire]):
+    """OpenAI models over the Responses API: tools (also hosted ones), streaming,
+    reasoning kept across turns, structured output and usage.
+
+    By default nothing is stored at OpenAI (`store=False`): the whole history is sent
+    each turn and reasoning travels in encrypted form. `server_state=True` (which sets
+    `store=True`) sends only what followed the last answer, naming it as
+    `previous_response_id`. `reasoning_effort` and `reasoning_summary` set the
+    `reasoning` of reasoning models. The SDK's own retries are off: wrap the client in
+    `RetryingChatClient` to retry (`resolve_model("openai-responses:...")` does).
+    """
+
+    def __init__(
+        self,
+        model: str,
+        *,
+        api_key: str | None = None,
+        base_url: str | None = None,
+        headers: Mapping[str, str] | None = None,
+        organization: str | None = None,
+        timeout: float | None = DEFAULT_TIMEOUT,
+        store: bool = False,
+        server_state: bool = False,
+        reasoning_effort: Effort | None = None,
+        reasoning_summary: Literal["auto", "concise", "detailed"] | None = None,
+        provider: str = "openai",
+        api_key_env: str = "OPENAI_API_KEY",
+        require_key: bool = True,
+    ) -> None:
+        api = OpenAIResponsesProvider(
+            provider,
+            api_key=api_key,
+            api_key_env=api_key_env,
+            require_key=require_key,
+            base_url=base_url,
+            headers=headers,
+            organization=organization,
+            timeout=timeout,
+        )
+        reasoning: dict[str, Any] = {}
+        if reasoning_effort is not None:
+            reasoning["effort"] = reasoning_effort
+        if reasoning_summary is not None:
+            reasoning["summary"] = reasoning_summary
+        wire = ResponsesWire(
+            store=store or server_state,
+            server_state=server_state,
+            reasoning=reasoning or None,
+            model=model,
+        )
+        super().__init__(model, api, wire)
+
+    @property
+    def store(self) -> bool:
+        return self.wire.store
+
+    @property
+    def server_state(self) -> bool:
+        return self.wire.server_state
+
+
+def responses_client(model: str, **settings: Any) -> OpenAIResponsesClient:
+    """The Responses client for `model` with a document's or caller's settings; the
+    hook a model declaration with `apiType: Responses` calls."""
+    return OpenAIResponsesClient(model, **settings)

@@ -1,0 +1,108 @@
+"""Sessions in a PostgreSQL table, shared by every worker that reaches the database."""
+
+from __future__ import annotations
+
+from raf.core.errors import SessionConflictError, SessionError, SessionNotFoundError
+from raf.core.sessions import AgentSession, next_revision
+from raf.stores.postgres_pool import PostgresTable
+
+_SCHEMA = (
+    "CREATE TABLE IF NOT EXISTS {table} (id TEXT PRIMARY KEY, data TEXT NOT NULL, "
+    "updated_at DOUBLE PRECISION NOT NULL, revision TEXT NOT NULL DEFAULT '')",
+    "CREATE INDEX IF NOT EXISTS {updated_at} ON {table} (updated_at DESC)",
+)
+
+
+class PostgresSessionStore:
+    """Sessions in one PostgreSQL table (created on first use); saves compare the revision
+    in one `UPDATE … WHERE revision = …`, so several workers can share the sessions."""
+
+    def __init__(
+        self,
+        dsn: str,
+        *,
+        table: str = "raf_sessions",
+        create_table: bool = True,
+        max_connections: int = 10,
+        timeout: float = 10.0,
+    ) -> None:
+        self._table = PostgresTable(
+            dsn,
+            kind="session store",
+            table=table,
+            schema=_SCHEMA,
+            create_table=create_table,
+            error=SessionError,
+            max_connections=max_connections,
+            timeout=timeout,
+        )
+        self.table = table
+        self.where = self._table.where
+        """The store as errors name it: address (no password) and table."""
+
+    async def save(self, session: AgentSession) -> None:
+        expected = session.revision
+        revision = next_revision(expected)
+        text = session.to_json(revision=revision)
+        sql = self._table.sql
+        async with self._table.connection() as conn:
+            if expected is None:
+                cur = await conn.execute(
+                    sql(
+                        "INSERT INTO {table} (id, data, updated_at, revision) "
+                        "VALUES (%s, %s, %s, %s) ON CONFLICT (id) DO NOTHING"
+                    ),
+                    (session.id, text, session.updated_at, revision),
+                )
+            else:
+                cur = await conn.execute(
+                    sql(
+                        "UPDATE {table} SET data = %s, updated_at = %s, revision = %s "
+                        "WHERE id = %s AND revision = %s"
+                    ),
+                    (text, session.updated_at, revision, session.id, expected),
+                )
+            if cur.rowcount != 1:
+                found = await conn.execute(
+                    sql("SELECT revision FROM {table} WHERE id = %s"), (session.id,)
+                )
+                row = await found.fetchone()
+                raise SessionConflictError(
+                    session.id,
+                    expected=expected,
+                    stored=None if row is None else str(row[0]),
+                    where=self.where,
+                )
+        session.mark_stored(revision, text)
+
+    async def load(self, session_id: str) -> AgentSession:
+        async with self._table.connection() as conn:
+            cur = await conn.execute(
+                self._table.sql("SELECT data, revision FROM {table} WHERE id = %s"),
+                (session_id,),
+            )
+            row = await cur.fetchone()
+        if row is None:
+            raise SessionNotFoundError(f"no session {session_id!r} in {self.where}")
+        text, revision = str(row[0]), str(row[1])
+        session = AgentSession.from_json(text, source=f"session {session_id!r} in {self.where}")
+        session.mark_stored(revision, text)
+        return session
+
+    async def delete(self, session_id: str) -> bool:
+        async with self._table.connection() as conn:
+            cur = await conn.execute(
+                self._table.sql("DELETE FROM {table} WHERE id = %s"), (session_id,)
+            )
+            return cur.rowcount > 0
+
+    async def list(self) -> list[str]:
+        async with self._table.connection() as conn:
+            cur = await conn.execute(
+                self._table.sql("SELECT id FROM {table} ORDER BY updated_at DESC")
+            )
+            return [str(row[0]) for row in await cur.fetchall()]
+
+    async def close(self) -> None:
+        """Close this event loop's connections (the store opens new ones if used again)."""
+        await self._table.close()

@@ -1,0 +1,367 @@
+"""Session stores: in memory, one JSON file per session, and SQLite. Writes are atomic."""
+
+from __future__ import annotations
+
+import asyncio
+import contextlib
+import errno
+import logging
+import os
+import re
+import sqlite3
+import stat
+import tempfile
+import threading
+import time
+from collections.abc import Iterator
+from pathlib import Path
+
+from raf.core.errors import SessionConflictError, SessionError, SessionNotFoundError
+from raf.core.private_files import private_dir, private_file
+from raf.core.sessions import AgentSession, next_revision
+
+log = logging.getLogger("raf.sessions")
+
+_SAFE_ID = re.compile(r"^[A-Za-z0-9_.-]{1,128}$")
+
+
+def _check_id(session_id: str) -> str:
+    if not _SAFE_ID.match(session_id) or session_id in (".", ".."):
+        raise SessionError(
+            f"session id {session_id!r} is not valid: use 1-128 letters, digits, '_', '-', '.'"
+        )
+    return session_id
+
+
+class InMemorySessionStore:
+    """Keeps sessions in this process (as JSON, so nothing is shared by reference)."""
+
+    def __init__(self) -> None:
+        self._data: dict[str, tuple[float, str, str]] = {}
+
+    async def save(self, session: AgentSession) -> None:
+        held = self._data.get(session.id)
+        stored = None if held is None else held[2]
+        if stored != session.revision:
+            raise SessionConflictError(
+                session.id, expected=session.revision, stored=stored, where="memory"
+            )
+        revision = next_revision(session.revision)
+        text = session.to_json(revision=revision)
+        self._data[session.id] = (session.updated_at, text, revision)
+        session.mark_stored(revision, text)
+
+    async def load(self, session_id: str) -> AgentSession:
+        try:
+            _, text, revision = self._data[session_id]
+        except KeyError:
+            raise SessionNotFoundError(f"no session {session_id!r} in memory") from None
+        session = AgentSession.from_json(text, source=f"session {session_id!r}")
+        session.mark_stored(revision, text)
+        return session
+
+    async def delete(self, session_id: str) -> bool:
+        return self._data.pop(session_id, None) is not None
+
+    async def list(self) -> list[str]:
+        return [k for k, _ in sorted(self._data.items(), key=lambda kv: -kv[1][0])]
+
+
+@contextlib.contextmanager
+def _file_lock(path: Path) -> Iterator[None]:
+    """An exclusive advisory lock across processes (a no-op where fcntl is missing)."""
+    try:
+        import fcntl
+    except ImportError:  # pragma: no cover - Windows
+        yield
+        return
+    with open(path, "a+b") as handle:
+        fcntl.flock(handle.fileno(), fcntl.LOCK_EX)
+        try:
+            yield
+        finally:
+            fcntl.flock(handle.fileno(), fcntl.LOCK_UN)
+
+
+def atomic_write_text(path: Path, text: str) -> None:
+    """Write to a temporary file beside `path`, flush it to disk, then rename over it
+    (the file is private: mode 0600, as `mkstemp` makes it; a new folder 0700)."""
+    private_dir(path.parent)
+    fd, tmp = tempfile.mkstemp(prefix=f".{path.name}.", suffix=".tmp", dir=path.parent)
+    try:
+        with os.fdopen(fd, "w", encoding="utf-8") as handle:
+            handle.write(text)
+            handle.flush()
+            os.fsync(handle.fileno())
+        os.replace(tmp, path)
+    except BaseException:
+        with contextlib.suppress(OSError):
+            os.unlink(tmp)
+        raise
+
+
+MAX_SESSION_BYTES = 256 * 1024 * 1024
+"""Largest session file read."""
+
+
+def read_plain_file(path: Path, max_bytes: int = MAX_SESSION_BYTES) -> bytes:
+    """The bytes of `path` when its last component is a regular, singly-linked file: a
+    symlink, FIFO or hard link planted under a session's name is refused, not followed."""
+    flags = os.O_RDONLY | os.O_NOFOLLOW | os.O_NONBLOCK | getattr(os, "O_CLOEXEC", 0)
+    try:
+        fd = os.open(path, flags)
+    except OSError as exc:
+        if exc.errno == errno.ELOOP:
+            raise SessionError(
+                f"{path} is a symbolic link; session files are never followed"
+            ) from None
+        raise
+    try:
+        st = os.fstat(fd)
+        if not stat.S_ISREG(st.st_mode) or st.st_nlink > 1:
+            raise SessionError(f"{path} is not a plain file (special file or hard link)")
+        if st.st_size > max_bytes:
+            raise SessionError(f"{path} is larger than {max_bytes} bytes")
+        os.set_blocking(fd, True)
+        with os.fdopen(fd, "rb", closefd=False) as handle:
+            return handle.read(max_bytes + 1)
+    finally:
+        os.close(fd)
+
+
+def remove_orphaned_temp_files(directory: Path) -> int:
+    """Delete the temporary files `atomic_write_text` left in `directory` when a process
+    died mid-write; call it only while holding the lock every writer there holds."""
+    removed = 0
+    try:
+        names = os.listdir(directory)
+    except FileNotFoundError:
+        return 0
+    for name in names:
+        if name.startswith(".") and name.endswith(".tmp"):
+            with contextlib.suppress(FileNotFoundError):
+                os.unlink(directory / name)
+                removed += 1
+    if removed:
+        log.warning(
+            "removed %d temporary file(s) left by an interrupted write in %s", removed, directory
+        )
+    return removed
+
+
+def _stored_revision(path: Path) -> str | None:
+    """The revision of the session stored at `path` ('' for one written before
+    revisions existed); None when nothing is stored there."""
+    try:
+        data = read_plain_file(path)
+    except FileNotFoundError:
+        return None
+    session = AgentSession.from_json(data, source=str(path))
+    return session.revision or ""
+
+
+class JsonDirectorySessionStore:
+    """One `<id>.json` file per session in a directory; safe across processes."""
+
+    def __init__(self, directory: str | os.PathLike[str]) -> None:
+        self.directory = Path(directory)
+        self._swept = False
+
+    def _path(self, session_id: str) -> Path:
+        return self.directory / f"{_check_id(session_id)}.json"
+
+    def _lock_path(self) -> Path:
+        private_dir(self.directory)
+        return self.directory / ".lock"
+
+    @contextlib.contextmanager
+    def _locked(self) -> Iterator[None]:
+        """The directory's lock; the first time, leftovers of killed writers are swept."""
+        with _file_lock(self._lock_path()):
+            if not self._swept:
+                remove_orphaned_temp_files(self.directory)
+                self._swept = True
+            yield
+
+    async def save(self, session: AgentSession) -> None:
+        path = self._path(session.id)
+        expected = session.revision
+        revision = next_revision(expected)
+        text = session.to_json(revision=revision)
+
+        def write() -> None:
+            with self._locked():
+                stored = _stored_revision(path)
+                if stored != expected:
+                    raise SessionConflictError(
+                        session.id, expected=expected, stored=stored, where=str(self.directory)
+                    )
+                atomic_write_text(path, text)
+
+        await asyncio.to_thread(write)
+        session.mark_stored(revision, text)
+
+    async def load(self, session_id: str) -> AgentSession:
+        path = self._path(session_id)
+
+        def read() -> bytes:
+            try:
+                return read_plain_file(path)
+            except FileNotFoundError:
+                raise SessionNotFoundError(
+                    f"no session {session_id!r} in {self.directory}"
+                ) from None
+
+        data = await asyncio.to_thread(read)
+        session = AgentSession.from_json(data, source=str(path))
+        session.mark_stored(session.revision or "", data.decode("utf-8", "replace"))
+        return session
+
+    async def delete(self, session_id: str) -> bool:
+        path = self._path(session_id)
+
+        def remove() -> bool:
+            with self._locked():
+                try:
+                    path.unlink()
+                except FileNotFoundError:
+                    return False
+                return True
+
+        return await asyncio.to_thread(remove)
+
+    async def list(self) -> list[str]:
+        def scan() -> list[str]:
+            if not self.directory.is_dir():
+                return []
+            with self._locked():
+                found: list[tuple[float, str]] = []
+                for p in self.directory.glob("*.json"):
+                    if p.name.startswith("."):
+                        continue
+                    with contextlib.suppress(FileNotFoundError):
+                        found.append((p.stat().st_mtime, p.stem))
+            found.sort(reverse=True)
+            return [stem for _, stem in found]
+
+        return await asyncio.to_thread(scan)
+
+
+_SCHEMA = """
+CREATE TABLE IF NOT EXISTS raf_sessions (
+    id TEXT PRIMARY KEY,
+    data TEXT NOT NULL,
+    updated_at REAL NOT NULL,
+    revision TEXT NOT NULL DEFAULT ''
+)
+"""
+
+
+class SqliteSessionStore:
+    """Sessions in one SQLite file (WAL mode): the default store, no server needed."""
+
+    def __init__(self, path: str | os.PathLike[str], *, timeout: float = 30.0) -> None:
+        self.path = Path(path)
+        self.timeout = timeout
+        self._local = threading.local()
+        self._ready = False
+
+    def _connect(self) -> sqlite3.Connection:
+        conn: sqlite3.Connection | None = getattr(self._local, "conn", None)
+        if conn is None:
+            private_file(self.path)
+            conn = sqlite3.connect(self.path, timeout=self.timeout, isolation_level=None)
+            self._initialise(conn)
+            self._local.conn = conn
+        return conn
+
+    def _initialise(self, conn: sqlite3.Connection) -> None:
+        """Switch to WAL and create the table; retried, because two processes opening a
+        new file at once can meet a lock that SQLite's busy timeout does not cover."""
+        deadline = time.monotonic() + self.timeout
+        delay = 0.01
+        while True:
+            try:
+                conn.execute("PRAGMA journal_mode=WAL")
+                conn.execute("PRAGMA synchronous=NORMAL")
+                conn.execute(_SCHEMA)
+                columns = {row[1] for row in conn.execute("PRAGMA table_info(raf_sessions)")}
+                if "revision" not in columns:  # a file written before revisions existed
+                    conn.execute(
+                        "ALTER TABLE raf_sessions ADD COLUMN revision TEXT NOT NULL DEFAULT ''"
+                    )
+                return
+            except sqlite3.OperationalError as exc:
+                if "locked" not in str(exc) or time.monotonic() > deadline:
+                    conn.close()
+                    raise SessionError(f"cannot open session store {self.path}: {exc}") from exc
+                time.sleep(delay)
+                delay = min(delay * 2, 0.2)
+
+    async def save(self, session: AgentSession) -> None:
+        expected = session.revision
+        revision = next_revision(expected)
+        text = session.to_json(revision=revision)
+
+        def write() -> None:
+            conn = self._connect()
+            if expected is None:
+                cur = conn.execute(
+                    "INSERT INTO raf_sessions (id, data, updated_at, revision) "
+                    "VALUES (?, ?, ?, ?) ON CONFLICT(id) DO NOTHING",
+                    (session.id, text, session.updated_at, revision),
+                )
+            else:
+                cur = conn.execute(
+                    "UPDATE raf_sessions SET data = ?, updated_at = ?, revision = ? "
+                    "WHERE id = ? AND revision = ?",
+                    (text, session.updated_at, revision, session.id, expected),
+                )
+            if cur.rowcount != 1:
+                row = conn.execute(
+                    "SELECT revision FROM raf_sessions WHERE id = ?", (session.id,)
+                ).fetchone()
+                raise SessionConflictError(
+                    session.id,
+                    expected=expected,
+                    stored=None if row is None else str(row[0]),
+                    where=str(self.path),
+                )
+
+        await asyncio.to_thread(write)
+        session.mark_stored(revision, text)
+
+    async def load(self, session_id: str) -> AgentSession:
+        def read() -> tuple[str, str] | None:
+            row = (
+                self._connect()
+                .execute("SELECT data, revision FROM raf_sessions WHERE id = ?", (session_id,))
+                .fetchone()
+            )
+            return None if row is None else (str(row[0]), str(row[1]))
+
+        found = await asyncio.to_thread(read)
+        if found is None:
+            raise SessionNotFoundError(f"no session {session_id!r} in {self.path}")
+        text, revision = found
+        session = AgentSession.from_json(text, source=f"session {session_id!r} in {self.path}")
+        session.mark_stored(revision, text)
+        return session
+
+    async def delete(self, session_id: str) -> bool:
+        def remove() -> bool:
+            cur = self._connect().execute("DELETE FROM raf_sessions WHERE id = ?", (session_id,))
+            return cur.rowcount > 0
+
+        return await asyncio.to_thread(remove)
+
+    async def list(self) -> list[str]:
+        def scan() -> list[str]:
+            rows = (
+                self._connect()
+                .execute("SELECT id FROM raf_sessions ORDER BY updated_at DESC")
+                .fetchall()
+            )
+            return [str(r[0]) for r in rows]
+
+        return await asyncio.to_thread(scan)

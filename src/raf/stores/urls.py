@@ -1,0 +1,44 @@
+"""A session store named by one string, as the `raf` program and configuration name it:
+`postgresql://…`, `redis://…`, `sqlite:///path`, a `.sqlite`/`.db` file, a folder of JSON
+files, or `memory:`."""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+from raf.core.errors import SessionError
+from raf.core.sessions import SessionStore
+
+
+def open_session_store(spec: str) -> SessionStore:
+    """The store `spec` names; a scheme raf does not know is an error, not a folder."""
+    spec = spec.strip()
+    scheme = spec.split("://", 1)[0].lower() if "://" in spec else ""
+    if scheme in ("postgresql", "postgres"):
+        from raf.stores.postgres_sessions import PostgresSessionStore
+
+        return PostgresSessionStore(spec)
+    if scheme in ("redis", "rediss", "unix"):
+        from raf.stores.redis_sessions import RedisSessionStore
+
+        return RedisSessionStore(spec)
+    from raf.stores.sessions import (
+        InMemorySessionStore,
+        JsonDirectorySessionStore,
+        SqliteSessionStore,
+    )
+
+    if scheme == "sqlite":
+        return SqliteSessionStore(Path(spec[len("sqlite://") :]))
+    if scheme:
+        raise SessionError(
+            f"unknown session store {scheme}://…: use postgresql://, redis://, sqlite:///PATH, "
+            "a .sqlite file, a folder or memory:"
+        )
+    if spec == "memory:":
+        return InMemorySessionStore()
+    if not spec:
+        raise SessionError("the session store is empty: name a URL, a file or a folder")
+    if Path(spec).suffix in (".sqlite", ".sqlite3", ".db"):
+        return SqliteSessionStore(spec)
+    return JsonDirectorySessionStore(spec)

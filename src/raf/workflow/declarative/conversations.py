@@ -1,0 +1,81 @@
+"""Actions on conversations beyond adding to them: copying messages into one and reading
+messages back as message records (`Role`, `Text`, `Content`, `Id`), in both the shape
+Microsoft's .NET engine reads (`conversationId` + `messages`) and its Python engine's
+(`sourceConversationId`, `targetConversationId`, `count`)."""
+
+from __future__ import annotations
+
+from typing import Any
+
+from raf.core.messages import new_id
+from raf.workflow.declarative.program import Step
+from raf.workflow.declarative.runtime import Runtime
+from raf.workflow.declarative.values import message_record, text
+
+_ROLES = {"user": "user", "assistant": "assistant", "agent": "assistant", "system": "system"}
+
+
+def as_record(entry: dict[str, Any]) -> dict[str, Any]:
+    """A kept conversation entry as a message record."""
+    record = message_record(str(entry.get("role", "user")), text(entry.get("text")))
+    record["Id"] = entry.setdefault("id", new_id("msg"))
+    return record
+
+
+def as_entry(value: Any) -> dict[str, Any]:
+    """A message record, a `{role, text|content}` mapping or text, as a kept entry."""
+    if isinstance(value, dict):
+        role = str(value.get("Role", value.get("role", "user"))).lower()
+        said = value.get("Text", value.get("text", value.get("content", value.get("Content"))))
+        return {"role": _ROLES.get(role, "user"), "text": text(said), "id": new_id("msg")}
+    return {"role": "user", "text": text(value), "id": new_id("msg")}
+
+
+async def copy_messages(rt: Runtime, step: Step) -> None:
+    """Copy messages into a conversation: `messages` (an expression) into
+    `conversationId`, or the last `count` messages of `sourceConversationId` into
+    `targetConversationId`."""
+    fields = step.fields
+    if "sourceConversationId" in fields or "targetConversationId" in fields:
+        if "sourceConversationId" not in fields or "targetConversationId" not in fields:
+            raise rt.fail("give both sourceConversationId and targetConversationId")
+        source = rt.conversation(fields["sourceConversationId"])
+        count = fields.get("count")
+        chosen = source[-int(rt.value(count)) :] if count is not None else list(source)
+        target = rt.conversation(fields["targetConversationId"])
+        target.extend({**m, "id": new_id("msg")} for m in chosen)
+        return
+    if "messages" not in fields:
+        raise rt.fail("CopyConversationMessages needs messages (or sourceConversationId)")
+    value = rt.value(fields["messages"])
+    items = value if isinstance(value, list) else [value]
+    rt.conversation(fields.get("conversationId")).extend(
+        as_entry(item) for item in items if item is not None
+    )
+
+
+async def retrieve_messages(rt: Runtime, step: Step) -> None:
+    """Keep a conversation's messages (newest last; `limit` keeps the newest n,
+    `sortOrder: descending` puts the newest first) in the `messages` variable."""
+    fields = step.fields
+    entries = rt.conversation(fields.get("conversationId"))
+    records = [as_record(e) for e in entries]
+    limit = fields.get("limit")
+    if limit is not None:
+        n = int(rt.value(limit))
+        records = records[-n:] if n > 0 else []
+    if str(rt.value(fields.get("sortOrder", "ascending"))).lower().startswith("desc"):
+        records.reverse()
+    rt.set(fields["messages"], records)
+
+
+async def retrieve_message(rt: Runtime, step: Step) -> None:
+    """Keep one message of a conversation, by its id, in the `message` variable."""
+    fields = step.fields
+    wanted = text(rt.value(fields["messageId"]))
+    for entry in rt.conversation(fields.get("conversationId")):
+        record = as_record(entry)
+        if record["Id"] == wanted:
+            rt.set(fields["message"], record)
+            return
+    raise rt.fail(f"no message {wanted!r} in the conversation")
