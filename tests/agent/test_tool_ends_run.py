@@ -37,3 +37,17 @@ async def test_a_failed_call_goes_back_to_the_model():
     response = await agent.run("go")
     assert len(model.requests) == 2
     assert response.text == "answered"
+
+
+async def test_an_approved_call_of_a_wrapped_tool_still_ends_the_run():
+    from raf.core.options import AgentRunOptions, ToolApprovalResponse
+    from raf.core.tools import ApprovalRequiredTool
+
+    model = ScriptedChatClient([reply("", call("finish")), "never asked"])
+    agent = AgentBuilder().with_chat_client(model).with_tool(ApprovalRequiredTool(Finish())).build()
+    session = agent.create_session()
+    paused = await agent.run("go", session=session)
+    request = paused.pending_approvals[0]
+    answer = ToolApprovalResponse(call_id=request.call_id, approved=True)
+    await agent.run([], session=session, options=AgentRunOptions(tool_approval_responses=[answer]))
+    assert len(model.requests) == 1

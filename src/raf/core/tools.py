@@ -180,6 +180,10 @@ class ApprovalRequiredTool:
     def timeout(self) -> float | None:
         return tool_timeout(self.inner)
 
+    @property
+    def ends_run(self) -> bool:
+        return ends_run(self.inner)
+
     async def invoke(self, arguments: Mapping[str, Any], context: ToolContext) -> ToolResult:
         return await self.inner.invoke(arguments, context)
 
