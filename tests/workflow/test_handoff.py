@@ -12,9 +12,7 @@ from .helpers import member, texts
 
 
 async def test_triage_hands_off_by_tool_and_the_specialist_answers():
-    triage, tc = member(
-        "triage", reply("", call("handoff_to_billing", reason="refund")), "Passing you on."
-    )
+    triage, tc = member("triage", reply("", call("handoff_to_billing", reason="refund")))
     billing, bc = member("billing", "Your refund is on its way.", description="Money matters")
     tech, xc = member("tech", description="Technical problems")
     result = await HandoffOrchestration(triage, [billing, tech]).run("I want a refund")
@@ -22,10 +20,8 @@ async def test_triage_hands_off_by_tool_and_the_specialist_answers():
     assert "Money matters" in tc.requests[0].tools[0].description
     assert result.speakers == ["triage", "billing"]
     assert result.text == "Your refund is on its way."
-    assert texts(bc) == [
-        ("user", None, "I want a refund"),
-        ("assistant", "triage", "Passing you on."),
-    ]
+    # the triage said nothing before handing off: the specialist gets the conversation
+    assert texts(bc) == [("user", None, "I want a refund")]
     assert xc.requests == []
     assert result.details["path"] == ["triage", "billing"]
     # the specialist may hand to nobody by default: it gets no handoff tools
@@ -78,3 +74,36 @@ def test_bad_handoff_map_is_refused():
     billing, _ = member("billing")
     with pytest.raises(ConfigurationError, match="no member is named 'sales'"):
         HandoffOrchestration(triage, [billing], handoffs={"triage": ["sales"]})
+
+
+async def test_a_handoff_asks_the_triage_model_once():
+    """After the triage model calls the handoff tool, its model is not asked again: one
+    call for the triage, one for the specialist."""
+    triage, tc = member(
+        "triage",
+        reply("Let me pass you to billing.", call("handoff_to_billing", reason="refund")),
+        "(an extra answer the triage model must never be asked for)",
+    )
+    billing, bc = member("billing", "Your refund is on its way.")
+    result = await HandoffOrchestration(triage, [billing]).run("I want a refund")
+    assert len(tc.requests) == 1
+    assert len(bc.requests) == 1
+    assert tc.remaining == 1
+    assert result.speakers == ["triage", "billing"]
+    assert result.text == "Your refund is on its way."
+    # what the triage said before handing off reaches the specialist
+    assert texts(bc) == [
+        ("user", None, "I want a refund"),
+        ("assistant", "triage", "Let me pass you to billing."),
+    ]
+
+
+async def test_a_failed_handoff_call_lets_the_model_answer():
+    """A handoff tool call that fails (an unknown target is no handoff) does not end the
+    run: the model reads the error and answers."""
+    triage, tc = member("triage", reply("", call("handoff_to_nobody")), "I can answer that myself.")
+    billing, bc = member("billing")
+    result = await HandoffOrchestration(triage, [billing]).run("hi")
+    assert len(tc.requests) == 2
+    assert bc.requests == []
+    assert result.text == "I can answer that myself."

@@ -2,7 +2,9 @@
 
 from __future__ import annotations
 
-from collections.abc import Sequence
+from collections.abc import Iterator, Sequence
+from contextlib import contextmanager
+from contextvars import ContextVar
 from dataclasses import dataclass, field
 from typing import Any, Protocol, runtime_checkable
 
@@ -25,6 +27,38 @@ class ContextResult:
     """Tools for this run only, merged with the agent's own."""
     replace_messages: bool = False
     """When true, `messages` replace everything earlier providers accumulated."""
+
+
+@dataclass(frozen=True, slots=True)
+class InjectedPart:
+    """Messages one provider injected into the run in progress."""
+
+    provider: str
+    kind: str
+    messages: Sequence[ChatMessage]
+
+
+_INJECTED: ContextVar[tuple[InjectedPart, ...] | None] = ContextVar(
+    "raf_injected_so_far", default=None
+)
+
+
+def injected_so_far() -> tuple[InjectedPart, ...] | None:
+    """Inside a provider's `on_invoking` during an agent's run: what the providers before
+    it injected in this run, in order (from the last one that replaced the messages on);
+    None when called outside an agent's run. A provider that replaces the messages (as
+    compression does) reads it to keep what it would otherwise drop."""
+    return _INJECTED.get()
+
+
+@contextmanager
+def injecting(parts: Sequence[InjectedPart]) -> Iterator[None]:
+    """The run loop's side of `injected_so_far`: `parts` is what it returns meanwhile."""
+    token = _INJECTED.set(tuple(parts))
+    try:
+        yield
+    finally:
+        _INJECTED.reset(token)
 
 
 @runtime_checkable

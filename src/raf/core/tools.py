@@ -103,6 +103,9 @@ class BaseTool(ABC):
     kind: str = "function"
     requires_approval: bool = False
     timeout: float | None = None
+    ends_run: bool = False
+    """True: once a call of this tool succeeds, the run ends after its batch, without
+    asking the model again (a handoff: the conversation has been passed on)."""
 
     def approval_required(self, arguments: Mapping[str, Any]) -> bool:
         return self.requires_approval
@@ -113,6 +116,12 @@ class BaseTool(ABC):
 
     def __repr__(self) -> str:
         return f"<{type(self).__name__} {self.name!r}>"
+
+
+def ends_run(tool: Tool | None) -> bool:
+    """Whether a successful call of `tool` ends the run after its batch (its `ends_run`
+    attribute; tools without one never do)."""
+    return bool(getattr(tool, "ends_run", False))
 
 
 EVERY_CALL_REASON = "this tool is marked as needing a person's approval for every call"
@@ -170,6 +179,10 @@ class ApprovalRequiredTool:
     @property
     def timeout(self) -> float | None:
         return tool_timeout(self.inner)
+
+    @property
+    def ends_run(self) -> bool:
+        return ends_run(self.inner)
 
     async def invoke(self, arguments: Mapping[str, Any], context: ToolContext) -> ToolResult:
         return await self.inner.invoke(arguments, context)

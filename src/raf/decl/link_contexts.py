@@ -63,7 +63,7 @@ def compressed_last(
     linker: LinkSite, providers: list[ContextProvider], compression: ContextProvider | None
 ) -> list[ContextProvider]:
     """The providers with the compression (top-level `compression:` before a context one)
-    last, watching the others: it compresses all they inject."""
+    last: it compresses all they inject."""
     decl = linker.decl
     if decl.compression is not None:
         try:
@@ -77,9 +77,6 @@ def compressed_last(
             linker.fail(("compression",), build_failure(exc, "compression"))
     if compression is None:
         return providers
-    watch = getattr(compression, "watch", None)
-    if watch is not None:
-        providers = [watch(p) for p in providers]
     return [*providers, compression]
 
 

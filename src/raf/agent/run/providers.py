@@ -9,7 +9,7 @@ from collections.abc import Sequence
 from typing import Any
 
 from raf.agent.run.agent_run import AgentRun, RunPhase
-from raf.core.context import ContextProvider, ContextResult
+from raf.core.context import ContextProvider, ContextResult, InjectedPart, injecting
 from raf.core.errors import ProviderError, RafError
 from raf.core.messages import ChatMessage
 from raf.core.responses import AgentResponse
@@ -31,13 +31,16 @@ async def prepare(run: AgentRun) -> None:
     # what each provider injects, joined with the request into one new list at the end
     # (copying a long history once per run, not once per step)
     parts: list[Sequence[ChatMessage]] = []
+    # the same, with who injected it, for providers that replace the messages
+    sources: list[InjectedPart] = []
     injected: list[Tool] = []
     invoked: list[ContextProvider] = []
     for provider in agent.context_providers:
         try:
-            result: Any = provider.on_invoking(agent, session, request, options)
-            if inspect.isawaitable(result):
-                result = await result
+            with injecting(sources):
+                result: Any = provider.on_invoking(agent, session, request, options)
+                if inspect.isawaitable(result):
+                    result = await result
         except BaseException as exc:
             await call_on_invoked(agent, invoked, session, request, None, exc)
             raise
@@ -53,8 +56,10 @@ async def prepare(run: AgentRun) -> None:
             instructions.append(result.instructions)
         if result.replace_messages:
             parts = [result.messages]
+            sources = [InjectedPart(provider.name, provider.kind, result.messages)]
         elif result.messages:
             parts.append(result.messages)
+            sources.append(InjectedPart(provider.name, provider.kind, result.messages))
         if result.tools:
             injected.extend(as_tool(t) for t in result.tools)
     if options.additional_instructions:

@@ -21,7 +21,7 @@ from raf.core.contents import ApprovalRequestContent, FunctionResultContent
 from raf.core.errors import RunCancelledError, UsageLimitExceeded
 from raf.core.messages import Role
 from raf.core.responses import AgentResponseUpdate, FinishReason, UpdateKind
-from raf.core.tools import approval_reason
+from raf.core.tools import approval_reason, ends_run
 
 CANCELLED_RESULT = "cancelled: the run was cancelled before this call finished"
 
@@ -153,6 +153,10 @@ async def run_batch(state: LoopState) -> Step | None:
         state.pause_with(state.batch_message, paused)
         return None
     state.preset, state.decided = {}, []
+    if any(r.error is None and r.name and ends_run(state.tools.get(r.name)) for r in done):
+        # a tool that ends the run succeeded (a handoff): the model is not asked again
+        state.finish_reason = FinishReason.STOP
+        return None
     state.rounds += 1
     return call_model
 

@@ -1,5 +1,5 @@
 """CompressionProvider: everything accumulated before it (the session's history and what
-the providers it watches injected) compressed to the budget and put in its place; plus a
+the providers before it injected) compressed to the budget and put in its place; plus a
 `compact` tool the model may call."""
 
 from __future__ import annotations
@@ -16,7 +16,12 @@ from raf.context.compression.budget import (
 )
 from raf.context.compression.injected import InjectedMessages, WatchedProvider
 from raf.context.compression.strategies import AnyCompressionStrategy, apply_strategy
-from raf.core.context import BaseContextProvider, ContextProvider, ContextResult
+from raf.core.context import (
+    BaseContextProvider,
+    ContextProvider,
+    ContextResult,
+    injected_so_far,
+)
 from raf.core.errors import ToolExecutionError
 from raf.core.function_tool import FunctionTool
 from raf.core.messages import ChatMessage
@@ -31,9 +36,9 @@ log = logging.getLogger("raf.context.compression")
 class CompressionProvider(BaseContextProvider):
     """Context provider of kind `compression`; register it last.
 
-    Before each run it compresses the session's history, and the messages of the providers
-    it `watch`es, with `strategy` so that they plus the request fit the budget, and returns
-    them with `replace_messages=True`. The budget
+    Before each run it compresses the session's history, and the messages the providers
+    before it injected in the run, with `strategy` so that they plus the request fit the
+    budget, and returns them with `replace_messages=True`. The budget
     is given, or comes from `model_info` (context window − max output − margin), or from
     the run's model id through `raf.clients.models` when that is available.
     """
@@ -63,9 +68,10 @@ class CompressionProvider(BaseContextProvider):
         self._injected = InjectedMessages()
 
     def watch(self, provider: ContextProvider) -> ContextProvider:
-        """`provider`, wrapped so the messages it injects are compressed with the history
-        instead of dropped: wrap every provider that runs before this one (the history
-        provider needs no wrapping, its messages are the session's)."""
+        """`provider`, wrapped so the messages it injects are recorded for this provider.
+
+        Not needed in an agent's run, where compression sees what every provider before
+        it injected; it matters only when `on_invoking` is called outside one."""
         if provider.kind == "history" or isinstance(provider, CompressionProvider):
             return provider
         return WatchedProvider(provider, self._injected)
@@ -101,9 +107,7 @@ class CompressionProvider(BaseContextProvider):
         options: AgentRunOptions,
     ) -> ContextResult:
         budget = self.resolve_budget(agent, options)
-        # everything accumulated before this provider: the history, then what the
-        # providers it watches injected
-        history = [*session.messages, *self._injected.take(session, options)]
+        history = [*session.messages, *self._earlier(session, options)]
         request_tokens = count_messages_tokens(messages, self.counter)
         history_budget = max(0, budget - request_tokens)
         before = count_messages_tokens(history, self.counter)
@@ -122,6 +126,21 @@ class CompressionProvider(BaseContextProvider):
         session.set_provider_state(self.name, state)
         tools: list[Tool] = [self._compact_tool(budget)] if self.compact_tool else []
         return ContextResult(messages=compressed, replace_messages=True, tools=tools)
+
+    def _earlier(self, session: AgentSession, options: AgentRunOptions) -> list[ChatMessage]:
+        """What providers before this one injected in the run: in an agent's run, every
+        such provider's messages (the history's are the session's, already taken);
+        called outside one, what the watched providers recorded."""
+        recorded = self._injected.take(session, options)
+        parts = injected_so_far()
+        if parts is None:
+            return recorded
+        return [
+            message
+            for part in parts
+            if part.kind not in ("history", "compression")
+            for message in part.messages
+        ]
 
     async def compact(self, session: AgentSession, budget: int | None = None) -> str:
         """Compress the stored history now, to half its size or the budget, whichever is

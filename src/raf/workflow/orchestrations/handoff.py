@@ -18,7 +18,10 @@ HANDOFF_PREFIX = "handoff_to_"
 
 
 class HandoffTool(BaseTool):
-    """`handoff_to_<member>`: the model calls it to pass the conversation on."""
+    """`handoff_to_<member>`: the model calls it to pass the conversation on; a successful
+    call ends the member's run (its model is not asked again)."""
+
+    ends_run = True
 
     parameters: dict[str, Any] = {  # noqa: RUF012
         "type": "object",
@@ -124,7 +127,8 @@ class HandoffOrchestration(Orchestration):
             if target is None or len(path) > self.max_handoffs:
                 return Outcome(answer=result.message, details={"path": path})
             rt.note(f"{current} hands off to {target}")
-            given = [*given, result.message]
+            if result.message.text:  # what it said before handing off, if anything
+                given = [*given, result.message]
             current = target
             path.append(current)
 
