@@ -7,16 +7,11 @@ print(report.table())
 
 from __future__ import annotations
 
-from raf.evals.case import Case, ExpectedCall
+from raf.evals.case import Case, EvaluationResult, Evaluator, EvaluatorContext, ExpectedCall
 from raf.evals.cassette import CassetteChatClient, CassetteMissError, request_fingerprint
 from raf.evals.compare import CaseChange, Comparison, compare
 from raf.evals.dataset import Dataset, dataset_schema
-from raf.evals.evaluator import (
-    EvaluationResult,
-    Evaluator,
-    EvaluatorContext,
-    FunctionEvaluator,
-)
+from raf.evals.evaluator import FunctionEvaluator
 from raf.evals.evaluators import (
     Contains,
     Equals,

@@ -15,14 +15,16 @@ from pydantic import BaseModel, ConfigDict, Field, ValidationError
 from raf.core.contents import TextContent
 from raf.core.errors import ConfigurationError, MissingExtraError, Problem, ValidationProblems
 from raf.core.messages import ChatMessage
-from raf.evals.case import Case, ExpectedCall
-from raf.evals.evaluator import Evaluator, EvaluatorFunction, as_evaluator
+from raf.evals.case import Case, Evaluator, ExpectedCall
+from raf.evals.evaluator import EvaluatorFunction, as_evaluator
 from raf.evals.report import EvalReport
 from raf.evals.run import ProgressCallback, evaluate_cases
 from raf.evals.specs import BARE, BUILDERS, SpecError, evaluator_from_spec
 from raf.evals.targets import TargetLike
 
 SCHEMA_ID = "https://raf.dev/schemas/eval-dataset.json"
+SCHEMA_FILE = Path(__file__).with_name("dataset.schema.json")
+"""The schema as shipped in the package (kept equal to `dataset_schema()` by a test)."""
 
 
 class _Strict(BaseModel):

@@ -1,109 +1,14 @@
-"""The evaluator protocol, what an evaluator sees of one run, and what it returns."""
+"""Custom evaluators from functions, and running any evaluator so that one that raises
+gives an errored result."""
 
 from __future__ import annotations
 
 import inspect
 import json
 from collections.abc import Callable
-from dataclasses import dataclass, field
-from typing import Any, Protocol, runtime_checkable
+from typing import Any
 
-from raf.core.contents import ApprovalRequestContent, FunctionCallContent, FunctionResultContent
-from raf.core.messages import ChatMessage
-from raf.core.usage import UsageDetails
-from raf.evals.case import Case
-
-
-@dataclass(kw_only=True, slots=True)
-class EvaluationResult:
-    """One evaluator's judgement of one run: a score in [0, 1], pass or fail, and why.
-
-    `error` is set when the evaluator could not judge (it raised, or a judge model gave
-    no verdict): such a result never counts as a pass."""
-
-    name: str
-    passed: bool
-    score: float
-    reason: str = ""
-    error: str | None = None
-
-    @property
-    def errored(self) -> bool:
-        return self.error is not None
-
-    def to_dict(self) -> dict[str, Any]:
-        out: dict[str, Any] = {
-            "name": self.name,
-            "passed": self.passed,
-            "score": self.score,
-            "reason": self.reason,
-        }
-        if self.error is not None:
-            out["error"] = self.error
-        return out
-
-    @classmethod
-    def from_dict(cls, data: dict[str, Any]) -> EvaluationResult:
-        return cls(
-            name=str(data["name"]),
-            passed=bool(data["passed"]),
-            score=float(data["score"]),
-            reason=str(data.get("reason", "")),
-            error=data.get("error"),
-        )
-
-
-@dataclass(kw_only=True, slots=True)
-class EvaluatorContext:
-    """What one run of a case produced, as evaluators read it."""
-
-    case: Case
-    output: Any
-    """The answer: the typed value when the target returned one, else its text."""
-    text: str = ""
-    """The answer's text."""
-    messages: list[ChatMessage] = field(default_factory=list)
-    """The run's transcript: the model's messages, tool calls and results."""
-    usage: UsageDetails | None = None
-    duration: float = 0.0
-    """Seconds the target took."""
-    requests: int = 0
-    """Model calls the run made (0 when the target does not say)."""
-
-    @property
-    def tool_calls(self) -> list[FunctionCallContent]:
-        return [c for m in self.messages for c in m.function_calls]
-
-    @property
-    def tool_results(self) -> list[FunctionResultContent]:
-        return [c for m in self.messages for c in m.function_results]
-
-    @property
-    def approvals_asked(self) -> list[str]:
-        """Names of the tools whose calls asked for approval, in order."""
-        found: list[str] = []
-        for message in self.messages:
-            for content in message.contents:
-                if isinstance(content, ApprovalRequestContent):
-                    found.append(content.name)
-        return found
-
-    @property
-    def expected_output(self) -> Any:
-        return self.case.expected_output
-
-
-@runtime_checkable
-class Evaluator(Protocol):
-    """Judges one run; `to_spec()` is its form in a dataset file."""
-
-    @property
-    def name(self) -> str: ...
-
-    async def evaluate(self, ctx: EvaluatorContext) -> EvaluationResult: ...
-
-    def to_spec(self) -> Any: ...
-
+from raf.evals.case import EvaluationResult, Evaluator, EvaluatorContext
 
 EvaluatorFunction = Callable[[EvaluatorContext], Any]
 """A custom check: returns a bool, a score in [0, 1], `(passed, reason)`, or an

@@ -9,8 +9,8 @@ from typing import Any, Literal
 
 from raf.core.contents import FunctionCallContent
 from raf.core.errors import ConfigurationError
-from raf.evals.case import ExpectedCall
-from raf.evals.evaluator import EvaluationResult, EvaluatorContext, output_json
+from raf.evals.case import EvaluationResult, EvaluatorContext, ExpectedCall
+from raf.evals.evaluator import output_json
 
 _MISSING: Any = object()
 
@@ -18,6 +18,11 @@ _MISSING: Any = object()
 def _short(value: Any, limit: int = 80) -> str:
     text = value if isinstance(value, str) else json.dumps(value, default=str)
     return text if len(text) <= limit else text[: limit - 1] + "…"
+
+
+def _shown(value: Any) -> str:
+    """A value in a reason: strings quoted, the rest as JSON, long ones cut."""
+    return repr(_short(value)) if isinstance(value, str) else _short(value)
 
 
 def _verdict(name: str, passed: bool, reason: str, score: float | None = None) -> EvaluationResult:
@@ -53,7 +58,8 @@ class Equals:
             ok = _normal(got_value) == _normal(expected)
         if ok:
             return _verdict(self.name, True, f"the answer equals {_short(expected)}")
-        return _verdict(self.name, False, f"expected {_short(expected)}, got {_short(ctx.output)}")
+        got = ctx.text if isinstance(ctx.output, str) else ctx.output
+        return _verdict(self.name, False, f"expected {_shown(expected)}, got {_shown(got)}")
 
     def to_spec(self) -> Any:
         if self.value is _MISSING and not self.ignore_case:

@@ -15,8 +15,8 @@ from raf.core.contents import (
     TextContent,
 )
 from raf.core.messages import ChatMessage
+from raf.evals.case import EvaluationResult
 from raf.evals.compare import Comparison
-from raf.evals.evaluator import EvaluationResult
 from raf.evals.report import CaseResult, EvalReport
 
 _STYLE = """

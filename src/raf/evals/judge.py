@@ -10,7 +10,7 @@ from raf.core.chat_client import ChatClient
 from raf.core.errors import RafError
 from raf.core.messages import ChatMessage
 from raf.core.options import ChatOptions
-from raf.evals.evaluator import EvaluationResult, EvaluatorContext
+from raf.evals.case import EvaluationResult, EvaluatorContext
 
 JUDGE_INSTRUCTIONS = """You grade one answer of an AI assistant against a rubric.
 Read the rubric, the question and the answer, then reply with ONLY a JSON object:

@@ -14,7 +14,7 @@ from typing import Any
 from raf.core.errors import ConfigurationError
 from raf.core.messages import ChatMessage
 from raf.core.usage import UsageDetails
-from raf.evals.evaluator import EvaluationResult
+from raf.evals.case import EvaluationResult
 
 REPORT_FORMAT = "raf.evals.report/1"
 

@@ -10,8 +10,8 @@ from collections.abc import Callable, Iterator, Sequence
 from contextlib import contextmanager, nullcontext
 from typing import Any, TextIO
 
-from raf.evals.case import Case
-from raf.evals.evaluator import Evaluator, EvaluatorContext, run_evaluator
+from raf.evals.case import Case, Evaluator, EvaluatorContext
+from raf.evals.evaluator import run_evaluator
 from raf.evals.report import CaseResult, EvalReport
 from raf.evals.targets import Outcome, Target, TargetLike, as_target
 

@@ -6,8 +6,8 @@ import importlib
 from collections.abc import Callable
 from typing import Any
 
-from raf.evals.case import ExpectedCall
-from raf.evals.evaluator import Evaluator, FunctionEvaluator
+from raf.evals.case import Evaluator, ExpectedCall
+from raf.evals.evaluator import FunctionEvaluator
 from raf.evals.evaluators import (
     Contains,
     Equals,

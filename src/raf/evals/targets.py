@@ -124,17 +124,68 @@ class ChatClientTarget:
         return _from_response(response, 1)
 
 
-def served_target(
-    url: str, *, model: str = "agent", api_key: str | None = None, timeout: float = 120.0
-) -> ChatClientTarget:
-    """A served agent at an OpenAI-compatible `url` (ending in `/v1`); `model` is the name
-    the server knows the agent by."""
-    from raf.clients.openai_compat import OpenAIChatClient
+class ServedTarget:
+    """A served agent behind an OpenAI-compatible URL (ending in `/v1`), asked each case
+    once; `model` is the name the server knows the agent by (when not given, the one
+    model the server lists)."""
 
-    client = OpenAIChatClient(
-        model, base_url=url, api_key=api_key, require_key=False, timeout=timeout
-    )
-    return ChatClientTarget(client, f"{model}@{url}")
+    def __init__(
+        self,
+        url: str,
+        *,
+        model: str | None = None,
+        api_key: str | None = None,
+        timeout: float = 120.0,
+    ) -> None:
+        self.url = url.rstrip("/")
+        self.model = model
+        self.api_key = api_key
+        self.timeout = timeout
+        self.name = f"{model}@{self.url}" if model else self.url
+        self._target: ChatClientTarget | None = None
+        self._lock = asyncio.Lock()
+
+    def _only_model(self) -> str:
+        import json
+        import urllib.request
+
+        request = urllib.request.Request(f"{self.url}/models")
+        if self.api_key:
+            request.add_header("authorization", f"Bearer {self.api_key}")
+        with urllib.request.urlopen(request, timeout=min(self.timeout, 30.0)) as answer:
+            listed = [m.get("id") for m in json.loads(answer.read()).get("data", [])]
+        if len(listed) != 1:
+            raise ValueError(
+                f"{self.url} serves {len(listed)} models ({', '.join(map(str, listed))}); "
+                "name one with served_target(url, model=...)"
+            )
+        return str(listed[0])
+
+    async def __call__(self, case: Case) -> Outcome:
+        async with self._lock:
+            if self._target is None:
+                from raf.clients.openai_compat import OpenAIChatClient
+
+                model = self.model
+                if model is None:
+                    model = await asyncio.to_thread(self._only_model)
+                client = OpenAIChatClient(
+                    model,
+                    base_url=self.url,
+                    api_key=self.api_key,
+                    require_key=False,
+                    timeout=self.timeout,
+                )
+                self._target = ChatClientTarget(client, f"{model}@{self.url}")
+                self.name = self._target.name
+        return await self._target(case)
+
+
+def served_target(
+    url: str, *, model: str | None = None, api_key: str | None = None, timeout: float = 120.0
+) -> ServedTarget:
+    """A served agent at an OpenAI-compatible `url` (see `ServedTarget`)."""
+    return ServedTarget(url, model=model, api_key=api_key, timeout=timeout)
 
 
 TargetLike = Any
@@ -143,7 +194,7 @@ TargetLike = Any
 
 def as_target(target: TargetLike) -> Target:
     """The `Target` for what `evaluate` was given."""
-    if isinstance(target, AgentTarget | FunctionTarget | ChatClientTarget):
+    if isinstance(target, AgentTarget | FunctionTarget | ChatClientTarget | ServedTarget):
         known: Target = target
         return known
     if isinstance(target, str):
