@@ -110,7 +110,8 @@ class LocalWire:
             return completion_to_updates(data, message_id)
         choice = (data.get("choices") or [{}])[0]
         constrained = GrammarAssembler(message_id)
-        constrained.feed(
+        # the text fed is emitted as it is decoded, so it is kept, not only what finish adds
+        updates = constrained.feed(
             {
                 "choices": [
                     {
@@ -121,7 +122,7 @@ class LocalWire:
                 "usage": data.get("usage"),
             }
         )
-        return constrained.finish()
+        return updates + constrained.finish()
 
 
 def _tell_the_schema(
