@@ -90,7 +90,17 @@ async def one_config(args: argparse.Namespace) -> dict[str, Any]:
 
 
 def table(rows: list[dict[str, Any]]) -> str:
-    head = ["model", "tools", "temp", "all", *CATEGORIES, "median s", "p95 s", "1st answer s", "RSS MB"]
+    head = [
+        "model",
+        "tools",
+        "temp",
+        "all",
+        *CATEGORIES,
+        "median s",
+        "p95 s",
+        "1st answer s",
+        "RSS MB",
+    ]
     lines = ["| " + " | ".join(head) + " |", "|" + "---|" * len(head)]
     for row in rows:
         cells = [
