@@ -23,7 +23,7 @@ CATEGORIES = {
     "refuse",
     "two_step",
 }
-READ_TOOLS = {
+READ_TOOLS: dict[str, tuple[str, dict[str, Any]]] = {
     "read-weather-lima": ("get_weather", {"city": "Lima"}),
     "read-weather-oslo": ("get_weather", {"city": "Oslo"}),
     "read-population-tokyo": ("get_population", {"city": "Tokyo"}),
