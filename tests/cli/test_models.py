@@ -56,7 +56,8 @@ def test_ask_answers_on_the_local_model_with_no_key(pulled: Path) -> None:
     env = {k: "" for k in ("OPENAI_API_KEY", "ANTHROPIC_API_KEY")}
     proc = raf("ask", "What is the capital of France?", "--max-tokens", "32", env=env)
     assert proc.returncode == 0, proc.stderr
-    assert proc.stdout.strip(), "no answer was printed"
+    # greedy decoding by default: the README's question gets the right answer every time
+    assert "Paris" in proc.stdout, proc.stdout
 
 
 def test_ask_stays_local_when_only_an_api_key_is_set(pulled: Path) -> None:

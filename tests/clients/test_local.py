@@ -415,3 +415,11 @@ async def test_an_output_type_with_tools_shares_one_grammar(client: LocalChatCli
     schema = tool_schema([get_weather], None, {"type": "object", "properties": {}})
     answer = schema["anyOf"][-1]["properties"]["answer"]
     assert answer == {"type": "object", "properties": {}}
+
+
+def test_greedy_decoding_is_the_default_temperature() -> None:
+    from raf.clients.local import DEFAULT_TEMPERATURE
+
+    assert DEFAULT_TEMPERATURE == 0.0
+    assert LocalChatClient(auto_pull=False).temperature == 0.0
+    assert LocalChatClient(auto_pull=False, temperature=0.7).temperature == 0.7

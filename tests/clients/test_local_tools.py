@@ -129,3 +129,17 @@ def test_nested_model_definitions_move_to_the_root_of_the_grammar() -> None:
     assert ship_to != visit_at  # each tool keeps its own definitions
     assert "$defs" not in schema["anyOf"][0]["properties"]["arguments"]
     assert "$defs" not in tool_schema([], None)
+
+
+def test_a_whole_constrained_answer_keeps_its_text() -> None:
+    """Not streamed (what `Agent.run` asks for): the answer's text reaches the response."""
+    from raf.clients.local_wire import LocalWire
+
+    wire = LocalWire(max_tokens=64, grammar=True)
+    whole = {
+        "choices": [{"message": {"content": '{\n  "answer": "Paris"\n}'}, "finish_reason": "stop"}],
+        "usage": {"prompt_tokens": 3, "completion_tokens": 5},
+    }
+    response = fold_updates(wire.parse(whole, "msg_1") or [])
+    assert response.text == "Paris"
+    assert response.finish_reason is FinishReason.STOP

@@ -26,6 +26,7 @@ COMMAND_MODULES: tuple[str, ...] = (
     "raf.cli.memory",
     "raf.cli.mcp",
     "raf.cli.serve",
+    "raf.cli.eval",
 )
 """Modules that each add one or more subcommands (add yours here)."""
 

@@ -45,6 +45,10 @@ __all__ = [
 ToolMode = Literal["auto", "grammar", "native"]
 DEFAULT_CONTEXT = 4096
 DEFAULT_MAX_TOKENS = 512
+DEFAULT_TEMPERATURE = 0.0
+"""Greedy decoding unless a temperature is given: on the shipped small-model eval the
+default model gave the same right answer to `raf ask`'s question 11 times in 11 at 0, and
+a wrong one in 11 at llama.cpp's own default (0.8); see README, Models, for the table."""
 _TEMPLATE_KEY = b"tokenizer.chat_template"
 _SCAN_BYTES = 48 << 20
 
@@ -298,6 +302,8 @@ class LocalChatClient(ModelClient[LocalWire]):
             auto_pull=auto_pull,
             verbose=verbose,
         )
+        if temperature is None:
+            temperature = DEFAULT_TEMPERATURE
         wire = LocalWire(max_tokens=max_tokens, temperature=temperature, seed=seed)
         super().__init__(model, api, wire)
         self.api: LocalProvider = api

@@ -112,7 +112,8 @@ class LocalWire:
             return completion_to_updates(data, message_id)
         choice = (data.get("choices") or [{}])[0]
         constrained = GrammarAssembler(message_id)
-        constrained.feed(
+        # the text fed is emitted as it is decoded, so it is kept, not only what finish adds
+        updates = constrained.feed(
             {
                 "choices": [
                     {
@@ -123,7 +124,7 @@ class LocalWire:
                 "usage": data.get("usage"),
             }
         )
-        return constrained.finish()
+        return updates + constrained.finish()
 
 
 def _tell_the_schema(

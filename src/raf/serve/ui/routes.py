@@ -20,13 +20,14 @@ from raf.serve.hosting import SERVE_KEY, AgentHost, public_id
 from raf.serve.requests import json_line, parse_body
 from raf.serve.security import OWNER_KEY
 from raf.serve.tenancy import Tenant
+from raf.serve.ui.evals import evals_router
 from raf.serve.ui.recorder import TurnRecorder
 from raf.serve.ui.workflows import WorkflowHost, graph_of, parse_value
 
 STATIC_FILES = {
     **{
         f"{name}.js": "text/javascript; charset=utf-8"
-        for name in ("base", "chat", "pages", "workflows", "app")
+        for name in ("base", "chat", "pages", "workflows", "evals", "app")
     },
     "style.css": "text/css; charset=utf-8",
 }
@@ -130,6 +131,7 @@ def ui_router(
     """The page at `/ui` and its API under `/ui/api`; `traces` (an `OtelTraces`) gives
     the Traces page OpenTelemetry spans instead of the recorder's."""
     router = APIRouter()
+    router.include_router(evals_router())  # the Evals page: runs kept by `raf eval`
 
     def owner(request: Request) -> str:
         return str(request.scope.get("state", {}).get(OWNER_KEY, ""))

@@ -13,7 +13,7 @@ function route() {
   for (const link of document.querySelectorAll("nav a")) {
     link.classList.toggle("active", link.dataset.page === page);
   }
-  const pages = { chat: chatPage, sessions: sessionsPage, requests: requestsPage, traces: tracesPage, workflows: workflowsPage, memory: memoryPage };
+  const pages = { chat: chatPage, sessions: sessionsPage, requests: requestsPage, traces: tracesPage, workflows: workflowsPage, memory: memoryPage, evals: evalsPage };
   (pages[page] || chatPage)(parts.slice(1)).catch((error) => {
     if (error instanceof TypeError) reconnect(route);
     else show(h("p", { class: "notice" }, String(error.message || error)));

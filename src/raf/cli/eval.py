@@ -1,0 +1,213 @@
+"""`raf eval DATASET [AGENT…]`: run a dataset on agents, print the table, write reports,
+and fail CI when a case regressed or the pass rate is too low.
+
+Exit codes: 0 the gates held; 1 an error (a bad dataset, agent or report); 2 a usage
+error; 3 a gate failed (a case regressed against --baseline, or the pass rate is under
+--min-pass).
+"""
+
+from __future__ import annotations
+
+import argparse
+import asyncio
+import json
+import sys
+from pathlib import Path
+from typing import Any
+
+EXIT_OK = 0
+EXIT_GATE = 3
+
+EPILOG = """exit codes:
+  0    every gate held (failing cases alone do not fail the command)
+  1    an error: the dataset, an agent or the baseline has problems
+  2    usage error (bad command line)
+  3    a gate failed: a case regressed against --baseline, or the pass rate
+       is under --min-pass
+"""
+
+
+def _share(text: str) -> float:
+    try:
+        value = float(text.rstrip("%")) / (100 if text.endswith("%") else 1)
+    except ValueError:
+        value = -1.0
+    if not 0.0 <= value <= 1.0:
+        raise argparse.ArgumentTypeError(f"{text!r} is not a share between 0 and 1 (or 0%-100%)")
+    return value
+
+
+def _positive(text: str) -> int:
+    try:
+        value = int(text)
+    except ValueError:
+        value = 0
+    if value < 1:
+        raise argparse.ArgumentTypeError(f"{text!r} is not a whole number >= 1")
+    return value
+
+
+def register(subparsers: Any) -> None:
+    parser: argparse.ArgumentParser = subparsers.add_parser(
+        "eval",
+        help="run an eval dataset on agents and report (non-zero exit on a regression)",
+        epilog=EPILOG,
+        formatter_class=argparse.RawDescriptionHelpFormatter,
+    )
+    parser.add_argument("dataset", nargs="?", metavar="DATASET", help="dataset (YAML or JSON)")
+    parser.add_argument(
+        "agents",
+        nargs="*",
+        metavar="AGENT",
+        help="agent or workflow documents to evaluate (default: the default assistant)",
+    )
+    parser.add_argument("--model", metavar="SPEC", help="model for the agents (overrides theirs)")
+    parser.add_argument("--repeat", type=_positive, default=1, metavar="K", help="runs per case")
+    parser.add_argument(
+        "--concurrency", type=_positive, default=4, metavar="N", help="cases at once (default 4)"
+    )
+    parser.add_argument("--tag", action="append", default=[], help="only cases with this tag")
+    parser.add_argument("--report", metavar="FILE.html", help="write an HTML report")
+    parser.add_argument("--json", metavar="FILE.json", help="write the JSON report")
+    parser.add_argument(
+        "--baseline", metavar="FILE.json", help="an earlier JSON report: fail on a regression"
+    )
+    parser.add_argument(
+        "--min-pass",
+        type=_share,
+        metavar="X",
+        help="fail when the pass rate is under X (0.9, 90%%)",
+    )
+    parser.add_argument(
+        "--cassette",
+        metavar="FILE.json",
+        help="replay model responses from FILE, recording those it lacks (see --replay-only)",
+    )
+    parser.add_argument(
+        "--replay-only",
+        action="store_true",
+        help="with --cassette: never call the model (a missing response is an error)",
+    )
+    parser.add_argument(
+        "--no-save",
+        action="store_true",
+        help="do not keep the run in the eval runs folder ($RAF_EVALS_DIR) the web UI lists",
+    )
+    parser.add_argument(
+        "--schema", action="store_true", help="print the JSON Schema of dataset files and exit"
+    )
+    parser.set_defaults(handler=eval_command, eval_parser=parser)
+
+
+def eval_command(args: argparse.Namespace) -> int:
+    if args.schema:
+        from raf.evals.dataset import dataset_schema
+
+        print(json.dumps(dataset_schema(), indent=2))
+        return EXIT_OK
+    if not args.dataset:
+        args.eval_parser.error("DATASET is required (or --schema)")
+    if args.replay_only and not args.cassette:
+        args.eval_parser.error("--replay-only needs --cassette")
+    return asyncio.run(_eval(args))
+
+
+def _client(args: argparse.Namespace) -> Any:
+    """The chat client to give the agents: the --model, behind a cassette when asked;
+    None to leave each document its own model."""
+    from raf.cli._agents import resolve_client
+
+    if not args.cassette:
+        return resolve_client(args.model) if args.model else None
+    from raf.evals.cassette import CassetteChatClient
+
+    if args.replay_only:
+        return CassetteChatClient(args.cassette, mode="replay")
+    return CassetteChatClient(args.cassette, resolve_client(args.model), mode="once")
+
+
+def _agents(args: argparse.Namespace) -> list[Any]:
+    from raf.cli._agents import DEFAULT_INSTRUCTIONS, build_agent
+
+    client = _client(args)
+    if not args.agents:
+        if client is None:
+            return [build_agent(None, args.model, None)]
+        from raf.agent.builder import AgentBuilder
+
+        return [
+            AgentBuilder("assistant")
+            .with_instructions(DEFAULT_INSTRUCTIONS)
+            .with_chat_client(client)
+            .build()
+        ]
+    built = []
+    for file in args.agents:
+        from raf.decl.workflow import is_workflow_file
+
+        if client is None or is_workflow_file(file):
+            built.append(build_agent(file, args.model, None))
+            continue
+        from raf.decl.builder import DeclAgentBuilder
+
+        built.append(DeclAgentBuilder().from_file(file).with_chat_client(client).build())
+    return built
+
+
+async def _eval(args: argparse.Namespace) -> int:
+    from raf.cli._agents import close_agent
+    from raf.evals.compare import compare
+    from raf.evals.dataset import Dataset
+    from raf.evals.html import report_html
+    from raf.evals.report import EvalReport
+    from raf.evals.store import EvalRunStore
+
+    dataset = Dataset.from_file(args.dataset)
+    if args.tag:
+        dataset = dataset.select(tags=args.tag)
+        if not dataset.cases:
+            raise SystemExit(f"raf: error: no case of {args.dataset} has tag {args.tag}")
+    baseline = EvalReport.read_json(args.baseline) if args.baseline else None
+    agents = _agents(args)
+    gate_failed = False
+    several = len(agents) > 1
+    for index, agent in enumerate(agents):
+        try:
+            report = await dataset.evaluate(
+                agent, concurrency=args.concurrency, repeat=args.repeat, progress=None
+            )
+        finally:
+            await close_agent(agent)
+        if args.model:
+            report.name = f"{report.target} on {args.model}"
+        print(f"== {report.name}" if several else f"{dataset.name} on {report.name}")
+        print(report.table())
+        comparison = compare(baseline, report) if baseline is not None else None
+        if comparison is not None:
+            print(f"-- against {args.baseline}")
+            print(comparison.table())
+            if comparison.has_regressions:
+                gate_failed = True
+        if args.min_pass is not None and report.pass_rate < args.min_pass:
+            print(
+                f"raf: pass rate {report.pass_rate:.1%} is under --min-pass {args.min_pass:.1%}",
+                file=sys.stderr,
+            )
+            gate_failed = True
+        suffix = f"-{index + 1}" if several else ""
+        if args.json:
+            report.write_json(_numbered(args.json, suffix))
+        if args.report:
+            path = _numbered(args.report, suffix)
+            path.parent.mkdir(parents=True, exist_ok=True)
+            path.write_text(report_html(report, comparison=comparison), encoding="utf-8")
+            print(f"report: {path}")
+        if not args.no_save:
+            store = EvalRunStore()
+            print(f"run saved as {store.save(report)} in {store.folder}")
+    return EXIT_GATE if gate_failed else EXIT_OK
+
+
+def _numbered(path: str, suffix: str) -> Path:
+    target = Path(path)
+    return target.with_name(f"{target.stem}{suffix}{target.suffix}") if suffix else target
