@@ -174,33 +174,55 @@ def is_url(source: str | Path) -> bool:
 
 
 def load_url(url: str, *, timeout: float = 30.0, max_bytes: int = 20_000_000) -> Document:
-    """Fetch one document over HTTP(S) (blocking: call it from a worker thread)."""
+    """Fetch one document over HTTP(S) (blocking: call it from a worker thread).
+
+    The URL is the user's own (its origin is trusted even on loopback); every redirect hop
+    passes raf's outbound guard, so a source cannot lead raf to a private address it was
+    not given, and the body is read no further than `max_bytes`."""
     try:
         import httpx
     except ImportError as exc:
         raise MissingExtraError("knowledge sources by URL", "rag", "httpx") from exc
+    from raf.core.outbound import guarded_client, policy, refusal_in
+
+    rule = policy(who="knowledge source", trusted=[url])
     try:
-        with httpx.Client(timeout=timeout, follow_redirects=True) as client:
-            response = client.get(url)
+        with (
+            guarded_client(rule, timeout=timeout, follow_redirects=True) as client,
+            client.stream("GET", url) as response,
+        ):
+            if response.status_code >= 400:
+                raise ConfigurationError(
+                    f"cannot fetch knowledge source {url}: HTTP {response.status_code}"
+                )
+            declared = response.headers.get("content-length", "")
+            if declared.isdigit() and int(declared) > max_bytes:
+                raise ConfigurationError(f"knowledge source {url} is larger than {max_bytes} bytes")
+            body = bytearray()
+            for chunk in response.iter_bytes():
+                body += chunk
+                if len(body) > max_bytes:
+                    raise ConfigurationError(
+                        f"knowledge source {url} is larger than {max_bytes} bytes"
+                    )
+            content = bytes(body)
+            encoding = response.encoding or "utf-8"
     except httpx.HTTPError as exc:
-        raise ConfigurationError(f"cannot fetch knowledge source {url}: {exc}") from exc
-    if response.status_code >= 400:
-        raise ConfigurationError(
-            f"cannot fetch knowledge source {url}: HTTP {response.status_code}"
-        )
-    if len(response.content) > max_bytes:
-        raise ConfigurationError(f"knowledge source {url} is larger than {max_bytes} bytes")
+        refused = refusal_in(exc)
+        why = refused if refused is not None else exc
+        raise ConfigurationError(f"cannot fetch knowledge source {url}: {why}") from exc
+    text_of = content.decode(encoding, errors="replace")
     kind = response.headers.get("content-type", "").split(";")[0].strip().lower()
     path = url.split("?", 1)[0].lower()
     if kind == "application/pdf" or path.endswith(".pdf"):
-        text = _pdf_text(io.BytesIO(response.content), url)
+        text = _pdf_text(io.BytesIO(content), url)
         return Document(source=url, text=text, kind="pdf")
     if "html" in kind:
-        text, title = html_to_text(response.text)
+        text, title = html_to_text(text_of)
         return Document(source=url, text=text, kind="html", title=title)
     if "markdown" in kind or path.endswith(tuple(MARKDOWN_SUFFIXES)):
-        return Document(source=url, text=response.text, kind="markdown")
-    return Document(source=url, text=response.text, kind="text")
+        return Document(source=url, text=text_of, kind="markdown")
+    return Document(source=url, text=text_of, kind="text")
 
 
 def as_sources(sources: str | Path | Iterable[str | Path]) -> list[str | Path]:
