@@ -6,6 +6,7 @@ responses_peer.py (written from OpenAI's documentation; no official server runs 
 
 from __future__ import annotations
 
+import json
 from collections.abc import Iterator
 
 import pytest
@@ -208,3 +209,22 @@ def test_bedrock_refuses_an_api_key_with_the_reason() -> None:
     )
     with pytest.raises(ValidationProblems, match="AWS credentials"):
         load(text, check_extras=False)
+
+
+def test_hosted_tools_convert_to_maf_and_back() -> None:
+    from raf.decl.convert import convert
+
+    text = MAF_AGENT.format(api_type="Responses", url="http://127.0.0.1:9/v1", key="k")
+    raf = load(text, check_extras=False).doc.data
+    maf = convert(raf, "maf")
+    assert maf["model"]["apiType"] == "Responses"
+    assert maf["tools"] == [
+        {"kind": "web_search", "name": "web_search", "searchContextSize": "low"},
+        {"kind": "file_search", "vectorStoreIds": ["vs_notes"], "maximumResultCount": 3},
+        {"kind": "code_interpreter"},
+    ]
+    again = load(json.dumps(maf), fmt="json", check_extras=False)
+    assert again.decl.tools == load(text, check_extras=False).decl.tools
+    # a tool object MAF has no words for stays raf's `kind: hosted`
+    mcp = {"kind": "hosted", "type": "mcp", "config": {"server_label": "d", "server_url": "u"}}
+    assert convert({"name": "a", "tools": [dict(mcp)]}, "maf")["tools"] == [mcp]
