@@ -228,3 +228,14 @@ def test_hosted_tools_convert_to_maf_and_back() -> None:
     # a tool object MAF has no words for stays raf's `kind: hosted`
     mcp = {"kind": "hosted", "type": "mcp", "config": {"server_label": "d", "server_url": "u"}}
     assert convert({"name": "a", "tools": [dict(mcp)]}, "maf")["tools"] == [mcp]
+
+
+async def test_a_hosted_tool_with_the_client_given_in_code(peer: ResponsesPeer) -> None:
+    text = "name: a\ninstructions: hi\ntools:\n  - {kind: hosted, type: web_search}\n"
+    client = OpenAIResponsesClient("gpt-5", base_url=peer.url, api_key=peer.key)
+    agent = DeclAgentBuilder().from_yaml_str(text).with_chat_client(client).build()
+    try:
+        await agent.run("use web_search")
+    finally:
+        await agent.aclose()
+    assert peer.requests[0]["tools"] == [{"type": "web_search"}]

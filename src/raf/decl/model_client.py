@@ -313,14 +313,17 @@ def check_model(
 
 def speaks_responses(model: ModelDecl | MemoryModelDecl | str | None) -> bool | None:
     """Whether a model block stands for OpenAI's Responses API; None when only code knows
-    (a connection registered with `with_connection`)."""
+    (no model, a model without an id, or a connection registered with `with_connection`:
+    the client comes from code, which refuses hosted tools before sending if it must)."""
     from raf.clients.models import parse_model_spec
 
+    if model is None:
+        return None
     try:
-        if model is None or isinstance(model, str):
+        if isinstance(model, str):
             return parse_model_spec(model).provider == "openai-responses"
         connection = model.connection or ConnectionDecl()
-        if connection.kind == "reference":
+        if connection.kind == "reference" or (not model.id and not model.provider):
             return None
         text, _ = plan(
             model.id,
