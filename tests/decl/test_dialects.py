@@ -222,7 +222,8 @@ def test_maf_mcp_tool_top_level_keys(tmp_path):
     assert tool.config.url == "http://127.0.0.1:9/mcp"
     assert tool.config.tools == ["search_docs", "delete_page"]
     assert tool.config.approval_mode == {"delete_page": "always", "search_docs": "never"}
-    assert any("apiType" in str(w) and "Responses" in str(w) for w in loaded.warnings)
+    assert not [w for w in loaded.warnings if "apiType" in str(w)]
+    assert isinstance(loaded.decl.model, ModelDecl) and loaded.decl.model.api_type == "responses"
 
 
 async def test_maf_reference_connection_uses_the_registered_client(tmp_path):

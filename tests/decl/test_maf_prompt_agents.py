@@ -51,7 +51,8 @@ tools:
 def test_api_type_among_the_options_is_read_as_the_model_s() -> None:
     text = "name: a\nmodel:\n  id: gpt-4o\n  options:\n    apiType: Responses\n    temperature: 1\n"
     loaded = load(text)
-    assert any("'apiType' ('Responses')" in str(w) for w in loaded.warnings)
+    assert not [w for w in loaded.warnings if "apiType" in str(w)]
+    assert loaded.decl.model.api_type == "responses"  # type: ignore[union-attr]
     chat = "name: a\nmodel:\n  id: gpt-4o\n  options:\n    apiType: Chat\n"
     assert not [w for w in load(chat).warnings if "apiType" in str(w)]
 

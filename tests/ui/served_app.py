@@ -4,6 +4,7 @@ approval, a memory folder, a skill, and a workflow that asks a person."""
 
 from __future__ import annotations
 
+import base64
 import os
 from collections.abc import Sequence
 from pathlib import Path
@@ -12,7 +13,7 @@ from typing import Any
 from raf import AgentBuilder, tool
 from raf.context.memory.provider import SuperBrainContextProvider
 from raf.context.skills.provider import AgentSkillsProvider
-from raf.core.contents import ReasoningContent, TextContent
+from raf.core.contents import DataContent, ReasoningContent, TextContent
 from raf.core.messages import ChatMessage, Role
 from raf.core.options import ChatOptions
 from raf.testing import FunctionChatClient, call, reply
@@ -40,6 +41,26 @@ def lookup(word: str) -> str:
     return f"{word}: a word {INJECTED}"
 
 
+DOT = "iVBORw0KGgoAAAANSUhEUgAAAAEAAAABCAYAAAAfFcSJAAAADUlEQVR42mP8z8BQDwAEhQGAhKmMIQAAAABJRU5ErkJggg=="
+"""A 1x1 PNG, as base64."""
+
+
+@tool(name="snapshot", description="Take a picture of the screen.")
+def snapshot() -> DataContent:
+    return DataContent(uri=f"data:image/png;base64,{DOT}", media_type="image/png")
+
+
+def received(message: ChatMessage) -> str:
+    """What files the model got with a message: type and size of each (or its link)."""
+    seen = []
+    for content in message.contents:
+        if isinstance(content, DataContent):
+            head, _, body = content.uri.partition(",")
+            size = f"{len(base64.b64decode(body))} bytes" if head.endswith(";base64") else "link"
+            seen.append(f"{content.media_type} ({size})")
+    return ", ".join(seen)
+
+
 def answer(messages: Sequence[ChatMessage], options: ChatOptions) -> Any:
     """Answer from the conversation: a tool result is reported, a request picks a tool."""
     last = messages[-1]
@@ -48,8 +69,15 @@ def answer(messages: Sequence[ChatMessage], options: ChatOptions) -> Any:
         error = getattr(result, "error", None)
         if error is not None:
             return f"The tool failed: {error}"
-        return f"Done: {getattr(result, 'result', '')}"
+        value = getattr(result, "result", "")
+        if isinstance(value, DataContent):
+            return f"Done: the tool showed me {value.media_type}"
+        return f"Done: {value}"
     text = last.text
+    if received(last):
+        return f"Received {received(last)} with: {text}"
+    if text == "snapshot":
+        return reply("", call("snapshot", {}, call_id=f"snap-{len(messages)}"))
     if text.startswith("note "):
         return reply("", call("write_note", {"text": text[5:]}, call_id=f"note-{len(messages)}"))
     if text.startswith("define "):
@@ -74,7 +102,7 @@ clerk = (
     .with_description("Writes notes (approved by a person) and looks words up.")
     .with_instructions("You keep notes for the user.")
     .with_chat_client(FunctionChatClient(answer, chunk_size=3))
-    .with_tools([write_note, lookup])
+    .with_tools([write_note, lookup, snapshot])
     .with_context_provider(SuperBrainContextProvider(HOME / "memory", consolidation_interval=0))
     .with_context_provider(AgentSkillsProvider(HOME / "skills"))
     .build()

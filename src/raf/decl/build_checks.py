@@ -7,7 +7,7 @@ from typing import Any
 
 from raf.core.errors import Problem
 from raf.decl.context_decls import CompressionContextDecl, CompressionDecl, MemoryContextDecl
-from raf.decl.model_client import check_model
+from raf.decl.model_client import check_model, speaks_responses
 from raf.decl.source import Document, KeyPath
 
 
@@ -23,6 +23,17 @@ def model_problems(decl: Any, doc: Document) -> list[Problem]:
         elif isinstance(context, MemoryContextDecl) and context.config.enabled:
             places.append(((*path, "memoryModel"), context.config.memory_model))
     problems: list[Problem] = []
+    hosted = [i for i, tool in enumerate(decl.tools) if getattr(tool, "kind", None) == "hosted"]
+    if hosted and speaks_responses(decl.model) is False:
+        for index in hosted:
+            problems.append(
+                doc.problem(
+                    ("tools", index, "kind"),
+                    f"the hosted tool {decl.tools[index].type!r} runs only on OpenAI's "
+                    "Responses API: give the model apiType: Responses (or provider "
+                    "openai-responses), or remove the tool",
+                )
+            )
     for path, model in places:
         errors, warnings = check_model(model, doc.base_dir)
         problems += [doc.problem(path, message) for message in errors]

@@ -92,6 +92,8 @@ def to_maf(data: dict[str, Any], *, top: bool = True) -> dict[str, Any]:
 
 
 def _model_to_maf(model: dict[str, Any]) -> None:
+    if model.get("apiType") == "responses":
+        model["apiType"] = "Responses"
     connection = model.get("connection")
     if isinstance(connection, dict):
         if "apiKey" in connection:
@@ -104,7 +106,40 @@ def _model_to_maf(model: dict[str, Any]) -> None:
                 options[maf_key] = options.pop(raf_key)
 
 
+_HOSTED_TO_MAF = {
+    "vector_store_ids": "vectorStoreIds",
+    "max_num_results": "maximumResultCount",
+    "search_context_size": "searchContextSize",
+    "user_location": "userLocation",
+}
+"""Keys of a hosted tool's API object that MAF writes at the tool's top level."""
+
+
+def _hosted_to_maf(tool: dict[str, Any]) -> None:
+    """`kind: hosted` of a type MAF has a kind for, in MAF's spelling, when each of its
+    keys has a MAF word (a new code container may name files); else as raf writes it."""
+    kind, config = tool.get("type"), dict(tool.get("config") or {})
+    if kind not in ("web_search", "file_search", "code_interpreter"):
+        return
+    container = config.pop("container", None) if kind == "code_interpreter" else None
+    if container is not None and (
+        not isinstance(container, dict) or set(container) - {"type", "file_ids"}
+    ):
+        return
+    if any(key not in _HOSTED_TO_MAF for key in config):
+        return
+    tool.pop("config", None)
+    tool["kind"] = tool.pop("type")
+    for key, value in config.items():
+        tool[_HOSTED_TO_MAF[key]] = value
+    if container and container.get("file_ids"):
+        tool["fileIds"] = container["file_ids"]
+
+
 def _tool_to_maf(tool: dict[str, Any]) -> None:
+    if tool.get("kind") == "hosted":
+        _hosted_to_maf(tool)
+        return
     if isinstance(tool.get("parameters"), dict):
         tool["parameters"] = _properties_to_mapping(tool["parameters"])
     if tool.get("approvalRequired") is not None and tool.get("kind") == "function":

@@ -18,6 +18,7 @@ from raf.decl.schema import (
     CustomToolDecl,
     DeclModel,
     FunctionToolDecl,
+    HostedToolDecl,
     McpToolDecl,
     OpenApiToolDecl,
 )
@@ -92,6 +93,10 @@ def _tool(linker: LinkSite, decl: Any) -> list[Tool]:
             parameters=_parameters(decl),
         )
         made = tools_from(factory, context, decl.name or decl.kind)
+    elif isinstance(decl, HostedToolDecl):
+        from raf.clients.hosted_tools import hosted_tool
+
+        made = [hosted_tool(decl.spec(), name=decl.name)]
     elif isinstance(decl, FunctionToolDecl | CustomToolDecl):
         raise ConfigurationError(
             f"{decl.kind} tool {decl.name!r} is bound in code: call "

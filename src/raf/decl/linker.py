@@ -26,7 +26,7 @@ from raf.decl.link_settings import apply_run_settings
 from raf.decl.link_subagents import orchestrated, sub_agent_tools
 from raf.decl.link_tools import add_code_tools, declared_tools, is_scope_tool
 from raf.decl.loaded import LoadedAgent
-from raf.decl.model_client import chat_options, client_for, registered_connection
+from raf.decl.model_client import chat_options, client_for, model_name, registered_connection
 from raf.decl.schema import ModelDecl
 from raf.decl.source import KeyPath
 
@@ -110,7 +110,7 @@ class Linker:
         # A client given in code or by RAF_MODEL replaces the document's model: its name
         # must not reach the new client (it would ask Anthropic for "gpt-4o-mini").
         replaced = self.bindings.client is not None or self._env_model() is not None
-        options = chat_options(model.options, None if replaced else model.id)
+        options = chat_options(model.options, None if replaced else model_name(model.id))
         try:
             client = self.client()
         except RafError:  # reported when the client is attached

@@ -8,12 +8,31 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
+from pydantic.alias_generators import to_camel
+
 from raf.core.chat_client import ChatClient
 from raf.core.errors import ConfigurationError
 from raf.core.options import ChatOptions
 from raf.decl.schema import ConnectionDecl, MemoryModelDecl, ModelDecl, ModelOptionsDecl
 
-_PROVIDERS = ("openai", "anthropic", "gemini", "ollama", "openai-compatible", "local")
+_PROVIDERS = (
+    "openai",
+    "openai-responses",
+    "anthropic",
+    "gemini",
+    "gemini-native",
+    "azure",
+    "bedrock",
+    "ollama",
+    "ollama-native",
+    "openai-compatible",
+    "local",
+)
+"""Model string prefixes a document's `model.id` may carry instead of naming `provider`."""
+_OWN_CLIENTS = ("openai", "openai-responses", "anthropic", "gemini", "gemini-native", "ollama")
+"""Providers with a client of their own whose address is a `base_url`."""
+_RESPONSES = ("openai", "openai-responses")
+"""Providers `apiType: Responses` applies to: OpenAI's Responses API."""
 
 
 @dataclass(kw_only=True, slots=True)
@@ -84,7 +103,14 @@ def client_for(
             api_key=registered.api_key,  # type: ignore[arg-type]
         )
         provider = provider or registered.provider
-    return resolve(model.id, provider, connection, getattr(model, "model_path", None), base_dir)
+    return resolve(
+        model.id,
+        provider,
+        connection,
+        getattr(model, "model_path", None),
+        base_dir,
+        api_type=getattr(model, "api_type", None),
+    )
 
 
 def resolve(
@@ -93,17 +119,20 @@ def resolve(
     connection: ConnectionDecl,
     model_path: str | None,
     base_dir: Path | None = None,
+    *,
+    api_type: str | None = None,
 ) -> ChatClient:
     """A client through `raf.clients.models.resolve_model`, with the connection's
     endpoint, key, headers and timeout as settings."""
     from raf.clients.models import resolve_model
 
-    spec, settings = plan(model_id, provider, connection, model_path, base_dir)
+    spec, settings = plan(model_id, provider, connection, model_path, base_dir, api_type=api_type)
     client: ChatClient = resolve_model(spec, **settings)
     return client
 
 
 _AZURE = ("azure", "azureopenai", "azure_openai")
+"""Provider names of Azure OpenAI (its endpoint defaults to AZURE_OPENAI_ENDPOINT)."""
 
 DEFAULT_ENDPOINTS = {
     "deepseek": "https://api.deepseek.com/v1",
@@ -124,7 +153,22 @@ DEFAULT_ENDPOINTS = {
 }
 """Providers that speak the OpenAI protocol at a known address: a document may name the
 provider without `connection.endpoint`."""
-"""Provider names whose endpoint defaults to the AZURE_OPENAI_ENDPOINT variable."""
+
+
+def model_name(model_id: str | None) -> str | None:
+    """The name the provider knows a model by: `model.id` without a provider prefix
+    (`openai-responses:gpt-5` is `gpt-5`)."""
+    if model_id is None or ":" not in model_id:
+        return model_id
+    prefix = model_id.split(":", 1)[0]
+    if prefix not in _PROVIDERS or prefix == "local":
+        return model_id
+    from raf.clients.models import parse_model_spec
+
+    try:
+        return parse_model_spec(model_id).model
+    except ConfigurationError:
+        return model_id
 
 
 def registered_connection(
@@ -145,9 +189,23 @@ def plan(
     connection: ConnectionDecl,
     model_path: str | None,
     base_dir: Path | None = None,
+    *,
+    api_type: str | None = None,
 ) -> tuple[str, dict[str, Any]]:
     """The model string and client settings a model block stands for; no client is made,
-    so validation and build decide alike."""
+    so validation and build decide alike. `api_type` "responses" (MAF's `apiType:
+    Responses`) puts an OpenAI model on the Responses API."""
+    if api_type is not None and api_type.lower() == "responses" and provider not in _AZURE:
+        name = model_id or ""
+        prefix = name.split(":", 1)[0] if ":" in name else None
+        if provider is None and prefix in _PROVIDERS:
+            provider, model_id = prefix, name.split(":", 1)[1]
+        if provider not in (None, *_RESPONSES):
+            raise ConfigurationError(
+                f"apiType: Responses is OpenAI's Responses API; model provider {provider!r} "
+                "does not speak it (use provider openai, or leave apiType out)"
+            )
+        provider = "openai-responses"
     path = model_path or connection.model_path
     if provider == "local" or connection.kind == "local" or path:
         if path and base_dir is not None:
@@ -163,18 +221,37 @@ def plan(
     if connection.organization and provider in (None, "openai"):
         settings["organization"] = connection.organization
     name = model_id or ""
-    if provider is None and ":" in name and name.split(":", 1)[0] in _PROVIDERS:
+    prefix = name.split(":", 1)[0] if ":" in name else None
+    if provider is None and prefix in ("openai-compatible", "local"):
         spec = name
-    elif provider in ("openai", "anthropic", "gemini", "ollama") or (
-        provider is None and not connection.endpoint
+    elif provider is None and prefix in _PROVIDERS:  # the connection's settings still apply
+        return plan(name.split(":", 1)[1], prefix, connection, None, base_dir)
+    elif (
+        provider in _OWN_CLIENTS
+        or provider == "ollama-native"
+        or (provider is None and not connection.endpoint)
     ):
         spec = f"{provider or 'openai'}:{name}"
         if connection.endpoint:
             settings["base_url"] = connection.endpoint
+    elif provider in _AZURE:
+        spec = f"azure:{connection.deployment or name}"
+        if connection.endpoint:
+            settings["endpoint"] = connection.endpoint
+        if connection.api_version:
+            settings["api_version"] = connection.api_version
+    elif provider == "bedrock":
+        spec = f"bedrock:{name}"
+        for key in ("api_key", "headers"):
+            if key in settings:
+                raise ConfigurationError(
+                    f"model provider 'bedrock' takes no connection.{to_camel(key)}: boto3 "
+                    "finds the AWS credentials (environment, profile or role)"
+                )
+        if connection.endpoint:
+            settings["endpoint_url"] = connection.endpoint
     else:  # any other provider (azure, vllm, llamacpp, …) speaks the OpenAI protocol
         endpoint = connection.endpoint or DEFAULT_ENDPOINTS.get(provider or "")
-        if not endpoint and provider in _AZURE:
-            endpoint = os.environ.get("AZURE_OPENAI_ENDPOINT")  # as Azure's own clients do
         if not endpoint:
             raise ConfigurationError(
                 f"model provider {provider!r} needs connection.endpoint (its base URL)"
@@ -205,19 +282,56 @@ def check_model(
                     "the model names no id: give the agent its chat client in code "
                     "(the builder's with_chat_client)"
                 ]
-            if provider in _AZURE and not connection.endpoint:
-                if not os.environ.get("AZURE_OPENAI_ENDPOINT"):
-                    return [], [
-                        f"model provider {model.provider!r} has no connection.endpoint; "
-                        "set AZURE_OPENAI_ENDPOINT before building or running"
-                    ]
-                return [], []
             text, _ = plan(
-                model.id, provider, connection, getattr(model, "model_path", None), base_dir
+                model.id,
+                provider,
+                connection,
+                getattr(model, "model_path", None),
+                base_dir,
+                api_type=getattr(model, "api_type", None),
             )
             spec = parse_model_spec(text)
+            if spec.provider == "azure":
+                warnings = []
+                if getattr(model, "api_type", None) == "responses":
+                    warnings.append(
+                        "apiType: Responses is not available for Azure OpenAI in raf yet: "
+                        "the deployment is called over chat completions"
+                    )
+                if not connection.endpoint and not os.environ.get("AZURE_OPENAI_ENDPOINT"):
+                    warnings.append(
+                        f"model provider {model.provider!r} has no connection.endpoint; "
+                        "set AZURE_OPENAI_ENDPOINT before building or running"
+                    )
+                return [], warnings
     except ConfigurationError as exc:
         return [str(exc)], []
     if spec.provider == "local" and spec.path and not Path(spec.path).is_file():
         return [], [f"the local model file {spec.path} does not exist (yet)"]
     return [], []
+
+
+def speaks_responses(model: ModelDecl | MemoryModelDecl | str | None) -> bool | None:
+    """Whether a model block stands for OpenAI's Responses API; None when only code knows
+    (no model, a model without an id, or a connection registered with `with_connection`:
+    the client comes from code, which refuses hosted tools before sending if it must)."""
+    from raf.clients.models import parse_model_spec
+
+    if model is None:
+        return None
+    try:
+        if isinstance(model, str):
+            return parse_model_spec(model).provider == "openai-responses"
+        connection = model.connection or ConnectionDecl()
+        if connection.kind == "reference" or (not model.id and not model.provider):
+            return None
+        text, _ = plan(
+            model.id,
+            (model.provider or "").lower() or None,
+            connection,
+            getattr(model, "model_path", None),
+            api_type=getattr(model, "api_type", None),
+        )
+        return parse_model_spec(text).provider == "openai-responses"
+    except ConfigurationError:
+        return None  # the model block's own problem, reported at its place

@@ -4,7 +4,7 @@ from __future__ import annotations
 
 from typing import Any, Literal
 
-from pydantic import Field, SecretStr, model_validator
+from pydantic import Field, SecretStr, field_validator, model_validator
 
 from raf.decl.base import DeclModel
 
@@ -60,5 +60,15 @@ class ModelDecl(DeclModel):
     provider: str | None = Field(
         default=None, description="openai | anthropic | azure | ollama | local | ..."
     )
+    api_type: Literal["chat", "responses"] | None = Field(
+        default=None,
+        description="responses: OpenAI's Responses API (hosted tools, reasoning kept across "
+        "turns); chat (the default): chat completions",
+    )
     connection: ConnectionDecl | None = None
     options: ModelOptionsDecl = Field(default_factory=ModelOptionsDecl)
+
+    @field_validator("api_type", mode="before")
+    @classmethod
+    def _api_type_in_any_case(cls, value: Any) -> Any:
+        return value.lower() if isinstance(value, str) else value

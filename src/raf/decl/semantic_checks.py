@@ -6,6 +6,7 @@ from __future__ import annotations
 import re
 from typing import Any
 
+from raf.clients.hosted_tools import HostedTool
 from raf.core.errors import Problem
 from raf.decl.build_checks import model_problems
 from raf.decl.extras import (
@@ -49,6 +50,8 @@ def tool_names_of(decl: Any) -> list[str]:
         return [decl.name] if decl.name else list(BUILTIN_TOOLS[kind])
     if kind in ("function", "custom"):
         return [decl.name]
+    if kind == "hosted":
+        return [HostedTool(decl.spec(), name=decl.name).name]
     return []  # mcp/openapi: known once their server or document is read
 
 

@@ -7,6 +7,8 @@ from typing import Annotated, Any, Literal
 
 from pydantic import Field, SecretStr, model_validator
 
+from raf.clients.hosted_tools import HostedTool
+from raf.core.errors import ConfigurationError
 from raf.decl.base import NAME_PATTERN, DeclModel
 from raf.decl.tool_resolver import FILE_TOOL_NAMES, TOOL_NAMES, FileToolName
 
@@ -256,6 +258,31 @@ class CustomToolDecl(_ToolBase):
     config: dict[str, Any] = Field(default_factory=dict)
 
 
+class HostedToolDecl(_ToolBase):
+    """A tool the model's provider runs (OpenAI's Responses API): its `type` and the rest
+    of the API's tool object in `config`, spelled as the API spells it."""
+
+    kind: Literal["hosted"]
+    name: str | None = Field(default=None, pattern=NAME_PATTERN)
+    type: str = Field(description="web_search | file_search | code_interpreter | mcp | ...")
+    config: dict[str, Any] = Field(
+        default_factory=dict,
+        description="the tool object's other keys (vector_store_ids, server_url, ...)",
+    )
+
+    @model_validator(mode="after")
+    def _a_tool_the_api_knows(self) -> HostedToolDecl:
+        try:
+            HostedTool({**self.config, "type": self.type}, name=self.name)
+        except ConfigurationError as exc:
+            raise ValueError(str(exc)) from None
+        return self
+
+    def spec(self) -> dict[str, Any]:
+        """The API's tool object."""
+        return {**self.config, "type": self.type}
+
+
 ToolDecl = Annotated[
     FileToolDecl
     | WebToolDecl
@@ -264,7 +291,8 @@ ToolDecl = Annotated[
     | McpToolDecl
     | OpenApiToolDecl
     | FunctionToolDecl
-    | CustomToolDecl,
+    | CustomToolDecl
+    | HostedToolDecl,
     Field(discriminator="kind"),
 ]
 TOOL_KINDS: tuple[str, ...] = (
@@ -276,4 +304,5 @@ TOOL_KINDS: tuple[str, ...] = (
     "openapi",
     "function",
     "custom",
+    "hosted",
 )

@@ -76,7 +76,15 @@ def create_app(
     if ui is not None:
         from raf.serve.ui.routes import PAGE_PATHS, ui_router
 
-        app.include_router(ui_router(host, ui.workflows, ui.recorder, ui.traces))
+        app.include_router(
+            ui_router(
+                host,
+                ui.workflows,
+                ui.recorder,
+                ui.traces,
+                max_body_bytes=security.max_body_bytes,
+            )
+        )
         # the page's own files hold no data: a browser loads them before it has a token
         security = replace(security, public_paths=security.public_paths | PAGE_PATHS)
     if openai:

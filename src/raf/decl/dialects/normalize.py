@@ -87,9 +87,10 @@ def normalize_agent(rw: Rewriter, base: KeyPath = ()) -> None:
     if isinstance(top.get("model"), dict):
         _model(rw, (*base, "model"), ModelDecl)
     if isinstance(top.get("tools"), list):
-        drop_hosted_tools(rw, (*base, "tools"))
+        responses = _speaks_responses(top.get("model"))
+        drop_hosted_tools(rw, (*base, "tools"), responses=responses)
         for index in range(len(top["tools"])):
-            normalize_tool(rw, (*base, "tools", index))
+            normalize_tool(rw, (*base, "tools", index), responses=responses)
     if isinstance(top.get("contexts"), list):
         _flatten_bundles(rw, (*base, "contexts"))
         for index in range(len(top["contexts"])):
@@ -101,6 +102,20 @@ def normalize_agent(rw: Rewriter, base: KeyPath = ()) -> None:
         for index, sub in enumerate(subs):
             if isinstance(sub, dict) and "file" not in sub:
                 normalize_agent(rw, (*base, "subAgents", index))
+
+
+def _speaks_responses(model: Any) -> bool:
+    """Whether the (normalized) model block names OpenAI's Responses API."""
+    if isinstance(model, str):
+        return model.lower().startswith("openai-responses:")
+    if not isinstance(model, dict):
+        return False
+    model_id = model.get("id")
+    return (
+        (model.get("apiType") == "responses" and model.get("provider") != "azure")
+        or model.get("provider") == "openai-responses"
+        or (isinstance(model_id, str) and model_id.lower().startswith("openai-responses:"))
+    )
 
 
 def _model(rw: Rewriter, path: KeyPath, model: type[BaseModel]) -> None:
@@ -118,15 +133,20 @@ def _model(rw: Rewriter, path: KeyPath, model: type[BaseModel]) -> None:
         moved = options.pop("apiType")  # MAF also writes it among the options
         owner.setdefault("apiType", moved)
     api_type = owner.get("apiType")
-    if api_type is not None:
-        if str(api_type).lower() in ("chat", "chatcompletions", "chat_completions"):
-            del owner["apiType"]
+    if api_type is not None and model is ModelDecl:
+        spelled = str(api_type).lower()
+        if spelled in ("chat", "chatcompletions", "chat_completions"):
+            owner["apiType"] = "chat"
+        elif spelled == "responses":
+            owner["apiType"] = "responses"
         else:
             rw.drop(
                 (*path, "apiType"),
                 f"({api_type!r}) has no meaning for raf and is ignored: raf speaks the chat "
-                "completions API",
+                "completions API, or OpenAI's Responses API with apiType: Responses",
             )
+    elif api_type is not None:
+        rw.drop((*path, "apiType"), "has no meaning for this model and is ignored")
     apply_spellings(rw, path, model)
     provider = owner.get("provider")
     if isinstance(provider, str):

@@ -57,7 +57,8 @@ _OPENAPI_TOP = {
     "auth": "auth",
 }
 HOSTED_TOOLS = {
-    "file_search": "declare a knowledge context over the same files instead",
+    "file_search": "declare a knowledge context over the same files instead, or give the "
+    "model apiType: Responses",
     "bing_grounding": "declare a web tool instead",
     "azure_ai_search": "declare a knowledge context instead",
     "image_generation": "call an image model from a function tool instead",
@@ -65,7 +66,28 @@ HOSTED_TOOLS = {
 """Hosted tool kinds of other dialects, and what to declare in raf instead."""
 
 
-def normalize_tool(rw: Rewriter, path: KeyPath) -> None:
+_ON_RESPONSES = ("web_search", "file_search", "code_interpreter")
+"""MAF's hosted tool kinds that OpenAI's Responses API runs itself."""
+_HOSTED_KEYS = {
+    "vectorStoreIds": "vector_store_ids",
+    "vector_store_ids": "vector_store_ids",
+    "maximumResultCount": "max_num_results",
+    "maxNumResults": "max_num_results",
+    "max_num_results": "max_num_results",
+    "ranker": "ranking_options",
+    "rankingOptions": "ranking_options",
+    "userLocation": "user_location",
+    "user_location": "user_location",
+    "searchContextSize": "search_context_size",
+    "search_context_size": "search_context_size",
+    "filters": "filters",
+}
+"""MAF's keys of a hosted tool, as the Responses API spells them."""
+
+
+def normalize_tool(rw: Rewriter, path: KeyPath, *, responses: bool = False) -> None:
+    """Rewrite the tool at `path` into raf's spelling; on a model that speaks OpenAI's
+    Responses API (`responses`), MAF's hosted kinds become `kind: hosted`."""
     owner = rw.mapping(path)
     if owner is None:
         return
@@ -73,6 +95,9 @@ def normalize_tool(rw: Rewriter, path: KeyPath) -> None:
         # MAF's list form of a function's parameters: the properties themselves
         owner["parameters"] = {"properties": owner["parameters"]}
     kind = owner.get("kind")
+    if isinstance(kind, str) and responses and kind.lower() in _ON_RESPONSES:
+        _as_hosted(rw, path, kind.lower())
+        return
     if isinstance(kind, str):
         kind = kind.lower()
         if kind == "code_interpreter":
@@ -138,16 +163,40 @@ def _default_language(rw: Rewriter, path: KeyPath) -> None:
                 del owner[key]
 
 
-def drop_hosted_tools(rw: Rewriter, path: KeyPath) -> None:
+def _as_hosted(rw: Rewriter, path: KeyPath, kind: str) -> None:
+    """MAF's `web_search`, `file_search` or `code_interpreter` as raf's `kind: hosted`:
+    its settings move into `config` under the API's names; keys not known stay where they
+    are, so the schema names them at their place."""
+    owner = rw.mapping(path)
+    assert owner is not None
+    owner["kind"] = "hosted"
+    owner["type"] = kind
+    for key, target in _HOSTED_KEYS.items():
+        if key in owner:
+            rw.move((*path, key), (*path, "config", target))
+    for key in ("fileIds", "file_ids"):
+        if key in owner and kind == "code_interpreter":
+            files = owner.pop(key)
+            owner.setdefault("config", {})["container"] = {"type": "auto", "file_ids": files}
+    for key in ("options", "connection"):
+        if key in owner:
+            rw.drop((*path, key), "has no meaning for a hosted tool and is ignored")
+    config = owner.get("config")
+    if kind == "code_interpreter" and not (isinstance(config, dict) and "container" in config):
+        owner.setdefault("config", {})["container"] = {"type": "auto"}
+
+
+def drop_hosted_tools(rw: Rewriter, path: KeyPath, *, responses: bool = False) -> None:
     """Tools a provider runs on its own servers (MAF's `file_search`, `bing_grounding`, …)
-    have no raf equivalent: each is left out with a warning that says what to use."""
+    have no raf equivalent off OpenAI's Responses API: each is left out with a warning that
+    says what to use (on the Responses API, those it runs are kept)."""
     tools = rw.at(path)
     if not isinstance(tools, list):
         return
     kept: list[tuple[KeyPath | None, Any]] = []
     for index, tool in enumerate(tools):
         kind = str(tool.get("kind", "")).lower() if isinstance(tool, dict) else ""
-        if kind in HOSTED_TOOLS:
+        if kind in HOSTED_TOOLS and not (responses and kind in _ON_RESPONSES):
             rw.warn(
                 (*path, index, "kind"),
                 f"a {kind!r} tool runs on the provider's servers and raf has none: it is "

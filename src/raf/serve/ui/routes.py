@@ -17,6 +17,7 @@ from raf.core.sessions import AgentSession
 from raf.serve.catalog import describe_agent
 from raf.serve.errors import ServeError, not_found
 from raf.serve.hosting import SERVE_KEY, AgentHost, public_id
+from raf.serve.limits import DEFAULT_MAX_BODY
 from raf.serve.requests import json_line, parse_body
 from raf.serve.security import OWNER_KEY
 from raf.serve.tenancy import Tenant
@@ -125,12 +126,32 @@ def skills_view(agent: Agent) -> list[dict[str, Any]]:
     return out
 
 
+def attachment_limits(max_body_bytes: int) -> dict[str, Any]:
+    """What the chat page may attach: the media types the HTTP API takes, the most bytes
+    of each family, and the largest file that fits in one request body (base64 makes a
+    file a third larger; a few KiB are left for the message itself)."""
+    from raf.clients.media import KNOWN_TYPES, MAX_BYTES
+
+    fits = max(0, (max_body_bytes - 16 * 1024) * 3 // 4)
+    return {
+        "types": list(KNOWN_TYPES),
+        "max_bytes": {family: min(limit, fits) for family, limit in MAX_BYTES.items()},
+    }
+
+
 def ui_router(
-    host: AgentHost, workflows: WorkflowHost, recorder: TurnRecorder, traces: Any = None
+    host: AgentHost,
+    workflows: WorkflowHost,
+    recorder: TurnRecorder,
+    traces: Any = None,
+    *,
+    max_body_bytes: int = DEFAULT_MAX_BODY,
 ) -> APIRouter:
     """The page at `/ui` and its API under `/ui/api`; `traces` (an `OtelTraces`) gives
-    the Traces page OpenTelemetry spans instead of the recorder's."""
+    the Traces page OpenTelemetry spans instead of the recorder's; `max_body_bytes` (the
+    server's request limit) bounds the files the chat page lets a person attach."""
     router = APIRouter()
+    attachments = attachment_limits(max_body_bytes)
     router.include_router(evals_router())  # the Evals page: runs kept by `raf eval`
 
     def owner(request: Request) -> str:
@@ -159,6 +180,7 @@ def ui_router(
         return {
             "agents": agents,
             "workflows": [graph_of(w) for w in workflows.workflows.values()],
+            "attachments": attachments,
         }
 
     @router.get("/ui/api/agents/{agent}/sessions")

@@ -22,10 +22,122 @@ function messageView(message, calls) {
     } else if (content.type === "approval_response") {
       box.append(h("div", { class: "muted" }, `${content.approved ? "Approved" : "Denied"} ${content.call_id}${content.reason ? `: ${content.reason}` : ""}`));
     } else if (content.type === "error") box.append(h("div", { class: "card error" }, `Error: ${content.message}`));
+    else if (content.type === "data") box.append(mediaView(content));
   }
   // a tool message whose results all went into the cards of their calls shows nothing more
   if (message.role === "tool" && box.childNodes.length === 1) return null;
   return box;
+}
+
+// -- images and files ------------------------------------------------------------------
+
+// Images are drawn from data: URLs only (the page's CSP allows no other image source), and
+// only for the raster types a model takes; anything else is a chip that names it.
+const IMAGE_TYPES = ["image/png", "image/jpeg", "image/gif", "image/webp"];
+const FAMILY_NAMES = { image: "image", audio: "audio", document: "document" };
+
+function isMedia(value) {
+  return value !== null && typeof value === "object" && value.type === "data" && typeof value.uri === "string";
+}
+
+function mediaFamily(type) {
+  if (type.startsWith("image/")) return "image";
+  if (type.startsWith("audio/")) return "audio";
+  return "document";
+}
+
+function dataUriType(uri) {
+  const match = /^data:([a-z0-9.+-]+\/[a-z0-9.+-]+)[;,]/i.exec(uri);
+  return match ? match[1].toLowerCase() : null;
+}
+
+function byteSize(uri) {
+  const comma = uri.indexOf(",");
+  if (!uri.startsWith("data:") || comma < 0 || !uri.slice(0, comma).endsWith(";base64")) return null;
+  const body = uri.slice(comma + 1);
+  return Math.floor(body.length * 3 / 4) - (body.endsWith("==") ? 2 : body.endsWith("=") ? 1 : 0);
+}
+
+function sizeText(bytes) {
+  if (bytes === null || bytes === undefined) return "";
+  if (bytes < 1024) return `${bytes} B`;
+  if (bytes < 1024 * 1024) return `${(bytes / 1024).toFixed(1)} KB`;
+  return `${(bytes / 1024 / 1024).toFixed(1)} MB`;
+}
+
+function mediaView(content, fileName) {
+  const inline = dataUriType(content.uri);
+  const type = (content.media_type || inline || "application/octet-stream").toLowerCase();
+  const size = byteSize(content.uri);
+  const label = fileName || `${type}${size !== null ? `, ${sizeText(size)}` : ""}`;
+  if (inline && IMAGE_TYPES.includes(inline) && inline === type) {
+    return h("figure", { class: "attachment image", "data-type": type },
+      h("img", { src: content.uri, alt: label }), h("figcaption", { class: "muted" }, label));
+  }
+  const chip = h("span", { class: "attachment chip", "data-type": type }, `${FAMILY_NAMES[mediaFamily(type)]}: ${label}`);
+  if (/^https?:\/\//i.test(content.uri)) {
+    chip.append(" ", h("a", { href: content.uri, target: "_blank", rel: "noopener noreferrer" }, "open"));
+  }
+  return chip;
+}
+
+// The files waiting to go with the next message: checked here (type, size) before any
+// request, with the same limits the server keeps.
+function attachmentPicker() {
+  const limits = (state.catalog && state.catalog.attachments) || { types: IMAGE_TYPES, max_bytes: { image: 512 * 1024, audio: 512 * 1024, document: 512 * 1024 } };
+  const pending = [];
+  const input = h("input", { type: "file", id: "attach-input", multiple: true, accept: limits.types.join(","), hidden: true, "aria-label": "attach a file" });
+  const button = h("button", { id: "attach", type: "button", title: `Attach an image, audio or PDF (${limits.types.join(", ")})`, onclick: () => input.click() }, "Attach");
+  const list = h("span", { class: "attachments", id: "attachments" });
+  function draw() {
+    list.replaceChildren(...pending.map((file, index) => h("span", { class: "attachment chip pending", "data-name": file.name },
+      `${file.name} (${sizeText(file.size)})`,
+      h("button", { class: "remove", type: "button", "aria-label": `remove ${file.name}`, onclick: () => { pending.splice(index, 1); draw(); } }, "×"))));
+  }
+  input.addEventListener("change", () => {
+    const refused = [];
+    for (const file of input.files) {
+      const type = (file.type || "").toLowerCase();
+      if (!limits.types.includes(type)) {
+        refused.push(`${file.name}: ${type || "an unknown type"} cannot be sent to a model (accepted: ${limits.types.join(", ")})`);
+        continue;
+      }
+      const limit = limits.max_bytes[mediaFamily(type)];
+      if (file.size > limit) {
+        refused.push(`${file.name} is ${sizeText(file.size)}; the largest ${mediaFamily(type)} this server takes is ${sizeText(limit)}`);
+        continue;
+      }
+      if (file.size === 0) { refused.push(`${file.name} is empty`); continue; }
+      pending.push(file);
+    }
+    input.value = "";
+    notice(refused.join("; "));
+    draw();
+  });
+  return {
+    elements: [button, input, list],
+    files() { return pending.slice(); },
+    clear() { pending.length = 0; draw(); },
+  };
+}
+
+function readAsDataUri(file) {
+  return new Promise((resolve, reject) => {
+    const reader = new FileReader();
+    reader.onload = () => resolve(String(reader.result));
+    reader.onerror = () => reject(new Error(`${file.name} could not be read`));
+    reader.readAsDataURL(file);
+  });
+}
+
+async function attachmentsOf(files) {
+  const out = [];
+  for (const file of files) {
+    const uri = await readAsDataUri(file);
+    const type = file.type.toLowerCase();
+    out.push({ file, media_type: type, data: uri.slice(uri.indexOf(",") + 1), uri: `data:${type};base64,${uri.slice(uri.indexOf(",") + 1)}` });
+  }
+  return out;
 }
 
 function toolCard(callId, name, args) {
@@ -34,9 +146,10 @@ function toolCard(callId, name, args) {
   const duration = h("span", { class: "muted duration" });
   const argsBlock = h("pre", { class: "args" }, args === null ? "" : pretty(args));
   const resultBlock = h("pre", { class: "result" });
+  const mediaBlock = h("div", { class: "media" });
   const root = h("details", { class: "card tool", "data-call": callId },
     h("summary", {}, "Tool ", h("strong", {}, name), " ", status, " ", duration),
-    h("div", {}, "Arguments"), argsBlock, h("div", {}, "Result"), resultBlock);
+    h("div", {}, "Arguments"), argsBlock, h("div", {}, "Result"), resultBlock, mediaBlock);
   return {
     root,
     arguments(value) { argsBlock.textContent = pretty(value); },
@@ -48,7 +161,12 @@ function toolCard(callId, name, args) {
         resultBlock.textContent = content.error;
       } else {
         status.textContent = "done"; status.className = "badge ok";
-        resultBlock.textContent = pretty(content.result);
+        const parts = Array.isArray(content.result) ? content.result : [content.result];
+        const media = parts.filter(isMedia);
+        if (media.length) {
+          resultBlock.textContent = parts.filter((p) => !isMedia(p) && p !== null && p !== undefined).map(pretty).join("\n");
+          mediaBlock.replaceChildren(...media.map((m) => mediaView(m)));
+        } else resultBlock.textContent = pretty(content.result);
       }
       if (live) duration.textContent = `${Math.round(performance.now() - started)} ms`;
     },
@@ -195,11 +313,19 @@ async function chatPage(parts) {
   const send = h("button", { class: "primary", id: "send" }, "Send");
   const cancel = h("button", { id: "cancel", disabled: true }, "Cancel");
   const info = h("span", { class: "muted", id: "session-label" }, sessionId ? `Session ${sessionId}` : "New session");
+  const picker = attachmentPicker();
   async function submit() {
     const text = input.value.trim();
-    if (!text) return;
+    const files = picker.files();
+    if (!text) {
+      if (files.length) notice("Write a message to go with the attached file.");
+      return;
+    }
     send.disabled = true;
     notice("");
+    let attached;
+    try { attached = await attachmentsOf(files); }
+    catch (error) { notice(error.message); send.disabled = false; return; }
     try {
       if (!sessionId) {
         const created = await api("POST", `/agents/${encodeURIComponent(agent)}/sessions`, {});
@@ -211,8 +337,12 @@ async function chatPage(parts) {
         if (picker) picker.append(h("option", { value: sessionId, selected: true }, `${text.slice(0, 80)} — ${sessionId}`));
       }
       input.value = "";
-      transcript.append(h("div", { class: "msg user", "data-role": "user" }, h("span", { class: "role" }, "user"), h("span", { class: "text" }, text)));
-      await streamRun(agent, sessionId, `/agents/${encodeURIComponent(agent)}/sessions/${encodeURIComponent(sessionId)}/runs`, { messages: text, stream: true });
+      picker.clear();
+      transcript.append(h("div", { class: "msg user", "data-role": "user" }, h("span", { class: "role" }, "user"), h("span", { class: "text" }, text),
+        ...attached.map((a) => mediaView({ type: "data", uri: a.uri, media_type: a.media_type }, a.file.name))));
+      const body = { messages: text, stream: true };
+      if (attached.length) body.attachments = attached.map((a) => ({ media_type: a.media_type, data: a.data }));
+      await streamRun(agent, sessionId, `/agents/${encodeURIComponent(agent)}/sessions/${encodeURIComponent(sessionId)}/runs`, body);
     } catch (error) {
       if (!error.lost) notice(error.message);
     } finally {
@@ -235,7 +365,7 @@ async function chatPage(parts) {
   const column = h("div", { class: "chat-column" },
     h("h2", {}, `Chat with ${agent} `, info),
     h("div", { class: "conversation" }, "Conversation ", conversations, fresh, panelToggle),
-    transcript, input, h("div", { class: "row" }, send, cancel,
+    transcript, input, h("div", { class: "row" }, send, cancel, ...picker.elements,
       h("a", { href: `#/requests/${encodeURIComponent(agent)}/${encodeURIComponent(sessionId || "")}`, id: "requests-link" }, "Requests the model saw")));
   const layout = h("div", { class: `chat-layout${panelOpen() ? "" : " no-panel"}` }, column, sidePanel());
   show(layout);
