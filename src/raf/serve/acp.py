@@ -9,7 +9,7 @@ from __future__ import annotations
 
 from typing import TYPE_CHECKING, Any, cast
 
-from raf.agent.agent import Agent
+from raf.core.agent_like import AgentLike, close_agent_like
 from raf.core.contents import (
     ApprovalRequestContent,
     ApprovalResponseContent,
@@ -47,7 +47,7 @@ def _acp_error(exc: BaseException) -> Exception:
 class RafAcpAgent:
     """The agent side of ACP over one hosted raf agent (sessions owned by the editor)."""
 
-    def __init__(self, agent: Agent, store: SessionStore | None = None) -> None:
+    def __init__(self, agent: AgentLike, store: SessionStore | None = None) -> None:
         require_extra("acp", "serving an agent over ACP")
         self.host = AgentHost([agent], store=store)
         self.name = agent.name
@@ -246,7 +246,7 @@ class RafAcpAgent:
             active.token.cancel("cancelled by the editor")
 
 
-async def serve_acp_stdio(agent: Agent, store: SessionStore | None = None) -> None:
+async def serve_acp_stdio(agent: AgentLike, store: SessionStore | None = None) -> None:
     """Speak ACP on this process's stdin/stdout until the editor closes them."""
     require_extra("acp", "serving an agent over ACP")
     from acp import run_agent
@@ -255,4 +255,4 @@ async def serve_acp_stdio(agent: Agent, store: SessionStore | None = None) -> No
         # The SDK answers "method not found" for the optional methods left out here.
         await run_agent(cast("acp.Agent", RafAcpAgent(agent, store)))
     finally:
-        await agent.aclose()
+        await close_agent_like(agent)
