@@ -9,7 +9,7 @@ import os
 import sys
 from collections.abc import AsyncIterator
 from pathlib import Path
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 from raf.agent.agent import Agent
 from raf.core.agent_like import (
@@ -249,3 +249,9 @@ def short(value: Any, limit: int = 80) -> str:
     if len(text) <= limit:
         return text
     return f"{text[:limit]}… ({len(text)} chars)"
+
+
+if TYPE_CHECKING:
+    _STORED_WORKFLOW_AGENT_IS_AGENT_LIKE: type[EquippedAgent] = StoredWorkflowAgent
+    """Checked by mypy: the programs' workflow agent has every agent's shape (and lists
+    its, empty, tools and providers like an agent with a model)."""

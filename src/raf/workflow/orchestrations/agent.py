@@ -21,6 +21,7 @@ import logging
 from collections.abc import AsyncIterator, Mapping, Sequence
 from typing import TYPE_CHECKING, Any
 
+from raf.core.agent_like import AgentLike
 from raf.core.approvals import refuse_messages_with_answers
 from raf.core.errors import ConfigurationError, RafError
 from raf.core.messages import ChatMessage, MessageInput, Role, new_id, to_messages
@@ -281,3 +282,8 @@ def _refuse_run_arguments(
         raise ConfigurationError(
             "an orchestration run as an agent has no instructions template to fill"
         )
+
+
+if TYPE_CHECKING:
+    _ORCHESTRATION_AGENT_IS_AGENT_LIKE: type[AgentLike] = OrchestrationAgent
+    """Checked by mypy: an orchestration run as an agent has the shape of every agent."""
