@@ -10,6 +10,7 @@ from __future__ import annotations
 from typing import TYPE_CHECKING, Any, cast
 
 from raf.core.agent_like import AgentLike, close_agent_like
+from raf.core.call_approval import answerable_requests
 from raf.core.contents import (
     ApprovalRequestContent,
     ApprovalResponseContent,
@@ -124,7 +125,10 @@ class RafAcpAgent:
                 if finish is not FinishReason.AWAITING_APPROVAL:
                     return PromptResponse(stop_reason=STOP_REASONS.get(finish, "end_turn"))  # type: ignore[arg-type]
                 session = await self.host.session(self.name, session_id, ANONYMOUS)
-                decided = await self._ask(session_id, session.pending_approvals)
+                waiting = answerable_requests(session)
+                if not waiting:  # another run claimed them all: nothing for the editor
+                    return PromptResponse(stop_reason="end_turn")
+                decided = await self._ask(session_id, waiting)
                 if decided is None or self.turns.get(session_id):
                     return PromptResponse(stop_reason="cancelled")
                 messages, approvals = [], decided

@@ -14,7 +14,7 @@ from dataclasses import dataclass, field
 from typing import Any
 
 from raf.core.agent_like import AgentLike
-from raf.core.approvals import awaiting_answers
+from raf.core.call_approval import session_approvals
 from raf.core.cancellation import CancellationToken
 from raf.core.contents import ApprovalResponseContent
 from raf.core.errors import ApprovalError, SessionError, SessionNotFoundError
@@ -293,8 +293,10 @@ def check_request(
     messages: Sequence[ChatMessage],
     approvals: Sequence[ApprovalResponseContent],
 ) -> None:
-    """Refuse a request the run would refuse, before anything runs, with a clear 409."""
-    pending = {p.call_id: p for p in session.pending_approvals}
+    """Refuse a request the run would refuse, before anything runs, with a clear 409.
+    Answers go to approvals the session waits on (a claimed one is refused by the run);
+    a new message waits while any approval is still a human's to answer."""
+    pending = {a.call_id: a for a in session_approvals(session)}
     if approvals:
         if messages:
             raise ServeError(
@@ -324,7 +326,7 @@ def check_request(
                     pending=sorted(pending),
                 )
         return
-    if pending and awaiting_answers(session):
+    if any(a.answerable for a in pending.values()):
         raise ServeError(
             409,
             "awaiting_approval",

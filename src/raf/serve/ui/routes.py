@@ -12,6 +12,7 @@ from fastapi.responses import HTMLResponse, StreamingResponse
 from pydantic import BaseModel, ConfigDict, Field
 
 from raf.core.agent_like import AgentLike, own_providers
+from raf.core.call_approval import session_approvals
 from raf.core.errors import RafError
 from raf.core.sessions import AgentSession
 from raf.serve.catalog import describe_agent
@@ -182,7 +183,7 @@ def ui_router(
                     "id": public_id(session),
                     "title": first[:80],
                     "messages": len(session.messages),
-                    "pending": len(session.pending_approvals),
+                    "pending": sum(a.answerable for a in session_approvals(session)),
                     "running": host.running(session.id) is not None,
                     "recorded_runs": len(recorder.runs(session.id)),
                 }
