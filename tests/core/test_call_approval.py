@@ -7,7 +7,14 @@ from collections.abc import Callable
 
 import pytest
 
-from raf.core.call_approval import ApprovalStatus, CallApproval, RunApprovals, stored_status
+from raf.core.call_approval import (
+    ApprovalStatus,
+    CallApproval,
+    RunApprovals,
+    answerable_requests,
+    session_approvals,
+    stored_status,
+)
 from raf.core.contents import ApprovalRequestContent, ApprovalResponseContent
 from raf.core.errors import ApprovalError
 from raf.core.sessions import AgentSession
@@ -148,3 +155,24 @@ def test_spend_claimed_and_reopen_keep_the_record_in_step() -> None:
     approvals.spend_claimed()
     assert approvals.status("a") is S.SPENT and approvals.status("b") is S.PENDING
     assert approvals.spent == ["a"]
+
+
+def test_a_stored_sessions_approvals_read_as_call_approvals_with_their_status() -> None:
+    asked = [
+        ApprovalRequestContent(call_id="c1", name="write", arguments={"path": "a"}),
+        ApprovalRequestContent(call_id="c2", name="send", arguments={}),
+    ]
+    session = AgentSession(pending_approvals=list(asked), spent_approvals=["c2", "old"])
+    approvals = session_approvals(session)
+    assert [(a.call_id, a.name, a.status) for a in approvals] == [
+        ("c1", "write", S.PENDING),
+        ("c2", "send", S.CLAIMED),  # pending and spent: a run claimed it
+    ]
+    assert [a.answerable for a in approvals] == [True, False]
+    assert approvals[0].request is asked[0] and approvals[0].arguments == {"path": "a"}
+    assert answerable_requests(session) == [asked[0]]
+    # reading changes nothing stored
+    assert session.pending_approvals == asked and session.spent_approvals == ["c2", "old"]
+    approvals[0].answer(_yes("c1"))
+    assert approvals[0].status is S.ANSWERED and not approvals[0].answerable
+    assert session_approvals(AgentSession()) == []

@@ -8,6 +8,7 @@ from pathlib import Path
 import pytest
 
 from raf import FinishReason
+from raf.core.agent_like import EquippedAgent, own_tools
 from raf.core.errors import ValidationProblems
 from raf.decl import DeclAgentBuilder
 from raf.testing import ScriptedChatClient, call, reply
@@ -53,7 +54,8 @@ async def test_a_mode_string_builds_the_orchestration_and_runs_it():
     assert isinstance(agent, OrchestrationAgent)
     assert isinstance(agent.orchestration, SequentialOrchestration)
     assert (agent.name, agent.description) == ("team", "A team")
-    assert agent.tools == ()  # the sub-agents are members, not tools
+    # the sub-agents are members, not tools: the orchestration has no tools of its own
+    assert not isinstance(agent, EquippedAgent) and own_tools(agent) == ()
     response = await agent.run("write")
     assert response.text == "final"
     assert [m.author_name for m in response.messages] == ["writer", "editor"]

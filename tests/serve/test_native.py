@@ -231,6 +231,8 @@ def test_a_claim_whose_run_died_is_refused_and_a_new_message_goes_on(tmp_path: P
         with served.client() as client:
             sid = new_session(client, "clerk")
             client.post(f"/agents/clerk/sessions/{sid}/runs", json={"messages": "note it"})
+            waiting = client.get(f"/agents/clerk/sessions/{sid}").json()["approvals"]
+            assert waiting == [{"call_id": "k1", "name": "write_note", "status": "pending"}]
 
             async def claim_and_die(sid: str) -> None:  # a worker claimed k1, then died
                 store = SqliteSessionStore(path)
@@ -239,6 +241,8 @@ def test_a_claim_whose_run_died_is_refused_and_a_new_message_goes_on(tmp_path: P
                 await store.save(session)
 
             asyncio.run(claim_and_die(sid))
+            [claimed] = client.get(f"/agents/clerk/sessions/{sid}").json()["approvals"]
+            assert claimed["status"] == "claimed"  # a run's now, not the person's to answer
             refused = client.post(
                 f"/agents/clerk/sessions/{sid}/approvals",
                 json={"responses": [{"call_id": "k1", "approved": True}]},

@@ -75,13 +75,14 @@ async def test_the_programs_close_an_orchestration_agents_members():
     assert [p.closed for p in providers] == [True, True]
 
 
-async def test_the_agents_chat_client_runs_the_orchestration_on_the_messages():
+async def test_the_orchestration_as_a_chat_client_runs_it_on_the_messages():
     from raf import ChatMessage, ChatOptions
     from raf.core.responses import fold_stream
+    from raf.workflow.orchestrations import OrchestrationChatClient
 
     a, _ = member("a", "alpha", "alpha again")
     b, bc = member("b", "beta", "beta again")
-    client = SequentialOrchestration([a, b]).as_agent().chat_client
+    client = OrchestrationChatClient(SequentialOrchestration([a, b]))
     response = await client.get_response(
         [ChatMessage.system("ignored"), ChatMessage.user("go")], ChatOptions()
     )

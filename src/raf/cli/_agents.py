@@ -9,9 +9,16 @@ import os
 import sys
 from collections.abc import AsyncIterator
 from pathlib import Path
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 from raf.agent.agent import Agent
+from raf.core.agent_like import (
+    AgentLike,
+    EquippedAgent,
+    close_agent_like,
+    own_providers,
+    own_tools,
+)
 from raf.core.chat_client import ChatClient
 from raf.core.errors import ConfigurationError
 from raf.core.messages import MessageInput
@@ -20,6 +27,7 @@ from raf.core.responses import AgentResponseUpdate, UpdateKind
 from raf.core.sessions import AgentSession, SessionStore
 from raf.testing.script_file import SCRIPTED_PREFIX, ScriptFileClient
 from raf.workflow.as_agent import WorkflowAgent
+from raf.workflow.orchestrations.agent import OrchestrationAgent
 from raf.workflow.workflow import Workflow
 
 DEFAULT_INSTRUCTIONS = (
@@ -160,9 +168,11 @@ def build_workflow_agent(
     return StoredWorkflowAgent(builder.build(), store, client)
 
 
-def build_agent(
-    file: str | None, model: str | None, store: SessionStore | None
-) -> Agent | StoredWorkflowAgent:
+ProgramAgent = Agent | OrchestrationAgent | StoredWorkflowAgent
+"""What the programs run: an agent, a document's sub-agents' orchestration, or a workflow."""
+
+
+def build_agent(file: str | None, model: str | None, store: SessionStore | None) -> ProgramAgent:
     """The agent of a document (its own model unless `model` is given), a workflow
     document as an agent, or the default assistant on the default model."""
     if file:
@@ -191,29 +201,33 @@ def build_agent(
     return agent.build()
 
 
-async def close_agent(agent: Agent | StoredWorkflowAgent, timeout_s: float = 30.0) -> None:
+async def close_agent(agent: AgentLike, timeout_s: float = 30.0) -> None:
     """Let providers finish background work (memory consolidation) and close connections
-    (MCP servers), sub-agents' too; one failing does not stop the others."""
+    (MCP servers), sub-agents' and orchestration members' too; one failing does not stop
+    the others."""
     seen: set[int] = set()
-    if not isinstance(agent, Agent):
+    if isinstance(agent, StoredWorkflowAgent):
         from raf.workflow.declarative import close_services
 
         await close_services(agent.workflow)
         return
 
-    async def close(current: Agent) -> None:
+    async def close(current: AgentLike) -> None:
         if id(current) in seen:
             return
         seen.add(id(current))
-        for tool in current.tools:
+        if not isinstance(current, EquippedAgent | OrchestrationAgent):
+            await close_agent_like(current)  # the user's own kind: its own `aclose`
+            return
+        for tool in own_tools(current):
             inner = getattr(tool, "agent", None)
-            if isinstance(inner, Agent):
+            if isinstance(inner, AgentLike):
                 await close(inner)
-        orchestration = getattr(current, "orchestration", None)  # an orchestration's agent
-        for member in orchestration.agents() if orchestration is not None else []:
-            if isinstance(member, Agent):
-                await close(member)
-        for provider in current.context_providers:
+        if isinstance(current, OrchestrationAgent):
+            for member in current.orchestration.agents():
+                if isinstance(member, AgentLike):
+                    await close(member)
+        for provider in own_providers(current):
             aclose = getattr(provider, "aclose", None)
             if aclose is None:
                 continue
@@ -235,3 +249,9 @@ def short(value: Any, limit: int = 80) -> str:
     if len(text) <= limit:
         return text
     return f"{text[:limit]}… ({len(text)} chars)"
+
+
+if TYPE_CHECKING:
+    _STORED_WORKFLOW_AGENT_IS_AGENT_LIKE: type[EquippedAgent] = StoredWorkflowAgent
+    """Checked by mypy: the programs' workflow agent has every agent's shape (and lists
+    its, empty, tools and providers like an agent with a model)."""

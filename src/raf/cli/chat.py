@@ -135,17 +135,17 @@ class _Chat:
         return True
 
     def _model(self, spec: str) -> None:
-        from raf.agent.agent import Agent
-        from raf.cli._agents import StoredWorkflowAgent, build_agent, resolve_client
+        from raf.cli._agents import ProgramAgent, build_agent, resolve_client
         from raf.core.errors import RafError
 
         if not spec:
-            client = self.agent.leaf_client
-            self.say(f"model: {self.model_spec or 'default'} ({client!r})")
+            client = getattr(self.agent, "leaf_client", None)  # none: members have their own
+            shown = f"{client!r}" if client is not None else "each member's own"
+            self.say(f"model: {self.model_spec or 'default'} ({shown})")
             return
         try:
             if self.args.file:
-                agent: Agent | StoredWorkflowAgent = build_agent(self.args.file, spec, self.store)
+                agent: ProgramAgent = build_agent(self.args.file, spec, self.store)
             else:
                 resolve_client(spec)
                 agent = build_agent(None, spec, self.store)

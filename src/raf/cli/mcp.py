@@ -110,13 +110,7 @@ async def _serve(args: argparse.Namespace) -> int:
         else:
             await server.serve_stdio()
     finally:
-        from raf.agent.agent import Agent
         from raf.cli._agents import close_agent
 
-        if isinstance(agent, Agent):
-            await close_agent(agent)  # providers with connections or background work
-        else:
-            close = getattr(agent, "aclose", None)
-            if close is not None:
-                await close()
+        await close_agent(agent)  # providers with connections or background work
     return 0

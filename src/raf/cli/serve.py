@@ -379,12 +379,11 @@ def serve_command(args: argparse.Namespace) -> int:
 
 
 def acp_command(args: argparse.Namespace) -> int:
-    from raf.agent.agent import Agent
-    from raf.cli._agents import build_agent, session_store
+    from raf.cli._agents import StoredWorkflowAgent, build_agent, session_store
     from raf.serve.acp import serve_acp_stdio
 
     agent = build_agent(args.file, args.model, None)
-    if not isinstance(agent, Agent):
+    if isinstance(agent, StoredWorkflowAgent):
         print(f"raf acp: {args.file} is a workflow document; ACP serves agents", file=sys.stderr)
         return 2
     asyncio.run(serve_acp_stdio(agent, session_store()))

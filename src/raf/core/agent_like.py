@@ -4,13 +4,15 @@ agents (a workflow node, a tool, a server) asks for this, not for a concrete cla
 
 from __future__ import annotations
 
-from collections.abc import AsyncIterator
+from collections.abc import AsyncIterator, Sequence
 from typing import Protocol, runtime_checkable
 
+from raf.core.context import ContextProvider
 from raf.core.messages import MessageInput
 from raf.core.options import AgentRunOptions
 from raf.core.responses import AgentResponse, AgentResponseUpdate
 from raf.core.sessions import AgentSession
+from raf.core.tools import Tool
 
 
 @runtime_checkable
@@ -41,3 +43,39 @@ class AgentLike(Protocol):
         options: AgentRunOptions | None = None,
     ) -> AsyncIterator[AgentResponseUpdate]:
         """The same turn, its updates as they come; the last one says how it finished."""
+
+
+@runtime_checkable
+class EquippedAgent(AgentLike, Protocol):
+    """An agent-like whose model is offered its own tools and context providers (an
+    `Agent`). Servers and the CLI list and close these; an orchestration or a workflow run
+    as an agent has none of its own (its members do), and is not one."""
+
+    @property
+    def tools(self) -> Sequence[Tool]: ...
+
+    @property
+    def context_providers(self) -> Sequence[ContextProvider]: ...
+
+
+def own_tools(agent: AgentLike) -> Sequence[Tool]:
+    """The tools an agent offers its model itself; none for one without a model."""
+    return agent.tools if isinstance(agent, EquippedAgent) else ()
+
+
+def own_providers(agent: AgentLike) -> Sequence[ContextProvider]:
+    """The context providers of an agent's own runs; none for one without a model."""
+    return agent.context_providers if isinstance(agent, EquippedAgent) else ()
+
+
+@runtime_checkable
+class ClosableAgent(AgentLike, Protocol):
+    """An agent-like that holds connections or background work to close when done."""
+
+    async def aclose(self) -> None: ...
+
+
+async def close_agent_like(agent: AgentLike) -> None:
+    """Close what the agent holds open, where it holds anything (an `aclose`)."""
+    if isinstance(agent, ClosableAgent):
+        await agent.aclose()

@@ -64,10 +64,25 @@ class CallApproval:
     status: ApprovalStatus = ApprovalStatus.PENDING
     response: ApprovalResponseContent | None = None
     """The human's answer, once given."""
+    request: ApprovalRequestContent | None = None
+    """The request the human is (or was) shown, where the approval came from one."""
 
     @classmethod
-    def of_request(cls, request: ApprovalRequestContent) -> CallApproval:
-        return cls(call_id=request.call_id, name=request.name, arguments=dict(request.arguments))
+    def of_request(
+        cls, request: ApprovalRequestContent, status: ApprovalStatus = ApprovalStatus.PENDING
+    ) -> CallApproval:
+        return cls(
+            call_id=request.call_id,
+            name=request.name,
+            arguments=dict(request.arguments),
+            status=status,
+            request=request,
+        )
+
+    @property
+    def answerable(self) -> bool:
+        """Whether a human's answer is wanted now (it is PENDING)."""
+        return self.status is ApprovalStatus.PENDING
 
     def answer(self, response: ApprovalResponseContent) -> None:
         """PENDING → ANSWERED (approved) or REFUSED (denied)."""
@@ -110,6 +125,25 @@ def stored_status(session: AgentSession, call_id: str) -> ApprovalStatus | None:
     if pending:
         return ApprovalStatus.CLAIMED if spent else ApprovalStatus.PENDING
     return ApprovalStatus.SPENT if spent else None
+
+
+def session_approvals(session: AgentSession) -> list[CallApproval]:
+    """Every approval a stored session waits on, in the order asked, each with the status
+    its record gives: PENDING (a human may answer it) or CLAIMED (a run took it and has
+    not recorded its result). Code that decides from a session's approvals reads these,
+    not the stored lists."""
+    spent = set(session.spent_approvals)
+    return [
+        CallApproval.of_request(
+            request, ApprovalStatus.CLAIMED if request.call_id in spent else ApprovalStatus.PENDING
+        )
+        for request in session.pending_approvals
+    ]
+
+
+def answerable_requests(session: AgentSession) -> list[ApprovalRequestContent]:
+    """The requests of a stored session's approvals that a human may answer now."""
+    return [a.request for a in session_approvals(session) if a.answerable and a.request is not None]
 
 
 @dataclass(kw_only=True, slots=True)

@@ -14,9 +14,8 @@ from __future__ import annotations
 import logging
 from collections.abc import Mapping
 from pathlib import Path
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
-from raf.agent.agent import Agent
 from raf.core.chat_client import ChatClient
 from raf.core.context import ContextProvider
 from raf.core.errors import ConfigurationError, Problem
@@ -27,6 +26,9 @@ from raf.decl.factories import ToolFactory, ToolFactoryContext
 from raf.decl.loader import LoadedAgent, load, load_dict, load_file, read_document
 from raf.decl.model_client import Connection
 from raf.decl.schema import AgentDecl
+
+if TYPE_CHECKING:
+    from raf.decl.link_base import DeclaredAgent
 
 __all__ = ["DeclAgentBuilder", "ToolFactory", "ToolFactoryContext"]
 
@@ -195,7 +197,7 @@ class DeclAgentBuilder:
 
     # -- build ------------------------------------------------------------------------
 
-    def build(self) -> Agent:
+    def build(self) -> DeclaredAgent:
         """The agent; every problem found while linking is reported at once."""
         from raf.decl.link_base import Bindings
         from raf.decl.linker import Linker

@@ -23,6 +23,10 @@ from raf.decl.source import Document, KeyPath
 
 if TYPE_CHECKING:
     from raf.agent.agent import Agent
+    from raf.workflow.orchestrations.agent import OrchestrationAgent
+
+    DeclaredAgent = Agent | OrchestrationAgent
+    """What a document builds: an agent, or its sub-agents' orchestration run as one."""
 
 
 @dataclass(slots=True)
@@ -41,7 +45,7 @@ class Bindings:
 
 
 class LinkedAgent(Protocol):
-    def link(self) -> Agent: ...
+    def link(self) -> DeclaredAgent: ...
 
 
 class LinkSite(Protocol):

@@ -5,7 +5,6 @@ from __future__ import annotations
 
 from typing import TYPE_CHECKING, Any
 
-from raf.agent.agent import Agent
 from raf.core.errors import RafError, ValidationProblems
 from raf.core.tools import Tool
 from raf.decl.link_base import LinkSite
@@ -13,6 +12,8 @@ from raf.decl.schema import SubAgentRefDecl
 
 if TYPE_CHECKING:
     from raf.agent.builder import AgentBuilder
+    from raf.decl.link_base import DeclaredAgent
+    from raf.workflow.orchestrations.agent import OrchestrationAgent
 
 
 def sub_agent_tools(linker: LinkSite) -> list[Tool]:
@@ -28,12 +29,12 @@ def sub_agent_tools(linker: LinkSite) -> list[Tool]:
     return tools
 
 
-def orchestrated(linker: LinkSite, agent: AgentBuilder, decl: Any) -> Agent:
+def orchestrated(linker: LinkSite, agent: AgentBuilder, decl: Any) -> OrchestrationAgent:
     """The sub-agents as members of the declared orchestration, the document's own agent
     in the mode's leading role where it has one; the result is used as an agent."""
     from raf.decl.orchestration import ROOT, build_orchestration, needs_lead
 
-    members: list[Agent] = []
+    members: list[DeclaredAgent] = []
     for sub, child in _members(linker):
         if isinstance(sub, SubAgentRefDecl) and sub.name:
             child.name = sub.name
@@ -62,9 +63,9 @@ def orchestrated(linker: LinkSite, agent: AgentBuilder, decl: Any) -> Agent:
     return orchestration.as_agent(session_store=store)
 
 
-def _members(linker: LinkSite) -> list[tuple[Any, Agent]]:
+def _members(linker: LinkSite) -> list[tuple[Any, DeclaredAgent]]:
     """Each sub-agent declaration with the agent built from it."""
-    built: list[tuple[Any, Agent]] = []
+    built: list[tuple[Any, DeclaredAgent]] = []
     for sub, loaded in zip(linker.decl.sub_agents, linker.loaded.sub_agents, strict=False):
         try:
             built.append((sub, linker.child(loaded).link()))

@@ -5,9 +5,8 @@ from __future__ import annotations
 
 import logging
 from collections.abc import Callable
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
-from raf.agent.agent import Agent
 from raf.core.chat_client import ChatClient
 from raf.core.context import ContextProvider
 from raf.core.errors import (
@@ -20,6 +19,9 @@ from raf.core.errors import (
 from raf.core.options import ChatOptions
 from raf.decl import contexts as ctx
 from raf.decl.link_base import Bindings
+
+if TYPE_CHECKING:
+    from raf.decl.link_base import DeclaredAgent
 from raf.decl.link_contexts import compressed_last, linked_contexts, share_skills
 from raf.decl.link_prompt import apply_template, plain_instructions
 from raf.decl.link_settings import apply_run_settings
@@ -145,7 +147,7 @@ class Linker:
             parent_client=self.client,
         )
 
-    def link(self) -> Agent:
+    def link(self) -> DeclaredAgent:
         from raf.agent.builder import AgentBuilder
 
         decl = self.decl

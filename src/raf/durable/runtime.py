@@ -15,7 +15,7 @@ from typing import Any
 
 from dbos import DBOS, DBOSConfig, EnqueueOptions, SetWorkflowID
 
-from raf.agent.agent import Agent
+from raf.core.agent_like import AgentLike
 from raf.core.contents import ApprovalResponseContent, content_from_dict, content_to_dict
 from raf.core.errors import RafError, SessionNotFoundError
 from raf.core.messages import ChatMessage
@@ -107,7 +107,7 @@ class DurableRuntime:
 
     def __init__(
         self,
-        agents: Mapping[str, Agent] | Sequence[Agent],
+        agents: Mapping[str, AgentLike] | Sequence[AgentLike],
         *,
         store: SessionStore,
         database: str = "sqlite:///raf-durable.sqlite",
@@ -125,7 +125,7 @@ class DurableRuntime:
         else:
             self.agents = {a.name: a for a in agents}
         for agent in self.agents.values():
-            if agent.session_store is not None:
+            if getattr(agent, "session_store", None) is not None:
                 raise RafError(
                     f"agent {agent.name!r} saves its own sessions; a durable run saves them "
                     "as recorded steps, so give the store to DurableRuntime(store=...) instead"
@@ -218,7 +218,7 @@ class DurableRuntime:
             return self.concurrency.get(agent_name)
         return self.concurrency
 
-    def agent(self, name: str) -> Agent:
+    def agent(self, name: str) -> AgentLike:
         agent = self.agents.get(name)
         if agent is None:
             known = ", ".join(sorted(self.agents)) or "none"

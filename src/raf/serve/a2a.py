@@ -12,7 +12,7 @@ from __future__ import annotations
 
 from typing import TYPE_CHECKING, Any
 
-from raf.agent.agent import Agent
+from raf.core.agent_like import AgentLike, own_tools
 from raf.core.contents import ApprovalResponseContent, content_to_dict
 from raf.core.errors import RafError
 from raf.core.messages import ChatMessage
@@ -30,7 +30,7 @@ if TYPE_CHECKING:
     from starlette.requests import Request
 
 
-def agent_card(agent: Agent, url: str, security: ServeSecurity) -> AgentCard:
+def agent_card(agent: AgentLike, url: str, security: ServeSecurity) -> AgentCard:
     """The A2A card of one agent at `url`, declaring bearer auth when tokens are on."""
     from a2a.types import (
         AgentCapabilities,
@@ -58,7 +58,7 @@ def agent_card(agent: Agent, url: str, security: ServeSecurity) -> AgentCard:
                 id=agent.name,
                 name=agent.name,
                 description=agent.description or f"Ask {agent.name}.",
-                tags=[t.name for t in agent.tools] or ["chat"],
+                tags=[t.name for t in own_tools(agent)] or ["chat"],
             )
         ],
     )
@@ -215,7 +215,7 @@ def mount_a2a(
             context.user = Owner(str(request.scope.get("state", {}).get(OWNER_KEY, "")))
             return context
 
-    def card_route(path: str, agent: Agent) -> Route:
+    def card_route(path: str, agent: AgentLike) -> Route:
         async def card(request: Request) -> JSONResponse:
             base = (base_url or str(request.base_url)).rstrip("/")
             made = agent_card(agent, f"{base}/a2a/{agent.name}", security)

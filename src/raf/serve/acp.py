@@ -9,7 +9,8 @@ from __future__ import annotations
 
 from typing import TYPE_CHECKING, Any, cast
 
-from raf.agent.agent import Agent
+from raf.core.agent_like import AgentLike, close_agent_like
+from raf.core.call_approval import answerable_requests
 from raf.core.contents import (
     ApprovalRequestContent,
     ApprovalResponseContent,
@@ -47,7 +48,7 @@ def _acp_error(exc: BaseException) -> Exception:
 class RafAcpAgent:
     """The agent side of ACP over one hosted raf agent (sessions owned by the editor)."""
 
-    def __init__(self, agent: Agent, store: SessionStore | None = None) -> None:
+    def __init__(self, agent: AgentLike, store: SessionStore | None = None) -> None:
         require_extra("acp", "serving an agent over ACP")
         self.host = AgentHost([agent], store=store)
         self.name = agent.name
@@ -124,7 +125,10 @@ class RafAcpAgent:
                 if finish is not FinishReason.AWAITING_APPROVAL:
                     return PromptResponse(stop_reason=STOP_REASONS.get(finish, "end_turn"))  # type: ignore[arg-type]
                 session = await self.host.session(self.name, session_id, ANONYMOUS)
-                decided = await self._ask(session_id, session.pending_approvals)
+                waiting = answerable_requests(session)
+                if not waiting:  # another run claimed them all: nothing for the editor
+                    return PromptResponse(stop_reason="end_turn")
+                decided = await self._ask(session_id, waiting)
                 if decided is None or self.turns.get(session_id):
                     return PromptResponse(stop_reason="cancelled")
                 messages, approvals = [], decided
@@ -246,7 +250,7 @@ class RafAcpAgent:
             active.token.cancel("cancelled by the editor")
 
 
-async def serve_acp_stdio(agent: Agent, store: SessionStore | None = None) -> None:
+async def serve_acp_stdio(agent: AgentLike, store: SessionStore | None = None) -> None:
     """Speak ACP on this process's stdin/stdout until the editor closes them."""
     require_extra("acp", "serving an agent over ACP")
     from acp import run_agent
@@ -255,4 +259,4 @@ async def serve_acp_stdio(agent: Agent, store: SessionStore | None = None) -> No
         # The SDK answers "method not found" for the optional methods left out here.
         await run_agent(cast("acp.Agent", RafAcpAgent(agent, store)))
     finally:
-        await agent.aclose()
+        await close_agent_like(agent)

@@ -24,6 +24,7 @@ from typing import TYPE_CHECKING, Any
 from fastapi import APIRouter, Request, Response
 from fastapi.responses import StreamingResponse
 
+from raf.core.call_approval import answerable_requests, session_approvals
 from raf.core.contents import (
     ApprovalRequestContent,
     ApprovalResponseContent,
@@ -457,7 +458,7 @@ class AguiRun:
         before = dict(session.provider_state)
         if before:
             yield self._snapshot(before)
-        pending = list(session.pending_approvals)
+        pending = [a.request for a in session_approvals(session) if a.request is not None]
         mapper = EventMapper(known_calls={p.call_id for p in pending})
         active = None
         try:
@@ -514,8 +515,9 @@ class AguiRun:
         )
 
         outcome: Any
-        if mapper.finish is FinishReason.AWAITING_APPROVAL and session.pending_approvals:
-            interrupts = [approval_interrupt(p) for p in session.pending_approvals]
+        waiting = answerable_requests(session)
+        if mapper.finish is FinishReason.AWAITING_APPROVAL and waiting:
+            interrupts = [approval_interrupt(p) for p in waiting]
             outcome = RunFinishedInterruptOutcome(interrupts=interrupts)
         elif mapper.finish is FinishReason.CANCELLED:
             outcome = RunFinishedCancelledOutcome()

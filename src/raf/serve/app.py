@@ -7,6 +7,7 @@ from contextlib import asynccontextmanager
 from dataclasses import replace
 from typing import Any
 
+from raf.core.agent_like import close_agent_like
 from raf.core.errors import RafError
 from raf.serve.errors import ServeError, require_extra
 from raf.serve.hosting import AgentHost
@@ -45,7 +46,7 @@ def create_app(
         if ui is not None:
             await ui.workflows.aclose()
         for agent in host.agents.values():
-            await agent.aclose()
+            await close_agent_like(agent)
 
     app = FastAPI(title="raf", lifespan=lifespan, docs_url=None, redoc_url=None)
 

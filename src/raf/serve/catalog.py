@@ -6,7 +6,7 @@ from __future__ import annotations
 from collections.abc import Sequence
 from typing import Any
 
-from raf.agent.agent import Agent, agent_summary
+from raf.core.agent_like import AgentLike, own_providers, own_tools
 from raf.core.tools import Tool
 
 
@@ -21,16 +21,22 @@ def provider_tools(provider: Any) -> list[Tool] | None:
     return None
 
 
-def describe_agent(agent: Agent) -> dict[str, Any]:
+def describe_agent(agent: AgentLike) -> dict[str, Any]:
     """An agent's JSON description for `/agents`: its own tools then each provider's,
-    and per provider the tools it adds (left out where they are known only at run time)."""
-    summary = agent_summary(agent)
-    names = [t.name for t in agent.tools]
+    and per provider the tools it adds (left out where they are known only at run time).
+    An orchestration or workflow run as an agent lists none: its members hold them."""
+    names = [t.name for t in own_tools(agent)]
     providers: list[dict[str, Any]] = []
-    for provider, entry in zip(agent.context_providers, summary["providers"], strict=True):
+    for provider in own_providers(agent):
+        entry: dict[str, Any] = {"name": provider.name, "kind": provider.kind}
         tools = provider_tools(provider)
         if tools is not None:
-            entry = {**entry, "tools": [t.name for t in tools]}
+            entry["tools"] = [t.name for t in tools]
             names += [t.name for t in tools if t.name not in names]
         providers.append(entry)
-    return {**summary, "tools": names, "providers": providers}
+    summary: dict[str, Any] = {"name": agent.name, "description": agent.description}
+    summary.update(tools=names, providers=providers)
+    rounds = getattr(agent, "max_tool_rounds", None)  # an agent with a tool loop
+    if isinstance(rounds, int):
+        summary["max_tool_rounds"] = rounds
+    return summary

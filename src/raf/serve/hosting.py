@@ -13,8 +13,8 @@ from collections.abc import AsyncIterator, Mapping, Sequence
 from dataclasses import dataclass, field
 from typing import Any
 
-from raf.agent.agent import Agent
-from raf.core.approvals import awaiting_answers
+from raf.core.agent_like import AgentLike
+from raf.core.call_approval import session_approvals
 from raf.core.cancellation import CancellationToken
 from raf.core.contents import ApprovalResponseContent
 from raf.core.errors import ApprovalError, SessionError, SessionNotFoundError
@@ -60,13 +60,13 @@ class AgentHost:
 
     def __init__(
         self,
-        agents: Mapping[str, Agent] | Sequence[Agent],
+        agents: Mapping[str, AgentLike] | Sequence[AgentLike],
         *,
         store: SessionStore | None = None,
         middleware: Sequence[Any] = (),
     ) -> None:
         if isinstance(agents, Mapping):
-            self.agents: dict[str, Agent] = dict(agents)
+            self.agents: dict[str, AgentLike] = dict(agents)
         else:
             self.agents = {}
             for agent in agents:
@@ -81,7 +81,7 @@ class AgentHost:
 
     # -- agents -----------------------------------------------------------------------
 
-    def agent(self, name: str) -> Agent:
+    def agent(self, name: str) -> AgentLike:
         """The agent called `name`; a 404 when there is none."""
         agent = self.agents.get(name)
         if agent is None:
@@ -189,7 +189,7 @@ class AgentHost:
         owner: str,
         messages: Sequence[ChatMessage],
         approvals: Sequence[ApprovalResponseContent],
-    ) -> tuple[Agent, AgentSession, ActiveRun]:
+    ) -> tuple[AgentLike, AgentSession, ActiveRun]:
         agent = self.agent(agent_name)
         session = await self.session(agent_name, session_id, owner)
         active = self._start(agent_name, session, owner)
@@ -293,8 +293,10 @@ def check_request(
     messages: Sequence[ChatMessage],
     approvals: Sequence[ApprovalResponseContent],
 ) -> None:
-    """Refuse a request the run would refuse, before anything runs, with a clear 409."""
-    pending = {p.call_id: p for p in session.pending_approvals}
+    """Refuse a request the run would refuse, before anything runs, with a clear 409.
+    Answers go to approvals the session waits on (a claimed one is refused by the run);
+    a new message waits while any approval is still a human's to answer."""
+    pending = {a.call_id: a for a in session_approvals(session)}
     if approvals:
         if messages:
             raise ServeError(
@@ -324,7 +326,7 @@ def check_request(
                     pending=sorted(pending),
                 )
         return
-    if pending and awaiting_answers(session):
+    if any(a.answerable for a in pending.values()):
         raise ServeError(
             409,
             "awaiting_approval",

@@ -5,7 +5,7 @@ from __future__ import annotations
 from collections.abc import Sequence
 from pathlib import Path
 
-from raf.agent.agent import Agent
+from raf.core.agent_like import AgentLike
 from raf.core.chat_client import ChatClient
 from raf.core.errors import ConfigurationError
 
@@ -33,11 +33,11 @@ def document_paths(paths: Sequence[str | Path]) -> list[Path]:
 
 def load_agents(
     paths: Sequence[str | Path], *, chat_client: ChatClient | None = None
-) -> list[Agent]:
+) -> list[AgentLike]:
     """Build every document's agent; `chat_client` replaces each document's model."""
     from raf.decl.builder import DeclAgentBuilder
 
-    agents: list[Agent] = []
+    agents: list[AgentLike] = []
     names: dict[str, Path] = {}
     for path in document_paths(paths):
         builder = DeclAgentBuilder().from_file(path)

@@ -23,6 +23,7 @@ from collections.abc import Callable, Iterable, Mapping
 from dataclasses import dataclass, field, fields
 from typing import TYPE_CHECKING, Any
 
+from raf.core.agent_like import own_providers, own_tools
 from raf.core.contents import ApprovalRequestContent
 from raf.core.errors import ConfigurationError
 from raf.core.options import AgentRunOptions, ToolApprovalResponse
@@ -41,7 +42,7 @@ from raf.tools.mcp.client import _import_mcp
 if TYPE_CHECKING:
     import mcp_types
 
-    from raf.agent.agent import Agent
+    from raf.core.agent_like import AgentLike
 
 ASK_SCHEMA: dict[str, Any] = {
     "type": "object",
@@ -69,7 +70,7 @@ def _text_result(text: str, *, error: bool = False, structured: Any = None) -> A
 class AgentMcpServer:
     """Builds the MCP server for one agent and runs it over stdio or HTTP."""
 
-    def __init__(self, agent: Agent, *, expose_tools: bool = False, ask_tool: str = "ask"):
+    def __init__(self, agent: AgentLike, *, expose_tools: bool = False, ask_tool: str = "ask"):
         _import_mcp()
         self.agent = agent
         self.ask_tool = ask_tool
@@ -83,13 +84,13 @@ class AgentMcpServer:
         self._paused: OrderedDict[str, _Paused] = OrderedDict()
         """Runs waiting for a client's answers, by the token sent in `request_state`."""
         if expose_tools:
-            for provider in agent.context_providers:
+            for provider in own_providers(agent):
                 for tool in _provider_tools(provider):
                     if isinstance(tool, Tool):
                         self.left_out[tool.name] = (
                             f"added at run time by the {provider.kind!r} context provider"
                         )
-            for tool in agent.tools:
+            for tool in own_tools(agent):
                 if tool.requires_approval:
                     self.left_out[tool.name] = "needs approval, which an MCP caller cannot give"
                     continue

@@ -10,6 +10,7 @@ from fastapi.responses import JSONResponse, StreamingResponse
 from pydantic import BaseModel, ConfigDict, Field
 from starlette.background import BackgroundTask
 
+from raf.core.call_approval import session_approvals
 from raf.core.contents import ApprovalResponseContent, DataContent, content_to_dict
 from raf.core.errors import RafError
 from raf.core.messages import ChatMessage, Role
@@ -136,6 +137,10 @@ def session_body(session: AgentSession, host: AgentHost) -> dict[str, Any]:
     mark = metadata.pop(SERVE_KEY, {})
     data["metadata"] = metadata
     data["agent"] = mark.get("agent")
+    data["approvals"] = [
+        {"call_id": a.call_id, "name": a.name, "status": a.status.value}
+        for a in session_approvals(session)
+    ]
     active = host.running(session.id)
     data["running"] = active is not None
     data["run_id"] = active.run_id if active is not None else None

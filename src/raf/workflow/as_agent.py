@@ -13,8 +13,9 @@ from __future__ import annotations
 
 import json
 from collections.abc import AsyncIterator, Mapping, Sequence
-from typing import Any, Protocol
+from typing import TYPE_CHECKING, Any, Protocol
 
+from raf.core.agent_like import AgentLike
 from raf.core.contents import ApprovalRequestContent, TextContent
 from raf.core.errors import ApprovalError
 from raf.core.messages import ChatMessage, MessageInput, Role, new_id, to_messages
@@ -250,3 +251,8 @@ def _to_messages(data: Any, node: str) -> list[ChatMessage]:
             message_id=new_id("msg"),
         )
     ]
+
+
+if TYPE_CHECKING:
+    _WORKFLOW_AGENT_IS_AGENT_LIKE: type[AgentLike] = WorkflowAgent
+    """Checked by mypy: a workflow run as an agent has the shape of every agent."""

@@ -8,14 +8,14 @@ import sys
 from collections.abc import Sequence
 from pathlib import Path
 
-from raf.agent.agent import Agent
+from raf.core.agent_like import AgentLike
 from raf.core.chat_client import ChatClient
 from raf.core.errors import ConfigurationError
 from raf.serve.loading import document_paths, load_agents
 from raf.workflow import Workflow
 
 
-def load_python(path: Path) -> tuple[list[Agent], list[Workflow]]:
+def load_python(path: Path) -> tuple[list[AgentLike], list[Workflow]]:
     """Import a Python file (the user's own code) and collect its module-level agents and
     workflows, in the order they are defined."""
     name = f"raf_ui_{path.stem}_{abs(hash(str(path.resolve())))}"
@@ -32,7 +32,7 @@ def load_python(path: Path) -> tuple[list[Agent], list[Workflow]]:
             f"{path}: importing it failed: {type(exc).__name__}: {exc}"
         ) from exc
     values = list(vars(module).values())
-    agents = [v for v in values if isinstance(v, Agent)]
+    agents = [v for v in values if isinstance(v, AgentLike)]
     workflows = [v for v in values if isinstance(v, Workflow)]
     if not agents and not workflows:
         raise ConfigurationError(f"{path}: defines no Agent or Workflow at module level")
@@ -41,7 +41,7 @@ def load_python(path: Path) -> tuple[list[Agent], list[Workflow]]:
 
 def load_targets(
     paths: Sequence[str | Path], *, chat_client: ChatClient | None = None
-) -> tuple[list[Agent], list[Workflow]]:
+) -> tuple[list[AgentLike], list[Workflow]]:
     """Agents and workflows from documents (files or folders) and from `.py` files;
     `chat_client` replaces the documents' models."""
     from raf.decl.workflow import DeclWorkflowBuilder, is_workflow_file

@@ -11,7 +11,8 @@ from fastapi import APIRouter, Request, Response
 from fastapi.responses import HTMLResponse, StreamingResponse
 from pydantic import BaseModel, ConfigDict, Field
 
-from raf.agent.agent import Agent
+from raf.core.agent_like import AgentLike, own_providers
+from raf.core.call_approval import session_approvals
 from raf.core.errors import RafError
 from raf.core.sessions import AgentSession
 from raf.serve.catalog import describe_agent
@@ -84,11 +85,11 @@ def _asset(name: str) -> bytes:
     return (resources.files("raf.serve.ui") / "static" / name).read_bytes()
 
 
-def _providers(agent: Agent, kind: str) -> list[Any]:
-    return [p for p in agent.context_providers if getattr(p, "kind", "") == kind]
+def _providers(agent: AgentLike, kind: str) -> list[Any]:
+    return [p for p in own_providers(agent) if getattr(p, "kind", "") == kind]
 
 
-def memory_view(agent: Agent) -> list[dict[str, Any]]:
+def memory_view(agent: AgentLike) -> list[dict[str, Any]]:
     """The super-brain folders of an agent, each file with its text (read-only)."""
     out: list[dict[str, Any]] = []
     for provider in _providers(agent, "memory"):
@@ -107,7 +108,7 @@ def memory_view(agent: Agent) -> list[dict[str, Any]]:
     return out
 
 
-def skills_view(agent: Agent) -> list[dict[str, Any]]:
+def skills_view(agent: AgentLike) -> list[dict[str, Any]]:
     """The skills an agent is offered: name, description, folder, body and files."""
     out: list[dict[str, Any]] = []
     for provider in _providers(agent, "skills"):
@@ -206,7 +207,7 @@ def ui_router(
                     "id": public_id(session),
                     "title": first[:80],
                     "messages": len(session.messages),
-                    "pending": len(session.pending_approvals),
+                    "pending": sum(a.answerable for a in session_approvals(session)),
                     "running": host.running(session.id) is not None,
                     "recorded_runs": len(recorder.runs(session.id)),
                 }

@@ -1,4 +1,8 @@
-"""An orchestration behind the `Agent` interface: sessions, history, streaming, approvals.
+"""An orchestration run as an agent: sessions, history, streaming, approvals.
+
+`OrchestrationAgent` is `AgentLike` (a name, a description, sessions, `run` and
+`run_stream`) without being an `Agent`: it has no model, tools or context providers of its
+own, its members do.
 
 The agent keeps the conversation in its session like any agent: each run hands the
 orchestration the session's transcript plus the new request, and stores the request (at
@@ -12,13 +16,14 @@ in this process or another one that loads the session.
 
 from __future__ import annotations
 
+import asyncio
 import logging
 from collections.abc import AsyncIterator, Mapping, Sequence
 from typing import TYPE_CHECKING, Any
 
-from raf.agent.agent import Agent
+from raf.core.agent_like import AgentLike
 from raf.core.approvals import refuse_messages_with_answers
-from raf.core.errors import ConfigurationError
+from raf.core.errors import ConfigurationError, RafError
 from raf.core.messages import ChatMessage, MessageInput, Role, new_id, to_messages
 from raf.core.options import AgentRunOptions, ChatOptions
 from raf.core.responses import (
@@ -37,8 +42,8 @@ if TYPE_CHECKING:
 log = logging.getLogger("raf.workflow")
 
 
-class OrchestrationAgent(Agent):
-    """`orchestration.as_agent()`: an `Agent` whose turn is a whole orchestration run."""
+class OrchestrationAgent:
+    """`orchestration.as_agent()`: an agent whose turn is a whole orchestration run."""
 
     def __init__(
         self,
@@ -48,14 +53,22 @@ class OrchestrationAgent(Agent):
         description: str | None = None,
         session_store: SessionStore | None = None,
     ) -> None:
-        super().__init__(
-            chat_client=OrchestrationChatClient(orchestration),
-            name=name or orchestration.name,
-            description=description or orchestration.description,
-            session_store=session_store,
-            history=None,  # the run below keeps the session's conversation itself
-        )
         self.orchestration = orchestration
+        self.name: str = name or orchestration.name
+        self.description: str = description or orchestration.description
+        self.session_store = session_store
+        """Where each run's session is saved when it ends (or pauses); None keeps it in
+        memory only."""
+
+    def create_session(self, session_id: str | None = None) -> AgentSession:
+        """A new session for this agent's conversations."""
+        return AgentSession(id=session_id) if session_id else AgentSession()
+
+    async def load_session(self, session_id: str) -> AgentSession:
+        """A session saved by an earlier run (a paused one resumes from it)."""
+        if self.session_store is None:
+            raise RafError(f"agent {self.name!r} has no session store to load from")
+        return await self.session_store.load(session_id)
 
     def iter(self, *args: Any, **kwargs: Any) -> Any:
         """Not offered: an orchestration's steps are its members' turns, which
@@ -88,6 +101,19 @@ class OrchestrationAgent(Agent):
             usage=result.usage,
             session_id=session.id,
         )
+
+    def run_sync(
+        self,
+        messages: MessageInput = None,
+        session: AgentSession | None = None,
+        options: AgentRunOptions | None = None,
+    ) -> AgentResponse:
+        """`run` for scripts: starts an event loop (not callable inside one)."""
+        try:
+            asyncio.get_running_loop()
+        except RuntimeError:
+            return asyncio.run(self.run(messages, session=session, options=options))
+        raise RafError("run_sync() cannot be used inside a running event loop; await run()")
 
     async def run_stream(
         self,
@@ -181,6 +207,12 @@ class OrchestrationAgent(Agent):
             except Exception as exc:  # closing is best effort; the others still close
                 log.error("closing member %r failed: %s", member.name, exc)
 
+    async def __aenter__(self) -> OrchestrationAgent:
+        return self
+
+    async def __aexit__(self, *exc_info: object) -> None:
+        await self.aclose()
+
     def __repr__(self) -> str:
         return f"OrchestrationAgent({self.name!r}, {self.orchestration!r})"
 
@@ -201,8 +233,9 @@ def _response_messages(result: OrchestrationResult) -> list[ChatMessage]:
 
 
 class OrchestrationChatClient:
-    """The orchestration as a model: each request is one run on the messages given, with no
-    session (a run that needs an approval ends with the requests, and cannot resume here)."""
+    """The orchestration as a model (a `ChatClient`), for code that wants one: each request
+    is one run on the messages given, with no session (a run that needs an approval ends
+    with the requests, and cannot resume here). `OrchestrationAgent` does not use it."""
 
     def __init__(self, orchestration: RunnableOrchestration) -> None:
         self.orchestration = orchestration
@@ -249,3 +282,8 @@ def _refuse_run_arguments(
         raise ConfigurationError(
             "an orchestration run as an agent has no instructions template to fill"
         )
+
+
+if TYPE_CHECKING:
+    _ORCHESTRATION_AGENT_IS_AGENT_LIKE: type[AgentLike] = OrchestrationAgent
+    """Checked by mypy: an orchestration run as an agent has the shape of every agent."""

@@ -297,8 +297,11 @@ async function openSession(agent, sessionId) {
   const calls = new Map();
   state.cards = calls;
   transcript.replaceChildren(...session.messages.filter((m) => m.role !== "system").map((m) => messageView(m, calls)).filter(Boolean));
-  for (const request of session.pending_approvals) knownArguments.set(request.call_id, request.arguments);
-  for (const request of session.pending_approvals) transcript.append(approvalView(request, agent, sessionId));
+  // Only approvals still a person's to answer get buttons; a claimed one is a run's.
+  const answerable = new Set((session.approvals || []).filter((a) => a.status === "pending").map((a) => a.call_id));
+  const waiting = session.pending_approvals.filter((request) => answerable.has(request.call_id));
+  for (const request of waiting) knownArguments.set(request.call_id, request.arguments);
+  for (const request of waiting) transcript.append(approvalView(request, agent, sessionId));
   refreshTrace(agent, sessionId);
 }
 
