@@ -33,7 +33,10 @@ async def test_direct_run_pauses_and_resumes_without_rerunning_finished_turns():
     assert paused.finish_reason is FinishReason.AWAITING_APPROVAL
     (request,) = paused.pending_approvals
     assert (request.call_id, request.name) == ("k1", "write")
-    assert request.reason == "asked by member 'coder'"
+    assert request.reason == (
+        "this tool is marked as needing a person's approval for every call "
+        "(asked by member 'coder')"
+    )
     assert paused.speakers == ["planner"]
     assert paused.session is not None and paused.session.pending_approvals == [request]
     # another process: the session goes through JSON

@@ -63,13 +63,19 @@ class StreamPrinter:
             self._break()
 
 
+def describe_call(request: ApprovalRequestContent) -> str:
+    """The call and its arguments, short: what the approval question names (the block
+    above it already says where and why)."""
+    arguments = json.dumps(request.arguments, ensure_ascii=False, default=str)
+    return terminal_safe(f"{request.name}({short(arguments, 200)})")
+
+
 def describe_request(request: ApprovalRequestContent) -> str:
     """One line naming the call and its arguments, and why approval is asked."""
-    arguments = json.dumps(request.arguments, ensure_ascii=False, default=str)
-    text = f"{request.name}({short(arguments, 200)})"
+    text = describe_call(request)
     if request.reason:
-        text += f" — {request.reason}"
-    return terminal_safe(text)
+        text += terminal_safe(f" — {request.reason}")
+    return text
 
 
 _PLACES = ("cwd", "path", "paths", "directory", "folder", "file", "source", "destination")

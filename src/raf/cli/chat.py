@@ -273,7 +273,7 @@ class _Chat:
 
     def _ask(self, pending: Any) -> list[Any] | None:
         from raf.cli._agents import text_requests
-        from raf.cli._render import approval_prompt, describe_request
+        from raf.cli._render import approval_prompt, describe_call
         from raf.core.options import ToolApprovalResponse
 
         questions = text_requests(self.session)
@@ -297,7 +297,7 @@ class _Chat:
                 out.append(ToolApprovalResponse(call_id=request.call_id, approved=True))
                 continue
             self.say(approval_prompt(request, self.agent))
-            self.say(f"approve {describe_request(request)}?")
+            self.say(f"approve {describe_call(request)}?")
             while True:
                 try:
                     answer = input("[y]es / [n]o / [a]lways allow this tool> ").strip().lower()

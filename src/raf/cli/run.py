@@ -239,12 +239,12 @@ async def _decide(
         ]
     if not sys.stdin.isatty():
         return None
-    from raf.cli._render import approval_prompt, describe_request
+    from raf.cli._render import approval_prompt, describe_call
 
     out: list[ToolApprovalResponse] = []
     for request in pending:
         block = approval_prompt(request, agent)
-        sys.stderr.write(f"{block}\napprove {describe_request(request)}? [y/N] ")
+        sys.stderr.write(f"{block}\napprove {describe_call(request)}? [y/N] ")
         sys.stderr.flush()
         answer = await _read_line(token)
         if answer is None:
