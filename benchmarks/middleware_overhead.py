@@ -124,8 +124,9 @@ class BareAgent(Agent):
         *,
         output_type: Any = None,
         variables: Any = None,
+        deps: Any = None,
     ) -> Any:
-        run = self._begin(messages, session, options, output_type, variables, stream=False)
+        run = self._begin(messages, session, options, output_type, variables, deps, stream=False)
         try:
             async for _ in await answer(run):
                 pass

@@ -27,9 +27,9 @@ import time
 from collections.abc import Awaitable, Callable
 from pathlib import Path
 
-from raf.cli._agents import ScriptFileClient
 from raf.decl import DeclAgentBuilder
 from raf.stores.sessions import InMemorySessionStore
+from raf.testing import ScriptFileClient
 
 DOCUMENT = "name: bench\ndescription: Answers pong.\ninstructions: Answer pong.\n"
 

@@ -83,7 +83,7 @@ def test_chat_shows_the_real_prompt_after_a_hiding_reply(tmp_path, children):
     child.sendline("tidy up")
     child.expect(r"\[a\]lways allow this tool> ")
     assert_real_prompt_visible(f"{child.before}{child.after}", tmp_path)
-    assert "approve run_command(" in child.before
+    assert "approve run_command(" in str(child.before)
     child.sendline("n")
     child.expect(r"reason \(optional\)> ")
     child.sendline("")

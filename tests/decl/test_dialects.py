@@ -134,10 +134,10 @@ async def test_original_cli_agent_bundle_memory_skills_and_compression(tmp_path)
     warnings = [str(w) for w in made.warnings]
     assert any("'max_tool_rounds' is the snake_case spelling" in w for w in warnings)
     memory = agent.context_providers[1]
-    assert Path(memory.directory) == path.parent / "logs" / "super-brain"  # type: ignore[attr-defined]
+    assert Path(memory.directory) == path.parent / "logs" / "super-brain"
     compression = agent.context_providers[3]
-    assert compression.budget == 6000  # type: ignore[attr-defined]
-    assert compression.strategy.keep_last == 12  # type: ignore[attr-defined]
+    assert compression.budget == 6000
+    assert compression.strategy.keep_last == 12
     await agent.run("hi")
     assert "release-notes" in client.requests[0].system
 

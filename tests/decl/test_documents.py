@@ -199,7 +199,7 @@ def test_an_unknown_policy_warns_and_fails_closed(caplog, tmp_path):
     assert "unknown workspace policy 'sometimes'" in caplog.text
     agent = builder.with_chat_client(ScriptedChatClient([])).build()
     (workspace,) = [p for p in agent.context_providers if p.kind == "workspace"]
-    assert workspace.scope.policy is ScopePolicy.DENY_OUTSIDE  # type: ignore[attr-defined]
+    assert workspace.scope.policy is ScopePolicy.DENY_OUTSIDE
 
 
 def test_the_json_schema_is_valid_and_accepts_the_examples():

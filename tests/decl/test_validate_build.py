@@ -60,14 +60,14 @@ def test_code_tool_in_the_original_spelling_validates_and_builds(tmp_path):
     assert "code backend 'docker'" in warning.message and warning.line == 4
     agent = DeclAgentBuilder().from_loaded(loaded).with_chat_client(ScriptedChatClient([])).build()
     (tool,) = agent.tools
-    assert tool.name == "code_interpreter" and tool.timeout_s == 5  # type: ignore[attr-defined]
+    assert tool.name == "code_interpreter" and tool.timeout_s == 5
 
 
 def test_file_tool_limits_reach_the_tools(tmp_path):
     path = write(tmp_path, "name: a\ntools:\n  - kind: file\n    config: {maxReadLines: 7}\n")
     agent = DeclAgentBuilder().from_file(path).with_chat_client(ScriptedChatClient([])).build()
     assert len(agent.tools) == 10
-    assert {t.limits.max_read_lines for t in agent.tools} == {7}  # type: ignore[attr-defined]
+    assert {t.limits.max_read_lines for t in agent.tools} == {7}
 
 
 def test_a_missing_local_model_file_is_a_warning(tmp_path):
@@ -87,9 +87,9 @@ def test_raf_model_replaces_the_documents_model(tmp_path):
     )
     builder = DeclAgentBuilder().with_environment({"RAF_MODEL": "ollama:qwen3"})
     agent = builder.from_file(path).build()
-    assert agent.leaf_client.inner.model == "qwen3"  # type: ignore[attr-defined]
+    assert agent.leaf_client.inner.model == "qwen3"
     (helper,) = agent.tools
-    assert helper.agent.leaf_client.inner.model == "qwen3"  # type: ignore[attr-defined]
+    assert helper.agent.leaf_client.inner.model == "qwen3"
 
 
 def test_embedded_model_gets_what_it_can_use(tmp_path, monkeypatch):

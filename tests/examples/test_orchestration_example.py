@@ -42,7 +42,7 @@ def test_the_document_validates_without_warnings_and_the_readme_says_how_to_run_
 async def test_yaml_team_runs_until_the_critic_approves():
     model = ScriptedChatClient(REPLIES)
     team = DeclAgentBuilder().from_yaml_file(FOLDER / "team.yaml").with_chat_client(model).build()
-    assert isinstance(team.orchestration, GroupChatOrchestration)  # type: ignore[attr-defined]
+    assert isinstance(team.orchestration, GroupChatOrchestration)
     response = await team.run("Write about tide pools.")
     assert [m.author_name for m in response.messages] == ["writer", "critic", "writer", "critic"]
     assert response.text == "APPROVED: vivid now."

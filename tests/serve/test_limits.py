@@ -13,7 +13,7 @@ import json
 import logging
 import socket
 import time
-from collections.abc import Iterator
+from collections.abc import Generator, Iterator
 from typing import Any
 from urllib.parse import urlsplit
 
@@ -31,7 +31,7 @@ WAIT = 30.0
 """The longest any test waits for the server to act (a bound, not a measurement)."""
 
 
-def served_with(limits: ServeLimits, *tokens: str) -> Iterator[Served]:
+def served_with(limits: ServeLimits, *tokens: str) -> Generator[Served, None, None]:
     security = ServeSecurity.for_bind("127.0.0.1", tokens=list(tokens), limits=limits)
     yield from start(security)
 

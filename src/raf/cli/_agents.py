@@ -187,7 +187,8 @@ def build_agent(file: str | None, model: str | None, store: SessionStore | None)
             builder.with_chat_client(resolve_client(model))
         if store is not None:
             builder.with_session_store(store)
-        return builder.build()
+        built: Agent | OrchestrationAgent = builder.build()
+        return built
     from raf.agent.builder import AgentBuilder
 
     agent = (

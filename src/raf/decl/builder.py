@@ -28,7 +28,7 @@ from raf.decl.model_client import Connection
 from raf.decl.schema import AgentDecl
 
 if TYPE_CHECKING:
-    from raf.decl.link_base import DeclaredAgent
+    pass
 
 __all__ = ["DeclAgentBuilder", "ToolFactory", "ToolFactoryContext"]
 
@@ -197,8 +197,13 @@ class DeclAgentBuilder:
 
     # -- build ------------------------------------------------------------------------
 
-    def build(self) -> DeclaredAgent:
-        """The agent; every problem found while linking is reported at once."""
+    def build(self) -> Any:
+        """The agent; every problem found while linking is reported at once.
+
+        A prompt document builds an `Agent`; a document whose `metadata.orchestration`
+        joins its sub-agents builds an `OrchestrationAgent` (`AgentLike`, not an `Agent`).
+        Which one is known only once the document is read, so the result is typed `Any`
+        (narrow it with `isinstance` where it matters)."""
         from raf.decl.link_base import Bindings
         from raf.decl.linker import Linker
 
