@@ -1,6 +1,6 @@
-"""README examples that need a provider run here against loopback servers that speak the
-provider's documented wire format (tests/clients/*_peer.py), with the key and base URL
-variables a user would set pointing at them."""
+"""The models guide's examples that need a provider run here against loopback servers
+that speak the provider's documented wire format (tests/clients/*_peer.py), with the key
+and base URL variables a user would set pointing at them."""
 
 from __future__ import annotations
 
@@ -14,30 +14,35 @@ from tests.clients.bedrock_peer import ACCESS_KEY, SECRET_KEY, BedrockPeer
 from tests.clients.gemini_peer import GeminiPeer
 from tests.clients.ollama_peer import OllamaPeer
 from tests.clients.responses_peer import ResponsesPeer
-from tests.test_readme import Block, blocks
+from tests.test_docs import Block, page_blocks
 
-README = Path(__file__).resolve().parents[2] / "README.md"
+PAGE = Path(__file__).resolve().parents[2] / "docs" / "guide" / "models.md"
 
 
 def _blocks_for(server: str) -> list[Block]:
     found = [
         b
-        for b in blocks(README.read_text(encoding="utf-8"))
-        if "test_readme_peers.py" in b.mark and server in b.mark
+        for b in page_blocks(PAGE)
+        if b.lang == "python" and "test_readme_peers.py" in b.mark and server in b.mark
     ]
-    assert found, f"README.md has no example marked to run against the {server}"
+    assert found, f"docs/guide/models.md has no example marked to run against the {server}"
     return found
 
 
 def _run(block: Block) -> None:
-    namespace: dict[str, object] = {"__name__": "__readme__"}
-    exec(compile(block.code, f"README.md:{block.line}", "exec"), namespace)
+    namespace: dict[str, object] = {"__name__": "__docs__"}
+    exec(compile(block.code, f"docs/guide/models.md:{block.line}", "exec"), namespace)
 
 
 def _renamed(block: Block, model: str, peer_model: str) -> Block:
     """The block with the model the peer serves in place of the one a user pulls."""
     assert model in block.code
-    return Block(code=block.code.replace(model, peer_model), line=block.line, mark=block.mark)
+    return Block(
+        lang=block.lang,
+        code=block.code.replace(model, peer_model),
+        line=block.line,
+        mark=block.mark,
+    )
 
 
 def test_responses_example(

@@ -16,12 +16,12 @@ from typing import Any
 ROOT = Path(__file__).resolve().parents[2]
 APP = Path(__file__).resolve().parent / "served_app.py"
 SCREENSHOTS = ROOT / "docs" / "ui"
-"""Where the README's screenshots live: written only when RAF_UPDATE_SCREENSHOTS=1."""
+"""Where the docs' screenshots live: written only when RAF_UPDATE_SCREENSHOTS=1."""
 _scratch: Path | None = None
 
 
 def screenshot_dir() -> Path:
-    """docs/ui/ when RAF_UPDATE_SCREENSHOTS=1 asks to refresh the README's images; else a
+    """docs/ui/ when RAF_UPDATE_SCREENSHOTS=1 asks to refresh the docs' images; else a
     folder of this test process under the system's temp dir, so a test run leaves the
     tracked images as they are."""
     global _scratch
@@ -160,7 +160,7 @@ class UiServer:
 
 
 def screenshot(page: Any, name: str) -> Path:
-    """Save a screenshot of the page (into docs/ui/, shown in the README, only when
+    """Save a screenshot of the page (into docs/ui/, shown in the web UI guide, only when
     RAF_UPDATE_SCREENSHOTS=1)."""
     folder = screenshot_dir()
     folder.mkdir(parents=True, exist_ok=True)
