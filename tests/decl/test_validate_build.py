@@ -145,3 +145,15 @@ def test_validation_names_the_templates_extra_a_document_needs(
         load_file(write(tmp_path, "name: t\n" + text), check_extras=True)
     message = str(info.value)
     assert where in message and "templates" in message and module in message
+
+
+def test_a_misspelt_provider_is_named_as_unknown_with_a_suggestion(tmp_path: Path) -> None:
+    """`provider: opneai` once said it "needs connection.endpoint", which sent the user
+    looking for a URL instead of at the typo."""
+    text = "name: a\ninstructions: hi\nmodel:\n  provider: opneai\n  id: gpt-4o\n"
+    with pytest.raises(ValidationProblems) as info:
+        load_file(write(tmp_path, text), check_extras=False)
+    assert "unknown model provider 'opneai': did you mean 'openai'?" in str(info.value)
+    plain = "name: a\ninstructions: hi\nmodel:\n  provider: vllm\n  id: m\n"
+    with pytest.raises(ValidationProblems, match="needs connection.endpoint"):
+        load_file(write(tmp_path, plain), check_extras=False)

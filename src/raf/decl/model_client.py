@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import difflib
 import os
 from collections.abc import Mapping
 from dataclasses import dataclass, field
@@ -253,6 +254,13 @@ def plan(
     else:  # any other provider (azure, vllm, llamacpp, …) speaks the OpenAI protocol
         endpoint = connection.endpoint or DEFAULT_ENDPOINTS.get(provider or "")
         if not endpoint:
+            known = sorted({*_PROVIDERS, *DEFAULT_ENDPOINTS, "vllm", "llamacpp", "lmstudio"})
+            close = difflib.get_close_matches((provider or "").lower(), known, n=1, cutoff=0.75)
+            if close:
+                raise ConfigurationError(
+                    f"unknown model provider {provider!r}: did you mean {close[0]!r}? (a "
+                    "provider raf does not know needs connection.endpoint, its base URL)"
+                )
             raise ConfigurationError(
                 f"model provider {provider!r} needs connection.endpoint (its base URL)"
             )
