@@ -214,3 +214,59 @@ def test_original_orchestration_spellings(options, expected):
         assert getattr(decl, key) == value
     if decl.mode == "pipeline":
         assert decl.phases[0].members == ["a", "b"]
+
+
+_PIPELINE_WITH = """name: lead
+metadata:
+  orchestration:
+    mode: pipeline
+    phases:
+      - name: draft
+        agents: [a]
+      - name: review
+        agents: [b]
+        {key}: {value}
+subAgents:
+  - name: a
+    instructions: a
+  - name: b
+    instructions: b
+"""
+
+
+@pytest.mark.parametrize(
+    ("key", "value", "says"),
+    [
+        ("loopFromPhase", "draft", "'loopBack'"),
+        ("passOutput", "true", "previous phase's answer"),
+        ("loop_from_phase", "draft", "'loopBack'"),
+        ("pass_output", "false", "previous phase's answer"),
+    ],
+)
+def test_original_phase_keys_without_meaning_are_located_warnings(key, value, says):
+    from raf.core.errors import ValidationProblems
+    from raf.decl.loader import load
+
+    text = _PIPELINE_WITH.format(key=key, value=value)
+    loaded = load(text)
+    assert [p.name for p in loaded.orchestration.phases] == ["draft", "review"]
+    (warning,) = loaded.warnings
+    assert (warning.line, warning.key_path) == (10, f"metadata.orchestration.phases[1].{key}")
+    assert warning.message.startswith(f"'{key}' is an option of the original framework's")
+    assert "raf ignores" in warning.message and says in warning.message
+    with pytest.raises(ValidationProblems) as strict:
+        load(text, strict=True)
+    (problem,) = strict.value.problems
+    assert problem.line == 10 and "raf ignores" in problem.message
+
+
+def test_a_misspelt_phase_key_stays_a_located_error():
+    from raf.core.errors import ValidationProblems
+    from raf.decl.loader import load
+
+    for key in ("loopFromPhaze", "maxRoundz"):
+        with pytest.raises(ValidationProblems) as caught:
+            load(_PIPELINE_WITH.format(key=key, value="2"))
+        (problem,) = caught.value.problems
+        assert (problem.line, problem.key_path) == (10, f"metadata.orchestration.phases[1].{key}")
+        assert problem.message.startswith(f"unknown option {key!r}")

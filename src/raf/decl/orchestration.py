@@ -147,7 +147,8 @@ def _original_spellings(doc: Document, data: dict[str, Any]) -> None:
     """The original framework's keys, read as raf's, each keeping its place in the file:
     `groupChat`/`roundRobin` modes, `maxIterations` of a group chat, vote `votingRounds`
     and `aggregator` (its method),
-    and `agents` of a pipeline phase."""
+    and `agents` of a pipeline phase; its phase keys that mean nothing to raf are dropped
+    with a warning."""
     from raf.decl.dialects.rewriter import Rewriter
 
     rw = Rewriter(doc)
@@ -173,6 +174,19 @@ def _original_spellings(doc: Document, data: dict[str, Any]) -> None:
     for index, phase in enumerate(data.get("phases") or []):
         if isinstance(phase, dict):
             rw.rename((*ROOT, "phases", index), "agents", "members")
+            for key, why in _IGNORED_PHASE_KEYS.items():
+                rw.drop((*ROOT, "phases", index, key), why)
+
+
+_IGNORED = "is an option of the original framework's orchestration phases that raf ignores"
+_IGNORED_PHASE_KEYS = {
+    "loopFromPhase": f"{_IGNORED} (a phase that repeats earlier ones says so with 'loopBack')",
+    "loop_from_phase": f"{_IGNORED} (a phase that repeats earlier ones says so with 'loopBack')",
+    "passOutput": f"{_IGNORED} (in raf each phase gets the previous phase's answer)",
+    "pass_output": f"{_IGNORED} (in raf each phase gets the previous phase's answer)",
+}
+"""Phase keys the original framework writes that have no meaning in raf: dropped with a
+located warning (an error under strict loading), not refused as typos."""
 
 
 def check_orchestration(

@@ -11,9 +11,13 @@ from raf.decl.workflow.loader import (
     load_workflow_dict,
     load_workflow_file,
 )
+from raf.workflow.declarative.runtime import HttpReply, HttpRequest, HttpRequestHandler
 
 __all__ = [
     "DeclWorkflowBuilder",
+    "HttpReply",
+    "HttpRequest",
+    "HttpRequestHandler",
     "LoadedWorkflow",
     "is_workflow_data",
     "is_workflow_file",

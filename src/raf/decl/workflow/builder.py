@@ -33,7 +33,12 @@ from raf.stores.checkpoints import CheckpointStore
 from raf.workflow.declarative.graph import build_graph_workflow
 from raf.workflow.declarative.node import build_declarative_workflow
 from raf.workflow.declarative.program import WorkflowDefinitionError
-from raf.workflow.declarative.runtime import Limits, McpServerLike, Services
+from raf.workflow.declarative.runtime import (
+    HttpRequestHandler,
+    Limits,
+    McpServerLike,
+    Services,
+)
 from raf.workflow.workflow import Workflow
 
 
@@ -50,6 +55,7 @@ class DeclWorkflowBuilder:
         self._store: CheckpointStore | None = None
         self._limits: Limits | None = None
         self._http_allow_hosts: tuple[str, ...] = ()
+        self._http_handler: HttpRequestHandler | None = None
         self._code: Any = None
 
     # -- sources ---------------------------------------------------------------------------
@@ -130,6 +136,14 @@ class DeclWorkflowBuilder:
         self._http_allow_hosts = tuple(hosts)
         return self
 
+    def with_http_handler(self, handler: HttpRequestHandler) -> DeclWorkflowBuilder:
+        """Sends every HttpRequestAction's request: an async callable taking an
+        `HttpRequest` (method, url, headers, body, timeout) and returning an `HttpReply`
+        (status, headers, body). raf then fetches nothing itself, and its outbound guard
+        and `with_http_allow_hosts` do not apply: the handler decides what it reaches."""
+        self._http_handler = handler
+        return self
+
     def with_code_interpreter(self, interpreter: Any) -> DeclWorkflowBuilder:
         """The sandbox ExecuteCode uses (a `CodeInterpreter`)."""
         self._code = interpreter
@@ -177,6 +191,7 @@ class DeclWorkflowBuilder:
                 mcp_servers=mcp,
                 code=self._code,
                 http_allow_hosts=self._http_allow_hosts,
+                http_handler=self._http_handler,
             )
             return build_declarative_workflow(
                 loaded.actions,

@@ -23,7 +23,14 @@ from raf.workflow.declarative.program import (
     WorkflowDefinitionError,
     compile_actions,
 )
-from raf.workflow.declarative.runtime import ActionError, Limits, Services
+from raf.workflow.declarative.runtime import (
+    ActionError,
+    HttpReply,
+    HttpRequest,
+    HttpRequestHandler,
+    Limits,
+    Services,
+)
 from raf.workflow.declarative.variables import VariableError, Variables
 
 __all__ = [
@@ -33,6 +40,9 @@ __all__ = [
     "DeclarativeExecutor",
     "Expression",
     "ExpressionError",
+    "HttpReply",
+    "HttpRequest",
+    "HttpRequestHandler",
     "Issue",
     "Limits",
     "Program",

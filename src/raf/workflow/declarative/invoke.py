@@ -16,7 +16,7 @@ from raf.core.responses import AgentResponse
 from raf.core.sessions import AgentSession
 from raf.core.tools import ToolContext
 from raf.workflow.declarative.program import Step
-from raf.workflow.declarative.runtime import Runtime
+from raf.workflow.declarative.runtime import HttpReply, HttpRequest, HttpRequestHandler, Runtime
 from raf.workflow.declarative.values import message_record, text, truthy
 
 _ROLES = {"user": Role.USER, "assistant": Role.ASSISTANT, "system": Role.SYSTEM}
@@ -393,11 +393,8 @@ async def http_request(rt: Runtime, step: Step) -> None:
     parsed when it is JSON. A URL written literally in the document is the user's and is
     trusted (a loopback service included); a computed one (`=expr`, which may come from
     the conversation) and every redirect reach only public addresses, or the hosts in
-    `Services.http_allow_hosts`."""
-    try:
-        import httpx
-    except ImportError as exc:
-        raise MissingExtraError("HttpRequestAction", "web", "httpx") from exc
+    `Services.http_allow_hosts`. A host's `Services.http_handler`, when set, sends the
+    request instead (the guard is then the handler's)."""
     fields = step.fields
     method = text(rt.value(fields.get("method", "GET"))).upper()
     raw_url = fields["url"]
@@ -415,6 +412,52 @@ async def http_request(rt: Runtime, step: Step) -> None:
         else:
             data = text(body).encode()
     timeout = float(fields.get("timeout", rt.services.http_timeout))
+    request = HttpRequest(method=method, url=url, headers=headers, body=data, timeout=timeout)
+    handler = rt.services.http_handler
+    if handler is not None:
+        status, reply_headers, raw = await _handled(rt, handler, request)
+    else:
+        status, reply_headers, raw = await _fetched(rt, request, literal=literal)
+    content = raw.decode("utf-8", errors="replace")
+    if status >= 400:
+        raise rt.fail(f"{method} {url} answered {status}: {content[:200]}")
+    value = _parsed(content) if content else None
+    if "response" in fields:
+        rt.set(fields["response"], value)
+    if "responseHeaders" in fields:
+        rt.set(fields["responseHeaders"], reply_headers)
+    if "conversationId" in fields:
+        rt.conversation(fields["conversationId"]).append({"role": "user", "text": content})
+
+
+async def _handled(
+    rt: Runtime, handler: HttpRequestHandler, request: HttpRequest
+) -> tuple[int, dict[str, str], bytes]:
+    """The host's handler sends the request; its reply is checked and capped like a
+    fetched one."""
+    method, url = request.method, request.url
+    try:
+        reply = await handler(request)
+    except Exception as exc:  # the host's client failed: the action fails, located
+        raise rt.fail(f"{method} {url} failed in the HTTP handler: {exc}") from None
+    if not isinstance(reply, HttpReply):
+        raise rt.fail(
+            f"the HTTP handler answered {type(reply).__name__}, not an HttpReply "
+            "(status, headers, body)"
+        )
+    raw = reply.body.encode() if isinstance(reply.body, str) else bytes(reply.body)
+    return reply.status, {str(k): str(v) for k, v in reply.headers.items()}, raw[:_MAX_REPLY_BYTES]
+
+
+async def _fetched(
+    rt: Runtime, request: HttpRequest, *, literal: bool
+) -> tuple[int, dict[str, str], bytes]:
+    """raf's own fetch, through the outbound guard."""
+    method, url, timeout = request.method, request.url, request.timeout
+    try:
+        import httpx
+    except ImportError as exc:
+        raise MissingExtraError("HttpRequestAction", "web", "httpx") from exc
     rule = outbound.policy(
         who="HttpRequestAction",
         allow_hosts=rt.services.http_allow_hosts,
@@ -423,7 +466,9 @@ async def http_request(rt: Runtime, step: Step) -> None:
     try:
         async with (
             outbound.guarded_async_client(rule, timeout=timeout, follow_redirects=True) as client,
-            client.stream(method, url, content=data, headers=headers) as reply,
+            client.stream(
+                method, url, content=request.body, headers=dict(request.headers)
+            ) as reply,
         ):
             raw = b""
             async for chunk in reply.aiter_bytes():
@@ -437,13 +482,4 @@ async def http_request(rt: Runtime, step: Step) -> None:
             }
     except httpx.HTTPError as exc:
         raise rt.fail(f"{method} {url} failed: {exc}") from None
-    content = raw.decode("utf-8", errors="replace")
-    if status >= 400:
-        raise rt.fail(f"{method} {url} answered {status}: {content[:200]}")
-    value = _parsed(content) if content else None
-    if "response" in fields:
-        rt.set(fields["response"], value)
-    if "responseHeaders" in fields:
-        rt.set(fields["responseHeaders"], reply_headers)
-    if "conversationId" in fields:
-        rt.conversation(fields["conversationId"]).append({"role": "user", "text": content})
+    return status, reply_headers, raw

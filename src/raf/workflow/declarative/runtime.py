@@ -45,6 +45,37 @@ class McpServerLike(Protocol):
     async def call_tool(self, name: str, arguments: Mapping[str, Any] | None = None) -> Any: ...
 
 
+@dataclass(frozen=True, slots=True)
+class HttpRequest:
+    """One request an HttpRequestAction makes, as a host's `HttpRequestHandler` gets it:
+    the method in capitals, the URL after its expression ran, the headers as written (a
+    JSON body adds `Content-Type: application/json`), the body as bytes (None when the
+    action has none) and the timeout in seconds."""
+
+    method: str
+    url: str
+    headers: Mapping[str, str]
+    body: bytes | None
+    timeout: float
+
+
+@dataclass(frozen=True, slots=True)
+class HttpReply:
+    """What an `HttpRequestHandler` answers: the status code, the reply's headers and its
+    body (bytes or text; JSON is parsed as the server's reply would be)."""
+
+    status: int
+    headers: Mapping[str, str] = field(default_factory=dict)
+    body: bytes | str = b""
+
+
+HttpRequestHandler = Callable[[HttpRequest], Awaitable[HttpReply]]
+"""Sends an HttpRequestAction's request in the host's own way (its HTTP client, its
+credentials, a test's peer). When set, HttpRequestAction calls it instead of fetching
+the URL itself, so raf's outbound guard does not apply: the handler decides what it
+reaches."""
+
+
 @dataclass(kw_only=True, slots=True)
 class Services:
     """What actions may reach: agents, function tools, MCP servers, the code sandbox."""
@@ -58,6 +89,8 @@ class Services:
     http_allow_hosts: tuple[str, ...] = ()
     """Hosts an HttpRequestAction may reach at any address (loopback, private) even when
     its URL is computed; a URL written literally in the document is trusted anyway."""
+    http_handler: HttpRequestHandler | None = None
+    """Sends HttpRequestAction's requests instead of raf's own guarded client."""
 
 
 @dataclass(kw_only=True, slots=True)
