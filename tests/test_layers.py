@@ -39,6 +39,7 @@ LAYERS = [
     "workflow",  # the graph engine, orchestrations
     "decl",  # declarative agents and workflows, compiled to the layers below
     "durable",  # runs and workflows as DBOS workflows
+    "evals",  # datasets, evaluators and reports over agents and workflows
     "serve",  # HTTP, A2A, ACP, AG-UI, MCP server, web UI
     "cli",  # the `raf` program
 ]
