@@ -138,6 +138,15 @@ def _outer_names(node: Node, out: list[tuple[tuple[str, ...], int]], *, in_row: 
         stack.extend(reversed(marked))
 
 
+class _LimitBroken(ExpressionError):
+    """A formula that broke one of the run's limits; IfError and IsError do not catch it,
+    so no formula can get past a limit by wrapping itself."""
+
+
+class _Raised(ExpressionError):
+    """An error a formula raised with Error(...)."""
+
+
 @dataclass(slots=True)
 class _Budget:
     steps: int = 0
@@ -146,7 +155,7 @@ class _Budget:
     def step(self, node: Node, source: str) -> None:
         self.steps += 1
         if self.steps > MAX_STEPS:
-            raise ExpressionError(
+            raise _LimitBroken(
                 f"the formula ran more than {MAX_STEPS} steps", source=source, offset=node.offset
             )
 
@@ -155,9 +164,9 @@ class _Budget:
         try:
             self.cells += check_size(value)
         except ValueError as exc:
-            raise ExpressionError(str(exc), source=source, offset=node.offset) from None
+            raise _LimitBroken(str(exc), source=source, offset=node.offset) from None
         if self.cells > MAX_CELLS:
-            raise ExpressionError(
+            raise _LimitBroken(
                 f"the formula made more than {MAX_CELLS} table cells (a cell per eight characters "
                 "of text)",
                 source=source,
@@ -216,7 +225,11 @@ class _Evaluator:
 
     def join(self, parts: list[str], node: Node) -> str:
         if sum(len(p) for p in parts) > MAX_TEXT:
-            raise self.fail(f"the text would be longer than {MAX_TEXT} characters", node)
+            raise _LimitBroken(
+                f"the text would be longer than {MAX_TEXT} characters",
+                source=self.source,
+                offset=node.offset,
+            )
         joined = "".join(parts)
         self.budget.made(joined, node, self.source)
         return joined
@@ -249,6 +262,52 @@ class _Evaluator:
             if truthy(self.run(args[i])):
                 return self.run(args[i + 1])
         return self.run(args[-1]) if len(args) % 2 else None
+
+    def caught(self, node: Node) -> tuple[Any, ExpressionError | None]:
+        """The value of `node`, or the error it failed with; a broken limit is not caught."""
+        try:
+            return self.run(node), None
+        except _LimitBroken:
+            raise
+        except ExpressionError as exc:
+            return None, exc
+
+    def if_error(self, node: Node) -> Any:
+        """IfError(value, fallback[, value2, fallback2, ...][, default]): the fallback of
+        the first value that fails (and no later value is evaluated); when none fails, the
+        default, or else the last value."""
+        args = node.children
+        if len(args) < 2:
+            raise self.fail("IfError needs a value and a fallback", node)
+        value: Any = None
+        for i in range(0, len(args) - 1, 2):
+            value, error = self.caught(args[i])
+            if error is not None:
+                return self.run(args[i + 1])
+        return self.run(args[-1]) if len(args) % 2 else value
+
+    def is_error(self, node: Node) -> bool:
+        """IsError(value): whether evaluating the value fails."""
+        if len(node.children) != 1:
+            raise self.fail("IsError needs one value", node)
+        return self.caught(node.children[0])[1] is not None
+
+    def error(self, node: Node) -> Any:
+        """Error(message) or Error({Kind: ..., Message: ...}): fail with that message."""
+        if len(node.children) != 1:
+            raise self.fail("Error needs a message or an error record", node)
+        info = self.run(node.children[0])
+        if isinstance(info, list):
+            info = info[0] if info else None
+        if isinstance(info, dict):
+            message = text(info.get("Message", info.get("message")))
+            kind = text(info.get("Kind", info.get("kind")))
+            message = message or (f"error of kind {kind}" if kind else "")
+        else:
+            message = text(info)
+        raise _Raised(
+            message or "an error raised by Error()", source=self.source, offset=node.offset
+        )
 
     def switch(self, node: Node) -> Any:
         args = node.children
@@ -470,6 +529,9 @@ class _Evaluator:
 _SPECIAL: dict[str, Callable[[_Evaluator, Node], Any]] = {
     "if": _Evaluator.lazy_if,
     "switch": _Evaluator.switch,
+    "iferror": _Evaluator.if_error,
+    "iserror": _Evaluator.is_error,
+    "error": _Evaluator.error,
     "search": _Evaluator.search,
     "concat": _Evaluator.concat,
     "sort": _Evaluator.sort,

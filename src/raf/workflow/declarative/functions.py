@@ -37,6 +37,20 @@ def _empty(value: Any = None) -> bool:
     return value is None or (isinstance(value, list | dict | str) and len(value) == 0)
 
 
+def _is_numeric(value: Any) -> bool:
+    """IsNumeric(value): a number, or text that reads as one ("1" but not "1+1" or "A")."""
+    if isinstance(value, bool) or value is None:
+        return False
+    if isinstance(value, int | float):
+        return True
+    if not isinstance(value, str) or len(value) > 400 or "_" in value:
+        return False
+    try:
+        return math.isfinite(float(value.strip()))
+    except ValueError:
+        return False
+
+
 def _number(value: Any) -> float | int:
     """Value(): a number from a number, a boolean or text ("1,234.5", "12%", "$3")."""
     if isinstance(value, bool):
@@ -291,11 +305,14 @@ FUNCTIONS: dict[str, Callable[..., Any]] = {
     "char": _char,
     "unichar": _char,
     "encodeurl": lambda v: quote(text(v), safe=""),
-    "isnumeric": lambda v: isinstance(v, int | float) and not isinstance(v, bool),
+    "isnumeric": _is_numeric,
     # logic
     "if": _by_evaluator("If"),
     "switch": _by_evaluator("Switch"),
     "with": _by_evaluator("With"),
+    "iferror": _by_evaluator("IfError"),
+    "iserror": _by_evaluator("IsError"),
+    "error": _by_evaluator("Error"),
     "not": lambda v: not truthy(v),
     "and": lambda *a: all(truthy(v) for v in a),
     "or": lambda *a: any(truthy(v) for v in a),
