@@ -19,6 +19,7 @@ from collections.abc import Callable, Mapping
 from dataclasses import dataclass, field
 from typing import Any
 
+from raf.workflow.declarative.dates import ENUMS, as_datetime, enum_value, is_date, plain
 from raf.workflow.declarative.syntax import (
     MAX_DEPTH,
     MAX_SOURCE,
@@ -112,7 +113,7 @@ class Expression:
     def evaluate(self, resolve: Resolver, functions: Mapping[str, Callable[..., Any]]) -> Any:
         """The value of this expression; failures are `ExpressionError`s naming it."""
         try:
-            return _Evaluator(resolve, functions, self.source, _Budget()).run(self.tree)
+            return plain(_Evaluator(resolve, functions, self.source, _Budget()).run(self.tree))
         except ExpressionError:
             raise
         except RecursionError:
@@ -128,7 +129,8 @@ def _outer_names(node: Node, out: list[tuple[tuple[str, ...], int]], *, in_row: 
     stack: list[tuple[Node, bool]] = [(node, in_row)]
     while stack:
         current, row = stack.pop()
-        if current.kind == "name" and (not row or is_scope(current.value[0])):
+        is_enum = current.kind == "name" and current.value[0].lower() in ENUMS
+        if current.kind == "name" and not is_enum and (not row or is_scope(current.value[0])):
             out.append((current.value, current.offset))
         children = current.children
         if current.kind == "call" and current.value.lower() in ROW_FUNCTIONS and children:
@@ -201,6 +203,11 @@ class _Evaluator:
         if kind == "literal":
             return node.value
         if kind == "name":
+            if node.value[0].lower() in ENUMS:
+                try:
+                    return enum_value(node.value)
+                except ValueError as exc:
+                    raise self.fail(str(exc), node) from None
             return self.resolve(node.value)
         if kind == "list":
             return self.budget.made([self.run(c) for c in node.children], node, self.source)
@@ -512,9 +519,15 @@ class _Evaluator:
         raise self.fail(f"expected a number, got {type_word(value)}", node)
 
     def compare(self, op: str, left: Any, right: Any, node: Node) -> bool:
-        if isinstance(left, str) and isinstance(right, str):
-            a: Any = left
-            b: Any = right
+        if is_date(left) or is_date(right):
+            try:
+                a: Any = as_datetime(left)
+                b: Any = as_datetime(right)
+            except ValueError as exc:
+                raise self.fail(str(exc), node) from None
+        elif isinstance(left, str) and isinstance(right, str):
+            a = left
+            b = right
         else:
             a, b = self.number(left, node), self.number(right, node)
         if op == "<":

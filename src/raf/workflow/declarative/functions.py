@@ -11,9 +11,11 @@ from decimal import ROUND_DOWN, ROUND_HALF_UP, ROUND_UP, Decimal, localcontext
 from typing import Any
 from urllib.parse import quote
 
+from raf.workflow.declarative.dates import DATE_FUNCTIONS, format_date, is_date
 from raf.workflow.declarative.values import (
     MAX_ROWS,
     MAX_TEXT,
+    json_default,
     message_record,
     number_result,
     text,
@@ -179,7 +181,10 @@ def _last_n(value: Any, count: Any = 1) -> list[Any]:
 
 
 def _text(value: Any, fmt: Any = None) -> str:
-    """Text(value[, format]): a number by a format such as "0.00", "#,##0" or "0%"."""
+    """Text(value[, format]): a number by a format such as "0.00", "#,##0" or "0%"; a
+    date by codes such as "yyyy-mm-dd hh:mm" or a DateTimeFormat name."""
+    if fmt is not None and is_date(value):
+        return format_date(value, text(fmt))
     if fmt is None or not isinstance(value, int | float) or isinstance(value, bool):
         return text(value)
     pattern = text(fmt)
@@ -365,6 +370,8 @@ FUNCTIONS: dict[str, Callable[..., Any]] = {
     "messagetext": _message_text,
     # values
     "parsejson": _parse_json,
-    "json": lambda v: json.dumps(v, ensure_ascii=False),
+    "json": lambda v: json.dumps(v, ensure_ascii=False, default=json_default),
+    # dates and times
+    **DATE_FUNCTIONS,
 }
 """Every function an expression may call, by lower-case name."""
