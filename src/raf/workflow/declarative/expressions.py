@@ -78,6 +78,13 @@ ROW_FUNCTIONS = frozenset(
         "max",
         "sort",
         "with",
+        "addcolumns",
+        "dropcolumns",
+        "showcolumns",
+        "renamecolumns",
+        "distinct",
+        "groupby",
+        "ungroup",
     }
 )
 """Functions whose arguments after the first may read the current row by bare names."""
@@ -86,6 +93,8 @@ _SCOPED = ("filter", "lookup", "countif", "forall")
 
 
 Resolver = Callable[[tuple[str, ...]], Any]
+Assigner = Callable[[tuple[str, ...], Any], None]
+"""Writes a variable: how Patch changes a table held in one."""
 
 
 @dataclass(slots=True)
@@ -110,10 +119,17 @@ class Expression:
             calls=[(n.value, n.offset) for n in walk(tree) if n.kind == "call"],
         )
 
-    def evaluate(self, resolve: Resolver, functions: Mapping[str, Callable[..., Any]]) -> Any:
-        """The value of this expression; failures are `ExpressionError`s naming it."""
+    def evaluate(
+        self,
+        resolve: Resolver,
+        functions: Mapping[str, Callable[..., Any]],
+        assign: Assigner | None = None,
+    ) -> Any:
+        """The value of this expression; failures are `ExpressionError`s naming it.
+        `assign`, where given, lets Patch change a table held in a variable."""
         try:
-            return plain(_Evaluator(resolve, functions, self.source, _Budget()).run(self.tree))
+            evaluator = _Evaluator(resolve, functions, self.source, _Budget(), assign)
+            return plain(evaluator.run(self.tree))
         except ExpressionError:
             raise
         except RecursionError:
@@ -188,11 +204,13 @@ class _Evaluator:
         functions: Mapping[str, Callable[..., Any]],
         source: str,
         budget: _Budget,
+        assign: Assigner | None = None,
     ) -> None:
         self.resolve = resolve
         self.functions = functions
         self.source = source
         self.budget = budget
+        self.assign = assign
 
     def fail(self, message: str, node: Node) -> ExpressionError:
         return ExpressionError(message, source=self.source, offset=node.offset)
@@ -356,7 +374,7 @@ class _Evaluator:
                     value = index(value, part) if not isinstance(value, list) else None
                 return value
 
-            out.append(_Evaluator(resolve, self.functions, self.source, self.budget))
+            out.append(_Evaluator(resolve, self.functions, self.source, self.budget, self.assign))
         return out
 
     def per_record(self, node: Node) -> Any:
@@ -460,6 +478,160 @@ class _Evaluator:
         )
         return [table[i] for _, i in pairs]
 
+    def columns(self, node: Node, at_least: int) -> tuple[list[Any], list[str]]:
+        """The table and the column names of DropColumns, ShowColumns, RenameColumns,
+        GroupBy and Ungroup (a name is written bare or as text)."""
+        args = node.children
+        if len(args) < at_least + 1:
+            raise self.fail(f"{node.value} needs a table and a column name", node)
+        table = self.table(node, self.run(args[0]))
+        names = [self.column_name(c) for c in args[1:]]
+        return [_row_record(row) for row in table], names
+
+    def add_columns(self, node: Node) -> Any:
+        """AddColumns(table, name, formula, ...): each row with the new columns, their
+        formulas evaluated in the row's scope."""
+        args = node.children
+        if len(args) < 3 or len(args) % 2 == 0:
+            raise self.fail("AddColumns needs a table and pairs of a name and a formula", node)
+        table = self.table(node, self.run(args[0]))
+        names = [self.column_name(c) for c in args[1::2]]
+        out: list[Any] = []
+        for row, inner in zip(table, self.rows(node, table), strict=True):
+            record = dict(_row_record(row))
+            for name, formula in zip(names, args[2::2], strict=True):
+                record[name] = inner.run(formula)
+            out.append(self.budget.made(record, node, self.source))
+        return out
+
+    def drop_columns(self, node: Node) -> Any:
+        table, names = self.columns(node, 1)
+        self.known_columns(node, table, names)
+        return [{k: v for k, v in row.items() if k not in names} for row in table]
+
+    def show_columns(self, node: Node) -> Any:
+        table, names = self.columns(node, 1)
+        self.known_columns(node, table, names)
+        return [{k: row[k] for k in names if k in row} for row in table]
+
+    def rename_columns(self, node: Node) -> Any:
+        """RenameColumns(table, old, new, ...)."""
+        table, names = self.columns(node, 2)
+        if len(names) % 2:
+            raise self.fail("RenameColumns needs pairs of an old and a new name", node)
+        renames = dict(zip(names[::2], names[1::2], strict=True))
+        self.known_columns(node, table, list(renames))
+        return [{renames.get(k, k): v for k, v in row.items()} for row in table]
+
+    def known_columns(self, node: Node, table: list[Any], names: list[str]) -> None:
+        present = {k for row in table for k in row}
+        missing = [n for n in names if table and n not in present]
+        if missing:
+            raise self.fail(f"{node.value}: the table has no column {missing[0]!r}", node)
+
+    def distinct(self, node: Node) -> Any:
+        """Distinct(table, formula): the formula's different values, in first-seen order,
+        as a one-column table (rows read as `Value`); Distinct(table) of its rows."""
+        args = node.children
+        if not 1 <= len(args) <= 2:
+            raise self.fail("Distinct needs a table and a formula", node)
+        table = self.table(node, self.run(args[0]))
+        values = (
+            [inner.run(args[1]) for inner in self.rows(node, table)] if len(args) == 2 else table
+        )
+        out: list[Any] = []
+        for value in values:
+            if not any(equal(value, seen) for seen in out):
+                out.append(value)
+        return out
+
+    def group_by(self, node: Node) -> Any:
+        """GroupBy(table, column, ..., groupName): a row per different combination of the
+        columns, the other columns of its rows in a table named groupName."""
+        table, names = self.columns(node, 2)
+        *keys, group = names
+        self.known_columns(node, table, keys)
+        groups: list[dict[str, Any]] = []
+        for row in table:
+            key = {k: row.get(k) for k in keys}
+            rest = {k: v for k, v in row.items() if k not in keys}
+            for existing in groups:
+                if all(equal(existing[k], key[k]) for k in keys):
+                    existing[group].append(rest)
+                    break
+            else:
+                groups.append({**key, group: [rest]})
+        return groups
+
+    def ungroup(self, node: Node) -> Any:
+        """Ungroup(table, groupName): a row per row of each group, with its group's
+        columns."""
+        table, names = self.columns(node, 1)
+        if len(names) != 1:
+            raise self.fail("Ungroup needs a table and the name of its group column", node)
+        (group,) = names
+        out: list[Any] = []
+        for row in table:
+            inner = row.get(group)
+            if inner is not None and not isinstance(inner, list):
+                raise self.fail(f"Ungroup: column {group!r} does not hold tables", node)
+            outer = {k: v for k, v in row.items() if k != group}
+            out.extend({**outer, **_row_record(r)} for r in inner or [])
+            if len(out) > MAX_ROWS:
+                raise _LimitBroken(
+                    f"the table would have more than {MAX_ROWS} rows",
+                    source=self.source,
+                    offset=node.offset,
+                )
+        return out
+
+    def patch(self, node: Node) -> Any:
+        """Patch(Local.table, base, change, ...): the table's first row holding every
+        field of `base` gets the changes (a blank or `Defaults(...)` base adds a row); the
+        variable is written and the changed row returned. Patch(record, change, ...)
+        merges records."""
+        args = node.children
+        if not args:
+            raise self.fail("Patch needs a table or a record, and changes", node)
+        target = args[0]
+        held = self.run(target)
+        if not (target.kind == "name" and is_scope(target.value[0]) and isinstance(held, list)):
+            if isinstance(held, list):
+                raise self.fail("Patch changes a table only where a variable holds it", node)
+            values = [held, *(self.run(a) for a in args[1:])]
+            return _merge(self, node, values)
+        if len(args) < 3:
+            raise self.fail("Patch needs the table, the row to change and the changes", node)
+        if self.assign is None:
+            raise self.fail("Patch can change a table only while a workflow runs", node)
+        base = self.run(args[1])
+        changes = _merge(self, node, [self.run(a) for a in args[2:]])
+        if base is not None and not isinstance(base, dict):
+            raise self.fail(
+                f"Patch: the row to change must be a record, not {type_word(base)}", node
+            )
+        table = list(held)
+        if not base:
+            row: dict[str, Any] = changes
+            table.append(row)
+        else:
+            for i, existing in enumerate(table):
+                record = _row_record(existing)
+                if all(equal(record.get(k), v) for k, v in base.items()):
+                    row = {**record, **changes}
+                    table[i] = row
+                    break
+            else:
+                raise self.fail(f"Patch: no row of {'.'.join(target.value)} matches {base}", node)
+        if len(table) > MAX_ROWS:
+            raise _LimitBroken(
+                f"the table would have more than {MAX_ROWS} rows",
+                source=self.source,
+                offset=node.offset,
+            )
+        self.assign(target.value, plain(table))
+        return row
+
     def binary(self, node: Node) -> Any:
         op = node.value
         left = self.run(node.children[0])
@@ -539,6 +711,17 @@ class _Evaluator:
         return bool(a >= b)
 
 
+def _merge(evaluator: _Evaluator, node: Node, parts: list[Any]) -> dict[str, Any]:
+    merged: dict[str, Any] = {}
+    for part in parts:
+        if part is None:
+            continue
+        if not isinstance(part, dict):
+            raise evaluator.fail(f"Patch: expected records to merge, got {type_word(part)}", node)
+        merged.update(part)
+    return merged
+
+
 _SPECIAL: dict[str, Callable[[_Evaluator, Node], Any]] = {
     "if": _Evaluator.lazy_if,
     "switch": _Evaluator.switch,
@@ -549,6 +732,14 @@ _SPECIAL: dict[str, Callable[[_Evaluator, Node], Any]] = {
     "concat": _Evaluator.concat,
     "sort": _Evaluator.sort,
     "with": _Evaluator.with_record,
+    "addcolumns": _Evaluator.add_columns,
+    "dropcolumns": _Evaluator.drop_columns,
+    "showcolumns": _Evaluator.show_columns,
+    "renamecolumns": _Evaluator.rename_columns,
+    "distinct": _Evaluator.distinct,
+    "groupby": _Evaluator.group_by,
+    "ungroup": _Evaluator.ungroup,
+    "patch": _Evaluator.patch,
     **{name: _Evaluator.per_record for name in _SCOPED},
     **{name: _Evaluator.aggregate for name in ("sum", "average", "min", "max")},
 }

@@ -195,14 +195,6 @@ def _text(value: Any, fmt: Any = None) -> str:
     return shown + ("%" if "%" in pattern else "")
 
 
-def _distinct(value: Any) -> list[Any]:
-    out: list[Any] = []
-    for item in _table(value):
-        if item not in out:
-            out.append(item)
-    return out
-
-
 def _column(value: Any, name: Any) -> list[Any]:
     key = text(name)
     return [item.get(key) if isinstance(item, dict) else None for item in _table(value)]
@@ -361,7 +353,15 @@ FUNCTIONS: dict[str, Callable[..., Any]] = {
     "sequence": _sequence,
     "append": lambda v, item: [*_table(v), item],
     "column": _column,
-    "distinct": _distinct,
+    "distinct": _by_evaluator("Distinct"),
+    "addcolumns": _by_evaluator("AddColumns"),
+    "dropcolumns": _by_evaluator("DropColumns"),
+    "showcolumns": _by_evaluator("ShowColumns"),
+    "renamecolumns": _by_evaluator("RenameColumns"),
+    "groupby": _by_evaluator("GroupBy"),
+    "ungroup": _by_evaluator("Ungroup"),
+    "patch": _by_evaluator("Patch"),
+    "defaults": lambda v=None: {},
     # messages
     "usermessage": _message("user"),
     "agentmessage": _message("assistant"),
