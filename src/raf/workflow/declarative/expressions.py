@@ -110,6 +110,12 @@ class Expression:
     @classmethod
     def compile(cls, source: str) -> Expression:
         tree = parse(source)
+        for node in walk(tree):
+            if node.kind == "name" and node.value[0].lower() in ENUMS:
+                try:
+                    enum_value(node.value)
+                except ValueError as exc:
+                    raise ExpressionError(str(exc), source=source, offset=node.offset) from None
         names: list[tuple[tuple[str, ...], int]] = []
         _outer_names(tree, names, in_row=False)
         return cls(
@@ -471,11 +477,14 @@ class _Evaluator:
         order = text(self.run(args[2])).lower() if len(args) > 2 else "ascending"
         keys = [inner.run(args[1]) for inner in self.rows(node, table)]
         numeric = all(isinstance(k, int | float) or k is None for k in keys)
+        dated = not numeric and all(is_date(k) for k in keys)
         pairs = list(zip(keys, range(len(table)), strict=True))
-        pairs.sort(
-            key=(lambda p: p[0] or 0) if numeric else (lambda p: text(p[0])),
-            reverse=order.endswith("descending"),
-        )
+        key: Callable[[tuple[Any, int]], Any] = lambda p: text(p[0])  # noqa: E731
+        if numeric:
+            key = lambda p: p[0] or 0  # noqa: E731
+        elif dated:
+            key = lambda p: as_datetime(p[0])  # noqa: E731
+        pairs.sort(key=key, reverse=order.endswith("descending"))
         return [table[i] for _, i in pairs]
 
     def columns(self, node: Node, at_least: int) -> tuple[list[Any], list[str]]:
