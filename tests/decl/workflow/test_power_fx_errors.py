@@ -88,3 +88,23 @@ def test_wrong_arguments_are_located_errors(source: str, needs: str) -> None:
     with pytest.raises(ExpressionError, match=needs) as info:
         ev(source)
     assert info.value.offset == 0
+
+
+@pytest.mark.parametrize(
+    ("source", "value"),
+    [
+        ('IfError(Error("the total is wrong"), FirstError.Message)', "the total is wrong"),
+        ('IfError(Error({Kind: 13, Message: "x"}), FirstError.Kind)', 13),
+        ('IfError(Error("x"), CountRows(AllErrors))', 1),
+        ("IfError(1/0, FirstError.Message)", "division by zero"),
+        ('IfError(Error("inner"), ForAll([1], FirstError.Message))', ["inner"]),
+    ],
+)
+def test_a_fallback_reads_the_error(source: str, value: Any) -> None:
+    assert ev(source) == value
+
+
+def test_first_error_outside_a_fallback_is_a_located_error() -> None:
+    with pytest.raises(ExpressionError, match="known only in an IfError fallback") as info:
+        ev("1 + FirstError.Message")
+    assert info.value.offset == 4

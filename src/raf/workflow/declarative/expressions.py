@@ -151,7 +151,7 @@ def _outer_names(node: Node, out: list[tuple[tuple[str, ...], int]], *, in_row: 
     stack: list[tuple[Node, bool]] = [(node, in_row)]
     while stack:
         current, row = stack.pop()
-        is_enum = current.kind == "name" and current.value[0].lower() in ENUMS
+        is_enum = current.kind == "name" and current.value[0].lower() in (*ENUMS, *_ERROR_NAMES)
         if current.kind == "name" and not is_enum and (not row or is_scope(current.value[0])):
             out.append((current.value, current.offset))
         children = current.children
@@ -168,7 +168,13 @@ class _LimitBroken(ExpressionError):
 
 
 class _Raised(ExpressionError):
-    """An error a formula raised with Error(...)."""
+    """An error a formula raised with Error(...), keeping the kind it gave."""
+
+    kind: Any = None
+
+
+_ERROR_NAMES = ("firsterror", "allerrors")
+"""The error an IfError fallback reads (`FirstError.Message`), as a record or a table."""
 
 
 @dataclass(slots=True)
@@ -217,6 +223,7 @@ class _Evaluator:
         self.source = source
         self.budget = budget
         self.assign = assign
+        self.first_error: dict[str, Any] | None = None
 
     def fail(self, message: str, node: Node) -> ExpressionError:
         return ExpressionError(message, source=self.source, offset=node.offset)
@@ -232,6 +239,8 @@ class _Evaluator:
                     return enum_value(node.value)
                 except ValueError as exc:
                     raise self.fail(str(exc), node) from None
+            if node.value[0].lower() in _ERROR_NAMES:
+                return self.error_name(node)
             return self.resolve(node.value)
         if kind == "list":
             return self.budget.made([self.run(c) for c in node.children], node, self.source)
@@ -314,8 +323,28 @@ class _Evaluator:
         for i in range(0, len(args) - 1, 2):
             value, error = self.caught(args[i])
             if error is not None:
-                return self.run(args[i + 1])
+                fallback = _Evaluator(
+                    self.resolve, self.functions, self.source, self.budget, self.assign
+                )
+                fallback.first_error = {
+                    "Kind": error.kind if isinstance(error, _Raised) else None,
+                    "Message": error.reason,
+                }
+                return fallback.run(args[i + 1])
         return self.run(args[-1]) if len(args) % 2 else value
+
+    def error_name(self, node: Node) -> Any:
+        """FirstError (a record: Kind, Message) or AllErrors (a table of one) inside an
+        IfError fallback."""
+        if self.first_error is None:
+            raise self.fail(f"{node.value[0]} is known only in an IfError fallback", node)
+        if node.value[0].lower() == "allerrors":
+            value: Any = [self.first_error]
+        else:
+            value = self.first_error
+        for part in node.value[1:]:
+            value = index(value, part)
+        return value
 
     def is_error(self, node: Node) -> bool:
         """IsError(value): whether evaluating the value fails."""
@@ -336,9 +365,11 @@ class _Evaluator:
             message = message or (f"error of kind {kind}" if kind else "")
         else:
             message = text(info)
-        raise _Raised(
+        raised = _Raised(
             message or "an error raised by Error()", source=self.source, offset=node.offset
         )
+        raised.kind = info.get("Kind", info.get("kind")) if isinstance(info, dict) else None
+        raise raised
 
     def switch(self, node: Node) -> Any:
         args = node.children
@@ -380,7 +411,9 @@ class _Evaluator:
                     value = index(value, part) if not isinstance(value, list) else None
                 return value
 
-            out.append(_Evaluator(resolve, self.functions, self.source, self.budget, self.assign))
+            inner = _Evaluator(resolve, self.functions, self.source, self.budget, self.assign)
+            inner.first_error = self.first_error
+            out.append(inner)
         return out
 
     def per_record(self, node: Node) -> Any:
