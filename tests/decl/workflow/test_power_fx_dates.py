@@ -88,6 +88,8 @@ def ev(source: str) -> Any:
         ("DateTime(2015, 3, 18, 9, 5, 0)", "2015-03-18T09:05:00"),
         ("Time(25, 0, 0)", "01:00:00"),
         ("IsToday(Now())", True),
+        ("Max(Date(2024, 1, 2), Date(2023, 5, 1))", "2024-01-02"),
+        ("Min(ForAll(Sequence(3), {d: Date(2020, Value, 1)}), d)", "2020-01-01"),
         ("DateValue(Date(2015, 3, 18)) = Date(2015, 3, 18)", True),
     ],
 )

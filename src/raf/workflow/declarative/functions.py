@@ -11,7 +11,7 @@ from decimal import ROUND_DOWN, ROUND_HALF_UP, ROUND_UP, Decimal, localcontext
 from typing import Any
 from urllib.parse import quote
 
-from raf.workflow.declarative.dates import DATE_FUNCTIONS, format_date, is_date
+from raf.workflow.declarative.dates import DATE_FUNCTIONS, as_datetime, format_date, is_date
 from raf.workflow.declarative.values import (
     MAX_ROWS,
     MAX_TEXT,
@@ -94,6 +94,18 @@ def _numbers(args: tuple[Any, ...]) -> list[float | int]:
     for arg in args:
         values.extend(arg if isinstance(arg, list) else [arg])
     return [_number(v.get("Value") if isinstance(v, dict) else v) for v in values if v is not None]
+
+
+def _extreme(pick: Callable[..., Any]) -> Callable[..., Any]:
+    def extreme(*args: Any) -> Any:
+        """Min, Max: of numbers, or of dates (as dates)."""
+        values = [v for arg in args for v in (arg if isinstance(arg, list) else [arg])]
+        dates = [v for v in values if v is not None]
+        if dates and all(is_date(v) for v in dates):
+            return pick(dates, key=as_datetime)
+        return pick(_numbers(args), default=None)
+
+    return extreme
 
 
 def _rounder(mode: str) -> Callable[..., float | int]:
@@ -326,8 +338,8 @@ FUNCTIONS: dict[str, Callable[..., Any]] = {
     "roundup": _rounder(ROUND_UP),
     "rounddown": _rounder(ROUND_DOWN),
     "abs": lambda v: abs(_number(v)),
-    "min": lambda *a: min(_numbers(a), default=None),
-    "max": lambda *a: max(_numbers(a), default=None),
+    "min": _extreme(min),
+    "max": _extreme(max),
     "sum": lambda *a: number_result(sum(_numbers(a))),
     "average": _average,
     "mod": lambda a, b: number_result(_number(a) % _number(b)),
