@@ -19,6 +19,7 @@ from collections.abc import Callable, Mapping
 from dataclasses import dataclass, field
 from typing import Any
 
+from raf.workflow.declarative.dates import ENUMS, as_datetime, enum_value, is_date, plain
 from raf.workflow.declarative.syntax import (
     MAX_DEPTH,
     MAX_SOURCE,
@@ -77,6 +78,13 @@ ROW_FUNCTIONS = frozenset(
         "max",
         "sort",
         "with",
+        "addcolumns",
+        "dropcolumns",
+        "showcolumns",
+        "renamecolumns",
+        "distinct",
+        "groupby",
+        "ungroup",
     }
 )
 """Functions whose arguments after the first may read the current row by bare names."""
@@ -85,6 +93,8 @@ _SCOPED = ("filter", "lookup", "countif", "forall")
 
 
 Resolver = Callable[[tuple[str, ...]], Any]
+Assigner = Callable[[tuple[str, ...], Any], None]
+"""Writes a variable: how Patch changes a table held in one."""
 
 
 @dataclass(slots=True)
@@ -100,6 +110,12 @@ class Expression:
     @classmethod
     def compile(cls, source: str) -> Expression:
         tree = parse(source)
+        for node in walk(tree):
+            if node.kind == "name" and node.value[0].lower() in ENUMS:
+                try:
+                    enum_value(node.value)
+                except ValueError as exc:
+                    raise ExpressionError(str(exc), source=source, offset=node.offset) from None
         names: list[tuple[tuple[str, ...], int]] = []
         _outer_names(tree, names, in_row=False)
         return cls(
@@ -109,10 +125,17 @@ class Expression:
             calls=[(n.value, n.offset) for n in walk(tree) if n.kind == "call"],
         )
 
-    def evaluate(self, resolve: Resolver, functions: Mapping[str, Callable[..., Any]]) -> Any:
-        """The value of this expression; failures are `ExpressionError`s naming it."""
+    def evaluate(
+        self,
+        resolve: Resolver,
+        functions: Mapping[str, Callable[..., Any]],
+        assign: Assigner | None = None,
+    ) -> Any:
+        """The value of this expression; failures are `ExpressionError`s naming it.
+        `assign`, where given, lets Patch change a table held in a variable."""
         try:
-            return _Evaluator(resolve, functions, self.source, _Budget()).run(self.tree)
+            evaluator = _Evaluator(resolve, functions, self.source, _Budget(), assign)
+            return plain(evaluator.run(self.tree))
         except ExpressionError:
             raise
         except RecursionError:
@@ -128,7 +151,8 @@ def _outer_names(node: Node, out: list[tuple[tuple[str, ...], int]], *, in_row: 
     stack: list[tuple[Node, bool]] = [(node, in_row)]
     while stack:
         current, row = stack.pop()
-        if current.kind == "name" and (not row or is_scope(current.value[0])):
+        is_enum = current.kind == "name" and current.value[0].lower() in (*ENUMS, *_ERROR_NAMES)
+        if current.kind == "name" and not is_enum and (not row or is_scope(current.value[0])):
             out.append((current.value, current.offset))
         children = current.children
         if current.kind == "call" and current.value.lower() in ROW_FUNCTIONS and children:
@@ -136,6 +160,21 @@ def _outer_names(node: Node, out: list[tuple[tuple[str, ...], int]], *, in_row: 
         else:
             marked = [(child, row) for child in children]
         stack.extend(reversed(marked))
+
+
+class _LimitBroken(ExpressionError):
+    """A formula that broke one of the run's limits; IfError and IsError do not catch it,
+    so no formula can get past a limit by wrapping itself."""
+
+
+class _Raised(ExpressionError):
+    """An error a formula raised with Error(...), keeping the kind it gave."""
+
+    kind: Any = None
+
+
+_ERROR_NAMES = ("firsterror", "allerrors")
+"""The error an IfError fallback reads (`FirstError.Message`), as a record or a table."""
 
 
 @dataclass(slots=True)
@@ -146,7 +185,7 @@ class _Budget:
     def step(self, node: Node, source: str) -> None:
         self.steps += 1
         if self.steps > MAX_STEPS:
-            raise ExpressionError(
+            raise _LimitBroken(
                 f"the formula ran more than {MAX_STEPS} steps", source=source, offset=node.offset
             )
 
@@ -155,9 +194,9 @@ class _Budget:
         try:
             self.cells += check_size(value)
         except ValueError as exc:
-            raise ExpressionError(str(exc), source=source, offset=node.offset) from None
+            raise _LimitBroken(str(exc), source=source, offset=node.offset) from None
         if self.cells > MAX_CELLS:
-            raise ExpressionError(
+            raise _LimitBroken(
                 f"the formula made more than {MAX_CELLS} table cells (a cell per eight characters "
                 "of text)",
                 source=source,
@@ -177,11 +216,14 @@ class _Evaluator:
         functions: Mapping[str, Callable[..., Any]],
         source: str,
         budget: _Budget,
+        assign: Assigner | None = None,
     ) -> None:
         self.resolve = resolve
         self.functions = functions
         self.source = source
         self.budget = budget
+        self.assign = assign
+        self.first_error: dict[str, Any] | None = None
 
     def fail(self, message: str, node: Node) -> ExpressionError:
         return ExpressionError(message, source=self.source, offset=node.offset)
@@ -192,6 +234,13 @@ class _Evaluator:
         if kind == "literal":
             return node.value
         if kind == "name":
+            if node.value[0].lower() in ENUMS:
+                try:
+                    return enum_value(node.value)
+                except ValueError as exc:
+                    raise self.fail(str(exc), node) from None
+            if node.value[0].lower() in _ERROR_NAMES:
+                return self.error_name(node)
             return self.resolve(node.value)
         if kind == "list":
             return self.budget.made([self.run(c) for c in node.children], node, self.source)
@@ -216,7 +265,11 @@ class _Evaluator:
 
     def join(self, parts: list[str], node: Node) -> str:
         if sum(len(p) for p in parts) > MAX_TEXT:
-            raise self.fail(f"the text would be longer than {MAX_TEXT} characters", node)
+            raise _LimitBroken(
+                f"the text would be longer than {MAX_TEXT} characters",
+                source=self.source,
+                offset=node.offset,
+            )
         joined = "".join(parts)
         self.budget.made(joined, node, self.source)
         return joined
@@ -249,6 +302,74 @@ class _Evaluator:
             if truthy(self.run(args[i])):
                 return self.run(args[i + 1])
         return self.run(args[-1]) if len(args) % 2 else None
+
+    def caught(self, node: Node) -> tuple[Any, ExpressionError | None]:
+        """The value of `node`, or the error it failed with; a broken limit is not caught."""
+        try:
+            return self.run(node), None
+        except _LimitBroken:
+            raise
+        except ExpressionError as exc:
+            return None, exc
+
+    def if_error(self, node: Node) -> Any:
+        """IfError(value, fallback[, value2, fallback2, ...][, default]): the fallback of
+        the first value that fails (and no later value is evaluated); when none fails, the
+        default, or else the last value."""
+        args = node.children
+        if len(args) < 2:
+            raise self.fail("IfError needs a value and a fallback", node)
+        value: Any = None
+        for i in range(0, len(args) - 1, 2):
+            value, error = self.caught(args[i])
+            if error is not None:
+                fallback = _Evaluator(
+                    self.resolve, self.functions, self.source, self.budget, self.assign
+                )
+                fallback.first_error = {
+                    "Kind": error.kind if isinstance(error, _Raised) else None,
+                    "Message": error.reason,
+                }
+                return fallback.run(args[i + 1])
+        return self.run(args[-1]) if len(args) % 2 else value
+
+    def error_name(self, node: Node) -> Any:
+        """FirstError (a record: Kind, Message) or AllErrors (a table of one) inside an
+        IfError fallback."""
+        if self.first_error is None:
+            raise self.fail(f"{node.value[0]} is known only in an IfError fallback", node)
+        if node.value[0].lower() == "allerrors":
+            value: Any = [self.first_error]
+        else:
+            value = self.first_error
+        for part in node.value[1:]:
+            value = index(value, part)
+        return value
+
+    def is_error(self, node: Node) -> bool:
+        """IsError(value): whether evaluating the value fails."""
+        if len(node.children) != 1:
+            raise self.fail("IsError needs one value", node)
+        return self.caught(node.children[0])[1] is not None
+
+    def error(self, node: Node) -> Any:
+        """Error(message) or Error({Kind: ..., Message: ...}): fail with that message."""
+        if len(node.children) != 1:
+            raise self.fail("Error needs a message or an error record", node)
+        info = self.run(node.children[0])
+        if isinstance(info, list):
+            info = info[0] if info else None
+        if isinstance(info, dict):
+            message = text(info.get("Message", info.get("message")))
+            kind = text(info.get("Kind", info.get("kind")))
+            message = message or (f"error of kind {kind}" if kind else "")
+        else:
+            message = text(info)
+        raised = _Raised(
+            message or "an error raised by Error()", source=self.source, offset=node.offset
+        )
+        raised.kind = info.get("Kind", info.get("kind")) if isinstance(info, dict) else None
+        raise raised
 
     def switch(self, node: Node) -> Any:
         args = node.children
@@ -290,7 +411,9 @@ class _Evaluator:
                     value = index(value, part) if not isinstance(value, list) else None
                 return value
 
-            out.append(_Evaluator(resolve, self.functions, self.source, self.budget))
+            inner = _Evaluator(resolve, self.functions, self.source, self.budget, self.assign)
+            inner.first_error = self.first_error
+            out.append(inner)
         return out
 
     def per_record(self, node: Node) -> Any:
@@ -387,12 +510,169 @@ class _Evaluator:
         order = text(self.run(args[2])).lower() if len(args) > 2 else "ascending"
         keys = [inner.run(args[1]) for inner in self.rows(node, table)]
         numeric = all(isinstance(k, int | float) or k is None for k in keys)
+        dated = not numeric and all(is_date(k) for k in keys)
         pairs = list(zip(keys, range(len(table)), strict=True))
-        pairs.sort(
-            key=(lambda p: p[0] or 0) if numeric else (lambda p: text(p[0])),
-            reverse=order.endswith("descending"),
-        )
+        key: Callable[[tuple[Any, int]], Any] = lambda p: text(p[0])  # noqa: E731
+        if numeric:
+            key = lambda p: p[0] or 0  # noqa: E731
+        elif dated:
+            key = lambda p: as_datetime(p[0])  # noqa: E731
+        pairs.sort(key=key, reverse=order.endswith("descending"))
         return [table[i] for _, i in pairs]
+
+    def columns(self, node: Node, at_least: int) -> tuple[list[Any], list[str]]:
+        """The table and the column names of DropColumns, ShowColumns, RenameColumns,
+        GroupBy and Ungroup (a name is written bare or as text)."""
+        args = node.children
+        if len(args) < at_least + 1:
+            raise self.fail(f"{node.value} needs a table and a column name", node)
+        table = self.table(node, self.run(args[0]))
+        names = [self.column_name(c) for c in args[1:]]
+        return [_row_record(row) for row in table], names
+
+    def add_columns(self, node: Node) -> Any:
+        """AddColumns(table, name, formula, ...): each row with the new columns, their
+        formulas evaluated in the row's scope."""
+        args = node.children
+        if len(args) < 3 or len(args) % 2 == 0:
+            raise self.fail("AddColumns needs a table and pairs of a name and a formula", node)
+        table = self.table(node, self.run(args[0]))
+        names = [self.column_name(c) for c in args[1::2]]
+        out: list[Any] = []
+        for row, inner in zip(table, self.rows(node, table), strict=True):
+            record = dict(_row_record(row))
+            for name, formula in zip(names, args[2::2], strict=True):
+                record[name] = inner.run(formula)
+            out.append(self.budget.made(record, node, self.source))
+        return out
+
+    def drop_columns(self, node: Node) -> Any:
+        table, names = self.columns(node, 1)
+        self.known_columns(node, table, names)
+        return [{k: v for k, v in row.items() if k not in names} for row in table]
+
+    def show_columns(self, node: Node) -> Any:
+        table, names = self.columns(node, 1)
+        self.known_columns(node, table, names)
+        return [{k: row[k] for k in names if k in row} for row in table]
+
+    def rename_columns(self, node: Node) -> Any:
+        """RenameColumns(table, old, new, ...)."""
+        table, names = self.columns(node, 2)
+        if len(names) % 2:
+            raise self.fail("RenameColumns needs pairs of an old and a new name", node)
+        renames = dict(zip(names[::2], names[1::2], strict=True))
+        self.known_columns(node, table, list(renames))
+        return [{renames.get(k, k): v for k, v in row.items()} for row in table]
+
+    def known_columns(self, node: Node, table: list[Any], names: list[str]) -> None:
+        present = {k for row in table for k in row}
+        missing = [n for n in names if table and n not in present]
+        if missing:
+            raise self.fail(f"{node.value}: the table has no column {missing[0]!r}", node)
+
+    def distinct(self, node: Node) -> Any:
+        """Distinct(table, formula): the formula's different values, in first-seen order,
+        as a one-column table (rows read as `Value`); Distinct(table) of its rows."""
+        args = node.children
+        if not 1 <= len(args) <= 2:
+            raise self.fail("Distinct needs a table and a formula", node)
+        table = self.table(node, self.run(args[0]))
+        values = (
+            [inner.run(args[1]) for inner in self.rows(node, table)] if len(args) == 2 else table
+        )
+        out: list[Any] = []
+        for value in values:
+            if not any(equal(value, seen) for seen in out):
+                out.append(value)
+        return out
+
+    def group_by(self, node: Node) -> Any:
+        """GroupBy(table, column, ..., groupName): a row per different combination of the
+        columns, the other columns of its rows in a table named groupName."""
+        table, names = self.columns(node, 2)
+        *keys, group = names
+        self.known_columns(node, table, keys)
+        groups: list[dict[str, Any]] = []
+        for row in table:
+            key = {k: row.get(k) for k in keys}
+            rest = {k: v for k, v in row.items() if k not in keys}
+            for existing in groups:
+                if all(equal(existing[k], key[k]) for k in keys):
+                    existing[group].append(rest)
+                    break
+            else:
+                groups.append({**key, group: [rest]})
+        return groups
+
+    def ungroup(self, node: Node) -> Any:
+        """Ungroup(table, groupName): a row per row of each group, with its group's
+        columns."""
+        table, names = self.columns(node, 1)
+        if len(names) != 1:
+            raise self.fail("Ungroup needs a table and the name of its group column", node)
+        (group,) = names
+        out: list[Any] = []
+        for row in table:
+            inner = row.get(group)
+            if inner is not None and not isinstance(inner, list):
+                raise self.fail(f"Ungroup: column {group!r} does not hold tables", node)
+            outer = {k: v for k, v in row.items() if k != group}
+            out.extend({**outer, **_row_record(r)} for r in inner or [])
+            if len(out) > MAX_ROWS:
+                raise _LimitBroken(
+                    f"the table would have more than {MAX_ROWS} rows",
+                    source=self.source,
+                    offset=node.offset,
+                )
+        return out
+
+    def patch(self, node: Node) -> Any:
+        """Patch(Local.table, base, change, ...): the table's first row holding every
+        field of `base` gets the changes (a blank or `Defaults(...)` base adds a row); the
+        variable is written and the changed row returned. Patch(record, change, ...)
+        merges records."""
+        args = node.children
+        if not args:
+            raise self.fail("Patch needs a table or a record, and changes", node)
+        target = args[0]
+        held = self.run(target)
+        if not (target.kind == "name" and is_scope(target.value[0]) and isinstance(held, list)):
+            if isinstance(held, list):
+                raise self.fail("Patch changes a table only where a variable holds it", node)
+            values = [held, *(self.run(a) for a in args[1:])]
+            return _merge(self, node, values)
+        if len(args) < 3:
+            raise self.fail("Patch needs the table, the row to change and the changes", node)
+        if self.assign is None:
+            raise self.fail("Patch can change a table only while a workflow runs", node)
+        base = self.run(args[1])
+        changes = _merge(self, node, [self.run(a) for a in args[2:]])
+        if base is not None and not isinstance(base, dict):
+            raise self.fail(
+                f"Patch: the row to change must be a record, not {type_word(base)}", node
+            )
+        table = list(held)
+        if not base:
+            row: dict[str, Any] = changes
+            table.append(row)
+        else:
+            for i, existing in enumerate(table):
+                record = _row_record(existing)
+                if all(equal(record.get(k), v) for k, v in base.items()):
+                    row = {**record, **changes}
+                    table[i] = row
+                    break
+            else:
+                raise self.fail(f"Patch: no row of {'.'.join(target.value)} matches {base}", node)
+        if len(table) > MAX_ROWS:
+            raise _LimitBroken(
+                f"the table would have more than {MAX_ROWS} rows",
+                source=self.source,
+                offset=node.offset,
+            )
+        self.assign(target.value, plain(table))
+        return row
 
     def binary(self, node: Node) -> Any:
         op = node.value
@@ -453,9 +733,15 @@ class _Evaluator:
         raise self.fail(f"expected a number, got {type_word(value)}", node)
 
     def compare(self, op: str, left: Any, right: Any, node: Node) -> bool:
-        if isinstance(left, str) and isinstance(right, str):
-            a: Any = left
-            b: Any = right
+        if is_date(left) or is_date(right):
+            try:
+                a: Any = as_datetime(left)
+                b: Any = as_datetime(right)
+            except ValueError as exc:
+                raise self.fail(str(exc), node) from None
+        elif isinstance(left, str) and isinstance(right, str):
+            a = left
+            b = right
         else:
             a, b = self.number(left, node), self.number(right, node)
         if op == "<":
@@ -467,13 +753,35 @@ class _Evaluator:
         return bool(a >= b)
 
 
+def _merge(evaluator: _Evaluator, node: Node, parts: list[Any]) -> dict[str, Any]:
+    merged: dict[str, Any] = {}
+    for part in parts:
+        if part is None:
+            continue
+        if not isinstance(part, dict):
+            raise evaluator.fail(f"Patch: expected records to merge, got {type_word(part)}", node)
+        merged.update(part)
+    return merged
+
+
 _SPECIAL: dict[str, Callable[[_Evaluator, Node], Any]] = {
     "if": _Evaluator.lazy_if,
     "switch": _Evaluator.switch,
+    "iferror": _Evaluator.if_error,
+    "iserror": _Evaluator.is_error,
+    "error": _Evaluator.error,
     "search": _Evaluator.search,
     "concat": _Evaluator.concat,
     "sort": _Evaluator.sort,
     "with": _Evaluator.with_record,
+    "addcolumns": _Evaluator.add_columns,
+    "dropcolumns": _Evaluator.drop_columns,
+    "showcolumns": _Evaluator.show_columns,
+    "renamecolumns": _Evaluator.rename_columns,
+    "distinct": _Evaluator.distinct,
+    "groupby": _Evaluator.group_by,
+    "ungroup": _Evaluator.ungroup,
+    "patch": _Evaluator.patch,
     **{name: _Evaluator.per_record for name in _SCOPED},
     **{name: _Evaluator.aggregate for name in ("sum", "average", "min", "max")},
 }

@@ -11,9 +11,11 @@ from decimal import ROUND_DOWN, ROUND_HALF_UP, ROUND_UP, Decimal, localcontext
 from typing import Any
 from urllib.parse import quote
 
+from raf.workflow.declarative.dates import DATE_FUNCTIONS, as_datetime, format_date, is_date
 from raf.workflow.declarative.values import (
     MAX_ROWS,
     MAX_TEXT,
+    json_default,
     message_record,
     number_result,
     text,
@@ -35,6 +37,20 @@ def _blank(value: Any = None) -> bool:
 
 def _empty(value: Any = None) -> bool:
     return value is None or (isinstance(value, list | dict | str) and len(value) == 0)
+
+
+def _is_numeric(value: Any) -> bool:
+    """IsNumeric(value): a number, or text that reads as one ("1" but not "1+1" or "A")."""
+    if isinstance(value, bool) or value is None:
+        return False
+    if isinstance(value, int | float):
+        return True
+    if not isinstance(value, str) or len(value) > 400 or "_" in value:
+        return False
+    try:
+        return math.isfinite(float(value.strip()))
+    except ValueError:
+        return False
 
 
 def _number(value: Any) -> float | int:
@@ -78,6 +94,18 @@ def _numbers(args: tuple[Any, ...]) -> list[float | int]:
     for arg in args:
         values.extend(arg if isinstance(arg, list) else [arg])
     return [_number(v.get("Value") if isinstance(v, dict) else v) for v in values if v is not None]
+
+
+def _extreme(pick: Callable[..., Any]) -> Callable[..., Any]:
+    def extreme(*args: Any) -> Any:
+        """Min, Max: of numbers, or of dates (as dates)."""
+        values = [v for arg in args for v in (arg if isinstance(arg, list) else [arg])]
+        dates = [v for v in values if v is not None]
+        if dates and all(is_date(v) for v in dates):
+            return pick(dates, key=as_datetime)
+        return pick(_numbers(args), default=None)
+
+    return extreme
 
 
 def _rounder(mode: str) -> Callable[..., float | int]:
@@ -165,7 +193,10 @@ def _last_n(value: Any, count: Any = 1) -> list[Any]:
 
 
 def _text(value: Any, fmt: Any = None) -> str:
-    """Text(value[, format]): a number by a format such as "0.00", "#,##0" or "0%"."""
+    """Text(value[, format]): a number by a format such as "0.00", "#,##0" or "0%"; a
+    date by codes such as "yyyy-mm-dd hh:mm" or a DateTimeFormat name."""
+    if fmt is not None and is_date(value):
+        return format_date(value, text(fmt))
     if fmt is None or not isinstance(value, int | float) or isinstance(value, bool):
         return text(value)
     pattern = text(fmt)
@@ -174,14 +205,6 @@ def _text(value: Any, fmt: Any = None) -> str:
     decimals = min(decimals, 15)
     shown = f"{number:,.{decimals}f}" if "," in pattern else f"{number:.{decimals}f}"
     return shown + ("%" if "%" in pattern else "")
-
-
-def _distinct(value: Any) -> list[Any]:
-    out: list[Any] = []
-    for item in _table(value):
-        if item not in out:
-            out.append(item)
-    return out
 
 
 def _column(value: Any, name: Any) -> list[Any]:
@@ -291,11 +314,14 @@ FUNCTIONS: dict[str, Callable[..., Any]] = {
     "char": _char,
     "unichar": _char,
     "encodeurl": lambda v: quote(text(v), safe=""),
-    "isnumeric": lambda v: isinstance(v, int | float) and not isinstance(v, bool),
+    "isnumeric": _is_numeric,
     # logic
     "if": _by_evaluator("If"),
     "switch": _by_evaluator("Switch"),
     "with": _by_evaluator("With"),
+    "iferror": _by_evaluator("IfError"),
+    "iserror": _by_evaluator("IsError"),
+    "error": _by_evaluator("Error"),
     "not": lambda v: not truthy(v),
     "and": lambda *a: all(truthy(v) for v in a),
     "or": lambda *a: any(truthy(v) for v in a),
@@ -312,8 +338,8 @@ FUNCTIONS: dict[str, Callable[..., Any]] = {
     "roundup": _rounder(ROUND_UP),
     "rounddown": _rounder(ROUND_DOWN),
     "abs": lambda v: abs(_number(v)),
-    "min": lambda *a: min(_numbers(a), default=None),
-    "max": lambda *a: max(_numbers(a), default=None),
+    "min": _extreme(min),
+    "max": _extreme(max),
     "sum": lambda *a: number_result(sum(_numbers(a))),
     "average": _average,
     "mod": lambda a, b: number_result(_number(a) % _number(b)),
@@ -339,7 +365,15 @@ FUNCTIONS: dict[str, Callable[..., Any]] = {
     "sequence": _sequence,
     "append": lambda v, item: [*_table(v), item],
     "column": _column,
-    "distinct": _distinct,
+    "distinct": _by_evaluator("Distinct"),
+    "addcolumns": _by_evaluator("AddColumns"),
+    "dropcolumns": _by_evaluator("DropColumns"),
+    "showcolumns": _by_evaluator("ShowColumns"),
+    "renamecolumns": _by_evaluator("RenameColumns"),
+    "groupby": _by_evaluator("GroupBy"),
+    "ungroup": _by_evaluator("Ungroup"),
+    "patch": _by_evaluator("Patch"),
+    "defaults": lambda v=None: {},
     # messages
     "usermessage": _message("user"),
     "agentmessage": _message("assistant"),
@@ -348,6 +382,8 @@ FUNCTIONS: dict[str, Callable[..., Any]] = {
     "messagetext": _message_text,
     # values
     "parsejson": _parse_json,
-    "json": lambda v: json.dumps(v, ensure_ascii=False),
+    "json": lambda v: json.dumps(v, ensure_ascii=False, default=json_default),
+    # dates and times
+    **DATE_FUNCTIONS,
 }
 """Every function an expression may call, by lower-case name."""

@@ -131,7 +131,7 @@ class Runtime:
         try:
             if compiled is None:
                 compiled = Expression.compile(source)
-            return compiled.evaluate(self.vars.get, FUNCTIONS)
+            return compiled.evaluate(self.vars.get, FUNCTIONS, self.assign)
         except (ExpressionError, VariableError) as exc:
             raise self.fail(f"the expression failed: {exc}") from None
 
@@ -162,6 +162,10 @@ class Runtime:
         for whole, inner in parts or []:
             out = out.replace(whole, text(self.expression(inner)))
         return out
+
+    def assign(self, parts: tuple[str, ...], value: Any) -> None:
+        """Write a variable from inside an expression (Patch on a table it holds)."""
+        self.set(".".join(parts), value)
 
     def set(self, path: Any, value: Any) -> None:
         from raf.workflow.declarative.program import local_path

@@ -4,7 +4,10 @@ from __future__ import annotations
 
 import json
 import math
+from datetime import date, datetime, time
 from typing import Any
+
+from raf.workflow.declarative.dates import as_datetime, shown
 
 MAX_TEXT = 1_000_000
 """Longest text one expression step may make, in characters."""
@@ -74,6 +77,11 @@ def equal(a: Any, b: Any) -> bool:
         return float(a) == float(b)
     if a is None or b is None:
         return (a in (None, "")) and (b in (None, ""))
+    if isinstance(a, date | time) or isinstance(b, date | time):
+        try:
+            return as_datetime(a) == as_datetime(b)
+        except ValueError:
+            return False
     return bool(a == b)
 
 
@@ -116,11 +124,20 @@ def text(value: Any) -> str:
         return value
     if isinstance(value, int):
         return str(value)
+    if isinstance(value, date | time):
+        return shown(value)
     if is_message(value):
         return text(value["Text"])
     if isinstance(value, list) and value and all(is_message(v) for v in value):
         return "\n".join(text(v["Text"]) for v in value)
-    return json.dumps(value, ensure_ascii=False)
+    return json.dumps(value, ensure_ascii=False, default=json_default)
+
+
+def json_default(value: Any) -> Any:
+    """Dates in JSON, as ISO 8601 text."""
+    if isinstance(value, date | time):
+        return value.isoformat()
+    raise TypeError(f"{type(value).__name__} is not JSON")
 
 
 def type_word(value: Any) -> str:
@@ -137,4 +154,10 @@ def type_word(value: Any) -> str:
         return "a list"
     if isinstance(value, dict):
         return "a record"
+    if isinstance(value, datetime):
+        return "a date and time"
+    if isinstance(value, date):
+        return "a date"
+    if isinstance(value, time):
+        return "a time"
     return type(value).__name__
