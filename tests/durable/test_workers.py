@@ -58,7 +58,11 @@ def test_two_workers_one_killed_every_run_finishes_once(
     try:
         for process in workers.values():
             assert process.stdout is not None
-            assert process.stdout.readline().strip() == "ready"
+            line = process.stdout.readline().strip()
+            if line != "ready":
+                process.kill()
+                _, err = process.communicate(timeout=30)
+                raise AssertionError(f"a worker did not start ({line!r}):\n{err[-3000:]}")
         client = DBOSClient(
             system_database_url=database, application_name="raf", serializer=JsonSerializer()
         )
@@ -156,3 +160,28 @@ def test_a_run_posted_to_a_killed_server_is_finished_by_another(
     finally:
         for process in servers.values():
             stop(process)
+
+
+def test_workers_launching_together_take_turns_on_the_system_database(
+    postgres_server: Server,
+) -> None:
+    """Two workers starting at once on a fresh database would both create DBOS's schema
+    (it checks, then creates) and one would fail: the launch lock makes the second wait."""
+    import threading
+
+    from raf.durable.workers import LaunchLock
+
+    database = fresh_database(postgres_server)
+    first, second = LaunchLock(database), LaunchLock(database)
+    first.acquire()
+    waiting = threading.Thread(target=second.acquire, daemon=True)
+    waiting.start()
+    try:
+        waiting.join(0.5)
+        assert waiting.is_alive()  # held by the first
+        first.release()
+        waiting.join(30)
+        assert not waiting.is_alive()
+    finally:
+        first.release()
+        second.release()

@@ -31,7 +31,7 @@ from raf.durable.serializer import (
     unfinished_unsafe_runs,
 )
 from raf.durable.steps import DURABLE_MIDDLEWARE
-from raf.durable.workers import Heartbeat
+from raf.durable.workers import Heartbeat, LaunchLock
 from raf.durable.workflows import (
     RESPONSES_TOPIC,
     WORKFLOW_RUN_NAME,
@@ -170,21 +170,26 @@ class DurableRuntime:
         if self.executor_id is not None:
             config["executor_id"] = self.executor_id
         _current = self
+        lock = LaunchLock(self.database)
         try:
             if self.database.startswith("sqlite:///"):
                 await asyncio.to_thread(_wal, Path(self.database[len("sqlite:///") :]))
             refuse_pickles()
-            unsafe = await asyncio.to_thread(unfinished_unsafe_runs, self.database)
-            if unsafe:
-                raise UnsafeRecordError(
-                    f"unfinished durable runs {', '.join(unsafe[:5])} are recorded in a form "
-                    "other than raf's JSON (a Python pickle can run code when loaded), so "
-                    "none is recovered; finish them with the program that wrote them, or "
-                    "cancel or delete them in the system database"
-                )
-            DBOS(config=config)
-            DBOS.launch()
-            self.launched = True
+            await asyncio.to_thread(lock.acquire)
+            try:
+                unsafe = await asyncio.to_thread(unfinished_unsafe_runs, self.database)
+                if unsafe:
+                    raise UnsafeRecordError(
+                        f"unfinished durable runs {', '.join(unsafe[:5])} are recorded in a "
+                        "form other than raf's JSON (a Python pickle can run code when "
+                        "loaded), so none is recovered; finish them with the program that "
+                        "wrote them, or cancel or delete them in the system database"
+                    )
+                DBOS(config=config)
+                DBOS.launch()
+                self.launched = True
+            finally:
+                await asyncio.to_thread(lock.release)
             for name in self.agents:
                 await DBOS.register_queue_async(
                     queue_name(name),

@@ -3,6 +3,7 @@ hands the runs of one whose heartbeat stopped back to the queue, so another fini
 
 from __future__ import annotations
 
+import contextlib
 import logging
 import threading
 import time
@@ -13,6 +14,56 @@ from dbos import DBOS
 log = logging.getLogger("raf.durable")
 
 _TABLE = "raf_durable_workers"
+
+LAUNCH_LOCK_TIMEOUT = 120.0
+"""Seconds a worker waits for another to finish setting up a shared system database."""
+
+
+class LaunchLock:
+    """Held while a worker checks and migrates a PostgreSQL system database and starts:
+    workers launched at the same moment on a fresh database would otherwise create its
+    schema together (DBOS checks, then creates) and one of them would fail. A session
+    advisory lock on a connection of its own; nothing to hold for SQLite, which serves
+    one process."""
+
+    def __init__(self, database: str) -> None:
+        self.database = database
+        self._engine: sa.Engine | None = None
+        self._connection: sa.Connection | None = None
+
+    def acquire(self) -> None:
+        if not self.database.startswith(("postgresql://", "postgres://")):
+            return
+        self._engine = sa.create_engine(engine_url(self.database), pool_size=1)
+        self._connection = self._engine.connect()
+        deadline = time.monotonic() + LAUNCH_LOCK_TIMEOUT
+        while True:
+            taken = self._connection.execute(
+                sa.text("SELECT pg_try_advisory_lock(hashtext('raf-durable-launch'))")
+            ).scalar()
+            self._connection.commit()
+            if taken:
+                return
+            if time.monotonic() > deadline:
+                self.release()
+                raise TimeoutError(
+                    f"another worker held the system database's launch lock for more than "
+                    f"{LAUNCH_LOCK_TIMEOUT:.0f}s"
+                )
+            time.sleep(0.1)
+
+    def release(self) -> None:
+        if self._connection is not None:
+            with contextlib.suppress(sa.exc.SQLAlchemyError):
+                self._connection.execute(
+                    sa.text("SELECT pg_advisory_unlock(hashtext('raf-durable-launch'))")
+                )
+                self._connection.commit()
+            self._connection.close()
+            self._connection = None
+        if self._engine is not None:
+            self._engine.dispose()
+            self._engine = None
 
 
 def engine_url(database: str) -> str:
