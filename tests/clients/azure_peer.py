@@ -13,17 +13,17 @@ from __future__ import annotations
 
 import json
 import re
-import threading
-from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
+from http.server import BaseHTTPRequestHandler
 from typing import Any
 from urllib.parse import parse_qs, urlparse
 
+from tests.clients.loopback_peer import LoopbackPeer
 from tests.clients.responses_peer import PeerError, _describe_uri
 
 _PATH = re.compile(r"^/openai/deployments/([^/]+)/chat/completions$")
 
 
-class AzurePeer:
+class AzurePeer(LoopbackPeer):
     """`with AzurePeer() as peer:` serves the endpoint `peer.endpoint` on loopback."""
 
     key = "azure-peer-key-0123456789"
@@ -36,42 +36,14 @@ class AzurePeer:
         self.headers: list[dict[str, str]] = []
         self.queries: list[dict[str, list[str]]] = []
         self.failures: list[tuple[int, str, str]] = []
-        self._count = 0
-        self._lock = threading.Lock()
-        peer = self
-
-        class Handler(BaseHTTPRequestHandler):
-            protocol_version = "HTTP/1.1"
-
-            def log_message(self, format: str, *args: Any) -> None:
-                return
-
-            def do_POST(self) -> None:
-                peer._handle(self)
-
-        self._server = ThreadingHTTPServer(("127.0.0.1", 0), Handler)
-        self._server.daemon_threads = True
-        self._thread = threading.Thread(
-            target=self._server.serve_forever, args=(0.05,), daemon=True
-        )
-        self.endpoint = f"http://127.0.0.1:{self._server.server_address[1]}"
-
-    def __enter__(self) -> AzurePeer:
-        self._thread.start()
-        return self
-
-    def __exit__(self, *exc: object) -> None:
-        self._server.shutdown()
-        self._server.server_close()
-        self._thread.join(timeout=5)
+        super().__init__()
+        self.endpoint = self.base
 
     def fail_next(self, status: int, code: str, message: str, *, count: int = 1) -> None:
         self.failures.extend([(status, code, message)] * count)
 
     def _id(self) -> str:
-        with self._lock:
-            self._count += 1
-            return f"{self._count:08d}-peer"
+        return f"{self._next_number():08d}-peer"
 
     def _handle(self, handler: BaseHTTPRequestHandler) -> None:
         request_id = self._id()

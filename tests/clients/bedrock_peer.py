@@ -21,12 +21,12 @@ import itertools
 import json
 import re
 import struct
-import threading
 import zlib
-from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
+from http.server import BaseHTTPRequestHandler
 from typing import Any
 from urllib.parse import unquote
 
+from tests.clients.loopback_peer import LoopbackPeer
 from tests.clients.responses_peer import _example
 
 ACCESS_KEY = "AKIDPEER0123456789"
@@ -71,7 +71,7 @@ def exception(kind: str, message: str) -> bytes:
     return frame(headers, json.dumps({"message": message}).encode())
 
 
-class BedrockPeer:
+class BedrockPeer(LoopbackPeer):
     """`with BedrockPeer() as peer:` serves on loopback at `peer.url`."""
 
     models = ("anthropic.claude-peer-v1:0", "amazon.nova-peer-v1:0")
@@ -81,42 +81,14 @@ class BedrockPeer:
         self.paths: list[str] = []
         self.headers: list[dict[str, str]] = []
         self.failures: list[tuple[int, str, str]] = []
-        self._count = 0
-        self._lock = threading.Lock()
-        peer = self
-
-        class Handler(BaseHTTPRequestHandler):
-            protocol_version = "HTTP/1.1"
-
-            def log_message(self, format: str, *args: Any) -> None:
-                return
-
-            def do_POST(self) -> None:
-                peer._handle(self)
-
-        self._server = ThreadingHTTPServer(("127.0.0.1", 0), Handler)
-        self._server.daemon_threads = True
-        self._thread = threading.Thread(
-            target=self._server.serve_forever, args=(0.05,), daemon=True
-        )
-        self.url = f"http://127.0.0.1:{self._server.server_address[1]}"
-
-    def __enter__(self) -> BedrockPeer:
-        self._thread.start()
-        return self
-
-    def __exit__(self, *exc: object) -> None:
-        self._server.shutdown()
-        self._server.server_close()
-        self._thread.join(timeout=5)
+        super().__init__()
+        self.url = self.base
 
     def fail_next(self, status: int, kind: str, message: str, *, count: int = 1) -> None:
         self.failures.extend([(status, kind, message)] * count)
 
     def _id(self) -> str:
-        with self._lock:
-            self._count += 1
-            return f"aaaa{self._count:04d}-peer-request"
+        return f"aaaa{self._next_number():04d}-peer-request"
 
     def _handle(self, handler: BaseHTTPRequestHandler) -> None:
         request_id = self._id()

@@ -22,10 +22,10 @@ from __future__ import annotations
 import base64
 import json
 import re
-import threading
-from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
+from http.server import BaseHTTPRequestHandler
 from typing import Any
 
+from tests.clients.loopback_peer import LoopbackPeer
 from tests.clients.responses_peer import _example
 
 _PATH = re.compile(
@@ -45,7 +45,7 @@ class _Refused(Exception):
         self.code, self.status, self.message, self.reason = code, status, message, reason
 
 
-class GeminiPeer:
+class GeminiPeer(LoopbackPeer):
     """`with GeminiPeer() as peer:` serves on loopback at `peer.url`."""
 
     key = "gemini-peer-key-0123456789"
@@ -55,42 +55,14 @@ class GeminiPeer:
         self.requests: list[dict[str, Any]] = []
         self.paths: list[str] = []
         self.failures: list[tuple[int, str, str]] = []
-        self._count = 0
-        self._lock = threading.Lock()
-        peer = self
-
-        class Handler(BaseHTTPRequestHandler):
-            protocol_version = "HTTP/1.1"
-
-            def log_message(self, format: str, *args: Any) -> None:
-                return
-
-            def do_POST(self) -> None:
-                peer._handle(self)
-
-        self._server = ThreadingHTTPServer(("127.0.0.1", 0), Handler)
-        self._server.daemon_threads = True
-        self._thread = threading.Thread(
-            target=self._server.serve_forever, args=(0.05,), daemon=True
-        )
-        self.url = f"http://127.0.0.1:{self._server.server_address[1]}"
-
-    def __enter__(self) -> GeminiPeer:
-        self._thread.start()
-        return self
-
-    def __exit__(self, *exc: object) -> None:
-        self._server.shutdown()
-        self._server.server_close()
-        self._thread.join(timeout=5)
+        super().__init__()
+        self.url = self.base
 
     def fail_next(self, code: int, status: str, message: str, *, count: int = 1) -> None:
         self.failures.extend([(code, status, message)] * count)
 
     def _id(self) -> str:
-        with self._lock:
-            self._count += 1
-            return f"peer-{self._count:04d}"
+        return f"peer-{self._next_number():04d}"
 
     def _handle(self, handler: BaseHTTPRequestHandler) -> None:
         raw = handler.rfile.read(int(handler.headers.get("content-length") or 0))

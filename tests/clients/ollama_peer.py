@@ -15,10 +15,10 @@ from __future__ import annotations
 import base64
 import json
 import re
-import threading
-from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
+from http.server import BaseHTTPRequestHandler
 from typing import Any
 
+from tests.clients.loopback_peer import LoopbackPeer
 from tests.clients.responses_peer import _example
 
 MODELS = {"qwen-peer", "llava-peer"}
@@ -30,41 +30,15 @@ class _Refused(Exception):
         self.status, self.message = status, message
 
 
-class OllamaPeer:
+class OllamaPeer(LoopbackPeer):
     """`with OllamaPeer() as peer:` serves on loopback at `peer.url` (no `/v1`)."""
 
     def __init__(self) -> None:
         self.requests: list[dict[str, Any]] = []
         self.headers: list[dict[str, str]] = []
         self.failures: list[tuple[int, str]] = []
-        self._count = 0
-        self._lock = threading.Lock()
-        peer = self
-
-        class Handler(BaseHTTPRequestHandler):
-            protocol_version = "HTTP/1.1"
-
-            def log_message(self, format: str, *args: Any) -> None:
-                return
-
-            def do_POST(self) -> None:
-                peer._handle(self)
-
-        self._server = ThreadingHTTPServer(("127.0.0.1", 0), Handler)
-        self._server.daemon_threads = True
-        self._thread = threading.Thread(
-            target=self._server.serve_forever, args=(0.05,), daemon=True
-        )
-        self.url = f"http://127.0.0.1:{self._server.server_address[1]}"
-
-    def __enter__(self) -> OllamaPeer:
-        self._thread.start()
-        return self
-
-    def __exit__(self, *exc: object) -> None:
-        self._server.shutdown()
-        self._server.server_close()
-        self._thread.join(timeout=5)
+        super().__init__()
+        self.url = self.base
 
     def fail_next(self, status: int, message: str, *, count: int = 1) -> None:
         self.failures.extend([(status, message)] * count)

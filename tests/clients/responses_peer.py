@@ -25,9 +25,10 @@ import hashlib
 import hmac
 import json
 import re
-import threading
-from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
+from http.server import BaseHTTPRequestHandler
 from typing import Any
+
+from tests.clients.loopback_peer import LoopbackPeer
 
 _SECRET = b"responses-peer"
 
@@ -120,7 +121,7 @@ def _describe_uri(uri: str, what: str) -> str:
     return f"{match.group(1)} ({len(data)} bytes)"
 
 
-class ResponsesPeer:
+class ResponsesPeer(LoopbackPeer):
     """The server; `with ResponsesPeer() as peer:` serves on loopback at `peer.url`."""
 
     key = "sk-responses-peer-0123456789"
@@ -133,42 +134,14 @@ class ResponsesPeer:
         """Statuses to answer the next requests with, in order."""
         self._stored: dict[str, list[dict[str, Any]]] = {}
         self._items: dict[str, dict[str, Any]] = {}
-        self._count = 0
-        self._lock = threading.Lock()
-        peer = self
-
-        class Handler(BaseHTTPRequestHandler):
-            protocol_version = "HTTP/1.1"
-
-            def log_message(self, format: str, *args: Any) -> None:
-                return
-
-            def do_POST(self) -> None:
-                peer._handle(self)
-
-        self._server = ThreadingHTTPServer(("127.0.0.1", 0), Handler)
-        self._server.daemon_threads = True
-        self._thread = threading.Thread(
-            target=self._server.serve_forever, args=(0.05,), daemon=True
-        )
-        self.url = f"http://127.0.0.1:{self._server.server_address[1]}/v1"
-
-    def __enter__(self) -> ResponsesPeer:
-        self._thread.start()
-        return self
-
-    def __exit__(self, *exc: object) -> None:
-        self._server.shutdown()
-        self._server.server_close()
-        self._thread.join(timeout=5)
+        super().__init__()
+        self.url = f"{self.base}/v1"
 
     def fail_next(self, status: int, message: str, *, count: int = 1, code: str | None = None):
         self.failures.extend([(status, message, code)] * count)
 
     def _next_id(self, prefix: str) -> str:
-        with self._lock:
-            self._count += 1
-            return f"{prefix}_{self._count:04d}"
+        return f"{prefix}_{self._next_number():04d}"
 
     # -- HTTP ---------------------------------------------------------------------------
 
