@@ -11,25 +11,12 @@ from typing import Any
 
 from pydantic.alias_generators import to_camel
 
+from raf.clients.models import PROVIDERS  # the prefixes a `model.id` may carry
 from raf.core.chat_client import ChatClient
 from raf.core.errors import ConfigurationError
 from raf.core.options import ChatOptions
 from raf.decl.schema import ConnectionDecl, MemoryModelDecl, ModelDecl, ModelOptionsDecl
 
-_PROVIDERS = (
-    "openai",
-    "openai-responses",
-    "anthropic",
-    "gemini",
-    "gemini-native",
-    "azure",
-    "bedrock",
-    "ollama",
-    "ollama-native",
-    "openai-compatible",
-    "local",
-)
-"""Model string prefixes a document's `model.id` may carry instead of naming `provider`."""
 _OWN_CLIENTS = ("openai", "openai-responses", "anthropic", "gemini", "gemini-native", "ollama")
 """Providers with a client of their own whose address is a `base_url`."""
 _RESPONSES = ("openai", "openai-responses")
@@ -162,7 +149,7 @@ def model_name(model_id: str | None) -> str | None:
     if model_id is None or ":" not in model_id:
         return model_id
     prefix = model_id.split(":", 1)[0]
-    if prefix not in _PROVIDERS or prefix == "local":
+    if prefix not in PROVIDERS or prefix == "local":
         return model_id
     from raf.clients.models import parse_model_spec
 
@@ -199,7 +186,7 @@ def plan(
     if api_type is not None and api_type.lower() == "responses" and provider not in _AZURE:
         name = model_id or ""
         prefix = name.split(":", 1)[0] if ":" in name else None
-        if provider is None and prefix in _PROVIDERS:
+        if provider is None and prefix in PROVIDERS:
             provider, model_id = prefix, name.split(":", 1)[1]
         if provider not in (None, *_RESPONSES):
             raise ConfigurationError(
@@ -225,7 +212,7 @@ def plan(
     prefix = name.split(":", 1)[0] if ":" in name else None
     if provider is None and prefix in ("openai-compatible", "local"):
         spec = name
-    elif provider is None and prefix in _PROVIDERS:  # the connection's settings still apply
+    elif provider is None and prefix in PROVIDERS:  # the connection's settings still apply
         return plan(name.split(":", 1)[1], prefix, connection, None, base_dir)
     elif (
         provider in _OWN_CLIENTS
@@ -254,7 +241,7 @@ def plan(
     else:  # any other provider (azure, vllm, llamacpp, …) speaks the OpenAI protocol
         endpoint = connection.endpoint or DEFAULT_ENDPOINTS.get(provider or "")
         if not endpoint:
-            known = sorted({*_PROVIDERS, *DEFAULT_ENDPOINTS, "vllm", "llamacpp", "lmstudio"})
+            known = sorted({*PROVIDERS, *DEFAULT_ENDPOINTS, "vllm", "llamacpp", "lmstudio"})
             close = difflib.get_close_matches((provider or "").lower(), known, n=1, cutoff=0.75)
             if close:
                 raise ConfigurationError(
