@@ -122,6 +122,13 @@ def test_kill_9_during_saves_leaves_no_temp_files_and_list_stays_right(tmp_path:
         assert proc.stdout is not None
         assert proc.stdout.readline().strip() == b"ready"
         time.sleep(rng.uniform(0.05, 0.25))
+        # then kill as soon as a write is under way (serialising 2 MB leaves no temp file
+        # for a while, so a blind kill on a loaded machine can miss every write)
+        deadline = time.monotonic() + 10
+        while time.monotonic() < deadline and not any(
+            p.name.endswith(".tmp") for p in where.iterdir()
+        ):
+            time.sleep(0.001)
         os.kill(proc.pid, signal.SIGKILL)
         proc.communicate(timeout=30)
         interrupted += len([p for p in where.iterdir() if p.name.endswith(".tmp")])
