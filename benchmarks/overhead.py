@@ -221,6 +221,13 @@ async def raf_cases(batch_seconds: float, batches: int) -> dict[str, dict[str, f
         scripts=[*scripts, scenario.FLOOR_SCRIPT],
     )
     results["sync tools, inline"] = inline["sync tools"]
+    threaded = await scenario.measure(
+        {"sync tools, threaded floor": run_sync_tools},
+        batch_seconds=batch_seconds,
+        batches=batches,
+        scripts=[*scripts, scenario.FLOOR_SCRIPT],
+    )
+    results.update(threaded)
     return results
 
 
@@ -403,6 +410,14 @@ async def main() -> None:
         print(
             f"raf, sync tools run inline (@tool(blocking=False)): {inline['ratio']:.1f}x "
             f"({inline['ratio_low']:.0f}-{inline['ratio_high']:.0f}) {inline['us']:.0f}us"
+        )
+    threaded = rows[0]["cases"].get("sync tools, threaded floor") if floors else None
+    if threaded:
+        print(
+            f"raf, sync tools, against a floor that also runs each sync call on a thread "
+            f"(asyncio.to_thread): {threaded['ratio']:.1f}x "
+            f"({threaded['ratio_low']:.0f}-{threaded['ratio_high']:.0f}); "
+            f"that floor {threaded['floor_us']:.0f}us, raf {threaded['us']:.0f}us"
         )
     print("targets for raf: " + ", ".join(f"{c} <= {t:.0f}x" for c, t in TARGETS.items()))
     if args.no_extras or args.only not in ("raf", "all"):

@@ -17,6 +17,7 @@ event loop, ten times its own cost, and hide that much of every framework's over
 
 from __future__ import annotations
 
+import asyncio
 import json
 import statistics
 import sys
@@ -157,6 +158,29 @@ async def floor_run_sync_tools() -> str:
             messages.append({"role": "tool", "tool_call_id": call["id"], "content": str(value)})
 
 
+async def floor_run_sync_tools_on_threads() -> str:
+    """The hand-written loop as a careful server would write it: each sync tool call on a
+    worker thread (`asyncio.to_thread`), the calls of one reply at once, so that a tool
+    that blocks never holds the event loop. The price of that thread hop is the
+    operating system's, whoever pays it."""
+    messages: list[dict[str, Any]] = [
+        {"role": "system", "content": INSTRUCTIONS},
+        {"role": "user", "content": QUESTION},
+    ]
+    while True:
+        reply = await _floor_model(messages)
+        messages.append(reply)
+        calls = reply["tool_calls"]
+        if not calls:
+            content: str = reply["content"]
+            return content
+        values = await asyncio.gather(
+            *(asyncio.to_thread(SYNC_TOOLS[c["name"]], **c["arguments"]) for c in calls)
+        )
+        for call, value in zip(calls, values, strict=True):
+            messages.append({"role": "tool", "tool_call_id": call["id"], "content": str(value)})
+
+
 async def floor_run_async_tools() -> str:
     """The hand-written loop with async functions as tools."""
     messages: list[dict[str, Any]] = [
@@ -219,6 +243,7 @@ FLOORS: dict[str, Callable[[], Awaitable[str]]] = {
     "sync tools": floor_run_sync_tools,
     "async tools": floor_run_async_tools,
     "stream": floor_run_stream,
+    "sync tools, threaded floor": floor_run_sync_tools_on_threads,
 }
 """The floor of each measured case, by case name."""
 

@@ -61,3 +61,38 @@ def test_the_pool_size_must_be_positive(monkeypatch: pytest.MonkeyPatch) -> None
         tool_threads.tool_threads()
     monkeypatch.setenv("RAF_TOOL_THREADS", "3")
     assert tool_threads.tool_threads() == 3
+
+
+async def test_a_sealed_batch_waits_briefly_then_hands_slow_calls_to_the_loop(
+    monkeypatch: pytest.MonkeyPatch,
+) -> None:
+    """`seal(wait=True)` settles calls that finish within the wait on the spot (no trip
+    through the event loop); a call still running after it is settled by the loop later."""
+    monkeypatch.setattr(tool_threads, "SEAL_WAIT_S", 5.0)
+    quick = tool_threads.ThreadBatch()
+    future = quick.submit(lambda: "quick")
+    started = time.monotonic()
+    assert quick.seal(wait=True) is None  # done within the wait: settled already
+    assert time.monotonic() - started < 4  # it stopped waiting when the call ended
+    assert future.done() and future.result() == "quick"
+
+    monkeypatch.setattr(tool_threads, "SEAL_WAIT_S", 0.01)
+    release = threading.Event()
+    slow = tool_threads.ThreadBatch()
+    blocked = slow.submit(lambda: release.wait(30) and "slow")
+    sealed = slow.seal(wait=True)
+    assert sealed is not None and not blocked.done()  # the wait is bounded
+    release.set()
+    await sealed
+    assert blocked.result() == "slow"
+
+
+async def test_a_batch_with_other_work_pending_does_not_hold_the_loop() -> None:
+    release = threading.Event()
+    batch = tool_threads.ThreadBatch()
+    blocked = batch.submit(lambda: release.wait(30) and "done")
+    sealed = batch.seal()  # the caller has other calls to drive: no wait at all
+    assert sealed is not None and not blocked.done()
+    release.set()
+    await sealed
+    assert blocked.result() == "done"

@@ -37,8 +37,19 @@ def idempotency_scope(scope: str) -> Iterator[None]:
 
 def tool_call_key(call_id: str, *, session_id: str | None, run: object) -> str:
     """The idempotency key of the tool call `call_id` (see the module's rules)."""
+    return scoped_call_key(key_scope(session_id=session_id, run=run), call_id)
+
+
+def key_scope(*, session_id: str | None, run: object) -> str:
+    """The scope of the keys of calls made now (see the module's rules); read it when the
+    call is made, since a durable run's scope lives in a context variable."""
     scope = _scope.get()
     if scope is None:
         scope = f"session:{session_id}" if session_id else f"run:{id(run):x}"
+    return scope
+
+
+def scoped_call_key(scope: str, call_id: str) -> str:
+    """The key of call `call_id` within `scope`."""
     digest = hashlib.sha256(f"{scope}\x00{call_id}".encode()).hexdigest()
     return f"raf-{digest[:32]}"

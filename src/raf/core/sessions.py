@@ -11,7 +11,12 @@ from collections.abc import Sequence
 from dataclasses import dataclass, field
 from typing import Any, Protocol, runtime_checkable
 
-from raf.core.contents import ApprovalRequestContent, content_from_dict, content_to_dict
+from raf.core.contents import (
+    ApprovalRequestContent,
+    TextContent,
+    content_from_dict,
+    content_to_dict,
+)
 from raf.core.errors import SessionFormatError
 from raf.core.messages import ChatMessage
 from raf.core.usage import UsageTotals
@@ -67,7 +72,16 @@ class AgentSession:
         digest = hashlib.sha256()
         encode = _SORTED_JSON.encode
         for message in messages:
-            digest.update(encode(message.to_dict()).encode())
+            contents = message.contents
+            if (
+                len(contents) == 1
+                and type(contents[0]) is TextContent
+                and message.author_name is None
+                and message.message_id is None
+            ):  # the usual request, hashed without building its JSON
+                digest.update(f"t{message.role.value}\x00{contents[0].text}\x00".encode())
+            else:
+                digest.update(b"j" + encode(message.to_dict()).encode())
         self.request_hash = digest.hexdigest()
         self.updated_at = time.time()
         return self.request_hash

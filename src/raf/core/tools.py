@@ -39,25 +39,57 @@ class ToolResult:
         return self.error is not None
 
 
-@dataclass(kw_only=True, slots=True)
 class ToolContext:
     """The run a tool is called in; a function tool gets it by declaring a parameter of
-    this type."""
+    this type. `agent`: the agent running the tool (an `raf.Agent`), when called from
+    one; `session`; `options`: the model settings (`ChatOptions`) of the request whose
+    reply made this call; `cancellation`; `call_id`; `run`: the run (approvals, usage
+    so far, limits, middleware); `idempotency_key`."""
 
-    agent: Any = None
-    """The agent running the tool (an `raf.Agent`), when called from one."""
-    session: AgentSession | None = None
-    options: Any = None
-    """The model settings (`ChatOptions`) of the request whose reply made this call; typed
-    loosely because `ChatOptions` lists the tools themselves."""
-    cancellation: CancellationToken | None = None
-    call_id: str = ""
-    run: RunContext | None = None
-    """The run: approvals, usage so far, limits, middleware."""
-    idempotency_key: str = ""
-    """The same on every retry of this call, different for any other call: a tool with
-    side effects passes it on (an `Idempotency-Key` header) or records it, so a repeated
-    call has no second effect (`raf.core.idempotency` says how it is made)."""
+    __slots__ = ("_key", "_key_of", "agent", "call_id", "cancellation", "options", "run", "session")
+
+    def __init__(
+        self,
+        *,
+        agent: Any = None,
+        session: AgentSession | None = None,
+        options: Any = None,
+        cancellation: CancellationToken | None = None,
+        call_id: str = "",
+        run: RunContext | None = None,
+        idempotency_key: str = "",
+        key_scope: str | None = None,
+    ) -> None:
+        self.agent = agent  # the agent running the tool (an `raf.Agent`), if any
+        self.session = session
+        # the model settings (`ChatOptions`) of the request whose reply made this call;
+        # typed loosely because `ChatOptions` lists the tools themselves
+        self.options = options
+        self.cancellation = cancellation
+        self.call_id = call_id
+        self.run = run  # the run: approvals, usage so far, limits, middleware
+        self._key = idempotency_key
+        # the scope `idempotency_key` is made from when first read (None: it was given)
+        self._key_of = key_scope
+
+    @property
+    def idempotency_key(self) -> str:
+        """The same on every retry of this call, different for any other call: a tool with
+        side effects passes it on (an `Idempotency-Key` header) or records it, so a repeated
+        call has no second effect (`raf.core.idempotency` says how it is made). Made when
+        first read: most tools never ask."""
+        if not self._key and self._key_of is not None:
+            from raf.core.idempotency import scoped_call_key
+
+            self._key = scoped_call_key(self._key_of, self.call_id)
+        return self._key
+
+    @idempotency_key.setter
+    def idempotency_key(self, value: str) -> None:
+        self._key, self._key_of = value, None
+
+    def __repr__(self) -> str:
+        return f"ToolContext(call_id={self.call_id!r}, session={self.session!r})"
 
 
 @runtime_checkable

@@ -17,7 +17,7 @@ from raf.core.contents import (
 )
 from raf.core.errors import RafError, RunCancelledError, ToolApprovalPending, ToolExecutionError
 from raf.core.function_tool import FunctionTool
-from raf.core.idempotency import tool_call_key
+from raf.core.idempotency import key_scope
 from raf.core.middleware import FunctionInvocationContext, run_chain
 from raf.core.tools import Tool, ToolContext, ToolResult, tool_timeout
 
@@ -120,9 +120,7 @@ async def _run_tool(
         cancellation=run.cancellation,
         call_id=call.call_id,
         run=run,
-        idempotency_key=tool_call_key(
-            call.call_id, session_id=run.session.id if run.session else None, run=run
-        ),
+        key_scope=key_scope(session_id=run.session.id if run.session else None, run=run),
     )
     timeout = tool_timeout(tool) or run.tool_timeout
     try:
