@@ -7,13 +7,16 @@ import json
 import re
 from collections.abc import Callable
 from dataclasses import dataclass
-from typing import Any
-
-from pydantic import TypeAdapter, ValidationError
-from pydantic_core import from_json, to_jsonable_python
+from typing import TYPE_CHECKING, Any
 
 from raf.core.errors import ConfigurationError, MissingExtraError
 from raf.core.output import OutputSchema
+
+if TYPE_CHECKING:
+    from pydantic import TypeAdapter
+
+# pydantic is imported where an output type is made or read: a run without one (and the
+# program's start) never pays for it
 
 WRAP_KEY = "result"
 """A type that is not an object (a list, a union, a scalar) is asked for as
@@ -60,6 +63,8 @@ class OutputType:
         body = _unfenced(text).strip()
         if not body:
             return None
+        from pydantic_core import from_json
+
         try:
             data = from_json(body, allow_partial="trailing-strings")
         except ValueError:
@@ -82,6 +87,8 @@ def resolve_output_type(output_type: Any, *, where: str) -> OutputType:
         return output_type
     if isinstance(output_type, dict):
         return _json_schema_type(output_type, where=where)
+    from pydantic import TypeAdapter
+
     try:
         adapter: TypeAdapter[Any] = TypeAdapter(output_type)
         schema = adapter.json_schema()
@@ -134,6 +141,8 @@ def _typed(
 def _validate_dropping_nulls(adapter: TypeAdapter[Any], data: Any) -> Any:
     """Validate; a `null` the type refuses is taken as a field left out (strict schemas
     make every optional field nullable), so its default applies."""
+    from pydantic import ValidationError
+
     for _ in range(_MAX_NULL_PASSES):
         try:
             return adapter.validate_python(data)
@@ -213,6 +222,8 @@ def _unfenced(text: str) -> str:
 
 def jsonable(value: Any) -> Any:
     """A validated value as plain JSON data (for stream updates sent over the wire)."""
+    from pydantic_core import to_jsonable_python
+
     return to_jsonable_python(value)
 
 

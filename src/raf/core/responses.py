@@ -7,8 +7,6 @@ from dataclasses import dataclass, field
 from enum import StrEnum
 from typing import Any
 
-from pydantic_core import to_jsonable_python
-
 from raf.core.contents import (
     ApprovalRequestContent,
     Content,
@@ -117,7 +115,9 @@ class AgentResponseUpdate:
             out["finish_reason"] = self.finish_reason.value
         if self.partial_value is not None:
             out["partial_value"] = self.partial_value
-        if self.value is not None:
+        if self.value is not None:  # a typed answer: pydantic is loaded already
+            from pydantic_core import to_jsonable_python
+
             out["value"] = to_jsonable_python(self.value)
         if self.model_id:
             out["model_id"] = self.model_id
