@@ -45,7 +45,8 @@ def recorded(name: str = "oslo") -> Case:
 
 def test_a_case_makes_a_new_dataset_that_reads_back(tmp_path: Path) -> None:
     folder = DatasetFolder(tmp_path / "datasets")
-    info = folder.add_case("weather", recorded(), answer_check=Contains())
+    added = folder.add_case("weather", recorded(), answer_check=Contains())
+    info = added.dataset
     assert info.file == tmp_path / "datasets" / "weather.yaml" and info.cases == 1
     dataset = Dataset.from_file(info.file)
     assert dataset.name == "weather"
@@ -56,6 +57,7 @@ def test_a_case_makes_a_new_dataset_that_reads_back(tmp_path: Path) -> None:
     ]
     # the recorded answer is checked too, besides the trajectory
     assert [e.name for e in case.evaluators] == ["tool_calls", "contains"]
+    assert [e.name for e in added.case.evaluators] == ["tool_calls", "contains"]
     assert oct(info.file.stat().st_mode & 0o777) == oct(0o644)
     assert [d.to_dict()["name"] for d in folder.list()] == ["weather"]
 
@@ -64,7 +66,7 @@ def test_a_yaml_file_keeps_its_comments_keys_and_cases(tmp_path: Path) -> None:
     path = tmp_path / "capitals.yaml"
     path.write_text(COMMENTED, encoding="utf-8")
     path.chmod(0o600)
-    info = DatasetFolder(tmp_path).add_case("capitals", recorded(), answer_check=Contains())
+    info = DatasetFolder(tmp_path).add_case("capitals", recorded(), answer_check=Contains()).dataset
     text = path.read_text(encoding="utf-8")
     assert text.startswith(COMMENTED)  # appended: nothing before it changed
     assert info.cases == 2 and info.description == "Known answers."
@@ -93,7 +95,7 @@ def test_a_json_file_keeps_its_keys_and_cases(tmp_path: Path) -> None:
         "cases": [{"name": "a", "input": "x", "metadata": {"owner": "me"}}],
     }
     path.write_text(json.dumps(data), encoding="utf-8")
-    info = DatasetFolder(tmp_path).add_case("tools", recorded())
+    info = DatasetFolder(tmp_path).add_case("tools", recorded()).dataset
     assert info.file == path and not (tmp_path / "tools.yaml").exists()
     written = json.loads(path.read_text(encoding="utf-8"))
     assert written["$schema"] == data["$schema"]

@@ -80,6 +80,14 @@ class DatasetInfo:
         }
 
 
+@dataclass(kw_only=True, slots=True)
+class AddedCase:
+    """A case as `DatasetFolder.add_case` wrote it, and its dataset after."""
+
+    case: Case
+    dataset: DatasetInfo
+
+
 def check_case_name(name: str) -> str:
     """`name` without surrounding space; a `BadNameError` when nothing is left, it is
     longer than 200 characters, or it holds a control character (a line break, say)."""
@@ -143,7 +151,7 @@ class DatasetFolder:
 
     def add_case(
         self, name: str, case: Case, *, answer_check: Evaluator | None = None
-    ) -> DatasetInfo:
+    ) -> AddedCase:
         """Add `case` to dataset `name` (made when missing) and write the file whole in
         one step: a case name already there is a `CaseExistsError`, and a file that does
         not read as a dataset is left untouched (its error raised). `answer_check` is
@@ -167,9 +175,10 @@ class DatasetFolder:
                 text = _appended(path.read_text(encoding="utf-8"), entry, path)
             written = Dataset.from_text(text, fmt=_format(path), file=str(path))
             _write_atomic(path, text)
-        return DatasetInfo(
+        info = DatasetInfo(
             name=name, file=path, cases=len(written.cases), description=written.description
         )
+        return AddedCase(case=case, dataset=info)
 
 
 def _format(path: Path) -> str:
