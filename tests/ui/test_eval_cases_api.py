@@ -196,6 +196,13 @@ def test_bad_bodies_and_case_names_are_named(served: tuple[str, Path]) -> None:
         assert missing.status_code == 422 and "dataset" in missing.json()["error"]["message"]
         extra = save(http, sid, dataset="d", name="x", overwrite=True)
         assert extra.status_code == 422 and "overwrite" in extra.json()["error"]["message"]
+        # a form post (what another site could make a browser send) is not read at all
+        form = http.post(
+            f"/ui/api/agents/weather/sessions/{sid}/eval-cases",
+            content="dataset=d&name=x",
+            headers={"content-type": "application/x-www-form-urlencoded"},
+        )
+        assert form.status_code == 415
 
 
 def test_an_unreadable_dataset_is_left_as_it_is(served: tuple[str, Path]) -> None:
