@@ -158,8 +158,9 @@ class DatasetFolder:
         given to a case that has an expected output when neither the dataset nor the case
         has an evaluator of that name yet. Other processes adding at once take turns."""
         case = replace(case, name=check_case_name(case.name), evaluators=list(case.evaluators))
-        path = self.path(name)
+        self.path(name)  # a bad name is refused before the folder is made
         with _locked(self.folder):
+            path = self.path(name)
             existing = Dataset.from_file(path) if path.is_file() else None
             if existing is not None and any(c.name == case.name for c in existing.cases):
                 raise CaseExistsError(name, case.name, path)
