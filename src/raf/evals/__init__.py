@@ -22,6 +22,7 @@ from raf.evals.evaluators import (
     Regex,
     ToolCalls,
 )
+from raf.evals.folder import CaseExistsError, DatasetFolder
 from raf.evals.html import report_html
 from raf.evals.judge import JudgeVerdictError, LLMJudge
 from raf.evals.record import case_from_messages, case_from_session
@@ -32,12 +33,14 @@ from raf.evals.targets import Outcome, served_target
 __all__ = [
     "Case",
     "CaseChange",
+    "CaseExistsError",
     "CaseResult",
     "CassetteChatClient",
     "CassetteMissError",
     "Comparison",
     "Contains",
     "Dataset",
+    "DatasetFolder",
     "Equals",
     "EvalReport",
     "EvaluationResult",

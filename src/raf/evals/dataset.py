@@ -168,7 +168,7 @@ class Dataset:
             out["description"] = self.description
         if self.evaluators:
             out["evaluators"] = [e.to_spec() for e in self.evaluators]
-        out["cases"] = [_case_dict(c) for c in self.cases]
+        out["cases"] = [case_to_dict(c) for c in self.cases]
         return out
 
     def save(self, path: str | Path) -> Path:
@@ -284,7 +284,8 @@ def _as_dataset_problem(problem: Problem) -> Problem:
     return problem
 
 
-def _case_dict(case: Case) -> dict[str, Any]:
+def case_to_dict(case: Case) -> dict[str, Any]:
+    """A case as a dataset file writes it."""
     out: dict[str, Any] = {"name": case.name}
     value = case.input
     if isinstance(value, list) and value and all(isinstance(m, ChatMessage) for m in value):

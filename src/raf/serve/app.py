@@ -84,6 +84,7 @@ def create_app(
                 ui.recorder,
                 ui.traces,
                 max_body_bytes=security.max_body_bytes,
+                datasets=ui.datasets,
             )
         )
         # the page's own files hold no data: a browser loads them before it has a token

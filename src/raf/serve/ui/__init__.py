@@ -4,6 +4,7 @@ from __future__ import annotations
 
 from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
+from pathlib import Path
 from typing import Any
 
 from raf.serve.hosting import AgentHost
@@ -23,6 +24,9 @@ class ServeUI:
     traces: Any = None
     """OpenTelemetry span trees (`raf.serve.ui.traces.OtelTraces`), or None: then the
     Traces page draws the recorder's spans."""
+    datasets: Path | None = None
+    """The folder of eval datasets the Evals page lists and the chat page saves runs into
+    as cases; None: `$RAF_EVAL_DATASETS_DIR`, else `datasets` in the eval runs folder."""
 
     @classmethod
     def attach(
@@ -31,10 +35,12 @@ class ServeUI:
         workflows: Mapping[str, Workflow] | Sequence[Workflow] = (),
         *,
         tracing: bool = True,
+        datasets: str | Path | None = None,
     ) -> ServeUI:
         """A UI over `host`: its runs are recorded from now on, `workflows` can be run;
         with `tracing` and the `otel` extra installed, runs are traced with OpenTelemetry
-        too (a tracer provider of the UI's own) and the Traces page shows those spans."""
+        too (a tracer provider of the UI's own) and the Traces page shows those spans;
+        `datasets` is the folder of eval datasets (see the field)."""
         from raf.serve.ui.traces import otel_traces
 
         traces = otel_traces() if tracing else None
@@ -42,4 +48,9 @@ class ServeUI:
             host.middleware.extend(traces.middleware())
         recorder = TurnRecorder()
         host.middleware.extend(recorder.middleware())
-        return cls(workflows=WorkflowHost(workflows), recorder=recorder, traces=traces)
+        return cls(
+            workflows=WorkflowHost(workflows),
+            recorder=recorder,
+            traces=traces,
+            datasets=Path(datasets) if datasets is not None else None,
+        )

@@ -1,25 +1,83 @@
-"""The Evals page's API: the eval runs kept in the runs folder, one run, two compared."""
+"""The Evals page's API: the eval runs kept in the runs folder, one run, two compared;
+the datasets of the datasets folder, and a turn of a caller's session saved into one as
+a case."""
 
 from __future__ import annotations
 
+import asyncio
+from pathlib import Path
 from typing import Any
 
-from fastapi import APIRouter
+from fastapi import APIRouter, Request
+from pydantic import BaseModel, ConfigDict, Field
 
 from raf.core.errors import ConfigurationError
+from raf.core.sessions import AgentSession
 from raf.evals.compare import compare
+from raf.evals.dataset import case_to_dict
+from raf.evals.evaluators import Contains
+from raf.evals.folder import BadNameError, CaseExistsError, DatasetFolder, UnknownDatasetError
+from raf.evals.record import case_from_session, turn_starts
 from raf.evals.store import EvalRunStore
-from raf.serve.errors import not_found
+from raf.serve.errors import ServeError, not_found
+from raf.serve.hosting import AgentHost, public_id
+from raf.serve.requests import parse_body
+from raf.serve.security import OWNER_KEY
 
 
-def evals_router(runs: EvalRunStore | None = None) -> APIRouter:
+class CaseFromTurn(BaseModel):
+    """Body of saving a session's turn as an eval case."""
+
+    model_config = ConfigDict(extra="forbid")
+    dataset: str
+    """The dataset to add it to: a name in the datasets folder (made when missing)."""
+    name: str
+    """The case's name, unique in the dataset."""
+    turn: int | None = Field(default=None, ge=0)
+    """Which turn of the session (0 the first); the last when not given."""
+
+
+def _unreadable(exc: ConfigurationError) -> ServeError:
+    return ServeError(
+        422, "dataset_unreadable", f"the dataset file does not read, so it was left as it is: {exc}"
+    )
+
+
+def _turns(session: AgentSession) -> list[dict[str, Any]]:
+    """Each turn of a session as the save form offers it: its question, its answer and
+    the tools it called (read by the same converter that makes the case)."""
+    found = []
+    starts = turn_starts(session.messages)
+    for index, start in enumerate(starts):
+        case = case_from_session(session, name=f"turn {index}", turn=index)
+        found.append(
+            {
+                "turn": index,
+                "input": session.messages[start].text,
+                "answer": case.expected_output,
+                "tool_calls": [c.name for c in case.expected_tool_calls],
+            }
+        )
+    return found
+
+
+def evals_router(
+    host: AgentHost | None = None,
+    runs: EvalRunStore | None = None,
+    datasets: str | Path | None = None,
+) -> APIRouter:
     """`/ui/api/evals/…` over `runs` (default: the folder `raf eval` saves runs in,
-    `$RAF_EVALS_DIR` else `evals` in raf's data folder). The runs are local files shared
-    by everyone who may use the UI."""
+    `$RAF_EVALS_DIR` else `evals` in raf's data folder) and the datasets folder
+    `datasets` (default `$RAF_EVAL_DATASETS_DIR`, else `datasets` in the runs folder);
+    with a `host`, its sessions' turns can be saved as cases. Runs and datasets are local
+    files shared by everyone who may use the UI; a session only by the token that made it."""
     router = APIRouter()
 
     def store() -> EvalRunStore:
         return runs if runs is not None else EvalRunStore()
+
+    def folder() -> DatasetFolder:
+        return DatasetFolder(datasets)
 
     def load(run_id: str) -> Any:
         try:
@@ -44,5 +102,74 @@ def evals_router(runs: EvalRunStore | None = None) -> APIRouter:
         data: dict[str, Any] = compare(load(before), load(after)).to_dict()
         data.update(before_id=before, after_id=after)
         return data
+
+    @router.get("/ui/api/evals/datasets")
+    async def dataset_list() -> dict[str, Any]:
+        found = folder()
+        listed = await asyncio.to_thread(found.list)
+        return {"folder": str(found.folder), "datasets": [d.to_dict() for d in listed]}
+
+    @router.get("/ui/api/evals/datasets/{name}")
+    async def dataset(name: str) -> dict[str, Any]:
+        found = folder()
+        try:
+            path = found.path(name)
+            loaded = await asyncio.to_thread(found.load, name)
+        except (BadNameError, UnknownDatasetError):
+            raise not_found("dataset", name) from None
+        except ConfigurationError as exc:
+            raise _unreadable(exc) from None
+        return {
+            "name": name,
+            "file": str(path),
+            "description": loaded.description,
+            "evaluators": [e.to_spec() for e in loaded.evaluators],
+            "cases": [case_to_dict(c) for c in loaded.cases],
+        }
+
+    if host is None:
+        return router
+
+    def owner(request: Request) -> str:
+        return str(request.scope.get("state", {}).get(OWNER_KEY, ""))
+
+    @router.get("/ui/api/agents/{agent}/sessions/{session_id}/turns")
+    async def turns(agent: str, session_id: str, request: Request) -> dict[str, Any]:
+        session = await host.session(agent, session_id, owner(request))
+        return {"session_id": public_id(session), "turns": _turns(session)}
+
+    @router.post("/ui/api/agents/{agent}/sessions/{session_id}/eval-cases", status_code=201)
+    async def save_case(agent: str, session_id: str, request: Request) -> dict[str, Any]:
+        body = parse_body(await request.body(), CaseFromTurn)
+        session = await host.session(agent, session_id, owner(request))
+        count = len(turn_starts(session.messages))
+        if body.turn is not None and body.turn >= count:
+            raise ServeError(
+                422,
+                "invalid_turn",
+                f"turn {body.turn}: session {session_id!r} has {count} turn(s), numbered from 0",
+            )
+        if count == 0:
+            raise ServeError(
+                422, "invalid_turn", f"session {session_id!r} has no turn yet: send a message"
+            )
+        case = case_from_session(session, name=body.name, turn=body.turn)
+        try:
+            saved = await asyncio.to_thread(
+                folder().add_case, body.dataset, case, answer_check=Contains()
+            )
+        except BadNameError as exc:
+            raise ServeError(400, f"invalid_{exc.what}_name", str(exc)) from None
+        except CaseExistsError as exc:
+            raise ServeError(
+                409, "case_exists", str(exc), dataset=exc.dataset, case=exc.case
+            ) from None
+        except ConfigurationError as exc:
+            raise _unreadable(exc) from None
+        return {
+            "dataset": saved.dataset.to_dict(),
+            "turn": body.turn if body.turn is not None else count - 1,
+            "case": case_to_dict(saved.case),
+        }
 
     return router

@@ -5,6 +5,7 @@ from __future__ import annotations
 import json
 from collections.abc import AsyncIterator
 from importlib import resources
+from pathlib import Path
 from typing import Any
 
 from fastapi import APIRouter, Request, Response
@@ -147,13 +148,16 @@ def ui_router(
     traces: Any = None,
     *,
     max_body_bytes: int = DEFAULT_MAX_BODY,
+    datasets: str | Path | None = None,
 ) -> APIRouter:
     """The page at `/ui` and its API under `/ui/api`; `traces` (an `OtelTraces`) gives
     the Traces page OpenTelemetry spans instead of the recorder's; `max_body_bytes` (the
-    server's request limit) bounds the files the chat page lets a person attach."""
+    server's request limit) bounds the files the chat page lets a person attach;
+    `datasets` is the folder of eval datasets runs are saved into as cases."""
     router = APIRouter()
     attachments = attachment_limits(max_body_bytes)
-    router.include_router(evals_router())  # the Evals page: runs kept by `raf eval`
+    # the Evals page: runs kept by `raf eval`, datasets, a session's turn saved as a case
+    router.include_router(evals_router(host, datasets=datasets))
 
     def owner(request: Request) -> str:
         return str(request.scope.get("state", {}).get(OWNER_KEY, ""))

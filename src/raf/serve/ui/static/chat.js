@@ -365,14 +365,23 @@ async function chatPage(parts) {
     layout.classList.toggle("no-panel", !panelOpen());
     panelToggle.setAttribute("aria-pressed", String(panelOpen()));
   } }, "Events & trace");
+  // a finished turn of this conversation saved as an eval case (the form is in evals.js)
+  const caseBox = h("div", { id: "case-box" });
+  const openCaseForm = async () => {
+    if (!sessionId) { notice("Send a message first: a case is made from a finished turn."); return; }
+    try { await caseForm(agent, sessionId, caseBox); } catch (error) { notice(error.message); }
+  };
+  const saveCase = h("button", { id: "save-case", type: "button", title: "Save a turn of this conversation as a case of an eval dataset", onclick: openCaseForm }, "Save as eval case");
   const column = h("div", { class: "chat-column" },
     h("h2", {}, `Chat with ${agent} `, info),
     h("div", { class: "conversation" }, "Conversation ", conversations, fresh, panelToggle),
-    transcript, input, h("div", { class: "row" }, send, cancel, ...picker.elements,
-      h("a", { href: `#/requests/${encodeURIComponent(agent)}/${encodeURIComponent(sessionId || "")}`, id: "requests-link" }, "Requests the model saw")));
+    transcript, input, h("div", { class: "row" }, send, cancel, ...picker.elements, saveCase,
+      h("a", { href: `#/requests/${encodeURIComponent(agent)}/${encodeURIComponent(sessionId || "")}`, id: "requests-link" }, "Requests the model saw")),
+    caseBox);
   const layout = h("div", { class: `chat-layout${panelOpen() ? "" : " no-panel"}` }, column, sidePanel());
   show(layout);
   if (sessionId) await openSession(agent, sessionId);
+  if (sessionId && parts[2] === "case") await openCaseForm();
   document.body.dataset.ready = "chat";
   if (!performance.getEntriesByName("raf:chat-ready").length) performance.mark("raf:chat-ready");
 }

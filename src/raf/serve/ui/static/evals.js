@@ -1,5 +1,6 @@
 // raf's local web UI: the Evals page: runs kept by `raf eval`, one run case by case, two
-// runs compared (no modules, no build step). Every text from a report goes into the page
+// runs compared, the datasets of the datasets folder; and the form that saves a turn of a
+// chat as a case in one of them (no modules, no build step). Every text from a report goes into the page
 // through textContent (the h() helper in base.js); nothing is ever parsed as HTML.
 "use strict";
 
@@ -15,7 +16,8 @@ function percent(value) {
 async function evalsPage(parts) {
   if (parts[0] === "run" && parts[1]) return evalRunPage(parts[1]);
   if (parts[0] === "compare" && parts[1] && parts[2]) return evalComparePage(parts[1], parts[2]);
-  const data = await api("GET", "/ui/api/evals/runs");
+  if (parts[0] === "dataset" && parts[1]) return evalDatasetPage(parts[1]);
+  const [data, sets] = await Promise.all([api("GET", "/ui/api/evals/runs"), api("GET", "/ui/api/evals/datasets")]);
   const rows = data.runs.map((run) => h("tr", { "data-run": run.id },
     h("td", {}, h("a", { href: `#/evals/run/${encodeURIComponent(run.id)}`, class: "open" }, run.id)),
     h("td", {}, run.dataset), h("td", {}, run.name || run.target),
@@ -32,7 +34,8 @@ async function evalsPage(parts) {
   show(h("h2", {}, "Eval runs"),
     h("p", { class: "muted" }, `Runs kept by raf eval in ${data.folder}`),
     rows.length ? table : h("p", { class: "muted" }, "No eval runs yet: run raf eval DATASET to add one."),
-    data.runs.length > 1 ? compareForm : "");
+    data.runs.length > 1 ? compareForm : "",
+    datasetsTable(sets));
   document.body.dataset.ready = "evals";
 }
 
@@ -83,4 +86,103 @@ async function evalComparePage(before, after) {
     rows.length ? h("table", { id: "eval-changes" }, h("tr", {}, h("th", {}, "Change"), h("th", {}, "Case"), h("th", {}, "Before"), h("th", {}, "After"), h("th", {}, "Why")), ...rows)
       : h("p", { class: "muted" }, "No case changed."));
   document.body.dataset.ready = "evals-compare";
+}
+
+// -- datasets --------------------------------------------------------------------------
+
+function datasetsTable(sets) {
+  const rows = sets.datasets.map((d) => h("tr", { "data-dataset": d.name },
+    h("td", {}, h("a", { href: `#/evals/dataset/${encodeURIComponent(d.name)}`, class: "open" }, d.name)),
+    h("td", {}, d.error ? h("span", { class: "badge bad" }, "unreadable") : String(d.cases)),
+    h("td", { class: "muted" }, d.file)));
+  return h("div", { id: "datasets" }, h("h2", {}, "Datasets"),
+    h("p", { class: "muted" }, `Datasets in ${sets.folder}; a chat turn is saved into one with "Save as eval case" on the chat page.`),
+    rows.length ? h("table", { id: "eval-datasets" }, h("tr", {}, h("th", {}, "Dataset"), h("th", {}, "Cases"), h("th", {}, "File")), ...rows)
+      : h("p", { class: "muted" }, "No datasets yet."));
+}
+
+function caseInput(input) {
+  if (Array.isArray(input) && input.every((m) => m && typeof m === "object" && "role" in m && "content" in m)) {
+    return input.map((m) => `${m.role}: ${m.content}`).join("\n");
+  }
+  return pretty(input);
+}
+
+function datasetCaseView(c) {
+  const calls = c.expected_tool_calls || [];
+  return h("details", { class: "card dataset-case", "data-case": c.name, open: true },
+    h("summary", {}, h("strong", { class: "case-name" }, c.name), " ", h("span", { class: "muted" }, (c.evaluators || []).map(pretty).join(", "))),
+    h("div", {}, "Input"), h("pre", { class: "block input" }, caseInput(c.input)),
+    c.expected_output !== undefined ? [h("div", {}, "Expected"), h("pre", { class: "block expected" }, pretty(c.expected_output))] : "",
+    calls.length ? [h("div", {}, "Expected tool calls"), h("ol", { class: "expected-calls" }, ...calls.map((call) => h("li", {}, h("strong", {}, call.name), " ", h("code", {}, JSON.stringify(call.arguments || {})))))] : "");
+}
+
+async function evalDatasetPage(name) {
+  const data = await api("GET", `/ui/api/evals/datasets/${encodeURIComponent(name)}`);
+  show(h("p", {}, h("a", { href: "#/evals" }, "← evals")),
+    h("h2", {}, `Dataset ${data.name}`),
+    data.description ? h("p", {}, data.description) : "",
+    h("p", { class: "muted", id: "dataset-file" }, `${data.file}: ${data.cases.length} case(s)${data.evaluators.length ? `; every case is judged by ${data.evaluators.map(pretty).join(", ")}` : ""}. Run it with raf eval ${data.file} AGENT.yaml`),
+    h("div", { id: "dataset-cases" }, ...data.cases.map(datasetCaseView)));
+  document.body.dataset.ready = "evals-dataset";
+}
+
+// -- a chat turn saved as a case -------------------------------------------------------
+
+// A dataset name as the server takes it: letters, digits, '_' and '-' (a file of the folder).
+function datasetName(text) {
+  return (text || "").replace(/[^A-Za-z0-9_-]+/g, "-").replace(/^[-_]+|-+$/g, "").slice(0, 80) || "recorded";
+}
+
+// The form under the chat: which turn, the case's name, the dataset (one listed on the
+// Evals page, or a new one); the server makes the case from the stored session.
+async function caseForm(agent, sessionId, box) {
+  const base = `/ui/api/agents/${encodeURIComponent(agent)}/sessions/${encodeURIComponent(sessionId)}`;
+  const [{ turns }, sets] = await Promise.all([api("GET", `${base}/turns`), api("GET", "/ui/api/evals/datasets")]);
+  if (!turns.length) { box.replaceChildren(h("p", { class: "muted" }, "This conversation has no finished turn yet: send a message first.")); return; }
+  const short = (text, n) => (text || "").length > n ? `${text.slice(0, n)}…` : (text || "");
+  const turn = h("select", { id: "case-turn", "aria-label": "turn" }, ...turns.map((t) => h("option", { value: String(t.turn), selected: t.turn === turns.length - 1 },
+    `${t.turn + 1}. ${short(t.input, 60)} → ${t.answer === null ? "(no answer)" : short(t.answer, 40)}${t.tool_calls.length ? ` [${t.tool_calls.join(", ")}]` : ""}`)));
+  const name = h("input", { type: "text", id: "case-name", "aria-label": "case name", maxlength: 200 });
+  let named = false;
+  name.addEventListener("input", () => { named = true; });
+  const propose = () => { if (!named) name.value = short(turns[Number(turn.value)].input, 60); };
+  turn.addEventListener("change", propose);
+  propose();
+  const readable = sets.datasets.filter((d) => !d.error);
+  const dataset = h("select", { id: "case-dataset", "aria-label": "dataset" },
+    ...readable.map((d) => h("option", { value: d.name }, `${d.name} (${d.cases} case${d.cases === 1 ? "" : "s"})`)),
+    h("option", { value: "" }, "new dataset…"));
+  const fresh = h("input", { type: "text", id: "case-new-dataset", "aria-label": "new dataset name", value: datasetName(agent), maxlength: 80 });
+  const freshRow = h("label", { class: "row" }, "New dataset ", fresh);
+  const toggle = () => { freshRow.hidden = dataset.value !== ""; };
+  dataset.addEventListener("change", toggle);
+  toggle();
+  const result = h("div", { id: "case-result", role: "status" });
+  const save = h("button", { class: "primary", id: "case-save", type: "submit" }, "Save case");
+  const form = h("form", { class: "card case-form", id: "case-form" },
+    h("h3", {}, "Save as eval case"),
+    h("p", { class: "muted" }, "The turn's question is the input, its answer the expected output, the tools it called the expected trajectory."),
+    h("label", { class: "row" }, "Turn ", turn), h("label", { class: "row" }, "Case name ", name),
+    h("label", { class: "row" }, "Dataset ", dataset), freshRow,
+    h("div", { class: "row" }, save, h("button", { type: "button", id: "case-cancel", onclick: () => box.replaceChildren() }, "Close")), result);
+  form.addEventListener("submit", async (event) => {
+    event.preventDefault();
+    save.disabled = true;
+    result.className = "";
+    const target = dataset.value || fresh.value.trim();
+    try {
+      const saved = await api("POST", `${base}/eval-cases`, { dataset: target, name: name.value, turn: Number(turn.value) });
+      result.className = "ok";
+      result.replaceChildren(`Saved case "${saved.case.name}" in dataset ${saved.dataset.name} (${saved.dataset.cases} case${saved.dataset.cases === 1 ? "" : "s"}, ${saved.dataset.file}). `,
+        h("a", { href: `#/evals/dataset/${encodeURIComponent(saved.dataset.name)}`, id: "case-open" }, "Open the dataset"));
+    } catch (error) {
+      result.className = "bad";
+      result.textContent = `Not saved: ${error.message}`;
+    } finally {
+      save.disabled = false;
+    }
+  });
+  box.replaceChildren(form);
+  name.focus();
 }

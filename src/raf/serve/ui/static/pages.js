@@ -24,7 +24,9 @@ async function sessionsPage(parts) {
       h("td", {}, h("a", { href: `#/chat/${encodeURIComponent(agent)}/${encodeURIComponent(item.id)}`, class: "open" }, item.id)),
       h("td", {}, item.title), h("td", {}, String(item.messages)),
       h("td", {}, item.pending ? h("span", { class: "badge" }, `${item.pending} awaiting approval`) : ""),
-      h("td", { class: "row" }, h("button", { class: "replay", onclick: () => go(`#/sessions/${encodeURIComponent(agent)}/${encodeURIComponent(item.id)}/replay`) }, "Replay"), exportButton, deleteButton));
+      h("td", { class: "row" }, h("button", { class: "replay", onclick: () => go(`#/sessions/${encodeURIComponent(agent)}/${encodeURIComponent(item.id)}/replay`) }, "Replay"),
+        h("button", { class: "save-case", title: "Save a turn of this session as an eval case", onclick: () => go(`#/chat/${encodeURIComponent(agent)}/${encodeURIComponent(item.id)}/case`) }, "Save as eval case"),
+        exportButton, deleteButton));
   });
   const table = h("table", { id: "sessions" }, h("tr", {}, h("th", {}, "Session"), h("th", {}, "First message"), h("th", {}, "Messages"), h("th", {}, ""), h("th", {}, "")), ...rows);
   const replay = h("div", { id: "replay" });
