@@ -255,3 +255,21 @@ def test_the_json_schema_describes_metadata_orchestration():
     nested = {"name": "t", "subAgents": [{"name": "s", "metadata": {"orchestration": "nope"}}]}
     assert not validator.is_valid(nested)
     assert validator.is_valid({"name": "t", "metadata": {"orchestration": "vote", "owner": "me"}})
+
+
+async def test_build_agent_is_typed_and_refuses_an_orchestration_by_name():
+    from raf import Agent, ConfigurationError
+
+    builder = DeclAgentBuilder().from_yaml_str(doc("  orchestration: sequential\n"))
+    builder.with_connection("writer", client=ScriptedChatClient(["draft"]))
+    builder.with_connection("editor", client=ScriptedChatClient(["final"]))
+    with pytest.raises(
+        ConfigurationError, match="builds OrchestrationAgent 'team'.*build_agent_like"
+    ):
+        builder.build_agent()
+    team = builder.build_agent_like()
+    assert isinstance(team, OrchestrationAgent) and (await team.run("write")).text == "final"
+
+    plain = DeclAgentBuilder().from_yaml_str("name: solo\ninstructions: Be brief.\n")
+    agent = plain.with_chat_client(ScriptedChatClient(["hi"])).build_agent()
+    assert isinstance(agent, Agent) and (await agent.run("hello")).text == "hi"

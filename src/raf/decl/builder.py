@@ -28,7 +28,8 @@ from raf.decl.model_client import Connection
 from raf.decl.schema import AgentDecl
 
 if TYPE_CHECKING:
-    pass
+    from raf.agent.agent import Agent
+    from raf.core.agent_like import AgentLike
 
 __all__ = ["DeclAgentBuilder", "ToolFactory", "ToolFactoryContext"]
 
@@ -219,3 +220,24 @@ class DeclAgentBuilder:
             guardrails=self._guardrails,
         )
         return Linker(bindings, self._require(), code_tools=True).link()
+
+    def build_agent(self) -> Agent[Any]:
+        """`build()` typed as an `Agent`: for a prompt document. A document that builds an
+        orchestration is refused with a `ConfigurationError` saying so (use
+        `build_agent_like()` for either)."""
+        from raf.agent.agent import Agent
+
+        built = self.build()
+        if not isinstance(built, Agent):
+            raise ConfigurationError(
+                f"this document builds {type(built).__name__} {getattr(built, 'name', '')!r}, "
+                "not an Agent (its metadata.orchestration joins its sub-agents); call "
+                "build_agent_like() or build() for it"
+            )
+        return built
+
+    def build_agent_like(self) -> AgentLike:
+        """`build()` typed as `AgentLike`, the shape both a prompt document's `Agent` and an
+        orchestration share (run, run_stream, name, description)."""
+        built: AgentLike = self.build()
+        return built
