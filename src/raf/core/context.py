@@ -2,8 +2,7 @@
 
 from __future__ import annotations
 
-from collections.abc import Iterator, Sequence
-from contextlib import contextmanager
+from collections.abc import Sequence
 from contextvars import ContextVar
 from dataclasses import dataclass, field
 from typing import Any, Protocol, runtime_checkable
@@ -51,14 +50,20 @@ def injected_so_far() -> tuple[InjectedPart, ...] | None:
     return _INJECTED.get()
 
 
-@contextmanager
-def injecting(parts: Sequence[InjectedPart]) -> Iterator[None]:
-    """The run loop's side of `injected_so_far`: `parts` is what it returns meanwhile."""
-    token = _INJECTED.set(tuple(parts))
-    try:
-        yield
-    finally:
-        _INJECTED.reset(token)
+class injecting:  # lower-case: it reads as a function, `with injecting(parts):`
+    """The run loop's side of `injected_so_far`: `parts` is what it returns meanwhile.
+    (A class, not a generator context manager: it is entered once per provider per run.)"""
+
+    __slots__ = ("_parts", "_token")
+
+    def __init__(self, parts: Sequence[InjectedPart]) -> None:
+        self._parts = parts
+
+    def __enter__(self) -> None:
+        self._token = _INJECTED.set(tuple(self._parts))
+
+    def __exit__(self, *exc: object) -> None:
+        _INJECTED.reset(self._token)
 
 
 @runtime_checkable
