@@ -13,7 +13,7 @@ from typing import Any
 
 import pytest
 
-from tests.ui.browser import UiServer, chromium
+from tests.ui.browser import UiServer
 
 PNG = base64.b64decode(
     "iVBORw0KGgoAAAANSUhEUgAAAAEAAAABCAYAAAAfFcSJAAAADUlEQVR42mP8z8BQDwAEhQGAhKmMIQAAAABJRU5ErkJggg=="
@@ -30,12 +30,6 @@ def server(tmp_path_factory: pytest.TempPathFactory) -> Iterator[UiServer]:
         yield running
     finally:
         running.stop()
-
-
-@pytest.fixture(scope="module")
-def browser() -> Iterator[Any]:
-    with chromium() as context:
-        yield context
 
 
 @pytest.fixture

@@ -11,7 +11,7 @@ from typing import Any
 
 import pytest
 
-from tests.ui.browser import UiServer, chromium
+from tests.ui.browser import UiServer
 
 REPLIES = json.dumps({"replies": [{"text": "Hello from the script.", "pace": 0.01}] * 10})
 
@@ -24,12 +24,6 @@ def server(tmp_path_factory: pytest.TempPathFactory) -> Iterator[UiServer]:
         yield running
     finally:
         running.stop()
-
-
-@pytest.fixture(scope="module")
-def browser() -> Iterator[Any]:
-    with chromium() as context:
-        yield context
 
 
 @pytest.fixture

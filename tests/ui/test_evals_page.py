@@ -19,7 +19,7 @@ from raf.core.options import ChatOptions
 from raf.evals import Case, Contains, Dataset, ExpectedCall, ToolCalls
 from raf.evals.store import EvalRunStore
 from raf.testing import FunctionChatClient, call, reply
-from tests.ui.browser import UiServer, chromium, screenshot
+from tests.ui.browser import UiServer, screenshot
 
 INJECTED = '<img src=x onerror="document.body.dataset.pwned=1"><script>alert(1)</script>'
 
@@ -85,12 +85,6 @@ def server(tmp_path_factory: pytest.TempPathFactory) -> Iterator[tuple[UiServer,
         yield running, first, second
     finally:
         running.stop()
-
-
-@pytest.fixture(scope="module")
-def browser() -> Iterator[Any]:
-    with chromium() as context:
-        yield context
 
 
 @pytest.fixture

@@ -10,7 +10,7 @@ from typing import Any
 import httpx
 import pytest
 
-from tests.ui.browser import UiServer, chromium, screenshot
+from tests.ui.browser import UiServer, screenshot
 
 REPLIES = json.dumps(
     {
@@ -31,22 +31,6 @@ def server(tmp_path_factory: pytest.TempPathFactory) -> Iterator[UiServer]:
         yield running
     finally:
         running.stop()
-
-
-@pytest.fixture(scope="module")
-def browser() -> Iterator[Any]:
-    with chromium() as context:
-        yield context
-
-
-@pytest.fixture
-def page(browser: Any) -> Iterator[Any]:
-    opened = browser.new_page()
-    errors: list[str] = []
-    opened.on("pageerror", lambda error: errors.append(str(error)))
-    yield opened
-    opened.close()
-    assert errors == []
 
 
 def open_chat(page: Any, server: UiServer, agent: str = "clerk") -> None:

@@ -13,7 +13,7 @@ import pytest
 
 from raf.evals import Dataset
 from tests.cli.helpers import raf, script
-from tests.ui.browser import UiServer, chromium
+from tests.ui.browser import UiServer
 
 INJECTED = '<img src=x onerror="window.__pwned = 1"><script>window.__pwned = 2</script>'
 REPLIES = json.dumps(["Paris.", "Lima."])
@@ -27,22 +27,6 @@ def server(tmp_path_factory: pytest.TempPathFactory) -> Iterator[UiServer]:
         yield running
     finally:
         running.stop()
-
-
-@pytest.fixture(scope="module")
-def browser() -> Iterator[Any]:
-    with chromium() as context:
-        yield context
-
-
-@pytest.fixture
-def page(browser: Any) -> Iterator[Any]:
-    opened = browser.new_page()
-    errors: list[str] = []
-    opened.on("pageerror", lambda error: errors.append(str(error)))
-    yield opened
-    opened.close()
-    assert errors == []
 
 
 def datasets(server: UiServer) -> Path:

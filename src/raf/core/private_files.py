@@ -9,6 +9,7 @@ from __future__ import annotations
 
 import contextlib
 import os
+import tempfile
 from pathlib import Path
 
 FILE_MODE = 0o600
@@ -46,3 +47,23 @@ def private_file(path: str | os.PathLike[str]) -> Path:
         return file
     os.close(fd)
     return file
+
+
+def atomic_write_text(path: Path, text: str, *, mode: int | None = None) -> None:
+    """Write to a temporary file beside `path`, flush it to disk, then rename over it: a
+    reader sees the old file or the new one, never a part. `mode`: the file's
+    permissions; None keeps it private (0600, as `mkstemp` makes it; a new folder 0700)."""
+    private_dir(path.parent)
+    fd, tmp = tempfile.mkstemp(prefix=f".{path.name}.", suffix=".tmp", dir=path.parent)
+    try:
+        with os.fdopen(fd, "w", encoding="utf-8") as handle:
+            handle.write(text)
+            handle.flush()
+            os.fsync(handle.fileno())
+        if mode is not None:
+            os.chmod(tmp, mode)
+        os.replace(tmp, path)
+    except BaseException:
+        with contextlib.suppress(OSError):
+            os.unlink(tmp)
+        raise

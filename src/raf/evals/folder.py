@@ -9,13 +9,13 @@ import copy
 import json
 import os
 import re
-import tempfile
 from collections.abc import Iterator
 from dataclasses import dataclass, replace
 from pathlib import Path
 from typing import Any
 
 from raf.core.errors import ConfigurationError, MissingExtraError
+from raf.core.private_files import atomic_write_text
 from raf.evals.case import Case, Evaluator
 from raf.evals.dataset import Dataset, case_to_dict
 from raf.evals.store import default_runs_dir
@@ -227,21 +227,9 @@ def _appended(text: str, entry: dict[str, Any], path: Path) -> str:
 
 
 def _write_atomic(path: Path, text: str) -> None:
-    """Write beside `path`, flush to disk, then rename over it: a reader sees the old
-    file or the new one, never a part; the file keeps its permissions."""
-    mode = path.stat().st_mode & 0o777 if path.exists() else 0o644
-    fd, tmp = tempfile.mkstemp(prefix=f".{path.name}.", suffix=".tmp", dir=path.parent)
-    try:
-        with os.fdopen(fd, "w", encoding="utf-8") as handle:
-            handle.write(text)
-            handle.flush()
-            os.fsync(handle.fileno())
-        os.chmod(tmp, mode)
-        os.replace(tmp, path)
-    except BaseException:
-        with contextlib.suppress(OSError):
-            os.unlink(tmp)
-        raise
+    """Replace `path` atomically; the file keeps its permissions (a new one: 0644, a
+    dataset being a file people share and commit)."""
+    atomic_write_text(path, text, mode=path.stat().st_mode & 0o777 if path.exists() else 0o644)
 
 
 @contextlib.contextmanager

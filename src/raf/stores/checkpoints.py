@@ -19,8 +19,7 @@ from pathlib import Path
 from typing import Any, Literal, Protocol, runtime_checkable
 
 from raf.core.errors import AnswerClaimedError, CheckpointError, CheckpointNotFoundError
-from raf.core.private_files import private_dir, private_file
-from raf.stores.sessions import atomic_write_text
+from raf.core.private_files import atomic_write_text, private_dir, private_file
 
 CHECKPOINT_FORMAT = 1
 """Version of the JSON form of a checkpoint; a newer stored version is refused."""

@@ -10,14 +10,13 @@ import os
 import re
 import sqlite3
 import stat
-import tempfile
 import threading
 import time
 from collections.abc import Iterator
 from pathlib import Path
 
 from raf.core.errors import SessionConflictError, SessionError, SessionNotFoundError
-from raf.core.private_files import private_dir, private_file
+from raf.core.private_files import atomic_write_text, private_dir, private_file
 from raf.core.sessions import AgentSession, next_revision
 
 log = logging.getLogger("raf.sessions")
@@ -81,23 +80,6 @@ def _file_lock(path: Path) -> Iterator[None]:
             yield
         finally:
             fcntl.flock(handle.fileno(), fcntl.LOCK_UN)
-
-
-def atomic_write_text(path: Path, text: str) -> None:
-    """Write to a temporary file beside `path`, flush it to disk, then rename over it
-    (the file is private: mode 0600, as `mkstemp` makes it; a new folder 0700)."""
-    private_dir(path.parent)
-    fd, tmp = tempfile.mkstemp(prefix=f".{path.name}.", suffix=".tmp", dir=path.parent)
-    try:
-        with os.fdopen(fd, "w", encoding="utf-8") as handle:
-            handle.write(text)
-            handle.flush()
-            os.fsync(handle.fileno())
-        os.replace(tmp, path)
-    except BaseException:
-        with contextlib.suppress(OSError):
-            os.unlink(tmp)
-        raise
 
 
 MAX_SESSION_BYTES = 256 * 1024 * 1024
