@@ -58,6 +58,8 @@ SLOW_MODULES = {
     "decl/workflow/test_readme.py": "README examples run as programs",
     "context/test_memory_crashes.py": "processes killed mid-write",
     "context/test_knowledge_crashes.py": "processes killed mid-write",
+    "examples/test_example_readmes.py": "the `raf` program and the examples as programs",
+    "evals/test_pytest_plugin.py": "pytest in subprocesses",
 }
 
 SLOW_TESTS = (
@@ -75,6 +77,8 @@ SLOW_TESTS = (
     # MCP servers from npm
     "decl/workflow/test_actions.py::test_invoke_mcp_tool",
     "decl/workflow/test_actions.py::test_mcp_servers_declared_in_the_document",
+    # mypy on a user's test file, in a subprocess
+    "testing/test_test_model.py::test_mypy_checks_deps",
     # `raf validate` as a program, regular expressions stopped in a worker process
     "decl/test_hostile_documents.py::test_raf_validate_gives",
     "tools/test_files.py::test_a_pattern_that",
