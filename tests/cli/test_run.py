@@ -265,3 +265,19 @@ def test_an_unreachable_session_store_is_a_clear_error(tmp_path):
     assert done.returncode != 0
     assert f"PostgreSQL session store at postgresql://raf@127.0.0.1:{port}/raf" in done.stderr
     assert "hunter2" not in done.stderr and "Traceback" not in done.stderr
+
+
+def test_an_answer_cut_at_the_token_limit_says_so() -> None:
+    """Without the note, half an answer (or none, when a call was cut) reads as whole."""
+    import io
+
+    from raf.cli._render import CUT_OFF, StreamPrinter
+    from raf.core.responses import AgentResponseUpdate, FinishReason, UpdateKind
+
+    out, info = io.StringIO(), io.StringIO()
+    printer = StreamPrinter(out, info)
+    for reason in (FinishReason.STOP, FinishReason.LENGTH):
+        printer.show(AgentResponseUpdate(kind=UpdateKind.TEXT_DELTA, message_id="m", text="Tide"))
+        printer.show(AgentResponseUpdate(kind=UpdateKind.FINISHED, finish_reason=reason))
+    assert out.getvalue() == "Tide\nTide\n"
+    assert info.getvalue() == f"{CUT_OFF}\n"

@@ -11,7 +11,10 @@ from typing import Any, TextIO
 from raf.cli._agents import short
 from raf.cli.terminal_text import terminal_safe
 from raf.core.contents import ApprovalRequestContent, FunctionCallContent, FunctionResultContent
-from raf.core.responses import AgentResponseUpdate, UpdateKind
+from raf.core.responses import AgentResponseUpdate, FinishReason, UpdateKind
+
+CUT_OFF = "(cut off: the model reached its output limit; raise maxTokens, or ask for less)"
+"""Said after an answer that ended at the model's token limit, so it is not taken as whole."""
 
 
 class StreamPrinter:
@@ -61,6 +64,9 @@ class StreamPrinter:
             self.info.flush()
         elif kind is UpdateKind.FINISHED:
             self._break()
+            if update.finish_reason is FinishReason.LENGTH:
+                self.info.write(f"{CUT_OFF}\n")
+                self.info.flush()
 
 
 def describe_call(request: ApprovalRequestContent) -> str:

@@ -1,0 +1,215 @@
+"""Stopping an embedded model that writes the same passage again and again.
+
+Small models decoding greedily fall into loops: one sentence repeated until the token
+limit, a digit run in a tool argument that never ends. `RepeatStop` watches the text as
+it is generated, holds back the end that repeats what came just before it, and on a loop
+says where the text ends: after the passage's first occurrence. `RepeatGuard` puts it in
+front of a chunk assembler, so the answer keeps one copy and generation stops at once.
+"""
+
+from __future__ import annotations
+
+import logging
+import re
+from typing import Any
+
+from raf.clients.wire import StreamAssembler
+from raf.core.responses import AgentResponseUpdate
+
+log = logging.getLogger("raf.clients.local")
+
+MIN_PASSAGE = 16
+"""A passage at least this many characters long, written twice in a row, is a loop."""
+MAX_PASSAGE = 320
+"""The longest passage watched for."""
+SHORT_LOOP = 160
+"""A shorter passage repeated over this many characters is a loop too (`1234512345…`)."""
+
+
+class RepeatStop:
+    """Watches a text as it grows (`feed`) for a passage repeated right after itself.
+
+    For every distance p up to `max_passage` it keeps how many of the latest characters
+    equal the characters p before them; a run of at least p (two copies in a row) of a
+    passage of at least `min_passage` characters, or a run of `short_loop` characters at
+    any distance, is a loop. Until a run breaks, its characters are held back, so text
+    passed on never holds the copy that a loop would cut; white space at the end waits
+    for what follows it too (an answer cut at a loop ends without it).
+    """
+
+    def __init__(
+        self,
+        *,
+        min_passage: int = MIN_PASSAGE,
+        max_passage: int = MAX_PASSAGE,
+        short_loop: int = SHORT_LOOP,
+        escaped: bool = False,
+    ) -> None:
+        if not 1 <= min_passage <= max_passage or short_loop < 1:
+            raise ValueError(
+                "RepeatStop needs 1 <= min_passage <= max_passage and short_loop >= 1; got "
+                f"{min_passage}, {max_passage}, {short_loop}"
+            )
+        self.min_passage = min_passage
+        self.max_passage = max_passage
+        self.short_loop = short_loop
+        self.escaped = escaped
+        """Whether the text is the inside of a JSON string (escapes are never split)."""
+        self.cut: int | None = None
+        """Where the text ends once a loop was seen (None: no loop so far)."""
+        self.passage = ""
+        """The passage that repeated (empty: no loop)."""
+        self._chars: list[str] = []
+        self._runs = [0] * (max_passage + 1)
+        self._released = 0
+
+    @property
+    def looped(self) -> bool:
+        """Whether a loop was seen (the text ends at `cut`; nothing more is passed on)."""
+        return self.cut is not None
+
+    @property
+    def text(self) -> str:
+        """The text as it stands: everything fed, or up to the cut after a loop."""
+        return "".join(self._chars[: self.cut])
+
+    def feed(self, piece: str) -> str:
+        """The part of the text that can be passed on now (after a loop: the rest up to
+        the cut, then nothing)."""
+        if self.cut is not None:
+            return ""
+        chars, runs = self._chars, self._runs
+        for char in piece:
+            chars.append(char)
+            n = len(chars)
+            for p in range(1, min(self.max_passage, n - 1) + 1):
+                if chars[n - 1 - p] != char:
+                    runs[p] = 0
+                    continue
+                k = runs[p] = runs[p] + 1
+                if k >= self.short_loop or k >= p >= self.min_passage:
+                    self.passage = "".join(chars[n - k - p : n - k])
+                    self.cut = n - k + _rest_of_sentence("".join(chars[: n - k]), self.passage)
+                    break
+            if self.cut is not None:
+                break
+        end = self.cut if self.cut is not None else len(chars) - max(runs)
+        return self._release(end, whole=False)
+
+    def flush(self) -> str:
+        """Everything not yet passed on (the text ended without a loop)."""
+        return self._release(len(self._chars) if self.cut is None else self.cut, whole=True)
+
+    def _release(self, end: int, *, whole: bool) -> str:
+        if not whole:  # what may still be the end of the text waits
+            tail = _JSON_TAIL if self.escaped else _TAIL
+            held = "".join(self._chars[self._released : end])
+            if self.escaped:
+                held = _OPEN_ESCAPE.sub("", held)
+            end = self._released + len(tail.sub("", held))
+        if end <= self._released:
+            return ""
+        out = "".join(self._chars[self._released : end])
+        self._released = end
+        return out
+
+
+_SENTENCE_END = re.compile(r"[.!?:](?=\s|\\|$)|\n")
+
+
+def _rest_of_sentence(kept: str, passage: str) -> int:
+    """How much of the repeat to keep so that `kept` ends a sentence: a loop can start
+    mid-sentence ("The code is X. The file is X. The file is X." repeats from " is X.")."""
+    if not kept.strip() or _SENTENCE_END.search(kept.rstrip()[-1:] + " ") or kept.endswith("\n"):
+        return 0
+    end = _SENTENCE_END.search(passage)
+    return end.end() if end is not None else 0
+
+
+_TAIL = re.compile(r"\s+$")
+"""White space at the end of a text."""
+_ANSWER_STRING = re.compile(r'^\s*\{\s*"answer"\s*:\s*"')
+"""The start of a constrained answer in text (not a call, not an answer in JSON)."""
+_JSON_TAIL = re.compile(r"(?:\s|\\[nrt])+$")
+"""White space at the end of a JSON string's text, as itself or escaped."""
+_OPEN_ESCAPE = re.compile(r"(?<!\\)(?:\\\\)*\\(?:u[0-9a-fA-F]{0,3})?$")
+"""An escape cut short at the end of a JSON string's text (a lone backslash, `\\u12`)."""
+
+
+class RepeatGuard:
+    """A chunk assembler that passes each chunk's text on through a `RepeatStop`.
+
+    On a loop the answer ends after the passage's first occurrence: `stop_reading` tells
+    the client to close the stream (which stops generation), and the answer finishes as
+    if the model had stopped there. With `constrained` the text is the JSON of a
+    constrained answer: an answer in text is closed after its first copy; a call (or an
+    answer in JSON) that loops cannot be made whole and is dropped, with finish reason
+    `length`, as the token limit would have ended it.
+    """
+
+    def __init__(self, inner: StreamAssembler, *, constrained: bool) -> None:
+        self.inner = inner
+        self.constrained = constrained
+        self.watch = RepeatStop(escaped=constrained)
+        self.stop_reading = False
+        """Set at a loop: the answer is complete, the rest of the stream is not wanted."""
+
+    @property
+    def events(self) -> int:
+        return self.inner.events
+
+    @property
+    def response_id(self) -> str | None:
+        return self.inner.response_id
+
+    @property
+    def model_id(self) -> str | None:
+        return self.inner.model_id
+
+    @property
+    def finished(self) -> bool:
+        return self.inner.finished
+
+    def feed(self, chunk: dict[str, Any]) -> list[AgentResponseUpdate]:
+        choices = chunk.get("choices") or []
+        first = choices[0] if choices and isinstance(choices[0], dict) else None
+        if first is None or self.stop_reading:
+            return self.inner.feed(chunk) if not self.stop_reading else []
+        delta = first.get("delta") or {}
+        piece = delta.get("content")
+        shown = self.watch.feed(piece) if isinstance(piece, str) and piece else ""
+        reason = first.get("finish_reason")
+        if self.watch.looped:
+            shown, reason = self._ending(shown)
+            self.stop_reading = True
+        elif reason:
+            shown += self.watch.flush()
+        choice = {**first, "delta": {**delta, "content": shown or None}, "finish_reason": reason}
+        return self.inner.feed({**chunk, "choices": [choice, *choices[1:]]})
+
+    def _ending(self, shown: str) -> tuple[str, str]:
+        """The last text passed on at a loop, and the finish reason it ends with."""
+        passage = self.watch.passage[:80]
+        text = self.watch.text
+        if self.constrained and not _ANSWER_STRING.match(text):
+            # a call (or an answer in JSON) cut in the middle: nothing of it can be kept
+            log.warning(
+                "the local model repeated itself in a tool call (%r again and again) and "
+                "was stopped; the call is dropped",
+                passage,
+            )
+            return shown, "length"
+        log.warning(
+            "the local model repeated itself (%r again and again) and was stopped; its "
+            "answer ends after the first time",
+            passage,
+        )
+        if not self.constrained:
+            return shown.rstrip(), "stop"
+        # the answer's JSON string, closed after the first copy with no escape left open
+        passed = len(text) - len(shown)  # never ends in white space or an open escape
+        kept = _OPEN_ESCAPE.sub("", _JSON_TAIL.sub("", text))
+        return kept[passed:] + '"}', "stop"
+
+    def finish(self) -> list[AgentResponseUpdate]:
+        return self.inner.finish()
