@@ -56,6 +56,23 @@ def test_a_sentence_repeated_keeps_one_copy() -> None:
     assert len(out) < 200
 
 
+MACHINE = 'The machine was called the "Tidal Tide Predicting Machine" by its builders.'
+ALTERNATING = "Tide machines came from Kelvin.\n\n" + (f"{MACHINE} {MACHINE}\n\n" * 12)
+"""A loop whose copies are set apart by alternating breaks (the research agent's answer)."""
+
+
+def test_a_loop_with_changing_breaks_keeps_one_copy() -> None:
+    stop, out = watched(ALTERNATING)
+    assert stop.looped
+    assert out == f"Tide machines came from Kelvin.\n\n{MACHINE}"
+
+
+def test_a_loop_with_changing_breaks_in_a_constrained_answer() -> None:
+    answer = json.dumps({"answer": ALTERNATING})[:-2]
+    _, updates = assemble(answer, grammar=True)
+    assert fold_updates(updates).text == f"Tide machines came from Kelvin.\n\n{MACHINE}"
+
+
 def test_a_digit_run_is_a_loop_too() -> None:
     stop, out = watched(DIGITS)
     assert stop.looped and len(out) < DIGITS.index("1234") + SHORT_LOOP

@@ -29,12 +29,14 @@ SHORT_LOOP = 160
 class RepeatStop:
     """Watches a text as it grows (`feed`) for a passage repeated right after itself.
 
-    For every distance p up to `max_passage` it keeps how many of the latest characters
-    equal the characters p before them; a run of at least p (two copies in a row) of a
-    passage of at least `min_passage` characters, or a run of `short_loop` characters at
-    any distance, is a loop. Until a run breaks, its characters are held back, so text
-    passed on never holds the copy that a loop would cut; white space at the end waits
-    for what follows it too (an answer cut at a loop ends without it).
+    The text is compared with every run of white space as one space (a model that loops
+    often changes only the breaks between its copies). For every distance p up to
+    `max_passage` it keeps how many of the latest characters equal the characters p
+    before them; a run of at least p (two copies in a row) of a passage of at least
+    `min_passage` characters, or a run of `short_loop` characters at any distance, is a
+    loop. Until a run breaks, its characters are held back, so text passed on never holds
+    the copy that a loop would cut; white space at the end waits for what follows it too
+    (an answer cut at a loop ends without it).
     """
 
     def __init__(
@@ -54,12 +56,18 @@ class RepeatStop:
         self.max_passage = max_passage
         self.short_loop = short_loop
         self.escaped = escaped
-        """Whether the text is the inside of a JSON string (escapes are never split)."""
+        """Whether the text is the inside of a JSON string (`\\n` is white space too, and
+        an escape is never split)."""
         self.cut: int | None = None
         """Where the text ends once a loop was seen (None: no loop so far)."""
         self.passage = ""
-        """The passage that repeated (empty: no loop)."""
+        """The passage that repeated, its white space as single spaces (empty: no loop)."""
+        self._raw: list[str] = []
         self._chars: list[str] = []
+        """The text compared: white space runs as one space."""
+        self._at: list[int] = []
+        """Where in the raw text each compared character starts."""
+        self._escape = False
         self._runs = [0] * (max_passage + 1)
         self._released = 0
 
@@ -71,56 +79,80 @@ class RepeatStop:
     @property
     def text(self) -> str:
         """The text as it stands: everything fed, or up to the cut after a loop."""
-        return "".join(self._chars[: self.cut])
+        return "".join(self._raw[: self.cut])
 
     def feed(self, piece: str) -> str:
         """The part of the text that can be passed on now (after a loop: the rest up to
         the cut, then nothing)."""
         if self.cut is not None:
             return ""
-        chars, runs = self._chars, self._runs
+        raw = self._raw
         for char in piece:
-            chars.append(char)
-            n = len(chars)
-            for p in range(1, min(self.max_passage, n - 1) + 1):
-                if chars[n - 1 - p] != char:
-                    runs[p] = 0
-                    continue
-                k = runs[p] = runs[p] + 1
-                if k >= self.short_loop or k >= p >= self.min_passage:
-                    self.passage = "".join(chars[n - k - p : n - k])
-                    self.cut = n - k + _rest_of_sentence("".join(chars[: n - k]), self.passage)
-                    break
-            if self.cut is not None:
+            raw.append(char)
+            at = len(raw) - 1
+            if self.escaped and self._escape:  # the second character of an escape
+                self._escape = False
+                if char in "nrt":
+                    looped = self._compare(" ", at - 1)
+                else:
+                    looped = self._compare("\\", at - 1) or self._compare(char, at)
+            elif self.escaped and char == "\\":
+                self._escape = True
+                continue
+            else:
+                looped = self._compare(" " if char.isspace() else char, at)
+            if looped:
                 break
-        end = self.cut if self.cut is not None else len(chars) - max(runs)
-        return self._release(end, whole=False)
+        if self.cut is not None:
+            return self._release(self.cut, whole=False)
+        held = len(self._chars) - max(self._runs)
+        return self._release(self._at[held] if held < len(self._chars) else len(raw), whole=False)
+
+    def _compare(self, char: str, at: int) -> bool:
+        """Add one compared character (from `at` in the raw text); whether it ends a loop."""
+        chars, runs = self._chars, self._runs
+        if char == " " and chars and chars[-1] == " ":
+            return False  # more of the same white space
+        chars.append(char)
+        self._at.append(at)
+        n = len(chars)
+        for p in range(1, min(self.max_passage, n - 1) + 1):
+            if chars[n - 1 - p] != char:
+                runs[p] = 0
+                continue
+            k = runs[p] = runs[p] + 1
+            if k >= self.short_loop or k >= p >= self.min_passage:
+                self.passage = "".join(chars[n - k - p : n - k])
+                end = n - k + _rest_of_sentence("".join(chars[: n - k]), self.passage)
+                self.cut = self._at[end] if end < n else len(self._raw)
+                return True
+        return False
 
     def flush(self) -> str:
         """Everything not yet passed on (the text ended without a loop)."""
-        return self._release(len(self._chars) if self.cut is None else self.cut, whole=True)
+        return self._release(len(self._raw) if self.cut is None else self.cut, whole=True)
 
     def _release(self, end: int, *, whole: bool) -> str:
         if not whole:  # what may still be the end of the text waits
             tail = _JSON_TAIL if self.escaped else _TAIL
-            held = "".join(self._chars[self._released : end])
+            held = "".join(self._raw[self._released : end])
             if self.escaped:
                 held = _OPEN_ESCAPE.sub("", held)
             end = self._released + len(tail.sub("", held))
         if end <= self._released:
             return ""
-        out = "".join(self._chars[self._released : end])
+        out = "".join(self._raw[self._released : end])
         self._released = end
         return out
 
 
-_SENTENCE_END = re.compile(r"[.!?:](?=\s|\\|$)|\n")
+_SENTENCE_END = re.compile(r"[.!?:](?=\s|$)")
 
 
 def _rest_of_sentence(kept: str, passage: str) -> int:
     """How much of the repeat to keep so that `kept` ends a sentence: a loop can start
     mid-sentence ("The code is X. The file is X. The file is X." repeats from " is X.")."""
-    if not kept.strip() or _SENTENCE_END.search(kept.rstrip()[-1:] + " ") or kept.endswith("\n"):
+    if not kept.strip() or _SENTENCE_END.search(kept.rstrip()[-1:] + " "):
         return 0
     end = _SENTENCE_END.search(passage)
     return end.end() if end is not None else 0
