@@ -141,7 +141,7 @@ def test_a_looping_call_is_dropped_not_shown_as_json() -> None:
     assert assembler.stop_reading
     response = fold_updates(updates)
     assert not [c for m in response.messages for c in m.contents]
-    assert response.finish_reason is FinishReason.LENGTH
+    assert response.finish_reason is FinishReason.OTHER
 
 
 def test_a_call_cut_at_the_token_limit_is_no_answer() -> None:
@@ -247,7 +247,7 @@ async def test_a_local_call_whose_argument_loops_ends_the_answer() -> None:
     assert "json_schema" in provider.bodies[0]  # the grammar was asked for
     assert response.text == ""
     assert not [c for m in response.messages for c in m.contents]
-    assert response.finish_reason is FinishReason.LENGTH
+    assert response.finish_reason is FinishReason.OTHER
     assert provider.streams[0].closed and provider.streams[0].chunks < 100
 
 

@@ -11,10 +11,11 @@ from __future__ import annotations
 
 import logging
 import re
+from dataclasses import replace
 from typing import Any
 
 from raf.clients.wire import StreamAssembler
-from raf.core.responses import AgentResponseUpdate
+from raf.core.responses import AgentResponseUpdate, FinishReason, UpdateKind
 
 log = logging.getLogger("raf.clients.local")
 
@@ -175,8 +176,8 @@ class RepeatGuard:
     the client to close the stream (which stops generation), and the answer finishes as
     if the model had stopped there. With `constrained` the text is the JSON of a
     constrained answer: an answer in text is closed after its first copy; a call (or an
-    answer in JSON) that loops cannot be made whole and is dropped, with finish reason
-    `length`, as the token limit would have ended it.
+    answer in JSON) that loops cannot be made whole and is dropped, and the answer ends
+    with finish reason `other` (the warning logged says why).
     """
 
     def __init__(self, inner: StreamAssembler, *, constrained: bool) -> None:
@@ -185,6 +186,8 @@ class RepeatGuard:
         self.watch = RepeatStop(escaped=constrained)
         self.stop_reading = False
         """Set at a loop: the answer is complete, the rest of the stream is not wanted."""
+        self.dropped = False
+        """Set when a loop was inside a call, which is dropped."""
 
     @property
     def events(self) -> int:
@@ -230,6 +233,7 @@ class RepeatGuard:
                 "was stopped; the call is dropped",
                 passage,
             )
+            self.dropped = True
             return shown, "length"
         log.warning(
             "the local model repeated itself (%r again and again) and was stopped; its "
@@ -244,4 +248,10 @@ class RepeatGuard:
         return kept[passed:] + '"}', "stop"
 
     def finish(self) -> list[AgentResponseUpdate]:
-        return self.inner.finish()
+        out = self.inner.finish()
+        if not self.dropped:
+            return out
+        return [
+            replace(u, finish_reason=FinishReason.OTHER) if u.kind is UpdateKind.FINISHED else u
+            for u in out
+        ]
