@@ -90,7 +90,7 @@ def test_prose_without_a_loop_passes_whole(size: int) -> None:
 def test_what_is_passed_on_is_the_text_or_its_start(text: str, size: int) -> None:
     stop, out = watched(text, size)
     assert text.startswith(out)
-    assert out == text if not stop.looped else len(out) == stop.cut
+    assert out == (text if stop.cut is None else text[: stop.cut].rstrip())
 
 
 def test_held_back_text_arrives_once_the_run_breaks() -> None:
@@ -105,7 +105,8 @@ def chunk(content: str | None = None, finish: str | None = None) -> dict[str, An
     return {"choices": [{"index": 0, "delta": {"content": content}, "finish_reason": finish}]}
 
 
-def assemble(text: str, *, grammar: bool) -> tuple[Any, list[Any]]:
+def assemble(text: str, *, grammar: bool, finish: str = "length") -> tuple[Any, list[Any]]:
+    """`text` in llama.cpp's chunks, cut by the token limit unless `finish` says so."""
     assembler = LocalWire(max_tokens=1024, grammar=grammar).assembler("msg_1")
     updates = []
     for piece in pieces(text):
@@ -113,7 +114,7 @@ def assemble(text: str, *, grammar: bool) -> tuple[Any, list[Any]]:
         if getattr(assembler, "stop_reading", False):
             break
     else:
-        updates += assembler.feed(chunk(finish="length"))
+        updates += assembler.feed(chunk(finish=finish))
     assert assembler.finished
     return assembler, updates + assembler.finish()
 
@@ -257,3 +258,29 @@ async def test_repetition_asked_for_passes_with_the_stop_off() -> None:
     response = await client.get_response([ChatMessage.user("Write the line ten times.")])
     assert response.text.count("I will not chew gum in class.") == 10
     assert response.finish_reason is FinishReason.STOP
+
+
+READY = "I'm ready to assist you. What's your next question?"
+
+
+def test_an_answer_that_ends_with_its_second_copy_keeps_one() -> None:
+    """The research pipeline's report: the same sentence twice, then the model stopped."""
+    stop, out = watched(f"{READY}\n\n{READY}")
+    assert stop.looped and out == READY
+    _, updates = assemble(f"{READY}\n\n{READY}", grammar=False, finish="stop")
+    assert fold_updates(updates).text == READY
+    _, updates = assemble(json.dumps({"answer": f"{READY} {READY}"}), grammar=True, finish="stop")
+    response = fold_updates(updates)
+    assert response.text == READY and response.finish_reason is FinishReason.STOP
+
+
+def test_a_call_may_hold_a_passage_twice_but_not_three_times() -> None:
+    line = "    assert add(2, 2) == 4\\n"
+    twice = '{"tool": "write_file", "arguments": {"content": "' + line * 2 + '"}}'
+    _, updates = assemble(twice, grammar=True, finish="stop")
+    call = fold_updates(updates).messages[0].function_calls[0]
+    assert call.arguments == {"content": "    assert add(2, 2) == 4\n" * 2}
+    thrice = '{"tool": "write_file", "arguments": {"content": "' + line * 3
+    assembler, updates = assemble(thrice, grammar=True)
+    assert assembler.stop_reading
+    assert fold_updates(updates).finish_reason is FinishReason.OTHER

@@ -56,6 +56,8 @@ class RepeatStop:
         self.min_passage = min_passage
         self.max_passage = max_passage
         self.short_loop = short_loop
+        self.copies = 2
+        """Copies in a row of a passage of `min_passage` or more that make a loop."""
         self.escaped = escaped
         """Whether the text is the inside of a JSON string (`\\n` is white space too, and
         an escape is never split)."""
@@ -100,6 +102,8 @@ class RepeatStop:
             elif self.escaped and char == "\\":
                 self._escape = True
                 continue
+            elif self.escaped and char == '"' and self._ends_in_loop():
+                break  # a string that ends with its last copy
             else:
                 looped = self._compare(" " if char.isspace() else char, at)
             if looped:
@@ -122,16 +126,37 @@ class RepeatStop:
                 runs[p] = 0
                 continue
             k = runs[p] = runs[p] + 1
-            if k >= self.short_loop or k >= p >= self.min_passage:
-                self.passage = "".join(chars[n - k - p : n - k])
-                end = n - k + _rest_of_sentence("".join(chars[: n - k]), self.passage)
-                self.cut = self._at[end] if end < n else len(self._raw)
+            if k >= self.short_loop or (p >= self.min_passage and k >= (self.copies - 1) * p):
+                self._cut_at(n - k, p)
                 return True
         return False
 
+    def _ends_in_loop(self) -> bool:
+        """Whether the text, if it ends here, ends in a loop: its last copy lacks only the
+        white space that would have followed it ("A. A." at the end of an answer)."""
+        chars, runs = self._chars, self._runs
+        n = len(chars)
+        if not chars or chars[-1] == " ":
+            return False  # the white space came: it was compared as it came
+        for p in range(self.min_passage, min(self.max_passage, n) + 1):
+            if chars[n - p] == " " and runs[p] + 1 >= (self.copies - 1) * p:
+                self._cut_at(n - runs[p], p)
+                return True
+        return False
+
+    def _cut_at(self, start: int, p: int) -> None:
+        """The loop's repeat starts at `start` (compared text), its passage `p` long."""
+        chars = self._chars
+        self.passage = "".join(chars[start - p : start])
+        end = start + _rest_of_sentence("".join(chars[:start]), self.passage)
+        self.cut = self._at[end] if end < len(chars) else len(self._raw)
+
     def flush(self) -> str:
-        """Everything not yet passed on (the text ended without a loop)."""
-        return self._release(len(self._raw) if self.cut is None else self.cut, whole=True)
+        """Everything not yet passed on: the text ended (it may end in a loop)."""
+        if self.cut is None and not self._ends_in_loop():
+            return self._release(len(self._raw), whole=True)
+        assert self.cut is not None
+        return self._release(self.cut, whole=False)  # no white space before the cut
 
     def _release(self, end: int, *, whole: bool) -> str:
         if not whole:  # what may still be the end of the text waits
@@ -161,6 +186,12 @@ def _rest_of_sentence(kept: str, passage: str) -> int:
 
 _TAIL = re.compile(r"\s+$")
 """White space at the end of a text."""
+_KEY = re.compile(r'\s*\{\s*"(\w+)"')
+"""The first key of a constrained answer: `tool` for a call, `answer` for an answer."""
+_STOPPED = (
+    "the local model repeated itself (%r again and again) and was stopped; its answer ends "
+    "after the first time"
+)
 _ANSWER_STRING = re.compile(r'^\s*\{\s*"answer"\s*:\s*"')
 """The start of a constrained answer in text (not a call, not an answer in JSON)."""
 _JSON_TAIL = re.compile(r"(?:\s|\\[nrt])+$")
@@ -188,6 +219,7 @@ class RepeatGuard:
         """Set at a loop: the answer is complete, the rest of the stream is not wanted."""
         self.dropped = False
         """Set when a loop was inside a call, which is dropped."""
+        self._key: str | None = None
 
     @property
     def events(self) -> int:
@@ -212,15 +244,31 @@ class RepeatGuard:
             return self.inner.feed(chunk) if not self.stop_reading else []
         delta = first.get("delta") or {}
         piece = delta.get("content")
-        shown = self.watch.feed(piece) if isinstance(piece, str) and piece else ""
+        if not isinstance(piece, str):
+            piece = ""
+        if self.constrained and self._key is None:
+            self._know_the_key(piece)
+        shown = self.watch.feed(piece) if piece else ""
         reason = first.get("finish_reason")
         if self.watch.looped:
             shown, reason = self._ending(shown)
             self.stop_reading = True
         elif reason:
             shown += self.watch.flush()
+            if self.watch.looped:  # the text ended with its second copy
+                log.warning(_STOPPED, self.watch.passage[:80])
         choice = {**first, "delta": {**delta, "content": shown or None}, "finish_reason": reason}
         return self.inner.feed({**chunk, "choices": [choice, *choices[1:]]})
+
+    def _know_the_key(self, piece: str) -> None:
+        """Once a constrained answer shows whether it is a call: a call's arguments may
+        hold a passage twice on purpose (two equal lines of a file), so a call needs three
+        copies in a row to count as a loop."""
+        match = _KEY.match(self.watch.text + piece)
+        if match is not None:
+            self._key = match.group(1)
+            if self._key == "tool":
+                self.watch.copies = 3
 
     def _ending(self, shown: str) -> tuple[str, str]:
         """The last text passed on at a loop, and the finish reason it ends with."""
@@ -235,11 +283,7 @@ class RepeatGuard:
             )
             self.dropped = True
             return shown, "length"
-        log.warning(
-            "the local model repeated itself (%r again and again) and was stopped; its "
-            "answer ends after the first time",
-            passage,
-        )
+        log.warning(_STOPPED, passage)
         if not self.constrained:
             return shown.rstrip(), "stop"
         # the answer's JSON string, closed after the first copy with no escape left open
