@@ -268,8 +268,8 @@ class LocalChatClient(ModelClient[LocalWire]):
     grammar otherwise; `"grammar"` and `"native"` force either. Inference runs in a
     worker thread, never on the event loop; models are loaded once per process. An
     answer that writes the same passage twice in a row (16 characters or more; a shorter
-    one over 160) ends after the first copy and generation stops there, unless
-    `stop_repeats=False` (for prompts that ask for repetition).
+    one over 160; three times inside a call) ends after the first copy and generation
+    stops there, unless `stop_repeats=False` (for prompts that ask for repetition).
     """
 
     reports_model = False  # one file, one model: its stem names it, whatever options say
