@@ -284,3 +284,14 @@ def test_a_call_may_hold_a_passage_twice_but_not_three_times() -> None:
     assembler, updates = assemble(thrice, grammar=True)
     assert assembler.stop_reading
     assert fold_updates(updates).finish_reason is FinishReason.OTHER
+
+
+def test_the_warning_comes_once_the_answer_is_out(caplog: pytest.LogCaptureFixture) -> None:
+    assembler = LocalWire(max_tokens=1024, grammar=False).assembler("msg_1")
+    for piece in pieces(LOOP):
+        assembler.feed(chunk(piece))
+        if getattr(assembler, "stop_reading", False):
+            break
+    assert not caplog.records  # the answer's last text is not out yet
+    assembler.finish()
+    assert [r.getMessage()[:32] for r in caplog.records] == ["the local model repeated itself "]

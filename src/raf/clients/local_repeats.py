@@ -192,6 +192,10 @@ _STOPPED = (
     "the local model repeated itself (%r again and again) and was stopped; its answer ends "
     "after the first time"
 )
+_DROPPED = (
+    "the local model repeated itself in a tool call (%r again and again) and was stopped; "
+    "the call is dropped"
+)
 _ANSWER_STRING = re.compile(r'^\s*\{\s*"answer"\s*:\s*"')
 """The start of a constrained answer in text (not a call, not an answer in JSON)."""
 _JSON_TAIL = re.compile(r"(?:\s|\\[nrt])+$")
@@ -220,6 +224,8 @@ class RepeatGuard:
         self.dropped = False
         """Set when a loop was inside a call, which is dropped."""
         self._key: str | None = None
+        self._said = ""
+        """The warning to log when the answer is finished (empty: none)."""
 
     @property
     def events(self) -> int:
@@ -256,7 +262,7 @@ class RepeatGuard:
         elif reason:
             shown += self.watch.flush()
             if self.watch.looped:  # the text ended with its second copy
-                log.warning(_STOPPED, self.watch.passage[:80])
+                self._said = _STOPPED
         choice = {**first, "delta": {**delta, "content": shown or None}, "finish_reason": reason}
         return self.inner.feed({**chunk, "choices": [choice, *choices[1:]]})
 
@@ -272,18 +278,13 @@ class RepeatGuard:
 
     def _ending(self, shown: str) -> tuple[str, str]:
         """The last text passed on at a loop, and the finish reason it ends with."""
-        passage = self.watch.passage[:80]
         text = self.watch.text
         if self.constrained and not _ANSWER_STRING.match(text):
             # a call (or an answer in JSON) cut in the middle: nothing of it can be kept
-            log.warning(
-                "the local model repeated itself in a tool call (%r again and again) and "
-                "was stopped; the call is dropped",
-                passage,
-            )
+            self._said = _DROPPED
             self.dropped = True
             return shown, "length"
-        log.warning(_STOPPED, passage)
+        self._said = _STOPPED
         if not self.constrained:
             return shown.rstrip(), "stop"
         # the answer's JSON string, closed after the first copy with no escape left open
@@ -292,6 +293,8 @@ class RepeatGuard:
         return kept[passed:] + '"}', "stop"
 
     def finish(self) -> list[AgentResponseUpdate]:
+        if self._said:  # once the answer's text is out, so the warning follows it
+            log.warning(self._said, self.watch.passage[:80])
         out = self.inner.finish()
         if not self.dropped:
             return out
