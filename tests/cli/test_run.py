@@ -265,3 +265,38 @@ def test_an_unreachable_session_store_is_a_clear_error(tmp_path):
     assert done.returncode != 0
     assert f"PostgreSQL session store at postgresql://raf@127.0.0.1:{port}/raf" in done.stderr
     assert "hunter2" not in done.stderr and "Traceback" not in done.stderr
+
+
+def test_an_answer_cut_at_the_token_limit_says_so() -> None:
+    """Without the note, half an answer (or none, when a call was cut) reads as whole."""
+    import io
+
+    from raf.cli._render import CUT_OFF, StreamPrinter
+    from raf.core.responses import AgentResponseUpdate, FinishReason, UpdateKind
+
+    out, info = io.StringIO(), io.StringIO()
+    printer = StreamPrinter(out, info)
+    for reason in (FinishReason.STOP, FinishReason.LENGTH):
+        printer.show(AgentResponseUpdate(kind=UpdateKind.TEXT_DELTA, message_id="m", text="Tide"))
+        printer.show(AgentResponseUpdate(kind=UpdateKind.FINISHED, finish_reason=reason))
+    assert out.getvalue() == "Tide\nTide\n"
+    assert info.getvalue() == f"{CUT_OFF}\n"
+
+
+def test_a_warning_during_an_answer_gets_a_line_of_its_own() -> None:
+    """The local model stopped for repeating itself warns while its answer is on screen."""
+    import io
+    import logging
+
+    from raf.cli._render import StreamPrinter
+    from raf.core.responses import AgentResponseUpdate, FinishReason, UpdateKind
+
+    screen = io.StringIO()
+    printer = StreamPrinter(screen, screen)  # as `raf chat` has it: one stream
+    local = logging.getLogger("raf.clients.local")
+    with printer.warnings():
+        printer.show(AgentResponseUpdate(kind=UpdateKind.TEXT_DELTA, message_id="m", text="Tide"))
+        local.warning("the local model repeated itself (%r ...)", "Tide")
+        printer.show(AgentResponseUpdate(kind=UpdateKind.FINISHED, finish_reason=FinishReason.STOP))
+    local.warning("not while nothing streams")
+    assert screen.getvalue() == "Tide\nthe local model repeated itself ('Tide' ...)\n"

@@ -59,6 +59,14 @@ async def test_a_coordinator_naming_no_member_is_a_clear_error():
         await GroupChatOrchestration([a], selector=boss).run("go")
 
 
+async def test_a_long_coordinator_answer_is_quoted_short():
+    a, _ = member("a")
+    boss, _ = member("boss", "Tide pools are magical. " * 80)
+    with pytest.raises(OrchestrationError, match="names no member") as caught:
+        await GroupChatOrchestration([a], selector=boss).run("go")
+    assert len(str(caught.value)) < 400 and "follows this format" in str(caught.value)
+
+
 def test_bad_options_are_refused():
     a, _ = member("a")
     with pytest.raises(ConfigurationError, match="needs 'order'"):

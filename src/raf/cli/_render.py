@@ -4,14 +4,20 @@ outside raf passes `terminal_safe` first, so it cannot draw over or hide raf's p
 
 from __future__ import annotations
 
+import contextlib
 import json
+import logging
 import os
+from collections.abc import Iterator
 from typing import Any, TextIO
 
 from raf.cli._agents import short
 from raf.cli.terminal_text import terminal_safe
 from raf.core.contents import ApprovalRequestContent, FunctionCallContent, FunctionResultContent
-from raf.core.responses import AgentResponseUpdate, UpdateKind
+from raf.core.responses import AgentResponseUpdate, FinishReason, UpdateKind
+
+CUT_OFF = "(cut off: the model reached its output limit; raise maxTokens, or ask for less)"
+"""Said after an answer that ended at the model's token limit, so it is not taken as whole."""
 
 
 class StreamPrinter:
@@ -28,6 +34,18 @@ class StreamPrinter:
             self.out.write("\n")
             self.out.flush()
             self._in_text = False
+
+    @contextlib.contextmanager
+    def warnings(self) -> Iterator[None]:
+        """While it lasts, raf's warnings (a local model stopped for repeating itself)
+        print to `info` on lines of their own, never in the middle of an answer's text."""
+        handler = _WarningLines(self)
+        logger = logging.getLogger("raf")
+        logger.addHandler(handler)
+        try:
+            yield
+        finally:
+            logger.removeHandler(handler)
 
     def show(self, update: AgentResponseUpdate) -> None:
         kind = update.kind
@@ -61,6 +79,25 @@ class StreamPrinter:
             self.info.flush()
         elif kind is UpdateKind.FINISHED:
             self._break()
+            if update.finish_reason is FinishReason.LENGTH:
+                self.info.write(f"{CUT_OFF}\n")
+                self.info.flush()
+
+
+class _WarningLines(logging.Handler):
+    """Writes a warning after ending the printer's line of text (see `warnings`)."""
+
+    def __init__(self, printer: StreamPrinter) -> None:
+        super().__init__(logging.WARNING)
+        self.printer = printer
+
+    def emit(self, record: logging.LogRecord) -> None:
+        try:
+            self.printer._break()
+            self.printer.info.write(terminal_safe(record.getMessage()) + "\n")
+            self.printer.info.flush()
+        except Exception:
+            self.handleError(record)
 
 
 def describe_call(request: ApprovalRequestContent) -> str:

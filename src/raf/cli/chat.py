@@ -231,10 +231,13 @@ class _Chat:
                 tool_approval_responses=responses,
                 conflict_retries=self.conflict_retries,
             )
-            async for update in self.agent.run_stream(text, session=self.session, options=options):
-                printer.show(update)
-                if update.kind is UpdateKind.FINISHED and update.finish_reason is not None:
-                    finish[0] = update.finish_reason.value
+            with printer.warnings():
+                async for update in self.agent.run_stream(
+                    text, session=self.session, options=options
+                ):
+                    printer.show(update)
+                    if update.kind is UpdateKind.FINISHED and update.finish_reason is not None:
+                        finish[0] = update.finish_reason.value
 
         with contextlib.suppress(NotImplementedError, RuntimeError):
             self.loop.add_signal_handler(signal.SIGINT, token.cancel)

@@ -156,16 +156,17 @@ async def _run(args: argparse.Namespace, prompt: str | ChatMessage | None) -> in
                 cancellation=token, tool_approval_responses=responses, conflict_retries=retries
             )
             finish = None
-            async for update in agent.run_stream(
-                None if responses else messages, session=session, options=options
-            ):
-                if args.json:
-                    line = json.dumps(update.to_dict(), ensure_ascii=False)
-                    print(json_text_safe(line), flush=True)
-                else:
-                    printer.show(update)
-                if update.kind is UpdateKind.FINISHED:
-                    finish = update.finish_reason
+            with printer.warnings():
+                async for update in agent.run_stream(
+                    None if responses else messages, session=session, options=options
+                ):
+                    if args.json:
+                        line = json.dumps(update.to_dict(), ensure_ascii=False)
+                        print(json_text_safe(line), flush=True)
+                    else:
+                        printer.show(update)
+                    if update.kind is UpdateKind.FINISHED:
+                        finish = update.finish_reason
             if token.cancelled or finish is FinishReason.CANCELLED:
                 print(f"raf: interrupted (session {session.id})", file=sys.stderr)
                 return EXIT_INTERRUPTED

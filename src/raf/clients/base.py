@@ -115,6 +115,8 @@ class ModelClient(Generic[W]):
                 for update in assembler.feed(event):
                     yielded = True
                     yield update
+                if getattr(assembler, "stop_reading", False):
+                    break  # the answer is whole (the local model looped): closing stops it
         except Exception as exc:
             error = self.api.translate(exc, model)
             # A transport failure after data is a broken answer; an error the server or

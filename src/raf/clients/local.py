@@ -31,6 +31,7 @@ from raf.clients.provider import ChunkStream, Provider
 from raf.core.errors import ConfigurationError, MissingExtraError
 from raf.core.messages import ChatMessage
 from raf.core.options import ChatOptions
+from raf.core.responses import ChatResponse, fold_stream
 
 log = logging.getLogger("raf.clients.local")
 
@@ -265,7 +266,10 @@ class LocalChatClient(ModelClient[LocalWire]):
 
     `tool_mode="auto"` uses the chat template's own tool format when it has one and a
     grammar otherwise; `"grammar"` and `"native"` force either. Inference runs in a
-    worker thread, never on the event loop; models are loaded once per process.
+    worker thread, never on the event loop; models are loaded once per process. An
+    answer that writes the same passage twice in a row (16 characters or more; a shorter
+    one over 160; three times inside a call) ends after the first copy and generation
+    stops there, unless `stop_repeats=False` (for prompts that ask for repetition).
     """
 
     reports_model = False  # one file, one model: its stem names it, whatever options say
@@ -280,6 +284,7 @@ class LocalChatClient(ModelClient[LocalWire]):
         max_tokens: int = DEFAULT_MAX_TOKENS,
         temperature: float | None = None,
         seed: int | None = None,
+        stop_repeats: bool = True,
         auto_pull: bool = True,
         verbose: bool = False,
     ) -> None:
@@ -304,7 +309,9 @@ class LocalChatClient(ModelClient[LocalWire]):
         )
         if temperature is None:
             temperature = DEFAULT_TEMPERATURE
-        wire = LocalWire(max_tokens=max_tokens, temperature=temperature, seed=seed)
+        wire = LocalWire(
+            max_tokens=max_tokens, temperature=temperature, seed=seed, stop_repeats=stop_repeats
+        )
         super().__init__(model, api, wire)
         self.api: LocalProvider = api
         self.tool_mode = tool_mode
@@ -345,6 +352,11 @@ class LocalChatClient(ModelClient[LocalWire]):
         return self.wire.temperature
 
     @property
+    def stop_repeats(self) -> bool:
+        """Whether an answer that repeats a passage is stopped after its first copy."""
+        return self.wire.stop_repeats
+
+    @property
     def seed(self) -> int | None:
         """Seed when the options set none."""
         return self.wire.seed
@@ -352,6 +364,13 @@ class LocalChatClient(ModelClient[LocalWire]):
     def __repr__(self) -> str:
         where = str(self.path) if self.path else f"{DEFAULT_MODEL.name} (default)"
         return f"LocalChatClient({where}, threads={self.threads}, n_ctx={self.n_ctx})"
+
+    async def get_response(
+        self, messages: Sequence[ChatMessage], options: ChatOptions | None = None
+    ) -> ChatResponse:
+        """The answer, streamed underneath: a model that repeats itself is stopped at the
+        second copy instead of writing to the token limit (see `local_repeats`)."""
+        return await fold_stream(self.get_streaming_response(messages, options))
 
     async def load(self) -> None:
         """Load the model now (pulling the default one if needed) instead of on first use."""

@@ -166,11 +166,14 @@ _TOOL_PREFIX = re.compile(r'^\s*\{\s*"tool"')
 
 
 def parse_constrained(text: str) -> tuple[list[Any], FinishReason]:
-    """Contents from a constrained answer; a cut-off answer keeps the text it has."""
+    """Contents from a constrained answer; a cut-off answer keeps the text it has, a
+    cut-off call (or answer in JSON) is lost whole: its JSON is no answer to show."""
     try:
         value = json.loads(text)
     except ValueError:
         match = _ANSWER_PREFIX.match(text)
+        if match is None and text.lstrip().startswith("{"):
+            return [], FinishReason.LENGTH
         salvaged = text[match.end() :] if match else text
         with contextlib.suppress(ValueError):
             salvaged = json.loads(f'"{salvaged.rstrip(chr(92))}"')

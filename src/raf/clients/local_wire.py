@@ -14,6 +14,7 @@ from dataclasses import dataclass
 from typing import Any
 
 from raf.clients.errors import BadRequestError
+from raf.clients.local_repeats import RepeatGuard
 from raf.clients.local_tools import GrammarAssembler, text_messages, tool_schema
 from raf.clients.media import MediaError
 from raf.clients.openai_wire import (
@@ -23,6 +24,7 @@ from raf.clients.openai_wire import (
     to_openai_tool_choice,
     to_openai_tools,
 )
+from raf.clients.wire import StreamAssembler
 from raf.core.contents import DataContent, FunctionResultContent, has_media
 from raf.core.messages import ChatMessage
 from raf.core.options import ChatOptions
@@ -44,6 +46,8 @@ class LocalWire:
     """Whether the model's chat template formats tool calls itself."""
     grammar: bool = False
     """Whether this call constrains decoding to a tool call or an answer."""
+    stop_repeats: bool = True
+    """Whether an answer that writes the same passage again and again is stopped."""
 
     def wants_grammar(self, options: ChatOptions) -> bool:
         """Whether a call with these options needs the grammar: tools offered and no native
@@ -104,8 +108,11 @@ class LocalWire:
             body["stream_options"] = {"include_usage": True}
         return body
 
-    def assembler(self, message_id: str) -> ChunkAssembler | GrammarAssembler:
-        return GrammarAssembler(message_id) if self.grammar else ChunkAssembler(message_id)
+    def assembler(self, message_id: str) -> StreamAssembler:
+        """The answer's chunks as updates, its text watched for a passage written again
+        and again (the answer then ends after the first time, see `local_repeats`)."""
+        inner = GrammarAssembler(message_id) if self.grammar else ChunkAssembler(message_id)
+        return RepeatGuard(inner, constrained=self.grammar) if self.stop_repeats else inner
 
     def parse(self, data: dict[str, Any], message_id: str) -> list[AgentResponseUpdate] | None:
         if not self.grammar:

@@ -16,12 +16,22 @@ from raf.core.responses import AgentResponseUpdate
 
 
 class StreamAssembler(Protocol):
-    """Turns one answer's stream events (dicts) into updates under one message id."""
+    """Turns one answer's stream events (dicts) into updates under one message id.
 
-    events: int
-    """Events fed so far (a stream without any was not this protocol)."""
-    response_id: str | None
-    model_id: str | None
+    One that sets a true `stop_reading` after a `feed` has the whole answer already (the
+    local model's repetition stop): the client stops reading and closes the stream.
+    """
+
+    @property
+    def events(self) -> int:
+        """Events fed so far (a stream without any was not this protocol)."""
+        ...
+
+    @property
+    def response_id(self) -> str | None: ...
+
+    @property
+    def model_id(self) -> str | None: ...
 
     def feed(self, event: dict[str, Any]) -> list[AgentResponseUpdate]: ...
 

@@ -11,6 +11,9 @@ from raf.workflow.orchestrations.base import Orchestration, Outcome
 from raf.workflow.orchestrations.parsing import json_object, name_in
 from raf.workflow.orchestrations.runtime import Member, OrchestrationError, Runtime, said
 
+_QUOTED = 200
+"""The most of a coordinator's answer an error quotes (a small model may write pages)."""
+
 SELECTORS: tuple[str, ...] = ("round_robin", "fixed", "coordinator")
 DONE = "DONE"
 
@@ -110,9 +113,11 @@ class GroupChatOrchestration(Orchestration):
             return None
         chosen = name_in(text, names)
         if chosen is None:
+            said_ = reply.text if len(reply.text) <= _QUOTED else f"{reply.text[:_QUOTED]}…"
             raise OrchestrationError(
-                f"group chat {self.name!r}: the coordinator answered {reply.text!r}, which "
-                f"names no member (members: {', '.join(names)}) and is not {DONE}"
+                f"group chat {self.name!r}: the coordinator answered {said_!r}, which "
+                f"names no member (members: {', '.join(names)}) and is not {DONE}; a "
+                "coordinator needs a model that follows this format"
             )
         rt.note(f"the coordinator picks {chosen}")
         return self.member(chosen)
