@@ -53,7 +53,7 @@ def loopback_server(host: str = "127.0.0.1") -> Iterator[Recorder]:
 
     server = http.server.ThreadingHTTPServer((host, 0), Handler)
     server.timeout = 10
-    thread = threading.Thread(target=server.serve_forever, daemon=True)
+    thread = threading.Thread(target=server.serve_forever, args=(0.05,), daemon=True)
     thread.start()
     recorder.url = f"http://{host}:{server.server_port}"
     try:

@@ -273,7 +273,7 @@ def test_url_sources_are_fetched_and_reindexed_when_changed(tmp_path: Path) -> N
     (site / "notes.md").write_text("# Notes\nThe relay runs in Frankfurt.\n", encoding="utf-8")
     handler = functools.partial(http.server.SimpleHTTPRequestHandler, directory=str(site))
     server = http.server.ThreadingHTTPServer(("127.0.0.1", 0), handler)
-    thread = threading.Thread(target=server.serve_forever, daemon=True)
+    thread = threading.Thread(target=server.serve_forever, args=(0.05,), daemon=True)
     thread.start()
     base = f"http://127.0.0.1:{server.server_address[1]}"
     try:

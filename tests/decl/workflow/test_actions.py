@@ -208,7 +208,7 @@ class _Orders(BaseHTTPRequestHandler):
 @pytest.fixture
 def orders_server() -> Iterator[str]:
     server = ThreadingHTTPServer(("127.0.0.1", 0), _Orders)
-    thread = threading.Thread(target=server.serve_forever, daemon=True)
+    thread = threading.Thread(target=server.serve_forever, args=(0.05,), daemon=True)
     thread.start()
     try:
         yield f"http://127.0.0.1:{server.server_address[1]}"
