@@ -1,4 +1,4 @@
-"""raf's sync-tool pool across fork and exit, in real processes: a child forked after a
+"""raf's sync-tool pool and ids across fork and exit, in real processes: a child forked after a
 sync tool ran gets its own pool (the parent's threads do not exist there), and a sync tool
 still stuck after its timeout does not hold up the process's exit."""
 
@@ -81,3 +81,28 @@ def test_a_hung_sync_tool_does_not_hold_up_exit_after_its_timeout() -> None:
     )
     assert done.returncode == 0, done.stderr
     assert done.stdout.strip() == "timed out"
+
+
+def test_a_forked_child_draws_session_ids_of_its_own() -> None:
+    done = run_program(
+        """
+        import os
+        from raf.core.sessions import new_session_id
+
+        new_session_id()  # the parent now holds random bytes for its next ids
+        r, w = os.pipe()
+        pid = os.fork()
+        if pid == 0:
+            os.close(r)
+            os.write(w, " ".join(new_session_id() for _ in range(3)).encode())
+            os._exit(0)
+        os.close(w)
+        os.waitpid(pid, 0)
+        child = set(os.read(r, 1000).decode().split())
+        parent = {new_session_id() for _ in range(3)}
+        print(len(child), len(child & parent))
+        """,
+        timeout=60,
+    )
+    assert done.returncode == 0, done.stderr
+    assert done.stdout.split() == ["3", "0"]

@@ -29,10 +29,30 @@ _SORTED_JSON = json.JSONEncoder(sort_keys=True)
 """`json.dumps(value, sort_keys=True)` without building an encoder on every call."""
 
 
+_ID_BYTES = 16
+_POOL_IDS = 64
+_random_pool = bytearray()
+"""Bytes from `os.urandom` not yet handed out: one system call serves 64 session ids."""
+
+
+def _forget_random_pool() -> None:
+    """A forked child must not hand out the ids its parent will also hand out."""
+    _random_pool.clear()
+
+
+if hasattr(os, "register_at_fork"):
+    os.register_at_fork(after_in_child=_forget_random_pool)
+
+
 def new_session_id() -> str:
     """A random (version 4) UUID as 32 hex digits, built without the uuid module, which
-    is slow to import and to call."""
-    raw = bytearray(os.urandom(16))
+    is slow to import and to call. The random bytes come from `os.urandom`, drawn for
+    many ids at once."""
+    pool = _random_pool
+    if len(pool) < _ID_BYTES:
+        pool.extend(os.urandom(_ID_BYTES * _POOL_IDS))
+    raw = pool[-_ID_BYTES:]
+    del pool[-_ID_BYTES:]
     raw[6] = (raw[6] & 0x0F) | 0x40
     raw[8] = (raw[8] & 0x3F) | 0x80
     return raw.hex()
