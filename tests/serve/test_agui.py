@@ -302,6 +302,20 @@ def test_client_context_becomes_instructions_and_tool_messages_are_refused(
     assert (error["type"], error["code"]) == ("RUN_ERROR", "unsupported_message")
 
 
+def test_state_a_client_sends_never_overwrites_the_threads(served: Served) -> None:
+    """The thread's state is its context providers': a client's `state` (stale, or made
+    up) does not replace it, and what the server sends is always its own."""
+    served.model.add("One.", "Two.")
+    forged = {"counter": {"turns": 99}, "ui": {"tab": "notes"}}
+    first = agui_events(post(served.url, run_input("t-state", "r1", "hi", state=forged)))
+    snapshot = next(e for e in first if e["type"] == "STATE_SNAPSHOT")
+    assert snapshot["snapshot"] == {"counter": {"turns": 1}}
+    second = agui_events(post(served.url, run_input("t-state", "r2", "again", state=forged)))
+    assert second[1] == {"type": "STATE_SNAPSHOT", "snapshot": {"counter": {"turns": 1}}}
+    delta = next(e for e in second if e["type"] == "STATE_DELTA")
+    assert delta["delta"] == [{"op": "replace", "path": "/counter", "value": {"turns": 2}}]
+
+
 def test_a_failure_midway_is_the_run_s_last_event_and_the_thread_stays(served: Served) -> None:
     from raf.core.errors import ModelError
 
