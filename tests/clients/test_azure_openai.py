@@ -15,7 +15,12 @@ from azure.core.credentials import AccessToken
 
 from raf.agent.builder import AgentBuilder
 from raf.clients.azure_openai import DEFAULT_API_VERSION, AzureOpenAIClient
-from raf.clients.errors import AuthenticationError, MissingApiKeyError, ModelNotFoundError
+from raf.clients.errors import (
+    AuthenticationError,
+    MissingApiKeyError,
+    ModelNotFoundError,
+    RateLimitError,
+)
 from raf.clients.media import MediaError, attachment
 from raf.clients.models import resolve_model
 from raf.clients.retry import RetryingChatClient
@@ -200,6 +205,11 @@ async def test_retries_rate_limits(peer: AzurePeer) -> None:
     retrying = RetryingChatClient(client(peer), base_delay=0.01)
     assert (await retrying.get_response([ChatMessage.user("x")])).text == "You said: x"
     assert len(peer.requests) == 3
+    # the SDK's own retries are off: RetryingChatClient alone decides
+    peer.fail_next(429, "429", "Requests have exceeded call rate limit.")
+    with pytest.raises(RateLimitError, match="exceeded call rate limit"):
+        await client(peer).get_response([ChatMessage.user("once")])
+    assert len(peer.requests) == 4
 
 
 def test_settings_are_checked(monkeypatch: pytest.MonkeyPatch) -> None:
