@@ -11,6 +11,7 @@ import pytest
 from raf.agent.builder import AgentBuilder
 from raf.clients.errors import (
     AuthenticationError,
+    ClientError,
     ContextOverflowError,
     InvalidResponseError,
     MissingApiKeyError,
@@ -364,7 +365,7 @@ async def test_status_errors_say_what_to_do_without_the_key(
         await client.get_response([ChatMessage.user("x")], ChatOptions())
     text = str(info.value)
     # status, the provider's request id and its message survive
-    assert isinstance(info.value, ModelError) and info.value.status == status
+    assert isinstance(info.value, ClientError) and info.value.status == status
     assert info.value.request_id == "req_peer0123456789" and "req_peer0123456789" in text
     assert message[:20] in text  # (the key in it is redacted)
     assert "sk-secret-abcdef123456" not in text and "secret-abcdef" not in text
