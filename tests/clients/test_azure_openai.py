@@ -166,14 +166,16 @@ async def test_image_and_pdf_parts(peer: AzurePeer) -> None:
             TextContent(text="look"),
             attachment(PNG, "image/png"),
             attachment(b"%PDF-1.4", "application/pdf"),
+            DataContent(uri="https://example.com/cat.jpg", media_type="image/jpeg"),
         ],
     )
     answer = await client(peer).get_response([message])
     assert answer.text == (
-        f"You said: look I received: image/png ({len(PNG)} bytes), application/pdf (8 bytes)."
+        f"You said: look I received: image/png ({len(PNG)} bytes), application/pdf (8 bytes), "
+        "image at https://example.com/cat.jpg."
     )
     parts = peer.requests[0]["messages"][0]["content"]
-    assert [p["type"] for p in parts] == ["text", "image_url", "file"]
+    assert [p["type"] for p in parts] == ["text", "image_url", "file", "image_url"]
 
 
 async def test_audio_goes_as_input_audio(peer: AzurePeer) -> None:
