@@ -169,8 +169,10 @@ def test_the_official_client_streams_text_tools_state_and_answers_an_interrupt(
     assert third["events"][-1]["outcome"] == {"type": "success"}
     assert third["pendingInterrupts"] == []
     assert third["state"] == {"counter": {"turns": 3}}
-    # the model saw the whole conversation, kept by the server's session
+    # the model saw the whole conversation, kept by the server's session; the state the
+    # client echoes back is raf's own and is not shown to it as the application's
     last = served.model.requests[-1]
+    assert "current state" not in (last.system or "")
     assert [m.text for m in last.messages if m.role.value == "user"] == [
         "What is 2 + 3?",
         "Remove note 7.",
@@ -304,12 +306,16 @@ def test_client_context_becomes_instructions_and_tool_messages_are_refused(
 
 def test_state_a_client_sends_never_overwrites_the_threads(served: Served) -> None:
     """The thread's state is its context providers': a client's `state` (stale, or made
-    up) does not replace it, and what the server sends is always its own."""
+    up) does not replace it, and what the server sends is always its own. The client's
+    own keys reach the model as instructions for the run."""
     served.model.add("One.", "Two.")
     forged = {"counter": {"turns": 99}, "ui": {"tab": "notes"}}
     first = agui_events(post(served.url, run_input("t-state", "r1", "hi", state=forged)))
     snapshot = next(e for e in first if e["type"] == "STATE_SNAPSHOT")
     assert snapshot["snapshot"] == {"counter": {"turns": 1}}
+    system = served.model.requests[-1].system or ""
+    assert 'current state (JSON, as the user sees it):\n{"ui": {"tab": "notes"}}' in system
+    assert "99" not in system  # a provider's key is raf's, not the client's
     second = agui_events(post(served.url, run_input("t-state", "r2", "again", state=forged)))
     assert second[1] == {"type": "STATE_SNAPSHOT", "snapshot": {"counter": {"turns": 1}}}
     delta = next(e for e in second if e["type"] == "STATE_DELTA")
