@@ -14,7 +14,7 @@ from pydantic import BaseModel
 from raf.agent.builder import AgentBuilder
 from raf.clients.errors import AuthenticationError, ModelNotFoundError, ServerError
 from raf.clients.google_genai import GoogleGenAIClient
-from raf.clients.media import attachment
+from raf.clients.media import MediaError, attachment
 from raf.clients.models import resolve_model
 from raf.clients.retry import RetryingChatClient
 from raf.core.contents import (
@@ -227,6 +227,11 @@ async def test_images_pdfs_audio_and_file_uris(peer: GeminiPeer) -> None:
         "application/pdf (8 bytes), audio/mpeg (8 bytes), application/pdf at "
         "https://generativelanguage.googleapis.com/v1beta/files/abc."
     )
+    # a type raf does not send to Gemini is refused before any request
+    video = DataContent(uri="https://example.com/clip.mp4", media_type="video/mp4")
+    with pytest.raises(MediaError, match="Gemini does not take .*video/mp4"):
+        await client(peer).get_response([ChatMessage(role=Role.USER, contents=[video])])
+    assert len(peer.requests) == 1
 
 
 async def test_a_tool_can_return_an_image(peer: GeminiPeer) -> None:
