@@ -339,3 +339,14 @@ def test_a_failure_midway_is_the_run_s_last_event_and_the_thread_stays(served: S
     assert again[-1]["outcome"] == {"type": "success"}
     seen = served.model.requests[-1].messages
     assert [m.text for m in seen if m.role is Role.USER] == ["1 + 1?"]
+
+
+def test_state_instructions_show_only_the_clients_own_state() -> None:
+    from raf.serve.agui import state_instructions
+
+    assert state_instructions(None, {"counter"}) is None
+    assert state_instructions({"counter": {"turns": 2}}, {"counter"}) is None
+    shown = state_instructions({"counter": 1, "form": {"name": "Ada"}}, {"counter"})
+    assert shown is not None and shown.endswith('\n{"form": {"name": "Ada"}}')
+    listed = state_instructions(["step 1", "step 2"], {"counter"})
+    assert listed is not None and listed.endswith('\n["step 1", "step 2"]')
