@@ -41,7 +41,13 @@ def test_attach_sends_the_image_with_the_prompt(tmp_path: Path) -> None:
 def test_a_bad_attachment_is_a_usage_error_before_any_request(tmp_path: Path) -> None:
     write_agent(tmp_path, AGENT)
     (tmp_path / "notes.qqq").write_text("x")
-    for name, words in (("missing.png", "cannot read attachment"), ("notes.qqq", "has type")):
+    with (tmp_path / "huge.png").open("wb") as handle:  # sparse: sized, never read
+        handle.truncate(20 * 1024 * 1024 + 1)
+    for name, words in (
+        ("missing.png", "cannot read attachment"),
+        ("notes.qqq", "has type"),
+        ("huge.png", "is 20971521 bytes; the most sent for an image"),
+    ):
         done = raf(
             tmp_path,
             "run",

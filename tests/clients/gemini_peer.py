@@ -13,8 +13,12 @@ Its model is deterministic: `call NAME {json}` calls a declared function (signed
 `thoughtSignature` when thinking is on, which must come back on the same part, as Gemini
 requires), after function responses it answers `The tools said: ...`, a message with
 `dangerous` is blocked (`finishReason: SAFETY`) when a safety setting blocks low
-harm, with `responseJsonSchema` it answers JSON built from the schema, else
-`You said: <text>` and what media it received.
+harm, with `responseJsonSchema` it answers JSON built from the schema, with the
+`googleSearch` tool offered (and no call asked for) it answers `Searched: <text>` with the
+candidate's `groundingMetadata` as the reference documents it (`webSearchQueries`,
+`groundingChunks` of web sources, `groundingSupports` tying text segments to them,
+`searchEntryPoint`; in a stream, on the last chunk), else `You said: <text>` and what
+media it received.
 """
 
 from __future__ import annotations
@@ -133,6 +137,8 @@ class GeminiPeer(LoopbackPeer):
                 chunks.append({**base, "candidates": [{"content": content, "index": 0}]})
         last = {"content": {"role": "model", "parts": []}, "index": 0}
         last["finishReason"] = candidate["finishReason"]
+        if "groundingMetadata" in candidate:
+            last["groundingMetadata"] = candidate["groundingMetadata"]
         chunks.append({**base, "candidates": [last], "usageMetadata": answer["usageMetadata"]})
         return chunks
 
@@ -190,6 +196,10 @@ class GeminiPeer(LoopbackPeer):
         blocked = any(
             s.get("threshold") == "BLOCK_LOW_AND_ABOVE" for s in body.get("safetySettings") or ()
         )
+        searching = any(
+            "googleSearch" in tool or "google_search" in tool for tool in body.get("tools") or ()
+        )
+        grounding: dict[str, Any] | None = None
         if calls and not results:
             for name, arguments in calls:
                 part = {"functionCall": {"id": f"fc-{self._id()}", "name": name, "args": arguments}}
@@ -200,6 +210,28 @@ class GeminiPeer(LoopbackPeer):
             finish = "SAFETY"
         elif config.get("responseJsonSchema"):
             parts.append({"text": json.dumps(_example(config["responseJsonSchema"]))})
+        elif searching and not results:
+            answer = f"Searched: {text}"
+            parts.append({"text": answer})
+            grounding = {
+                "webSearchQueries": [text],
+                "groundingChunks": [
+                    {
+                        "web": {
+                            "uri": "https://vertexaisearch.cloud.google.com/grounding-api-redirect/peer",
+                            "title": "example.org",
+                        }
+                    }
+                ],
+                "groundingSupports": [
+                    {
+                        "segment": {"startIndex": 0, "endIndex": len(answer), "text": answer},
+                        "groundingChunkIndices": [0],
+                        "confidenceScores": [0.9],
+                    }
+                ],
+                "searchEntryPoint": {"renderedContent": '<div class="container">peer</div>'},
+            }
         else:
             answer = "The tools said: " + "; ".join(results) if results else f"You said: {text}"
             if seen:
@@ -208,10 +240,15 @@ class GeminiPeer(LoopbackPeer):
         given = len(json.dumps(contents).split())
         made = len(json.dumps(parts).split())
         thought = 7 if thinking.get("thinkingBudget") else 0
+        candidate: dict[str, Any] = {
+            "content": {"role": "model", "parts": parts},
+            "finishReason": finish,
+            "index": 0,
+        }
+        if grounding is not None:
+            candidate["groundingMetadata"] = grounding
         return {
-            "candidates": [
-                {"content": {"role": "model", "parts": parts}, "finishReason": finish, "index": 0}
-            ],
+            "candidates": [candidate],
             "usageMetadata": {
                 "promptTokenCount": given,
                 "candidatesTokenCount": made,

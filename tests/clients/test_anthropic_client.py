@@ -349,12 +349,15 @@ async def test_errors_are_raf_errors_without_the_key(fault: FaultServer) -> None
                 "type": "error",
                 "error": {"type": "rate_limit_error", "message": f"too fast for {key}"},
             },
-            headers={"retry-after": "7"},
+            headers={"retry-after": "7", "request-id": "req_011CPeerAnthropic"},
         )
     )
     with pytest.raises(RateLimitError) as info:
         await client_for(fault.url, key=key).get_response([ChatMessage.user("x")], ChatOptions())
     assert info.value.retry_after == 7 and key not in str(info.value)
+    # status, the provider's request id and its message survive
+    assert info.value.status == 429 and info.value.request_id == "req_011CPeerAnthropic"
+    assert "too fast for" in str(info.value) and "req_011CPeerAnthropic" in str(info.value)
     fault.reply(
         Reply(
             status=400,

@@ -15,11 +15,16 @@ from azure.core.credentials import AccessToken
 
 from raf.agent.builder import AgentBuilder
 from raf.clients.azure_openai import DEFAULT_API_VERSION, AzureOpenAIClient
-from raf.clients.errors import AuthenticationError, MissingApiKeyError, ModelNotFoundError
-from raf.clients.media import attachment
+from raf.clients.errors import (
+    AuthenticationError,
+    MissingApiKeyError,
+    ModelNotFoundError,
+    RateLimitError,
+)
+from raf.clients.media import MediaError, attachment
 from raf.clients.models import resolve_model
 from raf.clients.retry import RetryingChatClient
-from raf.core.contents import TextContent
+from raf.core.contents import DataContent, TextContent
 from raf.core.errors import ConfigurationError
 from raf.core.function_tool import tool
 from raf.core.messages import ChatMessage, Role
@@ -161,14 +166,39 @@ async def test_image_and_pdf_parts(peer: AzurePeer) -> None:
             TextContent(text="look"),
             attachment(PNG, "image/png"),
             attachment(b"%PDF-1.4", "application/pdf"),
+            DataContent(uri="https://example.com/cat.jpg", media_type="image/jpeg"),
         ],
     )
     answer = await client(peer).get_response([message])
     assert answer.text == (
-        f"You said: look I received: image/png ({len(PNG)} bytes), application/pdf (8 bytes)."
+        f"You said: look I received: image/png ({len(PNG)} bytes), application/pdf (8 bytes), "
+        "image at https://example.com/cat.jpg."
     )
     parts = peer.requests[0]["messages"][0]["content"]
-    assert [p["type"] for p in parts] == ["text", "image_url", "file"]
+    assert [p["type"] for p in parts] == ["text", "image_url", "file", "image_url"]
+
+
+async def test_audio_goes_as_input_audio(peer: AzurePeer) -> None:
+    message = ChatMessage(
+        role=Role.USER,
+        contents=[
+            TextContent(text="hear this"),
+            attachment(b"RIFF0000WAVE", "audio/wav"),
+            attachment(b"ID3\x03", "audio/mpeg"),
+        ],
+    )
+    answer = await client(peer).get_response([message])
+    assert answer.text == "You said: hear this I received: audio/wav, audio/mp3."
+    parts = peer.requests[0]["messages"][0]["content"]
+    assert parts[1] == {
+        "type": "input_audio",
+        "input_audio": {"data": base64.b64encode(b"RIFF0000WAVE").decode(), "format": "wav"},
+    }
+    assert parts[2]["input_audio"]["format"] == "mp3"
+    link = DataContent(uri="https://example.com/talk.wav", media_type="audio/wav")
+    with pytest.raises(MediaError, match="chat completions takes audios as bytes, not links"):
+        await client(peer).get_response([ChatMessage(role=Role.USER, contents=[link])])
+    assert len(peer.requests) == 1
 
 
 async def test_retries_rate_limits(peer: AzurePeer) -> None:
@@ -177,6 +207,11 @@ async def test_retries_rate_limits(peer: AzurePeer) -> None:
     retrying = RetryingChatClient(client(peer), base_delay=0.01)
     assert (await retrying.get_response([ChatMessage.user("x")])).text == "You said: x"
     assert len(peer.requests) == 3
+    # the SDK's own retries are off: RetryingChatClient alone decides
+    peer.fail_next(429, "429", "Requests have exceeded call rate limit.")
+    with pytest.raises(RateLimitError, match="exceeded call rate limit"):
+        await client(peer).get_response([ChatMessage.user("once")])
+    assert len(peer.requests) == 4
 
 
 def test_settings_are_checked(monkeypatch: pytest.MonkeyPatch) -> None:

@@ -14,10 +14,16 @@ from pydantic import BaseModel
 from raf.agent.builder import AgentBuilder
 from raf.clients.errors import AuthenticationError, ModelNotFoundError, ServerError
 from raf.clients.google_genai import GoogleGenAIClient
-from raf.clients.media import attachment
+from raf.clients.media import MediaError, attachment
 from raf.clients.models import resolve_model
 from raf.clients.retry import RetryingChatClient
-from raf.core.contents import DataContent, FunctionCallContent, ReasoningContent, TextContent
+from raf.core.contents import (
+    DataContent,
+    FunctionCallContent,
+    FunctionResultContent,
+    ReasoningContent,
+    TextContent,
+)
 from raf.core.function_tool import tool
 from raf.core.messages import ChatMessage, Role
 from raf.core.options import ChatOptions
@@ -156,6 +162,41 @@ async def test_safety_settings_reach_the_model(peer: GeminiPeer) -> None:
     assert peer.requests[0]["safetySettings"] == strict
 
 
+async def test_google_search_grounding_streams_as_a_hosted_call(peer: GeminiPeer) -> None:
+    made = client(peer, google_search=True)
+    agent = AgentBuilder().with_chat_client(made).with_tool(get_weather).build()
+    session = agent.create_session()
+    updates = [
+        u async for u in agent.run_stream("Who won the 2024 Tour de France?", session=session)
+    ]
+    offered = [camel(t) for t in peer.requests[0]["tools"]]
+    assert {"googleSearch": {}} in offered and len(offered) == 2
+    functions = next(t["functionDeclarations"] for t in offered if "functionDeclarations" in t)
+    assert functions[0]["name"] == "get_weather"
+    assert [u.kind for u in updates if u.tool_name == "google_search"] == [
+        UpdateKind.TOOL_CALLING,
+        UpdateKind.TOOL_CALLED,
+    ]
+    called = next(u for u in updates if u.kind is UpdateKind.TOOL_CALLED)
+    assert isinstance(called.content, FunctionResultContent)
+    grounding = called.content.result
+    assert grounding["web_search_queries"] == ["Who won the 2024 Tour de France?"]
+    assert grounding["grounding_chunks"][0]["web"]["uri"].startswith("https://")
+    assert grounding["grounding_supports"][0]["grounding_chunk_indices"] == [0]
+    assert "<div" in grounding["search_entry_point"]["rendered_content"]
+    text = "".join(u.text for u in updates if u.kind is UpdateKind.TEXT_DELTA)
+    assert text == "Searched: Who won the 2024 Tour de France?"
+    # the whole answer carries the same; the next request does not send it back
+    whole = await made.get_response([ChatMessage.user("Who won the 2024 Tour de France?")])
+    (kept,) = [c for c in whole.messages[0].contents if isinstance(c, FunctionResultContent)]
+    assert kept.name == "google_search" and kept.call_id.startswith("google_search_peer-")
+    assert kept.result["web_search_queries"] == grounding["web_search_queries"]
+    await agent.run("And in 2023?", session=session)
+    again = peer.requests[-1]["contents"]
+    assert [c["role"] for c in again] == ["user", "model", "user"]
+    assert all("functionResponse" not in part for c in again for part in c["parts"])
+
+
 async def test_structured_output(peer: GeminiPeer) -> None:
     class Forecast(BaseModel):
         city: str
@@ -186,6 +227,11 @@ async def test_images_pdfs_audio_and_file_uris(peer: GeminiPeer) -> None:
         "application/pdf (8 bytes), audio/mpeg (8 bytes), application/pdf at "
         "https://generativelanguage.googleapis.com/v1beta/files/abc."
     )
+    # a type raf does not send to Gemini is refused before any request
+    video = DataContent(uri="https://example.com/clip.mp4", media_type="video/mp4")
+    with pytest.raises(MediaError, match="Gemini does not take .*video/mp4"):
+        await client(peer).get_response([ChatMessage(role=Role.USER, contents=[video])])
+    assert len(peer.requests) == 1
 
 
 async def test_a_tool_can_return_an_image(peer: GeminiPeer) -> None:

@@ -80,7 +80,7 @@ def test_bad_attachments_are_clear_errors(tmp_path: Path) -> None:
     big = tmp_path / "huge.png"
     with big.open("wb") as handle:  # sparse: the size is checked before reading
         handle.truncate(MAX_BYTES["image"] + 1)
-    with pytest.raises(MediaError, match="huge.png.*20971521 bytes.*most sent for a image"):
+    with pytest.raises(MediaError, match="huge.png.*20971521 bytes.*most sent for an image"):
         attachment(big)
     with pytest.raises(MediaError, match="not base64"):
         decode(DataContent(uri="data:image/png;base64,@@@"), ["image/png"], api="x")
@@ -225,3 +225,32 @@ async def test_ollama_gets_a_tools_image_as_the_users(tmp_path: Path) -> None:
         sent = peer.requests[1]["messages"]
         assert sent[2]["role"] == "tool" and sent[3]["images"] == [base64.b64encode(PNG).decode()]
         await made.aclose()
+
+
+async def test_content_over_the_size_limit_in_a_message_is_refused_before_any_request(
+    responses: ResponsesPeer,
+) -> None:
+    """Contents made without `attachment` (a data: URI written by hand, a tool's result)
+    are checked too: nothing reaches the provider."""
+    huge = base64.b64encode(b"\0" * (MAX_BYTES["image"] + 1)).decode()
+    too_large = DataContent(uri=f"data:image/png;base64,{huge}", media_type="image/png")
+    made = OpenAIResponsesClient("gpt-5", base_url=responses.url, api_key=responses.key)
+    with pytest.raises(MediaError, match="image of type image/png is 20971521 bytes.*20 MiB"):
+        await made.get_response([describe(too_large)])
+    with OllamaPeer() as peer:
+        ollama = OllamaClient("llava-peer", base_url=peer.url)
+        with pytest.raises(MediaError, match="20971521 bytes"):
+            await ollama.get_response([describe(too_large)])
+        await ollama.aclose()
+        assert peer.requests == []
+
+    @tool
+    def big_snapshot() -> DataContent:
+        """Take a very large picture."""
+        return too_large
+
+    agent = AgentBuilder().with_chat_client(made).with_tool(big_snapshot).build()
+    with pytest.raises(MediaError, match="20971521 bytes"):
+        await agent.run("call big_snapshot {}")
+    assert len(responses.requests) == 1  # the call was asked for; its result never sent
+    await made.aclose()

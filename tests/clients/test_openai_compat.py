@@ -11,6 +11,7 @@ import pytest
 from raf.agent.builder import AgentBuilder
 from raf.clients.errors import (
     AuthenticationError,
+    ClientError,
     ContextOverflowError,
     InvalidResponseError,
     MissingApiKeyError,
@@ -354,13 +355,19 @@ async def test_status_errors_say_what_to_do_without_the_key(
 ) -> None:
     fault.reply(
         Reply(
-            status=status, json_body={"error": {"message": message}}, headers={"Retry-After": "2"}
+            status=status,
+            json_body={"error": {"message": message}},
+            headers={"Retry-After": "2", "x-request-id": "req_peer0123456789"},
         )
     )
     client = fault_client(fault)
     with pytest.raises(error_type) as info:
         await client.get_response([ChatMessage.user("x")], ChatOptions())
     text = str(info.value)
+    # status, the provider's request id and its message survive
+    assert isinstance(info.value, ClientError) and info.value.status == status
+    assert info.value.request_id == "req_peer0123456789" and "req_peer0123456789" in text
+    assert message[:20] in text  # (the key in it is redacted)
     assert "sk-secret-abcdef123456" not in text and "secret-abcdef" not in text
     assert isinstance(info.value, ModelError) and isinstance(info.value, RafError)
     assert ";" in text  # every message carries advice after the cause

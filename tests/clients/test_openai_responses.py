@@ -357,6 +357,11 @@ async def test_retries_server_errors(peer: ResponsesPeer) -> None:
     answer = await retrying.get_response([ChatMessage.user("after the storm")])
     assert answer.text == "You said: after the storm"
     assert len(peer.requests) == 3
+    # the SDK's own retries are off: RetryingChatClient alone decides
+    peer.fail_next(500, "The server had an error while processing your request.")
+    with pytest.raises(ServerError, match="server had an error"):
+        await client(peer).get_response([ChatMessage.user("once")])
+    assert len(peer.requests) == 4
 
 
 async def test_a_bad_request_is_not_retried(peer: ResponsesPeer) -> None:

@@ -131,7 +131,10 @@ def test_gemini_example(
         monkeypatch.setenv("GOOGLE_GEMINI_BASE_URL", peer.url)
         for block in _blocks_for("Gemini server"):
             _run(_renamed(block, "gemini-2.5-flash", GeminiPeer.models[0]))
-        assert "You said: Say hello in Swahili." in capsys.readouterr().out
+        printed = capsys.readouterr().out
+        assert "You said: Say hello in Swahili." in printed
+        assert "Searched: Who won the 2024 Tour de France?\nsources: example.org\n" in printed
+        assert {"googleSearch": {}} in peer.requests[1]["tools"]
         sent = peer.requests[0]
         assert sent["generationConfig"]["thinkingConfig"]["thinking_budget"] == 1024
         assert sent["safetySettings"][0]["threshold"] == "BLOCK_ONLY_HIGH"

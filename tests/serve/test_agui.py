@@ -169,8 +169,10 @@ def test_the_official_client_streams_text_tools_state_and_answers_an_interrupt(
     assert third["events"][-1]["outcome"] == {"type": "success"}
     assert third["pendingInterrupts"] == []
     assert third["state"] == {"counter": {"turns": 3}}
-    # the model saw the whole conversation, kept by the server's session
+    # the model saw the whole conversation, kept by the server's session; the state the
+    # client echoes back is raf's own and is not shown to it as the application's
     last = served.model.requests[-1]
+    assert "current state" not in (last.system or "")
     assert [m.text for m in last.messages if m.role.value == "user"] == [
         "What is 2 + 3?",
         "Remove note 7.",
@@ -302,6 +304,24 @@ def test_client_context_becomes_instructions_and_tool_messages_are_refused(
     assert (error["type"], error["code"]) == ("RUN_ERROR", "unsupported_message")
 
 
+def test_state_a_client_sends_never_overwrites_the_threads(served: Served) -> None:
+    """The thread's state is its context providers': a client's `state` (stale, or made
+    up) does not replace it, and what the server sends is always its own. The client's
+    own keys reach the model as instructions for the run."""
+    served.model.add("One.", "Two.")
+    forged = {"counter": {"turns": 99}, "ui": {"tab": "notes"}}
+    first = agui_events(post(served.url, run_input("t-state", "r1", "hi", state=forged)))
+    snapshot = next(e for e in first if e["type"] == "STATE_SNAPSHOT")
+    assert snapshot["snapshot"] == {"counter": {"turns": 1}}
+    system = served.model.requests[-1].system or ""
+    assert 'current state (JSON, as the user sees it):\n{"ui": {"tab": "notes"}}' in system
+    assert "99" not in system  # a provider's key is raf's, not the client's
+    second = agui_events(post(served.url, run_input("t-state", "r2", "again", state=forged)))
+    assert second[1] == {"type": "STATE_SNAPSHOT", "snapshot": {"counter": {"turns": 1}}}
+    delta = next(e for e in second if e["type"] == "STATE_DELTA")
+    assert delta["delta"] == [{"op": "replace", "path": "/counter", "value": {"turns": 2}}]
+
+
 def test_a_failure_midway_is_the_run_s_last_event_and_the_thread_stays(served: Served) -> None:
     from raf.core.errors import ModelError
 
@@ -319,3 +339,14 @@ def test_a_failure_midway_is_the_run_s_last_event_and_the_thread_stays(served: S
     assert again[-1]["outcome"] == {"type": "success"}
     seen = served.model.requests[-1].messages
     assert [m.text for m in seen if m.role is Role.USER] == ["1 + 1?"]
+
+
+def test_state_instructions_show_only_the_clients_own_state() -> None:
+    from raf.serve.agui import state_instructions
+
+    assert state_instructions(None, {"counter"}) is None
+    assert state_instructions({"counter": {"turns": 2}}, {"counter"}) is None
+    shown = state_instructions({"counter": 1, "form": {"name": "Ada"}}, {"counter"})
+    assert shown is not None and shown.endswith('\n{"form": {"name": "Ada"}}')
+    listed = state_instructions(["step 1", "step 2"], {"counter"})
+    assert listed is not None and listed.endswith('\n["step 1", "step 2"]')

@@ -5,7 +5,12 @@ from __future__ import annotations
 
 import base64
 
+import httpx
+
+from raf.agent.builder import AgentBuilder
 from raf.core.contents import DataContent
+from raf.serve import AgentHost, ServeSecurity, create_app, serve_in_thread
+from raf.testing import ScriptedChatClient
 
 from .conftest import Served
 
@@ -63,3 +68,22 @@ def test_bad_attachments_are_refused_before_the_model(served: Served) -> None:
         answer = client.post("/agents/helper/runs", json={"messages": [inline]})
         assert answer.status_code == 422 and "messages.0:" in answer.json()["error"]["message"]
     assert len(served.helper.requests) == calls
+
+
+def test_an_attachment_over_the_size_limit_is_a_422_before_the_model() -> None:
+    """With a body limit raised for large files, a file over the image limit itself
+    (20 MiB) is still refused, naming the attachment, and the model is never called."""
+    model = ScriptedChatClient(["never"])
+    agent = AgentBuilder("looker").with_chat_client(model).build()
+    security = ServeSecurity.for_bind("127.0.0.1", max_body_bytes=40 * 1024 * 1024)
+    data = base64.b64encode(b"\0" * (20 * 1024 * 1024 + 1)).decode()
+    with serve_in_thread(create_app(AgentHost([agent]), security)) as url:
+        answer = httpx.post(
+            f"{url}/agents/looker/runs",
+            json={"messages": "look", "attachments": [{"media_type": "image/png", "data": data}]},
+            timeout=60,
+        )
+    assert answer.status_code == 422, answer.text
+    message = answer.json()["error"]["message"]
+    assert message.startswith("attachments.0: ") and "20971521 bytes" in message
+    assert model.requests == []

@@ -127,3 +127,42 @@ def test_usage_is_the_runs_own_streamed_or_not(oa_served: Served) -> None:
     )
     usage = chunks[-1].usage
     assert usage is not None and (usage.prompt_tokens, usage.total_tokens) == (7, 10)
+
+
+def test_usage_adds_up_every_model_call_of_a_run_with_tools() -> None:
+    """A run that calls a tool asks the model twice; the completion reports both calls,
+    streamed or not."""
+    from raf import AgentBuilder, tool
+    from raf.core.usage import UsageDetails
+    from raf.serve import AgentHost, create_app, serve_in_thread
+    from raf.testing import ScriptedChatClient
+
+    @tool
+    def add(a: int, b: int) -> int:
+        """Add two numbers."""
+        return a + b
+
+    used = UsageDetails(input_tokens=11, output_tokens=4, total_tokens=15)
+    model = ScriptedChatClient(usage=used, chunk_size=4)
+    agent = AgentBuilder("calc").with_chat_client(model).with_tool(add).build()
+    app = create_app(AgentHost([agent]), ServeSecurity.for_bind("127.0.0.1"), a2a=False)
+    with serve_in_thread(app) as url:
+        sdk = openai.OpenAI(base_url=f"{url}/v1", api_key="unused", max_retries=0, timeout=30)
+        for stream in (False, True):
+            model.add(reply("", call("add", {"a": 1, "b": 2}, call_id="c1")), "It is 3.")
+            if stream:
+                chunks = list(
+                    sdk.chat.completions.create(
+                        model="calc",
+                        messages=[{"role": "user", "content": "1 + 2?"}],
+                        stream=True,
+                        stream_options={"include_usage": True},
+                    )
+                )
+                usage = chunks[-1].usage
+            else:
+                usage = sdk.chat.completions.create(
+                    model="calc", messages=[{"role": "user", "content": "1 + 2?"}]
+                ).usage
+            assert usage is not None
+            assert (usage.prompt_tokens, usage.completion_tokens, usage.total_tokens) == (22, 8, 30)

@@ -6,6 +6,13 @@ usually) and wants each signature back on the same part. raf keeps one as the
 `signature` of the `ReasoningContent` just before the content it belongs to (the thought
 summary's, when thoughts are included), and puts it back on the next part when the
 history is sent again; thought text itself is not sent back.
+
+Grounding with Google Search: with `google_search` on, the request offers Gemini's
+`google_search` tool, which Gemini runs itself. The grounding metadata of the answer
+(the queries searched, the web sources, which part of the text each supports, and the
+search suggestions Google asks apps to show) streams as a `google_search` call
+(`TOOL_CALLING`, then `TOOL_CALLED` holding the metadata as Gemini gave it) before the
+answer ends; it folds into the answer's message and is never sent back.
 """
 
 from __future__ import annotations
@@ -31,6 +38,8 @@ from raf.core.responses import AgentResponseUpdate, FinishReason, UpdateKind
 from raf.core.usage import UsageDetails
 
 GEMINI_TYPES = (*IMAGE_TYPES, *DOCUMENT_TYPES, *AUDIO_TYPES)
+GROUNDING_TOOL = "google_search"
+"""The name Gemini's Google Search grounding streams under, as a hosted call."""
 _FINISH = {
     "STOP": FinishReason.STOP,
     "MAX_TOKENS": FinishReason.LENGTH,
@@ -169,6 +178,7 @@ class GeminiAssembler:
     _calls: list[FunctionCallContent] = field(default_factory=list)
     _finish: FinishReason | None = None
     _usage: UsageDetails | None = None
+    _grounding: dict[str, Any] | None = None
 
     def _update(self, kind: UpdateKind, **kwargs: Any) -> AgentResponseUpdate:
         return AgentResponseUpdate(kind=kind, message_id=self.message_id, **kwargs)
@@ -185,6 +195,9 @@ class GeminiAssembler:
         for candidate in (chunk.get("candidates") or ())[:1]:
             for part in (candidate.get("content") or {}).get("parts") or ():
                 out.extend(self._part(part))
+            grounding = candidate.get("grounding_metadata")
+            if grounding:  # the last chunk that carries it has all of it
+                self._grounding = grounding
             reason = candidate.get("finish_reason")
             if reason:
                 self._finish = _FINISH.get(str(reason), FinishReason.OTHER)
@@ -222,8 +235,22 @@ class GeminiAssembler:
     def finished(self) -> bool:
         return self._finish is not None
 
+    def _grounded(self) -> list[AgentResponseUpdate]:
+        """The Google Search Gemini ran, as a hosted call and its result."""
+        if self._grounding is None:
+            return []
+        call_id = f"{GROUNDING_TOOL}_{self.response_id or self.message_id}"
+        result = FunctionResultContent(
+            call_id=call_id, name=GROUNDING_TOOL, result=dict(self._grounding)
+        )
+        named = {"call_id": call_id, "tool_name": GROUNDING_TOOL}
+        return [
+            self._update(UpdateKind.TOOL_CALLING, **named),
+            self._update(UpdateKind.TOOL_CALLED, content=result, **named),
+        ]
+
     def finish(self) -> list[AgentResponseUpdate]:
-        out: list[AgentResponseUpdate] = []
+        out: list[AgentResponseUpdate] = self._grounded()
         if self._usage is not None:
             out.append(self._update(UpdateKind.USAGE, usage=self._usage))
         reason = self._finish or FinishReason.STOP
@@ -243,6 +270,9 @@ class GeminiWire:
     """Stream the model's thought summaries as reasoning."""
     safety_settings: list[dict[str, str]] = field(default_factory=list)
     """`{"category": "HARM_CATEGORY_...", "threshold": "BLOCK_..."}` for each category."""
+    google_search: bool = False
+    """Offer Gemini's own Google Search tool (grounding); its metadata comes back as a
+    `google_search` call's result."""
 
     def request(
         self, messages: Sequence[ChatMessage], options: ChatOptions, *, model: str, stream: bool
@@ -261,9 +291,10 @@ class GeminiWire:
             value = getattr(options, name)
             if value is not None:
                 config[wire_name] = value
+        tools: list[dict[str, Any]] = []
         if options.tools and options.tool_choice != "none":
             refuse_hosted(options.tools, "Gemini")
-            config["tools"] = [
+            tools.append(
                 {
                     "function_declarations": [
                         {
@@ -274,10 +305,14 @@ class GeminiWire:
                         for t in options.tools
                     ]
                 }
-            ]
+            )
             tool_config = _tool_config(options.tool_choice)
             if tool_config is not None:
                 config["tool_config"] = tool_config
+        if self.google_search:
+            tools.append({"google_search": {}})
+        if tools:
+            config["tools"] = tools
         if options.output_schema is not None:
             config["response_mime_type"] = "application/json"
             config["response_json_schema"] = options.output_schema.json_schema

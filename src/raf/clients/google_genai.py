@@ -1,6 +1,6 @@
 """Google Gemini through its own API and the official `google-genai` SDK: thinking
-budgets, safety settings, files by URI and signed thoughts, which the OpenAI-compatible
-endpoint (`gemini:`) cannot carry."""
+budgets, safety settings, files by URI, signed thoughts and grounding in Google Search,
+which the OpenAI-compatible endpoint (`gemini:`) cannot carry."""
 
 from __future__ import annotations
 
@@ -122,7 +122,9 @@ class GoogleGenAIClient(ModelClient[GeminiWire]):
 
     `thinking_budget` bounds the tokens the model thinks with (0: no thinking where the
     model allows it), `include_thoughts` streams its thought summaries as reasoning,
-    `safety_settings` sets the blocking threshold per harm category. The key is `api_key`
+    `safety_settings` sets the blocking threshold per harm category, `google_search=True`
+    grounds answers in Google Search (the grounding metadata streams as a `google_search`
+    call's result). The key is `api_key`
     or `GEMINI_API_KEY`; `base_url` (or `GOOGLE_GEMINI_BASE_URL`) points elsewhere.
     """
 
@@ -138,6 +140,7 @@ class GoogleGenAIClient(ModelClient[GeminiWire]):
         thinking_budget: int | None = None,
         include_thoughts: bool = False,
         safety_settings: Sequence[Mapping[str, str]] | None = None,
+        google_search: bool = False,
     ) -> None:
         api = GoogleGenAIProvider(
             api_key=api_key,
@@ -150,5 +153,6 @@ class GoogleGenAIClient(ModelClient[GeminiWire]):
             thinking_budget=thinking_budget,
             include_thoughts=include_thoughts,
             safety_settings=[dict(s) for s in safety_settings or ()],
+            google_search=google_search,
         )
         super().__init__(model, api, wire)

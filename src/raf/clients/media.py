@@ -151,8 +151,8 @@ def attachment(source: str | Path | bytes, media_type: str | None = None) -> Dat
         family = "audio" if (media_type or "").startswith("audio/") else family
         if size > MAX_BYTES[family]:
             raise MediaError(
-                f"attachment {str(path)!r} is {size} bytes; the most sent for a {family} is "
-                f"{MAX_BYTES[family]} bytes"
+                f"attachment {str(path)!r} is {size} bytes; the most sent for "
+                f"{'an' if family[0] in 'aeiou' else 'a'} {family} is {MAX_BYTES[family]} bytes"
             )
         try:
             data = path.read_bytes()

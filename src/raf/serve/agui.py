@@ -9,21 +9,24 @@ per pending call (`reason: "tool_call"`, payload `{"approved": bool, "reason"?: 
 the next input on the thread answers every one of them in `resume`. Text, reasoning,
 tool calls and their results stream as AG-UI's events for them. The state raf keeps
 for a thread (its context providers' state) is sent as STATE_SNAPSHOT and STATE_DELTA;
-state a client sends is not written into the session, and tools a client declares
-(frontend tools) are not offered to the model: the agent runs its own.
+state a client sends is not written into the session: its own keys (those no context
+provider of the agent owns) are shown to the model as instructions for that run, so the
+agent sees what the application shows. Tools a client declares (frontend tools) are not
+offered to the model: the agent runs its own.
 """
 
 from __future__ import annotations
 
 import json
 import uuid
-from collections.abc import AsyncIterator, Sequence
+from collections.abc import AsyncIterator, Collection, Sequence
 from dataclasses import dataclass, field
 from typing import TYPE_CHECKING, Any
 
 from fastapi import APIRouter, Request, Response
 from fastapi.responses import StreamingResponse
 
+from raf.core.agent_like import own_providers
 from raf.core.call_approval import answerable_requests, session_approvals
 from raf.core.contents import (
     ApprovalRequestContent,
@@ -124,6 +127,25 @@ def context_instructions(body: RunAgentInput) -> str | None:
     lines = ["Context from the application:"]
     lines += [f"- {item.description}: {item.value}" for item in items]
     return "\n".join(lines)
+
+
+def state_instructions(state: Any, own: Collection[str]) -> str | None:
+    """The client's state as instructions for this run, less the keys raf owns (its
+    context providers' state, which raf sent and the client echoes back)."""
+    if state is None:
+        return None
+    if isinstance(state, dict):
+        state = {key: value for key, value in state.items() if key not in own}
+        if not state:
+            return None
+    shown = json.dumps(state, ensure_ascii=False, sort_keys=True, default=str)
+    return f"The application's current state (JSON, as the user sees it):\n{shown}"
+
+
+def run_instructions(body: RunAgentInput, own: Collection[str]) -> str | None:
+    """Instructions for this run: the input's context entries and the client's state."""
+    parts = [context_instructions(body), state_instructions(body.state, own)]
+    return "\n\n".join(p for p in parts if p) or None
 
 
 def resume_answers(
@@ -474,7 +496,7 @@ class AguiRun:
                 self.owner,
                 messages,
                 answers,
-                instructions=context_instructions(body),
+                instructions=run_instructions(body, self._own_state_keys(before)),
             )
             async for update in updates:
                 for event in mapper.events(update):
@@ -495,6 +517,11 @@ class AguiRun:
         if state != before:
             yield self._delta(before, state) if before else self._snapshot(state)
         yield self._finished(mapper, after)
+
+    def _own_state_keys(self, state: dict[str, Any]) -> set[str]:
+        """The state keys raf owns for this agent: its context providers' names."""
+        providers = own_providers(self.host.agent(self.agent))
+        return set(state) | {provider.name for provider in providers}
 
     def _snapshot(self, state: dict[str, Any]) -> BaseEvent:
         from ag_ui.core import StateSnapshotEvent
