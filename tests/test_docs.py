@@ -124,3 +124,34 @@ def test_the_site_builds_strict(tmp_path: Path) -> None:
     assert (tmp_path / "site" / "get-started" / "index.html").is_file()
     api = (tmp_path / "site" / "reference" / "python" / "index.html").read_text(encoding="utf-8")
     assert "AgentBuilder" in api and "ContextResult" in api
+
+
+_INSTALL_FROM_PYPI = re.compile(r"pip install [\"']?raf-agents")
+
+
+def test_install_commands_install_from_the_clone() -> None:
+    """raf is not on PyPI yet: `pip install "raf-agents[x]"` fails for a reader (or installs
+    whatever else holds that name), so every page and README says `pip install -e ".[x]"`,
+    as raf's own missing-extra errors do in a clone."""
+    readmes = [ROOT / "README.md", *sorted((ROOT / "examples").glob("*/README.md"))]
+    found = [
+        f"{path.relative_to(ROOT)}:{text.count(chr(10), 0, m.start()) + 1}"
+        for path in [*PAGES, *readmes]
+        for text in [path.read_text(encoding="utf-8")]
+        for m in _INSTALL_FROM_PYPI.finditer(text)
+    ]
+    assert found == [], "install from the clone instead: " + ", ".join(found)
+
+
+@pytest.mark.parametrize("path", ["README.md", "docs/get-started.md"])
+def test_the_first_install_makes_a_virtual_environment_first(path: str) -> None:
+    """A Python that refuses installs outside a virtual environment fails the first `pip
+    install` a reader copies, so the first shell block makes one before it installs."""
+    text = (ROOT / path).read_text(encoding="utf-8")
+    first = re.search(r"```(?:bash|sh)\n(.*?)```", text, re.S)
+    assert first is not None
+    lines = first.group(1).splitlines()
+    venv = next((i for i, line in enumerate(lines) if "-m venv" in line), None)
+    install = next(i for i, line in enumerate(lines) if "pip install" in line)
+    assert venv is not None and venv < install, f"{path}: {first.group(1)}"
+    assert ". .venv/bin/activate" in lines[venv]
