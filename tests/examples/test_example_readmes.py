@@ -84,6 +84,26 @@ def test_the_readme_commands_print_what_the_readme_says(folder: Path, tmp_path: 
         assert shown == expected, "the commands printed:\n" + "\n".join(shown)
 
 
+@pytest.mark.parametrize(
+    ("folder", "command"),
+    [
+        ("editorial-team", 'python team.py "tide pools" --model openai:gpt-4o-mini'),
+        ("research-pipeline", 'python pipeline.py "tides" --model openai:gpt-4o-mini'),
+        ("research-pipeline", 'python pipeline.py "tides" --model nonsense'),
+    ],
+)
+def test_a_python_example_that_cannot_start_says_why_in_one_line(
+    folder: str, command: str, tmp_path: Path
+) -> None:
+    """Without a key (or with a model string raf does not know) the Python examples end
+    as the raf program does: one line naming the problem, exit code 1, no traceback."""
+    shown = printed(EXAMPLES / folder, command, tmp_path)
+    program = command.split()[1]
+    assert len(shown) == 2 and shown[-1] == "[exit code 1]", shown
+    assert shown[0].startswith(f"{program}: error: ")
+    assert ("no API key for openai" in shown[0]) != ("nonsense" in command)
+
+
 if __name__ == "__main__":
     import tempfile
 
