@@ -126,6 +126,14 @@ def test_the_site_builds_strict(tmp_path: Path) -> None:
     assert (tmp_path / "site" / "get-started" / "index.html").is_file()
     api = (tmp_path / "site" / "reference" / "python" / "index.html").read_text(encoding="utf-8")
     assert "AgentBuilder" in api and "ContextResult" in api
+    http = (tmp_path / "site" / "reference" / "http" / "index.html").read_text(encoding="utf-8")
+    for served in ("/agents/{agent}/sessions/{session_id}/approvals", "/v1/chat/completions"):
+        assert f"<code>{served}</code>" in http
+    for served in ("/agui/{agent}", "/ui/api/workflows/{name}/runs", "/a2a/{agent}"):
+        assert f"<code>{served}</code>" in http  # AG-UI, the web UI's API, A2A
+    assert "Answer the session&rsquo;s pending approvals" in http or (
+        "Answer the session's pending approvals" in http
+    )
 
 
 _INSTALL_FROM_PYPI = re.compile(r"pip install [\"']?raf-agents")
