@@ -104,6 +104,17 @@ def test_a_python_example_that_cannot_start_says_why_in_one_line(
     assert ("no API key for openai" in shown[0]) != ("nonsense" in command)
 
 
+def test_the_research_pipeline_runs_end_to_end_on_the_local_model(tmp_path: Path) -> None:
+    """Its README says the pipeline runs without a key on the embedded model (its
+    findings invented): every agent answers and the run stops at the approval before
+    publishing (exit code 3, nobody at a terminal). About a minute of one core."""
+    command = 'raf run workflow.yaml "the history of tide prediction" --model local'
+    shown = printed(EXAMPLES / "research-pipeline", command, tmp_path)
+    assert shown[-1] == "[exit code 3]", shown[-5:]
+    assert "waits for approval; resume with --session" in shown[-2]
+    assert len("".join(shown)) > 200  # the report the approval is asked for
+
+
 if __name__ == "__main__":
     import tempfile
 
