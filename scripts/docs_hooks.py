@@ -97,23 +97,59 @@ def document_schema() -> str:
     return "\n".join(rows) + "\n"
 
 
+HTTP_GROUPS = (
+    ("/agents", "raf's own API"),
+    ("/health", "raf's own API"),
+    ("/ready", "raf's own API"),
+    ("/v1/", "The OpenAI-compatible API"),
+    ("/agui/", "AG-UI"),
+    ("/ui", "The web UI's API (`raf ui`, or `raf serve --ui`)"),
+    ("/", "Other"),
+)
+"""The sections of the HTTP reference, in order, by path prefix (the first that matches)."""
+A2A_ROUTES = {
+    "agent-card.json": "The agent's A2A card (public; says whether a bearer token is needed).",
+    "": "A2A JSON-RPC: send or stream a message, get or cancel a task.",
+}
+"""What A2A's routes do: the SDK mounts them without an OpenAPI description."""
+
+
 def http_api() -> str:
-    """Every operation of `raf serve` (native, OpenAI-compatible, A2A), from the OpenAPI
-    document the server publishes at /openapi.json."""
+    """Every operation of `raf serve` with the web UI on, from the OpenAPI document the
+    server publishes at /openapi.json, grouped by API; then the routes it serves outside
+    that document (A2A's, mounted by its SDK)."""
     from raf import AgentBuilder
     from raf.serve.app import create_app
     from raf.serve.hosting import AgentHost
+    from raf.serve.ui import ServeUI
     from raf.testing import ScriptedChatClient
 
     agent = AgentBuilder("docs").with_chat_client(ScriptedChatClient([])).build()
-    app: Any = create_app(AgentHost({"docs": agent}))
+    host = AgentHost({"docs": agent})
+    app: Any = create_app(host, ui=ServeUI.attach(host, tracing=False))
     while not hasattr(app, "openapi") and hasattr(app, "app"):
         app = app.app
     spec = app.openapi()
-    rows = ["| method | path | what it does |", "| --- | --- | --- |"]
+    groups: dict[str, list[str]] = {title: [] for _, title in HTTP_GROUPS}
     for path, operations in sorted(spec.get("paths", {}).items()):
+        title = next(title for prefix, title in HTTP_GROUPS if path.startswith(prefix))
         for method, op in operations.items():
-            summary = " ".join(str(op.get("summary") or op.get("description") or "").split())
-            rows.append(f"| `{method.upper()}` | `{path}` | {summary.replace('|', '/')} |")
+            said = str(op.get("description") or op.get("summary") or "").strip()
+            summary = " ".join(said.split("\n\n", 1)[0].split())
+            groups[title].append(f"| `{method.upper()}` | `{path}` | {summary.replace('|', '/')} |")
+    documented = set(spec.get("paths", {})) | {"/openapi.json"}
+    outside = [
+        f"| `{' '.join(sorted(route.methods - {'HEAD'}))}` | "
+        f"`{route.path.replace('/docs', '/{agent}')}` | "
+        f"{A2A_ROUTES['agent-card.json' if route.path.endswith('agent-card.json') else '']} |"
+        for route in app.routes
+        if getattr(route, "methods", None) and route.path not in documented
+    ]
+    groups["A2A (served by the A2A SDK, outside the OpenAPI document)"] = outside
+    out: list[str] = []
+    for title, rows in groups.items():
+        if rows:
+            out += [f"## {title}", "", "| method | path | what it does |", "| --- | --- | --- |"]
+            out += [*rows, ""]
     schema = json.dumps(spec.get("info", {}), ensure_ascii=False)
-    return "\n".join(rows) + f"\n\nServer info: `{schema}`\n"
+    return "\n".join(out) + f"\nServer info: `{schema}`\n"

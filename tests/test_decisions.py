@@ -44,3 +44,55 @@ def test_a_record_without_a_status_is_reported(tmp_path: Path, monkeypatch) -> N
     assert [r.number for r in records] == ["0001", "0003"]
     assert any(p.startswith("0002-b.md") and "Status" in p for p in problems)
     assert any("0003-c.md" in p and "0009" in p for p in problems)
+
+
+NOT_MODULES = {"raf.agent_run", "raf.workflow_run", "raf.workflow.responses"}
+"""Dotted names records use that are DBOS workflow and topic names, not Python ones."""
+REMOVED_BY = {
+    "1551-mcp-server-lives-in-serve.md": {"raf.tools.mcp.server"},
+    "2001-the-run-has-one-home-one-object-one-driver.md": {
+        "raf.clients.function_invoking",
+        "raf.clients.tool_loop",
+    },
+}
+"""Modules a record itself removed: it names them to say where their contents went."""
+
+
+def _resolves(dotted: str) -> bool:
+    """Whether `raf.a.b.c` names a module, or an attribute of the longest module prefix."""
+    import importlib
+
+    parts = dotted.split(".")
+    for cut in range(len(parts), 0, -1):
+        try:
+            obj: object = importlib.import_module(".".join(parts[:cut]))
+        except ImportError:
+            continue
+        try:
+            for name in parts[cut:]:
+                obj = getattr(obj, name)
+        except AttributeError:
+            return False
+        return True
+    return False
+
+
+def test_an_accepted_record_names_only_what_exists() -> None:
+    """A record whose `raf.…` names moved or went away is stale: its status must say which
+    later record replaced it (`superseded in part by NNNN`), or the name must be updated."""
+    import re
+
+    records, _ = _script().read_records()
+    folder = SCRIPT.parents[1] / "docs" / "decisions"
+    stale = [
+        f"{record.file}: {name}"
+        for record in records
+        if record.status == "accepted"
+        for name in sorted(
+            set(re.findall(r"`(raf(?:\.\w+)+)`", (folder / record.file).read_text("utf-8")))
+        )
+        if name not in NOT_MODULES
+        and not any(name.startswith(gone) for gone in REMOVED_BY.get(record.file, ()))
+        and not _resolves(name)
+    ]
+    assert stale == []

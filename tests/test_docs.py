@@ -12,8 +12,10 @@ fresh folder and must validate.
 
 from __future__ import annotations
 
+import itertools
 import os
 import re
+import shlex
 import subprocess
 import sys
 from dataclasses import dataclass
@@ -124,3 +126,90 @@ def test_the_site_builds_strict(tmp_path: Path) -> None:
     assert (tmp_path / "site" / "get-started" / "index.html").is_file()
     api = (tmp_path / "site" / "reference" / "python" / "index.html").read_text(encoding="utf-8")
     assert "AgentBuilder" in api and "ContextResult" in api
+    http = (tmp_path / "site" / "reference" / "http" / "index.html").read_text(encoding="utf-8")
+    for served in ("/agents/{agent}/sessions/{session_id}/approvals", "/v1/chat/completions"):
+        assert f"<code>{served}</code>" in http
+    for served in ("/agui/{agent}", "/ui/api/workflows/{name}/runs", "/a2a/{agent}"):
+        assert f"<code>{served}</code>" in http  # AG-UI, the web UI's API, A2A
+    assert "Answer the session&rsquo;s pending approvals" in http or (
+        "Answer the session's pending approvals" in http
+    )
+
+
+_INSTALL_FROM_PYPI = re.compile(r"pip install [\"']?raf-agents")
+
+
+def test_install_commands_install_from_the_clone() -> None:
+    """raf is not on PyPI yet: `pip install "raf-agents[x]"` fails for a reader (or installs
+    whatever else holds that name), so every page and README says `pip install -e ".[x]"`,
+    as raf's own missing-extra errors do in a clone."""
+    readmes = [ROOT / "README.md", *sorted((ROOT / "examples").glob("*/README.md"))]
+    found = [
+        f"{path.relative_to(ROOT)}:{text.count(chr(10), 0, m.start()) + 1}"
+        for path in [*PAGES, *readmes]
+        for text in [path.read_text(encoding="utf-8")]
+        for m in _INSTALL_FROM_PYPI.finditer(text)
+    ]
+    assert found == [], "install from the clone instead: " + ", ".join(found)
+
+
+@pytest.mark.parametrize("path", ["README.md", "docs/get-started.md"])
+def test_the_first_install_makes_a_virtual_environment_first(path: str) -> None:
+    """A Python that refuses installs outside a virtual environment fails the first `pip
+    install` a reader copies, so the first shell block makes one before it installs."""
+    text = (ROOT / path).read_text(encoding="utf-8")
+    first = re.search(r"```(?:bash|sh)\n(.*?)```", text, re.S)
+    assert first is not None
+    lines = first.group(1).splitlines()
+    venv = next((i for i, line in enumerate(lines) if "-m venv" in line), None)
+    install = next(i for i, line in enumerate(lines) if "pip install" in line)
+    assert venv is not None and venv < install, f"{path}: {first.group(1)}"
+    assert ". .venv/bin/activate" in lines[venv]
+
+
+def _raf_command_lines(text: str) -> list[tuple[int, list[str]]]:
+    """Each `raf …` command of the page's shell blocks, as the words the program gets:
+    continuation lines joined, comments, leading `VAR=value`s, `cmd && ` prefixes and what
+    follows `&`, `>` or a pipe dropped."""
+    found: list[tuple[int, list[str]]] = []
+    for block in re.finditer(r"```(?:bash|sh)\n(.*?)```", text, re.S):
+        first = text.count("\n", 0, block.start(1)) + 1
+        for offset, line in enumerate(block.group(1).replace("\\\n", " \n").splitlines()):
+            for command in line.split("&&"):
+                words = shlex.split(command, comments=True)
+                while words and re.fullmatch(r"[A-Z_]+=\S*", words[0]):
+                    words = words[1:]
+                if words[:1] != ["raf"]:
+                    continue
+                for stop in ("&", ">", "|"):
+                    if stop in words:
+                        words = words[: words.index(stop)]
+                found.append((first + offset, words[1:]))
+    return found
+
+
+def test_every_raf_command_in_a_shell_block_is_one_the_program_accepts(
+    capsys: pytest.CaptureFixture[str],
+) -> None:
+    """Shell blocks of the pages and READMEs are not run here (they start servers, need
+    keys or a database; the examples' keyless runs are checked in tests/examples), but
+    each `raf` command in them must parse: a renamed option or command fails here. Written
+    alternatives (`--approve all|none|ask`) are each tried."""
+    from raf.cli.main import build_parser, parse
+
+    parser = build_parser()
+    wrong: list[str] = []
+    checked = 0
+    readmes = [ROOT / "README.md", *sorted((ROOT / "examples").glob("*/README.md"))]
+    for page in [*PAGES, *readmes]:
+        for line, words in _raf_command_lines(page.read_text(encoding="utf-8")):
+            choices = [w.split("|") if "|" in w and not w.startswith("-") else [w] for w in words]
+            for argv in itertools.product(*choices):
+                checked += 1
+                try:
+                    parse(parser, list(argv))
+                except SystemExit:
+                    error = capsys.readouterr().err.strip().splitlines()[-1]
+                    wrong.append(f"{page.relative_to(ROOT)}:{line}: {error}")
+    assert checked > 30
+    assert wrong == []

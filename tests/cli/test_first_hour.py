@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import json
+import re
 from pathlib import Path
 
 import pytest
@@ -103,3 +104,34 @@ def test_the_readmes_scripted_model_example_is_a_valid_script(tmp_path: Path) ->
     assert done.returncode == 0, done.stderr
     assert "The notes say the release is on Friday." in done.stdout
     assert "read_file failed" not in done.stderr
+
+
+@pytest.mark.parametrize(
+    ("model", "module", "extra"),
+    [
+        ("model: openai:gpt-4o-mini\n", "openai", "openai"),
+        ("model:\n  provider: anthropic\n  id: claude-sonnet-4-5\n", "anthropic", "anthropic"),
+        ("model: ollama-native:qwen3:8b\n", "httpx", "ollama"),
+    ],
+)
+def test_validate_names_the_extra_the_documents_model_needs(
+    tmp_path: Path,
+    monkeypatch: pytest.MonkeyPatch,
+    capsys: pytest.CaptureFixture[str],
+    model: str,
+    module: str,
+    extra: str,
+) -> None:
+    """`raf validate` said "ok" on a document whose model's client was not installed, and
+    the first run then failed on it; it now names the extra, at the model's line."""
+    from raf.cli.main import main
+    from raf.decl import extras
+
+    real = extras.module_available
+    monkeypatch.setattr(extras, "module_available", lambda name: name != module and real(name))
+    path = write_agent(tmp_path, SIMPLE + model)
+    assert main(["validate", str(path)]) == 1
+    err = capsys.readouterr().err
+    assert re.search(r"agent\.yaml:[34]:\d+ model: the model '", err), err  # located
+    assert f"needs the '{extra}' extra (module '{module}' is missing)" in err
+    assert main(["validate", "--no-extras", str(path)]) == 0  # the document itself is fine

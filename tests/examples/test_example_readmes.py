@@ -84,6 +84,37 @@ def test_the_readme_commands_print_what_the_readme_says(folder: Path, tmp_path: 
         assert shown == expected, "the commands printed:\n" + "\n".join(shown)
 
 
+@pytest.mark.parametrize(
+    ("folder", "command"),
+    [
+        ("editorial-team", 'python team.py "tide pools" --model openai:gpt-4o-mini'),
+        ("research-pipeline", 'python pipeline.py "tides" --model openai:gpt-4o-mini'),
+        ("research-pipeline", 'python pipeline.py "tides" --model nonsense'),
+    ],
+)
+def test_a_python_example_that_cannot_start_says_why_in_one_line(
+    folder: str, command: str, tmp_path: Path
+) -> None:
+    """Without a key (or with a model string raf does not know) the Python examples end
+    as the raf program does: one line naming the problem, exit code 1, no traceback."""
+    shown = printed(EXAMPLES / folder, command, tmp_path)
+    program = command.split()[1]
+    assert len(shown) == 2 and shown[-1] == "[exit code 1]", shown
+    assert shown[0].startswith(f"{program}: error: ")
+    assert ("no API key for openai" in shown[0]) != ("nonsense" in command)
+
+
+def test_the_research_pipeline_runs_end_to_end_on_the_local_model(tmp_path: Path) -> None:
+    """Its README says the pipeline runs without a key on the embedded model (its
+    findings invented): every agent answers and the run stops at the approval before
+    publishing (exit code 3, nobody at a terminal). About a minute of one core."""
+    command = 'raf run workflow.yaml "the history of tide prediction" --model local'
+    shown = printed(EXAMPLES / "research-pipeline", command, tmp_path)
+    assert shown[-1] == "[exit code 3]", shown[-5:]
+    assert "waits for approval; resume with --session" in shown[-2]
+    assert len("".join(shown)) > 200  # the report the approval is asked for
+
+
 if __name__ == "__main__":
     import tempfile
 

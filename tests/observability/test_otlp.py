@@ -115,3 +115,30 @@ async def test_spans_reach_an_otlp_http_receiver(receiver: _Receiver) -> None:
     }
     assert tool_attributes["gen_ai.tool.call.id"] == "c1"
     assert tool_attributes["gen_ai.operation.name"] == "execute_tool"
+
+
+def test_the_tracing_guides_collector_example_exports_its_spans(receiver: _Receiver) -> None:
+    """The guide's OTLP example (compiled only by the docs test, since it names a
+    collector on localhost:4318) runs here against this receiver, as written but for
+    the port."""
+    import re
+    from pathlib import Path
+
+    page = Path(__file__).resolve().parents[2] / "docs" / "guide" / "tracing.md"
+    text = page.read_text(encoding="utf-8")
+    block = re.search(r"needs an OTLP collector[^\n]*\n```python\n(.*?)```", text, re.S)
+    assert block is not None
+    code = block.group(1)
+    assert "http://localhost:4318/v1/traces" in code
+    host, port = receiver.server_address[:2]
+    code = code.replace("http://localhost:4318", f"http://{host!s}:{port}")
+    exec(compile(code, "docs/guide/tracing.md", "exec"), {"__name__": "__docs__"})
+    names = [
+        span.name
+        for request in receiver.requests
+        for resource in request.resource_spans
+        for scope in resource.scope_spans
+        for span in scope.spans
+    ]
+    assert any(name.startswith("invoke_agent") for name in names), names
+    assert any(name.startswith("chat") for name in names), names

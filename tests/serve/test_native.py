@@ -5,6 +5,7 @@ from __future__ import annotations
 import asyncio
 import time
 from pathlib import Path
+from typing import Any
 
 import httpx
 
@@ -286,3 +287,29 @@ def test_the_agent_list_names_the_tools_context_providers_add(tmp_path: Path) ->
     assert listed["tools"] == ["shout", *files]
     (project,) = [p for p in listed["providers"] if p["kind"] == "workspace"]
     assert project == {"name": "project", "kind": "workspace", "tools": files}
+
+
+def test_the_openapi_document_describes_every_operation_and_names_raf_s_version(
+    served: Served,
+) -> None:
+    """The OpenAPI document is the HTTP reference's source: each operation (the web UI's
+    included) says what it does, and the version is raf's, not the framework's default."""
+    import raf
+    from raf.serve import AgentHost, create_app
+    from raf.serve.ui import ServeUI
+
+    with served.client() as client:
+        published = client.get("/openapi.json").json()
+    assert published["info"]["version"] == raf.__version__
+    host = AgentHost(served.host.agents)
+    app: Any = create_app(host, ui=ServeUI.attach(host, tracing=False))
+    while not hasattr(app, "openapi"):
+        app = app.app
+    undescribed = [
+        f"{method.upper()} {path}"
+        for spec in (published, app.openapi())
+        for path, operations in spec["paths"].items()
+        for method, operation in operations.items()
+        if not operation.get("description", "").strip()
+    ]
+    assert undescribed == []

@@ -264,6 +264,17 @@ def test_traces_show_the_span_tree_with_durations(page: Any, server: UiServer) -
     assert names[0].strip().startswith("invoke_agent clerk")
     assert "execute_tool lookup" in names[2]
     assert all(n.strip().endswith(" ms") for n in names)
+    bars = page.locator(".trace .span-row").evaluate_all(
+        """rows => rows.map(r => { const bar = r.querySelector('.bar');
+        return { id: r.dataset.id, parent: r.dataset.parent,
+                 left: Number(bar.dataset.left), width: Number(bar.dataset.width) }; })"""
+    )
+    boxes = {bar["id"]: bar for bar in bars}
+    for bar in bars:  # each bar inside its parent's, on the parent's time scale
+        if bar["parent"]:
+            parent = boxes[bar["parent"]]
+            assert bar["left"] >= parent["left"] - 0.05
+            assert bar["left"] + bar["width"] <= parent["left"] + parent["width"] + 0.05
     screenshot(page, "traces")
 
 

@@ -28,6 +28,7 @@ def register(subparsers: Any) -> None:
 def run_validate(args: argparse.Namespace) -> int:
     from raf.cli.terminal_text import terminal_safe
     from raf.core.errors import ValidationProblems
+    from raf.decl.build_checks import model_extra_problems
     from raf.decl.hosted import is_toolbox_file, load_toolbox_file
     from raf.decl.loader import load_file
     from raf.decl.workflow import is_workflow_file, load_workflow_file
@@ -65,7 +66,14 @@ def run_validate(args: argparse.Namespace) -> int:
             for warning in getattr(exc, "warnings", []):
                 print(terminal_safe(f"  warning: {warning}"), file=sys.stderr)
             continue
+        missing = [] if args.no_extras else model_extra_problems(loaded)
+        if missing:
+            failed += 1
+            print(f"{file}: {len(missing)} problem(s)", file=sys.stderr)
+            for problem in missing:
+                print(terminal_safe(f"  error: {problem}"), file=sys.stderr)
         for warning in loaded.warnings:
             print(terminal_safe(f"  warning: {warning}"), file=sys.stderr)
-        print(f"{file}: ok ({loaded.decl.name})")
+        if not missing:
+            print(f"{file}: ok ({loaded.decl.name})")
     return 1 if failed else 0

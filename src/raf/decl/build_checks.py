@@ -7,12 +7,14 @@ from typing import Any
 
 from raf.core.errors import Problem
 from raf.decl.context_decls import CompressionContextDecl, CompressionDecl, MemoryContextDecl
-from raf.decl.model_client import check_model, speaks_responses
+from raf.decl.extras import MODEL_EXTRAS, missing_extra
+from raf.decl.loaded import LoadedAgent
+from raf.decl.model_client import check_model, model_spec_of, speaks_responses
 from raf.decl.source import Document, KeyPath
 
 
-def model_problems(decl: Any, doc: Document) -> list[Problem]:
-    """Problems of the document's model blocks; warnings go to `doc.warnings`."""
+def _model_places(decl: Any) -> list[tuple[KeyPath, Any]]:
+    """Every model block of a document, with where it is."""
     places: list[tuple[KeyPath, Any]] = [(("model",), decl.model)]
     if decl.compression is not None:
         places += _compression_models(("compression",), decl.compression)
@@ -22,6 +24,31 @@ def model_problems(decl: Any, doc: Document) -> list[Problem]:
             places += _compression_models(path, context.config)
         elif isinstance(context, MemoryContextDecl) and context.config.enabled:
             places.append(((*path, "memoryModel"), context.config.memory_model))
+    return places
+
+
+def model_extra_problems(loaded: LoadedAgent) -> list[Problem]:
+    """A model whose client's extra is not installed, in the document or its sub-agents.
+
+    Checked by `raf validate`, not when a document is loaded to run: a run may replace
+    the document's model (`--model`, `RAF_MODEL`, a client given in code), and then the
+    document's own model needs nothing."""
+    problems: list[Problem] = []
+    for path, model in _model_places(loaded.decl):
+        spec = model_spec_of(model, loaded.doc.base_dir)
+        if spec is None or spec.provider not in MODEL_EXTRAS:
+            continue
+        missing = missing_extra(f"the model {str(spec)!r}", MODEL_EXTRAS[spec.provider])
+        if missing is not None:
+            problems.append(loaded.doc.problem(path, str(missing)))
+    for sub in loaded.sub_agents:
+        problems += model_extra_problems(sub)
+    return problems
+
+
+def model_problems(decl: Any, doc: Document) -> list[Problem]:
+    """Problems of the document's model blocks; warnings go to `doc.warnings`."""
+    places = _model_places(decl)
     problems: list[Problem] = []
     hosted = [i for i, tool in enumerate(decl.tools) if getattr(tool, "kind", None) == "hosted"]
     if hosted and speaks_responses(decl.model) is False:

@@ -23,6 +23,23 @@ CONTEXT_EXTRAS: dict[str, tuple[str, tuple[str, ...]]] = {
 }
 """Context kind → (extra, modules it must provide)."""
 
+_OPENAI = ("openai", ("openai",))
+MODEL_EXTRAS: dict[str, tuple[str, tuple[str, ...]]] = {
+    "openai": _OPENAI,
+    "openai-responses": _OPENAI,
+    "openai-compatible": _OPENAI,
+    "azure": _OPENAI,  # an API key needs only the OpenAI SDK; Entra ID is checked when used
+    "gemini": _OPENAI,  # Gemini's OpenAI-compatible endpoint
+    "ollama": _OPENAI,  # Ollama's OpenAI-compatible endpoint
+    "ollama-native": ("ollama", ("httpx",)),
+    "gemini-native": ("google", ("google.genai",)),
+    "anthropic": ("anthropic", ("anthropic",)),
+    "anthropic-compatible": ("anthropic", ("anthropic",)),
+    "bedrock": ("bedrock", ("boto3",)),
+    "local": ("local", ("xllamacpp",)),
+}
+"""Model provider → (extra, modules its client needs)."""
+
 TEMPLATE_EXTRA: tuple[str, tuple[str, ...]] = ("templates", ("pystache",))
 """What a mustache instructions template needs."""
 

@@ -306,6 +306,36 @@ def check_model(
     return [], []
 
 
+def model_spec_of(model: ModelDecl | MemoryModelDecl | str | None, base_dir: Path) -> Any:
+    """The parsed model string (`raf.clients.models.ModelSpec`) a model block stands for;
+    None when code gives the client (a `reference` connection, or no id) or when the block
+    is wrong (`check_model` reports that)."""
+    from raf.clients.models import parse_model_spec
+
+    if model is None:
+        return None
+    try:
+        if isinstance(model, str):
+            return parse_model_spec(model)
+        connection = model.connection or ConnectionDecl()
+        provider = (model.provider or "").lower() or None
+        if connection.kind == "reference" or (
+            not model.id and provider is None and not connection.endpoint
+        ):
+            return None
+        text, _ = plan(
+            model.id,
+            provider,
+            connection,
+            getattr(model, "model_path", None),
+            base_dir,
+            api_type=getattr(model, "api_type", None),
+        )
+        return parse_model_spec(text)
+    except ConfigurationError:
+        return None
+
+
 def speaks_responses(model: ModelDecl | MemoryModelDecl | str | None) -> bool | None:
     """Whether a model block stands for OpenAI's Responses API; None when only code knows
     (no model, a model without an id, or a connection registered with `with_connection`:

@@ -568,6 +568,7 @@ def agui_router(host: AgentHost) -> APIRouter:
 
     @router.post("/agui/{agent}")
     async def run(agent: str, request: Request) -> Response:
+        """Run an agent for an AG-UI client (events streamed; approvals are interrupts)."""
         host.agent(agent)
         body = parse_body(await request.body(), RunAgentInput)
         owner = str(request.scope.get("state", {}).get(OWNER_KEY, ""))

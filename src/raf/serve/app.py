@@ -7,6 +7,7 @@ from contextlib import asynccontextmanager
 from dataclasses import replace
 from typing import Any
 
+from raf import __version__
 from raf.core.agent_like import close_agent_like
 from raf.core.errors import RafError
 from raf.serve.errors import ServeError, require_extra
@@ -48,7 +49,9 @@ def create_app(
         for agent in host.agents.values():
             await close_agent_like(agent)
 
-    app = FastAPI(title="raf", lifespan=lifespan, docs_url=None, redoc_url=None)
+    app = FastAPI(
+        title="raf", version=__version__, lifespan=lifespan, docs_url=None, redoc_url=None
+    )
 
     @app.exception_handler(ServeError)
     async def serve_error(request: Request, exc: ServeError) -> JSONResponse:

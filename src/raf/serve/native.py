@@ -179,10 +179,12 @@ def native_router(host: AgentHost) -> APIRouter:
 
     @router.get("/health")
     async def health() -> dict[str, Any]:
+        """Liveness: the process answers."""
         return {"status": "ok"}
 
     @router.get("/ready")
     async def ready() -> Response:
+        """Readiness: the session store answers (503 while it does not)."""
         try:
             await host.store.list()
         except Exception as exc:
@@ -197,14 +199,17 @@ def native_router(host: AgentHost) -> APIRouter:
 
     @router.get("/agents")
     async def list_agents() -> dict[str, Any]:
+        """The agents served: name, description, tools and context providers."""
         return {"agents": [describe_agent(a) for a in host.agents.values()]}
 
     @router.get("/agents/{agent}")
     async def get_agent(agent: str) -> dict[str, Any]:
+        """One agent's description."""
         return describe_agent(host.agent(agent))
 
     @router.post("/agents/{agent}/sessions", status_code=201)
     async def create_session(agent: str, request: Request) -> dict[str, Any]:
+        """Start a session; body `{"session_id"?}` to choose its id."""
         host.agent(agent)
         body = parse_body(await request.body(), SessionCreate, empty_ok=True)
         session = await host.create_session(agent, owner(request), body.session_id)
@@ -212,10 +217,12 @@ def native_router(host: AgentHost) -> APIRouter:
 
     @router.get("/agents/{agent}/sessions/{session_id}")
     async def get_session(agent: str, session_id: str, request: Request) -> dict[str, Any]:
+        """A session: its messages and its approvals with their status."""
         return session_body(await host.session(agent, session_id, owner(request)), host)
 
     @router.delete("/agents/{agent}/sessions/{session_id}", status_code=204)
     async def delete_session(agent: str, session_id: str, request: Request) -> Response:
+        """Delete a session."""
         await host.delete_session(agent, session_id, owner(request))
         return Response(status_code=204)
 
@@ -241,6 +248,8 @@ def native_router(host: AgentHost) -> APIRouter:
 
     @router.post("/agents/{agent}/sessions/{session_id}/runs")
     async def run(agent: str, session_id: str, request: Request) -> Response:
+        """Run the agent in a session; body `{"messages", "attachments"?, "stream"?}`, answer
+        JSON, or server-sent events when `stream` is true."""
         host.agent(agent)
         body = parse_body(await request.body(), RunRequest)
         messages = user_messages(body.messages, body.attachments)
@@ -248,6 +257,7 @@ def native_router(host: AgentHost) -> APIRouter:
 
     @router.post("/agents/{agent}/runs")
     async def run_new(agent: str, request: Request) -> Response:
+        """Run the agent in a new session; body and answer as for a session's runs."""
         host.agent(agent)
         body = parse_body(await request.body(), RunRequest)
         messages = user_messages(body.messages, body.attachments)
@@ -256,6 +266,8 @@ def native_router(host: AgentHost) -> APIRouter:
 
     @router.post("/agents/{agent}/sessions/{session_id}/approvals")
     async def approvals(agent: str, session_id: str, request: Request) -> Response:
+        """Answer the session's pending approvals, body `{"responses": [{"call_id",
+        "approved", "reason"?}], "stream"?}`; the paused run goes on."""
         host.agent(agent)
         body = parse_body(await request.body(), ApprovalsRequest)
         decisions = [
@@ -266,6 +278,7 @@ def native_router(host: AgentHost) -> APIRouter:
 
     @router.post("/agents/{agent}/sessions/{session_id}/cancel", status_code=202)
     async def cancel(agent: str, session_id: str, request: Request) -> dict[str, Any]:
+        """Cancel the session's running run."""
         await host.session(agent, session_id, owner(request))
         active = host.cancel(agent, session_id, owner(request))
         return {"cancelled": True, "run_id": active.run_id, "session_id": session_id}

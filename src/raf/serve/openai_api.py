@@ -159,16 +159,19 @@ def openai_router(host: AgentHost) -> APIRouter:
 
     @router.get("/models")
     async def models() -> dict[str, Any]:
+        """The agents, as OpenAI models."""
         return {"object": "list", "data": [model_card(n) for n in host.agents]}
 
     @router.get("/models/{name}")
     async def model(name: str) -> Response:
+        """One agent, as an OpenAI model."""
         if name not in host.agents:
             return openai_error(ServeError(404, "model_not_found", f"no model named {name!r}"))
         return JSONResponse(model_card(name))
 
     @router.post("/chat/completions")
     async def chat_completions(request: Request) -> Response:
+        """OpenAI Chat Completions on an agent (model: the agent's name), streamed or not."""
         try:
             body = parse_body(await request.body(), ChatCompletionRequest)
             agent = host.agent(body.model) if body.model in host.agents else None

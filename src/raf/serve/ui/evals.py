@@ -87,11 +87,13 @@ def evals_router(
 
     @router.get("/ui/api/evals/runs")
     async def listed() -> dict[str, Any]:
+        """The eval runs stored."""
         found = store()
         return {"folder": str(found.folder), "runs": [r.to_dict() for r in found.list()]}
 
     @router.get("/ui/api/evals/runs/{run_id}")
     async def one(run_id: str) -> dict[str, Any]:
+        """One eval run's report."""
         report = load(run_id)
         data: dict[str, Any] = report.to_dict()
         data["id"] = run_id
@@ -99,18 +101,21 @@ def evals_router(
 
     @router.get("/ui/api/evals/compare/{before}/{after}")
     async def compared(before: str, after: str) -> dict[str, Any]:
+        """Two eval runs compared, regressions first."""
         data: dict[str, Any] = compare(load(before), load(after)).to_dict()
         data.update(before_id=before, after_id=after)
         return data
 
     @router.get("/ui/api/evals/datasets")
     async def dataset_list() -> dict[str, Any]:
+        """The eval datasets in the datasets folder."""
         found = folder()
         listed = await asyncio.to_thread(found.list)
         return {"folder": str(found.folder), "datasets": [d.to_dict() for d in listed]}
 
     @router.get("/ui/api/evals/datasets/{name}")
     async def dataset(name: str) -> dict[str, Any]:
+        """One eval dataset, case by case."""
         found = folder()
         try:
             path = found.path(name)
@@ -135,11 +140,13 @@ def evals_router(
 
     @router.get("/ui/api/agents/{agent}/sessions/{session_id}/turns")
     async def turns(agent: str, session_id: str, request: Request) -> dict[str, Any]:
+        """A session's turns, to pick one to save as an eval case."""
         session = await host.session(agent, session_id, owner(request))
         return {"session_id": public_id(session), "turns": _turns(session)}
 
     @router.post("/ui/api/agents/{agent}/sessions/{session_id}/eval-cases", status_code=201)
     async def save_case(agent: str, session_id: str, request: Request) -> dict[str, Any]:
+        """Save a turn of a session as a case of an eval dataset file."""
         body = parse_body(await request.body(), CaseFromTurn)
         session = await host.session(agent, session_id, owner(request))
         count = len(turn_starts(session.messages))

@@ -165,10 +165,12 @@ def ui_router(
     @router.get("/ui", response_class=HTMLResponse)
     @router.get("/ui/", response_class=HTMLResponse)
     async def page() -> Response:
+        """The web UI's page."""
         return Response(_asset("index.html"), media_type="text/html", headers=PAGE_HEADERS)
 
     @router.get("/ui/static/{name}")
     async def static(name: str) -> Response:
+        """One of the page's own script and style files."""
         media = STATIC_FILES.get(name)
         if media is None:
             raise not_found("file", name)
@@ -176,6 +178,7 @@ def ui_router(
 
     @router.get("/ui/api/catalog")
     async def catalog() -> dict[str, Any]:
+        """The agents and workflows the pages show."""
         agents = []
         for agent in host.agents.values():
             summary = describe_agent(agent)
@@ -190,6 +193,7 @@ def ui_router(
 
     @router.get("/ui/api/agents/{agent}/sessions")
     async def sessions(agent: str, request: Request) -> dict[str, Any]:
+        """The agent's stored sessions of the caller, with their first message."""
         host.agent(agent)
         who = Tenant(owner(request))
         found: list[dict[str, Any]] = []
@@ -220,11 +224,13 @@ def ui_router(
 
     @router.get("/ui/api/agents/{agent}/sessions/{session_id}/runs")
     async def runs(agent: str, session_id: str, request: Request) -> dict[str, Any]:
+        """Each recorded run of a session: the requests exactly as the model got them."""
         session = await host.session(agent, session_id, owner(request))
         return {"runs": known_as(recorder.runs(session.id), session)}
 
     @router.get("/ui/api/agents/{agent}/sessions/{session_id}/traces")
     async def session_traces(agent: str, session_id: str, request: Request) -> dict[str, Any]:
+        """The span trees of a session's runs."""
         session = await host.session(agent, session_id, owner(request))
         if traces is not None:
             return {"source": "opentelemetry", "runs": known_as(traces.runs(session.id), session)}
@@ -232,26 +238,31 @@ def ui_router(
 
     @router.get("/ui/api/agents/{agent}/memory")
     async def memory(agent: str) -> dict[str, Any]:
+        """The agent's memory and skills."""
         found = host.agent(agent)
         return {"memory": memory_view(found), "skills": skills_view(found)}
 
     @router.get("/ui/api/workflows/{name}/checkpoints")
     async def checkpoints(name: str, request: Request) -> dict[str, Any]:
+        """A workflow's stored checkpoints."""
         return {"checkpoints": await workflows.checkpoints(name, owner(request))}
 
     @router.post("/ui/api/workflows/{name}/runs", status_code=201)
     async def start(name: str, request: Request) -> dict[str, Any]:
+        """Start a workflow run."""
         body = parse_body(await request.body(), WorkflowStart, empty_ok=True)
         record = workflows.start(name, owner(request), input=parse_value(body.input))
         return record.summary()
 
     @router.post("/ui/api/workflows/{name}/checkpoints/{checkpoint_id}/resume", status_code=201)
     async def resume(name: str, checkpoint_id: str, request: Request) -> dict[str, Any]:
+        """Resume a workflow from a checkpoint."""
         record = await workflows.resume(name, owner(request), checkpoint_id)
         return record.summary()
 
     @router.post("/ui/api/workflows/{name}/checkpoints/{checkpoint_id}/answers", status_code=201)
     async def answer_checkpoint(name: str, checkpoint_id: str, request: Request) -> dict[str, Any]:
+        """Answer the questions a paused checkpoint asks."""
         body = parse_body(await request.body(), WorkflowAnswers)
         record = await workflows.answer_checkpoint(
             name, owner(request), checkpoint_id, body.responses
@@ -260,16 +271,19 @@ def ui_router(
 
     @router.get("/ui/api/workflow-runs/{run_id}")
     async def run_state(run_id: str, request: Request) -> dict[str, Any]:
+        """A workflow run's state."""
         return workflows.run(run_id, owner(request)).summary()
 
     @router.post("/ui/api/workflow-runs/{run_id}/answers", status_code=201)
     async def answers(run_id: str, request: Request) -> dict[str, Any]:
+        """Answer a paused workflow run's questions."""
         body = parse_body(await request.body(), WorkflowAnswers)
         record = await workflows.answer(run_id, owner(request), body.responses)
         return record.summary()
 
     @router.get("/ui/api/workflow-runs/{run_id}/events")
     async def events(run_id: str, request: Request, after: int = 0) -> Response:
+        """A workflow run's events, as server-sent events (after: skip that many)."""
         record = workflows.run(run_id, owner(request))
         if after < 0:
             raise ServeError(422, "invalid_request", "after: a number of events, 0 or more")
