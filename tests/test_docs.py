@@ -163,8 +163,21 @@ def test_the_first_install_makes_a_virtual_environment_first(path: str) -> None:
     lines = first.group(1).splitlines()
     venv = next((i for i, line in enumerate(lines) if "-m venv" in line), None)
     install = next(i for i, line in enumerate(lines) if "pip install" in line)
-    assert venv is not None and venv < install, f"{path}: {first.group(1)}"
+    assert venv is not None and venv <= install, f"{path}: {first.group(1)}"
     assert ". .venv/bin/activate" in lines[venv]
+    if venv == install:
+        line = lines[venv]
+        assert line.index("-m venv") < line.index("activate") < line.index("pip install")
+
+
+def test_the_readmes_first_command_is_one_line() -> None:
+    """A newcomer pastes one line: make the environment, install, ask."""
+    text = (ROOT / "README.md").read_text(encoding="utf-8")
+    first = re.search(r"```(?:bash|sh)\n(.*?)```", text, re.S)
+    assert first is not None
+    lines = [line for line in first.group(1).splitlines() if line.strip()]
+    assert len(lines) == 1, lines
+    assert "pip install" in lines[0] and "raf ask" in lines[0]
 
 
 def _raf_command_lines(text: str) -> list[tuple[int, list[str]]]:
