@@ -55,9 +55,10 @@ ENUMS: dict[str, dict[str, str]] = {
         "friday": "15",
         "saturday": "16",
     },
+    "sortorder": {"ascending": "Ascending", "descending": "Descending"},
 }
-"""Power Fx's enumerations the date functions take (`TimeUnit.Days`), by lower-case
-name; each member reads as its text."""
+"""Power Fx's enumerations the date and sort functions take (`TimeUnit.Days`,
+`SortOrder.Descending`), by lower-case name; each member reads as its text."""
 
 _FORMATS = {
     "longdate": "dddd, mmmm d, yyyy",

@@ -346,6 +346,13 @@ class _Evaluator:
             value = index(value, part)
         return value
 
+    def is_blank_or_error(self, node: Node) -> bool:
+        """IsBlankOrError(value): whether the value is blank (or empty text) or fails."""
+        if len(node.children) != 1:
+            raise self.fail("IsBlankOrError needs one value", node)
+        value, error = self.caught(node.children[0])
+        return error is not None or value is None or value == ""
+
     def is_error(self, node: Node) -> bool:
         """IsError(value): whether evaluating the value fails."""
         if len(node.children) != 1:
@@ -769,6 +776,7 @@ _SPECIAL: dict[str, Callable[[_Evaluator, Node], Any]] = {
     "switch": _Evaluator.switch,
     "iferror": _Evaluator.if_error,
     "iserror": _Evaluator.is_error,
+    "isblankorerror": _Evaluator.is_blank_or_error,
     "error": _Evaluator.error,
     "search": _Evaluator.search,
     "concat": _Evaluator.concat,

@@ -193,17 +193,21 @@ def _last_n(value: Any, count: Any = 1) -> list[Any]:
 
 
 def _text(value: Any, fmt: Any = None) -> str:
-    """Text(value[, format]): a number by a format such as "0.00", "#,##0" or "0%"; a
-    date by codes such as "yyyy-mm-dd hh:mm" or a DateTimeFormat name."""
+    """Text(value[, format]): a number by a format such as "0.00", "#,##0" or "0%"
+    (halves rounded away from zero, on the decimal digits as written); a date by codes
+    such as "yyyy-mm-dd hh:mm" or a DateTimeFormat name."""
     if fmt is not None and is_date(value):
         return format_date(value, text(fmt))
     if fmt is None or not isinstance(value, int | float) or isinstance(value, bool):
         return text(value)
     pattern = text(fmt)
-    number = float(value) * (100 if "%" in pattern else 1)
     decimals = len(pattern.split(".", 1)[1].rstrip("%")) if "." in pattern else 0
     decimals = min(decimals, 15)
-    shown = f"{number:,.{decimals}f}" if "," in pattern else f"{number:.{decimals}f}"
+    with localcontext() as ctx:
+        ctx.prec = 400
+        number = Decimal(repr(float(value))) * (100 if "%" in pattern else 1)
+        exact = number.quantize(Decimal(1).scaleb(-decimals), rounding=ROUND_HALF_UP)
+    shown = f"{exact:,.{decimals}f}" if "," in pattern else f"{exact:.{decimals}f}"
     return shown + ("%" if "%" in pattern else "")
 
 
@@ -283,6 +287,89 @@ def _join(value: Any, separator: Any = ", ") -> str:
     return _concat(text(separator).join(rows))
 
 
+def _exp(value: Any) -> float | int:
+    n = _number(value)
+    if n > 700:
+        raise ValueError("the number is out of range")
+    return number_result(math.exp(n))
+
+
+def _ln(value: Any) -> float | int:
+    n = _number(value)
+    if n <= 0:
+        raise ValueError(f"the logarithm of {n} is not defined")
+    return number_result(math.log(n))
+
+
+def _log(value: Any, base: Any = 10) -> float | int:
+    n, b = _number(value), _number(base)
+    if n <= 0 or b <= 0 or b == 1:
+        raise ValueError(f"the logarithm of {n} to base {b} is not defined")
+    exact = math.log(n, b)
+    return number_result(round(exact) if abs(exact - round(exact)) < 1e-12 else exact)
+
+
+_HEX_BITS = 40
+"""Dec2Hex and Hex2Dec work on 40-bit numbers; a negative one is its two's complement."""
+
+
+def _dec2hex(value: Any, places: Any = None) -> str:
+    n = _whole(value)
+    if not -(2 ** (_HEX_BITS - 1)) <= n < 2 ** (_HEX_BITS - 1):
+        raise ValueError(f"{n} does not fit in {_HEX_BITS} bits")
+    shown = format(n % 2**_HEX_BITS, "X")
+    if places is None or n < 0:
+        return shown
+    width = _whole(places)
+    if not len(shown) <= width <= 10:
+        raise ValueError(f"{shown} does not fit in {width} places")
+    return shown.rjust(width, "0")
+
+
+def _hex2dec(value: Any) -> int:
+    raw = text(value).strip()
+    if not raw or len(raw) > _HEX_BITS // 4 or any(c not in "0123456789abcdefABCDEF" for c in raw):
+        raise ValueError(f"{raw!r} is not a hexadecimal number of at most 10 digits")
+    n = int(raw, 16)
+    return n - 2**_HEX_BITS if n >= 2 ** (_HEX_BITS - 1) else n
+
+
+_HTML = {"&": "&amp;", "<": "&lt;", ">": "&gt;", '"': "&quot;", "'": "&#39;"}
+
+
+def _sort_by_columns(value: Any, *columns: Any) -> list[Any]:
+    """SortByColumns(table, "column"[, SortOrder.Descending], "column2", ...): by each
+    column in turn, the first deciding."""
+    table = _table(value)
+    if not columns:
+        raise ValueError("SortByColumns needs a column name")
+    keys: list[tuple[str, bool]] = []
+    i = 0
+    while i < len(columns):
+        name = text(columns[i])
+        order = text(columns[i + 1]).lower() if i + 1 < len(columns) else "ascending"
+        if order in ("ascending", "descending"):
+            i += 2
+        else:
+            order = "ascending"
+            i += 1
+        if table and not any(isinstance(row, dict) and name in row for row in table):
+            raise ValueError(f"the table has no column {name!r}")
+        keys.append((name, order == "descending"))
+    rows = list(table)
+    for name, descending in reversed(keys):  # a stable sort, last column first
+        cells = [row.get(name) if isinstance(row, dict) else None for row in rows]
+        numeric = all(isinstance(c, int | float) or c is None for c in cells)
+        order_of = {id(row): cell for row, cell in zip(rows, cells, strict=True)}
+
+        def key(row: Any, order_of: dict[int, Any] = order_of, numeric: bool = numeric) -> Any:
+            cell = order_of[id(row)]
+            return (cell or 0) if numeric else text(cell)
+
+        rows.sort(key=key, reverse=descending)
+    return rows
+
+
 def _by_evaluator(name: str) -> Callable[..., Any]:
     def never(*args: Any) -> Any:
         raise TypeError(f"{name} is evaluated by the expression evaluator")
@@ -315,12 +402,16 @@ FUNCTIONS: dict[str, Callable[..., Any]] = {
     "unichar": _char,
     "encodeurl": lambda v: quote(text(v), safe=""),
     "isnumeric": _is_numeric,
+    "encodehtml": lambda v: "".join(_HTML.get(c, c) for c in text(v)),
+    "dec2hex": _dec2hex,
+    "hex2dec": _hex2dec,
     # logic
     "if": _by_evaluator("If"),
     "switch": _by_evaluator("Switch"),
     "with": _by_evaluator("With"),
     "iferror": _by_evaluator("IfError"),
     "iserror": _by_evaluator("IsError"),
+    "isblankorerror": _by_evaluator("IsBlankOrError"),
     "error": _by_evaluator("Error"),
     "not": lambda v: not truthy(v),
     "and": lambda *a: all(truthy(v) for v in a),
@@ -345,6 +436,11 @@ FUNCTIONS: dict[str, Callable[..., Any]] = {
     "mod": lambda a, b: number_result(_number(a) % _number(b)),
     "power": _power,
     "sqrt": lambda v: number_result(math.sqrt(_number(v))),
+    "exp": _exp,
+    "ln": _ln,
+    "log": _log,
+    "pi": lambda: math.pi,
+    "sign": lambda v: (_number(v) > 0) - (_number(v) < 0),
     # tables
     "countrows": lambda v: len(_table(v)),
     "count": lambda v: len(_numbers((_table(v),))),
@@ -356,6 +452,7 @@ FUNCTIONS: dict[str, Callable[..., Any]] = {
     "search": _by_evaluator("Search"),
     "concat": _by_evaluator("Concat"),
     "sort": _by_evaluator("Sort"),
+    "sortbycolumns": _sort_by_columns,
     "first": lambda v: _table(v)[0] if _table(v) else None,
     "last": lambda v: _table(v)[-1] if _table(v) else None,
     "firstn": _first_n,

@@ -86,6 +86,13 @@ def _environment(parts: tuple[str, ...]) -> Any:
     return value
 
 
+def _cell(row: Any, name: str) -> Any:
+    """A row's cell in column `name`; a row that is not a record reads as `{Value: row}`."""
+    if isinstance(row, dict):
+        return row.get(name)
+    return row if name == "Value" else None
+
+
 class Variables:
     """All scopes of one run, as a JSON-ready mapping kept in checkpoints."""
 
@@ -109,6 +116,8 @@ class Variables:
             elif isinstance(current, list) and part.isdigit():
                 index = int(part)
                 current = current[index] if index < len(current) else None
+            elif isinstance(current, list):  # a column of the table: one cell per row
+                current = [_cell(row, part) for row in current]
             else:
                 return None
         return copy.deepcopy(current)
