@@ -103,6 +103,76 @@ async def parse_value(rt: Runtime, step: Step) -> None:
     rt.set(step.fields["variable"], value)
 
 
+async def append_value(rt: Runtime, step: Step) -> None:
+    """Add a row to the end of the table a variable holds (a blank one becomes a table;
+    a single value becomes the table's first row)."""
+    from raf.workflow.declarative.program import local_path
+
+    path = step.fields["path"]
+    current = rt.vars.get(local_path(str(path)))
+    rows = [] if current is None else current if isinstance(current, list) else [current]
+    rt.set(path, [*rows, rt.value(step.fields["value"])])
+
+
+async def emit_event(rt: Runtime, step: Step) -> None:
+    """An event for the host: an output of the run, `{eventName, eventValue}`."""
+    fields = step.fields
+    raw = fields.get("event")
+    event: dict[str, Any] = raw if isinstance(raw, dict) else {}
+    name = rt.value(fields["eventName"] if "eventName" in fields else event.get("name"))
+    value = rt.value(fields["eventValue"] if "eventValue" in fields else event.get("data"))
+    await rt.ctx.yield_output({"eventName": text(name), "eventValue": value})
+
+
+def _answer_to(step: Step, default: str) -> str:
+    """Where an answer is kept: `output.property`, else `property`, else `default`."""
+    output = step.fields.get("output")
+    if isinstance(output, dict) and output.get("property"):
+        return str(output["property"])
+    return str(step.fields.get("property") or default)
+
+
+_YES = ("yes", "y", "true", "1", "confirm", "ok")
+
+
+async def confirmation(rt: Runtime, step: Step) -> Any:
+    """Ask a yes/no question; the answer is kept as a boolean (`Local.confirmed` unless
+    `property` or `output.property` says where)."""
+    fields = step.fields
+    asked = rt.render(fields.get("text", fields.get("message", "")))
+    rt.conversation().append({"role": "assistant", "text": asked})
+    default = truthy(rt.value(fields.get("defaultValue", False)))
+    return await rt.ask(asked, object, {"default": default})
+
+
+async def resume_confirmation(rt: Runtime, step: Step, then: dict[str, Any], answer: Any) -> None:
+    if answer is None or answer == "":
+        confirmed = bool(then.get("default"))
+    elif isinstance(answer, str):
+        confirmed = answer.strip().lower() in _YES
+    else:
+        confirmed = bool(answer)
+    rt.conversation().append({"role": "user", "text": text(answer)})
+    rt.set(_answer_to(step, "Local.confirmed"), confirmed)
+
+
+async def wait_for_input(rt: Runtime, step: Step) -> Any:
+    """Say the prompt (if any) and wait for the user's next message; it is kept in
+    `Local.input` unless `property` or `output.property` says where."""
+    prompt = step.fields.get("prompt")
+    asked = rt.render(prompt) if prompt is not None else ""
+    if asked:
+        await rt.say(asked)
+    return await rt.ask(asked or "Waiting for input...", str, {})
+
+
+async def resume_wait_for_input(rt: Runtime, step: Step, then: dict[str, Any], answer: Any) -> None:
+    said = text(answer)
+    rt.conversation().append({"role": "user", "text": said})
+    rt.vars.set_system("LastMessage", {"Text": said, "Role": "user"})
+    rt.set(_answer_to(step, "Local.input"), said)
+
+
 async def send_activity(rt: Runtime, step: Step) -> None:
     await rt.say(rt.render(step.fields["activity"]))
 
@@ -172,6 +242,10 @@ ACTIONS: dict[str, Action] = {
     "SetValue": set_variable,
     "SetMultipleVariables": set_multiple,
     "SetTextVariable": set_text,
+    "AppendValue": append_value,
+    "EmitEvent": emit_event,
+    "Confirmation": confirmation,
+    "WaitForInput": wait_for_input,
     "ResetVariable": reset_variable,
     "ClearAllVariables": clear_all,
     "ParseValue": parse_value,
@@ -197,6 +271,8 @@ ACTIONS: dict[str, Action] = {
 RESUMERS: dict[str, Resume] = {
     "Question": resume_question,
     "RequestExternalInput": resume_question,
+    "Confirmation": resume_confirmation,
+    "WaitForInput": resume_wait_for_input,
     "InvokeFunctionTool": resume_function_tool,
     "InvokeAgent": resume_agent,
     "InvokeMcpTool": resume_mcp_tool,

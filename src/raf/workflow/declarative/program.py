@@ -24,18 +24,23 @@ _SPECS: dict[str, tuple[tuple[str, ...], tuple[str, ...]]] = {
     "SetVariable": (("variable", "value"), ()),
     "SetValue": (("path", "value"), ()),
     "SetMultipleVariables": (("assignments",), ()),
+    "AppendValue": (("path", "value"), ()),
     "SetTextVariable": (("variable", "value"), ()),
     "ResetVariable": (("variable",), ()),
     "ClearAllVariables": ((), ("variables",)),
     "ParseValue": (("variable", "value"), ("valueType",)),
     "If": (("condition", "then"), ("else",)),
     "ConditionGroup": (("conditions",), ("elseActions",)),
-    "Foreach": (("items", "actions"), ("value", "item", "itemName", "index", "indexName")),
+    "Foreach": (
+        ("actions",),
+        ("items", "source", "value", "item", "itemName", "index", "indexName"),
+    ),
     "BreakLoop": ((), ()),
     "ContinueLoop": ((), ()),
     "GotoAction": (("actionId",), ("maxIterations",)),
     "SendActivity": (("activity",), ()),
     "SendMessage": (("message",), ("conversationId",)),
+    "EmitEvent": ((), ("eventName", "eventValue", "event")),
     "InvokeAgent": (("agent",), ("input", "output", "conversationId", "message")),
     "InvokeFunctionTool": (
         ("functionName",),
@@ -93,6 +98,11 @@ _SPECS: dict[str, tuple[tuple[str, ...], tuple[str, ...]]] = {
         ),
     ),
     "RequestExternalInput": (("variable",), ("prompt", "default")),
+    "Confirmation": (
+        (),
+        ("message", "text", "property", "output", "yesLabel", "noLabel", "defaultValue"),
+    ),
+    "WaitForInput": ((), ("prompt", "property", "output", "timeout")),
     "EndWorkflow": ((), ()),
     "EndConversation": ((), ()),
     "CreateConversation": (("conversationId",), ()),
@@ -108,6 +118,9 @@ _TEMPLATE_FIELDS = {
     ("Question", "question"),
     ("Question", "prompt"),
     ("RequestExternalInput", "prompt"),
+    ("Confirmation", "message"),
+    ("Confirmation", "text"),
+    ("WaitForInput", "prompt"),
     ("AddConversationMessage", "message"),
     ("AddConversationMessage", "content"),
     ("AddConversationMessage", "text"),
@@ -121,6 +134,7 @@ ALIASES = {
     "CancelWorkflow": "EndWorkflow",
     "CancelAllDialogs": "EndWorkflow",
     "EndDialog": "EndWorkflow",
+    "CancelDialog": "EndWorkflow",
 }
 """Other spellings of action kinds, read as the kind they name."""
 ACTION_KINDS = tuple(sorted(_SPECS))
@@ -351,7 +365,9 @@ class _Compiler:
         for key, value in fields.items():
             if key in _COMMON:
                 continue
-            if key in ("variable", "path"):
+            if key in ("variable", "path") or (
+                key == "property" and step.kind in ("Confirmation", "WaitForInput")
+            ):
                 self.variable(value, (*step.path, key))
             elif key == "output" and isinstance(value, Mapping):
                 for out_key, target in value.items():
@@ -433,9 +449,30 @@ class _Compiler:
         for end in ends:
             end.target = len(self.instrs)
 
+    def _EmitEvent(self, step: Step) -> None:
+        """EmitEvent names its event with `eventName` (or `event: {name, data}`)."""
+        event = step.fields.get("event")
+        if "eventName" not in step.fields and not (isinstance(event, Mapping) and "name" in event):
+            self.issue(step.path, "EmitEvent needs 'eventName' (or 'event' with a 'name')")
+        if event is not None and not isinstance(event, Mapping):
+            self.issue((*step.path, "event"), "expected a mapping with 'name' and 'data'")
+        elif isinstance(event, Mapping):
+            for key in event:
+                if key not in ("name", "data"):
+                    self.issue(
+                        (*step.path, "event", str(key)),
+                        f"an event has no key {key!r}{hint(str(key), ['name', 'data'])}",
+                        key=True,
+                    )
+        self.simple(step)
+
     def _Foreach(self, step: Step) -> None:
         fields = step.fields
-        self.loop_items(fields["items"], (*step.path, "items"))
+        key = "items" if "items" in fields else "source"
+        if key not in fields:
+            self.issue(step.path, "Foreach needs 'items' (or 'source')")
+            return
+        self.loop_items(fields[key], (*step.path, key))
         for key in ("value", "item", "itemName", "index", "indexName"):
             if key in fields:
                 self.variable(fields[key], (*step.path, key))

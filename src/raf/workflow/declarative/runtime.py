@@ -320,7 +320,8 @@ class Interpreter:
 
     def loop_init(self, instr: Instr, rt: Runtime) -> None:
         assert instr.step is not None
-        items = rt.value(instr.step.fields["items"])
+        fields = instr.step.fields
+        items = rt.value(fields["items"] if "items" in fields else fields["source"])
         if items is None:
             items = []
         if not isinstance(items, list):

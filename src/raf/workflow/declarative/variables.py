@@ -118,6 +118,8 @@ class Variables:
                 current = current[index] if index < len(current) else None
             elif isinstance(current, list):  # a column of the table: one cell per row
                 current = [_cell(row, part) for row in current]
+            elif part == "Value" and current is not None:  # a row of a one-column table
+                continue
             else:
                 return None
         return copy.deepcopy(current)
