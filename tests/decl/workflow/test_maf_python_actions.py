@@ -112,3 +112,124 @@ def test_emit_event_without_a_name_is_located() -> None:
         DeclWorkflowBuilder().from_yaml_str(doc).build()
     (problem,) = caught.value.problems
     assert problem.line == 3 and "EmitEvent needs 'eventName'" in problem.message
+
+
+SPELLINGS = """
+kind: Workflow
+actions:
+  - kind: SetTextVariable
+    id: greet
+    variable: Local.greeting
+    text: Hello {System.LastMessage.Text}
+  - kind: SetVariable
+    id: nested_path
+    variable:
+      path: Local.n
+    value: =3
+  - kind: SetValue
+    id: value_by_variable
+    variable: Local.m
+    value: =Local.n * 2
+  - kind: SetMultipleVariables
+    id: several
+    assignments:
+      - {path: Local.a, value: 1}
+      - {variable: {path: Local.b}, value: 2}
+  - kind: If
+    id: check
+    condition: =Local.n > 2
+    actions:
+      - {kind: SendActivity, id: big, activity: {text: "=Local.m + Local.a + Local.b"}}
+  - kind: GotoAction
+    id: jump
+    target: final
+  - kind: SendActivity
+    id: skipped
+    activity: never
+  - kind: SendActivity
+    id: final
+    activity: =Local.greeting
+  - kind: ResetVariable
+    id: forget
+    path: Local.greeting
+"""
+
+
+async def test_the_other_field_spellings_of_the_python_engine() -> None:
+    workflow = DeclWorkflowBuilder().from_yaml_str(SPELLINGS).build()
+    result = await workflow.run("Ada")
+    assert result.outputs == ["9", "Hello Ada"]
+    local = variables(workflow)["Local"]
+    assert local.get("greeting") is None and (local["a"], local["b"]) == (1, 2)
+
+
+ASKING = """
+kind: Workflow
+actions:
+  - kind: Question
+    id: ask
+    text: Your name?
+    property: Local.name
+  - kind: RequestExternalInput
+    id: approve
+    message: =$"Approve {Local.name}?"
+    output:
+      property: Local.approval
+  - kind: InvokeAzureAgent
+    id: helper
+    agentName: Helper
+  - kind: SendActivity
+    id: say
+    activity: "{Local.name}: {Local.approval}"
+"""
+
+
+async def test_questions_and_agents_spelt_the_python_engine_s_way() -> None:
+    from raf import AgentBuilder
+    from raf.testing import ScriptedChatClient
+
+    model = ScriptedChatClient(["Hi there."])
+    workflow = (
+        DeclWorkflowBuilder()
+        .from_yaml_str(ASKING)
+        .with_agent("Helper", AgentBuilder("Helper").with_chat_client(model).build())
+        .build()
+    )
+    result = await workflow.run("")
+    asked = []
+    for answer in ("Lin", "yes"):
+        (request,) = result.requests
+        asked.append(request.data)
+        result = await workflow.run(
+            checkpoint_id=result.checkpoint_id, responses={request.request_id: answer}
+        )
+    assert asked == ["Your name?", "Approve Lin?"]
+    assert result.outputs == ["Hi there.", "Lin: yes"]
+    assert len(model.requests) == 1
+
+
+def test_a_misspelt_alternative_is_still_located_under_its_own_name() -> None:
+    from raf.core.errors import ValidationProblems
+
+    doc = (
+        "kind: Workflow\nactions:\n  - kind: GotoAction\n    id: jump\n    target: nowhere\n"
+        "  - {kind: SendActivity, id: here, activity: hi}\n"
+    )
+    with pytest.raises(ValidationProblems) as caught:
+        DeclWorkflowBuilder().from_yaml_str(doc).build()
+    (problem,) = caught.value.problems
+    assert problem.line == 5 and problem.key_path == "actions[0].target"
+    assert "GotoAction target 'nowhere' is no action id" in problem.message
+
+
+def test_both_spellings_at_once_is_an_error() -> None:
+    from raf.core.errors import ValidationProblems
+
+    doc = (
+        "kind: Workflow\nactions:\n  - kind: GotoAction\n    id: jump\n    actionId: a\n"
+        "    target: b\n  - {kind: SendActivity, id: a, activity: hi}\n"
+    )
+    with pytest.raises(ValidationProblems) as caught:
+        DeclWorkflowBuilder().from_yaml_str(doc).build()
+    (problem,) = caught.value.problems
+    assert problem.line == 6 and "'target' and 'actionId' say the same" in problem.message

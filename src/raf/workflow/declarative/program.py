@@ -137,6 +137,20 @@ ALIASES = {
     "CancelDialog": "EndWorkflow",
 }
 """Other spellings of action kinds, read as the kind they name."""
+_FIELD_SPELLINGS: dict[str, tuple[tuple[str, str], ...]] = {
+    "SetVariable": (("path", "variable"),),
+    "SetValue": (("variable", "path"),),
+    "SetTextVariable": (("path", "variable"), ("text", "value")),
+    "ResetVariable": (("path", "variable"),),
+    "If": (("actions", "then"),),
+    "GotoAction": (("target", "actionId"),),
+    "InvokeAgent": (("agentName", "agent"),),
+    "Question": (("text", "question"), ("property", "variable")),
+    "RequestExternalInput": (("message", "prompt"), ("property", "variable")),
+}
+"""Microsoft Agent Framework's Python engine's other names of some action fields, read as
+raf's (other spelling, raf's key) when raf's key is not written. `variable: {path: x}` is
+read as `variable: x` everywhere, and so is `output: {property: x}` of a question."""
 ACTION_KINDS = tuple(sorted(_SPECS))
 _BY_LOWER = {k.lower(): k for k in ACTION_KINDS} | {k.lower(): v for k, v in ALIASES.items()}
 """Action kinds are read without regard to case."""
@@ -229,9 +243,51 @@ class _Compiler:
         self.gotos: list[tuple[Instr, str, KeyPath]] = []
         self.loops: list[tuple[str, int, list[Instr]]] = []
         self.counter = 0
+        self.spelt: dict[KeyPath, KeyPath] = {}
+        """Where a field read under raf's name was written under another (for issues)."""
 
     def issue(self, path: KeyPath, message: str, *, key: bool = False) -> None:
+        for size in range(len(path), 0, -1):
+            written = self.spelt.get(path[:size])
+            if written is not None:
+                path = (*written, *path[size:])
+                break
         self.issues.append(Issue(path=path, message=message, key=key))
+
+    def respell(self, kind: str, raw: Mapping[str, Any], path: KeyPath) -> dict[str, Any]:
+        """The action's fields under raf's names (see `_FIELD_SPELLINGS`)."""
+        fields = dict(raw)
+        for other, ours in _FIELD_SPELLINGS.get(kind, ()):
+            if other not in fields:
+                continue
+            if ours in fields and other in _SPECS[kind][0] + _SPECS[kind][1]:
+                continue  # both are raf's keys, each with its own meaning
+            if ours in fields:
+                self.issue(
+                    (*path, other),
+                    f"{other!r} and {ours!r} say the same; write one of them",
+                    key=True,
+                )
+                fields.pop(other)
+                continue
+            fields = {(ours if k == other else k): v for k, v in fields.items()}
+            self.spelt[(*path, ours)] = (*path, other)
+        output = fields.get("output")
+        if (
+            kind in ("Question", "RequestExternalInput")
+            and "variable" not in fields
+            and isinstance(output, Mapping)
+            and set(output) == {"property"}
+        ):
+            fields = {k: v for k, v in fields.items() if k != "output"}
+            fields["variable"] = output["property"]
+            self.spelt[(*path, "variable")] = (*path, "output", "property")
+        for key in ("variable", "path"):
+            value = fields.get(key)
+            if isinstance(value, Mapping) and set(value) == {"path"}:
+                fields[key] = value["path"]
+                self.spelt[(*path, key)] = (*path, key, "path")
+        return fields
 
     def emit(self, instr: Instr) -> Instr:
         self.instrs.append(instr)
@@ -323,6 +379,7 @@ class _Compiler:
                 f"unknown action kind {kind!r}{hint(kind, ACTION_KINDS)}",
             )
             return
+        raw = self.respell(kind, raw, path)
         required, optional = spec
         self.counter += 1
         action_id = raw.get("id")
@@ -390,12 +447,28 @@ class _Compiler:
         if not isinstance(items, list):
             self.issue((*step.path, "assignments"), "expected a list of {variable, value}")
             return
+        items = step.fields["assignments"] = list(items)  # respelt here, not in the document
         for i, item in enumerate(items):
             where = (*step.path, "assignments", i)
+            if isinstance(item, Mapping):
+                item = self.respell_assignment(item, where)
+                items[i] = item
             if not isinstance(item, Mapping) or "variable" not in item or "value" not in item:
                 self.issue(where, "an assignment is a mapping with 'variable' and 'value'")
                 continue
             self.variable(item["variable"], (*where, "variable"))
+
+    def respell_assignment(self, item: Mapping[str, Any], where: KeyPath) -> dict[str, Any]:
+        """An assignment's `path` (or `variable: {path: x}`) as its `variable`."""
+        fields = dict(item)
+        if "variable" not in fields and "path" in fields:
+            fields = {("variable" if k == "path" else k): v for k, v in fields.items()}
+            self.spelt[(*where, "variable")] = (*where, "path")
+        value = fields.get("variable")
+        if isinstance(value, Mapping) and set(value) == {"path"}:
+            fields["variable"] = value["path"]
+            self.spelt[(*where, "variable")] = (*where, "variable", "path")
+        return fields
 
     def condition(self, value: Any, path: KeyPath) -> str:
         if isinstance(value, bool):
