@@ -40,6 +40,14 @@ def ev(source: str) -> Any:
         ("Local.Team.name", ["Ada", "Grace", "Alan"]),
         ('Concat(Local.Team.name, Value, ", ")', "Ada, Grace, Alan"),
         ("Local.Words.Value", ["x", "y"]),
+        # As names the rows of a table function's table
+        ("ForAll(Local.Team As person, person.age + 1)", [37, 86, 42]),
+        ('Filter(Local.Team As p, p.team = "a").name', ["Grace", "Alan"]),
+        ("Sum(Local.Team As p, p.age)", 162),
+        (
+            'ForAll(Local.Team As a, Concat(Filter(Local.Team As b, b.team = a.team), name, "+"))',
+            ["Ada", "Grace+Alan", "Grace+Alan"],
+        ),
         # Text rounds half away from zero, as Round does
         ('Text(0.5, "0")', "1"),
         ('Text(2.5, "0")', "3"),
@@ -94,6 +102,8 @@ def test_exp_ln_and_pi_are_the_constants() -> None:
         ("SortOrder.Sideways", "not a member of SortOrder"),
         ('SortByColumns(Local.Team, "shoe")', "no column 'shoe'"),
         ("Exp(1000)", "out of range"),
+        ('Upper("a" As x)', "in its first argument only"),
+        ("ForAll(Local.Team As 3, 1)", "expected a name after 'As'"),
     ],
 )
 def test_bad_arguments_are_located_errors(source: str, says: str) -> None:

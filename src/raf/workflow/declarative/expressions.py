@@ -116,6 +116,17 @@ class Expression:
                     enum_value(node.value)
                 except ValueError as exc:
                     raise ExpressionError(str(exc), source=source, offset=node.offset) from None
+        for node in walk(tree):
+            for i, child in enumerate(node.children):
+                if child.kind == "as" and (
+                    i != 0 or node.kind != "call" or node.value.lower() not in ROW_FUNCTIONS
+                ):
+                    raise ExpressionError(
+                        f"'As {child.value}' names the rows of a table function's table "
+                        "(ForAll, Filter, Sum, ...), in its first argument only",
+                        source=source,
+                        offset=child.offset,
+                    )
         names: list[tuple[tuple[str, ...], int]] = []
         _outer_names(tree, names, in_row=False)
         return cls(
@@ -261,6 +272,8 @@ class _Evaluator:
             return -value
         if kind == "binary":
             return self.binary(node)
+        if kind == "as":
+            return self.run(node.children[0])
         return self.call(node)
 
     def join(self, parts: list[str], node: Node) -> str:
@@ -400,13 +413,15 @@ class _Evaluator:
     def rows(self, node: Node, table: list[Any]) -> list[_Evaluator]:
         """An evaluator per row, reading the row's fields by bare names."""
         outer = self.resolve
+        first = node.children[0] if node.children else None
+        alias = first.value if first is not None and first.kind == "as" else "ThisRecord"
         out: list[_Evaluator] = []
         for row in table:
             record = _row_record(row)
 
             def resolve(parts: tuple[str, ...], record: Any = record, row: Any = row) -> Any:
                 head = parts[0]
-                if head in ("ThisRecord", "ThisItem"):
+                if head in ("ThisRecord", "ThisItem", alias):
                     value: Any = row
                     rest = parts[1:]
                 elif isinstance(record, dict) and head in record:

@@ -4,7 +4,8 @@ the parser.
 
 Grammar: numbers, "strings", `$"text {expr} text"` interpolated strings, true/false,
 scoped names (`Local.x.y`), `a[0]`, lists `[1, 2]`, records `{name: "x"}`, calls
-`Name(args)`, unary `-`/`!`/`Not`, and the binary operators `* / %`, `+ -`, `&` (text
+`Name(args)` (the first argument may name the rows of its table: `ForAll(Local.t As
+row, row.x)`), unary `-`/`!`/`Not`, and the binary operators `* / %`, `+ -`, `&` (text
 join), `= == <> != < <= > >= in`, `And &&`, `Or ||`.
 """
 
@@ -168,7 +169,8 @@ class Node:
     """A node of a parsed expression."""
 
     kind: str
-    """literal, name, index, list, record, call, unary, binary, interp."""
+    """literal, name, index, list, record, call, unary, binary, interp, and `as` (a
+    call's first argument with the name its rows go by: value is the name)."""
     value: Any = None
     children: tuple[Node, ...] = ()
     offset: int = 0
@@ -316,7 +318,14 @@ class _Parser:
             self.take()
             return out
         while True:
-            out.append(self.expression(0))
+            item = self.expression(0)
+            if close == ")" and not out and self.peek.text.lower() == "as":
+                keyword = self.take()
+                alias = self.take()
+                if alias.kind != "name":
+                    raise self.fail("expected a name after 'As'", alias)
+                item = Node("as", alias.text, (item,), keyword.offset)
+            out.append(item)
             token = self.take()
             if token.text == close:
                 return out
