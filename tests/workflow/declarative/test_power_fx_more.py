@@ -111,3 +111,73 @@ def test_bad_arguments_are_located_errors(source: str, says: str) -> None:
         ev(source)
     assert says in str(caught.value)
     assert "at character" in str(caught.value)
+
+
+@pytest.mark.parametrize(
+    ("source", "value"),
+    [
+        # IsMatch: the whole text, unless the options say otherwise
+        ('IsMatch("123-45-7890", "\\d{3}-\\d{2}-\\d{4}")', True),
+        ('IsMatch("123-45-7890x", "\\d{3}-\\d{2}-\\d{4}")', False),
+        ('IsMatch("joan@contoso.com", Match.Email)', True),
+        ('IsMatch("123.456", Match.MultipleDigits & Match.Period & Match.MultipleDigits)', True),
+        ('IsMatch("111-111-111", "\\d+", MatchOptions.Contains)', True),
+        ('IsMatch("Hello world", "hello", MatchOptions.Contains & MatchOptions.IgnoreCase)', True),
+        ('IsMatch("Hello world", "hello", MatchOptions.IgnoreCase)', False),
+        ('IsMatch("Hello world", "Hello", MatchOptions.BeginsWith)', True),
+        ('IsMatch("Hello world", "world", MatchOptions.BeginsWith)', False),
+        ('IsMatch("Hello world", "world", MatchOptions.EndsWith)', True),
+        ('IsMatch(Blank(), "")', True),
+        # Match: the first match, a record; blank when there is none
+        (
+            'Match("Bob Jones <bob.jones@contoso.com>", "<(?<email>" & Match.Email & ")>").email',
+            "bob.jones@contoso.com",
+        ),
+        ('Match("Bob Jones", "(\\w+) (\\w+)").FullMatch', "Bob Jones"),
+        ('Match("Call 555-0100", "\\d{3}-\\d{4}").StartMatch', 6),
+        ('Match("Bob Jones", "(\\w+) (\\w+)").SubMatches.Value', ["Bob", "Jones"]),
+        ('IsBlank(Match("abc", "\\d"))', True),
+        # MatchAll: every match, a table
+        ('MatchAll("a1b22c333", "\\d+").FullMatch', ["1", "22", "333"]),
+        ('CountRows(MatchAll("none here", "\\d"))', 0),
+    ],
+)
+def test_regular_expressions_give_the_reference_values(source: str, value: Any) -> None:
+    assert ev(source) == value
+
+
+def test_a_backslash_reaches_the_pattern_as_written() -> None:
+    assert ev('Len("\\d")') == 2  # Power Fx text has no backslash escapes for letters
+    assert ev('"a\\nb"') == "a\nb"  # \n and \t still read as the characters
+
+
+@pytest.mark.parametrize(
+    ("source", "says"),
+    [
+        ('IsMatch("a", "(")', "not a valid pattern"),
+        ('IsMatch("a", Match.Sideways)', "not a member of Match"),
+        ('IsMatch("a", "a", "q")', "unknown match option"),
+    ],
+)
+def test_bad_patterns_are_located_errors(source: str, says: str) -> None:
+    with pytest.raises(ExpressionError) as caught:
+        ev(source)
+    assert says in str(caught.value) and "at character" in str(caught.value)
+
+
+def test_a_pattern_that_backtracks_without_end_is_stopped() -> None:
+    import time
+
+    started = time.perf_counter()
+    with pytest.raises(ExpressionError, match="took longer than"):
+        ev('IsMatch(Concat(Sequence(60), "a") & "!", "(a|aa)+$", MatchOptions.Contains)')
+    assert time.perf_counter() - started < 30  # refused, not left running
+
+
+def test_matches_once_per_row_share_one_time_limit() -> None:
+    import time
+
+    slow = 'IfError(IsMatch(Concat(Sequence(60), "a") & "!", "(a|aa)+$", "c"), false)'
+    started = time.perf_counter()
+    assert ev(f"CountIf(ForAll(Sequence(200), {slow}), Value)") == 0
+    assert time.perf_counter() - started < 30  # not 200 times the limit

@@ -56,9 +56,44 @@ ENUMS: dict[str, dict[str, str]] = {
         "saturday": "16",
     },
     "sortorder": {"ascending": "Ascending", "descending": "Descending"},
+    "matchoptions": {
+        "beginswith": "^c",
+        "complete": "^c$",
+        "contains": "c",
+        "endswith": "c$",
+        "ignorecase": "i",
+        "multiline": "m",
+        "dotall": "s",
+        "freespacing": "x",
+        "numberedsubmatches": "N",
+    },
+    "match": {
+        "any": ".",
+        "comma": ",",
+        "digit": r"\d",
+        "email": r".+@.+\.[^\.]{2,}",
+        "hyphen": r"\-",
+        "leftparen": r"\(",
+        "letter": r"\p{L}",
+        "multipledigits": r"\d+",
+        "multipleletters": r"\p{L}+",
+        "multiplenonspaces": r"\S+",
+        "multiplespaces": r"\s+",
+        "nonspace": r"\S",
+        "optionaldigits": r"\d*",
+        "optionalletters": r"\p{L}*",
+        "optionalnonspaces": r"\S*",
+        "optionalspaces": r"\s*",
+        "period": r"\.",
+        "rightparen": r"\)",
+        "space": r"\s",
+        "tab": r"\t",
+    },
 }
-"""Power Fx's enumerations the date and sort functions take (`TimeUnit.Days`,
-`SortOrder.Descending`), by lower-case name; each member reads as its text."""
+"""Power Fx's enumerations the date, sort and pattern functions take (`TimeUnit.Days`,
+`SortOrder.Descending`, `MatchOptions.IgnoreCase`, `Match.Email`), by lower-case name;
+each member reads as its text (a match option as its letters, a pattern as a regular
+expression)."""
 
 _FORMATS = {
     "longdate": "dddd, mmmm d, yyyy",

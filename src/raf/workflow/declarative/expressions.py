@@ -20,6 +20,7 @@ from dataclasses import dataclass, field
 from typing import Any
 
 from raf.workflow.declarative.dates import ENUMS, as_datetime, enum_value, is_date, plain
+from raf.workflow.declarative.patterns import match_time_budget
 from raf.workflow.declarative.syntax import (
     MAX_DEPTH,
     MAX_SOURCE,
@@ -146,7 +147,8 @@ class Expression:
         `assign`, where given, lets Patch change a table held in a variable."""
         try:
             evaluator = _Evaluator(resolve, functions, self.source, _Budget(), assign)
-            return plain(evaluator.run(self.tree))
+            with match_time_budget():
+                return plain(evaluator.run(self.tree))
         except ExpressionError:
             raise
         except RecursionError:

@@ -12,6 +12,7 @@ from typing import Any
 from urllib.parse import quote
 
 from raf.workflow.declarative.dates import DATE_FUNCTIONS, as_datetime, format_date, is_date
+from raf.workflow.declarative.patterns import PATTERN_FUNCTIONS
 from raf.workflow.declarative.values import (
     MAX_ROWS,
     MAX_TEXT,
@@ -482,5 +483,7 @@ FUNCTIONS: dict[str, Callable[..., Any]] = {
     "json": lambda v: json.dumps(v, ensure_ascii=False, default=json_default),
     # dates and times
     **DATE_FUNCTIONS,
+    # regular expressions
+    **PATTERN_FUNCTIONS,
 }
 """Every function an expression may call, by lower-case name."""

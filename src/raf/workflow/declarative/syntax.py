@@ -158,7 +158,12 @@ def unquote(text: str) -> str:
     body = text[1:-1]
     if text[0] == '"':
         body = body.replace('""', '"')
-    return re.sub(r"\\(.)", lambda m: {"n": "\n", "t": "\t"}.get(m.group(1), m.group(1)), body)
+    # \n and \t are the characters, \" \' \\ the quote or backslash; any other backslash
+    # stays, as Power Fx keeps it (so a pattern's \d reaches IsMatch as written)
+    return re.sub(r"\\(.)", lambda m: _ESCAPES.get(m.group(1), m.group(0)), body)
+
+
+_ESCAPES = {"n": "\n", "t": "\t", '"': '"', "'": "'", "\\": "\\"}
 
 
 # -- tree --------------------------------------------------------------------------------
