@@ -75,7 +75,12 @@ def ev(source: str) -> Any:
         ('IsBlankOrError("")', True),
         ("IsBlankOrError(1/0)", True),
         ("IsBlankOrError(1)", False),
+        ('Decimal("1.5")', 1.5),
+        ('Float("2")', 2),
+        ("RandBetween(4, 4)", 4),
+        ('GUID("0F8FAD5B-D9CB-469F-A165-70867728950E")', "0f8fad5b-d9cb-469f-a165-70867728950e"),
         # text
+        ('PlainText("<p>Tom &amp; <b>Jerry</b></p>")', "Tom & Jerry"),
         (
             'EncodeHTML("<b>Tom & Jerry\'s ""show""</b>")',
             "&lt;b&gt;Tom &amp; Jerry&#39;s &quot;show&quot;&lt;/b&gt;",
@@ -84,6 +89,13 @@ def ev(source: str) -> Any:
 )
 def test_reference_values(source: str, value: Any) -> None:
     assert ev(source) == value
+
+
+def test_random_values_are_in_their_range() -> None:
+    assert all(0 <= ev("Rand()") < 1 for _ in range(20))
+    assert {ev("RandBetween(1, 3)") for _ in range(60)} <= {1, 2, 3}
+    made = ev("GUID()")
+    assert len(made) == 36 and made != ev("GUID()") and ev(f'GUID("{made}")') == made
 
 
 def test_exp_ln_and_pi_are_the_constants() -> None:
@@ -103,6 +115,8 @@ def test_exp_ln_and_pi_are_the_constants() -> None:
         ('SortByColumns(Local.Team, "shoe")', "no column 'shoe'"),
         ("Exp(1000)", "out of range"),
         ('Upper("a" As x)', "in its first argument only"),
+        ('GUID("nope")', "is not a GUID"),
+        ("RandBetween(3, 1)", "no whole number from 3 to 1"),
         ("ForAll(Local.Team As 3, 1)", "expected a name after 'As'"),
     ],
 )

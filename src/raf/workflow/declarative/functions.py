@@ -4,8 +4,12 @@ Each one refuses to make a text, table or number past the limits in `values`."""
 
 from __future__ import annotations
 
+import html
 import json
 import math
+import random
+import re
+import uuid
 from collections.abc import Callable
 from decimal import ROUND_DOWN, ROUND_HALF_UP, ROUND_UP, Decimal, localcontext
 from typing import Any
@@ -335,6 +339,32 @@ def _hex2dec(value: Any) -> int:
     return n - 2**_HEX_BITS if n >= 2 ** (_HEX_BITS - 1) else n
 
 
+def _guid(value: Any = None) -> str:
+    """GUID(): a new random GUID; GUID(text): that GUID, checked (as lower-case text)."""
+    if value is None:
+        return str(uuid.uuid4())
+    try:
+        return str(uuid.UUID(text(value).strip()))
+    except ValueError:
+        raise ValueError(f"{text(value)[:60]!r} is not a GUID") from None
+
+
+def _rand_between(low: Any, high: Any) -> int:
+    lo, hi = math.ceil(_number(low)), math.floor(_number(high))
+    if lo > hi:
+        raise ValueError(f"there is no whole number from {low} to {high}")
+    return random.randint(lo, hi)
+
+
+_TAGS = re.compile(r"<[^>]*>")
+
+
+def _plain_text(value: Any) -> str:
+    """PlainText(html): the text without its tags, entities read, runs of space as one."""
+    body = _TAGS.sub(" ", text(value))
+    return " ".join(html.unescape(body).replace("\xa0", " ").split())
+
+
 _HTML = {"&": "&amp;", "<": "&lt;", ">": "&gt;", '"': "&quot;", "'": "&#39;"}
 
 
@@ -403,6 +433,8 @@ FUNCTIONS: dict[str, Callable[..., Any]] = {
     "unichar": _char,
     "encodeurl": lambda v: quote(text(v), safe=""),
     "isnumeric": _is_numeric,
+    "plaintext": _plain_text,
+    "guid": _guid,
     "encodehtml": lambda v: "".join(_HTML.get(c, c) for c in text(v)),
     "dec2hex": _dec2hex,
     "hex2dec": _hex2dec,
@@ -424,6 +456,10 @@ FUNCTIONS: dict[str, Callable[..., Any]] = {
     "boolean": lambda v: truthy(v) if not isinstance(v, str) else v.strip().lower() == "true",
     # numbers
     "value": _number,
+    "decimal": _number,
+    "float": _number,
+    "rand": lambda: random.random(),
+    "randbetween": _rand_between,
     "int": lambda v: number_result(math.floor(_number(v))),
     "trunc": lambda v, d=0: _rounder(ROUND_DOWN)(v, d),
     "round": _rounder(ROUND_HALF_UP),
