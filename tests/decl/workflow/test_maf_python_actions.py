@@ -25,6 +25,15 @@ async def _answer(kind: str, message: str, answer: object) -> tuple[WorkflowRunR
     return done, request.data
 
 
+async def test_foreach_with_items_source() -> None:
+    doc = (
+        "kind: Workflow\nactions:\n  - kind: Foreach\n    itemsSource: =[1, 2]\n    actions:\n"
+        '      - {kind: SendActivity, activity: "{Local.item}"}\n'
+    )
+    result = await DeclWorkflowBuilder().from_yaml_str(doc).build().run("")
+    assert result.outputs == ["1", "2"]
+
+
 async def test_foreach_with_source_item_name_and_index_name() -> None:
     doc = """
 kind: Workflow
@@ -49,7 +58,7 @@ def test_foreach_needs_items_or_source_located() -> None:
         DeclWorkflowBuilder().from_yaml_str(doc).build()
     (problem,) = caught.value.problems
     assert problem.line == 3
-    assert "Foreach needs 'items' (or 'source')" in problem.message
+    assert "Foreach needs 'items' (or 'source', 'itemsSource')" in problem.message
 
 
 async def test_append_value_adds_a_row_and_makes_the_table_when_blank() -> None:
@@ -233,3 +242,29 @@ def test_both_spellings_at_once_is_an_error() -> None:
         DeclWorkflowBuilder().from_yaml_str(doc).build()
     (problem,) = caught.value.problems
     assert problem.line == 6 and "'target' and 'actionId' say the same" in problem.message
+
+
+async def test_agent_output_property_and_a_fenced_response_object() -> None:
+    from raf import AgentBuilder
+    from raf.testing import ScriptedChatClient
+
+    doc = """
+kind: Workflow
+actions:
+  - kind: InvokeAzureAgent
+    id: ask
+    agent: {name: Helper}
+    output: {property: Local.answer, responseObject: Local.obj, autoSend: false}
+  - {kind: SendActivity, id: say, activity: "{Local.obj.n} from {Len(Local.answer)} characters"}
+"""
+    reply = '```json\n{"n": 5}\n```'
+    model = ScriptedChatClient([reply])
+    workflow = (
+        DeclWorkflowBuilder()
+        .from_yaml_str(doc)
+        .with_agent("Helper", AgentBuilder("Helper").with_chat_client(model).build())
+        .build()
+    )
+    result = await workflow.run("go")
+    assert result.outputs == [f"5 from {len(reply)} characters"]
+    assert variables(workflow)["Local"]["answer"] == reply

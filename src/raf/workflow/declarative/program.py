@@ -31,10 +31,7 @@ _SPECS: dict[str, tuple[tuple[str, ...], tuple[str, ...]]] = {
     "ParseValue": (("variable", "value"), ("valueType",)),
     "If": (("condition", "then"), ("else",)),
     "ConditionGroup": (("conditions",), ("elseActions",)),
-    "Foreach": (
-        ("actions",),
-        ("items", "source", "value", "item", "itemName", "index", "indexName"),
-    ),
+    "Foreach": (("items", "actions"), ("value", "item", "itemName", "index", "indexName")),
     "BreakLoop": ((), ()),
     "ContinueLoop": ((), ()),
     "GotoAction": (("actionId",), ("maxIterations",)),
@@ -143,6 +140,7 @@ _FIELD_SPELLINGS: dict[str, tuple[tuple[str, str], ...]] = {
     "SetTextVariable": (("path", "variable"), ("text", "value")),
     "ResetVariable": (("path", "variable"),),
     "If": (("actions", "then"),),
+    "Foreach": (("source", "items"), ("itemsSource", "items")),
     "GotoAction": (("target", "actionId"),),
     "InvokeAgent": (("agentName", "agent"),),
     "Question": (("text", "question"), ("property", "variable")),
@@ -400,7 +398,9 @@ class _Compiler:
                 )
         missing = [k for k in required if k not in raw]
         for key in missing:
-            self.issue(path, f"{kind} needs {key!r}")
+            others = [o for o, ours in _FIELD_SPELLINGS.get(kind, ()) if ours == key]
+            also = f" (or {', '.join(repr(o) for o in others)})" if others else ""
+            self.issue(path, f"{kind} needs {key!r}{also}")
         if raw.get("disabled") is True:
             return
         self.labels.setdefault(action_id, len(self.instrs))
@@ -541,11 +541,7 @@ class _Compiler:
 
     def _Foreach(self, step: Step) -> None:
         fields = step.fields
-        key = "items" if "items" in fields else "source"
-        if key not in fields:
-            self.issue(step.path, "Foreach needs 'items' (or 'source')")
-            return
-        self.loop_items(fields[key], (*step.path, key))
+        self.loop_items(fields["items"], (*step.path, "items"))
         for key in ("value", "item", "itemName", "index", "indexName"):
             if key in fields:
                 self.variable(fields[key], (*step.path, key))

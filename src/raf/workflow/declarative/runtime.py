@@ -320,8 +320,7 @@ class Interpreter:
 
     def loop_init(self, instr: Instr, rt: Runtime) -> None:
         assert instr.step is not None
-        fields = instr.step.fields
-        items = rt.value(fields["items"] if "items" in fields else fields["source"])
+        items = rt.value(instr.step.fields["items"])
         if items is None:
             items = []
         if not isinstance(items, list):
