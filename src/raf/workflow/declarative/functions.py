@@ -16,6 +16,7 @@ from typing import Any
 from urllib.parse import quote
 
 from raf.workflow.declarative.dates import DATE_FUNCTIONS, as_datetime, format_date, is_date
+from raf.workflow.declarative.number_format import format_number
 from raf.workflow.declarative.patterns import PATTERN_FUNCTIONS
 from raf.workflow.declarative.values import (
     MAX_ROWS,
@@ -99,6 +100,12 @@ def _numbers(args: tuple[Any, ...]) -> list[float | int]:
     for arg in args:
         values.extend(arg if isinstance(arg, list) else [arg])
     return [_number(v.get("Value") if isinstance(v, dict) else v) for v in values if v is not None]
+
+
+def _count(value: Any) -> int:
+    """Count(table): how many of its values are numbers (other values are not counted)."""
+    cells = [row.get("Value") if isinstance(row, dict) else row for row in _table(value)]
+    return sum(1 for c in cells if isinstance(c, int | float) and not isinstance(c, bool))
 
 
 def _extreme(pick: Callable[..., Any]) -> Callable[..., Any]:
@@ -198,22 +205,14 @@ def _last_n(value: Any, count: Any = 1) -> list[Any]:
 
 
 def _text(value: Any, fmt: Any = None) -> str:
-    """Text(value[, format]): a number by a format such as "0.00", "#,##0" or "0%"
-    (halves rounded away from zero, on the decimal digits as written); a date by codes
-    such as "yyyy-mm-dd hh:mm" or a DateTimeFormat name."""
+    """Text(value[, format]): a number by Power Fx's format codes ("0.00", "#,##0",
+    "0%", "$ #,###"); a date by codes such as "yyyy-mm-dd hh:mm" or a DateTimeFormat
+    name."""
     if fmt is not None and is_date(value):
         return format_date(value, text(fmt))
     if fmt is None or not isinstance(value, int | float) or isinstance(value, bool):
         return text(value)
-    pattern = text(fmt)
-    decimals = len(pattern.split(".", 1)[1].rstrip("%")) if "." in pattern else 0
-    decimals = min(decimals, 15)
-    with localcontext() as ctx:
-        ctx.prec = 400
-        number = Decimal(repr(float(value))) * (100 if "%" in pattern else 1)
-        exact = number.quantize(Decimal(1).scaleb(-decimals), rounding=ROUND_HALF_UP)
-    shown = f"{exact:,.{decimals}f}" if "," in pattern else f"{exact:.{decimals}f}"
-    return shown + ("%" if "%" in pattern else "")
+    return format_number(value, text(fmt))
 
 
 def _column(value: Any, name: Any) -> list[Any]:
@@ -480,7 +479,7 @@ FUNCTIONS: dict[str, Callable[..., Any]] = {
     "sign": lambda v: (_number(v) > 0) - (_number(v) < 0),
     # tables
     "countrows": lambda v: len(_table(v)),
-    "count": lambda v: len(_numbers((_table(v),))),
+    "count": _count,
     "counta": lambda v: sum(1 for x in _table(v) if not _blank(x)),
     "countif": _by_evaluator("CountIf"),
     "filter": _by_evaluator("Filter"),
