@@ -268,3 +268,9 @@ actions:
     result = await workflow.run("go")
     assert result.outputs == [f"5 from {len(reply)} characters"]
     assert variables(workflow)["Local"]["answer"] == reply
+
+
+async def test_repeat_until_document() -> None:
+    workflow = DeclWorkflowBuilder().from_file(ACTIONS / "RepeatUntil.yaml").build()
+    result = await workflow.run("ab")
+    assert result.outputs == ["abab"]  # twice: "ab" is shorter than 3

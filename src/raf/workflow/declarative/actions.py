@@ -105,13 +105,17 @@ async def parse_value(rt: Runtime, step: Step) -> None:
 
 async def append_value(rt: Runtime, step: Step) -> None:
     """Add a row to the end of the table a variable holds (a blank one becomes a table;
-    a single value becomes the table's first row)."""
+    a single value becomes the table's first row); a text gets the value joined on."""
     from raf.workflow.declarative.program import local_path
 
-    path = step.fields["path"]
+    path = step.fields["variable"]
     current = rt.vars.get(local_path(str(path)))
+    value = rt.value(step.fields["value"])
+    if isinstance(current, str):
+        rt.set(path, current + text(value))
+        return
     rows = [] if current is None else current if isinstance(current, list) else [current]
-    rt.set(path, [*rows, rt.value(step.fields["value"])])
+    rt.set(path, [*rows, value])
 
 
 async def emit_event(rt: Runtime, step: Step) -> None:
@@ -125,21 +129,18 @@ async def emit_event(rt: Runtime, step: Step) -> None:
 
 
 def _answer_to(step: Step, default: str) -> str:
-    """Where an answer is kept: `output.property`, else `property`, else `default`."""
-    output = step.fields.get("output")
-    if isinstance(output, dict) and output.get("property"):
-        return str(output["property"])
-    return str(step.fields.get("property") or default)
+    """Where an answer is kept: the step's `variable`, else `default`."""
+    return str(step.fields.get("variable") or default)
 
 
 _YES = ("yes", "y", "true", "1", "confirm", "ok")
 
 
 async def confirmation(rt: Runtime, step: Step) -> Any:
-    """Ask a yes/no question; the answer is kept as a boolean (`Local.confirmed` unless
-    `property` or `output.property` says where)."""
+    """Ask a yes/no question; the answer is kept as a boolean (in `Local.confirmed`
+    unless `variable` says where)."""
     fields = step.fields
-    asked = rt.render(fields.get("text", fields.get("message", "")))
+    asked = rt.render(fields.get("message", ""))
     rt.conversation().append({"role": "assistant", "text": asked})
     default = truthy(rt.value(fields.get("defaultValue", False)))
     return await rt.ask(asked, object, {"default": default})
@@ -158,7 +159,7 @@ async def resume_confirmation(rt: Runtime, step: Step, then: dict[str, Any], ans
 
 async def wait_for_input(rt: Runtime, step: Step) -> Any:
     """Say the prompt (if any) and wait for the user's next message; it is kept in
-    `Local.input` unless `property` or `output.property` says where."""
+    `Local.input` unless `variable` says where."""
     prompt = step.fields.get("prompt")
     asked = rt.render(prompt) if prompt is not None else ""
     if asked:

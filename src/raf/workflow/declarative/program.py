@@ -24,7 +24,7 @@ _SPECS: dict[str, tuple[tuple[str, ...], tuple[str, ...]]] = {
     "SetVariable": (("variable", "value"), ()),
     "SetValue": (("path", "value"), ()),
     "SetMultipleVariables": (("assignments",), ()),
-    "AppendValue": (("path", "value"), ()),
+    "AppendValue": (("variable", "value"), ()),
     "SetTextVariable": (("variable", "value"), ()),
     "ResetVariable": (("variable",), ()),
     "ClearAllVariables": ((), ("variables",)),
@@ -32,12 +32,13 @@ _SPECS: dict[str, tuple[tuple[str, ...], tuple[str, ...]]] = {
     "If": (("condition", "then"), ("else",)),
     "ConditionGroup": (("conditions",), ("elseActions",)),
     "Foreach": (("items", "actions"), ("value", "item", "itemName", "index", "indexName")),
+    "RepeatUntil": (("condition", "actions"), ()),
     "BreakLoop": ((), ()),
     "ContinueLoop": ((), ()),
     "GotoAction": (("actionId",), ("maxIterations",)),
     "SendActivity": (("activity",), ()),
     "SendMessage": (("message",), ("conversationId",)),
-    "EmitEvent": ((), ("eventName", "eventValue", "event")),
+    "EmitEvent": ((), ("eventName", "eventValue", "event", "eventType", "data")),
     "InvokeAgent": (("agent",), ("input", "output", "conversationId", "message")),
     "InvokeFunctionTool": (
         ("functionName",),
@@ -95,11 +96,8 @@ _SPECS: dict[str, tuple[tuple[str, ...], tuple[str, ...]]] = {
         ),
     ),
     "RequestExternalInput": (("variable",), ("prompt", "default")),
-    "Confirmation": (
-        (),
-        ("message", "text", "property", "output", "yesLabel", "noLabel", "defaultValue"),
-    ),
-    "WaitForInput": ((), ("prompt", "property", "output", "timeout")),
+    "Confirmation": ((), ("message", "variable", "yesLabel", "noLabel", "defaultValue")),
+    "WaitForInput": ((), ("prompt", "variable", "timeout")),
     "EndWorkflow": ((), ()),
     "EndConversation": ((), ()),
     "CreateConversation": (("conversationId",), ()),
@@ -145,10 +143,16 @@ _FIELD_SPELLINGS: dict[str, tuple[tuple[str, str], ...]] = {
     "InvokeAgent": (("agentName", "agent"),),
     "Question": (("text", "question"), ("property", "variable")),
     "RequestExternalInput": (("message", "prompt"), ("property", "variable")),
+    "AppendValue": (("path", "variable"),),
+    "EmitEvent": (("eventType", "eventName"), ("data", "eventValue")),
+    "Confirmation": (("question", "message"), ("text", "message"), ("property", "variable")),
+    "WaitForInput": (("property", "variable"),),
 }
 """Microsoft Agent Framework's Python engine's other names of some action fields, read as
 raf's (other spelling, raf's key) when raf's key is not written. `variable: {path: x}` is
-read as `variable: x` everywhere, and so is `output: {property: x}` of a question."""
+read as `variable: x` everywhere, `output: {property: x}` of an action that asks as its
+`variable: x`, and `SetMultipleVariables` `variables: {path: value, ...}` as its
+assignments."""
 ACTION_KINDS = tuple(sorted(_SPECS))
 _BY_LOWER = {k.lower(): k for k in ACTION_KINDS} | {k.lower(): v for k, v in ALIASES.items()}
 """Action kinds are read without regard to case."""
@@ -183,6 +187,9 @@ class Step:
     path: KeyPath
     where: str = ""
     """The file, line and column of the action, when it came from a file."""
+    bare: frozenset[str] = frozenset()
+    """Bare names its expressions may read: the item and index of enclosing loops, which
+    are `Local.` variables."""
 
 
 @dataclass(kw_only=True, slots=True)
@@ -243,6 +250,8 @@ class _Compiler:
         self.counter = 0
         self.spelt: dict[KeyPath, KeyPath] = {}
         """Where a field read under raf's name was written under another (for issues)."""
+        self.bound: list[frozenset[str]] = []
+        """The bare names each enclosing Foreach gives its item and index (`item`)."""
 
     def issue(self, path: KeyPath, message: str, *, key: bool = False) -> None:
         for size in range(len(path), 0, -1):
@@ -272,7 +281,7 @@ class _Compiler:
             self.spelt[(*path, ours)] = (*path, other)
         output = fields.get("output")
         if (
-            kind in ("Question", "RequestExternalInput")
+            kind in ("Question", "RequestExternalInput", "Confirmation", "WaitForInput")
             and "variable" not in fields
             and isinstance(output, Mapping)
             and set(output) == {"property"}
@@ -285,6 +294,19 @@ class _Compiler:
             if isinstance(value, Mapping) and set(value) == {"path"}:
                 fields[key] = value["path"]
                 self.spelt[(*path, key)] = (*path, key, "path")
+        table = fields.get("variables")
+        if kind == "SetMultipleVariables" and "assignments" not in fields:
+            if isinstance(table, Mapping):
+                fields.pop("variables")
+                fields["assignments"] = [{"variable": k, "value": v} for k, v in table.items()]
+                self.spelt[(*path, "assignments")] = (*path, "variables")
+                for i, name in enumerate(table):
+                    for part in ((), ("variable",), ("value",)):
+                        spot = (*path, "assignments", i, *part)
+                        self.spelt[spot] = (*path, "variables", str(name))
+            elif table is not None:
+                self.issue((*path, "variables"), "expected a mapping of variable paths to values")
+                fields.pop("variables")
         return fields
 
     def emit(self, instr: Instr) -> Instr:
@@ -294,16 +316,18 @@ class _Compiler:
     # -- expressions -----------------------------------------------------------------------
 
     def expression(self, source: str, path: KeyPath) -> None:
-        """Parse and check an expression (without its `=`) once."""
-        if source in self.expressions:
-            return
-        try:
-            compiled = Expression.compile(source)
-        except ExpressionError as exc:
-            self.issue(path, f"the expression does not parse: {exc}")
-            return
+        """Parse and check an expression (without its `=`); it is parsed once, and its
+        names are checked where it appears (a loop's bare `item` is known only there)."""
+        compiled = self.expressions.get(source)
+        if compiled is None:
+            try:
+                compiled = Expression.compile(source)
+            except ExpressionError as exc:
+                self.issue(path, f"the expression does not parse: {exc}")
+                return
+        bound = frozenset().union(*self.bound)
         for parts, offset in compiled.names:
-            if not is_scope(parts[0]):
+            if not is_scope(parts[0]) and parts[0] not in bound:
                 self.issue(
                     path,
                     f"unknown variable scope {parts[0]!r} in {source!r} at character "
@@ -404,7 +428,13 @@ class _Compiler:
         if raw.get("disabled") is True:
             return
         self.labels.setdefault(action_id, len(self.instrs))
-        step = Step(kind=kind, id=action_id, fields=dict(raw), path=path)
+        step = Step(
+            kind=kind,
+            id=action_id,
+            fields=dict(raw),
+            path=path,
+            bare=frozenset().union(*self.bound),
+        )
         if missing:
             for key, value in raw.items():
                 if key not in _COMMON and key in allowed:
@@ -422,9 +452,7 @@ class _Compiler:
         for key, value in fields.items():
             if key in _COMMON:
                 continue
-            if key in ("variable", "path") or (
-                key == "property" and step.kind in ("Confirmation", "WaitForInput")
-            ):
+            if key in ("variable", "path"):
                 self.variable(value, (*step.path, key))
             elif key == "output" and isinstance(value, Mapping):
                 for out_key, target in value.items():
@@ -542,18 +570,42 @@ class _Compiler:
     def _Foreach(self, step: Step) -> None:
         fields = step.fields
         self.loop_items(fields["items"], (*step.path, "items"))
+        names = {"item"} if not any(k in fields for k in ("value", "item", "itemName")) else set()
         for key in ("value", "item", "itemName", "index", "indexName"):
             if key in fields:
                 self.variable(fields[key], (*step.path, key))
+                named = str(fields[key]).strip().removeprefix("init:")
+                if "." not in named:
+                    names.add(named)  # a bare name is a Local. variable, read bare too
         self.emit(Instr(op="loop_init", step=step, loop=step.id))
         head = self.emit(Instr(op="loop_next", step=step, loop=step.id))
         head_pc = len(self.instrs) - 1
         exits: list[Instr] = []
         self.loops.append((step.id, head_pc, exits))
+        self.bound.append(frozenset(names))
         self.block(fields["actions"], (*step.path, "actions"))
+        self.bound.pop()
         self.loops.pop()
         self.emit(Instr(op="jump", target=head_pc))
         head.target = len(self.instrs)
+        for instr in exits:
+            instr.target = len(self.instrs)
+
+    def _RepeatUntil(self, step: Step) -> None:
+        """The actions, then the condition: they run again until it holds (at least
+        once). ContinueLoop goes to the condition, BreakLoop past it."""
+        start = self.emit(Instr(op="jump"))
+        check_pc = len(self.instrs)
+        cond = self.condition(step.fields["condition"], (*step.path, "condition"))
+        check = self.emit(Instr(op="branch", step=step, expr=cond))
+        leave = self.emit(Instr(op="jump"))
+        start.target = check.target = len(self.instrs)
+        exits: list[Instr] = []
+        self.loops.append((step.id, check_pc, exits))
+        self.block(step.fields["actions"], (*step.path, "actions"))
+        self.loops.pop()
+        self.emit(Instr(op="jump", target=check_pc))
+        leave.target = len(self.instrs)
         for instr in exits:
             instr.target = len(self.instrs)
 
@@ -579,14 +631,14 @@ class _Compiler:
 
     def _BreakLoop(self, step: Step) -> None:
         if not self.loops:
-            self.issue(step.path, "BreakLoop is only allowed inside a Foreach")
+            self.issue(step.path, "BreakLoop is only allowed inside a Foreach or RepeatUntil")
             return
         loop, _, exits = self.loops[-1]
         exits.append(self.emit(Instr(op="break", step=step, loop=loop)))
 
     def _ContinueLoop(self, step: Step) -> None:
         if not self.loops:
-            self.issue(step.path, "ContinueLoop is only allowed inside a Foreach")
+            self.issue(step.path, "ContinueLoop is only allowed inside a Foreach or RepeatUntil")
             return
         loop, head, _ = self.loops[-1]
         self.emit(Instr(op="jump", step=step, target=head, loop=loop))

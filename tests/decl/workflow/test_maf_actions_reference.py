@@ -1,0 +1,228 @@
+"""The examples of Microsoft Agent Framework's actions reference for declarative
+workflows, each run as written there (with the inputs the example reads). Two of its
+formulas contain `": "`, which YAML does not allow in an unquoted value; they are quoted
+here."""
+
+from __future__ import annotations
+
+from typing import Any
+
+import pytest
+
+from raf.decl.workflow import DeclWorkflowBuilder
+from raf.workflow import WorkflowRunResult
+from tests.decl.workflow.helpers import variables
+
+
+async def _run(actions: str, inputs: Any = "") -> tuple[Any, WorkflowRunResult]:
+    doc = "kind: Workflow\ntrigger:\n  kind: OnConversationStart\n  id: t\n  actions:\n"
+    doc += "".join(f"    {line}\n" for line in actions.strip("\n").splitlines())
+    workflow = DeclWorkflowBuilder().from_yaml_str(doc).build()
+    return workflow, await workflow.run(inputs)
+
+
+async def test_set_multiple_variables_as_a_map() -> None:
+    workflow, _ = await _run(
+        """
+- kind: SetMultipleVariables
+  id: initialize_vars
+  displayName: Initialize variables
+  variables:
+    Local.counter: 0
+    Local.status: pending
+    Local.message: =Concat("Processing order ", Workflow.Inputs.orderId)
+""",
+        {"orderId": "A7"},
+    )
+    local = variables(workflow)["Local"]
+    assert (local["counter"], local["status"]) == (0, "pending")
+    assert local["message"] == "Processing order A7"
+
+
+async def test_append_value_to_a_list_and_to_a_text() -> None:
+    workflow, _ = await _run(
+        """
+- {kind: SetVariable, variable: Local.items, value: "=[\\"a\\"]"}
+- {kind: SetVariable, variable: Local.log, value: "start"}
+- kind: AppendValue
+  id: add_item
+  variable: Local.items
+  value: =Workflow.Inputs.newItem
+- kind: AppendValue
+  variable: Local.log
+  value: =" then " & Workflow.Inputs.newItem
+""",
+        {"newItem": "b"},
+    )
+    local = variables(workflow)["Local"]
+    assert local["items"] == ["a", "b"]
+    assert local["log"] == "start then b"  # a text is concatenated
+
+
+async def test_foreach_reads_its_item_and_index_by_bare_name() -> None:
+    _, result = await _run(
+        """
+- kind: Foreach
+  id: process_items
+  displayName: Process each item
+  source: =Workflow.Inputs.items
+  itemName: item
+  indexName: index
+  actions:
+    - kind: If
+      condition: =item = "stop"
+      then:
+        - kind: BreakLoop
+    - kind: SendActivity
+      activity:
+        text: '=Concat("Processing item ", index, ": ", item)'
+""",
+        {"items": ["pen", "cup", "stop", "hat"]},
+    )
+    assert result.outputs == ["Processing item 0: pen", "Processing item 1: cup"]
+
+
+def test_a_bare_name_outside_its_loop_is_still_an_error() -> None:
+    from raf.core.errors import ValidationProblems
+
+    doc = (
+        "kind: Workflow\nactions:\n  - kind: Foreach\n    source: =[1]\n    actions: []\n"
+        "  - {kind: SendActivity, activity: =item}\n"
+    )
+    with pytest.raises(ValidationProblems) as caught:
+        DeclWorkflowBuilder().from_yaml_str(doc).build()
+    (problem,) = caught.value.problems
+    assert problem.line == 6 and "unknown variable scope 'item'" in problem.message
+
+
+async def test_repeat_until_counts_to_five() -> None:
+    _, result = await _run(
+        """
+- kind: SetVariable
+  variable: Local.counter
+  value: 0
+- kind: RepeatUntil
+  id: count_loop
+  displayName: Count to 5
+  condition: =Local.counter >= 5
+  actions:
+    - kind: SetVariable
+      variable: Local.counter
+      value: =Local.counter + 1
+    - kind: SendActivity
+      activity:
+        text: '=Concat("Counter: ", Local.counter)'
+"""
+    )
+    assert result.outputs == [f"Counter: {n}" for n in range(1, 6)]
+
+
+async def test_repeat_until_runs_once_before_it_checks_and_obeys_loop_controls() -> None:
+    _, result = await _run(
+        """
+- {kind: SetVariable, variable: Local.n, value: 0}
+- kind: RepeatUntil
+  condition: =true
+  actions:
+    - {kind: SendActivity, activity: once}
+- kind: RepeatUntil
+  condition: =Local.n >= 4
+  actions:
+    - {kind: SetVariable, variable: Local.n, value: =Local.n + 1}
+    - kind: If
+      condition: =Local.n = 2
+      then: [{kind: ContinueLoop}]
+    - kind: If
+      condition: =Local.n = 3
+      then: [{kind: BreakLoop}]
+    - {kind: SendActivity, activity: "{Local.n}"}
+"""
+    )
+    assert result.outputs == ["once", "1"]
+
+
+async def test_emit_event_with_event_type_and_data() -> None:
+    _, result = await _run(
+        """
+- kind: EmitEvent
+  id: emit_status
+  displayName: Emit status event
+  eventType: order_status_changed
+  data:
+    orderId: =Workflow.Inputs.orderId
+    status: shipped
+""",
+        {"orderId": "A7"},
+    )
+    assert result.outputs == [
+        {"eventName": "order_status_changed", "eventValue": {"orderId": "A7", "status": "shipped"}}
+    ]
+
+
+async def _answered(actions: str, answer: object) -> tuple[Any, WorkflowRunResult, object]:
+    workflow, paused = await _run(actions)
+    (request,) = paused.requests
+    done = await workflow.run(
+        checkpoint_id=paused.checkpoint_id, responses={request.request_id: answer}
+    )
+    return workflow, done, request.data
+
+
+async def test_confirmation_with_question_and_variable() -> None:
+    workflow, _, asked = await _answered(
+        """
+- kind: Confirmation
+  id: confirm_delete
+  displayName: Confirm deletion
+  question:
+    text: "Are you sure you want to delete this item?"
+  variable: Local.confirmed
+""",
+        "yes",
+    )
+    assert asked == "Are you sure you want to delete this item?"
+    assert variables(workflow)["Local"]["confirmed"] is True
+
+
+async def test_request_external_input_with_prompt_text() -> None:
+    workflow, _, asked = await _answered(
+        """
+- kind: RequestExternalInput
+  id: request_approval
+  displayName: Request manager approval
+  prompt:
+    text: "Please provide approval for this request."
+  variable: Local.approvalResult
+  default: "pending"
+""",
+        "",
+    )
+    assert asked == "Please provide approval for this request."
+    assert variables(workflow)["Local"]["approvalResult"] == "pending"
+
+
+async def test_wait_for_input_with_variable() -> None:
+    workflow, _, _ = await _answered(
+        """
+- kind: WaitForInput
+  id: wait_for_response
+  variable: Local.externalResponse
+""",
+        "done",
+    )
+    assert variables(workflow)["Local"]["externalResponse"] == "done"
+
+
+async def test_create_conversation_and_end() -> None:
+    workflow, result = await _run(
+        """
+- kind: CreateConversation
+  id: create_new_conv
+  conversationId: Local.NewConversationId
+- kind: EndConversation
+  id: end_chat
+- {kind: SendActivity, activity: never}
+"""
+    )
+    assert result.outputs == []
+    assert str(variables(workflow)["Local"]["NewConversationId"]).startswith("conv")
