@@ -226,3 +226,53 @@ async def test_create_conversation_and_end() -> None:
     )
     assert result.outputs == []
     assert str(variables(workflow)["Local"]["NewConversationId"]).startswith("conv")
+
+
+async def test_the_agent_scope_holds_the_last_agent_s_answer() -> None:
+    from raf import AgentBuilder
+    from raf.testing import ScriptedChatClient
+
+    doc = """
+kind: Workflow
+actions:
+  - kind: InvokeAzureAgent
+    id: call_assistant
+    agent:
+      name: MyAgent
+    output:
+      responseObject: Local.AgentResult
+      autoSend: false
+  - kind: SendActivity
+    activity:
+      text: =Agent.name & " said " & Agent.text & " (" & Local.AgentResult.text & ")"
+  - kind: SendActivity
+    activity:
+      text: =Last(Agent.messages).Text
+"""
+    model = ScriptedChatClient(['{"text": "hi"}'])
+    workflow = (
+        DeclWorkflowBuilder()
+        .from_yaml_str(doc)
+        .with_agent("MyAgent", AgentBuilder("MyAgent").with_chat_client(model).build())
+        .build()
+    )
+    result = await workflow.run("go")
+    assert result.outputs == ['MyAgent said {"text": "hi"} (hi)', '{"text": "hi"}']
+
+
+def test_the_agent_scope_cannot_be_set() -> None:
+    from raf.core.errors import ValidationProblems
+
+    doc = "kind: Workflow\nactions:\n  - {kind: SetVariable, variable: Agent.text, value: x}\n"
+    with pytest.raises(ValidationProblems) as caught:
+        DeclWorkflowBuilder().from_yaml_str(doc).build()
+    assert "cannot set 'Agent.text'" in str(caught.value)
+
+
+async def test_system_timestamp_is_when_the_run_began() -> None:
+    from datetime import UTC, datetime, timedelta
+
+    _, result = await _run("- {kind: SendActivity, activity: =System.Timestamp}")
+    (stamp,) = result.outputs
+    began = datetime.fromisoformat(stamp)
+    assert abs(datetime.now(UTC) - began) < timedelta(minutes=5)

@@ -113,6 +113,14 @@ async def _agent_answered(
         }
         return await rt.ask(_approval(name, asked[0]), bool, then)
     reply = response.text
+    rt.vars.set_agent(
+        {
+            "name": name,
+            "text": reply,
+            "response": reply,
+            "messages": [message_record("assistant", reply)],
+        }
+    )
     if uses_conversation:
         conversation = rt.conversation(step.fields.get("conversationId"))
         conversation.append({"role": "assistant", "text": reply})

@@ -9,6 +9,7 @@ from __future__ import annotations
 import copy
 from collections.abc import Awaitable, Callable, Mapping
 from dataclasses import dataclass, field
+from datetime import UTC, datetime
 from typing import Any, Protocol
 
 from raf.core.errors import RafError
@@ -269,6 +270,7 @@ class Interpreter:
         self.vars.set_system("LastMessage", {"Text": last["text"], "Role": last["role"]})
         self.vars.set_system("LastMessageText", last["text"])
         self.vars.set_system("UserInput", last["text"])
+        self.vars.set_system("Timestamp", datetime.now(UTC).isoformat(timespec="seconds"))
 
     async def run(self, ctx: WorkflowContext[Any]) -> None:
         """Execute from the program counter to the end, an EndWorkflow, or a pause."""

@@ -19,10 +19,12 @@ SCOPES = (
     "inputs",
     "ThisRecord",
     "ThisItem",
+    "Agent",
 )
 """Names a path may start with (in any case); `inputs` is `Workflow.Inputs`; `Topic` (and
 `turn`) is `Local`; `Env.X` reads the environment variable X; `ThisRecord` (or
-`ThisItem`) is the current row inside a table function."""
+`ThisItem`) is the current row inside a table function; `Agent` is the answer of the
+last agent the workflow invoked (`Agent.text`, `Agent.name`, `Agent.messages`)."""
 WRITABLE = ("Local", "Global", "Workflow")
 _CANONICAL = {s.lower(): s for s in SCOPES} | {"topic": "Local", "turn": "Local"}
 _WORKFLOW_PARTS = {"inputs": "Inputs", "outputs": "Outputs"}
@@ -155,6 +157,10 @@ class Variables:
             self.data["Workflow"]["Outputs"] = {}
         else:
             self.data[scope] = {}
+
+    def set_agent(self, answer: dict[str, Any]) -> None:
+        """Set the `Agent.` scope: the last agent's answer (done by the runtime only)."""
+        self.data["Agent"] = copy.deepcopy(answer)
 
     def set_system(self, key: str, value: Any) -> None:
         """Set a `System.` value (done by the runtime only). The conversation-level
