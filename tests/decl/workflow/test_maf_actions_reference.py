@@ -1,10 +1,12 @@
-"""The examples of Microsoft Agent Framework's actions reference for declarative
+"""The examples of Microsoft Agent Framework's actions reference (and documents of its
+advanced patterns, in tests/data/workflows/maf-patterns) for declarative
 workflows, each run as written there (with the inputs the example reads). Two of its
 formulas contain `": "`, which YAML does not allow in an unquoted value; they are quoted
 here."""
 
 from __future__ import annotations
 
+from pathlib import Path
 from typing import Any
 
 import pytest
@@ -276,3 +278,59 @@ async def test_system_timestamp_is_when_the_run_began() -> None:
     (stamp,) = result.outputs
     began = datetime.fromisoformat(stamp)
     assert abs(datetime.now(UTC) - began) < timedelta(minutes=5)
+
+
+PATTERNS = Path(__file__).resolve().parents[2] / "data" / "workflows" / "maf-patterns"
+
+
+async def _answer_all(name: str, inputs: Any, answers: list[Any]) -> tuple[Any, Any]:
+    workflow = DeclWorkflowBuilder().from_file(PATTERNS / name).build()
+    result = await workflow.run(inputs)
+    replies = iter(answers)
+    asked = []
+    while result.status == "paused":
+        (request,) = result.requests
+        asked.append(request.data)
+        result = await workflow.run(
+            checkpoint_id=result.checkpoint_id, responses={request.request_id: next(replies)}
+        )
+    return workflow, (result, asked)
+
+
+@pytest.mark.parametrize(
+    ("rating", "asked_to_improve"), [("5", False), ("2", True)], ids=["happy", "unhappy"]
+)
+async def test_customer_survey(rating: str, asked_to_improve: bool) -> None:
+    answers = ["Ada", rating, *(["faster"] if asked_to_improve else []), "none"]
+    workflow, (result, asked) = await _answer_all("customer-survey.yaml", {}, answers)
+    assert ("What could we improve?" in asked) is asked_to_improve
+    assert result.outputs[-1] == "Thank you, Ada! Your feedback has been recorded."
+    survey = variables(workflow)["Workflow"]["Outputs"]["survey"]
+    assert survey == {
+        "name": "Ada",
+        "rating": rating,
+        "feedback": "faster" if asked_to_improve else None,
+        "comments": "none",
+    }
+
+
+@pytest.mark.parametrize(
+    ("amount", "answers", "status"),
+    [(1500, ["yes"], "approved"), (1500, ["no"], "denied"), (15, [], "auto_approved")],
+)
+async def test_approval_workflow(amount: int, answers: list[str], status: str) -> None:
+    workflow, (result, asked) = await _answer_all(
+        "approval-workflow.yaml", {"requestType": "travel", "amount": amount}, answers
+    )
+    assert result.outputs[0] == f"Processing travel request for ${amount}"
+    if answers:
+        assert asked == [f"Do you approve this travel request for ${amount}?"]
+    assert variables(workflow)["Workflow"]["Outputs"]["status"] == status
+
+
+async def test_search_workflow_breaks_when_found() -> None:
+    items = [{"id": 1, "name": "pen"}, {"id": 2, "name": "cup"}, {"id": 3, "name": "hat"}]
+    _, (result, _) = await _answer_all("search-workflow.yaml", {"items": items, "targetId": 2}, [])
+    assert result.outputs == ["Checked item: pen", "Found: cup"]
+    _, (missing, _) = await _answer_all("search-workflow.yaml", {"items": items, "targetId": 9}, [])
+    assert missing.outputs[-1] == "Item not found"
