@@ -334,3 +334,17 @@ async def test_search_workflow_breaks_when_found() -> None:
     assert result.outputs == ["Checked item: pen", "Found: cup"]
     _, (missing, _) = await _answer_all("search-workflow.yaml", {"items": items, "targetId": 9}, [])
     assert missing.outputs[-1] == "Item not found"
+
+
+def test_an_unquoted_formula_with_a_colon_says_to_quote_it() -> None:
+    from raf.core.errors import ValidationProblems
+
+    doc = (
+        "kind: Workflow\nactions:\n  - kind: SendActivity\n    activity:\n"
+        '      text: =Concat("Counter: ", Local.counter)\n'
+    )
+    with pytest.raises(ValidationProblems) as caught:
+        DeclWorkflowBuilder().from_yaml_str(doc).build()
+    (problem,) = caught.value.problems
+    assert problem.line == 5
+    assert "a formula that contains ': ' must be quoted" in problem.message
