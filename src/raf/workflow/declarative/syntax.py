@@ -301,8 +301,9 @@ class _Parser:
                 self.take()
                 parts.append(self.take().text)
             return self.postfix(Node("name", tuple(parts), offset=token.offset))
-        shown = repr(token.text) if token.kind != "end" else "the end"
-        raise self.fail(f"unexpected {shown}", token)
+        if token.kind == "end":
+            raise self.fail("a value is missing at the end of the formula", token)
+        raise self.fail(f"unexpected {token.text!r}", token)
 
     def interpolated(self, token: Token) -> Node:
         children: list[Node] = []
