@@ -214,3 +214,11 @@ def test_matches_once_per_row_share_one_time_limit() -> None:
     started = time.perf_counter()
     assert ev(f"CountIf(ForAll(Sequence(200), {slow}), Value)") == 0
     assert time.perf_counter() - started < 30  # not 200 times the limit
+
+
+@pytest.mark.parametrize(
+    "pattern", ["a{1000000000}", "a{5,1000000000000}", "((a{100}){100}){100}", "(a{200}){200}"]
+)
+def test_a_pattern_that_would_compile_to_gigabytes_is_refused_first(pattern: str) -> None:
+    with pytest.raises(ExpressionError, match="counted repeats"):
+        ev(f'IsMatch("a", "{pattern}")')

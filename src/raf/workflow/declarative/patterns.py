@@ -4,6 +4,7 @@ backtracks without end is stopped (the standard `re` cannot be)."""
 
 from __future__ import annotations
 
+import re
 import time
 from collections.abc import Iterator
 from contextlib import contextmanager
@@ -40,10 +41,17 @@ def _time_left() -> float:
 
 
 _OPTIONS = set("^c$imsxN")
+MAX_REPEAT = 10_000
+"""The most a pattern's counted repeats (`a{1000}`, nested or not, escaped too) may
+multiply to: the engine builds each repeat when it compiles, so `a{1000000000}` would
+take gigabytes and `(a{1000}){1000}` most of a second."""
+_COUNTED = re.compile(r"\{(\d+)(?:,(\d*))?\}")
 
 
 def _compile(pattern: Any, options: str) -> Any:
     source = text(pattern)
+    if _DEADLINE.get() is not None and _time_left() <= 0.001:
+        raise _timed_out(pattern)  # the formula's time for patterns is spent
     if len(source) > MAX_PATTERN:
         raise ValueError(f"the pattern is {len(source)} characters; the limit is {MAX_PATTERN}")
     unknown = sorted(set(options) - _OPTIONS)
@@ -52,6 +60,14 @@ def _compile(pattern: Any, options: str) -> Any:
             f"unknown match option {''.join(unknown)!r}; use MatchOptions (Complete, "
             "Contains, BeginsWith, EndsWith, IgnoreCase, Multiline, ...) joined with &"
         )
+    product = 1
+    for low, high in _COUNTED.findall(source):
+        count = max(int(low[:9]), int(high[:9]) if high else 0, 1)
+        product *= count if len(low) < 9 and len(high) < 9 else MAX_REPEAT + 1
+        if product > MAX_REPEAT:
+            raise ValueError(
+                f"the pattern's counted repeats ({{n}}) come to more than {MAX_REPEAT:,}"
+            )
     flags = regex.IGNORECASE if "i" in options else 0
     flags |= regex.MULTILINE if "m" in options else 0
     flags |= regex.DOTALL if "s" in options else 0
