@@ -348,3 +348,16 @@ def test_an_unquoted_formula_with_a_colon_says_to_quote_it() -> None:
     (problem,) = caught.value.problems
     assert problem.line == 5
     assert "a formula that contains ': ' must be quoted" in problem.message
+
+
+async def test_a_repeat_until_that_never_holds_stops_at_the_action_limit() -> None:
+    from raf.workflow.declarative.runtime import Limits
+    from raf.workflow.errors import WorkflowRunError
+
+    doc = (
+        "kind: Workflow\nactions:\n  - kind: RepeatUntil\n    id: forever\n"
+        "    condition: =false\n    actions:\n      - {kind: SendActivity, activity: again}\n"
+    )
+    workflow = DeclWorkflowBuilder().from_yaml_str(doc).with_limits(Limits(max_steps=50)).build()
+    with pytest.raises(WorkflowRunError, match="ran more than 50 actions"):
+        await workflow.run("")
