@@ -274,3 +274,19 @@ async def test_repeat_until_document() -> None:
     workflow = DeclWorkflowBuilder().from_file(ACTIONS / "RepeatUntil.yaml").build()
     result = await workflow.run("ab")
     assert result.outputs == ["abab"]  # twice: "ab" is shorter than 3
+
+
+async def test_question_property_beside_variable_keeps_that_field_of_a_record_answer() -> None:
+    doc = (
+        "kind: Workflow\nactions:\n  - kind: Question\n    id: ask\n    variable: Local.name\n"
+        "    property: name\n    prompt: Who?\n"
+        '  - {kind: SendActivity, activity: "hi {Local.name}"}\n'
+    )
+    workflow = DeclWorkflowBuilder().from_yaml_str(doc).build()
+    paused = await workflow.run("")
+    (request,) = paused.requests
+    done = await workflow.run(
+        checkpoint_id=paused.checkpoint_id,
+        responses={request.request_id: {"name": "Ada", "age": 36}},
+    )
+    assert done.outputs == ["hi Ada"]

@@ -201,7 +201,9 @@ async def question(rt: Runtime, step: Step) -> Any:
     prompt = step.fields.get("question", step.fields.get("prompt", ""))
     asked = rt.render(prompt)
     rt.conversation().append({"role": "assistant", "text": asked})
-    return await rt.ask(asked, str, {"default": rt.value(step.fields.get("default"))})
+    # with `property`, the answer may be a record (of which that field is kept)
+    answer_type: type[Any] = object if "property" in step.fields else str
+    return await rt.ask(asked, answer_type, {"default": rt.value(step.fields.get("default"))})
 
 
 async def resume_question(rt: Runtime, step: Step, then: dict[str, Any], answer: Any) -> None:
