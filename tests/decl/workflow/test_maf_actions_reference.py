@@ -361,3 +361,86 @@ async def test_a_repeat_until_that_never_holds_stops_at_the_action_limit() -> No
     workflow = DeclWorkflowBuilder().from_yaml_str(doc).with_limits(Limits(max_steps=50)).build()
     with pytest.raises(WorkflowRunError, match="ran more than 50 actions"):
         await workflow.run("")
+
+
+async def test_the_csharp_only_actions_as_the_reference_writes_them() -> None:
+    workflow, result = await _run(
+        """
+- {kind: SetVariable, variable: Local.rawResponse, value: '{"n": 2}'}
+- kind: ParseValue
+  id: parse_json
+  displayName: Parse JSON response
+  source: =Local.rawResponse
+  variable: Local.parsedData
+- kind: CreateConversation
+  id: side
+  conversationId: Local.SourceConversation
+- kind: AddConversationMessage
+  id: add_system_message
+  conversationId: =Local.SourceConversation
+  message:
+    role: system
+    content: =Concat("n is ", Local.parsedData.n)
+- kind: AddConversationMessage
+  conversationId: =Local.SourceConversation
+  message: {role: user, content: second}
+- kind: CopyConversationMessages
+  id: copy_context
+  sourceConversationId: =Local.SourceConversation
+  targetConversationId: =System.ConversationId
+  limit: 10
+- kind: RetrieveConversationMessages
+  id: get_history
+  conversationId: =System.ConversationId
+  limit: 20
+  newestFirst: true
+  variable: Local.conversationHistory
+- kind: RetrieveConversationMessage
+  id: get_message
+  conversationId: =System.ConversationId
+  messageId: =First(Local.conversationHistory).Id
+  variable: Local.retrievedMessage
+- kind: SendActivity
+  activity:
+    text: =First(Local.conversationHistory).Text & " / " & Local.retrievedMessage.Text
+""",
+        "hello",
+    )
+    assert variables(workflow)["Local"]["parsedData"] == {"n": 2}
+    assert result.outputs == ["second / second"]  # newest first
+
+
+async def test_edit_table_v2_update_and_delete_by_key() -> None:
+    workflow, _ = await _run(
+        """
+- kind: SetVariable
+  variable: Local.configTable
+  value: '=Table({key: "a", value: 1}, {key: "b", value: 2})'
+- kind: EditTableV2
+  id: update_table
+  table: Local.configTable
+  operation: update
+  key: key
+  row:
+    key: b
+    value: =20
+- kind: EditTableV2
+  table: Local.configTable
+  operation: delete
+  key: key
+  row: {key: a}
+"""
+    )
+    assert variables(workflow)["Local"]["configTable"] == [{"key": "b", "value": 20}]
+
+
+async def test_edit_table_v2_update_without_key_or_index_is_a_located_error() -> None:
+    from raf.workflow.errors import WorkflowRunError
+
+    with pytest.raises(WorkflowRunError, match=r"update_table.*update needs an index, or a key"):
+        await _run(
+            """
+- {kind: SetVariable, variable: Local.t, value: "=Table({k: 1})"}
+- {kind: EditTableV2, id: update_table, table: Local.t, operation: update, row: {k: 2}}
+"""
+        )

@@ -290,3 +290,38 @@ async def test_question_property_beside_variable_keeps_that_field_of_a_record_an
         responses={request.request_id: {"name": "Ada", "age": 36}},
     )
     assert done.outputs == ["hi Ada"]
+
+
+async def test_mcp_tool_connection_names_a_registered_server() -> None:
+    import sys
+    from pathlib import Path
+
+    from raf.tools.mcp.client import McpClient
+
+    doc = """
+kind: Workflow
+actions:
+  - kind: InvokeMcpTool
+    id: invoke_hosted_mcp
+    serverUrl: https://mcp.example.invalid
+    toolName: microsoft_docs_search
+    connection:
+      name: my-foundry-connection
+    arguments: {query: tables}
+    output:
+      result: Local.ToolResult
+  - {kind: SendActivity, activity: "=First(Local.ToolResult).content"}
+"""
+    server = Path(__file__).with_name("docs_mcp_server.py")
+    client = McpClient({"name": "docs", "command": sys.executable, "args": [str(server)]})
+    try:
+        workflow = (
+            DeclWorkflowBuilder()
+            .from_yaml_str(doc)
+            .with_mcp_server("my-foundry-connection", client)
+            .build()
+        )
+        result = await workflow.run("")
+    finally:
+        await client.aclose()
+    assert result.outputs == ["tables is documented here."]

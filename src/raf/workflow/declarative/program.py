@@ -72,7 +72,7 @@ _SPECS: dict[str, tuple[tuple[str, ...], tuple[str, ...]]] = {
     ),
     "RetrieveConversationMessages": (
         ("messages",),
-        ("conversationId", "limit", "sortOrder", "after", "before"),
+        ("conversationId", "limit", "sortOrder", "newestFirst", "after", "before"),
     ),
     "RetrieveConversationMessage": (("messageId", "message"), ("conversationId",)),
     "EditTable": (
@@ -147,6 +147,11 @@ _FIELD_SPELLINGS: dict[str, tuple[tuple[str, str], ...]] = {
     "EmitEvent": (("eventType", "eventName"), ("data", "eventValue")),
     "Confirmation": (("question", "message"), ("text", "message"), ("property", "variable")),
     "WaitForInput": (("property", "variable"),),
+    "ParseValue": (("source", "value"),),
+    "CopyConversationMessages": (("limit", "count"),),
+    "RetrieveConversationMessages": (("variable", "messages"),),
+    "RetrieveConversationMessage": (("variable", "message"),),
+    "InvokeMcpTool": (("connection", "server"),),
 }
 """Microsoft Agent Framework's Python engine's other names of some action fields, read as
 raf's (other spelling, raf's key) when raf's key is not written. `variable: {path: x}` is
