@@ -444,3 +444,25 @@ async def test_edit_table_v2_update_without_key_or_index_is_a_located_error() ->
 - {kind: EditTableV2, id: update_table, table: Local.t, operation: update, row: {k: 2}}
 """
         )
+
+
+@pytest.mark.parametrize(
+    ("teacher", "result", "turns"),
+    [
+        (["Not yet.", "Well done, congratulations!"], "success", 2),
+        (["No."] * 4, "timeout", 4),
+    ],
+)
+async def test_student_teacher_pattern(teacher: list[str], result: str, turns: int) -> None:
+    from raf import AgentBuilder
+    from raf.testing import ScriptedChatClient
+
+    student = ScriptedChatClient([f"try {n}" for n in range(4)])
+    builder = DeclWorkflowBuilder().from_file(PATTERNS / "student-teacher.yaml")
+    for name, client in (("StudentAgent", student), ("TeacherAgent", ScriptedChatClient(teacher))):
+        builder = builder.with_agent(name, AgentBuilder(name).with_chat_client(client).build())
+    workflow = builder.build()
+    done = await workflow.run({"problem": "2 + 2"})
+    assert done.outputs[0] == "Starting session for: 2 + 2"
+    assert len(student.requests) == turns
+    assert variables(workflow)["Workflow"]["Outputs"]["result"] == result
