@@ -73,6 +73,15 @@ def ev(source: str) -> Any:
         ("Text(1/3)", "0.333333333333333"),
         ("Text(0.000001)", "0.000001"),
         ("Text(1e21)", "1E+21"),
+        # weeks of the year
+        ("WeekNum(Date(2021, 1, 2))", 1),
+        ("WeekNum(Date(2021, 1, 3))", 2),  # a Sunday starts week 2
+        ("WeekNum(Date(2021, 1, 3), StartOfWeek.Monday)", 1),
+        ("WeekNum(Date(2021, 1, 4), StartOfWeek.Monday)", 2),
+        ("WeekNum(Date(2021, 12, 31))", 53),
+        ("ISOWeekNum(Date(2021, 1, 1))", 53),  # ISO week 53 of 2020
+        ("ISOWeekNum(Date(2021, 1, 4))", 1),
+        ("Sort(Shuffle(Sequence(6)), Value)", [1, 2, 3, 4, 5, 6]),
         # Count counts the numbers of a table
         ('Count([1, "a", 2, Blank(), true])', 2),
         # math

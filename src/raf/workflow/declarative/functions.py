@@ -489,6 +489,7 @@ FUNCTIONS: dict[str, Callable[..., Any]] = {
     "concat": _by_evaluator("Concat"),
     "sort": _by_evaluator("Sort"),
     "sortbycolumns": _sort_by_columns,
+    "shuffle": lambda v: random.sample(_table(v), len(_table(v))),
     "first": lambda v: _table(v)[0] if _table(v) else None,
     "last": lambda v: _table(v)[-1] if _table(v) else None,
     "firstn": _first_n,
