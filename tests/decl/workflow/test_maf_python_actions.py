@@ -325,3 +325,28 @@ actions:
     finally:
         await client.aclose()
     assert result.outputs == ["tables is documented here."]
+
+
+@pytest.mark.parametrize(
+    ("entity", "answer", "kept"),
+    [
+        ("NumberPrebuiltEntity", "42", 42),
+        ("NumberPrebuiltEntity", "4.5", 4.5),
+        ("NumberPrebuiltEntity", "many", "many"),  # not a number: kept as said
+        ("BooleanPrebuiltEntity", "Yes", True),
+        ("BooleanPrebuiltEntity", "no", False),
+        ("StringPrebuiltEntity", "42", "42"),
+    ],
+)
+async def test_question_entity_reads_numbers_and_booleans(
+    entity: str, answer: str, kept: object
+) -> None:
+    doc = (
+        "kind: Workflow\nactions:\n  - kind: Question\n    id: ask\n    variable: Local.v\n"
+        f"    prompt: Value?\n    entity: {entity}\n"
+    )
+    workflow = DeclWorkflowBuilder().from_yaml_str(doc).build()
+    paused = await workflow.run("")
+    (request,) = paused.requests
+    await workflow.run(checkpoint_id=paused.checkpoint_id, responses={request.request_id: answer})
+    assert variables(workflow)["Local"]["v"] == kept

@@ -206,11 +206,34 @@ async def question(rt: Runtime, step: Step) -> Any:
     return await rt.ask(asked, answer_type, {"default": rt.value(step.fields.get("default"))})
 
 
+_NO = ("no", "n", "false", "0")
+
+
+def _as_entity(entity: Any, value: Any) -> Any:
+    """A text answer read as the question's prebuilt entity: a number for
+    `NumberPrebuiltEntity`, a boolean for `BooleanPrebuiltEntity`; an answer that does
+    not read as one (and any other entity) is kept as said."""
+    if not isinstance(value, str) or not isinstance(entity, str):
+        return value
+    kind = entity.lower()
+    said = value.strip()
+    if kind == "numberprebuiltentity":
+        try:
+            number = float(said.replace(",", ""))
+        except ValueError:
+            return value
+        return int(number) if number.is_integer() and abs(number) < 2**53 else number
+    if kind == "booleanprebuiltentity" and said.lower() in (*_YES, *_NO):
+        return said.lower() in _YES
+    return value
+
+
 async def resume_question(rt: Runtime, step: Step, then: dict[str, Any], answer: Any) -> None:
     value = answer if answer not in (None, "") else then.get("default")
     prop = step.fields.get("property")
     if prop is not None and isinstance(value, dict):
         value = value.get(str(prop))
+    value = _as_entity(step.fields.get("entity"), value)
     rt.conversation().append({"role": "user", "text": text(value)})
     rt.vars.set_system("LastMessage", {"Text": text(value), "Role": "user"})
     rt.set(step.fields["variable"], value)
