@@ -170,3 +170,27 @@ def test_no_problem_names_pydantic_internals(body: str) -> None:
         shown = str(problem).lower()
         assert not any(word in shown for word in _INTERNAL), shown
         assert problem.line is not None
+
+
+@pytest.mark.parametrize(
+    ("kind", "name", "raf_kind", "raf_name"),
+    [
+        ("web_search", "WebSearch", "web", "web_search"),
+        ("web_search", "search", "web", "web_search"),
+        ("code_interpreter", "CodeRunner", "code", "code_interpreter"),
+    ],
+)
+def test_a_hosted_tool_s_own_name_is_read_past(
+    kind: str, name: str, raf_kind: str, raf_name: str
+) -> None:
+    """MAF names every tool; a web search or code interpreter is still the one tool."""
+    loaded = load(f"name: a\ninstructions: hi\ntools:\n  - kind: {kind}\n    name: {name}\n")
+    (tool,) = loaded.decl.tools
+    assert (tool.kind, tool.name) == (raf_kind, raf_name)
+
+
+def test_raf_s_own_web_tool_still_checks_its_name() -> None:
+    with pytest.raises(ValidationProblems) as caught:
+        load("name: a\ninstructions: hi\ntools:\n  - kind: web\n    name: search\n")
+    (problem,) = caught.value.problems
+    assert problem.line == 5 and "web_search" in str(problem)

@@ -89,6 +89,18 @@ def format_path(path: KeyPath) -> str:
 # -- parsing --------------------------------------------------------------------------
 
 
+def _formula_hint(text: str, mark: Any) -> str:
+    """A note for the usual cause of "mapping values are not allowed": a formula
+    (`value: =Concat("a: ", x)`) written without quotes, whose `: ` YAML reads as a key."""
+    if mark is None:
+        return ""
+    lines = text.splitlines()
+    line = lines[mark.line] if mark.line < len(lines) else ""
+    if not re.search(r":\s+=", line[: mark.column]):
+        return ""
+    return "; a formula that contains ': ' must be quoted, e.g. text: '=Concat(\"a: \", x)'"
+
+
 def load_text(text: str, *, fmt: str, file: str | None, base_dir: Path | None = None) -> Document:
     """Parse `text` as yaml, json or toml; syntax errors become located problems."""
     doc = Document(data=None, file=file, base_dir=base_dir or Path.cwd())
@@ -162,7 +174,7 @@ def _load_yaml(text: str, doc: Document) -> None:
             context = f" ({exc.context}{at})"
         doc.problems.append(
             Problem(
-                message=f"YAML syntax error: {problem}{context}",
+                message=f"YAML syntax error: {problem}{context}{_formula_hint(text, mark)}",
                 file=doc.file,
                 line=mark.line + 1 if mark else None,
                 column=mark.column + 1 if mark else None,

@@ -1,7 +1,10 @@
 """A stand-in for the Microsoft Learn docs MCP server (one tool, `microsoft_docs_search`),
-run over stdio by the MAF sample tests."""
+run by the MAF sample tests over stdio, or with `http PORT` over streamable HTTP on
+127.0.0.1."""
 
 from __future__ import annotations
+
+import sys
 
 from mcp.server.mcpserver import MCPServer
 
@@ -21,4 +24,7 @@ def toolbox_docs_search(query: str) -> str:
 
 
 if __name__ == "__main__":
-    server.run("stdio")
+    if len(sys.argv) > 2 and sys.argv[1] == "http":
+        server.run("streamable-http", host="127.0.0.1", port=int(sys.argv[2]))
+    else:
+        server.run("stdio")

@@ -291,6 +291,80 @@ async def test_foundry_toolbox_mcp_reads_its_tool_name_from_the_environment(
     assert "workflows is documented here." in seen
 
 
+async def test_foundry_toolbox_mcp_reaches_its_server_url_over_loopback_http(
+    monkeypatch: pytest.MonkeyPatch,
+) -> None:
+    """No server registered by the host: the sample's `serverUrl: =Env.…` is where raf
+    connects, here a loopback MCP server speaking streamable HTTP."""
+    import sys
+
+    from raf.workflow.declarative import close_services
+    from tests.tools.peers import free_port, serve
+
+    port = free_port()
+    monkeypatch.setenv("FOUNDRY_TOOLBOX_DOCS_SERVER_LABEL", "docs")
+    monkeypatch.setenv("FOUNDRY_TOOLBOX_MCP_SERVER_URL", f"http://127.0.0.1:{port}/mcp")
+    server = Path(__file__).with_name("docs_mcp_server.py")
+    model = ScriptedChatClient(["See the agents docs."])
+    with serve([sys.executable, str(server), "http", str(port)], port):
+        workflow = (
+            DeclWorkflowBuilder()
+            .from_file(DECLARATIVE / "invoke_foundry_toolbox_mcp" / "workflow.yaml")
+            .with_agent(
+                "FoundryToolboxMcpAgent",
+                AgentBuilder("FoundryToolboxMcpAgent").with_chat_client(model).build(),
+            )
+            .build()
+        )
+        try:
+            result = await workflow.run({"text": "agents"})
+        finally:
+            await close_services(workflow)
+    assert result.outputs == ["See the agents docs."]
+    seen = " ".join(m.text for m in model.requests[0].messages)
+    assert "agents is documented here." in seen  # the tool's answer, fetched over HTTP
+
+
+RUN_TESTED = {
+    "declarative-agents/workflow-samples/CustomerSupport.yaml",
+    "declarative-agents/workflow-samples/DeepResearch.yaml",
+    "declarative-agents/workflow-samples/Marketing.yaml",
+    "declarative-agents/workflow-samples/MathChat.yaml",
+    "python/packages/declarative/tests/workflows/http_request.yaml",
+    "python/samples/02-agents/devui/workflow_declarative/workflow.yaml",
+    "python/samples/03-workflows/declarative/agent_to_function_tool/workflow.yaml",
+    "python/samples/03-workflows/declarative/conditional_workflow/workflow.yaml",
+    "python/samples/03-workflows/declarative/customer_support/workflow.yaml",
+    "python/samples/03-workflows/declarative/function_tools/workflow.yaml",
+    "python/samples/03-workflows/declarative/human_in_loop/workflow.yaml",
+    "python/samples/03-workflows/declarative/invoke_foundry_toolbox_mcp/workflow.yaml",
+    "python/samples/03-workflows/declarative/invoke_function_tool/workflow.yaml",
+    "python/samples/03-workflows/declarative/invoke_http_request/workflow.yaml",
+    "python/samples/03-workflows/declarative/invoke_mcp_tool/workflow.yaml",
+    "python/samples/03-workflows/declarative/marketing/workflow.yaml",
+    "python/samples/03-workflows/declarative/simple_workflow/workflow.yaml",
+    "python/samples/03-workflows/declarative/student_teacher/workflow.yaml",
+    "python/samples/04-hosting/foundry-hosted-agents/responses/"
+    "declarative_customer_support/workflow.yaml",
+}
+"""The workflow samples a test of this file or of test_maf_http_samples.py runs."""
+
+
+def test_every_workflow_sample_has_a_run_test() -> None:
+    from raf.decl.workflow import is_workflow_file
+
+    workflows = {
+        str(p.relative_to(SAMPLES)) for p in SAMPLES.rglob("*.yaml") if is_workflow_file(p)
+    }
+    assert workflows == RUN_TESTED  # a new workflow sample needs a run test here
+    here = Path(__file__)
+    tests = here.read_text() + here.with_name("test_maf_http_samples.py").read_text()
+    for name in RUN_TESTED:  # each one named where a test builds it
+        path = Path(name)
+        needle = path.parent.name if path.name == "workflow.yaml" else path.name
+        assert f'"{needle}"' in tests, name
+
+
 async def test_customer_support_python_sample_routes_a_ticket_to_windows_support() -> None:
     import json
 

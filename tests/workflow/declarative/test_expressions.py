@@ -104,7 +104,7 @@ def test_if_evaluates_only_the_branch_taken() -> None:
 @pytest.mark.parametrize(
     ("source", "message", "offset"),
     [
-        ("Concat(Local.a, ", "unexpected the end", 16),
+        ("Concat(Local.a, ", "a value is missing at the end of the formula", 16),
         ("1 +* 2", "unexpected '*'", 3),
         ("Local.x $ 2", "unexpected character '$'", 8),
         ("(1 + 2", "expected ')', found the end", 6),

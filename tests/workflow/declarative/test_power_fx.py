@@ -159,7 +159,7 @@ def test_row_fields_are_not_checked_as_scopes() -> None:
     ("source", "offset", "message"),
     [
         ('Upper("a" "b")', 10, "expected ',' or ')'"),
-        ("1 +", 3, "unexpected the end"),
+        ("1 +", 3, "a value is missing at the end of the formula"),
         ('$"open {1 + "', 0, "never closed"),
         ('$"lone } brace"', 7, "lone '}'"),
         ("Frobnicate(1)", 0, "unknown function 'Frobnicate'"),

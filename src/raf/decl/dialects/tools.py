@@ -100,13 +100,16 @@ def normalize_tool(rw: Rewriter, path: KeyPath, *, responses: bool = False) -> N
         return
     if isinstance(kind, str):
         kind = kind.lower()
+        # MAF names every tool; its web search and code interpreter are one tool each,
+        # whatever the document calls them, so their own name is read past
         if kind == "code_interpreter":
-            owner.setdefault("name", "code_interpreter")
+            owner["name"] = "code_interpreter"
             kind = "code"
         if kind == "code":
             _default_language(rw, path)
         elif kind == "web_search":
-            owner.setdefault("name", "web_search")
+            if owner.get("name") not in ("web_search", "web_fetch"):
+                owner["name"] = "web_search"
             kind = "web"
         if kind in TOOL_KINDS:
             owner["kind"] = kind

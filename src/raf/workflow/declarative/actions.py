@@ -103,6 +103,77 @@ async def parse_value(rt: Runtime, step: Step) -> None:
     rt.set(step.fields["variable"], value)
 
 
+async def append_value(rt: Runtime, step: Step) -> None:
+    """Add a row to the end of the table a variable holds (a blank one becomes a table;
+    a single value becomes the table's first row); a text gets the value joined on."""
+    from raf.workflow.declarative.program import local_path
+
+    path = step.fields["variable"]
+    current = rt.vars.get(local_path(str(path)))
+    value = rt.value(step.fields["value"])
+    if isinstance(current, str):
+        rt.set(path, current + text(value))
+        return
+    rows = [] if current is None else current if isinstance(current, list) else [current]
+    rt.set(path, [*rows, value])
+
+
+async def emit_event(rt: Runtime, step: Step) -> None:
+    """An event for the host: an output of the run, `{eventName, eventValue}`."""
+    fields = step.fields
+    raw = fields.get("event")
+    event: dict[str, Any] = raw if isinstance(raw, dict) else {}
+    name = rt.value(fields["eventName"] if "eventName" in fields else event.get("name"))
+    value = rt.value(fields["eventValue"] if "eventValue" in fields else event.get("data"))
+    await rt.ctx.yield_output({"eventName": text(name), "eventValue": value})
+
+
+def _answer_to(step: Step, default: str) -> str:
+    """Where an answer is kept: the step's `variable`, else `default`."""
+    return str(step.fields.get("variable") or default)
+
+
+_YES = ("yes", "y", "true", "1", "confirm", "ok")
+
+
+async def confirmation(rt: Runtime, step: Step) -> Any:
+    """Ask a yes/no question; the answer is kept as a boolean (in `Local.confirmed`
+    unless `variable` says where)."""
+    fields = step.fields
+    asked = rt.render(fields.get("message", ""))
+    rt.conversation().append({"role": "assistant", "text": asked})
+    default = truthy(rt.value(fields.get("defaultValue", False)))
+    return await rt.ask(asked, object, {"default": default})
+
+
+async def resume_confirmation(rt: Runtime, step: Step, then: dict[str, Any], answer: Any) -> None:
+    if answer is None or answer == "":
+        confirmed = bool(then.get("default"))
+    elif isinstance(answer, str):
+        confirmed = answer.strip().lower() in _YES
+    else:
+        confirmed = bool(answer)
+    rt.conversation().append({"role": "user", "text": text(answer)})
+    rt.set(_answer_to(step, "Local.confirmed"), confirmed)
+
+
+async def wait_for_input(rt: Runtime, step: Step) -> Any:
+    """Say the prompt (if any) and wait for the user's next message; it is kept in
+    `Local.input` unless `variable` says where."""
+    prompt = step.fields.get("prompt")
+    asked = rt.render(prompt) if prompt is not None else ""
+    if asked:
+        await rt.say(asked)
+    return await rt.ask(asked or "Waiting for input...", str, {})
+
+
+async def resume_wait_for_input(rt: Runtime, step: Step, then: dict[str, Any], answer: Any) -> None:
+    said = text(answer)
+    rt.conversation().append({"role": "user", "text": said})
+    rt.vars.set_system("LastMessage", {"Text": said, "Role": "user"})
+    rt.set(_answer_to(step, "Local.input"), said)
+
+
 async def send_activity(rt: Runtime, step: Step) -> None:
     await rt.say(rt.render(step.fields["activity"]))
 
@@ -130,7 +201,31 @@ async def question(rt: Runtime, step: Step) -> Any:
     prompt = step.fields.get("question", step.fields.get("prompt", ""))
     asked = rt.render(prompt)
     rt.conversation().append({"role": "assistant", "text": asked})
-    return await rt.ask(asked, str, {"default": rt.value(step.fields.get("default"))})
+    # with `property`, the answer may be a record (of which that field is kept)
+    answer_type: type[Any] = object if "property" in step.fields else str
+    return await rt.ask(asked, answer_type, {"default": rt.value(step.fields.get("default"))})
+
+
+_NO = ("no", "n", "false", "0")
+
+
+def _as_entity(entity: Any, value: Any) -> Any:
+    """A text answer read as the question's prebuilt entity: a number for
+    `NumberPrebuiltEntity`, a boolean for `BooleanPrebuiltEntity`; an answer that does
+    not read as one (and any other entity) is kept as said."""
+    if not isinstance(value, str) or not isinstance(entity, str):
+        return value
+    kind = entity.lower()
+    said = value.strip()
+    if kind == "numberprebuiltentity":
+        try:
+            number = float(said.replace(",", ""))
+        except ValueError:
+            return value
+        return int(number) if number.is_integer() and abs(number) < 2**53 else number
+    if kind == "booleanprebuiltentity" and said.lower() in (*_YES, *_NO):
+        return said.lower() in _YES
+    return value
 
 
 async def resume_question(rt: Runtime, step: Step, then: dict[str, Any], answer: Any) -> None:
@@ -138,6 +233,7 @@ async def resume_question(rt: Runtime, step: Step, then: dict[str, Any], answer:
     prop = step.fields.get("property")
     if prop is not None and isinstance(value, dict):
         value = value.get(str(prop))
+    value = _as_entity(step.fields.get("entity"), value)
     rt.conversation().append({"role": "user", "text": text(value)})
     rt.vars.set_system("LastMessage", {"Text": text(value), "Role": "user"})
     rt.set(step.fields["variable"], value)
@@ -172,6 +268,10 @@ ACTIONS: dict[str, Action] = {
     "SetValue": set_variable,
     "SetMultipleVariables": set_multiple,
     "SetTextVariable": set_text,
+    "AppendValue": append_value,
+    "EmitEvent": emit_event,
+    "Confirmation": confirmation,
+    "WaitForInput": wait_for_input,
     "ResetVariable": reset_variable,
     "ClearAllVariables": clear_all,
     "ParseValue": parse_value,
@@ -197,6 +297,8 @@ ACTIONS: dict[str, Action] = {
 RESUMERS: dict[str, Resume] = {
     "Question": resume_question,
     "RequestExternalInput": resume_question,
+    "Confirmation": resume_confirmation,
+    "WaitForInput": resume_wait_for_input,
     "InvokeFunctionTool": resume_function_tool,
     "InvokeAgent": resume_agent,
     "InvokeMcpTool": resume_mcp_tool,

@@ -10,7 +10,7 @@ from typing import Any
 from raf.core.messages import new_id
 from raf.workflow.declarative.program import Step
 from raf.workflow.declarative.runtime import Runtime
-from raf.workflow.declarative.values import message_record, text
+from raf.workflow.declarative.values import message_record, text, truthy
 
 _ROLES = {"user": "user", "assistant": "assistant", "agent": "assistant", "system": "system"}
 
@@ -56,7 +56,8 @@ async def copy_messages(rt: Runtime, step: Step) -> None:
 
 async def retrieve_messages(rt: Runtime, step: Step) -> None:
     """Keep a conversation's messages (newest last; `limit` keeps the newest n,
-    `sortOrder: descending` puts the newest first) in the `messages` variable."""
+    `sortOrder: descending` or `newestFirst: true` puts the newest first) in the
+    `messages` variable."""
     fields = step.fields
     entries = rt.conversation(fields.get("conversationId"))
     records = [as_record(e) for e in entries]
@@ -64,7 +65,8 @@ async def retrieve_messages(rt: Runtime, step: Step) -> None:
     if limit is not None:
         n = int(rt.value(limit))
         records = records[-n:] if n > 0 else []
-    if str(rt.value(fields.get("sortOrder", "ascending"))).lower().startswith("desc"):
+    descending = str(rt.value(fields.get("sortOrder", "ascending"))).lower().startswith("desc")
+    if descending or truthy(rt.value(fields.get("newestFirst", False))):
         records.reverse()
     rt.set(fields["messages"], records)
 

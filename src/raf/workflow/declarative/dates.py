@@ -55,9 +55,45 @@ ENUMS: dict[str, dict[str, str]] = {
         "friday": "15",
         "saturday": "16",
     },
+    "sortorder": {"ascending": "Ascending", "descending": "Descending"},
+    "matchoptions": {
+        "beginswith": "^c",
+        "complete": "^c$",
+        "contains": "c",
+        "endswith": "c$",
+        "ignorecase": "i",
+        "multiline": "m",
+        "dotall": "s",
+        "freespacing": "x",
+        "numberedsubmatches": "N",
+    },
+    "match": {
+        "any": ".",
+        "comma": ",",
+        "digit": r"\d",
+        "email": r".+@.+\.[^\.]{2,}",
+        "hyphen": r"\-",
+        "leftparen": r"\(",
+        "letter": r"\p{L}",
+        "multipledigits": r"\d+",
+        "multipleletters": r"\p{L}+",
+        "multiplenonspaces": r"\S+",
+        "multiplespaces": r"\s+",
+        "nonspace": r"\S",
+        "optionaldigits": r"\d*",
+        "optionalletters": r"\p{L}*",
+        "optionalnonspaces": r"\S*",
+        "optionalspaces": r"\s*",
+        "period": r"\.",
+        "rightparen": r"\)",
+        "space": r"\s",
+        "tab": r"\t",
+    },
 }
-"""Power Fx's enumerations the date functions take (`TimeUnit.Days`), by lower-case
-name; each member reads as its text."""
+"""Power Fx's enumerations the date, sort and pattern functions take (`TimeUnit.Days`,
+`SortOrder.Descending`, `MatchOptions.IgnoreCase`, `Match.Email`), by lower-case name;
+each member reads as its text (a match option as its letters, a pattern as a regular
+expression)."""
 
 _FORMATS = {
     "longdate": "dddd, mmmm d, yyyy",
@@ -300,6 +336,22 @@ def weekday(value: Any, start: Any = 1) -> int:
     return (day - first) % 7 + (0 if code == 3 else 1)
 
 
+def week_num(value: Any, start: Any = 1) -> int:
+    """WeekNum(date[, start]): the week of the year, the week holding 1 January being
+    week 1 and weeks starting on Sunday (or the start of week given, as Weekday takes it;
+    21 is ISO's numbering)."""
+    when = as_datetime(value).date()
+    code = int(float(start or 1))
+    if code == 21:
+        return when.isocalendar().week
+    first = {1: 0, 2: 1, 3: 1, 11: 1, 12: 2, 13: 3, 14: 4, 15: 5, 16: 6, 17: 0}.get(code)
+    if first is None:
+        raise ValueError(f"{start!r} is not a start of week")
+    january = date(when.year, 1, 1)
+    lead = (january.isoweekday() % 7 - first) % 7  # days of week 1 before 1 January
+    return (when.timetuple().tm_yday - 1 + lead) // 7 + 1
+
+
 _CODE = re.compile(
     r'"[^"]*"|\\.|yyyy|yy|mmmm|mmm|mm|m|dddd|ddd|dd|d|hh|h|nn|n|ss|s|f{1,3}|AM/PM|am/pm|A/P|a/p',
     re.IGNORECASE,
@@ -404,5 +456,7 @@ DATE_FUNCTIONS: dict[str, Callable[..., Any]] = {
     "minute": _parts("minute"),
     "second": _parts("second"),
     "weekday": weekday,
+    "weeknum": week_num,
+    "isoweeknum": lambda v: as_datetime(v).date().isocalendar().week,
 }
 """The date functions, by lower-case name."""

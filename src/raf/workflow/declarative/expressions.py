@@ -20,6 +20,7 @@ from dataclasses import dataclass, field
 from typing import Any
 
 from raf.workflow.declarative.dates import ENUMS, as_datetime, enum_value, is_date, plain
+from raf.workflow.declarative.patterns import match_time_budget
 from raf.workflow.declarative.syntax import (
     MAX_DEPTH,
     MAX_SOURCE,
@@ -116,6 +117,17 @@ class Expression:
                     enum_value(node.value)
                 except ValueError as exc:
                     raise ExpressionError(str(exc), source=source, offset=node.offset) from None
+        for node in walk(tree):
+            for i, child in enumerate(node.children):
+                if child.kind == "as" and (
+                    i != 0 or node.kind != "call" or node.value.lower() not in ROW_FUNCTIONS
+                ):
+                    raise ExpressionError(
+                        f"'As {child.value}' names the rows of a table function's table "
+                        "(ForAll, Filter, Sum, ...), in its first argument only",
+                        source=source,
+                        offset=child.offset,
+                    )
         names: list[tuple[tuple[str, ...], int]] = []
         _outer_names(tree, names, in_row=False)
         return cls(
@@ -135,7 +147,8 @@ class Expression:
         `assign`, where given, lets Patch change a table held in a variable."""
         try:
             evaluator = _Evaluator(resolve, functions, self.source, _Budget(), assign)
-            return plain(evaluator.run(self.tree))
+            with match_time_budget():
+                return plain(evaluator.run(self.tree))
         except ExpressionError:
             raise
         except RecursionError:
@@ -261,6 +274,8 @@ class _Evaluator:
             return -value
         if kind == "binary":
             return self.binary(node)
+        if kind == "as":
+            return self.run(node.children[0])
         return self.call(node)
 
     def join(self, parts: list[str], node: Node) -> str:
@@ -346,6 +361,13 @@ class _Evaluator:
             value = index(value, part)
         return value
 
+    def is_blank_or_error(self, node: Node) -> bool:
+        """IsBlankOrError(value): whether the value is blank (or empty text) or fails."""
+        if len(node.children) != 1:
+            raise self.fail("IsBlankOrError needs one value", node)
+        value, error = self.caught(node.children[0])
+        return error is not None or value is None or value == ""
+
     def is_error(self, node: Node) -> bool:
         """IsError(value): whether evaluating the value fails."""
         if len(node.children) != 1:
@@ -393,13 +415,15 @@ class _Evaluator:
     def rows(self, node: Node, table: list[Any]) -> list[_Evaluator]:
         """An evaluator per row, reading the row's fields by bare names."""
         outer = self.resolve
+        first = node.children[0] if node.children else None
+        alias = first.value if first is not None and first.kind == "as" else "ThisRecord"
         out: list[_Evaluator] = []
         for row in table:
             record = _row_record(row)
 
             def resolve(parts: tuple[str, ...], record: Any = record, row: Any = row) -> Any:
                 head = parts[0]
-                if head in ("ThisRecord", "ThisItem"):
+                if head in ("ThisRecord", "ThisItem", alias):
                     value: Any = row
                     rest = parts[1:]
                 elif isinstance(record, dict) and head in record:
@@ -769,6 +793,7 @@ _SPECIAL: dict[str, Callable[[_Evaluator, Node], Any]] = {
     "switch": _Evaluator.switch,
     "iferror": _Evaluator.if_error,
     "iserror": _Evaluator.is_error,
+    "isblankorerror": _Evaluator.is_blank_or_error,
     "error": _Evaluator.error,
     "search": _Evaluator.search,
     "concat": _Evaluator.concat,

@@ -4,14 +4,20 @@ Each one refuses to make a text, table or number past the limits in `values`."""
 
 from __future__ import annotations
 
+import html
 import json
 import math
+import random
+import re
+import uuid
 from collections.abc import Callable
 from decimal import ROUND_DOWN, ROUND_HALF_UP, ROUND_UP, Decimal, localcontext
 from typing import Any
 from urllib.parse import quote
 
 from raf.workflow.declarative.dates import DATE_FUNCTIONS, as_datetime, format_date, is_date
+from raf.workflow.declarative.number_format import format_number
+from raf.workflow.declarative.patterns import PATTERN_FUNCTIONS
 from raf.workflow.declarative.values import (
     MAX_ROWS,
     MAX_TEXT,
@@ -94,6 +100,12 @@ def _numbers(args: tuple[Any, ...]) -> list[float | int]:
     for arg in args:
         values.extend(arg if isinstance(arg, list) else [arg])
     return [_number(v.get("Value") if isinstance(v, dict) else v) for v in values if v is not None]
+
+
+def _count(value: Any) -> int:
+    """Count(table): how many of its values are numbers (other values are not counted)."""
+    cells = [row.get("Value") if isinstance(row, dict) else row for row in _table(value)]
+    return sum(1 for c in cells if isinstance(c, int | float) and not isinstance(c, bool))
 
 
 def _extreme(pick: Callable[..., Any]) -> Callable[..., Any]:
@@ -193,18 +205,14 @@ def _last_n(value: Any, count: Any = 1) -> list[Any]:
 
 
 def _text(value: Any, fmt: Any = None) -> str:
-    """Text(value[, format]): a number by a format such as "0.00", "#,##0" or "0%"; a
-    date by codes such as "yyyy-mm-dd hh:mm" or a DateTimeFormat name."""
+    """Text(value[, format]): a number by Power Fx's format codes ("0.00", "#,##0",
+    "0%", "$ #,###"); a date by codes such as "yyyy-mm-dd hh:mm" or a DateTimeFormat
+    name."""
     if fmt is not None and is_date(value):
         return format_date(value, text(fmt))
     if fmt is None or not isinstance(value, int | float) or isinstance(value, bool):
         return text(value)
-    pattern = text(fmt)
-    number = float(value) * (100 if "%" in pattern else 1)
-    decimals = len(pattern.split(".", 1)[1].rstrip("%")) if "." in pattern else 0
-    decimals = min(decimals, 15)
-    shown = f"{number:,.{decimals}f}" if "," in pattern else f"{number:.{decimals}f}"
-    return shown + ("%" if "%" in pattern else "")
+    return format_number(value, text(fmt))
 
 
 def _column(value: Any, name: Any) -> list[Any]:
@@ -283,6 +291,115 @@ def _join(value: Any, separator: Any = ", ") -> str:
     return _concat(text(separator).join(rows))
 
 
+def _exp(value: Any) -> float | int:
+    n = _number(value)
+    if n > 700:
+        raise ValueError("the number is out of range")
+    return number_result(math.exp(n))
+
+
+def _ln(value: Any) -> float | int:
+    n = _number(value)
+    if n <= 0:
+        raise ValueError(f"the logarithm of {n} is not defined")
+    return number_result(math.log(n))
+
+
+def _log(value: Any, base: Any = 10) -> float | int:
+    n, b = _number(value), _number(base)
+    if n <= 0 or b <= 0 or b == 1:
+        raise ValueError(f"the logarithm of {n} to base {b} is not defined")
+    exact = math.log(n, b)
+    return number_result(round(exact) if abs(exact - round(exact)) < 1e-12 else exact)
+
+
+_HEX_BITS = 40
+"""Dec2Hex and Hex2Dec work on 40-bit numbers; a negative one is its two's complement."""
+
+
+def _dec2hex(value: Any, places: Any = None) -> str:
+    n = _whole(value)
+    if not -(2 ** (_HEX_BITS - 1)) <= n < 2 ** (_HEX_BITS - 1):
+        raise ValueError(f"{n} does not fit in {_HEX_BITS} bits")
+    shown = format(n % 2**_HEX_BITS, "X")
+    if places is None or n < 0:
+        return shown
+    width = _whole(places)
+    if not len(shown) <= width <= 10:
+        raise ValueError(f"{shown} does not fit in {width} places")
+    return shown.rjust(width, "0")
+
+
+def _hex2dec(value: Any) -> int:
+    raw = text(value).strip()
+    if not raw or len(raw) > _HEX_BITS // 4 or any(c not in "0123456789abcdefABCDEF" for c in raw):
+        raise ValueError(f"{raw!r} is not a hexadecimal number of at most 10 digits")
+    n = int(raw, 16)
+    return n - 2**_HEX_BITS if n >= 2 ** (_HEX_BITS - 1) else n
+
+
+def _guid(value: Any = None) -> str:
+    """GUID(): a new random GUID; GUID(text): that GUID, checked (as lower-case text)."""
+    if value is None:
+        return str(uuid.uuid4())
+    try:
+        return str(uuid.UUID(text(value).strip()))
+    except ValueError:
+        raise ValueError(f"{text(value)[:60]!r} is not a GUID") from None
+
+
+def _rand_between(low: Any, high: Any) -> int:
+    lo, hi = math.ceil(_number(low)), math.floor(_number(high))
+    if lo > hi:
+        raise ValueError(f"there is no whole number from {low} to {high}")
+    return random.randint(lo, hi)
+
+
+_TAGS = re.compile(r"<[^>]*>")
+
+
+def _plain_text(value: Any) -> str:
+    """PlainText(html): the text without its tags, entities read, runs of space as one."""
+    body = _TAGS.sub(" ", text(value))
+    return " ".join(html.unescape(body).replace("\xa0", " ").split())
+
+
+_HTML = {"&": "&amp;", "<": "&lt;", ">": "&gt;", '"': "&quot;", "'": "&#39;"}
+
+
+def _sort_by_columns(value: Any, *columns: Any) -> list[Any]:
+    """SortByColumns(table, "column"[, SortOrder.Descending], "column2", ...): by each
+    column in turn, the first deciding."""
+    table = _table(value)
+    if not columns:
+        raise ValueError("SortByColumns needs a column name")
+    keys: list[tuple[str, bool]] = []
+    i = 0
+    while i < len(columns):
+        name = text(columns[i])
+        order = text(columns[i + 1]).lower() if i + 1 < len(columns) else "ascending"
+        if order in ("ascending", "descending"):
+            i += 2
+        else:
+            order = "ascending"
+            i += 1
+        if table and not any(isinstance(row, dict) and name in row for row in table):
+            raise ValueError(f"the table has no column {name!r}")
+        keys.append((name, order == "descending"))
+    rows = list(table)
+    for name, descending in reversed(keys):  # a stable sort, last column first
+        cells = [row.get(name) if isinstance(row, dict) else None for row in rows]
+        numeric = all(isinstance(c, int | float) or c is None for c in cells)
+        order_of = {id(row): cell for row, cell in zip(rows, cells, strict=True)}
+
+        def key(row: Any, order_of: dict[int, Any] = order_of, numeric: bool = numeric) -> Any:
+            cell = order_of[id(row)]
+            return (cell or 0) if numeric else text(cell)
+
+        rows.sort(key=key, reverse=descending)
+    return rows
+
+
 def _by_evaluator(name: str) -> Callable[..., Any]:
     def never(*args: Any) -> Any:
         raise TypeError(f"{name} is evaluated by the expression evaluator")
@@ -315,12 +432,18 @@ FUNCTIONS: dict[str, Callable[..., Any]] = {
     "unichar": _char,
     "encodeurl": lambda v: quote(text(v), safe=""),
     "isnumeric": _is_numeric,
+    "plaintext": _plain_text,
+    "guid": _guid,
+    "encodehtml": lambda v: "".join(_HTML.get(c, c) for c in text(v)),
+    "dec2hex": _dec2hex,
+    "hex2dec": _hex2dec,
     # logic
     "if": _by_evaluator("If"),
     "switch": _by_evaluator("Switch"),
     "with": _by_evaluator("With"),
     "iferror": _by_evaluator("IfError"),
     "iserror": _by_evaluator("IsError"),
+    "isblankorerror": _by_evaluator("IsBlankOrError"),
     "error": _by_evaluator("Error"),
     "not": lambda v: not truthy(v),
     "and": lambda *a: all(truthy(v) for v in a),
@@ -332,6 +455,10 @@ FUNCTIONS: dict[str, Callable[..., Any]] = {
     "boolean": lambda v: truthy(v) if not isinstance(v, str) else v.strip().lower() == "true",
     # numbers
     "value": _number,
+    "decimal": _number,
+    "float": _number,
+    "rand": lambda: random.random(),
+    "randbetween": _rand_between,
     "int": lambda v: number_result(math.floor(_number(v))),
     "trunc": lambda v, d=0: _rounder(ROUND_DOWN)(v, d),
     "round": _rounder(ROUND_HALF_UP),
@@ -345,9 +472,14 @@ FUNCTIONS: dict[str, Callable[..., Any]] = {
     "mod": lambda a, b: number_result(_number(a) % _number(b)),
     "power": _power,
     "sqrt": lambda v: number_result(math.sqrt(_number(v))),
+    "exp": _exp,
+    "ln": _ln,
+    "log": _log,
+    "pi": lambda: math.pi,
+    "sign": lambda v: (_number(v) > 0) - (_number(v) < 0),
     # tables
     "countrows": lambda v: len(_table(v)),
-    "count": lambda v: len(_numbers((_table(v),))),
+    "count": _count,
     "counta": lambda v: sum(1 for x in _table(v) if not _blank(x)),
     "countif": _by_evaluator("CountIf"),
     "filter": _by_evaluator("Filter"),
@@ -356,6 +488,8 @@ FUNCTIONS: dict[str, Callable[..., Any]] = {
     "search": _by_evaluator("Search"),
     "concat": _by_evaluator("Concat"),
     "sort": _by_evaluator("Sort"),
+    "sortbycolumns": _sort_by_columns,
+    "shuffle": lambda v: random.sample(_table(v), len(_table(v))),
     "first": lambda v: _table(v)[0] if _table(v) else None,
     "last": lambda v: _table(v)[-1] if _table(v) else None,
     "firstn": _first_n,
@@ -385,5 +519,7 @@ FUNCTIONS: dict[str, Callable[..., Any]] = {
     "json": lambda v: json.dumps(v, ensure_ascii=False, default=json_default),
     # dates and times
     **DATE_FUNCTIONS,
+    # regular expressions
+    **PATTERN_FUNCTIONS,
 }
 """Every function an expression may call, by lower-case name."""

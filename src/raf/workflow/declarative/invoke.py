@@ -34,8 +34,13 @@ def _outputs(step: Step) -> dict[str, Any]:
 
 
 def _parsed(reply: str) -> Any:
+    """A reply as JSON where it is JSON (inside a ``` fence too, as models often write
+    it), else the text itself."""
+    body = reply.strip()
+    if body.startswith("```") and body.endswith("```") and "\n" in body:
+        body = body[body.index("\n") + 1 : -3].strip()
     try:
-        return json.loads(reply)
+        return json.loads(body)
     except ValueError:
         return reply
 
@@ -108,6 +113,14 @@ async def _agent_answered(
         }
         return await rt.ask(_approval(name, asked[0]), bool, then)
     reply = response.text
+    rt.vars.set_agent(
+        {
+            "name": name,
+            "text": reply,
+            "response": reply,
+            "messages": [message_record("assistant", reply)],
+        }
+    )
     if uses_conversation:
         conversation = rt.conversation(step.fields.get("conversationId"))
         conversation.append({"role": "assistant", "text": reply})
@@ -116,6 +129,8 @@ async def _agent_answered(
         rt.set(outputs["messages"], [message_record("assistant", reply)])
     if "result" in outputs:
         rt.set(outputs["result"], reply)
+    if "property" in outputs:  # the Python engine's name for the answer's text
+        rt.set(outputs["property"], reply)
     if "responseObject" in outputs:
         rt.set(outputs["responseObject"], _parsed(reply))
     if outputs.get("autoSend", "output" not in step.fields):

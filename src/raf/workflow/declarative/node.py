@@ -161,8 +161,8 @@ def check_services(program: Program, services: Services) -> list[Issue]:
         raw = step.fields.get(key)
         if isinstance(raw, Mapping):
             raw = raw.get("name")
-        if step.kind == "InvokeMcpTool" and raw is None and "serverUrl" in step.fields:
-            continue
+        if step.kind == "InvokeMcpTool" and "serverUrl" in step.fields:
+            continue  # a name nobody registered falls back to the URL
         if not isinstance(raw, str) or raw.startswith("=") or raw in known:
             continue
         shown = ", ".join(sorted(known)) or "none"

@@ -24,6 +24,7 @@ _SPECS: dict[str, tuple[tuple[str, ...], tuple[str, ...]]] = {
     "SetVariable": (("variable", "value"), ()),
     "SetValue": (("path", "value"), ()),
     "SetMultipleVariables": (("assignments",), ()),
+    "AppendValue": (("variable", "value"), ()),
     "SetTextVariable": (("variable", "value"), ()),
     "ResetVariable": (("variable",), ()),
     "ClearAllVariables": ((), ("variables",)),
@@ -31,11 +32,13 @@ _SPECS: dict[str, tuple[tuple[str, ...], tuple[str, ...]]] = {
     "If": (("condition", "then"), ("else",)),
     "ConditionGroup": (("conditions",), ("elseActions",)),
     "Foreach": (("items", "actions"), ("value", "item", "itemName", "index", "indexName")),
+    "RepeatUntil": (("condition", "actions"), ()),
     "BreakLoop": ((), ()),
     "ContinueLoop": ((), ()),
     "GotoAction": (("actionId",), ("maxIterations",)),
     "SendActivity": (("activity",), ()),
     "SendMessage": (("message",), ("conversationId",)),
+    "EmitEvent": ((), ("eventName", "eventValue", "event", "eventType", "data")),
     "InvokeAgent": (("agent",), ("input", "output", "conversationId", "message")),
     "InvokeFunctionTool": (
         ("functionName",),
@@ -69,7 +72,7 @@ _SPECS: dict[str, tuple[tuple[str, ...], tuple[str, ...]]] = {
     ),
     "RetrieveConversationMessages": (
         ("messages",),
-        ("conversationId", "limit", "sortOrder", "after", "before"),
+        ("conversationId", "limit", "sortOrder", "newestFirst", "after", "before"),
     ),
     "RetrieveConversationMessage": (("messageId", "message"), ("conversationId",)),
     "EditTable": (
@@ -93,6 +96,8 @@ _SPECS: dict[str, tuple[tuple[str, ...], tuple[str, ...]]] = {
         ),
     ),
     "RequestExternalInput": (("variable",), ("prompt", "default")),
+    "Confirmation": ((), ("message", "variable", "yesLabel", "noLabel", "defaultValue")),
+    "WaitForInput": ((), ("prompt", "variable", "timeout")),
     "EndWorkflow": ((), ()),
     "EndConversation": ((), ()),
     "CreateConversation": (("conversationId",), ()),
@@ -108,6 +113,9 @@ _TEMPLATE_FIELDS = {
     ("Question", "question"),
     ("Question", "prompt"),
     ("RequestExternalInput", "prompt"),
+    ("Confirmation", "message"),
+    ("Confirmation", "text"),
+    ("WaitForInput", "prompt"),
     ("AddConversationMessage", "message"),
     ("AddConversationMessage", "content"),
     ("AddConversationMessage", "text"),
@@ -121,8 +129,35 @@ ALIASES = {
     "CancelWorkflow": "EndWorkflow",
     "CancelAllDialogs": "EndWorkflow",
     "EndDialog": "EndWorkflow",
+    "CancelDialog": "EndWorkflow",
 }
 """Other spellings of action kinds, read as the kind they name."""
+_FIELD_SPELLINGS: dict[str, tuple[tuple[str, str], ...]] = {
+    "SetVariable": (("path", "variable"),),
+    "SetValue": (("variable", "path"),),
+    "SetTextVariable": (("path", "variable"), ("text", "value")),
+    "ResetVariable": (("path", "variable"),),
+    "If": (("actions", "then"),),
+    "Foreach": (("source", "items"), ("itemsSource", "items")),
+    "GotoAction": (("target", "actionId"),),
+    "InvokeAgent": (("agentName", "agent"),),
+    "Question": (("text", "question"), ("property", "variable")),
+    "RequestExternalInput": (("message", "prompt"), ("property", "variable")),
+    "AppendValue": (("path", "variable"),),
+    "EmitEvent": (("eventType", "eventName"), ("data", "eventValue")),
+    "Confirmation": (("question", "message"), ("text", "message"), ("property", "variable")),
+    "WaitForInput": (("property", "variable"),),
+    "ParseValue": (("source", "value"),),
+    "CopyConversationMessages": (("limit", "count"),),
+    "RetrieveConversationMessages": (("variable", "messages"),),
+    "RetrieveConversationMessage": (("variable", "message"),),
+    "InvokeMcpTool": (("connection", "server"),),
+}
+"""Microsoft Agent Framework's Python engine's other names of some action fields, read as
+raf's (other spelling, raf's key) when raf's key is not written. `variable: {path: x}` is
+read as `variable: x` everywhere, `output: {property: x}` of an action that asks as its
+`variable: x`, and `SetMultipleVariables` `variables: {path: value, ...}` as its
+assignments."""
 ACTION_KINDS = tuple(sorted(_SPECS))
 _BY_LOWER = {k.lower(): k for k in ACTION_KINDS} | {k.lower(): v for k, v in ALIASES.items()}
 """Action kinds are read without regard to case."""
@@ -157,6 +192,9 @@ class Step:
     path: KeyPath
     where: str = ""
     """The file, line and column of the action, when it came from a file."""
+    bare: frozenset[str] = frozenset()
+    """Bare names its expressions may read: the item and index of enclosing loops, which
+    are `Local.` variables."""
 
 
 @dataclass(kw_only=True, slots=True)
@@ -215,9 +253,66 @@ class _Compiler:
         self.gotos: list[tuple[Instr, str, KeyPath]] = []
         self.loops: list[tuple[str, int, list[Instr]]] = []
         self.counter = 0
+        self.spelt: dict[KeyPath, KeyPath] = {}
+        """Where a field read under raf's name was written under another (for issues)."""
+        self.bound: list[frozenset[str]] = []
+        """The bare names each enclosing Foreach gives its item and index (`item`)."""
 
     def issue(self, path: KeyPath, message: str, *, key: bool = False) -> None:
+        for size in range(len(path), 0, -1):
+            written = self.spelt.get(path[:size])
+            if written is not None:
+                path = (*written, *path[size:])
+                break
         self.issues.append(Issue(path=path, message=message, key=key))
+
+    def respell(self, kind: str, raw: Mapping[str, Any], path: KeyPath) -> dict[str, Any]:
+        """The action's fields under raf's names (see `_FIELD_SPELLINGS`)."""
+        fields = dict(raw)
+        for other, ours in _FIELD_SPELLINGS.get(kind, ()):
+            if other not in fields:
+                continue
+            if ours in fields and other in _SPECS[kind][0] + _SPECS[kind][1]:
+                continue  # both are raf's keys, each with its own meaning
+            if ours in fields:
+                self.issue(
+                    (*path, other),
+                    f"{other!r} and {ours!r} say the same; write one of them",
+                    key=True,
+                )
+                fields.pop(other)
+                continue
+            fields = {(ours if k == other else k): v for k, v in fields.items()}
+            self.spelt[(*path, ours)] = (*path, other)
+        output = fields.get("output")
+        if (
+            kind in ("Question", "RequestExternalInput", "Confirmation", "WaitForInput")
+            and "variable" not in fields
+            and isinstance(output, Mapping)
+            and set(output) == {"property"}
+        ):
+            fields = {k: v for k, v in fields.items() if k != "output"}
+            fields["variable"] = output["property"]
+            self.spelt[(*path, "variable")] = (*path, "output", "property")
+        for key in ("variable", "path"):
+            value = fields.get(key)
+            if isinstance(value, Mapping) and set(value) == {"path"}:
+                fields[key] = value["path"]
+                self.spelt[(*path, key)] = (*path, key, "path")
+        table = fields.get("variables")
+        if kind == "SetMultipleVariables" and "assignments" not in fields:
+            if isinstance(table, Mapping):
+                fields.pop("variables")
+                fields["assignments"] = [{"variable": k, "value": v} for k, v in table.items()]
+                self.spelt[(*path, "assignments")] = (*path, "variables")
+                for i, name in enumerate(table):
+                    for part in ((), ("variable",), ("value",)):
+                        spot = (*path, "assignments", i, *part)
+                        self.spelt[spot] = (*path, "variables", str(name))
+            elif table is not None:
+                self.issue((*path, "variables"), "expected a mapping of variable paths to values")
+                fields.pop("variables")
+        return fields
 
     def emit(self, instr: Instr) -> Instr:
         self.instrs.append(instr)
@@ -226,16 +321,18 @@ class _Compiler:
     # -- expressions -----------------------------------------------------------------------
 
     def expression(self, source: str, path: KeyPath) -> None:
-        """Parse and check an expression (without its `=`) once."""
-        if source in self.expressions:
-            return
-        try:
-            compiled = Expression.compile(source)
-        except ExpressionError as exc:
-            self.issue(path, f"the expression does not parse: {exc}")
-            return
+        """Parse and check an expression (without its `=`); it is parsed once, and its
+        names are checked where it appears (a loop's bare `item` is known only there)."""
+        compiled = self.expressions.get(source)
+        if compiled is None:
+            try:
+                compiled = Expression.compile(source)
+            except ExpressionError as exc:
+                self.issue(path, f"the expression does not parse: {exc}")
+                return
+        bound = frozenset().union(*self.bound)
         for parts, offset in compiled.names:
-            if not is_scope(parts[0]):
+            if not is_scope(parts[0]) and parts[0] not in bound:
                 self.issue(
                     path,
                     f"unknown variable scope {parts[0]!r} in {source!r} at character "
@@ -309,6 +406,7 @@ class _Compiler:
                 f"unknown action kind {kind!r}{hint(kind, ACTION_KINDS)}",
             )
             return
+        raw = self.respell(kind, raw, path)
         required, optional = spec
         self.counter += 1
         action_id = raw.get("id")
@@ -329,11 +427,19 @@ class _Compiler:
                 )
         missing = [k for k in required if k not in raw]
         for key in missing:
-            self.issue(path, f"{kind} needs {key!r}")
+            others = [o for o, ours in _FIELD_SPELLINGS.get(kind, ()) if ours == key]
+            also = f" (or {', '.join(repr(o) for o in others)})" if others else ""
+            self.issue(path, f"{kind} needs {key!r}{also}")
         if raw.get("disabled") is True:
             return
         self.labels.setdefault(action_id, len(self.instrs))
-        step = Step(kind=kind, id=action_id, fields=dict(raw), path=path)
+        step = Step(
+            kind=kind,
+            id=action_id,
+            fields=dict(raw),
+            path=path,
+            bare=frozenset().union(*self.bound),
+        )
         if missing:
             for key, value in raw.items():
                 if key not in _COMMON and key in allowed:
@@ -374,12 +480,28 @@ class _Compiler:
         if not isinstance(items, list):
             self.issue((*step.path, "assignments"), "expected a list of {variable, value}")
             return
+        items = step.fields["assignments"] = list(items)  # respelt here, not in the document
         for i, item in enumerate(items):
             where = (*step.path, "assignments", i)
+            if isinstance(item, Mapping):
+                item = self.respell_assignment(item, where)
+                items[i] = item
             if not isinstance(item, Mapping) or "variable" not in item or "value" not in item:
                 self.issue(where, "an assignment is a mapping with 'variable' and 'value'")
                 continue
             self.variable(item["variable"], (*where, "variable"))
+
+    def respell_assignment(self, item: Mapping[str, Any], where: KeyPath) -> dict[str, Any]:
+        """An assignment's `path` (or `variable: {path: x}`) as its `variable`."""
+        fields = dict(item)
+        if "variable" not in fields and "path" in fields:
+            fields = {("variable" if k == "path" else k): v for k, v in fields.items()}
+            self.spelt[(*where, "variable")] = (*where, "path")
+        value = fields.get("variable")
+        if isinstance(value, Mapping) and set(value) == {"path"}:
+            fields["variable"] = value["path"]
+            self.spelt[(*where, "variable")] = (*where, "variable", "path")
+        return fields
 
     def condition(self, value: Any, path: KeyPath) -> str:
         if isinstance(value, bool):
@@ -433,21 +555,62 @@ class _Compiler:
         for end in ends:
             end.target = len(self.instrs)
 
+    def _EmitEvent(self, step: Step) -> None:
+        """EmitEvent names its event with `eventName` (or `event: {name, data}`)."""
+        event = step.fields.get("event")
+        if "eventName" not in step.fields and not (isinstance(event, Mapping) and "name" in event):
+            self.issue(step.path, "EmitEvent needs 'eventName' (or 'event' with a 'name')")
+        if event is not None and not isinstance(event, Mapping):
+            self.issue((*step.path, "event"), "expected a mapping with 'name' and 'data'")
+        elif isinstance(event, Mapping):
+            for key in event:
+                if key not in ("name", "data"):
+                    self.issue(
+                        (*step.path, "event", str(key)),
+                        f"an event has no key {key!r}{hint(str(key), ['name', 'data'])}",
+                        key=True,
+                    )
+        self.simple(step)
+
     def _Foreach(self, step: Step) -> None:
         fields = step.fields
         self.loop_items(fields["items"], (*step.path, "items"))
+        names = {"item"} if not any(k in fields for k in ("value", "item", "itemName")) else set()
         for key in ("value", "item", "itemName", "index", "indexName"):
             if key in fields:
                 self.variable(fields[key], (*step.path, key))
+                named = str(fields[key]).strip().removeprefix("init:")
+                if "." not in named:
+                    names.add(named)  # a bare name is a Local. variable, read bare too
         self.emit(Instr(op="loop_init", step=step, loop=step.id))
         head = self.emit(Instr(op="loop_next", step=step, loop=step.id))
         head_pc = len(self.instrs) - 1
         exits: list[Instr] = []
         self.loops.append((step.id, head_pc, exits))
+        self.bound.append(frozenset(names))
         self.block(fields["actions"], (*step.path, "actions"))
+        self.bound.pop()
         self.loops.pop()
         self.emit(Instr(op="jump", target=head_pc))
         head.target = len(self.instrs)
+        for instr in exits:
+            instr.target = len(self.instrs)
+
+    def _RepeatUntil(self, step: Step) -> None:
+        """The actions, then the condition: they run again until it holds (at least
+        once). ContinueLoop goes to the condition, BreakLoop past it."""
+        start = self.emit(Instr(op="jump"))
+        check_pc = len(self.instrs)
+        cond = self.condition(step.fields["condition"], (*step.path, "condition"))
+        check = self.emit(Instr(op="branch", step=step, expr=cond))
+        leave = self.emit(Instr(op="jump"))
+        start.target = check.target = len(self.instrs)
+        exits: list[Instr] = []
+        self.loops.append((step.id, check_pc, exits))
+        self.block(step.fields["actions"], (*step.path, "actions"))
+        self.loops.pop()
+        self.emit(Instr(op="jump", target=check_pc))
+        leave.target = len(self.instrs)
         for instr in exits:
             instr.target = len(self.instrs)
 
@@ -473,14 +636,14 @@ class _Compiler:
 
     def _BreakLoop(self, step: Step) -> None:
         if not self.loops:
-            self.issue(step.path, "BreakLoop is only allowed inside a Foreach")
+            self.issue(step.path, "BreakLoop is only allowed inside a Foreach or RepeatUntil")
             return
         loop, _, exits = self.loops[-1]
         exits.append(self.emit(Instr(op="break", step=step, loop=loop)))
 
     def _ContinueLoop(self, step: Step) -> None:
         if not self.loops:
-            self.issue(step.path, "ContinueLoop is only allowed inside a Foreach")
+            self.issue(step.path, "ContinueLoop is only allowed inside a Foreach or RepeatUntil")
             return
         loop, head, _ = self.loops[-1]
         self.emit(Instr(op="jump", step=step, target=head, loop=loop))

@@ -9,6 +9,7 @@ from __future__ import annotations
 import copy
 from collections.abc import Awaitable, Callable, Mapping
 from dataclasses import dataclass, field
+from datetime import UTC, datetime
 from typing import Any, Protocol
 
 from raf.core.errors import RafError
@@ -24,7 +25,7 @@ from raf.workflow.declarative.program import (
     unquoted_template,
 )
 from raf.workflow.declarative.values import text, truthy, type_word
-from raf.workflow.declarative.variables import VariableError, Variables
+from raf.workflow.declarative.variables import VariableError, Variables, is_scope
 
 
 class ActionError(RafError):
@@ -131,9 +132,17 @@ class Runtime:
         try:
             if compiled is None:
                 compiled = Expression.compile(source)
-            return compiled.evaluate(self.vars.get, FUNCTIONS, self.assign)
+            return compiled.evaluate(self.read, FUNCTIONS, self.assign)
         except (ExpressionError, VariableError) as exc:
             raise self.fail(f"the expression failed: {exc}") from None
+
+    def read(self, parts: tuple[str, ...]) -> Any:
+        """A variable an expression reads; a bare loop item or index (`item`) is the
+        `Local.` variable of that name."""
+        bare = self.step.bare if self.step is not None else frozenset()
+        if parts and parts[0] in bare and not is_scope(parts[0]):
+            return self.vars.get(("Local", *parts))
+        return self.vars.get(parts)
 
     def value(self, raw: Any) -> Any:
         """A field's value: `=expr` evaluated, records and lists evaluated inside."""
@@ -261,6 +270,7 @@ class Interpreter:
         self.vars.set_system("LastMessage", {"Text": last["text"], "Role": last["role"]})
         self.vars.set_system("LastMessageText", last["text"])
         self.vars.set_system("UserInput", last["text"])
+        self.vars.set_system("Timestamp", datetime.now(UTC).isoformat(timespec="seconds"))
 
     async def run(self, ctx: WorkflowContext[Any]) -> None:
         """Execute from the program counter to the end, an EndWorkflow, or a pause."""

@@ -4,7 +4,8 @@ the parser.
 
 Grammar: numbers, "strings", `$"text {expr} text"` interpolated strings, true/false,
 scoped names (`Local.x.y`), `a[0]`, lists `[1, 2]`, records `{name: "x"}`, calls
-`Name(args)`, unary `-`/`!`/`Not`, and the binary operators `* / %`, `+ -`, `&` (text
+`Name(args)` (the first argument may name the rows of its table: `ForAll(Local.t As
+row, row.x)`), unary `-`/`!`/`Not`, and the binary operators `* / %`, `+ -`, `&` (text
 join), `= == <> != < <= > >= in`, `And &&`, `Or ||`.
 """
 
@@ -157,7 +158,12 @@ def unquote(text: str) -> str:
     body = text[1:-1]
     if text[0] == '"':
         body = body.replace('""', '"')
-    return re.sub(r"\\(.)", lambda m: {"n": "\n", "t": "\t"}.get(m.group(1), m.group(1)), body)
+    # \n and \t are the characters, \" \' \\ the quote or backslash; any other backslash
+    # stays, as Power Fx keeps it (so a pattern's \d reaches IsMatch as written)
+    return re.sub(r"\\(.)", lambda m: _ESCAPES.get(m.group(1), m.group(0)), body)
+
+
+_ESCAPES = {"n": "\n", "t": "\t", '"': '"', "'": "'", "\\": "\\"}
 
 
 # -- tree --------------------------------------------------------------------------------
@@ -168,7 +174,8 @@ class Node:
     """A node of a parsed expression."""
 
     kind: str
-    """literal, name, index, list, record, call, unary, binary, interp."""
+    """literal, name, index, list, record, call, unary, binary, interp, and `as` (a
+    call's first argument with the name its rows go by: value is the name)."""
     value: Any = None
     children: tuple[Node, ...] = ()
     offset: int = 0
@@ -294,8 +301,9 @@ class _Parser:
                 self.take()
                 parts.append(self.take().text)
             return self.postfix(Node("name", tuple(parts), offset=token.offset))
-        shown = repr(token.text) if token.kind != "end" else "the end"
-        raise self.fail(f"unexpected {shown}", token)
+        if token.kind == "end":
+            raise self.fail("a value is missing at the end of the formula", token)
+        raise self.fail(f"unexpected {token.text!r}", token)
 
     def interpolated(self, token: Token) -> Node:
         children: list[Node] = []
@@ -316,7 +324,14 @@ class _Parser:
             self.take()
             return out
         while True:
-            out.append(self.expression(0))
+            item = self.expression(0)
+            if close == ")" and not out and self.peek.text.lower() == "as":
+                keyword = self.take()
+                alias = self.take()
+                if alias.kind != "name":
+                    raise self.fail("expected a name after 'As'", alias)
+                item = Node("as", alias.text, (item,), keyword.offset)
+            out.append(item)
             token = self.take()
             if token.text == close:
                 return out

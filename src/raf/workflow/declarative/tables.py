@@ -27,6 +27,7 @@ _DOTNET = {
     "takelastitemoperation": "takelast",
     "add": "add",
     "remove": "remove",
+    "delete": "remove",
     "clear": "clear",
 }
 
@@ -93,6 +94,16 @@ def _apply(
         if not 0 <= index < len(table):
             raise rt.fail(f"row {index} is outside the table's {len(table)} rows")
         return [*table[:index], value, *table[index + 1 :]]
+    if operation == "update":
+        key = fields.get("key")
+        if "index" in fields:
+            return _apply(rt, step, "set", table, value, result)
+        if key is None or not isinstance(value, dict):
+            raise rt.fail("update needs an index, or a key and a record row")
+        for i, row in enumerate(table):
+            if isinstance(row, dict) and row.get(key) == value.get(key):
+                return [*table[:i], {**row, **value}, *table[i + 1 :]]
+        raise rt.fail(f"no row has {key} = {value.get(key)!r} to update")
     if operation == "addorupdate":
         key = fields.get("key")
         if key is None or not isinstance(value, dict):

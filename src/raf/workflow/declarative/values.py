@@ -5,6 +5,7 @@ from __future__ import annotations
 import json
 import math
 from datetime import date, datetime, time
+from decimal import Decimal
 from typing import Any
 
 from raf.workflow.declarative.dates import as_datetime, shown
@@ -119,7 +120,7 @@ def text(value: Any) -> str:
     if isinstance(value, bool):
         return "true" if value else "false"
     if isinstance(value, float):
-        return str(tidy(value))
+        return _number_text(value)
     if isinstance(value, str):
         return value
     if isinstance(value, int):
@@ -131,6 +132,21 @@ def text(value: Any) -> str:
     if isinstance(value, list) and value and all(is_message(v) for v in value):
         return "\n".join(text(v["Text"]) for v in value)
     return json.dumps(value, ensure_ascii=False, default=json_default)
+
+
+def _number_text(value: float) -> str:
+    """A number as Power Fx shows it: at most 15 significant digits (0.1 + 0.2 is "0.3"),
+    written out in full (0.000001, not 1e-06) unless it is very large or very small."""
+    whole = tidy(value)
+    if isinstance(whole, int):
+        return str(whole)
+    shown = format(value, ".15g")
+    if "e" in shown:
+        exponent = int(shown.split("e")[1])
+        if -20 < exponent < 21:
+            return format(Decimal(shown), "f")
+        return shown.upper()
+    return shown
 
 
 def json_default(value: Any) -> Any:

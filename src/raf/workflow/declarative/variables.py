@@ -19,10 +19,12 @@ SCOPES = (
     "inputs",
     "ThisRecord",
     "ThisItem",
+    "Agent",
 )
 """Names a path may start with (in any case); `inputs` is `Workflow.Inputs`; `Topic` (and
 `turn`) is `Local`; `Env.X` reads the environment variable X; `ThisRecord` (or
-`ThisItem`) is the current row inside a table function."""
+`ThisItem`) is the current row inside a table function; `Agent` is the answer of the
+last agent the workflow invoked (`Agent.text`, `Agent.name`, `Agent.messages`)."""
 WRITABLE = ("Local", "Global", "Workflow")
 _CANONICAL = {s.lower(): s for s in SCOPES} | {"topic": "Local", "turn": "Local"}
 _WORKFLOW_PARTS = {"inputs": "Inputs", "outputs": "Outputs"}
@@ -86,6 +88,13 @@ def _environment(parts: tuple[str, ...]) -> Any:
     return value
 
 
+def _cell(row: Any, name: str) -> Any:
+    """A row's cell in column `name`; a row that is not a record reads as `{Value: row}`."""
+    if isinstance(row, dict):
+        return row.get(name)
+    return row if name == "Value" else None
+
+
 class Variables:
     """All scopes of one run, as a JSON-ready mapping kept in checkpoints."""
 
@@ -109,6 +118,10 @@ class Variables:
             elif isinstance(current, list) and part.isdigit():
                 index = int(part)
                 current = current[index] if index < len(current) else None
+            elif isinstance(current, list):  # a column of the table: one cell per row
+                current = [_cell(row, part) for row in current]
+            elif part == "Value" and current is not None:  # a row of a one-column table
+                continue
             else:
                 return None
         return copy.deepcopy(current)
@@ -144,6 +157,10 @@ class Variables:
             self.data["Workflow"]["Outputs"] = {}
         else:
             self.data[scope] = {}
+
+    def set_agent(self, answer: dict[str, Any]) -> None:
+        """Set the `Agent.` scope: the last agent's answer (done by the runtime only)."""
+        self.data["Agent"] = copy.deepcopy(answer)
 
     def set_system(self, key: str, value: Any) -> None:
         """Set a `System.` value (done by the runtime only). The conversation-level
