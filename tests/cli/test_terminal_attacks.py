@@ -10,6 +10,8 @@ from pathlib import Path
 import pexpect
 import pytest
 
+from tests.loopback_http import loopback_server
+
 from .helpers import raf, raf_env, script, write_agent
 
 SHELL_AGENT = """
@@ -125,3 +127,36 @@ def test_a_memory_page_is_printed_without_its_control_sequences(tmp_path):
     done = raf(tmp_path, "memory", "show", str(tmp_path / "memory"), "--page", "notes.md")
     assert done.returncode == 0, done.stderr
     assert done.stdout == "shown hidden\n"
+
+
+def test_raf_eval_prints_a_judge_s_reason_without_its_control_sequences(tmp_path):
+    """The judge is a model too: its reason reaches the table `raf eval` prints."""
+    verdict = {"verdict": "fail", "reason": "wrong \x1b[8mhidden\x1b]0;t\x07 city"}
+    completion = {
+        "id": "c1",
+        "object": "chat.completion",
+        "created": 0,
+        "model": "judge",
+        "choices": [
+            {
+                "index": 0,
+                "message": {"role": "assistant", "content": json.dumps(verdict)},
+                "finish_reason": "stop",
+            }
+        ],
+        "usage": {"prompt_tokens": 1, "completion_tokens": 1, "total_tokens": 2},
+    }
+    with loopback_server() as judge:
+        judge.json("/v1/chat/completions", completion)
+        dataset = tmp_path / "cities.yaml"
+        dataset.write_text(
+            "name: cities\n"
+            "evaluators: [{judge: {rubric: Names the capital, "
+            f"model: 'openai-compatible:{judge.url}/v1:judge'}}}}]\n"
+            "cases:\n  - {name: capital, input: Capital of France?}\n",
+            encoding="utf-8",
+        )
+        model = script(tmp_path, ["Lyon"])
+        done = raf(tmp_path, "eval", str(dataset), "--model", model, "--no-save")
+    assert "wrong hidden city" in done.stdout, done.stdout + done.stderr
+    assert "\x1b" not in done.stdout and "\x07" not in done.stdout
