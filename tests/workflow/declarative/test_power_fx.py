@@ -5,6 +5,7 @@ or memory (each attack is refused with a located error, fast)."""
 from __future__ import annotations
 
 import time
+import tracemalloc
 from typing import Any
 
 import pytest
@@ -202,6 +203,21 @@ def test_nested_substitute_cannot_grow_without_bound() -> None:
     for _ in range(6):
         source = f'Substitute({source}, "x", "xxxxxxxxxx")'
     _refused_fast(source, "longer than")
+
+
+def test_substitute_refuses_a_huge_text_before_making_it() -> None:
+    """Ten thousand replacements of two thousand characters would be twenty million: the
+    size is checked from the counts, so the text is never built."""
+    source = (
+        'Substitute(Concat(Sequence(1000), "xxxxxxxxxx"), "x", Concat(Sequence(200), "yyyyyyyyyy"))'
+    )
+    tracemalloc.start()
+    try:
+        _refused_fast(source, "longer than")
+        _, peak = tracemalloc.get_traced_memory()
+    finally:
+        tracemalloc.stop()
+    assert peak < 5_000_000, f"{peak} bytes were allocated for a refused text"
 
 
 def test_forall_over_sequence_is_bounded() -> None:
