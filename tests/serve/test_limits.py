@@ -109,6 +109,25 @@ def test_a_body_sent_too_slowly_is_408(slow_limits: Served) -> None:
     assert b"body_timeout" in answer
 
 
+def test_an_idle_kept_alive_connection_is_closed_after_keep_alive(slow_limits: Served) -> None:
+    """After its answer a connection may idle `keep_alive` seconds, no longer: one server
+    closes it after 1 s while another, allowing 30 s, still holds its own open."""
+    with contextlib.ExitStack() as stack:
+        brief = next(
+            stack.enter_context(contextlib.closing(served_with(ServeLimits(keep_alive=1))))
+        )
+        kept = []
+        for served in (brief, slow_limits):
+            sock = stack.enter_context(socket.create_connection(address(served), timeout=WAIT))
+            sock.sendall(b"GET /health HTTP/1.1\r\nHost: 127.0.0.1\r\n\r\n")
+            assert b"200 OK" in sock.recv(4096)
+            kept.append(sock)
+        short, long = kept
+        assert closed_by_server(short)
+        time.sleep(2)  # past the short one's second, far within the long one's 30
+        assert is_open(long)
+
+
 def test_two_thousand_idle_connections_do_not_lock_clients_out() -> None:
     # the header deadline is long here: the connection cap alone must make room
     limits = ServeLimits(header_timeout=120, max_connections=500)
