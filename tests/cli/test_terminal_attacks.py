@@ -160,3 +160,40 @@ def test_raf_eval_prints_a_judge_s_reason_without_its_control_sequences(tmp_path
         done = raf(tmp_path, "eval", str(dataset), "--model", model, "--no-save")
     assert "wrong hidden city" in done.stdout, done.stdout + done.stderr
     assert "\x1b" not in done.stdout and "\x07" not in done.stdout
+
+
+QUESTION = """\
+kind: workflow
+name: question
+trigger:
+  kind: OnConversationStart
+  id: start
+  actions:
+    - kind: Question
+      id: ask_name
+      question:
+        text: "What is \\e[8myour\\e]0;t\\a name?"
+      variable: Local.name
+    - kind: SendActivity
+      id: greet
+      activity: =Concat("Hi ", Local.name)
+"""
+
+
+def test_a_workflow_question_is_asked_without_its_control_sequences(tmp_path, children):
+    """A question's text comes from a document (or a formula over a model's reply): `raf
+    run` and `raf chat` print it as text."""
+    (tmp_path / "q.yaml").write_text(QUESTION, encoding="utf-8")
+    first = raf(tmp_path, "run", "q.yaml", "hi", "--session", "q1")
+    assert first.returncode == 3, first.stderr
+    assert "What is your name?" in first.stderr
+    assert "\x1b" not in first.stderr and "\x07" not in first.stderr
+    child = spawn(tmp_path, "chat", "q.yaml")
+    children.append(child)
+    child.expect("you> ")
+    child.sendline("hello")
+    child.expect("answer> ")
+    assert "What is your name?" in child.before
+    assert "\x1b" not in child.before.split("hello", 1)[-1]
+    child.sendline("Kim")
+    child.expect("Hi Kim")
