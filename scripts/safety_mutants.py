@@ -225,6 +225,13 @@ MUTANTS: tuple[Mutant, ...] = (
         ("tests/workflow/test_answers_claimed.py", "-k", "postgres and concurrent"),
     ),
     Mutant(
+        "claims: durable answers sent unclaimed",
+        "src/raf/durable/runtime.py",
+        "            await store.claim(paused.checkpoint_id, sorted(answers), claimant)\n",
+        "            store.claim  # noqa: B018\n",
+        ("tests/durable/test_answer_processes.py",),
+    ),
+    Mutant(
         "claims: JSON files claimed without O_EXCL",
         "src/raf/stores/checkpoints.py",
         "fd = os.open(path, os.O_WRONLY | os.O_CREAT | os.O_EXCL, 0o600)",
@@ -300,6 +307,20 @@ MUTANTS: tuple[Mutant, ...] = (
         "        print(terminal_safe(report.table()))",
         "        print(report.table())",
         ("tests/cli/test_terminal_attacks.py", "-k", "eval"),
+    ),
+    Mutant(
+        "terminal: raf chat's own lines quote raw text",
+        "src/raf/cli/chat.py",
+        '        sys.stdout.write(terminal_safe(text) + "\\n")',
+        '        sys.stdout.write(text + "\\n")',
+        ("tests/cli/test_terminal_attacks.py", "-k", "question"),
+    ),
+    Mutant(
+        "terminal: raf run prints a question raw",
+        "src/raf/cli/run.py",
+        '        print(terminal_safe(f"raf: {pending[0].reason}"), file=sys.stderr)',
+        '        print(f"raf: {pending[0].reason}", file=sys.stderr)',
+        ("tests/cli/test_terminal_attacks.py", "-k", "question"),
     ),
     # -- the sandbox tests fail, never pass on a fallback, when bubblewrap is missing
     Mutant(
