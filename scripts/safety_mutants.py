@@ -294,6 +294,13 @@ MUTANTS: tuple[Mutant, ...] = (
         ("tests/workflow/declarative/test_power_fx.py", "-k", "step_budget"),
     ),
     Mutant(
+        "expressions: text read not counted",
+        "src/raf/workflow/declarative/expressions.py",
+        "        self.read += sum(_text_read(v) for v in values)\n",
+        "        self.read += 0\n",
+        ("tests/workflow/declarative/test_power_fx.py", "-k", "long_text"),
+    ),
+    Mutant(
         "expressions: Substitute size unchecked",
         "src/raf/workflow/declarative/functions.py",
         "    if len(s) + s.count(o) * (len(n) - len(o)) > MAX_TEXT:",
