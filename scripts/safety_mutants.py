@@ -329,6 +329,20 @@ MUTANTS: tuple[Mutant, ...] = (
         '        print(f"raf: {pending[0].reason}", file=sys.stderr)',
         ("tests/cli/test_terminal_attacks.py", "-k", "question"),
     ),
+    Mutant(
+        "terminal: raf convert's errors printed raw",
+        "src/raf/cli/convert.py",
+        'print(terminal_safe(f"error: {problem}"), file=sys.stderr)',
+        'print(f"error: {problem}", file=sys.stderr)',
+        ("tests/cli/test_terminal_attacks.py", "-k", "convert"),
+    ),
+    Mutant(
+        "terminal: raf memory validate's problems printed raw",
+        "src/raf/cli/memory.py",
+        '            print(terminal_safe(f"  {problem}"))',
+        '            print(f"  {problem}")',
+        ("tests/cli/test_terminal_attacks.py", "-k", "memory_validate"),
+    ),
     # -- the sandbox tests fail, never pass on a fallback, when bubblewrap is missing
     Mutant(
         "sandbox: bubblewrap reported missing",

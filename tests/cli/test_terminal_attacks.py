@@ -197,3 +197,26 @@ def test_a_workflow_question_is_asked_without_its_control_sequences(tmp_path, ch
     assert "\x1b" not in child.before.split("hello", 1)[-1]
     child.sendline("Kim")
     child.expect("Hi Kim")
+
+
+def test_raf_convert_names_a_bad_key_as_text(tmp_path):
+    """A document's own text reaches the errors `raf convert` prints."""
+    (tmp_path / "agent.json").write_text(
+        '{"name": "x", "instructions": "hi", "modle\\u001b[8m\\u001b]0;t\\u0007": 1}', "utf-8"
+    )
+    done = raf(tmp_path, "convert", "agent.json", "--to", "maf")
+    assert done.returncode == 1
+    assert "unknown key" in done.stderr and "modle" in done.stderr
+    assert "\x1b" not in done.stderr and "\x07" not in done.stderr
+
+
+def test_raf_memory_validate_prints_page_names_as_text(tmp_path):
+    """Page names are the agent's to choose (it writes its memory): `raf memory validate`
+    names them as text."""
+    memory = tmp_path / "memory"
+    memory.mkdir()
+    (memory / "bad\x1b[8mname.md").write_text("no front matter\n", "utf-8")
+    done = raf(tmp_path, "memory", "validate", str(memory))
+    assert done.returncode == 1
+    assert "badname.md: no YAML front matter" in done.stdout, done.stdout
+    assert "\x1b" not in done.stdout
