@@ -221,3 +221,21 @@ def test_raf_memory_validate_prints_page_names_as_text(tmp_path):
     assert done.returncode == 1
     assert "badname.md: no YAML front matter" in done.stdout, done.stdout
     assert "\x1b" not in done.stdout
+
+
+def test_raf_validate_names_a_workflow_as_text(tmp_path):
+    """The name `raf validate` reports for a valid workflow is the document's text."""
+    workflow = {
+        "kind": "workflow",
+        "name": "greeting\u001b[8m\u001b]0;t\u0007",
+        "trigger": {
+            "kind": "OnConversationStart",
+            "id": "start",
+            "actions": [{"kind": "SendActivity", "id": "hi", "activity": "Hello"}],
+        },
+    }
+    (tmp_path / "flow.json").write_text(json.dumps(workflow), "utf-8")
+    done = raf(tmp_path, "validate", "flow.json")
+    assert done.returncode == 0, done.stderr
+    assert "flow.json: ok (workflow greeting" in done.stdout
+    assert "\x1b" not in done.stdout and "\x07" not in done.stdout
