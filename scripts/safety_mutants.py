@@ -343,6 +343,13 @@ MUTANTS: tuple[Mutant, ...] = (
         '            print(f"  {problem}")',
         ("tests/cli/test_terminal_attacks.py", "-k", "memory_validate"),
     ),
+    Mutant(
+        "terminal: raf validate names a workflow raw",
+        "src/raf/cli/validate.py",
+        '                print(terminal_safe(f"{file}: ok (workflow {workflow.name})"))',
+        '                print(f"{file}: ok (workflow {workflow.name})")',
+        ("tests/cli/test_terminal_attacks.py", "-k", "validate_names"),
+    ),
     # -- the sandbox tests fail, never pass on a fallback, when bubblewrap is missing
     Mutant(
         "sandbox: bubblewrap reported missing",
