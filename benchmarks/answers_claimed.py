@@ -5,25 +5,31 @@ answering node ran (it must be once) and that the other process was refused.
 The processes are forked from this one after the workflow is built, and wait at a barrier,
 so both resume the checkpoint together. SQLite by default; `--postgres` also starts a
 private PostgreSQL on loopback (from the Debian packages) and runs the same trials there.
+`--durable N` also runs N trials of the durable path: a durable workflow run paused in
+one process, answered by two more (tests/durable/answer_app.py; the system database in
+SQLite, and in PostgreSQL with `--postgres`).
 
-    python benchmarks/answers_claimed.py [--trials 100] [--postgres]
+    python benchmarks/answers_claimed.py [--trials 100] [--postgres] [--durable 20]
 """
 
 from __future__ import annotations
 
 import argparse
 import asyncio
+import json
 import multiprocessing as mp
+import subprocess
 import sys
 import tempfile
 import uuid
+from collections.abc import Callable
 from multiprocessing.synchronize import Barrier
 from pathlib import Path
 
 ROOT = Path(__file__).resolve().parents[1]
 sys.path.insert(0, str(ROOT))  # the test servers' helpers live in tests/servers.py
 
-from tests.servers import start_postgres  # noqa: E402
+from tests.servers import Server, start_postgres  # noqa: E402
 
 from raf.workflow import (  # noqa: E402
     AnswerClaimedError,
@@ -125,18 +131,100 @@ def run(name: str, where: str, folder: Path, trials: int) -> None:
     print(f"{name}: the answering node ran exactly once in {once} of {trials} trials")
 
 
+ANSWER_APP = ROOT / "tests" / "durable" / "answer_app.py"
+
+
+def _app(*args: str) -> subprocess.Popen[str]:
+    return subprocess.Popen(
+        [sys.executable, str(ANSWER_APP), *args],
+        stdout=subprocess.PIPE,
+        stderr=subprocess.PIPE,
+        text=True,
+    )
+
+
+def _last_line(process: subprocess.Popen[str]) -> str:
+    try:
+        out, err = process.communicate(timeout=180)
+    except subprocess.TimeoutExpired:
+        process.kill()
+        out, err = process.communicate()
+    if process.returncode != 0:
+        return f"failed: {err.strip().splitlines()[-1:] if err else process.returncode}"
+    return out.strip().splitlines()[-1]
+
+
+def durable_trial(database: str, folder: Path) -> tuple[int, list[str]]:
+    """One durable trial: how often the node ran, and what each answering process saw."""
+    folder.mkdir()
+    asker = _app("ask", database, str(folder), "publish-1")
+    answerers: list[subprocess.Popen[str]] = []
+    try:
+        assert asker.stdout is not None
+        if asker.stdout.readline().strip() != "paused":
+            return 0, [f"the run did not pause: {_last_line(asker)}"]
+        answerers = [_app("answer", database, str(folder), "publish-1", "2") for _ in range(2)]
+        seen = sorted(json.loads(_last_line(p)).get("status", "?") for p in answerers)
+        _last_line(asker)
+    except ValueError as exc:
+        seen = [f"unreadable: {exc}"]
+    finally:
+        for process in (asker, *answerers):
+            if process.poll() is None:
+                process.kill()
+                process.wait(timeout=10)
+    answered = folder / "answered.txt"
+    return (len(answered.read_text().splitlines()) if answered.exists() else 0), seen
+
+
+def run_durable(name: str, database_of: Callable[[int], str], folder: Path, trials: int) -> None:
+    once = 0
+    for i in range(trials):
+        ran, seen = durable_trial(database_of(i), folder / f"durable-{name}-{i}")
+        once += ran == 1 and seen == ["completed", "refused"]
+        if ran != 1 or seen != ["completed", "refused"]:
+            print(f"  durable {name} trial {i}: the node ran {ran} times ({seen})")
+    print(f"durable, {name}: the answering node ran exactly once in {once} of {trials} trials")
+
+
+def _fresh_database(server: Server, i: int) -> str:
+    import psycopg
+
+    name = f"durable_bench_{i}_{uuid.uuid4().hex[:8]}"
+    with psycopg.connect(server.url, autocommit=True) as db:
+        db.execute(f'CREATE DATABASE "{name}"')
+    return f"{server.url.rpartition('/')[0]}/{name}"
+
+
 def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("--trials", type=int, default=100)
     parser.add_argument("--postgres", action="store_true", help="also on PostgreSQL")
+    parser.add_argument("--durable", type=int, default=0, help="durable trials (default none)")
     args = parser.parse_args()
+    from raf.durable import sqlite_url
+
     with tempfile.TemporaryDirectory() as tmp:
         folder = Path(tmp)
-        run("SQLite", str(folder / "cp{i}.sqlite"), folder, args.trials)
+        if args.trials:
+            run("SQLite", str(folder / "cp{i}.sqlite"), folder, args.trials)
+        if args.durable:
+            run_durable(
+                "SQLite",
+                lambda i: sqlite_url(folder / f"durable-SQLite-{i}" / "dbos.sqlite"),
+                folder,
+                args.durable,
+            )
         if args.postgres:
             server = start_postgres()
             try:
-                run("PostgreSQL", f"{server.url}#cp_bench_{{i}}", folder, args.trials)
+                if args.trials:
+                    run("PostgreSQL", f"{server.url}#cp_bench_{{i}}", folder, args.trials)
+                if args.durable:
+                    pg = server
+                    run_durable(
+                        "PostgreSQL", lambda i: _fresh_database(pg, i), folder, args.durable
+                    )
             finally:
                 server.stop()
 

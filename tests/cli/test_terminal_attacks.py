@@ -10,6 +10,8 @@ from pathlib import Path
 import pexpect
 import pytest
 
+from tests.loopback_http import loopback_server
+
 from .helpers import raf, raf_env, script, write_agent
 
 SHELL_AGENT = """
@@ -125,3 +127,115 @@ def test_a_memory_page_is_printed_without_its_control_sequences(tmp_path):
     done = raf(tmp_path, "memory", "show", str(tmp_path / "memory"), "--page", "notes.md")
     assert done.returncode == 0, done.stderr
     assert done.stdout == "shown hidden\n"
+
+
+def test_raf_eval_prints_a_judge_s_reason_without_its_control_sequences(tmp_path):
+    """The judge is a model too: its reason reaches the table `raf eval` prints."""
+    verdict = {"verdict": "fail", "reason": "wrong \x1b[8mhidden\x1b]0;t\x07 city"}
+    completion = {
+        "id": "c1",
+        "object": "chat.completion",
+        "created": 0,
+        "model": "judge",
+        "choices": [
+            {
+                "index": 0,
+                "message": {"role": "assistant", "content": json.dumps(verdict)},
+                "finish_reason": "stop",
+            }
+        ],
+        "usage": {"prompt_tokens": 1, "completion_tokens": 1, "total_tokens": 2},
+    }
+    with loopback_server() as judge:
+        judge.json("/v1/chat/completions", completion)
+        dataset = tmp_path / "cities.yaml"
+        dataset.write_text(
+            "name: cities\n"
+            "evaluators: [{judge: {rubric: Names the capital, "
+            f"model: 'openai-compatible:{judge.url}/v1:judge'}}}}]\n"
+            "cases:\n  - {name: capital, input: Capital of France?}\n",
+            encoding="utf-8",
+        )
+        model = script(tmp_path, ["Lyon"])
+        done = raf(tmp_path, "eval", str(dataset), "--model", model, "--no-save")
+    assert "wrong hidden city" in done.stdout, done.stdout + done.stderr
+    assert "\x1b" not in done.stdout and "\x07" not in done.stdout
+
+
+QUESTION = """\
+kind: workflow
+name: question
+trigger:
+  kind: OnConversationStart
+  id: start
+  actions:
+    - kind: Question
+      id: ask_name
+      question:
+        text: "What is \\e[8myour\\e]0;t\\a name?"
+      variable: Local.name
+    - kind: SendActivity
+      id: greet
+      activity: =Concat("Hi ", Local.name)
+"""
+
+
+def test_a_workflow_question_is_asked_without_its_control_sequences(tmp_path, children):
+    """A question's text comes from a document (or a formula over a model's reply): `raf
+    run` and `raf chat` print it as text."""
+    (tmp_path / "q.yaml").write_text(QUESTION, encoding="utf-8")
+    first = raf(tmp_path, "run", "q.yaml", "hi", "--session", "q1")
+    assert first.returncode == 3, first.stderr
+    assert "What is your name?" in first.stderr
+    assert "\x1b" not in first.stderr and "\x07" not in first.stderr
+    child = spawn(tmp_path, "chat", "q.yaml")
+    children.append(child)
+    child.expect("you> ")
+    child.sendline("hello")
+    child.expect("answer> ")
+    asked = str(child.before)
+    assert "What is your name?" in asked
+    assert "\x1b" not in asked.split("hello", 1)[-1]
+    child.sendline("Kim")
+    child.expect("Hi Kim")
+
+
+def test_raf_convert_names_a_bad_key_as_text(tmp_path):
+    """A document's own text reaches the errors `raf convert` prints."""
+    (tmp_path / "agent.json").write_text(
+        '{"name": "x", "instructions": "hi", "modle\\u001b[8m\\u001b]0;t\\u0007": 1}', "utf-8"
+    )
+    done = raf(tmp_path, "convert", "agent.json", "--to", "maf")
+    assert done.returncode == 1
+    assert "unknown key" in done.stderr and "modle" in done.stderr
+    assert "\x1b" not in done.stderr and "\x07" not in done.stderr
+
+
+def test_raf_memory_validate_prints_page_names_as_text(tmp_path):
+    """Page names are the agent's to choose (it writes its memory): `raf memory validate`
+    names them as text."""
+    memory = tmp_path / "memory"
+    memory.mkdir()
+    (memory / "bad\x1b[8mname.md").write_text("no front matter\n", "utf-8")
+    done = raf(tmp_path, "memory", "validate", str(memory))
+    assert done.returncode == 1
+    assert "badname.md: no YAML front matter" in done.stdout, done.stdout
+    assert "\x1b" not in done.stdout
+
+
+def test_raf_validate_names_a_workflow_as_text(tmp_path):
+    """The name `raf validate` reports for a valid workflow is the document's text."""
+    workflow = {
+        "kind": "workflow",
+        "name": "greeting\u001b[8m\u001b]0;t\u0007",
+        "trigger": {
+            "kind": "OnConversationStart",
+            "id": "start",
+            "actions": [{"kind": "SendActivity", "id": "hi", "activity": "Hello"}],
+        },
+    }
+    (tmp_path / "flow.json").write_text(json.dumps(workflow), "utf-8")
+    done = raf(tmp_path, "validate", "flow.json")
+    assert done.returncode == 0, done.stderr
+    assert "flow.json: ok (workflow greeting" in done.stdout
+    assert "\x1b" not in done.stdout and "\x07" not in done.stdout

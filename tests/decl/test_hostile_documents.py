@@ -67,7 +67,22 @@ def _corpus() -> dict[str, str | bytes]:
         "yaml_huge_hex_int.yaml": HEAD + "maxToolRounds: 0x" + "f" * 5000 + "\n",
         "toml_duplicate.toml": "name = 'x'\nname = 'y'\n",
         "toml_bad.toml": "name = \n",
+        # workflows whose formulas a parser could be made to suffer from
+        "workflow_formula_parens.yaml": _workflow("(" * 5000 + "1" + ")" * 5000 + " > 100"),
+        "workflow_formula_calls.yaml": _workflow("Upper(" * 2000 + '"a"' + ")" * 2000),
+        "workflow_formula_signs.yaml": _workflow("-" * 5000 + "1 > 0"),
+        "workflow_formula_long.yaml": _workflow("1" + " + 1" * 6000 + " > 0"),
     }
+
+
+def _workflow(condition: str) -> str:
+    """A declarative workflow whose one condition is the formula `condition`."""
+    return (
+        "kind: workflow\nname: formulas\ntrigger:\n  kind: OnConversationStart\n"
+        "  id: start\n  actions:\n    - kind: If\n      id: check\n"
+        f"      condition: ={condition}\n      then:\n        - kind: EndConversation\n"
+        "          id: done\n"
+    )
 
 
 def _write(folder: Path) -> list[Path]:
@@ -106,6 +121,8 @@ def test_raf_validate_gives_a_located_error_for_every_hostile_document(tmp_path:
         assert first.startswith(f"  error: {path}"), f"{path.name}: {first}"
         if path.name != "fifo.yaml" and "over_size" not in path.name:
             assert re.match(rf"  error: {re.escape(str(path))}:\d+:\d+", first), first
+        if path.name.startswith("workflow_formula"):  # refused for its formula, not its shape
+            assert "condition: the expression does not parse" in first, first
     assert len(report) < 50_000  # nothing echoed at length
     assert elapsed < 60, f"took {elapsed:.1f} s"
 

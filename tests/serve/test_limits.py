@@ -66,6 +66,28 @@ def is_open(sock: socket.socket) -> bool:
         return False
 
 
+def read_response(sock: socket.socket) -> bytes:
+    """One whole response (headers and the body its Content-Length names), so that
+    nothing of it is left to be taken for a sign of life later."""
+    sock.settimeout(WAIT)
+    data = b""
+    while b"\r\n\r\n" not in data:
+        chunk = sock.recv(4096)
+        assert chunk, data
+        data += chunk
+    head, body = data.split(b"\r\n\r\n", 1)
+    length = next(
+        int(line.split(b":", 1)[1])
+        for line in head.split(b"\r\n")
+        if line.lower().startswith(b"content-length:")
+    )
+    while len(body) < length:
+        chunk = sock.recv(4096)
+        assert chunk, data
+        body += chunk
+    return head + b"\r\n\r\n" + body
+
+
 @pytest.fixture(scope="module")
 def slow_limits() -> Iterator[Served]:
     """A server that gives a client half a second to send its headers or its body."""
@@ -107,6 +129,25 @@ def test_a_body_sent_too_slowly_is_408(slow_limits: Served) -> None:
                 answer += chunk
     assert answer.startswith(b"HTTP/1.1 408"), answer
     assert b"body_timeout" in answer
+
+
+def test_an_idle_kept_alive_connection_is_closed_after_keep_alive(slow_limits: Served) -> None:
+    """After its answer a connection may idle `keep_alive` seconds, no longer: one server
+    closes it after 1 s while another, allowing 30 s, still holds its own open."""
+    with contextlib.ExitStack() as stack:
+        brief = next(
+            stack.enter_context(contextlib.closing(served_with(ServeLimits(keep_alive=1))))
+        )
+        kept = []
+        for served in (brief, slow_limits):
+            sock = stack.enter_context(socket.create_connection(address(served), timeout=WAIT))
+            sock.sendall(b"GET /health HTTP/1.1\r\nHost: 127.0.0.1\r\n\r\n")
+            assert read_response(sock).startswith(b"HTTP/1.1 200")
+            kept.append(sock)
+        short, long = kept
+        assert closed_by_server(short)
+        time.sleep(2)  # past the short one's second, far within the long one's 30
+        assert is_open(long)
 
 
 def test_two_thousand_idle_connections_do_not_lock_clients_out() -> None:
@@ -211,7 +252,8 @@ async def test_requests_past_max_streams_get_503_with_retry_after() -> None:
     async with httpx.AsyncClient(transport=transport, base_url="http://127.0.0.1") as client:
         first = asyncio.ensure_future(client.get("/agents"))
         await asyncio.sleep(0.05)
-        busy = await client.get("/agents")
+        # a bound, so that a server answering past its cap fails here instead of hanging
+        busy = await asyncio.wait_for(client.get("/agents"), WAIT)
         assert busy.status_code == 503
         assert busy.headers["retry-after"] == "1"
         assert busy.json()["error"]["code"] == "server_busy"

@@ -5,6 +5,7 @@ refused by name, and the same claimant may take its answer again (a retried step
 from __future__ import annotations
 
 import asyncio
+import threading
 import uuid
 from collections.abc import AsyncIterator
 from pathlib import Path
@@ -138,3 +139,42 @@ async def test_release_gives_back_only_the_claimant_s_own(store: CheckpointStore
     await store.claim("cp1", ["r1"], "second")
     with pytest.raises(AnswerClaimedError):
         await store.claim("cp1", ["r2"], "second")
+
+
+def test_claims_racing_on_one_sqlite_file_have_one_winner_and_no_lock_errors(
+    tmp_path: Path,
+) -> None:
+    """Eight claimants, each with a store and a connection of its own (as processes have),
+    race through the same 150 answers: each answer has exactly one winner and every other
+    claimant is refused by name. A claim that read before taking the write lock would
+    meet "database is locked" when another claimant wrote in between."""
+    path = tmp_path / "cp.sqlite"
+    asyncio.run(SqliteCheckpointStore(path).claim("warm", ["r"], "warm"))  # tables exist
+    won: dict[str, list[int]] = {}
+    failures: list[BaseException] = []
+    start = threading.Barrier(8, timeout=30)
+
+    def claimant(i: int) -> None:
+        async def race() -> None:
+            store = SqliteCheckpointStore(path)
+            await store.claim("warm", ["r"], "warm")  # connected before the race
+            start.wait()
+            for n in range(150):
+                try:
+                    await store.claim(f"cp{n}", ["r1"], f"claimant {i}")
+                except AnswerClaimedError:
+                    continue
+                won.setdefault(f"cp{n}", []).append(i)
+
+        try:
+            asyncio.run(race())
+        except BaseException as exc:  # reported by the assertion below
+            failures.append(exc)
+
+    threads = [threading.Thread(target=claimant, args=(i,)) for i in range(8)]
+    for thread in threads:
+        thread.start()
+    for thread in threads:
+        thread.join(timeout=120)
+    assert not failures, failures
+    assert len(won) == 150 and all(len(w) == 1 for w in won.values()), won

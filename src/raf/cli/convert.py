@@ -27,6 +27,7 @@ def register(subparsers: Any) -> None:
 
 
 def run_convert(args: argparse.Namespace) -> int:
+    from raf.cli.terminal_text import terminal_safe
     from raf.core.errors import ValidationProblems
     from raf.decl.convert import convert, dump, read_as_raf
 
@@ -34,10 +35,10 @@ def run_convert(args: argparse.Namespace) -> int:
         data, warnings = read_as_raf(args.file)
     except ValidationProblems as exc:
         for problem in exc.problems:
-            print(f"error: {problem}", file=sys.stderr)
+            print(terminal_safe(f"error: {problem}"), file=sys.stderr)  # quotes the document
         return 1
     for warning in warnings:
-        print(f"warning: {warning}", file=sys.stderr)
+        print(terminal_safe(f"warning: {warning}"), file=sys.stderr)
     fmt = args.format or ("json" if args.output and args.output.endswith(".json") else "yaml")
     text = dump(convert(data, args.to), fmt)
     if args.output:

@@ -156,6 +156,7 @@ def _agents(args: argparse.Namespace) -> list[Any]:
 
 async def _eval(args: argparse.Namespace) -> int:
     from raf.cli._agents import close_agent
+    from raf.cli.terminal_text import terminal_safe
     from raf.evals.compare import compare
     from raf.evals.dataset import Dataset
     from raf.evals.html import report_html
@@ -180,12 +181,13 @@ async def _eval(args: argparse.Namespace) -> int:
             await close_agent(agent)
         if args.model:
             report.name = f"{report.target} on {args.model}"
-        print(f"== {report.name}" if several else f"{dataset.name} on {report.name}")
-        print(report.table())
+        # a judge's reasons and a run's errors are a model's text: print them as text only
+        print(terminal_safe(f"== {report.name}" if several else f"{dataset.name} on {report.name}"))
+        print(terminal_safe(report.table()))
         comparison = compare(baseline, report) if baseline is not None else None
         if comparison is not None:
             print(f"-- against {args.baseline}")
-            print(comparison.table())
+            print(terminal_safe(comparison.table()))
             if comparison.has_regressions:
                 gate_failed = True
         if args.min_pass is not None and report.pass_rate < args.min_pass:

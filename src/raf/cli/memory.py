@@ -30,14 +30,15 @@ def register(subparsers: Any) -> None:
 
 
 def run_validate(args: argparse.Namespace) -> int:
+    from raf.cli.terminal_text import terminal_safe
     from raf.context.memory.store import MemoryStore
     from raf.context.memory.validate import validate_memory
 
     problems = validate_memory(args.directory)
     if problems:
         print(f"{args.directory}: {len(problems)} problem(s)")
-        for problem in problems:
-            print(f"  {problem}")
+        for problem in problems:  # page names and front matter are the agent's text
+            print(terminal_safe(f"  {problem}"))
         return 1
     pages = len(MemoryStore(args.directory).pages())
     print(f"{args.directory}: valid ({pages} pages)")

@@ -44,12 +44,12 @@ def run_validate(args: argparse.Namespace) -> int:
                     failed += 1
                     print(f"{file}: warnings are errors under --strict", file=sys.stderr)
                     continue
-                print(f"{file}: ok (workflow {workflow.name})")
+                print(terminal_safe(f"{file}: ok (workflow {workflow.name})"))
                 continue
             if is_toolbox_file(file):
                 toolbox = load_toolbox_file(file)
                 for warning in toolbox.warnings:
-                    print(f"  warning: {warning}", file=sys.stderr)
+                    print(terminal_safe(f"  warning: {warning}"), file=sys.stderr)
                 print(f"{file}: ok (toolbox of {len(toolbox.decl.tools)} tools)")
                 continue
             loaded = load_file(

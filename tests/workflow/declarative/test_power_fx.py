@@ -5,12 +5,13 @@ or memory (each attack is refused with a located error, fast)."""
 from __future__ import annotations
 
 import time
+import tracemalloc
 from typing import Any
 
 import pytest
 
 from raf.workflow.declarative import FUNCTIONS, Expression, ExpressionError, Variables
-from raf.workflow.declarative.expressions import MAX_DEPTH, MAX_STEPS
+from raf.workflow.declarative.expressions import MAX_DEPTH, MAX_READ, MAX_STEPS
 from raf.workflow.declarative.variables import UnsetEnvironmentVariable
 
 VARS = Variables(
@@ -202,6 +203,61 @@ def test_nested_substitute_cannot_grow_without_bound() -> None:
     for _ in range(6):
         source = f'Substitute({source}, "x", "xxxxxxxxxx")'
     _refused_fast(source, "longer than")
+
+
+def test_substitute_refuses_a_huge_text_before_making_it() -> None:
+    """Ten thousand replacements of two thousand characters would be twenty million: the
+    size is checked from the counts, so the text is never built."""
+    source = (
+        'Substitute(Concat(Sequence(1000), "xxxxxxxxxx"), "x", Concat(Sequence(200), "yyyyyyyyyy"))'
+    )
+    tracemalloc.start()
+    try:
+        _refused_fast(source, "longer than")
+        _, peak = tracemalloc.get_traced_memory()
+    finally:
+        tracemalloc.stop()
+    assert peak < 5_000_000, f"{peak} bytes were allocated for a refused text"
+
+
+BIG = "a" * 1_000_000
+"""A long text a formula reads, as a model's reply or a tool's output can be."""
+
+
+def ev_big(source: str) -> Any:
+    """`source` evaluated where `Local.big` is a text of a million characters."""
+    return Expression.compile(source).evaluate(
+        lambda path: BIG if str(path[-1]).lower() == "big" else None, FUNCTIONS
+    )
+
+
+@pytest.mark.parametrize(
+    "source",
+    [
+        "CountRows(Filter(Sequence(10000), Local.big in Local.big))",
+        'CountRows(ForAll(Sequence(10000), "z" in Local.big))',
+        'CountRows(ForAll(Sequence(10000), Split(Local.big, "z")))',
+        'CountRows(ForAll(Sequence(10000), StartsWith(Local.big, "z")))',
+        'CountRows(ForAll(Sequence(10000), Find("z", Local.big)))',
+        'CountRows(ForAll(Sequence(10000), Switch(Local.big, "b", 1, Local.big, 2)))',
+        'CountRows(Search(ForAll(Sequence(10000), Local.big), "z", Value))',
+        "CountRows(ForAll(Sequence(10000), Sort(Sequence(3), Local.big)))",
+        "CountRows(Filter(Sequence(10000), Local.big))",
+        "CountRows(ForAll(Sequence(10000), If(Local.big Or false, 1, 0)))",
+        "CountRows(ForAll(Sequence(10000), Not(Local.big)))",
+    ],
+)
+def test_reading_a_long_text_over_and_over_is_bounded(source: str) -> None:
+    """Each step may read a long text whole without making anything: what a formula run
+    reads is counted too, so a long text read on every row is refused, fast."""
+    with pytest.raises(ExpressionError, match=f"read more than {MAX_READ} characters"):
+        ev_big(source)
+
+
+def test_a_long_text_read_a_few_times_is_fine() -> None:
+    assert ev_big('"z" in Local.big') is False
+    assert ev_big('If(StartsWith(Local.big, "a"), Len(Local.big), 0)') == len(BIG)
+    assert ev_big('CountRows(Split(Local.big, "z"))') == 1
 
 
 def test_forall_over_sequence_is_bounded() -> None:

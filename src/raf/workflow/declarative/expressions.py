@@ -1,7 +1,7 @@
 """Evaluating workflow expressions (a Power Fx subset) by walking the parsed tree, never
 Python `eval`, within a budget: every formula run has a cap on evaluation steps, on the
-text and table cells it creates, and on the size of any one text, table or number, so
-that no formula holds the event loop or memory for long.
+text and table cells it creates, on the text it reads, and on the size of any one text,
+table or number, so that no formula holds the event loop or memory for long.
 
     =Concat(Local.greeting, ", ", Local.userName, "!")
     =Local.count + 1 >= 3 And Not(IsBlank(System.LastMessage.Text))
@@ -48,6 +48,7 @@ from raf.workflow.declarative.variables import is_scope
 __all__ = [
     "MAX_CELLS",
     "MAX_DEPTH",
+    "MAX_READ",
     "MAX_ROWS",
     "MAX_SOURCE",
     "MAX_STEPS",
@@ -64,6 +65,10 @@ __all__ = [
 
 MAX_STEPS = 100_000
 """Most tree nodes one formula run may evaluate (rows of table functions included)."""
+MAX_READ = 20_000_000
+"""Most characters of text one formula run may hand to functions and operators in all: a
+step that reads a long text (a model's reply, a tool's output) costs its length, so one
+read on every row of a large table cannot hold the event loop for seconds."""
 
 ROW_FUNCTIONS = frozenset(
     {
@@ -190,16 +195,39 @@ _ERROR_NAMES = ("firsterror", "allerrors")
 """The error an IfError fallback reads (`FirstError.Message`), as a record or a table."""
 
 
+def _text_read(value: Any) -> int:
+    """Characters of text in `value`, and in the texts of a table's rows and a record's
+    fields (one level down: deeper parts are read through those, and counted there)."""
+    if isinstance(value, str):
+        return len(value)
+    if isinstance(value, dict):
+        return sum(len(v) for v in value.values() if isinstance(v, str))
+    if isinstance(value, list):
+        return sum(_text_read(v) if isinstance(v, str | dict) else 0 for v in value)
+    return 0
+
+
 @dataclass(slots=True)
 class _Budget:
     steps: int = 0
     cells: int = 0
+    read: int = 0
 
     def step(self, node: Node, source: str) -> None:
         self.steps += 1
         if self.steps > MAX_STEPS:
             raise _LimitBroken(
                 f"the formula ran more than {MAX_STEPS} steps", source=source, offset=node.offset
+            )
+
+    def reads(self, values: tuple[Any, ...] | list[Any], node: Node, source: str) -> None:
+        """Count the text a step is about to read against the run's reading budget."""
+        self.read += sum(_text_read(v) for v in values)
+        if self.read > MAX_READ:
+            raise _LimitBroken(
+                f"the formula read more than {MAX_READ} characters of text",
+                source=source,
+                offset=node.offset,
             )
 
     def made(self, value: Any, node: Node, source: str) -> Any:
@@ -266,7 +294,7 @@ class _Evaluator:
         if kind == "unary":
             value = self.run(node.children[0])
             if node.value == "not":
-                return not truthy(value)
+                return not self.truth(value, node)
             if value is None:
                 return 0
             if not isinstance(value, int | float) or isinstance(value, bool):
@@ -277,6 +305,12 @@ class _Evaluator:
         if kind == "as":
             return self.run(node.children[0])
         return self.call(node)
+
+    def truth(self, value: Any, node: Node) -> bool:
+        """Whether `value` reads as true; a text is read (and counted) to tell."""
+        if isinstance(value, str):
+            self.budget.reads((value,), node, self.source)
+        return truthy(value)
 
     def join(self, parts: list[str], node: Node) -> str:
         if sum(len(p) for p in parts) > MAX_TEXT:
@@ -299,6 +333,7 @@ class _Evaluator:
             result = special(self, node)
         else:
             args = [self.run(c) for c in node.children]
+            self.budget.reads(args, node, self.source)
             try:
                 result = fn(*args)
             except ExpressionError:
@@ -314,7 +349,7 @@ class _Evaluator:
         if len(args) < 2:
             raise self.fail("If needs a condition and a value", node)
         for i in range(0, len(args) - 1, 2):
-            if truthy(self.run(args[i])):
+            if self.truth(self.run(args[i]), node):
                 return self.run(args[i + 1])
         return self.run(args[-1]) if len(args) % 2 else None
 
@@ -399,7 +434,9 @@ class _Evaluator:
             raise self.fail("Switch needs a value, a match and a result", node)
         value = self.run(args[0])
         for i in range(1, len(args) - 1, 2):
-            if equal(value, self.run(args[i])):
+            case = self.run(args[i])
+            self.budget.reads((value, case), node, self.source)
+            if equal(value, case):
                 return self.run(args[i + 1])
         return self.run(args[-1]) if len(args) % 2 == 0 else None
 
@@ -452,7 +489,8 @@ class _Evaluator:
             if name == "forall":
                 results.append(inner.run(args[1]))
                 continue
-            if all(truthy(inner.run(cond)) for cond in args[1 : 3 if name == "lookup" else None]):
+            conditions = args[1 : 3 if name == "lookup" else None]
+            if all(self.truth(inner.run(cond), node) for cond in conditions):
                 if name == "lookup":
                     return inner.run(args[2]) if len(args) > 2 else row
                 results.append(row)
@@ -471,11 +509,13 @@ class _Evaluator:
         columns = [self.column_name(c) for c in args[2:]]
         if not wanted:
             return list(table)
-        return [
-            row
-            for row in table
-            if any(wanted in text(index(_row_record(row), c)).lower() for c in columns)
-        ]
+        found: list[Any] = []
+        for row in table:
+            cells = [text(index(_row_record(row), c)) for c in columns]
+            self.budget.reads(cells, node, self.source)
+            if any(wanted in cell.lower() for cell in cells):
+                found.append(row)
+        return found
 
     def column_name(self, node: Node) -> str:
         if node.kind == "name" and len(node.value) == 1:
@@ -533,6 +573,7 @@ class _Evaluator:
         table = self.table(node, self.run(args[0]))
         order = text(self.run(args[2])).lower() if len(args) > 2 else "ascending"
         keys = [inner.run(args[1]) for inner in self.rows(node, table)]
+        self.budget.reads(keys, node, self.source)
         numeric = all(isinstance(k, int | float) or k is None for k in keys)
         dated = not numeric and all(is_date(k) for k in keys)
         pairs = list(zip(keys, range(len(table)), strict=True))
@@ -702,10 +743,11 @@ class _Evaluator:
         op = node.value
         left = self.run(node.children[0])
         if op == "and":
-            return truthy(left) and truthy(self.run(node.children[1]))
+            return self.truth(left, node) and self.truth(self.run(node.children[1]), node)
         if op == "or":
-            return truthy(left) or truthy(self.run(node.children[1]))
+            return self.truth(left, node) or self.truth(self.run(node.children[1]), node)
         right = self.run(node.children[1])
+        self.budget.reads((left, right), node, self.source)
         if op == "==":
             return equal(left, right)
         if op == "!=":

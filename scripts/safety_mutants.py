@@ -1,0 +1,458 @@
+"""Hand mutants of raf's safety rules: each one breaks a single rule in the source, runs
+the tests that guard that rule, and expects them to fail. A mutant the tests do not
+notice ("survived") is a rule nothing checks.
+
+Each mutant replaces one exact snippet of a source file (it must occur exactly once, so a
+refactor that moves the rule makes the mutant fail loudly instead of silently testing
+nothing), runs its tests with bytecode writing off (so no mutated .pyc is left behind),
+and puts the file back byte for byte, whatever happens.
+
+    python scripts/safety_mutants.py            # every mutant
+    python scripts/safety_mutants.py casefold   # those whose name contains "casefold"
+    python scripts/safety_mutants.py --list
+
+Exit status 0 when every mutant chosen was killed, 1 when one survived, 2 when a mutant no
+longer applies (its snippet is gone or ambiguous).
+"""
+
+from __future__ import annotations
+
+import argparse
+import os
+import subprocess
+import sys
+import time
+from dataclasses import dataclass
+from pathlib import Path
+
+ROOT = Path(__file__).resolve().parents[1]
+
+
+@dataclass(frozen=True)
+class Mutant:
+    """One broken rule: `old` in `file` becomes `new`; some test in `tests` must fail."""
+
+    name: str
+    file: str
+    old: str
+    new: str
+    tests: tuple[str, ...]
+
+
+MUTANTS: tuple[Mutant, ...] = (
+    # -- the workspace's path rules
+    Mutant(
+        "workspace: deny rules without the casefold",
+        "src/raf/tools/workspace.py",
+        '            variants |= {subject, unicodedata.normalize("NFKC", subject)}\n'
+        "            variants |= {v.casefold() for v in list(variants)}\n",
+        '            variants |= {subject, unicodedata.normalize("NFKC", subject)}\n',
+        ("tests/tools/test_workspace.py",),
+    ),
+    Mutant(
+        "workspace: deny rules without NFKC look-alikes",
+        "src/raf/tools/workspace.py",
+        'variants |= {subject, unicodedata.normalize("NFKC", subject)}',
+        "variants |= {subject}",
+        ("tests/tools/test_workspace.py", "tests/tools/test_path_rules.py"),
+    ),
+    # -- terminal output
+    Mutant(
+        "terminal: control sequences kept",
+        "src/raf/cli/terminal_text.py",
+        '    text = _SEQUENCES.sub("", text.replace("\\r\\n", "\\n"))\n',
+        '    text = text.replace("\\r\\n", "\\n")\n',
+        ("tests/cli/test_terminal_text.py",),
+    ),
+    Mutant(
+        "terminal: streamed model text printed raw",
+        "src/raf/cli/_render.py",
+        "            text = terminal_safe(update.text)\n",
+        "            text = update.text\n",
+        ("tests/cli/test_terminal_attacks.py",),
+    ),
+    # -- tenancy
+    Mutant(
+        "tenancy: any owner is the caller",
+        "src/raf/serve/tenancy.py",
+        "        return owner is not None and owner == self.owner\n",
+        "        return True\n",
+        ("tests/serve/test_a2a.py", "tests/serve/test_agui.py", "tests/serve/test_security.py"),
+    ),
+    Mutant(
+        "tenancy: every key is the caller's",
+        "src/raf/serve/tenancy.py",
+        '        return key.startswith(self.key(""))\n',
+        "        return True\n",
+        ("tests/ui/test_api.py", "-k", "checkpoints_belong or only_the_callers"),
+    ),
+    Mutant(
+        "tenancy: chosen ids not scoped to their token",
+        "src/raf/serve/tenancy.py",
+        '        return f"{self.owner[:_TAG_LENGTH]}.{name}"\n',
+        "        return name\n",
+        ("tests/serve/test_security.py",),
+    ),
+    # -- admission and limits
+    Mutant(
+        "admission: text/plain bodies accepted",
+        "src/raf/serve/security.py",
+        '        if scope["method"] not in UNSAFE_METHODS or is_json(headers.get("content-type")):',
+        '        if True or is_json(headers.get("content-type")):',
+        ("tests/serve/test_hostile_requests.py",),
+    ),
+    Mutant(
+        "limits: JSON depth never too deep",
+        "src/raf/serve/limits.py",
+        "            if depth > limit:\n                return True\n",
+        "            if depth > 10**9:\n                return True\n",
+        ("tests/serve/test_limits.py", "-k", "deep or depth"),
+    ),
+    Mutant(
+        "limits: rate limit never waits",
+        "src/raf/serve/limits.py",
+        "        if level < 1.0:\n",
+        "        if level < -1.0:\n",
+        ("tests/serve/test_limits.py", "-k", "rate"),
+    ),
+    Mutant(
+        "limits: no header deadline",
+        "src/raf/serve/connections.py",
+        "self.deadline = loop.call_later(self.limits.header_timeout, self._expired)",
+        "self.deadline = loop.call_later(3600, self._expired)",
+        ("tests/serve/test_limits.py", "-k", "half_sent"),
+    ),
+    Mutant(
+        "admission: a browser's bodiless POST accepted",
+        "src/raf/serve/security.py",
+        '        if not has_body and "origin" not in headers:',
+        "        if not has_body:",
+        ("tests/serve/test_hostile_requests.py",),
+    ),
+    Mutant(
+        "limits: no cap on requests answered at once",
+        "src/raf/serve/security.py",
+        "        if self.streams >= limits.max_streams:",
+        "        if False:",
+        ("tests/serve/test_limits.py", "-k", "streams"),
+    ),
+    Mutant(
+        "limits: keep-alive left to the server's default",
+        "src/raf/serve/server.py",
+        "        timeout_keep_alive=limits.keep_alive,\n",
+        "",
+        ("tests/serve/test_limits.py", "-k", "keep_alive"),
+    ),
+    # -- outbound fetches and schema refs
+    Mutant(
+        "outbound: private addresses allowed",
+        "src/raf/core/outbound.py",
+        "    if not addr.is_global or addr.is_multicast or addr.is_reserved or addr"
+        ".is_unspecified:",
+        "    if False:",
+        ("tests/core/test_outbound_hostile.py", "tests/tools/test_outbound_fetchers.py"),
+    ),
+    Mutant(
+        "outbound: async hops not checked (redirects)",
+        "src/raf/core/outbound.py",
+        "                target = await check_url(str(request.url), self.rule)",
+        "                target = await check_url(str(request.url), replace(self.rule, "
+        "allow_private=True))",
+        ("tests/tools/test_outbound_fetchers.py",),
+    ),
+    Mutant(
+        "outbound: blocking hops not checked (knowledge URLs)",
+        "src/raf/core/outbound.py",
+        "                target = check_url_blocking(str(request.url), self.rule)",
+        "                target = check_url_blocking(str(request.url), replace(self.rule, "
+        "allow_private=True))",
+        ("tests/context/test_knowledge_urls.py",),
+    ),
+    Mutant(
+        "schema refs: outside refs not refused",
+        "src/raf/core/schema_refs.py",
+        "    outside = outside_refs(schema, hosts)\n",
+        "    outside: list[str] = []\n",
+        ("tests/core/test_schema_refs.py",),
+    ),
+    # -- deserialisation
+    Mutant(
+        "durable: pickled runs recovered at launch",
+        "src/raf/durable/runtime.py",
+        "                if unsafe:\n                    raise UnsafeRecordError(",
+        "                if False:\n                    raise UnsafeRecordError(",
+        ("tests/durable/test_pickles.py",),
+    ),
+    Mutant(
+        "durable: a pickled record is loaded",
+        "src/raf/durable/serializer.py",
+        "    def deserialize(self, serialized_data: str) -> Any:\n"
+        "        raise UnsafeRecordError(\n"
+        "            \"a durable run's record is a Python pickle",
+        "    def deserialize(self, serialized_data: str) -> Any:\n"
+        "        import base64, pickle\n"
+        "        return pickle.loads(base64.b64decode(serialized_data))\n"
+        "        raise UnsafeRecordError(\n"
+        "            \"a durable run's record is a Python pickle",
+        ("tests/durable/test_pickles.py",),
+    ),
+    # -- answers claimed once
+    Mutant(
+        "claims: SQLite claim without its write lock",
+        "src/raf/stores/checkpoints.py",
+        '            conn.execute("BEGIN IMMEDIATE")\n            try:\n                for rid in',
+        '            conn.execute("BEGIN")\n            try:\n                for rid in',
+        ("tests/workflow/test_answers_claimed.py", "-k", "racing"),
+    ),
+    Mutant(
+        "claims: SQLite claim never refuses",
+        "src/raf/stores/checkpoints.py",
+        "                    elif row[0] != claimant:\n"
+        "                        raise answer_claimed(checkpoint_id, rid, float(row[1]))\n"
+        "            except BaseException:\n"
+        '                conn.execute("ROLLBACK")',
+        "                    elif False:\n"
+        "                        raise answer_claimed(checkpoint_id, rid, float(row[1]))\n"
+        "            except BaseException:\n"
+        '                conn.execute("ROLLBACK")',
+        ("tests/workflow/test_answers_claimed.py", "-k", "sqlite"),
+    ),
+    Mutant(
+        "claims: PostgreSQL claim never refuses",
+        "src/raf/stores/postgres_checkpoints.py",
+        "                if row is not None and str(row[0]) != claimant:",
+        "                if False:",
+        ("tests/workflow/test_answers_claimed.py", "-k", "postgres and concurrent"),
+    ),
+    Mutant(
+        "claims: durable answers sent unclaimed",
+        "src/raf/durable/runtime.py",
+        "            await store.claim(paused.checkpoint_id, sorted(answers), claimant)\n",
+        "            store.claim  # noqa: B018\n",
+        ("tests/durable/test_answer_processes.py",),
+    ),
+    Mutant(
+        "claims: JSON files claimed without O_EXCL",
+        "src/raf/stores/checkpoints.py",
+        "fd = os.open(path, os.O_WRONLY | os.O_CREAT | os.O_EXCL, 0o600)",
+        "fd = os.open(path, os.O_WRONLY | os.O_CREAT | os.O_TRUNC, 0o600)",
+        ("tests/workflow/test_answers_claimed.py", "-k", "json"),
+    ),
+    # -- files and documents
+    Mutant(
+        "private files: stores created 0644",
+        "src/raf/core/private_files.py",
+        "FILE_MODE = 0o600",
+        "FILE_MODE = 0o644",
+        ("tests/core/test_private_files.py",),
+    ),
+    Mutant(
+        "private files: folders created 0755",
+        "src/raf/core/private_files.py",
+        "DIR_MODE = 0o700",
+        "DIR_MODE = 0o755",
+        ("tests/core/test_private_files.py",),
+    ),
+    Mutant(
+        "knowledge: size cap checked after reading",
+        "src/raf/context/knowledge/loaders.py",
+        "        if st.st_size > MAX_SOURCE_BYTES:\n            raise OSError(errno.EFBIG,",
+        "        if False:\n            raise OSError(errno.EFBIG,",
+        ("tests/context/test_knowledge_concurrent.py", "-k", "oversized"),
+    ),
+    Mutant(
+        "TOML: dotted keys and headers not counted as depth",
+        "src/raf/core/bounded_parse.py",
+        "    check_toml_key_depth(code, file=file, limits=limits)\n",
+        "",
+        ("tests/decl/test_hostile_documents.py", "-k", "each_limit"),
+    ),
+    Mutant(
+        "idempotency: a retried write is written again",
+        "src/raf/tools/files.py",
+        '    if not isinstance(mark, dict) or mark.get("key") != key:\n        return None\n',
+        "    return None\n",
+        ("tests/core/test_idempotency.py",),
+    ),
+    # -- expressions
+    Mutant(
+        "expressions: no nesting limit",
+        "src/raf/workflow/declarative/syntax.py",
+        "    def expression(self, min_power: int) -> Node:\n"
+        "        self.depth += 1\n"
+        "        if self.depth > MAX_DEPTH:",
+        "    def expression(self, min_power: int) -> Node:\n"
+        "        self.depth += 1\n"
+        "        if False:",
+        ("tests/workflow/declarative/test_power_fx.py", "-k", "nesting"),
+    ),
+    Mutant(
+        "expressions: no step budget",
+        "src/raf/workflow/declarative/expressions.py",
+        "        if self.steps > MAX_STEPS:",
+        "        if False:",
+        ("tests/workflow/declarative/test_power_fx.py", "-k", "step_budget"),
+    ),
+    Mutant(
+        "expressions: text read not counted",
+        "src/raf/workflow/declarative/expressions.py",
+        "        self.read += sum(_text_read(v) for v in values)\n",
+        "        self.read += 0\n",
+        ("tests/workflow/declarative/test_power_fx.py", "-k", "long_text"),
+    ),
+    Mutant(
+        "expressions: Substitute size unchecked",
+        "src/raf/workflow/declarative/functions.py",
+        "    if len(s) + s.count(o) * (len(n) - len(o)) > MAX_TEXT:",
+        "    if False:",
+        ("tests/workflow/declarative/test_power_fx.py", "-k", "substitute"),
+    ),
+    # -- the terminal, again: every command that prints a model's text
+    Mutant(
+        "terminal: raf eval's table printed raw",
+        "src/raf/cli/eval.py",
+        "        print(terminal_safe(report.table()))",
+        "        print(report.table())",
+        ("tests/cli/test_terminal_attacks.py", "-k", "eval"),
+    ),
+    Mutant(
+        "terminal: raf chat's own lines quote raw text",
+        "src/raf/cli/chat.py",
+        '        sys.stdout.write(terminal_safe(text) + "\\n")',
+        '        sys.stdout.write(text + "\\n")',
+        ("tests/cli/test_terminal_attacks.py", "-k", "question"),
+    ),
+    Mutant(
+        "terminal: raf run prints a question raw",
+        "src/raf/cli/run.py",
+        '        print(terminal_safe(f"raf: {pending[0].reason}"), file=sys.stderr)',
+        '        print(f"raf: {pending[0].reason}", file=sys.stderr)',
+        ("tests/cli/test_terminal_attacks.py", "-k", "question"),
+    ),
+    Mutant(
+        "terminal: raf convert's errors printed raw",
+        "src/raf/cli/convert.py",
+        'print(terminal_safe(f"error: {problem}"), file=sys.stderr)',
+        'print(f"error: {problem}", file=sys.stderr)',
+        ("tests/cli/test_terminal_attacks.py", "-k", "convert"),
+    ),
+    Mutant(
+        "terminal: raf memory validate's problems printed raw",
+        "src/raf/cli/memory.py",
+        '            print(terminal_safe(f"  {problem}"))',
+        '            print(f"  {problem}")',
+        ("tests/cli/test_terminal_attacks.py", "-k", "memory_validate"),
+    ),
+    Mutant(
+        "terminal: raf validate names a workflow raw",
+        "src/raf/cli/validate.py",
+        '                print(terminal_safe(f"{file}: ok (workflow {workflow.name})"))',
+        '                print(f"{file}: ok (workflow {workflow.name})")',
+        ("tests/cli/test_terminal_attacks.py", "-k", "validate_names"),
+    ),
+    # -- the sandbox tests fail, never pass on a fallback, when bubblewrap is missing
+    Mutant(
+        "sandbox: bubblewrap reported missing",
+        "src/raf/tools/sandbox.py",
+        "    if bwrap and _probe([bwrap, *_PROBE_BWRAP], user=as_user):",
+        "    if False:",
+        ("tests/tools/test_shell.py", "tests/tools/test_code.py"),
+    ),
+    # -- a test run leaves the docs' screenshots alone
+    Mutant(
+        "screenshots: written over docs/ui",
+        "tests/ui/browser.py",
+        '    if os.environ.get("RAF_UPDATE_SCREENSHOTS") == "1":',
+        "    if True:",
+        ("tests/ui/test_screenshots.py",),
+    ),
+    # -- worker threads
+    Mutant(
+        "threads: tool workers joined at exit",
+        "src/raf/core/tool_threads.py",
+        "threading.Thread(target=self._work, name=name, daemon=True).start()",
+        "threading.Thread(target=self._work, name=name, daemon=False).start()",
+        ("tests/core/test_tool_threads_process.py", "-k", "exit"),
+    ),
+    Mutant(
+        "threads: a forked child keeps the parent's pool",
+        "src/raf/core/tool_threads.py",
+        "    os.register_at_fork(after_in_child=_forget_pool_in_child)",
+        "    pass",
+        ("tests/core/test_tool_threads_process.py", "-k", "forked"),
+    ),
+)
+
+
+def apply(mutant: Mutant) -> tuple[Path, bytes]:
+    """Write the mutant into its file; the file's path and its original bytes."""
+    path = ROOT / mutant.file
+    original = path.read_bytes()
+    text = original.decode("utf-8")
+    found = text.count(mutant.old)
+    if found != 1:
+        raise LookupError(f"{mutant.file}: the snippet occurs {found} times, not once")
+    path.write_bytes(text.replace(mutant.old, mutant.new).encode("utf-8"))
+    return path, original
+
+
+def run(mutant: Mutant, timeout: float) -> str:
+    """'killed', 'survived', or why the mutant could not be judged."""
+    try:
+        path, original = apply(mutant)
+    except LookupError as exc:
+        return f"stale ({exc})"
+    env = {
+        **os.environ,
+        "PYTHONDONTWRITEBYTECODE": "1",
+        "PYTHONPATH": os.pathsep.join([str(ROOT / "src"), str(ROOT)]),
+    }
+    command = [sys.executable, "-m", "pytest", "-q", "-x", "-p", "no:cacheprovider"]
+    try:
+        done = subprocess.run(
+            [*command, *mutant.tests],
+            cwd=ROOT,
+            env=env,
+            capture_output=True,
+            text=True,
+            timeout=timeout,
+        )
+    except subprocess.TimeoutExpired:
+        return "killed (the tests timed out)"
+    finally:
+        path.write_bytes(original)
+    lines = (done.stdout + done.stderr).strip().splitlines()
+    summary = lines[-1] if lines else ""
+    if done.returncode == 0:
+        return "survived"
+    if done.returncode == 1 and " failed" in summary and " error" not in summary:
+        return "killed"  # a test failed; a fixture that broke (an error) proves nothing
+    return f"not judged (pytest exit {done.returncode}: {' | '.join(lines[-3:])})"
+
+
+def main() -> int:
+    parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    parser.add_argument("match", nargs="*", help="run the mutants whose name has one of these")
+    parser.add_argument("--list", action="store_true", help="name the mutants and stop")
+    parser.add_argument("--timeout", type=float, default=300.0, help="seconds per mutant")
+    args = parser.parse_args()
+    chosen = [m for m in MUTANTS if not args.match or any(w in m.name for w in args.match)]
+    if args.list:
+        for m in chosen:
+            print(f"{m.name}  [{m.file}]  {' '.join(m.tests)}")
+        return 0
+    outcomes: dict[str, int] = {}
+    for mutant in chosen:
+        started = time.monotonic()
+        outcome = run(mutant, args.timeout)
+        word = outcome.split(" ", 1)[0]
+        outcomes[word] = outcomes.get(word, 0) + 1
+        print(f"{outcome:<9}  {mutant.name}  ({time.monotonic() - started:.0f} s)", flush=True)
+    print(", ".join(f"{n} {w}" for w, n in sorted(outcomes.items())))
+    if outcomes.get("stale") or outcomes.get("not"):
+        return 2
+    return 1 if outcomes.get("survived") else 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())
