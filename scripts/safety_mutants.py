@@ -93,6 +93,13 @@ MUTANTS: tuple[Mutant, ...] = (
         "        return name\n",
         ("tests/serve/test_security.py",),
     ),
+    Mutant(
+        "tenancy: eval datasets saved from a session shared by every token",
+        "src/raf/serve/ui/evals.py",
+        "    return base / OWNED_DATASETS / owner[:16]\n",
+        "    return base\n",
+        ("tests/ui/test_eval_cases_api.py",),
+    ),
     # -- admission and limits
     Mutant(
         "admission: text/plain bodies accepted",

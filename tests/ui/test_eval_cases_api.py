@@ -1,4 +1,5 @@
-"""Saving a turn of a session as an eval case through the UI's API: the case written, the
+"""Saving a turn of a session as an eval case through the UI's API: the case written into
+the caller's own datasets (another token neither sees nor collides with them), the
 caller's sessions only, a taken name refused, bad turns and dataset names named, the
 dataset's other cases kept, and the written dataset run again."""
 
@@ -15,7 +16,9 @@ import pytest
 from raf import AgentBuilder, tool
 from raf.evals import Dataset
 from raf.serve import AgentHost, ServeSecurity, create_app, serve_in_thread
+from raf.serve.tenancy import owner_of
 from raf.serve.ui import ServeUI
+from raf.serve.ui.evals import owned_folder
 from raf.testing import ScriptedChatClient, call, reply
 
 TOKEN_A = "cases-token-a-0123456789abcdef"
@@ -50,6 +53,11 @@ def served(tmp_path_factory: pytest.TempPathFactory) -> Iterator[tuple[str, Path
     security = ServeSecurity.for_bind("127.0.0.1", tokens=[TOKEN_A, TOKEN_B])
     with serve_in_thread(create_app(host, security, ui=ui)) as url:
         yield url, folder
+
+
+def own(folder: Path, token: str = TOKEN_A) -> Path:
+    """The folder of the datasets `token` saves."""
+    return owned_folder(folder, owner_of(token))
 
 
 def client(url: str, token: str = TOKEN_A) -> httpx.Client:
@@ -105,8 +113,9 @@ def test_a_turn_is_saved_as_a_case_that_runs_again(served: tuple[str, Path]) -> 
         assert [c["name"] for c in shown["cases"]] == ["oslo weather", "greeting"]
         assert http.get("/ui/api/evals/datasets").json()["datasets"][0]["cases"] == 2
 
-    path = folder / "oslo.yaml"
+    path = own(folder) / "oslo.yaml"
     assert answer["dataset"]["file"] == str(path)
+    assert not (folder / "oslo.yaml").exists()
     dataset = Dataset.from_file(path)
     again = ScriptedChatClient([*turns()[1:], "Hello <b>there</b>."])
     agent = AgentBuilder().with_name("weather").with_chat_client(again).with_tool(lookup).build()
@@ -132,12 +141,44 @@ def test_another_tokens_session_is_the_same_404_as_a_missing_one(
         assert foreign.json()["error"]["message"] == f"no session named {sid!r}"
         assert other.get(f"/ui/api/agents/weather/sessions/{sid}/turns").status_code == 404
     assert not (folder / "stolen.yaml").exists()
+    assert not (own(folder, TOKEN_B) / "stolen.yaml").exists()
+
+
+def test_a_tokens_datasets_are_its_own_and_the_projects_are_shared(
+    served: tuple[str, Path],
+) -> None:
+    url, folder = served
+    folder.mkdir(parents=True, exist_ok=True)
+    (folder / "project.yaml").write_text(EXISTING.replace("weather", "project"), "utf-8")
+    with client(url) as http:
+        sid = conversation(http)
+        assert save(http, sid, dataset="private", name="mine").status_code == 201
+        listed = {
+            d["name"]: d["shared"] for d in http.get("/ui/api/evals/datasets").json()["datasets"]
+        }
+        assert listed["private"] is False and listed["project"] is True
+    with client(url, TOKEN_B) as other:
+        names = [d["name"] for d in other.get("/ui/api/evals/datasets").json()["datasets"]]
+        assert "private" not in names and "project" in names
+        hidden = other.get("/ui/api/evals/datasets/private")
+        missing = other.get("/ui/api/evals/datasets/no-such")
+        assert hidden.status_code == missing.status_code == 404
+        assert hidden.json()["error"]["code"] == missing.json()["error"]["code"]
+        assert hidden.json()["error"]["message"] == "no dataset named 'private'"
+        # the same dataset and case name is B's own: no 409 tells B what A saved
+        sid_b = conversation(other)
+        assert save(other, sid_b, dataset="private", name="mine").status_code == 201
+        assert other.get("/ui/api/evals/datasets/project").status_code == 200
+    assert [c.name for c in Dataset.from_file(own(folder) / "private.yaml").cases] == ["mine"]
+    assert (own(folder, TOKEN_B) / "private.yaml").is_file()
+    # saving never writes into the project's datasets
+    assert [c.name for c in Dataset.from_file(folder / "project.yaml").cases] == ["lima"]
 
 
 def test_a_name_already_in_the_dataset_is_refused_and_kept(served: tuple[str, Path]) -> None:
     url, folder = served
-    folder.mkdir(parents=True, exist_ok=True)
-    path = folder / "weather.yaml"
+    own(folder).mkdir(parents=True, exist_ok=True)
+    path = own(folder) / "weather.yaml"
     path.write_text(EXISTING, encoding="utf-8")
     with client(url) as http:
         sid = conversation(http)
@@ -207,8 +248,8 @@ def test_bad_bodies_and_case_names_are_named(served: tuple[str, Path]) -> None:
 
 def test_an_unreadable_dataset_is_left_as_it_is(served: tuple[str, Path]) -> None:
     url, folder = served
-    folder.mkdir(parents=True, exist_ok=True)
-    path = folder / "broken.yaml"
+    own(folder).mkdir(parents=True, exist_ok=True)
+    path = own(folder) / "broken.yaml"
     path.write_text("cases: [{input: no name}]\n", encoding="utf-8")
     with client(url) as http:
         sid = conversation(http)

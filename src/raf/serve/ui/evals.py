@@ -1,6 +1,12 @@
 """The Evals page's API: the eval runs kept in the runs folder, one run, two compared;
 the datasets of the datasets folder, and a turn of a caller's session saved into one as
-a case."""
+a case.
+
+A dataset made from a conversation holds that conversation, so it belongs to the token
+that saved it, like the session: a caller with a token saves into, and reads from, a
+folder of its own (`by-token/<owner tag>/` in the datasets folder) and sees the
+project's datasets (the files directly in the folder) beside its own, read-only; a
+server without tokens (loopback only) has one caller, who uses the folder itself."""
 
 from __future__ import annotations
 
@@ -20,7 +26,7 @@ from raf.evals.folder import BadNameError, CaseExistsError, DatasetFolder, Unkno
 from raf.evals.record import case_from_session, turn_starts
 from raf.evals.store import EvalRunStore
 from raf.serve.errors import ServeError, not_found
-from raf.serve.hosting import AgentHost, public_id
+from raf.serve.hosting import ANONYMOUS, AgentHost, public_id
 from raf.serve.requests import parse_body
 from raf.serve.security import OWNER_KEY
 
@@ -35,6 +41,17 @@ class CaseFromTurn(BaseModel):
     """The case's name, unique in the dataset."""
     turn: int | None = Field(default=None, ge=0)
     """Which turn of the session (0 the first); the last when not given."""
+
+
+OWNED_DATASETS = "by-token"
+"""The folder, inside the datasets folder, of the datasets callers with tokens saved."""
+
+
+def owned_folder(base: Path, owner: str) -> Path:
+    """Where the caller `owner` keeps the datasets it saves (`base` itself without tokens)."""
+    if owner == ANONYMOUS:
+        return base
+    return base / OWNED_DATASETS / owner[:16]
 
 
 def _unreadable(exc: ConfigurationError) -> ServeError:
@@ -76,8 +93,22 @@ def evals_router(
     def store() -> EvalRunStore:
         return runs if runs is not None else EvalRunStore()
 
-    def folder() -> DatasetFolder:
+    def owner(request: Request) -> str:
+        return str(request.scope.get("state", {}).get(OWNER_KEY, ""))
+
+    def shared() -> DatasetFolder:
+        """The project's datasets: the files directly in the datasets folder."""
         return DatasetFolder(datasets)
+
+    def folder(request: Request) -> DatasetFolder:
+        """The datasets the caller saves into (the project's without tokens)."""
+        return DatasetFolder(owned_folder(shared().folder, owner(request)))
+
+    def readable(request: Request) -> list[DatasetFolder]:
+        """Where the caller's datasets are read from, its own first."""
+        own = folder(request)
+        project = shared()
+        return [own] if own.folder == project.folder else [own, project]
 
     def load(run_id: str) -> Any:
         try:
@@ -107,23 +138,34 @@ def evals_router(
         return data
 
     @router.get("/ui/api/evals/datasets")
-    async def dataset_list() -> dict[str, Any]:
-        """The eval datasets in the datasets folder."""
-        found = folder()
-        listed = await asyncio.to_thread(found.list)
-        return {"folder": str(found.folder), "datasets": [d.to_dict() for d in listed]}
+    async def dataset_list(request: Request) -> dict[str, Any]:
+        """The caller's eval datasets, then the project's (`shared`) it does not shadow."""
+        folders = readable(request)
+        out: list[dict[str, Any]] = []
+        seen: set[str] = set()
+        for place in folders:
+            for info in await asyncio.to_thread(place.list):
+                if info.name not in seen:
+                    seen.add(info.name)
+                    out.append({**info.to_dict(), "shared": place is not folders[0]})
+        return {"folder": str(folders[0].folder), "datasets": out}
 
     @router.get("/ui/api/evals/datasets/{name}")
-    async def dataset(name: str) -> dict[str, Any]:
-        """One eval dataset, case by case."""
-        found = folder()
-        try:
-            path = found.path(name)
-            loaded = await asyncio.to_thread(found.load, name)
-        except (BadNameError, UnknownDatasetError):
-            raise not_found("dataset", name) from None
-        except ConfigurationError as exc:
-            raise _unreadable(exc) from None
+    async def dataset(name: str, request: Request) -> dict[str, Any]:
+        """One eval dataset, case by case (the caller's own before the project's)."""
+        for place in readable(request):
+            try:
+                path = place.path(name)
+                loaded = await asyncio.to_thread(place.load, name)
+            except BadNameError:
+                raise not_found("dataset", name) from None
+            except UnknownDatasetError:
+                continue
+            except ConfigurationError as exc:
+                raise _unreadable(exc) from None
+            break
+        else:
+            raise not_found("dataset", name)
         return {
             "name": name,
             "file": str(path),
@@ -134,9 +176,6 @@ def evals_router(
 
     if host is None:
         return router
-
-    def owner(request: Request) -> str:
-        return str(request.scope.get("state", {}).get(OWNER_KEY, ""))
 
     @router.get("/ui/api/agents/{agent}/sessions/{session_id}/turns")
     async def turns(agent: str, session_id: str, request: Request) -> dict[str, Any]:
@@ -163,7 +202,7 @@ def evals_router(
         case = case_from_session(session, name=body.name, turn=body.turn)
         try:
             saved = await asyncio.to_thread(
-                folder().add_case, body.dataset, case, answer_check=Contains()
+                folder(request).add_case, body.dataset, case, answer_check=Contains()
             )
         except BadNameError as exc:
             raise ServeError(400, f"invalid_{exc.what}_name", str(exc)) from None

@@ -92,7 +92,8 @@ async function evalComparePage(before, after) {
 
 function datasetsTable(sets) {
   const rows = sets.datasets.map((d) => h("tr", { "data-dataset": d.name },
-    h("td", {}, h("a", { href: `#/evals/dataset/${encodeURIComponent(d.name)}`, class: "open" }, d.name)),
+    h("td", {}, h("a", { href: `#/evals/dataset/${encodeURIComponent(d.name)}`, class: "open" }, d.name),
+      d.shared ? h("span", { class: "badge", title: "the project's dataset: read-only here" }, "shared") : null),
     h("td", {}, d.error ? h("span", { class: "badge bad" }, "unreadable") : String(d.cases)),
     h("td", { class: "muted" }, d.file)));
   return h("div", { id: "datasets" }, h("h2", {}, "Datasets"),
