@@ -82,6 +82,10 @@ SLOW_TESTS = (
     # `raf validate` as a program, regular expressions stopped in a worker process
     "decl/test_hostile_documents.py::test_raf_validate_gives",
     "tools/test_files.py::test_a_pattern_that",
+    # docs pages whose shell blocks start a server or run several `raf` programs
+    "test_docs.py::test_every_shell_block_on_the_page_runs[get-started.md]",
+    "test_docs.py::test_every_shell_block_on_the_page_runs[guide/serving.md]",
+    "test_docs.py::test_every_shell_block_on_the_page_runs[guide/web-ui.md]",
 )
 """Node ids (relative to tests/) of slow tests in otherwise fast modules, as prefixes."""
 

@@ -7,15 +7,39 @@ before it on the same page (same namespace), as a reader who keeps going would.
 `<!-- docs-check: compile-only: REASON -->` marks a block that needs what a test run
 does not have (a key, a server): it is compiled, not run. A ```yaml block marked
 `<!-- docs-check: document NAME -->` is an agent document: it is written to NAME in a
-fresh folder and must validate.
+fresh folder and must validate. Python blocks and documents of a page share that folder.
+
+Each ```bash or ```sh block of README.md and of the pages (decision records and audits
+aside) runs with bash (`-e -o pipefail`: a failing command fails the block), with a
+timeout, no provider key, a fresh HOME and the `raf` of this checkout, and must exit 0.
+The lines before its fence say how (one `<!-- docs-check: ... -->` per line):
+
+- `shell-expect: TEXT`: what its output (stdout and stderr) must contain; a block that
+  runs has at least one.
+- `shell-continues`: it runs in the page's folder, where the page's earlier python
+  blocks ran, its documents were written and its earlier continuing shell blocks ran.
+  Without it a shell block runs in a fresh, empty folder.
+- `shell-files: PATH ...`: these files or folders of the raf checkout are copied into
+  the block's folder first (`NAME=PATH` copies PATH to NAME).
+- `shell-model: REPLIES`: `RAF_MODEL` is a scripted model playing REPLIES (the JSON of
+  a `--model scripted:FILE` file), so commands that name no model run on the script
+  instead of the document's model.
+- `shell-not-run: REASON`: the block is not run (it installs packages, starts a server
+  that runs until stopped, names a remote host, needs a key, is a synopsis); REASON
+  says which. Its `raf` commands are still parsed.
+
+A shell block with neither `shell-expect` nor `shell-not-run` fails the check.
 """
 
 from __future__ import annotations
 
+import contextlib
 import itertools
 import os
 import re
 import shlex
+import shutil
+import signal
 import subprocess
 import sys
 from dataclasses import dataclass
@@ -26,10 +50,16 @@ import pytest
 ROOT = Path(__file__).resolve().parents[1]
 DOCS = ROOT / "docs"
 _BLOCK = re.compile(
-    r"(?:<!-- docs-check: (?P<mark>[^>]*?) -->\n)?```(?P<lang>python|yaml)\n(?P<code>.*?)```",
+    r"(?P<marks>(?:<!-- docs-check: [^>]*? -->\n)*)```(?P<lang>python|yaml|bash|sh)\n"
+    r"(?P<code>.*?)```",
     re.S,
 )
+_MARK = re.compile(r"<!-- docs-check: (?P<mark>[^>]*?) -->")
 _KEYS = ("OPENAI_API_KEY", "ANTHROPIC_API_KEY", "OPENAI_BASE_URL", "ANTHROPIC_BASE_URL")
+_SHELL = ("bash", "sh")
+_SHELL_MARK = re.compile(r"shell-(?:continues|not-run: \S.*|expect: \S.*|files: \S.*|model: \S.*)")
+_SHELL_TIMEOUT = 60
+"""Seconds a shell block may run (a server it starts included)."""
 
 
 @dataclass(frozen=True)
@@ -37,7 +67,17 @@ class Block:
     lang: str
     code: str
     line: int
-    mark: str
+    marks: tuple[str, ...]
+
+    @property
+    def mark(self) -> str:
+        """The one mark of a python or yaml block ("" when none)."""
+        return self.marks[-1] if self.marks else ""
+
+    def marked(self, kind: str) -> list[str]:
+        """The values of this block's `shell-KIND: VALUE` marks."""
+        prefix = f"shell-{kind}: "
+        return [m.removeprefix(prefix) for m in self.marks if m.startswith(prefix)]
 
 
 def page_blocks(path: Path) -> list[Block]:
@@ -47,38 +87,75 @@ def page_blocks(path: Path) -> list[Block]:
             lang=m.group("lang"),
             code=m.group("code"),
             line=text.count("\n", 0, m.start("code")) + 1,
-            mark=m.group("mark") or "",
+            marks=tuple(x.group("mark") for x in _MARK.finditer(m.group("marks"))),
         )
         for m in _BLOCK.finditer(text)
     ]
 
 
 PAGES = sorted(p for p in DOCS.rglob("*.md") if "decisions" not in p.relative_to(DOCS).parts)
+SHELL_PAGES = [
+    ROOT / "README.md",
+    *(p for p in PAGES if "audits" not in p.relative_to(DOCS).parts),
+]
+"""The pages whose shell blocks are checked: README.md and the site's pages."""
+
+
+def _runs(block: Block) -> bool:
+    return block.lang in _SHELL and not block.marked("not-run")
+
+
+RUN_PAGES = [p for p in SHELL_PAGES if any(_runs(b) for b in page_blocks(p))]
+
+
+def _page_id(page: Path) -> str:
+    return str(page.relative_to(DOCS if page.is_relative_to(DOCS) else ROOT))
 
 
 def test_there_are_pages_with_code() -> None:
     assert sum(len(page_blocks(p)) for p in PAGES) >= 4
 
 
-@pytest.mark.parametrize("page", PAGES, ids=lambda p: str(p.relative_to(DOCS)))
+@pytest.mark.parametrize("page", PAGES, ids=_page_id)
 def test_every_block_on_the_page_runs(
     page: Path, tmp_path: Path, monkeypatch: pytest.MonkeyPatch
 ) -> None:
+    """Python blocks and documents; shell blocks are the test below's."""
+    _run_page(page, tmp_path, monkeypatch, shell=False)
+
+
+@pytest.mark.parametrize("page", RUN_PAGES, ids=_page_id)
+def test_every_shell_block_on_the_page_runs(
+    page: Path, tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """The page's shell blocks that run, each in its folder, with the page's python
+    blocks and documents run before them as a reader would."""
+    _run_page(page, tmp_path, monkeypatch, shell=True)
+
+
+def _run_page(page: Path, tmp_path: Path, monkeypatch: pytest.MonkeyPatch, shell: bool) -> None:
     for key in _KEYS:
         monkeypatch.delenv(key, raising=False)
     monkeypatch.delenv("RAF_MODEL", raising=False)
-    monkeypatch.chdir(tmp_path)
+    folder = tmp_path / "page"
+    folder.mkdir()
+    monkeypatch.chdir(folder)
     where = page.relative_to(ROOT)
     namespace: dict[str, object] = {}
     for block in page_blocks(page):
         located = f"{where}:{block.line}"
-        if block.mark and not re.fullmatch(
-            r"continues|compile-only: \S.*|document [\w./-]+", block.mark
+        if block.lang in _SHELL:
+            if shell and _runs(block):
+                _run_shell(block, folder, tmp_path, located)
+            continue
+        if len(block.marks) > 1 or (
+            block.mark
+            and not re.fullmatch(r"continues|compile-only: \S.*|document [\w./-]+", block.mark)
         ):
             pytest.fail(f"{located}: unknown docs-check mark {block.mark!r}")
         if block.lang == "yaml":
             if block.mark.startswith("document "):
-                _validate_document(block, tmp_path, located)
+                _validate_document(block, folder, located)
             continue
         if block.mark != "continues":
             namespace = {"__name__": "__docs__"}
@@ -102,6 +179,110 @@ def _validate_document(block: Block, folder: Path, located: str) -> None:
         load_file(path)
     except ValidationProblems as exc:
         pytest.fail(f"{located}: the document does not validate: {exc}")
+
+
+def _shell_env(home: Path) -> dict[str, str]:
+    """The environment of a shell block: no key, no RAF_ setting and no XDG folder of the
+    machine's, a fresh HOME, this checkout's `raf` first on PATH."""
+    bin_dir = Path(sys.executable).parent
+    if not (bin_dir / "raf").is_file():
+        pytest.fail(f"no `raf` program next to {sys.executable}: install raf (pip install -e .)")
+    env = {
+        k: v
+        for k, v in os.environ.items()
+        if k not in _KEYS and not k.startswith(("RAF_", "XDG_")) and not k.endswith("_API_KEY")
+    }
+    env.update(
+        HOME=str(home),
+        PATH=os.pathsep.join([str(bin_dir), env.get("PATH", "")]),
+        PYTHONPATH=os.pathsep.join([str(ROOT / "src"), env.get("PYTHONPATH", "")]),
+        PYTHONUNBUFFERED="1",
+        NO_COLOR="1",
+    )
+    return env
+
+
+def _run_shell(block: Block, page_folder: Path, tmp_path: Path, located: str) -> None:
+    """Run one shell block as the marks before it say; fail with its output otherwise."""
+    if block.marked("expect") == []:
+        pytest.fail(f"{located}: a shell block that runs says what it prints (shell-expect)")
+    if "shell-continues" in block.marks:
+        folder = page_folder
+    else:
+        folder = tmp_path / f"block-{block.line}"
+        folder.mkdir()
+    for entries in block.marked("files"):
+        for entry in entries.split():
+            name, _, source = entry.rpartition("=")
+            origin = ROOT / source
+            target = folder / (name or source)
+            if not origin.exists():
+                pytest.fail(f"{located}: shell-files: {source} is not in the checkout")
+            target.parent.mkdir(parents=True, exist_ok=True)
+            if origin.is_dir():
+                shutil.copytree(origin, target)
+            else:
+                shutil.copy2(origin, target)
+    env = _shell_env(tmp_path / "home")
+    for replies in block.marked("model"):
+        script = tmp_path / f"replies-{block.line}.json"
+        script.write_text(replies, encoding="utf-8")
+        env["RAF_MODEL"] = f"scripted:{script}"
+    log = tmp_path / f"output-{block.line}.txt"
+    with log.open("wb") as output:
+        process = subprocess.Popen(
+            ["bash", "-e", "-o", "pipefail", "-c", block.code],
+            cwd=folder,
+            env=env,
+            stdin=subprocess.DEVNULL,
+            stdout=output,
+            stderr=subprocess.STDOUT,
+            start_new_session=True,  # its own process group: what it leaves running is stopped
+        )
+        try:
+            code: int | None = process.wait(timeout=_SHELL_TIMEOUT)
+        except subprocess.TimeoutExpired:
+            code = None
+        finally:
+            with contextlib.suppress(ProcessLookupError):
+                os.killpg(process.pid, signal.SIGKILL)
+            process.wait(timeout=15)
+    printed = log.read_text(encoding="utf-8", errors="replace")
+    if code is None:
+        pytest.fail(f"{located}: still running after {_SHELL_TIMEOUT}s; it printed:\n{printed}")
+    if code != 0:
+        pytest.fail(f"{located}: exit status {code}; it printed:\n{printed}")
+    missing = [text for text in block.marked("expect") if text not in printed]
+    assert missing == [], f"{located}: does not print {missing}; it printed:\n{printed}"
+
+
+def test_every_shell_block_runs_or_says_why_not() -> None:
+    """A shell block runs (and says what it prints) or says why it is not run; its marks
+    are ones the runner knows, and a continuation has something before it to continue."""
+    wrong: list[str] = []
+    checked = 0
+    for page in SHELL_PAGES:
+        blocks = page_blocks(page)
+        for index, block in enumerate(blocks):
+            if block.lang not in _SHELL:
+                continue
+            checked += 1
+            located = f"{page.relative_to(ROOT)}:{block.line}"
+            unknown = [m for m in block.marks if not _SHELL_MARK.fullmatch(m)]
+            if unknown:
+                wrong.append(f"{located}: unknown docs-check marks {unknown}")
+            elif block.marked("not-run"):
+                if len(block.marks) > 1:
+                    wrong.append(f"{located}: shell-not-run goes alone: {list(block.marks)}")
+            elif not block.marked("expect"):
+                wrong.append(
+                    f"{located}: neither runs nor says why not: mark it `shell-expect: TEXT` "
+                    "(what it prints) or `shell-not-run: REASON`"
+                )
+            elif "shell-continues" in block.marks and index == 0:
+                wrong.append(f"{located}: shell-continues continues nothing")
+    assert checked > 20
+    assert wrong == []
 
 
 def test_a_continuation_is_only_written_where_a_block_came_before() -> None:
@@ -204,10 +385,10 @@ def _raf_command_lines(text: str) -> list[tuple[int, list[str]]]:
 def test_every_raf_command_in_a_shell_block_is_one_the_program_accepts(
     capsys: pytest.CaptureFixture[str],
 ) -> None:
-    """Shell blocks of the pages and READMEs are not run here (they start servers, need
-    keys or a database; the examples' keyless runs are checked in tests/examples), but
-    each `raf` command in them must parse: a renamed option or command fails here. Written
-    alternatives (`--approve all|none|ask`) are each tried."""
+    """Each `raf` command in the shell blocks of the pages and READMEs parses, the blocks
+    not run above included (the examples' READMEs are run in tests/examples): a renamed
+    option or command fails here. Written alternatives (`--approve all|none|ask`) are each
+    tried."""
     from raf.cli.main import build_parser, parse
 
     parser = build_parser()
