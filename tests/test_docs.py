@@ -42,6 +42,7 @@ import shutil
 import signal
 import subprocess
 import sys
+import time
 from dataclasses import dataclass
 from pathlib import Path
 
@@ -254,6 +255,43 @@ def _run_shell(block: Block, page_folder: Path, tmp_path: Path, located: str) ->
         pytest.fail(f"{located}: exit status {code}; it printed:\n{printed}")
     missing = [text for text in block.marked("expect") if text not in printed]
     assert missing == [], f"{located}: does not print {missing}; it printed:\n{printed}"
+
+
+def test_the_shell_runner_fails_a_block_that_fails_or_prints_otherwise(tmp_path: Path) -> None:
+    def block(code: str, *marks: str) -> Block:
+        return Block(lang="bash", code=code, line=1, marks=marks)
+
+    (tmp_path / "page").mkdir()
+    cases = [
+        (block("false\necho after", "shell-expect: after"), "exit status 1"),
+        (block("echo hello", "shell-expect: goodbye"), "does not print ['goodbye']"),
+        (block("echo hello"), "says what it prints"),
+        (block("ls missing.txt", "shell-expect: x", "shell-files: missing.txt"), "not in the"),
+    ]
+    for number, (wrong, said) in enumerate(cases):
+        folder = tmp_path / str(number)
+        (folder / "page").mkdir(parents=True)
+        with pytest.raises((pytest.fail.Exception, AssertionError), match=re.escape(said)):
+            _run_shell(wrong, folder / "page", folder, "page.md:1")
+
+
+def test_the_shell_runner_stops_what_a_block_leaves_running(tmp_path: Path) -> None:
+    """A server a block starts with `&` and does not stop is stopped with the block."""
+    (tmp_path / "page").mkdir()
+    left = Block(
+        lang="bash",
+        code='sleep 300 &\necho "$!" > pid\necho started',
+        line=1,
+        marks=("shell-expect: started",),
+    )
+    _run_shell(left, tmp_path / "page", tmp_path, "page.md:1")
+    status = Path("/proc") / (tmp_path / "block-1" / "pid").read_text().strip() / "status"
+    for _ in range(50):  # gone, or a zombie its new parent has not reaped yet
+        if not status.exists() or "\nState:\tZ" in status.read_text():
+            break
+        time.sleep(0.1)
+    else:
+        pytest.fail(f"left running: {status.read_text()}")
 
 
 def test_every_shell_block_runs_or_says_why_not() -> None:
