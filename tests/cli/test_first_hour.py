@@ -135,3 +135,27 @@ def test_validate_names_the_extra_the_documents_model_needs(
     assert re.search(r"agent\.yaml:[34]:\d+ model: the model '", err), err  # located
     assert f"needs the '{extra}' extra (module '{module}' is missing)" in err
     assert main(["validate", "--no-extras", str(path)]) == 0  # the document itself is fine
+
+
+def test_validate_takes_a_folder_as_raf_serve_does(
+    tmp_path: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    """`raf serve agents/` takes a folder, so `raf validate agents/` checks the same
+    documents: each one in it, problems located in their own file."""
+    from raf.cli.main import main
+
+    agents = tmp_path / "agents"
+    agents.mkdir()
+    (agents / "good.yaml").write_text(SIMPLE + "model: openai:gpt-4o-mini\n", "utf-8")
+    (agents / "bad.yaml").write_text("name: bad\nmodle: x\n", "utf-8")
+    (agents / "notes.txt").write_text("not a document", "utf-8")
+    assert main(["validate", "--no-extras", str(agents)]) == 1
+    captured = capsys.readouterr()
+    assert f"{agents / 'good.yaml'}: ok" in captured.out
+    assert f"{agents / 'bad.yaml'}: " in captured.err and "notes.txt" not in captured.err
+    (agents / "bad.yaml").unlink()
+    assert main(["validate", "--no-extras", str(agents)]) == 0
+    empty = tmp_path / "empty"
+    empty.mkdir()
+    assert main(["validate", str(empty)]) == 1
+    assert "no documents in this folder" in capsys.readouterr().err

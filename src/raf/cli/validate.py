@@ -1,10 +1,11 @@
-"""`raf validate FILE…`: check agent and workflow documents and print every problem,
-located."""
+"""`raf validate FILE|DIR…`: check agent and workflow documents (a folder: every document
+in it, as `raf serve` reads it) and print every problem, located."""
 
 from __future__ import annotations
 
 import argparse
 import sys
+from pathlib import Path
 from typing import Any
 
 
@@ -13,7 +14,12 @@ def register(subparsers: Any) -> None:
         "validate",
         help="check agent and workflow documents (YAML, JSON, TOML); exit 1 when one has problems",
     )
-    parser.add_argument("files", nargs="+", metavar="FILE", help="agent documents to check")
+    parser.add_argument(
+        "files",
+        nargs="+",
+        metavar="FILE|DIR",
+        help="documents to check; a folder: each .yaml, .yml, .json and .toml file in it",
+    )
     parser.add_argument(
         "--no-extras", action="store_true", help="do not check that integrations are installed"
     )
@@ -29,12 +35,26 @@ def run_validate(args: argparse.Namespace) -> int:
     from raf.cli.terminal_text import terminal_safe
     from raf.core.errors import ValidationProblems
     from raf.decl.build_checks import model_extra_problems
+    from raf.decl.document_file import documents_in
     from raf.decl.hosted import is_toolbox_file, load_toolbox_file
     from raf.decl.loader import load_file
     from raf.decl.workflow import is_workflow_file, load_workflow_file
 
     failed = 0
-    for file in args.files:
+    files: list[str] = []
+    for given in args.files:
+        if not Path(given).is_dir():
+            files.append(given)
+            continue
+        found = documents_in(given)
+        if not found:
+            failed += 1
+            print(
+                terminal_safe(f"{given}: no documents in this folder (.yaml, .yml, .json, .toml)"),
+                file=sys.stderr,
+            )
+        files.extend(str(p) for p in found)
+    for file in files:
         try:
             if is_workflow_file(file):
                 workflow = load_workflow_file(file)

@@ -1,4 +1,5 @@
-"""Reading a document file: a regular file, within the size limit, UTF-8 text."""
+"""Reading a document file: a regular file, within the size limit, UTF-8 text; the
+documents of a folder."""
 
 from __future__ import annotations
 
@@ -8,6 +9,16 @@ from pathlib import Path
 from raf.core.bounded_parse import CONFIG_LIMITS
 from raf.core.errors import Problem, ValidationProblems
 from raf.decl.source import format_for
+
+DOCUMENT_SUFFIXES = (".yaml", ".yml", ".json", ".toml")
+"""Files in a folder that are read as documents."""
+
+
+def documents_in(folder: str | Path) -> list[Path]:
+    """The documents directly in `folder`, sorted by name."""
+    return [
+        p for p in sorted(Path(folder).iterdir()) if p.is_file() and p.suffix in DOCUMENT_SUFFIXES
+    ]
 
 
 def read_document(path: str | Path) -> tuple[str, str]:

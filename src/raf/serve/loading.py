@@ -8,9 +8,9 @@ from pathlib import Path
 from raf.core.agent_like import AgentLike
 from raf.core.chat_client import ChatClient
 from raf.core.errors import ConfigurationError
+from raf.decl.document_file import DOCUMENT_SUFFIXES, documents_in
 
-DOCUMENT_SUFFIXES = (".yaml", ".yml", ".json", ".toml")
-"""Files in a served folder that are read as agent documents."""
+__all__ = ["DOCUMENT_SUFFIXES", "document_paths", "load_agents"]
 
 
 def document_paths(paths: Sequence[str | Path]) -> list[Path]:
@@ -19,9 +19,7 @@ def document_paths(paths: Sequence[str | Path]) -> list[Path]:
     for raw in paths:
         path = Path(raw)
         if path.is_dir():
-            found.extend(
-                p for p in sorted(path.iterdir()) if p.is_file() and p.suffix in DOCUMENT_SUFFIXES
-            )
+            found.extend(documents_in(path))
         elif path.is_file():
             found.append(path)
         else:
