@@ -249,6 +249,8 @@ class FunctionTool:
             value = await run_in_tool_thread(self._fn, **kwargs)
         else:
             value = self._fn(**kwargs)
+        if type(value) in _PLAIN_VALUES:
+            return ToolResult(value=value)
         if isinstance(value, ToolResult):
             return value
         pydantic = sys.modules.get("pydantic")  # a BaseModel means pydantic is loaded
@@ -263,6 +265,9 @@ class FunctionTool:
     def __repr__(self) -> str:
         return f"<FunctionTool {self.name!r}>"
 
+
+_PLAIN_VALUES = frozenset({str, int, float, bool, type(None), list, dict})
+"""What most functions return: neither a `ToolResult` nor a pydantic model."""
 
 _NAME_MAPS = ("properties", "$defs", "definitions", "patternProperties")
 

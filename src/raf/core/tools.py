@@ -226,6 +226,8 @@ class ApprovalRequiredTool:
 def tool_timeout(tool: object) -> float | None:
     """The `timeout` a tool declares (seconds), or None when it declares none."""
     value = getattr(tool, "timeout", None)
+    if value is None:  # most tools: answered before the number checks
+        return None
     if isinstance(value, int | float) and not isinstance(value, bool) and value > 0:
         return float(value)
     return None

@@ -146,6 +146,8 @@ def check_approvals(
 ) -> None:
     """Refuse a run that does not fit the session's approvals: answers that do not match
     what is pending, answers sent with new messages, new messages while calls wait."""
+    if not session.pending_approvals and not options.tool_approval_responses:
+        return  # the usual run: nothing waits and nothing is answered
     pending = {p.call_id: p for p in session.pending_approvals}
     if options.tool_approval_responses:
         check_approval_responses(pending, options.tool_approval_responses, session.spent_approvals)

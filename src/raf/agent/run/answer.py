@@ -37,7 +37,9 @@ def answered(run: AgentRun) -> None:
     """After the updates of `answer` are drained: the model's answer is the response
     (with an output type, the checked one is already there)."""
     if run.phase is not RunPhase.ANSWERED:
-        run.response = agent_response(attempt(run), run.session)
+        loop = run.loop
+        response = attempt(run) if loop is None else loop.response(session_id=run.session.id)
+        run.response = agent_response(response, run.session)
         run.phase = RunPhase.ANSWERED
 
 

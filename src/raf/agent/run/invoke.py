@@ -5,6 +5,7 @@ from __future__ import annotations
 import asyncio
 import inspect
 from collections.abc import Mapping, Sequence
+from types import CoroutineType
 from typing import Any
 
 from raf.agent.run.eager import run_all
@@ -126,7 +127,8 @@ async def _run_tool(
     try:
         if timeout is None:
             value: Any = tool.invoke(arguments, context)
-            if inspect.isawaitable(value):  # a hand-written tool may invoke synchronously
+            # a coroutine, as `invoke` is declared; a hand-written tool may answer at once
+            if type(value) is CoroutineType or inspect.isawaitable(value):
                 value = await value
         else:
             async with asyncio.timeout(timeout) as scope:
@@ -158,9 +160,12 @@ async def _run_tool(
 
 def _cap(value: Any, limit: int) -> Any:
     """A result the model reads, cut to `limit` characters with a note when longer."""
-    if value is None or isinstance(value, bool | int | float):
+    if isinstance(value, str):
+        text = value
+    elif value is None or isinstance(value, bool | int | float):
         return value
-    text = value if isinstance(value, str) else result_to_text(value)
+    else:
+        text = result_to_text(value)
     if len(text) <= limit:
         return value
     return (

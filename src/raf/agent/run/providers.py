@@ -6,6 +6,7 @@ from __future__ import annotations
 import inspect
 import logging
 from collections.abc import Sequence
+from types import CoroutineType
 from typing import Any
 
 from raf.agent.run.agent_run import AgentRun, RunPhase
@@ -39,7 +40,7 @@ async def prepare(run: AgentRun) -> None:
         try:
             with injecting(sources):
                 result: Any = provider.on_invoking(agent, session, request, options)
-                if inspect.isawaitable(result):
+                if type(result) is CoroutineType or inspect.isawaitable(result):
                     result = await result
         except BaseException as exc:
             await call_on_invoked(agent, invoked, session, request, None, exc)
@@ -118,7 +119,7 @@ async def call_on_invoked(
     for provider in reversed(providers):
         try:
             done = provider.on_invoked(agent, session, request, response, error)
-            if inspect.isawaitable(done):
+            if type(done) is CoroutineType or inspect.isawaitable(done):
                 await done
         except Exception as exc:
             log.error("on_invoked of provider %r failed: %s", provider.name, exc)

@@ -16,7 +16,13 @@ from raf.core.contents import (
 from raf.core.errors import RunCancelledError, UsageLimitExceeded
 from raf.core.messages import ChatMessage, Role, new_id
 from raf.core.options import ChatOptions
-from raf.core.responses import AgentResponseUpdate, ChatResponse, FinishReason, UpdateKind
+from raf.core.responses import (
+    AgentResponse,
+    AgentResponseUpdate,
+    ChatResponse,
+    FinishReason,
+    UpdateKind,
+)
 from raf.core.run_context import RunContext
 from raf.core.tools import Tool
 from raf.core.usage import UsageDetails
@@ -81,7 +87,17 @@ class LoopState:
 
     # -- the result -------------------------------------------------------------------
 
-    def response(self) -> ChatResponse:
+    def response(self, *, session_id: str | None = None) -> ChatResponse:
+        """What the loop answered so far; with `session_id`, as an agent's response in
+        that session (made at once, not converted from a chat response)."""
+        if session_id is not None:
+            return AgentResponse(
+                messages=self.produced,
+                finish_reason=self.finish_reason,
+                usage=self.usage,
+                model_id=self.model_id,
+                session_id=session_id,
+            )
         return ChatResponse(
             messages=self.produced,
             finish_reason=self.finish_reason,

@@ -63,7 +63,10 @@ async def after_reply(state: LoopState) -> Step | None:
         except UsageLimitExceeded as exc:
             state.limit_error = exc
             return finish_limit
-    calls = [c for m in state.reply for c in m.function_calls]
+    reply = state.reply
+    calls = (
+        reply[0].function_calls if len(reply) == 1 else [c for m in reply for c in m.function_calls]
+    )
     if not calls:
         state.finish_reason = state.finish_reason or FinishReason.STOP
         return None
@@ -107,7 +110,8 @@ async def pause_for_approval(state: LoopState) -> Step | None:
 async def run_batch(state: LoopState) -> Step | None:
     """Run the batch's calls concurrently (as far as the limits allow) and add results."""
     run = state.run
-    calls = [c for c in state.batch if c.call_id not in state.preset]
+    preset = state.preset
+    calls = [c for c in state.batch if c.call_id not in preset] if preset else state.batch
     if run.cancelled:
         return finish_cancelled
     if state.decided:
@@ -153,10 +157,12 @@ async def run_batch(state: LoopState) -> Step | None:
         state.pause_with(state.batch_message, paused)
         return None
     state.preset, state.decided = {}, []
-    if any(r.error is None and r.name and ends_run(state.tools.get(r.name)) for r in done):
-        # a tool that ends the run succeeded (a handoff): the model is not asked again
-        state.finish_reason = FinishReason.STOP
-        return None
+    tools = state.tools
+    for result in done:
+        if result.error is None and result.name and ends_run(tools.get(result.name)):
+            # a tool that ends the run succeeded (a handoff): the model is not asked again
+            state.finish_reason = FinishReason.STOP
+            return None
     state.rounds += 1
     return call_model
 
