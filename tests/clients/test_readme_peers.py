@@ -4,6 +4,7 @@ and base URL variables a user would set pointing at them."""
 
 from __future__ import annotations
 
+from dataclasses import replace
 from pathlib import Path
 
 import pytest
@@ -37,12 +38,7 @@ def _run(block: Block) -> None:
 def _renamed(block: Block, model: str, peer_model: str) -> Block:
     """The block with the model the peer serves in place of the one a user pulls."""
     assert model in block.code
-    return Block(
-        lang=block.lang,
-        code=block.code.replace(model, peer_model),
-        line=block.line,
-        mark=block.mark,
-    )
+    return replace(block, code=block.code.replace(model, peer_model))
 
 
 def test_responses_example(
