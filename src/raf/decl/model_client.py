@@ -255,6 +255,26 @@ def plan(
     return spec, settings
 
 
+def _planned_spec(
+    model: ModelDecl | MemoryModelDecl,
+    provider: str | None,
+    connection: ConnectionDecl,
+    base_dir: Path,
+) -> Any:
+    """The parsed model string (`raf.clients.models.ModelSpec`) a model block plans to."""
+    from raf.clients.models import parse_model_spec
+
+    text, _ = plan(
+        model.id,
+        provider,
+        connection,
+        getattr(model, "model_path", None),
+        base_dir,
+        api_type=getattr(model, "api_type", None),
+    )
+    return parse_model_spec(text)
+
+
 def check_model(
     model: ModelDecl | MemoryModelDecl | str | None, base_dir: Path
 ) -> tuple[list[str], list[str]]:
@@ -277,15 +297,7 @@ def check_model(
                     "the model names no id: give the agent its chat client in code "
                     "(the builder's with_chat_client)"
                 ]
-            text, _ = plan(
-                model.id,
-                provider,
-                connection,
-                getattr(model, "model_path", None),
-                base_dir,
-                api_type=getattr(model, "api_type", None),
-            )
-            spec = parse_model_spec(text)
+            spec = _planned_spec(model, provider, connection, base_dir)
             if spec.provider == "azure":
                 warnings = []
                 if getattr(model, "api_type", None) == "responses":
@@ -323,15 +335,7 @@ def model_spec_of(model: ModelDecl | MemoryModelDecl | str | None, base_dir: Pat
             not model.id and provider is None and not connection.endpoint
         ):
             return None
-        text, _ = plan(
-            model.id,
-            provider,
-            connection,
-            getattr(model, "model_path", None),
-            base_dir,
-            api_type=getattr(model, "api_type", None),
-        )
-        return parse_model_spec(text)
+        return _planned_spec(model, provider, connection, base_dir)
     except ConfigurationError:
         return None
 
