@@ -139,15 +139,7 @@ class UiServer:
         if process is None:
             return
         self.process = None
-        if process.poll() is None:
-            process.send_signal(signal.SIGINT)
-            try:
-                process.wait(timeout=15)
-            except subprocess.TimeoutExpired:
-                process.kill()
-                process.wait(timeout=15)
-        if process.stderr is not None:
-            process.stderr.close()
+        stop_process(process)
 
     def kill(self) -> None:
         """Stop at once, as a crash would."""
@@ -167,3 +159,17 @@ def screenshot(page: Any, name: str) -> Path:
     path = folder / f"{name}.png"
     page.screenshot(path=str(path))
     return path
+
+
+def stop_process(process: subprocess.Popen[str]) -> None:
+    """Ctrl-C a `raf` program, then a kill if it does not stop within 15 s; its stderr
+    pipe closed."""
+    if process.poll() is None:
+        process.send_signal(signal.SIGINT)
+        try:
+            process.wait(timeout=15)
+        except subprocess.TimeoutExpired:
+            process.kill()
+            process.wait(timeout=15)
+    if process.stderr is not None:
+        process.stderr.close()

@@ -9,7 +9,6 @@ from __future__ import annotations
 import os
 import re
 import shlex
-import signal
 import subprocess
 import sys
 from collections.abc import Iterator
@@ -17,6 +16,8 @@ from pathlib import Path
 from typing import Any
 
 import pytest
+
+from tests.ui.browser import stop_process
 
 ROOT = Path(__file__).resolve().parents[2]
 PAGE = ROOT / "docs" / "get-started.md"
@@ -63,15 +64,7 @@ def ui(tmp_path: Path) -> Iterator[str]:
             pytest.fail(f"raf ui did not start: {line}{rest}")
         yield found.group(1)
     finally:
-        if process.poll() is None:
-            process.send_signal(signal.SIGINT)
-            try:
-                process.wait(timeout=15)
-            except subprocess.TimeoutExpired:
-                process.kill()
-                process.wait(timeout=15)
-        if process.stderr is not None:
-            process.stderr.close()
+        stop_process(process)
 
 
 def test_the_ui_step_asks_approval_as_the_page_says_and_answers(browser: Any, ui: str) -> None:
