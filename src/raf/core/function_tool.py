@@ -85,7 +85,6 @@ class FunctionTool:
     """
 
     __slots__ = (
-        "_accepts_context",
         "_arg_model",
         "_context_param",
         "_declared",
@@ -135,7 +134,6 @@ class FunctionTool:
         self._run_param: str | None = None
         self._declared = self._read_parameters(fn, param_docs)
         self._field_names = tuple(name for name, _, _, _ in self._declared)
-        self._accepts_context = self._context_param is not None
         self._arg_model: type[BaseModel] | None = None
         self._plain: tuple[PlainParameter, ...] | None = None
         self.parameters: dict[str, Any]
@@ -214,6 +212,12 @@ class FunctionTool:
         """Whether the sync function may block, so it runs on raf's tool threads (the
         default); False: it is trivial and runs inline, in the run's task."""
         return self._run_in_thread
+
+    @property
+    def reads_context(self) -> bool:
+        """Whether the function declares a `ToolContext` or `RunContext` parameter; when it
+        does not, `invoke` never reads its `context` argument."""
+        return self._context_param is not None or self._run_param is not None
 
     @property
     def runs_in_tool_thread(self) -> bool:

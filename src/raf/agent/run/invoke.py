@@ -22,6 +22,9 @@ from raf.core.idempotency import key_scope
 from raf.core.middleware import FunctionInvocationContext, run_chain
 from raf.core.tools import Tool, ToolContext, ToolResult, tool_timeout
 
+_UNREAD = ToolContext()
+"""The context handed to a function tool whose function declares none (never read)."""
+
 
 class _ToolAborted(Exception):
     """Carries a BaseException a tool raised (KeyboardInterrupt, SystemExit, …) out of its
@@ -40,8 +43,16 @@ async def invoke_all(state: LoopState, calls: Sequence[FunctionCallContent]) -> 
         if run.cancellation is None:
             # No token to race against: calls that finish at once cost no task, and the
             # sync calls share one wake-up of the loop.
+            tools = state.tools
             joins = (
-                [_joins(state.tools.get(c.name)) for c in calls]
+                # a call joins when it waits for nothing but raf's tool pool (a sync
+                # function tool with no timeout around it)
+                [
+                    isinstance(tool := tools.get(c.name), FunctionTool)
+                    and tool.runs_in_tool_thread
+                    and tool.timeout is None
+                    for c in calls
+                ]
                 if not run.middleware.function and run.tool_timeout is None
                 else ()
             )
@@ -58,13 +69,6 @@ async def invoke_all(state: LoopState, calls: Sequence[FunctionCallContent]) -> 
             raise
     except _ToolAborted as exc:
         raise exc.error from None
-
-
-def _joins(tool: Tool | None) -> bool:
-    """A call of `tool` waits for nothing but raf's tool pool (no timeout around it)."""
-    return (
-        isinstance(tool, FunctionTool) and tool.runs_in_tool_thread and tool_timeout(tool) is None
-    )
 
 
 async def invoke(state: LoopState, call: FunctionCallContent) -> Outcome:
@@ -97,9 +101,11 @@ async def invoke(state: LoopState, call: FunctionCallContent) -> Outcome:
         result = ToolResult(value=result)
     if result.error is not None:
         return FunctionResultContent(call_id=call.call_id, name=call.name, error=result.error)
-    return FunctionResultContent(
-        call_id=call.call_id, name=call.name, result=_cap(result.value, state.max_result_chars)
-    )
+    value = result.value
+    kind = type(value)  # `_cap` inline for the short texts and numbers most tools return
+    if kind not in _UNCUT and (kind is not str or len(value) > state.max_result_chars):
+        value = _cap(value, state.max_result_chars)
+    return FunctionResultContent(call_id=call.call_id, name=call.name, result=value)
 
 
 async def _run_tool(
@@ -114,16 +120,24 @@ async def _run_tool(
             f"arguments for {call.name!r} are not valid JSON: {call.raw_arguments!r}"
         )
     run = state.run
-    context = ToolContext(
-        agent=run.agent,
-        session=run.session,
-        options=state.options,
-        cancellation=run.cancellation,
-        call_id=call.call_id,
-        run=run,
-        key_scope=key_scope(session_id=run.session.id if run.session else None, run=run),
-    )
-    timeout = tool_timeout(tool) or run.tool_timeout
+    context: ToolContext | None = None
+    if type(tool) is FunctionTool:
+        # most function tools declare no timeout: `tool_timeout` only when one does
+        timeout = (tool.timeout and tool_timeout(tool)) or run.tool_timeout
+        if not tool.reads_context:
+            context = _UNREAD  # its function takes no context: `invoke` never reads it
+    else:
+        timeout = tool_timeout(tool) or run.tool_timeout
+    if context is None:
+        context = ToolContext(
+            agent=run.agent,
+            session=run.session,
+            options=state.options,
+            cancellation=run.cancellation,
+            call_id=call.call_id,
+            run=run,
+            key_scope=key_scope(session_id=run.session.id if run.session else None, run=run),
+        )
     try:
         if timeout is None:
             value: Any = tool.invoke(arguments, context)
@@ -156,6 +170,10 @@ async def _run_tool(
     except BaseException as exc:
         raise _ToolAborted(exc) from exc
     return value if isinstance(value, ToolResult) else ToolResult(value=value)
+
+
+_UNCUT = frozenset({int, float, bool, type(None)})
+"""Result types `_cap` returns as they are, whatever the limit."""
 
 
 def _cap(value: Any, limit: int) -> Any:

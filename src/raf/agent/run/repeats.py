@@ -39,10 +39,9 @@ class RepeatWatch:
         """`results` in order, the one that reaches the limit carrying a note to the model."""
         if self.limit is None or self.note is not None:
             return list(results)
-        by_id = {c.call_id: c for c in calls}
         out = []
-        for result in results:
-            call = by_id.get(result.call_id)
+        for index, result in enumerate(results):
+            call = _call_of(result, calls, index)
             arguments: Any = dict(call.arguments) if call is not None else None
             seen = [result.name, arguments, result.result, result.error]
             if self.last is not None and _same(seen, self.last):
@@ -58,6 +57,18 @@ class RepeatWatch:
                 result = _annotated(result, f"[stopped repeating: {self.note}]")
             out.append(result)
         return out
+
+
+def _call_of(
+    result: FunctionResultContent, calls: Sequence[FunctionCallContent], index: int
+) -> FunctionCallContent | None:
+    """The call `result` answers: usually the one at the same place in the batch."""
+    if index < len(calls) and calls[index].call_id == result.call_id:
+        return calls[index]
+    for call in calls:
+        if call.call_id == result.call_id:
+            return call
+    return None
 
 
 def _annotated(result: FunctionResultContent, note: str) -> FunctionResultContent:

@@ -13,7 +13,6 @@ from raf.core.approvals import (
     approval_requests,
     check_approval_responses,
     denied_result,
-    needs_approval,
     paused_batch,
     pending_from_messages,
 )
@@ -86,7 +85,15 @@ async def after_reply(state: LoopState) -> Step | None:
         return None
     state.batch_message = state.reply[-1]
     state.batch = calls
-    needing = [c for c in calls if needs_approval(state.tools.get(c.name), c)]
+    tools = state.tools
+    # `needs_approval` inline: a call waits when its tool asks for this call
+    needing = [
+        c
+        for c in calls
+        if (tool := tools.get(c.name)) is not None
+        and tool.requires_approval
+        and tool.approval_required(c.arguments)
+    ]
     if needing:
         state.batch = needing
         return pause_for_approval
@@ -156,7 +163,8 @@ async def run_batch(state: LoopState) -> Step | None:
         paused = [o for o in outcomes if isinstance(o, ApprovalRequestContent)]
         state.pause_with(state.batch_message, paused)
         return None
-    state.preset, state.decided = {}, []
+    if preset or state.decided:
+        state.preset, state.decided = {}, []
     tools = state.tools
     for result in done:
         if result.error is None and result.name and ends_run(tools.get(result.name)):
