@@ -56,6 +56,8 @@ async def invoke_all(state: LoopState, calls: Sequence[FunctionCallContent]) -> 
                 if not run.middleware.function and run.tool_timeout is None
                 else ()
             )
+            if len(calls) == 1 and not (joins and joins[0]):
+                return [await invoke(state, calls[0])]  # what `run_all` does with one call
             return await run_all([invoke(state, c) for c in calls], joins)
         if len(calls) == 1:
             return [await state.race(invoke(state, calls[0]))]
