@@ -26,8 +26,7 @@ async def model_response(state: LoopState, options: ChatOptions) -> None:
     """Call the model with the conversation, not streaming; keep its reply in the state."""
     chain = state.run.middleware.chat
     if not chain:
-        response = await _model_call(state, state.conversation, options)
-        _accept(state, response)
+        _accept(state, await _model_call(state, state.conversation, options))
         return
     # copies: a middleware's change applies to this call, not to the rest of the run
     context = ChatContext(
@@ -139,11 +138,15 @@ def _renamed(update: AgentResponseUpdate, fresh: dict[str, str]) -> AgentRespons
 
 
 def _accept(state: LoopState, response: ChatResponse) -> None:
-    rename_reused_calls(response.messages, state.run.approvals.spent)
-    for message in response.messages:
+    messages = response.messages
+    spent = state.run.approvals.spent
+    if spent:
+        rename_reused_calls(messages, spent)
+    for message in messages:
         if message.message_id is None:
             message.message_id = new_id("msg")
-    state.account(response.usage, response.model_id)
+    if response.usage is not None or response.model_id:
+        state.account(response.usage, response.model_id)
     state.finish_reason = response.finish_reason
     state.run.count_request(response.usage)
     state.keep(response.messages)

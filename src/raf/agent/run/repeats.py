@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import json
 from collections.abc import Sequence
-from dataclasses import dataclass, replace
+from dataclasses import dataclass, field, replace
 from typing import Any
 
 from raf.core.contents import FunctionCallContent, FunctionResultContent, result_to_text
@@ -27,10 +27,10 @@ class RepeatWatch:
     """Counts the latest run of identical (tool, arguments, result) triples."""
 
     limit: int | None
-    last: list[Any] | None = None
+    last: list[Any] | None = field(init=False, default=None)
     """The latest (tool, arguments, result, error), as given."""
-    count: int = 0
-    note: str | None = None
+    count: int = field(init=False, default=0)
+    note: str | None = field(init=False, default=None)
     """Set once the limit was reached: why the tools are off for the rest of the turn."""
 
     def observe(

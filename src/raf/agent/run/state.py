@@ -53,37 +53,37 @@ class LoopState:
     max_rounds: int
     max_result_chars: int
     conversation: list[ChatMessage]
-    produced: list[ChatMessage] = field(default_factory=list)
-    usage: UsageDetails | None = None
-    finish_reason: FinishReason | None = None
-    model_id: str | None = None
-    rounds: int = 0
-    next: Step | None = None
+    produced: list[ChatMessage] = field(init=False, default_factory=list)
+    usage: UsageDetails | None = field(init=False, default=None)
+    finish_reason: FinishReason | None = field(init=False, default=None)
+    model_id: str | None = field(init=False, default=None)
+    rounds: int = field(init=False, default=0)
+    next: Step | None = field(init=False, default=None)
     """The first step (then advanced by the driver)."""
-    use_tools: bool = True
+    use_tools: bool = field(init=False, default=True)
     """Whether the current model call offers tools."""
-    repeats: RepeatWatch = field(default_factory=lambda: RepeatWatch(limit=None))
+    repeats: RepeatWatch
     """Identical calls with identical results in a row; at its limit the tools go off."""
-    live: AsyncIterator[AgentResponseUpdate] | None = None
+    live: AsyncIterator[AgentResponseUpdate] | None = field(init=False, default=None)
     """A streaming model call for the driver to yield from before the next step."""
-    out: list[AgentResponseUpdate] = field(default_factory=list)
+    out: list[AgentResponseUpdate] = field(init=False, default_factory=list)
     """Updates the steps made for the stream, until the driver yields them."""
-    reply: list[ChatMessage] = field(default_factory=list)
+    reply: list[ChatMessage] = field(init=False, default_factory=list)
     """The messages of the last model call."""
-    batch_message: ChatMessage | None = None
+    batch_message: ChatMessage | None = field(init=False, default=None)
     """The assistant message whose calls the next batch runs (None when resuming)."""
-    batch: list[FunctionCallContent] = field(default_factory=list)
-    preset: dict[str, FunctionResultContent] = field(default_factory=dict)
+    batch: list[FunctionCallContent] = field(init=False, default_factory=list)
+    preset: dict[str, FunctionResultContent] = field(init=False, default_factory=dict)
     """Results known before the batch runs (calls the human denied)."""
-    decided: list[str] = field(default_factory=list)
+    decided: list[str] = field(init=False, default_factory=list)
     """Call ids whose approvals this batch spends."""
-    limit_error: UsageLimitExceeded | None = None
-    model_error: Exception | None = None
+    limit_error: UsageLimitExceeded | None = field(init=False, default=None)
+    model_error: Exception | None = field(init=False, default=None)
     """The error the model client raised, if a model call failed (not a middleware's)."""
-    trail: list[str] | None = None
+    trail: list[str] | None = field(init=False, default=None)
     """Where the driver writes the name of each step it takes (None: it does not)."""
-    _waiter: asyncio.Future[None] | None = None
-    _unregister: Callable[[], None] = _nothing
+    _waiter: asyncio.Future[None] | None = field(init=False, default=None)
+    _unregister: Callable[[], None] = field(init=False, default=_nothing)
 
     # -- the result -------------------------------------------------------------------
 

@@ -16,7 +16,7 @@ from raf.core.approvals import (
     paused_batch,
     pending_from_messages,
 )
-from raf.core.contents import ApprovalRequestContent, FunctionResultContent
+from raf.core.contents import ApprovalRequestContent, FunctionCallContent, FunctionResultContent
 from raf.core.errors import RunCancelledError, UsageLimitExceeded
 from raf.core.messages import Role
 from raf.core.responses import AgentResponseUpdate, FinishReason, UpdateKind
@@ -62,10 +62,7 @@ async def after_reply(state: LoopState) -> Step | None:
         except UsageLimitExceeded as exc:
             state.limit_error = exc
             return finish_limit
-    reply = state.reply
-    calls = (
-        reply[0].function_calls if len(reply) == 1 else [c for m in reply for c in m.function_calls]
-    )
+    calls = [c for m in state.reply for c in m.contents if isinstance(c, FunctionCallContent)]
     if not calls:
         state.finish_reason = state.finish_reason or FinishReason.STOP
         return None
