@@ -226,11 +226,13 @@ class FunctionTool:
         return not self._is_async and self._run_in_thread
 
     def _arguments(self, arguments: Mapping[str, Any]) -> dict[str, Any] | str:
-        """The function's keyword arguments, or what is wrong with them."""
-        if self._plain is not None:
-            checked = check_plain(self._plain, arguments)
-            if checked is not None:
-                return checked
+        """The function's keyword arguments, or what is wrong with them (as `invoke`
+        reads them: the plain check, else pydantic)."""
+        checked = check_plain(self._plain, arguments) if self._plain is not None else None
+        return checked if checked is not None else self._validated(arguments)
+
+    def _validated(self, arguments: Mapping[str, Any]) -> dict[str, Any] | str:
+        """The function's keyword arguments as pydantic checks them, or what is wrong."""
         from pydantic import ValidationError
 
         try:
@@ -240,9 +242,14 @@ class FunctionTool:
         return {name: getattr(validated, name) for name in self._field_names}
 
     async def invoke(self, arguments: Mapping[str, Any], context: ToolContext) -> ToolResult:
-        kwargs = self._arguments(arguments)
-        if isinstance(kwargs, str):
-            return ToolResult.fail(kwargs)
+        plain = self._plain
+        # plainly typed arguments are checked here; the rest (and what fails) by pydantic
+        kwargs = check_plain(plain, arguments) if plain is not None else None
+        if kwargs is None:
+            validated = self._validated(arguments)
+            if isinstance(validated, str):
+                return ToolResult.fail(validated)
+            kwargs = validated
         if self._context_param is not None:
             kwargs[self._context_param] = context
         if self._run_param is not None:

@@ -40,8 +40,12 @@ class RepeatWatch:
         if self.limit is None or self.note is not None:
             return list(results)
         out = []
+        count = len(calls)
         for index, result in enumerate(results):
-            call = _call_of(result, calls, index)
+            # usually the call at the same place in the batch
+            call = calls[index] if index < count else None
+            if call is None or call.call_id != result.call_id:
+                call = _call_of(result, calls)
             arguments: Any = dict(call.arguments) if call is not None else None
             seen = [result.name, arguments, result.result, result.error]
             if self.last is not None and _same(seen, self.last):
@@ -60,11 +64,9 @@ class RepeatWatch:
 
 
 def _call_of(
-    result: FunctionResultContent, calls: Sequence[FunctionCallContent], index: int
+    result: FunctionResultContent, calls: Sequence[FunctionCallContent]
 ) -> FunctionCallContent | None:
-    """The call `result` answers: usually the one at the same place in the batch."""
-    if index < len(calls) and calls[index].call_id == result.call_id:
-        return calls[index]
+    """The call `result` answers."""
     for call in calls:
         if call.call_id == result.call_id:
             return call

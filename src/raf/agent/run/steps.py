@@ -5,6 +5,7 @@ that follows (None: done); what it has to say to a stream it adds with `state.em
 from __future__ import annotations
 
 from dataclasses import replace
+from typing import cast
 
 from raf.agent.run.invoke import invoke_all
 from raf.agent.run.model_call import model_response, model_updates
@@ -20,7 +21,7 @@ from raf.core.contents import ApprovalRequestContent, FunctionCallContent, Funct
 from raf.core.errors import RunCancelledError, UsageLimitExceeded
 from raf.core.messages import Role
 from raf.core.responses import AgentResponseUpdate, FinishReason, UpdateKind
-from raf.core.tools import approval_reason, ends_run
+from raf.core.tools import approval_reason
 
 CANCELLED_RESULT = "cancelled: the run was cancelled before this call finished"
 
@@ -148,8 +149,12 @@ async def run_batch(state: LoopState) -> Step | None:
         paused_ids = {o.call_id for o in outcomes if isinstance(o, ApprovalRequestContent)}
         run.approvals.reopen([c for c in state.decided if c in paused_ids])
         run.approvals.spend_claimed()  # the claimed calls have run: no later call may use them
-    done = [o for o in outcomes if isinstance(o, FunctionResultContent)]
-    done = state.repeats.observe(state.batch, done)
+    results = cast("list[FunctionResultContent]", outcomes)
+    for outcome in outcomes:
+        if not isinstance(outcome, FunctionResultContent):  # some wait for a human
+            results = [o for o in outcomes if isinstance(o, FunctionResultContent)]
+            break
+    done = state.repeats.observe(state.batch, results)
     if done:
         state.add_results(done)
     if limit_error is not None:
@@ -164,7 +169,12 @@ async def run_batch(state: LoopState) -> Step | None:
         state.preset, state.decided = {}, []
     tools = state.tools
     for result in done:
-        if result.error is None and result.name and ends_run(tools.get(result.name)):
+        # `ends_run` inline: most tools have no such attribute
+        if (
+            result.error is None
+            and result.name
+            and getattr(tools.get(result.name), "ends_run", False)
+        ):
             # a tool that ends the run succeeded (a handoff): the model is not asked again
             state.finish_reason = FinishReason.STOP
             return None
