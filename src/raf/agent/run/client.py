@@ -96,8 +96,7 @@ class FunctionInvokingChatClient:
         run: RunContext | None = None,
     ) -> ChatResponse:
         state = self.start(messages, options, run=run)
-        async for _ in drive(state):  # not streaming: no update comes
-            pass
+        await drive_quietly(state)
         return state.response()
 
     async def get_streaming_response(
@@ -115,21 +114,31 @@ class FunctionInvokingChatClient:
         return f"FunctionInvokingChatClient({self.inner!r}, max_tool_rounds={self.max_tool_rounds})"
 
 
-async def drive(state: LoopState) -> AsyncIterator[AgentResponseUpdate]:
-    """Run the steps until one returns no next step. Streaming, yield after each step the
-    updates it made and then its live model call, if it started one; the stream ends with
-    the usage and the finish. Not streaming, nothing is yielded and no step is held up
-    between others (the fast path)."""
+async def drive_quietly(state: LoopState) -> None:
+    """Run the steps of a request that does not stream until one returns no next step;
+    no step is held up between others (the fast path of `drive`, without a generator)."""
     step = state.next
     trail = state.trail
     try:
-        if not state.stream:
-            while step is not None:
-                taken = step
-                step = await step(state)
-                if trail is not None:
-                    trail.append(taken.__name__)
-            return
+        while step is not None:
+            taken = step
+            step = await step(state)
+            if trail is not None:
+                trail.append(taken.__name__)
+    finally:
+        state.close()
+
+
+async def drive(state: LoopState) -> AsyncIterator[AgentResponseUpdate]:
+    """Run the steps until one returns no next step. Streaming, yield after each step the
+    updates it made and then its live model call, if it started one; the stream ends with
+    the usage and the finish. Not streaming, nothing is yielded (`drive_quietly`)."""
+    if not state.stream:
+        await drive_quietly(state)
+        return
+    step = state.next
+    trail = state.trail
+    try:
         while step is not None:
             taken = step
             step = await step(state)
