@@ -30,7 +30,8 @@ async def call_model(state: LoopState) -> Step | None:
     """Ask the model (with tools until the last round). Streaming, the call itself is
     handed to the driver (`state.live`), which yields its deltas as they come."""
     run = state.run
-    if run.cancelled:
+    token = run.cancellation  # `run.cancelled` and `run.has_limits` inline, as in every step
+    if token is not None and token.cancelled:
         return finish_cancelled
     state.use_tools = use_tools = (
         bool(state.tools) and state.rounds < state.max_rounds and state.repeats.note is None
@@ -38,7 +39,7 @@ async def call_model(state: LoopState) -> Step | None:
     options = state.options
     if not use_tools and options.tools:
         options = replace(options, tools=[], tool_choice="none")
-    if run.has_limits:
+    if run.limits is not None or run.session_limits is not None:
         try:
             run.check_request()
         except UsageLimitExceeded as exc:
@@ -57,7 +58,7 @@ async def call_model(state: LoopState) -> Step | None:
 async def after_reply(state: LoopState) -> Step | None:
     """The model's reply ends the run, pauses it, or leads to a batch of calls."""
     run = state.run
-    if run.has_limits:
+    if run.limits is not None or run.session_limits is not None:
         try:
             run.check_tokens()
         except UsageLimitExceeded as exc:
@@ -117,7 +118,8 @@ async def run_batch(state: LoopState) -> Step | None:
     run = state.run
     preset = state.preset
     calls = [c for c in state.batch if c.call_id not in preset] if preset else state.batch
-    if run.cancelled:
+    token = run.cancellation
+    if token is not None and token.cancelled:
         return finish_cancelled
     if state.decided:
         # claimed before anything runs: a resumer that loses the claim runs nothing
@@ -132,7 +134,8 @@ async def run_batch(state: LoopState) -> Step | None:
                     tool_name=call.name,
                 )
             )
-    allowed = run.allowed_tool_calls(len(calls)) if run.has_limits else len(calls)
+    limited = run.limits is not None or run.session_limits is not None
+    allowed = run.allowed_tool_calls(len(calls)) if limited else len(calls)
     limit_error = run.tool_call_limit_error(len(calls)) if allowed < len(calls) else None
     try:
         ran = await invoke_all(state, calls[:allowed]) if allowed else []
