@@ -26,7 +26,18 @@ async def model_response(state: LoopState, options: ChatOptions) -> None:
     """Call the model with the conversation, not streaming; keep its reply in the state."""
     chain = state.run.middleware.chat
     if not chain:
-        _accept(state, await _model_call(state, state.conversation, options))
+        # what `_model_call` does, inline: one coroutine fewer per model call
+        try:
+            call = state.inner.get_response(state.conversation, options)
+            response: ChatResponse = await (
+                call if state.run.cancellation is None else state.race(call)
+            )
+        except RunCancelledError:
+            raise
+        except Exception as exc:
+            state.model_error = exc
+            raise
+        _accept(state, response)
         return
     # copies: a middleware's change applies to this call, not to the rest of the run
     context = ChatContext(

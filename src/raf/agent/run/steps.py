@@ -52,11 +52,17 @@ async def call_model(state: LoopState) -> Step | None:
         await model_response(state, options)
     except RunCancelledError:
         return finish_cancelled
-    return await after_reply(state)
+    return _after_reply(state)
 
 
 async def after_reply(state: LoopState) -> Step | None:
     """The model's reply ends the run, pauses it, or leads to a batch of calls."""
+    return _after_reply(state)
+
+
+def _after_reply(state: LoopState) -> Step | None:
+    # `after_reply` as a plain function: it awaits nothing, and `call_model` calls it
+    # once per model call without a coroutine of its own
     run = state.run
     if run.limits is not None or run.session_limits is not None:
         try:
