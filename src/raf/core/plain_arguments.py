@@ -144,6 +144,8 @@ def check_plain(
                     return None
                 items.append(item)
             out[name] = items
+        elif type(value) is parameter.scalar:  # `_scalar`'s first case, inline
+            out[name] = value
         else:
             ok, value = _scalar(value, parameter.scalar)
             if not ok:

@@ -5,7 +5,6 @@ that follows (None: done); what it has to say to a stream it adds with `state.em
 from __future__ import annotations
 
 from dataclasses import replace
-from typing import cast
 
 from raf.agent.run.invoke import invoke_all
 from raf.agent.run.model_call import model_response, model_updates
@@ -14,6 +13,7 @@ from raf.core.approvals import (
     approval_requests,
     check_approval_responses,
     denied_result,
+    needs_approval,
     paused_batch,
     pending_from_messages,
 )
@@ -91,17 +91,12 @@ def _after_reply(state: LoopState) -> Step | None:
     state.batch_message = state.reply[-1]
     state.batch = calls
     tools = state.tools
-    # `needs_approval` inline: a call waits when its tool asks for this call
-    needing = [
-        c
-        for c in calls
-        if (tool := tools.get(c.name)) is not None
-        and tool.requires_approval
-        and tool.approval_required(c.arguments)
-    ]
-    if needing:
-        state.batch = needing
-        return pause_for_approval
+    for call in calls:
+        # `needs_approval` inline: a call waits when its tool asks for this call
+        tool = tools.get(call.name)
+        if tool is not None and tool.requires_approval and tool.approval_required(call.arguments):
+            state.batch = [c for c in calls if needs_approval(tools.get(c.name), c)]
+            return pause_for_approval
     return run_batch
 
 
@@ -158,7 +153,7 @@ async def run_batch(state: LoopState) -> Step | None:
         paused_ids = {o.call_id for o in outcomes if isinstance(o, ApprovalRequestContent)}
         run.approvals.reopen([c for c in state.decided if c in paused_ids])
         run.approvals.spend_claimed()  # the claimed calls have run: no later call may use them
-    results = cast("list[FunctionResultContent]", outcomes)
+    results: list[FunctionResultContent] = outcomes  # type: ignore[assignment]  # checked below
     for outcome in outcomes:
         if not isinstance(outcome, FunctionResultContent):  # some wait for a human
             results = [o for o in outcomes if isinstance(o, FunctionResultContent)]
