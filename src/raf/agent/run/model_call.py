@@ -21,6 +21,11 @@ from raf.core.responses import (
     message_to_updates,
 )
 
+# Enum members read on every streamed update, bound to names once: reading one off its
+# class costs about a microsecond on Python 3.11.
+_USAGE = UpdateKind.USAGE
+_FINISHED = UpdateKind.FINISHED
+
 
 async def model_response(state: LoopState, options: ChatOptions) -> None:
     """Call the model with the conversation, not streaming; keep its reply in the state."""
@@ -188,12 +193,12 @@ async def _leaf_stream(
             if token is not None and token.cancelled:
                 raise RunCancelledError("cancelled")
             kind = update.kind
-            if not update.message_id and kind not in (UpdateKind.USAGE, UpdateKind.FINISHED):
+            if not update.message_id and kind is not _USAGE and kind is not _FINISHED:
                 update = replace(update, message_id=message_id)
             if spent and _reuses(update, spent):
                 update = _renamed(update, fresh)
             folder.add(update)
-            if kind is UpdateKind.FINISHED or kind is UpdateKind.USAGE:
+            if kind is _FINISHED or kind is _USAGE:
                 continue  # the loop sums usage and sends its own final update
             yield update
     except BaseException as exc:
