@@ -74,7 +74,11 @@ class FunctionInvokingChatClient:
             tools = [*self.tools, *options.tools] if self.tools else options.tools
             tool_index = index_tools(tools, where="in this run")
         conversation = messages if own_messages and isinstance(messages, list) else list(messages)
-        state = LoopState(
+        # `LoopState(...)`, without Python 3.11 packing the keywords into a dict for
+        # `type.__call__` (the class has no `__new__`)
+        state = object.__new__(LoopState)
+        LoopState.__init__(
+            state,
             inner=self.inner,
             run=run if run is not None else RunContext(),
             options=options,

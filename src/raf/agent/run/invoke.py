@@ -22,6 +22,7 @@ from raf.core.idempotency import key_scope
 from raf.core.middleware import FunctionInvocationContext, run_chain
 from raf.core.tools import Tool, ToolContext, ToolResult, tool_timeout
 
+_bare = object.__new__
 _UNREAD = ToolContext()
 """The context handed to a function tool whose function declares none (never read)."""
 
@@ -107,7 +108,11 @@ async def invoke(state: LoopState, call: FunctionCallContent) -> Outcome:
     kind = type(value)  # `_cap` inline for the short texts and numbers most tools return
     if kind not in _UNCUT and (kind is not str or len(value) > state.max_result_chars):
         value = _cap(value, state.max_result_chars)
-    return FunctionResultContent(call_id=call.call_id, name=call.name, result=value)
+    # the class's `__init__` on a bare instance: the same as calling the class, without
+    # Python 3.11 packing the keywords into a dict for `type.__call__` (once per call)
+    outcome = _bare(FunctionResultContent)
+    FunctionResultContent.__init__(outcome, call_id=call.call_id, name=call.name, result=value)
+    return outcome
 
 
 async def _run_tool(
