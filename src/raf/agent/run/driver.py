@@ -7,7 +7,7 @@ from __future__ import annotations
 from collections.abc import AsyncIterator, Callable
 from dataclasses import dataclass, field
 from types import TracebackType
-from typing import Any
+from typing import Any, Protocol
 
 from raf.agent.output_type import OutputType, check_for_client, resolve_output_type
 from raf.agent.run.agent_run import (
@@ -30,18 +30,22 @@ from raf.core.sessions import AgentSession
 from raf.core.usage import UsageLimits
 
 
-@dataclass(kw_only=True, slots=True)
-class RunSettings:
-    """What an agent gives each run beyond `RunnableAgent`: its run-wide settings."""
+class RunSettings(Protocol):
+    """What an agent gives each run beyond `RunnableAgent`: its run-wide settings, read
+    when the run begins (the `Agent` itself is one)."""
 
-    middleware: MiddlewareSet
-    usage_limits: UsageLimits | None
-    session_usage_limits: UsageLimits | None
-    tool_timeout: float | None
-    output_type: OutputType | None
-    output_retries: int
-    instructions: str | None
-    """The instructions template rendered for this run."""
+    @property
+    def middleware(self) -> MiddlewareSet: ...
+    @property
+    def usage_limits(self) -> UsageLimits | None: ...
+    @property
+    def session_usage_limits(self) -> UsageLimits | None: ...
+    @property
+    def tool_timeout(self) -> float | None: ...
+    @property
+    def output_type(self) -> OutputType | None: ...
+    @property
+    def output_retries(self) -> int: ...
 
 
 def begin(
@@ -50,13 +54,23 @@ def begin(
     messages: MessageInput,
     session: AgentSession,
     options: AgentRunOptions,
+    instructions: str | None,
     *,
     stream: bool,
 ) -> AgentRun:
-    """Check the request and set up the run (nothing has run yet)."""
+    """Check the request and set up the run (nothing has run yet); `instructions` is
+    the agent's instructions template rendered for this run."""
     request = to_messages(messages)
-    check_approvals(session, request, options)
-    check_run_options(options)
+    responses = options.tool_approval_responses
+    if session.pending_approvals or responses:  # else nothing waits and nothing is answered
+        check_approvals(session, request, options)
+    if (
+        options.tool_timeout is not None
+        or options.output_retries is not None
+        or options.usage_limits is not None
+        or options.session_usage_limits is not None
+    ):  # else every option it checks is unset, and unset is valid
+        check_run_options(options)
     middleware = settings.middleware
     if options.middleware:
         extra = options.middleware
@@ -67,15 +81,16 @@ def begin(
         deps=options.deps,
         agent=agent,
         session=session,
-        approvals=RunApprovals.for_session(session, options.tool_approval_responses),
+        approvals=RunApprovals.for_session(session, responses),
         cancellation=options.cancellation,
         limits=options.usage_limits or settings.usage_limits,
         session_limits=options.session_usage_limits or settings.session_usage_limits,
         middleware=middleware,
         tool_timeout=options.tool_timeout or settings.tool_timeout,
     )
-    output = settings.output_type
-    if options.output_type is not None:
+    if options.output_type is None:
+        output = settings.output_type
+    else:
         output = resolve_output_type(options.output_type, where="output_type")
         check_for_client(agent.leaf_client, output, where="output_type")
     run = AgentRun(
@@ -86,14 +101,14 @@ def begin(
         options=options,
         stream=stream,
         spent_before=list(session.spent_approvals),
-        instructions=settings.instructions,
+        instructions=instructions,
         output=output,
         output_retries=(
             settings.output_retries if options.output_retries is None else options.output_retries
         ),
     )
     store = agent.session_store
-    if store is not None and options.tool_approval_responses:
+    if store is not None and responses:
 
         async def claim(call_ids: list[str]) -> None:
             await claim_approvals(store, session, call_ids)
