@@ -99,11 +99,13 @@ class AgentRun:
     trail: list[str] | None = None
     """The names of the steps taken, in order, when someone steps through the run."""
     # -- set when PREPARED ------------------------------------------------------------
-    invoked: list[ContextProvider] = field(default_factory=list)
+    # (their defaults cost nothing to build: `prepare` replaces them all)
+    invoked: Sequence[ContextProvider] = ()
     """The providers whose on_invoking ran (they hear how the run went)."""
     chat_messages: list[ChatMessage] = field(default_factory=list)
-    chat_options: ChatOptions = field(default_factory=ChatOptions)
-    tools: list[Tool] = field(default_factory=list)
+    chat_options: ChatOptions | None = None
+    """The options for the model (None until prepared)."""
+    tools: Sequence[Tool] = ()
     tool_index: dict[str, Tool] | None = None
     """`tools` by name, when already built (else the tool loop builds it)."""
     # -- while answering --------------------------------------------------------------

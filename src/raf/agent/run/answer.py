@@ -83,13 +83,15 @@ async def _bare(
 ) -> AsyncIterator[AgentResponseUpdate]:
     """The bare model, with no tool loop around it."""
     client = run.agent.leaf_client
+    options = run.chat_options
+    assert options is not None  # prepared
     if run.trail is not None:
         run.trail.append("call_model")
     if not run.stream:
-        run.attempt = await client.get_response(conversation, run.chat_options)
+        run.attempt = await client.get_response(conversation, options)
         return
     folder = ResponseFolder()
-    async for update in client.get_streaming_response(conversation, run.chat_options):
+    async for update in client.get_streaming_response(conversation, options):
         folder.add(update)
         yield update
     run.attempt = folder.response()
@@ -109,9 +111,11 @@ def loop_for(run: AgentRun, conversation: list[ChatMessage], *, again: bool) -> 
         and not context.middleware.function
     ):
         return None
+    options = run.chat_options
+    assert options is not None  # prepared
     loop = run.agent.tool_loop.start(
         conversation,
-        run.chat_options,
+        options,
         run=context,
         stream=run.stream,
         max_tool_rounds=run.options.max_tool_rounds,
