@@ -9,6 +9,7 @@ from collections.abc import Sequence
 from types import CoroutineType
 from typing import Any
 
+from raf.agent.history import is_plain_history, record_turn
 from raf.agent.run.agent_run import AgentRun, RunPhase
 from raf.core.context import ContextProvider, ContextResult, InjectedPart, injecting
 from raf.core.errors import ProviderError, RafError
@@ -37,6 +38,14 @@ async def prepare(run: AgentRun) -> None:
     injected: list[Tool] = []
     invoked: list[ContextProvider] = []
     for provider in agent.context_providers:
+        if is_plain_history(provider):
+            # what its on_invoking returns, without the coroutine: the session's
+            # transcript, no instructions, no tools (it reads no other provider's parts)
+            invoked.append(provider)
+            if session.messages:
+                parts.append(session.messages)
+                sources.append(InjectedPart(provider.name, provider.kind, session.messages))
+            continue
         try:
             with injecting(sources):
                 result: Any = provider.on_invoking(agent, session, request, options)
@@ -118,6 +127,10 @@ async def call_on_invoked(
     failures: list[tuple[ContextProvider, Exception]] = []
     for provider in reversed(providers):
         try:
+            if is_plain_history(provider):  # its on_invoked, without the coroutine
+                if response is not None:
+                    record_turn(session, request, response)
+                continue
             done = provider.on_invoked(agent, session, request, response, error)
             if type(done) is CoroutineType or inspect.isawaitable(done):
                 await done
