@@ -11,7 +11,7 @@ from raf.agent.history import InMemoryHistoryProvider
 from raf.agent.output_type import OutputType, check_for_client, resolve_output_type
 from raf.agent.run.agent_run import AgentRun, with_run_arguments
 from raf.agent.run.client import DEFAULT_MAX_TOOL_ROUNDS, FunctionInvokingChatClient
-from raf.agent.run.driver import AgentRunSteps, begin, drive_run
+from raf.agent.run.driver import AgentRunSteps, begin, drive_run, run_to_end
 from raf.agent.run.output import DEFAULT_OUTPUT_RETRIES
 from raf.agent.run.providers import close_providers
 from raf.agent.run.repeats import DEFAULT_MAX_REPEATED_CALLS
@@ -151,10 +151,7 @@ class Agent(Generic[DepsT]):
         `variables` fill the instructions template; `deps` reach the tools that ask for
         a `RunContext[Deps]`."""
         run = self._begin(messages, session, options, output_type, variables, deps, stream=False)
-        async for _ in drive_run(run):  # not streaming: the driver reports no update
-            pass
-        assert run.response is not None
-        return run.response
+        return await run_to_end(run)
 
     async def run_stream(
         self,

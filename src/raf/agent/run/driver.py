@@ -119,22 +119,17 @@ def begin(
     return run
 
 
-async def drive_run(run: AgentRun) -> AsyncIterator[AgentResponseUpdate]:
-    """Drive the run to its record. Streaming, yield its updates (the session is stored
-    before the final one goes out); not streaming, yield nothing: `run.response` is the
-    answer when the iteration ends."""
-    chain = run.context.middleware.agent
-    final_update: AgentResponseUpdate | None = None
+async def run_to_end(run: AgentRun) -> AgentResponse:
+    """Drive a run that does not stream to its record; its response. (A coroutine, not
+    the stream's generator folded: the event loop registers each async generator, and
+    this path has no update to report.)"""
     try:
+        chain = run.context.middleware.agent
         if not chain:
-            updates = await answer(run)
-            async for update in updates:
-                if update.kind is UpdateKind.FINISHED:
-                    final_update = update
-                    continue
-                yield update
+            async for _ in await answer(run):  # not streaming: no update comes
+                pass
             answered(run)
-        elif not run.stream:
+        else:
             context = AgentRunContext(run=run.context, messages=run.request, options=run.options)
 
             async def final(ctx: AgentRunContext) -> None:
@@ -146,6 +141,34 @@ async def drive_run(run: AgentRun) -> AsyncIterator[AgentResponseUpdate]:
 
             await run_chain(chain, context, final)
             run.response = _result_of(context)
+    except UsageLimitExceeded as exc:
+        await end_over_limit(run, exc)
+        raise
+    except BaseException as exc:
+        await fail(run, exc)
+        raise
+    assert run.response is not None
+    run.response = await finish(run, run.response)
+    return run.response
+
+
+async def drive_run(run: AgentRun) -> AsyncIterator[AgentResponseUpdate]:
+    """Drive the run to its record. Streaming, yield its updates (the session is stored
+    before the final one goes out); not streaming, yield nothing (`run_to_end` drives
+    it): `run.response` is the answer when the iteration ends."""
+    if not run.stream:
+        await run_to_end(run)
+        return
+    chain = run.context.middleware.agent
+    final_update: AgentResponseUpdate | None = None
+    try:
+        if not chain:
+            async for update in await answer(run):
+                if update.kind is UpdateKind.FINISHED:
+                    final_update = update
+                    continue
+                yield update
+            answered(run)
         else:
             context = AgentRunContext(
                 run=run.context, messages=run.request, options=run.options, stream=True
@@ -175,7 +198,7 @@ async def drive_run(run: AgentRun) -> AsyncIterator[AgentResponseUpdate]:
         raise
     assert run.response is not None
     run.response = await finish(run, run.response)
-    if final_update is not None and run.stream:
+    if final_update is not None:
         yield final_update
 
 
