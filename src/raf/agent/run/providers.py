@@ -29,7 +29,11 @@ async def prepare(run: AgentRun) -> None:
     options = run.options
     session.touch_request_hash(request)
 
-    instructions = [text for text in (run.instructions, agent.instructions) if text]
+    instructions: list[str] = []
+    if run.instructions:
+        instructions.append(run.instructions)
+    if agent.instructions:
+        instructions.append(agent.instructions)
     # what each provider injects, joined with the request into one new list at the end
     # (copying a long history once per run, not once per step)
     parts: list[Sequence[ChatMessage]] = []
