@@ -22,11 +22,14 @@ async def finish(
     if run.phase is RunPhase.SET_UP:  # an agent middleware answered without running it
         return result
     session = run.session
-    closed = {p.call_id: p.name for p in session.pending_approvals}
-    session.pending_approvals = result.pending_approvals
-    for pending in session.pending_approvals:
-        closed.pop(pending.call_id, None)
-    release_calls(run.tools, closed, session)
+    if session.pending_approvals:  # else no call waited, so none is released
+        closed = {p.call_id: p.name for p in session.pending_approvals}
+        session.pending_approvals = result.pending_approvals
+        for pending in session.pending_approvals:
+            closed.pop(pending.call_id, None)
+        release_calls(run.tools, closed, session)
+    else:
+        session.pending_approvals = result.pending_approvals
     await call_on_invoked(run.agent, run.invoked, session, run.request, result, error)
     store = run.agent.session_store
     if store is not None:
