@@ -105,7 +105,6 @@ class AgentSession:
     def touch_request_hash(self, messages: Sequence[ChatMessage]) -> str:
         """Record a hash of the request about to run (lets stores spot replays)."""
         digest = hashlib.sha256()
-        encode = _SORTED_JSON.encode
         for message in messages:
             contents = message.contents
             if (
@@ -114,9 +113,10 @@ class AgentSession:
                 and message.author_name is None
                 and message.message_id is None
             ):  # the usual request, hashed without building its JSON
-                digest.update(f"t{message.role.value}\x00{contents[0].text}\x00".encode())
+                # (`_value_` is what `.value` returns, read without the enum's property)
+                digest.update(f"t{message.role._value_}\x00{contents[0].text}\x00".encode())
             else:
-                digest.update(b"j" + encode(message.to_dict()).encode())
+                digest.update(b"j" + _SORTED_JSON.encode(message.to_dict()).encode())
         self.request_hash = digest.hexdigest()
         self.updated_at = time.time()
         return self.request_hash
