@@ -153,7 +153,7 @@ class Agent(Generic[DepsT]):
         run = self._begin(messages, session, options, output_type, variables, deps, stream=False)
         return await run_to_end(run)
 
-    async def run_stream(
+    def run_stream(
         self,
         messages: MessageInput = None,
         session: AgentSession | None = None,
@@ -165,10 +165,15 @@ class Agent(Generic[DepsT]):
     ) -> AsyncIterator[AgentResponseUpdate]:
         """The same lifecycle as `run`, yielding updates; the session is stored before
         the final update is yielded. With an output type, text deltas carry the
-        `partial_value` parsed so far and the final update the validated `value`."""
-        run = self._begin(messages, session, options, output_type, variables, deps, stream=True)
-        async for update in drive_run(run):
-            yield update
+        `partial_value` parsed so far and the final update the validated `value`.
+        The run is checked and set up when the iteration starts."""
+        # the driver's own generator, handed out (not wrapped in one more that re-yields
+        # every update); it sets the run up on its first step, as a wrapper would
+        return drive_run(
+            lambda: self._begin(
+                messages, session, options, output_type, variables, deps, stream=True
+            )
+        )
 
     def iter(
         self,

@@ -152,10 +152,16 @@ async def run_to_end(run: AgentRun) -> AgentResponse:
     return run.response
 
 
-async def drive_run(run: AgentRun) -> AsyncIterator[AgentResponseUpdate]:
+async def drive_run(
+    run: AgentRun | Callable[[], AgentRun],
+) -> AsyncIterator[AgentResponseUpdate]:
     """Drive the run to its record. Streaming, yield its updates (the session is stored
     before the final one goes out); not streaming, yield nothing (`run_to_end` drives
-    it): `run.response` is the answer when the iteration ends."""
+    it): `run.response` is the answer when the iteration ends. `run` may be a function
+    that sets the run up: it is called when the iteration starts (its checks raise
+    there)."""
+    if not isinstance(run, AgentRun):
+        run = run()
     if not run.stream:
         await run_to_end(run)
         return
