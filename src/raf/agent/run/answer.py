@@ -14,20 +14,17 @@ from collections.abc import AsyncIterator
 from raf.agent.run.agent_run import AgentRun, RunPhase, agent_response
 from raf.agent.run.client import drive
 from raf.agent.run.output import Attempts, checked
-from raf.agent.run.providers import prepare
 from raf.agent.run.state import LoopState
 from raf.agent.run.steps import call_model
 from raf.core.messages import ChatMessage
 from raf.core.responses import AgentResponseUpdate, ChatResponse, ResponseFolder, UpdateKind
 
 
-async def answer(run: AgentRun) -> AsyncIterator[AgentResponseUpdate]:
-    """Providers' on_invoking, then the model's answer (its tool loop inside) as the
-    updates to drain; once drained, `answered(run)` makes it the run's response. With an
-    output type, the answer is checked and asked again while it fails."""
-    await prepare(run)
-    if run.trail is not None:
-        run.trail.append("prepare")
+def answer(run: AgentRun) -> AsyncIterator[AgentResponseUpdate]:
+    """The model's answer to a prepared run (`providers.prepare`), its tool loop inside,
+    as the updates to drain; once drained, `answered(run)` makes it the run's response.
+    With an output type, the answer is checked and asked again while it fails. (A plain
+    function, not a coroutine that prepares first: each coroutine awaited costs.)"""
     if run.output is None:
         return ask(run, run.chat_messages)
     return _checked(run)

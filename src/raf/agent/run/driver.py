@@ -17,6 +17,7 @@ from raf.agent.run.agent_run import (
     check_run_options,
 )
 from raf.agent.run.answer import answer, answered
+from raf.agent.run.providers import prepare
 from raf.agent.run.recording import end_over_limit, fail, finish
 from raf.agent.session_conflicts import claim_approvals
 from raf.core.call_approval import RunApprovals
@@ -126,7 +127,8 @@ async def run_to_end(run: AgentRun) -> AgentResponse:
     try:
         chain = run.context.middleware.agent
         if not chain:
-            async for _ in await answer(run):  # not streaming: no update comes
+            await prepare(run)
+            async for _ in answer(run):  # not streaming: no update comes
                 pass
             answered(run)
         else:
@@ -134,7 +136,8 @@ async def run_to_end(run: AgentRun) -> AgentResponse:
 
             async def final(ctx: AgentRunContext) -> None:
                 run.request, run.options = ctx.messages, ctx.options
-                async for _ in await answer(run):
+                await prepare(run)
+                async for _ in answer(run):
                     pass
                 answered(run)
                 ctx.result = run.response
@@ -169,7 +172,8 @@ async def drive_run(
     final_update: AgentResponseUpdate | None = None
     try:
         if not chain:
-            async for update in await answer(run):
+            await prepare(run)
+            async for update in answer(run):
                 if update.kind is UpdateKind.FINISHED:
                     final_update = update
                     continue
@@ -183,7 +187,8 @@ async def drive_run(
             async def drive_chain(emit: Callable[[Any], None]) -> None:
                 async def final(ctx: AgentRunContext) -> None:
                     run.request, run.options = ctx.messages, ctx.options
-                    async for update in await answer(run):
+                    await prepare(run)
+                    async for update in answer(run):
                         emit(update)
                     answered(run)
                     ctx.result = run.response

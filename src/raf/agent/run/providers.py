@@ -117,6 +117,8 @@ async def prepare(run: AgentRun) -> None:
     run.tools = tools
     run.tool_index = indexed
     run.phase = RunPhase.PREPARED
+    if run.trail is not None:
+        run.trail.append("prepare")
 
 
 async def call_on_invoked(
