@@ -78,7 +78,12 @@ def begin(
         if not isinstance(extra, MiddlewareSet):
             extra = MiddlewareSet.of(extra)
         middleware = middleware.joined(extra)
-    context: RunContext[Any] = RunContext(
+    # the run's two objects are built as `__init__` on a bare instance: the same as
+    # calling the class (neither has a metaclass or a `__new__`), without Python 3.11
+    # packing the keywords into a dict for `type.__call__` (see `ChatOptions.copy`)
+    context: RunContext[Any] = object.__new__(RunContext)
+    RunContext.__init__(
+        context,
         deps=options.deps,
         agent=agent,
         session=session,
@@ -94,7 +99,9 @@ def begin(
     else:
         output = resolve_output_type(options.output_type, where="output_type")
         check_for_client(agent.leaf_client, output, where="output_type")
-    run = AgentRun(
+    run = object.__new__(AgentRun)
+    AgentRun.__init__(
+        run,
         agent=agent,
         context=context,
         session=session,
