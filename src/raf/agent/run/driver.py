@@ -177,11 +177,12 @@ async def drive_run(
         return
     chain = run.context.middleware.agent
     final_update: AgentResponseUpdate | None = None
+    finished = UpdateKind.FINISHED  # read once, not for every update
     try:
         if not chain:
             await prepare(run)
             async for update in answer(run):
-                if update.kind is UpdateKind.FINISHED:
+                if update.kind is finished:
                     final_update = update
                     continue
                 yield update
@@ -204,7 +205,7 @@ async def drive_run(
                 run.response = _result_of(context)
 
             async for update in stream_through(drive_chain):
-                if update.kind is UpdateKind.FINISHED:
+                if update.kind is finished:
                     final_update = update
                     continue
                 yield update
