@@ -47,6 +47,18 @@ class RunPhase(Enum):
     """The run raised; the session keeps what the failure allows."""
 
 
+# The phases as module names, for the code every run goes through: in Python 3.11,
+# reading a member off its enum class (`RunPhase.ANSWERED`) is an attribute lookup of
+# about a thousand instructions, each time.
+SET_UP, PREPARED, ANSWERED, RECORDED, FAILED = (
+    RunPhase.SET_UP,
+    RunPhase.PREPARED,
+    RunPhase.ANSWERED,
+    RunPhase.RECORDED,
+    RunPhase.FAILED,
+)
+
+
 class RunnableAgent(Protocol):
     """What a run reads from its agent (all public; nothing is reached behind it)."""
 

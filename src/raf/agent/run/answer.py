@@ -11,7 +11,7 @@ from __future__ import annotations
 
 from collections.abc import AsyncIterator
 
-from raf.agent.run.agent_run import AgentRun, RunPhase, agent_response
+from raf.agent.run.agent_run import ANSWERED, AgentRun, agent_response
 from raf.agent.run.client import drive
 from raf.agent.run.output import Attempts, checked
 from raf.agent.run.state import LoopState
@@ -33,11 +33,11 @@ def answer(run: AgentRun) -> AsyncIterator[AgentResponseUpdate]:
 def answered(run: AgentRun) -> None:
     """After the updates of `answer` are drained: the model's answer is the response
     (with an output type, the checked one is already there)."""
-    if run.phase is not RunPhase.ANSWERED:
+    if run.phase is not ANSWERED:
         loop = run.loop
         response = attempt(run) if loop is None else loop.response(session_id=run.session.id)
         run.response = agent_response(response, run.session)
-        run.phase = RunPhase.ANSWERED
+        run.phase = ANSWERED
 
 
 def attempt(run: AgentRun) -> ChatResponse:
@@ -60,7 +60,7 @@ async def _checked(run: AgentRun) -> AsyncIterator[AgentResponseUpdate]:
     async for update in checked(attempts, ask_again, lambda: attempt(run)):
         if update.kind is UpdateKind.FINISHED:
             run.response = agent_response(attempts.joined(attempt(run)), run.session, update.value)
-            run.phase = RunPhase.ANSWERED
+            run.phase = ANSWERED
         yield update
 
 

@@ -10,7 +10,7 @@ from types import CoroutineType
 from typing import Any
 
 from raf.agent.history import is_plain_history, record_turn
-from raf.agent.run.agent_run import AgentRun, RunPhase
+from raf.agent.run.agent_run import PREPARED, AgentRun
 from raf.core.context import ContextProvider, ContextResult, InjectedPart, injecting
 from raf.core.errors import ProviderError, RafError
 from raf.core.messages import ChatMessage
@@ -116,7 +116,7 @@ async def prepare(run: AgentRun) -> None:
     run.chat_options = chat_options
     run.tools = tools
     run.tool_index = indexed
-    run.phase = RunPhase.PREPARED
+    run.phase = PREPARED
     if run.trail is not None:
         run.trail.append("prepare")
 
