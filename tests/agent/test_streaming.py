@@ -4,9 +4,12 @@ from __future__ import annotations
 
 from typing import Any
 
+import pytest
+
 from raf import (
     AgentBuilder,
     AgentRunOptions,
+    AgentSession,
     ApprovalRequiredTool,
     ChatMessage,
     FinishReason,
@@ -15,6 +18,7 @@ from raf import (
     UsageDetails,
     fold_updates,
 )
+from raf.core.errors import ConfigurationError
 from raf.testing import ScriptedChatClient, call, reply
 from tests.agent.helpers import make_tool
 
@@ -120,3 +124,16 @@ async def test_stream_updates_serialise_to_json_and_back() -> None:
     )
     updates = [u async for u in agent.run_stream("q")]
     assert [AgentResponseUpdate.from_dict(u.to_dict()) for u in updates] == updates
+
+
+async def test_run_stream_checks_and_sets_up_the_run_when_the_iteration_starts() -> None:
+    agent = AgentBuilder().with_chat_client(ScriptedChatClient(["ok"])).build()
+    session = AgentSession()
+    updates = agent.run_stream("q", session=session, options=AgentRunOptions(tool_timeout=-1))
+    with pytest.raises(ConfigurationError, match="tool_timeout"):
+        await anext(updates)
+    stream = agent.run_stream("q", session=session)
+    assert session.messages == []
+    assert session.request_hash is None  # nothing has run yet
+    assert "".join([u.text async for u in stream if u.text]) == "ok"
+    assert [m.text for m in session.messages] == ["q", "ok"]

@@ -27,3 +27,4 @@ def test_copy_keeps_every_field() -> None:
     options = ChatOptions(**values)  # type: ignore[arg-type]
     copied = options.copy()
     assert copied == options and copied is not options
+    assert type(copied) is ChatOptions

@@ -11,7 +11,7 @@ from raf.agent.history import InMemoryHistoryProvider
 from raf.agent.output_type import OutputType, check_for_client, resolve_output_type
 from raf.agent.run.agent_run import AgentRun, with_run_arguments
 from raf.agent.run.client import DEFAULT_MAX_TOOL_ROUNDS, FunctionInvokingChatClient
-from raf.agent.run.driver import AgentRunSteps, RunSettings, begin, drive_run
+from raf.agent.run.driver import AgentRunSteps, begin, drive_run, run_to_end
 from raf.agent.run.output import DEFAULT_OUTPUT_RETRIES
 from raf.agent.run.providers import close_providers
 from raf.agent.run.repeats import DEFAULT_MAX_REPEATED_CALLS
@@ -151,12 +151,9 @@ class Agent(Generic[DepsT]):
         `variables` fill the instructions template; `deps` reach the tools that ask for
         a `RunContext[Deps]`."""
         run = self._begin(messages, session, options, output_type, variables, deps, stream=False)
-        async for _ in drive_run(run):  # not streaming: the driver reports no update
-            pass
-        assert run.response is not None
-        return run.response
+        return await run_to_end(run)
 
-    async def run_stream(
+    def run_stream(
         self,
         messages: MessageInput = None,
         session: AgentSession | None = None,
@@ -168,10 +165,15 @@ class Agent(Generic[DepsT]):
     ) -> AsyncIterator[AgentResponseUpdate]:
         """The same lifecycle as `run`, yielding updates; the session is stored before
         the final update is yielded. With an output type, text deltas carry the
-        `partial_value` parsed so far and the final update the validated `value`."""
-        run = self._begin(messages, session, options, output_type, variables, deps, stream=True)
-        async for update in drive_run(run):
-            yield update
+        `partial_value` parsed so far and the final update the validated `value`.
+        The run is checked and set up when the iteration starts."""
+        # the driver's own generator, handed out (not wrapped in one more that re-yields
+        # every update); it sets the run up on its first step, as a wrapper would
+        return drive_run(
+            lambda: self._begin(
+                messages, session, options, output_type, variables, deps, stream=True
+            )
+        )
 
     def iter(
         self,
@@ -233,20 +235,23 @@ class Agent(Generic[DepsT]):
         *,
         stream: bool,
     ) -> AgentRun:
-        options = with_run_arguments(options, output_type, variables, deps)
-        options = options if options is not None else AgentRunOptions()
-        check_deps(self, options.deps)
-        settings = RunSettings(
-            middleware=self.middleware,
-            usage_limits=self.usage_limits,
-            session_usage_limits=self.session_usage_limits,
-            tool_timeout=self.tool_timeout,
-            output_type=self.output_type,
-            output_retries=self.output_retries,
-            instructions=render_instructions(self, options.template_variables),
+        # each step is skipped where its input is the default and it would change nothing
+        if output_type is not None or variables is not None or deps is not None:
+            options = with_run_arguments(options, output_type, variables, deps)
+        if options is None:
+            options = AgentRunOptions()
+        elif options.deps is not None:
+            check_deps(self, options.deps)
+        variables = options.template_variables
+        instructions = (
+            None
+            if self.instructions_template is None and not variables
+            else render_instructions(self, variables)
         )
         session = session if session is not None else self.create_session()
-        return begin(self, settings, messages, session, options, stream=stream)
+        # the agent is its own run settings, read afresh by each run: a setting changed
+        # between runs applies to the next one
+        return begin(self, self, messages, session, options, instructions, stream=stream)
 
     def override(self, *, model: ChatClient | str) -> AbstractContextManager[Agent[DepsT]]:
         """Inside `with agent.override(model=...)`, runs use that model (a client or a

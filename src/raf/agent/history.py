@@ -43,10 +43,34 @@ class InMemoryHistoryProvider:
         response: AgentResponse | None,
         error: BaseException | None,
     ) -> None:
-        if response is None:
-            return
-        session.messages.extend(request_messages)
-        session.messages.extend(response.messages)
+        if response is not None:
+            record_turn(session, request_messages, response)
 
     def __repr__(self) -> str:
         return f"InMemoryHistoryProvider({self.name!r})"
+
+
+def record_turn(
+    session: AgentSession, request_messages: Sequence[ChatMessage], response: AgentResponse
+) -> None:
+    """The history's record of a turn: the request, then the response's messages."""
+    session.messages.extend(request_messages)
+    session.messages.extend(response.messages)
+
+
+_ON_INVOKING = InMemoryHistoryProvider.on_invoking
+_ON_INVOKED = InMemoryHistoryProvider.on_invoked
+
+
+def is_plain_history(provider: object) -> bool:
+    """Whether `provider` is an `InMemoryHistoryProvider` with this module's own hooks:
+    not a subclass, no hook replaced on the class or set on the instance (which holds
+    only its name). A run may then do the hooks' work itself, with the same result:
+    on_invoking injects `session.messages` and nothing else; on_invoked, given a
+    response, calls `record_turn`."""
+    return (
+        type(provider) is InMemoryHistoryProvider
+        and len(provider.__dict__) == 1
+        and InMemoryHistoryProvider.on_invoking is _ON_INVOKING
+        and InMemoryHistoryProvider.on_invoked is _ON_INVOKED
+    )

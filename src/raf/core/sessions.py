@@ -31,31 +31,46 @@ _SORTED_JSON = json.JSONEncoder(sort_keys=True)
 
 _ID_BYTES = 16
 _POOL_IDS = 64
-_random_pool = bytearray()
-"""Bytes from `os.urandom` not yet handed out: one system call serves 64 session ids."""
+_id_pool: list[str] = []
+"""Session ids drawn but not yet handed out: one system call serves 64 of them."""
 
 
-def _forget_random_pool() -> None:
+def _forget_id_pool() -> None:
     """A forked child must not hand out the ids its parent will also hand out."""
-    _random_pool.clear()
+    _id_pool.clear()
 
 
 if hasattr(os, "register_at_fork"):
-    os.register_at_fork(after_in_child=_forget_random_pool)
+    os.register_at_fork(after_in_child=_forget_id_pool)
+
+
+def _id_mask(byte_6: int, byte_8: int, rest: int) -> int:
+    """One number for a pool's worth of ids: in each id's 16 bytes, `byte_6` and
+    `byte_8` at the bytes holding the UUID version and variant, `rest` elsewhere."""
+    one = bytearray([rest] * _ID_BYTES)
+    one[6], one[8] = byte_6, byte_8
+    return int.from_bytes(bytes(one) * _POOL_IDS, "big")
+
+
+_KEEP = _id_mask(0x0F, 0x3F, 0xFF)
+_SET = _id_mask(0x40, 0x80, 0x00)
+
+
+def _draw_ids() -> None:
+    """Fill the pool: random bytes from `os.urandom`, the version and variant bits of
+    every id set at once, cut into 32 hex digits each."""
+    size = _ID_BYTES * _POOL_IDS
+    number = int.from_bytes(os.urandom(size), "big") & _KEEP | _SET
+    _id_pool.extend(number.to_bytes(size, "big").hex(" ", _ID_BYTES).split(" "))
 
 
 def new_session_id() -> str:
     """A random (version 4) UUID as 32 hex digits, built without the uuid module, which
     is slow to import and to call. The random bytes come from `os.urandom`, drawn for
     many ids at once."""
-    pool = _random_pool
-    if len(pool) < _ID_BYTES:
-        pool.extend(os.urandom(_ID_BYTES * _POOL_IDS))
-    raw = pool[-_ID_BYTES:]
-    del pool[-_ID_BYTES:]
-    raw[6] = (raw[6] & 0x0F) | 0x40
-    raw[8] = (raw[8] & 0x3F) | 0x80
-    return raw.hex()
+    if not _id_pool:
+        _draw_ids()
+    return _id_pool.pop()
 
 
 @dataclass(kw_only=True, slots=True)
@@ -90,7 +105,6 @@ class AgentSession:
     def touch_request_hash(self, messages: Sequence[ChatMessage]) -> str:
         """Record a hash of the request about to run (lets stores spot replays)."""
         digest = hashlib.sha256()
-        encode = _SORTED_JSON.encode
         for message in messages:
             contents = message.contents
             if (
@@ -99,9 +113,10 @@ class AgentSession:
                 and message.author_name is None
                 and message.message_id is None
             ):  # the usual request, hashed without building its JSON
-                digest.update(f"t{message.role.value}\x00{contents[0].text}\x00".encode())
+                # (`_value_` is what `.value` returns, read without the enum's property)
+                digest.update(f"t{message.role._value_}\x00{contents[0].text}\x00".encode())
             else:
-                digest.update(b"j" + encode(message.to_dict()).encode())
+                digest.update(b"j" + _SORTED_JSON.encode(message.to_dict()).encode())
         self.request_hash = digest.hexdigest()
         self.updated_at = time.time()
         return self.request_hash

@@ -47,6 +47,18 @@ class RunPhase(Enum):
     """The run raised; the session keeps what the failure allows."""
 
 
+# The phases as module names, for the code every run goes through: in Python 3.11,
+# reading a member off its enum class (`RunPhase.ANSWERED`) is an attribute lookup of
+# about a thousand instructions, each time.
+SET_UP, PREPARED, ANSWERED, RECORDED, FAILED = (
+    RunPhase.SET_UP,
+    RunPhase.PREPARED,
+    RunPhase.ANSWERED,
+    RunPhase.RECORDED,
+    RunPhase.FAILED,
+)
+
+
 class RunnableAgent(Protocol):
     """What a run reads from its agent (all public; nothing is reached behind it)."""
 
@@ -99,11 +111,13 @@ class AgentRun:
     trail: list[str] | None = None
     """The names of the steps taken, in order, when someone steps through the run."""
     # -- set when PREPARED ------------------------------------------------------------
-    invoked: list[ContextProvider] = field(default_factory=list)
+    # (their defaults cost nothing to build: `prepare` replaces them all)
+    invoked: Sequence[ContextProvider] = ()
     """The providers whose on_invoking ran (they hear how the run went)."""
     chat_messages: list[ChatMessage] = field(default_factory=list)
-    chat_options: ChatOptions = field(default_factory=ChatOptions)
-    tools: list[Tool] = field(default_factory=list)
+    chat_options: ChatOptions | None = None
+    """The options for the model (None until prepared)."""
+    tools: Sequence[Tool] = ()
     tool_index: dict[str, Tool] | None = None
     """`tools` by name, when already built (else the tool loop builds it)."""
     # -- while answering --------------------------------------------------------------

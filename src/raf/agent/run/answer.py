@@ -11,23 +11,20 @@ from __future__ import annotations
 
 from collections.abc import AsyncIterator
 
-from raf.agent.run.agent_run import AgentRun, RunPhase, agent_response
+from raf.agent.run.agent_run import ANSWERED, AgentRun, agent_response
 from raf.agent.run.client import drive
 from raf.agent.run.output import Attempts, checked
-from raf.agent.run.providers import prepare
 from raf.agent.run.state import LoopState
 from raf.agent.run.steps import call_model
 from raf.core.messages import ChatMessage
 from raf.core.responses import AgentResponseUpdate, ChatResponse, ResponseFolder, UpdateKind
 
 
-async def answer(run: AgentRun) -> AsyncIterator[AgentResponseUpdate]:
-    """Providers' on_invoking, then the model's answer (its tool loop inside) as the
-    updates to drain; once drained, `answered(run)` makes it the run's response. With an
-    output type, the answer is checked and asked again while it fails."""
-    await prepare(run)
-    if run.trail is not None:
-        run.trail.append("prepare")
+def answer(run: AgentRun) -> AsyncIterator[AgentResponseUpdate]:
+    """The model's answer to a prepared run (`providers.prepare`), its tool loop inside,
+    as the updates to drain; once drained, `answered(run)` makes it the run's response.
+    With an output type, the answer is checked and asked again while it fails. (A plain
+    function, not a coroutine that prepares first: each coroutine awaited costs.)"""
     if run.output is None:
         return ask(run, run.chat_messages)
     return _checked(run)
@@ -36,11 +33,11 @@ async def answer(run: AgentRun) -> AsyncIterator[AgentResponseUpdate]:
 def answered(run: AgentRun) -> None:
     """After the updates of `answer` are drained: the model's answer is the response
     (with an output type, the checked one is already there)."""
-    if run.phase is not RunPhase.ANSWERED:
+    if run.phase is not ANSWERED:
         loop = run.loop
         response = attempt(run) if loop is None else loop.response(session_id=run.session.id)
         run.response = agent_response(response, run.session)
-        run.phase = RunPhase.ANSWERED
+        run.phase = ANSWERED
 
 
 def attempt(run: AgentRun) -> ChatResponse:
@@ -63,7 +60,7 @@ async def _checked(run: AgentRun) -> AsyncIterator[AgentResponseUpdate]:
     async for update in checked(attempts, ask_again, lambda: attempt(run)):
         if update.kind is UpdateKind.FINISHED:
             run.response = agent_response(attempts.joined(attempt(run)), run.session, update.value)
-            run.phase = RunPhase.ANSWERED
+            run.phase = ANSWERED
         yield update
 
 
@@ -83,13 +80,15 @@ async def _bare(
 ) -> AsyncIterator[AgentResponseUpdate]:
     """The bare model, with no tool loop around it."""
     client = run.agent.leaf_client
+    options = run.chat_options
+    assert options is not None  # prepared
     if run.trail is not None:
         run.trail.append("call_model")
     if not run.stream:
-        run.attempt = await client.get_response(conversation, run.chat_options)
+        run.attempt = await client.get_response(conversation, options)
         return
     folder = ResponseFolder()
-    async for update in client.get_streaming_response(conversation, run.chat_options):
+    async for update in client.get_streaming_response(conversation, options):
         folder.add(update)
         yield update
     run.attempt = folder.response()
@@ -109,9 +108,11 @@ def loop_for(run: AgentRun, conversation: list[ChatMessage], *, again: bool) -> 
         and not context.middleware.function
     ):
         return None
+    options = run.chat_options
+    assert options is not None  # prepared
     loop = run.agent.tool_loop.start(
         conversation,
-        run.chat_options,
+        options,
         run=context,
         stream=run.stream,
         max_tool_rounds=run.options.max_tool_rounds,

@@ -7,7 +7,7 @@ from __future__ import annotations
 from collections.abc import AsyncIterator, Callable
 from dataclasses import dataclass, field
 from types import TracebackType
-from typing import Any
+from typing import Any, Protocol
 
 from raf.agent.output_type import OutputType, check_for_client, resolve_output_type
 from raf.agent.run.agent_run import (
@@ -17,6 +17,7 @@ from raf.agent.run.agent_run import (
     check_run_options,
 )
 from raf.agent.run.answer import answer, answered
+from raf.agent.run.providers import prepare
 from raf.agent.run.recording import end_over_limit, fail, finish
 from raf.agent.session_conflicts import claim_approvals
 from raf.core.call_approval import RunApprovals
@@ -30,18 +31,22 @@ from raf.core.sessions import AgentSession
 from raf.core.usage import UsageLimits
 
 
-@dataclass(kw_only=True, slots=True)
-class RunSettings:
-    """What an agent gives each run beyond `RunnableAgent`: its run-wide settings."""
+class RunSettings(Protocol):
+    """What an agent gives each run beyond `RunnableAgent`: its run-wide settings, read
+    when the run begins (the `Agent` itself is one)."""
 
-    middleware: MiddlewareSet
-    usage_limits: UsageLimits | None
-    session_usage_limits: UsageLimits | None
-    tool_timeout: float | None
-    output_type: OutputType | None
-    output_retries: int
-    instructions: str | None
-    """The instructions template rendered for this run."""
+    @property
+    def middleware(self) -> MiddlewareSet: ...
+    @property
+    def usage_limits(self) -> UsageLimits | None: ...
+    @property
+    def session_usage_limits(self) -> UsageLimits | None: ...
+    @property
+    def tool_timeout(self) -> float | None: ...
+    @property
+    def output_type(self) -> OutputType | None: ...
+    @property
+    def output_retries(self) -> int: ...
 
 
 def begin(
@@ -50,35 +55,53 @@ def begin(
     messages: MessageInput,
     session: AgentSession,
     options: AgentRunOptions,
+    instructions: str | None,
     *,
     stream: bool,
 ) -> AgentRun:
-    """Check the request and set up the run (nothing has run yet)."""
+    """Check the request and set up the run (nothing has run yet); `instructions` is
+    the agent's instructions template rendered for this run."""
     request = to_messages(messages)
-    check_approvals(session, request, options)
-    check_run_options(options)
+    responses = options.tool_approval_responses
+    if session.pending_approvals or responses:  # else nothing waits and nothing is answered
+        check_approvals(session, request, options)
+    if (
+        options.tool_timeout is not None
+        or options.output_retries is not None
+        or options.usage_limits is not None
+        or options.session_usage_limits is not None
+    ):  # else every option it checks is unset, and unset is valid
+        check_run_options(options)
     middleware = settings.middleware
     if options.middleware:
         extra = options.middleware
         if not isinstance(extra, MiddlewareSet):
             extra = MiddlewareSet.of(extra)
         middleware = middleware.joined(extra)
-    context: RunContext[Any] = RunContext(
+    # the run's two objects are built as `__init__` on a bare instance: the same as
+    # calling the class (neither has a metaclass or a `__new__`), without Python 3.11
+    # packing the keywords into a dict for `type.__call__` (see `ChatOptions.copy`)
+    context: RunContext[Any] = object.__new__(RunContext)
+    RunContext.__init__(
+        context,
         deps=options.deps,
         agent=agent,
         session=session,
-        approvals=RunApprovals.for_session(session, options.tool_approval_responses),
+        approvals=RunApprovals.for_session(session, responses),
         cancellation=options.cancellation,
         limits=options.usage_limits or settings.usage_limits,
         session_limits=options.session_usage_limits or settings.session_usage_limits,
         middleware=middleware,
         tool_timeout=options.tool_timeout or settings.tool_timeout,
     )
-    output = settings.output_type
-    if options.output_type is not None:
+    if options.output_type is None:
+        output = settings.output_type
+    else:
         output = resolve_output_type(options.output_type, where="output_type")
         check_for_client(agent.leaf_client, output, where="output_type")
-    run = AgentRun(
+    run = object.__new__(AgentRun)
+    AgentRun.__init__(
+        run,
         agent=agent,
         context=context,
         session=session,
@@ -86,14 +109,14 @@ def begin(
         options=options,
         stream=stream,
         spent_before=list(session.spent_approvals),
-        instructions=settings.instructions,
+        instructions=instructions,
         output=output,
         output_retries=(
             settings.output_retries if options.output_retries is None else options.output_retries
         ),
     )
     store = agent.session_store
-    if store is not None and options.tool_approval_responses:
+    if store is not None and responses:
 
         async def claim(call_ids: list[str]) -> None:
             await claim_approvals(store, session, call_ids)
@@ -104,33 +127,66 @@ def begin(
     return run
 
 
-async def drive_run(run: AgentRun) -> AsyncIterator[AgentResponseUpdate]:
-    """Drive the run to its record. Streaming, yield its updates (the session is stored
-    before the final one goes out); not streaming, yield nothing: `run.response` is the
-    answer when the iteration ends."""
-    chain = run.context.middleware.agent
-    final_update: AgentResponseUpdate | None = None
+async def run_to_end(run: AgentRun) -> AgentResponse:
+    """Drive a run that does not stream to its record; its response. (A coroutine, not
+    the stream's generator folded: the event loop registers each async generator, and
+    this path has no update to report.)"""
     try:
+        chain = run.context.middleware.agent
         if not chain:
-            updates = await answer(run)
-            async for update in updates:
-                if update.kind is UpdateKind.FINISHED:
-                    final_update = update
-                    continue
-                yield update
+            await prepare(run)
+            async for _ in answer(run):  # not streaming: no update comes
+                pass
             answered(run)
-        elif not run.stream:
+        else:
             context = AgentRunContext(run=run.context, messages=run.request, options=run.options)
 
             async def final(ctx: AgentRunContext) -> None:
                 run.request, run.options = ctx.messages, ctx.options
-                async for _ in await answer(run):
+                await prepare(run)
+                async for _ in answer(run):
                     pass
                 answered(run)
                 ctx.result = run.response
 
             await run_chain(chain, context, final)
             run.response = _result_of(context)
+    except UsageLimitExceeded as exc:
+        await end_over_limit(run, exc)
+        raise
+    except BaseException as exc:
+        await fail(run, exc)
+        raise
+    assert run.response is not None
+    run.response = await finish(run, run.response)
+    return run.response
+
+
+async def drive_run(
+    run: AgentRun | Callable[[], AgentRun],
+) -> AsyncIterator[AgentResponseUpdate]:
+    """Drive the run to its record. Streaming, yield its updates (the session is stored
+    before the final one goes out); not streaming, yield nothing (`run_to_end` drives
+    it): `run.response` is the answer when the iteration ends. `run` may be a function
+    that sets the run up: it is called when the iteration starts (its checks raise
+    there)."""
+    if not isinstance(run, AgentRun):
+        run = run()
+    if not run.stream:
+        await run_to_end(run)
+        return
+    chain = run.context.middleware.agent
+    final_update: AgentResponseUpdate | None = None
+    finished = UpdateKind.FINISHED  # read once, not for every update
+    try:
+        if not chain:
+            await prepare(run)
+            async for update in answer(run):
+                if update.kind is finished:
+                    final_update = update
+                    continue
+                yield update
+            answered(run)
         else:
             context = AgentRunContext(
                 run=run.context, messages=run.request, options=run.options, stream=True
@@ -139,7 +195,8 @@ async def drive_run(run: AgentRun) -> AsyncIterator[AgentResponseUpdate]:
             async def drive_chain(emit: Callable[[Any], None]) -> None:
                 async def final(ctx: AgentRunContext) -> None:
                     run.request, run.options = ctx.messages, ctx.options
-                    async for update in await answer(run):
+                    await prepare(run)
+                    async for update in answer(run):
                         emit(update)
                     answered(run)
                     ctx.result = run.response
@@ -148,7 +205,7 @@ async def drive_run(run: AgentRun) -> AsyncIterator[AgentResponseUpdate]:
                 run.response = _result_of(context)
 
             async for update in stream_through(drive_chain):
-                if update.kind is UpdateKind.FINISHED:
+                if update.kind is finished:
                     final_update = update
                     continue
                 yield update
@@ -160,7 +217,7 @@ async def drive_run(run: AgentRun) -> AsyncIterator[AgentResponseUpdate]:
         raise
     assert run.response is not None
     run.response = await finish(run, run.response)
-    if final_update is not None and run.stream:
+    if final_update is not None:
         yield final_update
 
 

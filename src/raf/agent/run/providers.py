@@ -9,7 +9,8 @@ from collections.abc import Sequence
 from types import CoroutineType
 from typing import Any
 
-from raf.agent.run.agent_run import AgentRun, RunPhase
+from raf.agent.history import is_plain_history, record_turn
+from raf.agent.run.agent_run import PREPARED, AgentRun
 from raf.core.context import ContextProvider, ContextResult, InjectedPart, injecting
 from raf.core.errors import ProviderError, RafError
 from raf.core.messages import ChatMessage
@@ -28,7 +29,11 @@ async def prepare(run: AgentRun) -> None:
     options = run.options
     session.touch_request_hash(request)
 
-    instructions = [text for text in (run.instructions, agent.instructions) if text]
+    instructions: list[str] = []
+    if run.instructions:
+        instructions.append(run.instructions)
+    if agent.instructions:
+        instructions.append(agent.instructions)
     # what each provider injects, joined with the request into one new list at the end
     # (copying a long history once per run, not once per step)
     parts: list[Sequence[ChatMessage]] = []
@@ -37,6 +42,14 @@ async def prepare(run: AgentRun) -> None:
     injected: list[Tool] = []
     invoked: list[ContextProvider] = []
     for provider in agent.context_providers:
+        if is_plain_history(provider):
+            # what its on_invoking returns, without the coroutine: the session's
+            # transcript, no instructions, no tools (it reads no other provider's parts)
+            invoked.append(provider)
+            if session.messages:
+                parts.append(session.messages)
+                sources.append(InjectedPart(provider.name, provider.kind, session.messages))
+            continue
         try:
             with injecting(sources):
                 result: Any = provider.on_invoking(agent, session, request, options)
@@ -103,7 +116,9 @@ async def prepare(run: AgentRun) -> None:
     run.chat_options = chat_options
     run.tools = tools
     run.tool_index = indexed
-    run.phase = RunPhase.PREPARED
+    run.phase = PREPARED
+    if run.trail is not None:
+        run.trail.append("prepare")
 
 
 async def call_on_invoked(
@@ -118,6 +133,10 @@ async def call_on_invoked(
     failures: list[tuple[ContextProvider, Exception]] = []
     for provider in reversed(providers):
         try:
+            if is_plain_history(provider):  # its on_invoked, without the coroutine
+                if response is not None:
+                    record_turn(session, request, response)
+                continue
             done = provider.on_invoked(agent, session, request, response, error)
             if type(done) is CoroutineType or inspect.isawaitable(done):
                 await done

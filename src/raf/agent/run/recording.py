@@ -5,7 +5,14 @@ from __future__ import annotations
 
 import logging
 
-from raf.agent.run.agent_run import AgentRun, RunPhase, agent_response, release_calls
+from raf.agent.run.agent_run import (
+    FAILED,
+    RECORDED,
+    SET_UP,
+    AgentRun,
+    agent_response,
+    release_calls,
+)
 from raf.agent.run.providers import call_on_invoked
 from raf.agent.run.state import LoopState
 from raf.agent.session_conflicts import save_turn
@@ -19,20 +26,23 @@ async def finish(
     run: AgentRun, result: AgentResponse, error: BaseException | None = None
 ) -> AgentResponse:
     """Record the run: pending approvals, providers' on_invoked, the store."""
-    if run.phase is RunPhase.SET_UP:  # an agent middleware answered without running it
+    if run.phase is SET_UP:  # an agent middleware answered without running it
         return result
     session = run.session
-    closed = {p.call_id: p.name for p in session.pending_approvals}
-    session.pending_approvals = result.pending_approvals
-    for pending in session.pending_approvals:
-        closed.pop(pending.call_id, None)
-    release_calls(run.tools, closed, session)
+    if session.pending_approvals:  # else no call waited, so none is released
+        closed = {p.call_id: p.name for p in session.pending_approvals}
+        session.pending_approvals = result.pending_approvals
+        for pending in session.pending_approvals:
+            closed.pop(pending.call_id, None)
+        release_calls(run.tools, closed, session)
+    else:
+        session.pending_approvals = result.pending_approvals
     await call_on_invoked(run.agent, run.invoked, session, run.request, result, error)
     store = run.agent.session_store
     if store is not None:
         await save_turn(store, session, run.options.conflict_retries)
     if error is None:
-        run.phase = RunPhase.RECORDED
+        run.phase = RECORDED
     return result
 
 
@@ -41,8 +51,8 @@ async def fail(run: AgentRun, error: BaseException) -> None:
     except that when the model call failed after tools ran, the rounds that ran are
     stored (every call answered), so a retry does not run those tools again."""
     phase, loop = run.phase, run.loop
-    run.phase = RunPhase.FAILED
-    if phase is RunPhase.SET_UP:
+    run.phase = FAILED
+    if phase is SET_UP:
         run.session.spent_approvals[:] = run.spent_before
         return
     if loop is not None and error is loop.model_error:
@@ -75,11 +85,11 @@ async def end_over_limit(run: AgentRun, error: UsageLimitExceeded) -> None:
     """A usage limit stopped the run: what it did (every call answered) is stored as
     the run, and the error carries that response; before any model reply, nothing."""
     partial = error.response
-    if run.phase is RunPhase.SET_UP or not isinstance(partial, ChatResponse):
+    if run.phase is SET_UP or not isinstance(partial, ChatResponse):
         await fail(run, error)
         return
     if not partial.messages:
         await fail(run, error)
         return
-    run.phase = RunPhase.FAILED
+    run.phase = FAILED
     error.response = await finish(run, agent_response(partial, run.session), error)

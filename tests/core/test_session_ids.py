@@ -1,0 +1,24 @@
+"""New sessions get random version-4 UUIDs, written as 32 hex digits."""
+
+from __future__ import annotations
+
+import uuid
+
+from raf import AgentSession
+from raf.core.sessions import new_session_id
+
+
+def test_session_ids_are_distinct_version_4_uuids_beyond_one_draw() -> None:
+    ids = [new_session_id() for _ in range(500)]  # several draws of random bytes
+    assert len(set(ids)) == len(ids)
+    for session_id in ids:
+        parsed = uuid.UUID(hex=session_id)
+        assert parsed.hex == session_id
+        assert parsed.version == 4
+        assert parsed.variant == uuid.RFC_4122
+
+
+def test_each_new_session_gets_its_own_id() -> None:
+    first, second = AgentSession(), AgentSession()
+    assert first.id != second.id
+    assert uuid.UUID(hex=first.id).version == 4
