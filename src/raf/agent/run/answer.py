@@ -12,7 +12,7 @@ from __future__ import annotations
 from collections.abc import AsyncIterator
 
 from raf.agent.run.agent_run import ANSWERED, AgentRun, agent_response
-from raf.agent.run.client import drive
+from raf.agent.run.client import drive, drive_quietly
 from raf.agent.run.output import Attempts, checked
 from raf.agent.run.state import LoopState
 from raf.agent.run.steps import call_model
@@ -28,6 +28,21 @@ def answer(run: AgentRun) -> AsyncIterator[AgentResponseUpdate]:
     if run.output is None:
         return ask(run, run.chat_messages)
     return _checked(run)
+
+
+async def answer_quietly(run: AgentRun) -> None:
+    """`answer` drained, for a run that does not stream: a tool loop is driven by a
+    coroutine (`drive_quietly`), with no generator for the event loop to register."""
+    if run.output is not None:
+        async for _ in _checked(run):
+            pass
+        return
+    loop = run.loop = loop_for(run, run.chat_messages, again=False)
+    if loop is not None:
+        await drive_quietly(loop)
+        return
+    async for _ in _bare(run, run.chat_messages):  # yields nothing when not streaming
+        pass
 
 
 def answered(run: AgentRun) -> None:

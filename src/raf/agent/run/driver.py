@@ -16,7 +16,7 @@ from raf.agent.run.agent_run import (
     check_approvals,
     check_run_options,
 )
-from raf.agent.run.answer import answer, answered
+from raf.agent.run.answer import answer, answer_quietly, answered
 from raf.agent.run.providers import prepare
 from raf.agent.run.recording import end_over_limit, fail, finish
 from raf.agent.session_conflicts import claim_approvals
@@ -135,8 +135,7 @@ async def run_to_end(run: AgentRun) -> AgentResponse:
         chain = run.context.middleware.agent
         if not chain:
             await prepare(run)
-            async for _ in answer(run):  # not streaming: no update comes
-                pass
+            await answer_quietly(run)
             answered(run)
         else:
             context = AgentRunContext(run=run.context, messages=run.request, options=run.options)
@@ -144,8 +143,7 @@ async def run_to_end(run: AgentRun) -> AgentResponse:
             async def final(ctx: AgentRunContext) -> None:
                 run.request, run.options = ctx.messages, ctx.options
                 await prepare(run)
-                async for _ in answer(run):
-                    pass
+                await answer_quietly(run)
                 answered(run)
                 ctx.result = run.response
 
