@@ -51,7 +51,21 @@ def new_id(prefix: str) -> str:
     return f"{prefix}_{_ID_PREFIX}{next(_id_counter):x}"
 
 
-@dataclass(kw_only=True, slots=True)
+class _Factory:
+    """Marks a `contents` left out (a fresh list each time); reads as a dataclass
+    default factory does in signatures and help."""
+
+    __slots__ = ()
+
+    def __repr__(self) -> str:
+        return "<factory>"
+
+
+_FRESH_LIST: Any = _Factory()
+_new_object = object.__new__
+
+
+@dataclass(kw_only=True, slots=True, init=False)
 class ChatMessage:
     """One message of a conversation."""
 
@@ -60,37 +74,53 @@ class ChatMessage:
     author_name: str | None = None
     message_id: str | None = None
 
-    def __post_init__(self) -> None:
+    # Written by hand, not generated: the dataclass __init__ would call a separate
+    # __post_init__ for every message made, and messages are made on every step of a
+    # run. The fields (and so fields(), replace(), ==, repr and pickling) are the
+    # dataclass's; this only does the generated assignments and the normalising below.
+    def __init__(
+        self,
+        *,
+        role: Role,
+        contents: list[Content] = _FRESH_LIST,
+        author_name: str | None = None,
+        message_id: str | None = None,
+    ) -> None:
         # Accept the spellings people write by hand: role="user", contents="hi".
-        if type(self.role) is not Role:
-            try:
-                self.role = Role(self.role)
-            except ValueError:
-                roles = ", ".join(r.value for r in Role)
-                raise ValueError(
-                    f"unknown message role {self.role!r}; use one of {roles}"
-                ) from None
-        contents: Any = self.contents
-        if isinstance(contents, str):
-            self.contents = [TextContent(text=contents)]
-            return
-        for content in contents:  # a plain loop: this runs for every message made
-            if isinstance(content, str):
-                self.contents = [TextContent(text=c) if isinstance(c, str) else c for c in contents]
-                return
+        if type(role) is not Role:
+            role = _to_role(role)
+        if contents is _FRESH_LIST:
+            contents = []
+        elif isinstance(contents, str):
+            contents = [TextContent(text=contents)]
+        else:
+            for content in contents:  # a plain loop: this runs for every message made
+                if isinstance(content, str):
+                    contents = [_as_content(c) for c in contents]
+                    break
+        self.role = role
+        self.contents = contents
+        self.author_name = author_name
+        self.message_id = message_id
 
     @classmethod
     def user(cls, text: str) -> ChatMessage:
+        if cls is ChatMessage:
+            return _text_message(Role.USER, text)
         return cls(role=Role.USER, contents=[TextContent(text=text)])
 
     @classmethod
     def system(cls, text: str) -> ChatMessage:
+        if cls is ChatMessage:
+            return _text_message(Role.SYSTEM, text)
         return cls(role=Role.SYSTEM, contents=[TextContent(text=text)])
 
     @classmethod
     def assistant(cls, text: str = "", *, calls: Iterable[FunctionCallContent] = ()) -> ChatMessage:
-        contents: list[Content] = [TextContent(text=text)] if text else []
+        contents: list[Content] = [_text(text)] if text else []
         contents.extend(calls)
+        if cls is ChatMessage:
+            return _message(Role.ASSISTANT, contents)
         return cls(role=Role.ASSISTANT, contents=contents)
 
     @property
@@ -140,6 +170,56 @@ class ChatMessage:
             author_name=data.get("author_name"),
             message_id=data.get("message_id"),
         )
+
+
+def _to_role(role: Any) -> Role:
+    try:
+        return Role(role)
+    except ValueError:
+        roles = ", ".join(r.value for r in Role)
+        raise ValueError(f"unknown message role {role!r}; use one of {roles}") from None
+
+
+def _as_content(item: Any) -> Any:
+    return TextContent(text=item) if isinstance(item, str) else item
+
+
+# Calling a class with keywords is the dearest part of making a small object (the
+# keywords are packed into a dict and unpacked again), so the messages raf builds
+# itself from values it knows are already in shape are made directly: the same
+# objects the constructors make, the same fields set to the same values.
+
+
+def _text(text: str) -> TextContent:
+    """`TextContent(text=text)`."""
+    content = _new_object(TextContent)
+    content.text = text
+    content.type = "text"
+    return content
+
+
+def _message(role: Role, contents: list[Content], message_id: str | None = None) -> ChatMessage:
+    """`ChatMessage(role=role, contents=contents, message_id=message_id)` for a `Role`
+    and a list that holds no plain strings (nothing to normalise)."""
+    message = _new_object(ChatMessage)
+    message.role = role
+    message.contents = contents
+    message.author_name = None
+    message.message_id = message_id
+    return message
+
+
+def _text_message(role: Role, text: str) -> ChatMessage:
+    """`ChatMessage(role=role, contents=[TextContent(text=text)])` for a `Role`."""
+    content = _new_object(TextContent)
+    content.text = text
+    content.type = "text"
+    message = _new_object(ChatMessage)
+    message.role = role
+    message.contents = [content]
+    message.author_name = None
+    message.message_id = None
+    return message
 
 
 MessageInput = str | ChatMessage | Sequence[ChatMessage | str] | None
