@@ -10,7 +10,15 @@ import pickle
 
 import pytest
 
-from raf import ChatMessage, FunctionCallContent, ReasoningContent, Role, TextContent
+from raf import (
+    ApprovalRequestContent,
+    ChatMessage,
+    FunctionCallContent,
+    FunctionResultContent,
+    ReasoningContent,
+    Role,
+    TextContent,
+)
 
 
 def test_the_role_may_be_a_plain_string_and_becomes_the_role_itself() -> None:
@@ -123,3 +131,36 @@ def test_a_message_keeps_its_dataclass_behaviour() -> None:
     assert renamed.role is Role.USER and renamed.contents == message.contents
     assert message != ChatMessage(role=Role.ASSISTANT, contents="hi")  # type: ignore[arg-type]
     assert not hasattr(message, "__dict__")
+
+
+class _Marked(str):
+    """A str subclass, as a client might hand over."""
+
+
+def test_text_joins_the_text_contents_only_and_is_always_a_plain_string() -> None:
+    call = FunctionCallContent(call_id="c1", name="add")
+    assert ChatMessage(role=Role.USER).text == ""
+    assert ChatMessage(role=Role.ASSISTANT, contents=[call]).text == ""
+    assert ChatMessage.user("hi").text == "hi"
+    mixed = [TextContent(text="a"), call, ReasoningContent(text="hmm"), TextContent(text="b")]
+    assert ChatMessage(role=Role.ASSISTANT, contents=mixed).text == "ab"  # type: ignore[arg-type]
+    marked = ChatMessage(role=Role.USER, contents=[TextContent(text=_Marked("m"))]).text
+    assert marked == "m" and type(marked) is str
+
+
+def test_the_readers_pick_their_kind_in_order() -> None:
+    first, second = (FunctionCallContent(call_id=c, name="f") for c in ("c1", "c2"))
+    result = FunctionResultContent(call_id="c1", result=1)
+    request = ApprovalRequestContent(call_id="c3", name="rm")
+    message = ChatMessage(
+        role=Role.ASSISTANT,
+        contents=[first, TextContent(text="x"), result, second, request],
+    )
+    assert message.function_calls == [first, second]
+    assert message.function_calls[0] is first
+    assert message.function_results == [result]
+    assert message.approval_requests == [request]
+    assert message.function_calls is not message.function_calls  # a new list each time
+    empty = ChatMessage(role=Role.USER)
+    assert empty.function_calls == [] and empty.function_results == []
+    assert empty.approval_requests == []

@@ -123,22 +123,47 @@ class ChatMessage:
             return _message(Role.ASSISTANT, contents)
         return cls(role=Role.ASSISTANT, contents=contents)
 
+    # The readers below are plain loops, not comprehensions: a comprehension is a
+    # function call of its own, and these are read on every step of a run.
+
     @property
     def text(self) -> str:
         """All text contents joined; reasoning and tool traffic are left out."""
-        return "".join(c.text for c in self.contents if isinstance(c, TextContent))
+        contents = self.contents
+        if len(contents) == 1:
+            # One content, plain text: join would hand back this very string.
+            only = contents[0]
+            if type(only) is TextContent and type(only.text) is str:
+                return only.text
+        texts = []
+        for content in contents:
+            if isinstance(content, TextContent):
+                texts.append(content.text)
+        return "".join(texts)
 
     @property
     def function_calls(self) -> list[FunctionCallContent]:
-        return [c for c in self.contents if isinstance(c, FunctionCallContent)]
+        out = []
+        for content in self.contents:
+            if isinstance(content, FunctionCallContent):
+                out.append(content)
+        return out
 
     @property
     def function_results(self) -> list[FunctionResultContent]:
-        return [c for c in self.contents if isinstance(c, FunctionResultContent)]
+        out = []
+        for content in self.contents:
+            if isinstance(content, FunctionResultContent):
+                out.append(content)
+        return out
 
     @property
     def approval_requests(self) -> list[ApprovalRequestContent]:
-        return [c for c in self.contents if isinstance(c, ApprovalRequestContent)]
+        out = []
+        for content in self.contents:
+            if isinstance(content, ApprovalRequestContent):
+                out.append(content)
+        return out
 
     def to_dict(self) -> dict[str, Any]:
         out: dict[str, Any] = {

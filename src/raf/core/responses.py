@@ -161,16 +161,22 @@ class ChatResponse:
     def text(self) -> str:
         """Text of the last assistant message that has any."""
         for message in reversed(self.messages):
-            if message.role is Role.ASSISTANT and message.text:
-                return message.text
+            if message.role is Role.ASSISTANT:
+                text = message.text
+                if text:
+                    return text
         return ""
 
     @property
     def pending_approvals(self) -> list[ApprovalRequestContent]:
         """Approval requests whose calls have no result yet."""
-        requests = [
-            c for m in self.messages for c in m.contents if isinstance(c, ApprovalRequestContent)
-        ]
+        # Plain loops: this is read at the end of every run, and a comprehension is a
+        # function call of its own.
+        requests = []
+        for message in self.messages:
+            for content in message.contents:
+                if isinstance(content, ApprovalRequestContent):
+                    requests.append(content)
         if not requests:  # the common case: no set of answered calls to build
             return requests
         answered = {
