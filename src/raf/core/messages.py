@@ -117,10 +117,8 @@ class ChatMessage:
 
     @classmethod
     def assistant(cls, text: str = "", *, calls: Iterable[FunctionCallContent] = ()) -> ChatMessage:
-        contents: list[Content] = [_text(text)] if text else []
+        contents: list[Content] = [TextContent(text=text)] if text else []
         contents.extend(calls)
-        if cls is ChatMessage:
-            return _message(Role.ASSISTANT, contents)
         return cls(role=Role.ASSISTANT, contents=contents)
 
     # The readers below are plain loops, not comprehensions: a comprehension is a
@@ -215,17 +213,12 @@ def _as_content(item: Any) -> Any:
 # objects the constructors make, the same fields set to the same values.
 
 
-def _text(text: str) -> TextContent:
-    """`TextContent(text=text)`."""
-    content = _new_object(TextContent)
-    content.text = text
-    content.type = "text"
-    return content
-
-
-def _message(role: Role, contents: list[Content], message_id: str | None = None) -> ChatMessage:
-    """`ChatMessage(role=role, contents=contents, message_id=message_id)` for a `Role`
-    and a list that holds no plain strings (nothing to normalise)."""
+def build_message(
+    role: Role, contents: list[Content], message_id: str | None = None
+) -> ChatMessage:
+    """`ChatMessage(role=role, contents=contents, message_id=message_id)`, made directly,
+    for raf's own code on its hot paths: `role` must be a `Role` and `contents` a list
+    that holds no plain strings (nothing to normalise)."""
     message = _new_object(ChatMessage)
     message.role = role
     message.contents = contents

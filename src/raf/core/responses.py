@@ -16,8 +16,10 @@ from raf.core.contents import (
     content_from_dict,
     content_to_dict,
 )
-from raf.core.messages import ChatMessage, Role
+from raf.core.messages import ChatMessage, Role, build_message
 from raf.core.usage import UsageDetails
+
+_new_object = object.__new__
 
 
 class FinishReason(StrEnum):
@@ -48,7 +50,7 @@ class UpdateKind(StrEnum):
     FINISHED = "finished"
 
 
-@dataclass(kw_only=True, slots=True)
+@dataclass(kw_only=True, slots=True, init=False)
 class AgentResponseUpdate:
     """One event of a streamed response.
 
@@ -80,15 +82,49 @@ class AgentResponseUpdate:
     model_id: str = ""
     """The model that answered, when known (on a stream's FINISHED update)."""
 
-    def __post_init__(self) -> None:
+    # Written by hand, not generated: the dataclass __init__ would call a separate
+    # __post_init__ for every update, and a stream is made of many. The fields (and so
+    # fields(), replace(), ==, repr and pickling) are the dataclass's.
+    def __init__(
+        self,
+        *,
+        kind: UpdateKind,
+        message_id: str = "",
+        role: Role = Role.ASSISTANT,
+        text: str = "",
+        content: Content | None = None,
+        call_id: str = "",
+        tool_name: str = "",
+        usage: UsageDetails | None = None,
+        finish_reason: FinishReason | None = None,
+        reasoning: str = "",
+        arguments_delta: str = "",
+        partial_value: Any = None,
+        value: Any = None,
+        model_id: str = "",
+    ) -> None:
         # Clients written before `reasoning` and `arguments_delta` existed put those
         # pieces in `text`; move them so `text` stays the visible answer.
-        if self.text and self.kind is not UpdateKind.TEXT_DELTA:
-            if self.kind is UpdateKind.REASONING_DELTA:
-                self.reasoning += self.text
-            elif self.kind is UpdateKind.TOOL_CALL_ARGUMENTS_DELTA:
-                self.arguments_delta += self.text
-            self.text = ""
+        if text and kind is not UpdateKind.TEXT_DELTA:
+            if kind is UpdateKind.REASONING_DELTA:
+                reasoning += text
+            elif kind is UpdateKind.TOOL_CALL_ARGUMENTS_DELTA:
+                arguments_delta += text
+            text = ""
+        self.kind = kind
+        self.message_id = message_id
+        self.role = role
+        self.text = text
+        self.content = content
+        self.call_id = call_id
+        self.tool_name = tool_name
+        self.usage = usage
+        self.finish_reason = finish_reason
+        self.reasoning = reasoning
+        self.arguments_delta = arguments_delta
+        self.partial_value = partial_value
+        self.value = value
+        self.model_id = model_id
 
     def to_dict(self) -> dict[str, Any]:
         """A JSON-ready form, as `raf run --json` prints it."""
@@ -223,7 +259,11 @@ class ResponseFolder:
         key = update.message_id
         message = self._by_id.get(key)
         if message is None:
-            message = ChatMessage(role=update.role, contents=[], message_id=key or None)
+            role = update.role
+            if type(role) is Role:  # nothing to normalise: made directly, the same message
+                message = build_message(role, [], key or None)
+            else:
+                message = ChatMessage(role=role, contents=[], message_id=key or None)
             self._by_id[key] = message
             self._order.append(message)
         return message
@@ -274,15 +314,22 @@ class ResponseFolder:
         # started, argument deltas and calling are progress only: nothing to keep.
 
     def messages(self) -> list[ChatMessage]:
-        return [m for m in self._order if m.contents]
+        out = []
+        for message in self._order:
+            if message.contents:
+                out.append(message)
+        return out
 
     def response(self) -> ChatResponse:
-        return ChatResponse(
-            messages=self.messages(),
-            finish_reason=self.finish_reason,
-            usage=self.usage,
-            model_id=self.model_id,
-        )
+        """`ChatResponse(messages=..., finish_reason=..., usage=..., model_id=...)`, made
+        directly: a keyword call costs more than the response itself."""
+        response = _new_object(ChatResponse)
+        response.messages = self.messages()
+        response.finish_reason = self.finish_reason
+        response.usage = self.usage
+        response.model_id = self.model_id
+        response.response_id = None
+        return response
 
 
 def fold_updates(updates: Iterable[AgentResponseUpdate]) -> ChatResponse:
