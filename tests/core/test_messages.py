@@ -7,6 +7,7 @@ import copy
 import dataclasses
 import inspect
 import pickle
+import threading
 
 import pytest
 
@@ -19,6 +20,7 @@ from raf import (
     Role,
     TextContent,
 )
+from raf.core.messages import new_id
 
 
 def test_the_role_may_be_a_plain_string_and_becomes_the_role_itself() -> None:
@@ -164,3 +166,31 @@ def test_the_readers_pick_their_kind_in_order() -> None:
     empty = ChatMessage(role=Role.USER)
     assert empty.function_calls == [] and empty.function_results == []
     assert empty.approval_requests == []
+
+
+def test_new_ids_are_the_prefix_the_process_part_and_a_hex_counter() -> None:
+    ids = [new_id("msg") for _ in range(300)]  # past several blocks of ready numbers
+    heads = {i.rsplit("_", 1)[0] for i in ids}
+    assert heads == {"msg"}
+    process = ids[0].split("_")[1][:10]
+    assert len(process) == 10 and int(process, 16) >= 0
+    counters = [int(i.split("_")[1][10:], 16) for i in ids]
+    assert counters == list(range(counters[0], counters[0] + 300))
+    assert all(i == f"msg_{process}{n:x}" for i, n in zip(ids, counters, strict=True))
+    assert new_id("call").startswith(f"call_{process}")
+
+
+def test_new_ids_drawn_from_many_threads_are_all_different() -> None:
+    drawn: list[list[str]] = [[] for _ in range(6)]
+
+    def draw(into: list[str]) -> None:
+        for _ in range(5000):
+            into.append(new_id("t"))
+
+    threads = [threading.Thread(target=draw, args=(into,)) for into in drawn]
+    for thread in threads:
+        thread.start()
+    for thread in threads:
+        thread.join(timeout=60)
+    every = [i for into in drawn for i in into]
+    assert len(every) == 30000 and len(set(every)) == 30000
