@@ -30,6 +30,13 @@ class Role(StrEnum):
     TOOL = "tool"
 
 
+# On Python 3.11 reading an enum member off its class (`Role.USER`) goes through the
+# enum metaclass's __getattr__ hook and costs about as much as a small function call;
+# the message shortcuts made on every run read these module names instead, bound to
+# the very same members.
+_USER = Role.USER
+_SYSTEM = Role.SYSTEM
+
 _HEX_AT_ONCE = 64
 _HEX_FORMAT = "%x " * _HEX_AT_ONCE
 
@@ -123,13 +130,13 @@ class ChatMessage:
     @classmethod
     def user(cls, text: str) -> ChatMessage:
         if cls is ChatMessage:
-            return _text_message(Role.USER, text)
+            return _text_message(_USER, text)
         return cls(role=Role.USER, contents=[TextContent(text=text)])
 
     @classmethod
     def system(cls, text: str) -> ChatMessage:
         if cls is ChatMessage:
-            return _text_message(Role.SYSTEM, text)
+            return _text_message(_SYSTEM, text)
         return cls(role=Role.SYSTEM, contents=[TextContent(text=text)])
 
     @classmethod
@@ -266,7 +273,7 @@ def to_messages(value: MessageInput) -> list[ChatMessage]:
     if value is None:
         return []
     if isinstance(value, str):
-        return [_text_message(Role.USER, value)]  # ChatMessage.user(value), made directly
+        return [_text_message(_USER, value)]  # ChatMessage.user(value), made directly
     if isinstance(value, ChatMessage):
         return [value]
     out: list[ChatMessage] = []

@@ -50,6 +50,26 @@ class UpdateKind(StrEnum):
     FINISHED = "finished"
 
 
+# On Python 3.11 reading an enum member off its class (`UpdateKind.TEXT_DELTA`) goes
+# through the enum metaclass's __getattr__ hook and costs about as much as a small
+# function call; the fold and the update constructor read them once per update, so
+# they use these module names, bound to the very same members.
+_TEXT_DELTA = UpdateKind.TEXT_DELTA
+_REASONING_DELTA = UpdateKind.REASONING_DELTA
+_TOOL_CALL_ARGUMENTS_DELTA = UpdateKind.TOOL_CALL_ARGUMENTS_DELTA
+_USAGE = UpdateKind.USAGE
+_FINISHED = UpdateKind.FINISHED
+_CONTENT = UpdateKind.CONTENT
+_KEPT_AS_CONTENT = (
+    UpdateKind.TOOL_CALL_ENDED,
+    UpdateKind.TOOL_CALLED,
+    UpdateKind.APPROVAL_REQUEST,
+    UpdateKind.CONTENT,
+)
+"""The updates whose `content` joins the message as it is."""
+_ASSISTANT = Role.ASSISTANT
+
+
 @dataclass(kw_only=True, slots=True, init=False)
 class AgentResponseUpdate:
     """One event of a streamed response.
@@ -105,10 +125,10 @@ class AgentResponseUpdate:
     ) -> None:
         # Clients written before `reasoning` and `arguments_delta` existed put those
         # pieces in `text`; move them so `text` stays the visible answer.
-        if text and kind is not UpdateKind.TEXT_DELTA:
-            if kind is UpdateKind.REASONING_DELTA:
+        if text and kind is not _TEXT_DELTA:
+            if kind is _REASONING_DELTA:
                 reasoning += text
-            elif kind is UpdateKind.TOOL_CALL_ARGUMENTS_DELTA:
+            elif kind is _TOOL_CALL_ARGUMENTS_DELTA:
                 arguments_delta += text
             text = ""
         self.kind = kind
@@ -197,7 +217,7 @@ class ChatResponse:
     def text(self) -> str:
         """Text of the last assistant message that has any."""
         for message in reversed(self.messages):
-            if message.role is Role.ASSISTANT:
+            if message.role is _ASSISTANT:
                 text = message.text
                 if text:
                     return text
@@ -272,13 +292,13 @@ class ResponseFolder:
         kind = update.kind
         if update.model_id:
             self.model_id = update.model_id
-        if kind is UpdateKind.TEXT_DELTA:
+        if kind is _TEXT_DELTA:
             contents = self._message(update).contents
             if contents and isinstance(contents[-1], TextContent):
                 contents[-1].text += update.text
             else:
                 contents.append(TextContent(text=update.text))
-        elif kind is UpdateKind.REASONING_DELTA:
+        elif kind is _REASONING_DELTA:
             contents = self._message(update).contents
             last_reasoning = contents[-1] if contents else None
             # A block that is signed or encrypted is complete: new text starts a new block.
@@ -298,18 +318,13 @@ class ResponseFolder:
                     last.signature = update.content.signature
                     if update.content.protected_data is not None:
                         last.protected_data = update.content.protected_data
-        elif kind in (
-            UpdateKind.TOOL_CALL_ENDED,
-            UpdateKind.TOOL_CALLED,
-            UpdateKind.APPROVAL_REQUEST,
-            UpdateKind.CONTENT,
-        ):
+        elif kind in _KEPT_AS_CONTENT:
             if update.content is not None:
                 self._message(update).contents.append(update.content)
-        elif kind is UpdateKind.USAGE:
+        elif kind is _USAGE:
             if update.usage is not None:
                 self.usage = update.usage if self.usage is None else self.usage + update.usage
-        elif kind is UpdateKind.FINISHED and update.finish_reason is not None:
+        elif kind is _FINISHED and update.finish_reason is not None:
             self.finish_reason = update.finish_reason
         # started, argument deltas and calling are progress only: nothing to keep.
 
@@ -356,7 +371,7 @@ def message_to_updates(message: ChatMessage, message_id: str) -> list[AgentRespo
         if isinstance(content, TextContent):
             out.append(
                 AgentResponseUpdate(
-                    kind=UpdateKind.TEXT_DELTA, message_id=message_id, role=role, text=content.text
+                    kind=_TEXT_DELTA, message_id=message_id, role=role, text=content.text
                 )
             )
         elif (
@@ -366,7 +381,7 @@ def message_to_updates(message: ChatMessage, message_id: str) -> list[AgentRespo
         ):
             out.append(
                 AgentResponseUpdate(
-                    kind=UpdateKind.REASONING_DELTA,
+                    kind=_REASONING_DELTA,
                     message_id=message_id,
                     role=role,
                     reasoning=content.text,
@@ -375,7 +390,7 @@ def message_to_updates(message: ChatMessage, message_id: str) -> list[AgentRespo
         else:
             out.append(
                 AgentResponseUpdate(
-                    kind=UpdateKind.CONTENT, message_id=message_id, role=role, content=content
+                    kind=_CONTENT, message_id=message_id, role=role, content=content
                 )
             )
     return out
