@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import itertools
 import os
-from collections.abc import Iterable, Sequence
+from collections.abc import Iterable, Iterator, Sequence
 from dataclasses import dataclass, field
 from enum import StrEnum
 from typing import Any
@@ -30,8 +30,31 @@ class Role(StrEnum):
     TOOL = "tool"
 
 
+# On Python 3.11 reading an enum member off its class (`Role.USER`) goes through the
+# enum metaclass's __getattr__ hook and costs about as much as a small function call;
+# the message shortcuts made on every run read these module names instead, bound to
+# the very same members.
+_USER = Role.USER
+_SYSTEM = Role.SYSTEM
+
+_HEX_AT_ONCE = 64
+_HEX_FORMAT = "%x " * _HEX_AT_ONCE
+
+
+def _hex_counter() -> Iterator[str]:
+    """1, 2, 3, ... written in hex. Formatting numbers costs more than the rest of an
+    id, and formatting 64 of them in one `%` costs less per number than one at a time,
+    so the numbers are written 64 at once and handed out one by one. Every step is a
+    C iterator (no Python code runs inside `next`), so threads drawing at the same
+    time still each get their own number, as with a plain `itertools.count`."""
+    starts = itertools.count(1, _HEX_AT_ONCE)
+    ends = itertools.count(1 + _HEX_AT_ONCE, _HEX_AT_ONCE)
+    numbers = map(tuple, map(range, starts, ends))
+    return itertools.chain.from_iterable(map(str.split, map(_HEX_FORMAT.__mod__, numbers)))
+
+
 _ID_PREFIX = os.urandom(5).hex()
-_id_counter = itertools.count(1)
+_id_counter = _hex_counter()
 
 
 def _new_id_prefix() -> None:
@@ -39,7 +62,7 @@ def _new_id_prefix() -> None:
     would hand out the same ids from the same counter."""
     global _ID_PREFIX, _id_counter
     _ID_PREFIX = os.urandom(5).hex()
-    _id_counter = itertools.count(1)
+    _id_counter = _hex_counter()
 
 
 if hasattr(os, "register_at_fork"):
@@ -47,11 +70,26 @@ if hasattr(os, "register_at_fork"):
 
 
 def new_id(prefix: str) -> str:
-    """A unique id with a readable prefix: random per process, then a counter (fast)."""
-    return f"{prefix}_{_ID_PREFIX}{next(_id_counter):x}"
+    """A unique id with a readable prefix: random per process, then a counter in hex
+    (fast)."""
+    return f"{prefix}_{_ID_PREFIX}{next(_id_counter)}"
 
 
-@dataclass(kw_only=True, slots=True)
+class _Factory:
+    """Marks a `contents` left out (a fresh list each time); reads as a dataclass
+    default factory does in signatures and help."""
+
+    __slots__ = ()
+
+    def __repr__(self) -> str:
+        return "<factory>"
+
+
+_FRESH_LIST: Any = _Factory()
+_new_object = object.__new__
+
+
+@dataclass(kw_only=True, slots=True, init=False)
 class ChatMessage:
     """One message of a conversation."""
 
@@ -60,31 +98,45 @@ class ChatMessage:
     author_name: str | None = None
     message_id: str | None = None
 
-    def __post_init__(self) -> None:
+    # Written by hand, not generated: the dataclass __init__ would call a separate
+    # __post_init__ for every message made, and messages are made on every step of a
+    # run. The fields (and so fields(), replace(), ==, repr and pickling) are the
+    # dataclass's; this only does the generated assignments and the normalising below.
+    def __init__(
+        self,
+        *,
+        role: Role,
+        contents: list[Content] = _FRESH_LIST,
+        author_name: str | None = None,
+        message_id: str | None = None,
+    ) -> None:
         # Accept the spellings people write by hand: role="user", contents="hi".
-        if type(self.role) is not Role:
-            try:
-                self.role = Role(self.role)
-            except ValueError:
-                roles = ", ".join(r.value for r in Role)
-                raise ValueError(
-                    f"unknown message role {self.role!r}; use one of {roles}"
-                ) from None
-        contents: Any = self.contents
-        if isinstance(contents, str):
-            self.contents = [TextContent(text=contents)]
-            return
-        for content in contents:  # a plain loop: this runs for every message made
-            if isinstance(content, str):
-                self.contents = [TextContent(text=c) if isinstance(c, str) else c for c in contents]
-                return
+        if type(role) is not Role:
+            role = _to_role(role)
+        if contents is _FRESH_LIST:
+            contents = []
+        elif isinstance(contents, str):
+            contents = [TextContent(text=contents)]
+        else:
+            for content in contents:  # a plain loop: this runs for every message made
+                if isinstance(content, str):
+                    contents = [_as_content(c) for c in contents]
+                    break
+        self.role = role
+        self.contents = contents
+        self.author_name = author_name
+        self.message_id = message_id
 
     @classmethod
     def user(cls, text: str) -> ChatMessage:
+        if cls is ChatMessage:
+            return _text_message(_USER, text)
         return cls(role=Role.USER, contents=[TextContent(text=text)])
 
     @classmethod
     def system(cls, text: str) -> ChatMessage:
+        if cls is ChatMessage:
+            return _text_message(_SYSTEM, text)
         return cls(role=Role.SYSTEM, contents=[TextContent(text=text)])
 
     @classmethod
@@ -93,22 +145,47 @@ class ChatMessage:
         contents.extend(calls)
         return cls(role=Role.ASSISTANT, contents=contents)
 
+    # The readers below are plain loops, not comprehensions: a comprehension is a
+    # function call of its own, and these are read on every step of a run.
+
     @property
     def text(self) -> str:
         """All text contents joined; reasoning and tool traffic are left out."""
-        return "".join(c.text for c in self.contents if isinstance(c, TextContent))
+        contents = self.contents
+        if len(contents) == 1:
+            # One content, plain text: join would hand back this very string.
+            only = contents[0]
+            if type(only) is TextContent and type(only.text) is str:
+                return only.text
+        texts = []
+        for content in contents:
+            if isinstance(content, TextContent):
+                texts.append(content.text)
+        return "".join(texts)
 
     @property
     def function_calls(self) -> list[FunctionCallContent]:
-        return [c for c in self.contents if isinstance(c, FunctionCallContent)]
+        out = []
+        for content in self.contents:
+            if isinstance(content, FunctionCallContent):
+                out.append(content)
+        return out
 
     @property
     def function_results(self) -> list[FunctionResultContent]:
-        return [c for c in self.contents if isinstance(c, FunctionResultContent)]
+        out = []
+        for content in self.contents:
+            if isinstance(content, FunctionResultContent):
+                out.append(content)
+        return out
 
     @property
     def approval_requests(self) -> list[ApprovalRequestContent]:
-        return [c for c in self.contents if isinstance(c, ApprovalRequestContent)]
+        out = []
+        for content in self.contents:
+            if isinstance(content, ApprovalRequestContent):
+                out.append(content)
+        return out
 
     def to_dict(self) -> dict[str, Any]:
         out: dict[str, Any] = {
@@ -142,6 +219,51 @@ class ChatMessage:
         )
 
 
+def _to_role(role: Any) -> Role:
+    try:
+        return Role(role)
+    except ValueError:
+        roles = ", ".join(r.value for r in Role)
+        raise ValueError(f"unknown message role {role!r}; use one of {roles}") from None
+
+
+def _as_content(item: Any) -> Any:
+    return TextContent(text=item) if isinstance(item, str) else item
+
+
+# Calling a class with keywords is the dearest part of making a small object (the
+# keywords are packed into a dict and unpacked again), so the messages raf builds
+# itself from values it knows are already in shape are made directly: the same
+# objects the constructors make, the same fields set to the same values.
+
+
+def build_message(
+    role: Role, contents: list[Content], message_id: str | None = None
+) -> ChatMessage:
+    """`ChatMessage(role=role, contents=contents, message_id=message_id)`, made directly,
+    for raf's own code on its hot paths: `role` must be a `Role` and `contents` a list
+    that holds no plain strings (nothing to normalise)."""
+    message = _new_object(ChatMessage)
+    message.role = role
+    message.contents = contents
+    message.author_name = None
+    message.message_id = message_id
+    return message
+
+
+def _text_message(role: Role, text: str) -> ChatMessage:
+    """`ChatMessage(role=role, contents=[TextContent(text=text)])` for a `Role`."""
+    content = _new_object(TextContent)
+    content.text = text
+    content.type = "text"
+    message = _new_object(ChatMessage)
+    message.role = role
+    message.contents = [content]
+    message.author_name = None
+    message.message_id = None
+    return message
+
+
 MessageInput = str | ChatMessage | Sequence[ChatMessage | str] | None
 """What `Agent.run` accepts as the request: text, a message, a list of them, or nothing."""
 
@@ -151,7 +273,7 @@ def to_messages(value: MessageInput) -> list[ChatMessage]:
     if value is None:
         return []
     if isinstance(value, str):
-        return [ChatMessage.user(value)]
+        return [_text_message(_USER, value)]  # ChatMessage.user(value), made directly
     if isinstance(value, ChatMessage):
         return [value]
     out: list[ChatMessage] = []

@@ -16,8 +16,10 @@ from raf.core.contents import (
     content_from_dict,
     content_to_dict,
 )
-from raf.core.messages import ChatMessage, Role
+from raf.core.messages import ChatMessage, Role, build_message
 from raf.core.usage import UsageDetails
+
+_new_object = object.__new__
 
 
 class FinishReason(StrEnum):
@@ -48,7 +50,27 @@ class UpdateKind(StrEnum):
     FINISHED = "finished"
 
 
-@dataclass(kw_only=True, slots=True)
+# On Python 3.11 reading an enum member off its class (`UpdateKind.TEXT_DELTA`) goes
+# through the enum metaclass's __getattr__ hook and costs about as much as a small
+# function call; the fold and the update constructor read them once per update, so
+# they use these module names, bound to the very same members.
+_TEXT_DELTA = UpdateKind.TEXT_DELTA
+_REASONING_DELTA = UpdateKind.REASONING_DELTA
+_TOOL_CALL_ARGUMENTS_DELTA = UpdateKind.TOOL_CALL_ARGUMENTS_DELTA
+_USAGE = UpdateKind.USAGE
+_FINISHED = UpdateKind.FINISHED
+_CONTENT = UpdateKind.CONTENT
+_KEPT_AS_CONTENT = (
+    UpdateKind.TOOL_CALL_ENDED,
+    UpdateKind.TOOL_CALLED,
+    UpdateKind.APPROVAL_REQUEST,
+    UpdateKind.CONTENT,
+)
+"""The updates whose `content` joins the message as it is."""
+_ASSISTANT = Role.ASSISTANT
+
+
+@dataclass(kw_only=True, slots=True, init=False)
 class AgentResponseUpdate:
     """One event of a streamed response.
 
@@ -80,15 +102,49 @@ class AgentResponseUpdate:
     model_id: str = ""
     """The model that answered, when known (on a stream's FINISHED update)."""
 
-    def __post_init__(self) -> None:
+    # Written by hand, not generated: the dataclass __init__ would call a separate
+    # __post_init__ for every update, and a stream is made of many. The fields (and so
+    # fields(), replace(), ==, repr and pickling) are the dataclass's.
+    def __init__(
+        self,
+        *,
+        kind: UpdateKind,
+        message_id: str = "",
+        role: Role = Role.ASSISTANT,
+        text: str = "",
+        content: Content | None = None,
+        call_id: str = "",
+        tool_name: str = "",
+        usage: UsageDetails | None = None,
+        finish_reason: FinishReason | None = None,
+        reasoning: str = "",
+        arguments_delta: str = "",
+        partial_value: Any = None,
+        value: Any = None,
+        model_id: str = "",
+    ) -> None:
         # Clients written before `reasoning` and `arguments_delta` existed put those
         # pieces in `text`; move them so `text` stays the visible answer.
-        if self.text and self.kind is not UpdateKind.TEXT_DELTA:
-            if self.kind is UpdateKind.REASONING_DELTA:
-                self.reasoning += self.text
-            elif self.kind is UpdateKind.TOOL_CALL_ARGUMENTS_DELTA:
-                self.arguments_delta += self.text
-            self.text = ""
+        if text and kind is not _TEXT_DELTA:
+            if kind is _REASONING_DELTA:
+                reasoning += text
+            elif kind is _TOOL_CALL_ARGUMENTS_DELTA:
+                arguments_delta += text
+            text = ""
+        self.kind = kind
+        self.message_id = message_id
+        self.role = role
+        self.text = text
+        self.content = content
+        self.call_id = call_id
+        self.tool_name = tool_name
+        self.usage = usage
+        self.finish_reason = finish_reason
+        self.reasoning = reasoning
+        self.arguments_delta = arguments_delta
+        self.partial_value = partial_value
+        self.value = value
+        self.model_id = model_id
 
     def to_dict(self) -> dict[str, Any]:
         """A JSON-ready form, as `raf run --json` prints it."""
@@ -161,16 +217,22 @@ class ChatResponse:
     def text(self) -> str:
         """Text of the last assistant message that has any."""
         for message in reversed(self.messages):
-            if message.role is Role.ASSISTANT and message.text:
-                return message.text
+            if message.role is _ASSISTANT:
+                text = message.text
+                if text:
+                    return text
         return ""
 
     @property
     def pending_approvals(self) -> list[ApprovalRequestContent]:
         """Approval requests whose calls have no result yet."""
-        requests = [
-            c for m in self.messages for c in m.contents if isinstance(c, ApprovalRequestContent)
-        ]
+        # Plain loops: this is read at the end of every run, and a comprehension is a
+        # function call of its own.
+        requests = []
+        for message in self.messages:
+            for content in message.contents:
+                if isinstance(content, ApprovalRequestContent):
+                    requests.append(content)
         if not requests:  # the common case: no set of answered calls to build
             return requests
         answered = {
@@ -217,7 +279,11 @@ class ResponseFolder:
         key = update.message_id
         message = self._by_id.get(key)
         if message is None:
-            message = ChatMessage(role=update.role, contents=[], message_id=key or None)
+            role = update.role
+            if type(role) is Role:  # nothing to normalise: made directly, the same message
+                message = build_message(role, [], key or None)
+            else:
+                message = ChatMessage(role=role, contents=[], message_id=key or None)
             self._by_id[key] = message
             self._order.append(message)
         return message
@@ -226,13 +292,13 @@ class ResponseFolder:
         kind = update.kind
         if update.model_id:
             self.model_id = update.model_id
-        if kind is UpdateKind.TEXT_DELTA:
+        if kind is _TEXT_DELTA:
             contents = self._message(update).contents
             if contents and isinstance(contents[-1], TextContent):
                 contents[-1].text += update.text
             else:
                 contents.append(TextContent(text=update.text))
-        elif kind is UpdateKind.REASONING_DELTA:
+        elif kind is _REASONING_DELTA:
             contents = self._message(update).contents
             last_reasoning = contents[-1] if contents else None
             # A block that is signed or encrypted is complete: new text starts a new block.
@@ -252,31 +318,33 @@ class ResponseFolder:
                     last.signature = update.content.signature
                     if update.content.protected_data is not None:
                         last.protected_data = update.content.protected_data
-        elif kind in (
-            UpdateKind.TOOL_CALL_ENDED,
-            UpdateKind.TOOL_CALLED,
-            UpdateKind.APPROVAL_REQUEST,
-            UpdateKind.CONTENT,
-        ):
+        elif kind in _KEPT_AS_CONTENT:
             if update.content is not None:
                 self._message(update).contents.append(update.content)
-        elif kind is UpdateKind.USAGE:
+        elif kind is _USAGE:
             if update.usage is not None:
                 self.usage = update.usage if self.usage is None else self.usage + update.usage
-        elif kind is UpdateKind.FINISHED and update.finish_reason is not None:
+        elif kind is _FINISHED and update.finish_reason is not None:
             self.finish_reason = update.finish_reason
         # started, argument deltas and calling are progress only: nothing to keep.
 
     def messages(self) -> list[ChatMessage]:
-        return [m for m in self._order if m.contents]
+        out = []
+        for message in self._order:
+            if message.contents:
+                out.append(message)
+        return out
 
     def response(self) -> ChatResponse:
-        return ChatResponse(
-            messages=self.messages(),
-            finish_reason=self.finish_reason,
-            usage=self.usage,
-            model_id=self.model_id,
-        )
+        """`ChatResponse(messages=..., finish_reason=..., usage=..., model_id=...)`, made
+        directly: a keyword call costs more than the response itself."""
+        response = _new_object(ChatResponse)
+        response.messages = self.messages()
+        response.finish_reason = self.finish_reason
+        response.usage = self.usage
+        response.model_id = self.model_id
+        response.response_id = None
+        return response
 
 
 def fold_updates(updates: Iterable[AgentResponseUpdate]) -> ChatResponse:
@@ -303,7 +371,7 @@ def message_to_updates(message: ChatMessage, message_id: str) -> list[AgentRespo
         if isinstance(content, TextContent):
             out.append(
                 AgentResponseUpdate(
-                    kind=UpdateKind.TEXT_DELTA, message_id=message_id, role=role, text=content.text
+                    kind=_TEXT_DELTA, message_id=message_id, role=role, text=content.text
                 )
             )
         elif (
@@ -313,7 +381,7 @@ def message_to_updates(message: ChatMessage, message_id: str) -> list[AgentRespo
         ):
             out.append(
                 AgentResponseUpdate(
-                    kind=UpdateKind.REASONING_DELTA,
+                    kind=_REASONING_DELTA,
                     message_id=message_id,
                     role=role,
                     reasoning=content.text,
@@ -322,7 +390,7 @@ def message_to_updates(message: ChatMessage, message_id: str) -> list[AgentRespo
         else:
             out.append(
                 AgentResponseUpdate(
-                    kind=UpdateKind.CONTENT, message_id=message_id, role=role, content=content
+                    kind=_CONTENT, message_id=message_id, role=role, content=content
                 )
             )
     return out
