@@ -14,7 +14,7 @@ from raf.core.contents import (
     FunctionResultContent,
 )
 from raf.core.errors import RunCancelledError, UsageLimitExceeded
-from raf.core.messages import ChatMessage, Role, new_id
+from raf.core.messages import ChatMessage, Role, build_message, new_id
 from raf.core.options import ChatOptions
 from raf.core.responses import (
     AgentResponse,
@@ -154,7 +154,7 @@ class LoopState:
 
     def add_results(self, results: Sequence[FunctionResultContent]) -> None:
         """Append one tool message with `results` (announced when streaming)."""
-        message = ChatMessage(role=_TOOL, contents=list(results), message_id=new_id("msg"))
+        message = build_message(_TOOL, list(results), new_id("msg"))
         self.conversation.append(message)
         self.produced.append(message)
         if not self.stream:
