@@ -6,12 +6,15 @@ from __future__ import annotations
 
 import pytest
 
-from raf import ChatOptions
+from raf import ChatOptions, FunctionResultContent, ToolResult
 from raf.agent.run.agent_run import AgentRun
+from raf.agent.run.state import LoopState
 from raf.core.run_context import RunContext
 
 
-@pytest.mark.parametrize("cls", [AgentRun, RunContext, ChatOptions])
+@pytest.mark.parametrize(
+    "cls", [AgentRun, RunContext, ChatOptions, LoopState, ToolResult, FunctionResultContent]
+)
 def test_built_without_calling_the_class_and_still_the_same(cls: type) -> None:
     assert type(cls) is type
     # every class before `object` in its MRO, itself included
