@@ -18,10 +18,10 @@ from raf.agent.run.agent_run import (
 )
 from raf.agent.run.answer import answer, answer_quietly, answered
 from raf.agent.run.providers import prepare
-from raf.agent.run.recording import end_over_limit, fail, finish
+from raf.agent.run.recording import finish, record_failure
 from raf.agent.session_conflicts import claim_approvals
 from raf.core.call_approval import RunApprovals
-from raf.core.errors import RafError, UsageLimitExceeded
+from raf.core.errors import RafError
 from raf.core.messages import MessageInput, to_messages
 from raf.core.middleware import AgentRunContext, MiddlewareSet, run_chain, stream_through
 from raf.core.options import AgentRunOptions
@@ -149,11 +149,8 @@ async def run_to_end(run: AgentRun) -> AgentResponse:
 
             await run_chain(chain, context, final)
             run.response = _result_of(context)
-    except UsageLimitExceeded as exc:
-        await end_over_limit(run, exc)
-        raise
     except BaseException as exc:
-        await fail(run, exc)
+        await record_failure(run, exc)
         raise
     assert run.response is not None
     run.response = await finish(run, run.response)
@@ -207,11 +204,8 @@ async def drive_run(
                     final_update = update
                     continue
                 yield update
-    except UsageLimitExceeded as exc:
-        await end_over_limit(run, exc)
-        raise
     except BaseException as exc:
-        await fail(run, exc)
+        await record_failure(run, exc)
         raise
     assert run.response is not None
     run.response = await finish(run, run.response)

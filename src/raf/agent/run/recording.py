@@ -46,6 +46,14 @@ async def finish(
     return result
 
 
+async def record_failure(run: AgentRun, error: BaseException) -> None:
+    """A run raised `error`: record it as a usage limit's stop or as a failure."""
+    if isinstance(error, UsageLimitExceeded):
+        await end_over_limit(run, error)
+    else:
+        await fail(run, error)
+
+
 async def fail(run: AgentRun, error: BaseException) -> None:
     """A run that raised: providers hear of it and the session keeps its state —
     except that when the model call failed after tools ran, the rounds that ran are
