@@ -27,14 +27,14 @@ from typing import Any
 from raf import Agent, AgentBuilder, AgentResponse, ChatOptions, ChatResponse, tool
 from raf.agent.run import invoke as invoke_module
 from raf.agent.run import model_call, steps
-from raf.agent.run.answer import answer, answered
-from raf.agent.run.recording import end_over_limit, fail, finish
+from raf.agent.run.answer import answer_quietly, answered
+from raf.agent.run.providers import prepare
+from raf.agent.run.recording import finish, record_failure
 from raf.agent.run.state import LoopState, Outcome
 from raf.core.contents import FunctionCallContent, FunctionResultContent
-from raf.core.errors import UsageLimitExceeded
+from raf.core.errors import RunCancelledError
 from raf.core.middleware import AgentRunContext, CallNext, ChatContext, FunctionInvocationContext
 from raf.core.responses import AgentResponseUpdate
-from raf.core.tools import ToolResult
 from raf.testing import ScriptedChatClient, call, reply
 
 
@@ -128,14 +128,11 @@ class BareAgent(Agent):
     ) -> Any:
         run = self._begin(messages, session, options, output_type, variables, deps, stream=False)
         try:
-            async for _ in await answer(run):
-                pass
+            await prepare(run)
+            await answer_quietly(run)
             answered(run)
-        except UsageLimitExceeded as exc:
-            await end_over_limit(run, exc)
-            raise
         except BaseException as exc:
-            await fail(run, exc)
+            await record_failure(run, exc)
             raise
         assert run.response is not None
         response: AgentResponse = await finish(run, run.response)
@@ -144,7 +141,16 @@ class BareAgent(Agent):
 
 async def bare_model_response(state: LoopState, options: ChatOptions) -> None:
     """`model_response` without the chat-middleware branch."""
-    response = await model_call._model_call(state, state.conversation, options)
+    try:
+        call = state.inner.get_response(state.conversation, options)
+        response: ChatResponse = await (
+            call if state.run.cancellation is None else state.race(call)
+        )
+    except RunCancelledError:
+        raise
+    except Exception as exc:
+        state.model_error = exc
+        raise
     model_call._accept(state, response)
 
 
@@ -159,12 +165,14 @@ async def bare_invoke(state: LoopState, call: FunctionCallContent) -> Outcome:
     """`invoke` without the function-middleware branch (these tools never pause)."""
     tool_ = state.tools.get(call.name)
     result = await invoke_module._run_tool(state, tool_, call, call.arguments)
-    if not isinstance(result, ToolResult):
-        result = ToolResult(value=result)
     if result.error is not None:
         return FunctionResultContent(call_id=call.call_id, name=call.name, error=result.error)
-    value = invoke_module._cap(result.value, state.max_result_chars)
-    return FunctionResultContent(call_id=call.call_id, name=call.name, result=value)
+    value = result.value
+    if type(value) is not int:  # these tools answer ints and short texts
+        value = invoke_module._cap(value, state.max_result_chars)
+    outcome = object.__new__(FunctionResultContent)
+    FunctionResultContent.__init__(outcome, call_id=call.call_id, name=call.name, result=value)
+    return outcome
 
 
 @contextlib.contextmanager
