@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import functools
 import json
 import subprocess
 import sys
@@ -103,8 +104,14 @@ ARGUMENTS: list[dict[str, Any]] = [
 ]
 
 
+@functools.wraps(everything)
+def _received(**kwargs: Any) -> dict[str, Any]:
+    """`everything`'s signature; answers with the keyword arguments it was called with."""
+    return kwargs
+
+
 @pytest.mark.parametrize("arguments", ARGUMENTS)
-def test_arguments_come_out_as_pydantic_gives_them(arguments: dict[str, Any]) -> None:
+async def test_arguments_come_out_as_pydantic_gives_them(arguments: dict[str, Any]) -> None:
     t = tool(everything)
     assert t._plain is not None
     model = t._model()
@@ -118,12 +125,17 @@ def test_arguments_come_out_as_pydantic_gives_them(arguments: dict[str, Any]) ->
     if fast is not None:  # the fast path may only accept what pydantic accepts, unchanged
         assert fast == expected
         assert [type(v) for v in fast.values()] == [type(v) for v in expected.values()]
-    got = t._arguments(arguments)
+    # what the function receives when the tool is invoked (the plain check, else pydantic)
+    received = FunctionTool(_received, name="everything", blocking=False)
+    assert received._plain is not None
+    result = await received.invoke(arguments, ToolContext())
     if expected == "error":
-        assert isinstance(got, str) and got.startswith("invalid arguments for tool 'everything'")
+        assert result.error is not None
+        assert result.error.startswith("invalid arguments for tool 'everything'")
     else:
-        assert got == expected
-        assert [type(v) for v in got.values()] == [type(v) for v in expected.values()]  # type: ignore[union-attr]
+        assert result.error is None
+        assert result.value == expected
+        assert [type(v) for v in result.value.values()] == [type(v) for v in expected.values()]
 
 
 async def test_a_plain_tool_runs_and_reports_errors_as_before() -> None:

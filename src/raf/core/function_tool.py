@@ -225,12 +225,6 @@ class FunctionTool:
         declared `blocking=False`): apart from that thread, a call never waits."""
         return not self._is_async and self._run_in_thread
 
-    def _arguments(self, arguments: Mapping[str, Any]) -> dict[str, Any] | str:
-        """The function's keyword arguments, or what is wrong with them (as `invoke`
-        reads them: the plain check, else pydantic)."""
-        checked = check_plain(self._plain, arguments) if self._plain is not None else None
-        return checked if checked is not None else self._validated(arguments)
-
     def _validated(self, arguments: Mapping[str, Any]) -> dict[str, Any] | str:
         """The function's keyword arguments as pydantic checks them, or what is wrong."""
         from pydantic import ValidationError
