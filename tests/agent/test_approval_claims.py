@@ -28,8 +28,8 @@ from raf import (
 )
 from raf.core.approvals import was_approved
 from raf.testing import ScriptedChatClient, call, reply
-from tests.agent.conftest import StoreSpot
-from tests.agent.store_kinds import SHARED_KINDS, close_store, make_store
+from tests.stores.conftest import StoreSpot
+from tests.stores.store_kinds import SHARED_KINDS, close_store, make_store
 
 ROOT = Path(__file__).resolve().parents[2]
 
@@ -39,7 +39,7 @@ RESUMER = textwrap.dedent(
     from raf import (AgentBuilder, AgentRunOptions, ApprovalAlreadyClaimed,
                      ApprovalRequiredTool, ToolApprovalResponse, tool)
     from raf.testing import ScriptedChatClient
-    from tests.agent.store_kinds import close_store, make_store
+    from tests.stores.store_kinds import close_store, make_store
 
     kind, where, name, log = sys.argv[1:5]
 

@@ -16,8 +16,9 @@ from raf.core.call_approval import (
     stored_status,
 )
 from raf.core.contents import ApprovalRequestContent, ApprovalResponseContent
-from raf.core.errors import ApprovalError
+from raf.core.errors import ApprovalAlreadyClaimed, ApprovalError
 from raf.core.sessions import AgentSession
+from raf.stores.sessions import InMemorySessionStore
 
 S = ApprovalStatus
 
@@ -113,20 +114,18 @@ async def test_a_runs_approvals_claim_record_the_session_and_spend() -> None:
         ApprovalRequestContent(call_id="c1", name="delete", arguments={"path": "a"}),
         ApprovalRequestContent(call_id="c2", name="delete", arguments={"path": "b"}),
     ]
-    approvals = RunApprovals.for_session(session, [_yes("c1"), _no("c2")])
-    stored: list[list[str]] = []
-
-    async def on_claim(call_ids: list[str]) -> None:
-        stored.append(call_ids)
-
-    approvals.on_claim = on_claim
+    store = InMemorySessionStore()
+    await store.save(session)
+    approvals = RunApprovals.for_session(session, [_yes("c1"), _no("c2")], store)
     approvals.answer({"c1": _yes("c1"), "c2": _no("c2")})
     await approvals.claim(["c1", "c2"])
     assert approvals.status("c1") is S.CLAIMED and approvals.status("c2") is S.REFUSED
-    assert stored == [["c1", "c2"]]
-    # the record another process reads: both ids spent while still pending (claimed)
-    assert session.spent_approvals == ["c1", "c2"]
-    assert stored_status(session, "c1") is S.CLAIMED
+    assert approvals.claim_stored
+    # the record another process reads, saved before any call runs: both ids spent while
+    # still pending (claimed)
+    stored = await store.load(session.id)
+    assert stored.spent_approvals == ["c1", "c2"]
+    assert stored_status(stored, "c1") is S.CLAIMED
     assert approvals.claimed == ["c1"]
     approvals.use("c1", _yes("c1"))
     assert approvals.status("c1") is S.SPENT
@@ -176,3 +175,21 @@ def test_a_stored_sessions_approvals_read_as_call_approvals_with_their_status() 
     approvals[0].answer(_yes("c1"))
     assert approvals[0].status is S.ANSWERED and not approvals[0].answerable
     assert session_approvals(AgentSession()) == []
+
+
+async def test_a_second_claim_of_one_approval_through_the_store_runs_nothing() -> None:
+    session = AgentSession()
+    session.pending_approvals = [ApprovalRequestContent(call_id="c1", name="delete")]
+    store = InMemorySessionStore()
+    await store.save(session)
+    first, second = await store.load(session.id), await store.load(session.id)
+    mine = RunApprovals.for_session(first, [_yes("c1")], store)
+    theirs = RunApprovals.for_session(second, [_yes("c1")], store)
+    for approvals in (mine, theirs):
+        approvals.answer({"c1": _yes("c1")})
+    await mine.claim(["c1"])
+    with pytest.raises(ApprovalAlreadyClaimed, match="claimed by another run"):
+        await theirs.claim(["c1"])
+    assert not theirs.claim_stored
+    theirs.restore_spent()
+    assert second.spent_approvals == []

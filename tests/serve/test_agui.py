@@ -322,7 +322,9 @@ def test_state_a_client_sends_never_overwrites_the_threads(served: Served) -> No
     assert delta["delta"] == [{"op": "replace", "path": "/counter", "value": {"turns": 2}}]
 
 
-def test_a_failure_midway_is_the_run_s_last_event_and_the_thread_stays(served: Served) -> None:
+def test_a_failure_midway_is_the_run_s_last_event_and_the_tools_that_ran_stay_recorded(
+    served: Served,
+) -> None:
     from raf.core.errors import ModelError
 
     served.model.add(
@@ -337,8 +339,12 @@ def test_a_failure_midway_is_the_run_s_last_event_and_the_thread_stays(served: S
     assert "the model is down" in got[-1]["message"]
     again = agui_events(post(served.url, run_input("t-fail", "r2", "1 + 1?")))
     assert again[-1]["outcome"] == {"type": "success"}
+    assert "TOOL_CALL_START" not in [e["type"] for e in again]  # add ran once, in r1
+    # the thread kept the round whose tool ran (a retry must not run it again), so the
+    # model sees the first question, its call and result, and the question asked again
     seen = served.model.requests[-1].messages
-    assert [m.text for m in seen if m.role is Role.USER] == ["1 + 1?"]
+    assert [m.text for m in seen if m.role is Role.USER] == ["1 + 1?", "1 + 1?"]
+    assert [m.role for m in seen].count(Role.TOOL) == 1
 
 
 def test_state_instructions_show_only_the_clients_own_state() -> None:

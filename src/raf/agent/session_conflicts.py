@@ -1,5 +1,5 @@
-"""Saving a session that other processes may save too: a turn is re-applied or refused, an
-approval is claimed by exactly one resumer."""
+"""Saving a session that other processes may save too: a turn is re-applied, or refused
+when it cannot be."""
 
 from __future__ import annotations
 
@@ -7,8 +7,7 @@ import logging
 from dataclasses import fields
 from typing import Any
 
-from raf.core.call_approval import ApprovalStatus, stored_status
-from raf.core.errors import ApprovalAlreadyClaimed, SessionConflictError, SessionNotFoundError
+from raf.core.errors import SessionConflictError
 from raf.core.sessions import AgentSession, SessionStore
 
 log = logging.getLogger("raf.sessions")
@@ -37,30 +36,6 @@ async def save_turn(store: SessionStore, session: AgentSession, retries: int) ->
             )
             for item in fields(AgentSession):
                 setattr(session, item.name, getattr(merged, item.name))
-
-
-async def claim_approvals(store: SessionStore, session: AgentSession, call_ids: list[str]) -> None:
-    """Save `session` with `call_ids` spent, before their calls run. A stale save means
-    another run saved the session since it was loaded: when that run spent one of these
-    approvals, `ApprovalAlreadyClaimed` (it runs the call, this one runs nothing);
-    otherwise the conflict itself."""
-    try:
-        await store.save(session)
-    except SessionConflictError as conflict:
-        if conflict.stored_revision is None:
-            raise
-        try:
-            fresh = await store.load(session.id)
-        except SessionNotFoundError:
-            raise conflict from None
-        taken = [
-            c
-            for c in call_ids
-            if stored_status(fresh, c) in (ApprovalStatus.CLAIMED, ApprovalStatus.SPENT)
-        ]
-        if taken:
-            raise ApprovalAlreadyClaimed(taken[0], session.id, elsewhere=True) from None
-        raise
 
 
 def reapply_turn(ours: AgentSession, fresh: AgentSession) -> AgentSession | None:

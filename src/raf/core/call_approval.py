@@ -2,9 +2,10 @@
 
 A call that needs a human is PENDING; the human's answer makes it ANSWERED (approved) or
 REFUSED (denied, for good); a run that is about to execute it CLAIMS it (stored with the
-session where there is a store, so only one resumer of a shared session gets it); the call
-itself SPENDS it (`was_approved`). A call that pauses again is REOPENED: it waits for a new
-answer under the same id. Any other move raises `ApprovalError`.
+session in the session's store before anything runs, so that of every run answering it,
+in any process sharing the store, exactly one executes it); the call itself SPENDS it
+(`was_approved`). A call that pauses again is REOPENED: it waits for a new answer under
+the same id. Any other move raises `ApprovalError`.
 
 What is stored is unchanged: the session's pending requests and its list of spent call ids
 (claimed or used), from which `stored_status` reads a call's status in another process.
@@ -12,16 +13,21 @@ What is stored is unchanged: the session's pending requests and its list of spen
 
 from __future__ import annotations
 
-from collections.abc import Awaitable, Callable, Mapping, Sequence
+from collections.abc import Mapping, Sequence
 from dataclasses import dataclass, field
 from enum import Enum
 from typing import TYPE_CHECKING, Any
 
 from raf.core.contents import ApprovalRequestContent, ApprovalResponseContent
-from raf.core.errors import ApprovalError
+from raf.core.errors import (
+    ApprovalAlreadyClaimed,
+    ApprovalError,
+    SessionConflictError,
+    SessionNotFoundError,
+)
 
 if TYPE_CHECKING:
-    from raf.core.sessions import AgentSession
+    from raf.core.sessions import AgentSession, SessionStore
 
 
 class ApprovalStatus(Enum):
@@ -148,7 +154,8 @@ def answerable_requests(session: AgentSession) -> list[ApprovalRequestContent]:
 
 @dataclass(kw_only=True, slots=True)
 class RunApprovals:
-    """The approval state of one run: the human's answers and each call's `CallApproval`."""
+    """The approval state of one run: the human's answers, each call's `CallApproval`,
+    and the claim stored before approved calls run."""
 
     responses: list[ApprovalResponseContent] = field(default_factory=list)
     """Decisions given to this run (they resume the paused batch)."""
@@ -159,20 +166,34 @@ class RunApprovals:
     one (stored with it, so a replay is refused in any process)."""
     calls: dict[str, CallApproval] = field(default_factory=dict)
     """The approvals this run moved, by call id."""
-    on_claim: Callable[[list[str]], Awaitable[None]] | None = None
-    """Stores a claim before approved calls run (the agent saves the session); raises
-    `ApprovalAlreadyClaimed` when another run got there first."""
+    session: AgentSession | None = None
+    """The session whose approvals these are."""
+    store: SessionStore | None = None
+    """Where `session` is kept: a claim is saved there before the claimed calls run."""
+    spent_before: list[str] = field(default_factory=list)
+    """The session's spent ids as stored: what a run that fails puts back."""
+    claim_stored: bool = False
+    """Whether this run saved a claim in `store` (a failure must then record the turn:
+    another try would be a replay)."""
 
     @classmethod
     def for_session(
-        cls, session: AgentSession | None, responses: Sequence[ApprovalResponseContent] = ()
+        cls,
+        session: AgentSession | None,
+        responses: Sequence[ApprovalResponseContent] = (),
+        store: SessionStore | None = None,
     ) -> RunApprovals:
+        """The approvals of a run of `session` given `responses`; `store` keeps the
+        session (its claims are saved there)."""
         if session is None:
             return cls(responses=list(responses))
         return cls(
             responses=list(responses),
             pending=list(session.pending_approvals),
             spent=session.spent_approvals,
+            session=session,
+            store=store,
+            spent_before=list(session.spent_approvals),
         )
 
     @property
@@ -214,15 +235,23 @@ class RunApprovals:
 
     async def claim(self, call_ids: Sequence[str]) -> None:
         """Claim these approvals before their calls run (a refused one is only recorded),
-        and store the claim where the run has a store: a second claim of the same
-        approval fails there, not here."""
+        and save the claim in the session's store: of the runs claiming one approval, in
+        any process sharing the store, only the first saves; the others get
+        `ApprovalAlreadyClaimed` and run nothing."""
         for call_id in call_ids:
             approval = self.approval(call_id)
             if approval.status is not ApprovalStatus.REFUSED:
                 approval.claim()
         self._record(call_ids)
-        if self.on_claim is not None:
-            await self.on_claim(list(call_ids))
+        if self.store is not None and self.session is not None:
+            await claim_in_store(self.store, self.session, call_ids)
+            self.claim_stored = True
+            self.spent_before = list(self.session.spent_approvals)
+
+    def restore_spent(self) -> None:
+        """A run that failed before anything came of its claims: the session's spent ids
+        go back to what is stored."""
+        self.spent[:] = self.spent_before
 
     def use(self, call_id: str, response: ApprovalResponseContent) -> None:
         """The call spends its approval (claimed first when nothing claimed it)."""
@@ -252,3 +281,29 @@ class RunApprovals:
         for call_id in call_ids:
             if call_id not in self.spent:
                 self.spent.append(call_id)
+
+
+async def claim_in_store(
+    store: SessionStore, session: AgentSession, call_ids: Sequence[str]
+) -> None:
+    """Save `session` with `call_ids` spent, before their calls run. A stale save means
+    another run saved the session since it was loaded: when that run spent one of these
+    approvals, `ApprovalAlreadyClaimed` (it runs the call, this one runs nothing);
+    otherwise the conflict itself."""
+    try:
+        await store.save(session)
+    except SessionConflictError as conflict:
+        if conflict.stored_revision is None:
+            raise
+        try:
+            fresh = await store.load(session.id)
+        except SessionNotFoundError:
+            raise conflict from None
+        taken = [
+            c
+            for c in call_ids
+            if stored_status(fresh, c) in (ApprovalStatus.CLAIMED, ApprovalStatus.SPENT)
+        ]
+        if taken:
+            raise ApprovalAlreadyClaimed(taken[0], session.id, elsewhere=True) from None
+        raise

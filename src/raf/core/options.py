@@ -12,6 +12,7 @@ from raf.core.output import OutputSchema
 if TYPE_CHECKING:
     from raf.core.cancellation import CancellationToken
     from raf.core.middleware_set import MiddlewareSet
+    from raf.core.sessions import SessionStore
     from raf.core.tools import Tool
     from raf.core.usage import UsageLimits
 
@@ -102,6 +103,11 @@ class AgentRunOptions:
     """Appended to the system prompt for this run only."""
     max_tool_rounds: int | None = None
     """Overrides the agent's limit for this run."""
+    session_store: SessionStore | None = None
+    """The store that keeps the session for this run (a server's, say), in place of the
+    agent's own: approvals answered in this run are claimed there before their calls run,
+    so that of two processes answering one approval only one runs the call, and the turn
+    is recorded there when the run ends."""
     conflict_retries: int = 0
     """When the session was saved elsewhere during this run, how many times to reload it,
     re-apply this turn (its new messages and state) and save again before raising

@@ -227,3 +227,40 @@ class SessionStore(Protocol):
 
     async def list(self) -> list[str]:
         """Ids of the stored sessions, most recently updated first."""
+
+
+@dataclass(kw_only=True, slots=True, frozen=True)
+class SessionLease:
+    """Who holds a session's run lock, and until when: one run at a time per session,
+    for every process that shares the store."""
+
+    session_id: str
+    holder: str
+    """The run holding it (a random run id, unique across processes)."""
+    expires_at: float
+    """When it lapses unless renewed, in seconds since the epoch by the store's clock
+    (`math.inf` for a store of this process only, whose holders cannot die apart from it)."""
+    cancel: str | None = None
+    """Why another process asked the holder to stop its run, once one did."""
+
+
+@runtime_checkable
+class SessionLeases(Protocol):
+    """A run lock per session kept in the store itself, so that every process sharing the
+    store sees it: taken for a run, renewed while the run lasts, given back when it ends,
+    and free again once a holder that died stops renewing it."""
+
+    async def take_lease(self, session_id: str, holder: str, seconds: float) -> SessionLease:
+        """Take the session's lease for `seconds` when it is free or lapsed, or renew it
+        when `holder` holds it already. The lease that stands is returned: the caller has
+        it when its `holder` is the caller's."""
+
+    async def release_lease(self, session_id: str, holder: str) -> None:
+        """Give the lease back, when `holder` still holds it."""
+
+    async def read_lease(self, session_id: str) -> SessionLease | None:
+        """The lease standing on the session; None when it is free."""
+
+    async def cancel_lease(self, session_id: str, reason: str) -> SessionLease | None:
+        """Ask the lease's holder to stop its run: it reads `reason` when it next renews.
+        The lease, or None when the session is free."""

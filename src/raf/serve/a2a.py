@@ -171,9 +171,11 @@ def make_executor(host: AgentHost, name: str) -> AgentExecutor:
         async def cancel(self, context: RequestContext, event_queue: EventQueue) -> None:
             owner = context.call_context.user.user_name
             context_id = context.context_id or ""
-            active = host.active_run(name, context_id, owner)
-            if active is not None:
-                active.token.cancel("cancelled over A2A")
+            try:  # in whichever process runs it
+                await host.cancel(name, context_id, owner, "cancelled over A2A")
+            except ServeError as exc:
+                if exc.status != 409:  # 409: nothing runs there now
+                    raise
             updater = TaskUpdater(event_queue, context.task_id or "", context_id)
             await updater.cancel()
 

@@ -512,7 +512,7 @@ class AguiRun:
             return
         finally:
             if active is not None:
-                self.host.release(body.thread_id, active)
+                await self.host.release(active)
         state = dict(after.provider_state)
         if state != before:
             yield self._delta(before, state) if before else self._snapshot(state)

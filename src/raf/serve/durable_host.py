@@ -18,6 +18,7 @@ from raf.core.sessions import AgentSession
 from raf.durable import DurableRunError, DurableRuntime
 from raf.serve.errors import ServeError
 from raf.serve.hosting import ActiveRun, AgentHost
+from raf.stores.leases import DEFAULT_LEASE_SECONDS
 
 
 class DurableAgentHost(AgentHost):
@@ -25,8 +26,10 @@ class DurableAgentHost(AgentHost):
     sends the run's messages whole once it finishes or pauses: its steps are recorded
     in whichever worker runs it, not streamed from there."""
 
-    def __init__(self, runtime: DurableRuntime) -> None:
-        super().__init__(runtime.agents, store=runtime.store)
+    def __init__(
+        self, runtime: DurableRuntime, *, lease_seconds: float = DEFAULT_LEASE_SECONDS
+    ) -> None:
+        super().__init__(runtime.agents, store=runtime.store, lease_seconds=lease_seconds)
         self.runtime = runtime
         self._durable_ids: dict[str, str] = {}
         self._cancels: set[asyncio.Task[None]] = set()
@@ -72,7 +75,7 @@ class DurableAgentHost(AgentHost):
         try:
             response = await self._durable(agent_name, session, active, messages, approvals)
         finally:
-            self.release(session_id, active)
+            await self.release(active)
         return response, active
 
     async def stream(
@@ -109,16 +112,19 @@ class DurableAgentHost(AgentHost):
                     usage=response.usage,
                 )
             finally:
-                self.release(session_id, active)
+                await self.release(active)
 
         return active, updates()
 
-    def cancel(self, agent_name: str, session_id: str, owner: str) -> ActiveRun:
+    async def cancel(
+        self, agent_name: str, session_id: str, owner: str, reason: str = "cancelled by the client"
+    ) -> str:
         """Cancel the durable run in progress in the session (in any worker)."""
-        active = super().cancel(agent_name, session_id, owner)
-        run_id = self._durable_ids.get(active.key)
-        if run_id:
-            task = asyncio.get_running_loop().create_task(self.runtime.cancel(run_id))
+        run_id = await super().cancel(agent_name, session_id, owner, reason)
+        active = self.active_run(agent_name, session_id, owner)
+        durable_id = self._durable_ids.get(active.key) if active is not None else None
+        if durable_id:
+            task = asyncio.get_running_loop().create_task(self.runtime.cancel(durable_id))
             self._cancels.add(task)
             task.add_done_callback(self._cancels.discard)
-        return active
+        return run_id

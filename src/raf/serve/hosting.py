@@ -2,7 +2,9 @@
 
 Every protocol (native HTTP, OpenAI-compatible, A2A, AG-UI, ACP) goes through one
 `AgentHost`, so ownership, one-run-per-session and cancellation hold the same way
-everywhere.
+everywhere — and across every process serving from the same store: a run holds its
+session's lease in the store (`SessionLeases`) from before the session is loaded until
+its turn is saved, and claims approved calls in the store before they run.
 """
 
 from __future__ import annotations
@@ -17,13 +19,20 @@ from raf.core.agent_like import AgentLike
 from raf.core.call_approval import session_approvals
 from raf.core.cancellation import CancellationToken
 from raf.core.contents import ApprovalResponseContent
-from raf.core.errors import ApprovalError, SessionError, SessionNotFoundError
+from raf.core.errors import (
+    ApprovalError,
+    ConfigurationError,
+    SessionConflictError,
+    SessionError,
+    SessionNotFoundError,
+)
 from raf.core.messages import ChatMessage
 from raf.core.options import AgentRunOptions
 from raf.core.responses import AgentResponse, AgentResponseUpdate, UpdateKind
 from raf.core.sessions import AgentSession, SessionStore
 from raf.serve.errors import ServeError, not_found
 from raf.serve.tenancy import ANONYMOUS, Tenant, owner_of
+from raf.stores.leases import DEFAULT_LEASE_SECONDS, HeldLease, holder_id, leases_of, run_of
 from raf.stores.sessions import InMemorySessionStore
 
 SERVE_KEY = "raf_serve"
@@ -53,10 +62,23 @@ class ActiveRun:
     key: str = ""
     """The stored id of the session it runs in (scoped to the owner)."""
     token: CancellationToken = field(default_factory=CancellationToken)
+    lease: HeldLease | None = None
+    """The session's lease this run holds (given back when it ends)."""
+
+
+def session_busy(session_id: str, run_id: str) -> ServeError:
+    """The 409 for a session another run holds, in this process or another."""
+    return ServeError(
+        409,
+        "session_busy",
+        f"session {session_id!r} has a run in progress ({run_id}); wait for it or cancel it",
+        run_id=run_id,
+    )
 
 
 class AgentHost:
-    """Named agents, one session store, and at most one run in progress per session."""
+    """Named agents, one session store, and at most one run in progress per session (in
+    every process sharing the store)."""
 
     def __init__(
         self,
@@ -64,6 +86,7 @@ class AgentHost:
         *,
         store: SessionStore | None = None,
         middleware: Sequence[Any] = (),
+        lease_seconds: float = DEFAULT_LEASE_SECONDS,
     ) -> None:
         if isinstance(agents, Mapping):
             self.agents: dict[str, AgentLike] = dict(agents)
@@ -73,9 +96,18 @@ class AgentHost:
                 if agent.name in self.agents:
                     raise ValueError(f"two agents are named {agent.name!r}; names must differ")
                 self.agents[agent.name] = agent
+        if isinstance(lease_seconds, bool) or not lease_seconds > 0:
+            raise ConfigurationError(
+                f"lease_seconds must be a number of seconds above 0, not {lease_seconds!r}"
+            )
         self.store: SessionStore = store if store is not None else InMemorySessionStore()
+        self.leases = leases_of(self.store)
+        """Where runs take their sessions' leases: the store itself (see `leases_of`)."""
+        self.lease_seconds = float(lease_seconds)
+        """How long a run's lease lasts unrenewed: a worker that dies holding a session
+        frees it this long after its last renewal."""
         self.runs: dict[str, ActiveRun] = {}
-        self._creating: set[str] = set()
+        """The runs of this process in progress, by session key."""
         self.middleware: list[Any] = list(middleware)
         """Middleware added to every run the host starts (the UI's recorder, for one)."""
 
@@ -95,7 +127,8 @@ class AgentHost:
     ) -> AgentSession:
         """A new, stored session of `agent_name` owned by `owner`. A chosen id is the
         caller's own: another owner's session of that name is a different one, so a
-        409 `session_exists` only ever means "you made it already"."""
+        409 `session_exists` only ever means "you made it already" (in any process:
+        the store refuses to create a session twice)."""
         agent = self.agent(agent_name)
         tenant = Tenant(owner)
         if session_id is None:
@@ -103,40 +136,33 @@ class AgentHost:
             key = tenant.key(session_id)
         else:
             key = tenant.check_name(session_id, SESSION_ID, "session")
-        exists = ServeError(409, "session_exists", f"a session named {session_id!r} exists already")
-        if key in self._creating:
-            raise exists
-        self._creating.add(key)  # two requests naming one id: the second gets 409
         try:
-            if await self._exists(key):
-                raise exists
             session = agent.create_session(key)
             session.metadata[SERVE_KEY] = {"agent": agent_name, "owner": owner, "id": session_id}
             await self.store.save(session)
+        except SessionConflictError:
+            raise ServeError(
+                409, "session_exists", f"a session named {session_id!r} exists already"
+            ) from None
         except SessionError as exc:
             raise ServeError(400, "invalid_session_id", str(exc)) from None
-        finally:
-            self._creating.discard(key)
         return session
 
-    async def _exists(self, session_id: str) -> bool:
-        try:
-            await self.store.load(session_id)
-        except SessionNotFoundError:
-            return False
-        except SessionError as exc:
-            raise ServeError(400, "invalid_session_id", str(exc)) from None
-        return True
+    def _key(self, session_id: str, owner: str) -> str:
+        """The stored key of the caller's session `session_id`; a 404 for an id no
+        session can have."""
+        tenant = Tenant(owner)
+        if not SESSION_ID.match(session_id) or len(session_id) > tenant.longest_name():
+            raise not_found("session", session_id)
+        return tenant.key(session_id)
 
     async def session(self, agent_name: str, session_id: str, owner: str) -> AgentSession:
         """The caller's stored session of this agent named `session_id`; a 404 otherwise,
         the same as for a session that does not exist, so ids of others cannot be probed."""
         self.agent(agent_name)
-        tenant = Tenant(owner)
-        if not SESSION_ID.match(session_id) or len(session_id) > tenant.longest_name():
-            raise not_found("session", session_id)
+        key = self._key(session_id, owner)
         try:
-            session = await self.store.load(tenant.key(session_id))
+            session = await self.store.load(key)
         except SessionNotFoundError:
             raise not_found("session", session_id) from None
         except SessionError as exc:
@@ -144,42 +170,60 @@ class AgentHost:
         mark = session.metadata.get(SERVE_KEY)
         if not isinstance(mark, dict) or mark.get("agent") != agent_name:
             raise not_found("session", session_id)
-        tenant.check(mark.get("owner"), "session", session_id)
+        Tenant(owner).check(mark.get("owner"), "session", session_id)
         return session
 
     async def delete_session(self, agent_name: str, session_id: str, owner: str) -> None:
-        """Remove a session; refused while a run is in progress in it."""
+        """Remove a session; refused while a run (of any process) is in progress in it."""
         session = await self.session(agent_name, session_id, owner)
-        self._refuse_if_busy(session)
-        await self.store.delete(session.id)
+        active = await self._start(agent_name, session.id, session_id, owner)
+        try:
+            await self.store.delete(session.id)
+        finally:
+            await self.release(active)
 
     def running(self, session_key: str) -> ActiveRun | None:
-        """The run in progress in the session stored as `session_key`, if any."""
+        """The run of this process in progress in the session stored as `session_key`."""
         return self.runs.get(session_key)
 
-    def _refuse_if_busy(self, session: AgentSession) -> None:
-        active = self.runs.get(session.id)
+    async def run_in_progress(self, session_key: str) -> str | None:
+        """The id of the run in progress in the session stored as `session_key`, in this
+        process or any other sharing the store; None when there is none."""
+        active = self.runs.get(session_key)
         if active is not None:
-            raise ServeError(
-                409,
-                "session_busy",
-                f"session {public_id(session)!r} has a run in progress ({active.run_id}); "
-                "wait for it or cancel it",
-                run_id=active.run_id,
-            )
+            return active.run_id
+        lease = await self.leases.read_lease(session_key)
+        return None if lease is None else run_of(lease.holder)
 
     # -- runs -------------------------------------------------------------------------
 
-    def release(self, session_id: str, active: ActiveRun) -> None:
-        """Forget a run that ended; safe to call twice (a stream never iterated, because
-        its client left at once, is released by the response's background task)."""
+    async def release(self, active: ActiveRun) -> None:
+        """End a run: forget it and give its session's lease back. Safe to call twice (a
+        stream never iterated, because its client left at once, is released by the
+        response's background task)."""
         if self.runs.get(active.key) is active:
             del self.runs[active.key]
+        if active.lease is not None:
+            await active.lease.release()
 
-    def _start(self, agent_name: str, session: AgentSession, owner: str) -> ActiveRun:
-        self._refuse_if_busy(session)
-        active = ActiveRun(run_id=uuid.uuid4().hex, agent=agent_name, owner=owner, key=session.id)
-        self.runs[session.id] = active
+    async def _start(self, agent_name: str, key: str, session_id: str, owner: str) -> ActiveRun:
+        """A run of the session stored as `key`, holding its lease; a 409 when another run
+        (of this process or another) holds it."""
+        active = ActiveRun(run_id=uuid.uuid4().hex, agent=agent_name, owner=owner, key=key)
+        local = self.runs.get(key)
+        if local is not None:
+            raise session_busy(session_id, local.run_id)
+        lease = HeldLease(
+            self.leases, key, holder_id(active.run_id), self.lease_seconds, active.token
+        )
+        try:
+            standing = await lease.take()
+        except (SessionError, OSError) as exc:
+            raise ServeError(503, "session_store_error", f"{type(exc).__name__}: {exc}") from None
+        if standing.holder != lease.holder:
+            raise session_busy(session_id, run_of(standing.holder))
+        active.lease = lease
+        self.runs[key] = active
         return active
 
     async def _prepare(
@@ -190,13 +234,15 @@ class AgentHost:
         messages: Sequence[ChatMessage],
         approvals: Sequence[ApprovalResponseContent],
     ) -> tuple[AgentLike, AgentSession, ActiveRun]:
+        """The agent, the session (loaded once its lease is held, so it is the latest
+        any process saved) and the run, with the request checked against the session."""
         agent = self.agent(agent_name)
-        session = await self.session(agent_name, session_id, owner)
-        active = self._start(agent_name, session, owner)
+        active = await self._start(agent_name, self._key(session_id, owner), session_id, owner)
         try:
+            session = await self.session(agent_name, session_id, owner)
             check_request(session, messages, approvals)
         except BaseException:
-            self.release(session_id, active)
+            await self.release(active)
             raise
         return agent, session, active
 
@@ -213,12 +259,13 @@ class AgentHost:
             agent_name, session_id, owner, messages, approvals
         )
         try:
+            loaded = session.revision
             response = await agent.run(
                 list(messages), session=session, options=self._options(active, approvals)
             )
-            await self.store.save(session)
+            await self._record(session, loaded)
         finally:
-            self.release(session_id, active)
+            await self.release(active)
         return response, active
 
     async def stream(
@@ -242,22 +289,30 @@ class AgentHost:
 
         async def updates() -> AsyncIterator[AgentResponseUpdate]:
             try:
+                loaded = session.revision
                 final: AgentResponseUpdate | None = None
                 async for update in agent.run_stream(list(messages), session, options):
                     if update.kind is UpdateKind.FINISHED:
                         final = update
                         continue
                     yield update
-                await self.store.save(session)
+                await self._record(session, loaded)
                 if final is not None:
                     yield final
             finally:
-                self.release(session_id, active)
+                await self.release(active)
 
         return active, updates()
 
+    async def _record(self, session: AgentSession, loaded: str | None) -> None:
+        """Store the turn, unless the run stored it itself (an `Agent` records its turn
+        in `AgentRunOptions.session_store`, the host's store)."""
+        if session.revision == loaded:
+            await self.store.save(session)
+
     def active_run(self, agent_name: str, session_id: str, owner: str) -> ActiveRun | None:
-        """The caller's run in progress in its session `session_id` of this agent, if any."""
+        """The caller's run of this process in progress in its session `session_id` of
+        this agent, if any."""
         self.agent(agent_name)
         tenant = Tenant(owner)
         active = self.runs.get(tenant.key(session_id))
@@ -265,18 +320,25 @@ class AgentHost:
             return None
         return active
 
-    def cancel(self, agent_name: str, session_id: str, owner: str) -> ActiveRun:
-        """Cancel the caller's run in progress in the session; a 409 when none is running."""
+    async def cancel(
+        self, agent_name: str, session_id: str, owner: str, reason: str = "cancelled by the client"
+    ) -> str:
+        """Cancel the caller's run in progress in the session, in this process at once or
+        in the process holding its lease when that one next renews it; the run's id. A
+        409 when none is running."""
         active = self.active_run(agent_name, session_id, owner)
-        if active is None:
+        if active is not None:
+            active.token.cancel(reason)
+            return active.run_id
+        lease = await self.leases.cancel_lease(self._key(session_id, owner), reason)
+        if lease is None:
             raise ServeError(
                 409,
                 "no_run_in_progress",
                 f"session {session_id!r} has no run in progress to cancel (it finished or "
                 "was cancelled already); the session is unchanged",
             )
-        active.token.cancel("cancelled by the client")
-        return active
+        return run_of(lease.holder)
 
     def _options(
         self, active: ActiveRun, approvals: Sequence[ApprovalResponseContent]
@@ -285,6 +347,7 @@ class AgentHost:
             tool_approval_responses=list(approvals),
             cancellation=active.token,
             middleware=list(self.middleware),
+            session_store=self.store,
         )
 
 

@@ -3,19 +3,39 @@
 from __future__ import annotations
 
 from raf.core.errors import SessionConflictError, SessionError, SessionNotFoundError
-from raf.core.sessions import AgentSession, next_revision
+from raf.core.sessions import AgentSession, SessionLease, next_revision
 from raf.stores.postgres_pool import PostgresTable
 
 _SCHEMA = (
     "CREATE TABLE IF NOT EXISTS {table} (id TEXT PRIMARY KEY, data TEXT NOT NULL, "
     "updated_at DOUBLE PRECISION NOT NULL, revision TEXT NOT NULL DEFAULT '')",
     "CREATE INDEX IF NOT EXISTS {updated_at} ON {table} (updated_at DESC)",
+    "CREATE TABLE IF NOT EXISTS {leases} (id TEXT PRIMARY KEY, holder TEXT NOT NULL, "
+    "expires_at DOUBLE PRECISION NOT NULL, cancel TEXT)",
 )
+
+_NOW = "extract(epoch from clock_timestamp())"
+"""The database's clock: every worker's leases are timed by the one clock they share."""
+
+_TAKE = (
+    "INSERT INTO {leases} AS held (id, holder, expires_at, cancel) "
+    f"VALUES (%s, %s, {_NOW} + %s, NULL) "
+    "ON CONFLICT (id) DO UPDATE SET holder = EXCLUDED.holder, "
+    "expires_at = EXCLUDED.expires_at, "
+    "cancel = CASE WHEN held.holder = EXCLUDED.holder THEN held.cancel END "
+    f"WHERE held.holder = EXCLUDED.holder OR held.expires_at <= {_NOW} "
+    "RETURNING holder, expires_at, cancel"
+)
+"""Take a free or lapsed lease, or renew one's own, in one statement."""
+
+_READ = f"SELECT holder, expires_at, cancel FROM {{leases}} WHERE id = %s AND expires_at > {_NOW}"
+"""The lease standing on a session."""
 
 
 class PostgresSessionStore:
     """Sessions in one PostgreSQL table (created on first use); saves compare the revision
-    in one `UPDATE … WHERE revision = …`, so several workers can share the sessions."""
+    in one `UPDATE … WHERE revision = …`, so several workers can share the sessions. Their
+    leases are rows of `<table>_leases`, timed by the database's clock."""
 
     def __init__(
         self,
@@ -102,6 +122,53 @@ class PostgresSessionStore:
                 self._table.sql("SELECT id FROM {table} ORDER BY updated_at DESC")
             )
             return [str(row[0]) for row in await cur.fetchall()]
+
+    def _lease(self, session_id: str, row: tuple[object, ...]) -> SessionLease:
+        return SessionLease(
+            session_id=session_id,
+            holder=str(row[0]),
+            expires_at=float(str(row[1])),
+            cancel=None if row[2] is None else str(row[2]),
+        )
+
+    async def take_lease(self, session_id: str, holder: str, seconds: float) -> SessionLease:
+        sql = self._table.sql
+        async with self._table.connection() as conn:
+            for _ in range(3):  # a lease given back between the two statements: again
+                cur = await conn.execute(sql(_TAKE), (session_id, holder, seconds))
+                row = await cur.fetchone()
+                if row is None:
+                    cur = await conn.execute(sql(_READ), (session_id,))
+                    row = await cur.fetchone()
+                if row is not None:
+                    return self._lease(session_id, row)
+        raise self._table.fail(f"the lease on session {session_id!r} changed hands 3 times")
+
+    async def release_lease(self, session_id: str, holder: str) -> None:
+        async with self._table.connection() as conn:
+            await conn.execute(
+                self._table.sql("DELETE FROM {leases} WHERE id = %s AND holder = %s"),
+                (session_id, holder),
+            )
+
+    async def read_lease(self, session_id: str) -> SessionLease | None:
+        async with self._table.connection() as conn:
+            cur = await conn.execute(self._table.sql(_READ), (session_id,))
+            row = await cur.fetchone()
+        return None if row is None else self._lease(session_id, row)
+
+    async def cancel_lease(self, session_id: str, reason: str) -> SessionLease | None:
+        async with self._table.connection() as conn:
+            cur = await conn.execute(
+                self._table.sql(
+                    "UPDATE {leases} SET cancel = %s "
+                    f"WHERE id = %s AND expires_at > {_NOW} "
+                    "RETURNING holder, expires_at, cancel"
+                ),
+                (reason, session_id),
+            )
+            row = await cur.fetchone()
+        return None if row is None else self._lease(session_id, row)
 
     async def close(self) -> None:
         """Close this event loop's connections (the store opens new ones if used again)."""

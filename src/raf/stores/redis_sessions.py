@@ -6,6 +6,7 @@ redis-py (the `redis` extra) is imported only here, when the store is first used
 from __future__ import annotations
 
 import asyncio
+import time
 from typing import TYPE_CHECKING, Any
 
 from raf.core.errors import (
@@ -14,7 +15,7 @@ from raf.core.errors import (
     SessionError,
     SessionNotFoundError,
 )
-from raf.core.sessions import AgentSession, next_revision
+from raf.core.sessions import AgentSession, SessionLease, next_revision
 
 if TYPE_CHECKING:
     from redis.asyncio import Redis
@@ -37,6 +38,36 @@ end
 redis.call('ZADD', KEYS[2], ARGV[5], ARGV[6])
 redis.call('HSET', KEYS[1], 'data', ARGV[4], 'revision', ARGV[3])
 return {1}
+"""
+
+# KEYS: the lease's hash. ARGV: the holder, the lease's length in milliseconds.
+# Returns the standing holder, its cancel reason ("" for none) and milliseconds left.
+_TAKE_LEASE = """
+local held = redis.call('HGET', KEYS[1], 'holder')
+if not held then
+  redis.call('DEL', KEYS[1])
+  redis.call('HSET', KEYS[1], 'holder', ARGV[1])
+  redis.call('PEXPIRE', KEYS[1], ARGV[2])
+elseif held == ARGV[1] then
+  redis.call('PEXPIRE', KEYS[1], ARGV[2])
+end
+return {redis.call('HGET', KEYS[1], 'holder'), redis.call('HGET', KEYS[1], 'cancel') or '',
+        redis.call('PTTL', KEYS[1])}
+"""
+
+_RELEASE_LEASE = """
+if redis.call('HGET', KEYS[1], 'holder') == ARGV[1] then
+  return redis.call('DEL', KEYS[1])
+end
+return 0
+"""
+
+# KEYS: the lease's hash. ARGV: the reason. Returns {} when no lease stands.
+_CANCEL_LEASE = """
+local held = redis.call('HGET', KEYS[1], 'holder')
+if not held then return {} end
+redis.call('HSET', KEYS[1], 'cancel', ARGV[1])
+return {held, ARGV[1], redis.call('PTTL', KEYS[1])}
 """
 
 _DELETE = """
@@ -72,6 +103,7 @@ class RedisSessionStore:
         self._client_loop: asyncio.AbstractEventLoop | None = None
         self._save: AsyncScript | None = None
         self._delete: AsyncScript | None = None
+        self._scripts: dict[str, AsyncScript] = {}
 
     def _where(self) -> str:
         return f"Redis session store at {self.address} (prefix {self.prefix!r})"
@@ -114,6 +146,11 @@ class RedisSessionStore:
             raise self._error(exc) from None
         self._save = client.register_script(_SAVE)
         self._delete = client.register_script(_DELETE)
+        self._scripts = {
+            "take": client.register_script(_TAKE_LEASE),
+            "release": client.register_script(_RELEASE_LEASE),
+            "cancel": client.register_script(_CANCEL_LEASE),
+        }
         self._client, self._client_loop = client, loop
         return client
 
@@ -171,6 +208,55 @@ class RedisSessionStore:
         client = self._open()
         ids = await self._call(client.zrevrange(self._index(), 0, -1))
         return [str(i) for i in ids]
+
+    # -- leases: a hash `<prefix>:lease:<id>` (holder, cancel) that expires by itself ----
+
+    def _lease_key(self, session_id: str) -> str:
+        return f"{self.prefix}:lease:{session_id}"
+
+    def _lease(self, session_id: str, found: Any) -> SessionLease | None:
+        if not found or not found[0]:
+            return None
+        left = int(found[2])
+        return SessionLease(
+            session_id=session_id,
+            holder=str(found[0]),
+            expires_at=time.time() + max(left, 0) / 1000,
+            cancel=str(found[1]) or None,
+        )
+
+    async def take_lease(self, session_id: str, holder: str, seconds: float) -> SessionLease:
+        self._open()
+        found = await self._call(
+            self._scripts["take"](
+                keys=[self._lease_key(session_id)], args=[holder, max(1, round(seconds * 1000))]
+            )
+        )
+        lease = self._lease(session_id, found)
+        assert lease is not None  # the script leaves a holder in every case
+        return lease
+
+    async def release_lease(self, session_id: str, holder: str) -> None:
+        self._open()
+        await self._call(
+            self._scripts["release"](keys=[self._lease_key(session_id)], args=[holder])
+        )
+
+    async def read_lease(self, session_id: str) -> SessionLease | None:
+        client = self._open()
+        key = self._lease_key(session_id)
+        async with client.pipeline(transaction=True) as pipe:
+            pipe.hmget(key, ["holder", "cancel"])
+            pipe.pttl(key)
+            (holder, cancel), left = await self._call(pipe.execute())
+        return self._lease(session_id, [holder, cancel or "", left])
+
+    async def cancel_lease(self, session_id: str, reason: str) -> SessionLease | None:
+        self._open()
+        found = await self._call(
+            self._scripts["cancel"](keys=[self._lease_key(session_id)], args=[reason])
+        )
+        return self._lease(session_id, found)
 
     async def close(self) -> None:
         """Close this event loop's connections (the store opens new ones if used again)."""

@@ -5,6 +5,7 @@ from __future__ import annotations
 import asyncio
 import contextlib
 import errno
+import json
 import logging
 import os
 import re
@@ -17,7 +18,8 @@ from pathlib import Path
 
 from raf.core.errors import SessionConflictError, SessionError, SessionNotFoundError
 from raf.core.private_files import atomic_write_text, private_dir, private_file
-from raf.core.sessions import AgentSession, next_revision
+from raf.core.sessions import AgentSession, SessionLease, next_revision
+from raf.stores.leases import LocalLeases, lease_after, standing
 
 log = logging.getLogger("raf.sessions")
 
@@ -32,10 +34,12 @@ def _check_id(session_id: str) -> str:
     return session_id
 
 
-class InMemorySessionStore:
-    """Keeps sessions in this process (as JSON, so nothing is shared by reference)."""
+class InMemorySessionStore(LocalLeases):
+    """Keeps sessions in this process (as JSON, so nothing is shared by reference), and
+    their leases (`LocalLeases`)."""
 
     def __init__(self) -> None:
+        super().__init__()
         self._data: dict[str, tuple[float, str, str]] = {}
 
     async def save(self, session: AgentSession) -> None:
@@ -228,6 +232,94 @@ class JsonDirectorySessionStore:
 
         return await asyncio.to_thread(scan)
 
+    # -- leases: `.leases/<id>.json`, read and written under the folder's lock ----------
+
+    def _lease_path(self, session_id: str) -> Path:
+        return self.directory / ".leases" / f"{_check_id(session_id)}.json"
+
+    async def take_lease(self, session_id: str, holder: str, seconds: float) -> SessionLease:
+        path = self._lease_path(session_id)
+
+        def take() -> SessionLease:
+            with self._locked():
+                held = _read_lease(path, session_id)
+                lease = lease_after(held, session_id, holder, seconds, time.time())
+                if lease is None:
+                    assert held is not None
+                    return held
+                _write_lease(path, lease)
+                return lease
+
+        return await asyncio.to_thread(take)
+
+    async def release_lease(self, session_id: str, holder: str) -> None:
+        path = self._lease_path(session_id)
+
+        def release() -> None:
+            with self._locked():
+                held = _read_lease(path, session_id)
+                if held is not None and held.holder == holder:
+                    path.unlink(missing_ok=True)
+
+        await asyncio.to_thread(release)
+
+    async def read_lease(self, session_id: str) -> SessionLease | None:
+        path = self._lease_path(session_id)
+
+        def read() -> SessionLease | None:
+            with self._locked():
+                return standing(_read_lease(path, session_id), time.time())
+
+        return await asyncio.to_thread(read)
+
+    async def cancel_lease(self, session_id: str, reason: str) -> SessionLease | None:
+        path = self._lease_path(session_id)
+
+        def cancel() -> SessionLease | None:
+            with self._locked():
+                held = standing(_read_lease(path, session_id), time.time())
+                if held is None:
+                    return None
+                held = SessionLease(
+                    session_id=session_id,
+                    holder=held.holder,
+                    expires_at=held.expires_at,
+                    cancel=reason,
+                )
+                _write_lease(path, held)
+                return held
+
+        return await asyncio.to_thread(cancel)
+
+
+def _read_lease(path: Path, session_id: str) -> SessionLease | None:
+    """The lease file's lease; None when there is none, or when it cannot be read (a
+    writer died mid-write: such a lease is no one's)."""
+    try:
+        data = json.loads(read_plain_file(path, 64 * 1024))
+        return SessionLease(
+            session_id=session_id,
+            holder=str(data["holder"]),
+            expires_at=float(data["expires_at"]),
+            cancel=None if data.get("cancel") is None else str(data["cancel"]),
+        )
+    except FileNotFoundError:
+        return None
+    except (OSError, ValueError, KeyError, TypeError, SessionError) as exc:
+        log.warning("ignoring the unreadable lease file %s: %s", path, exc)
+        return None
+
+
+def _write_lease(path: Path, lease: SessionLease) -> None:
+    """Replace the lease file (a lease need not outlive a power cut: it lapses anyway)."""
+    private_dir(path.parent)
+    record = {"holder": lease.holder, "expires_at": lease.expires_at, "cancel": lease.cancel}
+    tmp = path.with_name(f".{path.name}.{os.getpid()}.tmp")
+    fd = os.open(tmp, os.O_WRONLY | os.O_CREAT | os.O_TRUNC | os.O_CLOEXEC, 0o600)
+    with os.fdopen(fd, "w", encoding="utf-8") as handle:
+        handle.write(json.dumps(record))
+    os.replace(tmp, path)
+
 
 _SCHEMA = """
 CREATE TABLE IF NOT EXISTS raf_sessions (
@@ -238,9 +330,19 @@ CREATE TABLE IF NOT EXISTS raf_sessions (
 )
 """
 
+_LEASES = """
+CREATE TABLE IF NOT EXISTS raf_session_leases (
+    id TEXT PRIMARY KEY,
+    holder TEXT NOT NULL,
+    expires_at REAL NOT NULL,
+    cancel TEXT
+)
+"""
+
 
 class SqliteSessionStore:
-    """Sessions in one SQLite file (WAL mode): the default store, no server needed."""
+    """Sessions in one SQLite file (WAL mode): the default store, no server needed. Their
+    leases are rows of `raf_session_leases`, changed in `BEGIN IMMEDIATE` transactions."""
 
     def __init__(self, path: str | os.PathLike[str], *, timeout: float = 30.0) -> None:
         self.path = Path(path)
@@ -267,6 +369,7 @@ class SqliteSessionStore:
                 conn.execute("PRAGMA journal_mode=WAL")
                 conn.execute("PRAGMA synchronous=NORMAL")
                 conn.execute(_SCHEMA)
+                conn.execute(_LEASES)
                 columns = {row[1] for row in conn.execute("PRAGMA table_info(raf_sessions)")}
                 if "revision" not in columns:  # a file written before revisions existed
                     conn.execute(
@@ -347,3 +450,80 @@ class SqliteSessionStore:
             return [str(r[0]) for r in rows]
 
         return await asyncio.to_thread(scan)
+
+    # -- leases ---------------------------------------------------------------------------
+
+    def _lease_row(self, conn: sqlite3.Connection, session_id: str) -> SessionLease | None:
+        row = conn.execute(
+            "SELECT holder, expires_at, cancel FROM raf_session_leases WHERE id = ?",
+            (session_id,),
+        ).fetchone()
+        if row is None:
+            return None
+        return SessionLease(
+            session_id=session_id, holder=str(row[0]), expires_at=float(row[1]), cancel=row[2]
+        )
+
+    def _write_lease(self, conn: sqlite3.Connection, lease: SessionLease) -> None:
+        conn.execute(
+            "INSERT OR REPLACE INTO raf_session_leases (id, holder, expires_at, cancel) "
+            "VALUES (?, ?, ?, ?)",
+            (lease.session_id, lease.holder, lease.expires_at, lease.cancel),
+        )
+
+    @contextlib.contextmanager
+    def _immediate(self) -> Iterator[sqlite3.Connection]:
+        """A write transaction taken at once, so two processes never both read a lease
+        free and both take it."""
+        conn = self._connect()
+        conn.execute("BEGIN IMMEDIATE")
+        try:
+            yield conn
+        except BaseException:
+            conn.execute("ROLLBACK")
+            raise
+        conn.execute("COMMIT")
+
+    async def take_lease(self, session_id: str, holder: str, seconds: float) -> SessionLease:
+        def take() -> SessionLease:
+            with self._immediate() as conn:
+                held = self._lease_row(conn, session_id)
+                lease = lease_after(held, session_id, holder, seconds, time.time())
+                if lease is None:
+                    assert held is not None
+                    return held
+                self._write_lease(conn, lease)
+                return lease
+
+        return await asyncio.to_thread(take)
+
+    async def release_lease(self, session_id: str, holder: str) -> None:
+        def release() -> None:
+            self._connect().execute(
+                "DELETE FROM raf_session_leases WHERE id = ? AND holder = ?", (session_id, holder)
+            )
+
+        await asyncio.to_thread(release)
+
+    async def read_lease(self, session_id: str) -> SessionLease | None:
+        def read() -> SessionLease | None:
+            return standing(self._lease_row(self._connect(), session_id), time.time())
+
+        return await asyncio.to_thread(read)
+
+    async def cancel_lease(self, session_id: str, reason: str) -> SessionLease | None:
+        def cancel() -> SessionLease | None:
+            with self._immediate() as conn:
+                held = standing(self._lease_row(conn, session_id), time.time())
+                if held is None:
+                    return None
+                held = SessionLease(
+                    session_id=session_id,
+                    holder=held.holder,
+                    expires_at=held.expires_at,
+                    cancel=reason,
+                )
+                self._write_lease(conn, held)
+                return held
+
+        return await asyncio.to_thread(cancel)

@@ -99,10 +99,6 @@ class AgentRun:
     stream: bool = False
     """Whether the caller reads updates as they come (else only the response)."""
     phase: RunPhase = RunPhase.SET_UP
-    spent_before: list[str] = field(default_factory=list)
-    claimed: bool = False
-    """Whether this run stored a claim on its approvals (a failure must then record the
-    turn rather than forget it)."""
     instructions: str | None = None
     """The instructions template rendered for this run."""
     output: OutputType | None = None

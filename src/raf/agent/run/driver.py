@@ -19,7 +19,6 @@ from raf.agent.run.agent_run import (
 from raf.agent.run.answer import answer, answer_quietly, answered
 from raf.agent.run.providers import prepare
 from raf.agent.run.recording import finish, record_failure
-from raf.agent.session_conflicts import claim_approvals
 from raf.core.call_approval import RunApprovals
 from raf.core.errors import RafError
 from raf.core.messages import MessageInput, to_messages
@@ -87,7 +86,9 @@ def begin(
         deps=options.deps,
         agent=agent,
         session=session,
-        approvals=RunApprovals.for_session(session, responses),
+        approvals=RunApprovals.for_session(
+            session, responses, options.session_store or agent.session_store
+        ),
         cancellation=options.cancellation,
         limits=options.usage_limits or settings.usage_limits,
         session_limits=options.session_usage_limits or settings.session_usage_limits,
@@ -108,22 +109,12 @@ def begin(
         request=request,
         options=options,
         stream=stream,
-        spent_before=list(session.spent_approvals),
         instructions=instructions,
         output=output,
         output_retries=(
             settings.output_retries if options.output_retries is None else options.output_retries
         ),
     )
-    store = agent.session_store
-    if store is not None and responses:
-
-        async def claim(call_ids: list[str]) -> None:
-            await claim_approvals(store, session, call_ids)
-            run.claimed = True
-            run.spent_before = list(session.spent_approvals)
-
-        context.approvals.on_claim = claim
     return run
 
 

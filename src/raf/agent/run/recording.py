@@ -38,7 +38,7 @@ async def finish(
     else:
         session.pending_approvals = result.pending_approvals
     await call_on_invoked(run.agent, run.invoked, session, run.request, result, error)
-    store = run.agent.session_store
+    store = run.options.session_store or run.agent.session_store
     if store is not None:
         await save_turn(store, session, run.options.conflict_retries)
     if error is None:
@@ -60,18 +60,19 @@ async def fail(run: AgentRun, error: BaseException) -> None:
     stored (every call answered), so a retry does not run those tools again."""
     phase, loop = run.phase, run.loop
     run.phase = FAILED
+    approvals = run.context.approvals
     if phase is SET_UP:
-        run.session.spent_approvals[:] = run.spent_before
+        approvals.restore_spent()
         return
     if loop is not None and error is loop.model_error:
         partial = loop.completed_rounds()
         if partial is not None:
             await finish(run, agent_response(partial, run.session), error)
             return
-    if run.claimed and loop is not None:
+    if approvals.claim_stored and loop is not None:
         await record_claimed(run, loop, error)
         return
-    run.session.spent_approvals[:] = run.spent_before
+    approvals.restore_spent()
     await call_on_invoked(run.agent, run.invoked, run.session, run.request, None, error)
 
 

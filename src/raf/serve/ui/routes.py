@@ -216,7 +216,7 @@ def ui_router(
                     "title": first[:80],
                     "messages": len(session.messages),
                     "pending": sum(a.answerable for a in session_approvals(session)),
-                    "running": host.running(session.id) is not None,
+                    "running": await host.run_in_progress(session.id) is not None,
                     "recorded_runs": len(recorder.runs(session.id)),
                 }
             )

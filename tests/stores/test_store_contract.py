@@ -43,8 +43,8 @@ from raf.core.messages import Role
 from raf.core.usage import UsageDetails
 from raf.testing import ScriptedChatClient, call, reply
 from raf.testing.scripted import ScriptItem
-from tests.agent.conftest import StoreSpot
-from tests.agent.store_kinds import SHARED_KINDS, close_store, make_store
+from tests.stores.conftest import StoreSpot
+from tests.stores.store_kinds import SHARED_KINDS, close_store, make_store
 
 ROOT = Path(__file__).resolve().parents[2]
 
@@ -223,7 +223,7 @@ CONCURRENT_TURNS = textwrap.dedent(
     import asyncio, sys
     from raf import AgentBuilder, AgentRunOptions, SessionNotFoundError
     from raf.testing import ScriptedChatClient
-    from tests.agent.store_kinds import close_store, make_store
+    from tests.stores.store_kinds import close_store, make_store
 
     async def main() -> None:
         kind, where, name, worker, turns = sys.argv[1:6]
@@ -297,7 +297,7 @@ RESUMER = textwrap.dedent(
     import asyncio, sys
     from raf import AgentBuilder, SessionConflictError
     from raf.testing import ScriptedChatClient
-    from tests.agent.store_kinds import close_store, make_store
+    from tests.stores.store_kinds import close_store, make_store
 
     async def main() -> None:
         store = make_store(*sys.argv[1:4])
