@@ -3,9 +3,10 @@
 Agent `NAME` answers JSON-RPC at `/a2a/NAME`, with its card at
 `/a2a/NAME/.well-known/agent-card.json`; the first agent's card is also at the root
 `/.well-known/agent-card.json`. An A2A context is a raf session owned by the caller's
-token. A run that stops for approval leaves its task `input-required` with the pending
-calls as a data part; a message with a data part `{"approvals": [{"call_id",
-"approved", "reason"?}]}` in the same context answers them.
+token, and its tasks are kept in the server's session store (`raf.serve.a2a_tasks`), so
+any worker sharing the store answers for them. A run that stops for approval leaves its
+task `input-required` with the pending calls as a data part; a message with a data part
+`{"approvals": [{"call_id", "approved", "reason"?}]}` in the same context answers them.
 """
 
 from __future__ import annotations
@@ -17,6 +18,7 @@ from raf.core.contents import ApprovalResponseContent, content_to_dict
 from raf.core.errors import RafError
 from raf.core.messages import ChatMessage
 from raf.core.responses import FinishReason, UpdateKind
+from raf.serve.a2a_tasks import stored_tasks
 from raf.serve.errors import ServeError, require_extra
 from raf.serve.hosting import AgentHost
 from raf.serve.requests import error_for
@@ -192,7 +194,6 @@ def mount_a2a(
     from a2a.server.context import ServerCallContext
     from a2a.server.request_handlers import DefaultRequestHandler
     from a2a.server.routes import DefaultServerCallContextBuilder, create_jsonrpc_routes
-    from a2a.server.tasks import InMemoryTaskStore
     from google.protobuf.json_format import MessageToDict  # type: ignore[import-untyped]
     from starlette.responses import JSONResponse
     from starlette.routing import Route
@@ -225,10 +226,11 @@ def mount_a2a(
 
         return Route(path, card, methods=["GET"])
 
+    tasks = stored_tasks(host.store)  # every worker sharing the store knows every task
     for index, (name, agent) in enumerate(host.agents.items()):
         handler = DefaultRequestHandler(
             agent_executor=make_executor(host, name),
-            task_store=InMemoryTaskStore(),
+            task_store=tasks,
             agent_card=agent_card(agent, f"{base_url or ''}/a2a/{name}", security),
         )
         routes = [card_route(f"/a2a/{name}{AGENT_CARD}", agent)]

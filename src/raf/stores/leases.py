@@ -26,6 +26,10 @@ DEFAULT_LEASE_SECONDS = 30.0
 """How long a run's lease lasts without renewal: a worker that dies holding a session
 frees it this long after its last renewal."""
 
+LONGEST_RENEWAL_GAP = 2.0
+"""Seconds at most between two renewals of a held lease (a third of its length when that
+is shorter): a cancel asked from another process reaches the run within about this."""
+
 
 @functools.cache
 def _machine() -> str:
@@ -146,10 +150,10 @@ def leases_of(store: SessionStore) -> SessionLeases:
 
 
 class HeldLease:
-    """One run's lease on one session: taken, renewed every third of its length while
-    the run lasts, and given back. Cancels the run's token when another process asks
-    (`cancel_lease`) or when the lease is lost (renewals failed past its end, or another
-    run took it after it lapsed)."""
+    """One run's lease on one session: taken, renewed while the run lasts (every third of
+    its length, and at least every `LONGEST_RENEWAL_GAP` seconds), and given back.
+    Cancels the run's token when another process asks (`cancel_lease`) or when the lease
+    is lost (renewals failed past its end, or another run took it after it lapsed)."""
 
     def __init__(
         self,
@@ -209,7 +213,7 @@ class HeldLease:
     async def _renew(self, lapses: float) -> None:
         """Renew until released; stop the run when it must stop."""
         while True:
-            await asyncio.sleep(self.seconds / 3)
+            await asyncio.sleep(min(self.seconds / 3, LONGEST_RENEWAL_GAP))
             try:
                 lease = await self.leases.take_lease(self.session_id, self.holder, self.seconds)
             except Exception as exc:
