@@ -74,6 +74,21 @@ CORPUS: dict[str, Hostile] = {
         b'{"messages": ' + b"9" * 5000 + b"}", JSON,
     ),
     "json_not_utf8": Hostile("POST", "/agents/helper/runs", 400, "malformed_json", b"\xff", JSON),
+    "json_lone_surrogate_native": Hostile(
+        "POST", "/agents/helper/runs", 400, "malformed_json", b'{"messages": "\\ud800"}', JSON
+    ),
+    "json_lone_surrogate_openai": Hostile(
+        "POST", "/v1/chat/completions", 400, "malformed_json",
+        b'{"model": "helper", "messages": [{"role": "user", "content": "\\udfff"}]}', JSON,
+    ),
+    "json_lone_surrogate_a2a": Hostile(
+        "POST", "/a2a/helper", 400, "malformed_json",
+        b'{"jsonrpc": "2.0", "id": 1, "method": "SendMessage", "params": "\\ud800"}', JSON,
+    ),
+    # heads
+    "header_too_large": Hostile(
+        "GET", "/agents", 431, "headers_too_large", headers={"x-big": "a" * 70_000}, token=None
+    ),
     # sizes
     "too_large": Hostile(
         "POST", "/agents/helper/runs", 413, "body_too_large",

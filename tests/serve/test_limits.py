@@ -257,6 +257,7 @@ async def test_requests_past_max_streams_get_503_with_retry_after() -> None:
         assert busy.status_code == 503
         assert busy.headers["retry-after"] == "1"
         assert busy.json()["error"]["code"] == "server_busy"
+        assert "(--max-streams 1)" in busy.json()["error"]["message"]
         release.set()
         assert (await asyncio.wait_for(first, WAIT)).text == "done"
         assert (await client.get("/agents")).status_code == 200

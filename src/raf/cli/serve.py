@@ -18,6 +18,7 @@ TOKEN_ENV = "RAF_SERVE_TOKEN"
 
 LIMIT_FLAGS = {
     "max_body": "max_body_bytes",
+    "max_header_bytes": "max_header_bytes",
     "header_timeout": "header_timeout",
     "body_timeout": "body_timeout",
     "keep_alive": "keep_alive",
@@ -26,6 +27,7 @@ LIMIT_FLAGS = {
     "max_json_depth": "max_json_depth",
     "rate_limit": "rate_per_second",
     "rate_burst": "rate_burst",
+    "loopback_rate_limit": "loopback_rate_per_second",
 }
 """`raf serve` flags (as argparse names them) → the `ServeLimits` field each sets."""
 
@@ -109,14 +111,26 @@ def _server_arguments(parser: argparse.ArgumentParser) -> None:
         )
 
     limit("--max-body", int, "BYTES", "largest request body")
+    limit("--max-header-bytes", int, "BYTES", "largest request line and headers (431 past it)")
     limit("--header-timeout", float, "SECONDS", "time to send a request's headers")
     limit("--body-timeout", float, "SECONDS", "time to send a request's body")
     limit("--keep-alive", int, "SECONDS", "idle time a connection is kept open")
     limit("--max-connections", int, "N", "open connections (idle ones are closed first)")
-    limit("--max-streams", int, "N", "requests and streams answered at once")
+    limit("--max-streams", int, "N", "requests and streams answered at once (503 past it)")
     limit("--max-json-depth", int, "N", "deepest JSON nesting in a request")
-    limit("--rate-limit", float, "PER_SECOND", "requests a second per token (0: off)")
-    limit("--rate-burst", int, "N", "requests a token may make at once")
+    limit(
+        "--rate-limit",
+        float,
+        "PER_SECOND",
+        "requests a second per token, or per client address without tokens (0: off)",
+    )
+    limit("--rate-burst", int, "N", "requests a caller may make at once")
+    limit(
+        "--loopback-rate-limit",
+        float,
+        "PER_SECOND",
+        "requests a second per loopback address on a server without tokens (0: no limit)",
+    )
     parser.add_argument(
         "--sessions",
         metavar="PATH|memory",

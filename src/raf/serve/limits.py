@@ -5,12 +5,19 @@ from __future__ import annotations
 
 import re
 import time
+from collections.abc import Hashable
 from dataclasses import dataclass, fields
 
 from raf.core.errors import ConfigurationError
 
 DEFAULT_MAX_BODY = 1024 * 1024
 """Largest request body accepted by default (1 MiB)."""
+
+DEFAULT_MAX_HEADER = 64 * 1024
+"""Largest request line and headers accepted by default (64 KiB)."""
+
+_ZERO_ALLOWED = frozenset({"rate_per_second", "loopback_rate_per_second"})
+"""Limits where 0 means "no limit" rather than "nothing allowed"."""
 
 
 @dataclass(kw_only=True, slots=True, frozen=True)
@@ -22,6 +29,10 @@ class ServeLimits:
     """Seconds a client has to send a request's line and headers, counted from connecting
     or from the first byte of the next request on a kept-alive connection; the
     connection is closed past it (a client sending headers slowly holds nothing)."""
+    max_header_bytes: int = DEFAULT_MAX_HEADER
+    """Largest request line and headers of one request (its trailers, if chunked, count
+    too), counted as the bytes arrive, before any parser keeps them; past it a 431 and
+    the connection is closed."""
     body_timeout: float = 30.0
     """Seconds a client has to send a request's whole body once its headers are in; a 408
     past it."""
@@ -32,27 +43,32 @@ class ServeLimits:
     answered (idle, or still sending its headers) is closed to make room, so a flood of
     idle connections cannot lock clients out; when every connection is being answered,
     the newcomer is closed."""
-    max_streams: int = 100
+    max_streams: int = 500
     """Requests being answered at once (a streamed run counts until its stream ends);
-    past it a 503 with Retry-After. Health probes are not counted."""
+    past it a 503 with Retry-After. Health probes are not counted. A run mostly waits
+    on its model, so one process holds hundreds at a small cost each; the cap bounds
+    what a flood of callers can hold, not a service's ordinary load."""
     max_body_bytes: int = DEFAULT_MAX_BODY
     """Largest request body, declared or sent in chunks; a 413 past it."""
     max_json_depth: int = 64
     """Deepest nesting of arrays and objects in a JSON body; a 400 past it."""
     rate_per_second: float = 50.0
-    """Requests per second each token may make on average (the anonymous caller of a
-    token-less server counts as one token); a 429 with Retry-After past it. 0 turns
-    the rate limit off."""
+    """Requests per second one caller may make on average: each token on a server with
+    tokens (wherever it is used from), each client address on a server without; a 429
+    with Retry-After past it. 0 turns the rate limit off."""
     rate_burst: int = 200
-    """Requests a token may make at once before `rate_per_second` applies."""
+    """Requests a caller may make at once before its rate applies."""
+    loopback_rate_per_second: float = 0.0
+    """Requests per second each loopback address may make on a server without tokens:
+    that server is one developer's, so by default (0) its own machine is not limited
+    and a local load test is not refused."""
 
     def __post_init__(self) -> None:
         for item in fields(self):
             value = getattr(self, item.name)
-            allowed_zero = item.name == "rate_per_second"
             if isinstance(value, bool) or not isinstance(value, (int, float)):
                 raise ConfigurationError(f"server limit {item.name} must be a number")
-            if value < 0 or (value == 0 and not allowed_zero):
+            if value < 0 or (value == 0 and item.name not in _ZERO_ALLOWED):
                 raise ConfigurationError(
                     f"server limit {item.name} must be a positive number, not {value}"
                 )
@@ -76,24 +92,51 @@ def json_too_deep(body: bytes, limit: int) -> bool:
     return False
 
 
-class RateLimiter:
-    """A token bucket per caller: `burst` requests at once, then `rate` per second."""
+MAX_CALLERS = 10_000
+"""Callers whose buckets a `RateLimiter` remembers at once. Keyed by address, a client
+could otherwise make the server remember one bucket per address it uses."""
 
-    def __init__(self, rate: float, burst: int) -> None:
+
+class RateLimiter:
+    """A token bucket per caller: `burst` requests at once, then `rate` per second.
+
+    Buckets live in least-recently-used order and are forgotten once refilled (a full
+    bucket is the same as none) or, the least recently used first, past `keep`, so
+    memory stays bounded however many callers come and go."""
+
+    def __init__(self, rate: float, burst: int, *, keep: int = MAX_CALLERS) -> None:
         self.rate = rate
         self.burst = burst
-        self._buckets: dict[str, tuple[float, float]] = {}
+        self.keep = keep
+        self._buckets: dict[Hashable, tuple[float, float]] = {}
 
-    def wait(self, caller: str, now: float | None = None) -> float:
+    def __len__(self) -> int:
+        return len(self._buckets)
+
+    def wait(self, caller: Hashable, now: float | None = None) -> float:
         """Take one request from the caller's bucket: 0 when it may go now, else the
         seconds until it may (nothing is taken then)."""
         if self.rate <= 0:
             return 0.0
         now = time.monotonic() if now is None else now
-        level, since = self._buckets.get(caller, (float(self.burst), now))
+        level, since = self._buckets.pop(caller, (float(self.burst), now))
         level = min(float(self.burst), level + (now - since) * self.rate)
+        wait = 0.0
         if level < 1.0:
-            self._buckets[caller] = (level, now)
-            return (1.0 - level) / self.rate
-        self._buckets[caller] = (level - 1.0, now)
-        return 0.0
+            wait = (1.0 - level) / self.rate
+        else:
+            level -= 1.0
+        self._buckets[caller] = (level, now)
+        self._forget(now)
+        return wait
+
+    def _forget(self, now: float) -> None:
+        """Drop buckets from the least recently used end while they are full again or
+        there are more than `keep`; each call drops what it can cheaply, the rest go on
+        later calls."""
+        while self._buckets:
+            oldest = next(iter(self._buckets))
+            level, since = self._buckets[oldest]
+            if len(self._buckets) <= self.keep and level + (now - since) * self.rate < self.burst:
+                return
+            del self._buckets[oldest]

@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import json
 import logging
+import re
 from typing import Any, TypeVar
 
 from pydantic import BaseModel, ValidationError
@@ -17,15 +18,65 @@ log = logging.getLogger("raf.serve")
 ModelT = TypeVar("ModelT", bound=BaseModel)
 
 
+_SURROGATE_HINT = re.compile(rb"\\u[dD][89a-fA-F]")
+"""Where a surrogate escape may start: a quick look before the exact scan below."""
+
+_SURROGATE_ESCAPE = re.compile(
+    rb"(?<!\\)(?:\\\\)*\\u(?:"
+    rb"(?P<pair>[dD][89abAB][0-9a-fA-F]{2}\\u[dD][c-fC-F][0-9a-fA-F]{2})"
+    rb"|(?P<lone>[dD][89a-fA-F][0-9a-fA-F]{2}))"
+)
+"""A `\\uD800`-`\\uDFFF` escape that is an escape (an even run of backslashes before it),
+either a high one with its low one (a character) or alone (no character at all)."""
+
+
+def _place(raw: bytes, offset: int) -> str:
+    """Where `offset` is in a body, as a client's editor counts: byte, line and column."""
+    line = raw.count(b"\n", 0, offset) + 1
+    column = offset - (raw.rfind(b"\n", 0, offset) + 1) + 1
+    return f"byte {offset} (line {line}, column {column})"
+
+
+def body_text(raw: bytes) -> str:
+    """A request body as text; a 400 saying where when it is not Unicode text: bytes that
+    are not UTF-8, or a surrogate escape without its pair (`\\ud800`), which a JSON
+    parser would turn into a string that no encoder can write back out."""
+    try:
+        text = raw.decode("utf-8")
+    except UnicodeDecodeError as exc:
+        raise ServeError(
+            400,
+            "malformed_json",
+            f"the request body is not UTF-8 text: byte 0x{raw[exc.start]:02x} at "
+            f"{_place(raw, exc.start)} ({exc.reason}); send JSON as UTF-8",
+        ) from None
+    if _SURROGATE_HINT.search(raw) is None:
+        return text
+    for match in _SURROGATE_ESCAPE.finditer(raw):
+        if match.group("lone") is not None:
+            start = match.start("lone") - 2
+            raise ServeError(
+                400,
+                "malformed_json",
+                f"the request body has a lone surrogate escape "
+                f"{raw[start : start + 6].decode('ascii')} at {_place(raw, start)}: it "
+                "stands for no character; send the character itself or both halves of "
+                "its surrogate pair",
+            )
+    return text
+
+
 def parse_body(raw: bytes, model: type[ModelT], *, empty_ok: bool = False) -> ModelT:
-    """A request body as `model`: 400 for JSON that does not parse, 422 for JSON of the
-    wrong shape, each saying where."""
+    """A request body as `model`: 400 for JSON that does not parse or is not Unicode
+    text, 422 for JSON of the wrong shape, each saying where."""
     if not raw.strip():
         if empty_ok:
             return model()
         raise ServeError(400, "malformed_json", "the request body is empty; send a JSON object")
+    text = body_text(raw)
     try:
-        data = json.loads(raw)
+        # a UTF-8 byte order mark is allowed, as json.loads allowed it on bytes
+        data = json.loads(text.removeprefix("\ufeff"))
     except json.JSONDecodeError as exc:
         raise ServeError(
             400,
@@ -33,8 +84,6 @@ def parse_body(raw: bytes, model: type[ModelT], *, empty_ok: bool = False) -> Mo
             f"the request body is not valid JSON (line {exc.lineno}, column {exc.colno}): "
             f"{exc.msg}",
         ) from None
-    except UnicodeDecodeError:
-        raise ServeError(400, "malformed_json", "the request body is not UTF-8 text") from None
     except ValueError as exc:  # a number too long to convert, say
         raise ServeError(
             400, "malformed_json", f"the request body is not usable JSON: {exc}"

@@ -1,8 +1,10 @@
-"""What a server lets in: bearer tokens, Host and Origin checks, JSON bodies only, and
-the request limits of `ServeLimits` (body size, time and depth, rate, streams at once).
+"""What a server lets in: bearer tokens, Host and Origin checks, JSON bodies of Unicode
+text only, and the request limits of `ServeLimits` (body size, time and depth, rate,
+streams at once).
 
 The checks are one plain ASGI middleware in front of every protocol the server speaks,
 so a mounted application (A2A) gets them too and streamed responses are not buffered.
+Its refusals have raf's error shape, and OpenAI's on the OpenAI-compatible API (`/v1`).
 """
 
 from __future__ import annotations
@@ -18,7 +20,9 @@ from typing import Any
 from urllib.parse import urlsplit
 
 from raf.core.errors import ConfigurationError
+from raf.serve.errors import ServeError
 from raf.serve.limits import DEFAULT_MAX_BODY, RateLimiter, ServeLimits, json_too_deep
+from raf.serve.requests import body_text
 from raf.serve.tenancy import owner_of
 
 Scope = MutableMapping[str, Any]
@@ -37,6 +41,9 @@ AGENT_CARD = "/.well-known/agent-card.json"
 
 OWNER_KEY = "raf_owner"
 """Key in the ASGI scope's state holding the caller's owner id."""
+
+OPENAI_PREFIX = "/v1/"
+"""Where the OpenAI-compatible API answers: refusals there have OpenAI's error shape."""
 
 
 def is_loopback(host: str) -> bool:
@@ -162,9 +169,15 @@ async def send_json_error(
     code: str,
     message: str,
     headers: Sequence[tuple[bytes, bytes]] = (),
+    *,
+    openai: bool = False,
 ) -> None:
-    """A JSON error response sent straight over ASGI."""
-    body = json.dumps({"error": {"code": code, "message": message}}).encode()
+    """A JSON error response sent straight over ASGI, in raf's error shape, or in the
+    one OpenAI clients read when `openai`."""
+    error: dict[str, Any] = {"code": code, "message": message}
+    if openai:
+        error = {"message": message, "type": code, "param": None, "code": code}
+    body = json.dumps({"error": error}).encode()
     await send(
         {
             "type": "http.response.start",
@@ -194,14 +207,33 @@ def is_json(content_type: str | None) -> bool:
     )
 
 
+def client_address(scope: Scope) -> str:
+    """The client's address as the server saw it (a trusted local proxy's
+    X-Forwarded-For already applied), or "" when the server was not told."""
+    client = scope.get("client")
+    return str(client[0]) if client else ""
+
+
 class SecurityMiddleware:
-    """Refuses what `ServeSecurity` does not admit, before any protocol sees it."""
+    """Refuses what `ServeSecurity` does not admit, before any protocol sees it.
+
+    Rate limits: a server with tokens keys callers by token, wherever a token is used
+    from (one token spread over many addresses is still one caller, and clients behind
+    one proxy address are not lumped together); a server without tokens, which listens
+    on loopback only, keys them by client address, so one noisy address does not use up
+    the others' budget. There, loopback addresses have `loopback_rate_per_second`, by
+    default unlimited (the developer's own machine); other addresses (sent by a local
+    proxy as X-Forwarded-For) have `rate_per_second`."""
 
     def __init__(self, app: ASGIApp, security: ServeSecurity) -> None:
         self.app = app
         self.security = security
         self.limits = security.limits
-        self.rates = RateLimiter(self.limits.rate_per_second, self.limits.rate_burst)
+        limits = self.limits
+        self.rates = RateLimiter(limits.rate_per_second, limits.rate_burst)
+        """Buckets by token (with tokens) or by non-loopback address (without)."""
+        self.loopback_rates = RateLimiter(limits.loopback_rate_per_second, limits.rate_burst)
+        """Buckets by loopback address on a server without tokens."""
         self.streams = 0
         """Requests being answered now (health probes and page files not counted)."""
 
@@ -212,17 +244,23 @@ class SecurityMiddleware:
         headers = {k.decode("latin-1").lower(): v.decode("latin-1") for k, v in scope["headers"]}
         rules = self.security
         limits = self.limits
+        openai = str(scope.get("path", "")).startswith(OPENAI_PREFIX)
+
+        async def refuse(
+            status: int, code: str, message: str, extra: Sequence[tuple[bytes, bytes]] = ()
+        ) -> None:
+            await send_json_error(send, status, code, message, extra, openai=openai)
+
         if not rules.host_allowed(headers.get("host")):
-            await send_json_error(send, 403, "host_not_allowed", "this Host is not served here")
+            await refuse(403, "host_not_allowed", "this Host is not served here")
             return
         if not rules.origin_allowed(headers.get("origin")):
-            await send_json_error(send, 403, "origin_not_allowed", "this Origin is not allowed")
+            await refuse(403, "origin_not_allowed", "this Origin is not allowed")
             return
         owner = rules.owner(headers.get("authorization"))
         public = rules.is_public(scope["path"])
         if owner is None and not public:
-            await send_json_error(
-                send,
+            await refuse(
                 401,
                 "unauthorized",
                 "a valid bearer token is required (Authorization: Bearer <token>)",
@@ -231,47 +269,53 @@ class SecurityMiddleware:
             return
         scope.setdefault("state", {})[OWNER_KEY] = owner or ""
         if not public:
-            wait = self.rates.wait(owner or "")
-            if wait > 0:
-                await send_json_error(
-                    send,
+            limited = self._rate_limited(owner or "", client_address(scope))
+            if limited is not None:
+                wait, message = limited
+                await refuse(
                     429,
                     "rate_limited",
-                    f"more than {limits.rate_per_second:g} requests a second (bursts of "
-                    f"{limits.rate_burst}) from this token; retry after {wait:.2f} s",
+                    message,
                     [(b"retry-after", str(max(1, math.ceil(wait))).encode())],
                 )
                 return
-        if await self._refuse_content(scope, headers, send):
+        if await self._refuse_content(scope, headers, refuse):
             return
         length = headers.get("content-length")
         if length is not None and (not length.isdigit() or int(length) > limits.max_body_bytes):
-            await send_json_error(send, 413, "body_too_large", self._too_large())
+            await refuse(413, "body_too_large", self._too_large())
             return
         try:
             async with asyncio.timeout(limits.body_timeout):
                 body = await self._read_body(receive)
         except TimeoutError:
-            await send_json_error(
-                send,
+            await refuse(
                 408,
                 "body_timeout",
-                f"the request body did not arrive within {limits.body_timeout:g} s",
+                f"the request body did not arrive within {limits.body_timeout:g} s "
+                "(--body-timeout)",
                 [(b"connection", b"close")],
             )
             return
         if body is None:
-            await send_json_error(send, 413, "body_too_large", self._too_large())
+            await refuse(413, "body_too_large", self._too_large())
             return
         if body and json_too_deep(body, limits.max_json_depth):
-            await send_json_error(
-                send,
+            await refuse(
                 400,
                 "json_too_deep",
                 f"the JSON body nests arrays and objects deeper than {limits.max_json_depth} "
-                "levels",
+                "levels (--max-json-depth)",
             )
             return
+        if body:
+            # every protocol gets only Unicode text: a lone surrogate parsed into a string
+            # fails later, wherever that string is encoded, as a 500
+            try:
+                body_text(body)
+            except ServeError as exc:
+                await refuse(exc.status, exc.code, exc.message)
+                return
         replayed = False
 
         async def replay() -> Message:
@@ -285,11 +329,11 @@ class SecurityMiddleware:
             await self.app(scope, replay, send)
             return
         if self.streams >= limits.max_streams:
-            await send_json_error(
-                send,
+            await refuse(
                 503,
                 "server_busy",
-                f"the server is answering {limits.max_streams} requests already; retry soon",
+                f"the server is answering {limits.max_streams} requests already, its limit "
+                f"(--max-streams {limits.max_streams}); retry soon, or raise --max-streams",
                 [(b"retry-after", b"1")],
             )
             return
@@ -299,7 +343,36 @@ class SecurityMiddleware:
         finally:
             self.streams -= 1
 
-    async def _refuse_content(self, scope: Scope, headers: dict[str, str], send: Send) -> bool:
+    def _rate_limited(self, owner: str, address: str) -> tuple[float, str] | None:
+        """Seconds this caller must wait and a message naming the limit it is over and
+        the flags that set it, or None when it may go on (see the class's rule)."""
+        limits = self.limits
+        if self.security.tokens:
+            wait = self.rates.wait(owner)
+            who, rate, flag = "this token", limits.rate_per_second, "--rate-limit"
+            scope = "the limit per token"
+        elif is_loopback(address):
+            wait = self.loopback_rates.wait(address)
+            who, rate = f"this address ({address})", limits.loopback_rate_per_second
+            flag, scope = "--loopback-rate-limit", "the limit per loopback address"
+        else:
+            wait = self.rates.wait(address)
+            who, rate = f"this address ({address or 'unknown'})", limits.rate_per_second
+            flag, scope = "--rate-limit", "the limit per address"
+        if wait <= 0:
+            return None
+        return wait, (
+            f"more than {rate:g} requests a second (bursts of {limits.rate_burst}) from "
+            f"{who}: {scope} is {flag} {rate:g} --rate-burst {limits.rate_burst}; retry "
+            f"after {wait:.2f} s, or raise them"
+        )
+
+    async def _refuse_content(
+        self,
+        scope: Scope,
+        headers: dict[str, str],
+        refuse: Callable[[int, str, str], Awaitable[None]],
+    ) -> bool:
         """Refuse (415) a body that is not declared JSON, and a browser's unsafe request
         that does not declare JSON: only those does a browser send cross-origin without
         a preflight, which this server never grants."""
@@ -309,8 +382,7 @@ class SecurityMiddleware:
         has_body = "transfer-encoding" in headers or (length is not None and length != "0")
         if not has_body and "origin" not in headers:
             return False
-        await send_json_error(
-            send,
+        await refuse(
             415,
             "unsupported_media_type",
             "send the request as JSON (Content-Type: application/json)"
@@ -319,7 +391,7 @@ class SecurityMiddleware:
         return True
 
     def _too_large(self) -> str:
-        return f"the request body is larger than {self.security.max_body_bytes} bytes"
+        return f"the request body is larger than {self.security.max_body_bytes} bytes (--max-body)"
 
     async def _read_body(self, receive: Receive) -> bytes | None:
         """The whole body, or None once it passes the limit (chunked uploads included)."""
