@@ -22,3 +22,13 @@ def test_each_new_session_gets_its_own_id() -> None:
     first, second = AgentSession(), AgentSession()
     assert first.id != second.id
     assert uuid.UUID(hex=first.id).version == 4
+
+
+def test_a_request_with_a_lone_surrogate_is_hashed() -> None:
+    from raf.core.messages import ChatMessage
+    from raf.core.sessions import AgentSession
+
+    session = AgentSession()
+    first = session.touch_request_hash([ChatMessage.user("odd \ud800 text")])
+    assert len(first) == 64
+    assert session.touch_request_hash([ChatMessage.user("odd \udc00 text")]) != first

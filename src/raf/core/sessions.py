@@ -113,8 +113,10 @@ class AgentSession:
                 and message.author_name is None
                 and message.message_id is None
             ):  # the usual request, hashed without building its JSON
-                # (`_value_` is what `.value` returns, read without the enum's property)
-                digest.update(f"t{message.role._value_}\x00{contents[0].text}\x00".encode())
+                # (`_value_` is what `.value` returns, read without the enum's property;
+                # a lone surrogate, which a model or tool may produce, is hashed as is)
+                text = f"t{message.role._value_}\x00{contents[0].text}\x00"
+                digest.update(text.encode("utf-8", "surrogatepass"))
             else:
                 digest.update(b"j" + _SORTED_JSON.encode(message.to_dict()).encode())
         self.request_hash = digest.hexdigest()
