@@ -126,7 +126,8 @@ class DeclWorkflowBuilder:
         return self
 
     def with_limits(self, limits: Limits) -> DeclWorkflowBuilder:
-        """Caps on actions run and items per Foreach."""
+        """Caps on actions run, wall-clock seconds and items per Foreach; they replace
+        the document's `maxTurns` and `maxSeconds`."""
         self._limits = limits
         return self
 
@@ -210,8 +211,13 @@ class DeclWorkflowBuilder:
 
 
 def _limits_of(loaded: LoadedWorkflow) -> Limits | None:
-    """The document's own `maxTurns` as the run's step cap."""
-    return Limits(max_steps=loaded.max_turns) if loaded.max_turns else None
+    """The document's own `maxTurns` and `maxSeconds` as the run's action and time caps."""
+    given: dict[str, Any] = {}
+    if loaded.max_turns:
+        given["max_steps"] = loaded.max_turns
+    if loaded.max_seconds:
+        given["max_seconds"] = loaded.max_seconds
+    return Limits(**given) if given else None
 
 
 def _locator(doc: Document) -> Callable[[tuple[str | int, ...]], str]:

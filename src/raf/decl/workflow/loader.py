@@ -36,6 +36,7 @@ _ACTION_KEYS = (
     "agents",
     "mcpServers",
     "maxTurns",
+    "maxSeconds",
     "metadata",
     "$schema",
 )
@@ -72,6 +73,9 @@ class LoadedWorkflow:
     """Declared inputs: name to `{type, description, default}`."""
     max_turns: int | None = None
     """`maxTurns`: the most actions one run may execute."""
+    max_seconds: float | None = None
+    """`maxSeconds`: the most wall-clock seconds one run may spend executing (the time it
+    waits paused for input does not count)."""
     warnings: list[Problem] = field(default_factory=list)
 
 
@@ -138,6 +142,18 @@ def check_workflow(doc: Document) -> LoadedWorkflow:
             loaded.max_turns = max_turns
         else:
             problems.append(doc.problem(("maxTurns",), "maxTurns is a whole number above 0"))
+    max_seconds = data.get("maxSeconds")
+    if max_seconds is not None:
+        if (
+            isinstance(max_seconds, int | float)
+            and not isinstance(max_seconds, bool)
+            and 0 < max_seconds < float("inf")
+        ):
+            loaded.max_seconds = max_seconds
+        else:
+            problems.append(
+                doc.problem(("maxSeconds",), "maxSeconds is a number of seconds above 0")
+            )
     if not graph:
         problems += _actions(doc, data, loaded)
         problems += _inputs(doc, data, loaded)

@@ -30,16 +30,16 @@ from raf.workflow.declarative.variables import VariableError
 
 async def set_variable(rt: Runtime, step: Step) -> None:
     target = step.fields.get("variable") or step.fields.get("path")
-    rt.set(target, rt.value(step.fields["value"]))
+    rt.set(target, await rt.value(step.fields["value"]))
 
 
 async def set_multiple(rt: Runtime, step: Step) -> None:
     for item in step.fields["assignments"]:
-        rt.set(item["variable"], rt.value(item["value"]))
+        rt.set(item["variable"], await rt.value(item["value"]))
 
 
 async def set_text(rt: Runtime, step: Step) -> None:
-    rt.set(step.fields["variable"], rt.render(step.fields["value"]))
+    rt.set(step.fields["variable"], await rt.render(step.fields["value"]))
 
 
 async def reset_variable(rt: Runtime, step: Step) -> None:
@@ -60,9 +60,9 @@ _CLEAR_SCOPES = {
 async def clear_all(rt: Runtime, step: Step) -> None:
     """Clear a scope (Local, Global or Workflow.Outputs, or MAF's names for them);
     `ConversationHistory` empties the run's conversation."""
-    raw = str(rt.value(step.fields.get("variables", "Local")))
+    raw = str(await rt.value(step.fields.get("variables", "Local")))
     if raw.lower() == "conversationhistory":
-        rt.conversation().clear()
+        (await rt.conversation()).clear()
         return
     scope = _CLEAR_SCOPES.get(raw.lower(), raw)
     try:
@@ -82,7 +82,7 @@ _TYPES: dict[str, tuple[type, ...]] = {
 
 async def parse_value(rt: Runtime, step: Step) -> None:
     """Parse text (JSON, a number, true/false) into a value of the asked type."""
-    raw = rt.value(step.fields["value"])
+    raw = await rt.value(step.fields["value"])
     wanted = str(step.fields.get("valueType", "")).lower() or None
     value: Any = raw
     if isinstance(raw, str):
@@ -110,7 +110,7 @@ async def append_value(rt: Runtime, step: Step) -> None:
 
     path = step.fields["variable"]
     current = rt.vars.get(local_path(str(path)))
-    value = rt.value(step.fields["value"])
+    value = await rt.value(step.fields["value"])
     if isinstance(current, str):
         rt.set(path, current + text(value))
         return
@@ -123,8 +123,8 @@ async def emit_event(rt: Runtime, step: Step) -> None:
     fields = step.fields
     raw = fields.get("event")
     event: dict[str, Any] = raw if isinstance(raw, dict) else {}
-    name = rt.value(fields["eventName"] if "eventName" in fields else event.get("name"))
-    value = rt.value(fields["eventValue"] if "eventValue" in fields else event.get("data"))
+    name = await rt.value(fields["eventName"] if "eventName" in fields else event.get("name"))
+    value = await rt.value(fields["eventValue"] if "eventValue" in fields else event.get("data"))
     await rt.ctx.yield_output({"eventName": text(name), "eventValue": value})
 
 
@@ -140,9 +140,9 @@ async def confirmation(rt: Runtime, step: Step) -> Any:
     """Ask a yes/no question; the answer is kept as a boolean (in `Local.confirmed`
     unless `variable` says where)."""
     fields = step.fields
-    asked = rt.render(fields.get("message", ""))
-    rt.conversation().append({"role": "assistant", "text": asked})
-    default = truthy(rt.value(fields.get("defaultValue", False)))
+    asked = await rt.render(fields.get("message", ""))
+    (await rt.conversation()).append({"role": "assistant", "text": asked})
+    default = truthy(await rt.value(fields.get("defaultValue", False)))
     return await rt.ask(asked, object, {"default": default})
 
 
@@ -153,7 +153,7 @@ async def resume_confirmation(rt: Runtime, step: Step, then: dict[str, Any], ans
         confirmed = answer.strip().lower() in _YES
     else:
         confirmed = bool(answer)
-    rt.conversation().append({"role": "user", "text": text(answer)})
+    (await rt.conversation()).append({"role": "user", "text": text(answer)})
     rt.set(_answer_to(step, "Local.confirmed"), confirmed)
 
 
@@ -161,7 +161,7 @@ async def wait_for_input(rt: Runtime, step: Step) -> Any:
     """Say the prompt (if any) and wait for the user's next message; it is kept in
     `Local.input` unless `variable` says where."""
     prompt = step.fields.get("prompt")
-    asked = rt.render(prompt) if prompt is not None else ""
+    asked = await rt.render(prompt) if prompt is not None else ""
     if asked:
         await rt.say(asked)
     return await rt.ask(asked or "Waiting for input...", str, {})
@@ -169,19 +169,19 @@ async def wait_for_input(rt: Runtime, step: Step) -> Any:
 
 async def resume_wait_for_input(rt: Runtime, step: Step, then: dict[str, Any], answer: Any) -> None:
     said = text(answer)
-    rt.conversation().append({"role": "user", "text": said})
+    (await rt.conversation()).append({"role": "user", "text": said})
     rt.vars.set_system("LastMessage", {"Text": said, "Role": "user"})
     rt.set(_answer_to(step, "Local.input"), said)
 
 
 async def send_activity(rt: Runtime, step: Step) -> None:
-    await rt.say(rt.render(step.fields["activity"]))
+    await rt.say(await rt.render(step.fields["activity"]))
 
 
 async def send_message(rt: Runtime, step: Step) -> None:
     """SendMessage (Copilot Studio's spelling): a message to the user, kept in the
     conversation it names (the run's own by default)."""
-    await rt.say(rt.render(step.fields["message"]), step.fields.get("conversationId"))
+    await rt.say(await rt.render(step.fields["message"]), step.fields.get("conversationId"))
 
 
 async def question(rt: Runtime, step: Step) -> Any:
@@ -190,7 +190,7 @@ async def question(rt: Runtime, step: Step) -> Any:
     again; without either, the question is always asked. `property` names the field of
     a record answer to keep."""
     fields = step.fields
-    skip = ("alwaysPrompt" in fields and not truthy(rt.value(fields["alwaysPrompt"]))) or str(
+    skip = ("alwaysPrompt" in fields and not truthy(await rt.value(fields["alwaysPrompt"]))) or str(
         fields.get("skipQuestionMode", "")
     ).lower().startswith("alwaysskip")
     if step.kind == "Question" and skip:
@@ -199,11 +199,11 @@ async def question(rt: Runtime, step: Step) -> Any:
         if rt.vars.get(local_path(str(fields["variable"]))) not in (None, ""):
             return None
     prompt = step.fields.get("question", step.fields.get("prompt", ""))
-    asked = rt.render(prompt)
-    rt.conversation().append({"role": "assistant", "text": asked})
+    asked = await rt.render(prompt)
+    (await rt.conversation()).append({"role": "assistant", "text": asked})
     # with `property`, the answer may be a record (of which that field is kept)
     answer_type: type[Any] = object if "property" in step.fields else str
-    return await rt.ask(asked, answer_type, {"default": rt.value(step.fields.get("default"))})
+    return await rt.ask(asked, answer_type, {"default": await rt.value(step.fields.get("default"))})
 
 
 _NO = ("no", "n", "false", "0")
@@ -234,7 +234,7 @@ async def resume_question(rt: Runtime, step: Step, then: dict[str, Any], answer:
     if prop is not None and isinstance(value, dict):
         value = value.get(str(prop))
     value = _as_entity(step.fields.get("entity"), value)
-    rt.conversation().append({"role": "user", "text": text(value)})
+    (await rt.conversation()).append({"role": "user", "text": text(value)})
     rt.vars.set_system("LastMessage", {"Text": text(value), "Role": "user"})
     rt.set(step.fields["variable"], value)
 
@@ -246,17 +246,17 @@ async def create_conversation(rt: Runtime, step: Step) -> None:
 async def add_message(rt: Runtime, step: Step) -> None:
     fields = step.fields
     message = fields.get("message")
-    role = str(rt.value(fields.get("role", "user")))
+    role = str(await rt.value(fields.get("role", "user")))
     if isinstance(message, dict):
-        role = str(rt.value(message.get("role", role)))
-        body = rt.render(message.get("text", message.get("content", "")))
+        role = str(await rt.value(message.get("role", role)))
+        body = await rt.render(message.get("text", message.get("content", "")))
     else:
-        body = rt.render(
+        body = await rt.render(
             message if message is not None else fields.get("content", fields.get("text", ""))
         )
     if role not in ("user", "assistant", "system"):
         raise rt.fail(f"a message role is user, assistant or system, not {role!r}")
-    rt.conversation(fields["conversationId"]).append({"role": role, "text": body})
+    (await rt.conversation(fields["conversationId"])).append({"role": role, "text": body})
 
 
 async def _nothing(rt: Runtime, step: Step) -> None:

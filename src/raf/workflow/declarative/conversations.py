@@ -39,17 +39,17 @@ async def copy_messages(rt: Runtime, step: Step) -> None:
     if "sourceConversationId" in fields or "targetConversationId" in fields:
         if "sourceConversationId" not in fields or "targetConversationId" not in fields:
             raise rt.fail("give both sourceConversationId and targetConversationId")
-        source = rt.conversation(fields["sourceConversationId"])
+        source = await rt.conversation(fields["sourceConversationId"])
         count = fields.get("count")
-        chosen = source[-int(rt.value(count)) :] if count is not None else list(source)
-        target = rt.conversation(fields["targetConversationId"])
+        chosen = source[-int(await rt.value(count)) :] if count is not None else list(source)
+        target = await rt.conversation(fields["targetConversationId"])
         target.extend({**m, "id": new_id("msg")} for m in chosen)
         return
     if "messages" not in fields:
         raise rt.fail("CopyConversationMessages needs messages (or sourceConversationId)")
-    value = rt.value(fields["messages"])
+    value = await rt.value(fields["messages"])
     items = value if isinstance(value, list) else [value]
-    rt.conversation(fields.get("conversationId")).extend(
+    (await rt.conversation(fields.get("conversationId"))).extend(
         as_entry(item) for item in items if item is not None
     )
 
@@ -59,14 +59,15 @@ async def retrieve_messages(rt: Runtime, step: Step) -> None:
     `sortOrder: descending` or `newestFirst: true` puts the newest first) in the
     `messages` variable."""
     fields = step.fields
-    entries = rt.conversation(fields.get("conversationId"))
+    entries = await rt.conversation(fields.get("conversationId"))
     records = [as_record(e) for e in entries]
     limit = fields.get("limit")
     if limit is not None:
-        n = int(rt.value(limit))
+        n = int(await rt.value(limit))
         records = records[-n:] if n > 0 else []
-    descending = str(rt.value(fields.get("sortOrder", "ascending"))).lower().startswith("desc")
-    if descending or truthy(rt.value(fields.get("newestFirst", False))):
+    order = str(await rt.value(fields.get("sortOrder", "ascending")))
+    descending = order.lower().startswith("desc")
+    if descending or truthy(await rt.value(fields.get("newestFirst", False))):
         records.reverse()
     rt.set(fields["messages"], records)
 
@@ -74,8 +75,8 @@ async def retrieve_messages(rt: Runtime, step: Step) -> None:
 async def retrieve_message(rt: Runtime, step: Step) -> None:
     """Keep one message of a conversation, by its id, in the `message` variable."""
     fields = step.fields
-    wanted = text(rt.value(fields["messageId"]))
-    for entry in rt.conversation(fields.get("conversationId")):
+    wanted = text(await rt.value(fields["messageId"]))
+    for entry in await rt.conversation(fields.get("conversationId")):
         record = as_record(entry)
         if record["Id"] == wanted:
             rt.set(fields["message"], record)

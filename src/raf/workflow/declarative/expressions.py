@@ -15,12 +15,13 @@ columns, Concat, Sum/Average/Min/Max over a table) the current row is `ThisRecor
 
 from __future__ import annotations
 
+import threading
 from collections.abc import Callable, Mapping
 from dataclasses import dataclass, field
 from typing import Any
 
 from raf.workflow.declarative.dates import ENUMS, as_datetime, enum_value, is_date, plain
-from raf.workflow.declarative.patterns import match_time_budget
+from raf.workflow.declarative.patterns import PATTERN_FUNCTIONS, match_time_budget
 from raf.workflow.declarative.syntax import (
     MAX_DEPTH,
     MAX_SOURCE,
@@ -112,6 +113,17 @@ class Expression:
     names: list[tuple[tuple[str, ...], int]] = field(default_factory=list)
     """Names read outside any row scope (each must start with a variable scope)."""
     calls: list[tuple[str, int]] = field(default_factory=list)
+    matches: bool = False
+    """Whether it calls IsMatch, Match or MatchAll, whose time depends on the pattern."""
+    patches: bool = False
+    """Whether it calls Patch, which writes a variable while it is evaluated."""
+    row_depth: int = 0
+    """How deeply row functions (ForAll, Filter, ...) nest in it: 0 for none, 1 for row
+    functions over the formula's tables, 2 when one runs in another's formula (once per
+    row of a row), and so on."""
+    slow: bool = False
+    """Set by the runtime once the formula's matches outran a try on the event loop, so
+    later evaluations go to a worker thread at once."""
 
     @classmethod
     def compile(cls, source: str) -> Expression:
@@ -135,11 +147,16 @@ class Expression:
                     )
         names: list[tuple[tuple[str, ...], int]] = []
         _outer_names(tree, names, in_row=False)
+        calls = [(n.value, n.offset) for n in walk(tree) if n.kind == "call"]
+        called = {name.lower() for name, _ in calls}
         return cls(
             source=source,
             tree=tree,
             names=names,
-            calls=[(n.value, n.offset) for n in walk(tree) if n.kind == "call"],
+            calls=calls,
+            matches=not called.isdisjoint(PATTERN_FUNCTIONS),
+            patches="patch" in called,
+            row_depth=_row_depth(tree),
         )
 
     def evaluate(
@@ -147,12 +164,19 @@ class Expression:
         resolve: Resolver,
         functions: Mapping[str, Callable[..., Any]],
         assign: Assigner | None = None,
+        *,
+        try_seconds: float | None = None,
+        stop: threading.Event | None = None,
     ) -> Any:
         """The value of this expression; failures are `ExpressionError`s naming it.
-        `assign`, where given, lets Patch change a table held in a variable."""
+        `assign`, where given, lets Patch change a table held in a variable. With
+        `try_seconds`, matches that take longer together raise `MatchDeferred` (the
+        caller evaluates again elsewhere); once `stop` is set, the next step fails."""
         try:
-            evaluator = _Evaluator(resolve, functions, self.source, _Budget(), assign)
-            with match_time_budget():
+            evaluator = _Evaluator(resolve, functions, self.source, _Budget(stop=stop), assign)
+            if not self.matches:
+                return plain(evaluator.run(self.tree))
+            with match_time_budget(try_seconds):
                 return plain(evaluator.run(self.tree))
         except ExpressionError:
             raise
@@ -160,6 +184,23 @@ class Expression:
             raise ExpressionError("the value nests too deeply", source=self.source) from None
         except (TypeError, ValueError, ArithmeticError) as exc:
             raise ExpressionError(str(exc), source=self.source) from None
+
+
+def _row_depth(tree: Node) -> int:
+    """How deeply row functions nest where their formulas run once per row: a row
+    function in another's formula (an argument after the table) counts one deeper, one in
+    its table argument (evaluated once) does not."""
+    deepest = 0
+    stack: list[tuple[Node, int]] = [(tree, 0)]
+    while stack:
+        node, depth = stack.pop()
+        if node.kind == "call" and node.value.lower() in ROW_FUNCTIONS and node.children:
+            deepest = max(deepest, depth + 1)
+            stack.append((node.children[0], depth))
+            stack.extend((child, depth + 1) for child in node.children[1:])
+        else:
+            stack.extend((child, depth) for child in node.children)
+    return deepest
 
 
 def _outer_names(node: Node, out: list[tuple[tuple[str, ...], int]], *, in_row: bool) -> None:
@@ -212,12 +253,20 @@ class _Budget:
     steps: int = 0
     cells: int = 0
     read: int = 0
+    stop: threading.Event | None = None
+    """Set when whoever waits for this evaluation has given up on it."""
 
     def step(self, node: Node, source: str) -> None:
         self.steps += 1
         if self.steps > MAX_STEPS:
             raise _LimitBroken(
                 f"the formula ran more than {MAX_STEPS} steps", source=source, offset=node.offset
+            )
+        if self.stop is not None and self.stop.is_set():
+            raise _LimitBroken(
+                "the formula was stopped: its run gave up waiting for it",
+                source=source,
+                offset=node.offset,
             )
 
     def reads(self, values: tuple[Any, ...] | list[Any], node: Node, source: str) -> None:

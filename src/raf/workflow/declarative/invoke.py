@@ -22,10 +22,10 @@ from raf.workflow.declarative.values import message_record, text, truthy
 _ROLES = {"user": Role.USER, "assistant": Role.ASSISTANT, "system": Role.SYSTEM}
 
 
-def _name(rt: Runtime, raw: Any) -> str:
+async def _name(rt: Runtime, raw: Any) -> str:
     if isinstance(raw, Mapping):
         raw = raw.get("name", "")
-    return text(rt.value(raw))
+    return text(await rt.value(raw))
 
 
 def _outputs(step: Step) -> dict[str, Any]:
@@ -49,7 +49,7 @@ async def invoke_agent(rt: Runtime, step: Step) -> Any:
     """Run an agent on the conversation (or on its input alone) and keep its answer; tool
     calls it waits on become requests for approval."""
     fields = step.fields
-    name = _name(rt, fields["agent"])
+    name = await _name(rt, fields["agent"])
     agent = rt.services.agents.get(name)
     if agent is None:
         known = ", ".join(sorted(rt.services.agents)) or "none"
@@ -58,11 +58,11 @@ async def invoke_agent(rt: Runtime, step: Step) -> Any:
     arguments: Any = None
     if isinstance(given, Mapping):
         if given.get("arguments") is not None:
-            arguments = rt.value(given["arguments"])
+            arguments = await rt.value(given["arguments"])
         given = given.get("messages", given.get("text"))
-    said = rt.render(given) if given is not None else None
+    said = await rt.render(given) if given is not None else None
     uses_conversation = "conversationId" in fields or said is None
-    history = rt.conversation(fields.get("conversationId")) if uses_conversation else []
+    history = await rt.conversation(fields.get("conversationId")) if uses_conversation else []
     if said is not None:
         history.append({"role": "user", "text": said})
         rt.vars.set_system("LastMessage", {"Text": said, "Role": "user"})
@@ -122,7 +122,7 @@ async def _agent_answered(
         }
     )
     if uses_conversation:
-        conversation = rt.conversation(step.fields.get("conversationId"))
+        conversation = await rt.conversation(step.fields.get("conversationId"))
         conversation.append({"role": "assistant", "text": reply})
     outputs = _outputs(step)
     if "messages" in outputs:
@@ -136,7 +136,7 @@ async def _agent_answered(
     if outputs.get("autoSend", "output" not in step.fields):
         await rt.ctx.yield_output(reply)
     when = _external_loop(step)
-    if when is not None and truthy(rt.value(when)):
+    if when is not None and truthy(await rt.value(when)):
         then = {"agent": name, "external": True, "conversation": uses_conversation}
         if not uses_conversation:
             then["session"] = session.to_dict()
@@ -156,7 +156,7 @@ async def _next_turn(rt: Runtime, step: Step, then: dict[str, Any], said: str) -
     agent = rt.services.agents[then["agent"]]
     rt.vars.set_system("LastMessage", {"Text": said, "Role": "user"})
     if then["conversation"]:
-        history = rt.conversation(step.fields.get("conversationId"))
+        history = await rt.conversation(step.fields.get("conversationId"))
         history.append({"role": "user", "text": said})
         session = agent.create_session()
         response = await agent.run([_message(m) for m in history], session)
@@ -205,12 +205,12 @@ def _message(record: Mapping[str, Any]) -> ChatMessage:
 
 async def invoke_function_tool(rt: Runtime, step: Step) -> Any:
     """Call a registered function tool; with approval required, ask first."""
-    name = _name(rt, step.fields["functionName"])
+    name = await _name(rt, step.fields["functionName"])
     tool = rt.services.tools.get(name)
     if tool is None:
         known = ", ".join(sorted(rt.services.tools)) or "none"
         raise rt.fail(f"no function tool {name!r} (tools: {known})")
-    arguments = rt.value(step.fields.get("arguments") or {})
+    arguments = await rt.value(step.fields.get("arguments") or {})
     if not isinstance(arguments, dict):
         raise rt.fail("arguments must be a record of named values")
     required = step.fields.get("requireApproval", step.fields.get("require_approval"))
@@ -229,7 +229,7 @@ async def invoke_function_tool(rt: Runtime, step: Step) -> Any:
 
 
 async def resume_function_tool(rt: Runtime, step: Step, then: dict[str, Any], answer: Any) -> None:
-    name = _name(rt, step.fields["functionName"])
+    name = await _name(rt, step.fields["functionName"])
     outputs = _outputs(step)
     if answer is not True:
         rt.vars.set_system("LastApproval", {"Function": name, "Approved": False})
@@ -300,8 +300,8 @@ async def execute_code(rt: Runtime, step: Step) -> None:
     from raf.tools.code import CodeInterpreter
 
     fields = step.fields
-    code = text(rt.value(fields["code"]))
-    language = text(rt.value(fields.get("language", "python"))).lower()
+    code = text(await rt.value(fields["code"]))
+    language = text(await rt.value(fields.get("language", "python"))).lower()
     if language not in ("python", "shell"):
         raise rt.fail(f"ExecuteCode runs python or shell, not {language!r}")
     interpreter = rt.services.code
@@ -331,12 +331,12 @@ async def invoke_mcp_tool(rt: Runtime, step: Step) -> Any:
     reached at `serverUrl`; with `requireApproval` true, ask first; with a
     `conversationId`, the tool's answer joins that conversation."""
     fields = step.fields
-    tool_name = text(rt.value(fields["toolName"]))
-    arguments = rt.value(fields.get("arguments") or {})
+    tool_name = text(await rt.value(fields["toolName"]))
+    arguments = await rt.value(fields.get("arguments") or {})
     if not isinstance(arguments, dict):
         raise rt.fail("arguments must be a record of named values")
     required = fields.get("requireApproval")
-    if required is not None and truthy(rt.value(required)):
+    if required is not None and truthy(await rt.value(required)):
         call_id = new_id("call")
         request = ApprovalRequestContent(
             call_id=call_id,
@@ -359,16 +359,16 @@ async def resume_mcp_tool(rt: Runtime, step: Step, then: dict[str, Any], answer:
     await _call_mcp_tool(rt, step, then["tool"], then["arguments"])
 
 
-def _mcp_server(rt: Runtime, step: Step) -> Any:
+async def _mcp_server(rt: Runtime, step: Step) -> Any:
     fields = step.fields
-    server_name = _name(rt, fields.get("server", fields.get("serverLabel", "")))
+    server_name = await _name(rt, fields.get("server", fields.get("serverLabel", "")))
     server = rt.services.mcp_servers.get(server_name) if server_name else None
     if server is None and "serverUrl" in fields:
         from raf.tools.mcp.client import McpClient
 
-        url = text(rt.value(fields["serverUrl"]))
+        url = text(await rt.value(fields["serverUrl"]))
         config: dict[str, Any] = {"name": server_name or "workflow", "url": url}
-        headers = rt.value(fields.get("headers") or {})
+        headers = await rt.value(fields.get("headers") or {})
         if headers:
             config["headers"] = {str(k): text(v) for k, v in dict(headers).items()}
         server = McpClient(config)
@@ -380,7 +380,7 @@ def _mcp_server(rt: Runtime, step: Step) -> Any:
 
 
 async def _call_mcp_tool(rt: Runtime, step: Step, tool_name: str, arguments: Any) -> None:
-    server = _mcp_server(rt, step)
+    server = await _mcp_server(rt, step)
     result = await server.call_tool(tool_name, arguments)
     pieces = [getattr(c, "text", "") for c in getattr(result, "content", []) or []]
     body = "\n".join(p for p in pieces if p)
@@ -388,7 +388,7 @@ async def _call_mcp_tool(rt: Runtime, step: Step, tool_name: str, arguments: Any
         raise rt.fail(f"MCP tool {tool_name!r} failed: {body}")
     structured = getattr(result, "structuredContent", None)
     if "conversationId" in step.fields:
-        rt.conversation(step.fields["conversationId"]).append(
+        (await rt.conversation(step.fields["conversationId"])).append(
             {"role": "tool", "text": f"{tool_name} returned: {body}"}
         )
     outputs = _outputs(step)
@@ -411,14 +411,14 @@ async def http_request(rt: Runtime, step: Step) -> None:
     `Services.http_allow_hosts`. A host's `Services.http_handler`, when set, sends the
     request instead (the guard is then the handler's)."""
     fields = step.fields
-    method = text(rt.value(fields.get("method", "GET"))).upper()
+    method = text(await rt.value(fields.get("method", "GET"))).upper()
     raw_url = fields["url"]
-    url = text(rt.value(raw_url))
+    url = text(await rt.value(raw_url))
     literal = isinstance(raw_url, str) and not raw_url.startswith("=")
     if not url.startswith(("http://", "https://")):
         raise rt.fail(f"HttpRequestAction fetches http or https URLs, not {url[:80]!r}")
-    headers = {str(k): text(v) for k, v in (rt.value(fields.get("headers") or {})).items()}
-    body = rt.value(fields.get("body"))
+    headers = {str(k): text(v) for k, v in (await rt.value(fields.get("headers") or {})).items()}
+    body = await rt.value(fields.get("body"))
     data: bytes | None = None
     if body is not None:
         if isinstance(body, dict | list):
@@ -442,7 +442,7 @@ async def http_request(rt: Runtime, step: Step) -> None:
     if "responseHeaders" in fields:
         rt.set(fields["responseHeaders"], reply_headers)
     if "conversationId" in fields:
-        rt.conversation(fields["conversationId"]).append({"role": "user", "text": content})
+        (await rt.conversation(fields["conversationId"])).append({"role": "user", "text": content})
 
 
 async def _handled(

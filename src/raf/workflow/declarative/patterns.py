@@ -1,6 +1,13 @@
 """Power Fx's regular-expression functions for workflow expressions: IsMatch, Match and
 MatchAll. Patterns run on the `regex` engine with a time limit, so a pattern that
-backtracks without end is stopped (the standard `re` cannot be)."""
+backtracks without end is stopped (the standard `re` cannot be).
+
+The engine counts its time limit in CPU seconds of the whole process, checked every few
+milliseconds of matching: a process that gets little of a busy machine's CPU would let a
+match run for several times its limit in wall time. So the runtime evaluates a formula
+that matches on a worker thread and gives it up, told to stop, once its wall time is
+spent (see `raf.workflow.declarative.evaluation`); the engine's own limit bounds the CPU
+the given-up match may still use."""
 
 from __future__ import annotations
 
@@ -18,26 +25,55 @@ from raf.workflow.declarative.values import MAX_ROWS, text
 MAX_PATTERN = 1_000
 """Longest pattern, in characters."""
 MATCH_SECONDS = 1.0
-"""Longest time the matches of one formula may take together."""
+"""Longest time the matches of one formula may take together, counted from the start of
+the formula's evaluation."""
 _DEADLINE: ContextVar[float | None] = ContextVar("raf_pattern_deadline", default=None)
+_TRY_END: ContextVar[float | None] = ContextVar("raf_pattern_try_end", default=None)
+
+
+class MatchDeferred(Exception):
+    """A formula tried on the event loop would match for longer than it may hold the
+    loop: the caller evaluates it again, from its start, on a worker thread. Not an
+    `ExpressionError`, so no IfError or IsError in the formula can catch it."""
 
 
 @contextmanager
-def match_time_budget() -> Iterator[None]:
+def match_time_budget(try_seconds: float | None = None) -> Iterator[None]:
     """Within the block, every match shares one `MATCH_SECONDS`, so a formula that
-    matches once per row of a table is bounded as a whole."""
-    token = _DEADLINE.set(time.monotonic() + MATCH_SECONDS)
+    matches once per row of a table is bounded as a whole. With `try_seconds`, the
+    matches may take only that long together, after which `MatchDeferred` is raised."""
+    now = time.monotonic()
+    token = _DEADLINE.set(now + MATCH_SECONDS)
+    try_token = _TRY_END.set(now + try_seconds if try_seconds is not None else None)
     try:
         yield
     finally:
+        _TRY_END.reset(try_token)
         _DEADLINE.reset(token)
 
 
 def _time_left() -> float:
+    """Seconds the formula's matches have left (at most `MATCH_SECONDS`; 0 or less when
+    spent), the try on the event loop included."""
+    now = time.monotonic()
     deadline = _DEADLINE.get()
-    if deadline is None:
-        return MATCH_SECONDS
-    return max(deadline - time.monotonic(), 0.001)
+    left = MATCH_SECONDS if deadline is None else deadline - now
+    try_end = _TRY_END.get()
+    return left if try_end is None else min(left, try_end - now)
+
+
+def _timeout() -> float:
+    """The engine's time limit for the next match: what is left, but above zero, which
+    the engine reads as no limit."""
+    return max(_time_left(), 0.001)
+
+
+def _stopped(pattern: Any) -> Exception:
+    """The error of a match that ran out of time: during a try on the event loop, the
+    formula is moved to a thread, where the whole budget applies."""
+    if _TRY_END.get() is not None:
+        return MatchDeferred()
+    return _timed_out(pattern)
 
 
 _OPTIONS = set("^c$imsxN")
@@ -50,8 +86,8 @@ _COUNTED = re.compile(r"\{(\d+)(?:,(\d*))?\}")
 
 def _compile(pattern: Any, options: str) -> Any:
     source = text(pattern)
-    if _DEADLINE.get() is not None and _time_left() <= 0.001:
-        raise _timed_out(pattern)  # the formula's time for patterns is spent
+    if _time_left() <= 0.001:
+        raise _stopped(pattern)  # the formula's time for patterns is spent
     if len(source) > MAX_PATTERN:
         raise ValueError(f"the pattern is {len(source)} characters; the limit is {MAX_PATTERN}")
     unknown = sorted(set(options) - _OPTIONS)
@@ -110,9 +146,9 @@ def is_match(value: Any, pattern: Any, options: Any = None) -> bool:
     (or, by the options, its start, its end or any part of it)."""
     compiled = _compile(pattern, _options(options, "^c$"))
     try:
-        return compiled.search(text(value), timeout=_time_left()) is not None
+        return compiled.search(text(value), timeout=_timeout()) is not None
     except TimeoutError:
-        raise _timed_out(pattern) from None
+        raise _stopped(pattern) from None
 
 
 def match(value: Any, pattern: Any, options: Any = None) -> dict[str, Any] | None:
@@ -120,9 +156,9 @@ def match(value: Any, pattern: Any, options: Any = None) -> dict[str, Any] | Non
     StartMatch, SubMatches and one field per named group), or blank."""
     compiled = _compile(pattern, _options(options, "c"))
     try:
-        found = compiled.search(text(value), timeout=_time_left())
+        found = compiled.search(text(value), timeout=_timeout())
     except TimeoutError:
-        raise _timed_out(pattern) from None
+        raise _stopped(pattern) from None
     return _record(found) if found is not None else None
 
 
@@ -131,12 +167,12 @@ def match_all(value: Any, pattern: Any, options: Any = None) -> list[dict[str, A
     compiled = _compile(pattern, _options(options, "c"))
     out: list[dict[str, Any]] = []
     try:
-        for found in compiled.finditer(text(value), timeout=_time_left()):
+        for found in compiled.finditer(text(value), timeout=_timeout()):
             if len(out) >= MAX_ROWS:
                 raise ValueError(f"more than {MAX_ROWS} matches")
             out.append(_record(found))
     except TimeoutError:
-        raise _timed_out(pattern) from None
+        raise _stopped(pattern) from None
     return out
 
 

@@ -2,11 +2,17 @@
 input, and the helpers actions use (values, text templates, conversations, outputs).
 
 Everything a run needs to continue is plain JSON in `Interpreter.state`, so a node
-checkpoints it after each superstep and resumes it, in this process or another."""
+checkpoints it after each superstep and resumes it, in this process or another.
+
+A run is bounded by its `Limits` (instructions, wall time, items per Foreach), and it
+lets the event loop serve other runs and requests at least every `YIELD_SECONDS`, so one
+looping workflow cannot hold a server."""
 
 from __future__ import annotations
 
+import asyncio
 import copy
+import time
 from collections.abc import Awaitable, Callable, Mapping
 from dataclasses import dataclass, field
 from datetime import UTC, datetime
@@ -15,8 +21,8 @@ from typing import Any, Protocol
 from raf.core.errors import RafError
 from raf.core.messages import new_id
 from raf.workflow.context import WorkflowContext
+from raf.workflow.declarative.evaluation import ON_THREAD, evaluate_here, on_thread
 from raf.workflow.declarative.expressions import Expression, ExpressionError
-from raf.workflow.declarative.functions import FUNCTIONS
 from raf.workflow.declarative.program import (
     Instr,
     Program,
@@ -102,6 +108,25 @@ class Limits:
     """Instructions one run may execute."""
     max_loop_items: int = 1_000
     """Items one Foreach may visit."""
+    max_seconds: float = 300.0
+    """Wall-clock seconds one run may spend executing: counted from its start, and from
+    each answer that resumes it, until it ends or pauses, in whichever process runs it;
+    the time it waits paused for input does not count. Waiting for an agent, a tool or
+    a request does count, and a run whose time is spent while it waits is stopped."""
+
+    def __post_init__(self) -> None:
+        for name in ("max_steps", "max_loop_items"):
+            value = getattr(self, name)
+            if isinstance(value, bool) or not isinstance(value, int) or value < 1:
+                raise ValueError(f"Limits.{name} must be a whole number above 0, got {value!r}")
+        seconds = self.max_seconds
+        if isinstance(seconds, bool) or not isinstance(seconds, int | float) or not seconds > 0:
+            raise ValueError(f"Limits.max_seconds must be a number above 0, got {seconds!r}")
+
+
+YIELD_SECONDS = 0.005
+"""Longest stretch a run executes instructions without letting the event loop serve
+others (checked between instructions; an action that awaits lets it serve anyway)."""
 
 
 PAUSE = object()
@@ -127,49 +152,61 @@ class Runtime:
     def fail(self, message: str) -> ActionError:
         return ActionError(self.step, message)
 
-    def expression(self, source: str) -> Any:
+    async def expression(self, source: str) -> Any:
+        """The value of a formula, evaluated on the event loop or, when it may take
+        long, on a worker thread (`raf.workflow.declarative.evaluation`)."""
         compiled = self.interpreter.program.expressions.get(source)
         try:
             if compiled is None:
                 compiled = Expression.compile(source)
-            return compiled.evaluate(self.read, FUNCTIONS, self.assign)
+            value = evaluate_here(compiled, self.read, self.assign, self.peek)
+            if value is ON_THREAD:
+                value = await on_thread(compiled, self.read, self.assign)
+            return value
         except (ExpressionError, VariableError) as exc:
             raise self.fail(f"the expression failed: {exc}") from None
 
-    def read(self, parts: tuple[str, ...]) -> Any:
-        """A variable an expression reads; a bare loop item or index (`item`) is the
-        `Local.` variable of that name."""
+    def _path(self, parts: tuple[str, ...]) -> tuple[str, ...]:
+        """A bare loop item or index (`item`) is the `Local.` variable of that name."""
         bare = self.step.bare if self.step is not None else frozenset()
         if parts and parts[0] in bare and not is_scope(parts[0]):
-            return self.vars.get(("Local", *parts))
-        return self.vars.get(parts)
+            return ("Local", *parts)
+        return parts
 
-    def value(self, raw: Any) -> Any:
+    def read(self, parts: tuple[str, ...]) -> Any:
+        """A variable an expression reads (a copy)."""
+        return self.vars.get(self._path(parts))
+
+    def peek(self, parts: tuple[str, ...]) -> Any:
+        """A variable as it is held, to estimate a formula's work before it runs."""
+        return self.vars.peek(self._path(parts))
+
+    async def value(self, raw: Any) -> Any:
         """A field's value: `=expr` evaluated, records and lists evaluated inside."""
         if isinstance(raw, str):
-            return self.expression(raw[1:]) if raw.startswith("=") else raw
+            return await self.expression(raw[1:]) if raw.startswith("=") else raw
         if isinstance(raw, Mapping):
-            return {str(k): self.value(v) for k, v in raw.items()}
+            return {str(k): await self.value(v) for k, v in raw.items()}
         if isinstance(raw, list):
-            return [self.value(v) for v in raw]
+            return [await self.value(v) for v in raw]
         return raw
 
-    def render(self, raw: Any) -> str:
+    async def render(self, raw: Any) -> str:
         """A text field: `=expr` as text, else `{expr}` parts filled in; `{text: ...}`
         records are read for their text."""
         raw = unquoted_template(raw)
         if isinstance(raw, Mapping):
             raw = raw.get("text", "")
         if isinstance(raw, list):
-            return "\n".join(self.render(r) for r in raw)
+            return "\n".join([await self.render(r) for r in raw])
         if not isinstance(raw, str):
             return text(raw)
         if raw.startswith("="):
-            return text(self.expression(raw[1:]))
+            return text(await self.expression(raw[1:]))
         parts = self.interpreter.program.templates.get(raw)
         out = raw
         for whole, inner in parts or []:
-            out = out.replace(whole, text(self.expression(inner)))
+            out = out.replace(whole, text(await self.expression(inner)))
         return out
 
     def assign(self, parts: tuple[str, ...], value: Any) -> None:
@@ -186,9 +223,9 @@ class Runtime:
 
     # -- conversations -----------------------------------------------------------------
 
-    def conversation(self, conversation_id: Any = None) -> list[dict[str, Any]]:
+    async def conversation(self, conversation_id: Any = None) -> list[dict[str, Any]]:
         """The messages of a conversation (the run's own when no id is given)."""
-        key = text(self.value(conversation_id)) if conversation_id else ""
+        key = text(await self.value(conversation_id)) if conversation_id else ""
         key = key or self.interpreter.state["conversation"]
         conversations = self.interpreter.state["conversations"]
         if key not in conversations:
@@ -203,7 +240,7 @@ class Runtime:
 
     async def say(self, reply: str, conversation_id: Any = None) -> None:
         """Send text to the user (an output of the run) and keep it in the conversation."""
-        self.conversation(conversation_id).append({"role": "assistant", "text": reply})
+        (await self.conversation(conversation_id)).append({"role": "assistant", "text": reply})
         await self.ctx.yield_output(reply)
 
     async def ask(self, data: Any, response_type: type[Any], then: dict[str, Any]) -> Any:
@@ -240,6 +277,7 @@ class Interpreter:
         self.state = {
             "pc": 0,
             "steps": 0,
+            "seconds": 0.0,
             "loops": {},
             "gotos": {},
             "waiting": None,
@@ -273,18 +311,72 @@ class Interpreter:
         self.vars.set_system("Timestamp", datetime.now(UTC).isoformat(timespec="seconds"))
 
     async def run(self, ctx: WorkflowContext[Any]) -> None:
-        """Execute from the program counter to the end, an EndWorkflow, or a pause."""
+        """Execute from the program counter to the end, an EndWorkflow, or a pause,
+        within the run's limits."""
+        await self._budgeted(lambda deadline: self._execute(ctx, deadline))
+
+    async def _budgeted(self, work: Callable[[float], Awaitable[None]]) -> None:
+        """Do `work` (given its deadline on `time.monotonic`) within what is left of the
+        run's `max_seconds`, adding the time it took to the run's account; the time a
+        paused run waits for its answer is between two such calls, so it is not
+        counted. Once the time is spent, whatever the run awaits is cancelled and the
+        run fails naming the action it was at."""
+        state = self.state
+        spent = float(state.get("seconds", 0.0))
+        started = time.monotonic()
+        left = self.limits.max_seconds - spent
+        timeout = asyncio.timeout(max(left, 0.0))
+        try:
+            async with timeout:
+                await work(started + left)
+        except TimeoutError:
+            if not timeout.expired():
+                raise  # a timeout of the action's own (an HTTP request's, say)
+            raise self._out_of_time() from None
+        finally:
+            state["seconds"] = spent + (time.monotonic() - started)
+
+    def _step_at(self, pc: int) -> Step | None:
+        """The action an instruction belongs to, for errors: a jump the compiler made
+        (closing a loop, say) names the action it jumps to, else the one before it."""
+        instrs = self.program.instrs
+        if not 0 <= pc < len(instrs):
+            return None
+        instr = instrs[pc]
+        if instr.step is None and 0 <= instr.target < len(instrs):
+            instr = instrs[instr.target]
+        if instr.step is not None:
+            return instr.step
+        return next((i.step for i in reversed(instrs[:pc]) if i.step is not None), None)
+
+    def _out_of_time(self) -> ActionError:
+        return ActionError(
+            self._step_at(self.state["pc"]),
+            f"the workflow ran for more than {self.limits.max_seconds:g} seconds, its time "
+            "limit (Limits.max_seconds; maxSeconds in a workflow document): a loop may not "
+            "end; raise the limit if the run is meant to take longer",
+        )
+
+    async def _execute(self, ctx: WorkflowContext[Any], deadline: float) -> None:
         instrs = self.program.instrs
         state = self.state
+        yielded = time.monotonic()
         while not state["done"] and state["pc"] < len(instrs):
+            instr = instrs[state["pc"]]
             state["steps"] += 1
             if state["steps"] > self.limits.max_steps:
                 raise ActionError(
-                    instrs[state["pc"]].step,
-                    f"the workflow ran more than {self.limits.max_steps} actions; a "
-                    "GotoAction or loop does not end",
+                    self._step_at(state["pc"]),
+                    f"the workflow ran more than {self.limits.max_steps} actions, its action "
+                    "limit (Limits.max_steps; maxTurns in a workflow document): a GotoAction "
+                    "or loop may not end; raise the limit if the run is meant to be longer",
                 )
-            instr = instrs[state["pc"]]
+            now = time.monotonic()
+            if now >= deadline:
+                raise self._out_of_time()
+            if now - yielded >= YIELD_SECONDS:
+                await asyncio.sleep(0)  # the event loop serves other runs and requests
+                yielded = time.monotonic()
             if instr.op == "do":
                 assert instr.step is not None
                 outcome = await self.actions[instr.step.kind](
@@ -294,17 +386,19 @@ class Interpreter:
                     state["waiting"]["pc"] = state["pc"]
                     return
                 state["pc"] += 1
+            elif instr.op == "branch":  # here, not in control(): a call less per condition
+                holds = truthy(await Runtime(self, ctx, instr.step).expression(instr.expr))
+                state["pc"] = state["pc"] + 1 if holds else instr.target
             else:
-                self.control(instr, ctx)
+                await self.control(instr, ctx)
         state["done"] = True
 
-    def control(self, instr: Instr, ctx: WorkflowContext[Any]) -> None:
+    async def control(self, instr: Instr, ctx: WorkflowContext[Any]) -> None:
+        """Execute a control instruction other than a branch (which `_execute` does)."""
         state = self.state
         rt = Runtime(self, ctx, instr.step)
         if instr.op == "jump":
             state["pc"] = instr.target
-        elif instr.op == "branch":
-            state["pc"] = state["pc"] + 1 if truthy(rt.expression(instr.expr)) else instr.target
         elif instr.op == "end":
             state["done"] = True
         elif instr.op == "goto":
@@ -319,7 +413,7 @@ class Interpreter:
             state["gotos"][instr.step.id] = count
             state["pc"] = instr.target
         elif instr.op == "loop_init":
-            self.loop_init(instr, rt)
+            await self.loop_init(instr, rt)
         elif instr.op == "loop_next":
             self.loop_next(instr, rt)
         elif instr.op == "break":
@@ -328,9 +422,9 @@ class Interpreter:
         else:  # pragma: no cover - the compiler emits no other op
             raise rt.fail(f"unknown instruction {instr.op!r}")
 
-    def loop_init(self, instr: Instr, rt: Runtime) -> None:
+    async def loop_init(self, instr: Instr, rt: Runtime) -> None:
         assert instr.step is not None
-        items = rt.value(instr.step.fields["items"])
+        items = await rt.value(instr.step.fields["items"])
         if items is None:
             items = []
         if not isinstance(items, list):
@@ -365,10 +459,15 @@ class Interpreter:
         self.state["pc"] += 1
 
     async def answer(self, request_id: str, response: Any, ctx: WorkflowContext[Any]) -> None:
-        """Take the answer to the pending request, then run on."""
+        """Take the answer to the pending request, then run on, within the run's limits."""
         waiting = self.state.get("waiting")
         if not waiting or waiting.get("request") != request_id:
             raise ActionError(None, f"the workflow did not ask {request_id!r}")
+        await self._budgeted(lambda deadline: self._resume(waiting, response, ctx, deadline))
+
+    async def _resume(
+        self, waiting: dict[str, Any], response: Any, ctx: WorkflowContext[Any], deadline: float
+    ) -> None:
         instr = self.program.instrs[waiting["pc"]]
         assert instr.step is not None
         self.state["waiting"] = None
@@ -379,4 +478,4 @@ class Interpreter:
             self.state["waiting"]["pc"] = waiting["pc"]
             return
         self.state["pc"] = waiting["pc"] + 1
-        await self.run(ctx)
+        await self._execute(ctx, deadline)

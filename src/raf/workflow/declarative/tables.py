@@ -42,7 +42,7 @@ async def edit_table(rt: Runtime, step: Step) -> None:
     path = _target(step)
     if not path:
         raise rt.fail(f"{step.kind} needs the table variable (itemsVariable or table)")
-    current = rt.value("=" + path) if path else None
+    current = await rt.value("=" + path) if path else None
     table: list[Any] = list(current) if isinstance(current, list) else []
     change = fields.get("changeType")
     if isinstance(change, dict):
@@ -56,14 +56,14 @@ async def edit_table(rt: Runtime, step: Step) -> None:
         result = fields.get("resultVariable")
     if operation is None:
         raise rt.fail(f"unknown table change {change!r}")
-    value = rt.value(value_raw) if value_raw is not None else None
-    table = _apply(rt, step, operation, table, value, result)
+    value = await rt.value(value_raw) if value_raw is not None else None
+    table = await _apply(rt, step, operation, table, value, result)
     if len(table) > MAX_ROWS:
         raise rt.fail(f"the table would have more than {MAX_ROWS} rows")
     rt.set(path, table)
 
 
-def _apply(
+async def _apply(
     rt: Runtime, step: Step, operation: str, table: list[Any], value: Any, result: Any
 ) -> list[Any]:
     fields = step.fields
@@ -88,7 +88,7 @@ def _apply(
             rt.set(result, taken)
         return table[1:] if operation == "takefirst" else table[:-1]
     if operation in ("insert", "set"):
-        index = int(rt.value(fields.get("index", 0)))
+        index = int(await rt.value(fields.get("index", 0)))
         if operation == "insert":
             return [*table[:index], value, *table[index:]]
         if not 0 <= index < len(table):
@@ -97,7 +97,7 @@ def _apply(
     if operation == "update":
         key = fields.get("key")
         if "index" in fields:
-            return _apply(rt, step, "set", table, value, result)
+            return await _apply(rt, step, "set", table, value, result)
         if key is None or not isinstance(value, dict):
             raise rt.fail("update needs an index, or a key and a record row")
         for i, row in enumerate(table):
@@ -117,6 +117,6 @@ def _apply(
         if not isinstance(condition, str):
             raise rt.fail("filter needs a condition expression")
         body = condition[1:] if condition.startswith("=") else condition
-        kept = rt.value(f"=Filter({_target(step)}, {body})")
+        kept = await rt.value(f"=Filter({_target(step)}, {body})")
         return list(kept) if isinstance(kept, list) else table
     raise rt.fail(f"unknown table operation {operation!r}")

@@ -108,6 +108,11 @@ class Variables:
 
     def get(self, parts: tuple[str, ...] | str) -> Any:
         """The value at a path; a missing one is blank (None)."""
+        return copy.deepcopy(self.peek(parts))
+
+    def peek(self, parts: tuple[str, ...] | str) -> Any:
+        """The value at a path as it is held, not copied: for looking at only (its size,
+        say); `get` gives a copy to use."""
         parts = split_path(parts) if isinstance(parts, str) else canonical(parts)
         if parts and parts[0] == "Env":
             return _environment(parts)
@@ -124,7 +129,7 @@ class Variables:
                 continue
             else:
                 return None
-        return copy.deepcopy(current)
+        return current
 
     def set(self, path: str, value: Any) -> None:
         """Set a writable path, creating the records on the way."""
