@@ -318,3 +318,12 @@ async def test_the_workflow_host_keeps_the_last_runs(monkeypatch: pytest.MonkeyP
     with pytest.raises(ServeError, match=rf"^no workflow run named {ids[0]!r}$") as gone:
         host.run(ids[0], "me")
     assert gone.value.status == 404 and gone.value.code == "unknown_workflow run"
+
+
+def test_a_typed_value_with_a_lone_surrogate_escape_stays_text() -> None:
+    from raf.serve.ui.workflows import parse_value
+
+    assert parse_value('{"a": [1, "\\u00e9"]}') == {"a": [1, "é"]}
+    assert parse_value('"\\ud83d\\ude00"') == "\U0001f600"  # a pair is one character
+    assert parse_value('"\\ud800"') == '"\\ud800"'  # alone it could not be written back
+    assert parse_value("plain words") == "plain words"

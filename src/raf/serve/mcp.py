@@ -353,6 +353,8 @@ class AgentMcpServer:
             lifespan="on",
             timeout_keep_alive=limits.keep_alive,
             http=guarded_protocol(AutoHTTPProtocol, limits),
+            # as on `raf serve`: the guard's 431 applies to heads, not h11's bare 400
+            h11_max_incomplete_event_size=limits.max_header_bytes,
         )
         server = uvicorn.Server(config)
         if ready is None:

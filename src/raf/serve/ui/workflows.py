@@ -10,6 +10,7 @@ from dataclasses import dataclass, field
 from typing import Any
 
 from raf.serve.errors import ServeError, not_found
+from raf.serve.requests import body_text
 from raf.serve.tenancy import Tenant
 from raf.stores.checkpoints import Checkpoint
 from raf.workflow import CheckpointNotFoundError, Workflow, WorkflowError
@@ -76,12 +77,14 @@ def graph_of(workflow: Workflow) -> dict[str, Any]:
 
 
 def parse_value(text: Any) -> Any:
-    """A value typed on the page: JSON when it parses, else the text itself."""
+    """A value typed on the page: JSON when it parses (and holds only Unicode text: no
+    surrogate escape without its pair), else the text itself."""
     if not isinstance(text, str):
         return text
     try:
+        body_text(text.encode("utf-8", "surrogatepass"))
         return json.loads(text)
-    except ValueError:
+    except (ValueError, ServeError):
         return text
 
 
