@@ -86,3 +86,53 @@ def test_raf_serve_refuses_to_bind_beyond_loopback_without_a_token(tmp_path: Pat
     assert "refusing to serve on '0.0.0.0' without a bearer token" in done.stderr
     nothing = raf(tmp_path, "serve", "missing.yaml")
     assert nothing.returncode == 1 and "neither an agent document nor a folder" in nothing.stderr
+
+
+def test_raf_serve_workers_share_the_port_and_the_sessions_without_durable(
+    tmp_path: Path,
+) -> None:
+    folder = tmp_path / "agents"
+    folder.mkdir()
+    (folder / "greeter.yaml").write_text("name: greeter\ninstructions: Greet.\n")
+    model = script(tmp_path, ["Hello"] * 40)  # each worker plays its own copy
+    sessions = str(tmp_path / "s.sqlite")
+    command = [sys.executable, "-m", "raf.cli", "serve", str(folder), "--port", "0"]
+    process = subprocess.Popen(
+        [*command, "--model", model, "--workers", "2", "--sessions", sessions],
+        cwd=folder,
+        env=raf_env(tmp_path),
+        stdout=subprocess.DEVNULL,
+        stderr=subprocess.PIPE,
+        text=True,
+    )
+    try:
+        assert process.stderr is not None
+        started = [process.stderr.readline() for _ in range(2)]  # one line from each worker
+        urls = {m.group(1) for m in (re.search(r"on (http://\S+) ", s) for s in started) if m}
+        assert len(urls) == 1, started  # one port
+        (url,) = urls
+        made = []
+        for _ in range(12):  # a new connection each time: the kernel hands them to both
+            with httpx.Client(base_url=url, timeout=30) as client:
+                made.append(client.post("/agents/greeter/runs", json={"messages": "hi"}).json())
+        assert {m["text"] for m in made} == {"Hello"}
+        for run in made:  # whichever worker made a session, every worker finds it
+            with httpx.Client(base_url=url, timeout=30) as client:
+                got = client.get(f"/agents/greeter/sessions/{run['session_id']}")
+                assert got.status_code == 200 and got.json()["running"] is False
+    finally:
+        process.send_signal(signal.SIGINT)  # the parent stops its workers
+        try:
+            assert process.wait(timeout=30) == 0
+        finally:
+            if process.poll() is None:
+                process.kill()
+                process.wait(timeout=10)
+
+
+def test_raf_serve_refuses_several_workers_on_memory_sessions(tmp_path: Path) -> None:
+    (tmp_path / "greeter.yaml").write_text("name: greeter\ninstructions: Greet.\n")
+    done = raf(tmp_path, "serve", "greeter.yaml", "--workers", "2", "--sessions", "memory")
+    assert done.returncode == 2
+    assert "several workers cannot share in-memory sessions" in done.stderr
+    assert "postgresql://" in done.stderr

@@ -96,6 +96,8 @@ def _server_arguments(parser: argparse.ArgumentParser) -> None:
         metavar="URL",
         help="browser Origin to accept",
     )
+    from raf.stores.leases import DEFAULT_LEASE_SECONDS
+
     limits = parser.add_argument_group(
         "limits", "what each client may hold (defaults are safe for a shared server)"
     )
@@ -148,8 +150,16 @@ def _server_arguments(parser: argparse.ArgumentParser) -> None:
         type=int,
         default=1,
         metavar="N",
-        help="worker processes sharing the port and the durable queue (needs --durable "
-        "postgresql://…)",
+        help="worker processes sharing the port and the session store (a file, SQLite, "
+        "PostgreSQL or Redis store, not memory; with --durable, postgresql://…)",
+    )
+    parser.add_argument(
+        "--lease-seconds",
+        type=float,
+        metavar="SECONDS",
+        help="how long a run holds its session without renewing it: a worker that dies "
+        f"mid-run frees its session this long after its last renewal (default "
+        f"{DEFAULT_LEASE_SECONDS:g})",
     )
     parser.add_argument(
         "--max-runs",
@@ -172,22 +182,40 @@ def _tokens(args: argparse.Namespace) -> list[str]:
     return tokens
 
 
-def _check_durable(args: argparse.Namespace) -> str | None:
-    """Why these durable options cannot work together, or None."""
+def _check_workers(args: argparse.Namespace) -> str | None:
+    """Why these worker and durable options cannot work together, or None."""
     if args.workers < 1:
         return f"--workers must be at least 1, not {args.workers}"
     if args.max_runs is not None and args.max_runs < 1:
         return f"--max-runs must be at least 1, not {args.max_runs}"
-    if (args.workers > 1 or args.max_runs) and not args.durable:
-        return "--workers and --max-runs need --durable (the queue lives in its database)"
-    if args.workers > 1 and not args.durable.startswith(("postgresql://", "postgres://")):
+    lease = args.lease_seconds
+    if lease is not None and not lease > 0:
+        return f"--lease-seconds must be a number of seconds above 0, not {lease:g}"
+    if args.max_runs and not args.durable:
+        return "--max-runs needs --durable (the queue lives in its database)"
+    if args.workers > 1 and args.sessions == "memory":
         return (
-            "several workers need a shared system database: --durable postgresql://… "
-            "(SQLite serves one process)"
+            "several workers cannot share in-memory sessions: leave --sessions out (a "
+            "SQLite file in raf's data folder) or give a shared store (a folder, a SQLite "
+            "file, postgresql://…, redis://…)"
         )
-    if args.sessions == "memory" and args.workers > 1:
-        return "several workers cannot share in-memory sessions; use --sessions postgresql://…"
+    if (
+        args.workers > 1
+        and args.durable
+        and not args.durable.startswith(("postgresql://", "postgres://"))
+    ):
+        return (
+            "several workers need a shared system database for durable runs: --durable "
+            "postgresql://… (SQLite serves one process)"
+        )
     return None
+
+
+def _lease_seconds(args: argparse.Namespace) -> float:
+    """How long a run's lease lasts: `--lease-seconds`, or the default."""
+    from raf.stores.leases import DEFAULT_LEASE_SECONDS
+
+    return DEFAULT_LEASE_SECONDS if args.lease_seconds is None else float(args.lease_seconds)
 
 
 def _spawn_workers(args: argparse.Namespace) -> int:
@@ -289,7 +317,7 @@ def serve_command(args: argparse.Namespace) -> int:
     from raf.stores.sessions import InMemorySessionStore, SqliteSessionStore
     from raf.stores.urls import open_session_store
 
-    problem = _check_durable(args)
+    problem = _check_workers(args)
     if problem is not None:
         print(terminal_safe(f"raf serve: {problem}"), file=sys.stderr)
         return 2
@@ -335,9 +363,9 @@ def serve_command(args: argparse.Namespace) -> int:
             concurrency=args.max_runs,
             executor_id=args.executor_id,
         )
-        host = DurableAgentHost(runtime)
+        host = DurableAgentHost(runtime, lease_seconds=_lease_seconds(args))
     else:
-        host = AgentHost(agents, store=store)
+        host = AgentHost(agents, store=store, lease_seconds=_lease_seconds(args))
     if args.worker_fd is not None:
         sock = socket.socket(fileno=args.worker_fd)
         _exit_with_parent()
