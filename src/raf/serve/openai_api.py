@@ -14,7 +14,7 @@ from collections.abc import AsyncIterator
 from typing import Any
 
 from fastapi import APIRouter, Request, Response
-from fastapi.responses import JSONResponse, StreamingResponse
+from fastapi.responses import JSONResponse
 from pydantic import BaseModel, ConfigDict, Field
 
 from raf.core.errors import RafError
@@ -24,22 +24,24 @@ from raf.core.responses import AgentResponse, FinishReason, UpdateKind
 from raf.core.usage import UsageDetails
 from raf.serve.errors import ServeError
 from raf.serve.hosting import AgentHost
-from raf.serve.native import SSE_HEADERS
+from raf.serve.native import SSE_HEADERS, EventStream
 from raf.serve.requests import error_for, json_line, parse_body
 
 
 class OpenAIMessage(BaseModel):
     """One message of a chat-completions request (fields the API adds are ignored)."""
 
-    model_config = ConfigDict(extra="allow")
+    # ignored, not kept: nothing reads them, and keeping them costs every request
+    model_config = ConfigDict(extra="ignore")
     role: str
     content: str | list[dict[str, Any]] | None = None
 
 
 class ChatCompletionRequest(BaseModel):
-    """The parts of a chat-completions request an agent can honour."""
+    """The parts of a chat-completions request an agent can honour (the others are
+    ignored)."""
 
-    model_config = ConfigDict(extra="allow")
+    model_config = ConfigDict(extra="ignore")
     model: str
     messages: list[OpenAIMessage] = Field(min_length=1)
     stream: bool = False
@@ -150,6 +152,30 @@ def completion(name: str, run_id: str, response: AgentResponse) -> dict[str, Any
     }
 
 
+async def chat_completion(host: AgentHost, raw: bytes) -> Response:
+    """A chat-completions request's answer: the body's `model` is the agent's name; a
+    `chat.completion`, or its chunks as server-sent events when `stream` is true."""
+    try:
+        body = parse_body(raw, ChatCompletionRequest)
+        agent = host.agents.get(body.model)
+        if agent is None:
+            raise ServeError(404, "model_not_found", f"no model named {body.model!r}")
+        messages = to_messages(body)
+        run_id = uuid.uuid4().hex
+        if body.stream:
+            usage = bool((body.stream_options or {}).get("include_usage"))
+            return EventStream(
+                _chunks(host, body.model, run_id, messages, usage),
+                media_type="text/event-stream",
+                headers=SSE_HEADERS,
+            )
+        response = await agent.run(messages, agent.create_session(), AgentRunOptions())
+        _refuse_pending(response, response.finish_reason)
+        return JSONResponse(completion(body.model, run_id, response))
+    except (ServeError, RafError) as exc:
+        return openai_error(error_for(exc))
+
+
 def openai_router(host: AgentHost) -> APIRouter:
     """The `/v1` routes over `host`."""
     router = APIRouter(prefix="/v1")
@@ -172,25 +198,7 @@ def openai_router(host: AgentHost) -> APIRouter:
     @router.post("/chat/completions")
     async def chat_completions(request: Request) -> Response:
         """OpenAI Chat Completions on an agent (model: the agent's name), streamed or not."""
-        try:
-            body = parse_body(await request.body(), ChatCompletionRequest)
-            agent = host.agent(body.model) if body.model in host.agents else None
-            if agent is None:
-                raise ServeError(404, "model_not_found", f"no model named {body.model!r}")
-            messages = to_messages(body)
-            run_id = uuid.uuid4().hex
-            if body.stream:
-                usage = bool((body.stream_options or {}).get("include_usage"))
-                return StreamingResponse(
-                    _chunks(host, body.model, run_id, messages, usage),
-                    media_type="text/event-stream",
-                    headers=SSE_HEADERS,
-                )
-            response = await agent.run(messages, agent.create_session(), AgentRunOptions())
-            _refuse_pending(response, response.finish_reason)
-            return JSONResponse(completion(body.model, run_id, response))
-        except (ServeError, RafError) as exc:
-            return openai_error(error_for(exc))
+        return await chat_completion(host, await request.body())
 
     return router
 
