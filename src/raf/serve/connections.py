@@ -43,6 +43,12 @@ _FRAMING = (b"content-length", b"transfer-encoding")
 
 _CHUNK_SIZE = re.compile(rb"[ \t]*([0-9A-Fa-f]+)[ \t]*(?:;.*)?")
 
+_CONTENT_LENGTH = re.compile(rb"\r\ncontent-length:([^\r]*)")
+"""A Content-Length line in a lower-cased head (not the request line: it follows one)."""
+
+_LONGEST_LENGTH = 18
+"""Digits of a Content-Length read at once; a longer one goes through `feed`'s lines."""
+
 
 class _Part(Enum):
     """Where in a request the next byte falls."""
@@ -88,6 +94,11 @@ class HeadCounter:
         at = 0
         end = len(data)
         while at < end:
+            if self.part is _Part.HEAD and not self.started and not self.line and not self.lost:
+                whole = self._whole_head(data, at)
+                if whole is not None:
+                    at = whole
+                    continue
             if self.part in (_Part.BODY, _Part.CHUNK_DATA):
                 step = min(self.left, end - at)
                 at += step
@@ -113,6 +124,45 @@ class HeadCounter:
                 if not self.lost:
                     self._line(line, cut)
         return None
+
+    def _whole_head(self, data: bytes, at: int) -> int | None:
+        """A request's whole head in `data` from `at`, read in one step (the usual case,
+        a few hundred bytes arriving at once): the offset after it, framing noted as
+        `feed` notes it line by line. None leaves anything unusual to `feed`'s lines
+        (a head not all here or over the limit, a blank line first, a bare CR or LF,
+        a folded line, a space before a colon, Transfer-Encoding, an odd Content-Length):
+        both read the same, which a test checks against many heads."""
+        stop = data.find(b"\r\n\r\n", at)
+        if stop < 0 or stop + 4 - at > self.limit - self.counted or stop == at:
+            return None  # (`counted`: blank lines before the request line count too)
+        head = data[at:stop]
+        crlf = head.count(b"\r\n")
+        if head.count(b"\r") != crlf or head.count(b"\n") != crlf or head.startswith(b"\r\n"):
+            return None
+        lower = head.lower()
+        if (
+            b"\n " in head
+            or b"\n\t" in head
+            or b" :" in head
+            or b"\t:" in head
+            or b"\r\ntransfer-encoding" in lower
+        ):
+            return None
+        lengths = _CONTENT_LENGTH.findall(lower)
+        if len(lengths) > 1:
+            return None
+        if lengths:
+            value = lengths[0].strip(b" \t")
+            if not value.isdigit() or len(value) > _LONGEST_LENGTH:
+                return None
+            if len(b"content-length:") + len(lengths[0]) > _KEPT:
+                return None  # `feed` keeps only a line's start, and refuses such a line
+            if int(value):  # the head is read; its body comes next
+                self.part, self.left = _Part.BODY, int(value)
+                self.counted, self.started = self.counted + stop + 4 - at, True
+                return stop + 4
+        self.counted = 0  # the next request begins
+        return stop + 4
 
     def _line(self, line: bytes, cut: bool) -> None:
         """One whole line of a head, a chunk's size, or trailers (`cut`: only its start
@@ -204,6 +254,48 @@ def headers_too_large(limit: int) -> bytes:
     return head.encode("ascii") + body
 
 
+class _JoinedWrites:
+    """The connection's transport as uvicorn's protocol sees it: what it writes in one
+    turn of the event loop goes out in one write (an answer's head and body: one system
+    call where there were two, the largest cost of a small answer). Everything else is
+    the transport's own."""
+
+    def __init__(self, transport: asyncio.Transport) -> None:
+        self.transport = transport
+        self.pending: list[bytes] = []
+
+    def write(self, data: bytes | bytearray | memoryview) -> None:
+        if not self.pending:
+            asyncio.get_running_loop().call_soon(self.flush)
+        self.pending.append(bytes(data))
+
+    def flush(self) -> None:
+        """Write what is pending, as one piece."""
+        pending = self.pending
+        if pending:
+            self.pending = []
+            if not self.transport.is_closing():
+                self.transport.write(pending[0] if len(pending) == 1 else b"".join(pending))
+
+    def write_eof(self) -> None:
+        self.flush()
+        self.transport.write_eof()
+
+    def close(self) -> None:
+        self.flush()
+        self.transport.close()
+
+    def abort(self) -> None:
+        self.pending = []
+        self.transport.abort()
+
+    def get_write_buffer_size(self) -> int:
+        return self.transport.get_write_buffer_size() + sum(map(len, self.pending))
+
+    def __getattr__(self, name: str) -> Any:
+        return getattr(self.transport, name)
+
+
 class _Guard(asyncio.Protocol):
     """One connection: uvicorn's protocol inside, with the header limits around it."""
 
@@ -215,7 +307,12 @@ class _Guard(asyncio.Protocol):
     def __init__(self, **options: Any) -> None:
         self.inner: Any = self.inner_class(**options)
         self.transport: asyncio.Transport | None = None
+        self.writes: _JoinedWrites | None = None
+        """The transport as the inner protocol writes to it (ours go the same way)."""
         self.deadline: asyncio.TimerHandle | None = None
+        """The timer that looks at the head deadline (one per connection, kept)."""
+        self.head_since: float | None = None
+        """When the head now awaited began (None: no head awaited)."""
         self.heads = HeadCounter(self.limits.max_header_bytes)
         self.refused = False
         """Whether a head passed the limit: nothing more reaches the inner protocol."""
@@ -228,20 +325,38 @@ class _Guard(asyncio.Protocol):
         return cycle is not None and not getattr(cycle, "response_complete", False)
 
     def _arm(self) -> None:
-        if self.deadline is None and self.transport is not None:
-            loop = asyncio.get_running_loop()
-            self.deadline = loop.call_later(self.limits.header_timeout, self._expired)
+        """A head is awaited from now. The timer is not moved for each request: it looks
+        when it fires, and waits on when the head it finds awaited began later."""
+        if self.head_since is not None or self.transport is None:
+            return
+        loop = asyncio.get_running_loop()
+        self.head_since = loop.time()
+        if self.deadline is None:
+            self.deadline = loop.call_at(self.head_since + self.limits.header_timeout, self._look)
 
     def _disarm(self) -> None:
+        """No head is awaited (one is complete)."""
+        self.head_since = None
+
+    def _stop_timer(self) -> None:
+        self.head_since = None
         if self.deadline is not None:
             self.deadline.cancel()
             self.deadline = None
 
-    def _expired(self) -> None:
-        """The headers did not come in time: close, whatever was half sent."""
+    def _look(self) -> None:
+        """The timer fired: close when the head awaited is late, whatever was half sent;
+        else look again when it would be."""
         self.deadline = None
-        if self.transport is not None and not self.transport.is_closing():
+        since = self.head_since
+        if since is None or self.transport is None or self.transport.is_closing():
+            return
+        due = since + self.limits.header_timeout
+        loop = asyncio.get_running_loop()
+        if loop.time() >= due:
             self.transport.abort()
+        else:
+            self.deadline = loop.call_at(due, self._look)
 
     def _make_room(self) -> None:
         """Past `max_connections`, close the oldest connection not being answered (or
@@ -262,7 +377,7 @@ class _Guard(asyncio.Protocol):
         """Stop passing bytes on; answer 431 once the answer in progress (if any, to an
         earlier request on this connection) is complete."""
         self.refused = True
-        self._disarm()
+        self._stop_timer()
         transport = self.transport
         if transport is None or transport.is_closing():
             return
@@ -292,9 +407,11 @@ class _Guard(asyncio.Protocol):
         """Write the 431, end our side, and close once the client has read it: what it
         still sends meanwhile is dropped (closing at once would reset the connection,
         and the client could lose the answer)."""
-        transport = self.transport
-        assert transport is not None
-        transport.write(headers_too_large(self.limits.max_header_bytes))
+        transport, writes = self.transport, self.writes
+        assert transport is not None and writes is not None
+        # after whatever the answer before it still has pending, never ahead of it
+        writes.write(headers_too_large(self.limits.max_header_bytes))
+        writes.flush()
         if transport.can_write_eof():
             transport.write_eof()
         asyncio.get_running_loop().call_later(LINGER_SECONDS, transport.close)
@@ -304,8 +421,9 @@ class _Guard(asyncio.Protocol):
     def connection_made(self, transport: asyncio.BaseTransport) -> None:
         assert isinstance(transport, asyncio.Transport)
         self.transport = transport
+        self.writes = _JoinedWrites(transport)
         self.open[self] = None
-        self.inner.connection_made(transport)
+        self.inner.connection_made(self.writes)
         self._arm()
         self._make_room()
 
@@ -336,7 +454,7 @@ class _Guard(asyncio.Protocol):
         return result
 
     def connection_lost(self, exc: Exception | None) -> None:
-        self._disarm()
+        self._stop_timer()
         self.open.pop(self, None)
         self.inner.connection_lost(exc)
 

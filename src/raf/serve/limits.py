@@ -81,6 +81,8 @@ _BRACKETS = re.compile(rb"[\[\]{}]")
 def json_too_deep(body: bytes, limit: int) -> bool:
     """Whether a JSON text nests arrays and objects deeper than `limit`, told without
     parsing it (so a hostile depth never reaches a recursive parser)."""
+    if body.count(b"[") + body.count(b"{") <= limit:
+        return False  # it cannot nest deeper than it has openers (the usual body)
     depth = 0
     for match in _BRACKETS.finditer(_STRINGS.sub(b'""', body)):
         if match.group() in (b"[", b"{"):

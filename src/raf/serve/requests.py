@@ -74,6 +74,10 @@ def parse_body(raw: bytes, model: type[ModelT], *, empty_ok: bool = False) -> Mo
             return model()
         raise ServeError(400, "malformed_json", "the request body is empty; send a JSON object")
     text = body_text(raw)
+    try:  # pydantic's own JSON reader takes the usual body in one step
+        return model.model_validate_json(raw)
+    except ValidationError:
+        pass  # read again below, for the messages: they say where, as for any body
     try:
         # a UTF-8 byte order mark is allowed, as json.loads allowed it on bytes
         data = json.loads(text.removeprefix("\ufeff"))

@@ -10,6 +10,7 @@ Its refusals have raf's error shape, and OpenAI's on the OpenAI-compatible API (
 from __future__ import annotations
 
 import asyncio
+import functools
 import hmac
 import ipaddress
 import json
@@ -46,8 +47,11 @@ OPENAI_PREFIX = "/v1/"
 """Where the OpenAI-compatible API answers: refusals there have OpenAI's error shape."""
 
 
+@functools.lru_cache(maxsize=1024)
 def is_loopback(host: str) -> bool:
-    """True for localhost and loopback addresses (IPv4 and IPv6)."""
+    """True for localhost and loopback addresses (IPv4 and IPv6). Remembered for the
+    last 1 024 names: every request asks it of its Host, its client address and the
+    server's own address, and parsing an address costs more than the rest of the check."""
     name = host.strip("[]").lower()
     if name == "localhost" or name.endswith(".localhost"):
         return True
@@ -214,6 +218,31 @@ def client_address(scope: Scope) -> str:
     return str(client[0]) if client else ""
 
 
+_READ_HEADERS = {
+    name.encode(): name
+    for name in (
+        "host",
+        "origin",
+        "authorization",
+        "content-length",
+        "content-type",
+        "transfer-encoding",
+    )
+}
+"""The request headers the checks read, by their bytes in an ASGI scope."""
+
+
+def read_headers(raw: Sequence[tuple[bytes, bytes]]) -> dict[str, str]:
+    """The headers the checks read, by lower-case name (the last of a repeated one);
+    the others are left as they came, undecoded."""
+    found: dict[str, str] = {}
+    for key, value in raw:
+        name = _READ_HEADERS.get(key) or _READ_HEADERS.get(key.lower())
+        if name is not None:
+            found[name] = value.decode("latin-1")
+    return found
+
+
 class SecurityMiddleware:
     """Refuses what `ServeSecurity` does not admit, before any protocol sees it.
 
@@ -241,7 +270,7 @@ class SecurityMiddleware:
         if scope["type"] != "http":
             await self.app(scope, receive, send)
             return
-        headers = {k.decode("latin-1").lower(): v.decode("latin-1") for k, v in scope["headers"]}
+        headers = read_headers(scope["headers"])
         rules = self.security
         limits = self.limits
         openai = str(scope.get("path", "")).startswith(OPENAI_PREFIX)
