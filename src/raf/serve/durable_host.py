@@ -6,6 +6,7 @@ from __future__ import annotations
 import asyncio
 from collections.abc import AsyncIterator, Sequence
 
+from raf.core.agent_like import AgentLike
 from raf.core.contents import ApprovalResponseContent
 from raf.core.messages import ChatMessage, new_id
 from raf.core.responses import (
@@ -17,7 +18,7 @@ from raf.core.responses import (
 from raf.core.sessions import AgentSession
 from raf.durable import DurableRunError, DurableRuntime
 from raf.serve.errors import ServeError
-from raf.serve.hosting import ActiveRun, AgentHost
+from raf.serve.hosting import ActiveRun, AgentHost, public_id
 from raf.stores.leases import DEFAULT_LEASE_SECONDS
 
 
@@ -62,10 +63,24 @@ class DurableAgentHost(AgentHost):
             self._durable_ids.pop(session.id, None)
         return outcome.response
 
+    async def _prepare(
+        self,
+        agent_name: str,
+        session_id: str | None,
+        owner: str,
+        messages: Sequence[ChatMessage],
+        approvals: Sequence[ApprovalResponseContent],
+    ) -> tuple[AgentLike, AgentSession, ActiveRun]:
+        """As `AgentHost._prepare`; a new session is stored first, since a durable run
+        loads its session from the store in whichever worker runs it."""
+        if session_id is None:
+            session_id = public_id(await self.create_session(agent_name, owner))
+        return await super()._prepare(agent_name, session_id, owner, messages, approvals)
+
     async def run(
         self,
         agent_name: str,
-        session_id: str,
+        session_id: str | None,
         owner: str,
         messages: Sequence[ChatMessage] = (),
         approvals: Sequence[ApprovalResponseContent] = (),
@@ -81,7 +96,7 @@ class DurableAgentHost(AgentHost):
     async def stream(
         self,
         agent_name: str,
-        session_id: str,
+        session_id: str | None,
         owner: str,
         messages: Sequence[ChatMessage] = (),
         approvals: Sequence[ApprovalResponseContent] = (),

@@ -61,6 +61,8 @@ class ActiveRun:
     owner: str
     key: str = ""
     """The stored id of the session it runs in (scoped to the owner)."""
+    session_id: str = ""
+    """The session's id as its owner knows it."""
     token: CancellationToken = field(default_factory=CancellationToken)
     lease: HeldLease | None = None
     """The session's lease this run holds (given back when it ends)."""
@@ -209,7 +211,9 @@ class AgentHost:
     async def _start(self, agent_name: str, key: str, session_id: str, owner: str) -> ActiveRun:
         """A run of the session stored as `key`, holding its lease; a 409 when another run
         (of this process or another) holds it."""
-        active = ActiveRun(run_id=uuid.uuid4().hex, agent=agent_name, owner=owner, key=key)
+        active = ActiveRun(
+            run_id=uuid.uuid4().hex, agent=agent_name, owner=owner, key=key, session_id=session_id
+        )
         local = self.runs.get(key)
         if local is not None:
             raise session_busy(session_id, local.run_id)
@@ -229,14 +233,27 @@ class AgentHost:
     async def _prepare(
         self,
         agent_name: str,
-        session_id: str,
+        session_id: str | None,
         owner: str,
         messages: Sequence[ChatMessage],
         approvals: Sequence[ApprovalResponseContent],
     ) -> tuple[AgentLike, AgentSession, ActiveRun]:
         """The agent, the session (loaded once its lease is held, so it is the latest
-        any process saved) and the run, with the request checked against the session."""
+        any process saved; a new one when `session_id` is None, stored when the run ends)
+        and the run, with the request checked against the session."""
         agent = self.agent(agent_name)
+        if session_id is None:
+            session_id = uuid.uuid4().hex
+            key = Tenant(owner).key(session_id)
+            active = await self._start(agent_name, key, session_id, owner)
+            session = agent.create_session(key)
+            session.metadata[SERVE_KEY] = {"agent": agent_name, "owner": owner, "id": session_id}
+            try:
+                check_request(session, messages, approvals)
+            except BaseException:
+                await self.release(active)
+                raise
+            return agent, session, active
         active = await self._start(agent_name, self._key(session_id, owner), session_id, owner)
         try:
             session = await self.session(agent_name, session_id, owner)
@@ -249,12 +266,14 @@ class AgentHost:
     async def run(
         self,
         agent_name: str,
-        session_id: str,
+        session_id: str | None,
         owner: str,
         messages: Sequence[ChatMessage] = (),
         approvals: Sequence[ApprovalResponseContent] = (),
     ) -> tuple[AgentResponse, ActiveRun]:
-        """One run to the end; the session is stored only when the run finished."""
+        """One run to the end, in the caller's session `session_id` or a new one (None;
+        its id is `ActiveRun.session_id`); the session is stored only when the run
+        finished."""
         agent, session, active = await self._prepare(
             agent_name, session_id, owner, messages, approvals
         )
@@ -271,16 +290,17 @@ class AgentHost:
     async def stream(
         self,
         agent_name: str,
-        session_id: str,
+        session_id: str | None,
         owner: str,
         messages: Sequence[ChatMessage] = (),
         approvals: Sequence[ApprovalResponseContent] = (),
         *,
         instructions: str | None = None,
     ) -> tuple[ActiveRun, AsyncIterator[AgentResponseUpdate]]:
-        """Start a streamed run: checks happen now (so errors are plain HTTP errors), the
-        updates come from the returned iterator; the session is stored before the last.
-        `instructions` are added to the agent's for this run only."""
+        """Start a streamed run (in a new session when `session_id` is None): checks
+        happen now (so errors are plain HTTP errors), the updates come from the returned
+        iterator; the session is stored before the last. `instructions` are added to the
+        agent's for this run only."""
         agent, session, active = await self._prepare(
             agent_name, session_id, owner, messages, approvals
         )

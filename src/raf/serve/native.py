@@ -200,23 +200,24 @@ def owner_of_request(scope: MutableMapping[str, Any]) -> str:
 async def answer(
     host: AgentHost,
     agent: str,
-    session_id: str,
+    session_id: str | None,
     owner: str,
     messages: list[ChatMessage],
     approvals: list[ApprovalResponseContent],
     stream: bool,
 ) -> Response:
-    """Run the agent in the session: the finished run as JSON, or its stream as SSE."""
+    """Run the agent in the session (a new one when `session_id` is None): the finished
+    run as JSON, or its stream as SSE."""
     if stream:
         active, updates = await host.stream(agent, session_id, owner, messages, approvals)
         return EventStream(
-            sse(active, session_id, updates),
+            sse(active, active.session_id, updates),
             media_type="text/event-stream",
             headers=SSE_HEADERS,
             background=BackgroundTask(host.release, active),
         )
     response, active = await host.run(agent, session_id, owner, messages, approvals)
-    return JSONResponse(run_body(response, active, session_id))
+    return JSONResponse(run_body(response, active, active.session_id))
 
 
 async def run_request(
@@ -227,8 +228,6 @@ async def run_request(
     host.agent(agent)
     body = parse_body(raw, RunRequest)
     messages = user_messages(body.messages, body.attachments)
-    if session_id is None:
-        session_id = public_id(await host.create_session(agent, owner))
     return await answer(host, agent, session_id, owner, messages, [], body.stream)
 
 

@@ -1,0 +1,376 @@
+"""Several server processes on one store behave as one service: an approval answered
+through two or three of them at the same moment runs its call once, a workflow's question
+answered the same way runs its node once, a late answer runs nothing and gets a clear
+conflict, and a worker killed mid-run frees its session once its lease lapses.
+
+The workers are real processes (tests/serve/fleet_app.py) on real SQLite and PostgreSQL.
+"""
+
+from __future__ import annotations
+
+import contextlib
+import json
+import os
+import signal
+import subprocess
+import sys
+import threading
+import time
+from collections.abc import Iterator
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import Any
+
+import httpx
+import pytest
+
+from tests.servers import Server
+
+APP = Path(__file__).with_name("fleet_app.py")
+ROOT = Path(__file__).resolve().parents[2]
+TRIALS = 100
+REFUSALS = {"session_busy", "approval_not_pending", "approval_refused"}
+"""How a losing answer is told: another worker holds the session, the call was answered
+by then, or (without leases) another run claimed the approval first."""
+
+
+@dataclass
+class Fleet:
+    """Worker processes serving one store, and the folder where their tools leave marks."""
+
+    folder: Path
+    processes: list[subprocess.Popen[str]] = field(default_factory=list)
+    urls: list[str] = field(default_factory=list)
+
+    def start(self, store: str, *flags: str) -> None:
+        process = subprocess.Popen(
+            [sys.executable, str(APP), store, str(self.folder), *flags],
+            stdout=subprocess.PIPE,
+            stderr=subprocess.PIPE,
+            text=True,
+            cwd=ROOT,
+            env={**os.environ, "PYTHONPATH": str(ROOT)},
+        )
+        self.processes.append(process)
+        assert process.stdout is not None
+        line = process.stdout.readline().strip()
+        if not line.startswith("port "):
+            process.kill()
+            raise AssertionError(f"a worker did not start: {line!r}\n{process.communicate()[1]}")
+        self.urls.append(f"http://127.0.0.1:{line.split()[1]}")
+
+    def stop(self) -> None:
+        for process in self.processes:
+            if process.poll() is None:
+                process.send_signal(signal.SIGINT)
+        for process in self.processes:
+            try:
+                process.wait(timeout=20)
+            except subprocess.TimeoutExpired:
+                process.kill()
+                process.wait(timeout=10)
+
+    def marks(self, name: str, text: str) -> list[str]:
+        """The lines of FOLDER/`name` that end with `text`."""
+        path = self.folder / name
+        lines = path.read_text(encoding="utf-8").splitlines() if path.exists() else []
+        return [line for line in lines if line.split(" ", 1)[-1] == text]
+
+
+def start_fleet(store: str, folder: Path, count: int, *flags: str) -> Fleet:
+    fleet = Fleet(folder=folder)
+    try:
+        for _ in range(count):
+            fleet.start(store, *flags)
+    except BaseException:
+        fleet.stop()
+        raise
+    return fleet
+
+
+def fresh_database(server: Server, name: str) -> str:
+    """A new database on the test server, so each fleet starts with empty tables."""
+    import psycopg
+
+    with psycopg.connect(server.url, autocommit=True) as conn:
+        conn.execute(f"CREATE DATABASE {name}")
+    return server.url.rsplit("/", 1)[0] + f"/{name}"
+
+
+@pytest.fixture(scope="module")
+def sqlite_fleet(tmp_path_factory: pytest.TempPathFactory) -> Iterator[Fleet]:
+    folder = tmp_path_factory.mktemp("fleet-sqlite")
+    fleet = start_fleet(str(folder / "sessions.sqlite"), folder, 3)
+    yield fleet
+    fleet.stop()
+
+
+@pytest.fixture(scope="module")
+def postgres_fleet(
+    tmp_path_factory: pytest.TempPathFactory, postgres_server: Server
+) -> Iterator[Fleet]:
+    folder = tmp_path_factory.mktemp("fleet-postgres")
+    fleet = start_fleet(fresh_database(postgres_server, "fleet"), folder, 3)
+    yield fleet
+    fleet.stop()
+
+
+def at_once(requests: list[tuple[str, str, dict[str, Any]]]) -> list[httpx.Response]:
+    """Send each (url, path, body) from its own thread on a connection opened beforehand,
+    released together, so that the requests reach their servers at the same moment."""
+    clients = [httpx.Client(base_url=url, timeout=60) for url, _, _ in requests]
+    for client in clients:
+        client.get("/health")  # the connection is open before the race starts
+    start = threading.Barrier(len(requests))
+    answers: list[httpx.Response | None] = [None] * len(requests)
+
+    def send(index: int) -> None:
+        _, path, body = requests[index]
+        start.wait(timeout=30)
+        answers[index] = clients[index].post(path, json=body)
+
+    threads = [threading.Thread(target=send, args=(i,)) for i in range(len(requests))]
+    for thread in threads:
+        thread.start()
+    for thread in threads:
+        thread.join(timeout=90)
+    for client in clients:
+        client.close()
+    assert all(a is not None for a in answers), "an answer did not come back"
+    return [a for a in answers if a is not None]
+
+
+def paused_run(url: str, agent: str, text: str) -> tuple[str, str]:
+    """Start a run that pauses for a human; its session id and the call waiting."""
+    got = httpx.post(f"{url}/agents/{agent}/runs", json={"messages": text}, timeout=60)
+    assert got.status_code == 200, got.text
+    body = got.json()
+    (pending,) = body["pending_approvals"]
+    return body["session_id"], pending["call_id"]
+
+
+def answer_everywhere(
+    fleet: Fleet, workers: int, agent: str, session_id: str, call_id: str
+) -> list[httpx.Response]:
+    path = f"/agents/{agent}/sessions/{session_id}/approvals"
+    body = {"responses": [{"call_id": call_id, "approved": True}]}
+    return at_once([(url, path, body) for url in fleet.urls[:workers]])
+
+
+def check_one_won(answers: list[httpx.Response]) -> None:
+    statuses = sorted(a.status_code for a in answers)
+    assert statuses == [200] + [409] * (len(answers) - 1), [a.text for a in answers]
+    for lost in (a for a in answers if a.status_code == 409):
+        assert lost.json()["error"]["code"] in REFUSALS, lost.text
+
+
+def check_late_answer_refused(
+    fleet: Fleet, agent: str, session_id: str, call_id: str, trial: int
+) -> None:
+    url = fleet.urls[trial % len(fleet.urls)]
+    late = httpx.post(
+        f"{url}/agents/{agent}/sessions/{session_id}/approvals",
+        json={"responses": [{"call_id": call_id, "approved": True}]},
+        timeout=60,
+    )
+    assert late.status_code == 409, late.text
+    assert late.json()["error"]["code"] == "approval_not_pending", late.text
+
+
+def run_approval_trials(fleet: Fleet, workers: int, label: str) -> None:
+    for trial in range(TRIALS):
+        note = f"{label}-{trial}"
+        session_id, call_id = paused_run(fleet.urls[trial % workers], "clerk", note)
+        check_one_won(answer_everywhere(fleet, workers, "clerk", session_id, call_id))
+        assert len(fleet.marks("ran.txt", note)) == 1, f"trial {trial}: the tool ran again"
+        check_late_answer_refused(fleet, "clerk", session_id, call_id, trial)
+        stored = httpx.get(f"{fleet.urls[0]}/agents/clerk/sessions/{session_id}", timeout=60)
+        results = [
+            c
+            for m in stored.json()["messages"]
+            for c in m["contents"]
+            if c["type"] == "function_result"
+        ]
+        assert len(results) == 1 and stored.json()["approvals"] == [], stored.text
+    assert len(fleet.marks("ran.txt", f"{label}-{TRIALS - 1}")) == 1
+
+
+def run_checkpoint_trials(fleet: Fleet, workers: int, label: str) -> None:
+    for trial in range(TRIALS):
+        draft = f"{label}-{trial}"
+        session_id, request_id = paused_run(fleet.urls[trial % workers], "publisher", draft)
+        check_one_won(answer_everywhere(fleet, workers, "publisher", session_id, request_id))
+        assert len(fleet.marks("node.txt", draft)) == 1, f"trial {trial}: the node ran again"
+        check_late_answer_refused(fleet, "publisher", session_id, request_id, trial)
+
+
+def test_an_approval_answered_through_two_sqlite_workers_runs_its_call_once(
+    sqlite_fleet: Fleet,
+) -> None:
+    run_approval_trials(sqlite_fleet, 2, "sqlite-approval-2")
+
+
+def test_an_approval_answered_through_three_postgres_workers_runs_its_call_once(
+    postgres_fleet: Fleet,
+) -> None:
+    run_approval_trials(postgres_fleet, 3, "postgres-approval-3")
+
+
+def test_a_workflow_question_answered_through_three_sqlite_workers_runs_its_node_once(
+    sqlite_fleet: Fleet,
+) -> None:
+    run_checkpoint_trials(sqlite_fleet, 3, "sqlite-checkpoint-3")
+
+
+def test_a_workflow_question_answered_through_two_postgres_workers_runs_its_node_once(
+    postgres_fleet: Fleet,
+) -> None:
+    run_checkpoint_trials(postgres_fleet, 2, "postgres-checkpoint-2")
+
+
+def test_without_leases_the_approval_claim_alone_runs_a_call_once(tmp_path: Path) -> None:
+    fleet = start_fleet(str(tmp_path / "sessions.sqlite"), tmp_path, 2, "--no-leases")
+    try:
+        for trial in range(30):
+            note = f"claim-only-{trial}"
+            session_id, call_id = paused_run(fleet.urls[trial % 2], "clerk", note)
+            answers = answer_everywhere(fleet, 2, "clerk", session_id, call_id)
+            check_one_won(answers)
+            assert len(fleet.marks("ran.txt", note)) == 1, f"trial {trial}: the tool ran again"
+    finally:
+        fleet.stop()
+
+
+def test_a_killed_worker_frees_its_session_after_the_lease_and_nothing_is_half_written(
+    tmp_path: Path,
+) -> None:
+    fleet = start_fleet(str(tmp_path / "sessions.sqlite"), tmp_path, 2, "--lease-seconds", "1.5")
+    try:
+        first, second = fleet.urls
+        session_id, call_id = paused_run(first, "clerk", "before")
+        answered = httpx.post(
+            f"{first}/agents/clerk/sessions/{session_id}/approvals",
+            json={"responses": [{"call_id": call_id, "approved": True}]},
+            timeout=60,
+        )
+        assert answered.status_code == 200, answered.text
+        before = httpx.get(f"{second}/agents/clerk/sessions/{session_id}", timeout=60).json()
+
+        def held_run() -> None:
+            with contextlib.suppress(httpx.HTTPError):  # its worker is killed mid-run
+                httpx.post(
+                    f"{first}/agents/clerk/sessions/{session_id}/runs",
+                    json={"messages": "hold 60"},
+                    timeout=90,
+                )
+
+        runner = threading.Thread(target=held_run)
+        runner.start()
+        deadline = time.monotonic() + 30
+        while not (tmp_path / "holding.txt").exists():
+            assert time.monotonic() < deadline, "the held run did not start"
+            time.sleep(0.02)
+        busy = httpx.post(
+            f"{second}/agents/clerk/sessions/{session_id}/runs",
+            json={"messages": "after"},
+            timeout=60,
+        )
+        assert busy.status_code == 409 and busy.json()["error"]["code"] == "session_busy"
+        os.kill(fleet.processes[0].pid, signal.SIGKILL)
+        fleet.processes[0].wait(timeout=10)
+        runner.join(timeout=30)
+        deadline = time.monotonic() + 10
+        while True:  # free again within the lease (1.5 s) and the polling
+            after = httpx.post(
+                f"{second}/agents/clerk/sessions/{session_id}/runs",
+                json={"messages": "after"},
+                timeout=60,
+            )
+            if after.status_code != 409:
+                break
+            assert after.json()["error"]["code"] == "session_busy", after.text
+            assert time.monotonic() < deadline, "the session stayed locked"
+            time.sleep(0.1)
+        assert after.status_code == 200, after.text
+        assert [p["name"] for p in after.json()["pending_approvals"]] == ["record"]
+        now = httpx.get(f"{second}/agents/clerk/sessions/{session_id}", timeout=60).json()
+        # the killed run saved nothing: the session is what it was, plus the new turn
+        assert now["messages"][: len(before["messages"])] == before["messages"]
+        assert "hold 60" not in json.dumps(now["messages"])
+    finally:
+        fleet.stop()
+
+
+def test_a_cancel_sent_to_another_worker_stops_the_run(sqlite_fleet: Fleet) -> None:
+    first, second = sqlite_fleet.urls[:2]
+    made = httpx.post(f"{first}/agents/clerk/sessions", json={}, timeout=60).json()
+    session_id = made["id"]
+    outcome: list[httpx.Response] = []
+
+    def held_run() -> None:
+        outcome.append(
+            httpx.post(
+                f"{first}/agents/clerk/sessions/{session_id}/runs",
+                json={"messages": "hold 60"},
+                timeout=90,
+            )
+        )
+
+    runner = threading.Thread(target=held_run)
+    started = time.monotonic()
+    runner.start()
+    deadline = started + 30
+    while True:  # the run holds the session once its tool is running
+        seen = httpx.get(f"{second}/agents/clerk/sessions/{session_id}", timeout=60).json()
+        if seen["running"]:
+            break
+        assert time.monotonic() < deadline, "the held run did not start"
+        time.sleep(0.05)
+    assert seen["run_id"]
+    cancelled = httpx.post(
+        f"{second}/agents/clerk/sessions/{session_id}/cancel", json={}, timeout=60
+    )
+    assert cancelled.status_code == 202, cancelled.text
+    assert cancelled.json()["run_id"] == seen["run_id"]
+    runner.join(timeout=30)
+    assert outcome and outcome[0].status_code == 200, outcome
+    assert outcome[0].json()["finish_reason"] == "cancelled"
+    assert time.monotonic() - started < 30  # not the tool's 60 s
+    again = httpx.post(f"{second}/agents/clerk/sessions/{session_id}/cancel", json={}, timeout=60)
+    assert again.status_code == 409 and again.json()["error"]["code"] == "no_run_in_progress"
+
+
+async def test_an_a2a_task_made_by_one_worker_is_continued_and_read_through_others(
+    sqlite_fleet: Fleet,
+) -> None:
+    from a2a.client import ClientConfig, create_client
+    from a2a.helpers import new_data_part, new_text_message
+    from a2a.types import GetTaskRequest, Role, SendMessageRequest, TaskState
+
+    async def send(url: str, message: Any) -> Any:
+        async with httpx.AsyncClient(timeout=60) as http:
+            client = await create_client(
+                f"{url}/a2a/clerk", client_config=ClientConfig(httpx_client=http, streaming=False)
+            )
+            events = [e async for e in client.send_message(SendMessageRequest(message=message))]
+        tasks = [e.task for e in events if e.HasField("task")]
+        assert tasks, events
+        return tasks[-1]
+
+    first, second, third = sqlite_fleet.urls
+    paused = await send(first, new_text_message("a2a-note", role=Role.ROLE_USER))
+    assert paused.status.state == TaskState.TASK_STATE_INPUT_REQUIRED, paused
+    answer = new_text_message("", role=Role.ROLE_USER, context_id=paused.context_id)
+    answer.task_id = paused.id
+    del answer.parts[:]
+    answer.parts.append(new_data_part({"approvals": [{"call_id": "c-a2a-note", "approved": True}]}))
+    done = await send(second, answer)  # another worker continues the task
+    assert done.id == paused.id
+    assert done.status.state == TaskState.TASK_STATE_COMPLETED, done
+    assert len(sqlite_fleet.marks("ran.txt", "a2a-note")) == 1
+    async with httpx.AsyncClient(timeout=60) as http:
+        client = await create_client(
+            f"{third}/a2a/clerk", client_config=ClientConfig(httpx_client=http, streaming=False)
+        )
+        read = await client.get_task(GetTaskRequest(id=paused.id))
+    assert read.status.state == TaskState.TASK_STATE_COMPLETED
