@@ -89,7 +89,11 @@ class LoopState:
     """The error the model client raised, if a model call failed (not a middleware's)."""
     trail: list[str] | None = field(init=False, default=None)
     """Where the driver writes the name of each step it takes (None: it does not)."""
-    _waiter: asyncio.Future[None] | None = field(init=False, default=None)
+    _racing: asyncio.Task[Any] | None = field(init=False, default=None)
+    """The task awaiting a `race` now (None between races)."""
+    _interrupted: asyncio.Task[Any] | None = field(init=False, default=None)
+    """The task the token's cancellation interrupted, until its race has seen it."""
+    _watching: bool = field(init=False, default=False)
     _unregister: Callable[[], None] = field(init=False, default=_nothing)
 
     # -- the result -------------------------------------------------------------------
@@ -214,7 +218,9 @@ class LoopState:
     # -- cancellation -----------------------------------------------------------------
 
     async def race(self, awaitable: Awaitable[T]) -> T:
-        """Await, but stop at once when the run's token is cancelled."""
+        """Await, but stop at once when the run's token is cancelled: the token's
+        cancellation interrupts the awaiting task there (as `asyncio.timeout` does), so a
+        race costs no task of its own."""
         token = self.run.cancellation
         if token is None:
             return await awaitable
@@ -224,38 +230,42 @@ class LoopState:
             elif hasattr(awaitable, "close"):
                 awaitable.close()
             raise RunCancelledError("cancelled")
-        work = asyncio.ensure_future(awaitable)
-        # One waiter per request, shared by every race: a token gains one callback per
-        # request, not one per streamed chunk, and loses it when the request ends.
-        if self._waiter is None:
+        if not self._watching:
+            # one callback per request, not one per race (a stream races every chunk);
+            # the token may be cancelled from another thread: the loop interrupts
             loop = asyncio.get_running_loop()
-            waiter: asyncio.Future[None] = loop.create_future()
 
             def wake() -> None:
-                loop.call_soon_threadsafe(_resolve, waiter)
+                loop.call_soon_threadsafe(self._stop)
 
-            self._waiter = waiter
+            self._watching = True
             self._unregister = token.on_cancel(wake)
-        both: set[asyncio.Future[Any]] = {work, self._waiter}
+        task = self._racing = asyncio.current_task()
         try:
-            done, _ = await asyncio.wait(both, return_when=asyncio.FIRST_COMPLETED)
-        except BaseException:
-            work.cancel()
+            result = await awaitable
+        except asyncio.CancelledError:
+            if self._interrupted is task and task is not None:
+                self._interrupted = None
+                if task.uncancel() == 0:  # no one else asked this task to stop
+                    raise RunCancelledError("cancelled") from None
             raise
-        if work in done:
-            return work.result()
-        work.cancel()
-        await asyncio.wait({work})  # let it unwind; its own outcome no longer matters
-        raise RunCancelledError("cancelled")
+        finally:
+            self._racing = None
+        if self._interrupted is task and task is not None:  # it finished regardless
+            self._interrupted = None
+            task.uncancel()
+        return result
+
+    def _stop(self) -> None:
+        """On the loop, once the token is cancelled: interrupt the race in progress (a
+        later race sees the token cancelled before it starts)."""
+        task = self._racing
+        if task is not None and self._interrupted is None:
+            self._interrupted = task
+            task.cancel()
 
     def close(self) -> None:
-        """Drop the cancellation waiter (and with it the token's callback)."""
-        if self._waiter is not None:
+        """Stop watching the token (its callback goes)."""
+        if self._watching:
             self._unregister()
-            self._waiter.cancel()
-            self._waiter = None
-
-
-def _resolve(waiter: asyncio.Future[None]) -> None:
-    if not waiter.done():
-        waiter.set_result(None)
+            self._watching = False
