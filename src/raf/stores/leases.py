@@ -16,6 +16,7 @@ import logging
 import math
 import os
 import time
+from dataclasses import replace
 
 from raf.core.cancellation import CancellationToken
 from raf.core.sessions import SessionLease, SessionLeases, SessionStore
@@ -128,10 +129,7 @@ class LocalLeases:
         held = self._leases.get(session_id)
         if held is None:
             return None
-        held = SessionLease(
-            session_id=session_id, holder=held.holder, expires_at=held.expires_at, cancel=reason
-        )
-        self._leases[session_id] = held
+        held = self._leases[session_id] = replace(held, cancel=reason)
         return held
 
 

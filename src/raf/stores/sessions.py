@@ -14,6 +14,7 @@ import stat
 import threading
 import time
 from collections.abc import Iterator
+from dataclasses import replace
 from pathlib import Path
 
 from raf.core.errors import SessionConflictError, SessionError, SessionNotFoundError
@@ -280,12 +281,7 @@ class JsonDirectorySessionStore:
                 held = standing(_read_lease(path, session_id), time.time())
                 if held is None:
                     return None
-                held = SessionLease(
-                    session_id=session_id,
-                    holder=held.holder,
-                    expires_at=held.expires_at,
-                    cancel=reason,
-                )
+                held = replace(held, cancel=reason)
                 _write_lease(path, held)
                 return held
 
@@ -517,12 +513,7 @@ class SqliteSessionStore:
                 held = standing(self._lease_row(conn, session_id), time.time())
                 if held is None:
                     return None
-                held = SessionLease(
-                    session_id=session_id,
-                    holder=held.holder,
-                    expires_at=held.expires_at,
-                    cancel=reason,
-                )
+                held = replace(held, cancel=reason)
                 self._write_lease(conn, held)
                 return held
 
