@@ -291,8 +291,8 @@ async def test_hostile_names_reach_nothing_outside_any_store(world: World, index
 
 @pytest.mark.parametrize("trap", sorted(FILE_TRAPS))
 async def test_a_session_file_swapped_for_a_trap_is_refused(world: World, trap: str) -> None:
-    from raf.agent.stores import JsonDirectorySessionStore
     from raf.core.errors import SessionError
+    from raf.stores.sessions import JsonDirectorySessionStore
 
     folder = world.root / "sessions"
     folder.mkdir()
@@ -308,9 +308,9 @@ async def test_a_session_file_swapped_for_a_trap_is_refused(world: World, trap: 
 
 
 async def test_a_session_link_to_an_outside_session_is_not_loaded(world: World) -> None:
-    from raf.agent.stores import JsonDirectorySessionStore
     from raf.core.errors import SessionError
     from raf.core.sessions import AgentSession
+    from raf.stores.sessions import JsonDirectorySessionStore
 
     elsewhere = world.outside / "other.json"
     elsewhere.write_text(AgentSession(id="abc", metadata={"note": world.sentinel}).to_json())

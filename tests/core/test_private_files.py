@@ -13,8 +13,8 @@ import pytest
 from raf import AgentSession, ChatMessage, JsonDirectorySessionStore, SqliteSessionStore
 from raf.context.knowledge import KnowledgeIndex
 from raf.core.private_files import private_dir, private_file
+from raf.stores.checkpoints import Checkpoint
 from raf.workflow import JsonFileCheckpointStore, SqliteCheckpointStore
-from raf.workflow.checkpoints import Checkpoint
 
 
 @pytest.fixture(autouse=True)

@@ -23,10 +23,10 @@ import sys
 import time
 from pathlib import Path
 
-from raf.agent.postgres_store import PostgresSessionStore
-from raf.agent.stores import SqliteSessionStore
 from raf.core.sessions import SessionStore
 from raf.durable import DurableRuntime
+from raf.stores.postgres_sessions import PostgresSessionStore
+from raf.stores.sessions import SqliteSessionStore
 from raf.workflow import (
     AnswerClaimedError,
     Executor,

@@ -21,13 +21,13 @@ from pathlib import Path
 
 from raf import Agent, ToolContext, tool
 from raf.agent.history import InMemoryHistoryProvider
-from raf.agent.postgres_store import PostgresSessionStore
-from raf.agent.stores import SqliteSessionStore
 from raf.core.contents import FunctionResultContent
 from raf.core.messages import ChatMessage
 from raf.core.options import ChatOptions
 from raf.core.sessions import SessionStore
 from raf.durable import DurableRuntime
+from raf.stores.postgres_sessions import PostgresSessionStore
+from raf.stores.sessions import SqliteSessionStore
 from raf.testing import FunctionChatClient, call, reply
 from raf.workflow import SqliteCheckpointStore, Workflow, WorkflowBuilder
 from raf.workflow.executor import FunctionExecutor

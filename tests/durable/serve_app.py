@@ -11,11 +11,11 @@ from pathlib import Path
 
 sys.path.insert(0, str(Path(__file__).resolve().parents[2]))  # the repository root
 
-from raf.agent.postgres_store import PostgresSessionStore
 from raf.durable import DurableRuntime
 from raf.serve import ServeSecurity, create_app
 from raf.serve.durable_host import DurableAgentHost
 from raf.serve.server import bind, serve_socket
+from raf.stores.postgres_sessions import PostgresSessionStore
 from tests.durable.app import build_agent
 
 

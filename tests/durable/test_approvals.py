@@ -10,11 +10,11 @@ import pytest
 from dbos import DBOS
 
 from raf import Agent, tool
-from raf.agent.stores import SqliteSessionStore
 from raf.core.contents import ApprovalResponseContent, FunctionResultContent
 from raf.core.messages import ChatMessage
 from raf.core.options import ChatOptions
 from raf.durable import DURABLE_KEY, DurableRuntime, sqlite_url
+from raf.stores.sessions import SqliteSessionStore
 from raf.testing import FunctionChatClient, call, reply
 
 

@@ -7,9 +7,9 @@ import asyncio
 import json
 from pathlib import Path
 
-from raf.agent.stores import SqliteSessionStore
 from raf.core.contents import FunctionResultContent
 from raf.durable import sqlite_url
+from raf.stores.sessions import SqliteSessionStore
 from tests.durable.helpers import finish, kill9, lines, start_app, stop, wait_for
 
 

@@ -11,11 +11,11 @@ from pathlib import Path
 import pytest
 
 from raf import Agent, tool
-from raf.agent.stores import SqliteSessionStore
 from raf.core.errors import ModelError, RafError, SessionNotFoundError
 from raf.core.messages import ChatMessage
 from raf.core.options import ChatOptions
 from raf.durable import DurableRunError, DurableRuntime, sqlite_url
+from raf.stores.sessions import SqliteSessionStore
 from raf.testing import FunctionChatClient, call, reply
 
 

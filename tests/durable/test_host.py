@@ -11,12 +11,12 @@ import httpx
 
 from raf import Agent, tool
 from raf.agent.history import InMemoryHistoryProvider
-from raf.agent.stores import SqliteSessionStore
 from raf.core.messages import ChatMessage
 from raf.core.options import ChatOptions
 from raf.durable import DurableRuntime, sqlite_url
 from raf.serve import create_app, serve_in_thread
 from raf.serve.durable_host import DurableAgentHost
+from raf.stores.sessions import SqliteSessionStore
 from raf.testing import FunctionChatClient, call, reply
 
 

@@ -13,7 +13,6 @@ from typing import Any
 import pytest
 
 from raf import Agent
-from raf.agent.stores import SqliteSessionStore
 from raf.core.messages import ChatMessage
 from raf.durable import (
     DurableRuntime,
@@ -22,6 +21,7 @@ from raf.durable import (
     UnsafeRecordError,
     sqlite_url,
 )
+from raf.stores.sessions import SqliteSessionStore
 from raf.testing import ScriptedChatClient
 
 

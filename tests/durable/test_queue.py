@@ -7,11 +7,11 @@ from collections.abc import Sequence
 from pathlib import Path
 
 from raf import Agent, tool
-from raf.agent.stores import SqliteSessionStore
 from raf.core.contents import FunctionResultContent
 from raf.core.messages import ChatMessage
 from raf.core.options import ChatOptions
 from raf.durable import DurableRuntime, sqlite_url
+from raf.stores.sessions import SqliteSessionStore
 from raf.testing import FunctionChatClient, call, reply
 
 

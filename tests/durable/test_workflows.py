@@ -9,9 +9,9 @@ from pathlib import Path
 import pytest
 from dbos import DBOS
 
-from raf.agent.stores import SqliteSessionStore
 from raf.durable import DurableRuntime, sqlite_url
 from raf.durable.workflows import WorkflowOutcome
+from raf.stores.sessions import SqliteSessionStore
 from raf.workflow import (
     AnswerClaimedError,
     Executor,

@@ -8,11 +8,11 @@ import pytest
 
 from raf import Agent, tool
 from raf.agent.history import InMemoryHistoryProvider
-from raf.agent.stores import JsonDirectorySessionStore
 from raf.core.contents import ApprovalResponseContent, FunctionResultContent, TextContent
 from raf.core.messages import ChatMessage, Role
 from raf.evals import Dataset, ToolCalls, case_from_messages, case_from_session
 from raf.evals.record import turn_starts
+from raf.stores.sessions import JsonDirectorySessionStore
 from raf.testing import ScriptedChatClient, call, reply
 
 

@@ -9,7 +9,7 @@ from typing import Any
 
 import httpx
 
-from raf.agent.stores import SqliteSessionStore
+from raf.stores.sessions import SqliteSessionStore
 from raf.testing import call, reply
 
 from .conftest import Served, start

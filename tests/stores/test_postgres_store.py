@@ -14,7 +14,7 @@ import psycopg
 import pytest
 
 from raf import AgentSession, ChatMessage, MissingExtraError, SessionError, SessionFormatError
-from raf.agent.postgres_store import PostgresSessionStore
+from raf.stores.postgres_sessions import PostgresSessionStore
 from tests.servers import PG_PASSWORD, Server, free_port, start_postgres
 
 ROOT = Path(__file__).resolve().parents[2]
@@ -104,7 +104,7 @@ CREATOR = textwrap.dedent(
     """
     import asyncio, sys
     from raf import AgentSession
-    from raf.agent.postgres_store import PostgresSessionStore
+    from raf.stores.postgres_sessions import PostgresSessionStore
 
     async def main() -> None:
         store = PostgresSessionStore(sys.argv[1], table=sys.argv[2])

@@ -12,7 +12,7 @@ import pytest
 import redis
 
 from raf import AgentSession, ChatMessage, MissingExtraError, SessionError
-from raf.agent.redis_store import RedisSessionStore
+from raf.stores.redis_sessions import RedisSessionStore
 from tests.servers import Server, free_port, start_redis
 
 

@@ -14,7 +14,7 @@ from raf import (
     SessionError,
     SqliteSessionStore,
 )
-from raf.agent.store_urls import open_session_store
+from raf.stores.urls import open_session_store
 
 
 def test_each_kind_of_name_opens_its_store(tmp_path: Path) -> None:
