@@ -9,7 +9,7 @@ from __future__ import annotations
 import importlib
 from typing import TYPE_CHECKING, Any
 
-__version__ = "0.2.0.dev0"
+from raf._version import __version__ as __version__
 
 _EXPORTS: dict[str, str] = {
     # core types

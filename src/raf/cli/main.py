@@ -69,7 +69,7 @@ def main(argv: Sequence[str] | None = None) -> int:
     parser = build_parser()
     args = parse(parser, argv)
     if args.version:
-        from raf import __version__
+        from raf._version import __version__
 
         print(f"raf {__version__}")
         return 0

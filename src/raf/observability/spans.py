@@ -10,7 +10,7 @@ from typing import Any
 from opentelemetry import trace
 from opentelemetry.trace import Span, Status, StatusCode
 
-from raf import __version__
+from raf._version import __version__
 from raf.observability import conventions as sc
 
 

@@ -18,7 +18,7 @@ from opentelemetry import metrics, trace
 from opentelemetry.sdk.trace import TracerProvider
 from opentelemetry.trace import Span, SpanKind, Status, StatusCode
 
-from raf import __version__
+from raf._version import __version__
 from raf.core.errors import ConfigurationError, ToolApprovalPending
 from raf.core.middleware import (
     AgentRunContext,

@@ -77,7 +77,7 @@ class RafAcpAgent:
         from acp import PROTOCOL_VERSION
         from acp.schema import AgentCapabilities, Implementation, InitializeResponse
 
-        from raf import __version__
+        from raf._version import __version__
 
         return InitializeResponse(
             protocol_version=min(protocol_version, PROTOCOL_VERSION),

@@ -9,7 +9,7 @@ from dataclasses import replace
 from functools import partial
 from typing import Any
 
-from raf import __version__
+from raf._version import __version__
 from raf.core.agent_like import close_agent_like
 from raf.core.errors import RafError
 from raf.serve.errors import ServeError, require_extra

@@ -478,7 +478,7 @@ class McpClient:
 def _client_info() -> Any:
     import mcp_types
 
-    from raf import __version__
+    from raf._version import __version__
 
     return mcp_types.Implementation(name="raf", version=__version__)
 
