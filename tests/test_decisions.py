@@ -1,4 +1,5 @@
-"""Decision records are indexed, each has a status, and superseded ones name their successor."""
+"""Decision records are indexed by area, each has a status, superseded ones name their
+successor, and every record falls in an area whose summary cites only records."""
 
 from __future__ import annotations
 
@@ -28,8 +29,93 @@ def test_every_record_has_a_title_and_a_status() -> None:
 def test_the_index_lists_every_record_as_the_script_writes_it() -> None:
     script = _script()
     records, _ = script.read_records()
+    areas, _ = script.read_areas()
     index = (SCRIPT.parents[1] / "docs" / "decisions" / "index.md").read_text(encoding="utf-8")
-    assert index == script.render(records), "run: python scripts/decisions_index.py"
+    assert index == script.render(records, areas), "run: python scripts/decisions_index.py"
+
+
+def test_every_record_falls_in_an_area() -> None:
+    """Each record is in exactly one area's table; every area holds a record and says
+    what holds in it now, citing only records that exist."""
+    script = _script()
+    records, _ = script.read_records()
+    areas, problems = script.read_areas()
+    assert problems == []
+    grouped, problems = script.group(records, areas)
+    assert problems == []
+    assert sorted(r.number for held in grouped for r in held) == sorted(r.number for r in records)
+    assert len(areas) >= 10
+    assert all(held for held in grouped)
+    assert all(area.holds.count(". ") >= 2 for area in areas), "say what holds, in sentences"
+
+
+def _folder(tmp_path: Path, areas: str, *records: tuple[str, str]) -> Path:
+    (tmp_path / "areas.toml").write_text(areas, encoding="utf-8")
+    for name, text in records:
+        (tmp_path / name).write_text(text, encoding="utf-8")
+    return tmp_path
+
+
+_AREAS = """
+[[area]]
+title = "First"
+numbers = ["0001-0099"]
+holds = "Records hold (0001)."
+
+[[area]]
+title = "Second"
+numbers = ["0200-0299", "0400"]
+holds = "Nothing else."
+"""
+
+
+def test_check_fails_for_a_record_in_no_area(tmp_path: Path, monkeypatch, capsys) -> None:
+    script = _script()
+    _folder(
+        tmp_path,
+        _AREAS,
+        ("0001-a.md", "# 0001 — A\n\nStatus: accepted\n"),
+        ("0400-b.md", "# 0400 — B\n\nStatus: superseded in part by 0001\n"),
+    )
+    monkeypatch.setattr(script, "FOLDER", tmp_path)
+    assert script.main([]) == 0
+    index = (tmp_path / "index.md").read_text(encoding="utf-8")
+    assert index.index("## First") < index.index("| 0001 |") < index.index("## Second")
+    assert "Records hold ([0001](0001-a.md))." in index
+    assert script.main(["--check"]) == 0
+
+    (tmp_path / "0150-c.md").write_text("# 0150 — C\n\nStatus: accepted\n", encoding="utf-8")
+    assert script.main(["--check"]) == 1
+    assert "0150-c.md: 0150 falls in no area" in capsys.readouterr().err
+
+
+def test_areas_that_overlap_cite_no_record_or_hold_nothing_are_reported(
+    tmp_path: Path, monkeypatch
+) -> None:
+    script = _script()
+    _folder(
+        tmp_path,
+        _AREAS.replace('"0400"', '"0050-0060"').replace("(0001)", "(0001, 0009)")
+        + '[[area]]\ntitle = "Empty"\nnumbers = ["0700-0799"]\nholds = "None."\n',
+        ("0001-a.md", "# 0001 — A\n\nStatus: accepted\n"),
+        ("0201-b.md", "# 0201 — B\n\nStatus: accepted\n"),
+    )
+    monkeypatch.setattr(script, "FOLDER", tmp_path)
+    areas, problems = script.read_areas()
+    assert any("'First' (0001–0099) and 'Second' (0050–0060) overlap" in p for p in problems)
+    records, _ = script.read_records()
+    _, problems = script.group(records, areas)
+    assert any("'First' cites 0009, which is no record" in p for p in problems)
+    assert any("'Empty' holds no record" in p for p in problems)
+    assert script.main(["--check"]) == 1
+
+    (tmp_path / "areas.toml").write_text(
+        '[[area]]\ntitle = "X"\nnumbers = ["0300-0200"]\nholds = "H."\n', encoding="utf-8"
+    )
+    _, problems = script.read_areas()
+    assert problems == [
+        "areas.toml: area 'X': '0300-0200' is not 'NNNN-NNNN' (low to high) or 'NNNN'"
+    ]
 
 
 def test_a_record_without_a_status_is_reported(tmp_path: Path, monkeypatch) -> None:
