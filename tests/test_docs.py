@@ -9,8 +9,8 @@ does not have (a key, a server): it is compiled, not run. A ```yaml block marked
 `<!-- docs-check: document NAME -->` is an agent document: it is written to NAME in a
 fresh folder and must validate. Python blocks and documents of a page share that folder.
 
-Each ```bash or ```sh block of README.md and of the pages (decision records and audits
-aside) runs with bash (`-e -o pipefail`: a failing command fails the block), with a
+Each ```bash or ```sh block of README.md and of the pages (decision records aside)
+runs with bash (`-e -o pipefail`: a failing command fails the block), with a
 timeout, no provider key, a fresh HOME and the `raf` of this checkout, and must exit 0.
 The lines before its fence say how (one `<!-- docs-check: ... -->` per line):
 
@@ -95,10 +95,7 @@ def page_blocks(path: Path) -> list[Block]:
 
 
 PAGES = sorted(p for p in DOCS.rglob("*.md") if "decisions" not in p.relative_to(DOCS).parts)
-SHELL_PAGES = [
-    ROOT / "README.md",
-    *(p for p in PAGES if "audits" not in p.relative_to(DOCS).parts),
-]
+SHELL_PAGES = [ROOT / "README.md", *PAGES]
 """The pages whose shell blocks are checked: README.md and the site's pages."""
 
 
