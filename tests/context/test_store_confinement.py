@@ -17,7 +17,7 @@ from raf.context.memory.store import MemoryPageError, MemoryStore, OutsideMemory
 from raf.context.skills import AgentSkillsProvider
 from raf.context.wiki.store import Wiki, WikiError
 from raf.core.errors import ToolExecutionError
-from raf.tools._confined import ConfinedFolder, ConfinedPathError
+from raf.tools.scope.confined import ConfinedFolder, ConfinedPathError
 from tests.tools.workspace_world import World, build_world, hostile_paths
 
 Planter = Callable[[World, Path, str], None]

@@ -8,9 +8,9 @@ from pathlib import Path
 from typing import Any
 
 from raf.core.tools import ToolContext, ToolResult
-from raf.tools._scoped import ScopedTool
 from raf.tools.code import CodeInterpreter
 from raf.tools.files import CallBudget, ReadFile, file_tools
+from raf.tools.scope.scoped_tool import ScopedTool
 from raf.tools.workspace import WorkspaceScope
 
 

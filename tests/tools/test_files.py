@@ -11,7 +11,6 @@ from typing import Any
 import pytest
 
 from raf.core.tools import ToolContext, ToolResult
-from raf.tools._scoped import FileLimits
 from raf.tools.files import (
     EditFile,
     FindFiles,
@@ -24,6 +23,7 @@ from raf.tools.files import (
     SearchFile,
     WriteFile,
 )
+from raf.tools.scope.scoped_tool import FileLimits
 from raf.tools.workspace import WorkspaceScope
 from tests.tools.bounded import run_bounded
 

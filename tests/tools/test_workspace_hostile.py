@@ -194,7 +194,7 @@ async def test_file_swapped_for_symlink_after_walk_is_not_followed(tmp_path: Pat
     """The final name becomes a symlink after the walk: O_NOFOLLOW refuses to open it."""
     world = build_world(tmp_path)
     scope = WorkspaceScope(world.root, policy=ScopePolicy.DENY_OUTSIDE)
-    import raf.tools._locate as locate_mod
+    import raf.tools.scope.locate as locate_mod
 
     real_locate = locate_mod.locate
 

@@ -138,8 +138,8 @@ def _options(config: Mapping[str, Any], allowed: Mapping[str, str], what: str) -
 
 
 def _file_tools(name: str | None, config: Mapping[str, Any], base_dir: Path | None) -> list[Tool]:
-    from raf.tools._scoped import FileLimits
     from raf.tools.files import file_tools
+    from raf.tools.scope.scoped_tool import FileLimits
     from raf.tools.shell import RunCommand
 
     options = _options(config, {**_LIMIT_KEYS, **_SHELL_KEYS}, "file tools")

@@ -21,7 +21,6 @@ from pydantic import BaseModel, ConfigDict, Field
 
 from raf.core.model_tool import ModelTool
 from raf.core.tools import ToolContext, ToolResult
-from raf.tools._budget import CallBudget
 from raf.tools.sandbox import (
     KILL_GRACE_S,
     ProcessLimits,
@@ -31,6 +30,7 @@ from raf.tools.sandbox import (
     detect_sandbox,
     run_process,
 )
+from raf.tools.scope.budget import CallBudget
 
 NOBODY = 65534
 Language = Literal["python", "shell", "bash"]

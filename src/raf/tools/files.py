@@ -15,9 +15,9 @@ from typing import Any
 from pydantic import BaseModel, ConfigDict, Field, ValidationError
 
 from raf.core.tools import Tool
-from raf.tools._budget import CallBudget
-from raf.tools._locate import Location, enforce_subtree, located, subtree_verdict
-from raf.tools._scoped import FileLimits, PathUse, ScopedTool, call_key
+from raf.tools.scope.budget import CallBudget
+from raf.tools.scope.locate import Location, enforce_subtree, located, subtree_verdict
+from raf.tools.scope.scoped_tool import FileLimits, PathUse, ScopedTool, call_key
 from raf.tools.search import FindFiles, ReadGate, SearchFile
 from raf.tools.shell import RunCommand
 from raf.tools.workspace import Access, OutsideScopeError, RuleAction, WorkspaceScope

@@ -17,10 +17,10 @@ from typing import Any
 import regex as regex_engine
 from pydantic import BaseModel, ConfigDict, Field
 
-from raf.tools._identity import IdentityGuard
-from raf.tools._locate import Location, located
-from raf.tools._pattern import check_pattern
-from raf.tools._scoped import PathUse, ScopedTool
+from raf.tools.scope.identity import IdentityGuard
+from raf.tools.scope.locate import Location, located
+from raf.tools.scope.pattern import check_pattern
+from raf.tools.scope.scoped_tool import PathUse, ScopedTool
 from raf.tools.workspace import Access, ResolvedPath, RuleAction, WorkspaceScope
 
 SearchPattern = regex_engine.Pattern[str]

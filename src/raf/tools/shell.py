@@ -19,9 +19,6 @@ from pydantic import BaseModel, ConfigDict, Field, ValidationError
 from raf.core.approvals import was_approved
 from raf.core.function_tool import describe_validation_error
 from raf.core.tools import ToolContext, ToolResult
-from raf.tools._budget import CallBudget
-from raf.tools._locate import located
-from raf.tools._scoped import FileLimits, PathUse, ScopedTool, os_message
 from raf.tools.sandbox import (
     KILL_GRACE_S,
     ProcessLimits,
@@ -32,6 +29,9 @@ from raf.tools.sandbox import (
     open_bwrap_argv,
     run_process,
 )
+from raf.tools.scope.budget import CallBudget
+from raf.tools.scope.locate import located
+from raf.tools.scope.scoped_tool import FileLimits, PathUse, ScopedTool, os_message
 from raf.tools.workspace import (
     Access,
     OutsideScopeError,

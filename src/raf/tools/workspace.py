@@ -13,7 +13,7 @@ from typing import Any, Protocol, runtime_checkable
 
 from raf.core.errors import ConfigurationError, ToolExecutionError
 from raf.core.tools import Tool
-from raf.tools._path_rules import (
+from raf.tools.scope.path_rules import (
     _STRICTNESS,
     Access,
     PathRule,
@@ -21,7 +21,7 @@ from raf.tools._path_rules import (
     _CompiledRule,
     glob_to_regex,
 )
-from raf.tools._scope_paths import (
+from raf.tools.scope.paths import (
     GIT_CODE_PATHS,
     MAX_NAME_BYTES,
     MAX_PATH_CHARS,
@@ -33,8 +33,8 @@ from raf.tools._scope_paths import (
     _runs_git_code,
     outside_path,
 )
-from raf.tools._scope_policy import ScopePolicy
-from raf.tools._walk import WalkEscape, WalkResult, root_relative, walk
+from raf.tools.scope.policy import ScopePolicy
+from raf.tools.scope.walk import WalkEscape, WalkResult, root_relative, walk
 
 __all__ = [
     "GIT_CODE_PATHS",

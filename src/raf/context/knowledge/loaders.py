@@ -13,7 +13,7 @@ from html.parser import HTMLParser
 from pathlib import Path
 
 from raf.core.errors import ConfigurationError, MissingExtraError
-from raf.tools._confined import ConfinedFolder
+from raf.tools.scope.confined import ConfinedFolder
 
 MARKDOWN_SUFFIXES = frozenset({".md", ".markdown", ".mdx"})
 TEXT_SUFFIXES = frozenset({".txt", ".text", ".rst", ".log", ".csv"})

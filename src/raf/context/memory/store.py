@@ -14,7 +14,7 @@ from typing import BinaryIO
 
 from raf.context.memory.layout import REFERENCES, TEMPLATES, page_front_matter
 from raf.core.errors import RafError
-from raf.tools._confined import ConfinedFolder
+from raf.tools.scope.confined import ConfinedFolder
 from raf.tools.workspace import OutsideScopeError
 
 EARLIER_NAMES = {

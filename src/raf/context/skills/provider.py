@@ -17,7 +17,7 @@ from raf.core.messages import ChatMessage
 from raf.core.options import AgentRunOptions
 from raf.core.sessions import AgentSession
 from raf.core.tools import Tool
-from raf.tools._confined import ConfinedFolder
+from raf.tools.scope.confined import ConfinedFolder
 
 log = logging.getLogger("raf.context.skills")
 

@@ -9,7 +9,7 @@ from pathlib import Path
 from typing import Any, Literal, Protocol, runtime_checkable
 
 from raf.core.errors import ConfigurationError
-from raf.tools._confined import ConfinedFolder
+from raf.tools.scope.confined import ConfinedFolder
 from raf.tools.workspace import OutsideScopeError
 
 DEFAULT_SCRIPT_TIMEOUT = 60.0

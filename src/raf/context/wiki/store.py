@@ -24,7 +24,7 @@ from typing import Any
 from raf.core.bounded_parse import DocumentLimitError, load_yaml
 from raf.core.errors import ConfigurationError, MissingExtraError
 from raf.core.schema_refs import schema_validator
-from raf.tools._confined import ConfinedFolder, ConfinedPathError
+from raf.tools.scope.confined import ConfinedFolder, ConfinedPathError
 
 LINK = re.compile(r"\[\[([^\[\]|]+)(?:\|[^\[\]]*)?\]\]")
 _SLUG_UNSAFE = re.compile(r"[^a-z0-9]+")

@@ -12,7 +12,7 @@ import stat
 from collections.abc import Iterator
 from pathlib import Path
 
-from raf.tools._walk import WalkEscape, WalkResult, walk
+from raf.tools.scope.walk import WalkEscape, WalkResult, walk
 from raf.tools.workspace import OutsideScopeError
 
 _DIR_FLAGS = os.O_RDONLY | os.O_DIRECTORY | os.O_CLOEXEC

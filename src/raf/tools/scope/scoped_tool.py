@@ -17,7 +17,7 @@ from raf.core.approvals import was_approved
 from raf.core.function_tool import describe_validation_error
 from raf.core.model_tool import arguments_schema
 from raf.core.tools import ToolContext, ToolResult
-from raf.tools._budget import CallBudget, result_size
+from raf.tools.scope.budget import CallBudget, result_size
 from raf.tools.workspace import Access, OutsideScopeError, RuleAction, ScopePolicy, WorkspaceScope
 
 _call_key: ContextVar[str] = ContextVar("raf_scoped_call_key", default="")

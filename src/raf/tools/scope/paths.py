@@ -9,7 +9,7 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
-from raf.tools._path_rules import Access, RuleAction
+from raf.tools.scope.path_rules import Access, RuleAction
 
 MAX_PATH_CHARS = 4096
 MAX_NAME_BYTES = 255

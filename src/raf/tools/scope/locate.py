@@ -12,8 +12,8 @@ from collections.abc import Iterator
 from dataclasses import dataclass, field
 from pathlib import Path
 
-from raf.tools._identity import IdentityGuard
-from raf.tools._walk import WalkEscape
+from raf.tools.scope.identity import IdentityGuard
+from raf.tools.scope.walk import WalkEscape
 from raf.tools.workspace import (
     Access,
     OutsideScopeError,
