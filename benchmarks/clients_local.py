@@ -11,9 +11,9 @@ import asyncio
 import statistics
 import time
 
-from raf.clients import local as local_module
-from raf.clients.local import LocalChatClient, default_threads
-from raf.clients.model_store import pull_model
+from raf.clients.local import client as local_module
+from raf.clients.local.client import LocalChatClient, default_threads
+from raf.clients.local.model_store import pull_model
 from raf.core.messages import ChatMessage
 from raf.core.options import ChatOptions
 from raf.core.responses import UpdateKind

@@ -23,7 +23,7 @@ from pathlib import Path
 
 import openai
 
-from raf.clients.openai_compat import OpenAIChatClient
+from raf.clients.openai.client import OpenAIChatClient
 from raf.core.messages import ChatMessage
 from raf.core.options import ChatOptions
 

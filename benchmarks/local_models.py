@@ -42,7 +42,7 @@ def percentile(values: list[float], p: float) -> float:
 
 
 async def one_config(args: argparse.Namespace) -> dict[str, Any]:
-    from raf.clients.local import LocalChatClient
+    from raf.clients.local.client import LocalChatClient
     from raf.evals.local_suite import suite_agent, suite_dataset
 
     path = None if args.model == "local" else args.model

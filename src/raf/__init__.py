@@ -103,11 +103,11 @@ _EXPORTS: dict[str, str] = {
     "RedisSessionStore": "raf.stores.redis_sessions",
     # clients
     "FunctionInvokingChatClient": "raf.agent.run",
-    "OpenAIChatClient": "raf.clients.openai_compat",
-    "OpenAIResponsesClient": "raf.clients.openai_responses",
-    "AnthropicChatClient": "raf.clients.anthropic_client",
-    "GeminiChatClient": "raf.clients.gemini",
-    "LocalChatClient": "raf.clients.local",
+    "OpenAIChatClient": "raf.clients.openai.client",
+    "OpenAIResponsesClient": "raf.clients.openai.responses",
+    "AnthropicChatClient": "raf.clients.anthropic.client",
+    "GeminiChatClient": "raf.clients.gemini.client",
+    "LocalChatClient": "raf.clients.local.client",
     "RetryingChatClient": "raf.clients.retry",
     "resolve_model": "raf.clients.models",
     "model_info": "raf.clients.models",
@@ -278,9 +278,9 @@ if TYPE_CHECKING:
     from raf.agent.history import InMemoryHistoryProvider
     from raf.agent.run import FunctionInvokingChatClient
     from raf.agent.template import PromptTemplate
-    from raf.clients.anthropic_client import AnthropicChatClient
-    from raf.clients.gemini import GeminiChatClient
-    from raf.clients.local import LocalChatClient
+    from raf.clients.anthropic.client import AnthropicChatClient
+    from raf.clients.gemini.client import GeminiChatClient
+    from raf.clients.local.client import LocalChatClient
     from raf.clients.models import (
         ModelInfo,
         ModelSpec,
@@ -289,8 +289,8 @@ if TYPE_CHECKING:
         register_model_info,
         resolve_model,
     )
-    from raf.clients.openai_compat import OpenAIChatClient
-    from raf.clients.openai_responses import OpenAIResponsesClient
+    from raf.clients.openai.client import OpenAIChatClient
+    from raf.clients.openai.responses import OpenAIResponsesClient
     from raf.clients.retry import RetryingChatClient
     from raf.context.compression import (
         CompressionPipeline,

@@ -9,7 +9,7 @@ from pathlib import Path
 
 import pytest
 
-from raf.clients.model_store import model_path, pull_model_sync
+from raf.clients.local.model_store import model_path, pull_model_sync
 from tests.clients.conftest import KATAN_MODEL, katan  # noqa: F401  (the llm-katan fixture)
 
 TIMEOUT = 300

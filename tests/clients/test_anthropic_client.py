@@ -7,7 +7,7 @@ from collections.abc import AsyncIterator
 import pytest
 
 from raf.agent.builder import AgentBuilder
-from raf.clients.anthropic_client import AnthropicChatClient
+from raf.clients.anthropic.client import AnthropicChatClient
 from raf.clients.errors import (
     ContextOverflowError,
     InvalidResponseError,

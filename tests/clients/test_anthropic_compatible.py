@@ -15,7 +15,7 @@ def test_the_string_names_a_base_url_and_a_model():
 
 
 def test_it_makes_an_anthropic_client_at_that_url(monkeypatch):
-    from raf.clients.anthropic_client import AnthropicChatClient
+    from raf.clients.anthropic.client import AnthropicChatClient
 
     monkeypatch.setenv("ANTHROPIC_API_KEY", "k")
     client = resolve_model("anthropic-compatible:http://127.0.0.1:8000:my-model", retry=False)

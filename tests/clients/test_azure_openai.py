@@ -14,7 +14,6 @@ import pytest
 from azure.core.credentials import AccessToken
 
 from raf.agent.builder import AgentBuilder
-from raf.clients.azure_openai import DEFAULT_API_VERSION, AzureOpenAIClient
 from raf.clients.errors import (
     AuthenticationError,
     MissingApiKeyError,
@@ -23,6 +22,7 @@ from raf.clients.errors import (
 )
 from raf.clients.media import MediaError, attachment
 from raf.clients.models import resolve_model
+from raf.clients.openai.azure import DEFAULT_API_VERSION, AzureOpenAIClient
 from raf.clients.retry import RetryingChatClient
 from raf.core.contents import DataContent, TextContent
 from raf.core.errors import ConfigurationError

@@ -20,7 +20,7 @@ from raf.clients.errors import (
     RequestTimeoutError,
     StreamInterruptedError,
 )
-from raf.clients.openai_wire import ChatCompletionsWire
+from raf.clients.openai.wire import ChatCompletionsWire
 from raf.clients.provider import ChunkStream, ErrorTable, Provider
 from raf.core.messages import ChatMessage
 from raf.core.responses import UpdateKind

@@ -12,7 +12,7 @@ import pytest
 from pydantic import BaseModel
 
 from raf.agent.builder import AgentBuilder
-from raf.clients.bedrock import BedrockClient
+from raf.clients.bedrock.client import BedrockClient
 from raf.clients.errors import (
     AuthenticationError,
     BadRequestError,

@@ -8,7 +8,7 @@ import socket
 
 import pytest
 
-from raf.clients.anthropic_client import AnthropicChatClient
+from raf.clients.anthropic.client import AnthropicChatClient
 from raf.clients.errors import (
     BadRequestError,
     ContextOverflowError,
@@ -20,7 +20,7 @@ from raf.clients.errors import (
     parse_retry_after,
     redact,
 )
-from raf.clients.openai_compat import OpenAIChatClient
+from raf.clients.openai.client import OpenAIChatClient
 from raf.clients.retry import RetryingChatClient
 from raf.core.errors import ModelError
 from raf.core.messages import ChatMessage

@@ -19,7 +19,7 @@ from raf.clients.errors import (
     MissingApiKeyError,
     RateLimitError,
 )
-from raf.clients.gemini import GEMINI_BASE_URL, GeminiChatClient
+from raf.clients.gemini.client import GEMINI_BASE_URL, GeminiChatClient
 from raf.clients.models import model_info, parse_model_spec, resolve_model
 from raf.clients.retry import RetryingChatClient
 from raf.core.errors import ConfigurationError

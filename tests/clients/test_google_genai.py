@@ -13,7 +13,7 @@ from pydantic import BaseModel
 
 from raf.agent.builder import AgentBuilder
 from raf.clients.errors import AuthenticationError, ModelNotFoundError, ServerError
-from raf.clients.google_genai import GoogleGenAIClient
+from raf.clients.gemini.native import GoogleGenAIClient
 from raf.clients.media import MediaError, attachment
 from raf.clients.models import resolve_model
 from raf.clients.retry import RetryingChatClient

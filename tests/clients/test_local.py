@@ -14,9 +14,9 @@ from pydantic import BaseModel
 
 from raf.agent.builder import AgentBuilder
 from raf.clients.errors import BadRequestError, ContextOverflowError
-from raf.clients.local import LocalChatClient, default_threads, read_chat_template
-from raf.clients.local_tools import parse_constrained, text_messages, tool_schema
-from raf.clients.model_store import DEFAULT_MODEL, is_pulled, pull_model_sync, verify
+from raf.clients.local.client import LocalChatClient, default_threads, read_chat_template
+from raf.clients.local.model_store import DEFAULT_MODEL, is_pulled, pull_model_sync, verify
+from raf.clients.local.tools import parse_constrained, text_messages, tool_schema
 from raf.core.contents import FunctionCallContent, FunctionResultContent, TextContent
 from raf.core.errors import ConfigurationError
 from raf.core.function_tool import tool
@@ -254,7 +254,7 @@ def _fake_machine(
     files: Mapping[str, str] | None = None,
 ) -> None:
     """CPUs 0..cpus-1 (SMT siblings share a core), a /proc/self/cgroup and cgroup files."""
-    from raf.clients import local_threads
+    from raf.clients.local import threads as local_threads
 
     monkeypatch.delenv("RAF_LOCAL_THREADS", raising=False)
     monkeypatch.setattr(os, "sched_getaffinity", lambda _pid: set(range(cpus)))
@@ -418,7 +418,7 @@ async def test_an_output_type_with_tools_shares_one_grammar(client: LocalChatCli
 
 
 def test_greedy_decoding_is_the_default_temperature() -> None:
-    from raf.clients.local import DEFAULT_TEMPERATURE
+    from raf.clients.local.client import DEFAULT_TEMPERATURE
 
     assert DEFAULT_TEMPERATURE == 0.0
     assert LocalChatClient(auto_pull=False).temperature == 0.0
@@ -445,7 +445,7 @@ async def test_a_looping_answer_ends_after_its_first_copy(model_file: Path) -> N
 
 
 def _loops(text: str) -> bool:
-    from raf.clients.local_repeats import RepeatStop
+    from raf.clients.local.repeats import RepeatStop
 
     watch = RepeatStop()
     watch.feed(text)

@@ -13,10 +13,10 @@ import pytest
 from hypothesis import given
 from hypothesis import strategies as st
 
-from raf.clients.local import LocalChatClient, LocalProvider
-from raf.clients.local_repeats import SHORT_LOOP, RepeatStop
-from raf.clients.local_tools import parse_constrained
-from raf.clients.local_wire import LocalWire
+from raf.clients.local.client import LocalChatClient, LocalProvider
+from raf.clients.local.repeats import SHORT_LOOP, RepeatStop
+from raf.clients.local.tools import parse_constrained
+from raf.clients.local.wire import LocalWire
 from raf.clients.provider import ChunkStream
 from raf.core.function_tool import tool
 from raf.core.messages import ChatMessage

@@ -8,7 +8,7 @@ from hypothesis import given
 from hypothesis import strategies as st
 from pydantic import BaseModel
 
-from raf.clients.local_tools import ConstrainedStream, decode_partial, tool_schema
+from raf.clients.local.tools import ConstrainedStream, decode_partial, tool_schema
 from raf.core.contents import FunctionCallContent, TextContent
 from raf.core.function_tool import tool
 from raf.core.responses import AgentResponseUpdate, FinishReason, UpdateKind, fold_updates
@@ -133,7 +133,7 @@ def test_nested_model_definitions_move_to_the_root_of_the_grammar() -> None:
 
 def test_a_whole_constrained_answer_keeps_its_text() -> None:
     """Not streamed (what `Agent.run` asks for): the answer's text reaches the response."""
-    from raf.clients.local_wire import LocalWire
+    from raf.clients.local.wire import LocalWire
 
     wire = LocalWire(max_tokens=64, grammar=True)
     whole = {

@@ -12,12 +12,12 @@ from pathlib import Path
 import pytest
 
 from raf.agent.builder import AgentBuilder
-from raf.clients.anthropic_client import AnthropicChatClient
-from raf.clients.local import LocalChatClient
+from raf.clients.anthropic.client import AnthropicChatClient
+from raf.clients.local.client import LocalChatClient
 from raf.clients.media import MAX_BYTES, MediaError, attachment, decode
-from raf.clients.ollama import OllamaClient
-from raf.clients.openai_compat import OpenAIChatClient
-from raf.clients.openai_responses import OpenAIResponsesClient
+from raf.clients.ollama.client import OllamaClient
+from raf.clients.openai.client import OpenAIChatClient
+from raf.clients.openai.responses import OpenAIResponsesClient
 from raf.core.contents import (
     DataContent,
     FunctionResultContent,

@@ -11,8 +11,8 @@ from pathlib import Path
 
 import pytest
 
-from raf.clients import model_store
-from raf.clients.model_store import (
+from raf.clients.local import model_store
+from raf.clients.local.model_store import (
     DEFAULT_MODEL,
     ModelPullError,
     cache_dir,

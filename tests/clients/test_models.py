@@ -4,8 +4,8 @@ from __future__ import annotations
 
 import pytest
 
-from raf.clients.anthropic_client import AnthropicChatClient
-from raf.clients.local import LocalChatClient
+from raf.clients.anthropic.client import AnthropicChatClient
+from raf.clients.local.client import LocalChatClient
 from raf.clients.models import (
     ModelInfo,
     ModelSpec,
@@ -14,7 +14,7 @@ from raf.clients.models import (
     register_model_info,
     resolve_model,
 )
-from raf.clients.openai_compat import OpenAIChatClient
+from raf.clients.openai.client import OpenAIChatClient
 from raf.clients.retry import RetryingChatClient
 from raf.core.errors import ConfigurationError
 from raf.core.messages import ChatMessage

@@ -14,7 +14,7 @@ from raf.agent.builder import AgentBuilder
 from raf.clients.errors import BadRequestError, ModelNotFoundError, ServerError
 from raf.clients.media import MediaError, attachment
 from raf.clients.models import parse_model_spec, resolve_model
-from raf.clients.ollama import OllamaClient
+from raf.clients.ollama.client import OllamaClient
 from raf.clients.retry import RetryingChatClient
 from raf.core.contents import DataContent, FunctionCallContent, TextContent
 from raf.core.function_tool import tool

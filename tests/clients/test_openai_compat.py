@@ -20,7 +20,7 @@ from raf.clients.errors import (
     RateLimitError,
     StreamInterruptedError,
 )
-from raf.clients.openai_compat import OpenAIChatClient
+from raf.clients.openai.client import OpenAIChatClient
 from raf.core.contents import (
     ApprovalRequestContent,
     FunctionCallContent,

@@ -21,8 +21,8 @@ from raf.clients.errors import (
 from raf.clients.hosted_tools import code_interpreter, remote_mcp, web_search
 from raf.clients.media import MediaError, attachment
 from raf.clients.models import parse_model_spec, resolve_model
-from raf.clients.openai_compat import OpenAIChatClient
-from raf.clients.openai_responses import OpenAIResponsesClient, responses_client
+from raf.clients.openai.client import OpenAIChatClient
+from raf.clients.openai.responses import OpenAIResponsesClient, responses_client
 from raf.clients.retry import RetryingChatClient
 from raf.core.contents import (
     DataContent,
@@ -407,12 +407,12 @@ def test_request_body_is_json(peer: ResponsesPeer) -> None:
 def test_hosted_results_in_a_session_do_not_reach_other_apis() -> None:
     """A session answered with a hosted web search can move to any other client: the
     answer's own (hosted) results are never sent as tool results."""
-    from raf.clients.anthropic_wire import to_anthropic_messages
-    from raf.clients.bedrock_wire import to_converse
-    from raf.clients.gemini_wire import to_contents
-    from raf.clients.ollama_wire import to_ollama_messages
-    from raf.clients.openai_wire import to_openai_messages
-    from raf.clients.responses_wire import to_input
+    from raf.clients.anthropic.wire import to_anthropic_messages
+    from raf.clients.bedrock.wire import to_converse
+    from raf.clients.gemini.wire import to_contents
+    from raf.clients.ollama.wire import to_ollama_messages
+    from raf.clients.openai.responses_wire import to_input
+    from raf.clients.openai.wire import to_openai_messages
     from raf.core.contents import FunctionResultContent
 
     searched = FunctionResultContent(call_id="ws_1", name="web_search", result={"status": "ok"})

@@ -19,7 +19,7 @@ from raf.clients.errors import (
     ServerError,
     StreamInterruptedError,
 )
-from raf.clients.openai_compat import OpenAIChatClient
+from raf.clients.openai.client import OpenAIChatClient
 from raf.clients.retry import RetryingChatClient
 from raf.core.chat_client import ChatClientBuilder
 from raf.core.messages import ChatMessage

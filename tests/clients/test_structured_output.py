@@ -11,8 +11,8 @@ import pytest
 from pydantic import BaseModel
 
 from raf.agent.builder import AgentBuilder
-from raf.clients.anthropic_client import AnthropicChatClient
-from raf.clients.openai_compat import OpenAIChatClient
+from raf.clients.anthropic.client import AnthropicChatClient
+from raf.clients.openai.client import OpenAIChatClient
 from raf.clients.retry import RetryingChatClient
 from raf.core.errors import ConfigurationError, OutputValidationError
 from raf.core.function_tool import tool
@@ -278,7 +278,7 @@ async def test_anthropic_streams_the_output_tools_input_as_partial_values(
 
 def test_anthropic_refuses_a_tool_named_like_the_output_type() -> None:
     from raf.agent.output_type import resolve_output_type
-    from raf.clients.anthropic_wire import MessagesWire
+    from raf.clients.anthropic.wire import MessagesWire
     from raf.clients.errors import BadRequestError
     from raf.core.function_tool import FunctionTool
     from raf.core.messages import ChatMessage

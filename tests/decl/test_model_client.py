@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import pytest
 
-from raf.clients.gemini import GeminiChatClient
+from raf.clients.gemini.client import GeminiChatClient
 from raf.clients.retry import RetryingChatClient
 from raf.decl.model_client import client_for
 from raf.decl.schema import ModelDecl

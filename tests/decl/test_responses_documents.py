@@ -11,7 +11,7 @@ from collections.abc import Iterator
 
 import pytest
 
-from raf.clients.openai_responses import OpenAIResponsesClient
+from raf.clients.openai.responses import OpenAIResponsesClient
 from raf.core.errors import ValidationProblems
 from raf.core.responses import UpdateKind
 from raf.decl import DeclAgentBuilder

@@ -7,7 +7,7 @@ from pathlib import Path
 
 import pytest
 
-from raf.clients.openai_compat import OpenAIChatClient
+from raf.clients.openai.client import OpenAIChatClient
 from raf.core.errors import ConfigurationError, OutputValidationError, ValidationProblems
 from raf.decl import DeclAgentBuilder
 from raf.testing import ScriptedChatClient

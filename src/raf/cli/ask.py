@@ -74,8 +74,8 @@ def ask_command(args: argparse.Namespace) -> int:
 
 async def _ask(prompt: str, spec: str | None, max_tokens: int) -> int:
     from raf.agent.builder import AgentBuilder
-    from raf.clients.local import LocalChatClient
-    from raf.clients.model_store import is_pulled, pull_model
+    from raf.clients.local.client import LocalChatClient
+    from raf.clients.local.model_store import is_pulled, pull_model
     from raf.clients.models import resolve_model
 
     hint = key_hint(spec)

@@ -8,7 +8,7 @@ import os
 import sys
 from typing import Any
 
-from raf.clients.model_store import (
+from raf.clients.local.model_store import (
     DEFAULT_MODEL,
     KNOWN_MODELS,
     cache_dir,

@@ -42,8 +42,8 @@ import re
 from dataclasses import dataclass, replace
 from typing import Any
 
-from raf.clients.ollama_url import OLLAMA_BASE_URL as OLLAMA_BASE_URL
-from raf.clients.ollama_url import ollama_base_url, ollama_native_url
+from raf.clients.ollama.url import OLLAMA_BASE_URL as OLLAMA_BASE_URL
+from raf.clients.ollama.url import ollama_base_url, ollama_native_url
 from raf.core.chat_client import ChatClient
 from raf.core.errors import ConfigurationError
 
@@ -301,32 +301,32 @@ def resolve_model(spec: str | None = None, *, retry: bool = True, **settings: An
         parsed = replace(parsed, provider="anthropic", base_url=None)
     client: ChatClient
     if parsed.provider == "local":
-        from raf.clients.local import LocalChatClient
+        from raf.clients.local.client import LocalChatClient
 
         _check_settings(parsed, LocalChatClient, settings)
         return LocalChatClient(parsed.path, **settings)
     if parsed.provider == "openai-responses":
-        from raf.clients.openai_responses import OpenAIResponsesClient
+        from raf.clients.openai.responses import OpenAIResponsesClient
 
         _check_settings(parsed, OpenAIResponsesClient, settings)
         client = OpenAIResponsesClient(parsed.model, **settings)
     elif parsed.provider == "azure":
-        from raf.clients.azure_openai import AzureOpenAIClient
+        from raf.clients.openai.azure import AzureOpenAIClient
 
         _check_settings(parsed, AzureOpenAIClient, settings)
         client = AzureOpenAIClient(parsed.model, **settings)
     elif parsed.provider == "gemini-native":
-        from raf.clients.google_genai import GoogleGenAIClient
+        from raf.clients.gemini.native import GoogleGenAIClient
 
         _check_settings(parsed, GoogleGenAIClient, settings)
         client = GoogleGenAIClient(parsed.model, **settings)
     elif parsed.provider == "bedrock":
-        from raf.clients.bedrock import BedrockClient
+        from raf.clients.bedrock.client import BedrockClient
 
         _check_settings(parsed, BedrockClient, settings)
         client = BedrockClient(parsed.model, **settings)
     elif parsed.provider == "ollama-native":
-        from raf.clients.ollama import OllamaClient
+        from raf.clients.ollama.client import OllamaClient
 
         _check_settings(parsed, OllamaClient, settings)
         settings.setdefault("api_key", os.environ.get("OLLAMA_API_KEY") or None)
@@ -334,18 +334,18 @@ def resolve_model(spec: str | None = None, *, retry: bool = True, **settings: An
             parsed.model, base_url=settings.pop("base_url", parsed.base_url), **settings
         )
     elif parsed.provider == "gemini":
-        from raf.clients.gemini import GeminiChatClient
+        from raf.clients.gemini.client import GeminiChatClient
 
         _check_settings(parsed, GeminiChatClient, settings)
         client = GeminiChatClient(parsed.model, **settings)
     elif parsed.provider == "anthropic":
-        from raf.clients.anthropic_client import AnthropicChatClient
+        from raf.clients.anthropic.client import AnthropicChatClient
 
         _check_settings(parsed, AnthropicChatClient, settings)
         settings.setdefault("max_tokens", min(model_info(parsed).max_output_tokens, 8192))
         client = AnthropicChatClient(parsed.model, **settings)
     else:
-        from raf.clients.openai_compat import OpenAIChatClient
+        from raf.clients.openai.client import OpenAIChatClient
 
         if parsed.provider == "openai":
             _check_settings(parsed, OpenAIChatClient, settings)

@@ -7,6 +7,7 @@ compatible endpoint and the embedded llama.cpp alike.
 
 from __future__ import annotations
 
+import json
 from collections.abc import Sequence
 from typing import Any, Protocol
 
@@ -61,3 +62,16 @@ class WireFormat(Protocol):
     def parse(self, data: dict[str, Any], message_id: str) -> list[AgentResponseUpdate] | None:
         """A whole answer as the updates its stream would fold from; None if not the format."""
         ...
+
+
+def parse_arguments(raw: str | None) -> tuple[dict[str, Any], str | None]:
+    """A tool call's arguments as a dict; bad or non-object JSON gives `{}` and the raw text."""
+    if raw is None or raw.strip() == "":
+        return {}, None
+    try:
+        value = json.loads(raw)
+    except ValueError:
+        return {}, raw
+    if not isinstance(value, dict):
+        return {}, raw
+    return value, None

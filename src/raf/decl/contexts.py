@@ -170,7 +170,7 @@ def compression_provider(
 
 def is_embedded(client: ChatClient) -> bool:
     """True for the embedded local model (a small model that does best with few tools)."""
-    from raf.clients.local import LocalChatClient
+    from raf.clients.local.client import LocalChatClient
 
     return isinstance(client, LocalChatClient)
 

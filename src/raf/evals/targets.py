@@ -164,7 +164,7 @@ class ServedTarget:
     async def __call__(self, case: Case) -> Outcome:
         async with self._lock:
             if self._target is None:
-                from raf.clients.openai_compat import OpenAIChatClient
+                from raf.clients.openai.client import OpenAIChatClient
 
                 model = self.model
                 if model is None:

@@ -9,8 +9,8 @@ from collections.abc import AsyncIterator, Mapping
 from typing import TYPE_CHECKING, Any
 
 from raf.clients.base import ModelClient
-from raf.clients.ollama_url import ollama_native_url
-from raf.clients.ollama_wire import OllamaWire
+from raf.clients.ollama.url import ollama_native_url
+from raf.clients.ollama.wire import OllamaWire
 from raf.clients.provider import ChunkStream, ErrorTable, Provider
 from raf.core.errors import MissingExtraError
 

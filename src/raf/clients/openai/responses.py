@@ -6,9 +6,9 @@ from collections.abc import Mapping
 from typing import Any, Literal
 
 from raf.clients.base import ModelClient
-from raf.clients.openai_compat import DEFAULT_TIMEOUT, OpenAIProvider
+from raf.clients.openai.client import DEFAULT_TIMEOUT, OpenAIProvider
+from raf.clients.openai.responses_wire import ResponsesWire
 from raf.clients.provider import ChunkStream, SdkStream, sdk_arguments
-from raf.clients.responses_wire import ResponsesWire
 
 __all__ = ["OpenAIResponsesClient", "OpenAIResponsesProvider", "responses_client"]
 

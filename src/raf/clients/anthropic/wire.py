@@ -10,7 +10,7 @@ from typing import Any
 from raf.clients.errors import BadRequestError, InvalidResponseError
 from raf.clients.hosted_tools import refuse_hosted
 from raf.clients.media import anthropic_block, result_parts
-from raf.clients.openai_wire import parse_arguments
+from raf.clients.wire import parse_arguments
 from raf.core.contents import (
     DataContent,
     FunctionCallContent,

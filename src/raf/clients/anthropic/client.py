@@ -6,7 +6,7 @@ import json
 from collections.abc import Mapping
 from typing import TYPE_CHECKING, Any
 
-from raf.clients.anthropic_wire import (
+from raf.clients.anthropic.wire import (
     DEFAULT_MAX_TOKENS,
     MessagesWire,
     message_to_events,

@@ -15,6 +15,7 @@ from typing import Any
 from raf.clients.hosted_tools import refuse_hosted
 from raf.clients.media import chat_completions_part
 from raf.clients.strict_schema import strict_json_schema
+from raf.clients.wire import parse_arguments
 from raf.core.contents import (
     DataContent,
     FunctionCallContent,
@@ -42,19 +43,6 @@ def finish_reason(value: str | None) -> FinishReason | None:
     if value is None:
         return None
     return _FINISH.get(value, FinishReason.OTHER)
-
-
-def parse_arguments(raw: str | None) -> tuple[dict[str, Any], str | None]:
-    """Arguments as a dict; invalid or non-object JSON gives `{}` and keeps the raw text."""
-    if raw is None or raw.strip() == "":
-        return {}, None
-    try:
-        value = json.loads(raw)
-    except ValueError:
-        return {}, raw
-    if not isinstance(value, dict):
-        return {}, raw
-    return value, None
 
 
 def usage_from(data: dict[str, Any] | None) -> UsageDetails | None:

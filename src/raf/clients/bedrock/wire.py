@@ -15,8 +15,8 @@ from typing import Any
 
 from raf.clients.hosted_tools import refuse_hosted
 from raf.clients.media import AUDIO_TYPES, DOCUMENT_TYPES, IMAGE_TYPES, MediaError, decode
-from raf.clients.openai_wire import parse_arguments
 from raf.clients.strict_schema import strict_json_schema
+from raf.clients.wire import parse_arguments
 from raf.core.contents import (
     DataContent,
     FunctionCallContent,

@@ -9,8 +9,8 @@ from collections.abc import AsyncIterator, Mapping, Sequence
 from typing import Any
 
 from raf.clients.base import ModelClient
-from raf.clients.gemini import GEMINI_BASE_URL
-from raf.clients.gemini_wire import GeminiWire
+from raf.clients.gemini.client import GEMINI_BASE_URL
+from raf.clients.gemini.wire import GeminiWire
 from raf.clients.provider import ChunkStream, ErrorTable, Provider, lookup_key
 from raf.core.errors import MissingExtraError
 

@@ -8,7 +8,7 @@ from typing import TYPE_CHECKING, Any
 
 from raf.clients.base import ModelClient
 from raf.clients.errors import safe_url
-from raf.clients.openai_wire import ChatCompletionsWire
+from raf.clients.openai.wire import ChatCompletionsWire
 from raf.clients.provider import (
     NO_KEY,
     ChunkStream,

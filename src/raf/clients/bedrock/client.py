@@ -13,7 +13,7 @@ from collections.abc import AsyncIterator
 from typing import Any
 
 from raf.clients.base import ModelClient
-from raf.clients.bedrock_wire import ConverseWire
+from raf.clients.bedrock.wire import ConverseWire
 from raf.clients.errors import Secret
 from raf.clients.provider import ChunkStream, ErrorTable, Provider
 from raf.core.errors import ConfigurationError, MissingExtraError

@@ -20,8 +20,8 @@ from typing import Any
 from raf.clients.errors import ClientError, InvalidResponseError, RateLimitError, ServerError
 from raf.clients.hosted_tools import hosted_spec
 from raf.clients.media import responses_part, result_parts
-from raf.clients.openai_wire import parse_arguments
 from raf.clients.strict_schema import strict_json_schema
+from raf.clients.wire import parse_arguments
 from raf.core.contents import (
     DataContent,
     FunctionCallContent,

@@ -3,7 +3,7 @@
 `native`: the chat template formats tools itself (the chat-completions body);
 `text`: a template without tool support and no tools offered (calls shown as text);
 `grammar`: tools offered to a template without tool support (decoding constrained to
-a call or an answer, see `local_tools`).
+a call or an answer, see `local.tools`).
 """
 
 from __future__ import annotations
@@ -14,10 +14,10 @@ from dataclasses import dataclass
 from typing import Any
 
 from raf.clients.errors import BadRequestError
-from raf.clients.local_repeats import RepeatGuard
-from raf.clients.local_tools import GrammarAssembler, text_messages, tool_schema
+from raf.clients.local.repeats import RepeatGuard
+from raf.clients.local.tools import GrammarAssembler, text_messages, tool_schema
 from raf.clients.media import MediaError
-from raf.clients.openai_wire import (
+from raf.clients.openai.wire import (
     ChunkAssembler,
     completion_to_updates,
     to_openai_messages,
@@ -110,7 +110,7 @@ class LocalWire:
 
     def assembler(self, message_id: str) -> StreamAssembler:
         """The answer's chunks as updates, its text watched for a passage written again
-        and again (the answer then ends after the first time, see `local_repeats`)."""
+        and again (the answer then ends after the first time, see `local.repeats`)."""
         inner = GrammarAssembler(message_id) if self.grammar else ChunkAssembler(message_id)
         return RepeatGuard(inner, constrained=self.grammar) if self.stop_repeats else inner
 

@@ -12,8 +12,8 @@ from collections.abc import Mapping
 from typing import Any
 
 from raf.clients.base import ModelClient
-from raf.clients.openai_compat import DEFAULT_TIMEOUT, OpenAIProvider
-from raf.clients.openai_wire import ChatCompletionsWire
+from raf.clients.openai.client import DEFAULT_TIMEOUT, OpenAIProvider
+from raf.clients.openai.wire import ChatCompletionsWire
 
 __all__ = ["GEMINI_BASE_URL", "GeminiChatClient", "GeminiProvider", "gemini_base_url"]
 

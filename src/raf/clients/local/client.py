@@ -24,9 +24,9 @@ from raf.clients.errors import (
     ContextOverflowError,
     is_context_overflow,
 )
-from raf.clients.local_threads import THREADS_ENV, default_threads
-from raf.clients.local_wire import LocalWire, refuse_media
-from raf.clients.model_store import DEFAULT_MODEL, is_pulled, model_path, pull_model
+from raf.clients.local.model_store import DEFAULT_MODEL, is_pulled, model_path, pull_model
+from raf.clients.local.threads import THREADS_ENV, default_threads
+from raf.clients.local.wire import LocalWire, refuse_media
 from raf.clients.provider import ChunkStream, Provider
 from raf.core.errors import ConfigurationError, MissingExtraError
 from raf.core.messages import ChatMessage
@@ -369,7 +369,7 @@ class LocalChatClient(ModelClient[LocalWire]):
         self, messages: Sequence[ChatMessage], options: ChatOptions | None = None
     ) -> ChatResponse:
         """The answer, streamed underneath: a model that repeats itself is stopped at the
-        second copy instead of writing to the token limit (see `local_repeats`)."""
+        second copy instead of writing to the token limit (see `local.repeats`)."""
         return await fold_stream(self.get_streaming_response(messages, options))
 
     async def load(self) -> None:

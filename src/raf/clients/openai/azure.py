@@ -9,8 +9,8 @@ from typing import Any
 
 from raf.clients.base import ModelClient
 from raf.clients.errors import MissingApiKeyError, safe_url
-from raf.clients.openai_compat import DEFAULT_TIMEOUT, OpenAIProvider
-from raf.clients.openai_wire import ChatCompletionsWire
+from raf.clients.openai.client import DEFAULT_TIMEOUT, OpenAIProvider
+from raf.clients.openai.wire import ChatCompletionsWire
 from raf.clients.provider import Provider
 from raf.core.errors import ConfigurationError, MissingExtraError
 

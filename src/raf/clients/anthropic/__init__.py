@@ -1,0 +1,1 @@
+"""Anthropic's Messages API (Claude, and servers that speak the same API)."""

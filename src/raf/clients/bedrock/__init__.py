@@ -1,0 +1,1 @@
+"""Amazon Bedrock's Converse API through boto3."""

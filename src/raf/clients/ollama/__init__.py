@@ -1,0 +1,1 @@
+"""Ollama's native API (`/api/chat`), and where Ollama listens."""

@@ -1,0 +1,2 @@
+"""OpenAI's APIs: chat completions (also any server that speaks them), the Responses API,
+and Azure OpenAI deployments."""
