@@ -10,8 +10,8 @@ from __future__ import annotations
 import json
 import os
 from abc import ABC, abstractmethod
-from collections.abc import AsyncIterator, Mapping, Sequence
-from typing import Any, Literal
+from collections.abc import AsyncIterator, Awaitable, Mapping, Sequence
+from typing import Any, ClassVar, Literal
 
 from raf.clients.errors import (
     ClientError,
@@ -47,13 +47,22 @@ _REQUEST_ID_HEADERS = (
 NO_KEY = "not-needed"
 """Sent to servers that need no key (Ollama, vLLM, llama.cpp): SDKs insist on one."""
 
+DEFAULT_TIMEOUT = 120.0
+"""Seconds a hosted model has to answer one request."""
+
+
+def setting(given: str | None, env: str, default: str | None = None) -> str | None:
+    """A setting given in code, else its environment variable (blank is unset), else the
+    default: how every provider finds its key, base URL and the like."""
+    return given or os.environ.get(env, "").strip() or default
+
 
 def lookup_key(provider: str, api_key: str | None, env: str, *, required: bool) -> str | None:
     """The key given, else the one in `env`; none where one is required is an error."""
-    key = api_key or os.environ.get(env)
+    key = setting(api_key, env)
     if not key and required:
         raise MissingApiKeyError(provider, env)
-    return key or None
+    return key
 
 
 def sdk_arguments(body: dict[str, Any], named: Sequence[str]) -> dict[str, Any]:
@@ -107,12 +116,17 @@ class Provider(ABC):
         headers: Mapping[str, str] | None = None,
         base_url: str | None = None,
         timeout: float | None = None,
+        secrets: Sequence[str | None] = (),
     ) -> None:
+        """`secrets`: credentials besides the key and headers to cut out of messages."""
         self.name = name
         self.timeout = timeout
+        self.headers = dict(headers or {})
+        """Headers sent with every request (credential ones are cut out of messages)."""
         self.has_key = bool(key) and key != NO_KEY
         hidden = [key] if key and key != NO_KEY else []
-        self._secrets = tuple(Secret(v) for v in [*hidden, *header_secrets(headers)])
+        hidden += [*header_secrets(headers), *(value for value in secrets if value)]
+        self._secrets = tuple(Secret(value) for value in hidden)
         self.base_url = safe_url(base_url, self.hidden()) if base_url else None
         """Where requests go, as shown in messages (credentials cut out); None: the default."""
 
@@ -223,3 +237,37 @@ class Provider(ABC):
     def _at(self) -> str:
         endpoint = safe_url(self.endpoint, self.hidden())
         return f"{self.name} at {endpoint}" if endpoint else self.name
+
+
+class SdkProvider(Provider):
+    """A service reached through a vendor SDK made from its API description (`openai`,
+    `anthropic`): the SDK client takes headers, timeout and retries alike, its own retries
+    are off (`RetryingChatClient` decides), and its answers are pydantic models."""
+
+    named: ClassVar[tuple[str, ...]] = ()
+    """Body fields the SDK's create call takes by name; the rest go as `extra_body`."""
+
+    client: Any
+    """The SDK's async client, made by the subclass with `connection()`."""
+
+    def connection(self) -> dict[str, Any]:
+        """What every SDK client is made with besides its key and base URL."""
+        return {"default_headers": dict(self.headers), "timeout": self.timeout, "max_retries": 0}
+
+    @property
+    def endpoint(self) -> str:
+        return safe_url(str(self.client.base_url), self.hidden())
+
+    @abstractmethod
+    def create(self, arguments: dict[str, Any]) -> Awaitable[Any]:
+        """The SDK call that sends one request (`client.chat.completions.create`, ...)."""
+
+    async def complete(self, body: dict[str, Any]) -> Any:
+        answer = await self.create(sdk_arguments(body, self.named))
+        return answer.model_dump() if hasattr(answer, "model_dump") else answer
+
+    async def open_stream(self, body: dict[str, Any]) -> ChunkStream:
+        return SdkStream(await self.create(sdk_arguments(body, self.named)))
+
+    async def aclose(self) -> None:
+        await self.client.close()

@@ -3,7 +3,7 @@
 from __future__ import annotations
 
 import json
-from collections.abc import Mapping
+from collections.abc import Awaitable, Mapping
 from typing import TYPE_CHECKING, Any
 
 from raf.clients.anthropic.wire import (
@@ -16,15 +16,7 @@ from raf.clients.anthropic.wire import (
     usage_from,
 )
 from raf.clients.base import ModelClient
-from raf.clients.errors import safe_url
-from raf.clients.provider import (
-    ChunkStream,
-    ErrorTable,
-    Provider,
-    SdkStream,
-    lookup_key,
-    sdk_arguments,
-)
+from raf.clients.provider import DEFAULT_TIMEOUT, ErrorTable, SdkProvider, lookup_key
 from raf.core.errors import MissingExtraError
 
 if TYPE_CHECKING:
@@ -32,7 +24,6 @@ if TYPE_CHECKING:
 
 __all__ = [
     "DEFAULT_MAX_TOKENS",
-    "DEFAULT_TIMEOUT",
     "AnthropicChatClient",
     "AnthropicProvider",
     "message_to_events",
@@ -42,15 +33,13 @@ __all__ = [
     "usage_from",
 ]
 
-DEFAULT_TIMEOUT = 120.0
-_NAMED = ("model", "messages", "max_tokens", "stream")
 
-
-class AnthropicProvider(Provider):
+class AnthropicProvider(SdkProvider):
     """Anthropic's API reached through the `anthropic` SDK (its retries off)."""
 
     protocol = "the Messages API"
     hint = "; check the base URL (the server's root, without /v1)"
+    named = ("model", "messages", "max_tokens", "stream")
 
     def __init__(
         self,
@@ -67,19 +56,13 @@ class AnthropicProvider(Provider):
             raise MissingExtraError("the Anthropic client", "anthropic", "anthropic") from None
         key = lookup_key("anthropic", api_key, api_key_env, required=True) or ""
         super().__init__("anthropic", key=key, headers=headers, base_url=base_url, timeout=timeout)
+        connection = self.connection()
+        # The Messages API's own key header; some SDK versions send only a bearer token,
+        # which compatible servers (and gateways) may not accept.
+        connection["default_headers"] = {"x-api-key": key, **self.headers}
         self.client: AsyncAnthropic = anthropic.AsyncAnthropic(
-            api_key=key,
-            base_url=base_url,
-            # The Messages API's own key header; some SDK versions send only a bearer token,
-            # which compatible servers (and gateways) may not accept.
-            default_headers={"x-api-key": key, **dict(headers or {})},
-            timeout=timeout,
-            max_retries=0,
+            api_key=key, base_url=base_url, **connection
         )
-
-    @property
-    def endpoint(self) -> str:
-        return safe_url(str(self.client.base_url), self.hidden())
 
     def error_table(self) -> ErrorTable:
         import anthropic
@@ -97,15 +80,8 @@ class AnthropicProvider(Provider):
         error = body.get("error") if isinstance(body.get("error"), dict) else body
         return str((error or {}).get("message") or super().status_detail(exc))
 
-    async def complete(self, body: dict[str, Any]) -> Any:
-        message = await self.client.messages.create(**sdk_arguments(body, _NAMED))
-        return message.model_dump() if hasattr(message, "model_dump") else message
-
-    async def open_stream(self, body: dict[str, Any]) -> ChunkStream:
-        return SdkStream(await self.client.messages.create(**sdk_arguments(body, _NAMED)))
-
-    async def aclose(self) -> None:
-        await self.client.close()
+    def create(self, arguments: dict[str, Any]) -> Awaitable[Any]:
+        return self.client.messages.create(**arguments)
 
 
 class AnthropicChatClient(ModelClient[MessagesWire]):

@@ -14,13 +14,11 @@ from typing import Any
 
 from raf.clients.base import ModelClient
 from raf.clients.bedrock.wire import ConverseWire
-from raf.clients.errors import Secret
-from raf.clients.provider import ChunkStream, ErrorTable, Provider
+from raf.clients.provider import DEFAULT_TIMEOUT, ChunkStream, ErrorTable, Provider
 from raf.core.errors import ConfigurationError, MissingExtraError
 
 __all__ = ["BedrockClient", "BedrockProvider"]
 
-DEFAULT_TIMEOUT = 120.0
 _STREAM_ERRORS = {
     "throttlingException": 429,
     "serviceUnavailableException": 503,
@@ -74,10 +72,12 @@ class BedrockProvider(Provider):
         except ImportError:
             raise MissingExtraError("the Bedrock client", "bedrock", "boto3") from None
         super().__init__(
-            "bedrock", key=aws_secret_access_key, base_url=endpoint_url, timeout=timeout
+            "bedrock",
+            key=aws_secret_access_key,
+            base_url=endpoint_url,
+            timeout=timeout,
+            secrets=[aws_session_token],
         )
-        if aws_session_token:
-            self._secrets = (*self._secrets, Secret(aws_session_token))
         session = boto3.Session(profile_name=profile, region_name=region)
         if session.region_name is None:
             raise ConfigurationError(

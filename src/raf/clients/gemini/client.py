@@ -7,23 +7,20 @@ HTTP 400 `API_KEY_INVALID`, which is an authentication failure, not a bad reques
 
 from __future__ import annotations
 
-import os
 from collections.abc import Mapping
 from typing import Any
 
 from raf.clients.base import ModelClient
-from raf.clients.openai.client import DEFAULT_TIMEOUT, OpenAIProvider
+from raf.clients.openai.client import OpenAIProvider
 from raf.clients.openai.wire import ChatCompletionsWire
+from raf.clients.provider import DEFAULT_TIMEOUT, setting
 
-__all__ = ["GEMINI_BASE_URL", "GeminiChatClient", "GeminiProvider", "gemini_base_url"]
+__all__ = ["GEMINI_BASE_URL", "GeminiChatClient", "GeminiProvider"]
 
 GEMINI_BASE_URL = "https://generativelanguage.googleapis.com/v1beta/openai/"
+"""Google's own OpenAI-compatible endpoint; `GEMINI_BASE_URL` (a gateway, a Vertex AI
+endpoint) overrides it."""
 _REFUSED_KEY = ("API_KEY_INVALID", "API key not valid", "API key expired")
-
-
-def gemini_base_url() -> str:
-    """`GEMINI_BASE_URL` when set (a gateway, a Vertex AI endpoint), else Google's own."""
-    return os.environ.get("GEMINI_BASE_URL", "").strip() or GEMINI_BASE_URL
 
 
 def _error_object(body: Any) -> dict[str, Any] | None:
@@ -58,7 +55,7 @@ class GeminiProvider(OpenAIProvider):
             "gemini",
             api_key=api_key,
             api_key_env=api_key_env,
-            base_url=base_url or gemini_base_url(),
+            base_url=setting(base_url, "GEMINI_BASE_URL", GEMINI_BASE_URL),
             headers=headers,
             timeout=timeout,
         )

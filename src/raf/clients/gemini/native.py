@@ -4,19 +4,24 @@ which the OpenAI-compatible endpoint (`gemini:`) cannot carry."""
 
 from __future__ import annotations
 
-import os
 from collections.abc import AsyncIterator, Mapping, Sequence
 from typing import Any
 
 from raf.clients.base import ModelClient
 from raf.clients.gemini.client import GEMINI_BASE_URL
 from raf.clients.gemini.wire import GeminiWire
-from raf.clients.provider import ChunkStream, ErrorTable, Provider, lookup_key
+from raf.clients.provider import (
+    DEFAULT_TIMEOUT,
+    ChunkStream,
+    ErrorTable,
+    Provider,
+    lookup_key,
+    setting,
+)
 from raf.core.errors import MissingExtraError
 
 __all__ = ["GoogleGenAIClient", "GoogleGenAIProvider"]
 
-DEFAULT_TIMEOUT = 120.0
 _REFUSED_KEY = ("API_KEY_INVALID", "API key not valid", "API key expired")
 _NATIVE_URL = GEMINI_BASE_URL.split("/v1beta", 1)[0]
 
@@ -61,11 +66,11 @@ class GoogleGenAIProvider(Provider):
         except ImportError:
             raise MissingExtraError("the Google Gemini client", "google", "google-genai") from None
         key = lookup_key("gemini", api_key, api_key_env, required=True)
-        url = base_url or os.environ.get("GOOGLE_GEMINI_BASE_URL", "").strip() or None
+        url = setting(base_url, "GOOGLE_GEMINI_BASE_URL")
         super().__init__("gemini", key=key, headers=headers, base_url=url, timeout=timeout)
         options = types.HttpOptions(
             base_url=url,
-            headers=dict(headers or {}),
+            headers=dict(self.headers),
             timeout=int(timeout * 1000) if timeout else None,
         )
         self.client = genai.Client(api_key=key, http_options=options)

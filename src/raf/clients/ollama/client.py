@@ -58,7 +58,7 @@ class OllamaProvider(Provider):
             raise MissingExtraError("the Ollama client", "ollama", "httpx") from None
         url = (base_url or ollama_native_url()).rstrip("/")
         super().__init__("ollama", key=api_key, headers=headers, base_url=url, timeout=timeout)
-        sent = dict(headers or {})
+        sent = dict(self.headers)
         if api_key:
             sent["Authorization"] = f"Bearer {api_key}"
         self.client = httpx.AsyncClient(base_url=url, headers=sent, timeout=timeout)

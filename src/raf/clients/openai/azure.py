@@ -3,15 +3,14 @@ authenticated by an API key or a Microsoft Entra ID token (azure-identity)."""
 
 from __future__ import annotations
 
-import os
 from collections.abc import Awaitable, Callable, Mapping
 from typing import Any
 
 from raf.clients.base import ModelClient
-from raf.clients.errors import MissingApiKeyError, safe_url
-from raf.clients.openai.client import DEFAULT_TIMEOUT, OpenAIProvider
+from raf.clients.errors import safe_url
+from raf.clients.openai.client import OpenAIProvider
 from raf.clients.openai.wire import ChatCompletionsWire
-from raf.clients.provider import Provider
+from raf.clients.provider import DEFAULT_TIMEOUT, SdkProvider, lookup_key, setting
 from raf.core.errors import ConfigurationError, MissingExtraError
 
 __all__ = ["AZURE_SCOPE", "DEFAULT_API_VERSION", "AzureOpenAIClient", "AzureOpenAIProvider"]
@@ -61,7 +60,7 @@ class AzureOpenAIProvider(OpenAIProvider):
             import openai
         except ImportError:
             raise MissingExtraError("the Azure OpenAI client", "openai", "openai") from None
-        where = endpoint or os.environ.get("AZURE_OPENAI_ENDPOINT", "").strip()
+        where = setting(endpoint, "AZURE_OPENAI_ENDPOINT")
         if not where:
             raise ConfigurationError(
                 "Azure OpenAI needs its endpoint: pass endpoint= or set AZURE_OPENAI_ENDPOINT "
@@ -73,20 +72,18 @@ class AzureOpenAIProvider(OpenAIProvider):
             token_provider = _from_credential(credential)
         key = None
         if token_provider is None:
-            key = api_key or os.environ.get("AZURE_OPENAI_API_KEY")
-            if not key:
-                raise MissingApiKeyError("azure", "AZURE_OPENAI_API_KEY")
-        Provider.__init__(self, "azure", key=key, headers=headers, base_url=where, timeout=timeout)
+            key = lookup_key("azure", api_key, "AZURE_OPENAI_API_KEY", required=True)
+        SdkProvider.__init__(
+            self, "azure", key=key, headers=headers, base_url=where, timeout=timeout
+        )
         self.auth = "entra-id" if token_provider is not None else "api-key"
         """How requests are authenticated: `api-key` or `entra-id` (a bearer token)."""
         self.client = openai.AsyncAzureOpenAI(
             azure_endpoint=where,
-            api_version=api_version or os.environ.get("OPENAI_API_VERSION") or DEFAULT_API_VERSION,
+            api_version=setting(api_version, "OPENAI_API_VERSION", DEFAULT_API_VERSION),
             api_key=key,
             azure_ad_token_provider=token_provider,
-            default_headers=dict(headers or {}),
-            timeout=timeout,
-            max_retries=0,
+            **self.connection(),
         )
 
     @property

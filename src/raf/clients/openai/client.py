@@ -3,37 +3,26 @@
 from __future__ import annotations
 
 import json
-from collections.abc import Mapping
+from collections.abc import Awaitable, Mapping
 from typing import TYPE_CHECKING, Any
 
 from raf.clients.base import ModelClient
-from raf.clients.errors import safe_url
 from raf.clients.openai.wire import ChatCompletionsWire
-from raf.clients.provider import (
-    NO_KEY,
-    ChunkStream,
-    ErrorTable,
-    Provider,
-    SdkStream,
-    lookup_key,
-    sdk_arguments,
-)
+from raf.clients.provider import DEFAULT_TIMEOUT, NO_KEY, ErrorTable, SdkProvider, lookup_key
 from raf.core.errors import MissingExtraError
 
 if TYPE_CHECKING:
     from openai import AsyncOpenAI
 
-__all__ = ["DEFAULT_TIMEOUT", "NO_KEY", "OpenAIChatClient", "OpenAIProvider"]
-
-DEFAULT_TIMEOUT = 120.0
-_NAMED = ("model", "messages", "stream")
+__all__ = ["OpenAIChatClient", "OpenAIProvider"]
 
 
-class OpenAIProvider(Provider):
+class OpenAIProvider(SdkProvider):
     """A chat-completions service reached through the `openai` SDK (its retries off)."""
 
     protocol = "valid chat-completions JSON"
     hint = "; check that the base URL points at an OpenAI-compatible API (usually ending in /v1)"
+    named = ("model", "messages", "stream")
 
     def __init__(
         self,
@@ -54,17 +43,8 @@ class OpenAIProvider(Provider):
         key = lookup_key(name, api_key, api_key_env, required=require_key) or NO_KEY
         super().__init__(name, key=key, headers=headers, base_url=base_url, timeout=timeout)
         self.client: AsyncOpenAI = openai.AsyncOpenAI(
-            api_key=key,
-            base_url=base_url,
-            organization=organization,
-            default_headers=dict(headers or {}),
-            timeout=timeout,
-            max_retries=0,
+            api_key=key, base_url=base_url, organization=organization, **self.connection()
         )
-
-    @property
-    def endpoint(self) -> str:
-        return safe_url(str(self.client.base_url), self.hidden())
 
     def error_table(self) -> ErrorTable:
         import openai
@@ -92,15 +72,8 @@ class OpenAIProvider(Provider):
                 return error
         return super().status_detail(exc)
 
-    async def complete(self, body: dict[str, Any]) -> Any:
-        completion = await self.client.chat.completions.create(**sdk_arguments(body, _NAMED))
-        return completion.model_dump() if hasattr(completion, "model_dump") else completion
-
-    async def open_stream(self, body: dict[str, Any]) -> ChunkStream:
-        return SdkStream(await self.client.chat.completions.create(**sdk_arguments(body, _NAMED)))
-
-    async def aclose(self) -> None:
-        await self.client.close()
+    def create(self, arguments: dict[str, Any]) -> Awaitable[Any]:
+        return self.client.chat.completions.create(**arguments)
 
 
 class OpenAIChatClient(ModelClient[ChatCompletionsWire]):

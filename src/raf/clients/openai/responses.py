@@ -2,17 +2,16 @@
 
 from __future__ import annotations
 
-from collections.abc import Mapping
+from collections.abc import Awaitable, Mapping
 from typing import Any, Literal
 
 from raf.clients.base import ModelClient
-from raf.clients.openai.client import DEFAULT_TIMEOUT, OpenAIProvider
+from raf.clients.openai.client import OpenAIProvider
 from raf.clients.openai.responses_wire import ResponsesWire
-from raf.clients.provider import ChunkStream, SdkStream, sdk_arguments
+from raf.clients.provider import DEFAULT_TIMEOUT
 
 __all__ = ["OpenAIResponsesClient", "OpenAIResponsesProvider", "responses_client"]
 
-_NAMED = ("model", "input", "stream")
 Effort = Literal["minimal", "low", "medium", "high"]
 
 
@@ -20,13 +19,10 @@ class OpenAIResponsesProvider(OpenAIProvider):
     """The OpenAI service reached at `POST /responses` instead of `/chat/completions`."""
 
     protocol = "valid Responses API JSON"
+    named = ("model", "input", "stream")
 
-    async def complete(self, body: dict[str, Any]) -> Any:
-        response = await self.client.responses.create(**sdk_arguments(body, _NAMED))
-        return response.model_dump() if hasattr(response, "model_dump") else response
-
-    async def open_stream(self, body: dict[str, Any]) -> ChunkStream:
-        return SdkStream(await self.client.responses.create(**sdk_arguments(body, _NAMED)))
+    def create(self, arguments: dict[str, Any]) -> Awaitable[Any]:
+        return self.client.responses.create(**arguments)
 
 
 class OpenAIResponsesClient(ModelClient[ResponsesWire]):
