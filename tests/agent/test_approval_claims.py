@@ -26,7 +26,7 @@ from raf import (
     ToolContext,
     tool,
 )
-from raf.core.approvals import was_approved
+from raf.core.call_approval import was_approved
 from raf.testing import ScriptedChatClient, call, reply
 from tests.stores.conftest import StoreSpot
 from tests.stores.store_kinds import SHARED_KINDS, close_store, make_store

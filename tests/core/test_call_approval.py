@@ -116,8 +116,10 @@ async def test_a_runs_approvals_claim_record_the_session_and_spend() -> None:
     ]
     store = InMemorySessionStore()
     await store.save(session)
-    approvals = RunApprovals.for_session(session, [_yes("c1"), _no("c2")], store)
-    approvals.answer({"c1": _yes("c1"), "c2": _no("c2")})
+    approvals = RunApprovals.from_session(session, [_yes("c1"), _no("c2")], store)
+    resumed = approvals.resume([])
+    assert [c.call_id for c in resumed.batch] == ["c1", "c2"]
+    assert resumed.decided == ["c1", "c2"] and list(resumed.denied) == ["c2"]
     await approvals.claim(["c1", "c2"])
     assert approvals.status("c1") is S.CLAIMED and approvals.status("c2") is S.REFUSED
     assert approvals.claim_stored
@@ -144,16 +146,18 @@ def test_the_stored_record_gives_each_status() -> None:
     assert stored_status(session, "unknown") is None
 
 
-def test_spend_claimed_and_reopen_keep_the_record_in_step() -> None:
-    approvals = RunApprovals()
-    approvals.answer({"a": _yes("a"), "b": _yes("b")})
-    approvals.calls["a"].claim()
-    approvals.calls["b"].claim()
-    approvals.spent.extend(["a", "b"])
-    approvals.reopen(["b"])
-    approvals.spend_claimed()
+async def test_spend_keeps_the_record_in_step_with_a_call_that_paused_again() -> None:
+    session = AgentSession()
+    session.pending_approvals = [
+        ApprovalRequestContent(call_id="a", name="t"),
+        ApprovalRequestContent(call_id="b", name="t"),
+    ]
+    approvals = RunApprovals.from_session(session, [_yes("a"), _yes("b")])
+    approvals.resume([])
+    await approvals.claim(["a", "b"])
+    approvals.spend(["a", "b"], paused_again=["b"])
     assert approvals.status("a") is S.SPENT and approvals.status("b") is S.PENDING
-    assert approvals.spent == ["a"]
+    assert approvals.spent == ["a"] and session.spent_approvals == ["a"]
 
 
 def test_a_stored_sessions_approvals_read_as_call_approvals_with_their_status() -> None:
@@ -183,13 +187,31 @@ async def test_a_second_claim_of_one_approval_through_the_store_runs_nothing() -
     store = InMemorySessionStore()
     await store.save(session)
     first, second = await store.load(session.id), await store.load(session.id)
-    mine = RunApprovals.for_session(first, [_yes("c1")], store)
-    theirs = RunApprovals.for_session(second, [_yes("c1")], store)
+    mine = RunApprovals.from_session(first, [_yes("c1")], store)
+    theirs = RunApprovals.from_session(second, [_yes("c1")], store)
     for approvals in (mine, theirs):
-        approvals.answer({"c1": _yes("c1")})
+        approvals.resume([])
     await mine.claim(["c1"])
     with pytest.raises(ApprovalAlreadyClaimed, match="claimed by another run"):
         await theirs.claim(["c1"])
     assert not theirs.claim_stored
     theirs.restore_spent()
     assert second.spent_approvals == []
+
+
+def test_to_session_records_what_waits_and_says_which_calls_stopped_waiting() -> None:
+    asked = [
+        ApprovalRequestContent(call_id="c1", name="write"),
+        ApprovalRequestContent(call_id="c2", name="send"),
+    ]
+    session = AgentSession(pending_approvals=list(asked))
+    approvals = RunApprovals.from_session(session)
+    closed = approvals.to_session(session, [asked[1]])
+    assert closed == {"c1": "write"} and session.pending_approvals == [asked[1]]
+    assert approvals.to_session(AgentSession(), []) == {}
+
+
+def test_resume_refuses_answers_that_do_not_fit() -> None:
+    session = AgentSession(pending_approvals=[ApprovalRequestContent(call_id="c1", name="t")])
+    with pytest.raises(ApprovalError, match="not waiting for approval"):
+        RunApprovals.from_session(session, [_yes("zz")]).resume([])

@@ -20,8 +20,7 @@ from raf import (
     Role,
     TextContent,
 )
-from raf.core.contents import Content
-from raf.core.messages import build_message, new_id
+from raf.core.messages import new_id
 
 
 def test_the_role_may_be_a_plain_string_and_becomes_the_role_itself() -> None:
@@ -195,13 +194,3 @@ def test_new_ids_drawn_from_many_threads_are_all_different() -> None:
         thread.join(timeout=60)
     every = [i for into in drawn for i in into]
     assert len(every) == 30000 and len(set(every)) == 30000
-
-
-def test_build_message_makes_what_the_constructor_makes() -> None:
-    contents: list[Content] = [FunctionResultContent(call_id="c1", result=3)]
-    built = build_message(Role.TOOL, contents, "m1")
-    assert built == ChatMessage(role=Role.TOOL, contents=contents, message_id="m1")
-    assert type(built) is ChatMessage and built.contents is contents
-    assert built.author_name is None
-    assert build_message(Role.ASSISTANT, []) == ChatMessage(role=Role.ASSISTANT)
-    assert repr(build_message(Role.USER, [])) == repr(ChatMessage(role=Role.USER))

@@ -230,7 +230,7 @@ async def test_python_only_regex_falls_back_from_ripgrep(scope: WorkspaceScope):
 
 
 async def test_approved_calls_may_leave_the_root(tmp_path: Path):
-    from raf.core.approvals import RunApprovals
+    from raf.core.call_approval import RunApprovals
     from raf.core.options import ToolApprovalResponse
     from raf.core.run_context import RunContext
 
@@ -260,7 +260,7 @@ async def test_approved_calls_may_leave_the_root(tmp_path: Path):
 
 
 async def test_an_approval_covers_only_the_call_that_was_asked_about(tmp_path: Path):
-    from raf.core.approvals import RunApprovals
+    from raf.core.call_approval import RunApprovals
     from raf.core.contents import ApprovalRequestContent
     from raf.core.options import ToolApprovalResponse
     from raf.core.run_context import RunContext

@@ -249,7 +249,7 @@ async def test_many_background_processes_die_with_the_call(tmp_path: Path) -> No
 async def test_a_call_may_ask_for_the_network(tmp_path: Path) -> None:
     """Under approve the call's `network: true` waits for a human; under deny it is refused;
     a tool configured with network=False never gives it."""
-    from raf.core.approvals import RunApprovals
+    from raf.core.call_approval import RunApprovals
     from raf.core.options import ToolApprovalResponse
     from raf.core.run_context import RunContext
 

@@ -9,7 +9,7 @@ import time
 from pathlib import Path
 from typing import Any
 
-from raf.core.approvals import RunApprovals
+from raf.core.call_approval import RunApprovals
 from raf.core.options import ToolApprovalResponse
 from raf.core.run_context import RunContext
 from raf.core.tools import ToolContext, ToolResult

@@ -3,18 +3,20 @@
 from __future__ import annotations
 
 import asyncio
+import functools
 from collections.abc import AsyncIterator, Mapping, Sequence
 from contextlib import AbstractContextManager
 from typing import Any, Generic
 
 from raf.agent.history import InMemoryHistoryProvider
 from raf.agent.output_type import OutputType, check_for_client, resolve_output_type
-from raf.agent.run.agent_run import AgentRun, with_run_arguments
+from raf.agent.run.begin import begin, with_run_arguments
 from raf.agent.run.client import DEFAULT_MAX_TOOL_ROUNDS, FunctionInvokingChatClient
-from raf.agent.run.driver import AgentRunSteps, begin, drive_run, run_to_end
 from raf.agent.run.output import DEFAULT_OUTPUT_RETRIES
 from raf.agent.run.providers import close_providers
+from raf.agent.run.pumps import RunSteps, run_stream, run_to_end
 from raf.agent.run.repeats import DEFAULT_MAX_REPEATED_CALLS
+from raf.agent.run.run import Run
 from raf.agent.template import PromptTemplate, render_instructions
 from raf.core.chat_client import ChatClient
 from raf.core.context import ContextProvider, as_context_provider
@@ -167,11 +169,9 @@ class Agent(Generic[DepsT]):
         the final update is yielded. With an output type, text deltas carry the
         `partial_value` parsed so far and the final update the validated `value`.
         The run is checked and set up when the iteration starts."""
-        # the driver's own generator, handed out (not wrapped in one more that re-yields
-        # every update); it sets the run up on its first step, as a wrapper would
-        return drive_run(
-            lambda: self._begin(
-                messages, session, options, output_type, variables, deps, stream=True
+        return run_stream(
+            functools.partial(
+                self._begin, messages, session, options, output_type, variables, deps, stream=True
             )
         )
 
@@ -184,15 +184,16 @@ class Agent(Generic[DepsT]):
         output_type: Any = None,
         variables: Mapping[str, Any] | None = None,
         deps: DepsT | None = None,
-    ) -> AgentRunSteps:
-        """The run's driver, step by step: `async with agent.iter(...) as steps:` then
-        `async for step in steps:`; each `RunStep`, handed out once it has run, names the
-        step and carries the updates it reported (together, what `run_stream` yields),
-        and `steps.response` is the answer after the last (`end`). Checks run when the
+    ) -> RunSteps:
+        """The run step by step: `async with agent.iter(...) as steps:` then `async for
+        step in steps:`; each `RunStep` is handed out before it runs (`steps.replace(...)`
+        runs another step in its place), names the step and, once the next is handed out,
+        carries the updates it reported (together, what `run_stream` yields);
+        `steps.response` is the answer after the last (`end`). Checks run when the
         context is entered."""
-        return AgentRunSteps(
-            lambda: self._begin(
-                messages, session, options, output_type, variables, deps, stream=True
+        return RunSteps(
+            functools.partial(
+                self._begin, messages, session, options, output_type, variables, deps, stream=True
             )
         )
 
@@ -234,7 +235,7 @@ class Agent(Generic[DepsT]):
         deps: DepsT | None,
         *,
         stream: bool,
-    ) -> AgentRun:
+    ) -> Run:
         # each step is skipped where its input is the default and it would change nothing
         if output_type is not None or variables is not None or deps is not None:
             options = with_run_arguments(options, output_type, variables, deps)

@@ -177,7 +177,7 @@ class _Chat:
         for message in self.session.messages[-4:]:
             if message.text and message.role.value in ("user", "assistant"):
                 self.say(f"  {message.role.value}: {message.text[:200]}")
-        from raf.core.approvals import awaiting_answers
+        from raf.core.call_approval import awaiting_answers
 
         if awaiting_answers(self.session):
             self._answer_pending()
@@ -187,7 +187,7 @@ class _Chat:
     def _turn(self, text: str | None, responses: list[Any] | None = None) -> None:
         """One request, then as many approval rounds as it takes. A session still waiting
         for approvals (left unanswered with Ctrl-C) asks them again before the new request."""
-        from raf.core.approvals import awaiting_answers
+        from raf.core.call_approval import awaiting_answers
 
         answers: list[Any] = list(responses or [])
         if text is not None and not answers and awaiting_answers(self.session):

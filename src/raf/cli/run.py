@@ -17,7 +17,7 @@ from collections.abc import Sequence
 from typing import Any
 
 from raf.cli.terminal_text import json_text_safe, terminal_safe
-from raf.core.approvals import awaiting_answers
+from raf.core.call_approval import awaiting_answers
 from raf.core.cancellation import CancellationToken
 from raf.core.contents import ApprovalRequestContent
 from raf.core.messages import ChatMessage, Role

@@ -1,53 +1,35 @@
-"""The rules of tool-call approvals: which calls need a human, matching the answers to
-what is pending, the batch that resumes, and spending each approval once (the lifecycle
-of one approval is `raf.core.call_approval.CallApproval`).
-
-A spent approval is recorded in the session (`AgentSession.spent_approvals`, stored with
-it), so a worker in another process that loads the session refuses a replayed approval.
-With a session store, approvals are claimed before their calls run: the session is saved
-with them spent, and the store's revision check lets only one resumer of a shared
-session through.
-"""
+"""The rules of tool-call approvals: which calls need a human, the requests they get,
+matching the answers to what is pending, and the batch that resumes. The life of one
+approval and the approval state of a run are `raf.core.call_approval`, which applies
+these rules."""
 
 from __future__ import annotations
 
 import json
 from collections.abc import Callable, Mapping, Sequence
 from dataclasses import replace
-from typing import TYPE_CHECKING, Any
+from typing import Any, Protocol
 
-from raf.core.call_approval import ApprovalStatus, RunApprovals, stored_status
 from raf.core.contents import (
     ApprovalRequestContent,
     ApprovalResponseContent,
-    Content,
     FunctionCallContent,
     FunctionResultContent,
 )
 from raf.core.errors import ApprovalAlreadyClaimed, ApprovalError
-from raf.core.messages import ChatMessage, Role, new_id
-
-__all__ = [  # RunApprovals is imported from here too
-    "UNRECORDED_CLAIM",
-    "RunApprovals",
-    "approval_requests",
-    "awaiting_answers",
-    "check_approval_responses",
-    "close_unrecorded_claims",
-    "denied_result",
-    "needs_approval",
-    "paused_batch",
-    "pending_from_messages",
-    "refuse_messages_with_answers",
-    "was_approved",
-]
-
-if TYPE_CHECKING:
-    from raf.core.sessions import AgentSession
-    from raf.core.tools import Tool, ToolContext
+from raf.core.messages import ChatMessage, new_id
 
 
-def needs_approval(tool: Tool | None, call: FunctionCallContent) -> bool:
+class GatedTool(Protocol):
+    """What the rules read of a tool: whether it asks, and for which calls."""
+
+    @property
+    def requires_approval(self) -> bool: ...
+
+    def approval_required(self, arguments: Mapping[str, Any]) -> bool: ...
+
+
+def needs_approval(tool: GatedTool | None, call: FunctionCallContent) -> bool:
     """Whether this call must wait for a human before it runs."""
     if tool is None or not tool.requires_approval:
         return False
@@ -159,80 +141,12 @@ def refuse_messages_with_answers(request: Sequence[ChatMessage]) -> None:
         )
 
 
-UNRECORDED_CLAIM = (
-    "no result was recorded: the run that claimed this call's approval stopped before "
-    "saving it (or is still running elsewhere); whether the call ran is unknown"
-)
-
-
-def awaiting_answers(session: AgentSession) -> list[ApprovalRequestContent]:
-    """The pending requests a human can still answer: those no run has claimed. When
-    every pending request is claimed, a new message may go on (`close_unrecorded_claims`)."""
-    return [
-        p
-        for p in session.pending_approvals
-        if stored_status(session, p.call_id) is ApprovalStatus.PENDING
-    ]
-
-
-def close_unrecorded_claims(session: AgentSession) -> None:
-    """A new message on a session whose every pending approval was claimed by a run that
-    never recorded its result (killed, most likely): each unanswered call gets an error
-    result saying so, and nothing waits any more, so the conversation can go on."""
-    answered = {c.call_id for m in session.messages for c in m.function_results}
-    open_calls = [
-        c for m in session.messages for c in m.function_calls if c.call_id not in answered
-    ]
-    if open_calls:
-        results: list[Content] = [
-            FunctionResultContent(call_id=c.call_id, name=c.name, error=UNRECORDED_CLAIM)
-            for c in open_calls
-        ]
-        session.messages.append(
-            ChatMessage(role=Role.TOOL, contents=results, message_id=new_id("msg"))
-        )
-    session.pending_approvals = []
-
-
 def denied_result(call: FunctionCallContent, reason: str | None) -> FunctionResultContent:
     """The result the model reads for a call the human refused."""
     note = "the user denied this call"
     return FunctionResultContent(
         call_id=call.call_id, name=call.name, error=f"{note}: {reason}" if reason else note
     )
-
-
-def was_approved(
-    context: ToolContext, name: str | None = None, arguments: Mapping[str, Any] | None = None
-) -> bool:
-    """True when a human approved exactly this call, and spends that approval.
-
-    The approval must name this call id; when the run knows what was asked (the pending
-    request, or the arguments the human saw) the tool name and arguments must match it;
-    and each approval is spent on one call (recorded in the session), so a model that
-    reuses an approved call id later gets no free pass, in this process or another.
-    """
-    run = context.run
-    if run is None or not context.call_id:
-        return False
-    approvals = run.approvals
-    if approvals.status(context.call_id) in (ApprovalStatus.SPENT, ApprovalStatus.REFUSED):
-        return False
-    for response in approvals.responses:
-        if response.call_id != context.call_id or not response.approved:
-            continue
-        if arguments is not None:
-            if response.arguments is not None and dict(response.arguments) != dict(arguments):
-                continue
-            asked = [p for p in approvals.pending if p.call_id == context.call_id]
-            if asked and not any(
-                (name is None or p.name == name) and dict(p.arguments) == dict(arguments)
-                for p in asked
-            ):
-                continue
-        approvals.use(context.call_id, response)
-        return True
-    return False
 
 
 def _canonical(arguments: Mapping[str, Any]) -> str:

@@ -9,22 +9,37 @@ the same id. Any other move raises `ApprovalError`.
 
 What is stored is unchanged: the session's pending requests and its list of spent call ids
 (claimed or used), from which `stored_status` reads a call's status in another process.
+`was_approved` is how a tool asks whether a human approved its call, spending it.
 """
 
 from __future__ import annotations
 
-from collections.abc import Mapping, Sequence
+from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass, field
 from enum import Enum
-from typing import TYPE_CHECKING, Any
+from typing import TYPE_CHECKING, Any, Protocol
 
-from raf.core.contents import ApprovalRequestContent, ApprovalResponseContent
+from raf.core.approvals import (
+    approval_requests,
+    check_approval_responses,
+    denied_result,
+    paused_batch,
+    pending_from_messages,
+)
+from raf.core.contents import (
+    ApprovalRequestContent,
+    ApprovalResponseContent,
+    Content,
+    FunctionCallContent,
+    FunctionResultContent,
+)
 from raf.core.errors import (
     ApprovalAlreadyClaimed,
     ApprovalError,
     SessionConflictError,
     SessionNotFoundError,
 )
+from raf.core.messages import ChatMessage, Role, new_id
 
 if TYPE_CHECKING:
     from raf.core.sessions import AgentSession, SessionStore
@@ -153,9 +168,23 @@ def answerable_requests(session: AgentSession) -> list[ApprovalRequestContent]:
 
 
 @dataclass(kw_only=True, slots=True)
+class Resumption:
+    """What a resumed run does first: the batch that paused, with the human's decisions."""
+
+    batch: list[FunctionCallContent]
+    """The calls of the message that paused, with the arguments the human was shown."""
+    denied: dict[str, FunctionResultContent]
+    """The result of each call the human refused, by call id."""
+    decided: list[str]
+    """The call ids this run's answers decide (their approvals are claimed, then spent)."""
+
+
+@dataclass(kw_only=True, slots=True)
 class RunApprovals:
-    """The approval state of one run: the human's answers, each call's `CallApproval`,
-    and the claim stored before approved calls run."""
+    """The approval state of one run, its only holder: the human's answers, each call's
+    `CallApproval`, and the claim stored before approved calls run. The run's steps move
+    it with `pause`, `resume`, `claim` and `spend`; `from_session` reads the session's
+    stored form and `to_session` writes it."""
 
     responses: list[ApprovalResponseContent] = field(default_factory=list)
     """Decisions given to this run (they resume the paused batch)."""
@@ -176,15 +205,17 @@ class RunApprovals:
     """Whether this run saved a claim in `store` (a failure must then record the turn:
     another try would be a replay)."""
 
+    # -- the session's stored form ----------------------------------------------------
+
     @classmethod
-    def for_session(
+    def from_session(
         cls,
         session: AgentSession | None,
         responses: Sequence[ApprovalResponseContent] = (),
         store: SessionStore | None = None,
     ) -> RunApprovals:
-        """The approvals of a run of `session` given `responses`; `store` keeps the
-        session (its claims are saved there)."""
+        """The approvals of a run of `session` given `responses`, as the session stores
+        them (its pending requests and spent ids); `store` keeps the session."""
         if session is None:
             return cls(responses=list(responses))
         return cls(
@@ -195,6 +226,93 @@ class RunApprovals:
             store=store,
             spent_before=list(session.spent_approvals),
         )
+
+    def to_session(
+        self, session: AgentSession, waiting: Sequence[ApprovalRequestContent]
+    ) -> dict[str, str]:
+        """Record the run's end in the session: `waiting` are the requests it now waits
+        on (its spent ids are the session's list already). The calls that waited and no
+        longer do, by id, with their tool's name."""
+        before = session.pending_approvals
+        session.pending_approvals = list(waiting)
+        if not before:
+            return {}
+        still = {p.call_id for p in waiting}
+        return {p.call_id: p.name for p in before if p.call_id not in still}
+
+    # -- the run's moves --------------------------------------------------------------
+
+    def pause(
+        self,
+        message: ChatMessage,
+        calls: Sequence[FunctionCallContent],
+        reason_for: Callable[[FunctionCallContent], str | None] | None = None,
+    ) -> list[ApprovalRequestContent]:
+        """The requests a paused batch asks a human: one per call that needs it, each
+        saying why (`reason_for`); a call whose id was approved before gets a fresh id."""
+        return approval_requests(message, calls, self.spent, reason_for)
+
+    def resume(self, conversation: Sequence[ChatMessage]) -> Resumption:
+        """Answer the paused batch with this run's responses (checked against what is
+        pending: `ApprovalError` when they do not fit) and say what runs."""
+        pending = {p.call_id: p for p in self.pending} or pending_from_messages(conversation)
+        decisions = check_approval_responses(pending, self.responses, self.spent)
+        for call_id, response in decisions.items():
+            self.approval(call_id).answer(response)
+        batch = paused_batch(conversation, pending)
+        denied = {
+            c.call_id: denied_result(c, decisions[c.call_id].reason)
+            for c in batch
+            if c.call_id in decisions and not decisions[c.call_id].approved
+        }
+        return Resumption(batch=batch, denied=denied, decided=list(decisions))
+
+    async def claim(self, call_ids: Sequence[str]) -> None:
+        """Claim these approvals before their calls run (a refused one is only recorded),
+        and save the claim in the session's store: of the runs claiming one approval, in
+        any process sharing the store, only the first saves; the others get
+        `ApprovalAlreadyClaimed` and run nothing."""
+        for call_id in call_ids:
+            approval = self.approval(call_id)
+            if approval.status is not ApprovalStatus.REFUSED:
+                approval.claim()
+        self._record(call_ids)
+        if self.store is not None and self.session is not None:
+            await claim_in_store(self.store, self.session, call_ids)
+            self.claim_stored = True
+            self.spent_before = list(self.session.spent_approvals)
+
+    def spend(self, decided: Sequence[str], paused_again: Sequence[str]) -> None:
+        """The batch ran: a decided call that paused again (its sub-agent asks once more)
+        waits for a new answer under its id; every other claim is spent, good for no
+        later call."""
+        again = [c for c in decided if c in paused_again]
+        for call_id in again:
+            approval = self.approval(call_id)
+            if approval.status is not ApprovalStatus.PENDING:
+                approval.reopen()
+        if again:
+            self.spent[:] = [c for c in self.spent if c not in again]
+        for approval in self.calls.values():
+            if approval.status is ApprovalStatus.CLAIMED:
+                approval.spend()
+
+    def use(self, call_id: str, response: ApprovalResponseContent) -> None:
+        """A call spends its approval (claimed first when nothing claimed it)."""
+        approval = self.approval(call_id)
+        if approval.status is ApprovalStatus.PENDING:
+            approval.answer(response)
+        if approval.status is ApprovalStatus.ANSWERED:
+            approval.claim()
+        approval.spend()
+        self._record([call_id])
+
+    def restore_spent(self) -> None:
+        """A run that failed before anything came of its claims: the session's spent ids
+        go back to what is stored."""
+        self.spent[:] = self.spent_before
+
+    # -- reading ----------------------------------------------------------------------
 
     @property
     def claimed(self) -> list[str]:
@@ -228,55 +346,6 @@ class RunApprovals:
                 return response
         return None
 
-    def answer(self, decisions: Mapping[str, ApprovalResponseContent]) -> None:
-        """Record the human's (checked) answers: each call ANSWERED or REFUSED."""
-        for call_id, response in decisions.items():
-            self.approval(call_id).answer(response)
-
-    async def claim(self, call_ids: Sequence[str]) -> None:
-        """Claim these approvals before their calls run (a refused one is only recorded),
-        and save the claim in the session's store: of the runs claiming one approval, in
-        any process sharing the store, only the first saves; the others get
-        `ApprovalAlreadyClaimed` and run nothing."""
-        for call_id in call_ids:
-            approval = self.approval(call_id)
-            if approval.status is not ApprovalStatus.REFUSED:
-                approval.claim()
-        self._record(call_ids)
-        if self.store is not None and self.session is not None:
-            await claim_in_store(self.store, self.session, call_ids)
-            self.claim_stored = True
-            self.spent_before = list(self.session.spent_approvals)
-
-    def restore_spent(self) -> None:
-        """A run that failed before anything came of its claims: the session's spent ids
-        go back to what is stored."""
-        self.spent[:] = self.spent_before
-
-    def use(self, call_id: str, response: ApprovalResponseContent) -> None:
-        """The call spends its approval (claimed first when nothing claimed it)."""
-        approval = self.approval(call_id)
-        if approval.status is ApprovalStatus.PENDING:
-            approval.answer(response)
-        if approval.status is ApprovalStatus.ANSWERED:
-            approval.claim()
-        approval.spend()
-        self._record([call_id])
-
-    def spend_claimed(self) -> None:
-        """The batch ran: claims its calls did not use are spent, good for no later call."""
-        for approval in self.calls.values():
-            if approval.status is ApprovalStatus.CLAIMED:
-                approval.spend()
-
-    def reopen(self, call_ids: Sequence[str]) -> None:
-        """These calls paused again: each waits for a new answer under its id."""
-        for call_id in call_ids:
-            approval = self.approval(call_id)
-            if approval.status is not ApprovalStatus.PENDING:
-                approval.reopen()
-        self.spent[:] = [c for c in self.spent if c not in call_ids]
-
     def _record(self, call_ids: Sequence[str]) -> None:
         for call_id in call_ids:
             if call_id not in self.spent:
@@ -307,3 +376,86 @@ async def claim_in_store(
         if taken:
             raise ApprovalAlreadyClaimed(taken[0], session.id, elsewhere=True) from None
         raise
+
+
+UNRECORDED_CLAIM = (
+    "no result was recorded: the run that claimed this call's approval stopped before "
+    "saving it (or is still running elsewhere); whether the call ran is unknown"
+)
+
+
+def awaiting_answers(session: AgentSession) -> list[ApprovalRequestContent]:
+    """The pending requests a human can still answer: those no run has claimed. When
+    every pending request is claimed, a new message may go on (`close_unrecorded_claims`)."""
+    return [
+        p
+        for p in session.pending_approvals
+        if stored_status(session, p.call_id) is ApprovalStatus.PENDING
+    ]
+
+
+def close_unrecorded_claims(session: AgentSession) -> None:
+    """A new message on a session whose every pending approval was claimed by a run that
+    never recorded its result (killed, most likely): each unanswered call gets an error
+    result saying so, and nothing waits any more, so the conversation can go on."""
+    answered = {c.call_id for m in session.messages for c in m.function_results}
+    open_calls = [
+        c for m in session.messages for c in m.function_calls if c.call_id not in answered
+    ]
+    if open_calls:
+        results: list[Content] = [
+            FunctionResultContent(call_id=c.call_id, name=c.name, error=UNRECORDED_CLAIM)
+            for c in open_calls
+        ]
+        session.messages.append(
+            ChatMessage(role=Role.TOOL, contents=results, message_id=new_id("msg"))
+        )
+    session.pending_approvals = []
+
+
+class _WithApprovals(Protocol):
+    @property
+    def approvals(self) -> RunApprovals: ...
+
+
+class CallContext(Protocol):
+    """What `was_approved` reads of a tool's context (a `ToolContext` is one)."""
+
+    @property
+    def call_id(self) -> str: ...
+
+    @property
+    def run(self) -> _WithApprovals | None: ...
+
+
+def was_approved(
+    context: CallContext, name: str | None = None, arguments: Mapping[str, Any] | None = None
+) -> bool:
+    """True when a human approved exactly this call, and spends that approval.
+
+    The approval must name this call id; when the run knows what was asked (the pending
+    request, or the arguments the human saw) the tool name and arguments must match it;
+    and each approval is spent on one call (recorded in the session), so a model that
+    reuses an approved call id later gets no free pass, in this process or another.
+    """
+    run = context.run
+    if run is None or not context.call_id:
+        return False
+    approvals = run.approvals
+    if approvals.status(context.call_id) in (ApprovalStatus.SPENT, ApprovalStatus.REFUSED):
+        return False
+    for response in approvals.responses:
+        if response.call_id != context.call_id or not response.approved:
+            continue
+        if arguments is not None:
+            if response.arguments is not None and dict(response.arguments) != dict(arguments):
+                continue
+            asked = [p for p in approvals.pending if p.call_id == context.call_id]
+            if asked and not any(
+                (name is None or p.name == name) and dict(p.arguments) == dict(arguments)
+                for p in asked
+            ):
+                continue
+        approvals.use(context.call_id, response)
+        return True
+    return False

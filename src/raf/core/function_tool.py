@@ -255,11 +255,7 @@ class FunctionTool:
         else:
             value = self._fn(**kwargs)
         if type(value) in _PLAIN_VALUES:
-            # `ToolResult(value=value)`, without Python 3.11 packing the keyword into a dict
-            # for `type.__call__` (the class has no `__new__`)
-            result = object.__new__(ToolResult)
-            ToolResult.__init__(result, value=value)
-            return result
+            return ToolResult(value=value)
         if isinstance(value, ToolResult):
             return value
         pydantic = sys.modules.get("pydantic")  # a BaseModel means pydantic is loaded

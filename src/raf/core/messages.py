@@ -30,12 +30,13 @@ class Role(StrEnum):
     TOOL = "tool"
 
 
-# On Python 3.11 reading an enum member off its class (`Role.USER`) goes through the
-# enum metaclass's __getattr__ hook and costs about as much as a small function call;
-# the message shortcuts made on every run read these module names instead, bound to
-# the very same members.
-_USER = Role.USER
-_SYSTEM = Role.SYSTEM
+# The roles the run reads on its hot path, bound once beside their enum: Python 3.11
+# reads a member off its class in about 70 ns, a module name in about 6 (3.13: 20 and
+# 8); see the speed decision record and benchmarks/run_instructions.py.
+ROLE_SYSTEM = Role.SYSTEM
+ROLE_USER = Role.USER
+ROLE_ASSISTANT = Role.ASSISTANT
+ROLE_TOOL = Role.TOOL
 
 _HEX_AT_ONCE = 64
 _HEX_FORMAT = "%x " * _HEX_AT_ONCE
@@ -86,7 +87,6 @@ class _Factory:
 
 
 _FRESH_LIST: Any = _Factory()
-_new_object = object.__new__
 
 
 @dataclass(kw_only=True, slots=True, init=False)
@@ -129,15 +129,11 @@ class ChatMessage:
 
     @classmethod
     def user(cls, text: str) -> ChatMessage:
-        if cls is ChatMessage:
-            return _text_message(_USER, text)
-        return cls(role=Role.USER, contents=[TextContent(text=text)])
+        return cls(role=ROLE_USER, contents=[TextContent(text=text)])
 
     @classmethod
     def system(cls, text: str) -> ChatMessage:
-        if cls is ChatMessage:
-            return _text_message(_SYSTEM, text)
-        return cls(role=Role.SYSTEM, contents=[TextContent(text=text)])
+        return cls(role=ROLE_SYSTEM, contents=[TextContent(text=text)])
 
     @classmethod
     def assistant(cls, text: str = "", *, calls: Iterable[FunctionCallContent] = ()) -> ChatMessage:
@@ -237,33 +233,6 @@ def _as_content(item: Any) -> Any:
 # objects the constructors make, the same fields set to the same values.
 
 
-def build_message(
-    role: Role, contents: list[Content], message_id: str | None = None
-) -> ChatMessage:
-    """`ChatMessage(role=role, contents=contents, message_id=message_id)`, made directly,
-    for raf's own code on its hot paths: `role` must be a `Role` and `contents` a list
-    that holds no plain strings (nothing to normalise)."""
-    message = _new_object(ChatMessage)
-    message.role = role
-    message.contents = contents
-    message.author_name = None
-    message.message_id = message_id
-    return message
-
-
-def _text_message(role: Role, text: str) -> ChatMessage:
-    """`ChatMessage(role=role, contents=[TextContent(text=text)])` for a `Role`."""
-    content = _new_object(TextContent)
-    content.text = text
-    content.type = "text"
-    message = _new_object(ChatMessage)
-    message.role = role
-    message.contents = [content]
-    message.author_name = None
-    message.message_id = None
-    return message
-
-
 MessageInput = str | ChatMessage | Sequence[ChatMessage | str] | None
 """What `Agent.run` accepts as the request: text, a message, a list of them, or nothing."""
 
@@ -273,7 +242,7 @@ def to_messages(value: MessageInput) -> list[ChatMessage]:
     if value is None:
         return []
     if isinstance(value, str):
-        return [_text_message(_USER, value)]  # ChatMessage.user(value), made directly
+        return [ChatMessage.user(value)]
     if isinstance(value, ChatMessage):
         return [value]
     out: list[ChatMessage] = []

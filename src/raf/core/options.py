@@ -44,12 +44,7 @@ class ChatOptions:
 
     def copy(self) -> ChatOptions:
         """A shallow copy (faster than `dataclasses.replace`, made once per run)."""
-        # `ChatOptions(...)` is `__init__` on a new bare instance (no metaclass, no
-        # `__new__`); called directly, Python 3.11 passes the keywords as they are
-        # instead of packing them into a dict for `type.__call__` and back
-        copy = object.__new__(ChatOptions)
-        ChatOptions.__init__(
-            copy,
+        return ChatOptions(
             model_id=self.model_id,
             temperature=self.temperature,
             max_tokens=self.max_tokens,
@@ -62,7 +57,6 @@ class ChatOptions:
             tools=self.tools,
             additional=self.additional,
         )
-        return copy
 
     def merged(self, overrides: ChatOptions | None) -> ChatOptions:
         """These options with every field that `overrides` sets replacing ours."""

@@ -7,6 +7,7 @@ from dataclasses import dataclass, field
 from enum import StrEnum
 from typing import Any
 
+from raf.core import builders
 from raf.core.contents import (
     ApprovalRequestContent,
     Content,
@@ -16,10 +17,8 @@ from raf.core.contents import (
     content_from_dict,
     content_to_dict,
 )
-from raf.core.messages import ChatMessage, Role, build_message
+from raf.core.messages import ROLE_ASSISTANT, ChatMessage, Role
 from raf.core.usage import UsageDetails
-
-_new_object = object.__new__
 
 
 class FinishReason(StrEnum):
@@ -32,6 +31,14 @@ class FinishReason(StrEnum):
     AWAITING_APPROVAL = "awaiting_approval"
     CANCELLED = "cancelled"
     OTHER = "other"
+
+
+# The finish reasons the run sets on its hot path, bound once beside their enum (as
+# the update kinds below).
+FINISH_STOP = FinishReason.STOP
+FINISH_OTHER = FinishReason.OTHER
+FINISH_CANCELLED = FinishReason.CANCELLED
+FINISH_AWAITING_APPROVAL = FinishReason.AWAITING_APPROVAL
 
 
 class UpdateKind(StrEnum):
@@ -50,16 +57,19 @@ class UpdateKind(StrEnum):
     FINISHED = "finished"
 
 
-# On Python 3.11 reading an enum member off its class (`UpdateKind.TEXT_DELTA`) goes
-# through the enum metaclass's __getattr__ hook and costs about as much as a small
-# function call; the fold and the update constructor read them once per update, so
-# they use these module names, bound to the very same members.
-_TEXT_DELTA = UpdateKind.TEXT_DELTA
-_REASONING_DELTA = UpdateKind.REASONING_DELTA
-_TOOL_CALL_ARGUMENTS_DELTA = UpdateKind.TOOL_CALL_ARGUMENTS_DELTA
-_USAGE = UpdateKind.USAGE
-_FINISHED = UpdateKind.FINISHED
-_CONTENT = UpdateKind.CONTENT
+# The kinds read for every update on the hot path (the fold, the update constructor,
+# the run's stream), bound once beside their enum: Python 3.11 reads a member off its
+# class in about 70 ns, a module name in about 6 (3.13: 20 and 8); see the speed
+# decision record and benchmarks/run_instructions.py.
+KIND_TEXT_DELTA = UpdateKind.TEXT_DELTA
+KIND_REASONING_DELTA = UpdateKind.REASONING_DELTA
+KIND_TOOL_CALL_ARGUMENTS_DELTA = UpdateKind.TOOL_CALL_ARGUMENTS_DELTA
+KIND_TOOL_CALLING = UpdateKind.TOOL_CALLING
+KIND_TOOL_CALLED = UpdateKind.TOOL_CALLED
+KIND_APPROVAL_REQUEST = UpdateKind.APPROVAL_REQUEST
+KIND_CONTENT = UpdateKind.CONTENT
+KIND_USAGE = UpdateKind.USAGE
+KIND_FINISHED = UpdateKind.FINISHED
 _KEPT_AS_CONTENT = (
     UpdateKind.TOOL_CALL_ENDED,
     UpdateKind.TOOL_CALLED,
@@ -67,7 +77,6 @@ _KEPT_AS_CONTENT = (
     UpdateKind.CONTENT,
 )
 """The updates whose `content` joins the message as it is."""
-_ASSISTANT = Role.ASSISTANT
 
 
 @dataclass(kw_only=True, slots=True, init=False)
@@ -125,10 +134,10 @@ class AgentResponseUpdate:
     ) -> None:
         # Clients written before `reasoning` and `arguments_delta` existed put those
         # pieces in `text`; move them so `text` stays the visible answer.
-        if text and kind is not _TEXT_DELTA:
-            if kind is _REASONING_DELTA:
+        if text and kind is not KIND_TEXT_DELTA:
+            if kind is KIND_REASONING_DELTA:
                 reasoning += text
-            elif kind is _TOOL_CALL_ARGUMENTS_DELTA:
+            elif kind is KIND_TOOL_CALL_ARGUMENTS_DELTA:
                 arguments_delta += text
             text = ""
         self.kind = kind
@@ -217,7 +226,7 @@ class ChatResponse:
     def text(self) -> str:
         """Text of the last assistant message that has any."""
         for message in reversed(self.messages):
-            if message.role is _ASSISTANT:
+            if message.role is ROLE_ASSISTANT:
                 text = message.text
                 if text:
                     return text
@@ -280,8 +289,8 @@ class ResponseFolder:
         message = self._by_id.get(key)
         if message is None:
             role = update.role
-            if type(role) is Role:  # nothing to normalise: made directly, the same message
-                message = build_message(role, [], key or None)
+            if type(role) is Role:  # nothing to normalise
+                message = builders.message(role, [], key or None)
             else:
                 message = ChatMessage(role=role, contents=[], message_id=key or None)
             self._by_id[key] = message
@@ -292,13 +301,13 @@ class ResponseFolder:
         kind = update.kind
         if update.model_id:
             self.model_id = update.model_id
-        if kind is _TEXT_DELTA:
+        if kind is KIND_TEXT_DELTA:
             contents = self._message(update).contents
             if contents and isinstance(contents[-1], TextContent):
                 contents[-1].text += update.text
             else:
                 contents.append(TextContent(text=update.text))
-        elif kind is _REASONING_DELTA:
+        elif kind is KIND_REASONING_DELTA:
             contents = self._message(update).contents
             last_reasoning = contents[-1] if contents else None
             # A block that is signed or encrypted is complete: new text starts a new block.
@@ -321,10 +330,10 @@ class ResponseFolder:
         elif kind in _KEPT_AS_CONTENT:
             if update.content is not None:
                 self._message(update).contents.append(update.content)
-        elif kind is _USAGE:
+        elif kind is KIND_USAGE:
             if update.usage is not None:
                 self.usage = update.usage if self.usage is None else self.usage + update.usage
-        elif kind is _FINISHED and update.finish_reason is not None:
+        elif kind is KIND_FINISHED and update.finish_reason is not None:
             self.finish_reason = update.finish_reason
         # started, argument deltas and calling are progress only: nothing to keep.
 
@@ -336,15 +345,13 @@ class ResponseFolder:
         return out
 
     def response(self) -> ChatResponse:
-        """`ChatResponse(messages=..., finish_reason=..., usage=..., model_id=...)`, made
-        directly: a keyword call costs more than the response itself."""
-        response = _new_object(ChatResponse)
-        response.messages = self.messages()
-        response.finish_reason = self.finish_reason
-        response.usage = self.usage
-        response.model_id = self.model_id
-        response.response_id = None
-        return response
+        """The response the updates so far stand for."""
+        return ChatResponse(
+            messages=self.messages(),
+            finish_reason=self.finish_reason,
+            usage=self.usage,
+            model_id=self.model_id,
+        )
 
 
 def fold_updates(updates: Iterable[AgentResponseUpdate]) -> ChatResponse:
@@ -371,7 +378,7 @@ def message_to_updates(message: ChatMessage, message_id: str) -> list[AgentRespo
         if isinstance(content, TextContent):
             out.append(
                 AgentResponseUpdate(
-                    kind=_TEXT_DELTA, message_id=message_id, role=role, text=content.text
+                    kind=KIND_TEXT_DELTA, message_id=message_id, role=role, text=content.text
                 )
             )
         elif (
@@ -381,7 +388,7 @@ def message_to_updates(message: ChatMessage, message_id: str) -> list[AgentRespo
         ):
             out.append(
                 AgentResponseUpdate(
-                    kind=_REASONING_DELTA,
+                    kind=KIND_REASONING_DELTA,
                     message_id=message_id,
                     role=role,
                     reasoning=content.text,
@@ -390,7 +397,7 @@ def message_to_updates(message: ChatMessage, message_id: str) -> list[AgentRespo
         else:
             out.append(
                 AgentResponseUpdate(
-                    kind=_CONTENT, message_id=message_id, role=role, content=content
+                    kind=KIND_CONTENT, message_id=message_id, role=role, content=content
                 )
             )
     return out

@@ -16,7 +16,7 @@ from typing import Any, Self
 
 from pydantic import BaseModel, ConfigDict, Field, ValidationError
 
-from raf.core.approvals import was_approved
+from raf.core.call_approval import was_approved
 from raf.core.function_tool import describe_validation_error
 from raf.core.tools import ToolContext, ToolResult
 from raf.tools.sandbox import (

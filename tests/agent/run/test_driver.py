@@ -1,4 +1,5 @@
-"""One driver, three faces: `run` folds it, `run_stream` reports it, `iter` steps it."""
+"""One run machine, three pumps: `run` takes its steps, `run_stream` reports them, `iter`
+hands each out before it runs."""
 
 from __future__ import annotations
 
@@ -74,6 +75,8 @@ async def test_iter_reports_the_steps_and_their_updates_are_what_the_stream_yiel
         "run_batch",
         "call_model",
         "after_reply",
+        "check_output",
+        "record",
         "end",
     ]
     joined = [u for s in taken for u in s.updates]
@@ -96,11 +99,11 @@ async def test_a_run_stepped_through_ends_in_the_same_session_as_run() -> None:
     assert step_session.usage.requests == run_session.usage.requests == 3
 
 
-async def test_a_run_without_tools_is_one_model_step() -> None:
+async def test_a_run_without_tools_asks_the_model_once() -> None:
     agent = Agent(chat_client=ScriptedChatClient(["plain answer"]))
     async with agent.iter("hi") as steps:
         names = [s.name async for s in steps]
-    assert names == ["prepare", "call_model", "end"]
+    assert names == ["prepare", "call_model", "after_reply", "check_output", "record", "end"]
     assert steps.response is not None and steps.response.text == "plain answer"
 
 
@@ -110,7 +113,7 @@ async def test_iter_pauses_for_approval_and_the_next_run_resumes() -> None:
     session = agent.create_session()
     async with agent.iter("clean up", session=session) as steps:
         names = [s.name async for s in steps]
-    assert names[-2:] == ["pause_for_approval", "end"]
+    assert names[-4:] == ["pause", "check_output", "record", "end"]
     assert steps.response is not None
     assert steps.response.finish_reason is FinishReason.AWAITING_APPROVAL
     assert [p.call_id for p in session.pending_approvals] == ["d1"]
@@ -120,7 +123,7 @@ async def test_iter_pauses_for_approval_and_the_next_run_resumes() -> None:
     options = AgentRunOptions(tool_approval_responses=[answer])
     async with agent.iter([], session=session, options=options) as steps:
         names = [s.name async for s in steps]
-    assert names[:3] == ["prepare", "resume_approved", "run_batch"]
+    assert names[:3] == ["prepare", "resume", "run_batch"]
     assert steps.response is not None and steps.response.text == "done"
     assert session.pending_approvals == []
     assert session.messages[-2].function_results[0].result == "deleted a.txt"
@@ -165,3 +168,64 @@ async def test_agent_without_history_keeps_no_transcript() -> None:
     await agent.run("two", session=session)
     assert session.messages == []
     assert agent.context_providers == ()
+
+
+async def test_each_step_is_handed_out_before_it_runs_and_can_be_replaced() -> None:
+    from raf.agent.run import steps as run_steps
+
+    model = ScriptedChatClient(["never asked"])
+    agent = Agent(chat_client=model)
+    seen: list[str] = []
+
+    async def answer_without_the_model(run: Any) -> Any:
+        run.keep([ChatMessage.assistant("answered by the caller")])
+        run.finish_reason = FinishReason.STOP
+        return run_steps.check_output
+
+    async with agent.iter("hi") as steps:
+        async for step in steps:
+            seen.append(step.name)
+            if step.name == "call_model":
+                assert model.requests == []  # handed out before it ran
+                steps.replace(answer_without_the_model)
+    assert seen == ["prepare", "call_model", "check_output", "record", "end"]
+    assert model.requests == []
+    assert steps.response is not None and steps.response.text == "answered by the caller"
+
+
+async def test_leaving_the_steps_early_stops_the_run_and_keeps_the_session() -> None:
+    agent = _agent()
+    session = agent.create_session()
+    async with agent.iter("add them", session=session) as steps:
+        async for step in steps:
+            if step.name == "run_batch":
+                break
+    assert steps.response is None
+    assert session.messages == []  # nothing of the stopped turn is kept
+
+
+async def test_steps_are_handed_out_through_an_agent_middleware() -> None:
+    from raf.core.middleware import AgentRunContext, CallNext
+
+    order: list[str] = []
+
+    async def around(context: AgentRunContext, call_next: CallNext) -> None:
+        order.append("before")
+        await call_next()
+        order.append("after")
+
+    agent = Agent(chat_client=ScriptedChatClient(["hello"]), middleware=[around])
+    async with agent.iter("hi") as steps:
+        async for step in steps:
+            order.append(step.name)
+    assert order == [
+        "before",
+        "prepare",
+        "call_model",
+        "after_reply",
+        "check_output",
+        "after",
+        "record",
+        "end",
+    ]
+    assert steps.response is not None and steps.response.text == "hello"

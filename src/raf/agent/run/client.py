@@ -1,18 +1,15 @@
-"""`FunctionInvokingChatClient`: the tool loop as a chat client, driving the steps."""
+"""`FunctionInvokingChatClient`: the tool loop as a chat client of its own, taking a
+run's steps from `call_model` (or `resume`) to the answer."""
 
 from __future__ import annotations
 
 from collections.abc import AsyncIterator, Sequence
 
-from raf.agent.run.repeats import (
-    DEFAULT_MAX_REPEATED_CALLS,
-    RepeatWatch,
-    check_max_repeated_calls,
-)
-from raf.agent.run.state import LoopState
-from raf.agent.run.steps import call_model, finish_cancelled, resume_approved
+from raf.agent.run.pumps import steps_streamed, take_steps
+from raf.agent.run.repeats import DEFAULT_MAX_REPEATED_CALLS, check_max_repeated_calls
+from raf.agent.run.run import Run, Step
+from raf.agent.run.steps import call_model, resume
 from raf.core.chat_client import ChatClient
-from raf.core.errors import RunCancelledError
 from raf.core.messages import ChatMessage
 from raf.core.options import ChatOptions
 from raf.core.responses import AgentResponseUpdate, ChatResponse
@@ -62,35 +59,23 @@ class FunctionInvokingChatClient:
         *,
         run: RunContext | None = None,
         stream: bool = False,
-        max_tool_rounds: int | None = None,
-        tool_index: dict[str, Tool] | None = None,
-        own_messages: bool = False,
-    ) -> LoopState:
-        """The state of one request, ready for `drive`. `tool_index`: the request's tools
-        by name, already checked (else built here); `own_messages`: `messages` is a new
-        list the loop may extend (else it is copied)."""
+    ) -> tuple[Run, Step]:
+        """One request as a run with no agent, and its first step."""
         options = options if options is not None else ChatOptions()
-        if tool_index is None or self.tools:
-            tools = [*self.tools, *options.tools] if self.tools else options.tools
-            tool_index = index_tools(tools, where="in this run")
-        conversation = messages if own_messages and isinstance(messages, list) else list(messages)
-        # `LoopState(...)`, without Python 3.11 packing the keywords into a dict for
-        # `type.__call__` (the class has no `__new__`)
-        state = object.__new__(LoopState)
-        LoopState.__init__(
-            state,
-            inner=self.inner,
-            run=run if run is not None else RunContext(),
-            options=options,
+        tools = [*self.tools, *options.tools] if self.tools else options.tools
+        context = run if run is not None else RunContext()
+        request = Run(
+            context=context,
+            client=self.inner,
             stream=stream,
-            tools=tool_index,
-            max_rounds=self.max_tool_rounds if max_tool_rounds is None else max_tool_rounds,
+            conversation=list(messages),
+            chat_options=options,
+            tools=index_tools(tools, where="in this run"),
+            max_rounds=self.max_tool_rounds,
             max_result_chars=self.max_result_chars,
-            conversation=conversation,
-            repeats=RepeatWatch(limit=self.max_repeated_calls),
+            repeat_limit=self.max_repeated_calls,
         )
-        state.next = resume_approved if state.run.approvals.responses else call_model
-        return state
+        return request, resume if context.approvals.responses else call_model
 
     async def get_response(
         self,
@@ -99,9 +84,9 @@ class FunctionInvokingChatClient:
         *,
         run: RunContext | None = None,
     ) -> ChatResponse:
-        state = self.start(messages, options, run=run)
-        await drive_quietly(state)
-        return state.response()
+        request, first = self.start(messages, options, run=run)
+        await take_steps(request, first)
+        return request.chat_response()
 
     async def get_streaming_response(
         self,
@@ -110,57 +95,14 @@ class FunctionInvokingChatClient:
         *,
         run: RunContext | None = None,
     ) -> AsyncIterator[AgentResponseUpdate]:
-        state = self.start(messages, options, run=run, stream=True)
-        async for update in drive(state):
+        request, first = self.start(messages, options, run=run, stream=True)
+        try:
+            async for update in steps_streamed(request, first):
+                yield update
+        finally:
+            request.close()
+        for update in request.closing_updates():
             yield update
 
     def __repr__(self) -> str:
         return f"FunctionInvokingChatClient({self.inner!r}, max_tool_rounds={self.max_tool_rounds})"
-
-
-async def drive_quietly(state: LoopState) -> None:
-    """Run the steps of a request that does not stream until one returns no next step;
-    no step is held up between others (the fast path of `drive`, without a generator)."""
-    step = state.next
-    trail = state.trail
-    try:
-        while step is not None:
-            taken = step
-            step = await step(state)
-            if trail is not None:
-                trail.append(taken.__name__)
-    finally:
-        state.close()
-
-
-async def drive(state: LoopState) -> AsyncIterator[AgentResponseUpdate]:
-    """Run the steps until one returns no next step. Streaming, yield after each step the
-    updates it made and then its live model call, if it started one; the stream ends with
-    the usage and the finish. Not streaming, nothing is yielded (`drive_quietly`)."""
-    if not state.stream:
-        await drive_quietly(state)
-        return
-    step = state.next
-    trail = state.trail
-    try:
-        while step is not None:
-            taken = step
-            step = await step(state)
-            if trail is not None:
-                trail.append(taken.__name__)
-            if state.out:
-                out, state.out = state.out, []
-                for update in out:
-                    yield update
-            live = state.live
-            if live is not None:
-                state.live = None
-                try:
-                    async for update in live:
-                        yield update
-                except RunCancelledError:
-                    step = finish_cancelled
-    finally:
-        state.close()
-    for update in state.finished():
-        yield update

@@ -9,7 +9,8 @@ from types import CoroutineType
 from typing import Any
 
 from raf.agent.run.eager import run_all
-from raf.agent.run.state import LoopState, Outcome
+from raf.agent.run.run import Outcome, Run
+from raf.core import builders
 from raf.core.contents import (
     ApprovalRequestContent,
     FunctionCallContent,
@@ -22,7 +23,6 @@ from raf.core.idempotency import key_scope
 from raf.core.middleware import FunctionInvocationContext, run_chain
 from raf.core.tools import Tool, ToolContext, ToolResult, tool_timeout
 
-_bare = object.__new__
 _UNREAD = ToolContext()
 """The context handed to a function tool whose function declares none (never read)."""
 
@@ -36,15 +36,15 @@ class _ToolAborted(Exception):
         super().__init__(repr(error))
 
 
-async def invoke_all(state: LoopState, calls: Sequence[FunctionCallContent]) -> list[Outcome]:
+async def invoke_all(run: Run, calls: Sequence[FunctionCallContent]) -> list[Outcome]:
     """Run calls concurrently; outcomes keep the calls' order. A tool that raises a
     BaseException cancels its siblings and the exception leaves the run."""
     try:
-        run = state.run
-        if run.cancellation is None:
+        context = run.context
+        if context.cancellation is None:
             # No token to race against: calls that finish at once cost no task, and the
             # sync calls share one wake-up of the loop.
-            tools = state.tools
+            tools = run.tools
             joins = (
                 # a call joins when it waits for nothing but raf's tool pool (a sync
                 # function tool with no timeout around it)
@@ -54,17 +54,17 @@ async def invoke_all(state: LoopState, calls: Sequence[FunctionCallContent]) -> 
                     and tool.timeout is None
                     for c in calls
                 ]
-                if not run.middleware.function and run.tool_timeout is None
+                if not context.middleware.function and context.tool_timeout is None
                 else ()
             )
             if len(calls) == 1 and not (joins and joins[0]):
-                return [await invoke(state, calls[0])]  # what `run_all` does with one call
-            return await run_all([invoke(state, c) for c in calls], joins)
+                return [await invoke(run, calls[0])]  # what `run_all` does with one call
+            return await run_all([invoke(run, c) for c in calls], joins)
         if len(calls) == 1:
-            return [await state.race(invoke(state, calls[0]))]
-        tasks = [asyncio.ensure_future(invoke(state, c)) for c in calls]
+            return [await run.race(invoke(run, calls[0]))]
+        tasks = [asyncio.ensure_future(invoke(run, c)) for c in calls]
         try:
-            return list(await state.race(asyncio.gather(*tasks)))
+            return list(await run.race(asyncio.gather(*tasks)))
         except BaseException:
             for task in tasks:
                 task.cancel()
@@ -74,20 +74,20 @@ async def invoke_all(state: LoopState, calls: Sequence[FunctionCallContent]) -> 
         raise exc.error from None
 
 
-async def invoke(state: LoopState, call: FunctionCallContent) -> Outcome:
+async def invoke(run: Run, call: FunctionCallContent) -> Outcome:
     """One call, through the function middleware when there is any."""
-    tool = state.tools.get(call.name)
-    chain = state.run.middleware.function
+    tool = run.tools.get(call.name)
+    chain = run.context.middleware.function
     try:
         if not chain:
-            result = await _run_tool(state, tool, call, call.arguments)
+            result = await _run_tool(run, tool, call, call.arguments)
         else:
             context = FunctionInvocationContext(
-                run=state.run, call=call, tool=tool, arguments=dict(call.arguments)
+                run=run.context, call=call, tool=tool, arguments=dict(call.arguments)
             )
 
             async def final(ctx: FunctionInvocationContext) -> None:
-                ctx.result = await _run_tool(state, ctx.tool, ctx.call, ctx.arguments)
+                ctx.result = await _run_tool(run, ctx.tool, ctx.call, ctx.arguments)
 
             await run_chain(chain, context, final)
             if context.result is None:
@@ -106,55 +106,53 @@ async def invoke(state: LoopState, call: FunctionCallContent) -> Outcome:
         return FunctionResultContent(call_id=call.call_id, name=call.name, error=result.error)
     value = result.value
     kind = type(value)  # `_cap` inline for the short texts and numbers most tools return
-    if kind not in _UNCUT and (kind is not str or len(value) > state.max_result_chars):
-        value = _cap(value, state.max_result_chars)
-    # the class's `__init__` on a bare instance: the same as calling the class, without
-    # Python 3.11 packing the keywords into a dict for `type.__call__` (once per call)
-    outcome = _bare(FunctionResultContent)
-    FunctionResultContent.__init__(outcome, call_id=call.call_id, name=call.name, result=value)
-    return outcome
+    if kind not in _UNCUT and (kind is not str or len(value) > run.max_result_chars):
+        value = _cap(value, run.max_result_chars)
+    return builders.function_result(call.call_id, call.name, value)
 
 
 async def _run_tool(
-    state: LoopState, tool: Tool | None, call: FunctionCallContent, arguments: Mapping[str, Any]
+    run: Run, tool: Tool | None, call: FunctionCallContent, arguments: Mapping[str, Any]
 ) -> ToolResult:
     """The tool itself: what goes wrong becomes an error result the model reads."""
     if tool is None:
-        known = ", ".join(sorted(state.tools)) or "none"
+        known = ", ".join(sorted(run.tools)) or "none"
         return ToolResult.fail(f"unknown tool {call.name!r}; available tools: {known}")
     if call.raw_arguments is not None and not call.arguments:
         return ToolResult.fail(
             f"arguments for {call.name!r} are not valid JSON: {call.raw_arguments!r}"
         )
-    run = state.run
-    context: ToolContext | None = None
+    context = run.context
+    tool_context: ToolContext | None = None
     if type(tool) is FunctionTool:
         # most function tools declare no timeout: `tool_timeout` only when one does
-        timeout = (tool.timeout and tool_timeout(tool)) or run.tool_timeout
+        timeout = (tool.timeout and tool_timeout(tool)) or context.tool_timeout
         if not tool.reads_context:
-            context = _UNREAD  # its function takes no context: `invoke` never reads it
+            tool_context = _UNREAD  # its function takes no context: `invoke` never reads it
     else:
-        timeout = tool_timeout(tool) or run.tool_timeout
-    if context is None:
-        context = ToolContext(
-            agent=run.agent,
-            session=run.session,
-            options=state.options,
-            cancellation=run.cancellation,
+        timeout = tool_timeout(tool) or context.tool_timeout
+    if tool_context is None:
+        tool_context = ToolContext(
+            agent=context.agent,
+            session=context.session,
+            options=run.chat_options,
+            cancellation=context.cancellation,
             call_id=call.call_id,
-            run=run,
-            key_scope=key_scope(session_id=run.session.id if run.session else None, run=run),
+            run=context,
+            key_scope=key_scope(
+                session_id=context.session.id if context.session else None, run=context
+            ),
         )
     try:
         if timeout is None:
-            value: Any = tool.invoke(arguments, context)
+            value: Any = tool.invoke(arguments, tool_context)
             # a coroutine, as `invoke` is declared; a hand-written tool may answer at once
             if type(value) is CoroutineType or inspect.isawaitable(value):
                 value = await value
         else:
             async with asyncio.timeout(timeout) as scope:
                 try:
-                    value = tool.invoke(arguments, context)
+                    value = tool.invoke(arguments, tool_context)
                     if inspect.isawaitable(value):
                         value = await value
                 except TimeoutError:

@@ -7,69 +7,63 @@ from collections.abc import AsyncIterator, Callable
 from dataclasses import replace
 from typing import Any
 
-from raf.agent.run.state import LoopState
+from raf.agent.run.run import Run
 from raf.core.contents import FunctionCallContent
 from raf.core.errors import RafError, RunCancelledError
 from raf.core.messages import ChatMessage, new_id
 from raf.core.middleware import ChatContext, run_chain, stream_through
 from raf.core.options import ChatOptions
 from raf.core.responses import (
+    KIND_FINISHED,
+    KIND_USAGE,
     AgentResponseUpdate,
     ChatResponse,
     ResponseFolder,
-    UpdateKind,
     message_to_updates,
 )
 
-# Enum members read on every streamed update, bound to names once: reading one off its
-# class costs about a microsecond on Python 3.11.
-_USAGE = UpdateKind.USAGE
-_FINISHED = UpdateKind.FINISHED
 
-
-async def model_response(state: LoopState, options: ChatOptions) -> None:
-    """Call the model with the conversation, not streaming; keep its reply in the state."""
-    chain = state.run.middleware.chat
+async def model_response(run: Run, options: ChatOptions) -> None:
+    """Call the model with the conversation, not streaming; keep its reply in the run."""
+    chain = run.context.middleware.chat
     if not chain:
         # what `_model_call` does, inline: one coroutine fewer per model call
         try:
-            call = state.inner.get_response(state.conversation, options)
+            call = run.client.get_response(run.conversation, options)
             response: ChatResponse = await (
-                call if state.run.cancellation is None else state.race(call)
+                call if run.context.cancellation is None else run.race(call)
             )
         except RunCancelledError:
             raise
         except Exception as exc:
-            state.model_error = exc
+            run.model_error = exc
             raise
-        _accept(state, response)
+        _accept(run, response)
         return
     # copies: a middleware's change applies to this call, not to the rest of the run
     context = ChatContext(
-        run=state.run, messages=list(state.conversation), options=replace(options)
+        run=run.context, messages=list(run.conversation), options=replace(options)
     )
 
     async def answer(ctx: ChatContext) -> None:
-        ctx.result = await _model_call(state, ctx.messages, ctx.options)
+        ctx.result = await _model_call(run, ctx.messages, ctx.options)
 
     await run_chain(chain, context, answer)
-    _accept(state, _result_of(context))
+    _accept(run, _result_of(context))
 
 
-def model_updates(state: LoopState, options: ChatOptions) -> AsyncIterator[AgentResponseUpdate]:
+def model_updates(run: Run, options: ChatOptions) -> AsyncIterator[AgentResponseUpdate]:
     """Call the model with the conversation, streaming: yield its deltas as they come and
-    keep its reply in the state at the end."""
-    if not state.run.middleware.chat:  # the model's own stream, with no layer between
-        return _leaf_stream(state, state.conversation, options, None)
-    return _chained_updates(state, options)
+    keep its reply in the run at the end."""
+    if not run.context.middleware.chat:  # the model's own stream, with no layer between
+        return _leaf_stream(run, run.conversation, options, None)
+    return _chained_updates(run, options)
 
 
-async def _chained_updates(
-    state: LoopState, options: ChatOptions
-) -> AsyncIterator[AgentResponseUpdate]:
-    chain = state.run.middleware.chat
+async def _chained_updates(run: Run, options: ChatOptions) -> AsyncIterator[AgentResponseUpdate]:
+    chain = run.context.middleware.chat
     context = ChatContext(
-        run=state.run, messages=list(state.conversation), options=replace(options), stream=True
+        run=run.context, messages=list(run.conversation), options=replace(options), stream=True
     )
     streamed = False
 
@@ -78,7 +72,7 @@ async def _chained_updates(
             nonlocal streamed
             streamed = True
             folder = ResponseFolder()
-            async for update in _leaf_stream(state, ctx.messages, ctx.options, folder):
+            async for update in _leaf_stream(run, ctx.messages, ctx.options, folder):
                 emit(update)
             ctx.result = folder.response()
 
@@ -88,27 +82,25 @@ async def _chained_updates(
         yield update
     result = _result_of(context)
     if not streamed:  # short-circuited: the middleware's messages stream as whole updates
-        rename_reused_calls(result.messages, state.run.approvals.spent)
+        rename_reused_calls(result.messages, run.context.approvals.spent)
         for message in result.messages:
             message.message_id = message.message_id or new_id("msg")
             for update in message_to_updates(message, message.message_id):
                 yield update
-    _accept(state, result)
+    _accept(run, result)
 
 
-async def _model_call(
-    state: LoopState, messages: list[ChatMessage], options: ChatOptions
-) -> ChatResponse:
+async def _model_call(run: Run, messages: list[ChatMessage], options: ChatOptions) -> ChatResponse:
     try:
-        call = state.inner.get_response(messages, options)
+        call = run.client.get_response(messages, options)
         # no token: no race, so no wrapper coroutine per model call
         response: ChatResponse = await (
-            call if state.run.cancellation is None else state.race(call)
+            call if run.context.cancellation is None else run.race(call)
         )
     except RunCancelledError:
         raise
     except Exception as exc:
-        state.model_error = exc
+        run.model_error = exc
         raise
     return response
 
@@ -153,57 +145,57 @@ def _renamed(update: AgentResponseUpdate, fresh: dict[str, str]) -> AgentRespons
     return replace(update, call_id=new if update.call_id else "", content=content)
 
 
-def _accept(state: LoopState, response: ChatResponse) -> None:
+def _accept(run: Run, response: ChatResponse) -> None:
     messages = response.messages
-    spent = state.run.approvals.spent
+    spent = run.context.approvals.spent
     if spent:
         rename_reused_calls(messages, spent)
     for message in messages:
         if message.message_id is None:
             message.message_id = new_id("msg")
     if response.usage is not None or response.model_id:
-        state.account(response.usage, response.model_id)
-    state.finish_reason = response.finish_reason
-    state.run.count_request(response.usage)
-    state.keep(response.messages)
+        run.account(response.usage, response.model_id)
+    run.finish_reason = response.finish_reason
+    run.context.count_request(response.usage)
+    run.keep(response.messages)
 
 
 async def _leaf_stream(
-    state: LoopState,
+    run: Run,
     messages: list[ChatMessage],
     options: ChatOptions,
     folder: ResponseFolder | None,
 ) -> AsyncIterator[AgentResponseUpdate]:
-    """The model's stream; with no `folder`, the folded reply goes straight to the state."""
+    """The model's stream; with no `folder`, the folded reply goes straight to the run."""
     own = folder is None
     folder = folder if folder is not None else ResponseFolder()
     message_id = new_id("msg")
-    spent = state.run.approvals.spent
+    spent = run.context.approvals.spent
     fresh: dict[str, str] = {}  # reused call id → the id every update of it carries
-    stream = state.inner.get_streaming_response(messages, options)
-    token = state.run.cancellation
+    stream = run.client.get_streaming_response(messages, options)
+    token = run.context.cancellation
     try:
         while True:
             try:
                 # With a token, each chunk is awaited against it, so a stalled model
                 # cannot hold a cancelled run.
-                update = await (anext(stream) if token is None else state.race(anext(stream)))
+                update = await (anext(stream) if token is None else run.race(anext(stream)))
             except StopAsyncIteration:
                 break
             if token is not None and token.cancelled:
                 raise RunCancelledError("cancelled")
             kind = update.kind
-            if not update.message_id and kind is not _USAGE and kind is not _FINISHED:
+            if not update.message_id and kind is not KIND_USAGE and kind is not KIND_FINISHED:
                 update = replace(update, message_id=message_id)
             if spent and _reuses(update, spent):
                 update = _renamed(update, fresh)
             folder.add(update)
-            if kind is _FINISHED or kind is _USAGE:
+            if kind is KIND_FINISHED or kind is KIND_USAGE:
                 continue  # the loop sums usage and sends its own final update
             yield update
     except BaseException as exc:
         if isinstance(exc, Exception) and not isinstance(exc, RunCancelledError):
-            state.model_error = exc
+            run.model_error = exc
         close = getattr(stream, "aclose", None)
         if close is not None:
             with contextlib.suppress(Exception):  # the first error is the one to report
@@ -211,7 +203,7 @@ async def _leaf_stream(
         raise
     if folder.model_id is None:
         # a client that does not name its model in the stream: the one asked for
-        asked = options.model_id or getattr(state.inner, "model", None)
+        asked = options.model_id or getattr(run.client, "model", None)
         folder.model_id = asked if isinstance(asked, str) and asked else None
     if own:
-        _accept(state, folder.response())
+        _accept(run, folder.response())

@@ -10,10 +10,11 @@ from types import CoroutineType
 from typing import Any
 
 from raf.agent.history import is_plain_history, record_turn
-from raf.agent.run.agent_run import PREPARED, AgentRun
+from raf.agent.run.run import PHASE_PREPARED, Run
+from raf.core import builders
 from raf.core.context import ContextProvider, ContextResult, InjectedPart, injecting
 from raf.core.errors import ProviderError, RafError
-from raf.core.messages import ChatMessage
+from raf.core.messages import ROLE_SYSTEM, ChatMessage
 from raf.core.responses import AgentResponse
 from raf.core.sessions import AgentSession
 from raf.core.tools import Tool, as_tool, index_tools
@@ -21,12 +22,12 @@ from raf.core.tools import Tool, as_tool, index_tools
 log = logging.getLogger("raf.agent")
 
 
-async def prepare(run: AgentRun) -> None:
-    """Every provider's on_invoking, then the conversation and options for the model."""
-    agent = run.agent
+async def prepare_context(run: Run) -> None:
+    """Every provider's on_invoking, then the conversation, options and tools for the
+    model (the `prepare` step)."""
+    agent, session, options = run.agent, run.session, run.options
+    assert agent is not None and session is not None and options is not None
     request = run.request
-    session = run.session
-    options = run.options
     session.touch_request_hash(request)
 
     instructions: list[str] = []
@@ -82,9 +83,9 @@ async def prepare(run: AgentRun) -> None:
     if not instructions:
         chat_messages = [m for part in parts for m in part] if parts else []
     elif len(parts) == 1:
-        chat_messages = [ChatMessage.system("\n".join(instructions)), *parts[0]]
+        chat_messages = [builders.text_message(ROLE_SYSTEM, "\n".join(instructions)), *parts[0]]
     else:
-        chat_messages = [ChatMessage.system("\n".join(instructions))]
+        chat_messages = [builders.text_message(ROLE_SYSTEM, "\n".join(instructions))]
         for part in parts:
             chat_messages.extend(part)
     chat_messages.extend(request)
@@ -112,13 +113,10 @@ async def prepare(run: AgentRun) -> None:
         chat_options.output_schema = run.output.schema
     chat_options.tools = tools
     run.invoked = invoked
-    run.chat_messages = chat_messages
+    run.conversation = chat_messages
     run.chat_options = chat_options
-    run.tools = tools
-    run.tool_index = indexed
-    run.phase = PREPARED
-    if run.trail is not None:
-        run.trail.append("prepare")
+    run.tools = indexed
+    run.phase = PHASE_PREPARED
 
 
 async def call_on_invoked(

@@ -4,10 +4,13 @@ from __future__ import annotations
 
 import json
 from collections.abc import Sequence
-from dataclasses import dataclass, field, replace
-from typing import Any
+from dataclasses import replace
+from typing import TYPE_CHECKING, Any
 
 from raf.core.contents import FunctionCallContent, FunctionResultContent, result_to_text
+
+if TYPE_CHECKING:
+    from raf.agent.run.run import Run
 
 DEFAULT_MAX_REPEATED_CALLS = 3
 """Identical calls with identical results in a row that turn the tools off for the turn."""
@@ -22,45 +25,37 @@ def check_max_repeated_calls(value: int | None) -> int | None:
     return value
 
 
-@dataclass(kw_only=True, slots=True)
-class RepeatWatch:
-    """Counts the latest run of identical (tool, arguments, result) triples."""
-
-    limit: int | None
-    last: list[Any] | None = field(init=False, default=None)
-    """The latest (tool, arguments, result, error), as given."""
-    count: int = field(init=False, default=0)
-    note: str | None = field(init=False, default=None)
-    """Set once the limit was reached: why the tools are off for the rest of the turn."""
-
-    def observe(
-        self, calls: Sequence[FunctionCallContent], results: Sequence[FunctionResultContent]
-    ) -> list[FunctionResultContent]:
-        """`results` in order, the one that reaches the limit carrying a note to the model."""
-        if self.limit is None or self.note is not None:
-            return list(results)
-        out = []
-        count = len(calls)
-        for index, result in enumerate(results):
-            # usually the call at the same place in the batch
-            call = calls[index] if index < count else None
-            if call is None or call.call_id != result.call_id:
-                call = _call_of(result, calls)
-            arguments: Any = dict(call.arguments) if call is not None else None
-            seen = [result.name, arguments, result.result, result.error]
-            if self.last is not None and _same(seen, self.last):
-                self.count += 1
-            else:
-                self.last, self.count = seen, 1
-            if self.count >= self.limit and self.note is None:
-                self.note = (
-                    f"{result.name!r} was called {self.count} times in a row with the same "
-                    "arguments and returned the same result each time; tools are off for the "
-                    "rest of this turn: answer with what you have"
-                )
-                result = _annotated(result, f"[stopped repeating: {self.note}]")
-            out.append(result)
-        return out
+def observe_repeats(
+    run: Run, calls: Sequence[FunctionCallContent], results: Sequence[FunctionResultContent]
+) -> list[FunctionResultContent]:
+    """`results` in order, the one whose (tool, arguments, result) makes the latest run of
+    identical triples reach the run's limit carrying a note to the model (the tools are
+    off for the rest of the turn from then on: `run.repeat_note`)."""
+    limit = run.repeat_limit
+    if limit is None or run.repeat_note is not None:
+        return list(results)
+    out = []
+    count = len(calls)
+    for index, result in enumerate(results):
+        # usually the call at the same place in the batch
+        call = calls[index] if index < count else None
+        if call is None or call.call_id != result.call_id:
+            call = _call_of(result, calls)
+        arguments: Any = dict(call.arguments) if call is not None else None
+        seen = [result.name, arguments, result.result, result.error]
+        if run.repeat_last is not None and _same(seen, run.repeat_last):
+            run.repeat_count += 1
+        else:
+            run.repeat_last, run.repeat_count = seen, 1
+        if run.repeat_count >= limit and run.repeat_note is None:
+            run.repeat_note = (
+                f"{result.name!r} was called {run.repeat_count} times in a row with the same "
+                "arguments and returned the same result each time; tools are off for the "
+                "rest of this turn: answer with what you have"
+            )
+            result = _annotated(result, f"[stopped repeating: {run.repeat_note}]")
+        out.append(result)
+    return out
 
 
 def _call_of(

@@ -1,205 +1,235 @@
-"""The steps of the loop: call the model → run a batch of calls → pause for approval →
-(after the last round) one call without tools. Each takes the state and returns the step
-that follows (None: done); what it has to say to a stream it adds with `state.emit`."""
+"""Every step of a run, in the order a run takes them:
+
+    prepare ─→ call_model ─→ after_reply ─→ check_output ─→ record
+       │            ↑             │    ↘ pause ─────↗
+       └→ resume ─→ run_batch ←───┘
+                      │ (a call that needs a human: pause)
+
+`prepare` runs the context providers; a run that answers approvals goes to `resume`,
+which runs the batch that paused. `call_model` asks the model; `after_reply` ends the
+answer, pauses for approval, or runs the batch of calls the model asked for, after which
+the model is asked again. `check_output` checks the answer against the output type (a
+failed check goes back to `call_model` with the errors) and `record` stores the turn.
+`finish_cancelled` and `finish_limit` end a run early. Each step takes the `Run` and
+returns the step that follows (None: the run is done); what it has to say to a stream it
+adds with `run.emit`. The tool loop on its own (no agent) takes the same steps from
+`call_model` and is done where an agent's run would check its output.
+"""
 
 from __future__ import annotations
 
 from dataclasses import replace
 
+from raf.agent.output_type import OutputMismatch
 from raf.agent.run.invoke import invoke_all
 from raf.agent.run.model_call import model_response, model_updates
-from raf.agent.run.state import LoopState, Outcome, Step
-from raf.core.approvals import (
-    approval_requests,
-    check_approval_responses,
-    denied_result,
-    needs_approval,
-    paused_batch,
-    pending_from_messages,
-)
+from raf.agent.run.output import feedback, needs_check
+from raf.agent.run.providers import prepare_context
+from raf.agent.run.recording import finish
+from raf.agent.run.repeats import observe_repeats
+from raf.agent.run.run import PHASE_ANSWERED, PHASE_RECORDING, PHASE_SET_UP, Outcome, Run, Step
+from raf.core.approvals import needs_approval
 from raf.core.contents import ApprovalRequestContent, FunctionCallContent, FunctionResultContent
-from raf.core.errors import RunCancelledError, UsageLimitExceeded
-from raf.core.messages import Role
-from raf.core.responses import AgentResponseUpdate, FinishReason, UpdateKind
+from raf.core.errors import OutputValidationError, RunCancelledError, UsageLimitExceeded
+from raf.core.messages import ROLE_ASSISTANT
+from raf.core.responses import (
+    FINISH_CANCELLED,
+    FINISH_OTHER,
+    FINISH_STOP,
+    KIND_TOOL_CALLING,
+    AgentResponseUpdate,
+    ChatResponse,
+)
 from raf.core.tools import approval_reason
 
 CANCELLED_RESULT = "cancelled: the run was cancelled before this call finished"
 
-# Enum members read on every run, bound to names once: reading one off its class costs
-# about a microsecond on Python 3.11.
-_STOP = FinishReason.STOP
-_TOOL_CALLING = UpdateKind.TOOL_CALLING
-_ASSISTANT = Role.ASSISTANT
+
+async def prepare(run: Run) -> Step | None:
+    """The context providers' on_invoking: the conversation, options and tools the
+    model gets. A run that answers approvals resumes the batch that paused."""
+    await prepare_context(run)
+    return resume if run.context.approvals.responses else call_model
 
 
-async def call_model(state: LoopState) -> Step | None:
+async def call_model(run: Run) -> Step | None:
     """Ask the model (with tools until the last round). Streaming, the call itself is
-    handed to the driver (`state.live`), which yields its deltas as they come."""
-    run = state.run
-    token = run.cancellation  # `run.cancelled` and `run.has_limits` inline, as in every step
+    handed to the pump (`run.live`), which yields its deltas as they come."""
+    context = run.context
+    token = context.cancellation
     if token is not None and token.cancelled:
         return finish_cancelled
-    state.use_tools = use_tools = (
-        bool(state.tools) and state.rounds < state.max_rounds and state.repeats.note is None
+    run.use_tools = use_tools = (
+        bool(run.tools) and run.rounds < run.max_rounds and run.repeat_note is None
     )
-    options = state.options
+    options = run.chat_options
     if not use_tools and options.tools:
         options = replace(options, tools=[], tool_choice="none")
-    if run.limits is not None or run.session_limits is not None:
+    if context.limits is not None or context.session_limits is not None:
         try:
-            run.check_request()
+            context.check_request()
         except UsageLimitExceeded as exc:
-            state.limit_error = exc
+            run.limit_error = exc
             return finish_limit
-    if state.stream:
-        state.live = model_updates(state, options)
+    if run.stream:
+        run.live = model_updates(run, options)
         return after_reply
     try:
-        await model_response(state, options)
+        await model_response(run, options)
     except RunCancelledError:
         return finish_cancelled
-    return _after_reply(state)
+    return _after_reply(run)
 
 
-async def after_reply(state: LoopState) -> Step | None:
-    """The model's reply ends the run, pauses it, or leads to a batch of calls."""
-    return _after_reply(state)
+async def after_reply(run: Run) -> Step | None:
+    """The model's reply ends the answer, pauses the run, or leads to a batch of calls."""
+    return _after_reply(run)
 
 
-def _after_reply(state: LoopState) -> Step | None:
-    # `after_reply` as a plain function: it awaits nothing, and `call_model` calls it
-    # once per model call without a coroutine of its own
-    run = state.run
-    if run.limits is not None or run.session_limits is not None:
+def _after_reply(run: Run) -> Step | None:
+    # `after_reply` as a plain function: `call_model` goes on with it without a
+    # coroutine of its own
+    context = run.context
+    if context.limits is not None or context.session_limits is not None:
         try:
-            run.check_tokens()
+            context.check_tokens()
         except UsageLimitExceeded as exc:
-            state.limit_error = exc
+            run.limit_error = exc
             return finish_limit
-    calls = [c for m in state.reply for c in m.contents if isinstance(c, FunctionCallContent)]
+    calls = [c for m in run.reply for c in m.contents if isinstance(c, FunctionCallContent)]
     if not calls:
-        state.finish_reason = state.finish_reason or _STOP
-        return None
-    if not state.use_tools:
+        run.finish_reason = run.finish_reason or FINISH_STOP
+        return answered(run)
+    if not run.use_tools:
         # The model called tools although none were offered: answer each call so the
         # transcript stays consistent, and stop.
-        if state.repeats.note is not None:
-            note = f"not run: {state.repeats.note}"
-        elif state.tools:
-            note = f"not run: the tool-round limit ({state.max_rounds}) was reached"
+        if run.repeat_note is not None:
+            note = f"not run: {run.repeat_note}"
+        elif run.tools:
+            note = f"not run: the tool-round limit ({run.max_rounds}) was reached"
         else:
             note = "not run: no tools are available in this run"
-        state.add_results(
+        run.add_results(
             [FunctionResultContent(call_id=c.call_id, name=c.name, error=note) for c in calls]
         )
-        state.finish_reason = FinishReason.OTHER
-        return None
-    state.batch_message = state.reply[-1]
-    state.batch = calls
-    tools = state.tools
+        run.finish_reason = FINISH_OTHER
+        return answered(run)
+    run.batch_message = run.reply[-1]
+    run.batch = calls
+    tools = run.tools
     for call in calls:
-        # `needs_approval` inline: a call waits when its tool asks for this call
         tool = tools.get(call.name)
-        if tool is not None and tool.requires_approval and tool.approval_required(call.arguments):
-            state.batch = [c for c in calls if needs_approval(tools.get(c.name), c)]
-            return pause_for_approval
+        if tool is not None and needs_approval(tool, call):
+            run.batch = [c for c in calls if needs_approval(tools.get(c.name), c)]
+            return pause
     return run_batch
 
 
-async def pause_for_approval(state: LoopState) -> Step | None:
-    """Nothing of the batch runs: each call that needs a human gets a request."""
-    message = state.batch_message
+async def pause(run: Run) -> Step | None:
+    """Nothing of the batch runs: each call that needs a human gets a request, and the
+    run ends waiting for the answers."""
+    message = run.batch_message
     assert message is not None
-    requests = approval_requests(
+    tools = run.tools
+    requests = run.context.approvals.pause(
         message,
-        state.batch,
-        state.run.approvals.spent,
-        reason_for=lambda call: approval_reason(state.tools.get(call.name), call.arguments),
+        run.batch,
+        lambda call: approval_reason(tools.get(call.name), call.arguments),
     )
-    state.pause_with(message, requests)
-    return None
+    run.pause_with(message, requests)
+    return answered(run)
 
 
-async def run_batch(state: LoopState) -> Step | None:
+async def resume(run: Run) -> Step | None:
+    """The first step of a run that answers approvals: the batch that paused, with the
+    human's decisions (a denied call's result is the refusal)."""
+    resumed = run.context.approvals.resume(run.conversation)
+    if run.context.cancelled:
+        return finish_cancelled
+    run.batch_message = None
+    run.batch = resumed.batch
+    run.preset = resumed.denied
+    run.decided = resumed.decided
+    return run_batch
+
+
+async def run_batch(run: Run) -> Step | None:
     """Run the batch's calls concurrently (as far as the limits allow) and add results."""
-    run = state.run
-    preset = state.preset
-    calls = [c for c in state.batch if c.call_id not in preset] if preset else state.batch
-    token = run.cancellation
+    context = run.context
+    preset = run.preset
+    calls = [c for c in run.batch if c.call_id not in preset] if preset else run.batch
+    token = context.cancellation
     if token is not None and token.cancelled:
         return finish_cancelled
-    if state.decided:
+    if run.decided:
         # claimed before anything runs: a resumer that loses the claim runs nothing
-        await run.approvals.claim(state.decided)
-    if state.stream:
+        await context.approvals.claim(run.decided)
+    if run.stream:
         for call in calls:
-            state.emit(
+            run.emit(
                 AgentResponseUpdate(
-                    kind=_TOOL_CALLING,
-                    role=_ASSISTANT,
+                    kind=KIND_TOOL_CALLING,
+                    role=ROLE_ASSISTANT,
                     call_id=call.call_id,
                     tool_name=call.name,
                 )
             )
-    limited = run.limits is not None or run.session_limits is not None
-    allowed = run.allowed_tool_calls(len(calls)) if limited else len(calls)
-    limit_error = run.tool_call_limit_error(len(calls)) if allowed < len(calls) else None
+    limited = context.limits is not None or context.session_limits is not None
+    allowed = context.allowed_tool_calls(len(calls)) if limited else len(calls)
+    limit_error = context.tool_call_limit_error(len(calls)) if allowed < len(calls) else None
     try:
-        ran = await invoke_all(state, calls[:allowed]) if allowed else []
+        ran = await invoke_all(run, calls[:allowed]) if allowed else []
     except RunCancelledError:
         return finish_cancelled
-    run.count_tool_calls(allowed)
-    if not state.preset and limit_error is None and len(ran) == len(state.batch):
+    context.count_tool_calls(allowed)
+    if not run.preset and limit_error is None and len(ran) == len(run.batch):
         outcomes = ran  # the common case: every call ran, in order
     else:
-        outcomes = _merge(state, ran, limit_error)
-    if state.decided:
+        outcomes = _merge(run, ran, limit_error)
+    if run.decided:
         # a call that paused again (its sub-agent asks once more) waits for a new answer
-        # under the same id, so only answered calls keep their approval spent
-        paused_ids = {o.call_id for o in outcomes if isinstance(o, ApprovalRequestContent)}
-        run.approvals.reopen([c for c in state.decided if c in paused_ids])
-        run.approvals.spend_claimed()  # the claimed calls have run: no later call may use them
+        # under the same id; the other claimed calls have run: no later call may use them
+        paused_ids = [o.call_id for o in outcomes if isinstance(o, ApprovalRequestContent)]
+        context.approvals.spend(run.decided, paused_ids)
     results: list[FunctionResultContent] = outcomes  # type: ignore[assignment]  # checked below
     for outcome in outcomes:
         if not isinstance(outcome, FunctionResultContent):  # some wait for a human
             results = [o for o in outcomes if isinstance(o, FunctionResultContent)]
             break
-    done = state.repeats.observe(state.batch, results)
+    done = observe_repeats(run, run.batch, results)
     if done:
-        state.add_results(done)
+        run.add_results(done)
     if limit_error is not None:
-        state.limit_error = limit_error
+        run.limit_error = limit_error
         return finish_limit
     if len(done) < len(outcomes):
         # a tool waits for a human (an agent used as a tool whose run paused)
         paused = [o for o in outcomes if isinstance(o, ApprovalRequestContent)]
-        state.pause_with(state.batch_message, paused)
-        return None
-    if preset or state.decided:
-        state.preset, state.decided = {}, []
-    tools = state.tools
+        run.pause_with(run.batch_message, paused)
+        return answered(run)
+    if preset or run.decided:
+        run.preset, run.decided = None, ()
+    tools = run.tools
     for result in done:
-        # `ends_run` inline: most tools have no such attribute
         if (
             result.error is None
             and result.name
             and getattr(tools.get(result.name), "ends_run", False)
         ):
             # a tool that ends the run succeeded (a handoff): the model is not asked again
-            state.finish_reason = _STOP
-            return None
-    state.rounds += 1
+            run.finish_reason = FINISH_STOP
+            return answered(run)
+    run.rounds += 1
     return call_model
 
 
-def _merge(
-    state: LoopState, ran: list[Outcome], limit_error: UsageLimitExceeded | None
-) -> list[Outcome]:
+def _merge(run: Run, ran: list[Outcome], limit_error: UsageLimitExceeded | None) -> list[Outcome]:
     """Outcomes in call order: what ran, what was decided before, what a limit refused."""
     by_id: dict[str, Outcome] = {o.call_id: o for o in ran}
-    by_id.update(state.preset)
+    if run.preset:
+        by_id.update(run.preset)
     outcomes: list[Outcome] = []
-    for call in state.batch:
+    for call in run.batch:
         outcome = by_id.get(call.call_id)
         if outcome is None or (
             limit_error is not None and isinstance(outcome, ApprovalRequestContent)
@@ -211,44 +241,75 @@ def _merge(
     return outcomes
 
 
-async def resume_approved(state: LoopState) -> Step | None:
-    """The first step of a resumed run: the batch that paused, with the human decisions."""
-    approvals = state.run.approvals
-    pending = {p.call_id: p for p in approvals.pending} or pending_from_messages(state.conversation)
-    decisions = check_approval_responses(pending, approvals.responses, approvals.spent)
-    approvals.answer(decisions)
-    batch = paused_batch(state.conversation, pending)
-    if state.run.cancelled:
-        return finish_cancelled
-    state.batch_message = None
-    state.batch = batch
-    state.preset = {
-        c.call_id: denied_result(c, decisions[c.call_id].reason)
-        for c in batch
-        if c.call_id in decisions and not decisions[c.call_id].approved
-    }
-    state.decided = list(decisions)
-    return run_batch
+def answered(run: Run) -> Step | None:
+    """What follows the model's answer: the output check of an agent's run; for the tool
+    loop on its own, nothing."""
+    return check_output if run.agent is not None else None
 
 
-async def finish_cancelled(state: LoopState) -> Step | None:
-    """Give every call without a result a 'cancelled' result, then finish."""
-    state.answer_dangling(CANCELLED_RESULT)
-    state.finish_reason = FinishReason.CANCELLED
+async def check_output(run: Run) -> Step | None:
+    """The answer is the run's response; with an output type it is checked first, and
+    one that fails goes back to the model with what was wrong (up to the retries)."""
+    output = run.output
+    if output is not None:
+        attempt = ChatResponse(
+            messages=run.produced[run.attempt_start :], finish_reason=run.finish_reason
+        )
+        if needs_check(attempt):
+            run.attempts += 1
+            text = attempt.text
+            try:
+                run.value = output.parse(text)
+            except OutputMismatch as exc:
+                if run.attempts > run.output_retries:
+                    error = OutputValidationError(
+                        raw_text=text,
+                        errors=exc.errors,
+                        attempts=run.attempts,
+                        type_name=output.type_name,
+                    )
+                    error.response = run.chat_response()
+                    raise error from None
+                note = feedback(output, exc.errors)
+                run.conversation.append(note)
+                run.produced.append(note)
+                # a new answer: its own rounds of tool calls and its own repeats
+                run.attempt_start = len(run.produced)
+                run.rounds = 0
+                run.repeat_last, run.repeat_count, run.repeat_note = None, 0, None
+                return call_model
+    run.response = run.agent_response()
+    run.phase = PHASE_ANSWERED
+    return record
+
+
+async def record(run: Run) -> Step | None:
+    """Store the turn: pending approvals, the providers' on_invoked, the session store."""
+    assert run.response is not None
+    if run.phase is not PHASE_SET_UP:  # else an agent middleware answered alone
+        run.phase = PHASE_RECORDING
+    run.response = await finish(run, run.response)
     return None
 
 
-async def finish_limit(state: LoopState) -> Step | None:
+async def finish_cancelled(run: Run) -> Step | None:
+    """Give every call without a result a 'cancelled' result, then finish."""
+    run.answer_dangling(CANCELLED_RESULT)
+    run.finish_reason = FINISH_CANCELLED
+    return answered(run)
+
+
+async def finish_limit(run: Run) -> Step | None:
     """A usage limit was passed: answer what is open; the next step raises the error."""
-    error = state.limit_error
+    error = run.limit_error
     assert error is not None
-    state.answer_dangling(f"not run: {error}")
-    state.finish_reason = FinishReason.OTHER
-    error.response = state.response()
+    run.answer_dangling(f"not run: {error}")
+    run.finish_reason = FINISH_OTHER
+    error.response = run.chat_response()
     return raise_limit
 
 
-async def raise_limit(state: LoopState) -> Step | None:
+async def raise_limit(run: Run) -> Step | None:
     """End the run with the usage-limit error (after the stream said everything else)."""
-    assert state.limit_error is not None
-    raise state.limit_error
+    assert run.limit_error is not None
+    raise run.limit_error

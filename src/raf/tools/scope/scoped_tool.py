@@ -13,7 +13,7 @@ from typing import Any, ClassVar, Self
 
 from pydantic import BaseModel, ValidationError
 
-from raf.core.approvals import was_approved
+from raf.core.call_approval import was_approved
 from raf.core.function_tool import describe_validation_error
 from raf.core.model_tool import arguments_schema
 from raf.core.tools import ToolContext, ToolResult

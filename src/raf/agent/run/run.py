@@ -1,0 +1,394 @@
+"""One run as one object: what it was asked and what it may use, what the providers
+prepared, the conversation with the model, the calls it runs, and what it answered.
+
+Every step of the run (`raf.agent.run.steps`) reads and advances a `Run`; the pumps
+(`raf.agent.run.pumps`) take its steps one after another. Tools and middleware see
+`context`, the `RunContext` of the run; approvals live in `context.approvals`. The tool
+loop on its own (`FunctionInvokingChatClient`) is a `Run` with no agent.
+"""
+
+from __future__ import annotations
+
+import asyncio
+from collections.abc import AsyncIterator, Awaitable, Callable, Mapping, Sequence
+from dataclasses import dataclass, field
+from enum import Enum
+from types import MappingProxyType
+from typing import TYPE_CHECKING, Any, Protocol, TypeVar
+
+from raf.core import builders
+from raf.core.contents import (
+    ApprovalRequestContent,
+    FunctionCallContent,
+    FunctionResultContent,
+)
+from raf.core.errors import RunCancelledError, UsageLimitExceeded
+from raf.core.messages import ROLE_ASSISTANT, ROLE_TOOL, ChatMessage, new_id
+from raf.core.options import AgentRunOptions, ChatOptions
+from raf.core.responses import (
+    FINISH_AWAITING_APPROVAL,
+    FINISH_OTHER,
+    KIND_APPROVAL_REQUEST,
+    KIND_FINISHED,
+    KIND_TOOL_CALLED,
+    KIND_USAGE,
+    AgentResponse,
+    AgentResponseUpdate,
+    ChatResponse,
+    FinishReason,
+)
+from raf.core.run_context import RunContext
+from raf.core.sessions import AgentSession
+from raf.core.tools import Tool
+from raf.core.usage import UsageDetails
+
+if TYPE_CHECKING:
+    from raf.agent.output_type import OutputType
+    from raf.core.chat_client import ChatClient
+    from raf.core.context import ContextProvider
+    from raf.core.sessions import SessionStore
+
+T = TypeVar("T")
+
+Step = Callable[["Run"], Awaitable["Step | None"]]
+"""A step of a run: takes the run, returns the step that follows (None: done)."""
+
+Outcome = FunctionResultContent | ApprovalRequestContent
+"""What invoking one call gives: its result, or a request to pause for a human."""
+
+
+class ToolLoopSettings(Protocol):
+    """The tool loop's settings a run reads (a `FunctionInvokingChatClient` has them)."""
+
+    @property
+    def max_tool_rounds(self) -> int: ...
+    @property
+    def max_result_chars(self) -> int: ...
+    @property
+    def max_repeated_calls(self) -> int | None: ...
+
+
+class RunnableAgent(Protocol):
+    """What a run reads from its agent (all public; nothing is reached behind it)."""
+
+    @property
+    def name(self) -> str: ...
+    @property
+    def instructions(self) -> str | None: ...
+    @property
+    def context_providers(self) -> tuple[ContextProvider, ...]: ...
+    @property
+    def default_options(self) -> ChatOptions: ...
+    @property
+    def tools(self) -> tuple[Tool, ...]: ...
+    @property
+    def tool_index(self) -> dict[str, Tool] | None:
+        """The agent's tools by name, when `tools` is the list they were checked as."""
+
+    @property
+    def leaf_client(self) -> ChatClient: ...
+    @property
+    def tool_loop(self) -> ToolLoopSettings: ...
+    @property
+    def session_store(self) -> SessionStore | None: ...
+
+
+class RunPhase(Enum):
+    """Where a run stands; each phase says which of `Run`'s parts are filled."""
+
+    SET_UP = "set_up"
+    """Checked and set up; no provider has run."""
+    PREPARED = "prepared"
+    """The providers ran: the conversation, options and tools for the model are set."""
+    ANSWERED = "answered"
+    """The model answered (its tool calls inside): `response` is set."""
+    RECORDING = "recording"
+    """The turn is being stored (a failure there is not recorded again)."""
+    RECORDED = "recorded"
+    """The turn is in the session (and its store)."""
+    FAILED = "failed"
+    """The run raised; the session keeps what the failure allows."""
+
+
+# The phases, bound once beside their enum for the code every run goes through (Python
+# 3.11 reads a member off its class in about 70 ns, a module name in about 6).
+PHASE_SET_UP = RunPhase.SET_UP
+PHASE_PREPARED = RunPhase.PREPARED
+PHASE_ANSWERED = RunPhase.ANSWERED
+PHASE_RECORDING = RunPhase.RECORDING
+PHASE_RECORDED = RunPhase.RECORDED
+PHASE_FAILED = RunPhase.FAILED
+
+
+def _nothing() -> None:
+    return None
+
+
+NO_TOOLS: Mapping[str, Tool] = MappingProxyType({})
+"""The tools of a run before its providers give it its own (read-only: one serves all)."""
+
+
+@dataclass(kw_only=True, slots=True)
+class Run:
+    """Everything one run knows; each step reads and advances it."""
+
+    # -- set up (by `begin`, or by the tool loop for a request of its own) -------------
+    context: RunContext
+    """The run as tools and middleware see it (session, approvals, limits, …)."""
+    client: ChatClient
+    """The model."""
+    stream: bool = False
+    """Whether the caller reads updates as they come (else only the response)."""
+    agent: RunnableAgent | None = None
+    """The agent that runs (None: the tool loop on its own, from `call_model` to done)."""
+    session: AgentSession | None = None
+    request: list[ChatMessage] = field(default_factory=list)
+    """The request's new messages (what the caller sent)."""
+    options: AgentRunOptions | None = None
+    instructions: str | None = None
+    """The agent's instructions template, rendered for this run."""
+    output: OutputType | None = None
+    """The type the answer must have (None: text)."""
+    output_retries: int = 0
+    max_rounds: int = 10
+    """Rounds of tool calls before the model is asked once more without tools."""
+    max_result_chars: int = 64_000
+    repeat_limit: int | None = None
+    """Identical calls with identical results in a row that turn the tools off."""
+    phase: RunPhase = PHASE_SET_UP
+    # -- prepared (by the providers) ----------------------------------------------------
+    invoked: Sequence[ContextProvider] = ()
+    """The providers whose on_invoking ran (they hear how the run went)."""
+    conversation: list[ChatMessage] = field(default_factory=list)
+    """What the model is sent: instructions, history, request, and this run's messages."""
+    chat_options: ChatOptions
+    """The options for the model (until the providers give the run its own, the
+    agent's, which the run only reads)."""
+    tools: Mapping[str, Tool]
+    """The run's tools by name (none until the providers set them)."""
+    # -- the conversation with the model ------------------------------------------------
+    produced: list[ChatMessage] = field(default_factory=list)
+    """The messages this run added (the response's messages)."""
+    usage: UsageDetails | None = None
+    finish_reason: FinishReason | None = None
+    model_id: str | None = None
+    rounds: int = 0
+    """Rounds of tool calls so far in this answer."""
+    use_tools: bool = True
+    """Whether the current model call offers tools."""
+    live: AsyncIterator[AgentResponseUpdate] | None = None
+    """A streaming model call for the pump to yield from before the next step."""
+    out: list[AgentResponseUpdate] = field(default_factory=list)
+    """Updates the steps made for the stream, until the pump yields them."""
+    reply: Sequence[ChatMessage] = ()
+    """The messages of the last model call."""
+    batch_message: ChatMessage | None = None
+    """The assistant message whose calls the next batch runs (None when resuming)."""
+    batch: Sequence[FunctionCallContent] = ()
+    preset: Mapping[str, FunctionResultContent] | None = None
+    """Results known before the batch runs (calls the human denied)."""
+    decided: Sequence[str] = ()
+    """Call ids whose approvals this batch spends."""
+    limit_error: UsageLimitExceeded | None = None
+    model_error: Exception | None = None
+    """The error the model client raised, if a model call failed (not a middleware's)."""
+    # -- repeats: the latest run of identical (tool, arguments, result) triples ---------
+    repeat_last: list[Any] | None = None
+    repeat_count: int = 0
+    repeat_note: str | None = None
+    """Set once `repeat_limit` was reached: why the tools are off for the rest of the turn."""
+    # -- the answer ---------------------------------------------------------------------
+    attempts: int = 0
+    """Answers checked against the output type so far."""
+    attempt_start: int = 0
+    """Where the current answer's messages begin in `produced` (a retry starts anew)."""
+    value: Any = None
+    """The answer as the output type, once checked."""
+    response: AgentResponse | None = None
+    # -- cancellation -------------------------------------------------------------------
+    _racing: asyncio.Task[Any] | None = None
+    """The task awaiting a `race` now (None between races)."""
+    _interrupted: asyncio.Task[Any] | None = None
+    """The task the token's cancellation interrupted, until its race has seen it."""
+    _watching: bool = False
+    _unregister: Callable[[], None] = _nothing
+
+    # -- the answer so far ----------------------------------------------------------------
+
+    def chat_response(self) -> ChatResponse:
+        """What the run answered so far, as a model's response."""
+        return ChatResponse(
+            messages=self.produced,
+            finish_reason=self.finish_reason,
+            usage=self.usage,
+            model_id=self.model_id,
+        )
+
+    def agent_response(self) -> AgentResponse:
+        """What the run answered so far, as the agent's response in its session."""
+        return AgentResponse(
+            messages=self.produced,
+            finish_reason=self.finish_reason,
+            usage=self.usage,
+            model_id=self.model_id,
+            session_id=self.session.id if self.session is not None else None,
+            value=self.value,
+        )
+
+    # -- moves every step shares ----------------------------------------------------------
+
+    def keep(self, messages: Sequence[ChatMessage]) -> None:
+        """Add the model's messages to the transcript."""
+        self.conversation.extend(messages)
+        self.produced.extend(messages)
+        self.reply = messages
+
+    def account(self, usage: UsageDetails | None, model_id: str | None) -> None:
+        if usage is not None:
+            self.usage = usage if self.usage is None else self.usage + usage
+        if model_id:
+            self.model_id = model_id
+
+    def emit(self, update: AgentResponseUpdate) -> None:
+        self.out.append(update)
+
+    def closing_updates(self) -> list[AgentResponseUpdate]:
+        """The last updates of a stream: summed usage, then the finish reason (with the
+        checked value, for an output type)."""
+        if not self.stream:
+            return []
+        out = []
+        if self.usage is not None:
+            out.append(AgentResponseUpdate(kind=KIND_USAGE, usage=self.usage))
+        out.append(
+            AgentResponseUpdate(
+                kind=KIND_FINISHED,
+                finish_reason=self.finish_reason,
+                model_id=self.model_id or "",
+                value=self.value,
+            )
+        )
+        return out
+
+    def add_results(self, results: Sequence[FunctionResultContent]) -> None:
+        """Append one tool message with `results` (announced when streaming)."""
+        message = builders.message(ROLE_TOOL, list(results), new_id("msg"))
+        self.conversation.append(message)
+        self.produced.append(message)
+        if not self.stream:
+            return
+        self.out.extend(
+            AgentResponseUpdate(
+                kind=KIND_TOOL_CALLED,
+                message_id=message.message_id or "",
+                role=ROLE_TOOL,
+                content=result,
+                call_id=result.call_id,
+                tool_name=result.name or "",
+            )
+            for result in results
+        )
+
+    def pause_with(
+        self, message: ChatMessage | None, requests: Sequence[ApprovalRequestContent]
+    ) -> None:
+        """Add approval requests to `message` (a new one when resuming) and pause."""
+        if message is None:
+            message = builders.message(ROLE_ASSISTANT, [], new_id("msg"))
+            self.produced.append(message)
+        for request in requests:
+            message.contents.append(request)
+            if self.stream:
+                self.out.append(
+                    AgentResponseUpdate(
+                        kind=KIND_APPROVAL_REQUEST,
+                        message_id=message.message_id or "",
+                        role=message.role,
+                        content=request,
+                        call_id=request.call_id,
+                        tool_name=request.name,
+                    )
+                )
+        self.finish_reason = FINISH_AWAITING_APPROVAL
+
+    def answer_dangling(self, note: str) -> None:
+        """Give every call without a result an error result, so the transcript stays whole."""
+        answered = {c.call_id for m in self.conversation for c in m.function_results}
+        dangling = [
+            c
+            for m in self.conversation
+            if m.role is ROLE_ASSISTANT
+            for c in m.function_calls
+            if c.call_id not in answered
+        ]
+        if dangling:
+            self.add_results(
+                [
+                    FunctionResultContent(call_id=c.call_id, name=c.name, error=note)
+                    for c in dangling
+                ]
+            )
+
+    def completed_rounds(self) -> ChatResponse | None:
+        """After a failed model call: the rounds whose tools ran, every call answered, or
+        None when no tool ran in this run."""
+        if not any(m.role is ROLE_TOOL for m in self.produced):
+            return None
+        self.answer_dangling("not run: the model call that followed failed")
+        self.finish_reason = FINISH_OTHER
+        return self.chat_response()
+
+    # -- cancellation -----------------------------------------------------------------
+
+    async def race(self, awaitable: Awaitable[T]) -> T:
+        """Await, but stop at once when the run's token is cancelled: the token's
+        cancellation interrupts the awaiting task there (as `asyncio.timeout` does), so a
+        race costs no task of its own."""
+        token = self.context.cancellation
+        if token is None:
+            return await awaitable
+        if token.cancelled:
+            if asyncio.isfuture(awaitable):
+                awaitable.cancel()
+            elif hasattr(awaitable, "close"):
+                awaitable.close()
+            raise RunCancelledError("cancelled")
+        if not self._watching:
+            # one callback per run, not one per race (a stream races every chunk); the
+            # token may be cancelled from another thread: the loop interrupts
+            loop = asyncio.get_running_loop()
+
+            def wake() -> None:
+                loop.call_soon_threadsafe(self._stop)
+
+            self._watching = True
+            self._unregister = token.on_cancel(wake)
+        task = self._racing = asyncio.current_task()
+        try:
+            result = await awaitable
+        except asyncio.CancelledError:
+            if self._interrupted is task and task is not None:
+                self._interrupted = None
+                if task.uncancel() == 0:  # no one else asked this task to stop
+                    raise RunCancelledError("cancelled") from None
+            raise
+        finally:
+            self._racing = None
+        if self._interrupted is task and task is not None:  # it finished regardless
+            self._interrupted = None
+            task.uncancel()
+        return result
+
+    def _stop(self) -> None:
+        """On the loop, once the token is cancelled: interrupt the race in progress (a
+        later race sees the token cancelled before it starts)."""
+        task = self._racing
+        if task is not None and self._interrupted is None:
+            self._interrupted = task
+            task.cancel()
+
+    def close(self) -> None:
+        """Stop watching the token (its callback goes)."""
+        if self._watching:
+            self._unregister()
+            self._watching = False
