@@ -13,7 +13,6 @@ from __future__ import annotations
 import argparse
 import asyncio
 import statistics
-from contextlib import nullcontext
 from typing import Any
 
 from opentelemetry.sdk.trace import TracerProvider
@@ -55,9 +54,9 @@ async def main() -> None:
     args = parser.parse_args()
     got = await measure(
         {
-            "untraced": (lambda: _run(PLAIN), nullcontext),
-            "traced, no-op provider": (lambda: _run(NOOP), nullcontext),
-            "traced, SDK + in-memory": (lambda: _run(RECORDED), nullcontext),
+            "untraced": lambda: _run(PLAIN),
+            "traced, no-op provider": lambda: _run(NOOP),
+            "traced, SDK + in-memory": lambda: _run(RECORDED),
         },
         args.runs,
     )

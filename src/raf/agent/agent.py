@@ -10,13 +10,12 @@ from typing import Any, Generic
 
 from raf.agent.history import InMemoryHistoryProvider
 from raf.agent.output_type import OutputType, check_for_client, resolve_output_type
-from raf.agent.run.begin import begin, with_run_arguments
 from raf.agent.run.client import DEFAULT_MAX_TOOL_ROUNDS, FunctionInvokingChatClient
 from raf.agent.run.output import DEFAULT_OUTPUT_RETRIES
 from raf.agent.run.providers import close_providers
 from raf.agent.run.pumps import RunSteps, run_stream, run_to_end
 from raf.agent.run.repeats import DEFAULT_MAX_REPEATED_CALLS
-from raf.agent.run.run import Run
+from raf.agent.run.run import Run, begin, with_run_arguments
 from raf.agent.template import PromptTemplate, render_instructions
 from raf.core.chat_client import ChatClient
 from raf.core.context import ContextProvider, as_context_provider

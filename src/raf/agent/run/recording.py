@@ -1,41 +1,17 @@
-"""How a run ends, recorded: a finished run, a failed one, one whose claim on its
-approvals stands, one stopped by a usage limit — into the session and its store."""
+"""How a run that raised is recorded: a failed one, one whose claim on its approvals
+stands, one stopped by a usage limit (a finished run is the `record` step's)."""
 
 from __future__ import annotations
 
 import logging
-from collections.abc import Iterable
-from typing import Any
 
 from raf.agent.run.providers import call_on_invoked
 from raf.agent.run.run import PHASE_FAILED, PHASE_RECORDED, PHASE_RECORDING, PHASE_SET_UP, Run
-from raf.agent.session_conflicts import save_turn
+from raf.agent.run.steps import store_turn
 from raf.core.errors import UsageLimitExceeded
 from raf.core.responses import FINISH_OTHER, AgentResponse, ChatResponse
-from raf.core.sessions import AgentSession
-from raf.core.tools import Tool
 
 log = logging.getLogger("raf.agent")
-
-
-async def finish(
-    run: Run, result: AgentResponse, error: BaseException | None = None
-) -> AgentResponse:
-    """Record the run: pending approvals, providers' on_invoked, the store."""
-    if run.phase is PHASE_SET_UP:  # an agent middleware answered without running it
-        return result
-    session, options = run.session, run.options
-    assert session is not None and options is not None
-    closed = run.context.approvals.to_session(session, result.pending_approvals)
-    if closed:
-        release_calls(run.tools.values(), closed, session)
-    await call_on_invoked(run.agent, run.invoked, session, run.request, result, error)
-    store = options.session_store or (run.agent.session_store if run.agent else None)
-    if store is not None:
-        await save_turn(store, session, options.conflict_retries)
-    if error is None:
-        run.phase = PHASE_RECORDED
-    return result
 
 
 def as_agent_response(response: ChatResponse, run: Run) -> AgentResponse:
@@ -77,7 +53,7 @@ async def fail(run: Run, error: BaseException) -> None:
     if error is run.model_error:
         partial = run.completed_rounds()
         if partial is not None:
-            await finish(run, as_agent_response(partial, run), error)
+            await store_turn(run, as_agent_response(partial, run), error)
             return
     if approvals.claim_stored:
         await record_claimed(run, error)
@@ -96,7 +72,7 @@ async def record_claimed(run: Run, error: BaseException) -> None:
     )
     run.finish_reason = FINISH_OTHER
     try:
-        await finish(run, as_agent_response(run.chat_response(), run), error)
+        await store_turn(run, as_agent_response(run.chat_response(), run), error)
     except Exception as exc:  # the run's own error is the one to raise
         session_id = run.session.id if run.session is not None else None
         log.error("recording the claimed turn of session %r failed: %s", session_id, exc)
@@ -113,22 +89,4 @@ async def end_over_limit(run: Run, error: UsageLimitExceeded) -> None:
         await fail(run, error)
         return
     run.phase = PHASE_FAILED
-    error.response = await finish(run, as_agent_response(partial, run), error)
-
-
-def release_calls(tools: Iterable[Tool], closed: dict[str, str], session: AgentSession) -> None:
-    """Calls that waited for approval and no longer do (approved and run, denied,
-    cancelled): a tool keeping state for such a call (an agent used as a tool keeps its
-    paused child) drops it through an optional `release_call(call_id, session)`, looked
-    for on the tool and on the tools it wraps (`.inner`)."""
-    by_name = {t.name: t for t in tools}
-    for call_id, name in closed.items():
-        tool: Any = by_name.get(name)
-        while tool is not None and not hasattr(tool, "release_call"):
-            tool = getattr(tool, "inner", None)
-        if tool is None:
-            continue
-        try:
-            tool.release_call(call_id, session)
-        except Exception as exc:  # releasing is best effort; the run's result stands
-            log.error("release_call of tool %r failed: %s", name, exc)
+    error.response = await store_turn(run, as_agent_response(partial, run), error)

@@ -1,5 +1,6 @@
-"""One run as one object: what it was asked and what it may use, what the providers
-prepared, the conversation with the model, the calls it runs, and what it answered.
+"""One run as one object, and how a run is set up: what it was asked and what it may
+use, what the providers prepared, the conversation with the model, the calls it runs,
+and what it answered; `begin` checks a request and gives its `Run`.
 
 Every step of the run (`raf.agent.run.steps`) reads and advances a `Run`; the pumps
 (`raf.agent.run.pumps`) take its steps one after another. Tools and middleware see
@@ -11,19 +12,36 @@ from __future__ import annotations
 
 import asyncio
 from collections.abc import AsyncIterator, Awaitable, Callable, Mapping, Sequence
-from dataclasses import dataclass, field
+from dataclasses import dataclass, field, replace
 from enum import Enum
 from types import MappingProxyType
 from typing import TYPE_CHECKING, Any, Protocol, TypeVar
 
+from raf.agent.output_type import OutputType, check_for_client, resolve_output_type
+from raf.agent.run.repeats import annotated, call_of, same_call
 from raf.core import builders
+from raf.core.approvals import check_approval_responses, refuse_messages_with_answers
+from raf.core.call_approval import RunApprovals, awaiting_answers, close_unrecorded_claims
 from raf.core.contents import (
     ApprovalRequestContent,
     FunctionCallContent,
     FunctionResultContent,
 )
-from raf.core.errors import RunCancelledError, UsageLimitExceeded
-from raf.core.messages import ROLE_ASSISTANT, ROLE_TOOL, ChatMessage, new_id
+from raf.core.errors import (
+    ApprovalError,
+    ConfigurationError,
+    RunCancelledError,
+    UsageLimitExceeded,
+)
+from raf.core.messages import (
+    ROLE_ASSISTANT,
+    ROLE_TOOL,
+    ChatMessage,
+    MessageInput,
+    new_id,
+    to_messages,
+)
+from raf.core.middleware import MiddlewareSet
 from raf.core.options import AgentRunOptions, ChatOptions
 from raf.core.responses import (
     FINISH_AWAITING_APPROVAL,
@@ -40,10 +58,9 @@ from raf.core.responses import (
 from raf.core.run_context import RunContext
 from raf.core.sessions import AgentSession
 from raf.core.tools import Tool
-from raf.core.usage import UsageDetails
+from raf.core.usage import UsageDetails, UsageLimits
 
 if TYPE_CHECKING:
-    from raf.agent.output_type import OutputType
     from raf.core.chat_client import ChatClient
     from raf.core.context import ContextProvider
     from raf.core.sessions import SessionStore
@@ -329,6 +346,38 @@ class Run:
                 ]
             )
 
+    def observe_repeats(
+        self, calls: Sequence[FunctionCallContent], results: Sequence[FunctionResultContent]
+    ) -> list[FunctionResultContent]:
+        """`results` in order, the one whose (tool, arguments, result) makes the latest
+        run of identical triples reach `repeat_limit` carrying a note to the model (the
+        tools are off for the rest of the turn from then on: `repeat_note`)."""
+        limit = self.repeat_limit
+        if limit is None or self.repeat_note is not None:
+            return list(results)
+        out = []
+        count = len(calls)
+        for index, result in enumerate(results):
+            # usually the call at the same place in the batch
+            call = calls[index] if index < count else None
+            if call is None or call.call_id != result.call_id:
+                call = call_of(result, calls)
+            arguments: Any = dict(call.arguments) if call is not None else None
+            seen = [result.name, arguments, result.result, result.error]
+            if self.repeat_last is not None and same_call(seen, self.repeat_last):
+                self.repeat_count += 1
+            else:
+                self.repeat_last, self.repeat_count = seen, 1
+            if self.repeat_count >= limit and self.repeat_note is None:
+                self.repeat_note = (
+                    f"{result.name!r} was called {self.repeat_count} times in a row with the "
+                    "same arguments and returned the same result each time; tools are off for "
+                    "the rest of this turn: answer with what you have"
+                )
+                result = annotated(result, f"[stopped repeating: {self.repeat_note}]")
+            out.append(result)
+        return out
+
     def completed_rounds(self) -> ChatResponse | None:
         """After a failed model call: the rounds whose tools ran, every call answered, or
         None when no tool ran in this run."""
@@ -392,3 +441,163 @@ class Run:
         if self._watching:
             self._unregister()
             self._watching = False
+
+
+# -- setting a run up: the checks before anything runs, and the Run they give --------
+
+
+class RunSettings(Protocol):
+    """What an agent gives each run beyond `RunnableAgent`: its run-wide settings, read
+    when the run begins (the `Agent` itself is one)."""
+
+    @property
+    def middleware(self) -> MiddlewareSet: ...
+    @property
+    def usage_limits(self) -> UsageLimits | None: ...
+    @property
+    def session_usage_limits(self) -> UsageLimits | None: ...
+    @property
+    def tool_timeout(self) -> float | None: ...
+    @property
+    def output_type(self) -> OutputType | None: ...
+    @property
+    def output_retries(self) -> int: ...
+
+
+def begin(
+    agent: RunnableAgent,
+    settings: RunSettings,
+    messages: MessageInput,
+    session: AgentSession,
+    options: AgentRunOptions,
+    instructions: str | None,
+    *,
+    stream: bool,
+) -> Run:
+    """Check the request and set the run up (nothing has run yet); `instructions` is
+    the agent's instructions template rendered for this run."""
+    request = to_messages(messages)
+    responses = options.tool_approval_responses
+    if session.pending_approvals or responses:  # else nothing waits and nothing is answered
+        check_approvals(session, request, options)
+    if (
+        options.tool_timeout is not None
+        or options.output_retries is not None
+        or options.usage_limits is not None
+        or options.session_usage_limits is not None
+    ):  # else every option it checks is unset, and unset is valid
+        check_run_options(options)
+    middleware = settings.middleware
+    if options.middleware:
+        extra = options.middleware
+        if not isinstance(extra, MiddlewareSet):
+            extra = MiddlewareSet.of(extra)
+        middleware = middleware.joined(extra)
+    context: RunContext[Any] = RunContext(
+        deps=options.deps,
+        agent=agent,
+        session=session,
+        approvals=RunApprovals.from_session(
+            session, responses, options.session_store or agent.session_store
+        ),
+        cancellation=options.cancellation,
+        limits=options.usage_limits or settings.usage_limits,
+        session_limits=options.session_usage_limits or settings.session_usage_limits,
+        middleware=middleware,
+        tool_timeout=options.tool_timeout or settings.tool_timeout,
+    )
+    if options.output_type is None:
+        output = settings.output_type
+    else:
+        output = resolve_output_type(options.output_type, where="output_type")
+        check_for_client(agent.leaf_client, output, where="output_type")
+    loop = agent.tool_loop
+    return Run(
+        context=context,
+        client=agent.leaf_client,
+        stream=stream,
+        agent=agent,
+        session=session,
+        request=request,
+        options=options,
+        chat_options=agent.default_options,
+        tools=NO_TOOLS,
+        instructions=instructions,
+        output=output,
+        output_retries=(
+            settings.output_retries if options.output_retries is None else options.output_retries
+        ),
+        max_rounds=loop.max_tool_rounds
+        if options.max_tool_rounds is None
+        else options.max_tool_rounds,
+        max_result_chars=loop.max_result_chars,
+        repeat_limit=loop.max_repeated_calls,
+    )
+
+
+def check_run_options(options: AgentRunOptions) -> None:
+    """Refuse run settings that could only misbehave, naming the argument."""
+    timeout = options.tool_timeout
+    if timeout is not None and (
+        isinstance(timeout, bool) or not isinstance(timeout, int | float) or timeout <= 0
+    ):
+        raise ConfigurationError(
+            f"must be a number of seconds above 0 or None, got {timeout!r}",
+            key_path="AgentRunOptions(tool_timeout=...)",
+        )
+    retries = options.output_retries
+    if retries is not None and (
+        isinstance(retries, bool) or not isinstance(retries, int) or retries < 0
+    ):
+        raise ConfigurationError(
+            f"must be a whole number 0 or above, got {retries!r}",
+            key_path="AgentRunOptions(output_retries=...)",
+        )
+    for name in ("usage_limits", "session_usage_limits"):
+        value = getattr(options, name)
+        if value is not None and not isinstance(value, UsageLimits):
+            raise ConfigurationError(
+                f"expected UsageLimits or None, got {value!r}",
+                key_path=f"AgentRunOptions({name}=...)",
+            )
+
+
+def check_approvals(
+    session: AgentSession, request: Sequence[ChatMessage], options: AgentRunOptions
+) -> None:
+    """Refuse a run that does not fit the session's approvals: answers that do not match
+    what is pending, answers sent with new messages, new messages while calls wait."""
+    if not session.pending_approvals and not options.tool_approval_responses:
+        return  # the usual run: nothing waits and nothing is answered
+    pending = {p.call_id: p for p in session.pending_approvals}
+    if options.tool_approval_responses:
+        check_approval_responses(pending, options.tool_approval_responses, session.spent_approvals)
+        refuse_messages_with_answers(request)
+    elif pending and not awaiting_answers(session):
+        close_unrecorded_claims(session)
+    elif pending:
+        waiting = ", ".join(f"{p.name} ({p.call_id})" for p in pending.values())
+        raise ApprovalError(
+            f"session {session.id!r} has tool calls waiting for approval: {waiting}; "
+            "answer them with AgentRunOptions(tool_approval_responses=[...]) first"
+        )
+
+
+def with_run_arguments(
+    options: AgentRunOptions | None,
+    output_type: Any,
+    variables: Mapping[str, Any] | None,
+    deps: Any = None,
+) -> AgentRunOptions | None:
+    """The run's options with the `output_type`, `variables` and `deps` given to `run`."""
+    if output_type is None and variables is None and deps is None:
+        return options
+    options = options if options is not None else AgentRunOptions()
+    changes: dict[str, Any] = {}
+    if deps is not None:
+        changes["deps"] = deps
+    if output_type is not None:
+        changes["output_type"] = output_type
+    if variables is not None:
+        changes["template_variables"] = variables
+    return replace(options, **changes)

@@ -18,16 +18,26 @@ adds with `run.emit`. The tool loop on its own (no agent) takes the same steps f
 
 from __future__ import annotations
 
+import logging
+from collections.abc import Iterable
 from dataclasses import replace
+from typing import Any
 
 from raf.agent.output_type import OutputMismatch
 from raf.agent.run.invoke import invoke_all
 from raf.agent.run.model_call import model_response, model_updates
 from raf.agent.run.output import feedback, needs_check
-from raf.agent.run.providers import prepare_context
-from raf.agent.run.recording import finish
-from raf.agent.run.repeats import observe_repeats
-from raf.agent.run.run import PHASE_ANSWERED, PHASE_RECORDING, PHASE_SET_UP, Outcome, Run, Step
+from raf.agent.run.providers import call_on_invoked, prepare_context
+from raf.agent.run.run import (
+    PHASE_ANSWERED,
+    PHASE_RECORDED,
+    PHASE_RECORDING,
+    PHASE_SET_UP,
+    Outcome,
+    Run,
+    Step,
+)
+from raf.agent.session_conflicts import save_turn
 from raf.core.approvals import needs_approval
 from raf.core.contents import ApprovalRequestContent, FunctionCallContent, FunctionResultContent
 from raf.core.errors import OutputValidationError, RunCancelledError, UsageLimitExceeded
@@ -37,10 +47,14 @@ from raf.core.responses import (
     FINISH_OTHER,
     FINISH_STOP,
     KIND_TOOL_CALLING,
+    AgentResponse,
     AgentResponseUpdate,
     ChatResponse,
 )
-from raf.core.tools import approval_reason
+from raf.core.sessions import AgentSession
+from raf.core.tools import Tool, approval_reason
+
+log = logging.getLogger("raf.agent")
 
 CANCELLED_RESULT = "cancelled: the run was cancelled before this call finished"
 
@@ -196,7 +210,7 @@ async def run_batch(run: Run) -> Step | None:
         if not isinstance(outcome, FunctionResultContent):  # some wait for a human
             results = [o for o in outcomes if isinstance(o, FunctionResultContent)]
             break
-    done = observe_repeats(run, run.batch, results)
+    done = run.observe_repeats(run.batch, results)
     if done:
         run.add_results(done)
     if limit_error is not None:
@@ -288,7 +302,7 @@ async def record(run: Run) -> Step | None:
     assert run.response is not None
     if run.phase is not PHASE_SET_UP:  # else an agent middleware answered alone
         run.phase = PHASE_RECORDING
-    run.response = await finish(run, run.response)
+    run.response = await store_turn(run, run.response)
     return None
 
 
@@ -313,3 +327,42 @@ async def raise_limit(run: Run) -> Step | None:
     """End the run with the usage-limit error (after the stream said everything else)."""
     assert run.limit_error is not None
     raise run.limit_error
+
+
+async def store_turn(
+    run: Run, result: AgentResponse, error: BaseException | None = None
+) -> AgentResponse:
+    """Store the turn: pending approvals, the providers' on_invoked, the session store
+    (the `record` step; a failed run's recording stores what it keeps the same way)."""
+    if run.phase is PHASE_SET_UP:  # an agent middleware answered without running it
+        return result
+    session, options = run.session, run.options
+    assert session is not None and options is not None
+    closed = run.context.approvals.to_session(session, result.pending_approvals)
+    if closed:
+        release_calls(run.tools.values(), closed, session)
+    await call_on_invoked(run.agent, run.invoked, session, run.request, result, error)
+    store = options.session_store or (run.agent.session_store if run.agent else None)
+    if store is not None:
+        await save_turn(store, session, options.conflict_retries)
+    if error is None:
+        run.phase = PHASE_RECORDED
+    return result
+
+
+def release_calls(tools: Iterable[Tool], closed: dict[str, str], session: AgentSession) -> None:
+    """Calls that waited for approval and no longer do (approved and run, denied,
+    cancelled): a tool keeping state for such a call (an agent used as a tool keeps its
+    paused child) drops it through an optional `release_call(call_id, session)`, looked
+    for on the tool and on the tools it wraps (`.inner`)."""
+    by_name = {t.name: t for t in tools}
+    for call_id, name in closed.items():
+        tool: Any = by_name.get(name)
+        while tool is not None and not hasattr(tool, "release_call"):
+            tool = getattr(tool, "inner", None)
+        if tool is None:
+            continue
+        try:
+            tool.release_call(call_id, session)
+        except Exception as exc:  # releasing is best effort; the run's result stands
+            log.error("release_call of tool %r failed: %s", name, exc)
