@@ -331,9 +331,9 @@ async def test_with_no_middleware_no_chain_is_built(monkeypatch: pytest.MonkeyPa
         raise AssertionError("a middleware chain was built although none is registered")
 
     monkeypatch.setattr(middleware_module, "run_chain", no_chain)
-    import raf.agent.run.pumps as agent_module
     import raf.agent.run.invoke as invoke_module
     import raf.agent.run.model_call as model_module
+    import raf.agent.run.pumps as agent_module
 
     for module in (agent_module, invoke_module, model_module):
         monkeypatch.setattr(module, "run_chain", no_chain)
