@@ -55,9 +55,10 @@ def terminal_safe(text: str) -> str:
 
 
 def json_text_safe(text: str) -> str:
-    """JSON text with the characters `terminal_safe` removes written as `\\uXXXX` escapes
-    instead: the same JSON value, but nothing a terminal acts on. (Outside strings JSON
-    is ASCII punctuation, so every such character is inside a string.)"""
+    """JSON text with the characters `terminal_safe` removes written as `\\u` escapes
+    (four hex digits) instead: the same JSON value, but nothing a terminal acts on.
+    (Outside strings JSON is ASCII punctuation, so every such character is inside a
+    string.)"""
     if text.isascii() and text.isprintable():
         return text
     return "".join(_escaped(c) if _unsafe(c) else c for c in text)
