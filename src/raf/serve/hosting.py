@@ -184,10 +184,6 @@ class AgentHost:
         finally:
             await self.release(active)
 
-    def running(self, session_key: str) -> ActiveRun | None:
-        """The run of this process in progress in the session stored as `session_key`."""
-        return self.runs.get(session_key)
-
     async def run_in_progress(self, session_key: str) -> str | None:
         """The id of the run in progress in the session stored as `session_key`, in this
         process or any other sharing the store; None when there is none."""

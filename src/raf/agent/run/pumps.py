@@ -241,7 +241,7 @@ class RunSteps:
         run = self.run
         chain = run.context.middleware.agent
         if not chain:
-            async for handed in self._own(run, prepare, None):
+            async for handed in self._own(run):
                 yield handed
         else:
             async for handed in self._through(run, chain):
@@ -251,10 +251,11 @@ class RunSteps:
         self._current = RunStep(name="end", updates=run.closing_updates())
         yield self._current
 
-    async def _own(self, run: Run, step: Step | None, until: Step | None) -> AsyncIterator[RunStep]:
+    async def _own(self, run: Run) -> AsyncIterator[RunStep]:
         """Hand out each step, then take it (or what replaced it)."""
         try:
-            while step is not None and step is not until:
+            step: Step | None = prepare
+            while step is not None:
                 handed = self._current = RunStep(name=step.__name__, step=step)
                 yield handed
                 step = await self._take(run, handed)
