@@ -39,24 +39,24 @@ async def test_a_call_is_keyed_by_its_session_and_call_id() -> None:
     first, second = KEYS
     assert first != second
     # derived, not drawn: a retry of the call (the same call in the same session) gets it
-    assert first == tool_call_key("c1", session_id="s-1", run=None)
-    assert second == tool_call_key("c2", session_id="s-1", run=None)
+    assert first == tool_call_key("c1", session_id="s-1")
+    assert second == tool_call_key("c2", session_id="s-1")
     assert first.startswith("raf-") and len(first) == 36
 
     KEYS.clear()  # another session, the same call ids: other keys
     agent = AgentBuilder().with_chat_client(scripted()).with_tool(pay)
     await agent.build().run("pay", session=AgentSession(id="s-2"))
-    assert KEYS[0] != first and KEYS[0] == tool_call_key("c1", session_id="s-2", run=None)
+    assert KEYS[0] != first and KEYS[0] == tool_call_key("c1", session_id="s-2")
 
 
 def test_a_durable_scope_gives_keys_of_its_own() -> None:
-    plain = tool_call_key("c1", session_id="s", run=None)
+    plain = tool_call_key("c1", session_id="s")
     with idempotency_scope("durable:run-1"):
-        durable = tool_call_key("c1", session_id="s", run=None)
-        assert durable == tool_call_key("c1", session_id="other", run=None)
+        durable = tool_call_key("c1", session_id="s")
+        assert durable == tool_call_key("c1", session_id="other")
     assert durable != plain
     with idempotency_scope("durable:run-2"):
-        assert tool_call_key("c1", session_id="s", run=None) != durable
+        assert tool_call_key("c1", session_id="s") != durable
 
 
 async def test_a_retried_write_or_edit_with_the_same_key_changes_nothing(tmp_path: Path) -> None:
@@ -84,3 +84,24 @@ async def test_a_retried_write_or_edit_with_the_same_key_changes_nothing(tmp_pat
     rewritten = await write.invoke({"path": "n.txt", "content": "x"}, ctx)
     assert rewritten.value == "replaced n.txt (1 bytes)"
     assert (tmp_path / "n.txt").read_text() == "x"
+
+
+async def test_runs_without_a_session_never_share_a_key() -> None:
+    """Five runs one after the other, each freed before the next (so Python could hand
+    the next run the same address), and each call id "c1": five different keys."""
+    KEYS.clear()
+    for _ in range(5):
+        client = ScriptedChatClient([reply("", call("pay", amount=1, call_id="c1")), "done"])
+        await AgentBuilder().with_chat_client(client).with_tool(pay).build().run("pay")
+    assert len(KEYS) == 5 and len(set(KEYS)) == 5
+
+
+def test_a_run_id_is_random_and_stable() -> None:
+    from raf.core.run_context import RunContext
+
+    first, second = RunContext(), RunContext()
+    assert first.run_id == first.run_id and len(first.run_id) == 32
+    assert first.run_id != second.run_id
+    assert tool_call_key("c1", session_id=None, run_id=first.run_id) == tool_call_key(
+        "c1", session_id=None, run_id=first.run_id
+    )

@@ -9,8 +9,10 @@ The key is `raf-` and 32 hex digits of SHA-256 over a scope and the call id:
   its step was recorded leaves the call to be run again by another worker, with the
   same workflow id and the same call id (the model's reply is replayed from its record),
   hence the same key;
-- otherwise the scope is the session id, or, in a run without a session, the run
-  itself (the key then holds for retries within that run only).
+- otherwise the scope is the session id, or, in a run without a session, the run's
+  random id (`RunContext.run_id`, 128 bits drawn when first read): the key then holds
+  for retries within that run only, and no two runs share one. (An object's `id()` is
+  no such id: Python hands the same address to the next run once the last is freed.)
 
 Call ids come from the model's reply and are unique within a conversation.
 """
@@ -35,17 +37,23 @@ def idempotency_scope(scope: str) -> Iterator[None]:
         _scope.reset(token)
 
 
-def tool_call_key(call_id: str, *, session_id: str | None, run: object) -> str:
+def tool_call_key(call_id: str, *, session_id: str | None, run_id: str = "") -> str:
     """The idempotency key of the tool call `call_id` (see the module's rules)."""
-    return scoped_call_key(key_scope(session_id=session_id, run=run), call_id)
+    return scoped_call_key(key_scope(session_id=session_id, run_id=run_id), call_id)
 
 
-def key_scope(*, session_id: str | None, run: object) -> str:
+def key_scope(*, session_id: str | None, run_id: str = "") -> str:
     """The scope of the keys of calls made now (see the module's rules); read it when the
-    call is made, since a durable run's scope lives in a context variable."""
+    call is made, since a durable run's scope lives in a context variable. A run without
+    a session must pass its `run_id`."""
     scope = _scope.get()
     if scope is None:
-        scope = f"session:{session_id}" if session_id else f"run:{id(run):x}"
+        if session_id:
+            scope = f"session:{session_id}"
+        elif run_id:
+            scope = f"run:{run_id}"
+        else:
+            raise ValueError("a tool call outside a session needs its run's id to be keyed")
     return scope
 
 

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import secrets
 from dataclasses import dataclass, field
 from typing import TYPE_CHECKING, Any, Generic, cast
 
@@ -47,6 +48,15 @@ class RunContext(Generic[DepsT]):
     middleware: MiddlewareSet = NO_MIDDLEWARE
     tool_timeout: float | None = None
     """Seconds a tool call may take when its tool declares no `timeout`; None: no limit."""
+    _run_id: str = field(default="", init=False, repr=False)
+
+    @property
+    def run_id(self) -> str:
+        """This run's random id (32 hex digits), drawn the first time it is read: the
+        scope of the idempotency keys of a run without a session, unique to every run."""
+        if not self._run_id:
+            self._run_id = secrets.token_hex(16)
+        return self._run_id
 
     @property
     def agent_name(self) -> str:

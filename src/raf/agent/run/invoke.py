@@ -140,7 +140,8 @@ async def _run_tool(
             call_id=call.call_id,
             run=context,
             key_scope=key_scope(
-                session_id=context.session.id if context.session else None, run=context
+                session_id=context.session.id if context.session else None,
+                run_id="" if context.session else context.run_id,
             ),
         )
     try:
