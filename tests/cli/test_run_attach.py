@@ -5,6 +5,7 @@ bad file is a usage error before anything starts."""
 from __future__ import annotations
 
 import base64
+import os
 from pathlib import Path
 
 from tests.clients.ollama_peer import OllamaPeer
@@ -43,10 +44,16 @@ def test_a_bad_attachment_is_a_usage_error_before_any_request(tmp_path: Path) ->
     (tmp_path / "notes.qqq").write_text("x")
     with (tmp_path / "huge.png").open("wb") as handle:  # sparse: sized, never read
         handle.truncate(20 * 1024 * 1024 + 1)
+    (tmp_path / "zero.png").symlink_to("/dev/zero")  # never ends
+    (tmp_path / "env.pdf").symlink_to("/proc/self/environ")  # "0 bytes", holds secrets
+    os.mkfifo(tmp_path / "pipe.png")  # reading one waits forever for a writer
     for name, words in (
         ("missing.png", "cannot read attachment"),
         ("notes.qqq", "has type"),
-        ("huge.png", "is 20971521 bytes; the most sent for an image"),
+        ("huge.png", "is 20971521 bytes; the most read is 20971520 bytes (the limit for an image)"),
+        ("zero.png", "kernel file under /dev"),
+        ("env.pdf", "kernel file under /proc"),
+        ("pipe.png", "is a FIFO (named pipe); raf reads regular files only"),
     ):
         done = raf(
             tmp_path,

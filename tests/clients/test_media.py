@@ -6,6 +6,7 @@ server where the exact request body is what is checked."""
 from __future__ import annotations
 
 import base64
+import os
 from collections.abc import Iterator
 from pathlib import Path
 
@@ -80,12 +81,60 @@ def test_bad_attachments_are_clear_errors(tmp_path: Path) -> None:
     big = tmp_path / "huge.png"
     with big.open("wb") as handle:  # sparse: the size is checked before reading
         handle.truncate(MAX_BYTES["image"] + 1)
-    with pytest.raises(MediaError, match="huge.png.*20971521 bytes.*most sent for an image"):
+    with pytest.raises(
+        MediaError,
+        match="huge.png.*20971521 bytes.*most read is 20971520 bytes .the limit for an image",
+    ):
         attachment(big)
     with pytest.raises(MediaError, match="not base64"):
         decode(DataContent(uri="data:image/png;base64,@@@"), ["image/png"], api="x")
     with pytest.raises(MediaError, match="give a data: URI or an http"):
         decode(DataContent(uri="file:///etc/passwd"), ["image/png"], api="x")
+
+
+def test_attachments_are_regular_files_read_within_the_limit(tmp_path: Path) -> None:
+    """A link named like a picture or a PDF that leads to a device, a kernel file or a
+    FIFO is refused, naming the file and why, before a byte is sent; a FIFO does not
+    hang and /dev/zero does not fill the memory."""
+    zero = tmp_path / "zero.png"
+    zero.symlink_to("/dev/zero")
+    with pytest.raises(MediaError, match=r"zero.png.*kernel file under /dev.*regular files"):
+        attachment(zero)
+    environ = tmp_path / "report.pdf"
+    environ.symlink_to("/proc/self/environ")  # stat() says 0 bytes; it holds the secrets
+    with pytest.raises(MediaError, match=r"report.pdf.*kernel file under /proc"):
+        attachment(environ)
+    fifo = tmp_path / "pipe.png"
+    os.mkfifo(fifo)
+    with pytest.raises(MediaError, match=r"pipe.png.*FIFO"):
+        attachment(fifo)
+    folder = tmp_path / "album.png"
+    folder.mkdir()
+    with pytest.raises(MediaError, match=r"album.png.*a folder"):
+        attachment(folder)
+
+    photo = tmp_path / "inside" / "photo.png"
+    photo.parent.mkdir()
+    photo.write_bytes(PNG)
+    outside = tmp_path / "elsewhere.png"
+    outside.write_bytes(PNG)
+    link = photo.parent / "link.png"
+    link.symlink_to(outside)
+    assert attachment(photo, root=photo.parent).media_type == "image/png"
+    with pytest.raises(MediaError, match=r"link.png.*leads to .*elsewhere.png.*outside"):
+        attachment(link, root=photo.parent)
+    assert attachment(link).media_type == "image/png"  # no root: a user's own link is read
+
+
+def test_a_file_that_grows_past_its_size_is_cut_at_the_limit(tmp_path: Path) -> None:
+    from raf.core.safe_read import FileRefusedError, read_regular_file
+
+    grows = tmp_path / "g.bin"
+    grows.write_bytes(b"x" * 10)
+    assert read_regular_file(grows, limit=10) == b"x" * 10
+    with pytest.raises(FileRefusedError, match="11 bytes; the most read is 10"):
+        grows.write_bytes(b"x" * 11)
+        read_regular_file(grows, limit=10)
 
 
 def test_a_tool_image_survives_the_session_and_reads_as_a_placeholder() -> None:

@@ -135,29 +135,44 @@ def check_messages(messages: Sequence[ChatMessage], accepted: Iterable[str], *, 
                 decode(content, allowed, api=api)
 
 
-def attachment(source: str | Path | bytes, media_type: str | None = None) -> DataContent:
-    """A file (or bytes) as a data content: its type guessed from the name unless given;
-    an unreadable file, an unknown type or one too large is a `MediaError` now."""
+def attachment(
+    source: str | Path | bytes,
+    media_type: str | None = None,
+    *,
+    root: str | Path | None = None,
+) -> DataContent:
+    """A file (or bytes) as a data content: its type guessed from the name unless given.
+
+    A file is read as the file tools read one: a regular file only (a FIFO, a device, a
+    folder or a kernel file under `/proc`, `/sys` or `/dev` is refused, wherever a link
+    leads), through a reader that stops at the size limit. `root`: when given, the file
+    must lie inside that folder once links are followed. An unreadable or refused file,
+    an unknown type or one too large is a `MediaError` naming the file and the reason."""
     if isinstance(source, bytes):
         data, name = source, "bytes"
     else:
+        from raf.core.safe_read import FileRefusedError, read_regular_file
+
         path = Path(source)
-        try:
-            size = path.stat().st_size
-        except OSError as exc:
-            raise MediaError(f"cannot read attachment {str(path)!r}: {exc.strerror}") from None
         media_type = media_type or mimetypes.guess_type(path.name)[0]
         family = "image" if (media_type or "").startswith("image/") else "document"
         family = "audio" if (media_type or "").startswith("audio/") else family
-        if size > MAX_BYTES[family]:
+        if media_type not in KNOWN_TYPES:  # before a byte is read
             raise MediaError(
-                f"attachment {str(path)!r} is {size} bytes; the most sent for "
-                f"{'an' if family[0] in 'aeiou' else 'a'} {family} is {MAX_BYTES[family]} bytes"
+                f"attachment {str(path)!r} has type {media_type or 'unknown'!r}; raf sends "
+                f"{', '.join(KNOWN_TYPES)} (pass media_type= when the name does not say)"
             )
         try:
-            data = path.read_bytes()
+            data = read_regular_file(path, limit=MAX_BYTES[family], root=root)
+        except FileRefusedError as exc:
+            article = "an" if family[0] in "aeiou" else "a"
+            raise MediaError(
+                f"attachment refused: {exc} (the limit for {article} {family})"
+            ) from None
         except OSError as exc:
-            raise MediaError(f"cannot read attachment {str(path)!r}: {exc.strerror}") from None
+            raise MediaError(
+                f"cannot read attachment {str(path)!r}: {exc.strerror or exc}"
+            ) from None
         name = str(path)
     known = KNOWN_TYPES
     if media_type not in known:

@@ -1,0 +1,147 @@
+"""Reading a file a user names (an attachment, a token file) the way the file tools read:
+a regular file only, never a FIFO, a device, a socket or a kernel file (`/proc`,
+`/sys`, `/dev`), reached without following a final link out of the allowed places,
+and read through a bounded reader that stops at the limit.
+
+The size `stat()` reports is not trusted: `/proc/self/environ` says 0 bytes and holds
+the environment, `/dev/zero` never ends. A FIFO is opened without blocking, so naming
+one is a refusal, not a hang.
+"""
+
+from __future__ import annotations
+
+import os
+import stat
+from functools import lru_cache
+
+__all__ = ["FileRefusedError", "read_regular_file"]
+
+_OPEN_FLAGS = os.O_RDONLY | os.O_NOFOLLOW | os.O_CLOEXEC | os.O_NONBLOCK
+_KERNEL_FILESYSTEMS = frozenset(
+    {
+        "proc",
+        "sysfs",
+        "devtmpfs",
+        "devpts",
+        "debugfs",
+        "tracefs",
+        "securityfs",
+        "cgroup",
+        "cgroup2",
+        "configfs",
+        "efivarfs",
+        "bpf",
+        "fusectl",
+        "pstore",
+        "mqueue",
+        "binfmt_misc",
+        "autofs",
+        "hugetlbfs",
+    }
+)
+"""File systems whose files are the kernel's, not a user's (their sizes lie, reading
+them can leak the process's secrets or never end)."""
+_KERNEL_PLACES = ("/proc", "/sys", "/dev")
+"""Where those live on every Linux system, also when the mount table cannot be read."""
+
+
+class FileRefusedError(ValueError):
+    """A file raf will not read: its message names the file and the reason."""
+
+
+@lru_cache(maxsize=1)
+def _kernel_mounts() -> tuple[str, ...]:
+    """Mount points of kernel file systems, longest first (empty where there is no
+    mount table to read)."""
+    points: list[str] = []
+    try:
+        with open("/proc/self/mountinfo", encoding="utf-8", errors="replace") as table:
+            for line in table:
+                fields = line.split()
+                if " - " not in line or len(fields) < 5:
+                    continue
+                fstype = line.split(" - ", 1)[1].split()[0]
+                if fstype in _KERNEL_FILESYSTEMS:
+                    points.append(fields[4].replace("\\040", " "))
+    except OSError:
+        return ()
+    return tuple(sorted(set(points), key=len, reverse=True))
+
+
+def _under(path: str, folder: str) -> bool:
+    return path == folder or path.startswith(folder.rstrip("/") + "/")
+
+
+def _kernel_place(real: str) -> str | None:
+    for place in (*_KERNEL_PLACES, *_kernel_mounts()):
+        if place != "/" and _under(real, place):
+            return place
+    return None
+
+
+def _kind(mode: int) -> str:
+    if stat.S_ISDIR(mode):
+        return "a folder"
+    if stat.S_ISFIFO(mode):
+        return "a FIFO (named pipe)"
+    if stat.S_ISCHR(mode) or stat.S_ISBLK(mode):
+        return "a device"
+    if stat.S_ISSOCK(mode):
+        return "a socket"
+    return "not a regular file"
+
+
+def read_regular_file(
+    path: str | os.PathLike[str], *, limit: int, root: str | os.PathLike[str] | None = None
+) -> bytes:
+    """The bytes of the regular file `path`, at most `limit` of them.
+
+    `root`: when given, the file (after every link is followed) must lie inside it; a
+    link that leads out is refused. Kernel files are refused wherever a link leads.
+    Raises `FileRefusedError` naming the file and the reason, or `OSError` when it
+    cannot be opened (missing, no permission)."""
+    shown = os.fspath(path)
+    real = os.path.realpath(shown)
+    if root is not None:
+        allowed = os.path.realpath(os.fspath(root))
+        if not _under(real, allowed):
+            raise FileRefusedError(
+                f"{shown!r} leads to {real!r}, outside {allowed!r}, the folder files are read from"
+            )
+    place = _kernel_place(real)
+    if place is not None:
+        led = f" (it leads to {real!r})" if real != os.path.abspath(shown) else ""
+        raise FileRefusedError(
+            f"{shown!r} is a kernel file under {place}{led}, not a file of yours; raf reads "
+            "regular files only"
+        )
+    fd = os.open(real, _OPEN_FLAGS)
+    try:
+        info = os.fstat(fd)
+        if not stat.S_ISREG(info.st_mode):
+            raise FileRefusedError(
+                f"{shown!r} is {_kind(info.st_mode)}; raf reads regular files only"
+            )
+        if info.st_size > limit:
+            raise FileRefusedError(
+                f"{shown!r} is {info.st_size} bytes; the most read is {limit} bytes"
+            )
+        chunks: list[bytes] = []
+        left = limit + 1  # one byte past the limit tells a file that grew
+        while left > 0:
+            chunk = os.read(fd, min(left, 1 << 20))
+            if not chunk:
+                break
+            chunks.append(chunk)
+            left -= len(chunk)
+    finally:
+        os.close(fd)
+    data = b"".join(chunks)
+    if len(data) > limit:
+        raise FileRefusedError(f"{shown!r} holds more than {limit} bytes (it grew while read)")
+    return data
+
+
+def is_readable_by_others(path: str | os.PathLike[str]) -> bool:
+    """Whether group or other users may read, write or run `path` (a secret's file)."""
+    return bool(os.stat(path).st_mode & 0o077)
