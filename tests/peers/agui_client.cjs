@@ -1,10 +1,14 @@
 // Drives a raf AG-UI endpoint with the protocol's official client (@ag-ui/client) and
 // prints what each run received as JSON: three runs on one thread (a tool call and
 // streamed text, a run that stops for approval, the run that resumes with the answer).
-// Usage: node agui_client.cjs URL [TOKEN]
+// STATE (JSON) is the state the front end starts with; every warning the client prints
+// (a state patch that does not apply, an event it cannot place) is kept with its run.
+// Usage: node agui_client.cjs URL [TOKEN] [STATE]
 const { HttpAgent } = require("@ag-ui/client");
 
-const [url, token] = process.argv.slice(2);
+const [url, token, initial] = process.argv.slice(2);
+const warnings = [];
+console.warn = (...args) => warnings.push(args.map(String).join(" "));
 setTimeout(() => {
   console.error("timed out");
   process.exit(3);
@@ -13,6 +17,7 @@ setTimeout(() => {
 const agent = new HttpAgent({
   url,
   threadId: "thread-1",
+  initialState: initial ? JSON.parse(initial) : undefined,
   headers: token ? { Authorization: `Bearer ${token}` } : {},
 });
 const runs = [];
@@ -39,6 +44,7 @@ async function run(params) {
       JSON.stringify({
         events,
         failed,
+        warnings: warnings.splice(0),
         pendingInterrupts: agent.pendingInterrupts,
         state: agent.state,
         messages: agent.messages,

@@ -85,14 +85,20 @@ def served() -> Iterator[Served]:
         yield Served(url, model, removed)
 
 
-def node_client(url: str, token: str) -> list[dict[str, Any]]:
-    """The three runs of tests/peers/agui_client.cjs, as the official client saw them."""
+def node_client(url: str, token: str, state: Any = None) -> list[dict[str, Any]]:
+    """The three runs of tests/peers/agui_client.cjs, as the official client saw them
+    (starting with `state` as the front end's own state when given)."""
     node = shutil.which("node")
     script = PEERS / "agui_client.cjs"
     if node is None or not (PEERS / "node_modules" / "@ag-ui" / "client").exists():
         pytest.fail("node and @ag-ui/client are needed: run `npm install` in tests/peers")
+    given = [] if state is None else [json.dumps(state)]
     done = subprocess.run(
-        [node, str(script), url, token], capture_output=True, text=True, timeout=60, check=False
+        [node, str(script), url, token, *given],
+        capture_output=True,
+        text=True,
+        timeout=60,
+        check=False,
     )
     assert done.returncode == 0, done.stderr
     runs: list[dict[str, Any]] = json.loads(done.stdout)
@@ -177,6 +183,40 @@ def test_the_official_client_streams_text_tools_state_and_answers_an_interrupt(
         "What is 2 + 3?",
         "Remove note 7.",
     ]
+
+
+def test_the_front_end_s_own_state_survives_raf_s_snapshots_and_deltas(served: Served) -> None:
+    """A snapshot replaces a client's whole state, so raf's holds the client's keys too,
+    and every delta is a JSON Patch the official client applies to that merged state;
+    every event is one of the protocol's own (the Python package's models)."""
+    from ag_ui.core.events import Event
+    from pydantic import TypeAdapter
+
+    served.model.add(
+        reply("", call("add", {"a": 2, "b": 3}, call_id="c-add")),
+        "The sum is 5.",
+        reply("", call("remove_note", {"note": 7}, call_id="c-rm")),
+        "Note 7 is gone.",
+    )
+    front = {"theme": "dark", "sidebar": {"open": True}, "counter": "the client's"}
+    runs = node_client(f"{served.url}/agui/notes", TOKEN_A, front)
+    own = {"theme": "dark", "sidebar": {"open": True}}
+    assert [run["state"] for run in runs] == [own | {"counter": {"turns": n}} for n in (1, 2, 3)]
+    for run in runs:
+        assert run["failed"] is None and run["warnings"] == [], run["warnings"]
+    snapshots = [e for run in runs for e in run["events"] if e["type"] == "STATE_SNAPSHOT"]
+    assert all(own.items() <= s["snapshot"].items() for s in snapshots)
+    deltas = [e["delta"] for run in runs for e in run["events"] if e["type"] == "STATE_DELTA"]
+    assert deltas == [
+        [{"op": "replace", "path": "/counter", "value": {"turns": n}}] for n in (2, 3)
+    ]
+    check = TypeAdapter(Event)
+    for run in runs:
+        for event in run["events"]:
+            check.validate_python(event)
+    # the model is shown the front end's own keys, never the one raf owns
+    system = served.model.requests[-1].system or ""
+    assert '{"sidebar": {"open": true}, "theme": "dark"}' in system
 
 
 # -- bad input, tokens and threads, over plain HTTP -------------------------------------
@@ -306,20 +346,27 @@ def test_client_context_becomes_instructions_and_tool_messages_are_refused(
 
 def test_state_a_client_sends_never_overwrites_the_threads(served: Served) -> None:
     """The thread's state is its context providers': a client's `state` (stale, or made
-    up) does not replace it, and what the server sends is always its own. The client's
-    own keys reach the model as instructions for the run."""
-    served.model.add("One.", "Two.")
+    up) does not replace it, and what the server sends holds raf's value of every key it
+    owns beside the client's own keys. The client's own keys reach the model as
+    instructions for the run."""
+    served.model.add("One.", "Two.", "Three.")
     forged = {"counter": {"turns": 99}, "ui": {"tab": "notes"}}
     first = agui_events(post(served.url, run_input("t-state", "r1", "hi", state=forged)))
     snapshot = next(e for e in first if e["type"] == "STATE_SNAPSHOT")
-    assert snapshot["snapshot"] == {"counter": {"turns": 1}}
+    assert snapshot["snapshot"] == {"ui": {"tab": "notes"}, "counter": {"turns": 1}}
     system = served.model.requests[-1].system or ""
     assert 'current state (JSON, as the user sees it):\n{"ui": {"tab": "notes"}}' in system
     assert "99" not in system  # a provider's key is raf's, not the client's
     second = agui_events(post(served.url, run_input("t-state", "r2", "again", state=forged)))
-    assert second[1] == {"type": "STATE_SNAPSHOT", "snapshot": {"counter": {"turns": 1}}}
+    assert second[1] == {
+        "type": "STATE_SNAPSHOT",
+        "snapshot": {"ui": {"tab": "notes"}, "counter": {"turns": 1}},
+    }
     delta = next(e for e in second if e["type"] == "STATE_DELTA")
     assert delta["delta"] == [{"op": "replace", "path": "/counter", "value": {"turns": 2}}]
+    # a state that is not an object has no room for raf's keys: raf's replaces it
+    third = agui_events(post(served.url, run_input("t-state", "r3", "more", state=["a"])))
+    assert third[1] == {"type": "STATE_SNAPSHOT", "snapshot": {"counter": {"turns": 2}}}
 
 
 def test_a_failure_midway_is_the_run_s_last_event_and_the_tools_that_ran_stay_recorded(

@@ -8,11 +8,13 @@ that stops for a person's approval finishes with an interrupt outcome, one inter
 per pending call (`reason: "tool_call"`, payload `{"approved": bool, "reason"?: str}`);
 the next input on the thread answers every one of them in `resume`. Text, reasoning,
 tool calls and their results stream as AG-UI's events for them. The state raf keeps
-for a thread (its context providers' state) is sent as STATE_SNAPSHOT and STATE_DELTA;
-state a client sends is not written into the session: its own keys (those no context
-provider of the agent owns) are shown to the model as instructions for that run, so the
-agent sees what the application shows. Tools a client declares (frontend tools) are not
-offered to the model: the agent runs its own.
+for a thread (its context providers' state) is sent merged into the client's state: a
+STATE_SNAPSHOT holds the client's own keys (those no context provider of the agent owns)
+beside raf's, and a STATE_DELTA is a JSON Patch against that merged state, so a key the
+front end set itself survives. State a client sends is not written into the session:
+its own keys are shown to the model as instructions for that run, so the agent sees what
+the application shows. Tools a client declares (frontend tools) are not offered to the
+model: the agent runs its own.
 """
 
 from __future__ import annotations
@@ -231,6 +233,16 @@ def approval_interrupt(request: ApprovalRequestContent) -> Interrupt:
         response_schema=APPROVAL_SCHEMA,
         metadata={"tool": request.name, "arguments": request.arguments},
     )
+
+
+def merged_state(client: Any, own: dict[str, Any], owned: Collection[str]) -> dict[str, Any]:
+    """The state a client holds once raf's is in: the client's keys that raf does not own,
+    then raf's (so raf's win). A client state that is not an object cannot take raf's
+    keys beside its own, and gives way to raf's."""
+    if not isinstance(client, dict):
+        return dict(own)
+    kept = {key: value for key, value in client.items() if key not in owned}
+    return {**kept, **own}
 
 
 def state_patch(before: dict[str, Any], after: dict[str, Any]) -> list[dict[str, Any]]:
@@ -478,8 +490,10 @@ class AguiRun:
             thread_id=body.thread_id, run_id=body.run_id, protocol_version=PROTOCOL_VERSION
         )
         before = dict(session.provider_state)
+        owned = self._own_state_keys(before)
+        shown = merged_state(body.state, before, owned)
         if before:
-            yield self._snapshot(before)
+            yield self._snapshot(shown)
         pending = [a.request for a in session_approvals(session) if a.request is not None]
         mapper = EventMapper(known_calls={p.call_id for p in pending})
         active = None
@@ -496,7 +510,7 @@ class AguiRun:
                 self.owner,
                 messages,
                 answers,
-                instructions=run_instructions(body, self._own_state_keys(before)),
+                instructions=run_instructions(body, owned),
             )
             async for update in updates:
                 for event in mapper.events(update):
@@ -514,8 +528,9 @@ class AguiRun:
             if active is not None:
                 await self.host.release(active)
         state = dict(after.provider_state)
-        if state != before:
-            yield self._delta(before, state) if before else self._snapshot(state)
+        if state != before:  # a delta from the snapshot sent, or the first snapshot
+            merged = merged_state(body.state, state, owned | set(state))
+            yield self._delta(shown, merged) if before else self._snapshot(merged)
         yield self._finished(mapper, after)
 
     def _own_state_keys(self, state: dict[str, Any]) -> set[str]:
