@@ -238,9 +238,7 @@ subAgents:
     ("key", "value", "says"),
     [
         ("loopFromPhase", "draft", "'loopBack'"),
-        ("passOutput", "true", "previous phase's answer"),
         ("loop_from_phase", "draft", "'loopBack'"),
-        ("pass_output", "false", "previous phase's answer"),
     ],
 )
 def test_original_phase_keys_without_meaning_are_located_warnings(key, value, says):
@@ -258,6 +256,17 @@ def test_original_phase_keys_without_meaning_are_located_warnings(key, value, sa
         load(text, strict=True)
     (problem,) = strict.value.problems
     assert problem.line == 10 and "raf ignores" in problem.message
+
+
+@pytest.mark.parametrize(
+    ("key", "value", "means"), [("passOutput", "false", "task"), ("pass_output", "true", "output")]
+)
+def test_a_phase_pass_output_is_its_pass_on(key, value, means):
+    from raf.decl.loader import load
+
+    loaded = load(_PIPELINE_WITH.format(key=key, value=value))
+    assert loaded.orchestration.phases[1].pass_on == means
+    assert not loaded.warnings
 
 
 def test_a_misspelt_phase_key_stays_a_located_error():

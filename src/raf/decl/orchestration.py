@@ -20,7 +20,7 @@ from typing import TYPE_CHECKING, Any, Literal
 from pydantic import BaseModel, Field, TypeAdapter, ValidationError
 
 from raf.core.errors import ConfigurationError, Problem
-from raf.decl.base import DeclModel
+from raf.decl.base import MAX_COUNT, DeclModel
 from raf.decl.source import Document, KeyPath
 from raf.decl.suggest import suggest
 
@@ -35,7 +35,7 @@ class SequentialDecl(DeclModel):
     """Members one after another."""
 
     mode: Literal["sequential"]
-    pass_on: Literal["output", "conversation"] = "output"
+    pass_on: Literal["output", "conversation", "task"] = "output"
 
 
 class ConcurrentDecl(DeclModel):
@@ -43,7 +43,7 @@ class ConcurrentDecl(DeclModel):
 
     mode: Literal["concurrent"]
     aggregator: str | None = None
-    max_concurrency: int | None = Field(default=None, ge=1)
+    max_concurrency: int | None = Field(default=None, ge=1, le=MAX_COUNT)
 
 
 class HandoffDecl(DeclModel):
@@ -53,7 +53,7 @@ class HandoffDecl(DeclModel):
     triage: str = SELF
     handoffs: dict[str, list[str]] | None = None
     routing_field: str | None = None
-    max_handoffs: int = Field(default=10, ge=1)
+    max_handoffs: int = Field(default=10, ge=1, le=MAX_COUNT)
 
 
 class GroupChatDecl(DeclModel):
@@ -63,7 +63,7 @@ class GroupChatDecl(DeclModel):
     selector: Literal["round_robin", "fixed", "coordinator"] = "round_robin"
     order: list[str] | None = None
     coordinator: str = SELF
-    max_rounds: int = Field(default=10, ge=1)
+    max_rounds: int = Field(default=10, ge=1, le=MAX_COUNT)
     termination_keywords: list[str] = Field(default_factory=list)
 
 
@@ -72,8 +72,8 @@ class MagenticDecl(DeclModel):
 
     mode: Literal["magentic"]
     manager: str = SELF
-    max_iterations: int = Field(default=15, ge=1)
-    max_stalls: int = Field(default=3, ge=0)
+    max_iterations: int = Field(default=15, ge=1, le=MAX_COUNT)
+    max_stalls: int = Field(default=3, ge=0, le=MAX_COUNT)
 
 
 class VoteDecl(DeclModel):
@@ -83,7 +83,7 @@ class VoteDecl(DeclModel):
     method: Literal["majority", "unanimous", "weighted"] = "majority"
     choices: list[str] | None = None
     weights: dict[str, float] | None = None
-    rounds: int = Field(default=1, ge=1)
+    rounds: int = Field(default=1, ge=1, le=MAX_COUNT)
 
 
 class LoopBackDecl(DeclModel):
@@ -91,24 +91,36 @@ class LoopBackDecl(DeclModel):
 
     to: str
     when: str
-    max_loops: int = Field(default=3, ge=1)
+    max_loops: int = Field(default=3, ge=1, le=MAX_COUNT)
 
 
 class PhaseDecl(DeclModel):
-    """A pipeline phase: members by name, in sequence or at once."""
+    """A pipeline phase: members by name, in sequence or at once. A phase written without
+    a name is named by its place: `phase-1`, `phase-2`, …"""
 
     name: str
     members: list[str] = Field(min_length=1)
     mode: Literal["sequential", "concurrent"] = "sequential"
     aggregator: str | None = None
     loop_back: LoopBackDecl | None = None
+    pass_on: Literal["output", "conversation", "task"] = "output"
+
+
+MAX_ITERATIONS = 1000
+"""The most times a pipeline may run from `loopFrom` (each run calls every later phase)."""
 
 
 class PipelineDecl(DeclModel):
-    """Phases in order."""
+    """Phases in order; with `maxIterations`, the phases from `loopFrom` (the first phase
+    by default) on run up to that many times in all, each time given the last phase's
+    answer, until that answer contains `until` (any case)."""
 
     mode: Literal["pipeline"]
     phases: list[PhaseDecl] = Field(min_length=1)
+    pass_on: Literal["output", "task"] = "output"
+    loop_from: str | None = None
+    max_iterations: int = Field(default=1, ge=1, le=MAX_ITERATIONS)
+    until: str | None = None
 
 
 OrchestrationDecl = (
@@ -145,10 +157,12 @@ _MODE_SPELLINGS = {
 
 def _original_spellings(doc: Document, data: dict[str, Any]) -> None:
     """The original framework's keys, read as raf's, each keeping its place in the file:
-    `groupChat`/`roundRobin` modes, `maxIterations` of a group chat, vote `votingRounds`
-    and `aggregator` (its method),
-    and `agents` of a pipeline phase; its phase keys that mean nothing to raf are dropped
-    with a warning."""
+    `groupChat`/`roundRobin` modes, camelCase selectors (`roundRobin`), `maxIterations` of
+    a group chat, vote `votingRounds` and `aggregator` (its method), `passOutput` (true:
+    each agent is given the previous answer, `passOn: output`; false: the task alone,
+    `passOn: task`), a pipeline's `loopFromPhase` (a phase's name or its place counted
+    from 0) and its phases' `agents`; a phase without a name is named by its place
+    (`phase-1`, …); its phase keys that mean nothing to raf are dropped with a warning."""
     from raf.decl.dialects.rewriter import Rewriter
 
     rw = Rewriter(doc)
@@ -159,9 +173,14 @@ def _original_spellings(doc: Document, data: dict[str, Any]) -> None:
         if key in ("roundrobin", "round_robin"):
             data.setdefault("selector", "round_robin")
         data["mode"] = mode
+    _pass_output(rw, ROOT, data)
     if data.get("mode") == "group_chat":
         rw.rename(ROOT, "maxIterations", "maxRounds")
         rw.rename(ROOT, "max_iterations", "maxRounds")
+        selector = data.get("selector")
+        if isinstance(selector, str):
+            snake = _snake(selector)
+            data["selector"] = "round_robin" if snake == "roundrobin" else snake
     if data.get("mode") == "vote":
         rw.rename(ROOT, "votingRounds", "rounds")
         rw.rename(ROOT, "voting_rounds", "rounds")
@@ -171,19 +190,48 @@ def _original_spellings(doc: Document, data: dict[str, Any]) -> None:
             method = aggregator.lower().removesuffix("_vote").removesuffix("vote")
             rw.rename(ROOT, "aggregator", "method")
             data["method"] = method.rstrip("_-") or aggregator
-    for index, phase in enumerate(data.get("phases") or []):
+    phases = data.get("phases")
+    for index, phase in enumerate(phases if isinstance(phases, list) else []):
         if isinstance(phase, dict):
-            rw.rename((*ROOT, "phases", index), "agents", "members")
+            here: KeyPath = (*ROOT, "phases", index)
+            rw.rename(here, "agents", "members")
+            phase.setdefault("name", f"phase-{index + 1}")
+            _pass_output(rw, here, phase)
             for key, why in _IGNORED_PHASE_KEYS.items():
-                rw.drop((*ROOT, "phases", index, key), why)
+                rw.drop((*here, key), why)
+    if data.get("mode") == "pipeline":
+        rw.rename(ROOT, "loop_from_phase", "loopFromPhase")
+        rw.rename(ROOT, "loopFromPhase", "loopFrom")
+        start = data.get("loopFrom")
+        if isinstance(start, int) and not isinstance(start, bool) and isinstance(phases, list):
+            named = [p.get("name") if isinstance(p, dict) else None for p in phases]
+            data["loopFrom"] = named[start] if 0 <= start < len(named) else str(start)
+
+
+def _pass_output(rw: Any, path: KeyPath, data: dict[str, Any]) -> None:
+    """`passOutput: true|false` (either spelling) read as `passOn: output|task`."""
+    for key in ("passOutput", "pass_output"):
+        value = data.get(key)
+        if isinstance(value, bool) and rw.rename(path, key, "passOn"):
+            data["passOn"] = "output" if value else "task"
+
+
+def _snake(value: str) -> str:
+    """`roundRobin`, `RoundRobin` or `round-robin` as `round_robin`."""
+    spaced = "".join(f"_{c}" if c.isupper() else c for c in value).lstrip("_")
+    return spaced.lower().replace("-", "_").replace("__", "_")
 
 
 _IGNORED = "is an option of the original framework's orchestration phases that raf ignores"
 _IGNORED_PHASE_KEYS = {
-    "loopFromPhase": f"{_IGNORED} (a phase that repeats earlier ones says so with 'loopBack')",
-    "loop_from_phase": f"{_IGNORED} (a phase that repeats earlier ones says so with 'loopBack')",
-    "passOutput": f"{_IGNORED} (in raf each phase gets the previous phase's answer)",
-    "pass_output": f"{_IGNORED} (in raf each phase gets the previous phase's answer)",
+    "loopFromPhase": (
+        f"{_IGNORED} (the pipeline's own 'loopFromPhase' and 'maxIterations' repeat it "
+        "from a phase; a phase that sends the work back says so with 'loopBack')"
+    ),
+    "loop_from_phase": (
+        f"{_IGNORED} (the pipeline's own 'loopFromPhase' and 'maxIterations' repeat it "
+        "from a phase; a phase that sends the work back says so with 'loopBack')"
+    ),
 }
 """Phase keys the original framework writes that have no meaning in raf: dropped with a
 located warning (an error under strict loading), not refused as typos."""
@@ -324,6 +372,16 @@ def _names(
             )
     elif isinstance(decl, PipelineDecl):
         phases = [p.name for p in decl.phases]
+        if decl.loop_from is not None and decl.loop_from not in phases:
+            hint = suggest(decl.loop_from, phases)
+            did = f"; did you mean {hint!r}?" if hint else ""
+            problems.append(
+                doc.problem(
+                    (*ROOT, "loopFrom"),
+                    f"{decl.loop_from!r} is no phase{did} (phases: {', '.join(phases)}; "
+                    "a place counts from 0)",
+                )
+            )
         for index, phase in enumerate(decl.phases):
             for m, name in enumerate(phase.members):
                 check(("phases", index, "members", m), name)
@@ -505,7 +563,18 @@ def build_orchestration(
                 if p.loop_back
                 else None
             ),
+            pass_on=p.pass_on,
         )
         for p in decl.phases
     ]
-    return o.PipelineOrchestration(phases, **common)
+    loop_from = decl.loop_from
+    if loop_from is None and decl.max_iterations > 1:
+        loop_from = decl.phases[0].name  # without loopFrom, the whole pipeline repeats
+    return o.PipelineOrchestration(
+        phases,
+        pass_on=decl.pass_on,
+        loop_from=loop_from,
+        max_iterations=decl.max_iterations,
+        until=decl.until,
+        **common,
+    )

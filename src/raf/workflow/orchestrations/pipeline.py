@@ -12,7 +12,7 @@ from raf.core.messages import ChatMessage
 from raf.workflow.orchestrations.base import Orchestration, Outcome
 from raf.workflow.orchestrations.concurrent import AggregateFunction, aggregate, run_together
 from raf.workflow.orchestrations.runtime import Member, Runtime
-from raf.workflow.orchestrations.sequential import run_in_sequence
+from raf.workflow.orchestrations.sequential import PassOn, run_in_sequence
 
 
 @dataclass(kw_only=True, slots=True)
@@ -41,21 +41,35 @@ class Phase:
     aggregator: Member | AggregateFunction | None = None
     """For a concurrent phase: joins the answers (see `ConcurrentOrchestration`)."""
     loop_back: LoopBack | None = None
+    pass_on: PassOn = "output"
+    """For a sequential phase: what each member after the first is given (see
+    `SequentialOrchestration`)."""
 
 
 class PipelineOrchestration(Orchestration):
     """`PipelineOrchestration([Phase(name="plan", members=[planner]), Phase(...)])`.
 
-    The first phase gets the task; each later phase gets the previous phase's answer. When
-    a phase's `loop_back` matches its answer, the work goes back to the phase named `to`,
-    which gets what it was given before plus that answer (the feedback). The last phase's
-    answer is the result.
+    The first phase gets the task; each later phase gets the previous phase's answer
+    (`pass_on="task"`: the task again). When a phase's `loop_back` matches its answer,
+    the work goes back to the phase named `to`, which gets what it was given before plus
+    that answer (the feedback). With `loop_from`, the whole pipeline from that phase on
+    runs up to `max_iterations` times, each time fed back the last phase's answer in the
+    same way; it ends early when that answer contains `until` (any case). The last
+    phase's answer is the result.
     """
 
     mode = "pipeline"
 
     def __init__(
-        self, phases: Sequence[Phase], *, name: str = "pipeline", description: str = ""
+        self,
+        phases: Sequence[Phase],
+        *,
+        name: str = "pipeline",
+        description: str = "",
+        pass_on: Literal["output", "task"] = "output",
+        loop_from: str | None = None,
+        max_iterations: int = 1,
+        until: str | Callable[[str], bool] | None = None,
     ) -> None:
         unique: dict[int, Member] = {}
         for phase in phases:
@@ -84,19 +98,44 @@ class PipelineOrchestration(Orchestration):
                     )
                 if back.max_loops < 1:
                     raise ConfigurationError(f"phase {phase.name!r}: max_loops must be at least 1")
+        if loop_from is not None and loop_from not in names:
+            raise ConfigurationError(
+                f"pipeline {name!r} loops from {loop_from!r}, which is no phase "
+                f"({', '.join(names)})"
+            )
+        if max_iterations < 1:
+            raise ConfigurationError("max_iterations must be at least 1")
+        if pass_on not in ("output", "task"):
+            raise ConfigurationError(f"pass_on must be 'output' or 'task', not {pass_on!r}")
         self.phases = list(phases)
+        self.pass_on = pass_on
+        self.loop_from = loop_from
+        self.max_iterations = max_iterations
+        self.until = until
 
     async def orchestrate(self, rt: Runtime, conversation: list[ChatMessage]) -> Outcome:
         names = [p.name for p in self.phases]
         given: dict[str, list[ChatMessage]] = {}
+        first: dict[str, list[ChatMessage]] = {}
         loops = dict.fromkeys(names, 0)
         ran: list[str] = []
         index = 0
+        iteration = 1
         inputs = list(conversation)
         answer: ChatMessage | None = None
-        while index < len(self.phases):
+        while True:
+            if index == len(self.phases):
+                assert answer is not None  # there is at least one phase
+                if not self._again(iteration, answer.text):
+                    break
+                iteration += 1
+                assert self.loop_from is not None  # _again says so
+                rt.note(f"pipeline iteration {iteration} from phase {self.loop_from}")
+                index = names.index(self.loop_from)
+                inputs = [*first[self.loop_from], ChatMessage.user(answer.text)]
             phase = self.phases[index]
             given[phase.name] = inputs
+            first.setdefault(phase.name, inputs)
             answer = await self._phase(rt, phase, inputs)
             ran.append(phase.name)
             back = phase.loop_back
@@ -110,13 +149,24 @@ class PipelineOrchestration(Orchestration):
                 index = names.index(back.to)
                 inputs = [*given[back.to], ChatMessage.user(answer.text)]
                 continue
-            inputs = [ChatMessage.user(answer.text)]
+            inputs = (
+                list(conversation) if self.pass_on == "task" else [ChatMessage.user(answer.text)]
+            )
             index += 1
-        assert answer is not None  # there is at least one phase
-        return Outcome(answer=answer, details={"phases": ran})
+        return Outcome(answer=answer, details={"phases": ran, "iterations": iteration})
+
+    def _again(self, iteration: int, text: str) -> bool:
+        """Whether the pipeline runs again from `loop_from` after its last phase."""
+        if self.loop_from is None or iteration >= self.max_iterations:
+            return False
+        if self.until is None:
+            return True
+        if isinstance(self.until, str):
+            return self.until.lower() not in text.lower()
+        return not self.until(text)
 
     async def _phase(self, rt: Runtime, phase: Phase, inputs: list[ChatMessage]) -> ChatMessage:
         if phase.mode == "sequential":
-            return await run_in_sequence(rt, phase.members, inputs, "output")
+            return await run_in_sequence(rt, phase.members, inputs, phase.pass_on)
         answers = await run_together(rt, phase.members, inputs)
         return await aggregate(rt, phase.name, phase.aggregator, inputs, answers)

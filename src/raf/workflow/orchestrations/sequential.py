@@ -11,8 +11,8 @@ from raf.core.messages import ChatMessage
 from raf.workflow.orchestrations.base import Orchestration, Outcome
 from raf.workflow.orchestrations.runtime import Member, Runtime
 
-PassOn = Literal["output", "conversation"]
-PASS_ON: tuple[str, ...] = ("output", "conversation")
+PassOn = Literal["output", "conversation", "task"]
+PASS_ON: tuple[str, ...] = ("output", "conversation", "task")
 
 
 class SequentialOrchestration(Orchestration):
@@ -20,7 +20,8 @@ class SequentialOrchestration(Orchestration):
 
     `pass_on="output"` (default) gives each member after the first only the previous
     member's answer, as a user message; `"conversation"` gives it the task and every
-    answer so far, each tagged with its author.
+    answer so far, each tagged with its author; `"task"` gives every member the task
+    alone (no member sees another's answer).
     """
 
     mode = "sequential"
@@ -57,7 +58,7 @@ async def run_in_sequence(
         answer = result.message
         if pass_on == "conversation":
             given = [*given, result.message]
-        else:
+        elif pass_on != "task":
             given = [ChatMessage.user(result.text)]
     assert answer is not None  # members is not empty
     return answer
