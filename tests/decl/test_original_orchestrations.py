@@ -17,7 +17,7 @@ from raf.workflow.orchestrations import (
     SequentialOrchestration,
 )
 
-DATA = Path(__file__).resolve().parents[1] / "data" / "dialects" / "original"
+DATA = Path(__file__).resolve().parents[1] / "data" / "dialects" / "original" / "orchestrations"
 
 
 def _build(path: Path | str, **clients: ScriptedChatClient):
