@@ -23,6 +23,7 @@ from raf.core.chat_client import ChatClient
 from raf.core.errors import ConfigurationError
 from raf.core.messages import MessageInput
 from raf.core.options import AgentRunOptions
+from raf.core.private_files import private_dir
 from raf.core.responses import AgentResponseUpdate, UpdateKind
 from raf.core.sessions import AgentSession, SessionStore
 from raf.testing.script_file import SCRIPTED_PREFIX, ScriptFileClient
@@ -57,9 +58,7 @@ def session_store() -> SessionStore:
         return open_session_store(named)
     from raf.stores.sessions import SqliteSessionStore
 
-    folder = data_dir()
-    folder.mkdir(parents=True, exist_ok=True)
-    return SqliteSessionStore(folder / "sessions.sqlite")
+    return SqliteSessionStore(private_dir(data_dir()) / "sessions.sqlite")
 
 
 CONFLICT_RETRIES_ENV = "RAF_CONFLICT_RETRIES"
@@ -162,8 +161,7 @@ def build_workflow_agent(
     if model or os.environ.get("RAF_MODEL"):
         client = resolve_client(model)
         builder.with_chat_client(client)
-    folder = data_dir()
-    folder.mkdir(parents=True, exist_ok=True)
+    folder = private_dir(data_dir())
     builder.with_checkpoint_store(SqliteCheckpointStore(folder / "checkpoints.sqlite"))
     return StoredWorkflowAgent(builder.build(), store, client)
 

@@ -157,6 +157,7 @@ def _agents(args: argparse.Namespace) -> list[Any]:
 async def _eval(args: argparse.Namespace) -> int:
     from raf.cli._agents import close_agent
     from raf.cli.terminal_text import terminal_safe
+    from raf.core.private_files import atomic_write_text
     from raf.evals.compare import compare
     from raf.evals.dataset import Dataset
     from raf.evals.html import report_html
@@ -201,8 +202,7 @@ async def _eval(args: argparse.Namespace) -> int:
             report.write_json(_numbered(args.json, suffix))
         if args.report:
             path = _numbered(args.report, suffix)
-            path.parent.mkdir(parents=True, exist_ok=True)
-            path.write_text(report_html(report, comparison=comparison), encoding="utf-8")
+            atomic_write_text(path, report_html(report, comparison=comparison))  # private
             print(f"report: {path}")
         if not args.no_save:
             store = EvalRunStore()

@@ -177,9 +177,48 @@ def _server_arguments(parser: argparse.ArgumentParser) -> None:
 def _tokens(args: argparse.Namespace) -> list[str]:
     tokens = [t for t in os.environ.get(TOKEN_ENV, "").split(",") if t.strip()]
     if args.token_file:
-        text = Path(args.token_file).read_text(encoding="utf-8")
-        tokens.extend(line.strip() for line in text.splitlines() if line.strip())
+        tokens.extend(read_token_file(args.token_file))
     return tokens
+
+
+def read_token_file(name: str) -> list[str]:
+    """The bearer tokens in the file `name`, one a line. As ssh treats a private key, a
+    file other users can read or change is refused (its tokens are no secret any more);
+    one its group can read is taken with a warning (a group shared on purpose, as a
+    Kubernetes secret mounted with `fsGroup` is)."""
+    import stat
+
+    from raf.core.errors import ConfigurationError
+    from raf.core.safe_read import FileRefusedError, read_regular_file
+
+    try:
+        mode = stat.S_IMODE(os.stat(name).st_mode)
+        data = read_regular_file(name, limit=1024 * 1024)
+    except FileRefusedError as exc:
+        raise ConfigurationError(f"--token-file refused: {exc}") from None
+    except OSError as exc:
+        raise ConfigurationError(
+            f"--token-file {name!r} cannot be read: {exc.strerror or exc}"
+        ) from None
+    if mode & 0o007 or mode & 0o020:
+        raise ConfigurationError(
+            f"--token-file {name!r} has mode {mode:04o}: other users can "
+            f"{'read or change' if mode & 0o007 else 'change'} the tokens in it. "
+            f"Make it private: chmod 600 {name}"
+        )
+    if mode & 0o040:
+        print(
+            f"raf: warning: --token-file {name!r} has mode {mode:04o}: its group can read "
+            f"the tokens (chmod 600 {name} unless that is meant)",
+            file=sys.stderr,
+        )
+    try:
+        text = data.decode("utf-8")
+    except UnicodeDecodeError as exc:
+        raise ConfigurationError(
+            f"--token-file {name!r} is not UTF-8 text (byte {exc.start})"
+        ) from None
+    return [line.strip() for line in text.splitlines() if line.strip()]
 
 
 def _check_workers(args: argparse.Namespace) -> str | None:
@@ -311,6 +350,7 @@ def serve_command(args: argparse.Namespace) -> int:
 
     from raf.cli._agents import data_dir, resolve_client
     from raf.cli.terminal_text import terminal_safe
+    from raf.core.private_files import private_dir
     from raf.core.sessions import SessionStore
     from raf.serve import AgentHost, ServeSecurity, create_app, load_agents
     from raf.serve.server import bind, serve_socket
@@ -348,7 +388,7 @@ def serve_command(args: argparse.Namespace) -> int:
         store = open_session_store(args.durable)  # workers share the sessions too
     else:
         path = Path(args.sessions) if args.sessions else data_dir() / "serve-sessions.sqlite"
-        path.parent.mkdir(parents=True, exist_ok=True)
+        private_dir(path.parent)
         store = SqliteSessionStore(path)
     host: AgentHost
     runtime: Any = None

@@ -11,6 +11,7 @@ import contextlib
 import os
 import tempfile
 from pathlib import Path
+from typing import BinaryIO
 
 FILE_MODE = 0o600
 """Mode of a store file raf creates."""
@@ -47,6 +48,15 @@ def private_file(path: str | os.PathLike[str]) -> Path:
         return file
     os.close(fd)
     return file
+
+
+def open_private(path: str | os.PathLike[str]) -> BinaryIO:
+    """Open `path` (a lock file, a log) to read and append bytes, creating it 0600 (its
+    folder 0700) when missing."""
+    file = Path(path)
+    private_dir(file.parent)
+    fd = os.open(file, os.O_RDWR | os.O_CREAT | os.O_CLOEXEC, FILE_MODE)
+    return os.fdopen(fd, "a+b")
 
 
 def atomic_write_text(path: Path, text: str, *, mode: int | None = None) -> None:

@@ -14,6 +14,7 @@ from raf.core.chat_client import ChatClient
 from raf.core.errors import ConfigurationError, ModelError
 from raf.core.messages import ChatMessage, new_id
 from raf.core.options import ChatOptions
+from raf.core.private_files import atomic_write_text
 from raf.core.responses import (
     AgentResponseUpdate,
     ChatResponse,
@@ -130,11 +131,10 @@ class CassetteChatClient:
         return len(self._entries)
 
     def _save(self) -> None:
-        self.path.parent.mkdir(parents=True, exist_ok=True)
         data = {"format": CASSETTE_FORMAT, "responses": self._entries}
-        tmp = self.path.with_name(self.path.name + ".tmp")
-        tmp.write_text(json.dumps(data, indent=1, ensure_ascii=False, sort_keys=True), "utf-8")
-        tmp.replace(self.path)
+        text = json.dumps(data, indent=1, ensure_ascii=False, sort_keys=True)
+        keep = self.path.stat().st_mode & 0o777 if self.path.exists() else None
+        atomic_write_text(self.path, text, mode=keep)  # a new one is private: it holds replies
 
     def _stored(self, key: str, messages: Sequence[ChatMessage]) -> ChatResponse | None:
         if self.mode != "record" and key in self._entries:

@@ -15,6 +15,7 @@ from pydantic import BaseModel, ConfigDict, Field, ValidationError
 from raf.core.contents import TextContent
 from raf.core.errors import ConfigurationError, MissingExtraError, Problem, ValidationProblems
 from raf.core.messages import ChatMessage
+from raf.core.private_files import atomic_write_text
 from raf.evals.case import Case, Evaluator, ExpectedCall
 from raf.evals.evaluator import EvaluatorFunction, as_evaluator
 from raf.evals.report import EvalReport
@@ -183,10 +184,8 @@ class Dataset:
             text = yaml.safe_dump(data, sort_keys=False, allow_unicode=True, width=100)
         else:
             text = json.dumps(data, indent=2, ensure_ascii=False) + "\n"
-        target.parent.mkdir(parents=True, exist_ok=True)
-        tmp = target.with_name(target.name + ".tmp")
-        tmp.write_text(text, encoding="utf-8")
-        tmp.replace(target)
+        keep = target.stat().st_mode & 0o777 if target.exists() else None
+        atomic_write_text(target, text, mode=keep)  # a new file is private (0600)
         return target
 
     @classmethod

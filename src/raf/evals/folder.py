@@ -15,7 +15,7 @@ from pathlib import Path
 from typing import Any
 
 from raf.core.errors import ConfigurationError, MissingExtraError
-from raf.core.private_files import atomic_write_text
+from raf.core.private_files import atomic_write_text, open_private, private_dir
 from raf.evals.case import Case, Evaluator
 from raf.evals.dataset import Dataset, case_to_dict
 from raf.evals.store import default_runs_dir
@@ -227,21 +227,22 @@ def _appended(text: str, entry: dict[str, Any], path: Path) -> str:
 
 
 def _write_atomic(path: Path, text: str) -> None:
-    """Replace `path` atomically; the file keeps its permissions (a new one: 0644, a
-    dataset being a file people share and commit)."""
-    atomic_write_text(path, text, mode=path.stat().st_mode & 0o777 if path.exists() else 0o644)
+    """Replace `path` atomically; the file keeps its permissions (a new one is private,
+    0600 in a 0700 folder: cases saved from a conversation hold its text; a dataset a
+    project shares and commits is made readable by whoever shares it)."""
+    atomic_write_text(path, text, mode=path.stat().st_mode & 0o777 if path.exists() else None)
 
 
 @contextlib.contextmanager
 def _locked(folder: Path) -> Iterator[None]:
     """An exclusive lock on the folder across processes (none where fcntl is missing)."""
-    folder.mkdir(parents=True, exist_ok=True)
+    private_dir(folder)
     try:
         import fcntl
     except ImportError:  # pragma: no cover - Windows
         yield
         return
-    with open(folder / ".lock", "a+b") as handle:
+    with open_private(folder / ".lock") as handle:
         fcntl.flock(handle.fileno(), fcntl.LOCK_EX)
         try:
             yield

@@ -13,6 +13,7 @@ from typing import Any
 
 from raf.core.errors import ConfigurationError
 from raf.core.messages import ChatMessage
+from raf.core.private_files import atomic_write_text
 from raf.core.usage import UsageDetails
 from raf.evals.case import EvaluationResult
 
@@ -226,10 +227,7 @@ class EvalReport:
 
     def write_json(self, path: str | Path) -> Path:
         target = Path(path)
-        target.parent.mkdir(parents=True, exist_ok=True)
-        tmp = target.with_name(target.name + ".tmp")
-        tmp.write_text(self.to_json(), encoding="utf-8")
-        tmp.replace(target)
+        atomic_write_text(target, self.to_json())  # private (0600): it holds the answers
         return target
 
     @classmethod

@@ -18,6 +18,7 @@ from raf.core.chat_client import ChatClient
 from raf.core.contents import TextContent
 from raf.core.messages import ChatMessage, Role
 from raf.core.options import ChatOptions
+from raf.core.private_files import atomic_write_text
 from raf.core.tokens import TokenCounter, count_messages_tokens
 
 log = logging.getLogger("raf.context.compression")
@@ -175,14 +176,11 @@ class SummarizationStrategy:
 
     def _save(self, messages: list[ChatMessage]) -> Path:
         assert self.transcript_dir is not None
-        self.transcript_dir.mkdir(parents=True, exist_ok=True)
         lines = [json.dumps(m.to_dict(), ensure_ascii=False) for m in messages]
         digest = hashlib.sha256("\n".join(lines).encode()).hexdigest()[:12]
         stamp = time.strftime("%Y%m%dT%H%M%S", time.gmtime())
         path = self.transcript_dir / f"transcript-{stamp}-{digest}.jsonl"
-        tmp = path.with_suffix(".tmp")
-        tmp.write_text("\n".join(lines) + "\n", encoding="utf-8")
-        tmp.replace(path)
+        atomic_write_text(path, "\n".join(lines) + "\n")  # private: it is the conversation
         return path
 
     def __repr__(self) -> str:

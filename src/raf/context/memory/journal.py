@@ -15,6 +15,8 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import BinaryIO
 
+from raf.core.private_files import private_dir
+
 log = logging.getLogger("raf.context.memory")
 
 QUEUE_DIR = ".queue"
@@ -45,7 +47,7 @@ class JobJournal:
 
     def record(self, session_id: str, turns: list[dict[str, str]]) -> Receipt:
         """Write a job durably and keep it locked; call before the job is queued."""
-        self.folder.mkdir(parents=True, exist_ok=True)
+        private_dir(self.folder)
         path = self.folder / f"{time.time_ns():020d}-{uuid.uuid4().hex[:8]}.json"
         fd = os.open(path, os.O_CREAT | os.O_EXCL | os.O_RDWR, 0o600)
         handle = os.fdopen(fd, "r+b")

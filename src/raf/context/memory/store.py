@@ -14,6 +14,7 @@ from typing import BinaryIO
 
 from raf.context.memory.layout import REFERENCES, TEMPLATES, page_front_matter
 from raf.core.errors import RafError
+from raf.core.private_files import open_private, private_dir
 from raf.tools.scope.confined import ConfinedFolder
 from raf.tools.workspace import OutsideScopeError
 
@@ -100,8 +101,7 @@ class MemoryStore:
     @contextlib.contextmanager
     def locked(self) -> Iterator[None]:
         """Hold the folder's write lock (blocking; call from a worker thread)."""
-        self.root.mkdir(parents=True, exist_ok=True)
-        with open(self.root / LOCK_FILE, "a+b") as handle:
+        with open_private(self.root / LOCK_FILE) as handle:
             fcntl.flock(handle.fileno(), fcntl.LOCK_EX)
             try:
                 yield
@@ -133,8 +133,7 @@ class MemoryStore:
             handle.close()
 
     def _open_lock_file(self, name: str) -> BinaryIO:
-        self.root.mkdir(parents=True, exist_ok=True)
-        return open(self.root / name, "a+b")
+        return open_private(self.root / name)
 
     def _write_unlocked(self, target: Path, text: str) -> None:
         """Replace `target` through the fd walk (temporary name, fsync, rename): a folder
@@ -258,7 +257,7 @@ class MemoryStore:
         """Create the layout's missing files (never overwrites); returns what was made."""
         made: list[str] = []
         with self.locked():
-            (self.root / "assets").mkdir(parents=True, exist_ok=True)
+            private_dir(self.root / "assets")
             for relative, text in TEMPLATES.items():
                 target = self.root / relative
                 earlier = EARLIER_NAMES.get(relative.lower())

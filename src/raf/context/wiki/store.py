@@ -23,6 +23,7 @@ from typing import Any
 
 from raf.core.bounded_parse import DocumentLimitError, load_yaml
 from raf.core.errors import ConfigurationError, MissingExtraError
+from raf.core.private_files import private_dir
 from raf.core.schema_refs import schema_validator
 from raf.tools.scope.confined import ConfinedFolder, ConfinedPathError
 
@@ -116,7 +117,7 @@ class Wiki:
         default_space: str = DEFAULT_SPACE,
     ) -> None:
         self.root = Path(directory)
-        self.root.mkdir(parents=True, exist_ok=True)
+        private_dir(self.root)
         self.folder = ConfinedFolder(self.root, label="wiki folder")
         """Every page name is resolved through it: a symlink never leads out of the wiki."""
         self.default_space = default_space

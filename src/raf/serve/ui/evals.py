@@ -29,6 +29,7 @@ from raf.serve.errors import ServeError, not_found
 from raf.serve.hosting import ANONYMOUS, AgentHost, public_id
 from raf.serve.requests import parse_body
 from raf.serve.security import OWNER_KEY
+from raf.serve.ui.shown_paths import shown_path
 
 
 class CaseFromTurn(BaseModel):
@@ -93,6 +94,12 @@ def evals_router(
     def store() -> EvalRunStore:
         return runs if runs is not None else EvalRunStore()
 
+    def shown(path: Path) -> str:
+        """A path relative to the data folder (the runs folder's parent), the datasets
+        folder's parent or the server's working folder: the API never tells a caller the
+        server's absolute layout."""
+        return shown_path(path, store().folder.parent, shared().folder.parent, Path.cwd())
+
     def owner(request: Request) -> str:
         return str(request.scope.get("state", {}).get(OWNER_KEY, ""))
 
@@ -120,7 +127,7 @@ def evals_router(
     async def listed() -> dict[str, Any]:
         """The eval runs stored."""
         found = store()
-        return {"folder": str(found.folder), "runs": [r.to_dict() for r in found.list()]}
+        return {"folder": shown(found.folder), "runs": [r.to_dict() for r in found.list()]}
 
     @router.get("/ui/api/evals/runs/{run_id}")
     async def one(run_id: str) -> dict[str, Any]:
@@ -147,8 +154,9 @@ def evals_router(
             for info in await asyncio.to_thread(place.list):
                 if info.name not in seen:
                     seen.add(info.name)
-                    out.append({**info.to_dict(), "shared": place is not folders[0]})
-        return {"folder": str(folders[0].folder), "datasets": out}
+                    entry = {**info.to_dict(), "shared": place is not folders[0]}
+                    out.append({**entry, "file": shown(info.file)})
+        return {"folder": shown(folders[0].folder), "datasets": out}
 
     @router.get("/ui/api/evals/datasets/{name}")
     async def dataset(name: str, request: Request) -> dict[str, Any]:
@@ -168,7 +176,7 @@ def evals_router(
             raise not_found("dataset", name)
         return {
             "name": name,
-            "file": str(path),
+            "file": shown(path),
             "description": loaded.description,
             "evaluators": [e.to_spec() for e in loaded.evaluators],
             "cases": [case_to_dict(c) for c in loaded.cases],
@@ -213,7 +221,7 @@ def evals_router(
         except ConfigurationError as exc:
             raise _unreadable(exc) from None
         return {
-            "dataset": saved.dataset.to_dict(),
+            "dataset": {**saved.dataset.to_dict(), "file": shown(saved.dataset.file)},
             "turn": body.turn if body.turn is not None else count - 1,
             "case": case_to_dict(saved.case),
         }

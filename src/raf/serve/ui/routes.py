@@ -25,6 +25,7 @@ from raf.serve.security import OWNER_KEY
 from raf.serve.tenancy import Tenant
 from raf.serve.ui.evals import evals_router
 from raf.serve.ui.recorder import TurnRecorder
+from raf.serve.ui.shown_paths import shown_path
 from raf.serve.ui.workflows import WorkflowHost, graph_of, parse_value
 
 STATIC_FILES = {
@@ -105,7 +106,8 @@ def memory_view(agent: AgentLike) -> list[dict[str, Any]]:
                 except (OSError, RafError) as exc:
                     text = f"(cannot read: {exc})"
                 files.append({"path": relative, "text": text})
-        out.append({"provider": provider.name, "folder": str(store.root), "files": files})
+        folder = shown_path(store.root, Path.cwd())
+        out.append({"provider": provider.name, "folder": folder, "files": files})
     return out
 
 
@@ -119,7 +121,7 @@ def skills_view(agent: AgentLike) -> list[dict[str, Any]]:
                     "provider": provider.name,
                     "name": skill.name,
                     "description": skill.description,
-                    "folder": str(skill.path) if skill.path else None,
+                    "folder": shown_path(skill.path, Path.cwd()) if skill.path else None,
                     "instructions": skill.instructions,
                     "files": list(skill.files) or sorted(skill.resources),
                     "scripts": list(skill.scripts),

@@ -28,6 +28,7 @@ from urllib.parse import parse_qs, urlsplit
 from pydantic import BaseModel, ConfigDict, Field
 
 from raf.core.errors import ConfigurationError
+from raf.core.private_files import private_dir
 
 if TYPE_CHECKING:
     from mcp.shared.auth import OAuthClientInformationFull, OAuthToken
@@ -160,7 +161,7 @@ class FileTokenStore:
         return data if isinstance(data, dict) else {}
 
     def _write(self, data: dict[str, Any]) -> None:
-        self.path.parent.mkdir(parents=True, exist_ok=True)
+        private_dir(self.path.parent)
         fd, tmp = tempfile.mkstemp(dir=self.path.parent, prefix=".tokens-")
         try:
             os.fchmod(fd, 0o600)

@@ -12,6 +12,7 @@ import stat
 from collections.abc import Iterator
 from pathlib import Path
 
+from raf.core.private_files import DIR_MODE
 from raf.tools.scope.walk import WalkEscape, WalkResult, walk
 from raf.tools.workspace import OutsideScopeError
 
@@ -52,6 +53,7 @@ class ConfinedFolder:
                     [str(self.real_root).split("/")],
                     follow_final=follow_final,
                     create_dirs=create_dirs,
+                    dir_mode=DIR_MODE,  # a store's folders are private, as its files
                 )
             except WalkEscape as esc:
                 why = esc.reason.replace("the workspace", f"the {self.label}")

@@ -72,11 +72,13 @@ def walk(
     *,
     follow_final: bool = True,
     create_dirs: bool = False,
+    dir_mode: int = 0o777,
     fold: bool = False,
 ) -> WalkResult:
     """Walk `parts` below `root_fd`; raise WalkEscape if they lead outside.
 
-    Missing intermediate folders are created when `create_dirs`, else the walk records
+    Missing intermediate folders are created (with `dir_mode`, less the umask) when
+    `create_dirs`, else the walk records
     a missing parent (stat None, parent_fd -1) without touching anything.
     """
     fds: list[int] = []  # open dir fds of rel, parallel to rel (-1: missing folder)
@@ -125,7 +127,7 @@ def walk(
                     final = name
                     break
                 if create_dirs:
-                    os.mkdir(name, 0o777, dir_fd=parent)
+                    os.mkdir(name, dir_mode, dir_fd=parent)
                     pending.appendleft(name)
                     continue
                 fds.append(-1)
