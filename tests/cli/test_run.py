@@ -271,16 +271,19 @@ def test_an_answer_cut_at_the_token_limit_says_so() -> None:
     """Without the note, half an answer (or none, when a call was cut) reads as whole."""
     import io
 
-    from raf.cli._render import CUT_OFF, StreamPrinter
-    from raf.core.responses import AgentResponseUpdate, FinishReason, UpdateKind
+    from raf.cli._render import StreamPrinter
+    from raf.core.responses import ANSWER_PROBLEMS, AgentResponseUpdate, FinishReason, UpdateKind
 
     out, info = io.StringIO(), io.StringIO()
     printer = StreamPrinter(out, info)
     for reason in (FinishReason.STOP, FinishReason.LENGTH):
         printer.show(AgentResponseUpdate(kind=UpdateKind.TEXT_DELTA, message_id="m", text="Tide"))
         printer.show(AgentResponseUpdate(kind=UpdateKind.FINISHED, finish_reason=reason))
+    printer.show(AgentResponseUpdate(kind=UpdateKind.FINISHED, finish_reason=FinishReason.STOP))
     assert out.getvalue() == "Tide\nTide\n"
-    assert info.getvalue() == f"{CUT_OFF}\n"
+    assert info.getvalue() == (
+        f"({ANSWER_PROBLEMS['cut_off']})\n({ANSWER_PROBLEMS['empty_answer']})\n"
+    )
 
 
 def test_a_warning_during_an_answer_gets_a_line_of_its_own() -> None:
@@ -300,3 +303,34 @@ def test_a_warning_during_an_answer_gets_a_line_of_its_own() -> None:
         printer.show(AgentResponseUpdate(kind=UpdateKind.FINISHED, finish_reason=FinishReason.STOP))
     local.warning("not while nothing streams")
     assert screen.getvalue() == "Tide\nthe local model repeated itself ('Tide' ...)\n"
+
+
+def test_an_empty_answer_exits_4_and_says_what_to_try(tmp_path):
+    write_agent(tmp_path, SIMPLE)
+    done = raf(tmp_path, "run", "agent.yaml", "hi", "--model", script(tmp_path, [""]))
+    assert done.returncode == 4, done.stderr
+    assert done.stdout == ""
+    assert "raf: no whole answer (empty_answer): the model finished without an answer" in (
+        done.stderr
+    )
+    assert "larger model" in done.stderr
+
+
+def test_a_cut_off_answer_exits_4_after_the_text_on_a_line_of_its_own(tmp_path):
+    write_agent(tmp_path, SIMPLE)
+    model = script(tmp_path, [{"text": "The tide comes in tw", "finish": "length"}])
+    for extra in ((), ("--json",)):
+        done = raf(tmp_path, "run", "agent.yaml", "tides?", "--model", model, *extra)
+        assert done.returncode == 4, done.stderr
+        assert "(cut_off): the answer was cut off at the model's output limit" in done.stderr
+        assert "maxTokens" in done.stderr
+    assert raf(tmp_path, "run", "agent.yaml", "tides?", "--model", model).stdout == (
+        "The tide comes in tw\n"
+    )
+
+
+def test_ask_exits_4_on_a_cut_answer_and_names_max_tokens(tmp_path):
+    model = script(tmp_path, [{"text": "The tide", "finish": "length"}, ""], name="ask.json")
+    done = raf(tmp_path, "ask", "tides?", "--model", model)
+    assert done.returncode == 4, done.stderr
+    assert done.stdout == "The tide\n" and "raise --max-tokens" in done.stderr

@@ -208,3 +208,32 @@ async def test_session_cancel_stops_a_running_prompt(tmp_path: Path) -> None:
         await conn.cancel(session_id=session.session_id)
         result = await asyncio.wait_for(prompt, 15)
     assert result.stop_reason == "cancelled" and editor.text() == ""
+
+
+async def test_no_answer_is_an_error_and_a_cut_one_stops_for_max_tokens(tmp_path: Path) -> None:
+    """An empty answer would read as a silent end of turn: the editor gets an error."""
+    editor = Editor(allow=True)
+    replies: list[Any] = [{"text": "The tide comes in tw", "finish": "length"}, ""]
+    project = tmp_path / "project"
+    project.mkdir()
+    (project / "agent.yaml").write_text("name: plain\n", encoding="utf-8")
+    async with spawn_agent_process(
+        cast(Client, editor),
+        sys.executable,
+        "-m",
+        "raf.cli",
+        "acp",
+        str(project / "agent.yaml"),
+        "--model",
+        script(tmp_path, replies),
+        env=raf_env(tmp_path),
+        cwd=project,
+    ) as (conn, _process):
+        await asyncio.wait_for(conn.initialize(protocol_version=PROTOCOL_VERSION), 30)
+        session = await conn.new_session(cwd=str(tmp_path))
+        prompt = [text_block("tides?")]
+        cut = await asyncio.wait_for(conn.prompt(session_id=session.session_id, prompt=prompt), 30)
+        assert cut.stop_reason == "max_tokens" and editor.text() == "The tide comes in tw"
+        with pytest.raises(RequestError) as info:
+            await asyncio.wait_for(conn.prompt(session_id=session.session_id, prompt=prompt), 30)
+        assert "finished without an answer" in str(info.value.data or info.value)

@@ -14,20 +14,28 @@ from typing import Any, TextIO
 from raf.cli._agents import short
 from raf.cli.terminal_text import terminal_safe
 from raf.core.contents import ApprovalRequestContent, FunctionCallContent, FunctionResultContent
-from raf.core.responses import AgentResponseUpdate, FinishReason, UpdateKind
-
-CUT_OFF = "(cut off: the model reached its output limit; raise maxTokens, or ask for less)"
-"""Said after an answer that ended at the model's token limit, so it is not taken as whole."""
+from raf.core.responses import AgentResponseUpdate, AnswerCheck, UpdateKind
 
 
 class StreamPrinter:
-    """Prints updates: text to `out`, tool activity to `info` (the same stream in chat)."""
+    """Prints updates: text to `out`, tool activity to `info` (the same stream in chat).
 
-    def __init__(self, out: TextIO, info: TextIO) -> None:
+    With `notes`, an answer that is empty, cut off or filtered gets a note on `info` when
+    the run finishes, so it is not taken as whole (`raf run` says it itself, and exits 4).
+    """
+
+    def __init__(self, out: TextIO, info: TextIO, *, notes: bool = True) -> None:
         self.out = out
         self.info = info
+        self.notes = notes
         self._in_text = False
         self._message_id = ""
+        self._check = AnswerCheck()
+
+    def end_line(self) -> None:
+        """End the line of answer text on screen, if one is open, so what comes next on
+        either stream (a notice, an error) starts a line of its own."""
+        self._break()
 
     def _break(self) -> None:
         if self._in_text:
@@ -50,6 +58,7 @@ class StreamPrinter:
     def show(self, update: AgentResponseUpdate) -> None:
         kind = update.kind
         content = update.content
+        self._check.see(update)
         if kind is UpdateKind.TEXT_DELTA:
             if update.message_id != self._message_id:  # another message (another speaker)
                 self._break()
@@ -79,8 +88,9 @@ class StreamPrinter:
             self.info.flush()
         elif kind is UpdateKind.FINISHED:
             self._break()
-            if update.finish_reason is FinishReason.LENGTH:
-                self.info.write(f"{CUT_OFF}\n")
+            problem, self._check = self._check.problem, AnswerCheck()
+            if problem is not None and self.notes:
+                self.info.write(f"({problem.message})\n")
                 self.info.flush()
 
 

@@ -3,6 +3,9 @@
 The model is `--model`, else `$RAF_MODEL`, else the embedded local model, which is
 downloaded on first use. An API key in the environment alone never switches the model
 (no surprise bills, no text leaving the machine unasked); raf says how to use it.
+
+Exit codes as `raf run`'s: 0 answered; 1 an error; 2 a usage error; 4 no whole answer
+(the model gave none, or it was cut off at `--max-tokens` or filtered); 130 Ctrl-C.
 """
 
 from __future__ import annotations
@@ -13,9 +16,7 @@ import os
 import sys
 from typing import Any
 
-from raf.cli.terminal_text import terminal_safe
 from raf.core.options import ChatOptions
-from raf.core.responses import UpdateKind
 
 INSTRUCTIONS = "You are a helpful assistant. Answer clearly and briefly."
 KEY_HINTS = (
@@ -74,14 +75,14 @@ def ask_command(args: argparse.Namespace) -> int:
 
 async def _ask(prompt: str, spec: str | None, max_tokens: int) -> int:
     from raf.agent.builder import AgentBuilder
+    from raf.cli._agents import resolve_client
     from raf.clients.local.client import LocalChatClient
     from raf.clients.local.model_store import is_pulled, pull_model
-    from raf.clients.models import resolve_model
 
     hint = key_hint(spec)
     if hint:
         print(f"raf: {hint}", file=sys.stderr)
-    client = resolve_model(spec)
+    client = resolve_client(spec)
     if isinstance(client, LocalChatClient) and client.path is None and not is_pulled():
         print("raf: first run: fetching the local model (once)", file=sys.stderr)
         await pull_model(progress=lambda m: print(f"raf: {m}", file=sys.stderr, flush=True))
@@ -92,17 +93,20 @@ async def _ask(prompt: str, spec: str | None, max_tokens: int) -> int:
         .with_options(ChatOptions(max_tokens=max_tokens))
         .build()
     )
-    wrote = False
+    from raf.cli._render import StreamPrinter
+    from raf.cli.run import no_answer
+    from raf.core.responses import AnswerCheck
+
+    printer = StreamPrinter(sys.stdout, sys.stderr, notes=False)
+    check = AnswerCheck()
     try:
-        async for update in agent.run_stream(prompt):
-            if update.kind is UpdateKind.TEXT_DELTA:
-                sys.stdout.write(terminal_safe(update.text))
-                sys.stdout.flush()
-                wrote = True
+        with printer.warnings():
+            async for update in agent.run_stream(prompt):
+                printer.show(update)
+                check.see(update)
     finally:
+        printer.end_line()
         closer = getattr(client, "aclose", None)
         if closer is not None:
             await closer()
-    if wrote:
-        sys.stdout.write("\n")
-    return 0
+    return no_answer(check, max_tokens_flag=True)

@@ -2,7 +2,9 @@
 
 Exit codes: 0 the run finished; 1 an error (a document with problems, a model or tool
 failure); 2 a usage error (bad command line); 3 the run waits for approvals nobody
-answered (resume with `--session ID --approve all|none`); 130 interrupted (Ctrl-C).
+answered (resume with `--session ID --approve all|none`); 4 the run ended without a whole
+answer (empty, cut off at the token limit, or stopped by a content filter); 130
+interrupted (Ctrl-C).
 """
 
 from __future__ import annotations
@@ -22,12 +24,14 @@ from raf.core.cancellation import CancellationToken
 from raf.core.contents import ApprovalRequestContent
 from raf.core.messages import ChatMessage, Role
 from raf.core.options import ToolApprovalResponse
+from raf.core.responses import AnswerCheck
 from raf.core.sessions import AgentSession
 
 EXIT_OK = 0
 EXIT_ERROR = 1
 EXIT_USAGE = 2
 EXIT_AWAITING_APPROVAL = 3
+EXIT_NO_ANSWER = 4
 EXIT_INTERRUPTED = 130
 
 EPILOG = """exit codes:
@@ -36,6 +40,8 @@ EPILOG = """exit codes:
   2    usage error (bad command line)
   3    the run waits for approvals nobody answered; resume it with
        raf run FILE --session ID --approve all|none
+  4    no whole answer: the model gave none, or it was cut off at the token
+       limit or stopped by a content filter (stderr says which, and what to try)
   130  interrupted (Ctrl-C)
 """
 
@@ -123,7 +129,7 @@ async def _run(args: argparse.Namespace, prompt: str | ChatMessage | None) -> in
             session = agent.create_session(args.session)
     else:
         session = agent.create_session()
-    printer = StreamPrinter(sys.stdout, sys.stderr)
+    printer = StreamPrinter(sys.stdout, sys.stderr, notes=False)
     token = CancellationToken()
     loop = asyncio.get_running_loop()
     with contextlib.suppress(NotImplementedError, RuntimeError):
@@ -156,22 +162,27 @@ async def _run(args: argparse.Namespace, prompt: str | ChatMessage | None) -> in
                 cancellation=token, tool_approval_responses=responses, conflict_retries=retries
             )
             finish = None
+            check = AnswerCheck()
             with printer.warnings():
-                async for update in agent.run_stream(
-                    None if responses else messages, session=session, options=options
-                ):
-                    if args.json:
-                        line = json.dumps(update.to_dict(), ensure_ascii=False)
-                        print(json_text_safe(line), flush=True)
-                    else:
-                        printer.show(update)
-                    if update.kind is UpdateKind.FINISHED:
-                        finish = update.finish_reason
+                try:
+                    async for update in agent.run_stream(
+                        None if responses else messages, session=session, options=options
+                    ):
+                        if args.json:
+                            line = json.dumps(update.to_dict(), ensure_ascii=False)
+                            print(json_text_safe(line), flush=True)
+                        else:
+                            printer.show(update)
+                        check.see(update)
+                        if update.kind is UpdateKind.FINISHED:
+                            finish = update.finish_reason
+                finally:  # an error's message starts a line of its own
+                    printer.end_line()
             if token.cancelled or finish is FinishReason.CANCELLED:
                 print(f"raf: interrupted (session {session.id})", file=sys.stderr)
                 return EXIT_INTERRUPTED
             if finish is not FinishReason.AWAITING_APPROVAL:
-                return EXIT_OK
+                return no_answer(check)
             decided = await _decide(session.pending_approvals, args.approve, token, agent)
             if token.cancelled:
                 print(
@@ -188,6 +199,20 @@ async def _run(args: argparse.Namespace, prompt: str | ChatMessage | None) -> in
         with contextlib.suppress(NotImplementedError, RuntimeError):
             loop.remove_signal_handler(signal.SIGINT)
         await close_agent(agent)
+
+
+def no_answer(check: AnswerCheck, *, max_tokens_flag: bool = False) -> int:
+    """EXIT_OK for a whole answer; else the problem on stderr and EXIT_NO_ANSWER (with
+    `max_tokens_flag`, a cut-off answer names `--max-tokens`, the command's own limit)."""
+    problem = check.problem
+    if problem is None:
+        return EXIT_OK
+    message = problem.message
+    if max_tokens_flag and problem.code == "cut_off":
+        message = "the answer was cut off at the output limit; raise --max-tokens or ask for less"
+    sys.stdout.flush()
+    print(f"raf: no whole answer ({problem.code}): {message}", file=sys.stderr)
+    return EXIT_NO_ANSWER
 
 
 def _only_question(session: AgentSession) -> bool:

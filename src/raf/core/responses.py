@@ -272,6 +272,86 @@ class AgentResponse(ChatResponse):
     """With an output type: the answer as that type, validated (None without one)."""
 
 
+_TRY_LARGER = "try a larger model, or ask in fewer words"
+ANSWER_PROBLEMS: dict[str, str] = {
+    "empty_answer": "the model finished without an answer (no text, no structured output, "
+    f"no approval request); {_TRY_LARGER}",
+    "cut_off": "the answer was cut off at the model's output limit; raise the limit "
+    "(--max-tokens, or maxTokens in the agent document) or ask for less",
+    "content_filter": "the provider's content filter stopped the answer; rephrase the "
+    "request or use another model",
+}
+"""The problems `AnswerCheck` reports, by code, with what happened and what to try."""
+
+
+@dataclass(kw_only=True, slots=True)
+class AnswerProblem:
+    """Why a finished run has no whole answer: every surface reports it in its own shape
+    (an exit code, an error object, a finish reason), never as a silent success."""
+
+    code: str
+    """`empty_answer`, `cut_off` or `content_filter` (the keys of `ANSWER_PROBLEMS`)."""
+    message: str
+    """What happened and what to try, one sentence for a person."""
+
+    def to_dict(self) -> dict[str, str]:
+        return {"code": self.code, "message": self.message}
+
+
+class AnswerCheck:
+    """Watches one run's updates (or reads its response) and says whether the answer is
+    missing or incomplete: the one rule the CLI and every served surface apply."""
+
+    __slots__ = ("_answered", "finish_reason")
+
+    def __init__(self) -> None:
+        self._answered = False
+        self.finish_reason: FinishReason | None = None
+
+    def see(self, update: AgentResponseUpdate) -> None:
+        """Take one update of the run's stream."""
+        kind = update.kind
+        if kind is UpdateKind.TEXT_DELTA:
+            self._answered = self._answered or bool(update.text.strip())
+        elif kind is UpdateKind.APPROVAL_REQUEST:
+            self._answered = True
+        elif kind is UpdateKind.FINISHED:
+            self.finish_reason = update.finish_reason
+            self._answered = self._answered or update.value is not None
+
+    def see_response(self, response: ChatResponse) -> None:
+        """Take a finished run's response (the non-streaming path)."""
+        self.finish_reason = response.finish_reason
+        value = getattr(response, "value", None)
+        self._answered = (
+            bool(response.text.strip()) or value is not None or bool(response.pending_approvals)
+        )
+
+    @property
+    def problem(self) -> AnswerProblem | None:
+        """The problem with the answer seen, or None when it is whole (or the run was
+        cancelled or waits for approval, which are outcomes of their own)."""
+        finish = self.finish_reason
+        if finish is FinishReason.CANCELLED or finish is FinishReason.AWAITING_APPROVAL:
+            return None
+        if finish is FinishReason.LENGTH:
+            code = "cut_off"
+        elif finish is FinishReason.CONTENT_FILTER:
+            code = "content_filter"
+        elif not self._answered:
+            code = "empty_answer"
+        else:
+            return None
+        return AnswerProblem(code=code, message=ANSWER_PROBLEMS[code])
+
+
+def answer_problem(response: ChatResponse) -> AnswerProblem | None:
+    """The problem with a finished run's answer (see `AnswerCheck`), or None."""
+    check = AnswerCheck()
+    check.see_response(response)
+    return check.problem
+
+
 class ResponseFolder:
     """Folds stream updates into messages, exactly as the non-streaming path builds them."""
 

@@ -17,7 +17,7 @@ from raf.core.agent_like import AgentLike, own_tools
 from raf.core.contents import ApprovalResponseContent, content_to_dict
 from raf.core.errors import RafError
 from raf.core.messages import ChatMessage
-from raf.core.responses import FinishReason, UpdateKind
+from raf.core.responses import AnswerCheck, FinishReason, UpdateKind
 from raf.serve.a2a_tasks import stored_tasks
 from raf.serve.errors import ServeError, require_extra
 from raf.serve.hosting import AgentHost
@@ -136,7 +136,9 @@ def make_executor(host: AgentHost, name: str) -> AgentExecutor:
                 _active, updates = await host.stream(name, context_id, owner, messages, approvals)
                 answer: list[str] = []
                 finish: FinishReason | None = None
+                check = AnswerCheck()
                 async for update in updates:
+                    check.see(update)
                     if update.kind is UpdateKind.TEXT_DELTA:
                         answer.append(update.text)
                     elif update.kind is UpdateKind.FINISHED:
@@ -147,7 +149,10 @@ def make_executor(host: AgentHost, name: str) -> AgentExecutor:
                 return
             if answer:
                 await updater.add_artifact([new_text_part("".join(answer))], name="answer")
-            if finish is FinishReason.CANCELLED:
+            problem = check.problem
+            if problem is not None:  # the task failed: no whole answer to give
+                await updater.failed(say(f"{problem.code}: {problem.message}"))
+            elif finish is FinishReason.CANCELLED:
                 await updater.cancel(say("the run was cancelled"))
             elif finish is FinishReason.AWAITING_APPROVAL:
                 session = await host.session(name, context_id, owner)

@@ -1,8 +1,11 @@
 """One agent for an editor over the Agent Client Protocol on stdio (`raf acp FILE`).
 
 Text, reasoning and tool calls stream as session updates; a call that needs approval
-becomes a permission request to the editor, and its answer resumes the run. Sessions
-are raf sessions, so `session/load` replays a stored conversation.
+becomes a permission request to the editor, and its answer resumes the run. A tool call
+is shown with its kind, the files it touches and (an edit) its diff, and its result as
+text. A prompt may hold resource links, embedded resources and images beside text (see
+`raf.serve.acp_parts`). Sessions are raf sessions, so `session/load` replays a stored
+conversation: its text, and its tool calls with their results.
 """
 
 from __future__ import annotations
@@ -14,13 +17,23 @@ from raf.core.call_approval import answerable_requests
 from raf.core.contents import (
     ApprovalRequestContent,
     ApprovalResponseContent,
+    DataContent,
     FunctionCallContent,
     FunctionResultContent,
+    ReasoningContent,
+    TextContent,
 )
 from raf.core.errors import RafError
 from raf.core.messages import ChatMessage, Role
-from raf.core.responses import AgentResponseUpdate, FinishReason, UpdateKind
-from raf.core.sessions import SessionStore
+from raf.core.responses import (
+    ANSWER_PROBLEMS,
+    AgentResponseUpdate,
+    AnswerCheck,
+    FinishReason,
+    UpdateKind,
+)
+from raf.core.sessions import AgentSession, SessionStore
+from raf.serve.acp_parts import ShownCall, agent_tools, data_block, model_media, show_call
 from raf.serve.errors import ServeError, require_extra
 from raf.serve.hosting import ANONYMOUS, AgentHost
 from raf.serve.requests import error_for
@@ -55,6 +68,10 @@ class RafAcpAgent:
         self.client: acp.Client | None = None
         self.calls: dict[str, set[str]] = {}
         """Per session, the tool calls the editor has been told of (`tool_call` sent)."""
+        self.tools = agent_tools(agent)
+        self.media = model_media(agent)
+        self.shown: dict[str, ShownCall] = {}
+        """How each call the editor was told of is shown, by call id (for its result)."""
         self.turns: dict[str, bool] = {}
         """Sessions with a prompt in progress, and whether the editor cancelled it (a
         cancel can arrive before the run has started)."""
@@ -75,14 +92,36 @@ class RafAcpAgent:
         **_: Any,
     ) -> schema.InitializeResponse:
         from acp import PROTOCOL_VERSION
-        from acp.schema import AgentCapabilities, Implementation, InitializeResponse
+        from acp.schema import (
+            AgentCapabilities,
+            Implementation,
+            InitializeResponse,
+            PromptCapabilities,
+        )
 
         from raf._version import __version__
 
         return InitializeResponse(
             protocol_version=min(protocol_version, PROTOCOL_VERSION),
-            agent_capabilities=AgentCapabilities(load_session=True),
+            agent_capabilities=AgentCapabilities(
+                load_session=True, prompt_capabilities=self._prompt_capabilities()
+            ),
             agent_info=Implementation(name=self.name, title=self.name, version=__version__),
+        )
+
+    def _prompt_capabilities(self) -> schema.PromptCapabilities:
+        """What prompts may hold beside text: embedded resources always (their text is
+        text; a binary one must be of a type the model takes), images and audio when the
+        agent's model takes some (a model that declares nothing is taken to)."""
+        from acp.schema import PromptCapabilities
+
+        media = self.media
+
+        def takes(family: str) -> bool:
+            return media is None or any(t.startswith(family) for t in media)
+
+        return PromptCapabilities(
+            image=takes("image/"), audio=takes("audio/"), embedded_context=True
         )
 
     async def new_session(self, cwd: str, **_: Any) -> schema.NewSessionResponse:
@@ -92,36 +131,106 @@ class RafAcpAgent:
         return NewSessionResponse(session_id=session.id)
 
     async def load_session(self, cwd: str, session_id: str, **_: Any) -> schema.LoadSessionResponse:
-        from acp import update_agent_message_text, update_user_message_text
         from acp.schema import LoadSessionResponse
 
         try:
             session = await self.host.session(self.name, session_id, ANONYMOUS)
         except ServeError as exc:
             raise _acp_error(exc) from None
-        for message in session.messages:
-            if not message.text:
-                continue
-            if message.role is Role.USER:
-                await self._client().session_update(
-                    session_id, update_user_message_text(message.text)
-                )
-            elif message.role is Role.ASSISTANT:
-                await self._client().session_update(
-                    session_id, update_agent_message_text(message.text)
-                )
+        for update in self._replay(session):
+            await self._client().session_update(session_id, update)
         return LoadSessionResponse()
+
+    def _replay(self, session: AgentSession) -> list[Any]:
+        """The stored conversation as the session updates that first showed it: user
+        text and images, the agent's text and thoughts, each tool call (`tool_call`) and
+        its result (`tool_call_update`, same id)."""
+        from acp import (
+            start_tool_call,
+            update_agent_message_text,
+            update_agent_thought_text,
+            update_tool_call,
+            update_user_message,
+            update_user_message_text,
+        )
+
+        known = self.calls.setdefault(session.id, set())
+        out: list[Any] = []
+        for message in session.messages:
+            for content in message.contents:
+                if isinstance(content, TextContent) and content.text:
+                    if message.role is Role.USER:
+                        out.append(update_user_message_text(content.text))
+                    elif message.role is Role.ASSISTANT:
+                        out.append(update_agent_message_text(content.text))
+                elif isinstance(content, DataContent) and message.role is Role.USER:
+                    block = data_block(content)
+                    if block is not None:
+                        out.append(update_user_message(block))
+                elif isinstance(content, ReasoningContent) and content.text:
+                    out.append(update_agent_thought_text(content.text))
+                elif isinstance(content, FunctionCallContent):
+                    shown = self._show(content.call_id, content.name, content.arguments)
+                    known.add(content.call_id)
+                    out.append(
+                        start_tool_call(
+                            content.call_id,
+                            content.name,
+                            kind=shown.kind,  # type: ignore[arg-type]
+                            status="pending",
+                            locations=shown.location_models(),
+                            content=shown.diff_content(),
+                            raw_input=content.arguments,
+                        )
+                    )
+                elif isinstance(content, FunctionResultContent):
+                    if content.call_id not in known:  # a result whose call was not kept
+                        known.add(content.call_id)
+                        shown = self._show(content.call_id, content.name or "tool", None)
+                        out.append(
+                            start_tool_call(
+                                content.call_id, content.name or "tool", kind=shown.kind
+                            )  # type: ignore[arg-type]
+                        )
+                    out.append(self._result_update(content))
+        return out
+
+    def _show(self, call_id: str, name: str, arguments: Any) -> ShownCall:
+        """How call `call_id` is shown (kept for its result)."""
+        shown = show_call(self.tools.get(name), name, arguments)
+        self.shown[call_id] = shown
+        return shown
+
+    def _result_update(self, result: FunctionResultContent) -> Any:
+        """A finished call's `tool_call_update`: its status, its result as content (and
+        an edit's diff), and the raw result."""
+        from acp import update_tool_call
+
+        failed = result.error is not None
+        shown = self.shown.get(result.call_id) or ShownCall()
+        return update_tool_call(
+            result.call_id,
+            status="failed" if failed else "completed",
+            content=shown.result_content(result),
+            raw_output=result.error if failed else result.result,
+        )
 
     async def prompt(self, session_id: str, prompt: list[Any], **_: Any) -> schema.PromptResponse:
         from acp.schema import PromptResponse
 
-        text = "\n".join(getattr(block, "text", "") for block in prompt if block.type == "text")
-        messages = [ChatMessage.user(text)]
+        from raf.serve.acp_parts import prompt_message
+
+        try:
+            messages = [prompt_message(prompt, self.media)]
+        except ServeError as exc:  # nothing ran: the session is as it was
+            raise _acp_error(exc) from None
         approvals: list[ApprovalResponseContent] = []
         self.turns[session_id] = False
         try:
             while True:
-                finish = await self._run(session_id, messages, approvals)
+                finish, empty = await self._run(session_id, messages, approvals)
+                if empty:  # no answer at all: an error the editor shows
+                    raise ServeError(502, "empty_answer", ANSWER_PROBLEMS["empty_answer"])
                 if finish is not FinishReason.AWAITING_APPROVAL:
                     return PromptResponse(stop_reason=STOP_REASONS.get(finish, "end_turn"))  # type: ignore[arg-type]
                 session = await self.host.session(self.name, session_id, ANONYMOUS)
@@ -142,19 +251,24 @@ class RafAcpAgent:
         session_id: str,
         messages: list[ChatMessage],
         approvals: list[ApprovalResponseContent],
-    ) -> FinishReason | None:
+    ) -> tuple[FinishReason | None, bool]:
+        """Run once: the finish reason, and whether the run ended with no answer at all
+        (a cut-off or filtered answer has a stop reason of its own)."""
         active, updates = await self.host.stream(
             self.name, session_id, ANONYMOUS, messages, approvals
         )
         if self.turns.get(session_id):
             active.token.cancel("cancelled by the editor")
         finish: FinishReason | None = None
+        check = AnswerCheck()
         async for update in updates:
+            check.see(update)
             if update.kind is UpdateKind.FINISHED:
                 finish = update.finish_reason
             else:
                 await self._send(session_id, update)
-        return finish
+        problem = check.problem
+        return finish, problem is not None and problem.code == "empty_answer"
 
     async def _send(self, session_id: str, update: AgentResponseUpdate) -> None:
         """One raf update as ACP session updates (those with no ACP form are skipped).
@@ -175,8 +289,17 @@ class RafAcpAgent:
         def announce(call_id: str, name: str, arguments: Any, status: Any) -> None:
             if call_id not in known:
                 known.add(call_id)
+                shown = self._show(call_id, name, arguments)
                 sent.append(
-                    start_tool_call(call_id, name, kind="other", status=status, raw_input=arguments)
+                    start_tool_call(
+                        call_id,
+                        name,
+                        kind=shown.kind,  # type: ignore[arg-type]
+                        status=status,
+                        locations=shown.location_models(),
+                        content=shown.diff_content() or None,
+                        raw_input=arguments,
+                    )
                 )
 
         if update.kind is UpdateKind.TEXT_DELTA and update.text:
@@ -195,14 +318,7 @@ class RafAcpAgent:
                 announce(update.call_id, update.tool_name, arguments, "in_progress")
         elif update.kind is UpdateKind.TOOL_CALLED and isinstance(content, FunctionResultContent):
             announce(content.call_id, content.name or update.tool_name, None, "pending")
-            failed = content.error is not None
-            sent.append(
-                update_tool_call(
-                    content.call_id,
-                    status="failed" if failed else "completed",
-                    raw_output=content.error if failed else content.result,
-                )
-            )
+            sent.append(self._result_update(content))
         for item in sent:
             await self._client().session_update(session_id, item)
 
@@ -219,11 +335,16 @@ class RafAcpAgent:
         decided: list[ApprovalResponseContent] = []
         for request in pending:
             title = request.name + (f": {request.reason}" if request.reason else "")
+            shown = self.shown.get(request.call_id) or self._show(
+                request.call_id, request.name, request.arguments
+            )
             call = ToolCallUpdate(
                 tool_call_id=request.call_id,
                 title=title,
-                kind="other",
+                kind=shown.kind,  # type: ignore[arg-type]
                 status="pending",
+                locations=shown.location_models() or None,
+                content=shown.diff_content() or None,
                 raw_input=request.arguments,
             )
             answer = await self._client().request_permission(

@@ -37,7 +37,7 @@ from raf.core.contents import (
     FunctionResultContent,
 )
 from raf.core.messages import ChatMessage
-from raf.core.responses import AgentResponseUpdate, FinishReason, UpdateKind
+from raf.core.responses import AgentResponseUpdate, AnswerCheck, FinishReason, UpdateKind
 from raf.core.sessions import AgentSession
 from raf.core.usage import UsageDetails
 from raf.serve.errors import ServeError, require_extra
@@ -496,6 +496,7 @@ class AguiRun:
             yield self._snapshot(shown)
         pending = [a.request for a in session_approvals(session) if a.request is not None]
         mapper = EventMapper(known_calls={p.call_id for p in pending})
+        check = AnswerCheck()
         active = None
         try:
             if body.resume:
@@ -513,6 +514,7 @@ class AguiRun:
                 instructions=run_instructions(body, owned),
             )
             async for update in updates:
+                check.see(update)
                 for event in mapper.events(update):
                     yield event
             for event in [*mapper.close_reasoning(), *mapper.close_text(), *mapper.end_calls()]:
@@ -531,6 +533,10 @@ class AguiRun:
         if state != before:  # a delta from the snapshot sent, or the first snapshot
             merged = merged_state(body.state, state, owned | set(state))
             yield self._delta(shown, merged) if before else self._snapshot(merged)
+        problem = check.problem
+        if problem is not None:  # recorded, but no whole answer: the run ends in an error
+            yield RunErrorEvent(message=problem.message, code=problem.code)
+            return
         yield self._finished(mapper, after)
 
     def _own_state_keys(self, state: dict[str, Any]) -> set[str]:

@@ -16,7 +16,7 @@ from raf.core.call_approval import session_approvals
 from raf.core.contents import ApprovalResponseContent, DataContent, content_to_dict
 from raf.core.errors import RafError
 from raf.core.messages import ChatMessage, Role
-from raf.core.responses import AgentResponse, AgentResponseUpdate
+from raf.core.responses import AgentResponse, AgentResponseUpdate, AnswerCheck, answer_problem
 from raf.core.sessions import AgentSession
 from raf.serve.catalog import describe_agent
 from raf.serve.errors import ServeError
@@ -170,12 +170,17 @@ async def session_body(session: AgentSession, host: AgentHost) -> dict[str, Any]
 
 
 def run_body(response: AgentResponse, active: ActiveRun, session_id: str) -> dict[str, Any]:
-    """A finished run's JSON form; `session_id` is the session's id as its owner knows it."""
+    """A finished run's JSON form; `session_id` is the session's id as its owner knows it.
+    A run without a whole answer (empty, cut off, filtered) carries an `error` object
+    that says so; the run is recorded in the session all the same."""
     data = response.to_dict()
     data["session_id"] = session_id
     data["run_id"] = active.run_id
     data["text"] = response.text
     data["pending_approvals"] = [content_to_dict(p) for p in response.pending_approvals]
+    problem = answer_problem(response)
+    if problem is not None:
+        data["error"] = problem.to_dict()
     return data
 
 
@@ -183,13 +188,20 @@ async def sse(
     active: ActiveRun, session_id: str, updates: AsyncIterator[AgentResponseUpdate]
 ) -> AsyncIterator[str]:
     """Server-sent events: `run` first, then one `update` per stream update, and an
-    `error` event when the run fails midway (the session then stays as it was)."""
+    `error` event when the run fails midway (the session then stays as it was) or ends
+    without a whole answer (empty, cut off, filtered; the run is recorded)."""
     yield f"event: run\ndata: {json_line({'run_id': active.run_id, 'session_id': session_id})}\n\n"
+    check = AnswerCheck()
     try:
         async for update in updates:
+            check.see(update)
             yield f"event: update\ndata: {json_line(update.to_dict())}\n\n"
     except Exception as exc:
         yield f"event: error\ndata: {json_line(error_for(exc).body())}\n\n"
+        return
+    problem = check.problem
+    if problem is not None:
+        yield f"event: error\ndata: {json_line({'error': problem.to_dict()})}\n\n"
 
 
 def owner_of_request(scope: MutableMapping[str, Any]) -> str:

@@ -3,7 +3,7 @@ programs, and what examples and users' own scripts load to run with no model and
 
 The file is a list of replies, one per model call, or `{"replies": [...], "chunkSize": n}`.
 A reply is a string, or `{"text": ..., "calls": [{"name", "arguments", "id"}], "delay":
-seconds, "pace": seconds}`.
+seconds, "pace": seconds, "finish": reason}`.
 """
 
 from __future__ import annotations
@@ -17,14 +17,17 @@ from typing import Any
 from raf.core.errors import ConfigurationError
 from raf.core.messages import ChatMessage
 from raf.core.options import ChatOptions
-from raf.core.responses import AgentResponseUpdate, ChatResponse
+from raf.core.responses import AgentResponseUpdate, ChatResponse, FinishReason
 from raf.testing.scripted import ScriptedChatClient, call, reply
 
 SCRIPTED_PREFIX = "scripted:"
 """The model-string prefix that names a script file (`scripted:replies.json`)."""
 
 
-_REPLY_KEYS = {"text", "calls", "delay", "pace"}
+_REPLY_KEYS = {"text", "calls", "delay", "pace", "finish"}
+_FINISHES = ("stop", "length", "content_filter")
+"""The finish reasons a reply may give (`finish`): an answer cut at the token limit or
+stopped by a filter, for tests of what raf does then."""
 _CALL_KEYS = {"name", "arguments", "id"}
 
 
@@ -57,6 +60,10 @@ def _check_reply(path: Path, index: int, item: Any) -> None:
                 f'{where}: call {number} must be {{"name": ..., "arguments": {{...}}, '
                 f'"id": ...}} with a name, not {json.dumps(found)[:80]}'
             )
+    if item.get("finish", "stop") not in _FINISHES:
+        raise ConfigurationError(
+            f"{where}: 'finish' is one of {', '.join(_FINISHES)}, not {item['finish']!r}"
+        )
     for key in ("delay", "pace"):
         value = item.get(key, 0)
         if isinstance(value, bool) or not isinstance(value, int | float) or value < 0:
@@ -68,8 +75,9 @@ class ScriptFileClient:
 
     The file is a list of replies (or `{"replies": [...], "chunkSize": n}`). A reply is a
     string, or `{"text": ..., "calls": [{"name", "arguments", "id"}], "delay": seconds,
-    "pace": seconds}`; `delay` waits before answering (cancellable, so a test can interrupt
-    a run) and `pace` between streamed pieces (so a test sees text arrive in pieces).
+    "pace": seconds, "finish": reason}`; `delay` waits before answering (cancellable, so a
+    test can interrupt a run), `pace` between streamed pieces (so a test sees text arrive
+    in pieces) and `finish` (`stop`, `length`, `content_filter`) says why the reply ended.
     """
 
     def __init__(self, path: Path) -> None:
@@ -107,7 +115,13 @@ class ScriptFileClient:
                 call(c["name"], dict(c.get("arguments") or {}), call_id=c.get("id"))
                 for c in item.get("calls", [])
             ]
-            items.append(reply(str(item.get("text", "")), *calls))
+            message = reply(str(item.get("text", "")), *calls)
+            if "finish" in item:
+                items.append(
+                    ChatResponse(messages=[message], finish_reason=FinishReason(item["finish"]))
+                )
+            else:
+                items.append(message)
             self.delays.append(float(item.get("delay", 0.0)))
             self.paces.append(float(item.get("pace", 0.01)))
         self.inner = ScriptedChatClient(items, chunk_size=chunk)
