@@ -237,10 +237,12 @@ async def test_minimal_user_classes_work_as_tools_and_providers() -> None:
 def test_objects_that_are_not_tools_or_providers_are_refused_clearly() -> None:
     from raf import Agent, ConfigurationError
 
-    with pytest.raises(ConfigurationError, match="neither a Tool nor callable"):
+    with pytest.raises(ToolDefinitionError, match="is not a tool: give a function"):
         AgentBuilder().with_tool(object())  # type: ignore[arg-type]
-    with pytest.raises(ToolDefinitionError, match="needs at least a 'name'"):
+    with pytest.raises(ToolDefinitionError, match="decorated with @tool"):
         Agent(chat_client=ScriptedChatClient(), tools=[object()])  # type: ignore[list-item]
+    with pytest.raises(ConfigurationError, match="not a chat client; give a model string"):
+        Agent(chat_client=object())  # type: ignore[arg-type]
     with pytest.raises(ProviderError, match="needs an async on_invoking"):
         AgentBuilder().with_chat_client(ScriptedChatClient()).with_context_provider(
             object()  # type: ignore[arg-type]

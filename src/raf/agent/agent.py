@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import asyncio
 import functools
-from collections.abc import AsyncIterator, Mapping, Sequence
+from collections.abc import AsyncIterator, Callable, Mapping, Sequence
 from contextlib import AbstractContextManager
 from typing import Any, Generic
 
@@ -19,19 +19,34 @@ from raf.agent.run.run import Run, begin, with_run_arguments
 from raf.agent.template import PromptTemplate, render_instructions
 from raf.core.chat_client import ChatClient
 from raf.core.context import ContextProvider, as_context_provider
-from raf.core.errors import RafError
+from raf.core.errors import RafError, ToolDefinitionError
+from raf.core.function_tool import FunctionTool
 from raf.core.messages import ChatMessage, MessageInput, Role
 from raf.core.middleware import NO_MIDDLEWARE, MiddlewareSet
 from raf.core.options import AgentRunOptions, ChatOptions
 from raf.core.responses import AgentResponse, AgentResponseUpdate
 from raf.core.run_context import DepsT
 from raf.core.sessions import AgentSession, SessionStore
-from raf.core.tools import Tool, index_tools
+from raf.core.tools import Tool, as_tool, index_tools, is_tool
 from raf.core.usage import UsageLimits
 
 DEFAULT_HISTORY: Any = object()
 """`Agent(history=...)` unset: the agent keeps its transcript with a new
 `InMemoryHistoryProvider`, first among its providers (as `AgentBuilder` does)."""
+
+
+def taken_tool(item: Tool | Callable[..., Any]) -> Tool:
+    """A tool as an agent takes it: a Tool as it is, a plain function as a tool described
+    by its type hints and docstring (as `@tool` with no options makes it)."""
+    if is_tool(item) or hasattr(item, "invoke"):
+        return as_tool(item)
+    if callable(item) and not isinstance(item, type):
+        return FunctionTool(item)
+    raise ToolDefinitionError(
+        f"{item!r} is not a tool: give a function (its type hints and docstring describe "
+        "it), a function decorated with @tool (for a name, approval or a timeout), or an "
+        "object with a 'name' and an async 'invoke(arguments, context)'"
+    )
 
 
 class Agent(Generic[DepsT]):
@@ -47,9 +62,9 @@ class Agent(Generic[DepsT]):
     def __init__(
         self,
         *,
-        chat_client: ChatClient,
+        chat_client: ChatClient | str,
         instructions: str | None = None,
-        tools: Sequence[Tool] = (),
+        tools: Sequence[Tool | Callable[..., Any]] = (),
         context_providers: Sequence[ContextProvider] = (),
         name: str = "agent",
         description: str = "",
@@ -74,7 +89,7 @@ class Agent(Generic[DepsT]):
         self.instructions = instructions
         self.instructions_template = instructions_template
         """Instructions rendered at each run from its variables (before `instructions`)."""
-        self._tool_index = index_tools(tools, where=f"on agent {name!r}")
+        self._tool_index = index_tools([taken_tool(t) for t in tools], where=f"on agent {name!r}")
         self.tools: tuple[Tool, ...] = tuple(self._tool_index.values())
         self._indexed_tools = self.tools  # `tools` may be replaced after building
         providers = [as_context_provider(p) for p in context_providers]
@@ -95,6 +110,10 @@ class Agent(Generic[DepsT]):
         self.usage_limits = usage_limits
         self.session_usage_limits = session_usage_limits
         self.tool_timeout = tool_timeout
+        if isinstance(chat_client, str) or not hasattr(chat_client, "get_response"):
+            from raf.clients.models import as_chat_client
+
+            chat_client = as_chat_client(chat_client, where="Agent(chat_client=...)")
         self.leaf_client = chat_client
         self.tool_loop = FunctionInvokingChatClient(
             chat_client, max_tool_rounds=max_tool_rounds, max_repeated_calls=max_repeated_calls

@@ -5,7 +5,7 @@ from __future__ import annotations
 from collections.abc import Callable, Mapping, Sequence
 from typing import Any, Generic, Self
 
-from raf.agent.agent import Agent
+from raf.agent.agent import Agent, taken_tool
 from raf.agent.guardrails import TextGuardrail, ToolCheck, ToolGuardrail, guardrail_middleware
 from raf.agent.history import InMemoryHistoryProvider
 from raf.agent.run import DEFAULT_MAX_REPEATED_CALLS, DEFAULT_MAX_TOOL_ROUNDS
@@ -15,7 +15,6 @@ from raf.agent.template import PromptTemplate
 from raf.core.chat_client import ChatClient, ChatClientDecorator
 from raf.core.context import ContextProvider
 from raf.core.errors import ConfigurationError
-from raf.core.function_tool import FunctionTool
 from raf.core.middleware import (
     NO_MIDDLEWARE,
     AgentMiddleware,
@@ -26,7 +25,7 @@ from raf.core.middleware import (
 from raf.core.options import ChatOptions
 from raf.core.run_context import DepsT
 from raf.core.sessions import SessionStore
-from raf.core.tools import Tool, as_tool, is_tool
+from raf.core.tools import Tool
 from raf.core.usage import UsageLimits
 
 
@@ -101,12 +100,7 @@ class AgentBuilder(Generic[DepsT]):
 
     def with_tool(self, tool: Tool | Callable[..., Any]) -> Self:
         """Register a tool; a plain function is turned into one with `@tool`."""
-        if is_tool(tool) or hasattr(tool, "invoke"):
-            self._tools.append(as_tool(tool))
-        elif callable(tool):
-            self._tools.append(FunctionTool(tool))
-        else:
-            raise ConfigurationError(f"with_tool(): {tool!r} is neither a Tool nor callable")
+        self._tools.append(taken_tool(tool))
         return self
 
     def with_tools(self, tools: Sequence[Tool | Callable[..., Any]]) -> Self:
@@ -124,8 +118,12 @@ class AgentBuilder(Generic[DepsT]):
         self._history = provider
         return self
 
-    def with_chat_client(self, client: ChatClient) -> Self:
-        self._client = client
+    def with_chat_client(self, client: ChatClient | str) -> Self:
+        """The model: a client, or a model string (`"openai:gpt-4o-mini"`) resolved now,
+        as `resolve_model` does."""
+        from raf.clients.models import as_chat_client
+
+        self._client = as_chat_client(client, where="with_chat_client()")
         return self
 
     def with_decorator(self, decorator: ChatClientDecorator) -> Self:

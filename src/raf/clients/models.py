@@ -367,3 +367,22 @@ def resolve_model(spec: str | None = None, *, retry: bool = True, **settings: An
 
         client = RetryingChatClient(client)
     return client
+
+
+def as_chat_client(value: ChatClient | str, *, where: str) -> ChatClient:
+    """`value` as a chat client: a model string (`"openai:gpt-4o"`) resolves as
+    `resolve_model` does, so an unknown provider, a missing extra or a missing key is
+    refused here, when the agent is built; anything that is neither is a clear error
+    naming `where` (the parameter or method that took it)."""
+    if isinstance(value, str):
+        return resolve_model(value)
+    if callable(getattr(value, "get_response", None)) and callable(
+        getattr(value, "get_streaming_response", None)
+    ):
+        return value
+    raise ConfigurationError(
+        f"{where}: {value!r} is not a chat client; give a model string such as "
+        "'openai:gpt-4o-mini' or 'local', or a client (raf.resolve_model(...), "
+        "raf.testing.ScriptedChatClient(...), or a class with get_response and "
+        "get_streaming_response)"
+    )

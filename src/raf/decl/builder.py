@@ -144,9 +144,12 @@ class DeclAgentBuilder:
         self._providers.append(provider)
         return self
 
-    def with_chat_client(self, client: ChatClient) -> DeclAgentBuilder:
-        """Use this client instead of the document's `model` (sub-agents inherit it)."""
-        self._client = client
+    def with_chat_client(self, client: ChatClient | str) -> DeclAgentBuilder:
+        """Use this client instead of the document's `model` (sub-agents inherit it); a
+        model string (`"openai:gpt-4o-mini"`) resolves now, as `resolve_model` does."""
+        from raf.clients.models import as_chat_client
+
+        self._client = as_chat_client(client, where="with_chat_client()")
         return self
 
     def with_connection(

@@ -116,9 +116,12 @@ class DeclWorkflowBuilder:
         self._mcp[name] = server
         return self
 
-    def with_chat_client(self, client: ChatClient) -> DeclWorkflowBuilder:
-        """The model of every agent the document declares."""
-        self._client = client
+    def with_chat_client(self, client: ChatClient | str) -> DeclWorkflowBuilder:
+        """The model of every agent the document declares; a model string
+        (`"openai:gpt-4o-mini"`) resolves now, as `resolve_model` does."""
+        from raf.clients.models import as_chat_client
+
+        self._client = as_chat_client(client, where="with_chat_client()")
         return self
 
     def with_checkpoint_store(self, store: CheckpointStore) -> DeclWorkflowBuilder:
