@@ -138,7 +138,13 @@ def _server_arguments(parser: argparse.ArgumentParser) -> None:
         metavar="PATH|memory",
         help="SQLite file for sessions (default: serve-sessions.sqlite in raf's data folder)",
     )
-    parser.add_argument("--public-url", metavar="URL", help="where clients reach the server")
+    parser.add_argument(
+        "--public-url",
+        metavar="URL",
+        help="the absolute http(s) address clients reach the server at, e.g. behind a proxy "
+        "(https://agents.example.com); every published URL (A2A agent cards) uses it "
+        "(default: the address each request came to)",
+    )
     parser.add_argument(
         "--durable",
         metavar="URL",
@@ -361,6 +367,10 @@ def serve_command(args: argparse.Namespace) -> int:
     if problem is not None:
         print(terminal_safe(f"raf serve: {problem}"), file=sys.stderr)
         return 2
+    if args.public_url is not None:  # before any worker starts
+        from raf.serve.public_url import check_public_url
+
+        args.public_url = check_public_url(args.public_url, where="--public-url")
     if args.workers > 1 and args.worker_fd is None:
         return _spawn_workers(args)
 
@@ -425,7 +435,7 @@ def serve_command(args: argparse.Namespace) -> int:
         openai=not args.no_openai,
         a2a=not args.no_a2a,
         agui=not args.no_agui,
-        base_url=url,
+        public_url=args.public_url,
         ui=ui,
     )
 

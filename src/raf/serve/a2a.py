@@ -2,9 +2,16 @@
 
 Agent `NAME` answers JSON-RPC at `/a2a/NAME`, with its card at
 `/a2a/NAME/.well-known/agent-card.json`; the first agent's card is also at the root
-`/.well-known/agent-card.json`. An A2A context is a raf session owned by the caller's
-token, and its tasks are kept in the server's session store (`raf.serve.a2a_tasks`), so
-any worker sharing the store answers for them. A run that stops for approval leaves its
+`/.well-known/agent-card.json`. One endpoint speaks both protocol versions, through the
+SDK's compatibility layer: a request with `A2A-Version: 1.0` uses the 1.0 methods
+(`SendMessage`, `GetTask`, ...), one without the header is a 0.3 client's
+(`message/send`, `tasks/get`, ...); both reach the same tasks and sessions. The card
+lists the endpoint for each version and carries the 0.3 fields (`url`,
+`protocolVersion`) beside the 1.0 ones, so clients of either version read it.
+
+An A2A context is a raf session owned by the caller's token, and its tasks are kept in
+the server's session store (`raf.serve.a2a_tasks`), so any worker sharing the store
+answers for them. A run that stops for approval leaves its
 task `input-required` with the pending calls as a data part; a message with a data part
 `{"approvals": [{"call_id", "approved", "reason"?}]}` in the same context answers them.
 """
@@ -18,6 +25,7 @@ from raf.core.contents import ApprovalResponseContent, content_to_dict
 from raf.core.errors import RafError
 from raf.core.messages import ChatMessage
 from raf.core.responses import AnswerCheck, FinishReason, UpdateKind
+from raf.serve.a2a_requests import VERSION_HEADER, RequestProblem, check_request
 from raf.serve.a2a_tasks import stored_tasks
 from raf.serve.errors import ServeError, require_extra
 from raf.serve.hosting import AgentHost
@@ -30,6 +38,10 @@ if TYPE_CHECKING:
     from a2a.types import AgentCard
     from fastapi import FastAPI
     from starlette.requests import Request
+
+
+PROTOCOL_VERSIONS = ("1.0", "0.3")
+"""The A2A protocol versions every agent's endpoint answers, the preferred one first."""
 
 
 def agent_card(agent: AgentLike, url: str, security: ServeSecurity) -> AgentCard:
@@ -50,7 +62,8 @@ def agent_card(agent: AgentLike, url: str, security: ServeSecurity) -> AgentCard
         description=agent.description or f"The raf agent {agent.name!r}.",
         version="1.0.0",
         supported_interfaces=[
-            AgentInterface(url=url, protocol_binding="JSONRPC", protocol_version="1.0")
+            AgentInterface(url=url, protocol_binding="JSONRPC", protocol_version=version)
+            for version in PROTOCOL_VERSIONS
         ],
         capabilities=AgentCapabilities(streaming=True, push_notifications=False),
         default_input_modes=["text/plain", "application/json"],
@@ -190,17 +203,18 @@ def make_executor(host: AgentHost, name: str) -> AgentExecutor:
 
 
 def mount_a2a(
-    app: FastAPI, host: AgentHost, *, base_url: str | None, security: ServeSecurity
+    app: FastAPI, host: AgentHost, *, public_url: str | None, security: ServeSecurity
 ) -> None:
-    """Add every hosted agent's A2A card and JSON-RPC routes to `app`; cards give
-    `base_url`, or the address the request came to when it is None."""
+    """Add every hosted agent's A2A card and JSON-RPC routes (protocol 1.0 and 0.3) to
+    `app`; cards give `public_url`, or the address the request came to when it is None."""
     require_extra("a2a", "serving agents over A2A")
     from a2a.auth.user import User
     from a2a.server.context import ServerCallContext
     from a2a.server.request_handlers import DefaultRequestHandler
-    from a2a.server.routes import DefaultServerCallContextBuilder, create_jsonrpc_routes
-    from google.protobuf.json_format import MessageToDict  # type: ignore[import-untyped]
-    from starlette.responses import JSONResponse
+    from a2a.server.request_handlers.response_helpers import agent_card_to_dict
+    from a2a.server.routes import DefaultServerCallContextBuilder
+    from a2a.server.routes.jsonrpc_dispatcher import JsonRpcDispatcher
+    from starlette.responses import JSONResponse, Response
     from starlette.routing import Route
 
     class Owner(User):
@@ -225,25 +239,45 @@ def mount_a2a(
 
     def card_route(path: str, agent: AgentLike) -> Route:
         async def card(request: Request) -> JSONResponse:
-            base = (base_url or str(request.base_url)).rstrip("/")
+            base = (public_url or str(request.base_url)).rstrip("/")
             made = agent_card(agent, f"{base}/a2a/{agent.name}", security)
-            return JSONResponse(MessageToDict(made))
+            return JSONResponse(agent_card_to_dict(made))
 
         return Route(path, card, methods=["GET"])
+
+    def rpc_route(path: str, handler: DefaultRequestHandler) -> Route:
+        """JSON-RPC for both protocol versions, each request checked before the SDK's
+        dispatcher answers it (which reads the body again from the request's cache)."""
+        dispatcher = JsonRpcDispatcher(
+            request_handler=handler,
+            context_builder=OwnerContextBuilder(),
+            enable_v0_3_compat=True,
+        )
+
+        async def rpc(request: Request) -> Response:
+            try:
+                body = await request.json()
+            except ValueError:
+                body = None  # the dispatcher answers a parse error in the protocol's words
+            try:
+                check_request(body, request.headers.get(VERSION_HEADER))
+            except RequestProblem as problem:
+                request_id = body.get("id") if isinstance(body, dict) else None
+                error = {"code": problem.code, "message": problem.message}
+                return JSONResponse({"jsonrpc": "2.0", "id": request_id, "error": error})
+            return await dispatcher.handle_requests(request)
+
+        return Route(path, rpc, methods=["POST"])
 
     tasks = stored_tasks(host.store)  # every worker sharing the store knows every task
     for index, (name, agent) in enumerate(host.agents.items()):
         handler = DefaultRequestHandler(
             agent_executor=make_executor(host, name),
             task_store=tasks,
-            agent_card=agent_card(agent, f"{base_url or ''}/a2a/{name}", security),
+            agent_card=agent_card(agent, f"{public_url or ''}/a2a/{name}", security),
         )
         routes = [card_route(f"/a2a/{name}{AGENT_CARD}", agent)]
         if index == 0:
             routes.append(card_route(AGENT_CARD, agent))
-        routes.extend(
-            create_jsonrpc_routes(
-                handler, rpc_url=f"/a2a/{name}", context_builder=OwnerContextBuilder()
-            )
-        )
+        routes.append(rpc_route(f"/a2a/{name}", handler))
         app.router.routes.extend(routes)

@@ -14,6 +14,7 @@ from raf.core.agent_like import close_agent_like
 from raf.core.errors import RafError
 from raf.serve.errors import ServeError, require_extra
 from raf.serve.hosting import AgentHost
+from raf.serve.public_url import check_public_url
 from raf.serve.requests import error_for
 from raf.serve.security import ASGIApp, Receive, Scope, SecurityMiddleware, Send, ServeSecurity
 
@@ -25,13 +26,17 @@ def create_app(
     openai: bool = True,
     a2a: bool = True,
     agui: bool = True,
-    base_url: str | None = None,
+    public_url: str | None = None,
     ui: Any = None,
 ) -> ASGIApp:
     """The server's ASGI app: the native API, and the OpenAI-compatible, A2A and AG-UI
-    ones unless turned off; `base_url` is where clients reach it (for the A2A agent card);
-    `ui` (a `raf.serve.ui.ServeUI`) adds the web pages at `/ui`."""
+    ones unless turned off; `public_url` is where clients reach it (an absolute http(s)
+    URL, used in every URL the server publishes, such as the A2A agent cards; without it
+    they give the address each request came to); `ui` (a `raf.serve.ui.ServeUI`) adds
+    the web pages at `/ui`."""
     require_extra("fastapi")
+    if public_url is not None:
+        public_url = check_public_url(public_url)
     from fastapi import FastAPI, Request
     from fastapi.exceptions import RequestValidationError
     from fastapi.responses import JSONResponse
@@ -114,7 +119,7 @@ def create_app(
     if a2a:
         from raf.serve.a2a import mount_a2a
 
-        mount_a2a(app, host, base_url=base_url, security=security)
+        mount_a2a(app, host, public_url=public_url, security=security)
     return SecurityMiddleware(RunRoutes(app, host, openai=openai), security)
 
 

@@ -1,0 +1,42 @@
+"""The address clients reach a server at, when it differs from where it listens (behind a
+proxy or a load balancer): checked once, then used for every URL the server publishes."""
+
+from __future__ import annotations
+
+from urllib.parse import urlsplit
+
+from raf.core.errors import ConfigurationError
+
+EXAMPLE = "https://agents.example.com"
+
+
+def check_public_url(url: str, *, where: str = "public_url") -> str:
+    """`url` without a trailing slash, or a `ConfigurationError` saying what to change:
+    it must be an absolute http(s) URL with a host, and no credentials, query or fragment
+    (all of them would be published in every agent card)."""
+    if not isinstance(url, str):
+        raise ConfigurationError(f"{where} must be a string such as {EXAMPLE!r}", key_path=where)
+    try:
+        parts = urlsplit(url.strip())
+        parts.port  # noqa: B018 -- reading it checks the port is a number in range
+    except ValueError as exc:
+        raise ConfigurationError(
+            f"{where} {url!r} is not a valid URL ({exc}); give one such as {EXAMPLE!r}",
+            key_path=where,
+        ) from None
+    problem = None
+    if parts.scheme not in ("http", "https"):
+        problem = "must start with http:// or https://"
+    elif not parts.hostname:
+        problem = "has no host name"
+    elif parts.username is not None or parts.password is not None:
+        problem = "must not hold a user name or password (it is published to every client)"
+    elif parts.query or parts.fragment:
+        problem = "must not have a query or fragment"
+    if problem:
+        raise ConfigurationError(
+            f"{where} {url!r} {problem}: give the absolute address clients use, such as "
+            f"{EXAMPLE!r} or {EXAMPLE + '/raf'!r} behind a proxy that adds a path",
+            key_path=where,
+        )
+    return parts.geturl().rstrip("/")
