@@ -58,7 +58,7 @@ def test_a_case_makes_a_new_dataset_that_reads_back(tmp_path: Path) -> None:
     # the recorded answer is checked too, besides the trajectory
     assert [e.name for e in case.evaluators] == ["tool_calls", "contains"]
     assert [e.name for e in added.case.evaluators] == ["tool_calls", "contains"]
-    assert oct(info.file.stat().st_mode & 0o777) == oct(0o644)
+    assert oct(info.file.stat().st_mode & 0o777) == oct(0o600)  # it holds the turn's text
     assert [d.to_dict()["name"] for d in folder.list()] == ["weather"]
 
 

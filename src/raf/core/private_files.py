@@ -21,7 +21,7 @@ DIR_MODE = 0o700
 
 def private_dir(path: str | os.PathLike[str]) -> Path:
     """Create `path` and any missing parents with mode 0700 (the umask may only remove
-    more); an existing folder is left as it is."""
+    more); an existing folder is left as it is, a file in its place is an error."""
     folder = Path(path)
     missing: list[Path] = []
     probe = folder
@@ -31,6 +31,8 @@ def private_dir(path: str | os.PathLike[str]) -> Path:
     for item in reversed(missing):
         with contextlib.suppress(FileExistsError):  # another process made it first
             os.mkdir(item, DIR_MODE)
+    if not folder.is_dir():
+        raise FileExistsError(17, f"{str(folder)!r} is there and is not a folder", str(folder))
     return folder
 
 
