@@ -6,7 +6,7 @@ from typing import Annotated, Literal
 
 from pydantic import Field, model_validator
 
-from raf.decl.base import NAME_PATTERN, DeclModel
+from raf.decl.base import MAX_COUNT, MAX_SIZE, NAME_PATTERN, DeclModel
 from raf.decl.model_decls import ConnectionDecl, ModelDecl
 from raf.decl.tool_decls import McpServerDecl
 
@@ -27,8 +27,12 @@ class CompressionDecl(DeclModel):
         "sliding_window", "token_budget", "observation_masking", "summarization", "pipeline"
     ]
     name: str = "compression"
-    budget: int = Field(default=24_000, gt=0, description="token budget of the history")
-    keep_last: int | None = Field(default=None, ge=0, description="messages kept verbatim")
+    budget: int = Field(
+        default=24_000, gt=0, le=MAX_SIZE, description="token budget of the history"
+    )
+    keep_last: int | None = Field(
+        default=None, ge=0, le=MAX_SIZE, description="messages kept verbatim"
+    )
     threshold: float | None = Field(
         default=None, gt=0, le=1, description="summarise above this fraction of the budget"
     )
@@ -70,7 +74,7 @@ class MemoryConfigDecl(DeclModel):
         description="read_memory/list_memory, or the skill super-brain through "
         "load_skill/read_skill_resource",
     )
-    consolidation_interval: int = Field(default=3, ge=0)
+    consolidation_interval: int = Field(default=3, ge=0, le=MAX_COUNT)
     memory_model: MemoryModelDecl | None = None
 
 
@@ -143,9 +147,11 @@ class KnowledgeConfigDecl(DeclModel):
     mode: Literal["instructions", "tool"] | None = Field(
         default=None, description="inject the best passages, or offer a search tool"
     )
-    top_k: int | None = Field(default=None, gt=0)
-    max_chars: int | None = Field(default=None, gt=0, description="chunk size in characters")
-    overlap: int | None = Field(default=None, ge=0)
+    top_k: int | None = Field(default=None, gt=0, le=MAX_SIZE)
+    max_chars: int | None = Field(
+        default=None, gt=0, le=MAX_SIZE, description="chunk size in characters"
+    )
+    overlap: int | None = Field(default=None, ge=0, le=MAX_SIZE)
     index_path: str | None = None
     min_score: float | None = None
 

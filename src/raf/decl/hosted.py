@@ -175,6 +175,11 @@ def load_toolbox_file(path: str | Path) -> LoadedToolbox:
     doc = load_text(text, fmt=fmt, file=str(path))
     if doc.problems:
         raise DocumentProblems(list(doc.problems), [])
+    return check_toolbox(doc)
+
+
+def check_toolbox(doc: Document) -> LoadedToolbox:
+    """Check a parsed toolbox document; `DocumentProblems` lists what is wrong, located."""
     try:
         decl = ToolboxDecl.model_validate(doc.data)
     except ValidationError as exc:

@@ -27,7 +27,7 @@ from raf.decl.schema import (
     ToolDecl,
 )
 from raf.decl.semantic_checks import POLICIES, semantic_problems, tool_names_of
-from raf.decl.source import Document, load_text, substitute_env
+from raf.decl.source import Document, KeyPath, load_text, substitute_env
 from raf.decl.sub_agent_files import load_sub_agents
 
 __all__ = [
@@ -48,6 +48,8 @@ _CONTEXT: TypeAdapter[Any] = TypeAdapter(ContextDecl)
 _SUB_AGENT: TypeAdapter[Any] = TypeAdapter(
     typing.get_args(AgentDecl.model_fields["sub_agents"].annotation)[0]
 )
+_MODEL_FIELD: Any = AgentDecl.model_fields["model"].annotation
+_MODEL: TypeAdapter[Any] = TypeAdapter(_MODEL_FIELD)
 
 
 def load_file(
@@ -57,10 +59,12 @@ def load_file(
     check_extras: bool = True,
     strict: bool = False,
     unset_env_is_warning: bool = False,
+    model_given: bool = False,
 ) -> LoadedAgent:
     """Load a document file; with `strict`, warnings are problems too; with
     `unset_env_is_warning` (what `raf validate` does), an unset environment variable is
-    a warning."""
+    a warning; with `model_given` (a model given on the command line or in code replaces
+    the document's), the variables of its model blocks need not be set."""
     text, fmt = read_document(path)
     file = Path(path)
     return load(
@@ -72,6 +76,7 @@ def load_file(
         check_extras=check_extras,
         strict=strict,
         unset_env_is_warning=unset_env_is_warning,
+        model_given=model_given,
     )
 
 
@@ -85,6 +90,7 @@ def load(
     check_extras: bool = True,
     strict: bool = False,
     unset_env_is_warning: bool = False,
+    model_given: bool = False,
 ) -> LoadedAgent:
     """Parse and check a document; raises `ValidationProblems` listing every problem."""
     doc = load_text(text, fmt=fmt, file=file, base_dir=base_dir)
@@ -93,6 +99,7 @@ def load(
         environ=environ,
         check_extras=check_extras,
         unset_env_is_warning=unset_env_is_warning,
+        model_given=model_given,
     )
     if strict and loaded.warnings:
         raise DocumentProblems(list(loaded.warnings))
@@ -105,6 +112,8 @@ def load_dict(
     base_dir: Path | None = None,
     environ: Mapping[str, str] | None = None,
     check_extras: bool = True,
+    unset_env_is_warning: bool = False,
+    model_given: bool = False,
 ) -> LoadedAgent:
     if not isinstance(data, Mapping):
         raise ValidationProblems(
@@ -116,7 +125,13 @@ def load_dict(
             ]
         )
     doc = Document(data=dict(data), base_dir=base_dir or Path.cwd())
-    return check(doc, environ=environ, check_extras=check_extras)
+    return check(
+        doc,
+        environ=environ,
+        check_extras=check_extras,
+        unset_env_is_warning=unset_env_is_warning,
+        model_given=model_given,
+    )
 
 
 def check(
@@ -125,6 +140,7 @@ def check(
     environ: Mapping[str, str] | None = None,
     check_extras: bool = True,
     unset_env_is_warning: bool = False,
+    model_given: bool = False,
     _chain: tuple[Path, ...] = (),
 ) -> LoadedAgent:
     problems = list(doc.problems)
@@ -137,7 +153,12 @@ def check(
         manifest_as_agent(doc)
         if doc.problems:
             raise DocumentProblems(list(doc.problems), list(doc.warnings))
-    substitute_env(doc, environ, unset_is_warning=unset_env_is_warning)
+    substitute_env(
+        doc,
+        environ,
+        unset_is_warning=unset_env_is_warning,
+        unused=in_model_block if model_given else None,
+    )
     normalize(doc)
     problems = list(doc.problems)
     try:
@@ -157,6 +178,7 @@ def check(
             environ=environ,
             check_extras=check_extras,
             unset_env_is_warning=unset_env_is_warning,
+            model_given=model_given,
             _chain=chain,
         ),
         _chain,
@@ -168,6 +190,15 @@ def check(
         problems.sort(key=lambda p: (p.file != doc.file, p.line or 0, p.column or 0))
         raise DocumentProblems(problems, loaded.warnings)
     return loaded
+
+
+def in_model_block(path: KeyPath) -> bool:
+    """Whether a key path lies in the agent's model block or an inline sub-agent's: what
+    a client given on the command line or in code replaces (a compression or memory
+    model keeps its own)."""
+    while len(path) > 2 and path[0] == "subAgents":
+        path = path[2:]
+    return bool(path) and path[0] == "model"
 
 
 def _refuse_workflow(doc: Document) -> None:
@@ -208,9 +239,14 @@ def _partial(data: Any) -> AgentDecl:
             return None
 
     instructions = data.get("instructions")
+    try:
+        model = _MODEL.validate_python(data.get("model"))
+    except ValidationError:
+        model = None
     return AgentDecl.model_construct(
         name=str(data.get("name", "")),
         instructions=instructions if isinstance(instructions, str) else None,
+        model=model,
         tools=each("tools", _TOOL),
         contexts=each("contexts", _CONTEXT),
         sub_agents=each("subAgents", _SUB_AGENT),

@@ -6,7 +6,7 @@ from typing import Any, Literal
 
 from pydantic import Field, SecretStr, field_validator, model_validator
 
-from raf.decl.base import DeclModel
+from raf.decl.base import MAX_INT64, MAX_SIZE, DeclModel
 
 
 class ConnectionDecl(DeclModel):
@@ -38,13 +38,15 @@ class ModelOptionsDecl(DeclModel):
     """Default settings of every model call."""
 
     temperature: float | None = Field(default=None, ge=0, le=2)
-    max_tokens: int | None = Field(default=None, gt=0)
+    max_tokens: int | None = Field(default=None, gt=0, le=MAX_SIZE)
     top_p: float | None = Field(default=None, ge=0, le=1)
-    top_k: int | None = Field(default=None, gt=0, description="sent as the provider's top_k")
+    top_k: int | None = Field(
+        default=None, gt=0, le=MAX_SIZE, description="sent as the provider's top_k"
+    )
     frequency_penalty: float | None = Field(default=None, ge=-2, le=2)
     presence_penalty: float | None = Field(default=None, ge=-2, le=2)
     stop: list[str] | None = None
-    seed: int | None = None
+    seed: int | None = Field(default=None, ge=-MAX_INT64 - 1, le=MAX_INT64)
     tool_choice: str | None = None
     allow_multiple_tool_calls: bool | None = Field(
         default=None, description="let the model call several tools in one turn"

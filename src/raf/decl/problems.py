@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import functools
 import re
 import types
 import typing
@@ -47,13 +48,21 @@ def _other_member(loc: Sequence[str | int], data: Any) -> bool:
     return False
 
 
+SUGGESTIONS = 200
+"""Unknown keys of one document that get a "did you mean …?": a guess costs a comparison
+with every allowed key, and a report shows the first few problems of a kind anyway."""
+
+
 def problems_from_validation(exc: ValidationError, doc: Document) -> list[Problem]:
     """One problem per pydantic error, located in the document, in document order."""
     out: list[Problem] = []
     errors = exc.errors(include_url=False)
     kept = [e for e in errors if not _other_member(e["loc"], doc.data)] or errors
+    guesses = SUGGESTIONS
     for error in kept:
-        out.append(_problem(error, doc))
+        out.append(_problem(error, doc, guess=guesses > 0))
+        if error["type"] == "extra_forbidden":
+            guesses -= 1
     return _dedupe(out)
 
 
@@ -130,7 +139,7 @@ def _input_text(error: ErrorDetails, path: KeyPath, doc: Document) -> str:
     return ""
 
 
-def _problem(error: ErrorDetails, doc: Document) -> Problem:
+def _problem(error: ErrorDetails, doc: Document, *, guess: bool = True) -> Problem:
     loc = tuple(error["loc"])
     kind = error["type"]
     path = real_path(loc, doc.data)
@@ -138,8 +147,10 @@ def _problem(error: ErrorDetails, doc: Document) -> Problem:
     if kind == "extra_forbidden":
         key = str(loc[-1])
         allowed = allowed_keys(loc[:-1])
-        others = [k for k in _other_spellings(loc[:-1]) if k != key]
-        hint = suggest(key, [*allowed, *others])
+        hint = None
+        if guess:
+            others = [k for k in _other_spellings(loc[:-1]) if k != key]
+            hint = suggest(key, [*allowed, *others])
         if hint:
             message = f"unknown key {key!r}; did you mean {hint!r}?"
         else:
@@ -191,13 +202,57 @@ def _problem(error: ErrorDetails, doc: Document) -> Problem:
         return doc.problem(path, message)
     expected_text = _EXPECTED.get(kind)
     if kind in ("greater_than", "greater_than_equal", "less_than", "less_than_equal"):
-        expected_text = str(error["msg"]).replace("Input should be", "expected a number")
+        expected_text = _range_text(loc) or str(error["msg"]).replace(
+            "Input should be", "expected a number"
+        )
     if expected_text is None:
         msg = str(error["msg"])
         expected_text = msg.replace("Input should be", "expected").replace("Input", "the value")
         if expected_text and expected_text[0].isupper():
             expected_text = expected_text[0].lower() + expected_text[1:]
     return doc.problem(path, expected_text + _input_text(error, path, doc))
+
+
+def _range_text(loc: Sequence[str | int]) -> str | None:
+    """"expected a whole number from 0 to 1000000" for a bounded field: both ends of the
+    range the runtime takes, whichever one the value broke."""
+    if not loc or not isinstance(loc[-1], str):
+        return None
+    model = _model_at(loc[:-1])
+    field = None if model is None else model.model_fields.get(str(loc[-1]))
+    if field is None:
+        for candidate in (model.model_fields.values() if model is not None else ()):
+            if candidate.alias == loc[-1]:
+                field = candidate
+    if field is None:
+        return None
+    low: Any = None
+    high: Any = None
+    low_open = high_open = False
+    for item in field.metadata:
+        for name in ("ge", "gt"):
+            if getattr(item, name, None) is not None:
+                low, low_open = getattr(item, name), name == "gt"
+        for name in ("le", "lt"):
+            if getattr(item, name, None) is not None:
+                high, high_open = getattr(item, name), name == "lt"
+    whole = int in _members_types(field.annotation)
+    what = "a whole number" if whole else "a number"
+    if low is not None and high is not None:
+        if whole and low_open:
+            low, low_open = low + 1, False
+        if whole and high_open:
+            high, high_open = high - 1, False
+        if not low_open and not high_open:
+            return f"expected {what} from {low} to {high}"
+        lower = "above" if low_open else "from"
+        upper = "below" if high_open else "up to"
+        return f"expected {what} {lower} {low} and {upper} {high}"
+    return None
+
+
+def _members_types(annotation: Any) -> list[Any]:
+    return [member for member, _ in _members(annotation)]
 
 
 def _kinds_at(path: KeyPath) -> tuple[str, ...]:
@@ -221,10 +276,15 @@ def _kind_word(path: KeyPath) -> str:
 
 def allowed_keys(loc: Sequence[str | int]) -> list[str]:
     """The keys the schema allows at a pydantic location (tags included in `loc`)."""
+    return list(_allowed_keys(tuple(loc)))
+
+
+@functools.lru_cache(maxsize=256)
+def _allowed_keys(loc: tuple[str | int, ...]) -> tuple[str, ...]:
     model = _model_at(loc)
     if model is None:
-        return []
-    return [f.alias or name for name, f in model.model_fields.items()]
+        return ()
+    return tuple(f.alias or name for name, f in model.model_fields.items())
 
 
 def _other_spellings(loc: Sequence[str | int]) -> list[str]:

@@ -10,7 +10,7 @@ from pydantic import (
     Tag,
 )
 
-from raf.decl.base import NAME_PATTERN, SECRET_KEYS, DeclModel
+from raf.decl.base import MAX_COUNT, MAX_INT64, NAME_PATTERN, SECRET_KEYS, DeclModel
 from raf.decl.context_decls import (
     CONTEXT_KINDS,
     DEFAULT_MEMORY_DIRECTORY,
@@ -161,11 +161,11 @@ def _sub_agent_tag(value: Any) -> str:
 class LimitsDecl(DeclModel):
     """Caps on usage; a missing cap is no limit."""
 
-    requests: int | None = Field(default=None, gt=0, description="model calls")
-    tool_calls: int | None = Field(default=None, gt=0, description="tool calls run")
-    input_tokens: int | None = Field(default=None, gt=0)
-    output_tokens: int | None = Field(default=None, gt=0)
-    total_tokens: int | None = Field(default=None, gt=0)
+    requests: int | None = Field(default=None, gt=0, le=MAX_COUNT, description="model calls")
+    tool_calls: int | None = Field(default=None, gt=0, le=MAX_COUNT, description="tool calls run")
+    input_tokens: int | None = Field(default=None, gt=0, le=MAX_INT64)
+    output_tokens: int | None = Field(default=None, gt=0, le=MAX_INT64)
+    total_tokens: int | None = Field(default=None, gt=0, le=MAX_INT64)
 
 
 class GuardrailsDecl(DeclModel):
@@ -203,7 +203,7 @@ class AgentDecl(DeclModel):
     ) = Field(
         default=None, description="a model block, or a model string such as 'openai:gpt-4o-mini'"
     )
-    max_tool_rounds: int = Field(default=10, ge=0)
+    max_tool_rounds: int = Field(default=10, ge=0, le=MAX_COUNT)
     tools: list[ToolDecl] = Field(default_factory=list)
     contexts: list[ContextDecl] = Field(default_factory=list)
     compression: CompressionDecl | None = None

@@ -6,7 +6,7 @@ import json
 import os
 import re
 import tomllib
-from collections.abc import Mapping
+from collections.abc import Callable, Mapping
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
@@ -376,12 +376,18 @@ def _stand_in(name: str, path: KeyPath) -> str:
 
 
 def substitute_env(
-    doc: Document, environ: Mapping[str, str] | None = None, *, unset_is_warning: bool = False
+    doc: Document,
+    environ: Mapping[str, str] | None = None,
+    *,
+    unset_is_warning: bool = False,
+    unused: Callable[[KeyPath], bool] | None = None,
 ) -> None:
     """Replace environment references by their values; an unset one is a problem at its
     location, or, with `unset_is_warning` (validation: the document is valid, the machine
-    is not configured), a warning, with a stand-in value so the other checks go on. The
-    value itself never appears in a message."""
+    is not configured), a warning, with a stand-in value so the other checks go on. An
+    unset one where `unused` says the value will not be used (a model replaced on the
+    command line) gets a stand-in and no word. The value itself never appears in a
+    message."""
     env = os.environ if environ is None else environ
 
     def walk(value: Any, path: KeyPath) -> Any:
@@ -412,3 +418,6 @@ def substitute_env(
         return value
 
     doc.data = walk(doc.data, ())
+                    if unused is not None and unused(path):
+                        doc.from_env.add(path)
+                        return _stand_in(name, path)

@@ -9,7 +9,7 @@ from pydantic import Field, SecretStr, model_validator
 
 from raf.clients.hosted_tools import HostedTool
 from raf.core.errors import ConfigurationError
-from raf.decl.base import NAME_PATTERN, DeclModel
+from raf.decl.base import MAX_COUNT, NAME_PATTERN, DeclModel
 from raf.decl.tool_resolver import FILE_TOOL_NAMES, TOOL_NAMES, FileToolName
 
 FILE_TOOLS = FILE_TOOL_NAMES
@@ -68,7 +68,7 @@ class WebConfigDecl(WebSearchConfigDecl):
     allow_hosts: list[str] | None = None
     max_bytes: _Count | None = None
     max_chars: _Count | None = None
-    max_redirects: int | None = Field(default=None, ge=0)
+    max_redirects: int | None = Field(default=None, ge=0, le=MAX_COUNT)
 
 
 _FETCH_ONLY = ("allow_private", "allow_hosts", "max_bytes", "max_chars", "max_redirects")

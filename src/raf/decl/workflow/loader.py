@@ -10,15 +10,16 @@ import re
 from collections.abc import Mapping
 from dataclasses import dataclass, field
 from pathlib import Path
-from typing import Any, Literal
+from typing import Any, Literal, TypedDict
 
 from raf.core.errors import Problem, ValidationProblems
 from raf.decl.document_kind import is_workflow_data
 from raf.decl.loader import DocumentProblems, LoadedAgent, load_dict, load_file, read_document
 from raf.decl.problems import suggest
 from raf.decl.source import Document, KeyPath, load_text
+from raf.workflow.declarative.graph import check_graph, graph_names
 from raf.workflow.declarative.node import check_services
-from raf.workflow.declarative.program import WorkflowDefinitionError, compile_actions
+from raf.workflow.declarative.program import WorkflowDefinitionError, compile_actions, hint
 from raf.workflow.declarative.runtime import Services
 
 TRIGGERS = ("OnConversationStart",)
@@ -79,6 +80,13 @@ class LoadedWorkflow:
     warnings: list[Problem] = field(default_factory=list)
 
 
+class _AgentOptions(TypedDict):
+    """How the agents a workflow declares are loaded."""
+
+    unset_env_is_warning: bool
+    model_given: bool
+
+
 def is_workflow_file(path: str | Path) -> bool:
     """Whether the file holds a workflow document (false for unreadable files, which the
     agent loader then reports)."""
@@ -112,8 +120,13 @@ def load_workflow_dict(data: Mapping[str, Any], *, base_dir: Path | None = None)
     return check_workflow(doc)
 
 
-def check_workflow(doc: Document) -> LoadedWorkflow:
+def check_workflow(
+    doc: Document, *, unset_env_is_warning: bool = False, model_given: bool = False
+) -> LoadedWorkflow:
+    """Check a parsed workflow document and the agents it declares (loaded with
+    `unset_env_is_warning` and `model_given`, as `raf.decl.loader.load_file` takes them)."""
     data: dict[str, Any] = doc.data
+    options = _AgentOptions(unset_env_is_warning=unset_env_is_warning, model_given=model_given)
     problems: list[Problem] = []
     graph = "nodes" in data or "edges" in data
     allowed = _GRAPH_KEYS if graph else _ACTION_KEYS
@@ -157,9 +170,10 @@ def check_workflow(doc: Document) -> LoadedWorkflow:
     if not graph:
         problems += _actions(doc, data, loaded)
         problems += _inputs(doc, data, loaded)
-    problems += _agents(doc, data, loaded)
+    problems += _agents(doc, data, loaded, options)
     if graph:
-        problems += _inline_node_agents(doc, data, loaded)
+        problems += _inline_node_agents(doc, data, loaded, options)
+        problems += _graph(doc, data, loaded)
     problems += _mcp_servers(doc, data, loaded)
     _unset_environment(doc, data, ())
     loaded.warnings = list(doc.warnings)
@@ -270,9 +284,27 @@ def _inputs(doc: Document, data: dict[str, Any], loaded: LoadedWorkflow) -> list
 
 
 def _inline_node_agents(
-    doc: Document, data: dict[str, Any], loaded: LoadedWorkflow
+    doc: Document, data: dict[str, Any], loaded: LoadedWorkflow, options: _AgentOptions
 ) -> list[Problem]:
     """Agent nodes of a graph that carry their agent inline (`agent: {instructions, …}`):
+def _graph(doc: Document, data: dict[str, Any], loaded: LoadedWorkflow) -> list[Problem]:
+    """The graph's shape, located; a node naming an agent nobody declared is a warning
+    (a program may still give it with `with_agent`), as is a function node (given with
+    `with_function`)."""
+    problems = [doc.problem(i.path, i.message, key=i.key) for i in check_graph(data)]
+    for path, what, name in graph_names(data):
+        if what == "agent" and name not in loaded.agents:
+            known = ", ".join(sorted(loaded.agents)) or "none"
+            doc.warnings.append(
+                doc.problem(
+                    path,
+                    f"no agent {name!r}{hint(name, loaded.agents)} (known: {known}); "
+                    "declare it under agents:",
+                )
+            )
+    return problems
+
+
     each is loaded under its node's id."""
     problems: list[Problem] = []
     for index, node in enumerate(data.get("nodes") or []):
@@ -282,7 +314,7 @@ def _inline_node_agents(
         inline = dict(node["agent"])
         inline.setdefault("name", node_id)
         try:
-            loaded.agents[node_id] = load_dict(inline, base_dir=doc.base_dir)
+            loaded.agents[node_id] = load_dict(inline, base_dir=doc.base_dir, **options)
         except ValidationProblems as exc:
             problems += [
                 doc.problem(("nodes", index, "agent"), f"node {node_id!r}: {p.message}")
@@ -291,7 +323,9 @@ def _inline_node_agents(
     return problems
 
 
-def _agents(doc: Document, data: dict[str, Any], loaded: LoadedWorkflow) -> list[Problem]:
+def _agents(
+    doc: Document, data: dict[str, Any], loaded: LoadedWorkflow, options: _AgentOptions
+) -> list[Problem]:
     """Agents named in `agents:`, each a path to an agent document or one written inline."""
     agents = data.get("agents")
     if agents is None:
@@ -307,11 +341,11 @@ def _agents(doc: Document, data: dict[str, Any], loaded: LoadedWorkflow) -> list
                 if not target.is_file():
                     problems.append(doc.problem(where, f"no agent document {ref!r}"))
                     continue
-                loaded.agents[str(name)] = load_file(target)
+                loaded.agents[str(name)] = load_file(target, **options)
             elif isinstance(ref, Mapping):
                 inline = dict(ref)
                 inline.setdefault("name", str(name))
-                loaded.agents[str(name)] = load_dict(inline, base_dir=doc.base_dir)
+                loaded.agents[str(name)] = load_dict(inline, base_dir=doc.base_dir, **options)
             else:
                 problems.append(
                     doc.problem(where, "an agent is a path to its document or the document itself")

@@ -10,7 +10,7 @@ fan_in, a `start_node_id` and `output_node_ids`, compiled onto the graph engine.
 from __future__ import annotations
 
 import inspect
-from collections.abc import Callable, Mapping
+from collections.abc import Callable, Collection, Mapping
 from typing import Any
 
 from raf.core.messages import ChatMessage
@@ -255,33 +255,56 @@ def _script(
     return run
 
 
-def build_graph_workflow(
+def graph_names(data: Mapping[str, Any]) -> list[tuple[KeyPath, str, str]]:
+    """What the graph's nodes name that a program supplies: `(path, "agent" or
+    "function", name)` for each agent and function node (an inline agent names itself)."""
+    out: list[tuple[KeyPath, str, str]] = []
+    nodes = data.get("nodes")
+    for i, node in enumerate(nodes if isinstance(nodes, list) else []):
+        if not isinstance(node, Mapping) or not isinstance(node.get("id"), str):
+            continue
+        kind = node.get("type", "agent")
+        if kind == "agent":
+            ref = node.get("agent_ref", node.get("agent", node.get("name", node["id"])))
+            out.append(
+                (
+                    ("nodes", i, "agent"),
+                    "agent",
+                    node["id"] if isinstance(ref, Mapping) else str(ref),
+                )
+            )
+        elif kind == "function":
+            ref = node.get("function_ref", node.get("function", node["id"]))
+            out.append((("nodes", i, "function"), "function", str(ref)))
+    return out
+
+
+def check_graph(
     data: Mapping[str, Any],
     *,
-    agents: Mapping[str, Any],
-    functions: Mapping[str, Callable[..., Any]],
-    name: str = "workflow",
-    checkpoint_store: CheckpointStore | None = None,
-) -> Workflow:
-    """Check the graph JSON (every issue at once, by key path) and build its workflow."""
+    agents: Collection[str] | None = None,
+    functions: Collection[str] | None = None,
+) -> list[Issue]:
+    """Every issue of the graph JSON at once, by key path: its shape, node and edge
+    types, ends that name no node, conditions and scripts; with `agents` or `functions`
+    given, also the nodes that name an agent or function missing from them."""
     issues: list[Issue] = []
     nodes = data.get("nodes")
     edges = data.get("edges") or []
     if not isinstance(nodes, list) or not nodes:
-        raise WorkflowDefinitionError(
-            [Issue(path=("nodes",), message="a graph needs a list of nodes")]
-        )
+        shown = "" if nodes is None else f", got {_shape(nodes)}"
+        issues.append(Issue(path=("nodes",), message=f"a graph needs a list of nodes{shown}"))
+        nodes = []
     if not isinstance(edges, list):
-        issues.append(Issue(path=("edges",), message="expected a list of edges"))
+        issues.append(
+            Issue(path=("edges",), message=f"expected a list of edges, got {_shape(edges)}")
+        )
         edges = []
-    outputs = list(data.get("output_node_ids") or [])
-    outputs += [
-        n["id"]
-        for n in nodes
-        if isinstance(n, Mapping) and n.get("is_output") is True and n.get("id") not in outputs
-    ]
-    ids: list[str] = []
-    specs: dict[str, tuple[Mapping[str, Any], KeyPath]] = {}
+    raw_outputs = data.get("output_node_ids") or []
+    if not isinstance(raw_outputs, list):
+        issues.append(Issue(path=("output_node_ids",), message="expected a list of node ids"))
+        raw_outputs = []
+    ids: dict[str, None] = {}
     for i, node in enumerate(nodes):
         where: KeyPath = ("nodes", i)
         if not isinstance(node, Mapping) or not isinstance(node.get("id"), str):
@@ -296,13 +319,21 @@ def build_graph_workflow(
                         key=True,
                     )
                 )
-        if node["id"] in specs:
+        if node["id"] in ids:
             issues.append(
                 Issue(path=(*where, "id"), message=f"two nodes have the id {node['id']!r}")
             )
-        ids.append(node["id"])
-        specs[node["id"]] = (node, where)
-    sources_with_edges: set[str] = set()
+        ids[node["id"]] = None
+        kind = node.get("type", "agent")
+        if kind not in NODE_TYPES:
+            issues.append(
+                Issue(
+                    path=(*where, "type"),
+                    message=f"unknown node type {kind!r}{hint(str(kind), NODE_TYPES)}",
+                )
+            )
+        elif kind == "script":
+            _script(node["id"], node, where, issues)
     for i, edge in enumerate(edges):
         where = ("edges", i)
         if not isinstance(edge, Mapping):
@@ -326,110 +357,116 @@ def build_graph_workflow(
                         key=True,
                     )
                 )
-        ends = {
-            "direct": ("source", "target"),
-            "fan_out": ("source", "targets"),
-            "fan_in": ("sources", "target"),
-        }[kind]
-        for key in ends:
+        for key in _ENDS[kind]:
             value = edge.get(key)
-            names = value if isinstance(value, list) else [value]
-            for n in names:
-                if n not in specs:
+            if key in ("sources", "targets") and not isinstance(value, list):
+                issues.append(
+                    Issue(
+                        path=(*where, key), message=f"a {kind} edge's {key} is a list of node ids"
+                    )
+                )
+                continue
+            for n in value if isinstance(value, list) else [value]:
+                if not isinstance(n, str) or n not in ids:
                     issues.append(
                         Issue(path=(*where, key), message=f"no node {n!r}{hint(str(n), ids)}")
                     )
-        for n in edge.get("sources", []) if kind == "fan_in" else [edge.get("source")]:
-            if isinstance(n, str):
-                sources_with_edges.add(n)
+        _check_condition(edge.get("condition"), (*where, "condition"), issues)
     start = data.get("start_node_id")
-    if start not in specs:
+    if start is None:
+        issues.append(
+            Issue(path=(), message="a graph needs start_node_id: the id of the node it starts at")
+        )
+    elif not isinstance(start, str) or start not in ids:
         issues.append(
             Issue(
                 path=("start_node_id",),
                 message=f"the start node {start!r} is no node{hint(str(start), ids)}",
             )
         )
-    for i, out in enumerate(outputs if isinstance(outputs, list) else []):
-        if out not in specs:
+    for i, out in enumerate(raw_outputs):
+        if not isinstance(out, str) or out not in ids:
             issues.append(
                 Issue(path=("output_node_ids", i), message=f"no node {out!r}{hint(str(out), ids)}")
             )
+    for path, what, ref in graph_names(data):
+        known = agents if what == "agent" else functions
+        if known is not None and ref not in known:
+            issues.append(Issue(path=path, message=f"no {what} {ref!r}{hint(ref, known)}"))
+    return issues
+
+
+_ENDS = {
+    "direct": ("source", "target"),
+    "fan_out": ("source", "targets"),
+    "fan_in": ("sources", "target"),
+}
+
+
+def _shape(value: Any) -> str:
+    """A value's kind as a document author says it: a mapping, a list, true, a number."""
+    if isinstance(value, Mapping):
+        return "a mapping"
+    if isinstance(value, bool):
+        return "true" if value else "false"
+    if isinstance(value, int | float):
+        return "a number"
+    if isinstance(value, str):
+        return "a string"
+    return type(value).__name__
+
+
+def build_graph_workflow(
+    data: Mapping[str, Any],
+    *,
+    agents: Mapping[str, Any],
+    functions: Mapping[str, Callable[..., Any]],
+    name: str = "workflow",
+    checkpoint_store: CheckpointStore | None = None,
+) -> Workflow:
+    """Check the graph JSON (every issue at once, by key path) and build its workflow."""
+    issues = check_graph(data, agents=agents, functions=functions)
+    if issues:
+        raise WorkflowDefinitionError(issues)
+    nodes: list[Mapping[str, Any]] = data["nodes"]
+    edges: list[Mapping[str, Any]] = data.get("edges") or []
+    outputs = list(data.get("output_node_ids") or [])
+    outputs += [n["id"] for n in nodes if n.get("is_output") is True and n["id"] not in outputs]
+    sources_with_edges: set[str] = set()
+    for edge in edges:
+        kind = edge.get("type", "direct")
+        for n in edge.get("sources", []) if kind == "fan_in" else [edge.get("source")]:
+            sources_with_edges.add(str(n))
+    named = {path[1]: ref for path, _, ref in graph_names(data)}
     executors: dict[str, Executor] = {}
-    for node_id, (node, where) in specs.items():
+    for i, node in enumerate(nodes):
+        node_id = node["id"]
+        is_output, sends = node_id in outputs, node_id in sources_with_edges
         kind = node.get("type", "agent")
-        if kind == "agent":
-            ref = node.get("agent_ref", node.get("agent", node.get("name", node_id)))
-            if isinstance(ref, Mapping):
-                ref = node_id  # an inline agent, built under its node's id
-            if ref not in agents:
-                issues.append(
-                    Issue(
-                        path=(*where, "agent"), message=f"no agent {ref!r}{hint(str(ref), agents)}"
-                    )
-                )
-                continue
-            executors[node_id] = GraphNode(
-                node_id,
-                agent=agents[ref],
-                is_output=node_id in outputs,
-                sends=node_id in sources_with_edges,
-            )
-        elif kind == "function":
-            ref = node.get("function_ref", node.get("function", node_id))
-            if ref not in functions:
-                issues.append(
-                    Issue(
-                        path=(*where, "function"),
-                        message=f"no function {ref!r}{hint(str(ref), functions)}",
-                    )
-                )
-                continue
-            executors[node_id] = GraphNode(
-                node_id,
-                function=functions[ref],
-                is_output=node_id in outputs,
-                sends=node_id in sources_with_edges,
-            )
-        elif kind == "script":
-            script = _script(node_id, node, where, issues)
-            if script is not None:
-                executors[node_id] = GraphNode(
-                    node_id,
-                    function=script,
-                    is_output=node_id in outputs,
-                    sends=node_id in sources_with_edges,
-                )
-        elif kind == "approval":
+        if kind == "approval":
             executors[node_id] = ApprovalNode(
                 node_id,
                 prompt=str(node.get("prompt", "Approve?")),
                 rejected=str(node.get("rejected", "Not approved.")),
-                is_output=node_id in outputs,
-                sends=node_id in sources_with_edges,
+                is_output=is_output,
+                sends=sends,
             )
-        else:
-            issues.append(
-                Issue(
-                    path=(*where, "type"),
-                    message=f"unknown node type {kind!r}{hint(str(kind), NODE_TYPES)}",
-                )
-            )
-    conditions = [
-        _check_condition(e.get("condition"), ("edges", i, "condition"), issues)
-        if isinstance(e, Mapping)
-        else None
-        for i, e in enumerate(edges)
-    ]
-    if issues:
-        raise WorkflowDefinitionError(issues)
+            continue
+        agent = agents[named[i]] if kind == "agent" else None
+        function = functions[named[i]] if kind == "function" else None
+        if kind == "script":
+            function = _script(node_id, node, ("nodes", i), [])
+        executors[node_id] = GraphNode(
+            node_id, agent=agent, function=function, is_output=is_output, sends=sends
+        )
+    conditions = [_check_condition(e.get("condition"), (), []) for e in edges]
     builder = WorkflowBuilder(
         str(data.get("name", name)),
-        start=executors[str(start)],
+        start=executors[str(data["start_node_id"])],
         description=str(data.get("description", "")),
     )
-    for node in executors.values():
-        builder.add_executor(node)
+    for executor in executors.values():
+        builder.add_executor(executor)
     for edge, condition in zip(edges, conditions, strict=True):
         kind = edge.get("type", "direct")
         if kind == "direct":
