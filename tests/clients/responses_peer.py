@@ -13,7 +13,11 @@ issued (`store: false`), as OpenAI checks them.
 
 Its "model" is deterministic, so tests can ask for behaviour in the user's words:
 `call NAME {json}` calls a declared function tool, `use TYPE` calls a declared hosted
-tool, `fail` makes the response fail; after tool outputs it answers with what they said;
+tool, `fail` makes the response fail, `quote tools` is refused with a 400 that quotes
+the request's `tools` array (as a provider's validation error does); a remote MCP tool
+whose `require_approval` is not `never` (the API's default is `always`) first answers
+with an `mcp_approval_request`, and calls the server only after an
+`mcp_approval_response` that approves it; after tool outputs it answers with what they said;
 with a `json_schema` text format it answers JSON built from the schema; otherwise it
 answers `You said: <text>`, naming the images and files it received.
 """
@@ -134,6 +138,10 @@ class ResponsesPeer(LoopbackPeer):
         """Statuses to answer the next requests with, in order."""
         self._stored: dict[str, list[dict[str, Any]]] = {}
         self._items: dict[str, dict[str, Any]] = {}
+        self._issued: set[str] = set()
+        """Ids of the approval requests this server made."""
+        self.approval_answers: list[dict[str, Any]] = []
+        """Every `mcp_approval_response` received, in order."""
         super().__init__()
         self.url = f"{self.base}/v1"
 
@@ -305,6 +313,10 @@ class ResponsesPeer(LoopbackPeer):
                     {"type": "response.reasoning_summary_text.done", **at, "text": part["text"]}
                 )
                 events.append({"type": "response.reasoning_summary_part.done", **at, "part": part})
+        elif kind == "mcp_approval_request":
+            events.append(
+                {"type": "response.output_item.added", "output_index": index, "item": item}
+            )
         else:  # hosted tools: web_search_call, code_interpreter_call, file_search_call, mcp_call
             events.append(
                 {
@@ -345,8 +357,26 @@ class ResponsesPeer(LoopbackPeer):
             raise PeerError(400, "Invalid type for 'input': expected a string or an array.")
         store = body.get("store", True)
         calls = {i["call_id"] for i in history if i.get("type") == "function_call"}
+        asked = {i["id"] for i in history if i.get("type") == "mcp_approval_request"}
         for index, item in enumerate(given):
             kind = item.get("type", "message")
+            if kind == "mcp_approval_request":
+                if item.get("id") not in self._issued:
+                    raise PeerError(400, f"Invalid 'input[{index}].id': unknown approval request.")
+                asked.add(item["id"])
+                history.append(item)
+                continue
+            elif kind == "mcp_approval_response":
+                if item.get("approval_request_id") not in asked:
+                    raise PeerError(
+                        400,
+                        f"No approval request found with id {item.get('approval_request_id')}.",
+                    )
+                if not isinstance(item.get("approve"), bool):
+                    raise PeerError(400, f"Invalid type for 'input[{index}].approve'.")
+                self.approval_answers.append(item)
+                history.append(item)
+                continue
             if kind == "message":
                 if item.get("role") not in ("user", "assistant", "system", "developer"):
                     raise PeerError(400, f"Invalid value for 'input[{index}].role'.")
@@ -431,7 +461,22 @@ class ResponsesPeer(LoopbackPeer):
             output.append(self._reasoning(body, text))
         status = "completed"
         error = None
-        if re.search(r"\bfail\b", text) and not outputs:
+        answered = {
+            i["approval_request_id"]: i for i in since if i.get("type") == "mcp_approval_response"
+        }
+        if "quote tools" in text:
+            raise PeerError(
+                400, f"Invalid 'tools': the tools given were {json.dumps(tools)}", "invalid_value"
+            )
+        if answered:
+            output.extend(self._after_approval(conversation, answered, hosted.get("mcp") or {}))
+        elif (
+            "use mcp" in text
+            and "mcp" in hosted
+            and hosted["mcp"].get("require_approval", "always") != "never"
+        ):
+            output.append(self._approval_request(hosted["mcp"]))
+        elif re.search(r"\bfail\b", text) and not outputs:
             status = "failed"
             error = {"code": "server_error", "message": "The model failed to answer."}
         elif (
@@ -489,6 +534,44 @@ class ResponsesPeer(LoopbackPeer):
             for item in output:
                 self._items[item["id"]] = item
         return response
+
+    def _approval_request(self, tool: dict[str, Any]) -> dict[str, Any]:
+        request_id = self._next_id("mcpr")
+        self._issued.add(request_id)
+        return {
+            "type": "mcp_approval_request",
+            "id": request_id,
+            "server_label": tool.get("server_label"),
+            "name": (tool.get("allowed_tools") or ["lookup"])[0],
+            "arguments": '{"query": "tides"}',
+        }
+
+    def _after_approval(
+        self,
+        conversation: list[dict[str, Any]],
+        answered: dict[str, dict[str, Any]],
+        tool: dict[str, Any],
+    ) -> list[dict[str, Any]]:
+        """The MCP calls people approved, made, and an answer naming what was refused."""
+        output: list[dict[str, Any]] = []
+        said: list[str] = []
+        for item in conversation:
+            answer = (
+                answered.get(item.get("id", ""))
+                if item.get("type") == "mcp_approval_request"
+                else None
+            )
+            if answer is None:
+                continue
+            if answer["approve"]:
+                call = self._hosted_call("mcp", {**tool, "allowed_tools": [item["name"]]}, "")
+                call["arguments"] = item["arguments"]
+                output.append(call)
+                said.append(f"{item['name']} said: {call['output']}")
+            else:
+                said.append(f"{item['name']} was not approved ({answer.get('reason', '')})")
+        output.append(self._message("The MCP server: " + "; ".join(said)))
+        return output
 
     @staticmethod
     def _output_parts(parts: list[dict[str, Any]]) -> str:

@@ -247,7 +247,12 @@ async def test_hosted_tools_pass_through_and_show_in_the_stream(peer: ResponsesP
             [
                 web_search(search_context_size="low"),
                 code_interpreter(),
-                remote_mcp("docs", "https://mcp.example.com/sse", allowed_tools=["lookup"]),
+                remote_mcp(
+                    "docs",
+                    "https://mcp.example.com/sse",
+                    allowed_tools=["lookup"],
+                    require_approval="never",
+                ),
             ]
         )
         .build()

@@ -5,21 +5,32 @@ An agent lists them beside its function tools; the OpenAI Responses wire format 
 each as the tool object the API documents, and the model's calls of them come back in
 the stream as progress and results. A wire format that has no hosted tools refuses them
 before any request is sent.
+
+A remote MCP server asks a person before each call unless told otherwise
+(`require_approval` is `"always"` by default): the provider's approval request reaches
+raf as a call of the hosted tool, which pauses the run like any call that needs approval
+(the request names the server and its tool); the answer goes back to the provider as an
+approval response, once. Header values and the `authorization` of a hosted tool are
+secrets: `hosted_secrets` lists them, and raf takes them out of errors, reprs and results.
 """
 
 from __future__ import annotations
 
+import json
 from collections.abc import Mapping, Sequence
 from typing import Any, Literal
 
+from raf.clients.errors import redact
 from raf.core.errors import ConfigurationError
 from raf.core.tools import ToolContext, ToolResult, check_tool_name
 
 __all__ = [
     "HOSTED_TOOL_TYPES",
+    "MCP_APPROVAL_KEY",
     "HostedTool",
     "code_interpreter",
     "file_search",
+    "hosted_secrets",
     "hosted_spec",
     "hosted_tool",
     "refuse_hosted",
@@ -37,12 +48,46 @@ HOSTED_TOOL_TYPES: dict[str, tuple[str, ...]] = {
 }
 """The hosted tool types raf passes through, and the keys each one requires."""
 
+MCP_APPROVAL_KEY = "approval_request_id"
+"""The argument that makes a call of a hosted MCP tool the provider's approval request
+(its id); the other arguments are `server_label`, `tool` and the tool's `arguments`."""
+
+SECRET_KEYS = ("headers", "authorization")
+"""Keys of a hosted tool's object whose values are secrets (all values of `headers`)."""
+
+
+def _spec_secrets(spec: Mapping[str, Any]) -> list[str]:
+    """The secret values of a hosted tool's object, each also as JSON quotes it (as an
+    error that quotes the request shows it)."""
+    values: list[str] = []
+    headers = spec.get("headers")
+    if isinstance(headers, Mapping):
+        values += [str(v) for v in headers.values() if v]
+    if spec.get("authorization"):
+        values.append(str(spec["authorization"]))
+    found: list[str] = []
+    for value in values:
+        found.append(value)
+        quoted = json.dumps(value)[1:-1]
+        if quoted != value:
+            found.append(quoted)
+    return found
+
+
+def _shown(spec: Mapping[str, Any]) -> dict[str, Any]:
+    """A hosted tool's object fit for messages: its secrets masked."""
+    shown = dict(spec)
+    if isinstance(shown.get("headers"), Mapping):
+        shown["headers"] = dict.fromkeys(shown["headers"], "***")
+    if "authorization" in shown:
+        shown["authorization"] = "***"
+    return shown
+
 
 class HostedTool:
     """A tool the provider runs: its API's tool object (`spec`), passed through as it is."""
 
     kind = "hosted"
-    requires_approval = False
     timeout: float | None = None
 
     def __init__(
@@ -52,7 +97,7 @@ class HostedTool:
         if not isinstance(tool_type, str) or tool_type not in HOSTED_TOOL_TYPES:
             known = ", ".join(HOSTED_TOOL_TYPES)
             raise ConfigurationError(
-                f"hosted tool {dict(spec)!r}: 'type' must be one of {known}",
+                f"hosted tool {_shown(spec)!r}: 'type' must be one of {known}",
                 key_path="type",
             )
         missing = [key for key in HOSTED_TOOL_TYPES[tool_type] if key not in spec]
@@ -65,6 +110,8 @@ class HostedTool:
             )
         self.spec: dict[str, Any] = dict(spec)
         """The tool object as the provider's API documents it."""
+        if tool_type == "mcp":  # the API's own default, written out so that it is seen
+            self.spec.setdefault("require_approval", "always")
         default = f"mcp_{spec['server_label']}" if tool_type == "mcp" else tool_type
         self.name = name or default
         check_tool_name(self.name, where="a hosted tool")
@@ -75,16 +122,41 @@ class HostedTool:
     def type(self) -> str:
         return str(self.spec["type"])
 
+    @property
+    def requires_approval(self) -> bool:
+        """True for a remote MCP server that asks before (some of) its calls."""
+        return self.type == "mcp" and self.spec.get("require_approval") != "never"
+
+    @property
+    def secrets(self) -> list[str]:
+        """The values this tool's object holds that must never be shown."""
+        return _spec_secrets(self.spec)
+
     def approval_required(self, arguments: Mapping[str, Any]) -> bool:
-        return False
+        """Only the provider's approval request of a remote MCP call comes to raf as a call."""
+        return self.type == "mcp" and MCP_APPROVAL_KEY in arguments
+
+    def approval_reason(self, arguments: Mapping[str, Any]) -> str | None:
+        if not self.approval_required(arguments):
+            return None
+        server = str(arguments.get("server_label") or self.spec.get("server_label"))
+        where = self.spec.get("server_url") or self.spec.get("connector_id")
+        at = f" at {redact(str(where), self.secrets)}" if where else ""
+        return (
+            f"the remote MCP server {server!r}{at} asks to run its tool "
+            f"{arguments.get('tool')!r}; the model's provider calls it once you approve"
+        )
 
     async def invoke(self, arguments: Mapping[str, Any], context: ToolContext) -> ToolResult:
+        if self.approval_required(arguments):
+            # reached only once a person approved it: the provider is told so and runs it
+            return ToolResult(value={"approve": True})
         return ToolResult.fail(
             f"{self.name} is a hosted tool: the model's provider runs it, raf cannot"
         )
 
     def __repr__(self) -> str:
-        return f"HostedTool({self.spec!r})"
+        return f"HostedTool({_shown(self.spec)!r})"
 
 
 def web_search(
@@ -121,11 +193,14 @@ def remote_mcp(
     *,
     allowed_tools: Sequence[str] | None = None,
     headers: Mapping[str, str] | None = None,
-    require_approval: Literal["never", "always"] | dict[str, Any] = "never",
+    require_approval: Literal["never", "always"] | dict[str, Any] = "always",
     name: str | None = None,
     **config: Any,
 ) -> HostedTool:
-    """An MCP server the provider calls itself (it must be reachable from the provider)."""
+    """An MCP server the provider calls itself (it must be reachable from the provider).
+    Each call waits for a person's approval unless `require_approval` says otherwise
+    (`"never"`, or `{"never": {"tool_names": [...]}}` for tools known to be safe);
+    `headers` (and an `authorization` in `config`) are secrets, never shown."""
     spec: dict[str, Any] = {
         "type": "mcp",
         "server_label": server_label,
@@ -155,6 +230,16 @@ def hosted_spec(tool: object) -> dict[str, Any] | None:
         if seen is None:
             return None
     return None
+
+
+def hosted_secrets(tools: Sequence[object]) -> list[str]:
+    """The secret values (header values, `authorization`) of the hosted tools in `tools`."""
+    found: list[str] = []
+    for tool in tools:
+        spec = hosted_spec(tool)
+        if spec is not None:
+            found += _spec_secrets(spec)
+    return found
 
 
 def refuse_hosted(tools: Sequence[object], api: str) -> None:

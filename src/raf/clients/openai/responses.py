@@ -2,13 +2,18 @@
 
 from __future__ import annotations
 
-from collections.abc import Awaitable, Mapping
+from collections.abc import AsyncIterator, Awaitable, Mapping, Sequence
 from typing import Any, Literal
 
 from raf.clients.base import ModelClient
+from raf.clients.errors import ClientError, redact
+from raf.clients.hosted_tools import hosted_secrets
 from raf.clients.openai.client import OpenAIProvider
 from raf.clients.openai.responses_wire import ResponsesWire
 from raf.clients.provider import DEFAULT_TIMEOUT
+from raf.core.messages import ChatMessage
+from raf.core.options import ChatOptions
+from raf.core.responses import AgentResponseUpdate, ChatResponse
 
 __all__ = ["OpenAIResponsesClient", "OpenAIResponsesProvider", "responses_client"]
 
@@ -84,6 +89,32 @@ class OpenAIResponsesClient(ModelClient[ResponsesWire]):
     @property
     def server_state(self) -> bool:
         return self.wire.server_state
+
+    async def get_response(
+        self, messages: Sequence[ChatMessage], options: ChatOptions | None = None
+    ) -> ChatResponse:
+        try:
+            return await super().get_response(messages, options)
+        except ClientError as exc:
+            raise _without_secrets(exc, options) from None
+
+    async def get_streaming_response(
+        self, messages: Sequence[ChatMessage], options: ChatOptions | None = None
+    ) -> AsyncIterator[AgentResponseUpdate]:
+        try:
+            async for update in super().get_streaming_response(messages, options):
+                yield update
+        except ClientError as exc:
+            raise _without_secrets(exc, options) from None
+
+
+def _without_secrets(error: ClientError, options: ChatOptions | None) -> ClientError:
+    """`error` with the secrets of the request's hosted tools masked: a provider's error
+    may quote the request's `tools` array, header values and all."""
+    hidden = hosted_secrets(options.tools or ()) if options is not None else []
+    if hidden and error.args:
+        error.args = (redact(str(error.args[0]), hidden), *error.args[1:])
+    return error
 
 
 def responses_client(model: str, **settings: Any) -> OpenAIResponsesClient:

@@ -7,18 +7,28 @@ comes back as items (`rs_...`, their summary as text, their encrypted form when 
 for) kept in `ReasoningContent` (`signature` holds the item id, `protected_data` the
 encrypted reasoning) and sent back before the calls they led to. Hosted tools' calls
 (web search, file search, code interpreter, remote MCP) stream as `TOOL_CALLING` when
-they start and `TOOL_CALLED` with their result when they end.
+they start and `TOOL_CALLED` with their result when they end. A remote MCP server's
+`mcp_approval_request` comes in as a call of its hosted tool (`mcp_<server_label>`,
+marked by `MCP_APPROVAL_KEY` in its arguments), so the run pauses for a person; its result
+goes back as the `mcp_approval_response` item. The secrets of the request's hosted tools
+(`for_options`) are taken out of errors and hosted results.
 """
 
 from __future__ import annotations
 
 import json
-from collections.abc import Sequence
-from dataclasses import dataclass, field
+from collections.abc import Mapping, Sequence
+from dataclasses import dataclass, field, replace
 from typing import Any
 
-from raf.clients.errors import ClientError, InvalidResponseError, RateLimitError, ServerError
-from raf.clients.hosted_tools import hosted_spec
+from raf.clients.errors import (
+    ClientError,
+    InvalidResponseError,
+    RateLimitError,
+    ServerError,
+    redact,
+)
+from raf.clients.hosted_tools import MCP_APPROVAL_KEY, hosted_secrets, hosted_spec
 from raf.clients.media import responses_part, result_parts
 from raf.clients.strict_schema import strict_json_schema
 from raf.clients.wire import parse_arguments
@@ -69,6 +79,55 @@ def usage_from(data: dict[str, Any] | None) -> UsageDetails | None:
     )
 
 
+def _scrub(value: Any, hidden: Sequence[str]) -> Any:
+    """`value` with every secret in `hidden` masked in its strings."""
+    if not hidden:
+        return value
+    if isinstance(value, str):
+        return redact(value, hidden)
+    if isinstance(value, dict):
+        return {k: _scrub(v, hidden) for k, v in value.items()}
+    if isinstance(value, list):
+        return [_scrub(v, hidden) for v in value]
+    return value
+
+
+def mcp_approvals(messages: Sequence[ChatMessage]) -> dict[str, str]:
+    """The approval request id of each call (by call id) that stands for a remote MCP
+    server's approval request."""
+    found: dict[str, str] = {}
+    for message in messages:
+        for call in message.function_calls:
+            request_id = call.arguments.get(MCP_APPROVAL_KEY)
+            if isinstance(request_id, str) and request_id:
+                found[call.call_id] = request_id
+    return found
+
+
+def _approval_request_item(call: FunctionCallContent) -> dict[str, Any]:
+    """An MCP approval request as the provider wrote it, to send back with the history."""
+    arguments = call.arguments.get("arguments")
+    return {
+        "type": "mcp_approval_request",
+        "id": call.arguments[MCP_APPROVAL_KEY],
+        "server_label": str(call.arguments.get("server_label") or ""),
+        "name": str(call.arguments.get("tool") or ""),
+        "arguments": arguments if isinstance(arguments, str) else json.dumps(arguments or {}),
+    }
+
+
+def _approval_response_item(result: FunctionResultContent, request_id: str) -> dict[str, Any]:
+    """A person's answer to an MCP approval request: approved unless the call was denied."""
+    item: dict[str, Any] = {
+        "type": "mcp_approval_response",
+        "approval_request_id": request_id,
+        "approve": result.error is None,
+    }
+    if result.error is not None:
+        item["reason"] = result.error
+    return item
+
+
 def _arguments_text(call: FunctionCallContent) -> str:
     if call.raw_arguments is not None:
         return call.raw_arguments
@@ -100,6 +159,8 @@ def _assistant_items(message: ChatMessage) -> list[dict[str, Any]]:
             continue
         if isinstance(content, ReasoningContent):
             item = _reasoning_item(content)
+        elif isinstance(content, FunctionCallContent) and MCP_APPROVAL_KEY in content.arguments:
+            item = _approval_request_item(content)
         elif isinstance(content, FunctionCallContent):
             item = {
                 "type": "function_call",
@@ -119,8 +180,14 @@ def _assistant_items(message: ChatMessage) -> list[dict[str, Any]]:
     return items
 
 
-def to_input(messages: Sequence[ChatMessage]) -> tuple[str | None, list[dict[str, Any]]]:
-    """raf messages as `instructions` (the system messages) and input items."""
+def to_input(
+    messages: Sequence[ChatMessage], approvals: Mapping[str, str] | None = None
+) -> tuple[str | None, list[dict[str, Any]]]:
+    """raf messages as `instructions` (the system messages) and input items; `approvals`
+    names the calls that stand for MCP approval requests (by default: those in
+    `messages`)."""
+    if approvals is None:
+        approvals = mcp_approvals(messages)
     instructions: list[str] = []
     items: list[dict[str, Any]] = []
     for message in messages:
@@ -132,7 +199,9 @@ def to_input(messages: Sequence[ChatMessage]) -> tuple[str | None, list[dict[str
         else:
             parts: list[dict[str, Any]] = []
             for content in message.contents:
-                if isinstance(content, FunctionResultContent):
+                if isinstance(content, FunctionResultContent) and content.call_id in approvals:
+                    items.append(_approval_response_item(content, approvals[content.call_id]))
+                elif isinstance(content, FunctionResultContent):
                     output: Any = content.as_text()
                     if content.error is None and has_media(content.result):
                         output = result_parts(
@@ -208,11 +277,12 @@ def previous_response(messages: Sequence[ChatMessage]) -> tuple[str | None, int]
     return None, 0
 
 
-def _failure(response: dict[str, Any], model: str) -> ClientError:
-    """The error for a response the provider reports as failed (`response.failed`)."""
+def _failure(response: dict[str, Any], model: str, hidden: Sequence[str] = ()) -> ClientError:
+    """The error for a response the provider reports as failed (`response.failed`), the
+    request's secrets (`hidden`) taken out."""
     error = response.get("error") or {}
     code = str(error.get("code") or "")
-    message = str(error.get("message") or "the response failed")
+    message = redact(str(error.get("message") or "the response failed"), hidden)
     text = f"openai model {model!r} failed: {message}" + (f" ({code})" if code else "")
     if code == "rate_limit_exceeded":
         return RateLimitError(text, provider="openai", model=model)
@@ -232,8 +302,10 @@ class _PendingCall:
 class ResponseEventAssembler:
     """Turns Responses stream events (dicts) into raf updates under the response's id."""
 
-    def __init__(self, message_id: str, model: str = "") -> None:
+    def __init__(self, message_id: str, model: str = "", hidden: Sequence[str] = ()) -> None:
         self.message_id = message_id
+        self.hidden = tuple(hidden)
+        """Secrets of the request's hosted tools, masked in errors and hosted results."""
         self.response_id: str | None = None
         self.model_id: str | None = None
         self.events = 0
@@ -256,12 +328,16 @@ class ResponseEventAssembler:
         kind = str(event.get("type") or "")
         if kind == "error":
             message = event.get("message") or "the stream reported an error"
-            raise _failure({"error": {"code": event.get("code"), "message": message}}, self._model)
+            raise _failure(
+                {"error": {"code": event.get("code"), "message": message}},
+                self._model,
+                self.hidden,
+            )
         response = event.get("response")
         if isinstance(response, dict):
             self._response(response)
         if kind == "response.failed":
-            raise _failure(response or {}, self.model_id or self._model)
+            raise _failure(response or {}, self.model_id or self._model, self.hidden)
         if kind in ("response.completed", "response.incomplete"):
             self._done = True
             return []
@@ -326,7 +402,32 @@ class ResponseEventAssembler:
         if item_type in HOSTED_CALLS:
             self._hosted.add(item_id)
             return [self._hosted_update(UpdateKind.TOOL_CALLING, item)]
+        if item_type == "mcp_approval_request":
+            pending = self._approval(item)
+            return [
+                self._update(
+                    UpdateKind.TOOL_CALL_STARTED, call_id=pending.call_id, tool_name=pending.name
+                )
+            ]
         return []
+
+    def _approval(self, item: dict[str, Any]) -> _PendingCall:
+        """An MCP approval request as a call of the server's hosted tool, kept with the
+        function calls of this answer."""
+        item_id = str(item.get("id") or "")
+        label = str(item.get("server_label") or "")
+        arguments, raw = parse_arguments(str(item.get("arguments") or "{}"))
+        pending = _PendingCall(call_id=item_id, name=f"mcp_{label}")
+        pending.arguments = json.dumps(
+            {
+                "server_label": label,
+                "tool": str(item.get("name") or ""),
+                "arguments": raw if raw is not None else arguments,
+                MCP_APPROVAL_KEY: item_id,
+            }
+        )
+        self._calls[item_id] = pending
+        return pending
 
     def _hosted_update(self, kind: UpdateKind, item: dict[str, Any]) -> AgentResponseUpdate:
         item_type = str(item.get("type"))
@@ -341,8 +442,8 @@ class ResponseEventAssembler:
         content = FunctionResultContent(
             call_id=call_id,
             name=name,
-            result=None if error else result,
-            error=str(error) if error else None,
+            result=None if error else _scrub(result, self.hidden),
+            error=redact(str(error), self.hidden) if error else None,
         )
         return self._update(kind, call_id=call_id, tool_name=name, content=content)
 
@@ -358,6 +459,9 @@ class ResponseEventAssembler:
                 )
                 self._calls[item_id] = pending
             pending.arguments = item.get("arguments")
+        elif item_type == "mcp_approval_request":
+            if item_id not in self._calls:  # a whole answer: no `added` came first
+                self._approval(item)
         elif item_type == "reasoning":
             if item_id not in self._reasoned:  # a whole answer: its summary was not streamed
                 summary = "".join(str(part.get("text") or "") for part in item.get("summary") or ())
@@ -430,14 +534,24 @@ class ResponsesWire:
     """The `reasoning` setting (`{"effort": "low", "summary": "auto"}`) for reasoning models."""
     model: str = ""
 
+    hidden: tuple[str, ...] = ()
+    """Secrets of this call's hosted tools (set by `for_options`)."""
+
+    def for_options(self, options: ChatOptions) -> ResponsesWire:
+        """This format for one call: the secrets of its hosted tools known, so that errors
+        and results never show them."""
+        hidden = tuple(hosted_secrets(options.tools or ()))
+        return replace(self, hidden=hidden) if hidden else self
+
     def request(
         self, messages: Sequence[ChatMessage], options: ChatOptions, *, model: str, stream: bool
     ) -> dict[str, Any]:
+        approvals = mcp_approvals(messages)  # before the history is cut at the last answer
         previous, start = previous_response(messages) if self.server_state else (None, 0)
         if previous is not None:
             system = [m for m in messages[:start] if m.role is Role.SYSTEM]
             messages = [*system, *messages[start:]]
-        instructions, items = to_input(messages)
+        instructions, items = to_input(messages, approvals)
         body: dict[str, Any] = {"model": model, "input": items, "store": self.store}
         if previous is not None:
             body["previous_response_id"] = previous
@@ -467,13 +581,13 @@ class ResponsesWire:
         strict_json_schema(output)
 
     def assembler(self, message_id: str) -> ResponseEventAssembler:
-        return ResponseEventAssembler(message_id, self.model)
+        return ResponseEventAssembler(message_id, self.model, self.hidden)
 
     def parse(self, data: dict[str, Any], message_id: str) -> list[AgentResponseUpdate] | None:
         if data.get("object") != "response" and "output" not in data:
             return None
         if data.get("status") == "failed":
-            raise _failure(data, str(data.get("model") or self.model))
+            raise _failure(data, str(data.get("model") or self.model), self.hidden)
         assembler = self.assembler(message_id)
         updates = assembler.feed({"type": "response.created", "response": data})
         for item in data.get("output") or ():

@@ -1,0 +1,159 @@
+"""Remote MCP servers the provider calls (hosted MCP on the Responses API), against the
+loopback Responses server: each call waits for a person by default, the provider's
+approval request pauses the run and the answer goes back once; header values and
+`authorization` never show in an error, a log record or a span."""
+
+from __future__ import annotations
+
+import logging
+from collections.abc import Iterator
+from pathlib import Path
+from typing import Any
+
+import pytest
+from opentelemetry.sdk.trace import TracerProvider
+from opentelemetry.sdk.trace.export import SimpleSpanProcessor
+from opentelemetry.sdk.trace.export.in_memory_span_exporter import InMemorySpanExporter
+
+from raf.agent.builder import AgentBuilder
+from raf.clients.hosted_tools import MCP_APPROVAL_KEY, hosted_tool, remote_mcp
+from raf.clients.openai.responses import OpenAIResponsesClient
+from raf.core.errors import ApprovalError, ModelError
+from raf.core.options import AgentRunOptions, ToolApprovalResponse
+from raf.core.responses import FinishReason
+from raf.observability import instrument
+from raf.stores.sessions import SqliteSessionStore
+from tests.clients.responses_peer import ResponsesPeer
+
+SECRETS = ("Bearer mcp-live-7f3a9c2e", "team-4711-blue", "oauth-0a1b2c3d")
+
+
+@pytest.fixture
+def peer() -> Iterator[ResponsesPeer]:
+    with ResponsesPeer() as server:
+        yield server
+
+
+def build(peer: ResponsesPeer, tmp_path: Path, **settings: Any) -> Any:
+    model = OpenAIResponsesClient("gpt-5", base_url=peer.url, api_key=peer.key, **settings)
+    docs = remote_mcp("docs", "https://mcp.example.com/mcp", allowed_tools=["lookup"])
+    return (
+        AgentBuilder("researcher")
+        .with_chat_client(model)
+        .with_tools([docs])
+        .with_session_store(SqliteSessionStore(tmp_path / "sessions.sqlite"))
+        .build()
+    )
+
+
+def test_a_remote_mcp_server_asks_before_each_call_unless_told_otherwise() -> None:
+    assert remote_mcp("docs", "https://x.example/mcp").spec["require_approval"] == "always"
+    declared = hosted_tool({"type": "mcp", "server_label": "d", "server_url": "https://x/mcp"})
+    assert declared.spec["require_approval"] == "always" and declared.requires_approval
+    never = remote_mcp("docs", "https://x.example/mcp", require_approval="never")
+    assert not never.requires_approval
+    assert not never.approval_required({"query": "x"})
+
+
+async def run(agent: Any, session: Any, message: Any, stream: bool, **options: Any) -> Any:
+    given = AgentRunOptions(**options)
+    if not stream:
+        return await agent.run(message, session=session, options=given)
+    updates = [u async for u in agent.run_stream(message, session=session, options=given)]
+    finished = [u for u in updates if u.finish_reason is not None]
+    return finished[-1].finish_reason, "".join(u.text for u in updates)
+
+
+@pytest.mark.parametrize("stream", [False, True], ids=["whole", "streamed"])
+@pytest.mark.parametrize("server_state", [False, True], ids=["history", "server-state"])
+async def test_an_approval_request_pauses_the_run_and_its_answer_goes_back_once(
+    peer: ResponsesPeer, tmp_path: Path, stream: bool, server_state: bool
+) -> None:
+    agent = build(peer, tmp_path, server_state=server_state)
+    session = agent.create_session()
+    await run(agent, session, "use mcp to look up the tides", stream)
+    [asked] = session.pending_approvals
+    assert asked.name == "mcp_docs"
+    assert asked.arguments["server_label"] == "docs" and asked.arguments["tool"] == "lookup"
+    assert asked.arguments["arguments"] == {"query": "tides"}
+    assert asked.arguments[MCP_APPROVAL_KEY] == asked.call_id
+    assert asked.reason is not None
+    assert "server 'docs'" in asked.reason and "tool 'lookup'" in asked.reason
+    assert len(peer.requests) == 1 and peer.approval_answers == []  # nothing was called
+
+    approve = [ToolApprovalResponse(call_id=asked.call_id, approved=True)]
+    answered = await run(agent, session, [], stream, tool_approval_responses=approve)
+    text = answered[1] if stream else answered.text
+    assert text == "The MCP server: lookup said: from the remote MCP server"
+    assert peer.approval_answers == [
+        {"type": "mcp_approval_response", "approval_request_id": asked.call_id, "approve": True}
+    ]
+    sent = peer.requests[1]
+    if server_state:  # the provider holds the request: only the answer goes
+        assert str(sent["previous_response_id"]).startswith("resp_")
+        assert sent["input"] == [peer.approval_answers[0]]
+    else:  # the whole history, the provider's request included
+        kinds = [i.get("type", "message") for i in sent["input"]]
+        assert kinds == ["message", "mcp_approval_request", "mcp_approval_response"]
+    assert session.pending_approvals == []
+
+    # the same answer again is refused before anything is sent
+    with pytest.raises(ApprovalError):
+        await run(agent, session, [], stream, tool_approval_responses=approve)
+    assert len(peer.approval_answers) == 1 and len(peer.requests) == 2
+
+
+async def test_a_denied_call_tells_the_provider_why(peer: ResponsesPeer, tmp_path: Path) -> None:
+    agent = build(peer, tmp_path)
+    session = agent.create_session()
+    await agent.run("use mcp", session=session)
+    [asked] = session.pending_approvals
+    deny = ToolApprovalResponse(call_id=asked.call_id, approved=False, reason="not today")
+    answer = await agent.run(
+        [], session=session, options=AgentRunOptions(tool_approval_responses=[deny])
+    )
+    assert answer.finish_reason is FinishReason.STOP
+    [sent] = peer.approval_answers
+    assert sent["approve"] is False and "not today" in sent["reason"]
+    assert "lookup was not approved" in answer.text
+    assert not any(i.get("type") == "mcp_call" for r in peer.requests for i in r["input"])
+
+
+@pytest.mark.parametrize("stream", [False, True], ids=["whole", "streamed"])
+async def test_hosted_tool_headers_never_show_in_errors_logs_or_spans(
+    peer: ResponsesPeer, caplog: pytest.LogCaptureFixture, stream: bool
+) -> None:
+    bearer, team, oauth = SECRETS
+    tool = remote_mcp(
+        "docs",
+        "https://mcp.example.com/mcp",
+        headers={"Authorization": bearer, "X-Team": team},
+        authorization=oauth,
+    )
+    exporter = InMemorySpanExporter()
+    provider = TracerProvider()
+    provider.add_span_processor(SimpleSpanProcessor(exporter))
+    model = OpenAIResponsesClient("gpt-5", base_url=peer.url, api_key=peer.key)
+    builder = AgentBuilder("researcher").with_chat_client(model).with_tools([tool])
+    agent = instrument(builder, tracer_provider=provider, capture_content=True).build()
+    caplog.set_level(logging.DEBUG)
+    with pytest.raises(ModelError) as caught:
+        if stream:
+            async for _ in agent.run_stream("quote tools"):
+                pass
+        else:
+            await agent.run("quote tools")
+    provider.shutdown()
+    # the provider really quoted them back: they were sent, and only there
+    assert peer.requests[0]["tools"][0]["headers"] == {"Authorization": bearer, "X-Team": team}
+    message = str(caught.value)
+    assert "Invalid 'tools'" in message and "***" in message
+    shown = [message, repr(tool), repr(caught.value)]
+    shown += [r.getMessage() + (r.exc_text or "") for r in caplog.records]
+    for span in exporter.get_finished_spans():
+        shown += [str(v) for v in (span.attributes or {}).values()]
+        shown.append(str(span.status.description))
+        shown += [str(v) for e in span.events for v in (e.attributes or {}).values()]
+    assert any("Invalid 'tools'" in text for text in shown[3:]), shown  # spans saw the error
+    for secret in SECRETS:
+        assert not [text for text in shown if secret in text], secret
