@@ -388,6 +388,21 @@ MUTANTS: tuple[Mutant, ...] = (
         "    pass",
         ("tests/core/test_tool_threads_process.py", "-k", "forked"),
     ),
+    # -- hosted tools' secrets and approvals
+    Mutant(
+        "hosted mcp: an error quoting the tools keeps the header values",
+        "src/raf/clients/openai/responses.py",
+        "        error.args = (redact(str(error.args[0]), hidden), *error.args[1:])",
+        "        error.args = (str(error.args[0]), *error.args[1:])",
+        ("tests/clients/test_hosted_mcp.py", "-k", "headers"),
+    ),
+    Mutant(
+        "hosted mcp: calls run without a person's approval by default",
+        "src/raf/clients/hosted_tools.py",
+        'require_approval: Literal["never", "always"] | dict[str, Any] = "always",',
+        'require_approval: Literal["never", "always"] | dict[str, Any] = "never",',
+        ("tests/clients/test_hosted_mcp.py",),
+    ),
 )
 
 

@@ -101,6 +101,47 @@ def _formula_hint(text: str, mark: Any) -> str:
     return "; a formula that contains ': ' must be quoted, e.g. text: '=Concat(\"a: \", x)'"
 
 
+_FORMULA_LINE = re.compile(
+    r"""^(?P<head>[ ]*(?:-[ ]+)*(?:[A-Za-z_$][\w.$-]*|"[^"\n]*"|'[^'\n]*'):[ ]+)(?P<formula>=.*)$"""
+)
+
+
+def _quote_formulas(text: str) -> str | None:
+    """`text` with each one-line `key: =formula` whose formula YAML cannot read plain
+    (`value: =[{id: 3}]`, where `: ` would start a mapping) written single-quoted, as
+    Microsoft Agent Framework's reader takes it; None when no line needs it. Only such
+    values change, each keeping its line and column; the rest of the file is read as
+    plain YAML."""
+    lines = text.split("\n")
+    changed = False
+    for index, line in enumerate(lines):
+        match = _FORMULA_LINE.match(line)
+        if match is None:
+            continue
+        formula = _without_comment(match["formula"]).rstrip()
+        if ": " not in formula and not formula.endswith(":"):
+            continue
+        following = lines[index + 1] if index + 1 < len(lines) else ""
+        indent = len(line) - len(line.lstrip(" "))
+        if following.strip() and len(following) - len(following.lstrip(" ")) > indent:
+            continue  # a formula over several lines is left as written
+        quoted = "'" + formula.replace("'", "''") + "'"
+        lines[index] = match["head"] + quoted + match["formula"][len(formula) :]
+        changed = True
+    return "\n".join(lines) if changed else None
+
+
+def _without_comment(formula: str) -> str:
+    """The formula without a trailing YAML comment (` #` outside a string)."""
+    in_string = False
+    for index, char in enumerate(formula):
+        if char == '"':
+            in_string = not in_string
+        elif char == "#" and not in_string and index and formula[index - 1] in " \t":
+            return formula[:index]
+    return formula
+
+
 def load_text(text: str, *, fmt: str, file: str | None, base_dir: Path | None = None) -> Document:
     """Parse `text` as yaml, json or toml; syntax errors become located problems."""
     doc = Document(data=None, file=file, base_dir=base_dir or Path.cwd())
@@ -150,6 +191,19 @@ def _yaml() -> Any:
 
 
 def _load_yaml(text: str, doc: Document) -> None:
+    _parse_yaml(text, doc)
+    if doc.problems and doc.problems[-1].message.startswith("YAML syntax error"):
+        quoted = _quote_formulas(text)
+        if quoted is not None:
+            retry = Document(data=None, file=doc.file, base_dir=doc.base_dir)
+            _parse_yaml(quoted, retry)
+            if not retry.problems or retry.problems[-1] != doc.problems[-1]:
+                doc.problems.pop()
+                doc.problems += retry.problems
+                doc.data, doc.values, doc.keys = retry.data, retry.values, retry.keys
+
+
+def _parse_yaml(text: str, doc: Document) -> None:
     yaml = _yaml()
     loader_cls = getattr(yaml, "CSafeLoader", yaml.SafeLoader)
     check_size(text, file=doc.file, limits=CONFIG_LIMITS)

@@ -239,12 +239,16 @@ def _actions(doc: Document, data: dict[str, Any], loaded: LoadedWorkflow) -> lis
             problems.append(
                 doc.problem(("trigger", "kind"), f"unknown trigger kind {trigger_kind!r}{hint}")
             )
+        if "id" not in trigger and _maf_form(data):
+            problems.append(doc.problem(("trigger",), "a trigger needs an 'id'"))
         if "actions" not in trigger:
             problems.append(doc.problem(("trigger",), "a trigger needs actions"))
             return problems
         loaded.actions, loaded.actions_path = trigger["actions"], ("trigger", "actions")
     try:
-        program = compile_actions(loaded.actions, loaded.actions_path)
+        program = compile_actions(
+            loaded.actions, loaded.actions_path, require_ids=trigger is not None and _maf_form(data)
+        )
     except WorkflowDefinitionError as exc:
         problems += [doc.problem(i.path, i.message, key=i.key) for i in exc.issues]
         return problems
@@ -377,6 +381,13 @@ def _mcp_servers(doc: Document, data: dict[str, Any], loaded: LoadedWorkflow) ->
             continue
         loaded.mcp_servers[str(name)] = {"name": str(name), **dict(config)}
     return problems
+
+
+def _maf_form(data: Mapping[str, Any]) -> bool:
+    """Whether a trigger document is in Microsoft Agent Framework's spelling (`kind:
+    Workflow`, or no kind), whose reader needs the trigger's `id` and that of each of its
+    actions; raf's own `kind: workflow` lets them go without."""
+    return data.get("kind") != "workflow"
 
 
 def _trigger_id(data: Mapping[str, Any]) -> str | None:
