@@ -401,10 +401,11 @@ async def test_question_skips_a_variable_with_a_value_only_when_asked_to() -> No
 kind: Workflow
 trigger:
   kind: OnConversationStart
+  id: start
   actions:
-    - {kind: SetVariable, variable: Local.name, value: Ada}
+    - {kind: SetVariable, id: set, variable: Local.name, value: Ada}
     - {kind: Question, id: ask, variable: Local.name, prompt: Name?, alwaysPrompt: false}
-    - {kind: SendActivity, activity: "hi {Local.name}"}
+    - {kind: SendActivity, id: greet, activity: "hi {Local.name}"}
 """
     workflow = DeclWorkflowBuilder().from_yaml_str(text).build()
     result = await workflow.run("")
@@ -415,13 +416,14 @@ _SANDBOXED = """
 kind: Workflow
 trigger:
   kind: OnConversationStart
+  id: start
   actions:
     - kind: ExecuteCode
       id: run
       code: print(6 * 7)
       sandbox: {sandbox}
       output: Local.out
-    - {{kind: SendActivity, activity: "{{Local.out}}"}}
+    - {{kind: SendActivity, id: say, activity: "{{Local.out}}"}}
 """
 
 
@@ -449,13 +451,14 @@ async def test_clear_all_variables_reads_maf_scope_names() -> None:
 kind: Workflow
 trigger:
   kind: OnConversationStart
+  id: start
   actions:
-    - {kind: SetVariable, variable: Local.a, value: 1}
-    - {kind: SetVariable, variable: Global.b, value: 2}
-    - {kind: ClearAllVariables, variables: ConversationScopedVariables}
-    - {kind: SendActivity, activity: "=Local.a & Global.b"}
-    - {kind: ClearAllVariables, variables: AllGlobalVariables}
-    - {kind: SendActivity, activity: "=IsBlank(Global.b)"}
+    - {kind: SetVariable, id: a, variable: Local.a, value: 1}
+    - {kind: SetVariable, id: b, variable: Global.b, value: 2}
+    - {kind: ClearAllVariables, id: c, variables: ConversationScopedVariables}
+    - {kind: SendActivity, id: d, activity: "=Local.a & Global.b"}
+    - {kind: ClearAllVariables, id: e, variables: AllGlobalVariables}
+    - {kind: SendActivity, id: f, activity: "=IsBlank(Global.b)"}
 """
     result = await DeclWorkflowBuilder().from_yaml_str(text).build().run("")
     assert result.outputs == ["2", "true"]

@@ -507,7 +507,7 @@ async def test_running_with_an_unset_environment_variable_names_it_and_its_line(
     monkeypatch.delenv("RAF_TEST_UNSET_VAR", raising=False)
     path = tmp_path / "flow.yaml"
     path.write_text(
-        "kind: Workflow\ntrigger:\n  kind: OnConversationStart\n  actions:\n"
+        "kind: Workflow\ntrigger:\n  kind: OnConversationStart\n  id: t\n  actions:\n"
         "    - kind: SendActivity\n      id: say\n      activity: =Env.RAF_TEST_UNSET_VAR\n",
         encoding="utf-8",
     )
@@ -516,4 +516,4 @@ async def test_running_with_an_unset_environment_variable_names_it_and_its_line(
         await workflow.run("")
     shown = str(caught.value)
     assert "environment variable RAF_TEST_UNSET_VAR is not set" in shown
-    assert f"{path}:5:7" in shown
+    assert f"{path}:6:7" in shown

@@ -174,14 +174,18 @@ async def test_patch_in_a_running_workflow_writes_the_variable() -> None:
 kind: Workflow
 trigger:
   kind: OnConversationStart
+  id: start
   actions:
     - kind: SetVariable
+      id: items
       variable: Local.items
       value: '=Table({id: 1, name: "one"}, {id: 2, name: "two"})'
     - kind: SetVariable
+      id: changed
       variable: Local.changed
       value: '=Patch(Local.items, {id: 2}, {name: "TWO"})'
     - kind: SendActivity
+      id: say
       activity: '=Concat(Local.items, name, ",") & " " & Local.changed.name'
 """
     workflow = DeclWorkflowBuilder().from_yaml_str(text).build()

@@ -244,7 +244,12 @@ def hint(word: str, choices: Any) -> str:
 
 
 class _Compiler:
-    def __init__(self) -> None:
+    def __init__(self, *, require_ids: bool = False) -> None:
+        self.require_ids = require_ids
+        """Whether each action of the top-level list needs its own `id` (Microsoft Agent
+        Framework's rule for a trigger's actions)."""
+        self.top: KeyPath | None = None
+        """The path of the top-level action list."""
         self.instrs: list[Instr] = []
         self.labels: dict[str, int] = {}
         self.issues: list[Issue] = []
@@ -411,6 +416,8 @@ class _Compiler:
         self.counter += 1
         action_id = raw.get("id")
         if action_id is None:
+            if self.require_ids and path[:-1] == self.top:
+                self.issue(path, f"{kind} needs an 'id' (every action of a trigger has one)")
             action_id = f"{kind}_{self.counter}"
         elif not isinstance(action_id, str) or not action_id:
             self.issue((*path, "id"), "an action id is a non-empty string")
@@ -693,9 +700,14 @@ def local_path(value: str) -> str:
     return value if "." in value else f"Local.{value}"
 
 
-def compile_actions(actions: Any, path: KeyPath = ("actions",)) -> Program:
-    """Check and compile an action list; raises `WorkflowDefinitionError` with every issue."""
-    compiler = _Compiler()
+def compile_actions(
+    actions: Any, path: KeyPath = ("actions",), *, require_ids: bool = False
+) -> Program:
+    """Check and compile an action list; raises `WorkflowDefinitionError` with every issue.
+    With `require_ids`, an action of `actions` itself (not one nested in a branch or a
+    loop) without an `id` is one, as in a trigger's actions."""
+    compiler = _Compiler(require_ids=require_ids)
+    compiler.top = path
     compiler.block(actions, path)
     compiler.finish()
     if compiler.issues:
