@@ -5,9 +5,11 @@ set -euo pipefail
 cd "$(dirname "$0")/.."
 
 # Debian packages some tests use as real peers (sandbox, search tools, the PostgreSQL and
-# Redis servers the session-store tests start on loopback, chromium for the web UI's tests).
+# Redis servers the session-store tests start on loopback, chromium for the web UI's tests,
+# the Docker engine and busybox-static that the container-sandbox tests start and build
+# their image from: tests/container_engine.py).
 # Add a package to this list rather than installing it by hand.
-APT_PACKAGES=(bubblewrap ripgrep fd-find git postgresql redis-server chromium)
+APT_PACKAGES=(bubblewrap ripgrep fd-find git postgresql redis-server chromium docker.io busybox-static)
 if [ "${#APT_PACKAGES[@]}" -gt 0 ] && [ "$(id -u)" = 0 ] && command -v apt-get >/dev/null; then
   missing=()
   for pkg in "${APT_PACKAGES[@]}"; do

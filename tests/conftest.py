@@ -51,6 +51,7 @@ SLOW_MODULES = {
     "tools/test_code.py": "the code sandbox (bubblewrap)",
     "tools/test_sandbox_hostile.py": "the code sandbox (bubblewrap)",
     "tools/test_shell.py": "sandboxed shell subprocesses",
+    "tools/test_container_sandbox.py": "a Docker engine and containers",
     "serve/test_acp.py": "an ACP server in a subprocess",
     "serve/test_cli.py": "`raf serve` in a subprocess",
     "workflow/test_processes.py": "workflows resumed in other processes",

@@ -75,7 +75,13 @@ class WorkspaceContextProvider(BaseContextProvider):
         command = next((t for t in self._tools if t.name == "run_command"), None)
         if command is not None:
             network = bool(getattr(command, "network", True))
-            if self.scope.policy is ScopePolicy.ALLOW_ALL:
+            box = getattr(command, "container", None)
+            if box is not None:
+                network = network and bool(getattr(box, "network", False))
+                text += " run_command runs in a container where only the workspace is writable" + (
+                    "." if network else " and there is no network."
+                )
+            elif self.scope.policy is ScopePolicy.ALLOW_ALL:
                 limits = []
                 if has_restricting_rules(self.scope):
                     limits.append("paths the rules restrict are hidden or read-only")

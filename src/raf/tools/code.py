@@ -21,8 +21,17 @@ from pydantic import BaseModel, ConfigDict, Field
 
 from raf.core.model_tool import ModelTool
 from raf.core.tools import ToolContext, ToolResult
+from raf.tools.container import (
+    STDIN_FILE,
+    Bind,
+    ContainerEngineError,
+    ContainerRunner,
+    default_user,
+)
 from raf.tools.sandbox import (
+    CONTAINER_ENVIRONMENT,
     KILL_GRACE_S,
+    ContainerSandbox,
     ProcessLimits,
     SandboxKind,
     allowed_environment,
@@ -33,6 +42,8 @@ from raf.tools.sandbox import (
 from raf.tools.scope.budget import CallBudget
 
 NOBODY = 65534
+CONTAINER_WORKDIR = "/work"
+"""Where a container sees the run's folder."""
 Language = Literal["python", "shell", "bash"]
 _SCRIPTS = {"python": "main.py", "shell": "main.sh", "bash": "main.sh"}
 
@@ -89,7 +100,8 @@ def _pick_python(other_user: bool) -> str:
 
 
 class CodeInterpreter(ModelTool):
-    """Runs code in a process sandbox; usable as a tool and programmatically (`run`)."""
+    """Runs code in a process sandbox, or with `container=ContainerSandbox(...)` in a fresh
+    container per call; usable as a tool and programmatically (`run`)."""
 
     name = "code_interpreter"
     kind = "code"
@@ -120,6 +132,7 @@ class CodeInterpreter(ModelTool):
         network: bool = False,
         python: str | None = None,
         run_as: int | None = None,
+        container: ContainerSandbox | None = None,
     ) -> None:
         self.timeout_s = timeout_s
         self.cpu_s = cpu_s if cpu_s is not None else max(1, int(timeout_s))
@@ -136,6 +149,19 @@ class CodeInterpreter(ModelTool):
         self.run_as = run_as if run_as is not None else (NOBODY if os.geteuid() == 0 else None)
         self.python = python or _pick_python(self.run_as is not None)
         self._python_prefix = Path(os.path.realpath(self.python)).parent.parent
+        self.container = container
+        """When set, each run is a fresh container of this sandbox (see ContainerSandbox)."""
+        self._runner: ContainerRunner | None = None
+        self._owner = self._file_owner()
+
+    def _file_owner(self) -> int | None:
+        """Whom the run's folder is given to (when raf runs as root): the container's
+        numeric user, else `run_as`."""
+        if self.container is not None and os.geteuid() == 0:
+            user = (self.container.user or "").split(":", 1)[0]
+            if user.isdigit():
+                return int(user)
+        return self.run_as
 
     @property
     def budget(self) -> CallBudget:
@@ -143,12 +169,19 @@ class CodeInterpreter(ModelTool):
         output and produced files."""
         return CallBudget(
             wall_s=self.timeout_s + 2 * KILL_GRACE_S,
-            memory_bytes=self.memory_mb * 1024 * 1024,
+            memory_bytes=(
+                self.container.memory_mb if self.container is not None else self.memory_mb
+            )
+            * 1024
+            * 1024,
             output_bytes=2 * self.output_cap + self.max_total_bytes,
         )
 
     async def call(self, args: Any, context: ToolContext) -> ToolResult:
-        result = await self.run(args.code, language=args.language)
+        try:
+            result = await self.run(args.code, language=args.language)
+        except ContainerEngineError as exc:
+            return ToolResult.fail(f"{self.name}: {exc}")
         files = []
         for produced in result.files:
             item: dict[str, Any] = {"name": produced.name, "size": produced.size}
@@ -176,13 +209,92 @@ class CodeInterpreter(ModelTool):
         stdin: bytes | None = None,
     ) -> CodeResult:
         """Run `code` with `files` placed in its working folder; never raises for what
-        the code does (errors, limits and timeouts are in the result)."""
+        the code does (errors, limits and timeouts are in the result). With a container,
+        ContainerEngineError says when no engine can run it."""
         workdir = Path(await asyncio.to_thread(tempfile.mkdtemp, prefix="raf-code-"))
         try:
             before = await asyncio.to_thread(self._prepare, workdir, code, language, files or {})
+            if self.container is not None:
+                return await self._execute_in_container(
+                    self.container, workdir, language, args, stdin, before
+                )
             return await self._execute(workdir, language, args, stdin, before)
         finally:
             await asyncio.to_thread(shutil.rmtree, workdir, True)
+
+    async def aclose(self) -> None:
+        """Close the container engine's client (each run's container is already gone)."""
+        runner, self._runner = self._runner, None
+        if runner is not None:
+            await asyncio.to_thread(runner.close)
+
+    async def _execute_in_container(
+        self,
+        box: ContainerSandbox,
+        workdir: Path,
+        language: str,
+        args: Sequence[str],
+        stdin: bytes | None,
+        before: dict[str, str],
+    ) -> CodeResult:
+        """One run in a fresh container: the run's folder at CONTAINER_WORKDIR (the only
+        writable place besides the /tmp tmpfs), removed with the container afterwards."""
+        if self._runner is None:
+            self._runner = ContainerRunner(box)
+        script = _SCRIPTS[language]
+        if language == "python":
+            command = [box.python, "-I", script, *args]
+        else:
+            command = ["/bin/bash" if language == "bash" else "/bin/sh", script, *args]
+        feed: Path | None = None
+        if stdin is not None:
+            feed = Path(await asyncio.to_thread(tempfile.mkdtemp, prefix="raf-stdin-"))
+            await asyncio.to_thread(self._write_stdin, feed, stdin)
+        try:
+            user = box.user if box.user is not None else default_user(workdir)
+            outcome = await self._runner.run(
+                command,
+                mounts=[Bind(source=workdir, target=CONTAINER_WORKDIR, read_only=False)],
+                cwd=CONTAINER_WORKDIR,
+                env={**CONTAINER_ENVIRONMENT, "PYTHONDONTWRITEBYTECODE": "1"},
+                user=user,
+                network=self.network,
+                timeout_s=self.timeout_s,
+                output_cap=self.output_cap,
+                stdin=feed,
+                file_bytes=self.file_mb * 1024 * 1024,
+                cpu_s=self.cpu_s,
+            )
+        finally:
+            if feed is not None:
+                await asyncio.to_thread(shutil.rmtree, feed, True)
+        notes = list(outcome.notes)
+        if self.network and not box.network:
+            notes.append("the container sandbox gives code no network (network=False)")
+        if outcome.timed_out:
+            notes.append(f"wall-clock limit of {self.timeout_s:g}s reached: container killed")
+        if outcome.stdout_dropped or outcome.stderr_dropped:
+            notes.append(f"output cut at {self.output_cap} bytes per stream")
+        stderr = outcome.stderr.decode("utf-8", errors="replace")
+        if "Resource temporarily unavailable" in stderr or "BlockingIOError" in stderr:
+            notes.append(f"process limit of {box.pids} reached")
+        produced = await asyncio.to_thread(self._collect, workdir, before, notes)
+        return CodeResult(
+            stdout=outcome.stdout.decode("utf-8", errors="replace"),
+            stderr=stderr,
+            exit_code=outcome.exit_code,
+            files=produced,
+            timed_out=outcome.timed_out,
+            signal=outcome.signal,
+            sandbox="container",
+            notes=notes,
+        )
+
+    def _write_stdin(self, folder: Path, data: bytes) -> None:
+        (folder / STDIN_FILE).write_bytes(data)
+        if self._owner is not None:
+            for path in (folder, folder / STDIN_FILE):
+                os.chown(path, self._owner, self._owner, follow_symlinks=False)
 
     def _prepare(
         self, workdir: Path, code: str, language: str, files: Mapping[str, bytes | str]
@@ -200,9 +312,9 @@ class CodeInterpreter(ModelTool):
             target.write_bytes(raw)
             hashes[rel.as_posix()] = hashlib.sha256(raw).hexdigest()
         hashes[script] = "script"
-        if self.run_as is not None:
+        if self._owner is not None:
             for path in [workdir, *workdir.rglob("*")]:
-                os.chown(path, self.run_as, self.run_as, follow_symlinks=False)
+                os.chown(path, self._owner, self._owner, follow_symlinks=False)
         return hashes
 
     async def _execute(

@@ -17,6 +17,8 @@ from dataclasses import dataclass, field
 from enum import StrEnum
 from pathlib import Path
 
+from raf.core.errors import ConfigurationError
+
 logger = logging.getLogger("raf.tools.sandbox")
 
 PROBE_TIMEOUT_S = 10.0
@@ -50,6 +52,81 @@ _PROBE_BWRAP = (
     "--ro-bind", "/", "/", "--dev", "/dev", "--unshare-net",
     "--cap-drop", "ALL", "--new-session", "--", "true",
 )  # fmt: skip
+
+
+DEFAULT_DOCKER_HOST = "unix:///var/run/docker.sock"
+"""The Docker Engine API socket tried when neither `docker_host` nor DOCKER_HOST is set."""
+NOBODY_USER = "65534:65534"
+"""The container user when the mounted folder belongs to root: `nobody`."""
+
+
+@dataclass(frozen=True, kw_only=True, slots=True)
+class ContainerSandbox:
+    """The container backend of `code_interpreter` and `run_command`: each call runs in a
+    fresh container of `image` on a Docker Engine API (Docker, or Podman's
+    Docker-compatible socket), removed when the call ends or times out.
+
+    The container has no network unless `network` is True *and* the tool gives the call
+    the network; its root filesystem is read-only (`read_only`), /tmp is a `tmpfs_mb` MiB
+    tmpfs, every capability is dropped, it cannot gain privileges, and it runs as a
+    non-root `user` (by default the owner of the mounted folder, or `nobody` when that is
+    root) under `memory_mb`, `cpus` and `pids` limits. `docker_host` names the engine
+    (`unix:///run/user/1000/podman/podman.sock`, `tcp://…`); None means DOCKER_HOST, else
+    DEFAULT_DOCKER_HOST. `python` is the interpreter code_interpreter runs in the image.
+    The image must exist on the engine (raf never pulls one) and have /bin/sh."""
+
+    image: str
+    memory_mb: int = 512
+    cpus: float = 1.0
+    pids: int = 128
+    network: bool = False
+    read_only: bool = True
+    tmpfs_mb: int = 64
+    user: str | None = None
+    docker_host: str | None = None
+    python: str = "python3"
+    api_timeout_s: float = 60.0
+
+    def __post_init__(self) -> None:
+        def bad(what: str) -> ConfigurationError:
+            return ConfigurationError(f"ContainerSandbox: {what}")
+
+        if not isinstance(self.image, str) or not self.image.strip():
+            raise bad(f"image must name an image on the engine, not {self.image!r}")
+        for key, least in (("memory_mb", 6), ("pids", 1), ("tmpfs_mb", 1)):
+            value = getattr(self, key)
+            if isinstance(value, bool) or not isinstance(value, int) or value < least:
+                raise bad(f"{key} must be a whole number of at least {least}, not {value!r}")
+        if isinstance(self.cpus, bool) or not isinstance(self.cpus, int | float):
+            raise bad(f"cpus must be a number such as 1 or 0.5, not {self.cpus!r}")
+        if not 0 < self.cpus <= 1024:
+            raise bad(f"cpus must be above 0 (and at most 1024), not {self.cpus!r}")
+        if self.api_timeout_s <= 0:
+            raise bad(f"api_timeout_s must be positive, not {self.api_timeout_s!r}")
+        if self.user is not None and is_root_user(self.user):
+            raise bad(
+                f"user {self.user!r} is root: the container runs as a non-root user (leave "
+                "user unset for the mounted folder's owner, or give 'uid:gid' above 0)"
+            )
+
+    def engine_address(self) -> str:
+        """The Docker Engine API address this sandbox talks to."""
+        return self.docker_host or os.environ.get("DOCKER_HOST") or DEFAULT_DOCKER_HOST
+
+
+CONTAINER_ENVIRONMENT = {
+    "PATH": "/usr/local/sbin:/usr/local/bin:/usr/sbin:/usr/bin:/sbin:/bin",
+    "HOME": "/tmp",
+    "TMPDIR": "/tmp",
+    "LANG": "C.UTF-8",
+}
+"""The environment a container starts with (the host's PATH and HOME mean nothing there)."""
+
+
+def is_root_user(user: str) -> bool:
+    """True when a container `user` ("name", "uid" or "uid:gid") means root."""
+    name = user.strip().split(":", 1)[0].strip()
+    return name in ("", "root") or (name.isdigit() and int(name) == 0)
 
 
 class SandboxKind(StrEnum):

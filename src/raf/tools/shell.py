@@ -19,13 +19,23 @@ from pydantic import BaseModel, ConfigDict, Field, ValidationError
 from raf.core.call_approval import was_approved
 from raf.core.function_tool import describe_validation_error
 from raf.core.tools import ToolContext, ToolResult
+from raf.tools.container import (
+    Bind,
+    ContainerEngineError,
+    ContainerRunner,
+    default_user,
+    mounts_from_bwrap,
+)
 from raf.tools.sandbox import (
+    CONTAINER_ENVIRONMENT,
     KILL_GRACE_S,
+    ContainerSandbox,
     ProcessLimits,
     SandboxKind,
     allowed_environment,
     bwrap_argv,
     detect_sandbox,
+    git_guards,
     open_bwrap_argv,
     run_process,
 )
@@ -54,7 +64,12 @@ class RunCommand(ScopedTool):
     """The eleventh scope tool. Under DENY_OUTSIDE (and APPROVE_OUTSIDE) commands run in
     bubblewrap with only the workspace writable; where no sandbox works, every command
     needs approval. `outside_workspace=true` runs unsandboxed and always needs approval
-    (refused under DENY_OUTSIDE)."""
+    (refused under DENY_OUTSIDE).
+
+    With `container=ContainerSandbox(...)` every command (but an approved
+    `outside_workspace` one) runs in a fresh container instead, under every policy: the
+    workspace is mounted at its own path, with what the path rules hide covered and what
+    they keep from changes read-only, and nothing else of the host is seen."""
 
     name = "run_command"
     description = (
@@ -91,8 +106,12 @@ class RunCommand(ScopedTool):
         sandbox: SandboxKind | None = None,
         process_limits: ProcessLimits | None = None,
         budget: CallBudget | None = None,
+        container: ContainerSandbox | None = None,
     ) -> None:
         super().__init__(scope, limits=limits)
+        self.container = container
+        """When set, commands run in a fresh container of this sandbox (ContainerSandbox)."""
+        self._runner: ContainerRunner | None = None
         self.output_cap = output_cap
         self.allow_env = tuple(allow_env)
         self.env = dict(env) if env is not None else None
@@ -118,7 +137,14 @@ class RunCommand(ScopedTool):
             sandbox=self._sandbox,
             process_limits=self.process_limits,
             budget=self.budget,
+            container=self.container,
         )
+
+    async def aclose(self) -> None:
+        """Close the container engine's client (each command's container is already gone)."""
+        runner, self._runner = self._runner, None
+        if runner is not None:
+            await asyncio.to_thread(runner.close)
 
     @property
     def network(self) -> bool:
@@ -137,6 +163,11 @@ class RunCommand(ScopedTool):
         if scope.policy is ScopePolicy.APPROVE_OUTSIDE:
             return True if approved else "a command with network needs a human's approval"
         return "the workspace policy (deny_outside) gives commands no network"
+
+    @property
+    def isolated(self) -> bool:
+        """Whether sandboxed commands have a sandbox here: a container, or bubblewrap."""
+        return self.container is not None or self.sandbox is SandboxKind.BWRAP
 
     @property
     def sandbox(self) -> SandboxKind:
@@ -158,7 +189,7 @@ class RunCommand(ScopedTool):
         scope = self.effective_scope()
         if scope.policy is ScopePolicy.APPROVE_OUTSIDE or scope.has_approval_rules:
             return True
-        return self._sandboxed(scope) and self.sandbox is not SandboxKind.BWRAP
+        return self._sandboxed(scope) and not self.isolated
 
     def uses(self, args: Any) -> list[PathUse]:
         return [PathUse(path=args.cwd, access=Access.EXECUTE)]
@@ -173,8 +204,7 @@ class RunCommand(ScopedTool):
             return True
         if args.network and not self.network and self._network is not False:
             return scope.policy is ScopePolicy.APPROVE_OUTSIDE
-        no_sandbox = self.sandbox is not SandboxKind.BWRAP
-        if self._sandboxed(scope, args.outside_workspace) and no_sandbox:
+        if self._sandboxed(scope, args.outside_workspace) and not self.isolated:
             return True  # no sandbox here: a human decides every command
         return super().approval_required(arguments)
 
@@ -190,7 +220,7 @@ class RunCommand(ScopedTool):
             return f"the command asks to run outside the sandbox of {where}"
         if args.network and not self.network and self._network is not False:
             return f"the command asks for network access, which {where} does not give"
-        if self._sandboxed(scope, args.outside_workspace) and self.sandbox is not SandboxKind.BWRAP:
+        if self._sandboxed(scope, args.outside_workspace) and not self.isolated:
             return (
                 f"no OS sandbox (bubblewrap) works on this machine, so every command in {where} "
                 "needs a person's approval"
@@ -211,6 +241,10 @@ class RunCommand(ScopedTool):
         network = self._call_network(scope, args.network, approved)
         if isinstance(network, str):
             return ToolResult.fail(f"OutsideScope: {network}")
+        if self.container is not None and not args.outside_workspace:
+            return await self._invoke_in_container(
+                self.container, scope, args, network, approved, context
+            )
         use_bwrap = self._sandboxed(scope, args.outside_workspace)
         if use_bwrap and self.sandbox is not SandboxKind.BWRAP and not approved:
             return ToolResult.fail(
@@ -277,6 +311,87 @@ class RunCommand(ScopedTool):
                 f"Partial stdout: {value['stdout'][-2000:]!r}"
             )
         return ToolResult.ok(value)
+
+    async def _invoke_in_container(
+        self,
+        box: ContainerSandbox,
+        scope: WorkspaceScope,
+        args: Any,
+        network: bool,
+        approved: bool,
+        context: ToolContext,
+    ) -> ToolResult:
+        """One command in a fresh container: the workspace at its own path (read-only
+        where the rules keep the root from changes; covered or read-only where they say
+        so; `.git`'s config and hooks read-only), /tmp a tmpfs, the rest the image."""
+        try:
+            cwd = await _checked_cwd(scope, args.cwd, approved)
+        except OutsideScopeError as exc:
+            return ToolResult.fail(str(exc))
+        except OSError as exc:
+            return ToolResult.fail(f"{self.name}: {os_message(exc)}")
+        masks = await asyncio.to_thread(rule_masks, scope, approved)
+        if masks is None:
+            return ToolResult.fail(
+                "OutsideScope: the workspace's path rules cannot be enforced inside the "
+                f"container (more than {MAX_MASKS} paths, or a rule on '/'), so this "
+                "command cannot run"
+            )
+        root = scope.real_root
+        writable = not _restricts(scope.decide(".", Access.WRITE).action, approved)
+        mounts = [
+            Bind(source=root, target=str(root), read_only=not writable),
+            *mounts_from_bwrap([*git_guards(root), *masks], under=root),
+        ]
+        env = {**CONTAINER_ENVIRONMENT, **_allowed_only(self.env, self.allow_env)}
+        if context.idempotency_key:
+            env["RAF_IDEMPOTENCY_KEY"] = context.idempotency_key
+        if self._runner is None:
+            self._runner = ContainerRunner(box)
+        try:
+            user = box.user if box.user is not None else default_user(root)
+            outcome = await self._runner.run(
+                ["/bin/sh", "-c", args.command],
+                mounts=mounts,
+                cwd=str(cwd),
+                env=env,
+                user=user,
+                network=network,
+                timeout_s=args.timeout_s,
+                output_cap=self.output_cap,
+                file_bytes=self.process_limits.file_bytes,
+            )
+        except ContainerEngineError as exc:
+            return ToolResult.fail(f"{self.name}: {exc}")
+        value: dict[str, Any] = {
+            "exit_code": outcome.exit_code,
+            "stdout": outcome.stdout.decode("utf-8", errors="replace"),
+            "stderr": outcome.stderr.decode("utf-8", errors="replace"),
+            "sandbox": "container",
+        }
+        notes = list(outcome.notes)
+        if network and not box.network:
+            notes.append("the container sandbox gives commands no network (network=False)")
+        if outcome.stdout_dropped or outcome.stderr_dropped:
+            notes.append(
+                f"output cut at {self.output_cap} bytes per stream "
+                f"({outcome.stdout_dropped} stdout and {outcome.stderr_dropped} stderr bytes "
+                "dropped)"
+            )
+        if notes:
+            value["note"] = "; ".join(notes)
+        if outcome.timed_out:
+            return ToolResult.fail(
+                f"command timed out after {args.timeout_s:g}s; its container was killed. "
+                f"Partial stdout: {value['stdout'][-2000:]!r}"
+            )
+        return ToolResult.ok(value)
+
+
+def _allowed_only(env: Mapping[str, str] | None, allow: Iterable[str]) -> dict[str, str]:
+    """The variables named in `allow` (from `env`, else the process's environment)."""
+    source = os.environ if env is None else env
+    return {name: source[name] for name in allow if name in source}
 
 
 MAX_PROCESSES = 256

@@ -1,0 +1,365 @@
+"""The container backend of code_interpreter and run_command, end to end on a real Docker
+engine (started by tests/container_engine.py) with an image built here: files in and out,
+no network, memory and process limits, timeouts and cancellation that leave no container,
+the workspace's rules, and the errors when no engine or image is there."""
+
+from __future__ import annotations
+
+import asyncio
+import os
+import time
+from collections.abc import Iterator
+from pathlib import Path
+from typing import Any
+
+import pytest
+
+from raf.core.errors import ConfigurationError
+from raf.core.tools import ToolContext
+from raf.tools.code import CodeInterpreter
+from raf.tools.container import mounts_from_bwrap
+from raf.tools.sandbox import ContainerSandbox
+from raf.tools.shell import RunCommand
+from raf.tools.workspace import WorkspaceScope
+from tests.container_engine import (
+    Engine,
+    EngineUnavailable,
+    build_image,
+    leftover_containers,
+    start_engine,
+)
+
+
+@pytest.fixture(scope="session")
+def engine() -> Iterator[tuple[Engine, str]]:
+    """A Docker engine and the test image; the tests FAIL (never skip) when it cannot
+    start, with dockerd's own words."""
+    try:
+        started = start_engine()
+    except EngineUnavailable as exc:
+        pytest.fail(f"the container engine could not start: {exc}")
+    try:
+        tag, _ = build_image(started.address)
+    except Exception as exc:
+        started.stop()
+        pytest.fail(f"the test image could not be built: {exc}\n{started.log_tail()}")
+    try:
+        yield started, tag
+    finally:
+        started.stop()
+
+
+def box(engine: tuple[Engine, str], **settings: Any) -> ContainerSandbox:
+    running, tag = engine
+    return ContainerSandbox(image=tag, docker_host=running.address, **settings)
+
+
+def workspace(tmp_path: Path, **kwargs: Any) -> WorkspaceScope:
+    """A workspace folder that belongs to a non-root user, as a user's own would (when
+    the tests run as root, `nobody`)."""
+    root = tmp_path / "ws"
+    root.mkdir()
+    (root / "in.txt").write_text("from the host\n")
+    (root / "secrets").mkdir()
+    (root / "secrets" / "key.txt").write_text("s3cret\n")
+    (root / "fixed.txt").write_text("keep me\n")
+    if os.geteuid() == 0:
+        for path in [root, *root.rglob("*")]:
+            os.chown(path, 65534, 65534)
+    return WorkspaceScope(root, **kwargs)
+
+
+async def command(tool: RunCommand, line: str, **args: Any) -> Any:
+    result = await tool.invoke({"command": line, **args}, ToolContext())
+    return result
+
+
+# -- code_interpreter ---------------------------------------------------------------------
+
+
+async def test_code_runs_in_a_container_with_files_in_and_out(engine):
+    tool = CodeInterpreter(container=box(engine), timeout_s=60)
+    try:
+        result = await tool.run(
+            "import os\n"
+            "print(open('data.csv').read().strip(), os.getuid(), os.getcwd())\n"
+            "open('report.txt', 'w').write('made inside')\n",
+            files={"data.csv": "a,b"},
+        )
+    finally:
+        await tool.aclose()
+    assert result.exit_code == 0, result
+    assert result.sandbox == "container"
+    text, uid, cwd = result.stdout.split()
+    assert text == "a,b" and cwd == "/work"
+    assert int(uid) != 0  # never root in the container
+    assert [(f.name, f.content) for f in result.files] == [("report.txt", b"made inside")]
+
+
+async def test_code_has_no_network_by_default(engine):
+    tool = CodeInterpreter(container=box(engine), timeout_s=60)
+    code = (
+        "import os, socket\n"
+        "print(sorted(os.listdir('/sys/class/net')))\n"
+        "try:\n"
+        "    socket.create_connection(('192.0.2.1', 80), timeout=5)\n"
+        "    print('connected')\n"
+        "except OSError as exc:\n"
+        "    print('refused', exc.errno)\n"
+    )
+    try:
+        result = await tool.run(code)
+    finally:
+        await tool.aclose()
+    assert result.exit_code == 0, result
+    interfaces, outcome = result.stdout.splitlines()
+    assert interfaces == "['lo']"  # no interface but loopback
+    assert outcome.startswith("refused")
+
+
+async def test_the_root_filesystem_is_read_only_and_tmp_is_scratch(engine):
+    tool = CodeInterpreter(container=box(engine), timeout_s=60)
+    try:
+        result = await tool.run(
+            "touch /usr/planted 2>&1 || echo ro\ntouch /tmp/scratch && echo tmp-ok\n",
+            language="shell",
+        )
+    finally:
+        await tool.aclose()
+    assert "Read-only file system" in result.stdout
+    assert "tmp-ok" in result.stdout
+
+
+async def test_memory_limit_holds(engine):
+    tool = CodeInterpreter(container=box(engine, memory_mb=64), timeout_s=60)
+    try:
+        result = await tool.run("blob = bytearray(400 * 1024 * 1024)\nprint('survived')\n")
+    finally:
+        await tool.aclose()
+    assert "survived" not in result.stdout
+    assert result.exit_code != 0
+    assert any("memory limit of 64 MB" in note for note in result.notes), result
+
+
+async def test_process_limit_holds(engine):
+    tool = CodeInterpreter(container=box(engine, pids=12), timeout_s=60)
+    code = (
+        "import os, time\n"
+        "made = 0\n"
+        "for _ in range(60):\n"
+        "    try:\n"
+        "        if os.fork() == 0:\n"
+        "            time.sleep(20)\n"
+        "            os._exit(0)\n"
+        "        made += 1\n"
+        "    except OSError:\n"
+        "        break\n"
+        "print(made, flush=True)\n"
+        "os._exit(0)\n"
+    )
+    try:
+        result = await tool.run(code)
+    finally:
+        await tool.aclose()
+    assert result.stdout.strip().isdigit(), result
+    assert int(result.stdout) < 12
+
+
+async def test_a_timeout_kills_the_container_and_leaves_none(engine):
+    running, _ = engine
+    tool = CodeInterpreter(container=box(engine), timeout_s=3)
+    started = time.monotonic()
+    try:
+        result = await tool.run("import time\nprint('begun', flush=True)\ntime.sleep(300)\n")
+    finally:
+        await tool.aclose()
+    assert result.timed_out and result.exit_code is None
+    assert "begun" in result.stdout  # output before the kill is kept
+    assert time.monotonic() - started < 60
+    assert any("container killed" in note for note in result.notes)
+    assert leftover_containers(running.address) == []
+
+
+async def test_a_cancelled_call_removes_its_container(engine):
+    running, _ = engine
+    tool = CodeInterpreter(container=box(engine), timeout_s=300)
+    task = asyncio.create_task(tool.run("import time\ntime.sleep(300)\n"))
+    deadline = time.monotonic() + 60
+    while not leftover_containers(running.address) and time.monotonic() < deadline:
+        await asyncio.sleep(0.2)
+    assert leftover_containers(running.address), "the container never started"
+    task.cancel()
+    with pytest.raises(asyncio.CancelledError):
+        await task
+    await tool.aclose()
+    assert leftover_containers(running.address) == []
+
+
+async def test_output_is_bounded(engine):
+    tool = CodeInterpreter(container=box(engine), timeout_s=60, output_cap=1000)
+    try:
+        result = await tool.run("print('x' * 50000)")
+    finally:
+        await tool.aclose()
+    assert len(result.stdout) == 1000
+    assert any("output cut at 1000 bytes" in note for note in result.notes)
+
+
+async def test_standard_input_reaches_the_code(engine):
+    tool = CodeInterpreter(container=box(engine), timeout_s=60)
+    try:
+        result = await tool.run("import sys\nprint(sys.stdin.read().upper())", stdin=b"fed")
+    finally:
+        await tool.aclose()
+    assert result.stdout.strip() == "FED"
+
+
+# -- run_command --------------------------------------------------------------------------
+
+
+async def test_command_reads_and_writes_the_workspace(engine, tmp_path):
+    scope = workspace(tmp_path, policy="deny_outside")
+    tool = RunCommand(scope, container=box(engine))
+    try:
+        result = await command(tool, "cat in.txt; echo made > out.txt; id -u; pwd")
+    finally:
+        await tool.aclose()
+    assert result.error is None, result
+    assert result.value["sandbox"] == "container"
+    lines = result.value["stdout"].splitlines()
+    assert lines[0] == "from the host"
+    assert lines[1] != "0"
+    assert lines[2] == str(scope.real_root)  # the workspace keeps its path
+    assert (scope.real_root / "out.txt").read_text() == "made\n"
+
+
+async def test_path_rules_hold_in_the_container(engine, tmp_path):
+    scope = workspace(
+        tmp_path,
+        policy="deny_outside",
+        rules=[
+            {"path": "secrets", "read": "deny"},
+            {"path": "secrets/**", "read": "deny"},
+            {"path": "fixed.txt", "write": "deny"},
+        ],
+    )
+    tool = RunCommand(scope, container=box(engine))
+    try:
+        hidden = await command(tool, "cat secrets/key.txt; ls -A secrets")
+        fixed = await command(tool, "echo changed > fixed.txt; rm -f fixed.txt; cat fixed.txt")
+        outside = await command(tool, "touch /etc/planted; ls /root /home")
+    finally:
+        await tool.aclose()
+    assert "s3cret" not in hidden.value["stdout"] and "key.txt" not in hidden.value["stdout"]
+    assert (scope.real_root / "fixed.txt").read_text() == "keep me\n"
+    assert "Read-only file system" in fixed.value["stderr"]
+    assert "Read-only file system" in outside.value["stderr"]
+    assert not Path("/etc/planted").exists()
+
+
+async def test_a_workspace_the_rules_keep_from_changes_is_mounted_read_only(engine, tmp_path):
+    scope = workspace(tmp_path, policy="deny_outside", rules=[{"path": "**", "write": "deny"}])
+    tool = RunCommand(scope, container=box(engine))
+    try:
+        result = await command(tool, "touch new.txt; echo x >> in.txt; mkdir d; ls")
+    finally:
+        await tool.aclose()
+    assert not (scope.real_root / "new.txt").exists()
+    assert not (scope.real_root / "d").exists()
+    assert (scope.real_root / "in.txt").read_text() == "from the host\n"
+    assert "Read-only file system" in result.value["stderr"]
+
+
+async def test_command_network_is_off_even_when_the_policy_gives_it(engine, tmp_path):
+    scope = workspace(tmp_path, policy="allow_all")
+    tool = RunCommand(scope, container=box(engine))
+    assert tool.network  # allow_all gives commands the network...
+    try:
+        result = await command(tool, "ls /sys/class/net")
+    finally:
+        await tool.aclose()
+    assert result.value["stdout"].split() == ["lo"]  # ...but the container does not
+    assert "no network" in result.value["note"]
+
+
+async def test_command_timeout_kills_the_container(engine, tmp_path):
+    running, _ = engine
+    scope = workspace(tmp_path, policy="deny_outside")
+    tool = RunCommand(scope, container=box(engine))
+    try:
+        result = await command(tool, "echo started; sleep 300", timeout_s=3)
+    finally:
+        await tool.aclose()
+    assert result.error is not None
+    assert "timed out after 3s; its container was killed" in str(result.error)
+    assert "started" in str(result.error)
+    assert leftover_containers(running.address) == []
+
+
+async def test_a_container_needs_no_approval_where_bubblewrap_is_missing(engine, tmp_path):
+    from raf.tools.sandbox import SandboxKind
+
+    scope = workspace(tmp_path, policy="deny_outside")
+    tool = RunCommand(scope, container=box(engine), sandbox=SandboxKind.NONE)
+    assert not tool.requires_approval
+    try:
+        result = await command(tool, "echo fine")
+    finally:
+        await tool.aclose()
+    assert result.value["stdout"] == "fine\n"
+
+
+# -- errors -------------------------------------------------------------------------------
+
+
+async def test_no_engine_is_a_clear_error(tmp_path):
+    socket = tmp_path / "no-engine.sock"
+    sandbox = ContainerSandbox(image="any", docker_host=f"unix://{socket}")
+    code = CodeInterpreter(container=sandbox)
+    result = await code.invoke({"code": "print(1)"}, ToolContext())
+    message = str(result.error)
+    assert f"no container engine answers at unix://{socket}" in message
+    assert "DOCKER_HOST" in message and "podman.sock" in message
+    scope = workspace(tmp_path, policy="deny_outside")
+    shell = RunCommand(scope, container=sandbox)
+    refused = await command(shell, "true")
+    assert f"no container engine answers at unix://{socket}" in str(refused.error)
+
+
+async def test_a_missing_image_is_a_clear_error(engine):
+    running, _ = engine
+    sandbox = ContainerSandbox(image="raf-no-such-image:1", docker_host=running.address)
+    tool = CodeInterpreter(container=sandbox)
+    try:
+        result = await tool.invoke({"code": "print(1)"}, ToolContext())
+    finally:
+        await tool.aclose()
+    assert "image 'raf-no-such-image:1' is not on the engine" in str(result.error)
+    assert "docker pull raf-no-such-image:1" in str(result.error)
+
+
+def test_safe_defaults_and_refusals():
+    sandbox = ContainerSandbox(image="img")
+    assert sandbox.network is False and sandbox.read_only is True and sandbox.user is None
+    for user in ("0", "root", "0:0", "root:root"):
+        with pytest.raises(ConfigurationError, match="non-root user"):
+            ContainerSandbox(image="img", user=user)
+    with pytest.raises(ConfigurationError, match="memory_mb"):
+        ContainerSandbox(image="img", memory_mb=0)
+    with pytest.raises(ConfigurationError, match="cpus"):
+        ContainerSandbox(image="img", cpus=0)
+    with pytest.raises(ConfigurationError, match="image"):
+        ContainerSandbox(image=" ")
+
+
+def test_rule_mounts_outside_the_workspace_are_left_out(tmp_path):
+    root = tmp_path
+    mounts = mounts_from_bwrap(
+        ["--tmpfs", "/etc/ssh", "--ro-bind", "/dev/null", str(root / "a"), "--bind",
+         str(root / "b"), str(root / "b"), "--ro-bind", str(root / "b"), str(root / "b")],
+        under=root,
+    )  # fmt: skip
+    assert [(m.target, getattr(m, "read_only", None)) for m in mounts] == [
+        (str(root / "a"), True),
+        (str(root / "b"), True),  # the later mount of a path wins, as in bubblewrap
+    ]
