@@ -2,8 +2,11 @@
 
 from __future__ import annotations
 
+import base64
+import functools
 import re
 from collections.abc import Iterable, Mapping
+from urllib.parse import quote, quote_plus
 
 from raf.core.errors import ConfigurationError, ModelError
 
@@ -110,16 +113,65 @@ _KEY_PATTERNS = (
 )
 
 
-def redact(text: str, secrets: Iterable[str | None] = ()) -> str:
-    """`text` with the given secrets and anything shaped like an API key replaced."""
+_SPLITS = r"[\s\u200b-\u200d\u2060\ufeff\"'+,]{0,5}"
+"""What may stand between the characters of a secret split across lines, chunks or
+concatenated strings: whitespace, zero-width characters, quotes, plus signs, commas."""
+
+
+def _base64_cores(value: bytes) -> list[str]:
+    """The parts of the base64 encodings of `value` that do not depend on what stands
+    around it, for each of the three alignments it can have in a longer text, in the
+    standard and URL-safe alphabets (a key inside `Basic user:key` is encoded at an
+    offset)."""
+    cores: list[str] = []
+    for offset in range(3):
+        encoded = base64.b64encode(b"\0" * offset + value).decode("ascii")
+        start = 4 if offset else 0  # the first group mixes in the bytes before it
+        end = 4 * ((offset + len(value)) // 3)  # a last partial group mixes in what follows
+        core = encoded[start:end]
+        if len(core) >= 8:
+            cores += [core, core.replace("+", "-").replace("/", "_")]
+    return cores
+
+
+def secret_forms(secret: str) -> list[str]:
+    """The ways a secret shows up in text that raf recognises: as it is, base64 (any
+    alignment, both alphabets), hex, and URL-encoded. `redact` matches each of them
+    ignoring case."""
+    raw = secret.encode("utf-8")
+    forms = [secret, raw.hex(), quote(secret, safe=""), quote_plus(secret)]
+    forms += _base64_cores(raw)
+    return sorted({form for form in forms if len(form) >= 4}, key=len, reverse=True)
+
+
+@functools.lru_cache(maxsize=64)
+def _secrets_pattern(secrets: tuple[str, ...]) -> re.Pattern[str] | None:
+    alternatives: list[str] = []
     for secret in secrets:
-        if secret and len(secret) >= 4:
-            text = text.replace(secret, "***")
-    for pattern in _KEY_PATTERNS:
-        if pattern.groups:
-            text = pattern.sub(lambda m: f"{m.group(1)}***", text)
+        forms = secret_forms(secret)
+        alternatives += [re.escape(form) for form in forms]
+        if len(secret) >= 8:  # split: its characters with a few separators between them
+            alternatives.append(_SPLITS.join(re.escape(char) for char in secret))
+    if not alternatives:
+        return None
+    return re.compile("|".join(alternatives), re.IGNORECASE)
+
+
+def redact(text: str, secrets: Iterable[str | None] = ()) -> str:
+    """`text` with the given secrets and anything shaped like an API key replaced.
+
+    A known secret is found in the forms `secret_forms` lists, in any case (a key echoed
+    upper-cased, base64-encoded or URL-encoded), and split by whitespace, zero-width
+    characters or quotes (a key broken across lines or joined from chunks)."""
+    known = tuple(sorted({s for s in secrets if s and len(s) >= 4}))
+    pattern = _secrets_pattern(known) if known else None
+    if pattern is not None:
+        text = pattern.sub("***", text)
+    for key_pattern in _KEY_PATTERNS:
+        if key_pattern.groups:
+            text = key_pattern.sub(lambda m: f"{m.group(1)}***", text)
         else:
-            text = pattern.sub("***", text)
+            text = key_pattern.sub("***", text)
     return text
 
 

@@ -27,6 +27,7 @@ from raf.clients.errors import (
     timeout_error,
     transport_kind,
 )
+from raf.clients.sdk_logs import guard_sdk_logs
 
 ErrorKind = Literal["status", "timeout", "connection", "invalid", "failed"]
 """What an exception means: an HTTP status, a timeout, no connection, a reply that is not
@@ -127,6 +128,7 @@ class Provider(ABC):
         hidden = [key] if key and key != NO_KEY else []
         hidden += [*header_secrets(headers), *(value for value in secrets if value)]
         self._secrets = tuple(Secret(value) for value in hidden)
+        guard_sdk_logs(hidden)  # the SDKs log request headers at DEBUG
         self.base_url = safe_url(base_url, self.hidden()) if base_url else None
         """Where requests go, as shown in messages (credentials cut out); None: the default."""
 
