@@ -110,9 +110,9 @@ def start_engine() -> Engine:
     """The engine DOCKER_HOST names, or a dockerd started here (see the module's text)."""
     given = os.environ.get("DOCKER_HOST")
     if given:
-        problem = _ping(given)
-        if problem is not None:
-            raise EngineUnavailable(f"DOCKER_HOST={given} does not answer: {problem}")
+        refusal = _ping(given)
+        if refusal is not None:
+            raise EngineUnavailable(f"DOCKER_HOST={given} does not answer: {refusal}")
         return Engine(address=given)
     dockerd = shutil.which("dockerd")
     if dockerd is None:

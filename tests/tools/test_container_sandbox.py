@@ -363,3 +363,80 @@ def test_rule_mounts_outside_the_workspace_are_left_out(tmp_path):
         (str(root / "a"), True),
         (str(root / "b"), True),  # the later mount of a path wins, as in bubblewrap
     ]
+
+
+# -- declarations -------------------------------------------------------------------------
+
+CONTAINER_AGENT = """\
+name: coder
+tools:
+  - kind: code
+    config:
+      backend: container
+      timeout: 20
+      container:
+        image: {image}
+        memoryMb: 128
+        cpus: 0.5
+        pids: 32
+        dockerHost: {host}
+  - kind: shell
+    config:
+      backend: container
+      container: {{image: {image}, dockerHost: {host}}}
+"""
+
+
+def test_a_declaration_builds_container_tools(tmp_path):
+    from raf.decl import DeclAgentBuilder, load_file
+    from raf.testing import ScriptedChatClient
+
+    path = tmp_path / "agent.yaml"
+    path.write_text(CONTAINER_AGENT.format(image="img:1", host="unix:///run/podman.sock"))
+    agent = DeclAgentBuilder().from_file(path).with_chat_client(ScriptedChatClient([])).build()
+    code, shell = agent.tools
+    assert code.container == ContainerSandbox(
+        image="img:1", memory_mb=128, cpus=0.5, pids=32, docker_host="unix:///run/podman.sock"
+    )
+    assert code.timeout_s == 20
+    assert shell.container.image == "img:1" and shell.container.network is False
+    assert load_file(path).warnings == []
+
+
+@pytest.mark.parametrize(
+    ("config", "says"),
+    [
+        ("{backend: container}", "needs a `container` block"),
+        ("{backend: process, container: {image: i}}", "needs backend 'container'"),
+        ("{backend: container, container: {image: i, user: root}}", "non-root user"),
+        ("{backend: container, container: {image: i, imgae: j}}", "imgae"),
+    ],
+)
+def test_a_wrong_container_block_is_a_located_error(tmp_path, config, says):
+    from raf.core.errors import ValidationProblems
+    from raf.decl import DeclAgentBuilder, load_file
+    from raf.testing import ScriptedChatClient
+
+    path = tmp_path / "agent.yaml"
+    path.write_text(f"name: a\ntools:\n  - kind: shell\n    config: {config}\n")
+    with pytest.raises((ValidationProblems, ConfigurationError)) as info:
+        loaded = load_file(path)
+        DeclAgentBuilder().from_loaded(loaded).with_chat_client(ScriptedChatClient([])).build()
+    assert says in str(info.value)
+    assert "config" in str(info.value)
+
+
+async def test_a_declared_container_runs_commands(engine, tmp_path):
+    from raf.decl import DeclAgentBuilder
+    from raf.testing import ScriptedChatClient
+
+    running, tag = engine
+    path = tmp_path / "agent.yaml"
+    path.write_text(CONTAINER_AGENT.format(image=tag, host=running.address))
+    agent = DeclAgentBuilder().from_file(path).with_chat_client(ScriptedChatClient([])).build()
+    code, _ = agent.tools
+    try:
+        result = await code.invoke({"code": "import os; print(os.getuid() != 0)"}, ToolContext())
+    finally:
+        await code.aclose()
+    assert result.value["stdout"] == "True\n"

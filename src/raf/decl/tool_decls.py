@@ -20,6 +20,8 @@ BUILTIN_TOOLS = TOOL_NAMES
 
 CODE_BACKENDS = ("process", "subprocess", "local", "native", "sandbox")
 """Code backends that mean raf's own sandboxed subprocess; others are warned about."""
+CONTAINER_BACKEND = "container"
+"""The backend that runs each call in a fresh container (`config.container` says which)."""
 
 _Count = Annotated[int, Field(ge=1)]
 
@@ -31,6 +33,31 @@ class _ToolBase(DeclModel):
 # -- config of the built-in kinds -----------------------------------------------------
 
 
+class ContainerDecl(DeclModel):
+    """The container a `backend: container` tool runs each call in
+    (`raf.tools.sandbox.ContainerSandbox`)."""
+
+    image: str = Field(min_length=1, description="an image on the engine (never pulled)")
+    memory_mb: _Count | None = None
+    cpus: float | None = Field(default=None, gt=0)
+    pids: _Count | None = None
+    network: bool | None = Field(default=None, description="false unless set (no network)")
+    read_only: bool | None = Field(default=None, description="read-only root (the default)")
+    tmpfs_mb: _Count | None = None
+    user: str | None = Field(default=None, description="'uid:gid', never root")
+    docker_host: str | None = Field(
+        default=None, description="the engine's API (DOCKER_HOST or Docker's socket if unset)"
+    )
+    python: str | None = None
+
+
+def _backend_and_container(backend: str | None, container: ContainerDecl | None) -> None:
+    if backend == CONTAINER_BACKEND and container is None:
+        raise ValueError("backend 'container' needs a `container` block with its `image`")
+    if container is not None and backend not in (None, CONTAINER_BACKEND):
+        raise ValueError(f"a `container` block needs backend 'container', not {backend!r}")
+
+
 class ShellConfigDecl(DeclModel):
     """Settings of `run_command`."""
 
@@ -39,6 +66,17 @@ class ShellConfigDecl(DeclModel):
         default=None, description="environment variables passed to commands"
     )
     network: bool | None = None
+    backend: Literal["process", "container"] | None = Field(
+        default=None,
+        exclude=True,
+        description="process (bubblewrap, the default) or container (see `container`)",
+    )
+    container: ContainerDecl | None = None
+
+    @model_validator(mode="after")
+    def _container_backend(self) -> ShellConfigDecl:
+        _backend_and_container(self.backend, self.container)
+        return self
 
 
 class FileConfigDecl(ShellConfigDecl):
@@ -81,7 +119,8 @@ class CodeConfigDecl(DeclModel):
     backend: str | None = Field(
         default=None,
         exclude=True,
-        description="process (the only backend raf has); any other value is warned about",
+        description="process (the default) or container (see `container`); any other value "
+        "is warned about",
     )
     timeout: float | None = Field(default=None, gt=0, description="seconds per run")
     cpu_seconds: _Count | None = None
@@ -90,6 +129,13 @@ class CodeConfigDecl(DeclModel):
     max_processes: _Count | None = None
     output_cap: _Count | None = None
     network: bool | None = None
+    container: ContainerDecl | None = None
+
+    @model_validator(mode="after")
+    def _container_backend(self) -> CodeConfigDecl:
+        backend = self.backend.lower() if self.backend is not None else None
+        _backend_and_container(backend, self.container)
+        return self
 
 
 def config_dict(config: DeclModel) -> dict[str, Any]:

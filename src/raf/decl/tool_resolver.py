@@ -50,6 +50,7 @@ _SHELL_KEYS = {
     "outputCap": "output_cap",
     "allowEnv": "allow_env",
     "network": "network",
+    "container": "container",
 }
 _FETCH_KEYS = {
     "allowPrivate": "allow_private",
@@ -68,7 +69,21 @@ _CODE_KEYS = {
     "maxProcesses": "max_processes",
     "outputCap": "output_cap",
     "network": "network",
+    "container": "container",
 }
+_CONTAINER_KEYS = {
+    "image": "image",
+    "memoryMb": "memory_mb",
+    "cpus": "cpus",
+    "pids": "pids",
+    "network": "network",
+    "readOnly": "read_only",
+    "tmpfsMb": "tmpfs_mb",
+    "user": "user",
+    "dockerHost": "docker_host",
+    "python": "python",
+}
+"""Keys of a `container` block: `raf.tools.sandbox.ContainerSandbox`'s fields."""
 
 
 _COUNTS = {
@@ -102,12 +117,49 @@ def _checked(target: str, key: str, value: Any, what: str) -> Any:
             problem = "a list of names"
     elif target in _TEXTS and not isinstance(value, str):
         problem = "text"
+    elif target == "container":
+        return _container(key, value, what)
     if problem:
         raise ConfigurationError(
             f"config key {key!r} for {what} must be {problem}, not {value!r}",
             key_path=f"config.{key}",
         )
     return value
+
+
+def _container(key: str, value: Any, what: str) -> Any:
+    """A `container` block as a ContainerSandbox (its docker SDK must be installed)."""
+    from raf.decl.extras import module_available
+    from raf.tools.sandbox import ContainerSandbox
+
+    if not isinstance(value, Mapping):
+        raise ConfigurationError(
+            f"config key {key!r} for {what} must be a mapping such as {{image: ...}}, "
+            f"not {value!r}",
+            key_path=f"config.{key}",
+        )
+    by_name = {**_CONTAINER_KEYS, **{v: v for v in _CONTAINER_KEYS.values()}}
+    fields: dict[str, Any] = {}
+    for name, item in value.items():
+        field = by_name.get(name)
+        if field is None:
+            valid = ", ".join(_CONTAINER_KEYS)
+            raise ConfigurationError(
+                f"unknown key {name!r} in the container of {what} (valid keys: {valid})",
+                key_path=f"config.{key}.{name}",
+            )
+        fields[field] = item
+    if "image" not in fields:
+        raise ConfigurationError(
+            f"the container of {what} needs an `image`", key_path=f"config.{key}.image"
+        )
+    try:
+        sandbox = ContainerSandbox(**fields)
+    except (ConfigurationError, TypeError) as exc:
+        raise ConfigurationError(str(exc), key_path=f"config.{key}") from None
+    if not module_available("docker"):
+        raise MissingExtraError("the container sandbox", "sandbox", "docker")
+    return sandbox
 
 
 def _snake(key: str) -> str:

@@ -12,6 +12,7 @@ from raf.decl.dialects.rewriter import Rewriter
 from raf.decl.source import KeyPath
 from raf.decl.tool_decls import (
     CODE_BACKENDS,
+    CONTAINER_BACKEND,
     TOOL_KINDS,
     CodeConfigDecl,
     FileConfigDecl,
@@ -134,7 +135,8 @@ def normalize_tool(rw: Rewriter, path: KeyPath, *, responses: bool = False) -> N
         config = (*path, "config")
         apply_spellings(rw, config, _TOOL_CONFIGS[kind])
         backend = rw.at((*config, "backend"))
-        if kind == "code" and backend is not None and str(backend).lower() not in CODE_BACKENDS:
+        known = (*CODE_BACKENDS, CONTAINER_BACKEND)
+        if kind == "code" and backend is not None and str(backend).lower() not in known:
             rw.warn(
                 (*config, "backend"),
                 f"code backend {backend!r} is not available in raf: code runs in raf's "
