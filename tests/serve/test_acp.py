@@ -3,7 +3,9 @@
 from __future__ import annotations
 
 import asyncio
+import base64
 import json
+import os
 import sys
 from pathlib import Path
 from typing import Any, cast
@@ -237,3 +239,307 @@ async def test_no_answer_is_an_error_and_a_cut_one_stops_for_max_tokens(tmp_path
         with pytest.raises(RequestError) as info:
             await asyncio.wait_for(conn.prompt(session_id=session.session_id, prompt=prompt), 30)
         assert "finished without an answer" in str(info.value.data or info.value)
+
+
+# -- what an editor can show: tool kinds, locations, results, replays, prompt blocks ------
+
+CODER = """
+name: coder
+instructions: You edit files.
+contexts:
+  - kind: workspace
+    name: project
+    config: {root: .}
+tools:
+  - kind: file
+"""
+"""An agent with the ten file tools on its folder (no approval inside it)."""
+
+EDITS = [
+    {"calls": [{"name": "read_file", "arguments": {"path": "notes.txt"}, "id": "r1"}]},
+    {
+        "calls": [
+            {
+                "name": "edit_file",
+                "arguments": {"path": "notes.txt", "old_string": "draft", "new_string": "final"},
+                "id": "e1",
+            }
+        ]
+    },
+    {
+        "calls": [
+            {
+                "name": "write_file",
+                "arguments": {"path": "new.txt", "content": "fresh\n"},
+                "id": "w1",
+            }
+        ]
+    },
+    {"calls": [{"name": "find_files", "arguments": {"pattern": "*.txt"}, "id": "f1"}]},
+    {
+        "calls": [
+            {
+                "name": "move_file",
+                "arguments": {"source": "new.txt", "destination": "moved.txt"},
+                "id": "m1",
+            }
+        ]
+    },
+    {"calls": [{"name": "remove_path", "arguments": {"path": "moved.txt"}, "id": "d1"}]},
+    "Done.",
+]
+
+
+async def spawn(editor: Editor, agent_file: Path, model: str, tmp_path: Path) -> Any:
+    """`raf acp` on `agent_file` as a real subprocess, the editor on the client side."""
+    return spawn_agent_process(
+        cast(Client, editor),
+        sys.executable,
+        "-m",
+        "raf.cli",
+        "acp",
+        str(agent_file),
+        "--model",
+        model,
+        env=raf_env(tmp_path),
+        cwd=agent_file.parent,
+    )
+
+
+def coder_project(tmp_path: Path) -> Path:
+    project = tmp_path / "project"
+    project.mkdir()
+    (project / "agent.yaml").write_text(CODER, encoding="utf-8")
+    (project / "notes.txt").write_text("a draft note\n", encoding="utf-8")
+    return project
+
+
+def tool_messages(editor: Editor) -> dict[str, list[Any]]:
+    """Every tool_call and tool_call_update the editor was sent, by call id."""
+    out: dict[str, list[Any]] = {}
+    for update in editor.updates:
+        if update.session_update in ("tool_call", "tool_call_update"):
+            out.setdefault(update.tool_call_id, []).append(update)
+    return out
+
+
+def content_of(update: Any) -> list[dict[str, Any]]:
+    return [c.model_dump(by_alias=True, exclude_none=True) for c in update.content or []]
+
+
+async def test_tool_calls_show_kind_locations_diffs_and_results(tmp_path: Path) -> None:
+    project = coder_project(tmp_path)
+    editor = Editor(allow=True)
+    async with await spawn(editor, project / "agent.yaml", script(tmp_path, EDITS), tmp_path) as (
+        conn,
+        _process,
+    ):
+        await asyncio.wait_for(conn.initialize(protocol_version=PROTOCOL_VERSION), 30)
+        session = await conn.new_session(cwd=str(project))
+        result = await asyncio.wait_for(
+            conn.prompt(session_id=session.session_id, prompt=[text_block("tidy up")]), 60
+        )
+    assert result.stop_reason == "end_turn" and editor.asked == []
+    calls = tool_messages(editor)
+    starts = {call: updates[0] for call, updates in calls.items()}
+    assert all(u.session_update == "tool_call" for u in starts.values())
+    assert {call: u.kind for call, u in starts.items()} == {
+        "r1": "read",
+        "e1": "edit",
+        "w1": "edit",
+        "f1": "search",
+        "m1": "move",
+        "d1": "delete",
+    }
+    at = os.path.normpath
+    assert [loc.path for loc in starts["r1"].locations] == [at(project / "notes.txt")]
+    assert [loc.path for loc in starts["m1"].locations] == [
+        at(project / "new.txt"),
+        at(project / "moved.txt"),
+    ]
+    # every result carries content an editor shows; an edit's is its diff, then the text
+    done = {call: updates[-1] for call, updates in calls.items()}
+    assert all(u.status == "completed" for u in done.values())
+    read = content_of(done["r1"])
+    assert read[0]["type"] == "content" and "a draft note" in read[0]["content"]["text"]
+    edit = content_of(done["e1"])
+    assert edit[0] == {
+        "type": "diff",
+        "path": at(project / "notes.txt"),
+        "oldText": "draft",
+        "newText": "final",
+    }
+    assert "replaced 1 occurrence" in edit[1]["content"]["text"]
+    wrote = content_of(done["w1"])
+    assert wrote[0] == {"type": "diff", "path": at(project / "new.txt"), "newText": "fresh\n"}
+    assert content_of(starts["w1"]) == [wrote[0]]  # the diff is shown as the call starts
+    assert "notes.txt" in content_of(done["f1"])[0]["content"]["text"]
+    assert (project / "notes.txt").read_text() == "a final note\n"
+
+
+async def test_session_load_replays_tool_calls_with_their_results(tmp_path: Path) -> None:
+    project = coder_project(tmp_path)
+    first = Editor(allow=True)
+    async with await spawn(first, project / "agent.yaml", script(tmp_path, EDITS), tmp_path) as (
+        conn,
+        _process,
+    ):
+        await asyncio.wait_for(conn.initialize(protocol_version=PROTOCOL_VERSION), 30)
+        session = await conn.new_session(cwd=str(project))
+        await asyncio.wait_for(
+            conn.prompt(session_id=session.session_id, prompt=[text_block("tidy up")]), 60
+        )
+    later = Editor(allow=True)
+    model = script(tmp_path, ["unused"], name="later.json")
+    async with await spawn(later, project / "agent.yaml", model, tmp_path) as (conn, _process):
+        await asyncio.wait_for(conn.initialize(protocol_version=PROTOCOL_VERSION), 30)
+        await asyncio.wait_for(
+            conn.load_session(cwd=str(project), session_id=session.session_id), 30
+        )
+    kinds = [u.session_update for u in later.updates]
+    assert kinds[0] == "user_message_chunk" and kinds[-1] == "agent_message_chunk"
+    assert later.updates[0].content.text == "tidy up"
+    assert later.updates[-1].content.text == "Done."
+    replayed = [(what, call) for what, call in later.order]
+    assert replayed == [
+        (what, call)
+        for call in ("r1", "e1", "w1", "f1", "m1", "d1")
+        for what in ("tool_call", "tool_call_update")
+    ]
+    live, again = tool_messages(first), tool_messages(later)
+    for call in ("r1", "e1", "w1", "f1", "m1", "d1"):
+        assert again[call][0].kind == live[call][0].kind
+        assert again[call][0].raw_input == live[call][0].raw_input
+        assert again[call][-1].status == "completed"
+        assert content_of(again[call][-1]) == content_of(live[call][-1])
+
+
+PNG = (
+    "iVBORw0KGgoAAAANSUhEUgAAAAEAAAABCAYAAAAfFcSJAAAADUlEQVR42mP8z8BQDwAEhQGAhKmMIQ"
+    "AAAABJRU5ErkJggg=="
+)
+"""A one-pixel PNG, base64."""
+
+
+async def test_prompt_blocks_reach_the_model_and_capabilities_say_what_it_takes(
+    tmp_path: Path,
+) -> None:
+    from acp import (
+        embedded_blob_resource,
+        embedded_text_resource,
+        image_block,
+        resource_block,
+        resource_link_block,
+    )
+
+    project = coder_project(tmp_path)
+    editor = Editor(allow=True)
+    blocks = [
+        text_block("Compare these."),
+        resource_link_block("spec.md", "file:///work/spec.md", mime_type="text/markdown"),
+        resource_block(embedded_text_resource("file:///work/a.py", "print(1)")),
+        image_block(PNG, "image/png"),
+        resource_block(
+            embedded_blob_resource(
+                "file:///work/doc.pdf", "JVBERi0xLjQK", mime_type="application/pdf"
+            )
+        ),
+    ]
+    model = script(tmp_path, ["Seen them."])
+    async with await spawn(editor, project / "agent.yaml", model, tmp_path) as (conn, _process):
+        init = await asyncio.wait_for(conn.initialize(protocol_version=PROTOCOL_VERSION), 30)
+        capabilities = init.agent_capabilities.prompt_capabilities
+        assert (capabilities.image, capabilities.embedded_context) == (True, True)
+        session = await conn.new_session(cwd=str(project))
+        result = await asyncio.wait_for(
+            conn.prompt(session_id=session.session_id, prompt=blocks), 30
+        )
+        assert result.stop_reason == "end_turn" and editor.text() == "Seen them."
+        editor.updates.clear()
+        await asyncio.wait_for(
+            conn.load_session(cwd=str(project), session_id=session.session_id), 30
+        )
+    # what the session keeps is what the model was sent: the text, then the data
+    told = [u.content for u in editor.updates if u.session_update == "user_message_chunk"]
+    assert told[0].text == (
+        "Compare these.\n\n[spec.md](file:///work/spec.md) (text/markdown)\n\n"
+        '<context uri="file:///work/a.py">\nprint(1)\n</context>'
+    )
+    assert (told[1].type, told[1].mime_type, told[1].data) == ("image", "image/png", PNG)
+    assert len(told) == 2  # the PDF reached the model as a document (no block replays it)
+
+
+async def test_a_text_only_model_refuses_images_by_name_and_the_session_stays_clean(
+    tmp_path: Path,
+) -> None:
+    from acp import image_block
+
+    project = coder_project(tmp_path)
+    editor = Editor(allow=True)
+    path = tmp_path / "text-only.json"
+    path.write_text(json.dumps({"replies": ["Text is fine."], "mediaTypes": []}))
+    async with await spawn(editor, project / "agent.yaml", f"scripted:{path}", tmp_path) as (
+        conn,
+        _process,
+    ):
+        init = await asyncio.wait_for(conn.initialize(protocol_version=PROTOCOL_VERSION), 30)
+        capabilities = init.agent_capabilities.prompt_capabilities
+        assert (capabilities.image, capabilities.audio) == (False, False)
+        assert capabilities.embedded_context is True
+        session = await conn.new_session(cwd=str(project))
+        with pytest.raises(RequestError) as info:
+            await asyncio.wait_for(
+                conn.prompt(
+                    session_id=session.session_id,
+                    prompt=[text_block("What is this?"), image_block(PNG, "image/png")],
+                ),
+                30,
+            )
+        assert info.value.code == -32602
+        message = str(info.value.data or info.value)
+        assert "prompt[1] (image, image/png)" in message and "text only" in message
+        result = await asyncio.wait_for(
+            conn.prompt(session_id=session.session_id, prompt=[text_block("Just text.")]), 30
+        )
+        assert result.stop_reason == "end_turn" and editor.text() == "Text is fine."
+        editor.updates.clear()
+        await asyncio.wait_for(
+            conn.load_session(cwd=str(project), session_id=session.session_id), 30
+        )
+    assert [(u.session_update, u.content.text) for u in editor.updates] == [
+        ("user_message_chunk", "Just text."),
+        ("agent_message_chunk", "Text is fine."),
+    ]
+
+
+async def test_oversize_prompt_blocks_are_refused_with_the_limit(tmp_path: Path) -> None:
+    from acp import embedded_text_resource, image_block, resource_block
+
+    from raf.clients.media import MAX_BYTES
+    from raf.serve.acp_parts import MAX_TEXT_RESOURCE_BYTES
+
+    project = coder_project(tmp_path)
+    editor = Editor(allow=True)
+    big_image = base64.b64encode(b"\0" * (MAX_BYTES["image"] + 1)).decode("ascii")
+    big_text = "x" * (MAX_TEXT_RESOURCE_BYTES + 1)
+    async with await spawn(editor, project / "agent.yaml", script(tmp_path, ["ok"]), tmp_path) as (
+        conn,
+        _process,
+    ):
+        await asyncio.wait_for(conn.initialize(protocol_version=PROTOCOL_VERSION), 30)
+        session = await conn.new_session(cwd=str(project))
+        refused = []
+        for block in (
+            image_block(big_image, "image/png"),
+            resource_block(embedded_text_resource("file:///big.log", big_text)),
+        ):
+            with pytest.raises(RequestError) as info:
+                await asyncio.wait_for(
+                    conn.prompt(session_id=session.session_id, prompt=[block]), 120
+                )
+            assert info.value.code == -32602
+            refused.append(str(info.value.data or info.value))
+    assert "prompt[0] (image, image/png)" in refused[0]
+    assert f"the most sent is {MAX_BYTES['image']} bytes (20 MiB)" in refused[0]
+    assert "prompt[0] (resource file:///big.log)" in refused[1]
+    assert f"{MAX_TEXT_RESOURCE_BYTES} bytes (4 MiB)" in refused[1]

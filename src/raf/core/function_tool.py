@@ -23,6 +23,11 @@ from raf.core.tools import ToolContext, ToolResult, check_tool_name
 if TYPE_CHECKING:
     from pydantic import BaseModel, ValidationError
 
+TOOL_ACTIONS = ("read", "edit", "delete", "move", "search", "execute", "think", "fetch", "other")
+"""What a call of a tool may declare it does (`action`), for editors that show tool calls
+by what they do: read files, edit them, delete or move them, search, run a command or
+code, think, fetch from the web, or something else."""
+
 _SECTION = re.compile(
     r"^\s*(Args|Arguments|Parameters|Params|Returns?|Raises|Yields|Examples?|Notes?)\s*:?\s*$"
 )
@@ -94,6 +99,7 @@ class FunctionTool:
         "_plain",
         "_run_in_thread",
         "_run_param",
+        "action",
         "description",
         "kind",
         "name",
@@ -113,6 +119,7 @@ class FunctionTool:
         run_in_thread: bool | None = None,
         timeout: float | None = None,
         blocking: bool | None = None,
+        action: str | None = None,
     ) -> None:
         self._fn = fn
         self.name: str = name or str(getattr(fn, "__name__", ""))
@@ -120,6 +127,13 @@ class FunctionTool:
         doc_description, param_docs = parse_docstring(inspect.getdoc(fn))
         self.description = description if description is not None else doc_description
         self.kind = kind
+        if action is not None and action not in TOOL_ACTIONS:
+            raise ToolDefinitionError(
+                f"tool {self.name!r}: action must be one of {', '.join(TOOL_ACTIONS)}, "
+                f"not {action!r}"
+            )
+        self.action = action
+        """What a call does (one of `TOOL_ACTIONS`); None: judged from the name."""
         self.requires_approval = approval_required
         if timeout is not None and (
             isinstance(timeout, bool) or not isinstance(timeout, int | float) or timeout <= 0
@@ -321,6 +335,7 @@ def tool(
     run_in_thread: bool | None = None,
     timeout: float | None = None,
     blocking: bool | None = None,
+    action: str | None = None,
 ) -> Callable[[Callable[..., Any]], FunctionTool]: ...
 
 
@@ -335,6 +350,7 @@ def tool(
     run_in_thread: bool | None = None,
     timeout: float | None = None,
     blocking: bool | None = None,
+    action: str | None = None,
 ) -> FunctionTool | Callable[[Callable[..., Any]], FunctionTool]:
     """Turn a typed function into a tool; use bare (`@tool`) or with options.
 
@@ -342,7 +358,9 @@ def tool(
     they never block the event loop; declare ``blocking=False`` for a trivial function
     that never waits, and it runs inline (``run_in_thread=False`` is the same, older
     spelling). ``timeout`` (seconds)
-    stops a call that runs longer; the model reads an error result instead.
+    stops a call that runs longer; the model reads an error result instead. ``action``
+    says what a call does (one of `TOOL_ACTIONS`: read, edit, search, execute, …) for
+    editors that show calls by it; left out, it is judged from the tool's name.
     """
 
     def wrap(f: Callable[..., Any]) -> FunctionTool:
@@ -355,6 +373,7 @@ def tool(
             run_in_thread=run_in_thread,
             timeout=timeout,
             blocking=blocking,
+            action=action,
         )
 
     if fn is not None:

@@ -96,7 +96,6 @@ class RafAcpAgent:
             AgentCapabilities,
             Implementation,
             InitializeResponse,
-            PromptCapabilities,
         )
 
         from raf._version import __version__
@@ -149,7 +148,6 @@ class RafAcpAgent:
             start_tool_call,
             update_agent_message_text,
             update_agent_thought_text,
-            update_tool_call,
             update_user_message,
             update_user_message_text,
         )
@@ -176,7 +174,7 @@ class RafAcpAgent:
                         start_tool_call(
                             content.call_id,
                             content.name,
-                            kind=shown.kind,  # type: ignore[arg-type]
+                            kind=shown.tool_kind,
                             status="pending",
                             locations=shown.location_models(),
                             content=shown.diff_content(),
@@ -189,8 +187,8 @@ class RafAcpAgent:
                         shown = self._show(content.call_id, content.name or "tool", None)
                         out.append(
                             start_tool_call(
-                                content.call_id, content.name or "tool", kind=shown.kind
-                            )  # type: ignore[arg-type]
+                                content.call_id, content.name or "tool", kind=shown.tool_kind
+                            )
                         )
                     out.append(self._result_update(content))
         return out
@@ -294,7 +292,7 @@ class RafAcpAgent:
                     start_tool_call(
                         call_id,
                         name,
-                        kind=shown.kind,  # type: ignore[arg-type]
+                        kind=shown.tool_kind,
                         status=status,
                         locations=shown.location_models(),
                         content=shown.diff_content() or None,
@@ -341,7 +339,7 @@ class RafAcpAgent:
             call = ToolCallUpdate(
                 tool_call_id=request.call_id,
                 title=title,
-                kind=shown.kind,  # type: ignore[arg-type]
+                kind=shown.tool_kind,
                 status="pending",
                 locations=shown.location_models() or None,
                 content=shown.diff_content() or None,

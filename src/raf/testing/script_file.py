@@ -1,7 +1,9 @@
 """A scripted model read from a JSON file: what `--model scripted:FILE.json` plays in the
 programs, and what examples and users' own scripts load to run with no model and no key.
 
-The file is a list of replies, one per model call, or `{"replies": [...], "chunkSize": n}`.
+The file is a list of replies, one per model call, or `{"replies": [...], "chunkSize": n,
+"mediaTypes": [...]}` (`mediaTypes`: the only data content types the model takes, `[]`
+for a model that reads text only).
 A reply is a string, or `{"text": ..., "calls": [{"name", "arguments", "id"}], "delay":
 seconds, "pace": seconds, "finish": reason}`.
 """
@@ -89,8 +91,9 @@ class ScriptFileClient:
                 f"cannot read the scripted model {str(path)!r}: {exc}"
             ) from exc
         chunk = 4
+        media: list[str] | None = None
         if isinstance(data, dict):
-            unknown = sorted(set(data) - {"replies", "chunkSize"})
+            unknown = sorted(set(data) - {"replies", "chunkSize", "mediaTypes"})
             if unknown or not isinstance(data.get("replies"), list):
                 raise ConfigurationError(
                     f"{path}: a scripted model is a JSON list of replies, or "
@@ -98,6 +101,14 @@ class ScriptFileClient:
                     + (f" (unknown keys: {', '.join(unknown)})" if unknown else "")
                 )
             chunk = int(data.get("chunkSize", chunk))
+            media = data.get("mediaTypes")
+            if media is not None and (
+                not isinstance(media, list) or not all(isinstance(t, str) for t in media)
+            ):
+                raise ConfigurationError(
+                    f"{path}: 'mediaTypes' is a list of media types (image/png, ...), "
+                    f"not {json.dumps(media)[:80]}"
+                )
             data = data["replies"]
         if not isinstance(data, list):
             raise ConfigurationError(f"{path}: a scripted model is a JSON list of replies")
@@ -124,7 +135,7 @@ class ScriptFileClient:
                 items.append(message)
             self.delays.append(float(item.get("delay", 0.0)))
             self.paces.append(float(item.get("pace", 0.01)))
-        self.inner = ScriptedChatClient(items, chunk_size=chunk)
+        self.inner = ScriptedChatClient(items, chunk_size=chunk, media_types=media)
         self._calls = 0
 
     async def _wait(self) -> float:

@@ -9,8 +9,8 @@ from collections.abc import AsyncIterator, Awaitable, Callable, Iterable, Sequen
 from dataclasses import dataclass
 from typing import Any
 
-from raf.core.contents import FunctionCallContent, TextContent
-from raf.core.errors import RafError
+from raf.core.contents import DataContent, FunctionCallContent, TextContent
+from raf.core.errors import ConfigurationError, RafError
 from raf.core.messages import ChatMessage, Role, new_id
 from raf.core.options import ChatOptions
 from raf.core.responses import (
@@ -160,6 +160,8 @@ class ScriptedChatClient:
 
     Items are assistant messages (text and/or function calls), plain strings, full
     `ChatResponse`s, or exceptions to raise. Every request is recorded in `.requests`.
+    `media_types` plays a model that takes only those data contents (`()`: text only),
+    as a real one declares them; None (the default) takes any.
     """
 
     def __init__(
@@ -169,13 +171,30 @@ class ScriptedChatClient:
         chunk_size: int = 8,
         usage: UsageDetails | None = None,
         delay: float = 0.0,
+        media_types: Iterable[str] | None = None,
     ) -> None:
         self._script: list[ScriptItem] = list(responses)
         self._next = 0
         self.chunk_size = chunk_size
         self.usage = usage
         self.delay = delay
+        self.media_types: tuple[str, ...] | None = (
+            None if media_types is None else tuple(media_types)
+        )
+        """The data content types this model takes; None: any."""
         self.requests: list[RecordedRequest] = []
+
+    def _check_media(self, messages: Sequence[ChatMessage]) -> None:
+        """Refuse data of a type this model does not take, as a real one would."""
+        if self.media_types is None:
+            return
+        for message in messages:
+            for content in message.contents:
+                if isinstance(content, DataContent) and content.media_type not in self.media_types:
+                    takes = ", ".join(self.media_types) or "text only"
+                    raise ConfigurationError(
+                        f"the scripted model does not take {content.media_type} (it takes {takes})"
+                    )
 
     def add(self, *items: ScriptItem) -> ScriptedChatClient:
         """Append replies to the script."""
@@ -189,6 +208,7 @@ class ScriptedChatClient:
     def _take(
         self, messages: Sequence[ChatMessage], options: ChatOptions, stream: bool
     ) -> ChatResponse:
+        self._check_media(messages)
         self.requests.append(
             RecordedRequest(
                 messages=list(messages), tools=list(options.tools), options=options, stream=stream

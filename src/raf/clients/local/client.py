@@ -273,6 +273,9 @@ class LocalChatClient(ModelClient[LocalWire]):
     """
 
     reports_model = False  # one file, one model: its stem names it, whatever options say
+    media_types: tuple[str, ...] = ()
+    """The data content types the model takes: none, it reads text only (raf loads no
+    vision projector)."""
 
     def __init__(
         self,
