@@ -50,7 +50,9 @@ def register(subparsers: Any) -> None:
     serve.add_argument(
         "--expose-tools",
         action="store_true",
-        help="also offer the agent's own tools (never those that need approval)",
+        help="also offer the agent's tools, those its context providers add at run time "
+        "(workspace files and shell, skills) included; never those that need approval for "
+        "every call, and calls that need it are refused",
     )
     serve.set_defaults(handler=run_serve)
 
@@ -92,6 +94,7 @@ async def _serve(args: argparse.Namespace) -> int:
         check_exposure(args.host, token)  # before anything is built or bound
     agent = await load_agent(args.file, args.python, args.model)
     server = AgentMcpServer(agent, expose_tools=args.expose_tools)
+    await server.list_run_time_tools()  # what the context providers add, said up front
     for name, why in server.left_out.items():
         print(terminal_safe(f"raf mcp: tool {name!r} is not exposed: {why}"), file=sys.stderr)
     try:

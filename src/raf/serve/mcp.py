@@ -1,8 +1,13 @@
 """A raf agent as an MCP server (stdio or streamable HTTP) on the official SDK.
 
 The server offers one tool, `ask(message, session_id?)`, that runs the agent; with
-`expose_tools` it also offers the agent's own tools, except those that need a human's
-approval (a remote caller must not bypass that). Sessions live in memory for the life
+`expose_tools` it also offers the agent's tools: its own and those its context providers
+add at run time (workspace file and shell tools, skills, ...: each provider's
+`on_invoking` runs once for a listing session before the server answers), except those
+that need a human's approval for every call (a remote caller must not bypass that). A
+tool that asks only for some calls (a workspace under the `approve` policy asks for paths
+outside it) is offered, and such a call is refused with the reason, as the workspace's
+rules decide it in a run: allowed calls run, denied ones fail. Sessions live in memory for the life
 of the server, so a client can hold a conversation. Over stdio (one client) any
 `session_id` names one; over HTTP, where many clients share the server and the protocol
 names no client, the server issues each new session an unguessable id and continues only
@@ -29,7 +34,7 @@ from raf.core.errors import ConfigurationError
 from raf.core.options import AgentRunOptions, ToolApprovalResponse
 from raf.core.responses import ChatResponse, FinishReason, ResponseFolder
 from raf.core.sessions import AgentSession
-from raf.core.tools import Tool, ToolContext
+from raf.core.tools import Tool, ToolContext, approval_reason
 from raf.serve.mcp_report import (
     LEVELS,
     LogLevels,
@@ -83,24 +88,58 @@ class AgentMcpServer:
         self.log_levels = LogLevels()
         self._paused: OrderedDict[str, _Paused] = OrderedDict()
         """Runs waiting for a client's answers, by the token sent in `request_state`."""
+        self.expose_tools = expose_tools
+        self._listed = False
+        """Whether the providers' run-time tools were asked for (once, before serving)."""
+        self._tool_session: AgentSession | None = None
+        """The session the exposed tools are listed and called in."""
         if expose_tools:
-            for provider in own_providers(agent):
-                for tool in _provider_tools(provider):
-                    if isinstance(tool, Tool):
-                        self.left_out[tool.name] = (
-                            f"added at run time by the {provider.kind!r} context provider"
-                        )
             for tool in own_tools(agent):
-                if tool.requires_approval:
-                    self.left_out[tool.name] = "needs approval, which an MCP caller cannot give"
-                    continue
-                if tool.name == ask_tool:
-                    raise ConfigurationError(
-                        f"the agent has a tool named {ask_tool!r}, which the MCP server "
-                        "uses for asking the agent: rename one of them"
-                    )
-                self.tools[tool.name] = tool
+                self._expose(tool)
+            for provider in own_providers(agent):
+                for declared in _provider_tools(provider):
+                    if isinstance(declared, Tool):
+                        self._expose(declared)
         self.server = self._build()
+
+    def _expose(self, tool: Tool) -> None:
+        """Offer `tool` unless it asks a person before every call, or its name is taken."""
+        if tool.name in self.tools or tool.name in self.left_out:
+            return
+        if tool.name == self.ask_tool:
+            raise ConfigurationError(
+                f"the agent has a tool named {self.ask_tool!r}, which the MCP server "
+                "uses for asking the agent: rename one of them"
+            )
+        if _asks_every_call(tool):
+            self.left_out[tool.name] = "needs approval, which an MCP caller cannot give"
+            return
+        self.tools[tool.name] = tool
+
+    async def list_run_time_tools(self) -> None:
+        """With `expose_tools`: add the tools the context providers give a run, by running
+        each provider's `on_invoking` once for a listing session (as a run's first step
+        does); done once, before the server answers. A provider that fails here is named
+        in `left_out` with its error, and the server goes on without its tools."""
+        if not self.expose_tools or self._listed:
+            return
+        self._listed = True
+        session = self._tools_session()
+        for provider in own_providers(self.agent):
+            try:
+                added = await provider.on_invoking(self.agent, session, [], AgentRunOptions())
+            except Exception as exc:
+                self.left_out[f"(tools of the {provider.kind!r} provider {provider.name!r})"] = (
+                    f"listing them failed: {type(exc).__name__}: {exc}"
+                )
+                continue
+            for tool in added.tools:
+                self._expose(tool)
+
+    def _tools_session(self) -> AgentSession:
+        if self._tool_session is None:
+            self._tool_session = self.agent.create_session(None)
+        return self._tool_session
 
     def _build(self) -> Any:
         from mcp.server.lowlevel import Server
@@ -146,6 +185,7 @@ class AgentMcpServer:
     async def _list_tools(self, ctx: Any, params: Any) -> Any:
         import mcp_types
 
+        await self.list_run_time_tools()
         return mcp_types.ListToolsResult(tools=self._tool_specs())
 
     async def _call_tool(self, ctx: Any, params: Any) -> Any:
@@ -157,8 +197,16 @@ class AgentMcpServer:
         tool = self.tools.get(name)
         if tool is None:
             return _text_result(f"unknown tool {name!r}", error=True)
+        if tool.approval_required(arguments):
+            why = approval_reason(tool, arguments) or "this call needs a person's approval"
+            return _text_result(
+                f"{name} refused: {why}. A call that needs approval runs only in a run of "
+                f"the agent, where a person can approve it: use {self.ask_tool!r} instead",
+                error=True,
+            )
+        context = ToolContext(agent=self.agent, session=self._tools_session())
         try:
-            result = await tool.invoke(arguments, ToolContext(agent=self.agent))
+            result = await tool.invoke(arguments, context)
         except Exception as exc:
             return _text_result(f"{type(exc).__name__}: {exc}", error=True)
         if result.is_error:
@@ -305,6 +353,7 @@ class AgentMcpServer:
     async def serve_stdio(self) -> None:
         from mcp.server.stdio import stdio_server
 
+        await self.list_run_time_tools()
         async with stdio_server() as (read, write):
             await self.server.run(read, write, self.server.create_initialization_options())
 
@@ -335,6 +384,7 @@ class AgentMcpServer:
         )
 
         check_exposure(host, token)
+        await self.list_run_time_tools()
         self.issue_session_ids = True
         hosts, origins = host_patterns(allowed_host_names(host, allowed_hosts))
         security = TransportSecuritySettings(
@@ -368,6 +418,12 @@ class AgentMcpServer:
             name = f"[{bound[0]}]" if ":" in str(bound[0]) else str(bound[0])
             ready(f"http://{name}:{bound[1]}/mcp")
         await serving
+
+
+def _asks_every_call(tool: Tool) -> bool:
+    """Whether `tool` asks a person before any call at all (a workspace tool under the
+    `approve` policy asks only for some paths: an empty call does not ask)."""
+    return bool(tool.requires_approval) and bool(tool.approval_required({}))
 
 
 def _provider_tools(provider: object) -> list[object]:

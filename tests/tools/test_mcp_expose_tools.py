@@ -1,0 +1,91 @@
+"""`raf mcp serve examples/coding-assistant/agent.yaml --expose-tools`: the tools the
+context providers add at run time (the workspace's file and shell tools, the skills
+tool) are listed to a real MCP client over stdio, and their calls keep the workspace's
+rules (inside the folder they run; outside, where a run would ask a person, refused)."""
+
+from __future__ import annotations
+
+import sys
+from pathlib import Path
+
+import pytest
+
+from raf import AgentBuilder, WorkspaceContextProvider, WorkspaceScope, file_tools
+from raf.serve.mcp import AgentMcpServer
+from raf.tools.mcp import McpClient
+
+from .mcp_agent_factory import delete_everything, make_agent, shout
+from .peers import ROOT
+
+EXAMPLE = ROOT / "examples" / "coding-assistant"
+
+pytestmark = pytest.mark.slow
+
+
+def text_of(result: object) -> str:
+    return "".join(getattr(c, "text", "") for c in getattr(result, "content", []))
+
+
+async def test_the_example_lists_its_workspace_and_skill_tools_to_an_mcp_client() -> None:
+    cmd = [
+        sys.executable,
+        "-m",
+        "raf.cli",
+        "mcp",
+        "serve",
+        str(EXAMPLE / "agent.yaml"),
+        "--model",
+        f"scripted:{EXAMPLE / 'replies.json'}",
+        "--expose-tools",
+    ]
+    client = McpClient({"name": "coding", "command": cmd[0], "args": cmd[1:], "cwd": str(ROOT)})
+    try:
+        names = {t.name for t in await client.list_tools()}
+        assert {"ask", "read_file", "write_file", "list_files", "run_command"} <= names
+        assert "load_skill" in names
+        assert len(names) >= 12, names  # ask, ten file tools, run_command, load_skill
+
+        inside = await client.call_tool("read_file", {"path": "agent.yaml"})
+        assert not inside.is_error and "name: coding-assistant" in text_of(inside)
+        # the workspace's `approve` policy: a path outside the folder needs a person
+        outside = await client.call_tool("read_file", {"path": "../../README.md"})
+        assert outside.is_error
+        said = text_of(outside)
+        assert "read_file refused" in said and "use 'ask' instead" in said
+        assert "raf" not in said.split("refused", 1)[0]  # nothing of the file came back
+        skill = await client.call_tool("load_skill", {"skill_name": "code-review"})
+        assert not skill.is_error and text_of(skill)
+    finally:
+        await client.aclose()
+
+
+async def test_a_denied_path_stays_denied_and_a_tool_asking_every_call_stays_hidden(
+    tmp_path: Path,
+) -> None:
+    (tmp_path / "work").mkdir()
+    (tmp_path / "work" / "notes.txt").write_text("kept", encoding="utf-8")
+    (tmp_path / "secret.txt").write_text("hidden", encoding="utf-8")
+    workspace = WorkspaceContextProvider(WorkspaceScope(tmp_path / "work", name="w", policy="deny"))
+    workspace.add_tools(file_tools())
+    base = make_agent()
+    agent = (
+        AgentBuilder("w")
+        .with_chat_client(base.leaf_client)
+        .with_tools([shout, delete_everything])
+        .with_context_provider(workspace)
+    ).build()
+    server = AgentMcpServer(agent, expose_tools=True)
+    await server.list_run_time_tools()
+    assert "read_file" in server.tools and "shout" in server.tools
+    assert server.left_out == {
+        "delete_everything": "needs approval, which an MCP caller cannot give"
+    }
+
+    class Call:
+        def __init__(self, name: str, arguments: dict[str, str]) -> None:
+            self.name, self.arguments = name, arguments
+
+    inside = await server._call_tool(None, Call("read_file", {"path": "notes.txt"}))
+    assert not inside.is_error and "kept" in text_of(inside)
+    denied = await server._call_tool(None, Call("read_file", {"path": "../secret.txt"}))
+    assert denied.is_error and "hidden" not in text_of(denied)
