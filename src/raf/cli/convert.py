@@ -43,7 +43,7 @@ def run_convert(args: argparse.Namespace) -> int:
     text = dump(convert(data, args.to), fmt)
     if args.output:
         Path(args.output).write_text(text, encoding="utf-8")
-        print(f"{args.file} → {args.output} ({args.to})", file=sys.stderr)
+        print(terminal_safe(f"{args.file} → {args.output} ({args.to})"), file=sys.stderr)
     else:
-        sys.stdout.write(text)
+        sys.stdout.write(text)  # hidden characters are escaped in the document's text
     return 0

@@ -6,7 +6,8 @@ disguise itself; newlines and tabs are kept."""
 from __future__ import annotations
 
 import re
-import unicodedata
+
+from raf.core.safe_text import escape_hidden_characters, is_hidden_character
 
 _ST = r"(?:\x1b\\|\x9c|\x07)"
 """String terminator of OSC, DCS, SOS, PM and APC strings (BEL ends OSC in xterm)."""
@@ -21,27 +22,6 @@ _SEQUENCES = re.compile(
 )
 """Whole control sequences, removed with their parameters so no debris is left."""
 
-_KEEP = frozenset("\n\t")
-_JOINER = "\u200d"
-"""Zero-width joiner: kept, since emoji sequences need it and it disguises nothing."""
-
-
-def _unsafe(char: str) -> bool:
-    """A character a terminal would act on or that is invisible formatting: C0 and C1
-    controls (but newline and tab), DEL, bidirectional overrides and isolates, zero-width
-    and other format characters, line and paragraph separators, lone surrogates."""
-    if char in _KEEP:
-        return False
-    code = ord(char)
-    if code < 0x20 or 0x7F <= code <= 0x9F:
-        return True
-    if code < 0xA0:
-        return False
-    category = unicodedata.category(char)
-    if category == "Cf":
-        return char != _JOINER
-    return category in ("Zl", "Zp", "Cs")
-
 
 def terminal_safe(text: str) -> str:
     """`text` with every control sequence and control or invisible formatting character
@@ -51,7 +31,7 @@ def terminal_safe(text: str) -> str:
     if text.isascii() and text.isprintable():
         return text
     text = _SEQUENCES.sub("", text.replace("\r\n", "\n"))
-    return "".join(c for c in text if not _unsafe(c))
+    return "".join(c for c in text if not is_hidden_character(c))
 
 
 def json_text_safe(text: str) -> str:
@@ -59,15 +39,4 @@ def json_text_safe(text: str) -> str:
     (four hex digits) instead: the same JSON value, but nothing a terminal acts on.
     (Outside strings JSON is ASCII punctuation, so every such character is inside a
     string.)"""
-    if text.isascii() and text.isprintable():
-        return text
-    return "".join(_escaped(c) if _unsafe(c) else c for c in text)
-
-
-def _escaped(char: str) -> str:
-    """A JSON escape of one character (a surrogate pair beyond the basic plane)."""
-    code = ord(char)
-    if code <= 0xFFFF:
-        return f"\\u{code:04x}"
-    code -= 0x10000
-    return f"\\u{0xD800 + (code >> 10):04x}\\u{0xDC00 + (code & 0x3FF):04x}"
+    return escape_hidden_characters(text)

@@ -195,22 +195,32 @@ def _env_refs(value: Any) -> Any:
 
 
 def dump(data: dict[str, Any], fmt: str) -> str:
-    """`data` as YAML or JSON text."""
+    """`data` as YAML or JSON text, the same value, but with every character a terminal
+    acts on or that hides text (controls, bidirectional overrides, zero-width characters)
+    written as a `\\u` escape inside a quoted string, so the document can be printed and
+    reviewed as it reads."""
+    from raf.core.safe_text import escape_hidden_characters, has_hidden_characters
+
     if fmt == "json":
         import json
 
-        return json.dumps(data, indent=2, ensure_ascii=False) + "\n"
+        return escape_hidden_characters(json.dumps(data, indent=2, ensure_ascii=False)) + "\n"
     from raf.decl.source import _yaml
 
     yaml = _yaml()
 
     class _Dumper(yaml.SafeDumper):  # type: ignore[misc,name-defined]
-        """Multi-line text as a literal block, as people write instructions."""
+        """Multi-line text as a literal block, as people write instructions; text with a
+        hidden character double-quoted, the one style in which YAML reads escapes."""
 
     def text(dumper: Any, value: str) -> Any:
-        style = "|" if "\n" in value else None
+        if has_hidden_characters(value):
+            style: str | None = '"'
+        else:
+            style = "|" if "\n" in value else None
         return dumper.represent_scalar("tag:yaml.org,2002:str", value, style=style)
 
     _Dumper.add_representer(str, text)
     out: str = yaml.dump(data, Dumper=_Dumper, sort_keys=False, allow_unicode=True, width=100)
-    return out
+    # they stand only in double-quoted scalars now, where YAML reads escapes
+    return escape_hidden_characters(out, surrogate_pairs=False)
