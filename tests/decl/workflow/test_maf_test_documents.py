@@ -8,7 +8,7 @@ import pytest
 
 from raf.core.errors import ValidationProblems
 from raf.decl.workflow import DeclWorkflowBuilder
-from tests.decl.workflow.helpers import DATA, run
+from tests.decl.workflow.helpers import DATA, run, variables
 
 TESTS = DATA / "maf-tests"
 
@@ -63,3 +63,42 @@ async def test_raf_spelling_and_nested_actions_may_go_without_ids():
     )
     result = await DeclWorkflowBuilder().from_yaml_str(text).build().run("")
     assert result.outputs == ["hi"]
+
+
+async def test_behaviour_functions_write_the_variables_they_name():
+    workflow, _ = await run("maf-tests/behaviour_functions.yaml")
+    local = variables(workflow)["Local"]
+    assert (local["total"], local["count"]) == (10, 11)
+    assert local["after_collect"] == 4
+    assert local["after_remove"] == [{"id": 1}, {"id": 3}]
+    assert local["patched"] == {"id": 3, "name": "three"}
+    assert local["types"] == [True, True, False]
+    assert local["record"] == "three"
+    assert local["items"] == [] and local["cleared"] is None
+
+
+@pytest.mark.parametrize(
+    ("formula", "says"),
+    [
+        ("=Remove(Local.items, {id: 9})", "Remove: no row of Local.items is {'id': 9}"),
+        ("=AsType(Local.items, Record)", "AsType: the value is a list, not Record"),
+        ('=Set("x", 1)', "Set writes a variable: give it as Scope.name"),
+        ("=Collect(Local.total, {id: 1})", "Collect: Local.total holds a number, not a table"),
+    ],
+)
+async def test_a_behaviour_function_used_wrongly_names_the_action(formula, says):
+    from raf.workflow.errors import WorkflowRunError
+
+    text = (TESTS / "behaviour_functions.yaml").read_text()
+    text = text.replace("=Clear(Local.items)", formula)
+    with pytest.raises(WorkflowRunError) as caught:
+        await DeclWorkflowBuilder().from_yaml_str(text).build().run("")
+    assert says in str(caught.value) and "clear" in str(caught.value)
+
+
+def test_an_unknown_type_name_is_located():
+    text = (TESTS / "behaviour_functions.yaml").read_text().replace("Table)", "Tabel)")
+    with pytest.raises(ValidationProblems) as caught:
+        DeclWorkflowBuilder().from_yaml_str(text).build()
+    (problem,) = caught.value.problems
+    assert problem.line == 26 and "unknown type 'Tabel'" in problem.message

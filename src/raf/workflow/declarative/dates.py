@@ -56,6 +56,7 @@ ENUMS: dict[str, dict[str, str]] = {
         "saturday": "16",
     },
     "sortorder": {"ascending": "Ascending", "descending": "Descending"},
+    "removeflags": {"first": "First", "all": "All"},
     "matchoptions": {
         "beginswith": "^c",
         "complete": "^c$",

@@ -18,6 +18,7 @@ from __future__ import annotations
 import threading
 from collections.abc import Callable, Mapping
 from dataclasses import dataclass, field
+from datetime import date, datetime, time
 from typing import Any
 
 from raf.workflow.declarative.dates import ENUMS, as_datetime, enum_value, is_date, plain
@@ -116,7 +117,8 @@ class Expression:
     matches: bool = False
     """Whether it calls IsMatch, Match or MatchAll, whose time depends on the pattern."""
     patches: bool = False
-    """Whether it calls Patch, which writes a variable while it is evaluated."""
+    """Whether it calls Patch or another behaviour function (Set, Collect, ...), which
+    writes a variable while it is evaluated."""
     row_depth: int = 0
     """How deeply row functions (ForAll, Filter, ...) nest in it: 0 for none, 1 for row
     functions over the formula's tables, 2 when one runs in another's formula (once per
@@ -145,6 +147,20 @@ class Expression:
                         source=source,
                         offset=child.offset,
                     )
+        for node in walk(tree):
+            if node.kind == "call" and node.value.lower() in _TYPE_TESTS:
+                kind = node.children[1] if len(node.children) == 2 else None
+                if (
+                    kind is not None
+                    and kind.kind == "name"
+                    and (len(kind.value) != 1 or kind.value[0].lower() not in _TYPES)
+                ):
+                    raise ExpressionError(
+                        f"{node.value}: unknown type {'.'.join(kind.value)!r} "
+                        f"(types: {', '.join(_TYPE_NAMES)})",
+                        source=source,
+                        offset=kind.offset,
+                    )
         names: list[tuple[tuple[str, ...], int]] = []
         _outer_names(tree, names, in_row=False)
         calls = [(n.value, n.offset) for n in walk(tree) if n.kind == "call"]
@@ -155,7 +171,7 @@ class Expression:
             names=names,
             calls=calls,
             matches=not called.isdisjoint(PATTERN_FUNCTIONS),
-            patches="patch" in called,
+            patches=not called.isdisjoint(WRITERS),
             row_depth=_row_depth(tree),
         )
 
@@ -214,6 +230,8 @@ def _outer_names(node: Node, out: list[tuple[tuple[str, ...], int]], *, in_row: 
         if current.kind == "name" and not is_enum and (not row or is_scope(current.value[0])):
             out.append((current.value, current.offset))
         children = current.children
+        if current.kind == "call" and current.value.lower() in _TYPE_TESTS and len(children) == 2:
+            children = children[:1]  # the second names a type, not a variable
         if current.kind == "call" and current.value.lower() in ROW_FUNCTIONS and children:
             marked = [(children[0], row), *((child, True) for child in children[1:])]
         else:
@@ -788,6 +806,122 @@ class _Evaluator:
         self.assign(target.value, plain(table))
         return row
 
+    # -- behaviour functions: they write the variable their first argument names ---------
+
+    def written(self, node: Node, what: str, least: int) -> tuple[str, ...]:
+        """The variable `what` writes (its first argument, `Scope.name`)."""
+        args = node.children
+        if len(args) < least:
+            raise self.fail(f"{what} needs {_ARGUMENTS[what]}", node)
+        first = args[0]
+        if first.kind != "name" or not is_scope(first.value[0]):
+            raise self.fail(
+                f"{what} writes a variable: give it as Scope.name (for example Local.items)", node
+            )
+        if self.assign is None:
+            raise self.fail(f"{what} can change a variable only while a workflow runs", node)
+        return tuple(first.value)
+
+    def table_of(self, node: Node, what: str) -> list[Any]:
+        """The table the first argument's variable holds (blank: an empty one)."""
+        held = self.run(node.children[0])
+        if held is None:
+            return []
+        if not isinstance(held, list):
+            name = ".".join(node.children[0].value)
+            raise self.fail(f"{what}: {name} holds {type_word(held)}, not a table", node)
+        return list(held)
+
+    def store(self, node: Node, parts: tuple[str, ...], table: list[Any]) -> list[Any]:
+        if len(table) > MAX_ROWS:
+            raise _LimitBroken(
+                f"the table would have more than {MAX_ROWS} rows",
+                source=self.source,
+                offset=node.offset,
+            )
+        kept = plain(table)
+        assert self.assign is not None  # written() checked it
+        self.assign(parts, kept)
+        return list(kept)
+
+    def set_variable(self, node: Node) -> Any:
+        """Set(Local.name, value): the variable is set; the value is returned."""
+        parts = self.written(node, "Set", 2)
+        if len(node.children) != 2:
+            raise self.fail("Set needs a variable and a value", node)
+        value = plain(self.run(node.children[1]))
+        assert self.assign is not None  # written() checked it
+        self.assign(parts, value)
+        return value
+
+    def collect(self, node: Node) -> Any:
+        """Collect(Local.table, row, ...) adds rows (a table argument adds each of its
+        rows); ClearCollect empties the table first. The table is returned."""
+        what = "ClearCollect" if node.value.lower() == "clearcollect" else "Collect"
+        parts = self.written(node, what, 2)
+        table = [] if what == "ClearCollect" else self.table_of(node, what)
+        for child in node.children[1:]:
+            value = self.run(child)
+            table.extend(value if isinstance(value, list) else [value])
+        return self.store(node, parts, table)
+
+    def clear(self, node: Node) -> Any:
+        """Clear(Local.table) empties the table; blank is returned."""
+        parts = self.written(node, "Clear", 1)
+        if len(node.children) != 1:
+            raise self.fail("Clear needs only the table's variable", node)
+        self.table_of(node, "Clear")
+        self.store(node, parts, [])
+        return None
+
+    def remove(self, node: Node) -> Any:
+        """Remove(Local.table, row, ..., [RemoveFlags.All]) removes the first row equal to
+        each row given (a table argument gives each of its rows), or every equal row with
+        RemoveFlags.All; a row the table lacks is an error. The table is returned."""
+        parts = self.written(node, "Remove", 2)
+        args = list(node.children[1:])
+        every = False
+        last = args[-1]
+        if last.kind == "name" and last.value[0].lower() == "removeflags":
+            every = self.run(last) == "All"
+            args.pop()
+            if not args:
+                raise self.fail("Remove needs the rows to remove", node)
+        table = self.table_of(node, "Remove")
+        for child in args:
+            value = self.run(child)
+            for gone in value if isinstance(value, list) else [value]:
+                kept = [row for row in table if not equal(_row_record(row), gone)]
+                if len(kept) == len(table):
+                    raise self.fail(f"Remove: no row of {'.'.join(parts)} is {gone}", node)
+                if not every:
+                    at = next(i for i, row in enumerate(table) if equal(_row_record(row), gone))
+                    kept = [*table[:at], *table[at + 1 :]]
+                table = kept
+        return self.store(node, parts, table)
+
+    def type_test(self, node: Node) -> Any:
+        """IsType(value, Type) tells whether the value is of that type; AsType(value,
+        Type) gives the value, or fails when it is of another type. Types: Number, Text,
+        Boolean, Record, Table, DateTime, Date, Time, Blank."""
+        what = "AsType" if node.value.lower() == "astype" else "IsType"
+        args = node.children
+        if len(args) != 2 or args[1].kind != "name" or len(args[1].value) != 1:
+            raise self.fail(f"{what} needs a value and a type name (for example Number)", node)
+        wanted = args[1].value[0]
+        test = _TYPES.get(wanted.lower())
+        if test is None:
+            raise self.fail(
+                f"{what}: unknown type {wanted!r} (types: {', '.join(_TYPE_NAMES)})", args[1]
+            )
+        value = self.run(args[0])
+        holds = test(value)
+        if what == "IsType":
+            return holds
+        if not holds:
+            raise self.fail(f"AsType: the value is {type_word(value)}, not {wanted}", node)
+        return value
+
     def binary(self, node: Node) -> Any:
         op = node.value
         left = self.run(node.children[0])
@@ -868,6 +1002,40 @@ class _Evaluator:
         return bool(a >= b)
 
 
+WRITERS = frozenset({"patch", "set", "collect", "clearcollect", "clear", "remove"})
+"""Power Fx's behaviour functions: each writes the variable its first argument names."""
+_ARGUMENTS = {
+    "Set": "a variable and a value",
+    "Collect": "the table's variable and the rows to add",
+    "ClearCollect": "the table's variable and the rows to add",
+    "Clear": "the table's variable",
+    "Remove": "the table's variable and the rows to remove",
+}
+_TYPE_TESTS = frozenset({"istype", "astype"})
+
+
+def _is_number(value: Any) -> bool:
+    return isinstance(value, int | float) and not isinstance(value, bool)
+
+
+_TYPES: dict[str, Callable[[Any], bool]] = {
+    "number": _is_number,
+    "decimal": _is_number,
+    "float": _is_number,
+    "text": lambda v: isinstance(v, str),
+    "string": lambda v: isinstance(v, str),
+    "boolean": lambda v: isinstance(v, bool),
+    "record": lambda v: isinstance(v, dict),
+    "table": lambda v: isinstance(v, list),
+    "datetime": lambda v: isinstance(v, datetime),
+    "date": lambda v: isinstance(v, date) and not isinstance(v, datetime),
+    "time": lambda v: isinstance(v, time),
+    "blank": lambda v: v is None,
+}
+"""The type names IsType and AsType read (any case)."""
+_TYPE_NAMES = ("Number", "Text", "Boolean", "Record", "Table", "DateTime", "Date", "Time", "Blank")
+
+
 def _merge(evaluator: _Evaluator, node: Node, parts: list[Any]) -> dict[str, Any]:
     merged: dict[str, Any] = {}
     for part in parts:
@@ -898,6 +1066,13 @@ _SPECIAL: dict[str, Callable[[_Evaluator, Node], Any]] = {
     "groupby": _Evaluator.group_by,
     "ungroup": _Evaluator.ungroup,
     "patch": _Evaluator.patch,
+    "set": _Evaluator.set_variable,
+    "collect": _Evaluator.collect,
+    "clearcollect": _Evaluator.collect,
+    "clear": _Evaluator.clear,
+    "remove": _Evaluator.remove,
+    "istype": _Evaluator.type_test,
+    "astype": _Evaluator.type_test,
     **{name: _Evaluator.per_record for name in _SCOPED},
     **{name: _Evaluator.aggregate for name in ("sum", "average", "min", "max")},
 }

@@ -507,6 +507,13 @@ FUNCTIONS: dict[str, Callable[..., Any]] = {
     "groupby": _by_evaluator("GroupBy"),
     "ungroup": _by_evaluator("Ungroup"),
     "patch": _by_evaluator("Patch"),
+    "set": _by_evaluator("Set"),
+    "collect": _by_evaluator("Collect"),
+    "clearcollect": _by_evaluator("ClearCollect"),
+    "clear": _by_evaluator("Clear"),
+    "remove": _by_evaluator("Remove"),
+    "istype": _by_evaluator("IsType"),
+    "astype": _by_evaluator("AsType"),
     "defaults": lambda v=None: {},
     # messages
     "usermessage": _message("user"),
