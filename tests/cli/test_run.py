@@ -6,6 +6,7 @@ import json
 import signal
 import subprocess
 import sys
+import threading
 import time
 from pathlib import Path
 
@@ -112,24 +113,64 @@ def test_a_broken_document_exits_1_with_located_problems(tmp_path):
 
 
 def test_ctrl_c_interrupts_the_run_with_130(tmp_path):
+    """Ctrl-C once the run has started (raf says it starts a new session just before):
+    however slow the machine is to get there, the signal lands in the run."""
     write_agent(tmp_path, SIMPLE)
-    model = script(tmp_path, [{"text": "too late", "delay": 30}])
+    model = script(tmp_path, [{"text": "too late", "delay": 60}])
+    command = ["run", "agent.yaml", "hi", "--session", "s1", "--model", model]
     process = subprocess.Popen(
-        [sys.executable, "-m", "raf.cli", "run", "agent.yaml", "hi", "--model", model],
+        [sys.executable, "-m", "raf.cli", *command],
         cwd=tmp_path,
         env=raf_env(tmp_path),
         stdout=subprocess.PIPE,
         stderr=subprocess.PIPE,
         text=True,
     )
+    watchdog = threading.Timer(120, process.kill)
+    watchdog.start()
     try:
-        time.sleep(2.0)
+        assert process.stderr is not None
+        first = process.stderr.readline()
+        assert "starting a new one" in first, first
+        time.sleep(0.5)
         process.send_signal(signal.SIGINT)
-        out, err = process.communicate(timeout=30)
+        out, err = process.communicate(timeout=60)
     finally:
+        watchdog.cancel()
         process.kill()
     assert process.returncode == 130, err
     assert "interrupted" in err and "too late" not in out
+
+
+INTERRUPT_WHILE_IMPORTING = """
+import os, signal, sys
+import raf.cli.main as program
+
+real = program.importlib.import_module
+
+def import_module(name, *args):
+    if name == "raf.cli.run":  # Ctrl-C while the command modules are still importing
+        os.kill(os.getpid(), signal.SIGINT)
+    return real(name, *args)
+
+program.importlib.import_module = import_module
+sys.exit(program.main(sys.argv[1:]))
+"""
+
+
+def test_ctrl_c_while_raf_is_still_importing_exits_130_without_a_traceback(tmp_path):
+    write_agent(tmp_path, SIMPLE)
+    done = subprocess.run(
+        [sys.executable, "-c", INTERRUPT_WHILE_IMPORTING, "run", "agent.yaml", "hi"],
+        cwd=tmp_path,
+        env=raf_env(tmp_path),
+        capture_output=True,
+        text=True,
+        timeout=60,
+        check=False,
+    )
+    assert done.returncode == 130, done.stderr
+    assert done.stderr == "raf: interrupted\n"
 
 
 def test_validate_reports_every_problem_and_exits_1(tmp_path):

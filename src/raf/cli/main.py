@@ -12,8 +12,6 @@ import importlib
 import sys
 from collections.abc import Sequence
 
-from raf.core.errors import RafError
-
 COMMAND_MODULES: tuple[str, ...] = (
     "raf.cli.demo",
     "raf.cli.ask",
@@ -66,6 +64,18 @@ def parse(parser: argparse.ArgumentParser, argv: Sequence[str] | None) -> argpar
 
 
 def main(argv: Sequence[str] | None = None) -> int:
+    """The `raf` program. Ctrl-C at any point after it starts, even while the command's
+    modules are still importing, ends it with 130 and one line, never a traceback."""
+    try:
+        return _main(argv)
+    except KeyboardInterrupt:
+        print("raf: interrupted", file=sys.stderr)
+        return 130
+
+
+def _main(argv: Sequence[str] | None) -> int:
+    from raf.core.errors import RafError
+
     parser = build_parser()
     args = parse(parser, argv)
     if args.version:
@@ -84,9 +94,6 @@ def main(argv: Sequence[str] | None = None) -> int:
 
         print(terminal_safe(f"raf: error: {exc}"), file=sys.stderr)
         return 1
-    except KeyboardInterrupt:
-        print("raf: interrupted", file=sys.stderr)
-        return 130
 
 
 if __name__ == "__main__":  # pragma: no cover
