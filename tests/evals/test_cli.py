@@ -164,3 +164,28 @@ def test_the_schema_is_printed(tmp_path: Path) -> None:
     done = raf(tmp_path, "eval", "--schema")
     assert done.returncode == 0
     assert json.loads(done.stdout)["$id"].endswith("eval-dataset.json")
+
+
+def test_the_documented_scripted_model_form_saves_the_run(tmp_path: Path) -> None:
+    """`--model scripted:replies.json` (a short relative name) once gave a run id ending
+    in `.json`, refused after the table was printed: the run was lost."""
+    (tmp_path / "replies.json").write_text('["Paris.", "It is 4."]', encoding="utf-8")
+    (tmp_path / "basics.yaml").write_text(DATASET, encoding="utf-8")
+    done = raf(
+        tmp_path, "eval", "basics.yaml", "--model", "scripted:replies.json", "--concurrency", "1"
+    )
+    assert done.returncode == 0, done.stderr
+    assert "2/2 runs passed" in done.stdout and "run saved as" in done.stdout
+    (saved,) = (tmp_path / "data" / "evals").glob("*.json")
+    assert saved.stem.endswith("scripted-replies-json")
+    assert EvalReport.read_json(saved).summary()["passed"] == 2
+
+
+def test_a_python_file_is_refused_saying_what_raf_eval_takes(tmp_path: Path) -> None:
+    (tmp_path / "agent.py").write_text("agent = None\n", encoding="utf-8")
+    for args in (["agent.py"], [dataset(tmp_path), "agent.py"]):
+        done = raf(tmp_path, "eval", *args, "--no-save")
+        assert done.returncode == 2, done.stderr
+        assert "agent.py is Python" in done.stderr
+        assert "raf eval DATASET.yaml [AGENT.yaml ...]" in done.stderr
+        assert ".evaluate(agent)" in done.stderr and done.stdout == ""

@@ -16,6 +16,7 @@ from pathlib import Path
 from typing import Any
 
 EXIT_OK = 0
+EXIT_USAGE = 2
 EXIT_GATE = 3
 
 EPILOG = """exit codes:
@@ -109,7 +110,24 @@ def eval_command(args: argparse.Namespace) -> int:
         args.eval_parser.error("DATASET is required (or --schema)")
     if args.replay_only and not args.cassette:
         args.eval_parser.error("--replay-only needs --cassette")
+    for file in (args.dataset, *args.agents):
+        if Path(file).suffix.lower() == ".py":
+            print(python_file_refused(file, dataset=file == args.dataset), file=sys.stderr)
+            return EXIT_USAGE
     return asyncio.run(_eval(args))
+
+
+def python_file_refused(file: str, *, dataset: bool) -> str:
+    """What `raf eval` says when given a Python file: what it takes, and where an agent
+    written in Python is evaluated instead."""
+    what = "the dataset" if dataset else "an agent"
+    return (
+        f"raf: {file} is Python, given as {what}; raf eval takes a dataset file (YAML or "
+        "JSON) and agent or workflow documents (YAML, JSON or TOML): "
+        "raf eval DATASET.yaml [AGENT.yaml ...]. For an agent built in Python, run "
+        "`await Dataset.from_file('DATASET.yaml').evaluate(agent)` in your code, or "
+        "evaluate it in pytest (raf_eval_target = module:agent in the pytest ini)"
+    )
 
 
 def _client(args: argparse.Namespace) -> Any:

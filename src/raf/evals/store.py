@@ -65,7 +65,8 @@ class EvalRunStore:
     def save(self, report: EvalReport) -> str:
         """Store `report`; returns its id (time and dataset, readable and sortable)."""
         stamp = time.strftime("%Y%m%d-%H%M%S", time.gmtime(report.started_at or time.time()))
-        slug = re.sub(r"[^A-Za-z0-9._-]+", "-", f"{report.dataset}-{report.name}")[:80]
+        # no dots: a name such as "scripted:replies.json" must not give an id ending ".json"
+        slug = re.sub(r"[^A-Za-z0-9_-]+", "-", f"{report.dataset}-{report.name}")[:80]
         run_id = f"{stamp}-{slug}".strip("-")
         n = 1
         while self._path(run_id).exists():
