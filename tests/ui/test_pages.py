@@ -275,6 +275,17 @@ def test_traces_show_the_span_tree_with_durations(page: Any, server: UiServer) -
             parent = boxes[bar["parent"]]
             assert bar["left"] >= parent["left"] - 0.05
             assert bar["left"] + bar["width"] <= parent["left"] + parent["width"] + 0.05
+    # and so on screen: a nested row's indent must not shift its bar past the parent's
+    drawn = page.locator(".trace .span-row").evaluate_all(
+        """rows => rows.map(r => { const box = r.querySelector('.bar').getBoundingClientRect();
+        return { id: r.dataset.id, parent: r.dataset.parent,
+                 left: box.left, right: box.right }; })"""
+    )
+    on_screen = {bar["id"]: bar for bar in drawn}
+    for bar in drawn:
+        if bar["parent"]:
+            parent = on_screen[bar["parent"]]
+            assert parent["left"] - 0.5 <= bar["left"] and bar["right"] <= parent["right"] + 0.5
     screenshot(page, "traces")
 
 
@@ -314,11 +325,13 @@ def test_a_workflow_asks_a_person_and_is_answered_from_the_page(
         }).observe(document.querySelector('svg.graph'),
                    {attributes: true, attributeOldValue: true, subtree: true}); }"""
     )
-    page.fill("#wf-input", "the report")
+    page.set_viewport_size({"width": 760, "height": 800})
+    report = "the report " + "x" * 300  # one long word in every event
+    page.fill("#wf-input", report)
     page.click("#wf-start")
     request = page.locator("#wf-requests .approval")
     request.wait_for()
-    assert "publish draft of the report?" in request.inner_text()
+    assert f"publish draft of {report}?" in request.inner_text()
     assert page.locator("#wf-superstep").inner_text() == "paused"
     assert page.locator("svg.graph g[data-node=review].done").count() == 1
     assert page.locator("svg.graph g[data-node=publish].done").count() == 0
@@ -326,13 +339,18 @@ def test_a_workflow_asks_a_person_and_is_answered_from_the_page(
     request.locator("button.reply").click()
     page.wait_for_selector("body[data-workflow=completed]")
     assert (
-        "published: publish draft of the report? -> yes please"
+        f"published: publish draft of {report}? -> yes please"
         in page.locator("#wf-events").inner_text()
     )
     assert page.locator("svg.graph g[data-node=publish].done").count() == 1
     # each superstep's nodes were highlighted while it ran, and none is once it is over
     assert page.evaluate("window.__active") == ["draft", "review", "publish"]
     assert page.locator("svg.graph g.active").count() == 0
+    # long output and a graph wider than the window scroll in their boxes, not the page
+    page.evaluate("document.querySelector('svg.graph').setAttribute('width', '2400')")
+    assert page.evaluate(
+        "document.documentElement.scrollWidth <= document.documentElement.clientWidth"
+    ), page.evaluate("[document.documentElement.scrollWidth, document.documentElement.clientWidth]")
     screenshot(page, "workflows")
 
 

@@ -107,9 +107,9 @@ function drawTrace(run, barWidth = 300) {
       width = Math.max(2, Math.min((ms === null ? parent.ms : ms) * scale, parent.left + parent.width - left));
     }
     tree.append(h("div", { class: "span-row", "data-kind": span.kind, "data-id": span.id, "data-parent": span.parent || "" },
-      h("span", { style: `width:${16 * depth}px;display:inline-block` }),
-      h("span", { style: "width:14rem;display:inline-block", title: span.name }, span.name),
-      h("span", { style: `width:${barWidth + 20}px;display:inline-block;position:relative` },
+      // the indent is inside the name's column, so every row's bar track starts at one x
+      h("span", { class: "span-name", style: `padding-left:${16 * depth}px`, title: span.name }, span.name),
+      h("span", { class: "track", style: `width:${barWidth + 20}px` },
         h("span", { class: `bar ${span.kind}${span.error ? " err" : ""}`, "data-left": left.toFixed(1), "data-width": width.toFixed(1), style: `position:absolute;left:${left.toFixed(1)}px;width:${width.toFixed(1)}px;top:.2rem` })),
       h("span", { class: "duration" }, ms === null ? "running" : `${ms.toFixed(1)} ms`),
       span.error ? h("span", { class: "badge bad" }, span.error) : ""));

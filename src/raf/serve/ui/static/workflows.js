@@ -135,7 +135,8 @@ async function workflowsPage(parts) {
     try { const run = await api("POST", `/ui/api/workflows/${encodeURIComponent(name)}/runs`, { input: input.value }); watch(run.id); }
     catch (error) { notice(error.message); }
   });
-  show(h("h2", {}, "Workflows"), tabs, h("p", { class: "muted" }, graph.description || ""), svg,
+  // a wide graph scrolls in its own box: the page itself never scrolls sideways
+  show(h("h2", {}, "Workflows"), tabs, h("p", { class: "muted" }, graph.description || ""), h("div", { class: "graph-box" }, svg),
     h("div", { class: "row" }, input, start, step, status),
     h("div", { class: "grid" }, h("div", {}, h("h3", {}, "Waiting for input"), requests, h("h3", {}, "Events"), log), h("div", {}, h("h3", {}, "Checkpoints"), checkpoints)));
   await loadCheckpoints();
