@@ -6,6 +6,12 @@ A page asks for generated text with a line `<!-- generated: NAME -->`:
 every `raf` command), `document-schema` (the top-level keys of an agent document),
 `http-api` (the operations of `raf serve`'s OpenAPI document), and `file: PATH` (a file
 of the repository, such as SECURITY.md or CHANGELOG.md, included as it is).
+
+The site builds with only the `docs` extra installed: the Python reference is read from
+the source by mkdocstrings, and the HTTP reference, which needs the `serve` extra to
+generate, falls back to `scripts/http_api.md`, the text last generated (a test keeps it
+equal to what the server publishes; `python scripts/docs_hooks.py --write-http-api`
+writes it anew).
 """
 
 from __future__ import annotations
@@ -36,7 +42,7 @@ def _generate(name: str, arg: str | None) -> str:
     if name == "document-schema":
         return document_schema()
     if name == "http-api":
-        return http_api()
+        return http_api_text()
     if name == "file" and arg:
         text = (ROOT / arg.strip()).read_text(encoding="utf-8")
         return re.sub(r"^# .*\n", "", text, count=1)  # the page has its own title
@@ -44,15 +50,13 @@ def _generate(name: str, arg: str | None) -> str:
 
 
 def python_api() -> str:
-    """One mkdocstrings block per public name, grouped by the module that defines it."""
+    """One mkdocstrings block per public name, grouped by the package it comes from (read
+    from raf's table of exports, so no optional dependency is imported)."""
     import raf
 
     groups: dict[str, list[str]] = {}
     for name in sorted(raf.__all__):
-        obj = getattr(raf, name)
-        module = getattr(obj, "__module__", None) or "raf"
-        if not module.startswith("raf"):
-            module = "raf"
+        module = raf._EXPORTS.get(name, "raf")
         package = ".".join(module.split(".")[:2])
         groups.setdefault(package, []).append(name)
     out: list[str] = []
@@ -114,6 +118,20 @@ A2A_ROUTES = {
 """What A2A's routes do: the SDK mounts them without an OpenAPI description."""
 
 
+HTTP_API_SNAPSHOT = ROOT / "scripts" / "http_api.md"
+"""The HTTP reference as last generated, for builds without the `serve` extra."""
+
+
+def http_api_text() -> str:
+    """The HTTP reference: generated when the `serve` extra is installed, else the
+    snapshot (kept current by a test)."""
+    try:
+        import fastapi  # noqa: F401
+    except ImportError:
+        return HTTP_API_SNAPSHOT.read_text(encoding="utf-8")
+    return http_api()
+
+
 def http_api() -> str:
     """Every operation of `raf serve` with the web UI on, from the OpenAPI document the
     server publishes at /openapi.json, grouped by API; then the routes it serves outside
@@ -153,3 +171,10 @@ def http_api() -> str:
             out += [*rows, ""]
     schema = json.dumps(spec.get("info", {}), ensure_ascii=False)
     return "\n".join(out) + f"\nServer info: `{schema}`\n"
+
+
+if __name__ == "__main__":
+    if sys.argv[1:] != ["--write-http-api"]:
+        raise SystemExit("usage: python scripts/docs_hooks.py --write-http-api")
+    HTTP_API_SNAPSHOT.write_text(http_api(), encoding="utf-8")
+    print(f"wrote {HTTP_API_SNAPSHOT.relative_to(ROOT)}")
