@@ -1,10 +1,13 @@
 """`raf mcp serve examples/coding-assistant/agent.yaml --expose-tools`: the tools the
 context providers add at run time (the workspace's file and shell tools, the skills
-tool) are listed to a real MCP client over stdio, and their calls keep the workspace's
+tool) are listed to real MCP clients over stdio (the official `mcp` SDK's, through raf's
+McpClient, and the MCP Inspector's CLI from npm), and their calls keep the workspace's
 rules (inside the folder they run; outside, where a run would ask a person, refused)."""
 
 from __future__ import annotations
 
+import json
+import subprocess
 import sys
 from pathlib import Path
 
@@ -15,7 +18,7 @@ from raf.serve.mcp import AgentMcpServer
 from raf.tools.mcp import McpClient
 
 from .mcp_agent_factory import delete_everything, make_agent, shout
-from .peers import ROOT
+from .peers import ROOT, npm_bin
 
 EXAMPLE = ROOT / "examples" / "coding-assistant"
 
@@ -57,6 +60,45 @@ async def test_the_example_lists_its_workspace_and_skill_tools_to_an_mcp_client(
         assert not skill.is_error and text_of(skill)
     finally:
         await client.aclose()
+
+
+def test_the_mcp_inspector_cli_lists_and_calls_the_workspace_tools() -> None:
+    """The MCP Inspector (its CLI mode) as the user's client, the server as its child."""
+    serve = [
+        sys.executable,
+        "-m",
+        "raf.cli",
+        "mcp",
+        "serve",
+        str(EXAMPLE / "agent.yaml"),
+        "--model",
+        f"scripted:{EXAMPLE / 'replies.json'}",
+        "--expose-tools",
+    ]
+
+    def inspect(*method: str) -> dict[str, object]:
+        done = subprocess.run(
+            [npm_bin("mcp-inspector"), "--cli", *serve, *method],
+            cwd=ROOT,
+            capture_output=True,
+            text=True,
+            timeout=120,
+            check=False,
+        )
+        start = done.stdout.index("{")
+        return dict(json.JSONDecoder().raw_decode(done.stdout[start:])[0])
+
+    listed = inspect("--method", "tools/list")
+    names = {t["name"] for t in listed["tools"]}  # type: ignore[attr-defined]
+    assert {"read_file", "edit_file", "run_command", "load_skill"} <= names
+    read = inspect(
+        "--method", "tools/call", "--tool-name", "read_file", "--tool-arg", "path=agent.yaml"
+    )
+    assert not read.get("isError") and "name: coding-assistant" in json.dumps(read)
+    outside = inspect(
+        "--method", "tools/call", "--tool-name", "read_file", "--tool-arg", "path=../../README.md"
+    )
+    assert outside["isError"] is True and "climbs above the workspace root" in json.dumps(outside)
 
 
 async def test_a_denied_path_stays_denied_and_a_tool_asking_every_call_stays_hidden(
