@@ -365,6 +365,63 @@ MUTANTS: tuple[Mutant, ...] = (
         "    if False:",
         ("tests/tools/test_shell.py", "tests/tools/test_code.py"),
     ),
+    # -- the container sandbox
+    Mutant(
+        "container: network on by default",
+        "src/raf/tools/sandbox.py",
+        "    network: bool = False\n    read_only: bool = True\n",
+        "    network: bool = True\n    read_only: bool = True\n",
+        ("tests/tools/test_container_sandbox.py", "-k", "network or safe_defaults"),
+    ),
+    Mutant(
+        "container: the root filesystem writable by default",
+        "src/raf/tools/sandbox.py",
+        "    network: bool = False\n    read_only: bool = True\n",
+        "    network: bool = False\n    read_only: bool = False\n",
+        ("tests/tools/test_container_sandbox.py", "-k", "read_only or safe_defaults"),
+    ),
+    Mutant(
+        "container: a call's network ignores the sandbox's ceiling",
+        "src/raf/tools/container.py",
+        'network_mode="bridge" if network and box.network else "none",',
+        'network_mode="bridge" if network else "none",',
+        ("tests/tools/test_container_sandbox.py", "-k", "network"),
+    ),
+    Mutant(
+        "container: a root user accepted",
+        "src/raf/tools/sandbox.py",
+        "        if self.user is not None and is_root_user(self.user):",
+        "        if False:",
+        ("tests/tools/test_container_sandbox.py", "-k", "safe_defaults or wrong_container"),
+    ),
+    Mutant(
+        "container: a root-owned folder used as root",
+        "src/raf/tools/container.py",
+        "    if st.st_uid == 0:\n        return NOBODY_USER\n",
+        "",
+        ("tests/tools/test_container_sandbox.py", "-k", "root_owns"),
+    ),
+    Mutant(
+        "container: path rules not mounted",
+        "src/raf/tools/shell.py",
+        "*mounts_from_bwrap([*git_guards(root), *masks], under=root),",
+        "*mounts_from_bwrap(git_guards(root), under=root),",
+        ("tests/tools/test_container_sandbox.py", "-k", "path_rules"),
+    ),
+    Mutant(
+        "container: a workspace kept from changes mounted writable",
+        "src/raf/tools/shell.py",
+        "Bind(source=root, target=str(root), read_only=not writable),",
+        "Bind(source=root, target=str(root), read_only=False),",
+        ("tests/tools/test_container_sandbox.py", "-k", "keep_from_changes"),
+    ),
+    Mutant(
+        "container: a finished, timed-out or cancelled call leaves its container",
+        "src/raf/tools/container.py",
+        "await asyncio.shield(asyncio.to_thread(self._remove, container))",
+        "await asyncio.sleep(0)",
+        ("tests/tools/test_container_sandbox.py", "-k", "timeout or cancelled"),
+    ),
     # -- a test run leaves the docs' screenshots alone
     Mutant(
         "screenshots: written over docs/ui",

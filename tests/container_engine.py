@@ -169,6 +169,7 @@ def start_engine() -> Engine:
             problem = _ping(engine.address)
             if problem is None:
                 engine.notes.append(f"dockerd started in {time.monotonic() - started:.1f}s")
+                _remove_containers(engine.address)  # left by a session that was killed
                 return engine
         time.sleep(0.1)
     tail = engine.log_tail()
@@ -352,11 +353,25 @@ def build_image(address: str) -> tuple[str, float]:
 
 
 def leftover_containers(address: str) -> list[Any]:
-    """Containers raf started that the engine still has (running or not)."""
+    """Containers this process's raf started that the engine still has (running or not)."""
     import docker
 
     client = docker.DockerClient(base_url=address, timeout=30)
     try:
-        return list(client.containers.list(all=True, filters={"label": "raf.sandbox"}))
+        mine = f"raf.sandbox={os.getpid()}"
+        return list(client.containers.list(all=True, filters={"label": mine}))
+    finally:
+        client.close()
+
+
+def _remove_containers(address: str) -> None:
+    """Remove every container raf started on the tests' own engine."""
+    import docker
+
+    client = docker.DockerClient(base_url=address, timeout=60)
+    try:
+        for container in client.containers.list(all=True, filters={"label": "raf.sandbox"}):
+            with contextlib.suppress(docker.errors.NotFound):
+                container.remove(force=True)
     finally:
         client.close()

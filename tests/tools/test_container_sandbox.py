@@ -74,6 +74,24 @@ async def command(tool: RunCommand, line: str, **args: Any) -> Any:
     return result
 
 
+async def watched(engine: tuple[Engine, str], call: Any) -> tuple[Any, dict[str, Any]]:
+    """Await `call` (which must run for a few seconds) and, while it runs, read its
+    container's settings from the engine."""
+    running, _ = engine
+    task = asyncio.ensure_future(call)
+    deadline = time.monotonic() + 60
+    attrs: dict[str, Any] = {}
+    while not attrs and time.monotonic() < deadline and not task.done():
+        found = await asyncio.to_thread(leftover_containers, running.address)
+        if found:
+            attrs = found[0].attrs
+        else:
+            await asyncio.sleep(0.1)
+    result = await task
+    assert attrs, "the call's container was never seen"
+    return result, attrs
+
+
 # -- code_interpreter ---------------------------------------------------------------------
 
 
@@ -94,6 +112,26 @@ async def test_code_runs_in_a_container_with_files_in_and_out(engine):
     assert text == "a,b" and cwd == "/work"
     assert int(uid) != 0  # never root in the container
     assert [(f.name, f.content) for f in result.files] == [("report.txt", b"made inside")]
+
+
+async def test_the_container_is_set_up_as_the_sandbox_says(engine):
+    tool = CodeInterpreter(
+        container=box(engine, memory_mb=96, cpus=0.5, pids=20, tmpfs_mb=8), timeout_s=60
+    )
+    try:
+        result, attrs = await watched(engine, tool.run("import time; time.sleep(4)"))
+    finally:
+        await tool.aclose()
+    assert result.exit_code == 0
+    host = attrs["HostConfig"]
+    assert host["NetworkMode"] == "none"
+    assert host["ReadonlyRootfs"] is True
+    assert host["CapDrop"] == ["ALL"] and host["SecurityOpt"] == ["no-new-privileges"]
+    assert (host["Memory"], host["MemorySwap"]) == (96 << 20, 96 << 20)
+    assert (host["NanoCpus"], host["PidsLimit"]) == (500_000_000, 20)
+    assert attrs["Config"]["User"] not in ("", "0", "root")
+    tmp = next(m for m in host["Mounts"] if m["Target"] == "/tmp")
+    assert tmp["Type"] == "tmpfs" and tmp["TmpfsOptions"]["SizeBytes"] == 8 << 20
 
 
 async def test_code_has_no_network_by_default(engine):
@@ -233,6 +271,20 @@ async def test_command_reads_and_writes_the_workspace(engine, tmp_path):
     assert (scope.real_root / "out.txt").read_text() == "made\n"
 
 
+async def test_a_workspace_root_owns_is_used_as_nobody(engine, tmp_path):
+    root = tmp_path / "owned"
+    root.mkdir()
+    (root / "note.txt").write_text("readable\n")
+    tool = RunCommand(WorkspaceScope(root, policy="deny_outside"), container=box(engine))
+    try:
+        result = await command(tool, "id -u; cat note.txt")
+    finally:
+        await tool.aclose()
+    uid, text = result.value["stdout"].splitlines()
+    assert uid == (str(os.getuid()) if os.geteuid() != 0 else "65534")
+    assert text == "readable"
+
+
 async def test_path_rules_hold_in_the_container(engine, tmp_path):
     scope = workspace(
         tmp_path,
@@ -275,10 +327,11 @@ async def test_command_network_is_off_even_when_the_policy_gives_it(engine, tmp_
     tool = RunCommand(scope, container=box(engine))
     assert tool.network  # allow_all gives commands the network...
     try:
-        result = await command(tool, "ls /sys/class/net")
+        result, attrs = await watched(engine, command(tool, "sleep 3; ls /sys/class/net"))
     finally:
         await tool.aclose()
-    assert result.value["stdout"].split() == ["lo"]  # ...but the container does not
+    assert attrs["HostConfig"]["NetworkMode"] == "none"  # ...but the container does not
+    assert result.value["stdout"].split() == ["lo"]
     assert "no network" in result.value["note"]
 
 
