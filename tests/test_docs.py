@@ -2,10 +2,11 @@
 reference), and every code block on every page runs as written.
 
 On a page, each ```python block runs on its own, in a fresh namespace, unless the line
-before its fence says `<!-- docs-check: continues -->`: then it continues the block
-before it on the same page (same namespace), as a reader who keeps going would.
+before its fence says `<!-- docs-check: continues -->`: then it continues the last block
+that ran before it on the same page (same namespace), as a reader who keeps going would.
 `<!-- docs-check: compile-only: REASON -->` marks a block that needs what a test run
-does not have (a key, a server): it is compiled, not run. A ```yaml block marked
+does not have (a key, a server, another framework): it is compiled, not run, and the
+blocks around it share their namespace across it. A ```yaml block marked
 `<!-- docs-check: document NAME -->` is an agent document: it is written to NAME in a
 fresh folder and must validate. Python blocks and documents of a page share that folder.
 
@@ -155,10 +156,11 @@ def _run_page(page: Path, tmp_path: Path, monkeypatch: pytest.MonkeyPatch, shell
             if block.mark.startswith("document "):
                 _validate_document(block, folder, located)
             continue
-        if block.mark != "continues":
+        compile_only = block.mark.startswith("compile-only")
+        if block.mark != "continues" and not compile_only:
             namespace = {"__name__": "__docs__"}
         code = compile(block.code, located, "exec")
-        if block.mark.startswith("compile-only"):
+        if compile_only:
             continue
         try:
             exec(code, namespace)
