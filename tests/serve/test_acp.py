@@ -450,6 +450,7 @@ async def test_prompt_blocks_reach_the_model_and_capabilities_say_what_it_takes(
         init = await asyncio.wait_for(conn.initialize(protocol_version=PROTOCOL_VERSION), 30)
         capabilities = init.agent_capabilities.prompt_capabilities
         assert (capabilities.image, capabilities.embedded_context) == (True, True)
+        assert capabilities.audio is False  # only a model that declares audio takes it
         session = await conn.new_session(cwd=str(project))
         result = await asyncio.wait_for(
             conn.prompt(session_id=session.session_id, prompt=blocks), 30

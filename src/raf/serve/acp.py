@@ -110,18 +110,15 @@ class RafAcpAgent:
 
     def _prompt_capabilities(self) -> schema.PromptCapabilities:
         """What prompts may hold beside text: embedded resources always (their text is
-        text; a binary one must be of a type the model takes), images and audio when the
-        agent's model takes some (a model that declares nothing is taken to)."""
+        text; a binary one must be of a type the model takes); images unless the agent's
+        model declares it takes none (every API raf speaks takes images); audio only when
+        it declares audio types (some APIs take none)."""
         from acp.schema import PromptCapabilities
 
         media = self.media
-
-        def takes(family: str) -> bool:
-            return media is None or any(t.startswith(family) for t in media)
-
-        return PromptCapabilities(
-            image=takes("image/"), audio=takes("audio/"), embedded_context=True
-        )
+        image = media is None or any(t.startswith("image/") for t in media)
+        audio = media is not None and any(t.startswith("audio/") for t in media)
+        return PromptCapabilities(image=image, audio=audio, embedded_context=True)
 
     async def new_session(self, cwd: str, **_: Any) -> schema.NewSessionResponse:
         from acp.schema import NewSessionResponse
@@ -177,7 +174,7 @@ class RafAcpAgent:
                             kind=shown.tool_kind,
                             status="pending",
                             locations=shown.location_models(),
-                            content=shown.diff_content(),
+                            content=shown.diff_content() or None,
                             raw_input=content.arguments,
                         )
                     )
