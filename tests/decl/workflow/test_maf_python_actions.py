@@ -332,7 +332,7 @@ actions:
     [
         ("NumberPrebuiltEntity", "42", 42),
         ("NumberPrebuiltEntity", "4.5", 4.5),
-        ("NumberPrebuiltEntity", "many", "many"),  # not a number: kept as said
+        ("NumberPrebuiltEntity", "1,200", 1200),
         ("BooleanPrebuiltEntity", "Yes", True),
         ("BooleanPrebuiltEntity", "no", False),
         ("StringPrebuiltEntity", "42", "42"),

@@ -102,3 +102,108 @@ def test_an_unknown_type_name_is_located():
         DeclWorkflowBuilder().from_yaml_str(text).build()
     (problem,) = caught.value.problems
     assert problem.line == 26 and "unknown type 'Tabel'" in problem.message
+
+
+async def _answer(workflow, paused, answer):
+    (request,) = paused.requests
+    return await workflow.run(
+        checkpoint_id=paused.checkpoint_id, responses={request.request_id: answer}
+    )
+
+
+@pytest.mark.parametrize(
+    ("answers", "age", "asked_again"),
+    [(["42 years old"], 42, 0), (["old enough", "42"], 42, 1), (["old", "older"], 30, 1)],
+)
+async def test_a_question_asks_again_on_a_bad_answer_then_takes_its_default(
+    answers, age, asked_again
+):
+    from raf.workflow import InMemoryCheckpointStore
+
+    workflow = (
+        DeclWorkflowBuilder()
+        .from_file(TESTS / "question_entities.yaml")
+        .with_checkpoint_store(InMemoryCheckpointStore())
+        .build()
+    )
+    result = await workflow.run("")
+    prompts = [result.requests[0].data]
+    for answer in answers:
+        result = await _answer(workflow, result, answer)
+        prompts += [r.data for r in result.requests]
+    outputs = result.outputs  # every output of the run so far
+    assert variables(workflow)["Local"]["age"] == age
+    assert prompts == ["How old are you?"] + ["Please say your age in years."] * asked_again
+    # autoSend: true sends each question to the user as a message of the run
+    said = ["How old are you?", *prompts[1:]]
+    if age == 30:
+        said.append("I will take 30.")
+    assert outputs == [*said, f"Age {age}"]
+
+
+@pytest.mark.parametrize(
+    ("entity", "answer", "kept"),
+    [
+        ("NumberPrebuiltEntity", "-12.5", -12.5),
+        ("BooleanPrebuiltEntity", "y", True),
+        ("DatePrebuiltEntity", "2026-03-01", "2026-03-01"),
+        ("DateTimePrebuiltEntity", "2026-03-01T10:30:00", "2026-03-01T10:30:00"),
+        ("EmailPrebuiltEntity", "ada@example.com", "ada@example.com"),
+        ("URLPrebuiltEntity", "https://example.com/a", "https://example.com/a"),
+        ("MoneyPrebuiltEntity", "$1,250.50", 1250.5),
+        ("AgePrebuiltEntity", "7 yrs", 7),
+        ("StringPrebuiltEntity", "42", "42"),
+        ({"kind": "NumberPrebuiltEntity"}, "8", 8),
+    ],
+)
+async def test_each_prebuilt_entity_reads_its_answer(entity, answer, kept):
+    import json
+
+    doc = (
+        "kind: Workflow\ntrigger:\n  kind: OnConversationStart\n  id: t\n  actions:\n"
+        "    - kind: Question\n      id: ask\n      variable: Local.v\n      prompt: Value?\n"
+        f"      entity: {json.dumps(entity)}\n      repeatCount: 0\n"
+    )
+    workflow = DeclWorkflowBuilder().from_yaml_str(doc).build()
+    await _answer(workflow, await workflow.run(""), answer)
+    assert variables(workflow)["Local"]["v"] == kept
+
+
+@pytest.mark.parametrize(
+    ("entity", "answer"),
+    [
+        ("EmailPrebuiltEntity", "not an address"),
+        ("URLPrebuiltEntity", "example.com"),
+        ("DatePrebuiltEntity", "someday"),
+        ("MoneyPrebuiltEntity", "a lot"),
+        ("BooleanPrebuiltEntity", "perhaps"),
+    ],
+)
+async def test_an_answer_an_entity_cannot_read_leaves_it_blank_without_a_default(entity, answer):
+    doc = (
+        "kind: Workflow\ntrigger:\n  kind: OnConversationStart\n  id: t\n  actions:\n"
+        "    - kind: Question\n      id: ask\n      variable: Local.v\n      prompt: Value?\n"
+        f"      entity: {entity}\n      repeatCount: 0\n"
+    )
+    workflow = DeclWorkflowBuilder().from_yaml_str(doc).build()
+    result = await _answer(workflow, await workflow.run(""), answer)
+    assert not result.requests
+    assert variables(workflow)["Local"]["v"] is None
+
+
+async def test_auto_send_false_keeps_the_question_out_of_the_conversation():
+    text = (
+        (TESTS / "question_entities.yaml").read_text().replace("autoSend: true", "autoSend: false")
+    )
+    workflow = DeclWorkflowBuilder().from_yaml_str(text).build()
+    result = await workflow.run("")
+    assert result.outputs == [] and result.requests[0].data == "How old are you?"
+    result = await _answer(workflow, result, "51")
+    assert result.outputs == ["Age 51"]
+
+
+async def test_edit_table_and_edit_table_v2_add_remove_and_clear_rows():
+    workflow, _ = await run("maf-tests/edit_tables.yaml")
+    local = variables(workflow)["Local"]
+    assert local["before_clear"] == [{"id": 2}, {"id": 4}]
+    assert local["items"] == []

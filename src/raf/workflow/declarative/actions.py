@@ -22,6 +22,7 @@ from raf.workflow.declarative.invoke import (
     resume_mcp_tool,
 )
 from raf.workflow.declarative.program import Step
+from raf.workflow.declarative.questions import YES, question, resume_question
 from raf.workflow.declarative.runtime import Action, Resume, Runtime
 from raf.workflow.declarative.tables import edit_table
 from raf.workflow.declarative.values import text, truthy, type_word
@@ -133,9 +134,6 @@ def _answer_to(step: Step, default: str) -> str:
     return str(step.fields.get("variable") or default)
 
 
-_YES = ("yes", "y", "true", "1", "confirm", "ok")
-
-
 async def confirmation(rt: Runtime, step: Step) -> Any:
     """Ask a yes/no question; the answer is kept as a boolean (in `Local.confirmed`
     unless `variable` says where)."""
@@ -150,7 +148,7 @@ async def resume_confirmation(rt: Runtime, step: Step, then: dict[str, Any], ans
     if answer is None or answer == "":
         confirmed = bool(then.get("default"))
     elif isinstance(answer, str):
-        confirmed = answer.strip().lower() in _YES
+        confirmed = answer.strip().lower() in YES
     else:
         confirmed = bool(answer)
     (await rt.conversation()).append({"role": "user", "text": text(answer)})
@@ -182,61 +180,6 @@ async def send_message(rt: Runtime, step: Step) -> None:
     """SendMessage (Copilot Studio's spelling): a message to the user, kept in the
     conversation it names (the run's own by default)."""
     await rt.say(await rt.render(step.fields["message"]), step.fields.get("conversationId"))
-
-
-async def question(rt: Runtime, step: Step) -> Any:
-    """Ask the user. With `alwaysPrompt: false` (or `skipQuestionMode:
-    AlwaysSkipIfVariableHasValue`) a variable that already has a value is not asked
-    again; without either, the question is always asked. `property` names the field of
-    a record answer to keep."""
-    fields = step.fields
-    skip = ("alwaysPrompt" in fields and not truthy(await rt.value(fields["alwaysPrompt"]))) or str(
-        fields.get("skipQuestionMode", "")
-    ).lower().startswith("alwaysskip")
-    if step.kind == "Question" and skip:
-        from raf.workflow.declarative.program import local_path
-
-        if rt.vars.get(local_path(str(fields["variable"]))) not in (None, ""):
-            return None
-    prompt = step.fields.get("question", step.fields.get("prompt", ""))
-    asked = await rt.render(prompt)
-    (await rt.conversation()).append({"role": "assistant", "text": asked})
-    # with `property`, the answer may be a record (of which that field is kept)
-    answer_type: type[Any] = object if "property" in step.fields else str
-    return await rt.ask(asked, answer_type, {"default": await rt.value(step.fields.get("default"))})
-
-
-_NO = ("no", "n", "false", "0")
-
-
-def _as_entity(entity: Any, value: Any) -> Any:
-    """A text answer read as the question's prebuilt entity: a number for
-    `NumberPrebuiltEntity`, a boolean for `BooleanPrebuiltEntity`; an answer that does
-    not read as one (and any other entity) is kept as said."""
-    if not isinstance(value, str) or not isinstance(entity, str):
-        return value
-    kind = entity.lower()
-    said = value.strip()
-    if kind == "numberprebuiltentity":
-        try:
-            number = float(said.replace(",", ""))
-        except ValueError:
-            return value
-        return int(number) if number.is_integer() and abs(number) < 2**53 else number
-    if kind == "booleanprebuiltentity" and said.lower() in (*_YES, *_NO):
-        return said.lower() in _YES
-    return value
-
-
-async def resume_question(rt: Runtime, step: Step, then: dict[str, Any], answer: Any) -> None:
-    value = answer if answer not in (None, "") else then.get("default")
-    prop = step.fields.get("property")
-    if prop is not None and isinstance(value, dict):
-        value = value.get(str(prop))
-    value = _as_entity(step.fields.get("entity"), value)
-    (await rt.conversation()).append({"role": "user", "text": text(value)})
-    rt.vars.set_system("LastMessage", {"Text": text(value), "Role": "user"})
-    rt.set(step.fields["variable"], value)
 
 
 async def create_conversation(rt: Runtime, step: Step) -> None:
