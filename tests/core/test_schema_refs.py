@@ -88,3 +88,60 @@ def test_an_allowed_host_is_fetched_through_the_guard(monkeypatch: pytest.Monkey
         monkeypatch.setenv(HOSTS_ENV, "localhost")  # another name: still refused
         with pytest.raises(ConfigurationError, match="name.json"):
             schema_validator(schema, where="x")
+
+
+@pytest.mark.parametrize("name", ["default", "const", "enum", "examples"])
+def test_a_ref_under_a_property_named_like_a_data_keyword_is_found(name: str) -> None:
+    """`properties` maps names to schemas: a property called `default` holds a schema,
+    and a remote ref in it is refused before anything is resolved or fetched."""
+    with loopback_server() as server:
+        schema = {"type": "object", "properties": {name: {"$ref": f"{server.url}/x.json"}}}
+        assert outside_refs(schema) == [f"{server.url}/x.json"]
+        with pytest.raises(ConfigurationError, match="x.json.*outside itself"):
+            schema_validator(schema, where="outputSchema")
+        nested = {"$defs": {"enum": {"properties": {"const": {"$ref": f"{server.url}/y"}}}}}
+        assert outside_refs(nested) == [f"{server.url}/y"]
+        assert server.paths == []
+    # a ref inside a data keyword's value is data: an example of an OpenAPI document
+    assert outside_refs({"type": "object", "examples": [{"$ref": "https://x/y"}]}) == []
+
+
+@pytest.mark.parametrize(
+    ("schema", "loop"),
+    [
+        ({"$ref": "#"}, "# → #"),
+        (
+            {
+                "$defs": {"a": {"$ref": "#/$defs/b"}, "b": {"$ref": "#/$defs/a"}},
+                "$ref": "#/$defs/a",
+            },
+            "#/$defs/a → #/$defs/b → #/$defs/a",
+        ),
+        ({"$defs": {"a": {"allOf": [{"$ref": "#/$defs/a"}]}}, "$ref": "#/$defs/a"}, "#/$defs/a"),
+        ({"anyOf": [{"type": "string"}, {"not": {"$ref": "#"}}]}, "#"),
+    ],
+)
+def test_a_schema_that_refers_to_itself_without_reading_is_a_located_error(
+    schema: dict[str, object], loop: str
+) -> None:
+    with pytest.raises(ConfigurationError, match="refers to itself without reading") as caught:
+        schema_validator(schema, where="tools.lookup.parameters")
+    assert loop in str(caught.value) and "tools.lookup.parameters" in str(caught.value)
+
+
+def test_a_recursive_schema_that_reads_the_value_still_validates() -> None:
+    tree = {
+        "type": "object",
+        "properties": {"children": {"type": "array", "items": {"$ref": "#"}}},
+    }
+    validator = schema_validator(tree, where="outputSchema")
+    assert validator.is_valid({"children": [{"children": []}]})
+    assert not validator.is_valid({"children": [1]})
+    deep: dict[str, object] = {}
+    node = deep
+    for _ in range(5000):  # deeper than the interpreter's stack under this schema
+        child: dict[str, object] = {}
+        node["children"] = [child]
+        node = child
+    with pytest.raises(ConfigurationError, match="outputSchema: the value nests too deeply"):
+        validator.is_valid(deep)

@@ -22,6 +22,16 @@ MAX_FETCHED_BYTES = 4 * 1024 * 1024
 
 _DATA_KEYS = frozenset({"enum", "const", "default", "examples"})
 """Keywords whose values are data, not schemas: a `$ref` in them is not a reference."""
+_NAMED_SCHEMAS = frozenset(
+    {"properties", "patternProperties", "$defs", "definitions", "dependentSchemas"}
+)
+"""Keywords whose values map names to schemas: a name there (a property called
+`default`, `enum` …) is not a keyword, and the schema under it is walked like any."""
+_SAME_PLACE = ("allOf", "anyOf", "oneOf", "not", "if", "then", "else")
+"""Keywords whose subschemas apply to the very value their schema applies to: a chain of
+refs through them alone reads nothing of the value, so a loop of them never ends."""
+MAX_SCHEMA_DEPTH = 200
+"""Deepest nesting of a schema walked (deeper is refused with its location)."""
 
 
 def allowed_hosts(given: Iterable[str] | None = None) -> frozenset[str]:
@@ -31,40 +41,124 @@ def allowed_hosts(given: Iterable[str] | None = None) -> frozenset[str]:
     return frozenset(h.strip().lower() for h in given if h.strip())
 
 
+def _schemas(
+    node: Any, base: str, pointer: str = "#"
+) -> Iterator[tuple[Mapping[str, Any], str, str]]:
+    """Every schema object inside `node` (a schema) with its `$id`-base and JSON pointer,
+    keyword by keyword: data keywords are skipped, the names under `properties` and its
+    kind are names, anything else that holds objects is walked (an unknown keyword may
+    hold a schema). Refused past `MAX_SCHEMA_DEPTH`."""
+    stack: list[tuple[Any, str, str, bool]] = [(node, base, pointer, True)]
+    while stack:
+        item, item_base, where, is_schema = stack.pop()
+        if where.count("/") > MAX_SCHEMA_DEPTH:
+            raise ConfigurationError(
+                f"the schema nests deeper than {MAX_SCHEMA_DEPTH} levels at {where[:200]}…"
+            )
+        if isinstance(item, list):
+            for index, value in enumerate(item):
+                stack.append((value, item_base, f"{where}/{index}", True))
+            continue
+        if not isinstance(item, Mapping):
+            continue
+        if not is_schema:  # a map of names to schemas
+            for name, value in item.items():
+                stack.append((value, item_base, f"{where}/{_escape(str(name))}", True))
+            continue
+        own = item.get("$id")
+        if isinstance(own, str):
+            item_base = urldefrag(urljoin(item_base, own)).url
+        yield item, item_base, where
+        for key, value in item.items():
+            if key in _DATA_KEYS:
+                continue
+            stack.append(
+                (value, item_base, f"{where}/{_escape(str(key))}", key not in _NAMED_SCHEMAS)
+            )
+
+
+def _escape(name: str) -> str:
+    return name.replace("~", "~0").replace("/", "~1")
+
+
 def _refs(node: Any, base: str) -> Iterator[tuple[str, str, str]]:
     """(`$ref` value, its absolute form without fragment, the `$id`-base it was read in)."""
-    if isinstance(node, list):
-        for item in node:
-            yield from _refs(item, base)
-        return
-    if not isinstance(node, Mapping):
-        return
-    own = node.get("$id")
-    if isinstance(own, str):
-        base = urldefrag(urljoin(base, own)).url
-    for key in ("$ref", "$dynamicRef"):
-        ref = node.get(key)
-        if isinstance(ref, str):
-            yield ref, urldefrag(urljoin(base, ref)).url, base
-    for key, value in node.items():
-        if key not in _DATA_KEYS:
-            yield from _refs(value, base)
+    for schema, schema_base, _ in _schemas(node, base):
+        for key in ("$ref", "$dynamicRef"):
+            ref = schema.get(key)
+            if isinstance(ref, str):
+                yield ref, urldefrag(urljoin(schema_base, ref)).url, schema_base
 
 
 def _ids(node: Any, base: str, into: set[str]) -> None:
-    if isinstance(node, list):
-        for item in node:
-            _ids(item, base, into)
-        return
-    if not isinstance(node, Mapping):
-        return
-    own = node.get("$id")
-    if isinstance(own, str):
-        base = urldefrag(urljoin(base, own)).url
-        into.add(base)
-    for key, value in node.items():
-        if key not in _DATA_KEYS:
-            _ids(value, base, into)
+    for _, schema_base, _ in _schemas(node, base):
+        if schema_base:
+            into.add(schema_base)
+
+
+def _pointed(root: Any, fragment: str) -> tuple[str, Any] | None:
+    """The schema a local ref `#…` names in `root` (its JSON pointer), None if none."""
+    from urllib.parse import unquote
+
+    pointer = unquote(fragment)
+    if pointer and not pointer.startswith("/"):
+        return None  # an anchor name: not followed here
+    node = root
+    for part in pointer.split("/")[1:] if pointer else []:
+        part = part.replace("~1", "/").replace("~0", "~")
+        if isinstance(node, Mapping) and part in node:
+            node = node[part]
+        elif isinstance(node, list) and part.isdigit() and int(part) < len(node):
+            node = node[int(part)]
+        else:
+            return None
+    return f"#{pointer}", node
+
+
+def ref_loop(schema: Any) -> list[str] | None:
+    """A chain of local refs that comes back to where it began without reading anything
+    of the value (`{"$ref": "#"}`, two `$defs` naming each other, through `allOf` …),
+    as the JSON pointers it passes, or None. Validating with one never ends."""
+    if not isinstance(schema, Mapping):
+        return None
+    ids = {id(node): where for node, _, where in _schemas(schema, "")}
+    if len(ids) > 100_000:
+        return None
+    edges: dict[str, list[str]] = {}
+    for node, _, where in _schemas(schema, ""):
+        targets: list[str] = []
+        ref = node.get("$ref")
+        if isinstance(ref, str) and ref.startswith("#"):
+            found = _pointed(schema, ref[1:])
+            if found is not None and id(found[1]) in ids:
+                targets.append(ids[id(found[1])])
+        for key in _SAME_PLACE:
+            value = node.get(key)
+            subs = value if isinstance(value, list) else [value]
+            for sub in subs:
+                if id(sub) in ids:
+                    targets.append(ids[id(sub)])
+        edges[where] = targets
+    state: dict[str, int] = {}  # 1: on the current path, 2: done
+    for start in edges:
+        if state.get(start):
+            continue
+        path: list[str] = [start]
+        iters = [iter(edges[start])]
+        state[start] = 1
+        while iters:
+            step = next(iters[-1], None)
+            if step is None:
+                state[path.pop()] = 2
+                iters.pop()
+                continue
+            if state.get(step) == 1:
+                return [*path[path.index(step) :], step]
+            if not state.get(step):
+                state[step] = 1
+                path.append(step)
+                iters.append(iter(edges.get(step, ())))
+    return None
 
 
 def outside_refs(schema: Any, hosts: frozenset[str] = frozenset()) -> list[str]:
@@ -121,8 +215,52 @@ def schema_validator(
     def retrieve(uri: str) -> Any:
         return _fetch(uri, hosts, referencing)
 
+    loop = ref_loop(schema)
+    if loop is not None:
+        raise ConfigurationError(
+            f"the schema refers to itself without reading anything of the value "
+            f"({' → '.join(loop)}): validating with it would never end",
+            key_path=where,
+        )
     registry: Any = referencing.Registry(retrieve=retrieve)  # type: ignore[call-arg]
-    return jsonschema.Draft202012Validator(schema, registry=registry)
+    return _Bounded(jsonschema.Draft202012Validator(schema, registry=registry), where)
+
+
+class _Bounded:
+    """A validator whose recursion is bounded: a value nested deeper than Python's stack
+    under a recursive schema is an error naming the schema, not a `RecursionError`."""
+
+    __slots__ = ("_inner", "_where")
+
+    def __init__(self, inner: Any, where: str) -> None:
+        self._inner = inner
+        self._where = where
+
+    def _too_deep(self) -> ConfigurationError:
+        return ConfigurationError(
+            "the value nests too deeply to validate against the schema", key_path=self._where
+        )
+
+    def iter_errors(self, instance: Any) -> list[Any]:
+        try:
+            return list(self._inner.iter_errors(instance))
+        except RecursionError:
+            raise self._too_deep() from None
+
+    def validate(self, instance: Any) -> None:
+        try:
+            self._inner.validate(instance)
+        except RecursionError:
+            raise self._too_deep() from None
+
+    def is_valid(self, instance: Any) -> bool:
+        try:
+            return bool(self._inner.is_valid(instance))
+        except RecursionError:
+            raise self._too_deep() from None
+
+    def __getattr__(self, name: str) -> Any:
+        return getattr(self._inner, name)
 
 
 def _fetch(uri: str, hosts: frozenset[str], referencing: Any) -> Any:
