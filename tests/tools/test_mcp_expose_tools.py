@@ -14,6 +14,7 @@ from pathlib import Path
 import pytest
 
 from raf import AgentBuilder, WorkspaceContextProvider, WorkspaceScope, file_tools
+from raf.clients.hosted_tools import remote_mcp
 from raf.serve.mcp import AgentMcpServer
 from raf.tools.mcp import McpClient
 
@@ -110,17 +111,19 @@ async def test_a_denied_path_stays_denied_and_a_tool_asking_every_call_stays_hid
     workspace = WorkspaceContextProvider(WorkspaceScope(tmp_path / "work", name="w", policy="deny"))
     workspace.add_tools(file_tools())
     base = make_agent()
+    hosted = remote_mcp("docs", "https://mcp.example.com/mcp")
     agent = (
         AgentBuilder("w")
         .with_chat_client(base.leaf_client)
-        .with_tools([shout, delete_everything])
+        .with_tools([shout, delete_everything, hosted])
         .with_context_provider(workspace)
     ).build()
     server = AgentMcpServer(agent, expose_tools=True)
     await server.list_run_time_tools()
     assert "read_file" in server.tools and "shout" in server.tools
     assert server.left_out == {
-        "delete_everything": "needs approval, which an MCP caller cannot give"
+        "delete_everything": "needs approval, which an MCP caller cannot give",
+        "mcp_docs": "a hosted tool: the model's provider runs it, not raf",
     }
 
     class Call:

@@ -111,6 +111,9 @@ class AgentMcpServer:
                 f"the agent has a tool named {self.ask_tool!r}, which the MCP server "
                 "uses for asking the agent: rename one of them"
             )
+        if tool.kind == "hosted":
+            self.left_out[tool.name] = "a hosted tool: the model's provider runs it, not raf"
+            return
         if _asks_every_call(tool):
             self.left_out[tool.name] = "needs approval, which an MCP caller cannot give"
             return
