@@ -11,7 +11,7 @@ from typing import Any
 import httpx
 import pytest
 from a2a.client import ClientConfig, create_client
-from a2a.helpers import get_artifact_text, new_text_message
+from a2a.helpers import get_artifact_text, new_data_part, new_text_message
 from a2a.types import AgentCard, GetTaskRequest, Role, SendMessageRequest, TaskState
 from google.protobuf.json_format import ParseDict
 
@@ -19,6 +19,7 @@ from raf.cli.main import main
 from raf.core.errors import ConfigurationError
 from raf.serve import AgentHost, ServeSecurity, create_app, serve_in_thread
 from raf.serve.public_url import check_public_url
+from raf.testing import call, reply
 
 from .conftest import TOKEN_A, TOKEN_B, Served, build_agents, start
 
@@ -248,3 +249,28 @@ def test_raf_serve_checks_public_url_before_it_starts(capsys: pytest.CaptureFixt
     with pytest.raises(SystemExit):
         main(["serve", "--help"])
     assert "--public-url URL" in capsys.readouterr().out
+
+
+async def test_a_0_3_client_streams_and_answers_an_approval(a2a_both: Served) -> None:
+    a2a_both.clerk.add(reply("", call("write_note", {"text": "from 0.3"}, call_id="n1")), "Done.")
+    url = f"{a2a_both.url}/a2a/clerk"
+    old, wire = await card_of(url, only="0.3"), Wire()
+    headers = {"authorization": f"Bearer {TOKEN_A}"}
+    hooks = {"request": [wire.record]}
+    async with httpx.AsyncClient(headers=headers, timeout=30, event_hooks=hooks) as http:
+        client = await create_client(old, client_config=ClientConfig(httpx_client=http))
+        ask = new_text_message("write it down", role=Role.ROLE_USER)
+        events = [e async for e in client.send_message(SendMessageRequest(message=ask))]
+        states = [e.status_update.status.state for e in events if e.HasField("status_update")]
+        assert states[-1] == TaskState.TASK_STATE_INPUT_REQUIRED, events
+        task = next(e.task for e in events if e.HasField("task"))
+        assert a2a_both.notes == []
+        answer = new_text_message("", role=Role.ROLE_USER, context_id=task.context_id)
+        answer.task_id = task.id
+        del answer.parts[:]
+        answer.parts.append(new_data_part({"approvals": [{"call_id": "n1", "approved": True}]}))
+        events = [e async for e in client.send_message(SendMessageRequest(message=answer))]
+    states = [e.status_update.status.state for e in events if e.HasField("status_update")]
+    assert states[-1] == TaskState.TASK_STATE_COMPLETED, events
+    assert a2a_both.notes == ["from 0.3"]
+    assert [method for method, _ in wire.sent] == ["message/stream", "message/stream"]
