@@ -486,3 +486,14 @@ def test_every_raf_command_in_a_shell_block_is_one_the_program_accepts(
                     wrong.append(f"{page.relative_to(ROOT)}:{line}: {error}")
     assert checked > 30
     assert wrong == []
+
+
+GUIDE_PAGES = sorted((DOCS / "guide").glob("*.md")) + sorted((DOCS / "migrating").glob("*.md"))
+
+
+@pytest.mark.parametrize("page", GUIDE_PAGES, ids=_page_id)
+def test_every_guide_page_has_sections(page: Path) -> None:
+    """At least two `##` sections, so the page's table of contents leads somewhere."""
+    text = re.sub(r"```.*?```", "", page.read_text(encoding="utf-8"), flags=re.S)
+    sections = re.findall(r"^## \S", text, flags=re.M)
+    assert len(sections) >= 2, f"{_page_id(page)} has {len(sections)} second-level headings"
