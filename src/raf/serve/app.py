@@ -12,11 +12,35 @@ from typing import Any
 from raf._version import __version__
 from raf.core.agent_like import close_agent_like
 from raf.core.errors import RafError
-from raf.serve.errors import ServeError, require_extra
+from raf.serve.errors import ServeError, openai_body, openai_status, require_extra
 from raf.serve.hosting import AgentHost
 from raf.serve.public_url import check_public_url
-from raf.serve.requests import error_for
-from raf.serve.security import ASGIApp, Receive, Scope, SecurityMiddleware, Send, ServeSecurity
+from raf.serve.requests import error_for, field_path
+from raf.serve.security import (
+    OPENAI_PREFIX,
+    ASGIApp,
+    Receive,
+    Scope,
+    SecurityMiddleware,
+    Send,
+    ServeSecurity,
+)
+
+OPENAI_ROUTES = ("GET /v1/models", "POST /v1/chat/completions", "POST /v1/responses")
+"""What the OpenAI-compatible API serves, named in its 404s."""
+
+
+def _openai_http_message(method: str, path: str, status: int) -> str:
+    """What an OpenAI client reads for a path or method the API does not serve."""
+    if status == 405:
+        return f"{method} is not allowed on {path}; raf serves " + ", ".join(OPENAI_ROUTES)
+    if status == 404:
+        return (
+            f"Invalid URL ({method} {path}): raf's OpenAI-compatible API serves "
+            + ", ".join(OPENAI_ROUTES)
+            + " (and GET /v1/responses/{id})"
+        )
+    return f"{method} {path} failed with status {status}"
 
 
 def create_app(
@@ -69,28 +93,38 @@ def create_app(
         title="raf", version=__version__, lifespan=lifespan, docs_url=None, redoc_url=None
     )
 
+    def answer(request: Request, error: ServeError, headers: Any = None) -> JSONResponse:
+        """The error in the shape of the API asked: OpenAI's under `/v1/`, raf's elsewhere."""
+        if openai and request.url.path.startswith(OPENAI_PREFIX):
+            status = openai_status(error.status)
+            body = openai_body(status, error.code, error.message, error.param)
+            return JSONResponse(body, status_code=status, headers=headers)
+        return JSONResponse(error.body(), status_code=error.status, headers=headers)
+
     @app.exception_handler(ServeError)
     async def serve_error(request: Request, exc: ServeError) -> JSONResponse:
-        return JSONResponse(exc.body(), status_code=exc.status)
+        return answer(request, exc)
 
     @app.exception_handler(HTTPException)
     async def http_error(request: Request, exc: HTTPException) -> JSONResponse:
         code = {404: "not_found", 405: "method_not_allowed"}.get(exc.status_code, "http_error")
-        return JSONResponse(
-            {"error": {"code": code, "message": str(exc.detail)}}, status_code=exc.status_code
-        )
+        message = str(exc.detail)
+        if openai and request.url.path.startswith(OPENAI_PREFIX):
+            message = _openai_http_message(request.method, request.url.path, exc.status_code)
+            code = {404: "unknown_url"}.get(exc.status_code, code)
+        return answer(request, ServeError(exc.status_code, code, message), exc.headers)
 
     @app.exception_handler(RequestValidationError)
     async def invalid(request: Request, exc: RequestValidationError) -> JSONResponse:
-        return JSONResponse(
-            {"error": {"code": "invalid_request", "message": str(exc.errors())}},
-            status_code=422,
-        )
+        error = ServeError(422, "invalid_request", str(exc.errors()))
+        problems = exc.errors()
+        if problems:
+            error.param = field_path(tuple(problems[0].get("loc", ()))[1:])
+        return answer(request, error)
 
     @app.exception_handler(RafError)
     async def raf_error(request: Request, exc: RafError) -> JSONResponse:
-        error = error_for(exc)
-        return JSONResponse(error.body(), status_code=error.status)
+        return answer(request, error_for(exc))
 
     app.include_router(native_router(host))
     if ui is not None:
@@ -110,8 +144,10 @@ def create_app(
         security = replace(security, public_paths=security.public_paths | PAGE_PATHS)
     if openai:
         from raf.serve.openai_api import openai_router
+        from raf.serve.openai_responses import responses_router
 
         app.include_router(openai_router(host))
+        app.include_router(responses_router(host))
     if agui:
         from raf.serve.agui import agui_router
 

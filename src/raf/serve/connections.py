@@ -26,6 +26,7 @@ import re
 from enum import Enum, auto
 from typing import Any
 
+from raf.serve.errors import openai_body
 from raf.serve.limits import ServeLimits
 
 LINGER_SECONDS = 2.0
@@ -81,6 +82,9 @@ class HeadCounter:
         """Whether the line being read is longer than what `line` keeps."""
         self.started = False
         """Whether the current request's line has been read."""
+        self.request_line = b""
+        """The start of the current request's line, once read line by line (a head that
+        passes the limit always is): says where the refusal goes."""
         self.length: int | None = None
         self.chunked = False
         self.left = 0
@@ -111,6 +115,8 @@ class HeadCounter:
             if self.part in (_Part.HEAD, _Part.TRAILERS):
                 room = self.limit - self.counted
                 if stop - at > room:
+                    if not self.started:  # a request line too long: its start says whose
+                        self.line += data[at : at + max(0, min(_KEPT - len(self.line), room))]
                     return at + room
                 self.counted += stop - at
             room = _KEPT - len(self.line)
@@ -185,6 +191,7 @@ class HeadCounter:
         if not self.started:
             # empty lines before a request line are skipped, as parsers do
             self.started = bool(line)
+            self.request_line = line
             return
         if line[:1] in (b" ", b"\t"):  # a folded line: a value this reader cannot see
             self._lose()
@@ -215,6 +222,13 @@ class HeadCounter:
         else:
             self._next_request()
 
+    def openai_target(self) -> bool:
+        """Whether the request whose head is being read is for the OpenAI-compatible API
+        (its target starts `/v1/`), as far as its line has come."""
+        line = self.request_line if self.started else bytes(self.line)
+        parts = line.split(b" ", 2)
+        return len(parts) > 1 and parts[1].startswith(b"/v1/")
+
     def _lose(self) -> None:
         self.lost = True
         self.part = _Part.HEAD
@@ -229,22 +243,23 @@ class HeadCounter:
         self.part = _Part.HEAD
         self.counted = 0
         self.started = False
+        self.request_line = b""
         self.length = None
         self.chunked = False
 
 
-def headers_too_large(limit: int) -> bytes:
-    """The whole 431 response: raf's JSON error saying the limit, then close."""
-    body = json.dumps(
-        {
-            "error": {
-                "code": "headers_too_large",
-                "message": f"the request line and headers are larger than {limit} bytes, "
-                f"the server's limit (--max-header-bytes {limit}); send smaller headers, "
-                "or raise --max-header-bytes",
-            }
-        }
-    ).encode()
+def headers_too_large(limit: int, *, openai: bool = False) -> bytes:
+    """The whole 431 response: a JSON error saying the limit (in OpenAI's shape when
+    `openai`), then close."""
+    message = (
+        f"the request line and headers are larger than {limit} bytes, the server's limit "
+        f"(--max-header-bytes {limit}); send smaller headers, or raise --max-header-bytes"
+    )
+    code = "headers_too_large"
+    shaped = (
+        openai_body(431, code, message) if openai else {"error": {"code": code, "message": message}}
+    )
+    body = json.dumps(shaped).encode()
     head = (
         "HTTP/1.1 431 Request Header Fields Too Large\r\n"
         "content-type: application/json\r\n"
@@ -410,7 +425,9 @@ class _Guard(asyncio.Protocol):
         transport, writes = self.transport, self.writes
         assert transport is not None and writes is not None
         # after whatever the answer before it still has pending, never ahead of it
-        writes.write(headers_too_large(self.limits.max_header_bytes))
+        writes.write(
+            headers_too_large(self.limits.max_header_bytes, openai=self.heads.openai_target())
+        )
         writes.flush()
         if transport.can_write_eof():
             transport.write_eof()

@@ -8,7 +8,12 @@ from raf.core.errors import RafError
 
 
 class ServeError(RafError):
-    """A request the server refuses; becomes `{"error": {"code", "message"}}` with `status`."""
+    """A request the server refuses; becomes `{"error": {"code", "message"}}` with `status`
+    (`openai_body` on the OpenAI-compatible API)."""
+
+    param: str | None = None
+    """The request field at fault (`messages[0].role`), where one is; OpenAI's errors name
+    it as `param`, raf's native ones in their message."""
 
     def __init__(self, status: int, code: str, message: str, **details: Any) -> None:
         self.status = status
@@ -22,6 +27,40 @@ class ServeError(RafError):
         error: dict[str, Any] = {"code": self.code, "message": self.message}
         error.update(self.details)
         return {"error": error}
+
+
+OPENAI_TYPES = {
+    401: "authentication_error",
+    403: "permission_error",
+    429: "rate_limit_error",
+}
+"""OpenAI's error `type` by status; every other 4xx is an `invalid_request_error` and
+every 5xx a `server_error`."""
+
+OPENAI_CODES = {401: "invalid_api_key", 429: "rate_limit_exceeded"}
+"""OpenAI's error `code` where a client reads a fixed one; otherwise raf's own code."""
+
+
+def openai_status(status: int) -> int:
+    """The status OpenAI answers where raf's native API differs: a request of the wrong
+    shape is a 400 there, not a 422."""
+    return 400 if status == 422 else status
+
+
+def openai_body(status: int, code: str, message: str, param: str | None = None) -> dict[str, Any]:
+    """An error as OpenAI's API writes it: `{"error": {"message", "type", "param",
+    "code"}}`, the type and code those of OpenAI for the status."""
+    kind = OPENAI_TYPES.get(status) or (
+        "server_error" if status >= 500 else "invalid_request_error"
+    )
+    return {
+        "error": {
+            "message": message,
+            "type": kind,
+            "param": param,
+            "code": OPENAI_CODES.get(status, code),
+        }
+    }
 
 
 def not_found(what: str, name: str) -> ServeError:

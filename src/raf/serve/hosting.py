@@ -27,7 +27,7 @@ from raf.core.errors import (
     SessionNotFoundError,
 )
 from raf.core.messages import ChatMessage
-from raf.core.options import AgentRunOptions
+from raf.core.options import AgentRunOptions, ChatOptions
 from raf.core.responses import AgentResponse, AgentResponseUpdate, UpdateKind
 from raf.core.sessions import AgentSession, SessionStore
 from raf.serve.errors import ServeError, not_found
@@ -292,16 +292,21 @@ class AgentHost:
         approvals: Sequence[ApprovalResponseContent] = (),
         *,
         instructions: str | None = None,
+        output_type: Any = None,
+        chat_options: ChatOptions | None = None,
     ) -> tuple[ActiveRun, AsyncIterator[AgentResponseUpdate]]:
         """Start a streamed run (in a new session when `session_id` is None): checks
         happen now (so errors are plain HTTP errors), the updates come from the returned
         iterator; the session is stored before the last. `instructions` are added to the
-        agent's for this run only."""
+        agent's for this run only, as are `output_type` and `chat_options` (see
+        `AgentRunOptions`)."""
         agent, session, active = await self._prepare(
             agent_name, session_id, owner, messages, approvals
         )
         options = self._options(active, approvals)
         options.additional_instructions = instructions
+        options.output_type = output_type
+        options.chat_options = chat_options
 
         async def updates() -> AsyncIterator[AgentResponseUpdate]:
             try:

@@ -1,31 +1,49 @@
-"""An OpenAI-compatible API (`/v1/models`, `/v1/chat/completions`) over hosted agents.
+"""An OpenAI-compatible API (`/v1/models`, `/v1/chat/completions`) over hosted agents;
+the Responses API is `raf.serve.openai_responses`, on the helpers here.
 
 The model name is the agent's name. Each request is one run in a fresh session, as the
 client sends the whole conversation every time; the agent runs its own tools, so
 `tools` and tool messages from the client are refused, and a run that stops to ask a
-person's approval answers 409 (use the native API for agents that ask).
+person's approval answers 409 (use the native API for agents that ask). `response_format`
+becomes the run's output type; `n` runs the agent `n` times. Errors have OpenAI's shape
+and status.
 """
 
 from __future__ import annotations
 
+import asyncio
+import json
 import time
 import uuid
 from collections.abc import AsyncIterator
+from dataclasses import dataclass
 from typing import Any
 
 from fastapi import APIRouter, Request, Response
 from fastapi.responses import JSONResponse
 from pydantic import BaseModel, ConfigDict, Field
 
-from raf.core.errors import RafError
+from raf.agent.agent import Agent
+from raf.agent.output_type import (
+    OutputMismatch,
+    OutputType,
+    check_for_client,
+    jsonable,
+    resolve_output_type,
+)
+from raf.core.agent_like import AgentLike
+from raf.core.errors import ConfigurationError, MissingExtraError, RafError
 from raf.core.messages import ChatMessage
-from raf.core.options import AgentRunOptions
-from raf.core.responses import AgentResponse, FinishReason, UpdateKind
+from raf.core.options import AgentRunOptions, ChatOptions
+from raf.core.responses import AgentResponse, AgentResponseUpdate, FinishReason, UpdateKind
 from raf.core.usage import UsageDetails
-from raf.serve.errors import ServeError
+from raf.serve.errors import ServeError, openai_body, openai_status
 from raf.serve.hosting import AgentHost
 from raf.serve.native import SSE_HEADERS, EventStream
 from raf.serve.requests import error_for, json_line, parse_body
+
+MAX_CHOICES = 8
+"""Most choices (`n`) one chat completion may ask for: each is a whole run of the agent."""
 
 
 class OpenAIMessage(BaseModel):
@@ -47,6 +65,8 @@ class ChatCompletionRequest(BaseModel):
     stream: bool = False
     stream_options: dict[str, Any] | None = None
     tools: list[dict[str, Any]] | None = None
+    n: int | None = None
+    response_format: dict[str, Any] | None = None
 
 
 FINISH = {
@@ -55,45 +75,73 @@ FINISH = {
 }
 
 
+def invalid(param: str, message: str, code: str = "invalid_request_error") -> ServeError:
+    """A 400 about the request field `param`, as OpenAI's API answers one."""
+    error = ServeError(400, code, f"{param}: {message}")
+    error.param = param
+    return error
+
+
 def openai_error(error: ServeError) -> JSONResponse:
-    """An error in the shape OpenAI clients read (`error.message`, `error.type`)."""
-    body = {
-        "error": {
-            "message": error.message,
-            "type": error.code,
-            "param": None,
-            "code": error.code,
-        }
-    }
-    return JSONResponse(body, status_code=error.status)
+    """An error in the shape OpenAI clients read (`error.message`, `error.type`,
+    `error.param`, `error.code`), with OpenAI's status (400 for a request that does not
+    fit)."""
+    status = openai_status(error.status)
+    return JSONResponse(
+        openai_body(status, error.code, error.message, error.param), status_code=status
+    )
 
 
-def _text(message: OpenAIMessage, index: int) -> str:
-    if message.content is None or isinstance(message.content, str):
-        return message.content or ""
-    parts: list[str] = []
-    for part in message.content:
-        if part.get("type") != "text" or not isinstance(part.get("text"), str):
-            raise ServeError(
-                400,
-                "invalid_request_error",
-                f"messages.{index}: only text parts are supported, got {part.get('type')!r}",
+def stream_error(exc: BaseException) -> dict[str, Any]:
+    """A failure midway through a stream, as the `error` object of its last event."""
+    error = error_for(exc)
+    return openai_body(openai_status(error.status), error.code, error.message, error.param)
+
+
+def model_not_found(name: str) -> ServeError:
+    """The 404 OpenAI answers for a model it does not have, naming the field."""
+    error = ServeError(
+        404,
+        "model_not_found",
+        f"no model named {name!r}: the models are the hosted agents (GET /v1/models)",
+    )
+    error.param = "model"
+    return error
+
+
+def hosted_agent(host: AgentHost, name: str) -> AgentLike:
+    """The agent a request's `model` names; a 404 naming the field when there is none."""
+    agent = host.agents.get(name)
+    if agent is None:
+        raise model_not_found(name)
+    return agent
+
+
+def part_text(parts: list[dict[str, Any]], where: str, kinds: tuple[str, ...]) -> str:
+    """The text of a message's content parts; a 400 naming the part that is not text."""
+    out: list[str] = []
+    for index, part in enumerate(parts):
+        kind = part.get("type")
+        if kind not in kinds or not isinstance(part.get("text"), str):
+            raise invalid(
+                f"{where}[{index}].type",
+                f"only text parts ({', '.join(kinds)}) are supported, got {kind!r}",
             )
-        parts.append(part["text"])
-    return "".join(parts)
+        out.append(part["text"])
+    return "".join(out)
 
 
 def to_messages(request: ChatCompletionRequest) -> list[ChatMessage]:
     """The conversation as raf messages: system, developer, user and assistant text."""
     if request.tools:
-        raise ServeError(
-            400,
-            "invalid_request_error",
-            "'tools' cannot be given: the agent calls its own tools",
-        )
+        raise invalid("tools", "'tools' cannot be given: the agent calls its own tools")
     out: list[ChatMessage] = []
     for index, message in enumerate(request.messages):
-        text = _text(message, index)
+        content = message.content
+        if content is None or isinstance(content, str):
+            text = content or ""
+        else:
+            text = part_text(content, f"messages[{index}].content", ("text",))
         if message.role in ("system", "developer"):
             out.append(ChatMessage.system(text))
         elif message.role == "user":
@@ -101,55 +149,219 @@ def to_messages(request: ChatCompletionRequest) -> list[ChatMessage]:
         elif message.role == "assistant":
             out.append(ChatMessage.assistant(text))
         else:
-            raise ServeError(
-                400,
-                "invalid_request_error",
-                f"messages.{index}: role {message.role!r} is not supported (the agent runs "
-                "its own tools); send system, user and assistant messages",
+            raise invalid(
+                f"messages[{index}].role",
+                f"role {message.role!r} is not supported (the agent runs its own tools); "
+                "send system, user and assistant messages",
             )
     return out
 
 
+JSON_OBJECT_INSTRUCTION = "Answer with one JSON object and nothing else."
+"""Added to the agent's instructions when a client asks for `json_object`."""
+
+
+@dataclass(kw_only=True, slots=True)
+class RunFormat:
+    """The answer's format a request asks for (`response_format`, `text.format`): what
+    the run is given and how its answer is written."""
+
+    output: OutputType | None = None
+    """`json_schema`: the run's output type (the answer is checked, and sent back to the
+    model with what was wrong, as for any output type)."""
+    json_object: OutputType | None = None
+    """`json_object`: any JSON object; the model is asked for one (natively where its API
+    has the mode) and the answer checked once the run is done."""
+
+    @property
+    def structured(self) -> bool:
+        """Whether the answer is JSON: streamed as one piece, once checked."""
+        return self.output is not None or self.json_object is not None
+
+    def chat_options(self) -> ChatOptions | None:
+        """The model settings of the run (JSON mode for `json_object`)."""
+        if self.json_object is None:
+            return None
+        return ChatOptions(response_format={"type": "json_object"})
+
+    def instructions(self, given: str | None = None) -> str | None:
+        """`given` instructions with what the format adds."""
+        if self.json_object is None:
+            return given
+        return f"{given}\n\n{JSON_OBJECT_INSTRUCTION}" if given else JSON_OBJECT_INSTRUCTION
+
+    def options(self) -> AgentRunOptions:
+        """The options of one sessionless run."""
+        return AgentRunOptions(
+            output_type=self.output,
+            chat_options=self.chat_options(),
+            additional_instructions=self.instructions(),
+        )
+
+    def answer(self, text: str, value: Any) -> str:
+        """The answer's text as the client gets it: the checked JSON, compact."""
+        if self.output is not None:
+            return json.dumps(jsonable(value), ensure_ascii=False)
+        if self.json_object is not None:
+            try:
+                parsed = self.json_object.parse(text)
+            except OutputMismatch as exc:
+                raise ServeError(
+                    502,
+                    "model_error",
+                    f"the model's answer is not the JSON object asked for: {exc.errors}",
+                ) from None
+            return json.dumps(parsed, ensure_ascii=False)
+        return text
+
+
+PLAIN = RunFormat()
+"""A request that asks for no format."""
+
+
+def run_format(agent: AgentLike, given: dict[str, Any] | None, param: str) -> RunFormat:
+    """The format `given` (OpenAI's `response_format`, or the Responses API's
+    `text.format` when `param` says so) as this agent's run takes it; a 400 naming the
+    field when the format is unknown, its schema invalid, or the agent cannot take it."""
+    if given is None:
+        return PLAIN
+    kind = given.get("type")
+    if kind == "text":
+        return PLAIN
+    if kind not in ("json_schema", "json_object"):
+        raise invalid(
+            f"{param}.type", f"{kind!r} is not a format; use text, json_schema or json_object"
+        )
+    if not isinstance(agent, Agent):
+        raise invalid(
+            param,
+            f"agent {agent.name!r} is not one agent on one model (an orchestration or a "
+            "workflow served as an agent), so it cannot be held to an answer's format; "
+            "leave the format out",
+            "unsupported_response_format",
+        )
+    if kind == "json_object":
+        return RunFormat(json_object=_resolved({"type": "object"}, param))
+    # chat completions nest the schema in `json_schema`; the Responses API does not
+    spec = given.get("json_schema") if "json_schema" in given else given
+    where = f"{param}.json_schema" if "json_schema" in given else param
+    if not isinstance(spec, dict):
+        raise invalid(where, "must be an object with 'name' and 'schema'")
+    schema = spec.get("schema")
+    if not isinstance(schema, dict):
+        raise invalid(f"{where}.schema", "must be a JSON Schema object")
+    named = dict(schema)
+    if isinstance(spec.get("name"), str) and "title" not in named:
+        named["title"] = spec["name"]
+    if isinstance(spec.get("description"), str) and "description" not in named:
+        named["description"] = spec["description"]
+    output = _resolved(named, f"{where}.schema")
+    try:
+        check_for_client(agent.leaf_client, output, where=f"{where}.schema")
+    except ConfigurationError as exc:
+        raise invalid(
+            f"{where}.schema",
+            f"the agent's model cannot be held to this schema: {exc.message}",
+            "invalid_json_schema",
+        ) from None
+    return RunFormat(output=output)
+
+
+def _resolved(schema: dict[str, Any], param: str) -> OutputType:
+    try:
+        return resolve_output_type(schema, where=param)
+    except MissingExtraError as exc:
+        raise ServeError(501, "missing_extra", str(exc)) from None
+    except ConfigurationError as exc:
+        raise invalid(param, exc.message, "invalid_json_schema") from None
+
+
+def choices_wanted(request: ChatCompletionRequest) -> int:
+    """How many choices (`n`) a completion asks for; a 400 naming `n` past what is served."""
+    n = request.n
+    if n is None or n == 1:
+        return 1
+    if n < 1 or n > MAX_CHOICES:
+        raise invalid("n", f"must be 1 to {MAX_CHOICES} (each choice is a whole run), not {n}")
+    if request.stream:
+        raise invalid(
+            "n",
+            f"a streamed completion has one choice; ask for n={n} without stream, or stream "
+            "with n=1",
+        )
+    return n
+
+
+def reported(usage: UsageDetails | None) -> UsageDetails | None:
+    """The run's usage when its model reported any; None when it did not (never zeros)."""
+    if usage is None or not (usage.input_tokens or usage.output_tokens or usage.total_tokens):
+        return None
+    return usage
+
+
 def _usage(usage: UsageDetails | None) -> dict[str, int] | None:
-    if usage is None:
+    counted = reported(usage)
+    if counted is None:
         return None
     return {
-        "prompt_tokens": usage.input_tokens,
-        "completion_tokens": usage.output_tokens,
-        "total_tokens": usage.total_tokens,
+        "prompt_tokens": counted.input_tokens,
+        "completion_tokens": counted.output_tokens,
+        "total_tokens": counted.total_tokens or counted.input_tokens + counted.output_tokens,
     }
 
 
-def _refuse_pending(response: AgentResponse | None, finish: FinishReason | None) -> None:
-    if finish is FinishReason.AWAITING_APPROVAL:
-        calls = response.pending_approvals if response is not None else []
-        names = ", ".join(sorted({p.name for p in calls})) or "a tool"
-        raise ServeError(
-            409,
-            "approval_required",
-            f"the agent wants to call {names}, which needs a person's approval; "
-            "use raf's native API to answer approvals",
-        )
+def approval_refusal(names: set[str]) -> ServeError:
+    """The 409 for a run that stopped to ask a person, naming the tools it wants."""
+    return ServeError(
+        409,
+        "approval_required",
+        f"the agent wants to call {', '.join(sorted(names)) or 'a tool'}, which needs a "
+        "person's approval; this API cannot ask one: use raf's native API (or ACP, AG-UI) "
+        "for agents whose tools need approval",
+    )
 
 
-def completion(name: str, run_id: str, response: AgentResponse) -> dict[str, Any]:
-    """A `chat.completion` object for a finished run."""
-    return {
+def _refuse_pending(response: AgentResponse) -> None:
+    if response.finish_reason is FinishReason.AWAITING_APPROVAL:
+        raise approval_refusal({p.name for p in response.pending_approvals})
+
+
+def completion(
+    name: str, run_id: str, responses: list[AgentResponse], form: RunFormat = PLAIN
+) -> dict[str, Any]:
+    """A `chat.completion` object for finished runs, one choice each; `usage` is their
+    sum, and left out when a model reported none."""
+    choices = [
+        {
+            "index": index,
+            "message": {"role": "assistant", "content": form.answer(r.text, r.value)},
+            "finish_reason": FINISH.get(r.finish_reason or FinishReason.STOP, "stop"),
+            "logprobs": None,
+        }
+        for index, r in enumerate(responses)
+    ]
+    body: dict[str, Any] = {
         "id": f"chatcmpl-{run_id}",
         "object": "chat.completion",
         "created": int(time.time()),
         "model": name,
-        "choices": [
-            {
-                "index": 0,
-                "message": {"role": "assistant", "content": response.text},
-                "finish_reason": FINISH.get(response.finish_reason or FinishReason.STOP, "stop"),
-                "logprobs": None,
-            }
-        ],
-        "usage": _usage(response.usage)
-        or {"prompt_tokens": 0, "completion_tokens": 0, "total_tokens": 0},
+        "choices": choices,
     }
+    usage = responses[0].usage if len(responses) == 1 else _summed(responses)
+    counts = _usage(usage)
+    if counts is not None:
+        body["usage"] = counts
+    return body
+
+
+def _summed(responses: list[AgentResponse]) -> UsageDetails | None:
+    if any(reported(r.usage) is None for r in responses):
+        return None  # a partial count would pass for the whole one
+    total = UsageDetails()
+    for response in responses:
+        assert response.usage is not None
+        total = total + response.usage
+    return total
 
 
 async def chat_completion(host: AgentHost, raw: bytes) -> Response:
@@ -157,23 +369,34 @@ async def chat_completion(host: AgentHost, raw: bytes) -> Response:
     `chat.completion`, or its chunks as server-sent events when `stream` is true."""
     try:
         body = parse_body(raw, ChatCompletionRequest)
-        agent = host.agents.get(body.model)
-        if agent is None:
-            raise ServeError(404, "model_not_found", f"no model named {body.model!r}")
+        agent = hosted_agent(host, body.model)
         messages = to_messages(body)
+        n = choices_wanted(body)
+        form = run_format(agent, body.response_format, "response_format")
         run_id = uuid.uuid4().hex
         if body.stream:
             usage = bool((body.stream_options or {}).get("include_usage"))
             return EventStream(
-                _chunks(host, body.model, run_id, messages, usage),
+                _chunks(agent, body.model, run_id, messages, usage, form),
                 media_type="text/event-stream",
                 headers=SSE_HEADERS,
             )
-        response = await agent.run(messages, agent.create_session(), AgentRunOptions())
-        _refuse_pending(response, response.finish_reason)
-        return JSONResponse(completion(body.model, run_id, response))
+        if n == 1:
+            responses = [await agent.run(messages, agent.create_session(), form.options())]
+        else:
+            async with asyncio.TaskGroup() as runs:
+                tasks = [
+                    runs.create_task(agent.run(messages, agent.create_session(), form.options()))
+                    for _ in range(n)
+                ]
+            responses = [task.result() for task in tasks]
+        for response in responses:
+            _refuse_pending(response)
+        return JSONResponse(completion(body.model, run_id, responses, form))
     except (ServeError, RafError) as exc:
         return openai_error(error_for(exc))
+    except ExceptionGroup as group:  # one of n runs failed: the others were stopped
+        return openai_error(error_for(group.exceptions[0]))
 
 
 def openai_router(host: AgentHost) -> APIRouter:
@@ -192,7 +415,7 @@ def openai_router(host: AgentHost) -> APIRouter:
     async def model(name: str) -> Response:
         """One agent, as an OpenAI model."""
         if name not in host.agents:
-            return openai_error(ServeError(404, "model_not_found", f"no model named {name!r}"))
+            return openai_error(model_not_found(name))
         return JSONResponse(model_card(name))
 
     @router.post("/chat/completions")
@@ -204,9 +427,15 @@ def openai_router(host: AgentHost) -> APIRouter:
 
 
 async def _chunks(
-    host: AgentHost, name: str, run_id: str, messages: list[ChatMessage], include_usage: bool
+    agent: AgentLike,
+    name: str,
+    run_id: str,
+    messages: list[ChatMessage],
+    include_usage: bool,
+    form: RunFormat,
 ) -> AsyncIterator[str]:
-    """`chat.completion.chunk` events, then `[DONE]`; a failure midway is an error event."""
+    """`chat.completion.chunk` events, then `[DONE]`; a failure midway (a tool that needs
+    a person's approval, named) is an error event, then `[DONE]`, as OpenAI ends one."""
     created = int(time.time())
 
     def event(choices: list[dict[str, Any]], **extra: Any) -> str:
@@ -223,27 +452,43 @@ async def _chunks(
     def chunk(delta: dict[str, Any], finish: str | None) -> str:
         return event([{"index": 0, "delta": delta, "finish_reason": finish, "logprobs": None}])
 
-    agent = host.agent(name)
     yield chunk({"role": "assistant", "content": ""}, None)
     usage: UsageDetails | None = None
-    finish: FinishReason | None = None
+    final: AgentResponseUpdate | None = None
+    text: list[str] = []
+    asking: set[str] = set()
     try:
-        async for update in agent.run_stream(messages, agent.create_session(), AgentRunOptions()):
-            if update.kind is UpdateKind.TEXT_DELTA and update.text:
-                yield chunk({"content": update.text}, None)
-            elif update.kind is UpdateKind.USAGE and update.usage is not None:
+        async for update in agent.run_stream(messages, agent.create_session(), form.options()):
+            kind = update.kind
+            if kind is UpdateKind.TEXT_DELTA and update.text:
+                if form.structured:
+                    text.append(update.text)
+                else:
+                    yield chunk({"content": update.text}, None)
+            elif kind is UpdateKind.USAGE and update.usage is not None:
                 usage = update.usage
-            elif update.kind is UpdateKind.FINISHED:
-                finish = update.finish_reason
+            elif kind is UpdateKind.APPROVAL_REQUEST:
+                asking.add(approval_name(update))
+            elif kind is UpdateKind.FINISHED:
+                final = update
                 usage = update.usage or usage
-        _refuse_pending(None, finish)
+        finish = final.finish_reason if final is not None else None
+        if finish is FinishReason.AWAITING_APPROVAL:
+            raise approval_refusal(asking)
+        if form.structured:
+            value = final.value if final is not None else None
+            yield chunk({"content": form.answer("".join(text), value)}, None)
     except (ServeError, RafError) as exc:
-        error = error_for(exc)
-        body = {"error": {"message": error.message, "type": error.code, "code": error.code}}
-        yield f"data: {json_line(body)}\n\n"
+        yield f"data: {json_line(stream_error(exc))}\n\n"
+        yield "data: [DONE]\n\n"
         return
     yield chunk({}, FINISH.get(finish or FinishReason.STOP, "stop"))
     if include_usage:
-        counts = _usage(usage) or {"prompt_tokens": 0, "completion_tokens": 0, "total_tokens": 0}
-        yield event([], usage=counts)
+        yield event([], usage=_usage(usage))
     yield "data: [DONE]\n\n"
+
+
+def approval_name(update: AgentResponseUpdate) -> str:
+    """The tool an approval request update asks about."""
+    content = update.content
+    return update.tool_name or str(getattr(content, "name", "") or "a tool")

@@ -100,9 +100,30 @@ def parse_body(raw: bytes, model: type[ModelT], *, empty_ok: bool = False) -> Mo
         problems = [
             f"{'.'.join(str(p) for p in e['loc']) or 'body'}: {e['msg']}" for e in exc.errors()
         ]
-        raise ServeError(
+        error = ServeError(
             422, "invalid_request", "the request does not fit: " + "; ".join(problems)
-        ) from None
+        )
+        error.param = field_path(exc.errors()[0]["loc"])
+        raise error from None
+
+
+_TYPE_STEP = re.compile(r"^(str|int|float|bool|none|dict|list|function-\w+)\b|[\[,]")
+"""A step of a pydantic error location that names a type tried (a union's member), not
+a field."""
+
+
+def field_path(loc: tuple[int | str, ...]) -> str | None:
+    """A pydantic error location as the request field it names, written as clients
+    write it: `messages[0].content` (the types a union tried are left out)."""
+    out = ""
+    for step in loc:
+        if isinstance(step, int):
+            out += f"[{step}]"
+        elif _TYPE_STEP.search(step):
+            break
+        else:
+            out += f".{step}" if out else step
+    return out or None
 
 
 def error_for(exc: BaseException) -> ServeError:

@@ -21,7 +21,7 @@ from typing import Any
 from urllib.parse import urlsplit
 
 from raf.core.errors import ConfigurationError
-from raf.serve.errors import ServeError
+from raf.serve.errors import ServeError, openai_body
 from raf.serve.limits import DEFAULT_MAX_BODY, RateLimiter, ServeLimits, json_too_deep
 from raf.serve.requests import body_text
 from raf.serve.tenancy import owner_of
@@ -178,10 +178,11 @@ async def send_json_error(
 ) -> None:
     """A JSON error response sent straight over ASGI, in raf's error shape, or in the
     one OpenAI clients read when `openai`."""
-    error: dict[str, Any] = {"code": code, "message": message}
     if openai:
-        error = {"message": message, "type": code, "param": None, "code": code}
-    body = json.dumps({"error": error}).encode()
+        shaped = openai_body(status, code, message)
+    else:
+        shaped = {"error": {"code": code, "message": message}}
+    body = json.dumps(shaped).encode()
     await send(
         {
             "type": "http.response.start",

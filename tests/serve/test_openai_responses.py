@@ -1,0 +1,273 @@
+"""The Responses API, with the official `openai` SDK's `responses.create`,
+`responses.stream`, `responses.parse` and `responses.retrieve` as the client."""
+
+from __future__ import annotations
+
+import asyncio
+import json
+from collections.abc import Iterator
+from pathlib import Path
+
+import openai
+import pytest
+from pydantic import BaseModel
+
+from raf.core.messages import ChatMessage
+from raf.core.responses import ChatResponse
+from raf.core.usage import UsageDetails
+from raf.serve import AgentHost, ServeSecurity, create_app, serve_in_thread
+from raf.testing import call, reply
+
+from .conftest import TOKEN_A, TOKEN_B, Served, build_agents, start
+
+EVENTS = [
+    "response.created",
+    "response.in_progress",
+    "response.output_item.added",
+    "response.content_part.added",
+    "response.output_text.delta",
+    "response.output_text.done",
+    "response.content_part.done",
+    "response.output_item.done",
+    "response.completed",
+]
+"""The events of a streamed text answer, in OpenAI's order (deltas repeat)."""
+
+
+@pytest.fixture(scope="module")
+def rs_served() -> Iterator[Served]:
+    security = ServeSecurity.for_bind("127.0.0.1", tokens=[TOKEN_A, TOKEN_B])
+    yield from start(security, a2a=False)
+
+
+def client(served: Served | str, key: str = TOKEN_A) -> openai.OpenAI:
+    url = served if isinstance(served, str) else served.url
+    return openai.OpenAI(base_url=f"{url}/v1", api_key=key, max_retries=0, timeout=30)
+
+
+def error_of(exc: openai.APIStatusError) -> dict[str, object]:
+    body = exc.body
+    assert isinstance(body, dict) and set(body) == {"message", "type", "param", "code"}, body
+    return body
+
+
+def test_a_response_runs_the_agent_with_the_instructions(rs_served: Served) -> None:
+    rs_served.helper.add("Forty-two.")
+    answer = client(rs_served).responses.create(
+        model="helper", input="Six times seven?", instructions="Answer in words."
+    )
+    assert answer.status == "completed" and answer.output_text == "Forty-two."
+    assert answer.id.startswith("resp_") and answer.model == "helper"
+    assert answer.usage is None  # the scripted model reported none: left out, not zeros
+    sent = rs_served.helper.requests[-1]
+    assert "You answer briefly." in sent.system and "Answer in words." in sent.system
+    assert sent.messages[-1].text == "Six times seven?"
+
+
+def test_message_items_are_the_conversation(rs_served: Served) -> None:
+    rs_served.helper.add("Blue.")
+    answer = client(rs_served).responses.create(
+        model="helper",
+        input=[
+            {"role": "developer", "content": "Be short."},
+            {"role": "user", "content": [{"type": "input_text", "text": "Sky?"}]},
+            {"type": "message", "role": "assistant", "content": "Which part?"},
+            {"role": "user", "content": "The colour."},
+        ],
+    )
+    assert answer.output_text == "Blue."
+    sent = rs_served.helper.requests[-1].messages
+    assert [m.role.value for m in sent][-3:] == ["user", "assistant", "user"]
+    assert "Be short." in rs_served.helper.requests[-1].system
+
+
+def test_a_streamed_response_sends_openais_events_in_order(rs_served: Served) -> None:
+    rs_served.helper.add("alpha beta gamma delta epsilon")
+    with client(rs_served).responses.stream(model="helper", input="letters") as stream:
+        events = list(stream)
+        final = stream.get_final_response()
+    kinds = [e.type for e in events]
+    deltas = kinds.count("response.output_text.delta")
+    assert deltas > 1
+    assert [k for i, k in enumerate(kinds) if k != kinds[i - 1] or i == 0] == EVENTS
+    assert [e.sequence_number for e in events] == list(range(len(events)))
+    assert final.output_text == "alpha beta gamma delta epsilon"
+    assert final.status == "completed"
+    retrieved = client(rs_served).responses.retrieve(final.id)
+    assert retrieved.output_text == final.output_text
+
+
+def test_previous_response_id_continues_the_conversation(rs_served: Served) -> None:
+    rs_served.helper.add("Hello, Ada.", "You are Ada.")
+    first = client(rs_served).responses.create(model="helper", input="I am Ada.")
+    second = client(rs_served).responses.create(
+        model="helper", input="Who am I?", previous_response_id=first.id
+    )
+    assert second.previous_response_id == first.id and second.output_text == "You are Ada."
+    sent = [m.text for m in rs_served.helper.requests[-1].messages if m.role.value != "system"]
+    assert sent == ["I am Ada.", "Hello, Ada.", "Who am I?"]
+    # an earlier response would fork the conversation: refused, naming the field
+    with pytest.raises(openai.BadRequestError) as forked:
+        client(rs_served).responses.create(
+            model="helper", input="Again?", previous_response_id=first.id
+        )
+    error = error_of(forked.value)
+    assert error["param"] == "previous_response_id" and "not the latest" in str(error)
+    # another agent's response cannot be continued by this one
+    with pytest.raises(openai.BadRequestError) as other:
+        client(rs_served).responses.create(
+            model="clerk", input="Hi", previous_response_id=second.id
+        )
+    assert error_of(other.value)["param"] == "previous_response_id"
+
+
+def test_a_response_is_its_tokens_own(rs_served: Served) -> None:
+    rs_served.helper.add("Mine.")
+    mine = client(rs_served).responses.create(model="helper", input="hi")
+    assert client(rs_served).responses.retrieve(mine.id).output_text == "Mine."
+    with pytest.raises(openai.NotFoundError) as hidden:
+        client(rs_served, TOKEN_B).responses.retrieve(mine.id)
+    assert error_of(hidden.value)["code"] == "response_not_found"
+    with pytest.raises(openai.NotFoundError):
+        client(rs_served, TOKEN_B).responses.create(
+            model="helper", input="hi", previous_response_id=mine.id
+        )
+    with pytest.raises(openai.NotFoundError):
+        client(rs_served).responses.retrieve("resp_not-one-of-ours")
+    client(rs_served).responses.delete(mine.id)
+    with pytest.raises(openai.NotFoundError):
+        client(rs_served).responses.retrieve(mine.id)
+
+
+def test_store_false_keeps_nothing(rs_served: Served) -> None:
+    rs_served.helper.add("First.", "Passing.", "Second.")
+    kept = client(rs_served).responses.create(model="helper", input="one")
+    records = len(asyncio.run(rs_served.host.store.list()))
+    passing = client(rs_served).responses.create(
+        model="helper", input="two", previous_response_id=kept.id, store=False
+    )
+    assert passing.output_text == "Passing." and passing.to_dict()["store"] is False
+    sent = [m.text for m in rs_served.helper.requests[-1].messages if m.role.value != "system"]
+    assert sent == ["one", "First.", "two"]
+    assert len(asyncio.run(rs_served.host.store.list())) == records  # no session, no record
+    with pytest.raises(openai.NotFoundError):
+        client(rs_served).responses.retrieve(passing.id)
+    with pytest.raises(openai.NotFoundError) as gone:
+        client(rs_served).responses.create(
+            model="helper", input="three", previous_response_id=passing.id
+        )
+    assert error_of(gone.value)["param"] == "previous_response_id"
+    # the kept conversation did not take the unkept turn: it still goes on from `kept`
+    after = client(rs_served).responses.create(
+        model="helper", input="three", previous_response_id=kept.id
+    )
+    assert after.output_text == "Second."
+
+
+def test_function_tools_and_other_items_are_refused(rs_served: Served) -> None:
+    with pytest.raises(openai.BadRequestError) as tools:
+        client(rs_served).responses.create(
+            model="helper",
+            input="hi",
+            tools=[{"type": "function", "name": "f", "parameters": {}, "strict": True}],
+        )
+    error = error_of(tools.value)
+    assert error["param"] == "tools" and "calls its own tools" in str(error["message"])
+    with pytest.raises(openai.BadRequestError) as item:
+        client(rs_served).responses.create(
+            model="helper",
+            input=[{"type": "function_call_output", "call_id": "c", "output": "x"}],
+        )
+    assert error_of(item.value)["param"] == "input[0].type"
+    with pytest.raises(openai.BadRequestError) as image:
+        client(rs_served).responses.create(
+            model="helper",
+            input=[{"role": "user", "content": [{"type": "input_image", "image_url": "x"}]}],  # type: ignore[misc, list-item]
+        )
+    assert error_of(image.value)["param"] == "input[0].content[0].type"
+    with pytest.raises(openai.NotFoundError) as model:
+        client(rs_served).responses.create(model="gpt-4o", input="hi")
+    assert error_of(model.value)["param"] == "model"
+
+
+def test_an_approval_fails_the_response_naming_the_tool(rs_served: Served) -> None:
+    rs_served.clerk.add(reply("", call("write_note", {"text": "x"}, call_id="r1")))
+    with pytest.raises(openai.ConflictError, match="write_note"):
+        client(rs_served).responses.create(model="clerk", input="note x")
+    rs_served.clerk.add(reply("", call("write_note", {"text": "y"}, call_id="r2")))
+    events = list(client(rs_served).responses.create(model="clerk", input="note y", stream=True))
+    assert [e.type for e in events] == [
+        "response.created",
+        "response.in_progress",
+        "response.failed",
+    ]
+    failed = events[-1]
+    assert failed.type == "response.failed" and failed.response.error is not None
+    assert "write_note" in failed.response.error.message
+    assert rs_served.notes == []
+
+
+def test_a_text_format_is_the_runs_output_type(rs_served: Served) -> None:
+    class City(BaseModel):
+        name: str
+        people: int
+
+    rs_served.helper.add('{"name": "Lima", "people": 10000000}')
+    parsed = client(rs_served).responses.parse(model="helper", input="A city?", text_format=City)
+    assert parsed.output_parsed == City(name="Lima", people=10000000)
+    assert rs_served.helper.requests[-1].options.output_schema is not None
+    rs_served.helper.add('{"name": "Quito", "people": 2800000}')
+    with client(rs_served).responses.stream(
+        model="helper", input="Another?", text_format=City
+    ) as stream:
+        final = stream.get_final_response()
+    assert final.output_parsed == City(name="Quito", people=2800000)
+    with pytest.raises(openai.BadRequestError) as bad:
+        client(rs_served).responses.create(
+            model="helper",
+            input="hi",
+            text={"format": {"type": "json_schema", "name": "x", "schema": {"type": 3}}},
+        )
+    assert error_of(bad.value)["param"] == "text.format.schema"
+
+
+def test_usage_the_model_reported_is_the_responses(rs_served: Served) -> None:
+    used = UsageDetails(input_tokens=9, output_tokens=4, total_tokens=13)
+    rs_served.helper.add(ChatResponse(messages=[ChatMessage.assistant("Hi.")], usage=used))
+    answer = client(rs_served).responses.create(model="helper", input="hi")
+    assert answer.usage is not None
+    assert (answer.usage.input_tokens, answer.usage.output_tokens) == (9, 4)
+    assert answer.usage.total_tokens == 13
+
+
+@pytest.mark.slow
+def test_a_conversation_continues_on_another_worker(tmp_path: Path) -> None:
+    """Two servers on one SQLite store: a response made on one is continued and read on
+    the other."""
+    from raf.stores import SqliteSessionStore
+
+    database = tmp_path / "sessions.db"
+    security = ServeSecurity.for_bind("127.0.0.1", tokens=[TOKEN_A])
+    first_agents, first_models, _ = build_agents()
+    second_agents, second_models, _ = build_agents()
+    first_app = create_app(
+        AgentHost(first_agents, store=SqliteSessionStore(database)), security, a2a=False
+    )
+    second_app = create_app(
+        AgentHost(second_agents, store=SqliteSessionStore(database)), security, a2a=False
+    )
+    with serve_in_thread(first_app) as one, serve_in_thread(second_app) as two:
+        first_models["helper"].add("Hello, Ada.")
+        second_models["helper"].add("You are Ada.")
+        made = client(one).responses.create(model="helper", input="I am Ada.")
+        assert client(two).responses.retrieve(made.id).output_text == "Hello, Ada."
+        went_on = client(two).responses.create(
+            model="helper", input="Who am I?", previous_response_id=made.id
+        )
+        assert went_on.output_text == "You are Ada."
+        sent = second_models["helper"].requests[-1].messages
+        assert [m.text for m in sent if m.role.value != "system"][:2] == [
+            "I am Ada.",
+            "Hello, Ada.",
+        ]
+        assert json.loads(client(one).responses.retrieve(went_on.id).to_json())["id"] == went_on.id
