@@ -12,6 +12,7 @@ import pytest
 from raf.core.contents import FunctionResultContent
 from raf.core.errors import ToolDefinitionError
 from raf.core.function_tool import TOOL_ACTIONS, tool
+from raf.core.tools import ApprovalRequiredTool
 from raf.serve.acp_parts import kind_from_name, show_call
 from raf.tools.code import CodeInterpreter
 from raf.tools.files import (
@@ -71,6 +72,8 @@ def test_a_user_tool_declares_its_kind_or_its_name_says_it() -> None:
         return a + b
 
     assert show_call(note_to_self, "note_to_self", {"thought": "x"}).kind == "think"
+    guarded = ApprovalRequiredTool(note_to_self)  # a wrapper keeps what it wraps declares
+    assert show_call(guarded, "note_to_self", {"thought": "x"}).kind == "think"
     assert show_call(fetch_invoice, "fetch_invoice", {"number": 1}).kind == "fetch"
     assert show_call(add, "add", {"a": 1, "b": 2}).kind == "other"
     assert [kind_from_name(n) for n in ("grepLogs", "deleteUser", "rename-branch")] == [

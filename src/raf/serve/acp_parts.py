@@ -69,14 +69,15 @@ def kind_from_name(name: str) -> str:
     return "other"
 
 
-def _unwrapped(tool: object) -> object:
-    """The tool under approval wrappers (they keep the tool they wrap as `inner`)."""
+def _chain(tool: object) -> list[object]:
+    """The tool and those it wraps (approval wrappers keep theirs as `inner`)."""
+    chain = [tool]
     for _ in range(16):
-        inner = getattr(tool, "inner", None)
+        inner = getattr(chain[-1], "inner", None)
         if inner is None:
             break
-        tool = inner
-    return tool
+        chain.append(inner)
+    return chain
 
 
 def _uses(tool: object, arguments: Mapping[str, Any]) -> list[tuple[str, str]] | None:
@@ -140,13 +141,19 @@ def show_call(tool: object | None, name: str, arguments: Mapping[str, Any] | Non
     workspace tool's call touches say (a deletion and a write: move; a deletion: delete;
     a write: edit; running: execute; reading only: read, or search when the name says
     so); else what the name says."""
-    inner = _unwrapped(tool) if tool is not None else None
+    chain = _chain(tool) if tool is not None else []
     args = dict(arguments or {})
-    uses = _uses(inner, args) if inner is not None else None
+    inner: object | None = None
+    uses: list[tuple[str, str]] | None = None
+    for wrapped in chain:  # the first of them that says which paths a call uses
+        uses = _uses(wrapped, args)
+        if uses is not None:
+            inner = wrapped
+            break
     by_name = kind_from_name(name)
-    declared = getattr(inner, "action", None)
-    if isinstance(declared, str) and declared in TOOL_ACTIONS:
-        kind = declared
+    declared = [a for a in (getattr(t, "action", None) for t in chain) if a in TOOL_ACTIONS]
+    if declared:
+        kind = str(declared[0])
     elif uses:
         accesses = {access for _, access in uses}
         if {"delete", "write"} <= accesses:
