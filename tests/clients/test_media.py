@@ -126,7 +126,7 @@ def test_attachments_are_regular_files_read_within_the_limit(tmp_path: Path) -> 
     assert attachment(link).media_type == "image/png"  # no root: a user's own link is read
 
 
-def test_a_file_that_grows_past_its_size_is_cut_at_the_limit(tmp_path: Path) -> None:
+def test_a_file_over_the_limit_is_refused_before_it_is_read(tmp_path: Path) -> None:
     from raf.core.safe_read import FileRefusedError, read_regular_file
 
     grows = tmp_path / "g.bin"

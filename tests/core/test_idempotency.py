@@ -89,11 +89,23 @@ async def test_a_retried_write_or_edit_with_the_same_key_changes_nothing(tmp_pat
 async def test_runs_without_a_session_never_share_a_key() -> None:
     """Five runs one after the other, each freed before the next (so Python could hand
     the next run the same address), and each call id "c1": five different keys."""
-    KEYS.clear()
+    seen: list[tuple[str, str]] = []
+
+    @tool
+    def charge(amount: int, context: ToolContext) -> str:
+        """Charge an amount."""
+        assert context.run is not None
+        seen.append((context.idempotency_key, context.run.run_id))
+        return f"charged {amount}"
+
     for _ in range(5):
-        client = ScriptedChatClient([reply("", call("pay", amount=1, call_id="c1")), "done"])
-        await AgentBuilder().with_chat_client(client).with_tool(pay).build().run("pay")
-    assert len(KEYS) == 5 and len(set(KEYS)) == 5
+        client = ScriptedChatClient([reply("", call("charge", amount=1, call_id="c1")), "done"])
+        await AgentBuilder().with_chat_client(client).with_tool(charge).build().run("pay")
+    keys = [key for key, _ in seen]
+    assert len(keys) == 5 and len(set(keys)) == 5
+    # the key is made from the run's random id, so a retry within the run gets it again
+    for key, run_id in seen:
+        assert key == tool_call_key("c1", session_id=None, run_id=run_id)
 
 
 def test_a_run_id_is_random_and_stable() -> None:
