@@ -7,7 +7,7 @@ import asyncio
 import json
 import os
 import sys
-from collections.abc import AsyncIterator
+from collections.abc import AsyncIterator, Callable, Mapping, Sequence
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
@@ -26,6 +26,7 @@ from raf.core.options import AgentRunOptions
 from raf.core.private_files import private_dir
 from raf.core.responses import AgentResponseUpdate, UpdateKind
 from raf.core.sessions import AgentSession, SessionStore
+from raf.core.tools import Tool
 from raf.testing.script_file import SCRIPTED_PREFIX, ScriptFileClient
 from raf.workflow.as_agent import WorkflowAgent
 from raf.workflow.orchestrations.agent import OrchestrationAgent
@@ -150,39 +151,86 @@ def text_requests(session: AgentSession) -> set[str]:
 
 
 def build_workflow_agent(
-    file: str, model: str | None, store: SessionStore | None
+    checked: CheckedFile, model: str | None, store: SessionStore | None, tools: Mapping[str, Any]
 ) -> StoredWorkflowAgent:
-    """A workflow document as an agent; its agents use `model` when given."""
+    """A checked workflow document as an agent; its agents use `model` when given, its
+    function tools and function nodes the bound `tools`."""
     from raf.decl.workflow import DeclWorkflowBuilder
     from raf.workflow import SqliteCheckpointStore
 
-    builder = DeclWorkflowBuilder().from_file(file)
+    assert checked.workflow is not None
+    builder = DeclWorkflowBuilder().from_loaded(checked.workflow)
     client = None
     if model or os.environ.get("RAF_MODEL"):
         client = resolve_client(model)
         builder.with_chat_client(client)
+    for name, fn in tools.items():
+        builder.with_tool(as_named_tool(name, fn))
+        if not isinstance(fn, Tool):
+            builder.with_function(fn, name=name)
     folder = private_dir(data_dir())
     builder.with_checkpoint_store(SqliteCheckpointStore(folder / "checkpoints.sqlite"))
     return StoredWorkflowAgent(builder.build(), store, client)
+
+
+def as_named_tool(name: str, fn: Any) -> Tool:
+    """A bound function as the tool of that name (a Tool as it is)."""
+    if isinstance(fn, Tool):
+        return fn
+    from raf.core.function_tool import FunctionTool
+
+    return FunctionTool(fn, name=name)
+
+
+def _factory(fn: Any) -> Callable[[Any], Any]:
+    """A tool factory giving the bound function (made a tool with the document's name and
+    description) or Tool."""
+    return lambda _context: fn
 
 
 ProgramAgent = Agent | OrchestrationAgent | StoredWorkflowAgent
 """What the programs run: an agent, a document's sub-agents' orchestration, or a workflow."""
 
 
-def build_agent(file: str | None, model: str | None, store: SessionStore | None) -> ProgramAgent:
+def build_agent(
+    file: str | None,
+    model: str | None,
+    store: SessionStore | None,
+    tools: Sequence[str] = (),
+) -> ProgramAgent:
     """The agent of a document (its own model unless `model` is given), a workflow
-    document as an agent, or the default assistant on the default model."""
+    document as an agent, or the default assistant on the default model. A document is
+    checked as `raf validate` checks it (the same check, refusing what it warns about:
+    unset variables, unbound tools); `tools` are `--tools` specs binding its function
+    tools, before installed `raf.tools` entry points."""
     if file:
-        from raf.decl.workflow import is_workflow_file
+        from raf.decl.check_file import check_file
+        from raf.decl.tool_bindings import bindings_for, entry_point_names, load_specs
 
-        if is_workflow_file(file):
-            return build_workflow_agent(file, model, store)
+        given = load_specs(tools)
+        replaced = bool(model or os.environ.get("RAF_MODEL"))
+        checked = check_file(
+            file,
+            for_run=True,
+            model_given=replaced,
+            bound_tools=set(given) | entry_point_names(),
+        )
+        checked.raise_problems()
+        bound = bindings_for(checked.tool_names, given)
+        if checked.workflow is not None:
+            return build_workflow_agent(checked, model, store, bound)
+        if checked.agent is None:
+            raise ConfigurationError(
+                f"{file} is a {checked.kind or 'document'} raf cannot run; give an agent or "
+                "a workflow document"
+            )
         from raf.decl.builder import DeclAgentBuilder
 
-        builder = DeclAgentBuilder().from_file(file)
-        if model or os.environ.get("RAF_MODEL"):
+        builder = DeclAgentBuilder().from_loaded(checked.agent)
+        if replaced:
             builder.with_chat_client(resolve_client(model))
+        for name, fn in bound.items():
+            builder.register_factory(name, _factory(fn))
         if store is not None:
             builder.with_session_store(store)
         built: Agent | OrchestrationAgent = builder.build()
@@ -251,6 +299,8 @@ def short(value: Any, limit: int = 80) -> str:
 
 
 if TYPE_CHECKING:
+    from raf.decl.check_file import CheckedFile
+
     _STORED_WORKFLOW_AGENT_IS_AGENT_LIKE: type[EquippedAgent] = StoredWorkflowAgent
     """Checked by mypy: the programs' workflow agent has every agent's shape (and lists
     its, empty, tools and providers like an agent with a model)."""

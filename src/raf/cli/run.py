@@ -78,12 +78,22 @@ def register(subparsers: Any) -> None:
         help="send this image, PDF or audio file with the prompt (repeat for several)",
     )
     from raf.cli._agents import add_conflict_retries
+    from raf.cli.validate import add_tools_option
 
     add_conflict_retries(parser)
+    add_tools_option(parser)
     parser.set_defaults(handler=run_command)
 
 
 def run_command(args: argparse.Namespace) -> int:
+    from raf.core.errors import ConfigurationError
+    from raf.decl.tool_bindings import load_specs
+
+    try:
+        load_specs(args.tools)  # a bad --tools is a usage error, found before anything starts
+    except ConfigurationError as exc:
+        print(terminal_safe(f"raf: error: {exc}"), file=sys.stderr)
+        return EXIT_USAGE
     prompt = args.prompt
     if prompt == "-":
         prompt = sys.stdin.read()
@@ -117,7 +127,14 @@ async def _run(args: argparse.Namespace, prompt: str | ChatMessage | None) -> in
 
     retries = conflict_retries(args.conflict_retries)
     store = session_store()
-    agent = build_agent(args.file, args.model, store)
+    from raf.cli.validate import report_problems
+    from raf.core.errors import ValidationProblems
+
+    try:
+        agent = build_agent(args.file, args.model, store, args.tools)
+    except ValidationProblems as exc:  # what `raf validate` reports, bounded the same way
+        report_problems(args.file, exc.problems, getattr(exc, "warnings", []))
+        return EXIT_ERROR
     if args.session:
         try:
             session = await store.load(args.session)

@@ -1,12 +1,20 @@
 """`raf validate FILE|DIR…`: check agent and workflow documents (a folder: every document
-in it, as `raf serve` reads it) and print every problem, located."""
+in it, as `raf serve` reads it) and print every problem, located: the same check `raf run`
+makes before it builds, so what one refuses the other reports."""
 
 from __future__ import annotations
 
 import argparse
+import re
 import sys
+from collections.abc import Sequence
 from pathlib import Path
 from typing import Any
+
+from raf.core.errors import Problem
+
+SCREENFUL = 20
+"""Problems (or warnings) of one kind printed per document; the rest are counted."""
 
 
 def register(subparsers: Any) -> None:
@@ -26,20 +34,38 @@ def register(subparsers: Any) -> None:
     parser.add_argument(
         "--strict",
         action="store_true",
-        help="treat warnings (keys raf ignores, two spellings of one key, …) as errors",
+        help="treat warnings (keys raf ignores, unset variables, unbound tools, …) as errors",
     )
+    add_tools_option(parser)
     parser.set_defaults(handler=run_validate)
+
+
+def add_tools_option(parser: argparse.ArgumentParser) -> None:
+    """The `--tools module:function` option `raf validate` and `raf run` share."""
+    parser.add_argument(
+        "--tools",
+        metavar="MODULE:FUNCTION",
+        action="append",
+        default=[],
+        help="bind the document's function tool of that name to this Python function "
+        "(NAME=MODULE:FUNCTION binds it under NAME; repeat for several); installed "
+        "entry points in group 'raf.tools' bind the rest",
+    )
 
 
 def run_validate(args: argparse.Namespace) -> int:
     from raf.cli.terminal_text import terminal_safe
-    from raf.core.errors import ValidationProblems
+    from raf.core.errors import ConfigurationError
     from raf.decl.build_checks import model_extra_problems
+    from raf.decl.check_file import check_file
     from raf.decl.document_file import documents_in
-    from raf.decl.hosted import is_toolbox_file, load_toolbox_file
-    from raf.decl.loader import load_file
-    from raf.decl.workflow import is_workflow_file, load_workflow_file
+    from raf.decl.tool_bindings import entry_point_names, load_specs
 
+    try:
+        bound = set(load_specs(args.tools)) | entry_point_names()
+    except ConfigurationError as exc:
+        print(terminal_safe(f"raf: error: {exc}"), file=sys.stderr)
+        return 2
     failed = 0
     files: list[str] = []
     for given in args.files:
@@ -55,45 +81,54 @@ def run_validate(args: argparse.Namespace) -> int:
             )
         files.extend(str(p) for p in found)
     for file in files:
-        try:
-            if is_workflow_file(file):
-                workflow = load_workflow_file(file)
-                for warning in workflow.warnings:
-                    print(terminal_safe(f"  warning: {warning}"), file=sys.stderr)
-                if args.strict and workflow.warnings:
-                    failed += 1
-                    print(f"{file}: warnings are errors under --strict", file=sys.stderr)
-                    continue
-                print(terminal_safe(f"{file}: ok (workflow {workflow.name})"))
-                continue
-            if is_toolbox_file(file):
-                toolbox = load_toolbox_file(file)
-                for warning in toolbox.warnings:
-                    print(terminal_safe(f"  warning: {warning}"), file=sys.stderr)
-                print(f"{file}: ok (toolbox of {len(toolbox.decl.tools)} tools)")
-                continue
-            loaded = load_file(
-                file,
-                check_extras=not args.no_extras,
-                strict=args.strict,
-                unset_env_is_warning=True,
-            )
-        except ValidationProblems as exc:
-            failed += 1
-            print(f"{file}: {len(exc.problems)} problem(s)", file=sys.stderr)
-            for problem in exc.problems:
-                print(terminal_safe(f"  error: {problem}"), file=sys.stderr)
-            for warning in getattr(exc, "warnings", []):
-                print(terminal_safe(f"  warning: {warning}"), file=sys.stderr)
-            continue
-        missing = [] if args.no_extras else model_extra_problems(loaded)
-        if missing:
-            failed += 1
-            print(f"{file}: {len(missing)} problem(s)", file=sys.stderr)
-            for problem in missing:
-                print(terminal_safe(f"  error: {problem}"), file=sys.stderr)
-        for warning in loaded.warnings:
-            print(terminal_safe(f"  warning: {warning}"), file=sys.stderr)
-        if not missing:
-            print(f"{file}: ok ({loaded.decl.name})")
+        checked = check_file(file, bound_tools=bound, check_extras=not args.no_extras)
+        problems = list(checked.problems)
+        if checked.agent is not None and not args.no_extras:
+            problems += model_extra_problems(checked.agent)
+        if args.strict and not problems and checked.warnings:
+            problems = list(checked.warnings)
+            print(f"{file}: warnings are errors under --strict", file=sys.stderr)
+            checked.warnings = []
+        failed += bool(problems)
+        report_problems(file, problems, checked.warnings)
+        if not problems:
+            print(terminal_safe(f"{file}: ok ({checked.summary})"))
     return 1 if failed else 0
+
+
+def report_problems(file: str, problems: Sequence[Problem], warnings: Sequence[Problem]) -> None:
+    """A document's problems and warnings on stderr, at most a screenful of each kind."""
+    from raf.cli.terminal_text import terminal_safe
+
+    if problems:
+        print(terminal_safe(f"{file}: {len(problems)} problem(s)"), file=sys.stderr)
+    for line in bounded(problems, "error") + bounded(warnings, "warning"):
+        print(terminal_safe(line), file=sys.stderr)
+
+
+_VARYING = re.compile(r"'[^']*'|\"[^\"]*\"|\d+")
+
+
+def problem_kind(problem: Problem) -> str:
+    """What problems of one kind share: the message without its quoted names and numbers
+    (`unknown key 'a'` and `unknown key 'b'` are one kind)."""
+    return _VARYING.sub("_", problem.message)
+
+
+def bounded(problems: Sequence[Problem], label: str, limit: int = SCREENFUL) -> list[str]:
+    """The report's lines: at most `limit` problems of each kind, in document order, and
+    a line per kind saying how many more there are."""
+    shown: dict[str, int] = {}
+    lines: list[str] = []
+    for problem in problems:
+        kind = problem_kind(problem)
+        shown[kind] = shown.get(kind, 0) + 1
+        if shown[kind] <= limit:
+            lines.append(f"  {label}: {problem}")
+    for kind, count in shown.items():
+        if count > limit:
+            first = next(p for p in problems if problem_kind(p) == kind)
+            lines.append(
+                f"  … and {count - limit} more {label}s like {first.message!r} (not shown)"
+            )
+    return lines

@@ -80,6 +80,11 @@ class DeclWorkflowBuilder:
         )
         return self
 
+    def from_loaded(self, loaded: LoadedWorkflow) -> DeclWorkflowBuilder:
+        """A document already checked (by `load_workflow_file` or `raf.decl.check_file`)."""
+        self._loaded = loaded
+        return self
+
     def from_dict(self, data: Mapping[str, Any]) -> DeclWorkflowBuilder:
         self._loaded = load_workflow_dict(data)
         return self

@@ -287,14 +287,9 @@ def _inputs(doc: Document, data: dict[str, Any], loaded: LoadedWorkflow) -> list
     return problems
 
 
-def _inline_node_agents(
-    doc: Document, data: dict[str, Any], loaded: LoadedWorkflow, options: _AgentOptions
-) -> list[Problem]:
-    """Agent nodes of a graph that carry their agent inline (`agent: {instructions, …}`):
 def _graph(doc: Document, data: dict[str, Any], loaded: LoadedWorkflow) -> list[Problem]:
     """The graph's shape, located; a node naming an agent nobody declared is a warning
-    (a program may still give it with `with_agent`), as is a function node (given with
-    `with_function`)."""
+    (a program may still give it with `with_agent`)."""
     problems = [doc.problem(i.path, i.message, key=i.key) for i in check_graph(data)]
     for path, what, name in graph_names(data):
         if what == "agent" and name not in loaded.agents:
@@ -309,6 +304,10 @@ def _graph(doc: Document, data: dict[str, Any], loaded: LoadedWorkflow) -> list[
     return problems
 
 
+def _inline_node_agents(
+    doc: Document, data: dict[str, Any], loaded: LoadedWorkflow, options: _AgentOptions
+) -> list[Problem]:
+    """Agent nodes of a graph that carry their agent inline (`agent: {instructions, …}`):
     each is loaded under its node's id."""
     problems: list[Problem] = []
     for index, node in enumerate(data.get("nodes") or []):

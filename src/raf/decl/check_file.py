@@ -1,0 +1,203 @@
+"""One check of a document file for `raf validate` and `raf run`: the file is read and
+parsed once, told apart (agent, workflow or toolbox), checked with what the command line
+supplies (a model, bound tools), and every problem is located; `raf run` builds from what
+this check returns, so the two commands cannot disagree about a document."""
+
+from __future__ import annotations
+
+from collections.abc import Collection
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import Literal, cast
+
+from raf.core.errors import Problem, ValidationProblems
+from raf.decl.document_file import read_document
+from raf.decl.document_kind import is_workflow_data
+from raf.decl.hosted import LoadedToolbox, check_toolbox, is_toolbox_data
+from raf.decl.loaded import DocumentProblems, LoadedAgent
+from raf.decl.loader import check
+from raf.decl.schema import CustomToolDecl, FunctionToolDecl
+from raf.decl.source import load_text
+from raf.decl.tool_bindings import UNBOUND_HINT
+from raf.decl.workflow.loader import LoadedWorkflow, check_workflow
+from raf.workflow.declarative.graph import graph_names
+from raf.workflow.declarative.node import check_services
+from raf.workflow.declarative.program import (
+    Program,
+    WorkflowDefinitionError,
+    compile_actions,
+    iter_steps,
+)
+from raf.workflow.declarative.runtime import McpServerLike, Services
+
+_RUN_REFUSES = ("declare it under agents:", "(set it before building or running)")
+"""How the loader's warnings end that `raf run` refuses: an agent nobody declared (a
+program may give it in code, the command line cannot) and an unset variable the build
+reads."""
+
+
+@dataclass(kw_only=True, slots=True)
+class CheckedFile:
+    """A checked document: what it is, what was loaded, its problems and warnings."""
+
+    file: str
+    kind: Literal["agent", "workflow", "toolbox"] | None = None
+    agent: LoadedAgent | None = None
+    workflow: LoadedWorkflow | None = None
+    toolbox: LoadedToolbox | None = None
+    problems: list[Problem] = field(default_factory=list)
+    warnings: list[Problem] = field(default_factory=list)
+    tool_names: list[str] = field(default_factory=list)
+    """The function tools (and graph function nodes) the document names, bound or not."""
+
+    @property
+    def summary(self) -> str:
+        """What `raf validate` prints after ok: the agent's name, the workflow's, the
+        toolbox's size."""
+        if self.workflow is not None:
+            return f"workflow {self.workflow.name}"
+        if self.toolbox is not None:
+            return f"toolbox of {len(self.toolbox.decl.tools)} tools"
+        return self.agent.decl.name if self.agent is not None else ""
+
+    def raise_problems(self) -> None:
+        """Raise `DocumentProblems` (with the warnings) when there are problems."""
+        if self.problems:
+            raise DocumentProblems(self.problems, self.warnings)
+
+
+def check_file(
+    path: str | Path,
+    *,
+    for_run: bool = False,
+    model_given: bool = False,
+    bound_tools: Collection[str] = (),
+    check_extras: bool = True,
+) -> CheckedFile:
+    """Check a document file as `raf run` will use it (`for_run`: an unset environment
+    variable the build reads or a name nobody supplies is a problem) or as `raf validate`
+    reports it (the same, with the same words, as warnings: the document is valid, the
+    machine or command line is not set up; `--strict` makes them errors).
+    `model_given`: a model replaces the document's, so its model block's variables are not
+    needed. `bound_tools`: the function tool names the command line binds."""
+    checked = CheckedFile(file=str(path))
+    try:
+        text, fmt = read_document(path)
+    except ValidationProblems as exc:
+        checked.problems = list(exc.problems)
+        return checked
+    doc = load_text(text, fmt=fmt, file=str(path), base_dir=Path(path).parent.resolve())
+    if doc.problems:
+        checked.problems = list(doc.problems)
+        return checked
+    try:
+        if is_workflow_data(doc.data):
+            checked.kind = "workflow"
+            checked.workflow = check_workflow(
+                doc, unset_env_is_warning=True, model_given=model_given
+            )
+            checked.warnings = list(checked.workflow.warnings)
+        elif is_toolbox_data(doc.data):
+            checked.kind = "toolbox"
+            checked.toolbox = check_toolbox(doc)
+            checked.warnings = list(checked.toolbox.warnings)
+        else:
+            checked.kind = "agent"
+            checked.agent = check(
+                doc,
+                check_extras=check_extras,
+                unset_env_is_warning=True,
+                model_given=model_given,
+            )
+            checked.warnings = list(checked.agent.warnings)
+    except ValidationProblems as exc:
+        checked.problems = list(exc.problems)
+        checked.warnings = list(getattr(exc, "warnings", []))
+    needs = _unsupplied(checked, set(bound_tools))
+    if for_run:
+        refused = [w for w in checked.warnings if w.message.endswith(_RUN_REFUSES)]
+        checked.warnings = [w for w in checked.warnings if w not in refused]
+        checked.problems = sorted(
+            [*checked.problems, *refused, *needs],
+            key=lambda p: (p.file != checked.file, p.line or 0, p.column or 0),
+        )
+    else:
+        checked.warnings += needs
+    return checked
+
+
+def _unsupplied(checked: CheckedFile, bound: set[str]) -> list[Problem]:
+    """The function tools, graph function nodes and MCP servers a document names that
+    nobody supplies; fills `checked.tool_names`."""
+    out: list[Problem] = []
+    if checked.agent is not None:
+        out += _agent_tools(checked.agent, bound, checked.tool_names)
+    workflow = checked.workflow
+    if workflow is None:
+        return out
+    doc = workflow.doc
+    if workflow.form == "graph":
+        for path, what, name in graph_names(doc.data):
+            if what != "function":
+                continue
+            checked.tool_names.append(name)
+            if name not in bound:
+                out.append(
+                    doc.problem(path, f"function node {name!r} is not bound: {UNBOUND_HINT}")
+                )
+        return out
+    try:
+        program = compile_actions(workflow.actions, workflow.actions_path)
+    except WorkflowDefinitionError:  # reported by the loader
+        return out
+    known = Services(
+        agents=dict.fromkeys(workflow.agents),
+        tools=dict.fromkeys(bound),
+        # check_services reads only the names of what is known
+        mcp_servers=cast(dict[str, McpServerLike], dict.fromkeys(workflow.mcp_servers)),
+    )
+    for issue in check_services(program, known):
+        if issue.path[-1] == "functionName":
+            name = issue.message.split("'")[1] if "'" in issue.message else ""
+            checked.tool_names.append(name)
+            out.append(doc.problem(issue.path, f"{issue.message}; {UNBOUND_HINT}"))
+        elif issue.path[-1] != "agent":
+            out.append(doc.problem(issue.path, issue.message))
+    for name in _literal_tools(program):
+        if name not in checked.tool_names:
+            checked.tool_names.append(name)
+    return out
+
+
+def _literal_tools(program: Program) -> list[str]:
+    """The function tool names an action program names literally."""
+    names: list[str] = []
+    for step in iter_steps(program):
+        if step.kind != "InvokeFunctionTool":
+            continue
+        raw = step.fields.get("functionName")
+        if isinstance(raw, dict):
+            raw = raw.get("name")
+        if isinstance(raw, str) and not raw.startswith("="):
+            names.append(raw)
+    return names
+
+
+def _agent_tools(loaded: LoadedAgent, bound: set[str], names: list[str]) -> list[Problem]:
+    """The agent's (and its sub-agents') function and custom tools nobody binds."""
+    out: list[Problem] = []
+    for index, decl in enumerate(loaded.decl.tools):
+        if not isinstance(decl, FunctionToolDecl | CustomToolDecl):
+            continue
+        name = decl.name
+        names.append(name)
+        if name not in bound and decl.kind not in bound:
+            out.append(
+                loaded.doc.problem(
+                    ("tools", index, "name"),
+                    f"{decl.kind} tool {name!r} is not bound: {UNBOUND_HINT}",
+                )
+            )
+    for sub in loaded.sub_agents:
+        out += _agent_tools(sub, bound, names)
+    return out
