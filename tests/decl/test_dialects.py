@@ -223,7 +223,12 @@ def test_maf_mcp_tool_top_level_keys(tmp_path):
     assert isinstance(tool, McpToolDecl)
     assert tool.config.url == "http://127.0.0.1:9/mcp"
     assert tool.config.tools == ["search_docs", "delete_page"]
-    assert tool.config.approval_mode == {"delete_page": "always", "search_docs": "never"}
+    # a tool listed in neither list needs approval, as in MAF
+    assert tool.config.approval_mode == {
+        "*": "always",
+        "delete_page": "always",
+        "search_docs": "never",
+    }
     assert not [w for w in loaded.warnings if "apiType" in str(w)]
     assert isinstance(loaded.decl.model, ModelDecl) and loaded.decl.model.api_type == "responses"
 

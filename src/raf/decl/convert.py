@@ -157,11 +157,14 @@ def _tool_to_maf(tool: dict[str, Any]) -> None:
 
 
 def _approval_to_maf(mode: Any) -> Any:
+    """raf's approval mode as MAF's; per-tool modes are MAF's `requireSpecific` (where a
+    tool listed in neither list needs approval)."""
     if isinstance(mode, dict):
+        named = {k: v for k, v in mode.items() if k != "*"}
         return {
-            "kind": "specify",
-            "alwaysRequireApprovalTools": [k for k, v in mode.items() if v == "always"],
-            "neverRequireApprovalTools": [k for k, v in mode.items() if v == "never"],
+            "kind": "requireSpecific",
+            "alwaysRequireApprovalTools": [k for k, v in named.items() if v == "always"],
+            "neverRequireApprovalTools": [k for k, v in named.items() if v == "never"],
         }
     return {"kind": mode}
 

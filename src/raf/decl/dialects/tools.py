@@ -28,6 +28,10 @@ _TOOL_CONFIGS: dict[str, type[BaseModel]] = {
     "web": WebConfigDecl,
     "code": CodeConfigDecl,
 }
+ALWAYS_KEYS = ("alwaysRequireApprovalTools", "alwaysRequireApprovalToolNames")
+NEVER_KEYS = ("neverRequireApprovalTools", "neverRequireApprovalToolNames")
+_SPECIFIC = ("requirespecific", "require_specific", "specific", "specify")
+"""MAF's names of the approval mode that lists the tools that always and never need it."""
 _MCP_TOP = {
     "url": "url",
     "serverUrl": "url",
@@ -45,6 +49,7 @@ _MCP_TOP = {
     "approval_mode": "approvalMode",
     "tool_name": "tools",
     "toolName": "tools",
+    **{key: key for key in ALWAYS_KEYS + NEVER_KEYS},
 }
 _OPENAPI_TOP = {
     "specUrl": "specUrl",
@@ -242,12 +247,21 @@ def normalize_mcp(rw: Rewriter, path: KeyPath) -> None:
     if isinstance(tools, str):
         owner["tools"] = [tools]
     apply_spellings(rw, path, McpServerDecl)
+    mode = owner.get("approvalMode")
+    if isinstance(mode, str) and mode.lower() in _SPECIFIC:
+        # `approvalMode: requireSpecific` with the lists beside it
+        owner["approvalMode"] = {"kind": mode, **{k: owner.pop(k) for k in _LISTS if k in owner}}
     if "approvalMode" in owner:
         owner["approvalMode"] = _approval(owner["approvalMode"])
 
 
+_LISTS = ALWAYS_KEYS + NEVER_KEYS
+
+
 def _approval(value: Any) -> Any:
-    """MAF's and the original's approval settings as raf's: always, never, or per tool."""
+    """MAF's and the original's approval settings as raf's: always, never, or per tool.
+    MAF's `requireSpecific` (any case) lists the tools that always and never need
+    approval; a tool it lists in neither needs it (`"*": "always"`), as in MAF."""
     if isinstance(value, bool):
         return "always" if value else "never"
     if isinstance(value, str):
@@ -256,12 +270,12 @@ def _approval(value: Any) -> Any:
         kind = str(value.get("kind", "")).lower()
         if kind in ("always", "never"):
             return kind
-        if kind not in ("requirespecific", "require_specific", "specific", "specify"):
+        if kind not in _SPECIFIC or not set(value) <= {"kind", *_LISTS}:
             return value  # not a form raf knows: refused by the schema, at its place
-        per_tool: dict[str, str] = {}
-        for name in value.get("alwaysRequireApprovalTools") or []:
-            per_tool[str(name)] = "always"
-        for name in value.get("neverRequireApprovalTools") or []:
-            per_tool[str(name)] = "never"
+        per_tool: dict[str, str] = {"*": "always"}
+        for key in _LISTS:
+            names = value.get(key) or []
+            for name in [names] if isinstance(names, str) else names:
+                per_tool[str(name)] = "always" if key in ALWAYS_KEYS else "never"
         return per_tool
     return value

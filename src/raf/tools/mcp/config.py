@@ -47,7 +47,8 @@ class McpServerConfig(BaseModel):
     tools: list[str] | None = None
     """Allow-list of server tool names (unprefixed); None exposes every tool."""
     approval_mode: ApprovalMode | dict[str, ApprovalMode] = "never"
-    """"never", "always", or per tool name (unprefixed) with "never" for unlisted tools."""
+    """"never", "always", or per tool name (unprefixed); unlisted tools follow the entry
+    `"*"`, else "never"."""
     reconnect: bool = True
     """Reconnect once and retry when the server went away between or during requests."""
     protocol: Literal["auto", "legacy"] = "auto"
@@ -96,7 +97,8 @@ class McpServerConfig(BaseModel):
         """Whether calls of this server tool (unprefixed name) wait for a human."""
         if isinstance(self.approval_mode, str):
             return self.approval_mode == "always"
-        return self.approval_mode.get(tool_name, "never") == "always"
+        unlisted = self.approval_mode.get("*", "never")
+        return self.approval_mode.get(tool_name, unlisted) == "always"
 
     def exposed_name(self, tool_name: str) -> str:
         """The raf tool name for a server tool."""
