@@ -100,6 +100,13 @@ MUTANTS: tuple[Mutant, ...] = (
         "    return base\n",
         ("tests/ui/test_eval_cases_api.py",),
     ),
+    Mutant(
+        "tenancy: OpenAI responses not scoped to their token",
+        "src/raf/serve/openai_responses.py",
+        "    return tenant.key(RESPONSE_PREFIX + response_id)\n",
+        "    return RESPONSE_PREFIX + response_id\n",
+        ("tests/serve/test_openai_responses.py", "-k", "tokens_own"),
+    ),
     # -- admission and limits
     Mutant(
         "admission: text/plain bodies accepted",
