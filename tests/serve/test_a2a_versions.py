@@ -13,7 +13,7 @@ import pytest
 from a2a.client import ClientConfig, create_client
 from a2a.helpers import get_artifact_text, new_data_part, new_text_message
 from a2a.types import AgentCard, GetTaskRequest, Role, SendMessageRequest, TaskState
-from google.protobuf.json_format import ParseDict
+from google.protobuf.json_format import ParseDict  # type: ignore[import-untyped]
 
 from raf.cli.main import main
 from raf.core.errors import ConfigurationError
@@ -178,8 +178,8 @@ def test_list_tasks_pages_hold_what_they_return_and_bad_statuses_are_refused(
 ) -> None:
     a2a_both.helper.add("a", "b", "c")
     for text in ("one", "two", "three"):
-        message = NEW_MESSAGE | {"messageId": text, "parts": [{"text": text}]}
-        sent = rpc(a2a_both, "SendMessage", {"message": message}, "1.0", token=TOKEN_B)
+        asked = NEW_MESSAGE | {"messageId": text, "parts": [{"text": text}]}
+        sent = rpc(a2a_both, "SendMessage", {"message": asked}, "1.0", token=TOKEN_B)
         assert sent["result"]["task"]["status"]["state"] == "TASK_STATE_COMPLETED", sent
     first = rpc(a2a_both, "ListTasks", {"pageSize": 2}, "1.0", token=TOKEN_B)["result"]
     assert (len(first["tasks"]), first["pageSize"], first["totalSize"]) == (2, 2, 3)
