@@ -6,7 +6,7 @@ import inspect
 import re
 import sys
 from collections.abc import Callable, Mapping
-from typing import TYPE_CHECKING, Any, get_origin, get_type_hints, overload
+from typing import TYPE_CHECKING, Annotated, Any, get_args, get_origin, get_type_hints, overload
 
 from raf.core.errors import ToolDefinitionError
 from raf.core.plain_arguments import (
@@ -193,7 +193,8 @@ class FunctionTool:
                     "add one so the model knows what to send"
                 )
             default = MISSING if param.default is inspect.Parameter.empty else param.default
-            declared.append((param.name, annotation, default, docs.get(param.name)))
+            described = annotated_description(annotation) or docs.get(param.name)
+            declared.append((param.name, annotation, default, described))
         return declared
 
     def _model(self) -> type[BaseModel]:
@@ -289,6 +290,25 @@ _PLAIN_VALUES = frozenset({str, int, float, bool, type(None), list, dict})
 """What most functions return: neither a `ToolResult` nor a pydantic model."""
 
 _NAME_MAPS = ("properties", "$defs", "definitions", "patternProperties")
+
+
+def annotated_description(annotation: Any) -> str | None:
+    """A parameter's description written in its annotation: `Annotated[float,
+    Field(description="…")]` first (pydantic's and Microsoft Agent Framework's idiom),
+    else `Annotated[int, "…"]` (a plain string); None when neither is there, and the
+    docstring's `Args:` line describes it."""
+    if get_origin(annotation) is not Annotated:
+        return None
+    from pydantic.fields import FieldInfo
+
+    metadata = get_args(annotation)[1:]
+    for item in reversed(metadata):  # pydantic lets the last Field win
+        if isinstance(item, FieldInfo) and item.description:
+            return item.description
+    for item in metadata:
+        if isinstance(item, str) and item.strip():
+            return item.strip()
+    return None
 
 
 def strip_titles(schema: Any) -> Any:
