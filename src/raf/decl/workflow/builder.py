@@ -199,6 +199,7 @@ class DeclWorkflowBuilder:
                 tools=dict(self._tools),
                 mcp_servers=mcp,
                 code=self._code,
+                sandbox=loaded.sandbox,
                 http_allow_hosts=self._http_allow_hosts,
                 http_handler=self._http_handler,
             )

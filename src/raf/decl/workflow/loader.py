@@ -18,6 +18,7 @@ from raf.decl.loader import DocumentProblems, LoadedAgent, load_dict, load_file,
 from raf.decl.problems import suggest
 from raf.decl.source import Document, KeyPath, load_text
 from raf.workflow.declarative.graph import check_graph, graph_names
+from raf.workflow.declarative.invoke import sandbox_settings
 from raf.workflow.declarative.node import check_services
 from raf.workflow.declarative.program import WorkflowDefinitionError, compile_actions, hint
 from raf.workflow.declarative.runtime import Services
@@ -39,6 +40,7 @@ _ACTION_KEYS = (
     "maxTurns",
     "maxSeconds",
     "metadata",
+    "sandbox",
     "$schema",
 )
 _GRAPH_KEYS = (
@@ -77,6 +79,9 @@ class LoadedWorkflow:
     max_seconds: float | None = None
     """`maxSeconds`: the most wall-clock seconds one run may spend executing (the time it
     waits paused for input does not count)."""
+    sandbox: dict[str, Any] = field(default_factory=dict)
+    """`sandbox:` (the original framework's): the code sandbox's settings for every
+    ExecuteCode action (an action's own `sandbox:` overrides them)."""
     warnings: list[Problem] = field(default_factory=list)
 
 
@@ -167,6 +172,11 @@ def check_workflow(
             problems.append(
                 doc.problem(("maxSeconds",), "maxSeconds is a number of seconds above 0")
             )
+    if "sandbox" in data:
+        try:
+            loaded.sandbox = sandbox_settings(data["sandbox"])
+        except ValueError as exc:
+            problems.append(doc.problem(("sandbox",), str(exc)))
     if not graph:
         problems += _actions(doc, data, loaded)
         problems += _inputs(doc, data, loaded)

@@ -272,15 +272,17 @@ _SANDBOX_KEYS = {
 }
 
 
-def _sandbox(rt: Runtime, raw: Any) -> dict[str, Any]:
-    """ExecuteCode's `sandbox:` (the original framework's): `true`, or the sandbox's
-    limits; code always runs in raf's sandbox, so `false` is refused."""
+def sandbox_settings(raw: Any) -> dict[str, Any]:
+    """The `CodeInterpreter` settings of a `sandbox:` (the original framework's, on an
+    ExecuteCode action or at the top of a workflow document): `true`, or the sandbox's
+    limits. Code always runs in raf's sandbox, so `false` is refused (`ValueError`, as is
+    an unknown setting)."""
     if raw is None or raw is True:
         return {}
     if raw is False:
-        raise rt.fail("sandbox: false is not possible: raf runs code only in its sandbox")
+        raise ValueError("sandbox: false is not possible: raf runs code only in its sandbox")
     if not isinstance(raw, Mapping):
-        raise rt.fail("sandbox is true or a mapping of limits (timeout, memory_mb, …)")
+        raise ValueError("sandbox is true or a mapping of limits (timeout, memory_mb, …)")
     out: dict[str, Any] = {}
     for key, value in raw.items():
         if key in ("kind", "backend", "type"):
@@ -288,11 +290,23 @@ def _sandbox(rt: Runtime, raw: Any) -> dict[str, Any]:
         name = _SANDBOX_KEYS.get(str(key))
         if name is None:
             known = ", ".join(sorted(k for k in _SANDBOX_KEYS if "_" in k or k == "timeout"))
-            raise rt.fail(f"sandbox has no setting {key!r} (settings: {known})")
-        out[name] = (
-            value if name == "network" else float(value) if name == "timeout_s" else int(value)
-        )
+            raise ValueError(f"sandbox has no setting {key!r} (settings: {known})")
+        if name == "network":
+            if not isinstance(value, bool):
+                raise ValueError(f"sandbox network is true or false, not {value!r}")
+            out[name] = value
+            continue
+        if isinstance(value, bool) or not isinstance(value, int | float) or value <= 0:
+            raise ValueError(f"sandbox {key} is a number above 0, not {value!r}")
+        out[name] = float(value) if name == "timeout_s" else int(value)
     return out
+
+
+def _sandbox(rt: Runtime, raw: Any) -> dict[str, Any]:
+    try:
+        return sandbox_settings(raw)
+    except ValueError as exc:
+        raise rt.fail(str(exc)) from None
 
 
 async def execute_code(rt: Runtime, step: Step) -> None:
@@ -307,7 +321,10 @@ async def execute_code(rt: Runtime, step: Step) -> None:
     interpreter = rt.services.code
     sandbox = _sandbox(rt, fields.get("sandbox"))
     if interpreter is None or "timeout" in fields or sandbox:
-        settings = {"timeout_s": float(fields.get("timeout", 30)), **sandbox}
+        # the action's own settings over the document's `sandbox:`
+        settings = {"timeout_s": 30.0, **rt.services.sandbox, **sandbox}
+        if "timeout" in fields:
+            settings["timeout_s"] = float(fields["timeout"])
         interpreter = CodeInterpreter(**settings)
     result = await interpreter.run(code, language=language)
     record = {

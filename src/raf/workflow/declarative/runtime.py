@@ -92,6 +92,8 @@ class Services:
     mcp_servers: dict[str, McpServerLike] = field(default_factory=dict)
     code: Any = None
     """A `CodeInterpreter`; made on first use when None."""
+    sandbox: dict[str, Any] = field(default_factory=dict)
+    """The document's `sandbox:` settings, for a `CodeInterpreter` ExecuteCode makes."""
     http_timeout: float = 30.0
     http_allow_hosts: tuple[str, ...] = ()
     """Hosts an HttpRequestAction may reach at any address (loopback, private) even when
