@@ -444,12 +444,13 @@ def responses_router(host: AgentHost) -> APIRouter:
 
     @router.post("/responses")
     async def create(request: Request) -> Response:
-        """Run the agent `model` names on `input`; streamed or not."""
+        """OpenAI Responses on an agent (model: the agent's name), streamed or not;
+        `previous_response_id` continues a kept one."""
         return await create_response(host, owner_of_request(request.scope), await request.body())
 
     @router.get("/responses/{response_id}")
     async def retrieve(response_id: str, request: Request) -> Response:
-        """A kept response of the caller's."""
+        """A response the caller made and kept (OpenAI's retrieve)."""
         tenant = Tenant(owner_of_request(request.scope))
         try:
             record = await load_record(host, tenant, response_id)
