@@ -2,6 +2,8 @@
 
 from __future__ import annotations
 
+from pathlib import Path
+
 import pytest
 
 from raf import ChatMessage, ChatOptions, ModelError, UpdateKind, fold_updates
@@ -57,3 +59,23 @@ async def test_options_may_be_left_out_when_calling_a_client_directly() -> None:
     assert (await model.get_response([ChatMessage.user("hi")])).text == "plain"
     updates = [u async for u in model.get_streaming_response([ChatMessage.user("hi")])]
     assert fold_updates(updates).text == "streamed"
+
+
+async def test_a_scripted_model_can_play_one_that_reads_text_only(tmp_path: Path) -> None:
+    from raf.core.contents import DataContent, TextContent
+    from raf.core.errors import ConfigurationError
+    from raf.core.messages import Role
+    from raf.testing.script_file import ScriptFileClient
+
+    text_only = ScriptedChatClient(["fine"], media_types=())
+    image = DataContent(uri="data:image/png;base64,AA==", media_type="image/png")
+    picture = ChatMessage(role=Role.USER, contents=[TextContent(text="what is it?"), image])
+    with pytest.raises(ConfigurationError, match=r"does not take image/png \(it takes text only\)"):
+        await text_only.get_response([picture], ChatOptions())
+    assert (await text_only.get_response([ChatMessage.user("hi")], ChatOptions())).text == "fine"
+    path = tmp_path / "model.json"
+    path.write_text('{"replies": ["x"], "mediaTypes": ["image/png"]}')
+    assert ScriptFileClient(path).inner.media_types == ("image/png",)
+    path.write_text('{"replies": ["x"], "mediaTypes": "image/png"}')
+    with pytest.raises(ConfigurationError, match="'mediaTypes' is a list of media types"):
+        ScriptFileClient(path)
