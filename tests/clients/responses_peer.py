@@ -15,9 +15,10 @@ Its "model" is deterministic, so tests can ask for behaviour in the user's words
 `call NAME {json}` calls a declared function tool, `use TYPE` calls a declared hosted
 tool, `fail` makes the response fail, `quote tools` is refused with a 400 that quotes
 the request's `tools` array (as a provider's validation error does); a remote MCP tool
-whose `require_approval` is not `never` (the API's default is `always`) first answers
-with an `mcp_approval_request`, and calls the server only after an
-`mcp_approval_response` that approves it; after tool outputs it answers with what they said;
+whose `require_approval` is not `never` (the API's default is `always`), asked to
+`use mcp` or naming its server label, first answers with an `mcp_approval_request`, and
+calls the server only after an `mcp_approval_response` that approves it; after tool
+outputs it answers with what they said;
 with a `json_schema` text format it answers JSON built from the schema; otherwise it
 answers `You said: <text>`, naming the images and files it received.
 """
@@ -471,8 +472,8 @@ class ResponsesPeer(LoopbackPeer):
         if answered:
             output.extend(self._after_approval(conversation, answered, hosted.get("mcp") or {}))
         elif (
-            "use mcp" in text
-            and "mcp" in hosted
+            "mcp" in hosted
+            and ("use mcp" in text or f" {hosted['mcp'].get('server_label')}" in text)
             and hosted["mcp"].get("require_approval", "always") != "never"
         ):
             output.append(self._approval_request(hosted["mcp"]))

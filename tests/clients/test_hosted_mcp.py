@@ -24,6 +24,7 @@ from raf.core.responses import FinishReason
 from raf.observability import instrument
 from raf.stores.sessions import SqliteSessionStore
 from tests.clients.responses_peer import ResponsesPeer
+from tests.test_docs import page_blocks
 
 SECRETS = ("Bearer mcp-live-7f3a9c2e", "team-4711-blue", "oauth-0a1b2c3d")
 
@@ -157,3 +158,19 @@ async def test_hosted_tool_headers_never_show_in_errors_logs_or_spans(
     assert any("Invalid 'tools'" in text for text in shown[3:]), shown  # spans saw the error
     for secret in SECRETS:
         assert not [text for text in shown if secret in text], secret
+
+
+def test_the_models_guide_example_asks_and_goes_on(
+    peer: ResponsesPeer, monkeypatch: pytest.MonkeyPatch, capsys: pytest.CaptureFixture[str]
+) -> None:
+    page = Path(__file__).resolve().parents[2] / "docs" / "guide" / "models.md"
+    [block] = [b for b in page_blocks(page) if "test_hosted_mcp.py" in b.mark]
+    monkeypatch.setenv("OPENAI_BASE_URL", peer.url)
+    monkeypatch.setenv("OPENAI_API_KEY", peer.key)
+    monkeypatch.setenv("DOCS_MCP_TOKEN", "docs-token-5150")
+    exec(compile(block.code, f"docs/guide/models.md:{block.line}", "exec"), {"__name__": "x"})
+    printed = capsys.readouterr().out.splitlines()
+    assert printed[0].startswith("docs lookup the remote MCP server 'docs'"), printed
+    assert printed[-1] == "The MCP server: lookup said: from the remote MCP server"
+    assert peer.requests[0]["tools"][0]["headers"] == {"Authorization": "Bearer docs-token-5150"}
+    assert [a["approve"] for a in peer.approval_answers] == [True]
