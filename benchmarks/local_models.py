@@ -50,6 +50,8 @@ async def one_config(args: argparse.Namespace) -> dict[str, Any]:
         path, tool_mode=args.tool_mode, temperature=args.temperature, seed=args.seed
     )
     dataset = suite_dataset()
+    if args.categories:
+        dataset.cases = [c for c in dataset.cases if c.tags[0] in args.categories]
     if args.per_category:
         kept: dict[str, int] = {}
         cases = []
@@ -121,11 +123,14 @@ def table(rows: list[dict[str, Any]]) -> str:
 def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("--model", default="local")
-    parser.add_argument("--tool-mode", default="grammar", choices=("grammar", "native", "auto"))
+    parser.add_argument("--tool-mode", default="grammar", choices=("staged", "grammar", "native", "auto"))
     parser.add_argument("--temperature", type=float, default=0.0)
     parser.add_argument("--seed", type=int, default=0)
     parser.add_argument("--max-tokens", type=int, default=128)
     parser.add_argument("--per-category", type=int, default=0, help="cases per category (0: all)")
+    parser.add_argument(
+        "--categories", nargs="*", default=[], help="only these categories (default: all)"
+    )
     parser.add_argument("--json-dir", default="")
     parser.add_argument("--matrix", nargs="*", metavar="MODEL", help="models to run every way")
     parser.add_argument("--temperatures", nargs="*", type=float, default=[0.0])

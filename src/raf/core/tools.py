@@ -216,11 +216,32 @@ class ApprovalRequiredTool:
     def ends_run(self) -> bool:
         return ends_run(self.inner)
 
+    def argument_candidates(self) -> dict[str, list[Any]]:
+        return argument_candidates(self.inner)
+
     async def invoke(self, arguments: Mapping[str, Any], context: ToolContext) -> ToolResult:
         return await self.inner.invoke(arguments, context)
 
     def __repr__(self) -> str:
         return f"ApprovalRequiredTool({self.inner!r})"
+
+
+def argument_candidates(tool: object) -> dict[str, list[Any]]:
+    """The values a tool says its arguments can take right now, by argument name: a tool
+    may declare `argument_candidates()` (the workspace's file tools list the paths that
+    exist in their scope). A model that decodes under a grammar picks from them instead
+    of writing a value of its own; an argument left out is free. Optional, like
+    `timeout`: a tool that declares none, or whose method fails, gives an empty dict."""
+    method = getattr(tool, "argument_candidates", None)
+    if not callable(method):
+        return {}
+    try:
+        found = method()
+    except Exception:  # a listing that fails constrains nothing; the call still runs
+        return {}
+    if not isinstance(found, Mapping):
+        return {}
+    return {str(k): list(v) for k, v in found.items() if isinstance(v, list | tuple) and v}
 
 
 def tool_timeout(tool: object) -> float | None:

@@ -82,6 +82,8 @@ class ReadFile(ScopedTool):
         "Large files are read in part: ask for further lines with start_line."
     )
 
+    path_candidates = "file"
+
     class Arguments(BaseModel):
         model_config = _STRICT
         path: str = Field(description="File path, relative to the workspace root")
@@ -266,6 +268,8 @@ class ListFiles(ScopedTool):
     name = "list_files"
     description = "List a workspace folder: names, types and sizes (folders end with '/')."
 
+    path_candidates = "folder"
+
     class Arguments(BaseModel):
         model_config = _STRICT
         path: str = Field(".", description="Folder, relative to the workspace root")
@@ -323,6 +327,8 @@ def _type_of(st: os.stat_result) -> str:
 class InspectFile(ScopedTool):
     name = "inspect_file"
     description = "Describe a workspace path: type, size, line count, encoding, modified time."
+
+    path_candidates = "any"
 
     class Arguments(BaseModel):
         model_config = _STRICT

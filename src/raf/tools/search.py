@@ -142,6 +142,8 @@ class FindFiles(ScopedTool):
         "the folder ('src/**/test_*.py'). Symlinks are listed, never followed."
     )
 
+    path_candidates = "folder"
+
     class Arguments(BaseModel):
         model_config = _STRICT
         pattern: str = Field(description="Glob such as '*.md' or 'docs/**/*.md'")
@@ -194,6 +196,8 @@ class SearchFile(ScopedTool):
         "expression; returns path, line number and line. Binary and very large files are "
         "skipped; symlinks are not followed."
     )
+
+    path_candidates = "any"
 
     class Arguments(BaseModel):
         model_config = _STRICT

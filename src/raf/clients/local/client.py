@@ -24,14 +24,24 @@ from raf.clients.errors import (
     ContextOverflowError,
     is_context_overflow,
 )
+from raf.clients.local.choice import (
+    LiveContext,
+    answer_messages,
+    choice_schema,
+    relevant_tools,
+    user_text,
+)
 from raf.clients.local.model_store import DEFAULT_MODEL, is_pulled, model_path, pull_model
 from raf.clients.local.threads import THREADS_ENV, default_threads
+from raf.clients.local.tools import call_updates, parse_constrained, usage_of
 from raf.clients.local.wire import LocalWire, refuse_media
 from raf.clients.provider import ChunkStream, Provider
+from raf.core.contents import FunctionCallContent
 from raf.core.errors import ConfigurationError, MissingExtraError
-from raf.core.messages import ChatMessage
+from raf.core.messages import ChatMessage, new_id
 from raf.core.options import ChatOptions
-from raf.core.responses import ChatResponse, fold_stream
+from raf.core.responses import AgentResponseUpdate, ChatResponse, UpdateKind, fold_stream
+from raf.core.usage import UsageDetails
 
 log = logging.getLogger("raf.clients.local")
 
@@ -43,9 +53,11 @@ __all__ = [
     "read_chat_template",
 ]
 
-ToolMode = Literal["auto", "grammar", "native"]
+ToolMode = Literal["auto", "staged", "grammar", "native"]
 DEFAULT_CONTEXT = 4096
 DEFAULT_MAX_TOKENS = 512
+CHOICE_TOKENS = 160
+"""Tokens the choice of a call may take (a call's JSON; an answer is written after)."""
 DEFAULT_TEMPERATURE = 0.0
 """Greedy decoding unless a temperature is given: on the shipped small-model eval the
 default model gave the same right answer to `raf ask`'s question 11 times in 11 at 0, and
@@ -296,9 +308,10 @@ class LocalChatClient(ModelClient[LocalWire]):
                 raise ConfigurationError(
                     f"LocalChatClient({name}={value!r}): give a whole number >= 1"
                 )
-        if tool_mode not in ("auto", "grammar", "native"):
+        if tool_mode not in ("auto", "staged", "grammar", "native"):
             raise ConfigurationError(
-                f"LocalChatClient(tool_mode={tool_mode!r}): use 'auto', 'grammar' or 'native'"
+                f"LocalChatClient(tool_mode={tool_mode!r}): use 'auto', 'staged', 'grammar' "
+                "or 'native'"
             )
         path = Path(model_path).expanduser() if model_path else None
         model = path.stem if path else DEFAULT_MODEL.name
@@ -384,6 +397,80 @@ class LocalChatClient(ModelClient[LocalWire]):
         if self.tool_mode == "auto":
             return bool(engine.template and "tools" in engine.template)
         return self.tool_mode == "native"
+
+    async def get_streaming_response(
+        self, messages: Sequence[ChatMessage], options: ChatOptions | None = None
+    ) -> AsyncIterator[AgentResponseUpdate]:
+        """With tools offered and `staged` decoding (the default for a template without a
+        tool format): first the choice, a call or the decision to answer, decoded under a
+        grammar drawn from the live context (`local.choice`); then, if it is to answer,
+        the answer in plain text, as without tools."""
+        options = options if options is not None else ChatOptions()
+        engine = await self.api.load()
+        staged = self.tool_mode == "staged" or (
+            self.tool_mode == "auto" and not self._native(engine)
+        )
+        if not staged or not options.tools or options.tool_choice == "none":
+            async for update in super().get_streaming_response(messages, options):
+                yield update
+            return
+        refuse_media(messages, self.model)
+        call, usage = await self._choose(messages, options)
+        message_id = new_id("msg")
+        if call is not None:
+            for update in call_updates(call, message_id, usage):
+                yield update
+            return
+        if usage is not None:
+            yield AgentResponseUpdate(kind=UpdateKind.USAGE, message_id=message_id, usage=usage)
+        plain = replace(options, tools=[], tool_choice=None)
+        async for update in super().get_streaming_response(answer_messages(messages), plain):
+            yield update
+
+    async def _choose(
+        self, messages: Sequence[ChatMessage], options: ChatOptions
+    ) -> tuple[FunctionCallContent | None, UsageDetails | None]:
+        """The call the model chooses under the live grammar, or None to answer."""
+        choice = options.tool_choice if isinstance(options.tool_choice, str) else None
+        names = [t.name for t in options.tools]
+        if choice not in (None, "auto", "required", *names):
+            raise BadRequestError(
+                f"tool_choice {choice!r} names no tool offered to the local model "
+                f"(offered: {', '.join(names)}); name one of them, or use 'auto'",
+                provider="local",
+                model=self.model,
+            )
+        live = LiveContext(messages)
+        tools = list(options.tools)
+        if choice in (None, "auto"):
+            # the tools the question is about, not yet called in this turn; none: answer
+            called = {c.name for c in live.calls}
+            tools = [t for t in relevant_tools(tools, user_text(messages)) if t.name not in called]
+        elif choice != "required":
+            tools = [t for t in tools if t.name == choice]
+        offered: list[tuple[Any, dict[str, Any]]] = []
+        for t in tools:
+            parameters = live.parameters(t)
+            if parameters is not None and (
+                choice not in (None, "auto") or live.callable(parameters)
+            ):
+                offered.append((t, parameters))
+        if not offered:
+            return None, None
+        wire = replace(self.wire, native=False, grammar=True)
+        body = wire.request(
+            messages, replace(options, output_schema=None), model=self.model, stream=False
+        )
+        body["json_schema"] = choice_schema(offered, may_answer=False)
+        body["max_tokens"] = CHOICE_TOKENS
+        data = await self.api.complete(body)
+        message = (data.get("choices") or [{}])[0].get("message") or {}
+        contents, _ = parse_constrained(str(message.get("content") or ""))
+        usage = usage_of(data.get("usage"))
+        call = next((c for c in contents if isinstance(c, FunctionCallContent)), None)
+        if call is not None and choice in (None, "auto") and live.repeats(call):
+            return None, usage  # the same call again: its result is there, so answer
+        return call, usage
 
     async def _prepare(
         self, messages: Sequence[ChatMessage], options: ChatOptions, *, stream: bool

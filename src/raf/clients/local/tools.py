@@ -36,7 +36,7 @@ def _rewrite_refs(value: Any, renames: dict[str, str]) -> Any:
     return value
 
 
-def _hoist_definitions(
+def hoist_definitions(
     index: int, parameters: dict[str, Any], into: dict[str, Any]
 ) -> dict[str, Any]:
     """A tool's schema with its `$defs` moved to the root (`into`), renamed per tool.
@@ -69,7 +69,7 @@ def tool_schema(
             "type": "object",
             "properties": {
                 "tool": {"const": t.name},
-                "arguments": _hoist_definitions(i, dict(t.parameters), definitions)
+                "arguments": hoist_definitions(i, dict(t.parameters), definitions)
                 if t.parameters
                 else {"type": "object"},
             },
@@ -82,7 +82,7 @@ def tool_schema(
         answer_schema = (
             {"type": "string"}
             if answer is None
-            else _hoist_definitions(len(chosen), answer, definitions)
+            else hoist_definitions(len(chosen), answer, definitions)
         )
         branches.append(
             {
@@ -275,37 +275,15 @@ class ConstrainedStream:
         out: list[AgentResponseUpdate] = []
         for content in contents:
             if isinstance(content, FunctionCallContent):
-                raw = json.dumps(content.arguments, ensure_ascii=False)
-                for kind, text, done in (
-                    (UpdateKind.TOOL_CALL_STARTED, "", None),
-                    (UpdateKind.TOOL_CALL_ARGUMENTS_DELTA, raw, None),
-                    (UpdateKind.TOOL_CALL_ENDED, "", content),
-                ):
-                    out.append(
-                        AgentResponseUpdate(
-                            kind=kind,
-                            message_id=self.message_id,
-                            text=text,
-                            content=done,
-                            call_id=content.call_id,
-                            tool_name=content.name,
-                        )
-                    )
+                out.extend(_call_progress(content, self.message_id))
             elif isinstance(content, TextContent) and content.text.startswith(self.emitted):
                 rest = content.text[len(self.emitted) :]
                 if rest:
                     out.append(self._text(rest))
-        if usage:
+        found = usage_of(usage)
+        if found is not None:
             out.append(
-                AgentResponseUpdate(
-                    kind=UpdateKind.USAGE,
-                    message_id=self.message_id,
-                    usage=UsageDetails(
-                        input_tokens=int(usage.get("prompt_tokens") or 0),
-                        output_tokens=int(usage.get("completion_tokens") or 0),
-                        total_tokens=int(usage.get("total_tokens") or 0),
-                    ),
-                )
+                AgentResponseUpdate(kind=UpdateKind.USAGE, message_id=self.message_id, usage=found)
             )
         out.append(
             AgentResponseUpdate(
@@ -313,6 +291,52 @@ class ConstrainedStream:
             )
         )
         return out
+
+
+def usage_of(usage: dict[str, Any] | None) -> UsageDetails | None:
+    """llama.cpp's usage object as raf's (None: it sent none)."""
+    if not usage:
+        return None
+    return UsageDetails(
+        input_tokens=int(usage.get("prompt_tokens") or 0),
+        output_tokens=int(usage.get("completion_tokens") or 0),
+        total_tokens=int(usage.get("total_tokens") or 0),
+    )
+
+
+def _call_progress(call: FunctionCallContent, message_id: str) -> list[AgentResponseUpdate]:
+    """A whole call as the updates a stream gives: started, its arguments, ended."""
+    raw = json.dumps(call.arguments, ensure_ascii=False)
+    return [
+        AgentResponseUpdate(
+            kind=kind,
+            message_id=message_id,
+            text=text,
+            content=done,
+            call_id=call.call_id,
+            tool_name=call.name,
+        )
+        for kind, text, done in (
+            (UpdateKind.TOOL_CALL_STARTED, "", None),
+            (UpdateKind.TOOL_CALL_ARGUMENTS_DELTA, raw, None),
+            (UpdateKind.TOOL_CALL_ENDED, "", call),
+        )
+    ]
+
+
+def call_updates(
+    call: FunctionCallContent, message_id: str, usage: UsageDetails | None
+) -> list[AgentResponseUpdate]:
+    """The updates of an answer that is one call: the call, usage, finish reason."""
+    out = _call_progress(call, message_id)
+    if usage is not None:
+        out.append(AgentResponseUpdate(kind=UpdateKind.USAGE, message_id=message_id, usage=usage))
+    out.append(
+        AgentResponseUpdate(
+            kind=UpdateKind.FINISHED, message_id=message_id, finish_reason=FinishReason.TOOL_CALLS
+        )
+    )
+    return out
 
 
 class GrammarAssembler:

@@ -66,6 +66,39 @@ def os_message(exc: OSError) -> str:
     return text
 
 
+MAX_CANDIDATES = 200
+"""A workspace with more paths than this offers none: the model writes the path itself."""
+_SKIPPED_FOLDERS = frozenset({".git", ".hg", ".svn", "__pycache__", "node_modules", ".venv"})
+
+
+def existing_paths(scope: WorkspaceScope, kind: str) -> list[str]:
+    """Paths under the scope's root, relative to it, that a tool may read without a
+    person: folders (`.` first) for kind "folder", files for "file", both for "any".
+    Hidden and tool folders (`.git`, `node_modules`, ...) are not walked; empty when
+    there are more than `MAX_CANDIDATES`."""
+    root = scope.real_root
+    out: list[str] = ["."] if kind in ("folder", "any") else []
+    seen = 0
+    for folder, dirs, files in os.walk(root):
+        dirs[:] = sorted(d for d in dirs if d not in _SKIPPED_FOLDERS and not d.startswith("."))
+        rel = os.path.relpath(folder, root)
+        names = [(d, True) for d in dirs] + [(f, False) for f in sorted(files)]
+        for name, is_dir in names:
+            seen += 1
+            if seen > MAX_CANDIDATES:
+                return []
+            if (is_dir and kind == "file") or (not is_dir and kind == "folder"):
+                continue
+            path = name if rel == "." else f"{rel}/{name}"
+            try:
+                decision = scope.decide(path, Access.READ)
+            except (OSError, ValueError):
+                continue
+            if decision.action is RuleAction.ALLOW:
+                out.append(path)
+    return out
+
+
 class ScopedTool:
     """A tool bound to a WorkspaceScope (or, unscoped, to the current directory under
     the default APPROVE_OUTSIDE policy)."""
@@ -74,6 +107,9 @@ class ScopedTool:
     description: str = ""
     kind: str = "file"
     Arguments: ClassVar[type[BaseModel]]
+    path_candidates: ClassVar[str | None] = None
+    """What the `path` argument names, for `argument_candidates`: "file", "folder" or
+    "any" (folders and files); None: the tool offers no candidates (a path to create)."""
 
     def __init__(
         self,
@@ -95,6 +131,15 @@ class ScopedTool:
     @property
     def parameters(self) -> dict[str, Any]:
         return arguments_schema(self.Arguments)
+
+    def argument_candidates(self) -> dict[str, list[Any]]:
+        """The paths that exist in the scope for the `path` argument (see
+        `path_candidates`), relative to the root, read-allowed without approval; empty
+        when the tool offers none or the workspace holds more than `MAX_CANDIDATES`."""
+        if self.path_candidates is None or self.scope is None:
+            return {}
+        found = existing_paths(self.scope, self.path_candidates)
+        return {"path": found} if found else {}
 
     def effective_scope(self) -> WorkspaceScope:
         return self.scope if self.scope is not None else WorkspaceScope(Path.cwd())

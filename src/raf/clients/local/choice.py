@@ -1,0 +1,323 @@
+"""Choosing a tool call on a small embedded model: the grammar drawn from the live context.
+
+A 135 M model asked for `{"tool": ..., "arguments": ...}` invents what it does not copy:
+paths that do not exist, numbers that were never said, the same call again after its
+result. Here the choice is decoded under a JSON Schema narrowed to what the conversation
+and the tools make possible:
+
+- an argument a tool offers candidates for (`raf.core.tools.argument_candidates`: the
+  workspace's file tools list the paths that exist in their scope) is one of them;
+- a number argument is one of the numbers of the user's message or of this turn's tool
+  results (when there are any);
+- a free-text string argument (no enum, format or pattern) is a span of the user's
+  message, up to `MAX_SPAN_WORDS` words: a city, an address, a subject;
+- optional arguments without candidates are left out (the tool's default holds);
+- a call made earlier in the turn is not offered again: a one-argument tool loses the
+  values already used, and a call equal to an earlier one counts as the choice to answer.
+
+The decision itself is the model's: greedy decoding under this grammar takes, at each
+step, the allowed token the model finds likeliest (`tool` or `answer`, then the name,
+then the values). The answer is then written without a grammar, as plain text.
+"""
+
+from __future__ import annotations
+
+import json
+import math
+import re
+from collections.abc import Sequence
+from dataclasses import replace
+from typing import Any
+
+from raf.clients.local.tools import hoist_definitions
+from raf.core.contents import FunctionCallContent, FunctionResultContent, TextContent
+from raf.core.messages import ChatMessage, Role
+from raf.core.tools import Tool, argument_candidates
+
+MAX_SPAN_WORDS = 4
+"""The longest span of the user's message a free-text argument may be."""
+MAX_SPANS = 400
+"""More spans than this (a long message) and free-text arguments stay free."""
+_WORD = re.compile(r"\S+")
+_EDGE = "\"'`.,;:!?()[]{}<>"
+_NUMBER = re.compile(r"(?<![\w.])-?\d+(?:\.\d+)?(?![\w])")
+
+
+def turn_start(messages: Sequence[ChatMessage]) -> int:
+    """Where the current turn starts: the index of the last user message with text."""
+    for index in range(len(messages) - 1, -1, -1):
+        message = messages[index]
+        if message.role is Role.USER and any(
+            isinstance(c, TextContent) and c.text.strip() for c in message.contents
+        ):
+            return index
+    return len(messages)
+
+
+def user_text(messages: Sequence[ChatMessage]) -> str:
+    """The text of the user's latest message."""
+    start = turn_start(messages)
+    if start >= len(messages):
+        return ""
+    return " ".join(
+        c.text for c in messages[start].contents if isinstance(c, TextContent) and c.text
+    )
+
+
+def turn_calls(messages: Sequence[ChatMessage]) -> list[FunctionCallContent]:
+    """The calls the model made in the current turn, in order."""
+    return [
+        content
+        for message in messages[turn_start(messages) :]
+        for content in message.contents
+        if isinstance(content, FunctionCallContent)
+    ]
+
+
+def turn_results(messages: Sequence[ChatMessage]) -> list[FunctionResultContent]:
+    return [
+        content
+        for message in messages[turn_start(messages) :]
+        for content in message.contents
+        if isinstance(content, FunctionResultContent)
+    ]
+
+
+def spans(text: str, max_words: int = MAX_SPAN_WORDS) -> list[str]:
+    """Runs of up to `max_words` words of `text`, punctuation at their ends stripped,
+    each once, in order of first appearance."""
+    words = [w.strip(_EDGE) for w in _WORD.findall(text)]
+    out: dict[str, None] = {}
+    for start in range(len(words)):
+        for end in range(start + 1, min(len(words), start + max_words) + 1):
+            run = words[start:end]
+            if not run[0] or not run[-1]:
+                continue
+            out[" ".join(run)] = None
+    return list(out)
+
+
+def numbers(texts: Sequence[str]) -> list[int | float]:
+    """The numbers written in `texts` (as ints where whole), each once, in order."""
+    out: dict[int | float, None] = {}
+    for text in texts:
+        for match in _NUMBER.findall(text):
+            value = float(match)
+            out[int(value) if value.is_integer() and "." not in match else value] = None
+    return list(out)
+
+
+def _free_text(schema: dict[str, Any]) -> bool:
+    """A string the user says in words: no enum, const, format or pattern."""
+    return schema.get("type") == "string" and not (
+        {"enum", "const", "format", "pattern"} & schema.keys()
+    )
+
+
+def _numeric(schema: dict[str, Any]) -> str | None:
+    kind = schema.get("type")
+    return kind if kind in ("number", "integer") and "enum" not in schema else None
+
+
+class LiveContext:
+    """What the conversation offers a tool call's arguments: the spans of the user's
+    message, the numbers said in the turn, and the calls already made."""
+
+    def __init__(self, messages: Sequence[ChatMessage], *, copy_text: bool = True) -> None:
+        question = user_text(messages)
+        self.calls = turn_calls(messages)
+        results = [r.as_text() for r in turn_results(messages)]
+        found = spans(question) if copy_text else []
+        self.spans = found if len(found) <= MAX_SPANS else []
+        self.numbers = numbers([question, *results])
+
+    def parameters(self, tool: Tool) -> dict[str, Any] | None:
+        """The tool's argument schema narrowed to this context (None: no call of it is
+        left to make, every value was used)."""
+        schema = dict(tool.parameters or {"type": "object", "properties": {}})
+        properties = schema.get("properties")
+        if not isinstance(properties, dict):
+            return schema
+        required = [r for r in schema.get("required") or [] if r in properties]
+        offered = argument_candidates(tool)
+        narrowed: dict[str, Any] = {}
+        for name, prop in properties.items():
+            prop = dict(prop) if isinstance(prop, dict) else {}
+            if name in offered:
+                narrowed[name] = {"enum": offered[name]}
+            elif name not in required:
+                continue  # the tool's default holds
+            elif _free_text(prop) and self.spans:
+                narrowed[name] = {"enum": self.spans}
+            elif (kind := _numeric(prop)) and self.numbers:
+                values = [n for n in self.numbers if kind == "number" or isinstance(n, int)]
+                narrowed[name] = {"enum": values} if values else prop
+            else:
+                narrowed[name] = prop
+        keep = [r for r in required if r in narrowed]
+        if len(narrowed) == 1:  # one argument: the values already used are not offered
+            (name, prop), used = next(iter(narrowed.items())), self.used(tool.name)
+            if "enum" in prop and used:
+                left = [v for v in prop["enum"] if {name: v} not in used]
+                if not left:
+                    return None
+                narrowed[name] = {"enum": left}
+        out: dict[str, Any] = {
+            "type": "object",
+            "properties": narrowed,
+            "required": [*keep, *(n for n in narrowed if n not in keep)],
+            "additionalProperties": False,
+        }
+        for key in ("$defs", "definitions"):
+            if key in schema:
+                out[key] = schema[key]
+        return out
+
+    def callable(self, parameters: dict[str, Any]) -> bool:
+        """Whether the conversation holds what a call needs: a required number when
+        numbers were said, a required free-text argument when the message has words."""
+        properties = parameters.get("properties") or {}
+        for name in parameters.get("required") or []:
+            prop = properties.get(name) or {}
+            if _numeric(prop) and not self.numbers or _free_text(prop) and not self.spans:
+                return False
+        return True
+
+    def used(self, name: str) -> list[dict[str, Any]]:
+        return [dict(c.arguments) for c in self.calls if c.name == name]
+
+    def repeats(self, call: FunctionCallContent) -> bool:
+        """Whether `call` was already made in this turn with the same arguments."""
+        mine = json.dumps(dict(call.arguments), sort_keys=True, default=str)
+        return any(
+            c.name == call.name
+            and json.dumps(dict(c.arguments), sort_keys=True, default=str) == mine
+            for c in self.calls
+        )
+
+
+def _key(call: FunctionCallContent) -> str:
+    return call.name + json.dumps(dict(call.arguments), sort_keys=True, default=str)
+
+
+def choice_schema(
+    tools: Sequence[tuple[Tool, dict[str, Any]]], *, may_answer: bool
+) -> dict[str, Any]:
+    """The JSON Schema of the choice: a call of one of `tools` (each with its narrowed
+    arguments), or, when `may_answer`, `{"answer": ""}`: the answer is written after."""
+    definitions: dict[str, Any] = {}
+    branches: list[dict[str, Any]] = [
+        {
+            "type": "object",
+            "properties": {
+                "tool": {"const": tool.name},
+                "arguments": hoist_definitions(i, parameters, definitions),
+            },
+            "required": ["tool", "arguments"],
+            "additionalProperties": False,
+        }
+        for i, (tool, parameters) in enumerate(tools)
+    ]
+    if may_answer:
+        branches.append(
+            {
+                "type": "object",
+                "properties": {"answer": {"const": ""}},
+                "required": ["answer"],
+                "additionalProperties": False,
+            }
+        )
+    schema: dict[str, Any] = {"anyOf": branches}
+    if definitions:
+        schema["$defs"] = definitions
+    return schema
+
+
+_NOTE = re.compile(r"\s*\[stopped repeating: [^\]]*\]\s*$")
+"""The note the run adds to a result when the model repeats a call (for the model that
+chose the call, not for the one writing the answer)."""
+
+
+def answer_messages(messages: Sequence[ChatMessage]) -> list[ChatMessage]:
+    """The conversation the answer is written from: raf's own notes to the model (a call
+    not run, a repeated call stopped) are left out, so a small model that copies what it
+    reads never copies them into the answer."""
+    out: list[ChatMessage] = []
+    for message in messages:
+        if message.role is not Role.TOOL:
+            out.append(message)
+            continue
+        contents: list[Any] = []
+        for content in message.contents:
+            if isinstance(content, FunctionResultContent):
+                if content.error is not None and content.error.startswith("not run: "):
+                    continue
+                if content.error is None and isinstance(content.result, str):
+                    content = replace(content, result=_NOTE.sub("", content.result))
+                elif content.error is not None:
+                    content = replace(content, error=_NOTE.sub("", content.error))
+            contents.append(content)
+        if contents:
+            out.append(replace(message, contents=contents))
+    return out
+
+
+_TERM = re.compile(r"[a-z0-9]+")
+_STOPWORDS = frozenset(
+    """a an the and or but if then than so of to in on at by for from with into onto about
+    as is are was were be been being do does did done have has had having i me my we us our
+    you your he she it its they them their this that these those there here what which who
+    whom whose when where why how much many some any all each every no not can could would
+    should shall will may might must please tell give show let get got use using tool tools
+    now today right just also very one two""".split()
+)
+
+
+def _stem(word: str) -> str:
+    """A crude English stem: enough that "emails", "multiplied" and "listing" meet
+    "email", "multiply" and "list"."""
+    for suffix, replacement in (("ies", "y"), ("ied", "y"), ("ing", ""), ("ed", ""), ("es", "")):
+        if len(word) > len(suffix) + 3 and word.endswith(suffix):
+            return word[: -len(suffix)] + replacement
+    if len(word) > 4 and word.endswith("s") and not word.endswith("ss"):
+        return word[:-1]
+    return word
+
+
+def terms(text: str) -> set[str]:
+    """The content words of `text`, stemmed (names split at `_` and `-`)."""
+    words = _TERM.findall(text.lower().replace("_", " ").replace("-", " "))
+    return {_stem(w) for w in words if w not in _STOPWORDS}
+
+
+def tool_terms(tool: Tool) -> set[str]:
+    """The words a tool is known by: its name, description and argument names and
+    descriptions."""
+    parts = [tool.name, tool.description]
+    properties = (tool.parameters or {}).get("properties")
+    if isinstance(properties, dict):
+        for name, prop in properties.items():
+            parts.append(str(name))
+            if isinstance(prop, dict) and isinstance(prop.get("description"), str):
+                parts.append(prop["description"])
+    return terms(" ".join(parts))
+
+
+def relevant_tools(tools: Sequence[Tool], question: str) -> list[Tool]:
+    """The tools whose words the question uses, best first: each shared word counts by
+    how few of the tools know it (a word every tool has tells them apart from nothing);
+    tools scoring at least half the best are kept. Empty: no tool fits the question."""
+    asked = terms(question)
+    known = [tool_terms(t) for t in tools]
+    if not asked or not tools:
+        return []
+    count = len(tools)
+    scores: list[float] = []
+    for words in known:
+        shared = asked & words
+        scores.append(sum(math.log(1 + count / sum(w in k for k in known)) for w in shared))
+    best = max(scores)
+    if best <= 0:
+        return []
+    ranked = sorted(range(count), key=lambda i: -scores[i])
+    return [tools[i] for i in ranked if scores[i] >= best / 2]
