@@ -204,7 +204,7 @@ def test_list_tasks_pages_hold_what_they_return_and_bad_statuses_are_refused(
     assert "TASK_STATE_COMPLETED" in message
 
 
-def test_a_public_url_is_what_every_card_publishes() -> None:
+def test_a_public_url_is_what_every_card_and_the_openapi_document_publish() -> None:
     agents, _models, _notes = build_agents()
     app = create_app(
         AgentHost(agents),
@@ -216,6 +216,8 @@ def test_a_public_url_is_what_every_card_publishes() -> None:
     with serve_in_thread(app) as url, httpx.Client(base_url=url, timeout=30) as http:
         root = http.get("/.well-known/agent-card.json").json()
         clerk = http.get("/a2a/clerk/.well-known/agent-card.json").json()
+        openapi = http.get("/openapi.json").json()
+    assert openapi["servers"] == [{"url": "https://agents.example.com/raf"}]
     assert root["url"] == "https://agents.example.com/raf/a2a/helper"
     assert clerk["url"] == "https://agents.example.com/raf/a2a/clerk"
     for card in (root, clerk):

@@ -90,7 +90,12 @@ def create_app(
             await close_agent_like(agent)
 
     app = FastAPI(
-        title="raf", version=__version__, lifespan=lifespan, docs_url=None, redoc_url=None
+        title="raf",
+        version=__version__,
+        lifespan=lifespan,
+        docs_url=None,
+        redoc_url=None,
+        servers=[{"url": public_url}] if public_url else None,  # the OpenAPI document's
     )
 
     def answer(request: Request, error: ServeError, headers: Any = None) -> JSONResponse:
