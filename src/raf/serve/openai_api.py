@@ -457,11 +457,12 @@ async def _chunks(
     final: AgentResponseUpdate | None = None
     text: list[str] = []
     asking: set[str] = set()
+    structured = form.structured
     try:
         async for update in agent.run_stream(messages, agent.create_session(), form.options()):
             kind = update.kind
             if kind is UpdateKind.TEXT_DELTA and update.text:
-                if form.structured:
+                if structured:
                     text.append(update.text)
                 else:
                     yield chunk({"content": update.text}, None)
@@ -475,7 +476,7 @@ async def _chunks(
         finish = final.finish_reason if final is not None else None
         if finish is FinishReason.AWAITING_APPROVAL:
             raise approval_refusal(asking)
-        if form.structured:
+        if structured:
             value = final.value if final is not None else None
             yield chunk({"content": form.answer("".join(text), value)}, None)
     except (ServeError, RafError) as exc:
