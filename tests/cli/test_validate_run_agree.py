@@ -50,6 +50,12 @@ BAD = {
         "name: a\ninstructions: hi\nmaxToolRounds: 100000000000000000000000000\n",
         ["rounds.yaml:3:16 maxToolRounds: expected a whole number from 0 to 1000000, got"],
     ),
+    "turns.yaml": (
+        "kind: workflow\nname: w\nmaxTurns: 100000000000000000000000000\ntrigger:\n"
+        "  kind: OnConversationStart\n  id: t\n  actions:\n"
+        "    - {kind: SendActivity, id: s, activity: hi}\n",
+        ["turns.yaml:3:11 maxTurns: maxTurns is a whole number from 1 to 1000000"],
+    ),
     "tokens.yaml": (
         "name: a\ninstructions: hi\nmodel:\n  id: gpt-4o\n  provider: openai\n"
         "  options: {maxTokens: 99999999999}\nusageLimits: {requests: 0}\n",

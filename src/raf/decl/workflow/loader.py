@@ -13,6 +13,7 @@ from pathlib import Path
 from typing import Any, Literal, TypedDict
 
 from raf.core.errors import Problem, ValidationProblems
+from raf.decl.base import MAX_COUNT
 from raf.decl.document_kind import is_workflow_data
 from raf.decl.loader import DocumentProblems, LoadedAgent, load_dict, load_file, read_document
 from raf.decl.problems import suggest
@@ -156,10 +157,16 @@ def check_workflow(
     )
     max_turns = data.get("maxTurns")
     if max_turns is not None:
-        if isinstance(max_turns, int) and not isinstance(max_turns, bool) and max_turns > 0:
+        if (
+            isinstance(max_turns, int)
+            and not isinstance(max_turns, bool)
+            and 0 < max_turns <= MAX_COUNT
+        ):
             loaded.max_turns = max_turns
         else:
-            problems.append(doc.problem(("maxTurns",), "maxTurns is a whole number above 0"))
+            problems.append(
+                doc.problem(("maxTurns",), f"maxTurns is a whole number from 1 to {MAX_COUNT}")
+            )
     max_seconds = data.get("maxSeconds")
     if max_seconds is not None:
         if (
