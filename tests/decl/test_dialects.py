@@ -25,7 +25,7 @@ DOCUMENTS = sorted(
 """Every agent document here but the orchestrations (each run with its members' own
 scripted models in test_original_orchestrations.py)."""
 ENV = {"WEATHER_API_KEY": "k-weather", "DOCS_API_KEY": "k-docs", "LEGACY_KEY": "k-legacy"}
-CODE_BOUND = ("GetWeather", "lookup", "issues", "docs")
+CODE_BOUND = ("GetWeather", "lookup", "issues", "docs", "double")
 """Tools bound in code in these tests (MCP servers replaced by a stand-in)."""
 
 
@@ -165,11 +165,12 @@ async def test_legacy_json_format(tmp_path):
     assert [(t.kind, t.name) for t in decl.tools] == [
         ("file", "read_file"),
         ("shell", "run_command"),
+        ("function", "double"),
         ("custom", "lookup"),
     ]
     assert any("rhai" in str(w) and "'double'" in str(w) for w in made.warnings)
     agent = made.build()
-    assert sorted(t.name for t in agent.tools) == ["lookup", "read_file", "run_command"]
+    assert sorted(t.name for t in agent.tools) == ["double", "lookup", "read_file", "run_command"]
 
 
 async def test_maf_weather_agent(tmp_path):

@@ -41,11 +41,8 @@ def upgrade(rw: Rewriter) -> None:
             continue
         kind = str(tool["type"]).lower()
         if kind == "rhai":
-            rw.warn(
-                (*path, "type"),
-                f"tool {tool.get('name', index)!r} is a rhai script: raf cannot run rhai and "
-                "leaves it out (write it as a Python tool and bind it with register_factory)",
-            )
+            _rhai_as_function(rw, path, tool)
+            keep.append((path, tool))
             continue
         if kind == "builtin":
             kind = _KIND_OF.get(str(tool.get("name", "")), "file")
@@ -54,3 +51,24 @@ def upgrade(rw: Rewriter) -> None:
         keep.append((path, tool))
     if len(keep) != len(tools):
         rw.replace_list(("tools",), keep)
+
+
+RHAI_BODY = ("script", "code", "source", "file", "path")
+"""Where a rhai tool keeps its script."""
+
+
+def _rhai_as_function(rw: Rewriter, path: tuple[str | int, ...], tool: dict[str, Any]) -> None:
+    """A rhai script tool is read as a `function` tool of the same name and parameters:
+    raf cannot run rhai, so the tool's body is a Python function bound to that name, and
+    a warning at the tool says so (an unbound one is reported as such)."""
+    name = tool.get("name", path[-1])
+    rw.rename(path, "type", "kind")
+    tool["kind"] = "function"
+    for key in RHAI_BODY:
+        tool.pop(key, None)
+    rw.warn(
+        (*path, "kind"),
+        f"tool {name!r} is a rhai script, which raf cannot run: it is read as a function "
+        f"tool named {name!r}, whose body is a Python function you bind to that name "
+        "(register_factory in code, or raf run --tools module:function)",
+    )

@@ -204,9 +204,11 @@ def _script(
         issues.append(
             Issue(
                 path=(*where, "language"),
-                message=f"script node {node_id!r} is written in {language!r}; raf runs script "
-                "nodes written in its expression language only (for example "
-                '=Upper(Message) & "!")',
+                message=f"script node {node_id!r} is written in {language!r}, which raf "
+                "cannot run: write its body in raf's expression language (for example "
+                '=Upper(Message) & "!"), or make it a function node (type: function, '
+                "function_ref) and bind a Python function to it (with_function, or raf run "
+                "--tools module:function)",
             )
         )
         return None
