@@ -11,6 +11,7 @@ from raf.core import builders
 from raf.core.contents import (
     ApprovalRequestContent,
     Content,
+    DataContent,
     FunctionResultContent,
     ReasoningContent,
     TextContent,
@@ -315,6 +316,8 @@ class AnswerCheck:
             self._answered = self._answered or bool(update.text.strip())
         elif kind is UpdateKind.APPROVAL_REQUEST:
             self._answered = True
+        elif kind is UpdateKind.CONTENT and isinstance(update.content, DataContent):
+            self._answered = True  # an image or a document the model gave as its answer
         elif kind is UpdateKind.FINISHED:
             self.finish_reason = update.finish_reason
             self._answered = self._answered or update.value is not None
@@ -324,7 +327,15 @@ class AnswerCheck:
         self.finish_reason = response.finish_reason
         value = getattr(response, "value", None)
         self._answered = (
-            bool(response.text.strip()) or value is not None or bool(response.pending_approvals)
+            bool(response.text.strip())
+            or value is not None
+            or bool(response.pending_approvals)
+            or any(
+                isinstance(content, DataContent)
+                for message in response.messages
+                if message.role is ROLE_ASSISTANT
+                for content in message.contents
+            )
         )
 
     @property
