@@ -19,6 +19,14 @@ from typing import Any
 from raf.core.options import ChatOptions
 
 INSTRUCTIONS = "You are a helpful assistant. Answer clearly and briefly."
+EPILOG = """exit codes:
+  0    answered
+  1    an error (the model failed, or it could not be fetched or loaded)
+  2    usage error (bad command line)
+  4    no whole answer: the model gave none, or it was cut off at --max-tokens
+       or stopped by a content filter (stderr says which, and what to try)
+  130  interrupted (Ctrl-C)
+"""
 KEY_HINTS = (
     ("OPENAI_API_KEY", "openai:gpt-4o-mini"),
     ("ANTHROPIC_API_KEY", "anthropic:claude-sonnet-4-5"),
@@ -50,7 +58,10 @@ def _positive(text: str) -> int:
 
 def register(subparsers: Any) -> None:
     parser: argparse.ArgumentParser = subparsers.add_parser(
-        "ask", help="ask the default assistant one question and stream the answer"
+        "ask",
+        help="ask the default assistant one question and stream the answer",
+        epilog=EPILOG,
+        formatter_class=argparse.RawDescriptionHelpFormatter,
     )
     parser.add_argument("prompt", metavar="PROMPT", help="the question ('-' reads stdin)")
     parser.add_argument(
