@@ -100,7 +100,7 @@ def _root(tool: object) -> Path:
     return Path(root) if root is not None else Path.cwd()
 
 
-@dataclass(slots=True)
+@dataclass(kw_only=True, slots=True)
 class ShownCall:
     """A tool call as an editor shows it."""
 
