@@ -192,6 +192,8 @@ class RunFormat:
 
     def options(self) -> AgentRunOptions:
         """The options of one sessionless run."""
+        if self is PLAIN:
+            return AgentRunOptions()
         return AgentRunOptions(
             output_type=self.output,
             chat_options=self.chat_options(),
