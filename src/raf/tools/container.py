@@ -10,6 +10,7 @@ import contextlib
 import logging
 import os
 import threading
+import time
 from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
 from pathlib import Path
@@ -30,6 +31,8 @@ LABEL = "raf.sandbox"
 STDIN_MOUNT = "/run/raf-stdin"
 """Where the bytes given as standard input are mounted (read-only) in the container."""
 STDIN_FILE = "stdin"
+REMOVE_TIMEOUT_S = 30.0
+"""How long removing a container may take before raf gives up (and logs it)."""
 
 
 class ContainerEngineError(ToolExecutionError):
@@ -182,19 +185,28 @@ class ContainerRunner:
         a host folder holding the file STDIN_FILE, read as the command's standard input;
         `file_bytes` and `cpu_s`: limits on each file written and on CPU seconds."""
         client = await asyncio.to_thread(self.client)
-        container = await asyncio.to_thread(
-            self._create,
-            client,
-            argv,
-            mounts,
-            cwd,
-            env,
-            user,
-            network,
-            stdin,
-            file_bytes,
-            cpu_s,
+        creating = asyncio.ensure_future(
+            asyncio.to_thread(
+                self._create,
+                client,
+                argv,
+                mounts,
+                cwd,
+                env,
+                user,
+                network,
+                stdin,
+                file_bytes,
+                cpu_s,
+            )
         )
+        try:
+            container = await asyncio.shield(creating)
+        except asyncio.CancelledError:
+            # cancelled while the engine creates it: wait for it, then remove it
+            with contextlib.suppress(Exception):
+                await asyncio.to_thread(self._remove, await creating)
+            raise
         try:
             return await asyncio.to_thread(self._run, container, timeout_s, output_cap)
         finally:
@@ -329,13 +341,28 @@ class ContainerRunner:
 
     @staticmethod
     def _remove(container: Any) -> None:
+        """Kill and remove the container, and wait (up to REMOVE_TIMEOUT_S) until the
+        engine no longer has it: a removal already under way answers 409 first."""
         docker = _docker()
-        try:
-            container.remove(force=True)
-        except docker.errors.NotFound:
-            return
-        except docker.errors.DockerException as exc:
-            logger.warning("container %s was not removed: %s", container.id[:12], exc)
+        import requests.exceptions
+
+        deadline = time.monotonic() + REMOVE_TIMEOUT_S
+        problem: Exception | None = None
+        while time.monotonic() < deadline:
+            try:
+                container.remove(force=True)
+            except docker.errors.NotFound:
+                return
+            except (docker.errors.DockerException, requests.exceptions.RequestException) as exc:
+                problem = exc
+            try:
+                container.reload()
+            except docker.errors.NotFound:
+                return
+            except (docker.errors.DockerException, requests.exceptions.RequestException) as exc:
+                problem = exc
+            time.sleep(0.2)
+        logger.warning("container %s was not removed: %s", container.id[:12], problem)
 
 
 class _Kept:
