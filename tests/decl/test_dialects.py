@@ -53,7 +53,7 @@ def builder(path: Path, client: ScriptedChatClient, seen: dict[str, Any]) -> Dec
 
 
 def test_every_document_is_found():
-    assert len(DOCUMENTS) == 9
+    assert len(DOCUMENTS) == 10
 
 
 @pytest.mark.parametrize("name", DOCUMENTS)
@@ -317,3 +317,28 @@ def _example(schema: Any) -> Any:
     if kind == "array":
         return [_example(schema.get("items") or {"type": "string"})]
     return {"integer": 1, "number": 1.5, "boolean": True}.get(str(kind), "x")
+
+
+async def test_original_snake_case_json_reads_every_key_without_warnings(tmp_path):
+    from raf.context.compression import CompressionProvider
+
+    path = copied(tmp_path, "original/snake_agent.json")
+    loaded = load_file(path, environ=ENV, check_extras=False)
+    assert not loaded.warnings  # snake_case is how the original writes JSON
+    decl = loaded.decl
+    assert (decl.display_name, decl.max_tool_rounds) == ("Snake Agent", 4)
+    (compression,) = decl.contexts
+    assert compression.config.keep_last == 6 and compression.config.token_counter == "estimate"
+    assert [s.name for s in decl.sub_agents] == ["helper"]
+    client = ScriptedChatClient(['{"answer": "yes"}'])
+    agent = builder(path, client, {}).build()
+    assert any(isinstance(p, CompressionProvider) for p in agent.context_providers)
+    response = await agent.run("is it snake case?")
+    assert response.value == {"answer": "yes"}
+    assert client.requests[0].options.max_tokens == 300
+    # the same keys in YAML are read too, each with a warning naming it
+    yaml_text = "name: snake\ninstructions: Hi.\nmax_tool_rounds: 4\n"
+    from raf.decl.loader import load
+
+    (warning,) = load(yaml_text, check_extras=False).warnings
+    assert warning.key_path == "max_tool_rounds" and "snake_case" in warning.message

@@ -48,6 +48,8 @@ class Document:
     """Paths whose values came from the environment: never echoed in messages."""
     quiet: bool = False
     """No value of this document is echoed in messages (a file another document names)."""
+    fmt: str = "yaml"
+    """The format it was written in: yaml, json or toml."""
 
     def locate(self, path: KeyPath, *, key: bool = False) -> tuple[int | None, int | None]:
         """Line and column of the value at `path` (or of its key), else of the nearest
@@ -144,7 +146,7 @@ def _without_comment(formula: str) -> str:
 
 def load_text(text: str, *, fmt: str, file: str | None, base_dir: Path | None = None) -> Document:
     """Parse `text` as yaml, json or toml; syntax errors become located problems."""
-    doc = Document(data=None, file=file, base_dir=base_dir or Path.cwd())
+    doc = Document(data=None, file=file, base_dir=base_dir or Path.cwd(), fmt=fmt)
     try:
         if fmt == "yaml":
             _load_yaml(text, doc)

@@ -21,16 +21,19 @@ def aliases(model: type[BaseModel]) -> set[str]:
 
 
 def snake_keys(rw: Rewriter, path: KeyPath, model: type[BaseModel]) -> None:
-    """Read snake_case keys as their camelCase field, with a warning (the original ignores
-    them, so the document behaves differently there)."""
+    """Read snake_case keys as their camelCase field. In YAML and TOML with a warning (the
+    original ignores them there, so the document behaves differently); in JSON without
+    one, as snake_case is how the original writes its JSON documents."""
     owner = rw.mapping(path)
     if owner is None:
         return
     known = aliases(model)
+    quiet = rw.doc.fmt == "json"
     for key in list(owner):
         camel = to_camel(key)
         if "_" in key and camel in known and camel != key:
-            rw.rename(path, key, camel, why=f"{key!r} " + _SNAKE.format(camel=camel))
+            why = None if quiet else f"{key!r} " + _SNAKE.format(camel=camel)
+            rw.rename(path, key, camel, why=why)
 
 
 def apply_spellings(rw: Rewriter, path: KeyPath, model: type[BaseModel]) -> None:

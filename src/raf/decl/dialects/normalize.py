@@ -202,6 +202,9 @@ def _template(rw: Rewriter, path: KeyPath) -> None:
 
 
 def _token_counter(rw: Rewriter, base: KeyPath) -> None:
+    """The original's top-level `tokenCounter` (`token_counter` in its snake_case JSON)
+    is its compression's token counter."""
+    rw.rename(base, "token_counter", "tokenCounter")
     top = rw.mapping(base)
     if top is None or "tokenCounter" not in top:
         return

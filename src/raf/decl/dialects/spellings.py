@@ -114,6 +114,7 @@ TOP_LEVEL: tuple[tuple[str, str | None, str, str], ...] = (
     ("additionalInstructions", "additionalInstructions", "maf", ""),
     ("inputSchema", "inputSchema", "both", ""),
     ("tokenCounter", "compression.tokenCounter", "original", ""),
+    ("token_counter", "compression.tokenCounter", "original", ""),
     ("id", "name", "legacy", ""),
 )
 """Top-level keys of the other dialects: (key, raf key, dialect, note)."""
