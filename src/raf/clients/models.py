@@ -376,9 +376,7 @@ def as_chat_client(value: ChatClient | str, *, where: str) -> ChatClient:
     naming `where` (the parameter or method that took it)."""
     if isinstance(value, str):
         return resolve_model(value)
-    if callable(getattr(value, "get_response", None)) and callable(
-        getattr(value, "get_streaming_response", None)
-    ):
+    if callable(getattr(value, "get_response", None)):
         return value
     raise ConfigurationError(
         f"{where}: {value!r} is not a chat client; give a model string such as "
