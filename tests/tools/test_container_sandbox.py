@@ -493,3 +493,14 @@ async def test_a_declared_container_runs_commands(engine, tmp_path):
     finally:
         await code.aclose()
     assert result.value["stdout"] == "True\n"
+
+
+def test_the_model_is_told_commands_run_in_a_container(tmp_path):
+    from raf.context.workspace import WorkspaceContextProvider
+
+    scope = WorkspaceScope(tmp_path, policy="allow_all")
+    provider = WorkspaceContextProvider(scope)
+    provider.add_tool(RunCommand(container=ContainerSandbox(image="img")))
+    text = provider.instructions()
+    assert "run_command runs in a container where only the workspace is writable" in text
+    assert "there is no network" in text

@@ -296,19 +296,35 @@ class ContainerRunner:
         import requests.exceptions
 
         out, err = _Kept(output_cap), _Kept(output_cap)
-        stream = container.attach(stdout=True, stderr=True, stream=True, demux=True, logs=False)
+        try:
+            stream = container.attach(stdout=True, stderr=True, stream=True, demux=True, logs=False)
+        except (docker.errors.DockerException, requests.exceptions.RequestException) as exc:
+            raise ContainerEngineError(
+                f"the engine at {self.sandbox.engine_address()} failed to attach to the "
+                f"container: {_reason(exc)}"
+            ) from exc
         reader = threading.Thread(target=_drain, args=(stream, out, err), daemon=True)
         reader.start()
         notes: list[str] = []
         timed_out = False
         code: int | None = None
         try:
-            container.start()
+            try:
+                container.start()
+            except requests.exceptions.RequestException as exc:
+                raise ContainerEngineError(
+                    unreachable_message(self.sandbox.engine_address(), _reason(exc))
+                ) from exc
+            begun = time.monotonic()
             try:
                 code = int(container.wait(timeout=timeout_s)["StatusCode"])
-            except requests.exceptions.RequestException:  # the read timed out
-                timed_out = True
+            except requests.exceptions.RequestException as exc:
                 self._kill(container)
+                if time.monotonic() - begun < 0.9 * timeout_s:  # the engine went away
+                    raise ContainerEngineError(
+                        unreachable_message(self.sandbox.engine_address(), _reason(exc))
+                    ) from exc
+                timed_out = True  # the wait's read timed out
         except docker.errors.APIError as exc:
             raise ContainerEngineError(
                 f"the container of {self.sandbox.image!r} failed to start: {exc.explanation or exc}"
