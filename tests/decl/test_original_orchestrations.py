@@ -153,3 +153,63 @@ async def test_a_pipeline_with_pass_output_false_gives_each_phase_the_task():
     clients = {"a": ScriptedChatClient(["from a"]), "b": ScriptedChatClient(["from b"])}
     await _build(text, **clients).run("the task")
     assert _last(clients["b"]) == "the task"
+
+
+# -- raf convert, both directions ------------------------------------------------------
+
+
+def _orchestration(data: dict) -> dict:
+    return data["metadata"]["orchestration"]
+
+
+def test_convert_to_raf_writes_the_pipeline_in_rafs_spelling():
+    from raf.decl.convert import convert, read_as_raf
+
+    data, _ = read_as_raf(DATA / "coding_agent.yaml")
+    orchestration = _orchestration(convert(data, "raf"))
+    assert orchestration["loopFrom"] == "phase-2" and orchestration["maxIterations"] == 3
+    first = orchestration["phases"][0]
+    assert first == {
+        "mode": "sequential",
+        "members": ["planner", "explorer"],
+        "passOn": "output",
+        "name": "phase-1",
+    }
+
+
+@pytest.mark.parametrize("name", ["coding_agent.yaml", "writers_room.yaml", "relay.yaml"])
+def test_convert_to_original_and_back_is_the_same_document(tmp_path, name):
+    import yaml
+
+    from raf.cli.main import main
+    from raf.decl.convert import read_as_raf
+
+    original = tmp_path / "original.yaml"
+    assert main(["convert", str(DATA / name), "--to", "original", "-o", str(original)]) == 0
+    written = yaml.safe_load(original.read_text())
+    source = yaml.safe_load((DATA / name).read_text())
+    # the original framework's own spelling comes back as it was written
+    assert _orchestration(written) == _orchestration(source)
+    again, _ = read_as_raf(original)
+    first, _ = read_as_raf(DATA / name)
+    assert again == first
+
+
+@pytest.mark.parametrize("name", ["coding_agent.yaml", "writers_room.yaml"])
+def test_convert_through_maf_keeps_the_orchestration(tmp_path, name):
+    from raf.decl.convert import convert, dump, read_as_raf
+
+    first, _ = read_as_raf(DATA / name)
+    maf = tmp_path / "maf.yaml"
+    maf.write_text(dump(convert(first, "maf"), "yaml"), encoding="utf-8")
+    again, _ = read_as_raf(maf)
+    assert _orchestration(again) == _orchestration(first)
+
+
+def test_a_setting_the_original_has_no_word_for_stays_in_rafs_spelling():
+    from raf.decl.orchestration import in_original_spelling
+
+    sequential = in_original_spelling({"mode": "sequential", "passOn": "conversation"})
+    assert sequential == {"mode": "sequential", "passOn": "conversation"}
+    pipeline = in_original_spelling({"mode": "pipeline", "until": "DONE", "phases": []})
+    assert pipeline["until"] == "DONE"

@@ -1,4 +1,4 @@
-"""`raf convert FILE --to raf|maf`: write an agent document in the other dialect."""
+"""`raf convert FILE --to raf|maf|original`: write an agent document in another dialect."""
 
 from __future__ import annotations
 
@@ -11,10 +11,13 @@ from typing import Any
 def register(subparsers: Any) -> None:
     parser: argparse.ArgumentParser = subparsers.add_parser(
         "convert",
-        help="write an agent document in raf's or Microsoft Agent Framework's dialect",
+        help="write an agent document in raf's, Microsoft Agent Framework's or the original "
+        "framework's dialect",
     )
     parser.add_argument("file", metavar="FILE", help="the agent document (any dialect)")
-    parser.add_argument("--to", choices=("raf", "maf"), required=True, help="the dialect to write")
+    parser.add_argument(
+        "--to", choices=("raf", "maf", "original"), required=True, help="the dialect to write"
+    )
     parser.add_argument(
         "-o", "--output", metavar="OUT", help="write here (default: standard output)"
     )

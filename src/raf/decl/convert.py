@@ -1,5 +1,6 @@
-"""Writes an agent document in another dialect: raf's own, or Microsoft Agent Framework's
-(MAF). Environment references stay references; nothing secret is resolved on the way."""
+"""Writes an agent document in another dialect: raf's own, Microsoft Agent Framework's
+(MAF), or the original framework's. Environment references stay references; nothing
+secret is resolved on the way."""
 
 from __future__ import annotations
 
@@ -12,11 +13,12 @@ from pydantic import ValidationError
 from raf.core.errors import Problem, ValidationProblems
 from raf.decl.dialects import normalize
 from raf.decl.loader import read_document
+from raf.decl.orchestration import in_original_spelling, in_raf_spelling
 from raf.decl.problems import problems_from_validation
 from raf.decl.schema import AgentDecl
 from raf.decl.source import Document, env_reference, load_text, substitute_env
 
-TARGETS = ("raf", "maf")
+TARGETS = ("raf", "maf", "original")
 """The dialects `convert` writes."""
 
 _OPTIONS_TO_MAF = {
@@ -37,6 +39,7 @@ def read_as_raf(path: str | Path) -> tuple[dict[str, Any], list[Problem]]:
     if doc.problems:
         raise ValidationProblems(doc.problems)
     normalize(doc)
+    in_raf_spelling(doc)
     return _as_dict(doc), list(doc.warnings)
 
 
@@ -64,9 +67,25 @@ def convert(data: dict[str, Any], to: str) -> dict[str, Any]:
     """`data` (raf's spelling) in dialect `to`."""
     if to == "raf":
         return copy.deepcopy(data)
+    if to == "original":
+        return to_original(data)
     if to != "maf":
         raise ValueError(f"unknown dialect {to!r}; use one of: {', '.join(TARGETS)}")
     return to_maf(data)
+
+
+def to_original(data: dict[str, Any]) -> dict[str, Any]:
+    """A raf document as the original framework writes it: raf's camelCase is its own, so
+    only what it spells differently changes (its orchestration keys, in the document and
+    in inline sub-agents)."""
+    out = copy.deepcopy(data)
+    metadata = out.get("metadata")
+    if isinstance(metadata, dict) and "orchestration" in metadata:
+        metadata["orchestration"] = in_original_spelling(metadata["orchestration"])
+    for sub in out.get("subAgents") or []:
+        if isinstance(sub, dict) and "file" not in sub:
+            sub.update(to_original(sub))
+    return out
 
 
 def to_maf(data: dict[str, Any], *, top: bool = True) -> dict[str, Any]:

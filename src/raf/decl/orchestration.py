@@ -237,6 +237,72 @@ _IGNORED_PHASE_KEYS = {
 located warning (an error under strict loading), not refused as typos."""
 
 
+def in_raf_spelling(doc: Document) -> None:
+    """Rewrite the document's `metadata.orchestration` in raf's spelling, in place, each
+    key keeping its place (what `raf convert --to raf` writes)."""
+    metadata = doc.data.get("metadata") if isinstance(doc.data, dict) else None
+    if not isinstance(metadata, dict):
+        return
+    value = metadata.get("orchestration")
+    if isinstance(value, str):
+        metadata["orchestration"] = _MODE_SPELLINGS.get(value.lower().replace("-", "_"), value)
+    elif isinstance(value, dict):
+        _original_spellings(doc, value)
+
+
+_TO_ORIGINAL_MODES = {"group_chat": "groupChat"}
+_TO_ORIGINAL_KEYS = {
+    "group_chat": {"maxRounds": "maxIterations"},
+    "vote": {"rounds": "votingRounds", "method": "aggregator"},
+}
+
+
+def in_original_spelling(value: Any) -> Any:
+    """An orchestration in raf's spelling as the original framework writes it: its
+    `groupChat` mode and `roundRobin` selector, `maxIterations` of a group chat, vote
+    `votingRounds` and `aggregator`, `passOutput` for `passOn: output|task`, a pipeline's
+    `loopFromPhase` (its place from 0) and phases' `agents`, a phase named by its place
+    written without its name. A setting the original has no word for (`passOn:
+    conversation`, `until`, ...) stays in raf's spelling."""
+    if not isinstance(value, dict):
+        return _TO_ORIGINAL_MODES.get(value, value) if isinstance(value, str) else value
+    out = dict(value)
+    mode = out.get("mode")
+    for key, theirs in _TO_ORIGINAL_KEYS.get(str(mode), {}).items():
+        if key in out:
+            out[theirs] = out.pop(key)
+    if isinstance(mode, str):
+        out["mode"] = _TO_ORIGINAL_MODES.get(mode, mode)
+    if out.get("selector") == "round_robin":
+        out["selector"] = "roundRobin"
+    _pass_on_to_original(out)
+    phases = out.get("phases")
+    if isinstance(phases, list):
+        names = [p.get("name") if isinstance(p, dict) else None for p in phases]
+        out["phases"] = [_phase_to_original(p, i) for i, p in enumerate(phases)]
+        start = out.pop("loopFrom", None)
+        if start is not None:
+            out["loopFromPhase"] = names.index(start) if start in names else start
+    return out
+
+
+def _phase_to_original(phase: Any, index: int) -> Any:
+    if not isinstance(phase, dict):
+        return phase
+    out = dict(phase)
+    if out.get("name") == f"phase-{index + 1}":
+        del out["name"]
+    if "members" in out:
+        out["agents"] = out.pop("members")
+    _pass_on_to_original(out)
+    return out
+
+
+def _pass_on_to_original(data: dict[str, Any]) -> None:
+    if data.get("passOn") in ("output", "task"):
+        data["passOutput"] = data.pop("passOn") == "output"
+
+
 def check_orchestration(
     doc: Document, metadata: Mapping[str, Any], members: Sequence[str] | None
 ) -> tuple[OrchestrationDecl | None, list[Problem]]:

@@ -1,4 +1,4 @@
-"""Documents in the shapes of Microsoft Agent Framework's own declarative tests: formulas
+"""Documents in the shapes of Microsoft Agent Framework's own declarative tests (formulas
 written unquoted, the ids its reader requires, and the actions and Power Fx functions of
 its test suite."""
 
@@ -207,3 +207,22 @@ async def test_edit_table_and_edit_table_v2_add_remove_and_clear_rows():
     local = variables(workflow)["Local"]
     assert local["before_clear"] == [{"id": 2}, {"id": 4}]
     assert local["items"] == []
+
+
+async def test_the_original_graph_json_file_runs_without_a_kind():
+    from raf.decl.workflow import is_workflow_file
+    from raf.testing import ScriptedChatClient
+
+    path = DATA / "original_graph.json"
+    assert is_workflow_file(path)
+    model = ScriptedChatClient(["HI THERE!"])
+    workflow = (
+        DeclWorkflowBuilder()
+        .from_file(path)
+        .with_function(lambda text: text.strip(), name="strip")
+        .with_chat_client(model)
+        .build()
+    )
+    result = await workflow.run("  hi there ")
+    assert result.outputs == ["HI THERE!"]
+    assert model.requests[0].messages[-1].text == "HI THERE!"  # the script node's value
