@@ -6,12 +6,13 @@ tests/serve/test_fleet.py, several processes at once).
 
 STORE names the shared session store (a SQLite file, a folder, `postgresql://…`); the
 workflow's checkpoints are kept beside it (SQLite in FOLDER, or a table of the same
-PostgreSQL database). Prints `port N` once it serves on loopback. Every time the tool
-runs it appends `<pid> <note>` to FOLDER/ran.txt, and every time the workflow's
-answering node runs it appends `<pid> <draft>` to FOLDER/node.txt, each flushed to disk
-before anything else happens, so the test counts what really ran. `hold` is a tool that
-sleeps for the seconds it is given (a run to kill mid-way). `--no-leases` hides the
-store's leases, to show that the approval claim alone still runs a call once.
+PostgreSQL database). `echo` answers with the user messages it was given. Prints
+`port N` once it serves on loopback. Every time the tool runs it appends `<pid> <note>`
+to FOLDER/ran.txt, and every time the workflow's answering node runs it appends
+`<pid> <draft>` to FOLDER/node.txt, each flushed to disk before anything else happens,
+so the test counts what really ran. `hold` is a tool that sleeps for the seconds it is
+given (a run to kill mid-way). `--no-leases` hides the store's leases, to show that the
+approval claim alone still runs a call once.
 """
 
 from __future__ import annotations
@@ -61,6 +62,12 @@ def clerk_model(messages: Sequence[ChatMessage], options: ChatOptions) -> ChatMe
     if note.startswith("hold "):
         return reply("", call("hold", {"seconds": float(note.split()[1])}, call_id="c-hold"))
     return reply("", call("record", {"note": note}, call_id=f"c-{note}"))
+
+
+def echo_model(messages: Sequence[ChatMessage], options: ChatOptions) -> ChatMessage:
+    """Answers with every user message it was given, joined: what the worker knew of the
+    conversation."""
+    return reply(" | ".join(m.text for m in messages if m.role is Role.USER))
 
 
 class Publish(Executor):
@@ -130,9 +137,10 @@ def build_host(where: str, folder: Path, lease_seconds: float, leases: bool) -> 
     workflow = (
         WorkflowBuilder("publish", start=Publish(folder)).with_checkpoint_store(checkpoints).build()
     )
+    echo = AgentBuilder("echo").with_chat_client(FunctionChatClient(echo_model)).build()
     store = open_session_store(where)
     return AgentHost(
-        [clerk, WorkflowAgent(workflow, name="publisher")],
+        [clerk, WorkflowAgent(workflow, name="publisher"), echo],
         store=store if leases else WithoutLeases(store),
         lease_seconds=lease_seconds,
     )
@@ -150,7 +158,7 @@ async def main(argv: list[str]) -> int:
     port = sock.getsockname()[1]
     # the trials send many requests at once from one address: no rate limit here
     security = ServeSecurity.for_bind("127.0.0.1", limits=ServeLimits(rate_per_second=0))
-    app = create_app(host, security, agui=False, openai=False)
+    app = create_app(host, security, agui=False)
     await serve_socket(app, sock, on_started=lambda: print(f"port {port}", flush=True))
     return 0
 

@@ -374,3 +374,29 @@ async def test_an_a2a_task_made_by_one_worker_is_continued_and_read_through_othe
         )
         read = await client.get_task(GetTaskRequest(id=paused.id))
     assert read.status.state == TaskState.TASK_STATE_COMPLETED
+
+
+def test_a_response_made_by_one_worker_is_continued_and_read_through_others(
+    sqlite_fleet: Fleet,
+) -> None:
+    """The Responses API's ids live in the shared store: a conversation goes on through
+    any worker, with the history the first one kept."""
+    import openai
+
+    def sdk(url: str) -> openai.OpenAI:
+        return openai.OpenAI(base_url=f"{url}/v1", api_key="unused", max_retries=0, timeout=60)
+
+    first, second, third = sqlite_fleet.urls
+    made = sdk(first).responses.create(model="echo", input="I am Ada.")
+    assert made.output_text == "I am Ada."
+    went_on = sdk(second).responses.create(
+        model="echo", input="Who am I?", previous_response_id=made.id
+    )
+    assert went_on.output_text == "I am Ada. | Who am I?"  # the second worker had the history
+    assert sdk(third).responses.retrieve(made.id).output_text == "I am Ada."
+    with sdk(third).responses.stream(
+        model="echo", input="And now?", previous_response_id=went_on.id
+    ) as stream:
+        final = stream.get_final_response()
+    assert final.output_text == "I am Ada. | Who am I? | And now?"
+    assert sdk(first).responses.retrieve(final.id).previous_response_id == went_on.id

@@ -1,12 +1,11 @@
 """The Responses API, with the official `openai` SDK's `responses.create`,
-`responses.stream`, `responses.parse` and `responses.retrieve` as the client."""
+`responses.stream`, `responses.parse` and `responses.retrieve` as the client (across
+worker processes: tests/serve/test_fleet.py)."""
 
 from __future__ import annotations
 
 import asyncio
-import json
 from collections.abc import Iterator
-from pathlib import Path
 
 import openai
 import pytest
@@ -15,10 +14,10 @@ from pydantic import BaseModel
 from raf.core.messages import ChatMessage
 from raf.core.responses import ChatResponse
 from raf.core.usage import UsageDetails
-from raf.serve import AgentHost, ServeSecurity, create_app, serve_in_thread
+from raf.serve import ServeSecurity
 from raf.testing import call, reply
 
-from .conftest import TOKEN_A, TOKEN_B, Served, build_agents, start
+from .conftest import TOKEN_A, TOKEN_B, Served, start
 
 EVENTS = [
     "response.created",
@@ -40,9 +39,8 @@ def rs_served() -> Iterator[Served]:
     yield from start(security, a2a=False)
 
 
-def client(served: Served | str, key: str = TOKEN_A) -> openai.OpenAI:
-    url = served if isinstance(served, str) else served.url
-    return openai.OpenAI(base_url=f"{url}/v1", api_key=key, max_retries=0, timeout=30)
+def client(served: Served, key: str = TOKEN_A) -> openai.OpenAI:
+    return openai.OpenAI(base_url=f"{served.url}/v1", api_key=key, max_retries=0, timeout=30)
 
 
 def error_of(exc: openai.APIStatusError) -> dict[str, object]:
@@ -238,36 +236,3 @@ def test_usage_the_model_reported_is_the_responses(rs_served: Served) -> None:
     assert answer.usage is not None
     assert (answer.usage.input_tokens, answer.usage.output_tokens) == (9, 4)
     assert answer.usage.total_tokens == 13
-
-
-@pytest.mark.slow
-def test_a_conversation_continues_on_another_worker(tmp_path: Path) -> None:
-    """Two servers on one SQLite store: a response made on one is continued and read on
-    the other."""
-    from raf.stores import SqliteSessionStore
-
-    database = tmp_path / "sessions.db"
-    security = ServeSecurity.for_bind("127.0.0.1", tokens=[TOKEN_A])
-    first_agents, first_models, _ = build_agents()
-    second_agents, second_models, _ = build_agents()
-    first_app = create_app(
-        AgentHost(first_agents, store=SqliteSessionStore(database)), security, a2a=False
-    )
-    second_app = create_app(
-        AgentHost(second_agents, store=SqliteSessionStore(database)), security, a2a=False
-    )
-    with serve_in_thread(first_app) as one, serve_in_thread(second_app) as two:
-        first_models["helper"].add("Hello, Ada.")
-        second_models["helper"].add("You are Ada.")
-        made = client(one).responses.create(model="helper", input="I am Ada.")
-        assert client(two).responses.retrieve(made.id).output_text == "Hello, Ada."
-        went_on = client(two).responses.create(
-            model="helper", input="Who am I?", previous_response_id=made.id
-        )
-        assert went_on.output_text == "You are Ada."
-        sent = second_models["helper"].requests[-1].messages
-        assert [m.text for m in sent if m.role.value != "system"][:2] == [
-            "I am Ada.",
-            "Hello, Ada.",
-        ]
-        assert json.loads(client(one).responses.retrieve(went_on.id).to_json())["id"] == went_on.id
