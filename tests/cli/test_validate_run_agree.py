@@ -362,3 +362,25 @@ def test_a_graph_function_node_is_bound_with_tools(
     code, out, err = _cli(capsys, "run", "graph.yaml", "Paris", "--tools", tools)
     assert code == 0, err
     assert "sunny in Paris" in out
+
+
+@pytest.mark.slow
+def test_chat_binds_tools_too(tmp_path: Path, weather_module: str) -> None:
+    from .helpers import raf
+
+    (tmp_path / "weather.yaml").write_text(MAF_AGENT, encoding="utf-8")
+    replies = [{"calls": [{"name": "get_weather", "arguments": {"city": "Lima"}}]}, "Warm."]
+    done = raf(
+        tmp_path,
+        "chat",
+        "weather.yaml",
+        "--model",
+        _script(tmp_path, replies),
+        "--tools",
+        f"{weather_module}:get_weather",
+        stdin="Weather?\n/quit\n",
+        env={"PYTHONPATH": str(tmp_path / "pkgs")},
+    )
+    assert done.returncode == 0, done.stderr
+    assert "get_weather: sunny in Lima" in done.stdout
+    assert "Warm." in done.stdout

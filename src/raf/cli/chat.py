@@ -53,8 +53,10 @@ def register(subparsers: Any) -> None:
         "'scripted:FILE.json' replays a JSON list of replies, a testing aid)",
     )
     from raf.cli._agents import add_conflict_retries
+    from raf.cli.validate import add_tools_option
 
     add_conflict_retries(parser)
+    add_tools_option(parser)
     parser.set_defaults(handler=run_chat)
 
 
@@ -71,7 +73,7 @@ class _Chat:
         self.conflict_retries = conflict_retries(args.conflict_retries)
         self.model_spec: str | None = args.model
         self.store = session_store()
-        self.agent = build_agent(args.file, args.model, self.store)  # may fail: no loop yet
+        self.agent = build_agent(args.file, args.model, self.store, args.tools)  # may fail
         self.loop = asyncio.new_event_loop()
         self.session = self.agent.create_session()
 
@@ -145,7 +147,7 @@ class _Chat:
             return
         try:
             if self.args.file:
-                agent: ProgramAgent = build_agent(self.args.file, spec, self.store)
+                agent: ProgramAgent = build_agent(self.args.file, spec, self.store, self.args.tools)
             else:
                 resolve_client(spec)
                 agent = build_agent(None, spec, self.store)
