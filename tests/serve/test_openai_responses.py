@@ -183,9 +183,12 @@ def test_function_tools_and_other_items_are_refused(rs_served: Served) -> None:
             input=[{"role": "user", "content": [{"type": "input_image", "image_url": "x"}]}],  # type: ignore[misc, list-item]
         )
     assert error_of(image.value)["param"] == "input[0].content[0].type"
-    with pytest.raises(openai.NotFoundError) as model:
+    with pytest.raises(openai.BadRequestError) as model:
         client(rs_served).responses.create(model="gpt-4o", input="hi")
-    assert error_of(model.value)["param"] == "model"
+    assert (error_of(model.value)["param"], error_of(model.value)["code"]) == (
+        "model",
+        "model_not_found",
+    )
 
 
 def test_an_approval_fails_the_response_naming_the_tool(rs_served: Served) -> None:

@@ -40,7 +40,6 @@ from raf.serve.openai_api import (
     RunFormat,
     approval_name,
     approval_refusal,
-    hosted_agent,
     invalid,
     openai_error,
     part_text,
@@ -414,7 +413,14 @@ async def create_response(host: AgentHost, owner: str, raw: bytes) -> Response:
     server-sent events when `stream` is true."""
     try:
         request = parse_body(raw, ResponsesRequest)
-        agent = hosted_agent(host, request.model)
+        agent = host.agents.get(request.model)
+        if agent is None:  # a 400 here, as OpenAI's Responses API answers (chat: a 404)
+            raise invalid(
+                "model",
+                f"no model named {request.model!r}: the models are the hosted agents "
+                "(GET /v1/models)",
+                "model_not_found",
+            )
         if request.tools:
             raise invalid("tools", "'tools' cannot be given: the agent calls its own tools")
         messages = input_messages(request.input)
