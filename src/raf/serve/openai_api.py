@@ -312,14 +312,15 @@ def _usage(usage: UsageDetails | None) -> dict[str, int] | None:
     }
 
 
-def approval_refusal(names: set[str]) -> ServeError:
-    """The 409 for a run that stopped to ask a person, naming the tools it wants."""
+def approval_refusal(names: set[str], waiting: str = "") -> ServeError:
+    """The 409 for a run that stopped to ask a person, naming the tools it wants (and,
+    in `waiting`, where the run waits, when it was kept)."""
     return ServeError(
         409,
         "approval_required",
         f"the agent wants to call {', '.join(sorted(names)) or 'a tool'}, which needs a "
         "person's approval; this API cannot ask one: use raf's native API (or ACP, AG-UI) "
-        "for agents whose tools need approval",
+        f"for agents whose tools need approval{waiting}",
     )
 
 

@@ -47,7 +47,7 @@ from raf.serve.openai_api import (
     run_format,
     stream_error,
 )
-from raf.serve.requests import error_for, json_line, parse_body
+from raf.serve.requests import error_for, json_line, log, parse_body
 from raf.serve.tenancy import Tenant
 
 RESPONSE_KEY = "raf_openai_response"
@@ -299,7 +299,10 @@ class ResponseRun:
             self.failure = error_for(exc)
             error = stream_error(self.failure)["error"]
             failed = self.body("failed", error={"code": error["code"], "message": error["message"]})
-            await self._keep(failed)
+            try:
+                await self._keep(failed)
+            except ServeError as unkept:  # the client is still told why it failed
+                log.warning("a failed response was not kept: %s", unkept.message)
             yield self.event("response.failed", response=failed)
             return
         yield self.event("response.completed", response=completed)
@@ -314,13 +317,13 @@ class ResponseRun:
         ]
 
     def _waiting(self, asking: set[str]) -> ServeError:
-        refusal = approval_refusal(asking)
-        if self.session_id is not None:
-            refusal.message += (
-                f"; the run waits in session {self.session_id!r} of agent "
-                f"{self.request.model!r}, where the native API can answer it"
-            )
-        return refusal
+        if self.session_id is None:
+            return approval_refusal(asking)
+        return approval_refusal(
+            asking,
+            f"; the run waits in session {self.session_id!r} of agent "
+            f"{self.request.model!r}, where the native API can answer it",
+        )
 
     async def _keep(self, response: dict[str, Any]) -> None:
         """Record the response (unless `store: false`), with the turn it ends."""
