@@ -3,8 +3,8 @@
 `start_engine()` uses the engine DOCKER_HOST names, else starts Debian's `dockerd` (the
 docker.io package scripts/test.sh installs) as root on a private socket: the overlay2
 storage driver, or vfs where overlay2 does not start (vfs works on any filesystem, no
-overlay or fuse needed), and no iptables or bridge (the tests run containers without
-network, and some kernels lack iptables). Its data folder lasts between test sessions,
+overlay or fuse needed), and no iptables rules or bridge (the tests run containers
+without network and leave the host's firewall alone). Its data folder lasts between test sessions,
 so the image is built once per machine; one session at a time holds it (a lock file).
 
 `test_image()` builds that image without a registry: a root filesystem of the host's
@@ -48,8 +48,9 @@ DOCKERD_FLAGS = (
     "--userland-proxy=false",
     "--log-level=warn",
 )
-"""What Debian's dockerd needs to start on a machine without iptables or a bridge of its
-own (a container sandbox uses no network)."""
+"""No docker0 bridge and no iptables rules: the containers run without network, and a
+test run must not change the host's firewall or add an interface (with the defaults,
+dockerd does both; it also fails to start where the kernel lacks iptables)."""
 PYTHON_LEFT_OUT = ("test", "idlelib", "tkinter", "turtledemo", "ensurepip", "lib2to3")
 """Parts of the standard library the image leaves out (large, never used by the tests)."""
 
