@@ -23,10 +23,10 @@ def blocks() -> list[str]:
 
 
 def test_the_section_has_examples() -> None:
-    assert len(blocks()) == 4
+    assert len(blocks()) == 5
 
 
-@pytest.mark.parametrize("index", range(4))
+@pytest.mark.parametrize("index", range(5))
 def test_an_example_runs_and_prints_what_it_says(index: int, tmp_path: Path) -> None:
     code = blocks()[index]
     expected = re.findall(r"print\(.*\)\s+# (.*)", code)
