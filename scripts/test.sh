@@ -6,10 +6,10 @@ cd "$(dirname "$0")/.."
 
 # Debian packages some tests use as real peers (sandbox, search tools, the PostgreSQL and
 # Redis servers the session-store tests start on loopback, chromium for the web UI's tests,
-# the Docker engine and busybox-static that the container-sandbox tests start and build
-# their image from: tests/container_engine.py).
+# the Docker engine that the container-sandbox tests start, and busybox-static and Debian's
+# python3 that they build their image from: tests/container_engine.py).
 # Add a package to this list rather than installing it by hand.
-APT_PACKAGES=(bubblewrap ripgrep fd-find git postgresql redis-server chromium docker.io busybox-static)
+APT_PACKAGES=(bubblewrap ripgrep fd-find git postgresql redis-server chromium docker.io busybox-static python3)
 if [ "${#APT_PACKAGES[@]}" -gt 0 ] && [ "$(id -u)" = 0 ] && command -v apt-get >/dev/null; then
   missing=()
   for pkg in "${APT_PACKAGES[@]}"; do
