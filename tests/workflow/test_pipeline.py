@@ -65,3 +65,54 @@ def test_bad_pipelines_are_refused():
         PipelineOrchestration([Phase(name="p", members=[])])
     with pytest.raises(ConfigurationError, match="two phases are named"):
         PipelineOrchestration([Phase(name="p", members=[a]), Phase(name="p", members=[a])])
+    with pytest.raises(ConfigurationError, match="loops from 'q', which is no phase"):
+        PipelineOrchestration([Phase(name="p", members=[a])], loop_from="q")
+    with pytest.raises(ConfigurationError, match="max_iterations must be at least 1"):
+        PipelineOrchestration([Phase(name="p", members=[a])], loop_from="p", max_iterations=0)
+
+
+async def test_the_pipeline_repeats_from_a_phase_up_to_max_iterations():
+    plan, pc = member("plan", "the plan")
+    code, cc = member("code", "v1", "v2", "v3")
+    review, _ = member("review", "redo", "redo again", "still bad")
+    orch = PipelineOrchestration(
+        [
+            Phase(name="plan", members=[plan]),
+            Phase(name="code", members=[code]),
+            Phase(name="review", members=[review]),
+        ],
+        loop_from="code",
+        max_iterations=3,
+    )
+    result = await orch.run("a feature")
+    assert result.details["phases"] == ["plan", "code", "review"] + ["code", "review"] * 2
+    assert result.details["iterations"] == 3 and len(pc.requests) == 1
+    # each round is given the first round's input and the last answer as feedback
+    assert texts(cc, 2) == [("user", None, "the plan"), ("user", None, "redo again")]
+    assert result.text == "still bad"
+
+
+async def test_until_ends_the_repetition_early():
+    code, _ = member("code", "v1", "v2")
+    review, _ = member("review", "redo", "APPROVED")
+    orch = PipelineOrchestration(
+        [Phase(name="code", members=[code]), Phase(name="review", members=[review])],
+        loop_from="code",
+        max_iterations=5,
+        until=lambda text: text == "APPROVED",
+    )
+    result = await orch.run("go")
+    assert result.details["iterations"] == 2 and result.text == "APPROVED"
+
+
+async def test_pass_on_task_gives_each_phase_and_member_the_task():
+    a, _ = member("a", "from a")
+    b, bc = member("b", "from b")
+    c, cc = member("c", "from c")
+    orch = PipelineOrchestration(
+        [Phase(name="one", members=[a, b], pass_on="task"), Phase(name="two", members=[c])],
+        pass_on="task",
+    )
+    await orch.run("the task")
+    assert texts(bc) == [("user", None, "the task")]
+    assert texts(cc) == [("user", None, "the task")]
