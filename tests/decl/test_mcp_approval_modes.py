@@ -82,3 +82,38 @@ def test_the_maf_form_reads_back_the_same(tmp_path):
     path.write_text(dump(to_maf(raf), "yaml"), encoding="utf-8")
     again, _ = read_as_raf(path)
     assert again["tools"][0]["config"]["approvalMode"] == raf["tools"][0]["config"]["approvalMode"]
+
+
+@pytest.mark.slow
+async def test_a_real_server_tool_in_neither_list_waits_for_approval():
+    import sys
+
+    from raf import FinishReason
+    from raf.decl import DeclAgentBuilder
+    from raf.testing import ScriptedChatClient, call, reply
+
+    server = Path(__file__).resolve().parents[1] / "tools" / "mcp_py_server.py"
+    text = (
+        FIXTURE.read_text()
+        .replace(
+            "    url: http://127.0.0.1:9/mcp\n",
+            f"    command: {sys.executable}\n    args: ['{server}', stdio]\n",
+        )
+        .replace("[delete_page]", "[fail]")
+        .replace("[search_pages, read_page]", "[add]")
+    )
+    model = ScriptedChatClient(
+        [reply("", call("add", a=2, b=3, call_id="c1")), reply("", call("pid", call_id="c2"))]
+    )
+    agent = DeclAgentBuilder().from_yaml_str(text).with_chat_client(model).build()
+    try:
+        response = await agent.run("add, then tell me your pid")
+    finally:
+        for provider in agent.context_providers:
+            if hasattr(provider, "aclose"):
+                await provider.aclose()
+    # add (never needs approval) ran at once; pid, in neither list, waits for a person
+    (added,) = [r for m in response.messages for r in m.function_results]
+    assert added.error is None and "5" in str(added.result)
+    assert response.finish_reason is FinishReason.AWAITING_APPROVAL
+    assert [a.name for a in response.pending_approvals] == ["pid"]
