@@ -1,4 +1,5 @@
-"""`raf convert FILE --to raf|maf|original`: write an agent document in another dialect."""
+"""`raf convert FILE --to raf|maf|original`: write an agent document in another dialect (a
+workflow document, which each dialect writes alike, is written as read)."""
 
 from __future__ import annotations
 
@@ -14,7 +15,7 @@ def register(subparsers: Any) -> None:
         help="write an agent document in raf's, Microsoft Agent Framework's or the original "
         "framework's dialect",
     )
-    parser.add_argument("file", metavar="FILE", help="the agent document (any dialect)")
+    parser.add_argument("file", metavar="FILE", help="the agent or workflow document (any dialect)")
     parser.add_argument(
         "--to", choices=("raf", "maf", "original"), required=True, help="the dialect to write"
     )

@@ -12,6 +12,7 @@ from pydantic import ValidationError
 
 from raf.core.errors import Problem, ValidationProblems
 from raf.decl.dialects import normalize
+from raf.decl.document_kind import is_workflow_data
 from raf.decl.loader import read_document
 from raf.decl.orchestration import in_original_spelling, in_raf_spelling
 from raf.decl.problems import problems_from_validation
@@ -34,13 +35,26 @@ def read_as_raf(path: str | Path) -> tuple[dict[str, Any], list[Problem]]:
     A document that does not validate is refused with its problems (an unset
     environment variable is only a warning here: references stay references)."""
     text, fmt = read_document(path)
-    _refuse_invalid(text, fmt, path)
     doc = load_text(text, fmt=fmt, file=str(path), base_dir=Path(path).parent)
     if doc.problems:
         raise ValidationProblems(doc.problems)
+    if is_workflow_data(doc.data):
+        return _workflow(doc)
+    _refuse_invalid(text, fmt, path)
     normalize(doc)
     in_raf_spelling(doc)
     return _as_dict(doc), list(doc.warnings)
+
+
+def _workflow(doc: Document) -> tuple[dict[str, Any], list[Problem]]:
+    """A workflow document as read, once it validates: raf reads each dialect's workflow
+    documents as they are written, so every target writes the same document, with each
+    formula that MAF writes unquoted (`value: =[{id: 3}]`) quoted as YAML needs."""
+    from raf.decl.workflow.loader import check_workflow
+
+    data = copy.deepcopy(_as_dict(doc))
+    loaded = check_workflow(doc)
+    return data, list(loaded.warnings)
 
 
 def _refuse_invalid(text: str, fmt: str, path: str | Path) -> None:
@@ -64,13 +78,13 @@ def _as_dict(doc: Document) -> dict[str, Any]:
 
 
 def convert(data: dict[str, Any], to: str) -> dict[str, Any]:
-    """`data` (raf's spelling) in dialect `to`."""
-    if to == "raf":
+    """`data` (raf's spelling) in dialect `to`; a workflow document is the same in each."""
+    if to not in TARGETS:
+        raise ValueError(f"unknown dialect {to!r}; use one of: {', '.join(TARGETS)}")
+    if to == "raf" or is_workflow_data(data):
         return copy.deepcopy(data)
     if to == "original":
         return to_original(data)
-    if to != "maf":
-        raise ValueError(f"unknown dialect {to!r}; use one of: {', '.join(TARGETS)}")
     return to_maf(data)
 
 

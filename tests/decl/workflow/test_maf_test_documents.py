@@ -226,3 +226,24 @@ async def test_the_original_graph_json_file_runs_without_a_kind():
     result = await workflow.run("  hi there ")
     assert result.outputs == ["HI THERE!"]
     assert model.requests[0].messages[-1].text == "HI THERE!"  # the script node's value
+
+
+@pytest.mark.parametrize("to", ["raf", "maf", "original"])
+async def test_convert_writes_a_workflow_with_its_formulas_quoted(tmp_path, to):
+    from raf.cli.main import main
+
+    out = tmp_path / "flow.yaml"
+    assert main(["convert", str(TESTS / "unquoted_formulas.yaml"), "--to", to, "-o", str(out)]) == 0
+    written = out.read_text()
+    assert "value: '=[{id: 3}, {id: 4}]'" in written
+    _, result = await run(str(out))
+    assert result.outputs == ["3,4 and 7"]
+
+
+def test_convert_refuses_a_workflow_that_does_not_validate(tmp_path, capsys):
+    from raf.cli.main import main
+
+    bad = tmp_path / "bad.yaml"
+    bad.write_text((TESTS / "unquoted_formulas.yaml").read_text().replace("      id: show\n", ""))
+    assert main(["convert", str(bad), "--to", "raf"]) == 1
+    assert f"{bad}:15:7 trigger.actions[2]: SendActivity needs an 'id'" in capsys.readouterr().err
