@@ -25,8 +25,7 @@ from __future__ import annotations
 import json
 import math
 import re
-from collections.abc import Sequence
-from dataclasses import replace
+from collections.abc import Sequence, Set
 from typing import Any
 
 from raf.clients.local.tools import hoist_definitions
@@ -83,17 +82,27 @@ def turn_results(messages: Sequence[ChatMessage]) -> list[FunctionResultContent]
     ]
 
 
-def spans(text: str, max_words: int = MAX_SPAN_WORDS) -> list[str]:
+def spans(
+    text: str, max_words: int = MAX_SPAN_WORDS, *, avoid: Set[str] = frozenset()
+) -> list[str]:
     """Runs of up to `max_words` words of `text`, punctuation at their ends stripped,
-    each once, in order of first appearance."""
+    each once, in order of first appearance. A run neither starts nor ends with a
+    little word ("the", "in"), a number alone or a word of `avoid` (stemmed: the
+    tool's own words, which a value rarely repeats)."""
     words = [w.strip(_EDGE) for w in _WORD.findall(text)]
     out: dict[str, None] = {}
+
+    def edge(word: str) -> bool:
+        low = word.lower()
+        return low in _STOPWORDS or _stem(low) in avoid or _NUMBER.fullmatch(word) is not None
+
     for start in range(len(words)):
         for end in range(start + 1, min(len(words), start + max_words) + 1):
             run = words[start:end]
             if not run[0] or not run[-1]:
                 continue
-            out[" ".join(run)] = None
+            if not edge(run[0]) and not edge(run[-1]):
+                out[" ".join(run)] = None
     return list(out)
 
 
@@ -103,7 +112,7 @@ def numbers(texts: Sequence[str]) -> list[int | float]:
     for text in texts:
         for match in _NUMBER.findall(text):
             value = float(match)
-            out[int(value) if value.is_integer() and "." not in match else value] = None
+            out[int(value) if value.is_integer() else value] = None
     return list(out)
 
 
@@ -124,12 +133,23 @@ class LiveContext:
     message, the numbers said in the turn, and the calls already made."""
 
     def __init__(self, messages: Sequence[ChatMessage], *, copy_text: bool = True) -> None:
-        question = user_text(messages)
+        self.question = user_text(messages)
+        self.copy_text = copy_text
         self.calls = turn_calls(messages)
         results = [r.as_text() for r in turn_results(messages)]
-        found = spans(question) if copy_text else []
-        self.spans = found if len(found) <= MAX_SPANS else []
-        self.numbers = numbers([question, *results])
+        used = {v for c in self.calls for v in c.arguments.values() if isinstance(v, int | float)}
+        said = [n for n in numbers([self.question]) if n not in used]
+        self.numbers = list(dict.fromkeys([*said, *numbers(results)]))
+        """Numbers a call may take: those of the message no call used yet, and those of
+        this turn's results (a second step works on the first one's result)."""
+
+    def spans(self, tool: Tool) -> list[str]:
+        """The spans of the user's message a free-text argument of `tool` may take."""
+        if not self.copy_text:
+            return []
+        properties = (tool.parameters or {}).get("properties") or {}
+        found = spans(self.question, avoid=terms(" ".join([tool.name, *properties])))
+        return found if len(found) <= MAX_SPANS else []
 
     def parameters(self, tool: Tool) -> dict[str, Any] | None:
         """The tool's argument schema narrowed to this context (None: no call of it is
@@ -140,6 +160,7 @@ class LiveContext:
             return schema
         required = [r for r in schema.get("required") or [] if r in properties]
         offered = argument_candidates(tool)
+        texts = self.spans(tool)
         narrowed: dict[str, Any] = {}
         for name, prop in properties.items():
             prop = dict(prop) if isinstance(prop, dict) else {}
@@ -147,8 +168,8 @@ class LiveContext:
                 narrowed[name] = {"enum": offered[name]}
             elif name not in required:
                 continue  # the tool's default holds
-            elif _free_text(prop) and self.spans:
-                narrowed[name] = {"enum": self.spans}
+            elif _free_text(prop) and texts:
+                narrowed[name] = {"enum": texts}
             elif (kind := _numeric(prop)) and self.numbers:
                 values = [n for n in self.numbers if kind == "number" or isinstance(n, int)]
                 narrowed[name] = {"enum": values} if values else prop
@@ -179,7 +200,7 @@ class LiveContext:
         properties = parameters.get("properties") or {}
         for name in parameters.get("required") or []:
             prop = properties.get(name) or {}
-            if _numeric(prop) and not self.numbers or _free_text(prop) and not self.spans:
+            if (_numeric(prop) and not self.numbers) or (_free_text(prop) and "enum" not in prop):
                 return False
         return True
 
@@ -238,28 +259,39 @@ _NOTE = re.compile(r"\s*\[stopped repeating: [^\]]*\]\s*$")
 chose the call, not for the one writing the answer)."""
 
 
+def _clean(result: FunctionResultContent) -> str | None:
+    """A result as the answer reads it, raf's notes left out (None: a call not run)."""
+    if result.error is not None:
+        if result.error.startswith("not run: "):
+            return None
+        return "failed: " + _NOTE.sub("", result.error)
+    return _NOTE.sub("", result.as_text())
+
+
 def answer_messages(messages: Sequence[ChatMessage]) -> list[ChatMessage]:
-    """The conversation the answer is written from: raf's own notes to the model (a call
-    not run, a repeated call stopped) are left out, so a small model that copies what it
-    reads never copies them into the answer."""
-    out: list[ChatMessage] = []
-    for message in messages:
-        if message.role is not Role.TOOL:
-            out.append(message)
+    """The conversation the answer is written from, in plain text: the current turn
+    becomes one user message, what this turn's calls returned before the question, so
+    a small model reads the facts first. raf's own notes to the model (a call not run,
+    a repeated call stopped) are left out: a model that copies what it reads never
+    copies them into the answer."""
+    start = turn_start(messages)
+    if start >= len(messages):
+        return list(messages)
+    calls = {c.call_id: c for c in turn_calls(messages)}
+    facts = []
+    for result in turn_results(messages):
+        text = _clean(result)
+        if text is None:
             continue
-        contents: list[Any] = []
-        for content in message.contents:
-            if isinstance(content, FunctionResultContent):
-                if content.error is not None and content.error.startswith("not run: "):
-                    continue
-                if content.error is None and isinstance(content.result, str):
-                    content = replace(content, result=_NOTE.sub("", content.result))
-                elif content.error is not None:
-                    content = replace(content, error=_NOTE.sub("", content.error))
-            contents.append(content)
-        if contents:
-            out.append(replace(message, contents=contents))
-    return out
+        call = calls.get(result.call_id)
+        name = result.name or (call.name if call is not None else "a tool")
+        shown = ", ".join(f"{k}={v!r}" for k, v in (call.arguments if call else {}).items())
+        facts.append(f"{name}({shown}) returned: {text}")
+    question = user_text(messages)
+    if not facts:
+        return list(messages[: start + 1])
+    text = "\n".join(facts) + "\n\n" + question
+    return [*messages[:start], ChatMessage.user(text)]
 
 
 _TERM = re.compile(r"[a-z0-9]+")
@@ -269,7 +301,7 @@ _STOPWORDS = frozenset(
     you your he she it its they them their this that these those there here what which who
     whom whose when where why how much many some any all each every no not can could would
     should shall will may might must please tell give show let get got use using tool tools
-    now today right just also very one two""".split()
+    now today right just also very one two""".split()  # noqa: SIM905
 )
 
 
@@ -321,3 +353,19 @@ def relevant_tools(tools: Sequence[Tool], question: str) -> list[Tool]:
         return []
     ranked = sorted(range(count), key=lambda i: -scores[i])
     return [tools[i] for i in ranked if scores[i] >= best / 2]
+
+
+def first_named(tools: Sequence[Tool], question: str) -> list[Tool]:
+    """Of `tools`, those the question names first ("add 2 and 3, then multiply ...":
+    `add`): a request for several calls usually says them in the order to make them."""
+    words = [_stem(w) for w in _TERM.findall(question.lower())]
+
+    def first(tool: Tool) -> int:
+        known = tool_terms(tool)
+        return next((i for i, w in enumerate(words) if w in known), len(words))
+
+    if not tools:
+        return []
+    at = {t.name: first(t) for t in tools}
+    earliest = min(at.values())
+    return [t for t in tools if at[t.name] == earliest]

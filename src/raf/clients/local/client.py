@@ -28,6 +28,7 @@ from raf.clients.local.choice import (
     LiveContext,
     answer_messages,
     choice_schema,
+    first_named,
     relevant_tools,
     user_text,
 )
@@ -445,7 +446,9 @@ class LocalChatClient(ModelClient[LocalWire]):
         if choice in (None, "auto"):
             # the tools the question is about, not yet called in this turn; none: answer
             called = {c.name for c in live.calls}
-            tools = [t for t in relevant_tools(tools, user_text(messages)) if t.name not in called]
+            question = user_text(messages)
+            tools = [t for t in relevant_tools(tools, question) if t.name not in called]
+            tools = first_named(tools, question)
         elif choice != "required":
             tools = [t for t in tools if t.name == choice]
         offered: list[tuple[Any, dict[str, Any]]] = []
