@@ -214,16 +214,17 @@ def _problem(error: ErrorDetails, doc: Document, *, guess: bool = True) -> Probl
 
 
 def _range_text(loc: Sequence[str | int]) -> str | None:
-    """"expected a whole number from 0 to 1000000" for a bounded field: both ends of the
-    range the runtime takes, whichever one the value broke."""
+    """The range a bounded field takes, with both ends whichever one the value broke
+    (`expected a whole number from 0 to 1000000`); None for a field bounded on one side."""
     if not loc or not isinstance(loc[-1], str):
         return None
     model = _model_at(loc[:-1])
-    field = None if model is None else model.model_fields.get(str(loc[-1]))
-    if field is None:
-        for candidate in (model.model_fields.values() if model is not None else ()):
-            if candidate.alias == loc[-1]:
-                field = candidate
+    if model is None:
+        return None
+    field = model.model_fields.get(str(loc[-1]))
+    for candidate in model.model_fields.values():
+        if field is None and candidate.alias == loc[-1]:
+            field = candidate
     if field is None:
         return None
     low: Any = None
