@@ -69,6 +69,19 @@ BAD = {
 }
 """Documents `raf run` refuses, with the located errors both commands give."""
 
+WORKFLOW_AGENT = """kind: workflow
+name: w
+agents:
+  writer:
+    instructions: Write.
+    model: {id: gpt-4o, provider: openai, connection: {kind: key, key: =Env.RAF_TEST_UNSET_KEY}}
+trigger:
+  kind: OnConversationStart
+  id: t
+  actions:
+    - {kind: InvokeAgent, id: a, agent: {name: writer}}
+"""
+
 NEEDS_SUPPLY = {
     "ghost_agent.yaml": (
         "kind: workflow\nname: g\nstart_node_id: a\nnodes:\n  - {id: a, agent: ghost}\n",
@@ -84,6 +97,11 @@ NEEDS_SUPPLY = {
         "  connection: {kind: key, key: =Env.RAF_TEST_UNSET_KEY}\n",
         "unset_env.yaml:6:32 model.connection.key: environment variable RAF_TEST_UNSET_KEY "
         "is not set (set it before building or running)",
+    ),
+    "workflow_agent_env.yaml": (
+        WORKFLOW_AGENT,
+        "workflow_agent_env.yaml:6:72 agents.writer.model.connection.key: environment "
+        "variable RAF_TEST_UNSET_KEY is not set (set it before building or running)",
     ),
 }
 """Valid documents whose names or variables the machine or command line must supply:
@@ -384,3 +402,13 @@ def test_chat_binds_tools_too(tmp_path: Path, weather_module: str) -> None:
     assert done.returncode == 0, done.stderr
     assert "get_weather: sunny in Lima" in done.stdout
     assert "Warm." in done.stdout
+
+
+def test_model_on_the_command_line_replaces_a_workflow_agents_connection(
+    tmp_path: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    (tmp_path / "flow.yaml").write_text(WORKFLOW_AGENT, encoding="utf-8")
+    code, out, err = _cli(capsys, "run", "flow.yaml", "hi", "--model", _script(tmp_path, ["Done."]))
+    assert code == 0, err
+    assert "Done." in out
+    assert "RAF_TEST_UNSET_KEY" not in err

@@ -206,7 +206,10 @@ _ENV_NAME = re.compile(r"\bEnv\.([A-Za-z_][A-Za-z0-9_]*)", re.IGNORECASE)
 def _unset_environment(doc: Document, value: Any, path: KeyPath) -> None:
     """An expression reading `Env.NAME` that the environment lacks is a warning naming
     it where it is read: the document is valid, the machine is not yet configured
-    (running it is an error that names the variable)."""
+    (running it is an error that names the variable). Agents the workflow declares are
+    left to the agent loader, which warns about their variables itself."""
+    if path == ("agents",) or (len(path) == 3 and path[0] == "nodes" and path[2] == "agent"):
+        return
     if isinstance(value, Mapping):
         for key, inner in value.items():
             _unset_environment(doc, inner, (*path, str(key)))
@@ -335,6 +338,10 @@ def _inline_node_agents(
         inline.setdefault("name", node_id)
         try:
             loaded.agents[node_id] = load_dict(inline, base_dir=doc.base_dir, **options)
+            doc.warnings += [
+                doc.problem(("nodes", index, "agent"), f"node {node_id!r}: {w.message}")
+                for w in loaded.agents[node_id].warnings
+            ]
         except ValidationProblems as exc:
             problems += [
                 doc.problem(("nodes", index, "agent"), f"node {node_id!r}: {p.message}")
@@ -370,14 +377,24 @@ def _agents(
                 problems.append(
                     doc.problem(where, "an agent is a path to its document or the document itself")
                 )
+                continue
+            # the agent's warnings are the workflow's: `raf run` refuses an unset variable
+            doc.warnings += _located(doc, where, loaded.agents[str(name)].warnings)
         except ValidationProblems as exc:
-            for p in exc.problems:
-                if p.file and p.line:
-                    problems.append(p)
-                else:
-                    inner = _parse_key_path(p.key_path)
-                    problems.append(doc.problem((*where, *inner), p.message))
+            problems += _located(doc, where, exc.problems)
     return problems
+
+
+def _located(doc: Document, where: KeyPath, found: list[Problem]) -> list[Problem]:
+    """An agent's problems as the workflow reports them: located in the agent's own file,
+    else under the agent's place in the workflow document."""
+    out: list[Problem] = []
+    for p in found:
+        if p.file and p.line:
+            out.append(p)
+        else:
+            out.append(doc.problem((*where, *_parse_key_path(p.key_path)), p.message))
+    return out
 
 
 def _mcp_servers(doc: Document, data: dict[str, Any], loaded: LoadedWorkflow) -> list[Problem]:
