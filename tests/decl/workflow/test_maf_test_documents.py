@@ -247,3 +247,14 @@ def test_convert_refuses_a_workflow_that_does_not_validate(tmp_path, capsys):
     bad.write_text((TESTS / "unquoted_formulas.yaml").read_text().replace("      id: show\n", ""))
     assert main(["convert", str(bad), "--to", "raf"]) == 1
     assert f"{bad}:15:7 trigger.actions[2]: SendActivity needs an 'id'" in capsys.readouterr().err
+
+
+@pytest.mark.parametrize("count", ["11", "-1", "two", "true"])
+def test_a_repeat_count_the_runtime_cannot_use_is_located(count):
+    text = (TESTS / "question_entities.yaml").read_text()
+    text = text.replace("repeatCount: 1", f"repeatCount: {count}")
+    with pytest.raises(ValidationProblems) as caught:
+        DeclWorkflowBuilder().from_yaml_str(text)
+    (problem,) = caught.value.problems
+    assert (problem.line, problem.key_path) == (15, "trigger.actions[0].repeatCount")
+    assert "repeatCount is a whole number from 0 to 10" in problem.message

@@ -174,6 +174,8 @@ raf's (other spelling, raf's key) when raf's key is not written. `variable: {pat
 read as `variable: x` everywhere, `output: {property: x}` of an action that asks as its
 `variable: x`, and `SetMultipleVariables` `variables: {path: value, ...}` as its
 assignments."""
+MAX_REPEAT_COUNT = 10
+"""The most times a Question asks again (`repeatCount`): each time waits for a person."""
 ACTION_KINDS = tuple(sorted(_SPECS))
 _BY_LOWER = {k.lower(): k for k in ACTION_KINDS} | {k.lower(): v for k, v in ALIASES.items()}
 """Action kinds are read without regard to case."""
@@ -577,6 +579,22 @@ class _Compiler:
         self.block(step.fields.get("elseActions"), (*step.path, "elseActions"))
         for end in ends:
             end.target = len(self.instrs)
+
+    def _Question(self, step: Step) -> None:
+        self.simple(step)
+        repeat = step.fields.get("repeatCount")
+        written = isinstance(repeat, str) and repeat.startswith("=")
+        if repeat is None or written:
+            return
+        if (
+            isinstance(repeat, bool)
+            or not isinstance(repeat, int)
+            or not 0 <= repeat <= MAX_REPEAT_COUNT
+        ):
+            self.issue(
+                (*step.path, "repeatCount"),
+                f"repeatCount is a whole number from 0 to {MAX_REPEAT_COUNT}, not {repeat!r}",
+            )
 
     def _EmitEvent(self, step: Step) -> None:
         """EmitEvent names its event with `eventName` (or `event: {name, data}`)."""

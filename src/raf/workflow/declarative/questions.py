@@ -20,15 +20,13 @@ from typing import Any
 from urllib.parse import urlsplit
 
 from raf.workflow.declarative.dates import as_datetime
-from raf.workflow.declarative.program import Step, local_path
+from raf.workflow.declarative.program import MAX_REPEAT_COUNT, Step, local_path
 from raf.workflow.declarative.runtime import Runtime
 from raf.workflow.declarative.values import text, truthy
 
 REPEAT_COUNT = 2
 """How many times a question is asked again after an answer its entity cannot read,
 unless `repeatCount` says otherwise (Copilot Studio's default)."""
-MAX_REPEAT_COUNT = 10
-"""The most `repeatCount` may ask again: each time waits for a person."""
 
 YES = ("yes", "y", "true", "1", "confirm", "ok")
 NO = ("no", "n", "false", "0")
