@@ -213,3 +213,16 @@ def test_a_setting_the_original_has_no_word_for_stays_in_rafs_spelling():
     assert sequential == {"mode": "sequential", "passOn": "conversation"}
     pipeline = in_original_spelling({"mode": "pipeline", "until": "DONE", "phases": []})
     assert pipeline["until"] == "DONE"
+
+
+def test_pass_output_on_a_mode_without_a_previous_answer_is_an_unknown_option():
+    text = (
+        (DATA / "writers_room.yaml")
+        .read_text()
+        .replace("    maxIterations: 3\n", "    maxIterations: 3\n    passOutput: true\n")
+    )
+    with pytest.raises(ValidationProblems) as caught:
+        DeclAgentBuilder().from_yaml_str(text)
+    (problem,) = caught.value.problems
+    assert (problem.line, problem.key_path) == (9, "metadata.orchestration.passOutput")
+    assert problem.message.startswith("unknown option 'passOutput'")

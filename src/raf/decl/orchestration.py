@@ -173,7 +173,8 @@ def _original_spellings(doc: Document, data: dict[str, Any]) -> None:
         if key in ("roundrobin", "round_robin"):
             data.setdefault("selector", "round_robin")
         data["mode"] = mode
-    _pass_output(rw, ROOT, data)
+    if data.get("mode") in ("sequential", "pipeline"):  # elsewhere it has no meaning
+        _pass_output(rw, ROOT, data)
     if data.get("mode") == "group_chat":
         rw.rename(ROOT, "maxIterations", "maxRounds")
         rw.rename(ROOT, "max_iterations", "maxRounds")
