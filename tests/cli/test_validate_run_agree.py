@@ -412,3 +412,21 @@ def test_model_on_the_command_line_replaces_a_workflow_agents_connection(
     assert code == 0, err
     assert "Done." in out
     assert "RAF_TEST_UNSET_KEY" not in err
+
+
+def test_an_unbound_tool_is_reported_with_the_documents_other_problems(
+    tmp_path: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    (tmp_path / "both.yaml").write_text(
+        "name: a\ninstructions: hi\nbogus: 1\ntools:\n  - {kind: function, name: get_weather}\n",
+        encoding="utf-8",
+    )
+    unbound = "both.yaml:5:28 tools[0].name: function tool 'get_weather' is not bound"
+    code, _, validated = _cli(capsys, "validate", "--no-extras", "both.yaml")
+    assert code == 1
+    assert "  error: both.yaml:3:1 bogus: unknown key 'bogus'" in validated
+    assert f"  warning: {unbound}" in validated
+    code, _, ran = _cli(capsys, "run", "both.yaml", "hi", "--model", _script(tmp_path, ["x"]))
+    assert code == 1
+    assert "both.yaml: 2 problem(s)" in ran
+    assert f"  error: {unbound}" in ran

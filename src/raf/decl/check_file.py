@@ -17,7 +17,7 @@ from raf.decl.hosted import LoadedToolbox, check_toolbox, is_toolbox_data
 from raf.decl.loaded import DocumentProblems, LoadedAgent
 from raf.decl.loader import check
 from raf.decl.schema import CustomToolDecl, FunctionToolDecl
-from raf.decl.source import load_text
+from raf.decl.source import Document, load_text
 from raf.decl.tool_bindings import UNBOUND_HINT
 from raf.decl.workflow.loader import LoadedWorkflow, check_workflow
 from raf.workflow.declarative.graph import graph_names
@@ -113,7 +113,7 @@ def check_file(
     except ValidationProblems as exc:
         checked.problems = list(exc.problems)
         checked.warnings = list(getattr(exc, "warnings", []))
-    needs = _unsupplied(checked, set(bound_tools))
+    needs = _unsupplied(checked, set(bound_tools), doc)
     if for_run:
         refused = [w for w in checked.warnings if w.message.endswith(_RUN_REFUSES)]
         checked.warnings = [w for w in checked.warnings if w not in refused]
@@ -126,12 +126,16 @@ def check_file(
     return checked
 
 
-def _unsupplied(checked: CheckedFile, bound: set[str]) -> list[Problem]:
+def _unsupplied(
+    checked: CheckedFile, bound: set[str], doc: Document | None = None
+) -> list[Problem]:
     """The function tools, graph function nodes and MCP servers a document names that
     nobody supplies; fills `checked.tool_names`."""
     out: list[Problem] = []
     if checked.agent is not None:
         out += _agent_tools(checked.agent, bound, checked.tool_names)
+    elif checked.kind == "agent" and doc is not None:
+        out += _raw_agent_tools(doc, bound)
     workflow = checked.workflow
     if workflow is None:
         return out
@@ -181,6 +185,25 @@ def _literal_tools(program: Program) -> list[str]:
         if isinstance(raw, str) and not raw.startswith("="):
             names.append(raw)
     return names
+
+
+def _raw_agent_tools(doc: Document, bound: set[str]) -> list[Problem]:
+    """The function and custom tools of an agent document that has other problems (so
+    no declaration was made), read from its data: reported with those problems."""
+    tools = doc.data.get("tools") if isinstance(doc.data, dict) else None
+    out: list[Problem] = []
+    for index, item in enumerate(tools if isinstance(tools, list) else []):
+        if not isinstance(item, dict) or item.get("kind") not in ("function", "custom"):
+            continue
+        name = item.get("name")
+        if isinstance(name, str) and name not in bound and item["kind"] not in bound:
+            out.append(
+                doc.problem(
+                    ("tools", index, "name"),
+                    f"{item['kind']} tool {name!r} is not bound: {UNBOUND_HINT}",
+                )
+            )
+    return out
 
 
 def _agent_tools(loaded: LoadedAgent, bound: set[str], names: list[str]) -> list[Problem]:
