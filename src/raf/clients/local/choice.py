@@ -265,7 +265,36 @@ def _clean(result: FunctionResultContent) -> str | None:
         if result.error.startswith("not run: "):
             return None
         return "failed: " + _NOTE.sub("", result.error)
-    return _NOTE.sub("", result.as_text())
+    return _NOTE.sub("", plain(result.result))
+
+
+def plain(value: Any) -> str:
+    """A result as words rather than JSON (a small model copies words, not braces):
+    a mapping as `key: value` parts, a list as its items, a record in a list by its
+    first value with the rest in brackets."""
+    if isinstance(value, str):
+        text = value.strip()
+        if text[:1] in "{[":
+            try:
+                return plain(json.loads(text))
+            except ValueError:
+                return text
+        return text
+    if isinstance(value, dict):
+        return "; ".join(f"{k}: {plain(v)}" for k, v in value.items())
+    if isinstance(value, list | tuple):
+        items = []
+        for item in value:
+            if isinstance(item, dict) and item:
+                first, *rest = item.values()
+                extra = ", ".join(plain(v) for v in rest)
+                items.append(f"{plain(first)} ({extra})" if extra else plain(first))
+            else:
+                items.append(plain(item))
+        return ", ".join(items)
+    if isinstance(value, float) and value.is_integer():
+        return str(int(value))
+    return json.dumps(value, ensure_ascii=False) if value is not None else ""
 
 
 def answer_messages(messages: Sequence[ChatMessage]) -> list[ChatMessage]:
@@ -277,16 +306,12 @@ def answer_messages(messages: Sequence[ChatMessage]) -> list[ChatMessage]:
     start = turn_start(messages)
     if start >= len(messages):
         return list(messages)
-    calls = {c.call_id: c for c in turn_calls(messages)}
     facts = []
     for result in turn_results(messages):
         text = _clean(result)
         if text is None:
             continue
-        call = calls.get(result.call_id)
-        name = result.name or (call.name if call is not None else "a tool")
-        shown = ", ".join(f"{k}={v!r}" for k, v in (call.arguments if call else {}).items())
-        facts.append(f"{name}({shown}) returned: {text}")
+        facts.append(f"Fact: {text}")
     question = user_text(messages)
     if not facts:
         return list(messages[: start + 1])
@@ -369,3 +394,17 @@ def first_named(tools: Sequence[Tool], question: str) -> list[Tool]:
     at = {t.name: first(t) for t in tools}
     earliest = min(at.values())
     return [t for t in tools if at[t.name] == earliest]
+
+
+def named_steps(relevant: Sequence[Tool], question: str, tools: Sequence[Tool]) -> list[Tool]:
+    """Of the `relevant` tools, those the question names by a word of the tool's name
+    that no other tool's name has ("then multiply", "and email it"): once a result is
+    there the answer is preferred, and only a step the user asked for by name follows."""
+    asked = terms(question)
+    names = {t.name: terms(t.name) for t in tools}
+    out = []
+    for tool in relevant:
+        others = set().union(*(n for k, n in names.items() if k != tool.name))
+        if names[tool.name] & asked - others:
+            out.append(tool)
+    return out

@@ -29,6 +29,7 @@ from raf.clients.local.choice import (
     answer_messages,
     choice_schema,
     first_named,
+    named_steps,
     relevant_tools,
     user_text,
 )
@@ -447,8 +448,10 @@ class LocalChatClient(ModelClient[LocalWire]):
             # the tools the question is about, not yet called in this turn; none: answer
             called = {c.name for c in live.calls}
             question = user_text(messages)
-            tools = [t for t in relevant_tools(tools, question) if t.name not in called]
-            tools = first_named(tools, question)
+            relevant = relevant_tools(tools, question)
+            if called:  # after a result, only a further step the question names
+                relevant = named_steps(relevant, question, tools)
+            tools = first_named([t for t in relevant if t.name not in called], question)
         elif choice != "required":
             tools = [t for t in tools if t.name == choice]
         offered: list[tuple[Any, dict[str, Any]]] = []
