@@ -455,6 +455,9 @@ def substitute_env(
             name = env_reference(value)
             if name is not None:
                 if name not in env:
+                    if unused is not None and unused(path):
+                        doc.from_env.add(path)
+                        return _stand_in(name, path)
                     if not unset_is_warning:
                         doc.problems.append(
                             doc.problem(path, f"environment variable {name} is not set")
@@ -474,6 +477,3 @@ def substitute_env(
         return value
 
     doc.data = walk(doc.data, ())
-                    if unused is not None and unused(path):
-                        doc.from_env.add(path)
-                        return _stand_in(name, path)
