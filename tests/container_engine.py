@@ -21,6 +21,7 @@ import fcntl
 import hashlib
 import io
 import os
+import re
 import shutil
 import signal
 import subprocess
@@ -357,8 +358,15 @@ def build_image(address: str) -> tuple[str, float]:
             tar = Path(folder) / "rootfs.tar"
             write_rootfs(files, links, tar)
             repository, _, version = tag.partition(":")
-            client.api.import_image_from_file(str(tar), repository=repository, tag=version)
-        client.images.get(tag)
+            answer = client.api.import_image_from_file(str(tar), repository=repository, tag=version)
+        try:
+            client.images.get(tag)
+        except docker.errors.ImageNotFound:  # Podman's import names it `latest`
+            found = re.search(r"sha256:[0-9a-f]{64}", str(answer))
+            if found is None:
+                raise
+            client.api.tag(found.group(0), repository, version)
+            client.images.get(tag)
         return tag, time.monotonic() - started
     finally:
         client.close()

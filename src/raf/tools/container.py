@@ -9,9 +9,10 @@ import asyncio
 import contextlib
 import logging
 import os
+import tempfile
 import threading
 import time
-from collections.abc import Mapping, Sequence
+from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
@@ -49,14 +50,15 @@ class Bind:
 
 
 @dataclass(frozen=True, kw_only=True, slots=True)
-class Scratch:
-    """An empty tmpfs at `target` (hides what lies below it)."""
+class Hidden:
+    """An empty, read-only folder over `target` (hides what lies below it). It is a bind
+    mount of an empty host folder, not a tmpfs: Podman mounts a tmpfs before the binds
+    around it, so a tmpfs inside the workspace's bind would be covered by it."""
 
     target: str
-    size_bytes: int = 1 << 20
 
 
-MountSpec = Bind | Scratch
+MountSpec = Bind | Hidden
 
 
 def unreachable_message(address: str, reason: object) -> str:
@@ -73,21 +75,19 @@ def unreachable_message(address: str, reason: object) -> str:
 
 def mounts_from_bwrap(args: Sequence[str], *, under: Path) -> list[MountSpec]:
     """The bubblewrap mounts (`--tmpfs P`, `--bind P P`, `--ro-bind S P`, with `--size`)
-    that enforce path rules, as container mounts; those outside `under` (the only host
-    folder the container sees) are left out. A later mount of a path replaces an earlier
-    one, as in bubblewrap."""
+    that enforce path rules, as container mounts (a tmpfs becomes a Hidden folder);
+    those outside `under` (the only host folder the container sees) are left out. A later
+    mount of a path replaces an earlier one, as in bubblewrap."""
     out: dict[str, MountSpec] = {}
-    size = 1 << 20
     i = 0
     while i < len(args):
         flag = args[i]
         if flag == "--size":
-            size = int(args[i + 1])
             i += 2
             continue
         if flag == "--tmpfs":
             target = args[i + 1]
-            spec: MountSpec = Scratch(target=target, size_bytes=size)
+            spec: MountSpec = Hidden(target=target)
             i += 2
         elif flag in ("--bind", "--ro-bind"):
             source, target = args[i + 1], args[i + 2]
@@ -95,7 +95,6 @@ def mounts_from_bwrap(args: Sequence[str], *, under: Path) -> list[MountSpec]:
             i += 3
         else:
             raise ValueError(f"mount flag {flag!r} has no container equivalent")
-        size = 1 << 20
         if Path(target) == under or under in Path(target).parents:
             out.pop(target, None)
             out[target] = spec
@@ -133,6 +132,15 @@ class ContainerRunner:
         self.sandbox = sandbox
         self._client: Any = None
         self._lock = threading.Lock()
+        self._empty: Path | None = None
+
+    def _empty_folder(self) -> Path:
+        """An empty folder of raf's that Hidden mounts show (made once, removed by close)."""
+        with self._lock:
+            if self._empty is None or not self._empty.is_dir():
+                self._empty = Path(tempfile.mkdtemp(prefix="raf-empty-"))
+                self._empty.chmod(0o555)
+            return self._empty
 
     def client(self) -> Any:
         """The engine's `docker.DockerClient` (connected and pinged once), or
@@ -162,8 +170,12 @@ class ContainerRunner:
         """Close the engine client (containers are removed call by call)."""
         with self._lock:
             client, self._client = self._client, None
+            empty, self._empty = self._empty, None
         if client is not None:
             client.close()
+        if empty is not None:
+            with contextlib.suppress(OSError):
+                empty.rmdir()
 
     async def run(
         self,
@@ -232,7 +244,7 @@ class ContainerRunner:
 
         box = self.sandbox
         command = list(argv)
-        engine_mounts = [_engine_mount(m) for m in mounts]
+        engine_mounts = [_engine_mount(m, self._empty_folder) for m in mounts]
         if stdin is not None:
             engine_mounts.append(
                 Mount(target=STDIN_MOUNT, source=str(stdin), type="bind", read_only=True)
@@ -338,6 +350,11 @@ class ContainerRunner:
                 container.reload()
                 if container.attrs.get("State", {}).get("OOMKilled"):
                     notes.append(f"memory limit of {self.sandbox.memory_mb} MB reached")
+            if code == 137 and not notes:  # an engine that does not report OOMKilled
+                notes.append(
+                    f"killed by SIGKILL, as the kernel does at the memory limit of "
+                    f"{self.sandbox.memory_mb} MB"
+                )
         return ProcessOutcome(
             exit_code=code,
             stdout=bytes(out.kept),
@@ -405,11 +422,11 @@ def _drain(stream: Any, out: _Kept, err: _Kept) -> None:
                 err.add(stderr)
 
 
-def _engine_mount(spec: MountSpec) -> Any:
+def _engine_mount(spec: MountSpec, empty: Callable[[], Path]) -> Any:
     from docker.types import Mount
 
-    if isinstance(spec, Scratch):
-        return Mount(target=spec.target, source=None, type="tmpfs", tmpfs_size=spec.size_bytes)
+    if isinstance(spec, Hidden):
+        return Mount(target=spec.target, source=str(empty()), type="bind", read_only=True)
     return Mount(target=spec.target, source=str(spec.source), type="bind", read_only=spec.read_only)
 
 
