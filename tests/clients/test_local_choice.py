@@ -1,0 +1,183 @@
+"""The staged tool choice of the embedded model, without the model: the grammar drawn
+from the live context (spans, numbers, candidates), which tools a question is about, and
+what the answer is written from."""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+from raf import WorkspaceContextProvider, WorkspaceScope, file_tools
+from raf.clients.local.choice import (
+    LiveContext,
+    answer_messages,
+    choice_schema,
+    first_named,
+    named_steps,
+    numbers,
+    plain,
+    relevant_tools,
+    spans,
+    tool_terms,
+)
+from raf.core.contents import FunctionCallContent, FunctionResultContent
+from raf.core.messages import ChatMessage, Role
+from raf.core.tools import argument_candidates
+from raf.evals.local_suite import TOOLS, add, get_weather, multiply, send_email
+
+
+def turn(question: str, *steps: tuple[str, dict[str, object], object]) -> list[ChatMessage]:
+    """A conversation: the question, then each call with its result."""
+    messages = [ChatMessage.system("Be brief."), ChatMessage.user(question)]
+    for index, (name, arguments, result) in enumerate(steps):
+        call = FunctionCallContent(call_id=f"c{index}", name=name, arguments=dict(arguments))
+        messages.append(ChatMessage.assistant(calls=[call]))
+        messages.append(
+            ChatMessage(
+                role=Role.TOOL,
+                contents=[FunctionResultContent(call_id=f"c{index}", name=name, result=result)],
+            )
+        )
+    return messages
+
+
+def test_spans_leave_out_little_words_numbers_and_the_tools_own_words() -> None:
+    found = spans(
+        "Send an email to bob@example.com with the subject Lunch.",
+        avoid=tool_terms(send_email),
+    )
+    assert found == ["bob@example.com", "Lunch"]
+    assert "Berlin" in spans("Is it raining in Berlin right now?")
+    assert spans("What is 9 times 8?", avoid={"time"}) == []
+
+
+def test_numbers_are_read_once_and_whole_ones_as_int() -> None:
+    assert numbers(["Add 17 and 25, then 17 again", "it is 5.0 or 2.5"]) == [17, 25, 5, 2.5]
+    assert numbers(["room b12 and v2.1"]) == []
+
+
+def test_a_free_text_argument_is_a_span_and_a_number_one_of_the_numbers_said() -> None:
+    live = LiveContext(turn("What is the weather in Oslo?"))
+    assert live.parameters(get_weather) == {
+        "type": "object",
+        "properties": {"city": {"enum": ["Oslo"]}},
+        "required": ["city"],
+        "additionalProperties": False,
+    }
+    live = LiveContext(turn("Add 17 and 25."))
+    parameters = live.parameters(add)
+    assert parameters is not None
+    assert parameters["properties"] == {"a": {"enum": [17, 25]}, "b": {"enum": [17, 25]}}
+    assert live.callable(parameters)
+
+
+def test_a_tool_without_the_values_it_needs_is_not_callable() -> None:
+    live = LiveContext(turn("How many days are in a week?"))
+    parameters = live.parameters(add)
+    assert parameters is not None and not live.callable(parameters)
+
+
+def test_numbers_already_used_give_way_to_the_result() -> None:
+    live = LiveContext(
+        turn("Add 2 and 3, then multiply the result by 4.", ("add", {"a": 2, "b": 3}, 5.0))
+    )
+    parameters = live.parameters(multiply)
+    assert parameters is not None
+    assert parameters["properties"]["a"] == {"enum": [4, 5]}
+
+
+def test_a_one_argument_call_is_not_offered_again_with_a_value_used() -> None:
+    messages = turn("What is the weather in Oslo?", ("get_weather", {"city": "Oslo"}, "Snow"))
+    live = LiveContext(messages)
+    assert live.parameters(get_weather) is None
+    assert live.repeats(
+        FunctionCallContent(call_id="x", name="get_weather", arguments={"city": "Oslo"})
+    )
+    assert not live.repeats(
+        FunctionCallContent(call_id="x", name="get_weather", arguments={"city": "Lima"})
+    )
+
+
+def test_workspace_tools_offer_the_paths_that_exist_and_may_be_read(tmp_path: Path) -> None:
+    (tmp_path / "notes").mkdir()
+    (tmp_path / "notes" / "todo.txt").write_text("milk\n")
+    (tmp_path / "secrets").mkdir()
+    (tmp_path / "secrets" / "key.txt").write_text("k\n")
+    (tmp_path / ".git").mkdir()
+    (tmp_path / ".git" / "config").write_text("")
+    scope = WorkspaceScope(tmp_path, policy="deny", rules=[{"path": "secrets/**", "read": "deny"}])
+    workspace = WorkspaceContextProvider(scope)
+    workspace.add_tools(file_tools())
+    by_name = {t.name: argument_candidates(t) for t in workspace.tools}
+    assert by_name["read_file"] == {"path": ["notes/todo.txt"]}
+    assert by_name["list_files"] == {"path": [".", "notes", "secrets"]}  # .git: never
+    assert by_name["write_file"] == {}  # a path to create is the model's own
+    live = LiveContext(turn("Read notes/todo.txt"))
+    read = next(t for t in workspace.tools if t.name == "read_file")
+    parameters = live.parameters(read)
+    assert parameters is not None
+    assert parameters["properties"] == {"path": {"enum": ["notes/todo.txt"]}}
+    # unscoped tools offer nothing: they act on the current directory under approval
+    assert argument_candidates(file_tools()[0]) == {}
+
+
+def test_the_tools_a_question_is_about() -> None:
+    names = lambda question: [t.name for t in relevant_tools(TOOLS, question)]  # noqa: E731
+    assert names("What is the weather in Oslo?") == ["get_weather"]
+    assert names("How many people live in Tokyo?") == ["get_population"]
+    assert names("Send an email to bob@example.com") == ["send_email"]
+    assert names("What is the capital of France?") == []
+    assert names("Book me a flight to Rome.") == []
+    both = relevant_tools(TOOLS, "Add 2 and 3, then multiply the result by 4.")
+    assert [t.name for t in first_named(both, "Add 2 and 3, then multiply the result by 4.")] == [
+        "add"
+    ]
+
+
+def test_after_a_result_only_a_step_named_in_the_question_follows() -> None:
+    question = "Check the weather in Berlin and email it to sam@example.com"
+    relevant = relevant_tools(TOOLS, question)
+    assert [t.name for t in named_steps(relevant, question, TOOLS)] == [
+        "get_weather",
+        "send_email",
+    ]
+    files = file_tools()
+    question = "Which files are in the notes folder?"
+    assert named_steps(relevant_tools(files, question), question, files) == []
+
+
+def test_the_choice_schema_has_no_answer_branch_when_a_call_is_required() -> None:
+    schema = choice_schema([(add, add.parameters)], may_answer=False)
+    assert [b["properties"]["tool"]["const"] for b in schema["anyOf"]] == ["add"]
+    schema = choice_schema([(add, add.parameters)], may_answer=True)
+    assert schema["anyOf"][-1]["properties"] == {"answer": {"const": ""}}
+
+
+def test_the_answer_reads_results_as_facts_without_rafs_notes() -> None:
+    messages = turn(
+        "What is the weather in Oslo?",
+        (
+            "get_weather",
+            {"city": "Oslo"},
+            "Snow, -3 C\n\n[stopped repeating: 'get_weather' was called 3 times in a row with "
+            "the same arguments and returned the same result each time; tools are off for "
+            "the rest of this turn: answer with what you have]",
+        ),
+    )
+    out = answer_messages(messages)
+    assert [m.role for m in out] == [Role.SYSTEM, Role.USER]
+    assert out[-1].text == "Fact: Snow, -3 C\n\nWhat is the weather in Oslo?"
+    assert "tools are off" not in out[-1].text
+    skipped = turn("Hi", ("add", {"a": 1, "b": 2}, None))
+    skipped[-1] = ChatMessage(
+        role=Role.TOOL,
+        contents=[FunctionResultContent(call_id="c0", name="add", error="not run: limit")],
+    )
+    assert answer_messages(skipped)[-1].text == "Hi"
+
+
+def test_results_become_words() -> None:
+    listing = {"path": "notes", "entries": [{"name": "todo.txt", "type": "file", "size": 5}]}
+    assert plain(listing) == "path: notes; entries: todo.txt (file, 5)"
+    assert plain('{"content": "milk"}') == "content: milk"
+    assert plain(20.0) == "20"
+    assert plain("{not json") == "{not json"
