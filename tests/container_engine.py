@@ -367,6 +367,10 @@ def build_image(address: str) -> tuple[str, float]:
                 raise
             client.api.tag(found.group(0), repository, version)
             client.images.get(tag)
+        for image in client.images.list(name=repository):  # earlier recipes' images
+            if tag not in image.tags:
+                with contextlib.suppress(docker.errors.APIError):
+                    client.images.remove(image.id, force=True)
         return tag, time.monotonic() - started
     finally:
         client.close()

@@ -413,6 +413,15 @@ def test_safe_defaults_and_refusals():
         ContainerSandbox(image=" ")
 
 
+def test_the_engine_address_is_the_sandboxs_then_docker_host_then_dockers(monkeypatch):
+    monkeypatch.delenv("DOCKER_HOST", raising=False)
+    assert ContainerSandbox(image="i").engine_address() == "unix:///var/run/docker.sock"
+    monkeypatch.setenv("DOCKER_HOST", "tcp://127.0.0.1:2375")
+    assert ContainerSandbox(image="i").engine_address() == "tcp://127.0.0.1:2375"
+    given = ContainerSandbox(image="i", docker_host="unix:///run/podman/podman.sock")
+    assert given.engine_address() == "unix:///run/podman/podman.sock"
+
+
 def test_rule_mounts_outside_the_workspace_are_left_out(tmp_path):
     root = tmp_path
     mounts = mounts_from_bwrap(
