@@ -6,8 +6,10 @@ from __future__ import annotations
 
 from pathlib import Path
 
-from raf import AgentBuilder, AgentSession, ToolContext, tool
+from raf import AgentBuilder, AgentSession, FunctionInvokingChatClient, ToolContext, tool
+from raf.core.contents import TextContent
 from raf.core.idempotency import idempotency_scope, tool_call_key
+from raf.core.messages import ChatMessage, Role
 from raf.core.tools import ToolResult
 from raf.testing import ScriptedChatClient, call, reply
 from raf.tools.files import EditFile, WriteFile
@@ -87,23 +89,25 @@ async def test_a_retried_write_or_edit_with_the_same_key_changes_nothing(tmp_pat
 
 
 async def test_runs_without_a_session_never_share_a_key() -> None:
-    """Five runs one after the other, each freed before the next (so Python could hand
-    the next run the same address), and each call id "c1": five different keys."""
+    """A tool loop without a session (`FunctionInvokingChatClient`, five times over, each
+    run freed before the next, so Python could hand the next one the same address) keys
+    its calls by the run's random id: five runs, call id "c1" each time, five keys."""
     seen: list[tuple[str, str]] = []
 
     @tool
     def charge(amount: int, context: ToolContext) -> str:
         """Charge an amount."""
-        assert context.run is not None
+        assert context.run is not None and context.session is None
         seen.append((context.idempotency_key, context.run.run_id))
         return f"charged {amount}"
 
     for _ in range(5):
-        client = ScriptedChatClient([reply("", call("charge", amount=1, call_id="c1")), "done"])
-        await AgentBuilder().with_chat_client(client).with_tool(charge).build().run("pay")
+        scripted = ScriptedChatClient([reply("", call("charge", amount=1, call_id="c1")), "done"])
+        loop = FunctionInvokingChatClient(scripted, tools=[charge])
+        await loop.get_response([ChatMessage(role=Role.USER, contents=[TextContent(text="pay")])])
     keys = [key for key, _ in seen]
     assert len(keys) == 5 and len(set(keys)) == 5
-    # the key is made from the run's random id, so a retry within the run gets it again
+    # made from the run's random id, so a retry within the run gets the same key
     for key, run_id in seen:
         assert key == tool_call_key("c1", session_id=None, run_id=run_id)
 

@@ -12,7 +12,7 @@ from pathlib import Path
 import httpx
 import pytest
 
-from raf.cli._agents import build_workflow_agent
+from raf.cli._agents import build_agent
 from raf.decl.workflow import DeclWorkflowBuilder
 from raf.serve import AgentHost, create_app, serve_in_thread
 from raf.serve.ui.workflows import WorkflowHost
@@ -41,7 +41,7 @@ def test_a_looping_workflow_leaves_the_server_answering_and_ends_at_its_time_lim
     monkeypatch.setenv("RAF_DATA_DIR", str(tmp_path / "data"))
     document = tmp_path / "looper.yaml"
     document.write_text(LOOPER, encoding="utf-8")
-    app = create_app(AgentHost([build_workflow_agent(str(document), None, None)]), a2a=False)
+    app = create_app(AgentHost([build_agent(str(document), None, None)]), a2a=False)
     with (
         serve_in_thread(app) as url,
         httpx.Client(base_url=url, timeout=30) as client,
