@@ -35,6 +35,7 @@ A shell block with neither `shell-expect` nor `shell-not-run` fails the check.
 from __future__ import annotations
 
 import contextlib
+import importlib
 import itertools
 import os
 import re
@@ -46,6 +47,7 @@ import sys
 import time
 from dataclasses import dataclass
 from pathlib import Path
+from typing import Any
 
 import pytest
 
@@ -382,7 +384,7 @@ def test_the_http_reference_snapshot_is_what_the_server_publishes() -> None:
     serve extra is installed, else read from the snapshot; the two must agree."""
     sys.path.insert(0, str(ROOT / "scripts"))
     try:
-        import docs_hooks
+        docs_hooks: Any = importlib.import_module("docs_hooks")
     finally:
         sys.path.remove(str(ROOT / "scripts"))
     http = docs_hooks.http_api()

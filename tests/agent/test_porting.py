@@ -8,6 +8,7 @@ import pytest
 from raf import Agent, AgentBuilder, ConfigurationError
 from raf.clients.errors import MissingApiKeyError
 from raf.clients.openai.client import OpenAIChatClient
+from raf.core.contents import FunctionResultContent
 from raf.core.errors import RafError
 from raf.testing import ScriptedChatClient, call, reply
 
@@ -48,7 +49,8 @@ async def test_a_plain_function_is_a_tool_described_by_its_hints_and_docstring()
     }
     response = await agent.run("2 + 3?")
     assert response.text == "5"
-    assert model.requests[1].messages[-1].contents[0].result == 5
+    (result,) = model.requests[1].messages[-1].contents
+    assert isinstance(result, FunctionResultContent) and result.result == 5
 
 
 def test_a_class_or_a_value_is_no_tool_and_the_error_names_tool() -> None:

@@ -13,6 +13,7 @@ import pytest
 from raf import FinishReason
 from raf.core.errors import ValidationProblems
 from raf.decl import DeclAgentBuilder, load_file
+from raf.decl.context_decls import CompressionDecl
 from raf.decl.schema import FILE_TOOLS, McpToolDecl, ModelDecl
 from raf.testing import ScriptedChatClient, call, reply
 
@@ -328,7 +329,9 @@ async def test_original_snake_case_json_reads_every_key_without_warnings(tmp_pat
     decl = loaded.decl
     assert (decl.display_name, decl.max_tool_rounds) == ("Snake Agent", 4)
     (compression,) = decl.contexts
-    assert compression.config.keep_last == 6 and compression.config.token_counter == "estimate"
+    config = compression.config
+    assert isinstance(config, CompressionDecl)
+    assert config.keep_last == 6 and config.token_counter == "estimate"
     assert [s.name for s in decl.sub_agents] == ["helper"]
     client = ScriptedChatClient(['{"answer": "yes"}'])
     agent = builder(path, client, {}).build()

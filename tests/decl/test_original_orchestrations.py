@@ -5,6 +5,7 @@ phases."""
 from __future__ import annotations
 
 from pathlib import Path
+from typing import Any
 
 import pytest
 
@@ -158,8 +159,9 @@ async def test_a_pipeline_with_pass_output_false_gives_each_phase_the_task():
 # -- raf convert, both directions ------------------------------------------------------
 
 
-def _orchestration(data: dict) -> dict:
-    return data["metadata"]["orchestration"]
+def _orchestration(data: dict[str, Any]) -> dict[str, Any]:
+    found: dict[str, Any] = data["metadata"]["orchestration"]
+    return found
 
 
 def test_convert_to_raf_writes_the_pipeline_in_rafs_spelling():

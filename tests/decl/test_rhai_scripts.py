@@ -9,6 +9,7 @@ from pathlib import Path
 
 import pytest
 
+from raf.core.contents import FunctionResultContent
 from raf.core.errors import ValidationProblems
 from raf.decl import DeclAgentBuilder
 from raf.decl.workflow import DeclWorkflowBuilder
@@ -20,6 +21,7 @@ ENV = {"LEGACY_KEY": "k-legacy"}
 
 def _builder(client: ScriptedChatClient) -> DeclAgentBuilder:
     made = DeclAgentBuilder().with_environment(ENV).from_file(LEGACY).with_chat_client(client)
+
     def lookup(key: str = "") -> str:
         """Look a key up."""
         return f"found {key}"
@@ -41,7 +43,8 @@ async def test_a_rhai_tool_runs_the_python_function_bound_to_its_name():
     agent = made.register_factory("double", lambda context: double).build()
     response = await agent.run("double 21")
     assert response.text == "it is 42"
-    assert client.requests[1].messages[-1].contents[0].result == 42
+    (result,) = client.requests[1].messages[-1].contents
+    assert isinstance(result, FunctionResultContent) and result.result == 42
 
 
 def test_an_unbound_rhai_tool_is_named_with_what_to_bind():

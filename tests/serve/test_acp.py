@@ -233,7 +233,7 @@ async def test_no_answer_is_an_error_and_a_cut_one_stops_for_max_tokens(tmp_path
     ) as (conn, _process):
         await asyncio.wait_for(conn.initialize(protocol_version=PROTOCOL_VERSION), 30)
         session = await conn.new_session(cwd=str(tmp_path))
-        prompt = [text_block("tides?")]
+        prompt: list[Any] = [text_block("tides?")]
         cut = await asyncio.wait_for(conn.prompt(session_id=session.session_id, prompt=prompt), 30)
         assert cut.stop_reason == "max_tokens" and editor.text() == "The tide comes in tw"
         with pytest.raises(RequestError) as info:

@@ -5,10 +5,12 @@ from __future__ import annotations
 
 import asyncio
 from collections.abc import AsyncIterator, Sequence
+from typing import Any
 
 from raf.core.agent_like import AgentLike
 from raf.core.contents import ApprovalResponseContent
 from raf.core.messages import ChatMessage, new_id
+from raf.core.options import ChatOptions
 from raf.core.responses import (
     AgentResponse,
     AgentResponseUpdate,
@@ -102,10 +104,12 @@ class DurableAgentHost(AgentHost):
         approvals: Sequence[ApprovalResponseContent] = (),
         *,
         instructions: str | None = None,
+        output_type: Any = None,
+        chat_options: ChatOptions | None = None,
     ) -> tuple[ActiveRun, AsyncIterator[AgentResponseUpdate]]:
         """A durable run whose messages are sent as whole updates when it is done; a
-        durable run takes no instructions of its own (its workflow records only the
-        messages), so asking for them is refused."""
+        durable run takes no instructions, output type or model settings of its own (its
+        workflow records only the messages), so asking for them is refused."""
         if instructions:
             raise ServeError(
                 400,
@@ -113,6 +117,15 @@ class DurableAgentHost(AgentHost):
                 "durable runs take no per-run instructions (an AG-UI input's context); "
                 "send the context as part of the user's message",
             )
+        if output_type is not None or chat_options is not None:
+            refused = ServeError(
+                400,
+                "format_not_supported",
+                "durable runs take no per-run response format or model settings "
+                "(response_format); give the agent its output type in its document",
+            )
+            refused.param = "response_format"
+            raise refused
         _, session, active = await self._prepare(agent_name, session_id, owner, messages, approvals)
 
         async def updates() -> AsyncIterator[AgentResponseUpdate]:
