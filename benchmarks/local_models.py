@@ -6,9 +6,11 @@ included) and peak RSS, one process per configuration.
     python benchmarks/local_models.py --matrix MODEL.gguf ... [--temperatures 0 0.7]
 
 `--model` is `local` (the default model) or a GGUF path. `--matrix` runs every model with
-both tool modes (`grammar`: decoding constrained to a tool call or an answer; `native`:
-the chat template's own format, tools described in the prompt) at each temperature, in a
-fresh process each, and prints a Markdown table; `--json-dir` keeps every report.
+each tool mode (`staged`: the tool chosen from the message's words, its arguments decoded
+from the live context, the answer in plain text; `grammar`: decoding constrained to a tool
+call or an answer; `native`: the chat template's own format) at each temperature, in a
+fresh process each, and prints a Markdown table; `--json-dir` keeps every report;
+`--categories` runs only those categories.
 """
 
 from __future__ import annotations
@@ -123,7 +125,9 @@ def table(rows: list[dict[str, Any]]) -> str:
 def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("--model", default="local")
-    parser.add_argument("--tool-mode", default="grammar", choices=("staged", "grammar", "native", "auto"))
+    parser.add_argument(
+        "--tool-mode", default="grammar", choices=("staged", "grammar", "native", "auto")
+    )
     parser.add_argument("--temperature", type=float, default=0.0)
     parser.add_argument("--seed", type=int, default=0)
     parser.add_argument("--max-tokens", type=int, default=128)
@@ -141,7 +145,7 @@ def main() -> None:
     rows = []
     for model in args.matrix:
         for temperature in args.temperatures:
-            for mode in ("grammar", "native"):
+            for mode in ("staged", "grammar", "native"):
                 command = [
                     sys.executable, __file__, "--model", model, "--tool-mode", mode,
                     "--temperature", str(temperature), "--seed", str(args.seed),

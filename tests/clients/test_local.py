@@ -361,9 +361,7 @@ class BrokenSchemaTool(BaseTool):
 
 
 @pytest.mark.parametrize("stream", [False, True])
-async def test_a_schema_llama_cpp_cannot_use_is_a_raf_error(
-    model_file: Path, stream: bool
-) -> None:
+async def test_a_schema_llama_cpp_cannot_use_is_a_raf_error(model_file: Path, stream: bool) -> None:
     # the one-grammar mode hands the tool's schema to llama.cpp as it is (the staged
     # choice keeps only required arguments and the values the context offers)
     client = LocalChatClient(temperature=0.0, max_tokens=8, tool_mode="grammar")

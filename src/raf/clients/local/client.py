@@ -1,8 +1,9 @@
 """An embedded local model: a GGUF file run in-process on llama.cpp (`xllamacpp`), no key.
 
 Small models whose chat template has no tool-call format still call tools: decoding is
-constrained by a JSON Schema built from the tools' schemas, so every answer is either
-`{"tool": <name>, "arguments": {...}}` for one of the tools or `{"answer": "<text>"}`.
+constrained by a JSON Schema, so a call is `{"tool": <name>, "arguments": {...}}` for one
+of the tools; by default the tool is chosen first and its arguments drawn from the live
+context (`local.choice`), and the answer is written in plain text after.
 """
 
 from __future__ import annotations
@@ -278,9 +279,12 @@ class _ThreadStream(ChunkStream):
 class LocalChatClient(ModelClient[LocalWire]):
     """A GGUF model run in this process; the default model is pulled on first use.
 
-    `tool_mode="auto"` uses the chat template's own tool format when it has one and a
-    grammar otherwise; `"grammar"` and `"native"` force either. Inference runs in a
-    worker thread, never on the event loop; models are loaded once per process. An
+    `tool_mode="auto"` uses the chat template's own tool format when it has one and the
+    staged choice otherwise (`"staged"`, see `local.choice`: the tools the message is
+    about, the call decoded from the live context, the answer in plain text);
+    `"grammar"` (one grammar for a call or an answer) and `"native"` force the others.
+    Inference runs in a worker thread, never on the event loop; models are loaded once
+    per process. An
     answer that writes the same passage twice in a row (16 characters or more; a shorter
     one over 160; three times inside a call) ends after the first copy and generation
     stops there, unless `stop_repeats=False` (for prompts that ask for repetition).
