@@ -468,8 +468,12 @@ class LocalChatClient(ModelClient[LocalWire]):
         if not offered:
             return None, None
         wire = replace(self.wire, native=False, grammar=True)
+        shown = [t for t, _ in offered]  # the prompt describes only the tools offered
         body = wire.request(
-            messages, replace(options, output_schema=None), model=self.model, stream=False
+            messages,
+            replace(options, tools=shown, output_schema=None),
+            model=self.model,
+            stream=False,
         )
         body["json_schema"] = choice_schema(offered, may_answer=False)
         body["max_tokens"] = CHOICE_TOKENS
