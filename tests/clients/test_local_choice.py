@@ -181,3 +181,31 @@ def test_results_become_words() -> None:
     assert plain('{"content": "milk"}') == "content: milk"
     assert plain(20.0) == "20"
     assert plain("{not json") == "{not json"
+
+
+def test_a_long_message_leaves_free_text_free() -> None:
+    question = "Weather please " + " ".join(f"word{i}" for i in range(120)) + " in Oslo"
+    live = LiveContext(turn(question))
+    parameters = live.parameters(get_weather)
+    assert parameters is not None
+    assert parameters["properties"]["city"] == {"type": "string"}
+    assert live.callable(parameters)
+
+
+class Listing:
+    """A tool-like object whose candidates are broken or odd."""
+
+    def __init__(self, found: object) -> None:
+        self.found = found
+
+    def argument_candidates(self) -> object:
+        if isinstance(self.found, Exception):
+            raise self.found
+        return self.found
+
+
+def test_candidates_that_fail_or_are_odd_constrain_nothing() -> None:
+    assert argument_candidates(Listing(OSError("gone"))) == {}
+    assert argument_candidates(Listing(["not", "a", "mapping"])) == {}
+    assert argument_candidates(Listing({"path": [], "mode": "r", "n": (1, 2)})) == {"n": [1, 2]}
+    assert argument_candidates(object()) == {}

@@ -1,23 +1,27 @@
-"""Choosing a tool call on a small embedded model: the grammar drawn from the live context.
+"""Choosing a tool call on a small embedded model, in stages, from the live context.
 
 A 135 M model asked for `{"tool": ..., "arguments": ...}` invents what it does not copy:
 paths that do not exist, numbers that were never said, the same call again after its
-result. Here the choice is decoded under a JSON Schema narrowed to what the conversation
-and the tools make possible:
+result; asked to choose between a call and an answer, it answers. So the choice is made
+in stages (`LocalChatClient(tool_mode="staged")`, the default without a tool format):
 
-- an argument a tool offers candidates for (`raf.core.tools.argument_candidates`: the
-  workspace's file tools list the paths that exist in their scope) is one of them;
-- a number argument is one of the numbers of the user's message or of this turn's tool
-  results (when there are any);
-- a free-text string argument (no enum, format or pattern) is a span of the user's
-  message, up to `MAX_SPAN_WORDS` words: a city, an address, a subject;
-- optional arguments without candidates are left out (the tool's default holds);
-- a call made earlier in the turn is not offered again: a one-argument tool loses the
-  values already used, and a call equal to an earlier one counts as the choice to answer.
-
-The decision itself is the model's: greedy decoding under this grammar takes, at each
-step, the allowed token the model finds likeliest (`tool` or `answer`, then the name,
-then the values). The answer is then written without a grammar, as plain text.
+1. Which tools the user's message is about (`relevant_tools`): its content words against
+   each tool's own words, a word few tools share counting more; the one the message names
+   first goes first (`first_named`). None: the answer is written without tools.
+2. The call, decoded under a JSON Schema narrowed to what the conversation holds
+   (`LiveContext.parameters`):
+   - an argument a tool offers candidates for (`raf.core.tools.argument_candidates`: the
+     workspace's file tools list the paths that exist in their scope) is one of them;
+   - a required number is one of the numbers of the user's message not used yet in the
+     turn, or of this turn's results;
+   - a required free-text string (no enum, format or pattern) is a span of the user's
+     message of up to `MAX_SPAN_WORDS` words: a city, an address, a subject;
+   - optional arguments without candidates are left out (the tool's default holds);
+   - a one-argument tool loses the values already used.
+3. After a result the answer comes next, unless the message names another tool by a word
+   of its name (`named_steps`); a call equal to an earlier one counts as the choice to
+   answer. The answer is written without a grammar, as plain text, from this turn's
+   results as facts (`answer_messages`), raf's notes to the model left out.
 """
 
 from __future__ import annotations
@@ -36,7 +40,8 @@ from raf.core.tools import Tool, argument_candidates
 MAX_SPAN_WORDS = 4
 """The longest span of the user's message a free-text argument may be."""
 MAX_SPANS = 400
-"""More spans than this (a long message) and free-text arguments stay free."""
+"""A message of more words than this over `MAX_SPAN_WORDS` has too many spans to offer:
+its free-text arguments stay free."""
 _WORD = re.compile(r"\S+")
 _EDGE = "\"'`.,;:!?()[]{}<>"
 _NUMBER = re.compile(r"(?<![\w.])-?\d+(?:\.\d+)?(?![\w])")
@@ -132,9 +137,10 @@ class LiveContext:
     """What the conversation offers a tool call's arguments: the spans of the user's
     message, the numbers said in the turn, and the calls already made."""
 
-    def __init__(self, messages: Sequence[ChatMessage], *, copy_text: bool = True) -> None:
+    def __init__(self, messages: Sequence[ChatMessage]) -> None:
         self.question = user_text(messages)
-        self.copy_text = copy_text
+        self.long = len(self.question.split()) * MAX_SPAN_WORDS > MAX_SPANS
+        """A message too long to enumerate its spans: free-text arguments stay free."""
         self.calls = turn_calls(messages)
         results = [r.as_text() for r in turn_results(messages)]
         used = {v for c in self.calls for v in c.arguments.values() if isinstance(v, int | float)}
@@ -145,11 +151,11 @@ class LiveContext:
 
     def spans(self, tool: Tool) -> list[str]:
         """The spans of the user's message a free-text argument of `tool` may take."""
-        if not self.copy_text:
+        if self.long:
             return []
         properties = (tool.parameters or {}).get("properties") or {}
         found = spans(self.question, avoid=terms(" ".join([tool.name, *properties])))
-        return found if len(found) <= MAX_SPANS else []
+        return found
 
     def parameters(self, tool: Tool) -> dict[str, Any] | None:
         """The tool's argument schema narrowed to this context (None: no call of it is
@@ -200,7 +206,8 @@ class LiveContext:
         properties = parameters.get("properties") or {}
         for name in parameters.get("required") or []:
             prop = properties.get(name) or {}
-            if (_numeric(prop) and not self.numbers) or (_free_text(prop) and "enum" not in prop):
+            free = _free_text(prop) and "enum" not in prop and not self.long
+            if (_numeric(prop) and not self.numbers) or free:
                 return False
         return True
 
