@@ -412,6 +412,7 @@ class LocalChatClient(ModelClient[LocalWire]):
         grammar drawn from the live context (`local.choice`); then, if it is to answer,
         the answer in plain text, as without tools."""
         options = options if options is not None else ChatOptions()
+        refuse_media(messages, self.model)  # before the model is loaded, or fetched
         engine = await self.api.load()
         staged = self.tool_mode == "staged" or (
             self.tool_mode == "auto" and not self._native(engine)
@@ -420,7 +421,6 @@ class LocalChatClient(ModelClient[LocalWire]):
             async for update in super().get_streaming_response(messages, options):
                 yield update
             return
-        refuse_media(messages, self.model)
         call, usage = await self._choose(messages, options)
         message_id = new_id("msg")
         if call is not None:
