@@ -14,7 +14,7 @@ import os
 import stat
 from functools import lru_cache
 
-__all__ = ["FileRefusedError", "read_regular_file"]
+__all__ = ["FileRefusedError", "read_regular_file", "read_up_to"]
 
 _OPEN_FLAGS = os.O_RDONLY | os.O_NOFOLLOW | os.O_CLOEXEC | os.O_NONBLOCK
 _KERNEL_FILESYSTEMS = frozenset(
@@ -126,22 +126,22 @@ def read_regular_file(
             raise FileRefusedError(
                 f"{shown!r} is {info.st_size} bytes; the most read is {limit} bytes"
             )
-        chunks: list[bytes] = []
-        left = limit + 1  # one byte past the limit tells a file that grew
-        while left > 0:
-            chunk = os.read(fd, min(left, 1 << 20))
-            if not chunk:
-                break
-            chunks.append(chunk)
-            left -= len(chunk)
+        data = read_up_to(fd, limit + 1)  # one byte past the limit tells a file that grew
     finally:
         os.close(fd)
-    data = b"".join(chunks)
     if len(data) > limit:
         raise FileRefusedError(f"{shown!r} holds more than {limit} bytes (it grew while read)")
     return data
 
 
-def is_readable_by_others(path: str | os.PathLike[str]) -> bool:
-    """Whether group or other users may read, write or run `path` (a secret's file)."""
-    return bool(os.stat(path).st_mode & 0o077)
+def read_up_to(fd: int, limit: int) -> bytes:
+    """At most `limit` bytes from the open file `fd`, read in pieces of 1 MiB."""
+    chunks: list[bytes] = []
+    left = limit
+    while left > 0:
+        chunk = os.read(fd, min(left, 1 << 20))
+        if not chunk:
+            break
+        chunks.append(chunk)
+        left -= len(chunk)
+    return b"".join(chunks)

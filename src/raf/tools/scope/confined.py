@@ -13,6 +13,7 @@ from collections.abc import Iterator
 from pathlib import Path
 
 from raf.core.private_files import DIR_MODE
+from raf.core.safe_read import read_up_to
 from raf.tools.scope.walk import WalkEscape, WalkResult, walk
 from raf.tools.workspace import OutsideScopeError
 
@@ -101,7 +102,7 @@ class ConfinedFolder:
                 st = os.fstat(fd)
                 _require_plain(st, relative, self.label)
                 os.set_blocking(fd, True)
-                return _read_up_to(fd, max_bytes + 1)
+                return read_up_to(fd, max_bytes + 1)
             finally:
                 os.close(fd)
 
@@ -230,15 +231,3 @@ def _require_plain(st: os.stat_result, relative: str, label: str) -> None:
             f"{relative!r} in the {label} has {st.st_nlink} hard links; raf cannot prove the "
             "other names are inside the folder"
         )
-
-
-def _read_up_to(fd: int, limit: int) -> bytes:
-    chunks: list[bytes] = []
-    left = limit
-    while left > 0:
-        chunk = os.read(fd, min(left, 1 << 20))
-        if not chunk:
-            break
-        chunks.append(chunk)
-        left -= len(chunk)
-    return b"".join(chunks)
