@@ -190,14 +190,15 @@ class RunFormat:
             return given
         return f"{given}\n\n{JSON_OBJECT_INSTRUCTION}" if given else JSON_OBJECT_INSTRUCTION
 
-    def options(self) -> AgentRunOptions:
-        """The options of one sessionless run."""
-        if self is PLAIN:
+    def options(self, instructions: str | None = None) -> AgentRunOptions:
+        """The options of one run outside the host's sessions, with `instructions` given
+        for it (and what the format adds)."""
+        if self is PLAIN and instructions is None:
             return AgentRunOptions()
         return AgentRunOptions(
             output_type=self.output,
             chat_options=self.chat_options(),
-            additional_instructions=self.instructions(),
+            additional_instructions=self.instructions(instructions),
         )
 
     def answer(self, text: str, value: Any) -> str:

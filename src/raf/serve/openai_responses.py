@@ -29,7 +29,6 @@ from starlette.background import BackgroundTask
 from raf.core.agent_like import AgentLike
 from raf.core.errors import RafError, SessionError, SessionNotFoundError
 from raf.core.messages import ChatMessage
-from raf.core.options import AgentRunOptions
 from raf.core.responses import AgentResponseUpdate, FinishReason, UpdateKind
 from raf.core.sessions import AgentSession
 from raf.core.usage import UsageDetails
@@ -382,14 +381,13 @@ async def _start(
                 "after it); continue from the latest response, or start a new conversation",
             )
         session_id = str(record["session"])
-    instructions = form.instructions(request.instructions)
     if request.store:
         active, updates = await host.stream(
             request.model,
             session_id,
             tenant.owner,
             messages,
-            instructions=instructions,
+            instructions=form.instructions(request.instructions),
             output_type=form.output,
             chat_options=form.chat_options(),
         )
@@ -398,12 +396,7 @@ async def _start(
     session = agent.create_session()
     if history is not None:
         session.messages = list(history.messages)
-    options = AgentRunOptions(
-        output_type=form.output,
-        chat_options=form.chat_options(),
-        additional_instructions=instructions,
-    )
-    return agent.run_stream(messages, session, options)
+    return agent.run_stream(messages, session, form.options(request.instructions))
 
 
 async def _sse(run: ResponseRun, updates: AsyncIterator[AgentResponseUpdate]) -> AsyncIterator[str]:
