@@ -21,9 +21,8 @@ from raf.decl.source import Document, load_text
 from raf.decl.tool_bindings import UNBOUND_HINT
 from raf.decl.workflow.loader import LoadedWorkflow, check_workflow
 from raf.workflow.declarative.graph import graph_names
-from raf.workflow.declarative.node import check_services
+from raf.workflow.declarative.node import check_services, literal_name
 from raf.workflow.declarative.program import (
-    Program,
     WorkflowDefinitionError,
     compile_actions,
     iter_steps,
@@ -162,29 +161,14 @@ def _unsupplied(
     )
     for issue in check_services(program, known):
         if issue.path[-1] == "functionName":
-            name = issue.message.split("'")[1] if "'" in issue.message else ""
-            checked.tool_names.append(name)
             out.append(doc.problem(issue.path, f"{issue.message}; {UNBOUND_HINT}"))
         elif issue.path[-1] != "agent":
             out.append(doc.problem(issue.path, issue.message))
-    for name in _literal_tools(program):
-        if name not in checked.tool_names:
-            checked.tool_names.append(name)
-    return out
-
-
-def _literal_tools(program: Program) -> list[str]:
-    """The function tool names an action program names literally."""
-    names: list[str] = []
     for step in iter_steps(program):
-        if step.kind != "InvokeFunctionTool":
-            continue
-        raw = step.fields.get("functionName")
-        if isinstance(raw, dict):
-            raw = raw.get("name")
-        if isinstance(raw, str) and not raw.startswith("="):
-            names.append(raw)
-    return names
+        tool = literal_name(step, "functionName") if step.kind == "InvokeFunctionTool" else None
+        if tool is not None and tool not in checked.tool_names:
+            checked.tool_names.append(tool)
+    return out
 
 
 def _raw_agent_tools(doc: Document, bound: set[str]) -> list[Problem]:

@@ -16,6 +16,7 @@ from raf.workflow.declarative.actions import ACTIONS, RESUMERS
 from raf.workflow.declarative.program import (
     Issue,
     Program,
+    Step,
     WorkflowDefinitionError,
     compile_actions,
     hint,
@@ -146,6 +147,17 @@ async def close_services(workflow: Workflow) -> None:
                 await aclose()
 
 
+def literal_name(step: Step, key: str) -> str | None:
+    """The name a step's `key` gives as written (`name` or `{name: …}`); None for a
+    formula (`=…`), which only a run can read, or no name at all."""
+    raw = step.fields.get(key)
+    if isinstance(raw, Mapping):
+        raw = raw.get("name")
+    if not isinstance(raw, str) or raw.startswith("="):
+        return None
+    return raw
+
+
 def check_services(program: Program, services: Services) -> list[Issue]:
     """Agents, tools and MCP servers named by literal names that nobody provides."""
     issues: list[Issue] = []
@@ -158,12 +170,10 @@ def check_services(program: Program, services: Services) -> list[Issue]:
         if step.kind not in wanted:
             continue
         key, known, word = wanted[step.kind]
-        raw = step.fields.get(key)
-        if isinstance(raw, Mapping):
-            raw = raw.get("name")
         if step.kind == "InvokeMcpTool" and "serverUrl" in step.fields:
             continue  # a name nobody registered falls back to the URL
-        if not isinstance(raw, str) or raw.startswith("=") or raw in known:
+        raw = literal_name(step, key)
+        if raw is None or raw in known:
             continue
         shown = ", ".join(sorted(known)) or "none"
         issues.append(
