@@ -22,6 +22,7 @@ from raf.tools.sandbox import (
     KILL_GRACE_S,
     NOBODY_USER,
     ContainerSandbox,
+    OutputSink,
     ProcessOutcome,
 )
 
@@ -307,7 +308,7 @@ class ContainerRunner:
         docker = _docker()
         import requests.exceptions
 
-        out, err = _Kept(output_cap), _Kept(output_cap)
+        out, err = OutputSink(output_cap), OutputSink(output_cap)
         try:
             stream = container.attach(stdout=True, stderr=True, stream=True, demux=True, logs=False)
         except (docker.errors.DockerException, requests.exceptions.RequestException) as exc:
@@ -398,22 +399,7 @@ class ContainerRunner:
         logger.warning("container %s was not removed: %s", container.id[:12], problem)
 
 
-class _Kept:
-    """The first `cap` bytes of a stream, and how many more there were."""
-
-    def __init__(self, cap: int) -> None:
-        self.cap = cap
-        self.kept = bytearray()
-        self.dropped = 0
-
-    def add(self, chunk: bytes) -> None:
-        room = self.cap - len(self.kept)
-        if room > 0:
-            self.kept += chunk[:room]
-        self.dropped += max(0, len(chunk) - max(room, 0))
-
-
-def _drain(stream: Any, out: _Kept, err: _Kept) -> None:
+def _drain(stream: Any, out: OutputSink, err: OutputSink) -> None:
     with contextlib.suppress(Exception):  # the stream ends with an error when removed
         for stdout, stderr in stream:
             if stdout:

@@ -362,7 +362,7 @@ class ProcessOutcome:
     notes: list[str] = field(default_factory=list)
 
 
-class _Sink:
+class OutputSink:
     """Keeps the first `cap` bytes of a stream and counts the rest."""
 
     def __init__(self, cap: int) -> None:
@@ -370,17 +370,17 @@ class _Sink:
         self.kept = bytearray()
         self.dropped = 0
 
+    def add(self, chunk: bytes) -> None:
+        room = self.cap - len(self.kept)
+        if room > 0:
+            self.kept += chunk[:room]
+        self.dropped += max(0, len(chunk) - max(room, 0))
+
     async def drain(self, stream: asyncio.StreamReader | None) -> None:
         if stream is None:
             return
-        while True:
-            chunk = await stream.read(65536)
-            if not chunk:
-                return
-            room = self.cap - len(self.kept)
-            if room > 0:
-                self.kept += chunk[:room]
-            self.dropped += max(0, len(chunk) - max(room, 0))
+        while chunk := await stream.read(65536):
+            self.add(chunk)
 
 
 def _kill_group(pid: int) -> None:
@@ -415,7 +415,7 @@ async def run_process(
         extra_groups=[] if user is not None else None,
     )
     timed_out = False
-    out, err = _Sink(output_cap), _Sink(output_cap)
+    out, err = OutputSink(output_cap), OutputSink(output_cap)
     work = asyncio.gather(out.drain(proc.stdout), err.drain(proc.stderr), proc.wait())
     try:
         if stdin is not None and proc.stdin is not None:
