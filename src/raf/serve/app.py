@@ -12,7 +12,7 @@ from typing import Any
 from raf._version import __version__
 from raf.core.agent_like import close_agent_like
 from raf.core.errors import RafError
-from raf.serve.errors import ServeError, openai_body, openai_status, require_extra
+from raf.serve.errors import ServeError, openai_shaped, require_extra
 from raf.serve.hosting import AgentHost
 from raf.serve.public_url import check_public_url
 from raf.serve.requests import error_for, field_path
@@ -101,8 +101,7 @@ def create_app(
     def answer(request: Request, error: ServeError, headers: Any = None) -> JSONResponse:
         """The error in the shape of the API asked: OpenAI's under `/v1/`, raf's elsewhere."""
         if openai and request.url.path.startswith(OPENAI_PREFIX):
-            status = openai_status(error.status)
-            body = openai_body(status, error.code, error.message, error.param)
+            status, body = openai_shaped(error)
             return JSONResponse(body, status_code=status, headers=headers)
         return JSONResponse(error.body(), status_code=error.status, headers=headers)
 

@@ -63,6 +63,12 @@ def openai_body(status: int, code: str, message: str, param: str | None = None) 
     }
 
 
+def openai_shaped(error: ServeError) -> tuple[int, dict[str, Any]]:
+    """`error` as the OpenAI-compatible API answers it: its status and its body."""
+    status = openai_status(error.status)
+    return status, openai_body(status, error.code, error.message, error.param)
+
+
 def not_found(what: str, name: str) -> ServeError:
     """The same 404 whether the thing is missing or belongs to someone else."""
     return ServeError(404, f"unknown_{what}", f"no {what} named {name!r}", **{what: name})

@@ -37,7 +37,7 @@ from raf.core.messages import ChatMessage
 from raf.core.options import AgentRunOptions, ChatOptions
 from raf.core.responses import AgentResponse, AgentResponseUpdate, FinishReason, UpdateKind
 from raf.core.usage import UsageDetails
-from raf.serve.errors import ServeError, openai_body, openai_status
+from raf.serve.errors import ServeError, openai_shaped
 from raf.serve.hosting import AgentHost
 from raf.serve.native import SSE_HEADERS, EventStream
 from raf.serve.requests import error_for, json_line, parse_body
@@ -86,16 +86,13 @@ def openai_error(error: ServeError) -> JSONResponse:
     """An error in the shape OpenAI clients read (`error.message`, `error.type`,
     `error.param`, `error.code`), with OpenAI's status (400 for a request that does not
     fit)."""
-    status = openai_status(error.status)
-    return JSONResponse(
-        openai_body(status, error.code, error.message, error.param), status_code=status
-    )
+    status, body = openai_shaped(error)
+    return JSONResponse(body, status_code=status)
 
 
 def stream_error(exc: BaseException) -> dict[str, Any]:
     """A failure midway through a stream, as the `error` object of its last event."""
-    error = error_for(exc)
-    return openai_body(openai_status(error.status), error.code, error.message, error.param)
+    return openai_shaped(error_for(exc))[1]
 
 
 def model_not_found(name: str) -> ServeError:
