@@ -61,35 +61,37 @@ def entry_point_names() -> set[str]:
     return {ep.name for ep in importlib.metadata.entry_points(group=ENTRY_POINT_GROUP)}
 
 
-def entry_point_binding(name: str) -> Binding:
-    """The callable an installed entry point named `name` binds (loaded only when asked)."""
-    for ep in importlib.metadata.entry_points(group=ENTRY_POINT_GROUP, name=name):
-        try:
-            found = ep.load()
-        except (ImportError, AttributeError) as exc:
-            raise ConfigurationError(
-                f"entry point {name!r} ({ep.value}) in group {ENTRY_POINT_GROUP!r} cannot be "
-                f"loaded: {exc}"
-            ) from exc
-        if not isinstance(found, Tool) and not callable(found):
-            raise ConfigurationError(
-                f"entry point {name!r} ({ep.value}) in group {ENTRY_POINT_GROUP!r} is a "
-                f"{type(found).__name__}, not a function or Tool"
-            )
-        return found  # type: ignore[no-any-return]
-    raise ConfigurationError(f"no entry point {name!r} in group {ENTRY_POINT_GROUP!r}")
+def _load_entry_point(ep: importlib.metadata.EntryPoint) -> Binding:
+    """The callable (or Tool) an installed entry point binds; one that cannot be loaded
+    or called is a `ConfigurationError` that says which."""
+    try:
+        found = ep.load()
+    except (ImportError, AttributeError) as exc:
+        raise ConfigurationError(
+            f"entry point {ep.name!r} ({ep.value}) in group {ENTRY_POINT_GROUP!r} cannot be "
+            f"loaded: {exc}"
+        ) from exc
+    if not isinstance(found, Tool) and not callable(found):
+        raise ConfigurationError(
+            f"entry point {ep.name!r} ({ep.value}) in group {ENTRY_POINT_GROUP!r} is a "
+            f"{type(found).__name__}, not a function or Tool"
+        )
+    return found  # type: ignore[no-any-return]
 
 
 def bindings_for(names: Iterable[str], given: Mapping[str, Binding]) -> dict[str, Binding]:
     """The bindings of the tool names a document uses: given ones first, then installed
-    entry points; a name neither has is left out (the document check reports it)."""
-    installed = entry_point_names()
+    entry points (the installed packages read once, an entry point loaded only when a
+    name needs it); a name neither has is left out (the document check reports it)."""
+    installed: dict[str, importlib.metadata.EntryPoint] = {}
+    for ep in importlib.metadata.entry_points(group=ENTRY_POINT_GROUP):
+        installed.setdefault(ep.name, ep)  # the first of a name, as a lookup by name finds
     out: dict[str, Binding] = {}
     for name in names:
         if name in given:
             out[name] = given[name]
         elif name in installed:
-            out[name] = entry_point_binding(name)
+            out[name] = _load_entry_point(installed[name])
     return out
 
 
