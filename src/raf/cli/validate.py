@@ -119,16 +119,17 @@ def bounded(problems: Sequence[Problem], label: str, limit: int = SCREENFUL) -> 
     """The report's lines: at most `limit` problems of each kind, in document order, and
     a line per kind saying how many more there are."""
     shown: dict[str, int] = {}
+    first: dict[str, Problem] = {}
     lines: list[str] = []
     for problem in problems:
         kind = problem_kind(problem)
+        first.setdefault(kind, problem)
         shown[kind] = shown.get(kind, 0) + 1
         if shown[kind] <= limit:
             lines.append(f"  {label}: {problem}")
     for kind, count in shown.items():
         if count > limit:
-            first = next(p for p in problems if problem_kind(p) == kind)
             lines.append(
-                f"  … and {count - limit} more {label}s like {first.message!r} (not shown)"
+                f"  … and {count - limit} more {label}s like {first[kind].message!r} (not shown)"
             )
     return lines
