@@ -149,19 +149,24 @@ def attachment(
     must lie inside that folder once links are followed. An unreadable or refused file,
     an unknown type or one too large is a `MediaError` naming the file and the reason."""
     if isinstance(source, bytes):
-        data, name = source, "bytes"
+        name = "bytes"
+    else:
+        path = Path(source)
+        name = str(path)
+        media_type = media_type or mimetypes.guess_type(path.name)[0]
+    known = KNOWN_TYPES
+    if media_type not in known:  # before a byte of a file is read
+        raise MediaError(
+            f"attachment {name!r} has type {media_type or 'unknown'!r}; raf sends "
+            f"{', '.join(known)} (pass media_type= when the name does not say)"
+        )
+    if isinstance(source, bytes):
+        data = source
     else:
         from raf.core.safe_read import FileRefusedError, read_regular_file
 
-        path = Path(source)
-        media_type = media_type or mimetypes.guess_type(path.name)[0]
-        family = "image" if (media_type or "").startswith("image/") else "document"
-        family = "audio" if (media_type or "").startswith("audio/") else family
-        if media_type not in KNOWN_TYPES:  # before a byte is read
-            raise MediaError(
-                f"attachment {str(path)!r} has type {media_type or 'unknown'!r}; raf sends "
-                f"{', '.join(KNOWN_TYPES)} (pass media_type= when the name does not say)"
-            )
+        family = "image" if media_type.startswith("image/") else "document"
+        family = "audio" if media_type.startswith("audio/") else family
         try:
             data = read_regular_file(path, limit=MAX_BYTES[family], root=root)
         except FileRefusedError as exc:
@@ -170,16 +175,7 @@ def attachment(
                 f"attachment refused: {exc} (the limit for {article} {family})"
             ) from None
         except OSError as exc:
-            raise MediaError(
-                f"cannot read attachment {str(path)!r}: {exc.strerror or exc}"
-            ) from None
-        name = str(path)
-    known = KNOWN_TYPES
-    if media_type not in known:
-        raise MediaError(
-            f"attachment {name!r} has type {media_type or 'unknown'!r}; raf sends "
-            f"{', '.join(known)} (pass media_type= when the name does not say)"
-        )
+            raise MediaError(f"cannot read attachment {name!r}: {exc.strerror or exc}") from None
     content = DataContent(
         uri=f"data:{media_type};base64,{base64.b64encode(data).decode('ascii')}",
         media_type=media_type,
