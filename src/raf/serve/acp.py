@@ -165,17 +165,10 @@ class RafAcpAgent:
                 elif isinstance(content, ReasoningContent) and content.text:
                     out.append(update_agent_thought_text(content.text))
                 elif isinstance(content, FunctionCallContent):
-                    shown = self._show(content.call_id, content.name, content.arguments)
                     known.add(content.call_id)
                     out.append(
-                        start_tool_call(
-                            content.call_id,
-                            content.name,
-                            kind=shown.tool_kind,
-                            status="pending",
-                            locations=shown.location_models(),
-                            content=shown.diff_content() or None,
-                            raw_input=content.arguments,
+                        self._call_start(
+                            content.call_id, content.name, content.arguments, "pending"
                         )
                     )
                 elif isinstance(content, FunctionResultContent):
@@ -195,6 +188,22 @@ class RafAcpAgent:
         shown = show_call(self.tools.get(name), name, arguments)
         self.shown[call_id] = shown
         return shown
+
+    def _call_start(self, call_id: str, name: str, arguments: Any, status: Any) -> Any:
+        """The `tool_call` that tells the editor of a call: its kind, the files it
+        touches, an edit's diff and its arguments."""
+        from acp import start_tool_call
+
+        shown = self._show(call_id, name, arguments)
+        return start_tool_call(
+            call_id,
+            name,
+            kind=shown.tool_kind,
+            status=status,
+            locations=shown.location_models(),
+            content=shown.diff_content() or None,
+            raw_input=arguments,
+        )
 
     def _result_update(self, result: FunctionResultContent) -> Any:
         """A finished call's `tool_call_update`: its status, its result as content (and
@@ -270,12 +279,7 @@ class RafAcpAgent:
         The editor hears of each tool call (`tool_call`) before any update of it: when
         the call is first seen, whether its arguments are in, it waits for approval,
         it starts, or (refused) it already has its result."""
-        from acp import (
-            start_tool_call,
-            update_agent_message_text,
-            update_agent_thought_text,
-            update_tool_call,
-        )
+        from acp import update_agent_message_text, update_agent_thought_text, update_tool_call
 
         sent: list[Any] = []
         content = update.content
@@ -284,18 +288,7 @@ class RafAcpAgent:
         def announce(call_id: str, name: str, arguments: Any, status: Any) -> None:
             if call_id not in known:
                 known.add(call_id)
-                shown = self._show(call_id, name, arguments)
-                sent.append(
-                    start_tool_call(
-                        call_id,
-                        name,
-                        kind=shown.tool_kind,
-                        status=status,
-                        locations=shown.location_models(),
-                        content=shown.diff_content() or None,
-                        raw_input=arguments,
-                    )
-                )
+                sent.append(self._call_start(call_id, name, arguments, status))
 
         if update.kind is UpdateKind.TEXT_DELTA and update.text:
             sent.append(update_agent_message_text(update.text))
