@@ -106,8 +106,8 @@ def test_attachments_are_regular_files_read_within_the_limit(tmp_path: Path) -> 
         attachment(environ)
     fifo = tmp_path / "pipe.png"
     os.mkfifo(fifo)
-    with pytest.raises(MediaError, match=r"pipe.png.*FIFO"):
-        attachment(fifo)
+    with pytest.raises(MediaError, match=r"pipe.png.*FIFO.*regular files only$"):
+        attachment(fifo)  # the size limit has nothing to do with it, and is not named
     folder = tmp_path / "album.png"
     folder.mkdir()
     with pytest.raises(MediaError, match=r"album.png.*a folder"):

@@ -163,17 +163,19 @@ def attachment(
     if isinstance(source, bytes):
         data = source
     else:
-        from raf.core.safe_read import FileRefusedError, read_regular_file
+        from raf.core.safe_read import FileRefusedError, FileTooLargeError, read_regular_file
 
         family = "image" if media_type.startswith("image/") else "document"
         family = "audio" if media_type.startswith("audio/") else family
         try:
             data = read_regular_file(path, limit=MAX_BYTES[family], root=root)
-        except FileRefusedError as exc:
+        except FileTooLargeError as exc:
             article = "an" if family[0] in "aeiou" else "a"
             raise MediaError(
                 f"attachment refused: {exc} (the limit for {article} {family})"
             ) from None
+        except FileRefusedError as exc:
+            raise MediaError(f"attachment refused: {exc}") from None
         except OSError as exc:
             raise MediaError(f"cannot read attachment {name!r}: {exc.strerror or exc}") from None
     content = DataContent(

@@ -14,7 +14,7 @@ import os
 import stat
 from functools import lru_cache
 
-__all__ = ["FileRefusedError", "read_regular_file", "read_up_to"]
+__all__ = ["FileRefusedError", "FileTooLargeError", "read_regular_file", "read_up_to"]
 
 _OPEN_FLAGS = os.O_RDONLY | os.O_NOFOLLOW | os.O_CLOEXEC | os.O_NONBLOCK
 _KERNEL_FILESYSTEMS = frozenset(
@@ -47,6 +47,10 @@ _KERNEL_PLACES = ("/proc", "/sys", "/dev")
 
 class FileRefusedError(ValueError):
     """A file raf will not read: its message names the file and the reason."""
+
+
+class FileTooLargeError(FileRefusedError):
+    """A file refused for holding more bytes than the limit."""
 
 
 @lru_cache(maxsize=1)
@@ -123,14 +127,14 @@ def read_regular_file(
                 f"{shown!r} is {_kind(info.st_mode)}; raf reads regular files only"
             )
         if info.st_size > limit:
-            raise FileRefusedError(
+            raise FileTooLargeError(
                 f"{shown!r} is {info.st_size} bytes; the most read is {limit} bytes"
             )
         data = read_up_to(fd, limit + 1)  # one byte past the limit tells a file that grew
     finally:
         os.close(fd)
     if len(data) > limit:
-        raise FileRefusedError(f"{shown!r} holds more than {limit} bytes (it grew while read)")
+        raise FileTooLargeError(f"{shown!r} holds more than {limit} bytes (it grew while read)")
     return data
 
 
