@@ -22,11 +22,7 @@ from raf.decl.tool_bindings import UNBOUND_HINT
 from raf.decl.workflow.loader import LoadedWorkflow, check_workflow
 from raf.workflow.declarative.graph import graph_names
 from raf.workflow.declarative.node import check_services, literal_name
-from raf.workflow.declarative.program import (
-    WorkflowDefinitionError,
-    compile_actions,
-    iter_steps,
-)
+from raf.workflow.declarative.program import iter_steps
 from raf.workflow.declarative.runtime import McpServerLike, Services
 
 _RUN_REFUSES = ("declare it under agents:", "(set it before building or running)")
@@ -149,10 +145,8 @@ def _unsupplied(
                     doc.problem(path, f"function node {name!r} is not bound: {UNBOUND_HINT}")
                 )
         return out
-    try:
-        program = compile_actions(workflow.actions, workflow.actions_path)
-    except WorkflowDefinitionError:  # reported by the loader
-        return out
+    program = workflow.program
+    assert program is not None  # the loader compiled the actions, or raised their problems
     known = Services(
         agents=dict.fromkeys(workflow.agents),
         tools=dict.fromkeys(bound),

@@ -21,7 +21,12 @@ from raf.decl.source import Document, KeyPath, load_text
 from raf.workflow.declarative.graph import check_graph, graph_names
 from raf.workflow.declarative.invoke import sandbox_settings
 from raf.workflow.declarative.node import check_services
-from raf.workflow.declarative.program import WorkflowDefinitionError, compile_actions, hint
+from raf.workflow.declarative.program import (
+    Program,
+    WorkflowDefinitionError,
+    compile_actions,
+    hint,
+)
 from raf.workflow.declarative.runtime import Services
 
 TRIGGERS = ("OnConversationStart",)
@@ -71,6 +76,8 @@ class LoadedWorkflow:
     description: str = ""
     actions: list[Any] = field(default_factory=list)
     actions_path: KeyPath = ("actions",)
+    program: Program | None = None
+    """The actions compiled when they were checked (None for a graph)."""
     agents: dict[str, LoadedAgent] = field(default_factory=dict)
     mcp_servers: dict[str, dict[str, Any]] = field(default_factory=dict)
     inputs: dict[str, Any] = field(default_factory=dict)
@@ -272,6 +279,7 @@ def _actions(doc: Document, data: dict[str, Any], loaded: LoadedWorkflow) -> lis
     except WorkflowDefinitionError as exc:
         problems += [doc.problem(i.path, i.message, key=i.key) for i in exc.issues]
         return problems
+    loaded.program = program
     declared = data.get("agents")
     known = Services(agents=dict.fromkeys(declared) if isinstance(declared, Mapping) else {})
     for issue in check_services(program, known):
