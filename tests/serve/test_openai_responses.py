@@ -5,7 +5,7 @@ worker processes: tests/serve/test_fleet.py)."""
 from __future__ import annotations
 
 import asyncio
-from collections.abc import Iterator
+from collections.abc import AsyncIterator, Iterator
 
 import openai
 import pytest
@@ -239,3 +239,38 @@ def test_usage_the_model_reported_is_the_responses(rs_served: Served) -> None:
     assert answer.usage is not None
     assert (answer.usage.input_tokens, answer.usage.output_tokens) == (9, 4)
     assert answer.usage.total_tokens == 13
+
+
+def test_a_store_that_cannot_read_the_session_still_streams_response_failed() -> None:
+    """The turn a record ends is read from the store; a store that fails there fails the
+    response, which the client is still told of (the record not kept is logged)."""
+    from types import SimpleNamespace
+
+    from raf.core.errors import SessionError
+    from raf.core.responses import AgentResponseUpdate, FinishReason, UpdateKind
+    from raf.core.sessions import AgentSession
+    from raf.serve.openai_api import PLAIN
+    from raf.serve.openai_responses import ResponseRun, ResponsesRequest
+    from raf.serve.tenancy import Tenant
+    from raf.stores.sessions import InMemorySessionStore
+
+    class Unreadable(InMemorySessionStore):
+        async def load(self, session_id: str) -> AgentSession:
+            raise SessionError("the store is unreachable")
+
+    host = SimpleNamespace(store=Unreadable())
+    request = ResponsesRequest(model="helper", input="hi")
+    run = ResponseRun(host=host, tenant=Tenant("a"), request=request, form=PLAIN)  # type: ignore[arg-type]
+    run.session_key, run.session_id = "a/s", "s"
+
+    async def updates() -> AsyncIterator[AgentResponseUpdate]:
+        yield AgentResponseUpdate(kind=UpdateKind.TEXT_DELTA, text="Hi.")
+        yield AgentResponseUpdate(kind=UpdateKind.FINISHED, finish_reason=FinishReason.STOP)
+
+    async def events() -> list[dict[str, object]]:
+        return [event async for event in run.events(updates())]
+
+    sent = asyncio.run(events())
+    assert sent[-1]["type"] == "response.failed"
+    assert run.failure is not None and run.failure.status == 503
+    assert "unreachable" in run.failure.message

@@ -328,19 +328,19 @@ class ResponseRun:
         """Record the response (unless `store: false`), with the turn it ends."""
         if self.session_key is None:
             return
-        try:
-            session = await self.host.store.load(self.session_key)
-        except SessionNotFoundError:
-            turn = -1  # the run failed before its session was kept: nothing to continue
-        else:
-            turn = len(session.messages)
-        record = {
-            "response": response,
-            "agent": self.request.model,
-            "session": self.session_id,
-            "turn": turn,
-        }
-        try:
+        try:  # reading the turn fails as keeping the record does: a store that fails
+            try:
+                session = await self.host.store.load(self.session_key)
+            except SessionNotFoundError:
+                turn = -1  # the run failed before its session was kept: nothing to continue
+            else:
+                turn = len(session.messages)
+            record = {
+                "response": response,
+                "agent": self.request.model,
+                "session": self.session_id,
+                "turn": turn,
+            }
             await save_record(self.host, self.tenant, record)
         except SessionError as exc:
             raise ServeError(
