@@ -176,6 +176,16 @@ read as `variable: x` everywhere, `output: {property: x}` of an action that asks
 assignments."""
 MAX_REPEAT_COUNT = 10
 """The most times a Question asks again (`repeatCount`): each time waits for a person."""
+
+
+def repeat_count_problem(repeat: Any) -> str | None:
+    """What is wrong with a Question's `repeatCount` value, or None when it is a whole
+    number from 0 to `MAX_REPEAT_COUNT`."""
+    if isinstance(repeat, int) and not isinstance(repeat, bool) and 0 <= repeat <= MAX_REPEAT_COUNT:
+        return None
+    return f"repeatCount is a whole number from 0 to {MAX_REPEAT_COUNT}, not {repeat!r}"
+
+
 ACTION_KINDS = tuple(sorted(_SPECS))
 _BY_LOWER = {k.lower(): k for k in ACTION_KINDS} | {k.lower(): v for k, v in ALIASES.items()}
 """Action kinds are read without regard to case."""
@@ -586,15 +596,9 @@ class _Compiler:
         written = isinstance(repeat, str) and repeat.startswith("=")
         if repeat is None or written:
             return
-        if (
-            isinstance(repeat, bool)
-            or not isinstance(repeat, int)
-            or not 0 <= repeat <= MAX_REPEAT_COUNT
-        ):
-            self.issue(
-                (*step.path, "repeatCount"),
-                f"repeatCount is a whole number from 0 to {MAX_REPEAT_COUNT}, not {repeat!r}",
-            )
+        problem = repeat_count_problem(repeat)
+        if problem is not None:
+            self.issue((*step.path, "repeatCount"), problem)
 
     def _EmitEvent(self, step: Step) -> None:
         """EmitEvent names its event with `eventName` (or `event: {name, data}`)."""

@@ -20,7 +20,7 @@ from typing import Any
 from urllib.parse import urlsplit
 
 from raf.workflow.declarative.dates import as_datetime
-from raf.workflow.declarative.program import MAX_REPEAT_COUNT, Step, local_path
+from raf.workflow.declarative.program import Step, local_path, repeat_count_problem
 from raf.workflow.declarative.runtime import Runtime
 from raf.workflow.declarative.values import text, truthy
 
@@ -151,12 +151,9 @@ async def question(rt: Runtime, step: Step) -> Any:
         return None
     asked = await rt.render(fields.get("question", fields.get("prompt", "")))
     repeat = await rt.value(fields.get("repeatCount", REPEAT_COUNT))
-    if (
-        isinstance(repeat, bool)
-        or not isinstance(repeat, int)
-        or not 0 <= repeat <= MAX_REPEAT_COUNT
-    ):
-        raise rt.fail(f"repeatCount is a whole number from 0 to {MAX_REPEAT_COUNT}, not {repeat!r}")
+    problem = repeat_count_problem(repeat)
+    if problem is not None:
+        raise rt.fail(problem)
     then = {"default": await rt.value(fields.get("default")), "left": repeat}
     return await _ask(rt, step, asked, then)
 
