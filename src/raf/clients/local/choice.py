@@ -216,16 +216,13 @@ class LiveContext:
 
     def repeats(self, call: FunctionCallContent) -> bool:
         """Whether `call` was already made in this turn with the same arguments."""
-        mine = json.dumps(dict(call.arguments), sort_keys=True, default=str)
-        return any(
-            c.name == call.name
-            and json.dumps(dict(c.arguments), sort_keys=True, default=str) == mine
-            for c in self.calls
-        )
+        mine = _key(call)
+        return any(_key(c) == mine for c in self.calls)
 
 
-def _key(call: FunctionCallContent) -> str:
-    return call.name + json.dumps(dict(call.arguments), sort_keys=True, default=str)
+def _key(call: FunctionCallContent) -> tuple[str, str]:
+    """A call as it compares with another: its name and its arguments in one spelling."""
+    return call.name, json.dumps(dict(call.arguments), sort_keys=True, default=str)
 
 
 def choice_schema(
