@@ -8,6 +8,7 @@ from collections.abc import Sequence
 from pathlib import Path
 
 import httpx
+import pytest
 
 from raf import Agent, tool
 from raf.agent.history import InMemoryHistoryProvider
@@ -16,6 +17,7 @@ from raf.core.options import ChatOptions
 from raf.durable import DurableRuntime, sqlite_url
 from raf.serve import create_app, serve_in_thread
 from raf.serve.durable_host import DurableAgentHost
+from raf.serve.errors import ServeError
 from raf.stores.sessions import SqliteSessionStore
 from raf.testing import FunctionChatClient, call, reply
 
@@ -70,3 +72,20 @@ async def test_cancel_over_http_stops_the_durable_run(tmp_path: Path) -> None:
                 assert session.json()["running"] is False
     finally:
         runtime.shutdown()
+
+
+async def test_a_per_run_format_is_refused_naming_the_field_that_asked(tmp_path: Path) -> None:
+    """Only the Responses API hands a run a format (`text.format`; a chat completion runs
+    the agent itself), so the refusal names that field."""
+    agent = Agent(name="plain", chat_client=FunctionChatClient(lambda m, o: reply("hi")))
+    runtime = DurableRuntime(
+        [agent],
+        store=SqliteSessionStore(tmp_path / "sessions.sqlite"),
+        database=sqlite_url(tmp_path / "dbos.sqlite"),
+    )
+    host = DurableAgentHost(runtime)
+    json_mode = ChatOptions(response_format={"type": "json_object"})
+    with pytest.raises(ServeError) as refused:
+        await host.stream("plain", None, "", [ChatMessage.user("hi")], chat_options=json_mode)
+    assert refused.value.status == 400 and refused.value.param == "text.format"
+    assert "text.format" in refused.value.message

@@ -122,9 +122,9 @@ class DurableAgentHost(AgentHost):
                 400,
                 "format_not_supported",
                 "durable runs take no per-run response format or model settings "
-                "(response_format); give the agent its output type in its document",
+                "(text.format); give the agent its output type in its document",
             )
-            refused.param = "response_format"
+            refused.param = "text.format"  # the Responses API's, the one API that asks
             raise refused
         _, session, active = await self._prepare(agent_name, session_id, owner, messages, approvals)
 
