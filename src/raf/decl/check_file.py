@@ -17,15 +17,15 @@ from raf.decl.hosted import LoadedToolbox, check_toolbox, is_toolbox_data
 from raf.decl.loaded import DocumentProblems, LoadedAgent
 from raf.decl.loader import check
 from raf.decl.schema import CustomToolDecl, FunctionToolDecl
-from raf.decl.source import Document, load_text
+from raf.decl.source import UNSET_ENV_NOTE, Document, load_text
 from raf.decl.tool_bindings import UNBOUND_HINT
-from raf.decl.workflow.loader import LoadedWorkflow, check_workflow
+from raf.decl.workflow.loader import UNDECLARED_AGENT_NOTE, LoadedWorkflow, check_workflow
 from raf.workflow.declarative.graph import graph_names
 from raf.workflow.declarative.node import check_services, literal_name
 from raf.workflow.declarative.program import iter_steps
 from raf.workflow.declarative.runtime import McpServerLike, Services
 
-_RUN_REFUSES = ("declare it under agents:", "(set it before building or running)")
+_RUN_REFUSES = (UNDECLARED_AGENT_NOTE, UNSET_ENV_NOTE)
 """How the loader's warnings end that `raf run` refuses: an agent nobody declared (a
 program may give it in code, the command line cannot) and an unset variable the build
 reads."""

@@ -423,6 +423,10 @@ def env_reference(value: str) -> str | None:
     return None
 
 
+UNSET_ENV_NOTE = "(set it before building or running)"
+"""How the warning about an unset variable the build reads ends (`raf run` refuses it)."""
+
+
 def _stand_in(name: str, path: KeyPath) -> str:
     """A value that passes for an unset variable's while a document is only validated."""
     last = str(path[-1]).lower() if path else ""
@@ -466,8 +470,7 @@ def substitute_env(
                     doc.warnings.append(
                         doc.problem(
                             path,
-                            f"environment variable {name} is not set (set it before "
-                            "building or running)",
+                            f"environment variable {name} is not set {UNSET_ENV_NOTE}",
                         )
                     )
                     doc.from_env.add(path)

@@ -29,6 +29,10 @@ from raf.workflow.declarative.program import (
 )
 from raf.workflow.declarative.runtime import Services
 
+UNDECLARED_AGENT_NOTE = "declare it under agents:"
+"""How the warning about an agent nobody declared ends (`raf run` refuses it: a program
+may give it in code, the command line cannot)."""
+
 TRIGGERS = ("OnConversationStart",)
 _ACTION_KEYS = (
     "kind",
@@ -286,7 +290,7 @@ def _actions(doc: Document, data: dict[str, Any], loaded: LoadedWorkflow) -> lis
         if issue.path[-1] == "agent":
             # a program may still give it with with_agent: a warning, not an error
             doc.warnings.append(
-                doc.problem(issue.path, f"{issue.message}; declare it under agents:")
+                doc.problem(issue.path, f"{issue.message}; {UNDECLARED_AGENT_NOTE}")
             )
     return problems
 
@@ -326,7 +330,7 @@ def _graph(doc: Document, data: dict[str, Any], loaded: LoadedWorkflow) -> list[
                 doc.problem(
                     path,
                     f"no agent {name!r}{hint(name, loaded.agents)} (known: {known}); "
-                    "declare it under agents:",
+                    f"{UNDECLARED_AGENT_NOTE}",
                 )
             )
     return problems
