@@ -19,7 +19,8 @@ from raf.agent.builder import AgentBuilder
 from raf.clients.hosted_tools import MCP_APPROVAL_KEY, hosted_tool, remote_mcp
 from raf.clients.openai.responses import OpenAIResponsesClient
 from raf.core.errors import ApprovalError, ModelError
-from raf.core.options import AgentRunOptions, ToolApprovalResponse
+from raf.core.messages import ChatMessage
+from raf.core.options import AgentRunOptions, ChatOptions, ToolApprovalResponse
 from raf.core.responses import FinishReason
 from raf.observability import instrument
 from raf.stores.sessions import SqliteSessionStore
@@ -174,3 +175,44 @@ def test_the_models_guide_example_asks_and_goes_on(
     assert printed[-1] == "The MCP server: lookup said: from the remote MCP server"
     assert peer.requests[0]["tools"][0]["headers"] == {"Authorization": "Bearer docs-token-5150"}
     assert [a["approve"] for a in peer.approval_answers] == [True]
+
+
+@pytest.mark.parametrize("stream", [False, True], ids=["whole", "streamed"])
+async def test_a_failed_response_that_quotes_a_header_is_masked(stream: bool) -> None:
+    """A response the provider reports as failed, its message quoting a header value,
+    reaches the caller with the value masked, whole or streamed."""
+    bearer = SECRETS[0]
+    tool = remote_mcp("docs", "https://mcp.example.com/mcp", headers={"Authorization": bearer})
+    failed = {
+        "object": "response",
+        "status": "failed",
+        "model": "gpt-5",
+        "output": [],
+        "error": {"code": "server_error", "message": f"bad header {bearer}"},
+    }
+
+    async def complete(body: dict[str, Any]) -> dict[str, Any]:
+        return failed
+
+    class Events:
+        async def __aiter__(self) -> Any:
+            yield {"type": "response.failed", "response": failed}
+
+        async def aclose(self) -> None:
+            pass
+
+    async def open_stream(body: dict[str, Any]) -> Events:
+        return Events()
+
+    model = OpenAIResponsesClient("gpt-5", base_url="http://127.0.0.1:9", api_key="sk-test")
+    model.api.complete = complete  # type: ignore[method-assign]
+    model.api.open_stream = open_stream  # type: ignore[method-assign, assignment]
+    options = ChatOptions(tools=[tool])
+    with pytest.raises(ModelError) as caught:
+        if stream:
+            async for _ in model.get_streaming_response([ChatMessage.user("hi")], options):
+                pass
+        else:
+            await model.get_response([ChatMessage.user("hi")], options)
+    assert "bad header ***" in str(caught.value)
+    assert bearer not in str(caught.value)

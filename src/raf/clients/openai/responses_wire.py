@@ -11,7 +11,8 @@ they start and `TOOL_CALLED` with their result when they end. A remote MCP serve
 `mcp_approval_request` comes in as a call of its hosted tool (`mcp_<server_label>`,
 marked by `MCP_APPROVAL_KEY` in its arguments), so the run pauses for a person; its result
 goes back as the `mcp_approval_response` item. The secrets of the request's hosted tools
-(`for_options`) are taken out of errors and hosted results.
+(`for_options`) are taken out of hosted results; `OpenAIResponsesClient` takes them out
+of its errors.
 """
 
 from __future__ import annotations
@@ -277,12 +278,12 @@ def previous_response(messages: Sequence[ChatMessage]) -> tuple[str | None, int]
     return None, 0
 
 
-def _failure(response: dict[str, Any], model: str, hidden: Sequence[str] = ()) -> ClientError:
-    """The error for a response the provider reports as failed (`response.failed`), the
-    request's secrets (`hidden`) taken out."""
+def _failure(response: dict[str, Any], model: str) -> ClientError:
+    """The error for a response the provider reports as failed (`response.failed`); the
+    client masks the request's secrets in it, as in every error it raises."""
     error = response.get("error") or {}
     code = str(error.get("code") or "")
-    message = redact(str(error.get("message") or "the response failed"), hidden)
+    message = str(error.get("message") or "the response failed")
     text = f"openai model {model!r} failed: {message}" + (f" ({code})" if code else "")
     if code == "rate_limit_exceeded":
         return RateLimitError(text, provider="openai", model=model)
@@ -305,7 +306,7 @@ class ResponseEventAssembler:
     def __init__(self, message_id: str, model: str = "", hidden: Sequence[str] = ()) -> None:
         self.message_id = message_id
         self.hidden = tuple(hidden)
-        """Secrets of the request's hosted tools, masked in errors and hosted results."""
+        """Secrets of the request's hosted tools, masked in hosted results."""
         self.response_id: str | None = None
         self.model_id: str | None = None
         self.events = 0
@@ -328,16 +329,12 @@ class ResponseEventAssembler:
         kind = str(event.get("type") or "")
         if kind == "error":
             message = event.get("message") or "the stream reported an error"
-            raise _failure(
-                {"error": {"code": event.get("code"), "message": message}},
-                self._model,
-                self.hidden,
-            )
+            raise _failure({"error": {"code": event.get("code"), "message": message}}, self._model)
         response = event.get("response")
         if isinstance(response, dict):
             self._response(response)
         if kind == "response.failed":
-            raise _failure(response or {}, self.model_id or self._model, self.hidden)
+            raise _failure(response or {}, self.model_id or self._model)
         if kind in ("response.completed", "response.incomplete"):
             self._done = True
             return []
@@ -587,7 +584,7 @@ class ResponsesWire:
         if data.get("object") != "response" and "output" not in data:
             return None
         if data.get("status") == "failed":
-            raise _failure(data, str(data.get("model") or self.model), self.hidden)
+            raise _failure(data, str(data.get("model") or self.model))
         assembler = self.assembler(message_id)
         updates = assembler.feed({"type": "response.created", "response": data})
         for item in data.get("output") or ():
