@@ -124,3 +124,19 @@ def test_convert_keeps_unset_environment_references(tmp_path, monkeypatch):
     )
     data, _ = read_as_raf(doc)
     assert "RAF_TEST_UNSET_KEY" in str(data)
+
+
+def test_convert_keeps_a_workflow_agents_unset_environment_references(tmp_path, monkeypatch):
+    monkeypatch.delenv("RAF_TEST_UNSET_KEY", raising=False)
+    doc = tmp_path / "flow.yaml"
+    doc.write_text(
+        "kind: Workflow\nname: w\nagents:\n  helper:\n    instructions: hi\n"
+        "    model:\n      id: openai:gpt-4o\n      connection:\n        kind: key\n"
+        "        key: ${RAF_TEST_UNSET_KEY}\n"
+        "trigger:\n  kind: OnConversationStart\n  id: t\n  actions:\n"
+        "    - kind: InvokeAgent\n      id: a\n      agent: helper\n",
+        encoding="utf-8",
+    )
+    data, warnings = read_as_raf(doc)
+    assert data["agents"]["helper"]["model"]["connection"]["key"] == "${RAF_TEST_UNSET_KEY}"
+    assert any("RAF_TEST_UNSET_KEY is not set" in w.message for w in warnings)

@@ -49,11 +49,12 @@ def read_as_raf(path: str | Path) -> tuple[dict[str, Any], list[Problem]]:
 def _workflow(doc: Document) -> tuple[dict[str, Any], list[Problem]]:
     """A workflow document as read, once it validates: raf reads each dialect's workflow
     documents as they are written, so every target writes the same document, with each
-    formula that MAF writes unquoted (`value: =[{id: 3}]`) quoted as YAML needs."""
+    formula that MAF writes unquoted (`value: =[{id: 3}]`) quoted as YAML needs. As for
+    an agent document, its agents' environment variables need not be set (a warning)."""
     from raf.decl.workflow.loader import check_workflow
 
     data = copy.deepcopy(_as_dict(doc))
-    loaded = check_workflow(doc)
+    loaded = check_workflow(doc, unset_env_is_warning=True)
     return data, list(loaded.warnings)
 
 
