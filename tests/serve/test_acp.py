@@ -544,3 +544,32 @@ async def test_oversize_prompt_blocks_are_refused_with_the_limit(tmp_path: Path)
     assert f"the most sent is {MAX_BYTES['image']} bytes (20 MiB)" in refused[0]
     assert "prompt[0] (resource file:///big.log)" in refused[1]
     assert f"{MAX_TEXT_RESOURCE_BYTES} bytes (4 MiB)" in refused[1]
+
+
+async def test_how_a_call_is_shown_is_forgotten_once_its_result_is_sent(tmp_path: Path) -> None:
+    """An edit's diff holds the text written: it is kept until the call's result only."""
+    from raf import Agent, tool
+    from raf.serve.acp import RafAcpAgent
+    from raf.testing import ScriptedChatClient, call, reply
+
+    @tool
+    def write_file(path: str, content: str) -> str:
+        """Write a file."""
+        return f"wrote {len(content)} characters to {path}"
+
+    model = ScriptedChatClient(
+        [
+            reply("", call("write_file", {"path": "a.txt", "content": "x" * 1000}, call_id="w1")),
+            "Done.",
+        ]
+    )
+    served = RafAcpAgent(Agent(name="coder", chat_client=model, tools=[write_file]))
+    editor = Editor(allow=True)
+    served.on_connect(cast(Any, editor))
+    session = await served.new_session(cwd=str(tmp_path))
+    result = await served.prompt(session.session_id, [text_block("write a.txt")])
+    assert result.stop_reason == "end_turn"
+    assert editor.order[0] == ("tool_call", "w1") and editor.order[-1][1] == "w1"
+    done = editor.updates[-2]  # the call's result, then the answer's text
+    assert done.session_update == "tool_call_update" and done.status == "completed"
+    assert served.shown == {}

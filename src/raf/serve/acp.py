@@ -71,7 +71,9 @@ class RafAcpAgent:
         self.tools = agent_tools(agent)
         self.media = model_media(agent)
         self.shown: dict[str, ShownCall] = {}
-        """How each call the editor was told of is shown, by call id (for its result)."""
+        """How each call the editor was told of is shown, by call id, until its result
+        (an edit's diff holds the text written: kept past it, every write of a long
+        editing session would stay in memory)."""
         self.turns: dict[str, bool] = {}
         """Sessions with a prompt in progress, and whether the editor cancelled it (a
         cancel can arrive before the run has started)."""
@@ -211,7 +213,7 @@ class RafAcpAgent:
         from acp import update_tool_call
 
         failed = result.error is not None
-        shown = self.shown.get(result.call_id) or ShownCall()
+        shown = self.shown.pop(result.call_id, None) or ShownCall()
         return update_tool_call(
             result.call_id,
             status="failed" if failed else "completed",
