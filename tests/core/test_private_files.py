@@ -12,7 +12,7 @@ import pytest
 
 from raf import AgentSession, ChatMessage, JsonDirectorySessionStore, SqliteSessionStore
 from raf.context.knowledge import KnowledgeIndex
-from raf.core.private_files import private_dir, private_file
+from raf.core.private_files import atomic_write_text, private_dir, private_file
 from raf.stores.checkpoints import Checkpoint
 from raf.workflow import JsonFileCheckpointStore, SqliteCheckpointStore
 
@@ -80,3 +80,16 @@ def test_an_existing_file_or_folder_keeps_its_mode(tmp_path: Path) -> None:
     private_dir(tmp_path)
     assert mode(tmp_path) == 0o755  # not made by raf: untouched
     assert mode(private_dir(tmp_path / "a" / "b")) == 0o700 and mode(tmp_path / "a") == 0o700
+
+
+def test_a_rewritten_file_keeps_its_mode_when_asked(tmp_path: Path) -> None:
+    shared = tmp_path / "cases.yaml"
+    shared.write_text("old")
+    shared.chmod(0o644)
+    atomic_write_text(shared, "new", keep_mode=True)
+    assert shared.read_text() == "new" and mode(shared) == 0o644
+    fresh = tmp_path / "new" / "cases.yaml"
+    atomic_write_text(fresh, "first", keep_mode=True)
+    assert mode(fresh) == 0o600 and mode(fresh.parent) == 0o700
+    atomic_write_text(shared, "private again")
+    assert mode(shared) == 0o600  # without keep_mode a rewrite is private

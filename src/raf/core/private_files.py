@@ -61,10 +61,15 @@ def open_private(path: str | os.PathLike[str]) -> BinaryIO:
     return os.fdopen(fd, "a+b")
 
 
-def atomic_write_text(path: Path, text: str, *, mode: int | None = None) -> None:
+def atomic_write_text(
+    path: Path, text: str, *, mode: int | None = None, keep_mode: bool = False
+) -> None:
     """Write to a temporary file beside `path`, flush it to disk, then rename over it: a
     reader sees the old file or the new one, never a part. `mode`: the file's
-    permissions; None keeps it private (0600, as `mkstemp` makes it; a new folder 0700)."""
+    permissions; None keeps it private (0600, as `mkstemp` makes it; a new folder 0700).
+    `keep_mode`: a file already at `path` keeps its permissions (a new one: `mode`)."""
+    if keep_mode and path.exists():
+        mode = path.stat().st_mode & 0o777
     private_dir(path.parent)
     fd, tmp = tempfile.mkstemp(prefix=f".{path.name}.", suffix=".tmp", dir=path.parent)
     try:

@@ -133,8 +133,8 @@ class CassetteChatClient:
     def _save(self) -> None:
         data = {"format": CASSETTE_FORMAT, "responses": self._entries}
         text = json.dumps(data, indent=1, ensure_ascii=False, sort_keys=True)
-        keep = self.path.stat().st_mode & 0o777 if self.path.exists() else None
-        atomic_write_text(self.path, text, mode=keep)  # a new one is private: it holds replies
+        # a new one is private: it holds replies
+        atomic_write_text(self.path, text, keep_mode=True)
 
     def _stored(self, key: str, messages: Sequence[ChatMessage]) -> ChatResponse | None:
         if self.mode != "record" and key in self._entries:

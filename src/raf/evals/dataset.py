@@ -184,8 +184,7 @@ class Dataset:
             text = yaml.safe_dump(data, sort_keys=False, allow_unicode=True, width=100)
         else:
             text = json.dumps(data, indent=2, ensure_ascii=False) + "\n"
-        keep = target.stat().st_mode & 0o777 if target.exists() else None
-        atomic_write_text(target, text, mode=keep)  # a new file is private (0600)
+        atomic_write_text(target, text, keep_mode=True)  # a new file is private (0600)
         return target
 
     @classmethod

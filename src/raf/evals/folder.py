@@ -175,7 +175,9 @@ class DatasetFolder:
             else:
                 text = _appended(path.read_text(encoding="utf-8"), entry, path)
             written = Dataset.from_text(text, fmt=_format(path), file=str(path))
-            _write_atomic(path, text)
+            # keeps its permissions; a new one is private (cases saved from a conversation
+            # hold its text; a dataset a project shares is made readable by who shares it)
+            atomic_write_text(path, text, keep_mode=True)
         info = DatasetInfo(
             name=name, file=path, cases=len(written.cases), description=written.description
         )
@@ -224,13 +226,6 @@ def _appended(text: str, entry: dict[str, Any], path: Path) -> str:
         except yaml.YAMLError:
             continue
     return _dump(wanted, path)
-
-
-def _write_atomic(path: Path, text: str) -> None:
-    """Replace `path` atomically; the file keeps its permissions (a new one is private,
-    0600 in a 0700 folder: cases saved from a conversation hold its text; a dataset a
-    project shares and commits is made readable by whoever shares it)."""
-    atomic_write_text(path, text, mode=path.stat().st_mode & 0o777 if path.exists() else None)
 
 
 @contextlib.contextmanager
