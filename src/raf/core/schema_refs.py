@@ -121,11 +121,12 @@ def ref_loop(schema: Any) -> list[str] | None:
     as the JSON pointers it passes, or None. Validating with one never ends."""
     if not isinstance(schema, Mapping):
         return None
-    ids = {id(node): where for node, _, where in _schemas(schema, "")}
+    nodes = [(node, where) for node, _, where in _schemas(schema, "")]
+    ids = {id(node): where for node, where in nodes}
     if len(ids) > 100_000:
         return None
     edges: dict[str, list[str]] = {}
-    for node, _, where in _schemas(schema, ""):
+    for node, where in nodes:
         targets: list[str] = []
         ref = node.get("$ref")
         if isinstance(ref, str) and ref.startswith("#"):
