@@ -128,10 +128,15 @@ def part_text(parts: list[dict[str, Any]], where: str, kinds: tuple[str, ...]) -
     return "".join(out)
 
 
+def refuse_tools(tools: list[dict[str, Any]] | None) -> None:
+    """A 400 naming `tools` when a request declares any: the agent calls its own."""
+    if tools:
+        raise invalid("tools", "'tools' cannot be given: the agent calls its own tools")
+
+
 def to_messages(request: ChatCompletionRequest) -> list[ChatMessage]:
     """The conversation as raf messages: system, developer, user and assistant text."""
-    if request.tools:
-        raise invalid("tools", "'tools' cannot be given: the agent calls its own tools")
+    refuse_tools(request.tools)
     out: list[ChatMessage] = []
     for index, message in enumerate(request.messages):
         content = message.content

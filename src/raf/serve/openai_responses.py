@@ -42,6 +42,7 @@ from raf.serve.openai_api import (
     invalid,
     openai_error,
     part_text,
+    refuse_tools,
     reported,
     run_format,
     stream_error,
@@ -417,8 +418,7 @@ async def create_response(host: AgentHost, owner: str, raw: bytes) -> Response:
                 "(GET /v1/models)",
                 "model_not_found",
             )
-        if request.tools:
-            raise invalid("tools", "'tools' cannot be given: the agent calls its own tools")
+        refuse_tools(request.tools)
         messages = input_messages(request.input)
         form = run_format(agent, (request.text or {}).get("format"), "text.format")
         run = ResponseRun(host=host, tenant=Tenant(owner), request=request, form=form)
