@@ -228,8 +228,8 @@ MUTANTS: tuple[Mutant, ...] = (
     Mutant(
         "token file: one other users can read accepted",
         "src/raf/cli/serve.py",
-        "    if mode & 0o007 or mode & 0o020:\n",
-        "    if False:\n",
+        "        if mode & 0o007 or mode & 0o020:\n",
+        "        if False:\n",
         ("tests/cli/test_token_file.py", "-k", "not raf_serve"),
     ),
     Mutant(

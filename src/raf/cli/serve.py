@@ -197,27 +197,30 @@ def read_token_file(name: str) -> list[str]:
     from raf.core.errors import ConfigurationError
     from raf.core.safe_read import FileRefusedError, read_regular_file
 
+    def private_enough(info: os.stat_result) -> None:
+        """The mode of the file opened, the one whose bytes are read."""
+        mode = stat.S_IMODE(info.st_mode)
+        if mode & 0o007 or mode & 0o020:
+            raise ConfigurationError(
+                f"--token-file {name!r} has mode {mode:04o}: other users can "
+                f"{'read or change' if mode & 0o007 else 'change'} the tokens in it. "
+                f"Make it private: chmod 600 {name}"
+            )
+        if mode & 0o040:
+            print(
+                f"raf: warning: --token-file {name!r} has mode {mode:04o}: its group can "
+                f"read the tokens (chmod 600 {name} unless that is meant)",
+                file=sys.stderr,
+            )
+
     try:
-        mode = stat.S_IMODE(os.stat(name).st_mode)
-        data = read_regular_file(name, limit=1024 * 1024)
+        data = read_regular_file(name, limit=1024 * 1024, opened=private_enough)
     except FileRefusedError as exc:
         raise ConfigurationError(f"--token-file refused: {exc}") from None
     except OSError as exc:
         raise ConfigurationError(
             f"--token-file {name!r} cannot be read: {exc.strerror or exc}"
         ) from None
-    if mode & 0o007 or mode & 0o020:
-        raise ConfigurationError(
-            f"--token-file {name!r} has mode {mode:04o}: other users can "
-            f"{'read or change' if mode & 0o007 else 'change'} the tokens in it. "
-            f"Make it private: chmod 600 {name}"
-        )
-    if mode & 0o040:
-        print(
-            f"raf: warning: --token-file {name!r} has mode {mode:04o}: its group can read "
-            f"the tokens (chmod 600 {name} unless that is meant)",
-            file=sys.stderr,
-        )
     try:
         text = data.decode("utf-8")
     except UnicodeDecodeError as exc:

@@ -12,6 +12,7 @@ from __future__ import annotations
 
 import os
 import stat
+from collections.abc import Callable
 from functools import lru_cache
 
 __all__ = ["FileRefusedError", "FileTooLargeError", "read_regular_file", "read_up_to"]
@@ -96,14 +97,20 @@ def _kind(mode: int) -> str:
 
 
 def read_regular_file(
-    path: str | os.PathLike[str], *, limit: int, root: str | os.PathLike[str] | None = None
+    path: str | os.PathLike[str],
+    *,
+    limit: int,
+    root: str | os.PathLike[str] | None = None,
+    opened: Callable[[os.stat_result], None] | None = None,
 ) -> bytes:
     """The bytes of the regular file `path`, at most `limit` of them.
 
     `root`: when given, the file (after every link is followed) must lie inside it; a
     link that leads out is refused. Kernel files are refused wherever a link leads.
-    Raises `FileRefusedError` naming the file and the reason, or `OSError` when it
-    cannot be opened (missing, no permission)."""
+    `opened`: called with the opened file's status before a byte is read (a check of
+    its mode that must see the very file read, not whatever the name holds a moment
+    later); what it raises is raised. Raises `FileRefusedError` naming the file and the
+    reason, or `OSError` when it cannot be opened (missing, no permission)."""
     shown = os.fspath(path)
     real = os.path.realpath(shown)
     if root is not None:
@@ -126,6 +133,8 @@ def read_regular_file(
             raise FileRefusedError(
                 f"{shown!r} is {_kind(info.st_mode)}; raf reads regular files only"
             )
+        if opened is not None:
+            opened(info)
         if info.st_size > limit:
             raise FileTooLargeError(
                 f"{shown!r} is {info.st_size} bytes; the most read is {limit} bytes"
