@@ -274,3 +274,38 @@ def test_a_store_that_cannot_read_the_session_still_streams_response_failed() ->
     assert sent[-1]["type"] == "response.failed"
     assert run.failure is not None and run.failure.status == 503
     assert "unreachable" in run.failure.message
+
+
+async def test_a_continuation_is_checked_again_once_the_session_is_leased() -> None:
+    """Two requests continuing one response can both pass the first look at the
+    conversation; whichever takes the session's lease second finds it moved on and is
+    refused, so it never runs on a conversation its client did not see."""
+    from raf import AgentBuilder
+    from raf.serve import AgentHost
+    from raf.serve.errors import ServeError
+    from raf.stores.sessions import InMemorySessionStore
+    from raf.testing import ScriptedChatClient
+
+    model = ScriptedChatClient(["first", "second", "third"])
+    agent = AgentBuilder("helper").with_chat_client(model).build()
+    host = AgentHost([agent], store=InMemorySessionStore())
+    response, active = await host.run("helper", None, "", [ChatMessage.user("hi")])
+    seen = len(response.messages) + 1  # what a client continuing this turn saw
+    _, updates = await host.stream(
+        "helper", active.session_id, "", [ChatMessage.user("on")], expect_messages=seen
+    )
+    async for _ in updates:
+        pass
+    with pytest.raises(ServeError) as moved:  # the same turn continued again
+        await host.stream(
+            "helper", active.session_id, "", [ChatMessage.user("also")], expect_messages=seen
+        )
+    assert moved.value.status == 409 and moved.value.code == "session_moved"
+    assert len(model.requests) == 2  # the refused one never reached the model
+    session = await host.session("helper", active.session_id, "")
+    assert len(session.messages) == seen + 2
+    _, again = await host.stream(  # its lease was given back: the latest turn goes on
+        "helper", active.session_id, "", [ChatMessage.user("latest")], expect_messages=seen + 2
+    )
+    texts = [update.text async for update in again]
+    assert "third" in "".join(texts) and len(model.requests) == 3

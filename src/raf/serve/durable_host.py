@@ -72,12 +72,16 @@ class DurableAgentHost(AgentHost):
         owner: str,
         messages: Sequence[ChatMessage],
         approvals: Sequence[ApprovalResponseContent],
+        *,
+        expect_messages: int | None = None,
     ) -> tuple[AgentLike, AgentSession, ActiveRun]:
         """As `AgentHost._prepare`; a new session is stored first, since a durable run
         loads its session from the store in whichever worker runs it."""
         if session_id is None:
             session_id = public_id(await self.create_session(agent_name, owner))
-        return await super()._prepare(agent_name, session_id, owner, messages, approvals)
+        return await super()._prepare(
+            agent_name, session_id, owner, messages, approvals, expect_messages=expect_messages
+        )
 
     async def run(
         self,
@@ -106,6 +110,7 @@ class DurableAgentHost(AgentHost):
         instructions: str | None = None,
         output_type: Any = None,
         chat_options: ChatOptions | None = None,
+        expect_messages: int | None = None,
     ) -> tuple[ActiveRun, AsyncIterator[AgentResponseUpdate]]:
         """A durable run whose messages are sent as whole updates when it is done; a
         durable run takes no instructions, output type or model settings of its own (its
@@ -126,7 +131,9 @@ class DurableAgentHost(AgentHost):
             )
             refused.param = "text.format"  # the Responses API's, the one API that asks
             raise refused
-        _, session, active = await self._prepare(agent_name, session_id, owner, messages, approvals)
+        _, session, active = await self._prepare(
+            agent_name, session_id, owner, messages, approvals, expect_messages=expect_messages
+        )
 
         async def updates() -> AsyncIterator[AgentResponseUpdate]:
             try:

@@ -233,10 +233,15 @@ class AgentHost:
         owner: str,
         messages: Sequence[ChatMessage],
         approvals: Sequence[ApprovalResponseContent],
+        *,
+        expect_messages: int | None = None,
     ) -> tuple[AgentLike, AgentSession, ActiveRun]:
         """The agent, the session (loaded once its lease is held, so it is the latest
         any process saved; a new one when `session_id` is None, stored when the run ends)
-        and the run, with the request checked against the session."""
+        and the run, with the request checked against the session. `expect_messages`:
+        the run goes on only if the stored session still holds that many messages (a
+        client continuing from a turn it saw), checked under the lease, so of two
+        requests continuing one turn only the first runs (409 `session_moved`)."""
         agent = self.agent(agent_name)
         if session_id is None:
             session_id = uuid.uuid4().hex
@@ -253,6 +258,14 @@ class AgentHost:
         active = await self._start(agent_name, self._key(session_id, owner), session_id, owner)
         try:
             session = await self.session(agent_name, session_id, owner)
+            if expect_messages is not None and len(session.messages) != expect_messages:
+                raise ServeError(
+                    409,
+                    "session_moved",
+                    f"session {session_id!r} went on after the turn this request continues "
+                    f"(it holds {len(session.messages)} messages, not {expect_messages}); "
+                    "continue from its latest turn",
+                )
             check_request(session, messages, approvals)
         except BaseException:
             await self.release(active)
@@ -294,14 +307,15 @@ class AgentHost:
         instructions: str | None = None,
         output_type: Any = None,
         chat_options: ChatOptions | None = None,
+        expect_messages: int | None = None,
     ) -> tuple[ActiveRun, AsyncIterator[AgentResponseUpdate]]:
         """Start a streamed run (in a new session when `session_id` is None): checks
         happen now (so errors are plain HTTP errors), the updates come from the returned
         iterator; the session is stored before the last. `instructions` are added to the
         agent's for this run only, as are `output_type` and `chat_options` (see
-        `AgentRunOptions`)."""
+        `AgentRunOptions`); `expect_messages` as for `_prepare`."""
         agent, session, active = await self._prepare(
-            agent_name, session_id, owner, messages, approvals
+            agent_name, session_id, owner, messages, approvals, expect_messages=expect_messages
         )
         options = self._options(active, approvals)
         options.additional_instructions = instructions

@@ -383,15 +383,27 @@ async def _start(
             )
         session_id = str(record["session"])
     if request.store:
-        active, updates = await host.stream(
-            request.model,
-            session_id,
-            tenant.owner,
-            messages,
-            instructions=form.instructions(request.instructions),
-            output_type=form.output,
-            chat_options=form.chat_options(),
-        )
+        try:
+            active, updates = await host.stream(
+                request.model,
+                session_id,
+                tenant.owner,
+                messages,
+                instructions=form.instructions(request.instructions),
+                output_type=form.output,
+                chat_options=form.chat_options(),
+                # checked again under the session's lease: of two requests continuing
+                # one response, the second finds the conversation moved on
+                expect_messages=len(history.messages) if history is not None else None,
+            )
+        except ServeError as exc:
+            if exc.code != "session_moved" or previous is None:
+                raise
+            raise invalid(
+                "previous_response_id",
+                f"response {previous!r} is not the latest of its conversation (it went on "
+                "after it); continue from the latest response, or start a new conversation",
+            ) from None
         run.active, run.session_key, run.session_id = active, active.key, active.session_id
         return updates
     session = agent.create_session()
