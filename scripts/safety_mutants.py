@@ -19,6 +19,7 @@ from __future__ import annotations
 
 import argparse
 import os
+import re
 import subprocess
 import sys
 import time
@@ -77,7 +78,7 @@ MUTANTS: tuple[Mutant, ...] = (
         "src/raf/serve/tenancy.py",
         "        return owner is not None and owner == self.owner\n",
         "        return True\n",
-        ("tests/serve/test_a2a.py", "tests/serve/test_agui.py", "tests/serve/test_security.py"),
+        ("tests/serve/test_tenancy_keys.py", "tests/serve/test_security.py"),
     ),
     Mutant(
         "tenancy: every key is the caller's",
@@ -132,8 +133,8 @@ MUTANTS: tuple[Mutant, ...] = (
     Mutant(
         "limits: no header deadline",
         "src/raf/serve/connections.py",
-        "self.deadline = loop.call_later(self.limits.header_timeout, self._expired)",
-        "self.deadline = loop.call_later(3600, self._expired)",
+        "        if loop.time() >= due:\n            self.transport.abort()\n",
+        "        if False:\n            self.transport.abort()\n",
         ("tests/serve/test_limits.py", "-k", "half_sent"),
     ),
     Mutant(
@@ -235,8 +236,8 @@ MUTANTS: tuple[Mutant, ...] = (
     Mutant(
         "private data: eval cases saved world-readable",
         "src/raf/evals/folder.py",
-        "path.stat().st_mode & 0o777 if path.exists() else None)",
-        "path.stat().st_mode & 0o777 if path.exists() else 0o644)",
+        "            atomic_write_text(path, text, keep_mode=True)",
+        "            atomic_write_text(path, text, mode=0o644, keep_mode=True)",
         ("tests/evals/test_folder.py", "-k", "new_dataset"),
     ),
     Mutant(
@@ -453,8 +454,8 @@ MUTANTS: tuple[Mutant, ...] = (
     Mutant(
         "terminal: raf validate names a workflow raw",
         "src/raf/cli/validate.py",
-        '                print(terminal_safe(f"{file}: ok (workflow {workflow.name})"))',
-        '                print(f"{file}: ok (workflow {workflow.name})")',
+        '            print(terminal_safe(f"{file}: ok ({checked.summary})"))',
+        '            print(f"{file}: ok ({checked.summary})")',
         ("tests/cli/test_terminal_attacks.py", "-k", "validate_names"),
     ),
     # -- the sandbox tests fail, never pass on a fallback, when bubblewrap is missing
@@ -615,7 +616,9 @@ def run(mutant: Mutant, timeout: float) -> str:
     finally:
         path.write_bytes(original)
     lines = (done.stdout + done.stderr).strip().splitlines()
-    summary = lines[-1] if lines else ""
+    # pytest's summary line; a library may log after it (DBOS does, from its threads)
+    summaries = [line for line in lines if re.search(r"\b\d+ (failed|passed|errors?)\b", line)]
+    summary = summaries[-1] if summaries else ""
     if done.returncode == 0:
         return "survived"
     if done.returncode == 1 and " failed" in summary and " error" not in summary:
