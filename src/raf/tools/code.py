@@ -33,6 +33,7 @@ from raf.tools.sandbox import (
     KILL_GRACE_S,
     ContainerSandbox,
     ProcessLimits,
+    ProcessOutcome,
     SandboxKind,
     allowed_environment,
     bwrap_argv,
@@ -278,17 +279,7 @@ class CodeInterpreter(ModelTool):
         stderr = outcome.stderr.decode("utf-8", errors="replace")
         if "Resource temporarily unavailable" in stderr or "BlockingIOError" in stderr:
             notes.append(f"process limit of {box.pids} reached")
-        produced = await asyncio.to_thread(self._collect, workdir, before, notes)
-        return CodeResult(
-            stdout=outcome.stdout.decode("utf-8", errors="replace"),
-            stderr=stderr,
-            exit_code=outcome.exit_code,
-            files=produced,
-            timed_out=outcome.timed_out,
-            signal=outcome.signal,
-            sandbox="container",
-            notes=notes,
-        )
+        return await self._result(outcome, stderr, workdir, before, notes, "container")
 
     def _write_stdin(self, folder: Path, data: bytes) -> None:
         (folder / STDIN_FILE).write_bytes(data)
@@ -380,6 +371,19 @@ class CodeInterpreter(ModelTool):
             notes.append(f"memory limit of {self.memory_mb} MB reached")
         if "Resource temporarily unavailable" in stderr or "BlockingIOError" in stderr:
             notes.append(f"process limit of {self.max_processes} reached")
+        sandbox = kind.value if (kind is SandboxKind.BWRAP or not self.network) else "none"
+        return await self._result(outcome, stderr, workdir, before, notes, sandbox)
+
+    async def _result(
+        self,
+        outcome: ProcessOutcome,
+        stderr: str,
+        workdir: Path,
+        before: dict[str, str],
+        notes: list[str],
+        sandbox: str,
+    ) -> CodeResult:
+        """The call's result: its output, the files it produced, and the notes made."""
         produced = await asyncio.to_thread(self._collect, workdir, before, notes)
         return CodeResult(
             stdout=outcome.stdout.decode("utf-8", errors="replace"),
@@ -388,7 +392,7 @@ class CodeInterpreter(ModelTool):
             files=produced,
             timed_out=outcome.timed_out,
             signal=outcome.signal,
-            sandbox=kind.value if (kind is SandboxKind.BWRAP or not self.network) else "none",
+            sandbox=sandbox,
             notes=notes,
         )
 
