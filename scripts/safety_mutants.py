@@ -227,6 +227,20 @@ MUTANTS: tuple[Mutant, ...] = (
         ("tests/clients/test_media.py", "-k", "over_the_limit"),
     ),
     Mutant(
+        "attachments: the resolved path opened whole, links on it followed",
+        "src/raf/core/safe_read.py",
+        "    fd = _open_resolved(real, shown)\n",
+        "    fd = os.open(real, _OPEN_FLAGS)\n",
+        ("tests/core/test_safe_read.py",),
+    ),
+    Mutant(
+        "attachments: the walk follows a folder that became a link",
+        "src/raf/core/safe_read.py",
+        "os.O_DIRECTORY | os.O_NOFOLLOW | os.O_CLOEXEC\n",
+        "os.O_DIRECTORY | os.O_CLOEXEC\n",
+        ("tests/core/test_safe_read.py",),
+    ),
+    Mutant(
         "token file: one other users can read accepted",
         "src/raf/cli/serve.py",
         "        if mode & 0o007 or mode & 0o020:\n",
