@@ -114,6 +114,37 @@ def test_a_token_is_required_on_every_request_when_set() -> None:
         assert _post(url, {"Authorization": "Bearer s3cret-token"}) == 200
 
 
+def test_an_address_past_its_wrong_tokens_gets_429_before_its_token_is_read() -> None:
+    """Ten wrong tokens (the default) from one address, then 429 with Retry-After, the
+    right token from there too; another address (loopback counts as any) goes on."""
+    import httpx
+
+    def client(source: str, token: str) -> httpx.Client:
+        return httpx.Client(
+            transport=httpx.HTTPTransport(local_address=source),
+            headers={
+                "authorization": f"Bearer {token}",
+                "accept": "application/json, text/event-stream",
+            },
+            timeout=30,
+        )
+
+    with (
+        _server(ECHO, RAF_MCP_TOKEN="s3cret-token") as port,
+        client("127.0.0.2", "wrong") as guesser,
+        client("127.0.0.2", "s3cret-token") as same_place,
+        client("127.0.0.1", "s3cret-token") as elsewhere,
+    ):
+        url = f"http://127.0.0.1:{port}/mcp"
+        statuses = [guesser.post(url, json=INIT).status_code for _ in range(12)]
+        assert statuses == [401] * 10 + [429] * 2
+        barred = guesser.post(url, json=INIT)
+        assert int(barred.headers["retry-after"]) >= 1
+        assert "too many failed authentications from this address (127.0.0.2)" in barred.text
+        assert same_place.post(url, json=INIT).status_code == 429
+        assert elsewhere.post(url, json=INIT).status_code == 200
+
+
 async def test_the_right_token_lets_a_real_client_ask() -> None:
     with _server(ECHO, RAF_MCP_TOKEN="t0ken") as port:
         client = McpClient(

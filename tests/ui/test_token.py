@@ -8,7 +8,7 @@ from typing import Any
 import pytest
 
 from raf import AgentBuilder
-from raf.serve import AgentHost, ServeSecurity, create_app, serve_in_thread
+from raf.serve import AgentHost, ServeLimits, ServeSecurity, create_app, serve_in_thread
 from raf.serve.ui import ServeUI
 from raf.testing import ScriptedChatClient
 from tests.ui.browser import chromium
@@ -51,3 +51,22 @@ def test_the_page_asks_for_a_token_and_sends_it(page: Any, url: str) -> None:
     page.reload()
     page.wait_for_selector("body[data-ready=chat]")
     assert page.locator("#token-form").count() == 0
+
+
+def test_an_address_barred_for_wrong_tokens_is_told_why_and_asked_again(page: Any) -> None:
+    """Past the wrong tokens an address may send, the page shows the server's reason
+    (how long to wait) and asks for the token again, instead of reconnecting forever."""
+    agent = AgentBuilder().with_name("guarded").with_chat_client(ScriptedChatClient([])).build()
+    host = AgentHost([agent])
+    limits = ServeLimits(auth_failures=1, auth_failure_window=600)
+    security = ServeSecurity.for_bind("127.0.0.1", tokens=[TOKEN], limits=limits)
+    with serve_in_thread(create_app(host, security, ui=ServeUI.attach(host))) as served:
+        page.goto(f"{served}/ui#/chat/guarded")
+        page.wait_for_selector("#token-form")
+        page.fill("#token", "wrong-token-0123456789")
+        page.click("#token-form button")
+        page.wait_for_selector("text=That token was refused")
+        page.fill("#token", TOKEN)
+        page.click("#token-form button")
+        page.wait_for_selector("text=too many failed authentications from this address")
+        assert page.locator("#token-form").count() == 1

@@ -24,10 +24,13 @@ LIMIT_FLAGS = {
     "keep_alive": "keep_alive",
     "max_connections": "max_connections",
     "max_streams": "max_streams",
+    "stream_share": "stream_share",
     "max_json_depth": "max_json_depth",
     "rate_limit": "rate_per_second",
     "rate_burst": "rate_burst",
     "loopback_rate_limit": "loopback_rate_per_second",
+    "auth_failures": "auth_failures",
+    "auth_failure_window": "auth_failure_window",
 }
 """`raf serve` flags (as argparse names them) → the `ServeLimits` field each sets."""
 
@@ -119,6 +122,13 @@ def _server_arguments(parser: argparse.ArgumentParser) -> None:
     limit("--keep-alive", int, "SECONDS", "idle time a connection is kept open")
     limit("--max-connections", int, "N", "open connections (idle ones are closed first)")
     limit("--max-streams", int, "N", "requests and streams answered at once (503 past it)")
+    limit(
+        "--stream-share",
+        float,
+        "FRACTION",
+        "share of --max-streams one token (one address without tokens) may hold; 429 past "
+        "it (1: no cap)",
+    )
     limit("--max-json-depth", int, "N", "deepest JSON nesting in a request")
     limit(
         "--rate-limit",
@@ -132,6 +142,18 @@ def _server_arguments(parser: argparse.ArgumentParser) -> None:
         float,
         "PER_SECOND",
         "requests a second per loopback address on a server without tokens (0: no limit)",
+    )
+    limit(
+        "--auth-failures",
+        int,
+        "N",
+        "wrong tokens a client address may send before it gets 429 (loopback too; 0: off)",
+    )
+    limit(
+        "--auth-failure-window",
+        float,
+        "SECONDS",
+        "time in which an address earns back all its --auth-failures tries",
     )
     parser.add_argument(
         "--sessions",

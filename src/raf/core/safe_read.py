@@ -1,7 +1,12 @@
 """Reading a file a user names (an attachment, a token file) the way the file tools read:
 a regular file only, never a FIFO, a device, a socket or a kernel file (`/proc`,
-`/sys`, `/dev`), reached without following a final link out of the allowed places,
-and read through a bounded reader that stops at the limit.
+`/sys`, `/dev`), reached without following a link out of the allowed places, and read
+through a bounded reader that stops at the limit.
+
+The name is resolved once (every link followed) and checked; the file is then opened
+one folder at a time from `/`, each step by directory descriptor and following no link,
+so a folder on the path swapped for a link between the check and the open is refused
+instead of followed out of the root.
 
 The size `stat()` reports is not trusted: `/proc/self/environ` says 0 bytes and holds
 the environment, `/dev/zero` never ends. A FIFO is opened without blocking, so naming
@@ -10,6 +15,7 @@ one is a refusal, not a hang.
 
 from __future__ import annotations
 
+import errno
 import os
 import stat
 from collections.abc import Callable
@@ -18,6 +24,9 @@ from functools import lru_cache
 __all__ = ["FileRefusedError", "FileTooLargeError", "read_regular_file", "read_up_to"]
 
 _OPEN_FLAGS = os.O_RDONLY | os.O_NOFOLLOW | os.O_CLOEXEC | os.O_NONBLOCK
+_FOLDER_FLAGS = getattr(os, "O_PATH", os.O_RDONLY) | os.O_DIRECTORY | os.O_NOFOLLOW | os.O_CLOEXEC
+"""A folder passed through on the walk: only looked up in (`O_PATH` where there is one,
+so a folder the user may search but not list is passed as `open` passes it)."""
 _KERNEL_FILESYSTEMS = frozenset(
     {
         "proc",
@@ -126,7 +135,7 @@ def read_regular_file(
             f"{shown!r} is a kernel file under {place}{led}, not a file of yours; raf reads "
             "regular files only"
         )
-    fd = os.open(real, _OPEN_FLAGS)
+    fd = _open_resolved(real, shown)
     try:
         info = os.fstat(fd)
         if not stat.S_ISREG(info.st_mode):
@@ -145,6 +154,46 @@ def read_regular_file(
     if len(data) > limit:
         raise FileTooLargeError(f"{shown!r} holds more than {limit} bytes (it grew while read)")
     return data
+
+
+def _open_resolved(real: str, shown: str) -> int:
+    """Open the resolved absolute path `real` one folder at a time from `/`, following
+    no link: the file opened is the one at `real` itself, whatever changes on the path
+    meanwhile. A step that meets a link (one swapped in after `real` was resolved) is a
+    `FileRefusedError` naming it; other failures are the `OSError` of that step. Where
+    the system opens nothing relative to a folder, the path is opened whole."""
+    if os.open not in os.supports_dir_fd:
+        return os.open(real, _OPEN_FLAGS)
+    parts = [part for part in real.split("/") if part]
+    folder = os.open("/", _FOLDER_FLAGS)
+    try:
+        for index, part in enumerate(parts):
+            last = index == len(parts) - 1
+            try:
+                step = os.open(part, _OPEN_FLAGS if last else _FOLDER_FLAGS, dir_fd=folder)
+            except OSError as exc:
+                if exc.errno in (errno.ELOOP, errno.ENOTDIR) and _is_link(part, folder):
+                    raise FileRefusedError(
+                        f"{shown!r} changed while it was opened: {part!r} on its path "
+                        f"(in {'/' + '/'.join(parts[:index])!r}) became a link; refused"
+                    ) from None
+                raise
+            os.close(folder)
+            folder = step
+        if not parts:
+            return os.open("/", _OPEN_FLAGS)
+        opened, folder = folder, -1
+        return opened
+    finally:
+        if folder >= 0:
+            os.close(folder)
+
+
+def _is_link(name: str, folder: int) -> bool:
+    try:
+        return stat.S_ISLNK(os.lstat(name, dir_fd=folder).st_mode)
+    except OSError:
+        return False
 
 
 def read_up_to(fd: int, limit: int) -> bytes:

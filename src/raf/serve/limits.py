@@ -16,7 +16,7 @@ DEFAULT_MAX_BODY = 1024 * 1024
 DEFAULT_MAX_HEADER = 64 * 1024
 """Largest request line and headers accepted by default (64 KiB)."""
 
-_ZERO_ALLOWED = frozenset({"rate_per_second", "loopback_rate_per_second"})
+_ZERO_ALLOWED = frozenset({"rate_per_second", "loopback_rate_per_second", "auth_failures"})
 """Limits where 0 means "no limit" rather than "nothing allowed"."""
 
 
@@ -47,7 +47,13 @@ class ServeLimits:
     """Requests being answered at once (a streamed run counts until its stream ends);
     past it a 503 with Retry-After. Health probes are not counted. A run mostly waits
     on its model, so one process holds hundreds at a small cost each; the cap bounds
-    what a flood of callers can hold, not a service's ordinary load."""
+    what a flood of callers can hold, not a service's ordinary load. Counted in each
+    process: with several workers each has its own."""
+    stream_share: float = 0.25
+    """The share of `max_streams` one caller may hold at once (`streams_per_caller`):
+    each token on a server with tokens, each address other than loopback on a server
+    without; past it a 429 with Retry-After, while other callers still get the rest.
+    1 lets one caller hold them all. Counted in each process, as `max_streams` is."""
     max_body_bytes: int = DEFAULT_MAX_BODY
     """Largest request body, declared or sent in chunks; a 413 past it."""
     max_json_depth: int = 64
@@ -62,6 +68,14 @@ class ServeLimits:
     """Requests per second each loopback address may make on a server without tokens:
     that server is one developer's, so by default (0) its own machine is not limited
     and a local load test is not refused."""
+    auth_failures: int = 10
+    """Wrong bearer tokens one client address may send at once on a server with tokens;
+    past them the address is refused (a 429 with Retry-After, its token not even looked
+    at) until it has earned a try back, one each `auth_failure_window / auth_failures`
+    seconds. Loopback addresses count too. 0 turns the limit off."""
+    auth_failure_window: float = 60.0
+    """Seconds in which an address that stops failing earns back all its `auth_failures`
+    tries."""
 
     def __post_init__(self) -> None:
         for item in fields(self):
@@ -72,6 +86,17 @@ class ServeLimits:
                 raise ConfigurationError(
                     f"server limit {item.name} must be a positive number, not {value}"
                 )
+        if self.stream_share > 1:
+            raise ConfigurationError(
+                f"server limit stream_share is a share of max_streams, from above 0 to 1, "
+                f"not {self.stream_share}"
+            )
+
+    @property
+    def streams_per_caller(self) -> int:
+        """Requests one caller may have answered at once: its `stream_share` of
+        `max_streams`, at least one."""
+        return max(1, int(self.max_streams * self.stream_share))
 
 
 _STRINGS = re.compile(rb'"[^"\\]*(?:\\.[^"\\]*)*"')
@@ -132,6 +157,17 @@ class RateLimiter:
         self._forget(now)
         return wait
 
+    def waiting(self, caller: Hashable, now: float | None = None) -> float:
+        """Seconds until the caller may make a request (0: now), taking nothing."""
+        if self.rate <= 0:
+            return 0.0
+        bucket = self._buckets.get(caller)
+        if bucket is None:
+            return 0.0
+        now = time.monotonic() if now is None else now
+        level = min(float(self.burst), bucket[0] + (now - bucket[1]) * self.rate)
+        return 0.0 if level >= 1.0 else (1.0 - level) / self.rate
+
     def _forget(self, now: float) -> None:
         """Drop buckets from the least recently used end while they are full again or
         there are more than `keep`; each call drops what it can cheaply, the rest go on
@@ -142,3 +178,26 @@ class RateLimiter:
             if len(self._buckets) <= self.keep and level + (now - since) * self.rate < self.burst:
                 return
             del self._buckets[oldest]
+
+
+class FailedAuthLimiter:
+    """Failed authentications by client address: `failures` at once, then one each
+    `window / failures` seconds. A bucket per address that only a failure takes from,
+    so a caller that authenticates never touches it, and one address's failures (or
+    another's success) never change another's; bounded as `RateLimiter` is."""
+
+    def __init__(self, failures: int, window: float, *, keep: int = MAX_CALLERS) -> None:
+        self.failures = failures
+        self.window = window
+        self._tries = RateLimiter(failures / window if failures else 0.0, failures, keep=keep)
+
+    def __len__(self) -> int:
+        return len(self._tries)
+
+    def waiting(self, address: str, now: float | None = None) -> float:
+        """Seconds until `address` may present a token again; 0 when it may now."""
+        return self._tries.waiting(address, now)
+
+    def failed(self, address: str, now: float | None = None) -> None:
+        """Count one failed authentication from `address`."""
+        self._tries.wait(address, now)

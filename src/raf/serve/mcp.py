@@ -394,10 +394,10 @@ class AgentMcpServer:
             enable_dns_rebinding_protection=True, allowed_hosts=hosts, allowed_origins=origins
         )
         app: Any = self.server.streamable_http_app(host=host, transport_security=security)
-        if token:
-            app = BearerTokenGuard(app, token)
-        # slow and idle clients are bounded as on `raf serve` (header deadline, cap)
+        # slow and idle clients, and wrong tokens, are bounded as on `raf serve`
         limits = ServeLimits()
+        if token:
+            app = BearerTokenGuard(app, token, limits)
         config = uvicorn.Config(
             app,
             host=host,

@@ -1,15 +1,18 @@
 """Who may talk to `raf mcp serve` over HTTP: a bearer token beyond loopback, and Host and
-Origin checks always (so a web page cannot reach the server through DNS rebinding)."""
+Origin checks always (so a web page cannot reach the server through DNS rebinding); an
+address that keeps sending wrong tokens is refused for a while, as on `raf serve`."""
 
 from __future__ import annotations
 
 import hmac
 import ipaddress
+import math
 import socket
 from collections.abc import Awaitable, Callable, Iterable, MutableMapping
 from typing import Any
 
 from raf.core.errors import ConfigurationError
+from raf.serve.limits import FailedAuthLimiter, ServeLimits
 
 TOKEN_ENV = "RAF_MCP_TOKEN"
 """The environment variable holding the bearer token clients must send."""
@@ -71,34 +74,67 @@ def host_patterns(names: Iterable[str]) -> tuple[list[str], list[str]]:
 
 
 class BearerTokenGuard:
-    """ASGI middleware: every HTTP request must carry `Authorization: Bearer <token>`."""
+    """ASGI middleware: every HTTP request must carry `Authorization: Bearer <token>`;
+    a client address that sent `limits.auth_failures` wrong ones is refused (429) before
+    its token is looked at, until it has earned a try back."""
 
-    def __init__(self, app: App, token: str) -> None:
+    def __init__(self, app: App, token: str, limits: ServeLimits | None = None) -> None:
         self.app = app
         self._expected = f"Bearer {token}".encode()
+        limits = limits or ServeLimits()
+        self.auth_failures = FailedAuthLimiter(limits.auth_failures, limits.auth_failure_window)
+        """Failed authentications by client address."""
 
     async def __call__(self, scope: Scope, receive: Receive, send: Send) -> None:
         if scope.get("type") != "http":
             await self.app(scope, receive, send)
             return
-        sent = b""
+        client = scope.get("client")
+        address = str(client[0]) if client else ""
+        barred = self.auth_failures.waiting(address)
+        if barred > 0:
+            wait = max(1, math.ceil(barred))
+            await _refuse(
+                send,
+                429,
+                f"too many failed authentications from this address ({address or 'unknown'}):"
+                f" {self.auth_failures.failures} wrong tokens, earned back over "
+                f"{self.auth_failures.window:g} s; retry after {wait} s",
+                [(b"retry-after", str(wait).encode())],
+            )
+            return
+        sent: bytes | None = None
         for name, value in scope.get("headers", []):
             if name.lower() == b"authorization":
                 sent = bytes(value)
                 break
-        if hmac.compare_digest(sent, self._expected):
+        if sent is not None and hmac.compare_digest(sent, self._expected):
             await self.app(scope, receive, send)
             return
-        body = b"a valid bearer token is required (Authorization: Bearer <token>)"
-        await send(
-            {
-                "type": "http.response.start",
-                "status": 401,
-                "headers": [
-                    (b"content-type", b"text/plain; charset=utf-8"),
-                    (b"www-authenticate", b'Bearer realm="raf-mcp"'),
-                    (b"content-length", str(len(body)).encode()),
-                ],
-            }
+        if sent is not None:  # a wrong token, not a missing one, is a guess
+            self.auth_failures.failed(address)
+        await _refuse(
+            send,
+            401,
+            "a valid bearer token is required (Authorization: Bearer <token>)",
+            [(b"www-authenticate", b'Bearer realm="raf-mcp"')],
         )
-        await send({"type": "http.response.body", "body": body})
+
+
+async def _refuse(
+    send: Send, status: int, message: str, headers: list[tuple[bytes, bytes]]
+) -> None:
+    """A plain-text refusal, as the MCP server's guard answers."""
+    body = message.encode()
+    await send(
+        {
+            "type": "http.response.start",
+            "status": status,
+            "headers": [
+                (b"content-type", b"text/plain; charset=utf-8"),
+                (b"content-length", str(len(body)).encode()),
+                *headers,
+            ],
+        }
+    )
+    await send({"type": "http.response.body", "body": body})

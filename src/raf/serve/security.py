@@ -22,7 +22,13 @@ from urllib.parse import urlsplit
 
 from raf.core.errors import ConfigurationError
 from raf.serve.errors import ServeError, openai_body
-from raf.serve.limits import DEFAULT_MAX_BODY, RateLimiter, ServeLimits, json_too_deep
+from raf.serve.limits import (
+    DEFAULT_MAX_BODY,
+    FailedAuthLimiter,
+    RateLimiter,
+    ServeLimits,
+    json_too_deep,
+)
 from raf.serve.requests import body_text
 from raf.serve.tenancy import owner_of
 
@@ -253,7 +259,13 @@ class SecurityMiddleware:
     on loopback only, keys them by client address, so one noisy address does not use up
     the others' budget. There, loopback addresses have `loopback_rate_per_second`, by
     default unlimited (the developer's own machine); other addresses (sent by a local
-    proxy as X-Forwarded-For) have `rate_per_second`."""
+    proxy as X-Forwarded-For) have `rate_per_second`.
+
+    Stream slots: one caller (keyed as for rates; loopback addresses on a server without
+    tokens are not counted apart) holds at most `streams_per_caller` of `max_streams`,
+    so one token cannot take every slot. Failed authentication: on a server with tokens,
+    an address that sent `auth_failures` wrong tokens is refused before its next token
+    is looked at, until it has earned a try back."""
 
     def __init__(self, app: ASGIApp, security: ServeSecurity) -> None:
         self.app = app
@@ -266,6 +278,11 @@ class SecurityMiddleware:
         """Buckets by loopback address on a server without tokens."""
         self.streams = 0
         """Requests being answered now (health probes and page files not counted)."""
+        self.held: dict[str, int] = {}
+        """Requests being answered now by caller (see `_stream_holder`); only callers
+        with one in flight are kept, so it never holds more than `max_streams` keys."""
+        self.auth_failures = FailedAuthLimiter(limits.auth_failures, limits.auth_failure_window)
+        """Failed authentications by client address."""
 
     async def __call__(self, scope: Scope, receive: Receive, send: Send) -> None:
         if scope["type"] != "http":
@@ -287,9 +304,22 @@ class SecurityMiddleware:
         if not rules.origin_allowed(headers.get("origin")):
             await refuse(403, "origin_not_allowed", "this Origin is not allowed")
             return
-        owner = rules.owner(headers.get("authorization"))
         public = rules.is_public(scope["path"])
+        address = client_address(scope)
+        if not public and rules.tokens:
+            barred = self.auth_failures.waiting(address)
+            if barred > 0:
+                await refuse(
+                    429,
+                    "too_many_auth_failures",
+                    self._barred(address, barred),
+                    [(b"retry-after", str(max(1, math.ceil(barred))).encode())],
+                )
+                return
+        owner = rules.owner(headers.get("authorization"))
         if owner is None and not public:
+            if "authorization" in headers:  # a wrong token, not a missing one, is a guess
+                self.auth_failures.failed(address)
             await refuse(
                 401,
                 "unauthorized",
@@ -299,7 +329,7 @@ class SecurityMiddleware:
             return
         scope.setdefault("state", {})[OWNER_KEY] = owner or ""
         if not public:
-            limited = self._rate_limited(owner or "", client_address(scope))
+            limited = self._rate_limited(owner or "", address)
             if limited is not None:
                 wait, message = limited
                 await refuse(
@@ -358,6 +388,15 @@ class SecurityMiddleware:
         if public:
             await self.app(scope, replay, send)
             return
+        holder = self._stream_holder(owner or "", address)
+        if holder is not None and self.held.get(holder, 0) >= limits.streams_per_caller:
+            await refuse(
+                429,
+                "too_many_streams",
+                self._over_share(address),
+                [(b"retry-after", b"1")],
+            )
+            return
         if self.streams >= limits.max_streams:
             await refuse(
                 503,
@@ -368,10 +407,45 @@ class SecurityMiddleware:
             )
             return
         self.streams += 1
+        if holder is not None:
+            self.held[holder] = self.held.get(holder, 0) + 1
         try:
             await self.app(scope, replay, send)
         finally:
             self.streams -= 1
+            if holder is not None:
+                left = self.held.pop(holder) - 1
+                if left:
+                    self.held[holder] = left
+
+    def _stream_holder(self, owner: str, address: str) -> str | None:
+        """Whose share of the stream slots a request counts against: its token on a
+        server with tokens, its address on one without, none for a loopback address
+        there (the developer's own machine has every slot, as it has every request)."""
+        if self.security.tokens:
+            return owner
+        return None if is_loopback(address) else address
+
+    def _over_share(self, address: str) -> str:
+        """Why a caller holding its share of the stream slots is refused one more."""
+        limits = self.limits
+        who = "this token" if self.security.tokens else f"this address ({address or 'unknown'})"
+        return (
+            f"{who} has {limits.streams_per_caller} requests being answered already, the "
+            f"most one caller may hold (--stream-share {limits.stream_share:g} of "
+            f"--max-streams {limits.max_streams}); retry when one has ended, or raise "
+            "--stream-share"
+        )
+
+    def _barred(self, address: str, wait: float) -> str:
+        """Why an address that sent too many wrong tokens is refused."""
+        limits = self.limits
+        return (
+            f"too many failed authentications from this address ({address or 'unknown'}): "
+            f"the limit is --auth-failures {limits.auth_failures} wrong tokens, earned back "
+            f"over --auth-failure-window {limits.auth_failure_window:g} s; retry after "
+            f"{math.ceil(wait)} s"
+        )
 
     def _rate_limited(self, owner: str, address: str) -> tuple[float, str] | None:
         """Seconds this caller must wait and a message naming the limit it is over and

@@ -50,6 +50,11 @@ async function boot() {
       askToken(had ? "That token was refused; give another." : "Give one of the server's bearer tokens.");
       return;
     }
+    if (error instanceof ApiError && error.code === "too_many_auth_failures") {
+      sessionStorage.removeItem(TOKEN_KEY);
+      askToken(error.message);  // the server says how long to wait; asking again waits for the person
+      return;
+    }
     await reconnect(boot);
     return;
   }
