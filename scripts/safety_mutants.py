@@ -575,9 +575,9 @@ MUTANTS: tuple[Mutant, ...] = (
     Mutant(
         "container: path rules not mounted",
         "src/raf/tools/shell.py",
-        "*mounts_from_bwrap([*git_guards(root), *masks], under=root),",
+        "*mounts_from_bwrap([*git_guards(root), *guard.masks], under=root),",
         "*mounts_from_bwrap(git_guards(root), under=root),",
-        ("tests/tools/test_container_sandbox.py", "-k", "path_rules"),
+        ("tests/tools/test_container_sandbox.py", "-k", "path_rules or cannot_plant"),
     ),
     Mutant(
         "container: a workspace kept from changes mounted writable",
@@ -644,6 +644,56 @@ MUTANTS: tuple[Mutant, ...] = (
         'unlisted = self.approval_mode.get("*", "never")',
         'unlisted = "never"',
         ("tests/decl/test_mcp_approval_modes.py",),
+    ),
+    # -- paths that run code later, and write rules on paths a command creates
+    Mutant(
+        "runs later: a new .git or .hg folder may be made",
+        "src/raf/tools/scope/runs_later.py",
+        "        if not rest or rest[0] in code:\n",
+        "        if rest and rest[0] in code:\n",
+        ("tests/tools/test_command_plants.py",),
+    ),
+    Mutant(
+        "runs later: .envrc and editor settings may be written",
+        "src/raf/tools/scope/runs_later.py",
+        "        if part in TOOL_CONFIG:\n            return True\n",
+        "",
+        ("tests/tools/test_command_plants.py", "-k", "tool_settings or file_tools"),
+    ),
+    Mutant(
+        "runs later: file tools may create a .git folder on the way to a file",
+        "src/raf/tools/workspace.py",
+        "return runs_code_later(rel) or creates_vcs_folder(self.real_root, rel)",
+        "return runs_code_later(rel)",
+        ("tests/tools/test_command_plants.py", "-k", "file_tools"),
+    ),
+    Mutant(
+        "command guard: nothing is checked after a command",
+        "src/raf/tools/command_guard.py",
+        "            found = self._changed()\n",
+        "            found: list[tuple[str, str]] = []\n",
+        ("tests/tools/test_command_plants.py", "-k", "nested or write_deny or tool_settings"),
+    ),
+    Mutant(
+        "command guard: no read-only stand-ins at the root",
+        "src/raf/tools/command_guard.py",
+        "        stand_ins = _place_stand_ins(scope.real_root)\n",
+        "        stand_ins: list[Path] = []\n",
+        ("tests/tools/test_command_plants.py", "-k", "repository_that"),
+    ),
+    Mutant(
+        "command guard: a nested repository's folder is not walked for its config",
+        "src/raf/tools/command_guard.py",
+        "                watched[rel] = _identity(st)\n                keep.append(name)\n",
+        "                watched[rel] = _identity(st)\n",
+        ("tests/tools/test_command_plants.py", "-k", "existing_nested"),
+    ),
+    Mutant(
+        "command guard: a write-approve rule does not hold every command",
+        "src/raf/tools/shell.py",
+        "        if writes_need_approval(scope):\n            return True",
+        "        if False:\n            return True",
+        ("tests/tools/test_command_plants.py", "-k", "approve"),
     ),
 )
 

@@ -28,6 +28,13 @@ from tests.container_engine import (
     leftover_containers,
     start_engine,
 )
+from tests.tools.planting import (
+    PLANT_NESTED,
+    PLANT_REPOSITORY,
+    REPLANT_CONFIG,
+    git_runs_code,
+    make_repository,
+)
 
 
 @pytest.fixture(scope="session")
@@ -521,3 +528,74 @@ def test_the_model_is_told_commands_run_in_a_container(tmp_path):
     text = provider.instructions()
     assert "run_command runs in a container where only the workspace is writable" in text
     assert "there is no network" in text
+
+
+# -- paths that run code later, and write rules on files a command creates ---------------
+
+
+def _owned_like_the_workspace(root: Path) -> None:
+    if os.geteuid() == 0:
+        for path in [root, *root.rglob("*")]:
+            os.chown(path, 65534, 65534, follow_symlinks=False)
+
+
+async def test_a_container_command_cannot_plant_a_repository(engine, tmp_path):
+    scope = workspace(tmp_path, policy="deny_outside")
+    make_repository(scope.real_root / "old")
+    _owned_like_the_workspace(scope.real_root)
+    config = (scope.real_root / "old" / ".git" / "config").read_text()
+    tool = RunCommand(scope, container=box(engine))
+    try:
+        at_root = await command(tool, PLANT_REPOSITORY)
+        nested = await command(tool, PLANT_NESTED)
+        existing = await command(tool, REPLANT_CONFIG.replace("sub/", "old/") + "; true")
+        settings = await command(tool, "mkdir -p d/.vscode && echo '{}' > d/.vscode/tasks.json")
+    finally:
+        await tool.aclose()
+    root = scope.real_root
+    assert at_root.value["exit_code"] != 0  # the root's .git is a read-only stand-in
+    assert "'sub/.git'" in (nested.error or "") and "moved out" in (nested.error or "")
+    assert "Read-only file system" in existing.value["stderr"]
+    assert (root / "old" / ".git" / "config").read_text() == config
+    assert "'d/.vscode'" in (settings.error or "")
+    for folder in (root, root / "sub", root / "old"):
+        assert not git_runs_code(folder)
+    assert sorted(p.name for p in root.iterdir()) == [
+        "d",
+        "fixed.txt",
+        "in.txt",
+        "old",
+        "secrets",
+        "sub",
+    ]
+
+
+async def test_container_commands_keep_write_rules_on_files_they_create(engine, tmp_path):
+    scope = workspace(
+        tmp_path,
+        policy="deny_outside",
+        rules=[{"path": ".github/workflows/**", "write": "deny"}],
+    )
+    tool = RunCommand(scope, container=box(engine))
+    asking = RunCommand(
+        workspace(_made(tmp_path / "other"), rules=[{"path": "*.lock", "write": "approve"}]),
+        container=box(engine),
+    )
+    try:
+        denied = await command(
+            tool, "mkdir -p .github/workflows && echo 'on: push' > .github/workflows/x.yml"
+        )
+        held = await command(asking, "echo y > y.lock")
+    finally:
+        await tool.aclose()
+        await asking.aclose()
+    assert "'.github/workflows/x.yml'" in (denied.error or "")
+    assert not (scope.real_root / ".github" / "workflows" / "x.yml").exists()
+    assert asking.approval_required({"command": "echo y > y.lock"})
+    assert "needs a person's approval" in (held.error or "")
+    assert not (tmp_path / "other" / "ws" / "y.lock").exists()
+
+
+def _made(folder: Path) -> Path:
+    folder.mkdir()
+    return folder

@@ -263,7 +263,7 @@ async def test_network_off_holds_under_allow_all(tmp_path: Path):
 
 
 async def test_absolute_read_rules_are_covered_or_need_approval(tmp_path: Path):
-    from raf.tools.shell import rule_masks
+    from raf.tools.command_guard import rule_masks
 
     root = tmp_path / "ws"
     root.mkdir()

@@ -272,8 +272,9 @@ def git_guards(folder: Path) -> list[str]:
     # .git itself becomes a mount point, so it cannot be renamed or removed and replaced
     # by a folder with a planted config
     out: list[str] = ["--bind", str(git), str(git)]
-    with contextlib.suppress(OSError):
-        (git / "hooks").mkdir(exist_ok=True)
+    if (git / "HEAD").exists():  # a repository (an empty stand-in gets no hooks folder)
+        with contextlib.suppress(OSError):
+            (git / "hooks").mkdir(exist_ok=True)
     for name in GIT_GUARDED:
         part = git / name
         if part.exists() and not part.is_symlink():

@@ -9,7 +9,6 @@ import contextlib
 import dataclasses
 import logging
 import os
-import stat
 from collections.abc import Iterable, Mapping
 from pathlib import Path
 from typing import Any, Self
@@ -19,6 +18,12 @@ from pydantic import BaseModel, ConfigDict, Field, ValidationError
 from raf.core.call_approval import was_approved
 from raf.core.function_tool import describe_validation_error
 from raf.core.tools import ToolContext, ToolResult
+from raf.tools.command_guard import (
+    MAX_MASKS,
+    CommandGuard,
+    restricts,
+    writes_need_approval,
+)
 from raf.tools.container import (
     Bind,
     ContainerEngineError,
@@ -31,6 +36,7 @@ from raf.tools.sandbox import (
     KILL_GRACE_S,
     ContainerSandbox,
     ProcessLimits,
+    ProcessOutcome,
     SandboxKind,
     allowed_environment,
     bwrap_argv,
@@ -45,7 +51,6 @@ from raf.tools.scope.scoped_tool import FileLimits, PathUse, ScopedTool, os_mess
 from raf.tools.workspace import (
     Access,
     OutsideScopeError,
-    ResolvedPath,
     RuleAction,
     ScopePolicy,
     WorkspaceScope,
@@ -56,8 +61,6 @@ logger = logging.getLogger("raf.tools.shell")
 DEFAULT_TIMEOUT_S = 60.0
 MAX_TIMEOUT_S = 600.0
 DEFAULT_OUTPUT_CAP = 32_000
-MAX_MASKS = 1_000
-"""Most mounts made to enforce path rules in the sandbox; beyond it a command needs approval."""
 
 
 class RunCommand(ScopedTool):
@@ -206,6 +209,8 @@ class RunCommand(ScopedTool):
             return scope.policy is ScopePolicy.APPROVE_OUTSIDE
         if self._sandboxed(scope, args.outside_workspace) and not self.isolated:
             return True  # no sandbox here: a human decides every command
+        if writes_need_approval(scope):
+            return True  # which paths a command writes is known only once it ran
         return super().approval_required(arguments)
 
     def approval_reason(self, arguments: Mapping[str, Any]) -> str | None:
@@ -225,6 +230,8 @@ class RunCommand(ScopedTool):
                 f"no OS sandbox (bubblewrap) works on this machine, so every command in {where} "
                 "needs a person's approval"
             )
+        if writes_need_approval(scope):
+            return _write_approval_reason(scope)
         return super().approval_reason(arguments)
 
     async def invoke(self, arguments: Mapping[str, Any], context: ToolContext) -> ToolResult:
@@ -241,6 +248,8 @@ class RunCommand(ScopedTool):
         network = self._call_network(scope, args.network, approved)
         if isinstance(network, str):
             return ToolResult.fail(f"OutsideScope: {network}")
+        if writes_need_approval(scope) and not approved:
+            return ToolResult.fail(f"OutsideScope: {_write_approval_reason(scope)}")
         if self.container is not None and not args.outside_workspace:
             return await self._invoke_in_container(
                 self.container, scope, args, network, approved, context
@@ -266,33 +275,39 @@ class RunCommand(ScopedTool):
             prefix = open_bwrap_argv(cwd=cwd, masks=[], network=True, keep_capabilities=True)
             argv = [*prefix, *argv]
             sandbox_used = "pid-namespace"
+        guard: CommandGuard | None = None
         if use_bwrap and self.sandbox is SandboxKind.BWRAP:
-            masks = await asyncio.to_thread(rule_masks, scope, approved)
-            if masks is None:
+            guard = await asyncio.to_thread(CommandGuard.prepare, scope, approved)
+            if guard is None:
                 return ToolResult.fail(
                     "OutsideScope: the workspace's path rules cannot be enforced inside the "
                     f"sandbox (more than {MAX_MASKS} paths, or a rule on '/'), so this "
                     "command needs a human's approval"
                 )
             if scope.policy is ScopePolicy.ALLOW_ALL:
-                prefix = open_bwrap_argv(cwd=cwd, masks=masks, network=network)
+                prefix = open_bwrap_argv(cwd=cwd, masks=guard.masks, network=network)
             else:
                 prefix = bwrap_argv(
-                    writable=[scope.real_root], cwd=cwd, network=network, masks=masks
+                    writable=[scope.real_root], cwd=cwd, network=network, masks=guard.masks
                 )
             argv = [*prefix, *argv]
             sandbox_used = "bubblewrap"
         env = allowed_environment(self.env, allow=self.allow_env)
         if context.idempotency_key:  # a command that can deduplicate reads it here
             env = {**env, "RAF_IDEMPOTENCY_KEY": context.idempotency_key}
-        outcome = await run_process(
-            argv,
-            cwd=cwd,
-            env=env,
-            timeout_s=args.timeout_s,
-            output_cap=self.output_cap,
-            limits=with_process_cap(self.process_limits),
-        )
+        try:
+            outcome = await run_process(
+                argv,
+                cwd=cwd,
+                env=env,
+                timeout_s=args.timeout_s,
+                output_cap=self.output_cap,
+                limits=with_process_cap(self.process_limits),
+            )
+        finally:
+            planted = await _finished(guard)  # the sandbox's processes are all gone now
+        if planted is not None:
+            return _refused_after(planted, outcome)
         value: dict[str, Any] = {
             "exit_code": outcome.exit_code,
             "stdout": outcome.stdout.decode("utf-8", errors="replace"),
@@ -330,24 +345,25 @@ class RunCommand(ScopedTool):
             return ToolResult.fail(str(exc))
         except OSError as exc:
             return ToolResult.fail(f"{self.name}: {os_message(exc)}")
-        masks = await asyncio.to_thread(rule_masks, scope, approved)
-        if masks is None:
+        guard = await asyncio.to_thread(CommandGuard.prepare, scope, approved)
+        if guard is None:
             return ToolResult.fail(
                 "OutsideScope: the workspace's path rules cannot be enforced inside the "
                 f"container (more than {MAX_MASKS} paths, or a rule on '/'), so this "
                 "command cannot run"
             )
         root = scope.real_root
-        writable = not _restricts(scope.decide(".", Access.WRITE).action, approved)
+        writable = not restricts(scope.decide(".", Access.WRITE).action, approved)
         mounts = [
             Bind(source=root, target=str(root), read_only=not writable),
-            *mounts_from_bwrap([*git_guards(root), *masks], under=root),
+            *mounts_from_bwrap([*git_guards(root), *guard.masks], under=root),
         ]
         env = {**CONTAINER_ENVIRONMENT, **_allowed_only(self.env, self.allow_env)}
         if context.idempotency_key:
             env["RAF_IDEMPOTENCY_KEY"] = context.idempotency_key
         if self._runner is None:
             self._runner = ContainerRunner(box)
+        planted: str | None = None
         try:
             user = box.user if box.user is not None else default_user(root)
             outcome = await self._runner.run(
@@ -363,6 +379,10 @@ class RunCommand(ScopedTool):
             )
         except ContainerEngineError as exc:
             return ToolResult.fail(f"{self.name}: {exc}")
+        finally:
+            planted = await _finished(guard)  # the container is removed by now
+        if planted is not None:
+            return _refused_after(planted, outcome)
         value: dict[str, Any] = {
             "exit_code": outcome.exit_code,
             "stdout": outcome.stdout.decode("utf-8", errors="replace"),
@@ -386,6 +406,38 @@ class RunCommand(ScopedTool):
                 f"Partial stdout: {value['stdout'][-2000:]!r}"
             )
         return ToolResult.ok(value)
+
+
+def _write_approval_reason(scope: WorkspaceScope) -> str:
+    """Why every command in `scope` waits for a person: its rules that ask before writing."""
+    asking = sorted(
+        {
+            r.pattern
+            for r in scope.rules
+            if r.action is RuleAction.APPROVE and r.access & {Access.WRITE, Access.DELETE}
+        }
+    )
+    return (
+        f"workspace {scope.name!r} asks a person before a command changes "
+        f"{', '.join(repr(p) for p in asking)}, and which paths a command writes is known "
+        "only once it ran, so every command needs a person's approval"
+    )
+
+
+async def _finished(guard: CommandGuard | None) -> str | None:
+    """The guard's check after a command (shielded: a cancelled call still makes it)."""
+    if guard is None:
+        return None
+    return await asyncio.shield(asyncio.to_thread(guard.finish))
+
+
+def _refused_after(planted: str, outcome: ProcessOutcome) -> ToolResult:
+    """The result of a command that wrote what no command may write."""
+    stdout = outcome.stdout.decode("utf-8", errors="replace")
+    return ToolResult.fail(
+        f"OutsideScope: {planted}. The command exited with {outcome.exit_code}; "
+        f"stdout: {stdout[-2000:]!r}"
+    )
 
 
 def _allowed_only(env: Mapping[str, str] | None, allow: Iterable[str]) -> dict[str, str]:
@@ -425,85 +477,6 @@ def has_restricting_rules(scope: WorkspaceScope) -> bool:
         r.action is not RuleAction.ALLOW and r.access & {Access.READ, Access.WRITE, Access.DELETE}
         for r in scope.rules
     )
-
-
-def _restricts(action: RuleAction, approved: bool) -> bool:
-    return action is RuleAction.DENY or (action is RuleAction.APPROVE and not approved)
-
-
-def rule_masks(scope: WorkspaceScope, approved: bool) -> list[str] | None:
-    """bubblewrap mounts that make the scope's path rules hold for a command: a path it may
-    not read is covered (an empty tmpfs over a folder, /dev/null over a file), one it may
-    not change or delete is bound read-only, and every folder above such a path is made a
-    mount point, so that renaming it (EBUSY) cannot carry the path out from under its rule.
-    None when that takes more than MAX_MASKS mounts or an absolute read rule can only be
-    covered with the workspace itself (the command then needs approval). Over-covering is
-    safe; a rule that merely allows needs nothing."""
-    rules = [
-        r
-        for r in scope.rules
-        if _restricts(r.action, approved) and r.access & {Access.READ, Access.WRITE, Access.DELETE}
-    ]
-    if not rules:
-        return []
-    masks: list[str] = []
-    for rule in rules:
-        pattern = os.path.expanduser(rule.pattern)
-        if pattern.startswith("/"):
-            prefix = _literal_prefix(pattern)
-            real = Path(os.path.realpath(prefix))
-            if real.is_relative_to(scope.real_root):
-                continue  # a rule inside the root: judged per path below
-            if scope.real_root.is_relative_to(real):
-                return None  # covering it would cover the workspace (or all of /)
-            if not os.path.lexists(real):
-                continue
-            if Access.READ in rule.access and real.is_dir():
-                masks += ["--tmpfs", str(real)]
-            elif Access.READ in rule.access:
-                masks += ["--ro-bind", "/dev/null", str(real)]
-            else:  # write/delete: read-only (it already is, except under allow_all)
-                masks += ["--ro-bind", str(real), str(real)]
-    root = scope.real_root
-    pinned: dict[Path, None] = {}  # folders above a covered path, parents first
-    for dirpath, dirnames, filenames, dir_fd in os.fwalk(root, follow_symlinks=False):
-        here = Path(dirpath)
-        keep: list[str] = []
-        for name in [*dirnames, *filenames]:
-            if stat.S_ISLNK(os.stat(name, dir_fd=dir_fd, follow_symlinks=False).st_mode):
-                continue  # a link leads to a path that is judged (and covered) itself
-            path = here / name
-            rel = path.relative_to(root).as_posix()
-            where = ResolvedPath(inside=True, path=path, relative=rel, exists=True)
-            is_dir = name in dirnames
-            if _restricts(scope.decide_resolved(where, Access.READ).action, approved):
-                masks += ["--tmpfs", str(path)] if is_dir else ["--ro-bind", "/dev/null", str(path)]
-            elif any(
-                _restricts(scope.decide_resolved(where, a).action, approved)
-                for a in (Access.WRITE, Access.DELETE)
-            ):
-                masks += ["--ro-bind", str(path), str(path)]
-            else:
-                if is_dir:
-                    keep.append(name)
-                continue
-            for parent in reversed(path.relative_to(root).parents[:-1]):
-                pinned[root / parent] = None
-            if len(masks) + 3 * len(pinned) > 3 * MAX_MASKS:
-                return None
-        dirnames[:] = keep
-    pins = [arg for folder in pinned for arg in ("--bind", str(folder), str(folder))]
-    return [*pins, *masks]
-
-
-def _literal_prefix(pattern: str) -> str:
-    """The folders of an absolute glob before its first wildcard."""
-    out: list[str] = []
-    for part in pattern.split("/"):
-        if any(c in part for c in "*?["):
-            break
-        out.append(part)
-    return "/".join(out) or "/"
 
 
 async def _checked_cwd(scope: WorkspaceScope, cwd: str, approved: bool) -> Path:

@@ -30,10 +30,10 @@ from raf.tools.scope.paths import (
     _check_text,
     _is_case_insensitive,
     _outside,
-    _runs_git_code,
     outside_path,
 )
 from raf.tools.scope.policy import ScopePolicy
+from raf.tools.scope.runs_later import creates_vcs_folder, runs_code_later
 from raf.tools.scope.walk import WalkEscape, WalkResult, root_relative, walk
 
 __all__ = [
@@ -310,13 +310,23 @@ class WorkspaceScope:
         if matched is not None:
             action, pattern = matched
             reason = f"rule {pattern!r} says {action.value} for {access.value}"
-        if access in (Access.WRITE, Access.DELETE) and _runs_git_code(resolved):
+        if access in (Access.WRITE, Access.DELETE) and self.runs_code_later(resolved):
             action = RuleAction.DENY
             reason = (
-                "the repository's .git config and hooks run commands at the user's next git "
-                "command, so raf's tools never change them"
+                "a tool on the user's machine runs this path's content later without asking "
+                "(git's .git config and hooks, a new .git or .hg folder, .envrc, .vscode, "
+                ".idea), so raf's tools never change them (nor create them)"
             )
         return Decision(action=action, resolved=resolved, access=access, reason=reason)
+
+    def runs_code_later(self, resolved: ResolvedPath) -> bool:
+        """True when `resolved` is a path no tool may write or delete (see
+        `raf.tools.scope.runs_later`): one that runs code later, or a path whose writing
+        would create a version-control folder first."""
+        if not resolved.inside or resolved.relative is None:
+            return False
+        rel = resolved.relative
+        return runs_code_later(rel) or creates_vcs_folder(self.real_root, rel)
 
     def _match_rules(self, resolved: ResolvedPath, access: Access) -> tuple[RuleAction, str] | None:
         best: tuple[RuleAction, str] | None = None

@@ -4,7 +4,6 @@ place, and the verdict for one access."""
 from __future__ import annotations
 
 import os
-import unicodedata
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
@@ -58,18 +57,9 @@ def _outside(real: Path, reason: str) -> ResolvedPath:
 
 
 GIT_CODE_PATHS = (".git/config", ".git/config.worktree", ".git/hooks")
-"""Paths inside a repository whose content git runs as code (hooks, core.fsmonitor…)."""
-
-
-def _runs_git_code(resolved: ResolvedPath) -> bool:
-    """True for a repository's .git folder itself, its config or its hooks (at any depth,
-    any case)."""
-    if not resolved.inside or resolved.relative is None:
-        return False
-    rel = "/" + unicodedata.normalize("NFKC", resolved.relative).casefold()
-    if rel.endswith("/.git"):
-        return True  # replacing the folder whole would bring a planted config with it
-    return any(f"/{p}/" in rel + "/" for p in GIT_CODE_PATHS)
+"""Paths inside a repository whose content git runs as code (hooks, core.fsmonitor…);
+the whole rule, with nested repositories and other tools' files, is
+`raf.tools.scope.runs_later`."""
 
 
 def _check_text(text: Any) -> str:
