@@ -143,6 +143,12 @@ def test_a_secret_with_a_line_break_is_masked_as_json_writes_it(shown: str) -> N
     assert cleaned.startswith("upstream said: ")
 
 
+def test_a_short_secret_with_a_line_break_is_masked_as_json_writes_it() -> None:
+    short = "pw\nQZ"  # under 8 characters even escaped: only its exact forms are looked for
+    for shown in (json.dumps({"pass": short}), json.dumps(json.dumps({"pass": short}))):
+        assert "QZ" not in redact(shown, [short]), shown
+
+
 def test_a_key_split_by_a_json_line_break_is_masked() -> None:
     for joint in ("\\n", "\\r\\n", "\\\\n", "\\t"):
         text = json.dumps({"message": f"bad key {KEY[:10]}{joint}{KEY[10:]} given"})
