@@ -279,8 +279,8 @@ MUTANTS: tuple[Mutant, ...] = (
     Mutant(
         "redaction: a key-shaped echo cut short let through",
         "src/raf/clients/errors.py",
-        '    re.compile(r"sk-[A-Za-z0-9_\\-]*(?:[*\\u2026\\u2022]|\\.\\.)[*.\\u2026\\u2022A-Za-z0-9_\\-]*"),\n',
-        "",
+        'r"sk-[A-Za-z0-9_\\-]*(?:[*',
+        'r"(?!)sk-[A-Za-z0-9_\\-]*(?:[*',
         ("tests/clients/test_redaction_forms.py", "-k", "cut_short"),
     ),
     Mutant(
@@ -314,8 +314,8 @@ MUTANTS: tuple[Mutant, ...] = (
     Mutant(
         "served model errors: a durable run's model error read as a run failure",
         "src/raf/serve/model_errors.py",
-        "    return isinstance(exc, RafError) and isinstance(kind, str) and kind in _model_error_names()",
-        "    return False",
+        "and kind in _model_error_names()",
+        "and kind in ()",
         ("tests/serve/test_model_errors_served.py", "-k", "durable"),
     ),
     Mutant(
