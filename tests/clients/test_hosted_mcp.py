@@ -216,3 +216,103 @@ async def test_a_failed_response_that_quotes_a_header_is_masked(stream: bool) ->
             await model.get_response([ChatMessage.user("hi")], options)
     assert "bad header ***" in str(caught.value)
     assert bearer not in str(caught.value)
+
+
+PATH_TOKEN = "9f8e7d6c5b4a3f2e1d0c"
+QUERY_TOKEN = "tok-5150-abcdefgh"
+SECRET_URL = f"https://mcp.example.com/t/{PATH_TOKEN}/mcp?token={QUERY_TOKEN}&team=blue42"
+URL_SECRETS = (PATH_TOKEN, QUERY_TOKEN)
+
+
+@pytest.mark.parametrize(
+    ("url", "shown"),
+    [
+        ("https://mcp.example.com/mcp", "https://mcp.example.com/mcp"),
+        ("https://mcp.example.com:8443/api/v1/sse/", "https://mcp.example.com:8443/api/v1/sse/"),
+        (SECRET_URL, "https://mcp.example.com/t/***/mcp?token=***&team=***"),
+        (
+            "https://mcp.zapier.com/api/mcp/s/NjY0ZTk5YjIt/mcp",
+            "https://mcp.zapier.com/api/mcp/s/***/mcp",
+        ),
+        ("https://x.example/AbCdEfGhIjKl/mcp", "https://x.example/***/mcp"),
+        ("https://x.example/abcdefghijklmnopqrstu", "https://x.example/***"),
+        ("https://user:pw-4711@x.example/mcp#frag-123", "https://***@x.example/mcp#***"),
+        ("https://x.example/mcp?sk-abcdef1234", "https://x.example/mcp?***"),
+        ("https://x.example/a%2Fb", "https://x.example/***"),
+        ("https://[::1/mcp", "***"),
+    ],
+)
+def test_a_server_url_shows_its_host_and_plain_path_and_masks_the_rest(
+    url: str, shown: str
+) -> None:
+    tool = remote_mcp("docs", url)
+    assert shown in repr(tool)
+    reason = tool.approval_reason({MCP_APPROVAL_KEY: "r1", "tool": "lookup"})
+    assert reason is not None and f" at {shown} asks" in reason
+    for secret in tool.secrets:
+        assert secret not in shown
+
+
+def test_the_secrets_of_a_server_url_are_its_tokens_and_query_values() -> None:
+    tool = remote_mcp("docs", SECRET_URL)
+    assert PATH_TOKEN in tool.secrets and QUERY_TOKEN in tool.secrets
+    assert not {"mcp", "t", "token", "team", "mcp.example.com"} & set(tool.secrets)
+    escaped = remote_mcp("docs", "https://x.example/mcp?key=a%2Bb%20c-123")
+    assert {"a%2Bb%20c-123", "a+b c-123"} <= set(escaped.secrets)
+
+
+@pytest.mark.parametrize("stream", [False, True], ids=["whole", "streamed"])
+async def test_a_server_url_s_tokens_never_show_in_errors_logs_or_spans(
+    peer: ResponsesPeer, caplog: pytest.LogCaptureFixture, stream: bool
+) -> None:
+    tool = remote_mcp("docs", SECRET_URL)
+    exporter = InMemorySpanExporter()
+    provider = TracerProvider()
+    provider.add_span_processor(SimpleSpanProcessor(exporter))
+    model = OpenAIResponsesClient("gpt-5", base_url=peer.url, api_key=peer.key)
+    builder = AgentBuilder("researcher").with_chat_client(model).with_tools([tool])
+    agent = instrument(builder, tracer_provider=provider, capture_content=True).build()
+    caplog.set_level(logging.DEBUG)
+    with pytest.raises(ModelError) as caught:
+        if stream:
+            async for _ in agent.run_stream("quote tools"):
+                pass
+        else:
+            await agent.run("quote tools")
+    provider.shutdown()
+    assert peer.requests[0]["tools"][0]["server_url"] == SECRET_URL  # sent, and only there
+    message = str(caught.value)
+    assert "Invalid 'tools'" in message and "https://mcp.example.com/t/***/mcp" in message
+    shown = [message, repr(tool), repr(caught.value)]
+    shown += [r.getMessage() + (r.exc_text or "") for r in caplog.records]
+    for span in exporter.get_finished_spans():
+        shown += [str(v) for v in (span.attributes or {}).values()]
+        shown.append(str(span.status.description))
+        shown += [str(v) for e in span.events for v in (e.attributes or {}).values()]
+    assert any("Invalid 'tools'" in text for text in shown[3:]), shown
+    for secret in URL_SECRETS:
+        assert not [text for text in shown if secret in text], secret
+
+
+async def test_an_approval_asked_of_a_secret_url_names_its_host_only(
+    peer: ResponsesPeer, tmp_path: Path
+) -> None:
+    model = OpenAIResponsesClient("gpt-5", base_url=peer.url, api_key=peer.key)
+    agent = (
+        AgentBuilder("researcher")
+        .with_chat_client(model)
+        .with_tools([remote_mcp("docs", SECRET_URL, allowed_tools=["lookup"])])
+        .with_session_store(SqliteSessionStore(tmp_path / "sessions.sqlite"))
+        .build()
+    )
+    session = agent.create_session()
+    await agent.run("use mcp to look up the tides", session=session)
+    [asked] = session.pending_approvals
+    assert asked.reason is not None and "https://mcp.example.com/t/***/mcp" in asked.reason
+    assert agent.session_store is not None
+    stored = await agent.session_store.load(session.id)
+    assert stored is not None
+    [kept] = stored.pending_approvals
+    assert kept.reason == asked.reason
+    for secret in URL_SECRETS:
+        assert secret not in asked.reason and secret not in repr(asked)

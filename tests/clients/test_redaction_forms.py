@@ -6,6 +6,7 @@ headers stay at INFO unless the user set them, and what they print is redacted."
 from __future__ import annotations
 
 import base64
+import json
 import logging
 from collections.abc import Iterator
 from urllib.parse import quote
@@ -80,6 +81,95 @@ async def test_a_provider_that_echoes_the_key_encoded_gets_it_cut(fault: FaultSe
             with pytest.raises(ModelError) as info:
                 await client.get_response([ChatMessage.user("x")], ChatOptions())
             assert not _leaks(str(info.value), KEY), (form, str(info.value))
+    finally:
+        await client.aclose()
+
+
+TOKEN = "team-7f3a9c2e-Q7w9-TOPSECRET"
+"""A secret not shaped like any provider's key: only knowing it finds its pieces."""
+
+CUT_SHORT = {
+    "start, stars and dots, end": ("sk-proj-Q7w***...ue42", KEY),
+    "OpenAI's echo: start, stars, last four": ("sk-proj-" + "*" * 40 + "ue42", KEY),
+    "start and an ellipsis": ("sk-proj-Q7w9T\u2026", KEY),
+    "its start cut off, marked": ("...OPSECRETvalue42", KEY),
+    "its start cut off, unmarked": ("w9TOPSECRETvalue42", KEY),
+    "its end cut off, unmarked": ("sk-proj-Q7w9TOP", KEY),
+    "start and end of a token": ("team-7f3***...CRET", TOKEN),
+    "a token's first characters, dots": ("team-7f...", TOKEN),
+    "a token's last characters, stars": ("****-TOPSECRET", TOKEN),
+    "a token upper-cased and cut": ("TEAM-7F3A9C2E-Q7", TOKEN),
+}
+
+
+@pytest.mark.parametrize("form", list(CUT_SHORT))
+def test_a_secret_echoed_cut_short_is_masked_with_its_cut_mark(form: str) -> None:
+    echo, secret = CUT_SHORT[form]
+    text = f"Incorrect API key provided: {echo} (find your key in settings)."
+    assert redact(text, [secret]) == (
+        "Incorrect API key provided: *** (find your key in settings)."
+    )
+
+
+def test_a_key_shaped_echo_cut_short_is_masked_unknown() -> None:
+    for echo in ("sk-abc***...xyz", "sk-...JMbA", "sk-proj-****************JMbA", "sk-\u2026x9"):
+        assert redact(f"bad key {echo} given") == "bad key *** given", echo
+
+
+def test_pieces_of_a_secret_that_are_no_echo_are_left_alone() -> None:
+    text = (
+        "Loading... done; team work *** stays; 7f3a is hex; a *** team; "
+        "values go... here; SECRET is a word"
+    )
+    assert redact(text, [TOKEN]) == text
+
+
+MULTILINE = "-----BEGIN KEY-----\nMIIEvQIBADANBgkqhkiG9w0B\n-----END KEY-----"
+
+
+@pytest.mark.parametrize(
+    "shown",
+    [
+        json.dumps({"key": MULTILINE}),
+        json.dumps(json.dumps({"key": MULTILINE})),
+        json.dumps({"key": MULTILINE}, ensure_ascii=False).replace("\\n", "\\r\\n"),
+        json.dumps({"key": MULTILINE})[:40] + "...",
+    ],
+    ids=["json", "json in json", "crlf", "cut short"],
+)
+def test_a_secret_with_a_line_break_is_masked_as_json_writes_it(shown: str) -> None:
+    cleaned = redact(f"upstream said: {shown}", [MULTILINE])
+    assert "MIIEvQIBADANBgkqhkiG9w0B" not in cleaned and "BEGIN KEY" not in cleaned, cleaned
+    assert cleaned.startswith("upstream said: ")
+
+
+def test_a_short_secret_with_a_line_break_is_masked_as_json_writes_it() -> None:
+    short = "pw\nQZ"  # under 8 characters even escaped: only its exact forms are looked for
+    for shown in (json.dumps({"pass": short}), json.dumps(json.dumps({"pass": short}))):
+        assert "QZ" not in redact(shown, [short]), shown
+
+
+def test_a_key_split_by_a_json_line_break_is_masked() -> None:
+    for joint in ("\\n", "\\r\\n", "\\\\n", "\\t"):
+        text = json.dumps({"message": f"bad key {KEY[:10]}{joint}{KEY[10:]} given"})
+        text = text.replace("\\\\", "\\")  # as the provider wrote it, not escaped again
+        cleaned = redact(text, [KEY])
+        assert "bad key *** given" in cleaned and not _leaks(cleaned, KEY), (joint, cleaned)
+
+
+async def test_a_provider_that_echoes_the_key_cut_short_gets_it_masked(
+    fault: FaultServer,
+) -> None:
+    client = OpenAIChatClient("m", base_url=f"{fault.url}/v1", api_key=TOKEN)
+    try:
+        for form, (echo, secret) in CUT_SHORT.items():
+            if secret != TOKEN:
+                continue
+            said = f"Incorrect API key provided: {echo} (see settings)"
+            fault.reply(Reply(status=401, json_body={"error": {"message": said}}))
+            with pytest.raises(ModelError) as info:
+                await client.get_response([ChatMessage.user("x")], ChatOptions())
+            assert "provided: *** (see settings)" in str(info.value), (form, str(info.value))
     finally:
         await client.aclose()
 

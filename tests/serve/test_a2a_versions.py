@@ -234,6 +234,12 @@ def test_a_public_url_is_what_every_card_and_the_openapi_document_publish() -> N
         ("https://user:pw@agents.example.com", "must not hold a user name or password"),
         ("https://agents.example.com/?x=1", "must not have a query or fragment"),
         ("https://agents.example.com:99999", "is not a valid URL"),
+        ("https://agents.example.com/my agents", "holds ' ' at character 30.*%20"),
+        ('https://agents.example.com/"onmouseover=x', "holds '\"' at character 28.*%22"),
+        ("https://agents.example.com/<script>", "holds '<' at character 28.*%3C"),
+        ("https://agents.example.com/it's", 'holds "\'" at character 30'),
+        ("https://agents.example.com/50%", "holds '%' at character 30.*%25"),
+        ("https://agents.example.com/a\tb", r"holds '\\t' at character 29.*%09"),
     ],
 )
 def test_a_public_url_that_is_not_an_absolute_http_url_is_refused(given: str, said: str) -> None:
@@ -244,10 +250,18 @@ def test_a_public_url_that_is_not_an_absolute_http_url_is_refused(given: str, sa
         create_app(AgentHost(build_agents()[0]), public_url=given)
 
 
+def test_a_public_url_with_its_escapes_written_out_is_kept_as_given() -> None:
+    given = "https://agents.example.com/team%20a/raf~1/"
+    assert check_public_url(given) == given.rstrip("/")
+
+
 def test_raf_serve_checks_public_url_before_it_starts(capsys: pytest.CaptureFixture[str]) -> None:
     assert main(["serve", "no-such-agent.yaml", "--public-url", "ftp://x.example"]) == 1
     err = capsys.readouterr().err
     assert "--public-url 'ftp://x.example' must start with http:// or https://" in err
+    assert main(["serve", "no-such-agent.yaml", "--public-url", "https://x.example/<b>"]) == 1
+    err = capsys.readouterr().err
+    assert "--public-url 'https://x.example/<b>' holds '<' at character 19" in err
     with pytest.raises(SystemExit):
         main(["serve", "--help"])
     assert "--public-url URL" in capsys.readouterr().out

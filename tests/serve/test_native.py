@@ -187,7 +187,10 @@ def test_a_failing_model_is_a_json_error_and_the_session_is_unchanged(served: Se
         assert failed.status_code == 502
         assert failed.json()["error"] == {
             "code": "model_error",
-            "message": "the provider is down",
+            "message": (  # what the model error said stays in the server's log
+                "the model provider failed; retrying later can help; "
+                "the server's log has the details"
+            ),
             "retryable": True,
         }
         assert client.get(f"/agents/helper/sessions/{sid}").json() == before

@@ -4,10 +4,12 @@ from __future__ import annotations
 
 import base64
 import functools
+import json
 import re
 from collections.abc import Iterable, Mapping
 from urllib.parse import quote, quote_plus
 
+from raf.clients.truncated_echoes import mask_truncated
 from raf.core.errors import ConfigurationError, ModelError
 
 
@@ -105,6 +107,8 @@ class StreamInterruptedError(ClientError):
 
 
 _KEY_PATTERNS = (
+    # a key echoed cut short: its start, a cut mark (stars, dots, an ellipsis), its end
+    re.compile(r"sk-[A-Za-z0-9_\-]*(?:[*\u2026\u2022]|\.\.)[*.\u2026\u2022A-Za-z0-9_\-]*"),
     re.compile(r"sk-[A-Za-z0-9_\-]{8,}"),
     re.compile(r"(?i)(bearer\s+)[A-Za-z0-9_\-.=]{8,}"),
     re.compile(
@@ -113,9 +117,10 @@ _KEY_PATTERNS = (
 )
 
 
-_SPLITS = r"[\s\u200b-\u200d\u2060\ufeff\"'+,]{0,5}"
+_SPLITS = r"(?:[\s\u200b-\u200d\u2060\ufeff\"'+,]|\\{1,3}[nrt]){0,5}"
 """What may stand between the characters of a secret split across lines, chunks or
-concatenated strings: whitespace, zero-width characters, quotes, plus signs, commas."""
+concatenated strings: whitespace, zero-width characters, quotes, plus signs, commas, and
+a line break or tab as JSON text writes it (`\\n`, also escaped once more)."""
 
 
 def _base64_cores(value: bytes) -> list[str]:
@@ -134,14 +139,33 @@ def _base64_cores(value: bytes) -> list[str]:
     return cores
 
 
+def _json_forms(secret: str) -> list[str]:
+    """`secret` as JSON text writes it inside a string (a line break as `\\n`, a quote as
+    `\\"`, other characters as `\\u` escapes), and as JSON inside JSON writes it again."""
+    once = json.dumps(secret)[1:-1]
+    forms = [once, json.dumps(secret, ensure_ascii=False)[1:-1]]
+    forms.append(json.dumps(once)[1:-1])
+    return forms
+
+
 def secret_forms(secret: str) -> list[str]:
-    """The ways a secret shows up in text that raf recognises: as it is, base64 (any
-    alignment, both alphabets), hex, and URL-encoded. `redact` matches each of them
-    ignoring case."""
+    """The ways a secret shows up in text that raf recognises: as it is, JSON-escaped
+    (once or twice), base64 (any alignment, both alphabets), hex, and URL-encoded.
+    `redact` matches each of them ignoring case."""
     raw = secret.encode("utf-8")
     forms = [secret, raw.hex(), quote(secret, safe=""), quote_plus(secret)]
+    forms += _json_forms(secret)
     forms += _base64_cores(raw)
     return sorted({form for form in forms if len(form) >= 4}, key=len, reverse=True)
+
+
+def _char_pattern(char: str) -> str:
+    """A character of a secret as it reads in text: itself, or its JSON escape (`\\n`
+    for a line break, once or twice escaped)."""
+    escaped = json.dumps(char)[1:-1]
+    if escaped == char:
+        return re.escape(char)
+    return f"(?:{re.escape(char)}|\\\\{{0,2}}{re.escape(escaped)})"
 
 
 @functools.lru_cache(maxsize=64)
@@ -151,7 +175,7 @@ def _secrets_pattern(secrets: tuple[str, ...]) -> re.Pattern[str] | None:
         forms = secret_forms(secret)
         alternatives += [re.escape(form) for form in forms]
         if len(secret) >= 8:  # split: its characters with a few separators between them
-            alternatives.append(_SPLITS.join(re.escape(char) for char in secret))
+            alternatives.append(_SPLITS.join(_char_pattern(char) for char in secret))
     if not alternatives:
         return None
     return re.compile("|".join(alternatives), re.IGNORECASE)
@@ -162,11 +186,13 @@ def redact(text: str, secrets: Iterable[str | None] = ()) -> str:
 
     A known secret is found in the forms `secret_forms` lists, in any case (a key echoed
     upper-cased, base64-encoded or URL-encoded), and split by whitespace, zero-width
-    characters or quotes (a key broken across lines or joined from chunks)."""
+    characters, quotes or JSON's `\\n` (a key broken across lines or joined from
+    chunks), and cut short (`mask_truncated`: its start or end beside a cut mark)."""
     known = tuple(sorted({s for s in secrets if s and len(s) >= 4}))
     pattern = _secrets_pattern(known) if known else None
     if pattern is not None:
-        text = pattern.sub("***", text)
+        escaped = [form for secret in known for form in _json_forms(secret)]
+        text = mask_truncated(pattern.sub("***", text), {*known, *escaped})
     for key_pattern in _KEY_PATTERNS:
         if key_pattern.groups:
             text = key_pattern.sub(lambda m: f"{m.group(1)}***", text)

@@ -11,7 +11,9 @@ A remote MCP server asks a person before each call unless told otherwise
 raf as a call of the hosted tool, which pauses the run like any call that needs approval
 (the request names the server and its tool); the answer goes back to the provider as an
 approval response, once. Header values and the `authorization` of a hosted tool are
-secrets: `hosted_secrets` lists them, and raf takes them out of errors, reprs and results.
+secrets, and so are the parts of a remote MCP server's `server_url` that can carry a
+credential (see `url_secrets`): `hosted_secrets` lists them, and raf takes them out of
+errors, reprs, approval texts and results.
 """
 
 from __future__ import annotations
@@ -20,7 +22,7 @@ import json
 from collections.abc import Mapping, Sequence
 from typing import Any, Literal
 
-from raf.clients.errors import redact
+from raf.clients.hosted_urls import shown_url, url_secrets
 from raf.core.errors import ConfigurationError
 from raf.core.tools import ToolContext, ToolResult, check_tool_name
 
@@ -52,8 +54,9 @@ MCP_APPROVAL_KEY = "approval_request_id"
 """The argument that makes a call of a hosted MCP tool the provider's approval request
 (its id); the other arguments are `server_label`, `tool` and the tool's `arguments`."""
 
-SECRET_KEYS = ("headers", "authorization")
-"""Keys of a hosted tool's object whose values are secrets (all values of `headers`)."""
+SECRET_KEYS = ("headers", "authorization", "server_url")
+"""Keys of a hosted tool's object whose values are (or hold) secrets: all values of
+`headers`, `authorization`, and the credential-like parts of `server_url`."""
 
 
 def _spec_secrets(spec: Mapping[str, Any]) -> list[str]:
@@ -65,6 +68,8 @@ def _spec_secrets(spec: Mapping[str, Any]) -> list[str]:
         values += [str(v) for v in headers.values() if v]
     if spec.get("authorization"):
         values.append(str(spec["authorization"]))
+    if isinstance(spec.get("server_url"), str):
+        values += url_secrets(spec["server_url"])
     found: list[str] = []
     for value in values:
         found.append(value)
@@ -81,6 +86,8 @@ def _shown(spec: Mapping[str, Any]) -> dict[str, Any]:
         shown["headers"] = dict.fromkeys(shown["headers"], "***")
     if "authorization" in shown:
         shown["authorization"] = "***"
+    if isinstance(shown.get("server_url"), str):
+        shown["server_url"] = shown_url(shown["server_url"])
     return shown
 
 
@@ -140,8 +147,9 @@ class HostedTool:
         if not self.approval_required(arguments):
             return None
         server = str(arguments.get("server_label") or self.spec.get("server_label"))
-        where = self.spec.get("server_url") or self.spec.get("connector_id")
-        at = f" at {redact(str(where), self.secrets)}" if where else ""
+        url = self.spec.get("server_url")
+        where = shown_url(url) if isinstance(url, str) else self.spec.get("connector_id")
+        at = f" at {where}" if where else ""
         return (
             f"the remote MCP server {server!r}{at} asks to run its tool "
             f"{arguments.get('tool')!r}; the model's provider calls it once you approve"
@@ -200,7 +208,8 @@ def remote_mcp(
     """An MCP server the provider calls itself (it must be reachable from the provider).
     Each call waits for a person's approval unless `require_approval` says otherwise
     (`"never"`, or `{"never": {"tool_names": [...]}}` for tools known to be safe);
-    `headers` (and an `authorization` in `config`) are secrets, never shown."""
+    `headers` (and an `authorization` in `config`) are secrets, never shown, and so are
+    the query values and token-like path segments of `server_url`."""
     spec: dict[str, Any] = {
         "type": "mcp",
         "server_label": server_label,
@@ -233,7 +242,8 @@ def hosted_spec(tool: object) -> dict[str, Any] | None:
 
 
 def hosted_secrets(tools: Sequence[object]) -> list[str]:
-    """The secret values (header values, `authorization`) of the hosted tools in `tools`."""
+    """The secret values (header values, `authorization`, the credential-like parts of a
+    `server_url`) of the hosted tools in `tools`."""
     found: list[str] = []
     for tool in tools:
         spec = hosted_spec(tool)

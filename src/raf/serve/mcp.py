@@ -42,6 +42,7 @@ from raf.serve.mcp_report import (
     approval_input_request,
     decision_from,
 )
+from raf.serve.model_errors import is_model_failure, model_error
 from raf.tools.mcp.client import _import_mcp
 
 if TYPE_CHECKING:
@@ -60,6 +61,14 @@ ASK_SCHEMA: dict[str, Any] = {
     },
     "required": ["message"],
 }
+
+
+def _failure(exc: Exception) -> str:
+    """A failure as the MCP client reads it: a model error names only its provider and
+    status (its URL and body go to the server's log)."""
+    if is_model_failure(exc):
+        return f"model_error: {model_error(exc).message}"
+    return f"{type(exc).__name__}: {exc}"
 
 
 def _text_result(text: str, *, error: bool = False, structured: Any = None) -> Any:
@@ -211,7 +220,7 @@ class AgentMcpServer:
         try:
             result = await tool.invoke(arguments, context)
         except Exception as exc:
-            return _text_result(f"{type(exc).__name__}: {exc}", error=True)
+            return _text_result(_failure(exc), error=True)
         if result.is_error:
             return _text_result(result.error or "tool failed", error=True)
         value = result.value
@@ -294,7 +303,7 @@ class AgentMcpServer:
         except Exception as exc:
             _restore(session, paused.before)
             await reporter.log("error", f"the agent failed: {type(exc).__name__}")
-            return _text_result(f"the agent failed: {type(exc).__name__}: {exc}", error=True)
+            return _text_result(f"the agent failed: {_failure(exc)}", error=True)
         denied = sorted({paused.names.get(c, c) for c in paused.denied})
         if response.finish_reason is FinishReason.AWAITING_APPROVAL:
             _restore(session, paused.before)  # the session stays usable for the next ask

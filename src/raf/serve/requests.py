@@ -9,9 +9,10 @@ from typing import Any, TypeVar
 
 from pydantic import BaseModel, ValidationError
 
-from raf.core.errors import ApprovalError, ModelError, RafError, SessionError
+from raf.core.errors import ApprovalError, RafError, SessionError
 from raf.core.guardrails import GuardrailTripped
 from raf.serve.errors import ServeError
+from raf.serve.model_errors import is_model_failure, model_error
 
 log = logging.getLogger("raf.serve")
 
@@ -132,8 +133,8 @@ def error_for(exc: BaseException) -> ServeError:
         return exc
     if isinstance(exc, ApprovalError):
         return ServeError(409, "approval_refused", str(exc))
-    if isinstance(exc, ModelError):
-        return ServeError(502, "model_error", str(exc), retryable=exc.retryable)
+    if is_model_failure(exc):  # provider and status only: its URL and body go to the log
+        return model_error(exc)
     if isinstance(exc, SessionError):
         return ServeError(503, "session_store_error", str(exc))
     if isinstance(exc, GuardrailTripped):  # a refusal the client should read, not a fault
