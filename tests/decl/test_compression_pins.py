@@ -59,8 +59,8 @@ async def test_a_documents_pinned_facts_and_a_users_pins_last_300_turns(
     await converse(agent, 300)
     last = model.requests[-1].messages
     seen = seen_text(last)
-    facts = "\n".join(
-        [PINNED_HEADER, "- Always answer in metric units.", "- The customer's name is Grace Hopper."]
+    facts = (
+        f"{PINNED_HEADER}\n- Always answer in metric units.\n- The customer's name is Grace Hopper."
     )
     assert facts in seen and FACT in seen and TOOL_FACT in seen
     assert "question 150:" not in seen  # the middle of the conversation was compressed
