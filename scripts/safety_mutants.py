@@ -800,6 +800,56 @@ MUTANTS: tuple[Mutant, ...] = (
         "        if False:\n            return True",
         ("tests/tools/test_command_plants.py", "-k", "approve"),
     ),
+    # -- pinned messages: kept word for word by compression, counted first, stored
+    Mutant(
+        "pins: compression cuts a pinned message like any other",
+        "src/raf/context/compression/pins.py",
+        "        if has_pins(unit.messages):\n",
+        "        if False:\n",
+        ("tests/context/test_compression_pins.py", "-k", "not 300"),
+    ),
+    Mutant(
+        "pins: a pinned tool result is parted from its call",
+        "src/raf/context/compression/pins.py",
+        "        if has_pins(unit.messages):\n",
+        "        if unit.messages[0].pinned:\n",
+        ("tests/context/test_compression_pins.py", "-k", "not 300"),
+    ),
+    Mutant(
+        "pins: pinned content is not counted against the budget",
+        "src/raf/context/compression/pins.py",
+        "        return budget - self.tokens\n",
+        "        return budget\n",
+        ("tests/context/test_compression_pins.py", "-k", "not 300"),
+    ),
+    Mutant(
+        "pins: pinned content over the budget is dropped",
+        "src/raf/context/compression/pins.py",
+        "        return split.merge(split.rest_when_full())\n    kept = shorten(",
+        "        return split.rest_when_full()\n    kept = shorten(",
+        ("tests/context/test_compression_pins.py", "-k", "not 300"),
+    ),
+    Mutant(
+        "pins: the summariser summarises pinned messages away",
+        "src/raf/context/compression/summarize.py",
+        "        return await keep_pinned(self._shorten, messages, budget, counter)\n",
+        "        return await self._shorten(messages, budget, counter)\n",
+        ("tests/context/test_compression_pins.py", "-k", "summary"),
+    ),
+    Mutant(
+        "pins: a message's pin is not stored",
+        "src/raf/core/messages.py",
+        '        if self.pinned:\n            out["pinned"] = True\n',
+        "",
+        ("tests/stores/test_pinned_sessions.py", "-k", "sqlite or json"),
+    ),
+    Mutant(
+        "pins: a pin made on the native API is not stored",
+        "src/raf/serve/hosting.py",
+        "            result = edit(session)\n            await self.store.save(session)\n",
+        "            result = edit(session)\n",
+        ("tests/serve/test_native_pins.py", "-k", "300"),
+    ),
 )
 
 

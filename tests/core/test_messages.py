@@ -82,6 +82,7 @@ def test_arguments_are_keywords_only() -> None:
         "contents",
         "author_name",
         "message_id",
+        "pinned",
     ]
 
 
@@ -122,10 +123,12 @@ def test_a_message_keeps_its_dataclass_behaviour() -> None:
         "contents",
         "author_name",
         "message_id",
+        "pinned",
     ]
     assert repr(message) == (
         "ChatMessage(role=<Role.ASSISTANT: 'assistant'>, "
-        "contents=[TextContent(text='hi', type='text')], author_name='bot', message_id='m1')"
+        "contents=[TextContent(text='hi', type='text')], author_name='bot', message_id='m1', "
+        "pinned=False)"
     )
     assert pickle.loads(pickle.dumps(message)) == message
     assert copy.deepcopy(message) == message
@@ -133,6 +136,8 @@ def test_a_message_keeps_its_dataclass_behaviour() -> None:
     assert renamed.role is Role.USER and renamed.contents == message.contents
     assert message != ChatMessage(role=Role.ASSISTANT, contents="hi")  # type: ignore[arg-type]
     assert not hasattr(message, "__dict__")
+    pinned = dataclasses.replace(message, pinned=True)
+    assert pinned != message and pickle.loads(pickle.dumps(pinned)).pinned is True
 
 
 class _Marked(str):

@@ -30,6 +30,7 @@ def message(role: Role, contents: list[Content], message_id: str | None = None) 
     made.contents = contents
     made.author_name = None
     made.message_id = message_id
+    made.pinned = False
     return made
 
 

@@ -97,6 +97,10 @@ class ChatMessage:
     contents: list[Content] = field(default_factory=list)
     author_name: str | None = None
     message_id: str | None = None
+    pinned: bool = False
+    """Kept word for word by compression, and counted against its budget first. One
+    slot (a pointer to the shared `False` until a message is pinned); in the JSON form
+    only when true."""
 
     # Written by hand, not generated: the dataclass __init__ would call a separate
     # __post_init__ for every message made, and messages are made on every step of a
@@ -109,6 +113,7 @@ class ChatMessage:
         contents: list[Content] = _FRESH_LIST,
         author_name: str | None = None,
         message_id: str | None = None,
+        pinned: bool = False,
     ) -> None:
         # Accept the spellings people write by hand: role="user", contents="hi".
         if type(role) is not Role:
@@ -126,10 +131,15 @@ class ChatMessage:
         self.contents = contents
         self.author_name = author_name
         self.message_id = message_id
+        self.pinned = pinned
 
     @classmethod
-    def user(cls, text: str) -> ChatMessage:
-        return cls(role=ROLE_USER, contents=[TextContent(text=text)])
+    def user(cls, text: str, *, pinned: bool = False) -> ChatMessage:
+        """A user's text; `pinned=True` asks compression to keep it word for word."""
+        made = cls(role=ROLE_USER, contents=[TextContent(text=text)])
+        if pinned:
+            made.pinned = True
+        return made
 
     @classmethod
     def system(cls, text: str) -> ChatMessage:
@@ -192,6 +202,8 @@ class ChatMessage:
             out["author_name"] = self.author_name
         if self.message_id is not None:
             out["message_id"] = self.message_id
+        if self.pinned:
+            out["pinned"] = True
         return out
 
     @classmethod
@@ -207,11 +219,15 @@ class ChatMessage:
         contents = data.get("contents", [])
         if not isinstance(contents, list):
             raise SessionFormatError("a message's 'contents' must be a list")
+        pinned = data.get("pinned", False)
+        if type(pinned) is not bool:
+            raise SessionFormatError(f"a message's 'pinned' must be true or false, not {pinned!r}")
         return cls(
             role=role,
             contents=[content_from_dict(c) for c in contents],
             author_name=data.get("author_name"),
             message_id=data.get("message_id"),
+            pinned=pinned,
         )
 
 

@@ -17,7 +17,7 @@ from raf.core.contents import (
     content_from_dict,
     content_to_dict,
 )
-from raf.core.errors import SessionFormatError
+from raf.core.errors import ApprovalError, SessionFormatError
 from raf.core.messages import ChatMessage
 from raf.core.usage import UsageTotals
 
@@ -95,6 +95,27 @@ class AgentSession:
     stored_text: str | None = field(default=None, repr=False, compare=False)
     """The JSON the store held at `revision`: the base a conflicting turn is re-applied on."""
 
+    def pin(self, fact: str) -> ChatMessage:
+        """Add `fact` to the conversation as a pinned user message, which compression
+        keeps word for word however long the conversation grows; the message is returned
+        (set its `pinned` to False to unpin it). Refused while the session waits on
+        approvals: a message then would part a tool call from its result."""
+        if not isinstance(fact, str) or not fact.strip():
+            raise ValueError(f"a pinned fact must be non-empty text, not {fact!r}")
+        if self.pending_approvals:
+            raise ApprovalError(
+                f"session {self.id!r} waits on approvals; answer them before pinning a fact"
+            )
+        message = ChatMessage.user(fact, pinned=True)
+        self.messages.append(message)
+        self.updated_at = time.time()
+        return message
+
+    @property
+    def pinned(self) -> list[ChatMessage]:
+        """The pinned messages of the conversation, in order."""
+        return [m for m in self.messages if m.pinned]
+
     def get_provider_state(self, name: str, default: Any = None) -> Any:
         """State a context provider keeps in this session (JSON values only)."""
         return self.provider_state.get(name, default)
@@ -112,6 +133,7 @@ class AgentSession:
                 and type(contents[0]) is TextContent
                 and message.author_name is None
                 and message.message_id is None
+                and not message.pinned
             ):  # the usual request, hashed without building its JSON
                 # (`_value_` is what `.value` returns, read without the enum's property;
                 # a lone surrogate, which a model or tool may produce, is hashed as is)

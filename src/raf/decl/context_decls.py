@@ -18,6 +18,11 @@ DEFAULT_SKILLS_DIRECTORY = "skills"
 
 # -- compression ----------------------------------------------------------------------
 
+MAX_FACTS = 1_000
+"""The most pinned facts a document may declare."""
+MAX_FACT = 100_000
+"""The longest pinned fact, in characters."""
+
 
 class CompressionDecl(DeclModel):
     """How history is compressed; the provider always runs last, so it compresses
@@ -46,6 +51,12 @@ class CompressionDecl(DeclModel):
         "except to the embedded local model, which does better with fewer tools)",
     )
     strategies: list[CompressionDecl] = Field(default_factory=list)
+    pinned: list[Annotated[str, Field(min_length=1, max_length=MAX_FACT)]] = Field(
+        default_factory=list,
+        max_length=MAX_FACTS,
+        description="facts kept word for word in every compressed history, counted "
+        "against the budget first",
+    )
 
     @model_validator(mode="after")
     def _pipeline_has_steps(self) -> CompressionDecl:
@@ -53,6 +64,12 @@ class CompressionDecl(DeclModel):
             raise ValueError("a 'pipeline' needs at least one entry in 'strategies'")
         if self.kind != "pipeline" and self.strategies:
             raise ValueError("'strategies' is only for kind 'pipeline'")
+        if any(step.pinned for step in self.strategies):
+            raise ValueError(
+                "'pinned' facts belong to the compression itself, not to a step of its pipeline"
+            )
+        if any(not fact.strip() for fact in self.pinned):
+            raise ValueError("a 'pinned' fact must be text, not blank")
         return self
 
 

@@ -163,7 +163,12 @@ def compression_provider(
         except (RafError, ImportError):  # the model's own problem is reported on its own
             compact = True
     provider: ContextProvider = CompressionProvider(
-        strategy, decl.budget, name=name, compact_tool=compact, counter=counter
+        strategy,
+        decl.budget,
+        name=name,
+        compact_tool=compact,
+        counter=counter,
+        pinned=decl.pinned,
     )
     return provider
 

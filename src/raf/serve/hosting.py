@@ -11,9 +11,9 @@ from __future__ import annotations
 
 import re
 import uuid
-from collections.abc import AsyncIterator, Mapping, Sequence
+from collections.abc import AsyncIterator, Callable, Mapping, Sequence
 from dataclasses import dataclass, field
-from typing import Any
+from typing import Any, TypeVar
 
 from raf.core.agent_like import AgentLike
 from raf.core.call_approval import session_approvals
@@ -40,6 +40,8 @@ SERVE_KEY = "raf_serve"
 
 SESSION_ID = re.compile(r"^[A-Za-z0-9_-][A-Za-z0-9_.-]{0,127}$")
 """Session ids a client may choose: safe as a file name in every store."""
+
+T = TypeVar("T")
 
 __all__ = ["ANONYMOUS", "SERVE_KEY", "ActiveRun", "AgentHost", "owner_of", "public_id"]
 
@@ -183,6 +185,22 @@ class AgentHost:
             await self.store.delete(session.id)
         finally:
             await self.release(active)
+
+    async def edit_session(
+        self, agent_name: str, session_id: str, owner: str, edit: Callable[[AgentSession], T]
+    ) -> tuple[AgentSession, T]:
+        """Change the caller's stored session outside a run and store it, holding its lease
+        as a run does (a 409 while a run of any process is in progress in it), so every
+        process sees the change and no run's turn is lost to it; the session and what
+        `edit` returned. Nothing is stored when `edit` raises."""
+        active = await self._start(agent_name, self._key(session_id, owner), session_id, owner)
+        try:
+            session = await self.session(agent_name, session_id, owner)
+            result = edit(session)
+            await self.store.save(session)
+        finally:
+            await self.release(active)
+        return session, result
 
     async def run_in_progress(self, session_key: str) -> str | None:
         """The id of the run in progress in the session stored as `session_key`, in this

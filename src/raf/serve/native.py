@@ -14,7 +14,7 @@ from starlette.types import Receive, Scope, Send
 
 from raf.core.call_approval import session_approvals
 from raf.core.contents import ApprovalResponseContent, DataContent, content_to_dict
-from raf.core.errors import RafError
+from raf.core.errors import ApprovalError, RafError
 from raf.core.messages import ChatMessage, Role
 from raf.core.responses import AgentResponse, AgentResponseUpdate, AnswerCheck, answer_problem
 from raf.core.sessions import AgentSession
@@ -65,6 +65,14 @@ class ApprovalsRequest(_Body):
 
     responses: list[ApprovalAnswer] = Field(min_length=1)
     stream: bool = False
+
+
+class PinRequest(_Body):
+    """Body of `POST …/pins`: a fact to add to the conversation pinned (`text`), or the
+    index of a message of the session to pin (`index`, as the session's messages list)."""
+
+    text: str | None = Field(default=None, min_length=1)
+    index: int | None = Field(default=None, ge=0)
 
 
 SSE_HEADERS = {"cache-control": "no-cache", "x-accel-buffering": "no"}
@@ -159,6 +167,7 @@ async def session_body(session: AgentSession, host: AgentHost) -> dict[str, Any]
     mark = metadata.pop(SERVE_KEY, {})
     data["metadata"] = metadata
     data["agent"] = mark.get("agent")
+    data["pinned"] = pinned_indices(session)
     data["approvals"] = [
         {"call_id": a.call_id, "name": a.name, "status": a.status.value}
         for a in session_approvals(session)
@@ -167,6 +176,68 @@ async def session_body(session: AgentSession, host: AgentHost) -> dict[str, Any]
     data["running"] = run_id is not None
     data["run_id"] = run_id
     return data
+
+
+def pinned_indices(session: AgentSession) -> list[int]:
+    """Where the session's pinned messages stand in its messages."""
+    return [index for index, message in enumerate(session.messages) if message.pinned]
+
+
+def _message_at(session: AgentSession, index: int) -> ChatMessage:
+    if not 0 <= index < len(session.messages):
+        raise ServeError(
+            404,
+            "unknown_message",
+            f"the session holds {len(session.messages)} messages; there is no message {index}",
+        )
+    return session.messages[index]
+
+
+def pin_in(session: AgentSession, body: PinRequest) -> int:
+    """Pin what `body` names in `session`: the index of the pinned message."""
+    if (body.text is None) == (body.index is None):
+        raise ServeError(422, "invalid_request", "give either text (a fact) or index (a message)")
+    if body.index is not None:
+        _message_at(session, body.index).pinned = True
+        return body.index
+    assert body.text is not None
+    try:
+        session.pin(body.text)
+    except ApprovalError as exc:
+        raise ServeError(409, "approvals_pending", str(exc)) from None
+    except ValueError as exc:
+        raise ServeError(422, "invalid_request", f"text: {exc}") from None
+    return len(session.messages) - 1
+
+
+async def pin_request(
+    host: AgentHost, agent: str, session_id: str, owner: str, raw: bytes
+) -> dict[str, Any]:
+    """Pin a fact or a message in a stored session (under its lease, so every worker sees
+    it): the pinned message, its index, and where every pinned message stands."""
+    host.agent(agent)
+    body = parse_body(raw, PinRequest)
+    session, index = await host.edit_session(
+        agent, session_id, owner, lambda session: pin_in(session, body)
+    )
+    return {
+        "index": index,
+        "message": session.messages[index].to_dict(),
+        "pinned": pinned_indices(session),
+    }
+
+
+async def unpin_request(
+    host: AgentHost, agent: str, session_id: str, owner: str, index: int
+) -> dict[str, Any]:
+    """Unpin the session's message `index` (nothing changes when it was not pinned):
+    where the pinned messages that remain stand."""
+
+    def unpin(session: AgentSession) -> None:
+        _message_at(session, index).pinned = False
+
+    session, _ = await host.edit_session(agent, session_id, owner, unpin)
+    return {"pinned": pinned_indices(session)}
 
 
 def run_body(response: AgentResponse, active: ActiveRun, session_id: str) -> dict[str, Any]:
@@ -321,6 +392,17 @@ def native_router(host: AgentHost) -> APIRouter:
             for a in body.responses
         ]
         return await answer(host, agent, session_id, owner(request), [], decisions, body.stream)
+
+    @router.post("/agents/{agent}/sessions/{session_id}/pins", status_code=201)
+    async def pin(agent: str, session_id: str, request: Request) -> dict[str, Any]:
+        """Pin in a session, body `{"text"}` (a fact, added to the conversation) or
+        `{"index"}` (one of its messages): compression keeps it word for word."""
+        return await pin_request(host, agent, session_id, owner(request), await request.body())
+
+    @router.delete("/agents/{agent}/sessions/{session_id}/pins/{index}")
+    async def unpin(agent: str, session_id: str, index: int, request: Request) -> dict[str, Any]:
+        """Unpin the session's message `index`."""
+        return await unpin_request(host, agent, session_id, owner(request), index)
 
     @router.post("/agents/{agent}/sessions/{session_id}/cancel", status_code=202)
     async def cancel(agent: str, session_id: str, request: Request) -> dict[str, Any]:

@@ -10,12 +10,14 @@ from typing import Any
 
 from raf.context.compression.budget import (
     DEFAULT_BUDGET,
+    CompressionSettingError,
     budget_for_model,
     check_count,
     input_budget,
 )
 from raf.context.compression.injected import InjectedMessages, WatchedProvider
 from raf.context.compression.strategies import AnyCompressionStrategy, apply_strategy
+from raf.core.contents import TextContent
 from raf.core.context import (
     BaseContextProvider,
     ContextProvider,
@@ -24,7 +26,7 @@ from raf.core.context import (
 )
 from raf.core.errors import ToolExecutionError
 from raf.core.function_tool import FunctionTool
-from raf.core.messages import ChatMessage
+from raf.core.messages import ChatMessage, Role
 from raf.core.options import AgentRunOptions
 from raf.core.sessions import AgentSession
 from raf.core.tokens import TokenCounter, count_messages_tokens, default_counter
@@ -41,6 +43,10 @@ class CompressionProvider(BaseContextProvider):
     budget, and returns them with `replace_messages=True`. The budget
     is given, or comes from `model_info` (context window − max output − margin), or from
     the run's model id through `raf.clients.models` when that is available.
+
+    Pinned messages of the history are kept word for word and counted first; `pinned`
+    facts (the agent's own, the same in every session) go first as one more pinned
+    message.
     """
 
     kind = "compression"
@@ -55,6 +61,7 @@ class CompressionProvider(BaseContextProvider):
         name: str = "compression",
         margin: int | None = None,
         compact_tool: bool = True,
+        pinned: Sequence[str] = (),
     ) -> None:
         if budget is None and model_info is not None:
             budget = input_budget(model_info, margin=margin)
@@ -65,6 +72,8 @@ class CompressionProvider(BaseContextProvider):
         self.counter = counter if counter is not None else default_counter()
         self.name = name
         self.compact_tool = compact_tool
+        self.pinned = check_facts(pinned)
+        """Facts put first in every compressed history, word for word."""
         self._injected = InjectedMessages()
 
     def watch(self, provider: ContextProvider) -> ContextProvider:
@@ -107,7 +116,8 @@ class CompressionProvider(BaseContextProvider):
         options: AgentRunOptions,
     ) -> ContextResult:
         budget = self.resolve_budget(agent, options)
-        history = [*session.messages, *self._earlier(session, options)]
+        facts = [pinned_facts_message(self.pinned)] if self.pinned else []
+        history = [*facts, *session.messages, *self._earlier(session, options)]
         request_tokens = count_messages_tokens(messages, self.counter)
         history_budget = max(0, budget - request_tokens)
         before = count_messages_tokens(history, self.counter)
@@ -174,3 +184,27 @@ class CompressionProvider(BaseContextProvider):
 
     def __repr__(self) -> str:
         return f"CompressionProvider({self.strategy!r}, budget={self.budget})"
+
+
+PINNED_AUTHOR = "raf-pinned"
+"""`author_name` of the message that carries a compression provider's pinned facts."""
+PINNED_HEADER = "[Facts to keep in mind throughout]"
+
+
+def check_facts(facts: Sequence[str]) -> list[str]:
+    """`facts` as a list, each non-empty text, else CompressionSettingError."""
+    if isinstance(facts, str):
+        raise CompressionSettingError("pinned must be a list of facts, not one string")
+    out = list(facts)
+    for index, fact in enumerate(out):
+        if not isinstance(fact, str) or not fact.strip():
+            raise CompressionSettingError(f"pinned[{index}] must be non-empty text, not {fact!r}")
+    return out
+
+
+def pinned_facts_message(facts: Sequence[str]) -> ChatMessage:
+    """One pinned user message listing `facts`, each word for word."""
+    text = "\n".join([PINNED_HEADER, *(f"- {fact}" for fact in facts)])
+    return ChatMessage(
+        role=Role.USER, contents=[TextContent(text=text)], author_name=PINNED_AUTHOR, pinned=True
+    )

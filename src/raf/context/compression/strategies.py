@@ -15,6 +15,7 @@ from collections.abc import Sequence
 from typing import Protocol, TypeAlias, runtime_checkable
 
 from raf.context.compression.budget import check_count
+from raf.context.compression.pins import keep_pinned, keep_pinned_sync
 from raf.context.compression.units import Unit, join_units, split_units
 from raf.core.contents import Content, FunctionResultContent, TextContent
 from raf.core.errors import ConfigurationError
@@ -33,7 +34,9 @@ class CompressionStrategy(Protocol):
 
     Every strategy keeps tool calls with their results (it never leaves a call without
     its result or a result without its call), keeps system messages, and never changes
-    the messages it was given (it returns new ones where it edits).
+    the messages it was given (it returns new ones where it edits). Pinned messages are
+    kept word for word by the built-in strategies and, for a strategy of your own, by
+    `apply_strategy` (see `raf.context.compression.pins`).
     """
 
     async def compress(
@@ -60,11 +63,9 @@ async def apply_strategy(
     budget: int,
     counter: TokenCounter,
 ) -> list[ChatMessage]:
-    """Run a strategy whether its `compress` is a coroutine or a plain function."""
-    result = strategy.compress(messages, budget, counter)
-    if inspect.isawaitable(result):
-        result = await result
-    return list(result)
+    """Run a strategy whether its `compress` is a coroutine or a plain function, the
+    pinned messages kept word for word and counted first."""
+    return await keep_pinned(strategy.compress, messages, budget, counter)
 
 
 def apply_strategy_sync(
@@ -74,7 +75,23 @@ def apply_strategy_sync(
     counter: TokenCounter,
 ) -> list[ChatMessage]:
     """Run a strategy without an event loop: its `compress_sync`, or a plain `compress`;
-    a strategy that needs `await` (one that calls a model) is a ConfigurationError."""
+    a strategy that needs `await` (one that calls a model) is a ConfigurationError. The
+    pinned messages are kept word for word and counted first."""
+
+    def shorten(
+        messages: Sequence[ChatMessage], budget: int, counter: TokenCounter
+    ) -> list[ChatMessage]:
+        return _compress_sync(strategy, messages, budget, counter)
+
+    return keep_pinned_sync(shorten, messages, budget, counter)
+
+
+def _compress_sync(
+    strategy: AnyCompressionStrategy,
+    messages: Sequence[ChatMessage],
+    budget: int,
+    counter: TokenCounter,
+) -> list[ChatMessage]:
     sync = getattr(strategy, "compress_sync", None)
     if callable(sync):
         return list(sync(messages, budget, counter))
@@ -93,19 +110,25 @@ def apply_strategy_sync(
 
 
 class _LoopFreeStrategy(ABC):
-    """A strategy that needs no model: `compress_sync` does the work, and `compress`
-    offers it to async callers."""
+    """A strategy that needs no model: `compress_sync` does the work (the pinned messages
+    kept), and `compress` offers it to async callers."""
 
     async def compress(
         self, messages: Sequence[ChatMessage], budget: int, counter: TokenCounter
     ) -> list[ChatMessage]:
         return self.compress_sync(messages, budget, counter)
 
-    @abstractmethod
     def compress_sync(
         self, messages: Sequence[ChatMessage], budget: int, counter: TokenCounter
     ) -> list[ChatMessage]:
-        """Compress without an event loop."""
+        """Compress without an event loop, the pinned messages kept word for word."""
+        return keep_pinned_sync(self._shorten, messages, budget, counter)
+
+    @abstractmethod
+    def _shorten(
+        self, messages: Sequence[ChatMessage], budget: int, counter: TokenCounter
+    ) -> list[ChatMessage]:
+        """The strategy's own work, on a history with nothing pinned."""
 
 
 class SlidingWindowStrategy(_LoopFreeStrategy):
@@ -114,7 +137,7 @@ class SlidingWindowStrategy(_LoopFreeStrategy):
     def __init__(self, keep_last: int = 20) -> None:
         self.keep_last = check_count("keep_last", keep_last)
 
-    def compress_sync(
+    def _shorten(
         self, messages: Sequence[ChatMessage], budget: int, counter: TokenCounter
     ) -> list[ChatMessage]:
         units = split_units(messages)
@@ -136,7 +159,7 @@ class TokenBudgetStrategy(_LoopFreeStrategy):
     """Fit the budget: first replace the oldest tool-call units by a short note, then
     drop the oldest messages, until the history is under budget (system messages stay)."""
 
-    def compress_sync(
+    def _shorten(
         self, messages: Sequence[ChatMessage], budget: int, counter: TokenCounter
     ) -> list[ChatMessage]:
         units = split_units(messages)
@@ -219,7 +242,7 @@ class ObservationMaskingStrategy(_LoopFreeStrategy):
     def __init__(self, keep_last: int = 3) -> None:
         self.keep_last = check_count("keep_last", keep_last)
 
-    def compress_sync(
+    def _shorten(
         self, messages: Sequence[ChatMessage], budget: int, counter: TokenCounter
     ) -> list[ChatMessage]:
         positions = [
@@ -266,12 +289,18 @@ def _masked(result: FunctionResultContent, counter: TokenCounter) -> FunctionRes
 
 
 class CompressionPipeline:
-    """Apply strategies in order, stopping as soon as the history is under budget."""
+    """Apply strategies in order, stopping as soon as the history is under budget (the
+    pinned messages are set apart once, before the first)."""
 
     def __init__(self, strategies: Sequence[AnyCompressionStrategy]) -> None:
         self.strategies = list(strategies)
 
     async def compress(
+        self, messages: Sequence[ChatMessage], budget: int, counter: TokenCounter
+    ) -> list[ChatMessage]:
+        return await keep_pinned(self._shorten, messages, budget, counter)
+
+    async def _shorten(
         self, messages: Sequence[ChatMessage], budget: int, counter: TokenCounter
     ) -> list[ChatMessage]:
         current = list(messages)
@@ -285,6 +314,11 @@ class CompressionPipeline:
         self, messages: Sequence[ChatMessage], budget: int, counter: TokenCounter
     ) -> list[ChatMessage]:
         """`compress` without an event loop, for pipelines of model-free strategies."""
+        return keep_pinned_sync(self._shorten_sync, messages, budget, counter)
+
+    def _shorten_sync(
+        self, messages: Sequence[ChatMessage], budget: int, counter: TokenCounter
+    ) -> list[ChatMessage]:
         current = list(messages)
         for strategy in self.strategies:
             if count_messages_tokens(current, counter) <= budget:

@@ -13,6 +13,7 @@ from collections.abc import Callable, Sequence
 from pathlib import Path
 
 from raf.context.compression.budget import CompressionSettingError, check_count
+from raf.context.compression.pins import keep_pinned
 from raf.context.compression.units import Unit, join_units, split_units
 from raf.core.chat_client import ChatClient
 from raf.core.contents import TextContent
@@ -116,6 +117,13 @@ class SummarizationStrategy:
         return int(self.threshold * budget) if self.threshold <= 1 else int(self.threshold)
 
     async def compress(
+        self, messages: Sequence[ChatMessage], budget: int, counter: TokenCounter
+    ) -> list[ChatMessage]:
+        """The history with its older part summarised; pinned messages are never
+        summarised but kept word for word, their tokens counted first."""
+        return await keep_pinned(self._shorten, messages, budget, counter)
+
+    async def _shorten(
         self, messages: Sequence[ChatMessage], budget: int, counter: TokenCounter
     ) -> list[ChatMessage]:
         system = [m for m in messages if m.role is Role.SYSTEM]
