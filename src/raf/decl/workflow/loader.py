@@ -286,8 +286,11 @@ def _actions(doc: Document, data: dict[str, Any], loaded: LoadedWorkflow) -> lis
         )
     except WorkflowDefinitionError as exc:
         problems += [doc.problem(i.path, i.message, key=i.key) for i in exc.issues]
-        return problems
-    loaded.program = program
+        if exc.partial is None:
+            return problems
+        program = exc.partial  # the actions that compiled are still checked for names
+    else:
+        loaded.program = program
     declared = data.get("agents")
     known = Services(agents=dict.fromkeys(declared) if isinstance(declared, Mapping) else {})
     for issue in check_services(program, known):
