@@ -402,6 +402,15 @@ def check_orchestration(
         return None, [
             doc.problem(ROOT, "missing required key 'mode' (one of: " + ", ".join(MODES) + ")")
         ]
+    if isinstance(mode, str) and mode.lower() in ("workflow", "custom"):
+        return None, [
+            doc.problem(
+                mode_path,
+                f"{mode!r} is no orchestration mode: a workflow is a document of its own "
+                "(kind: workflow with trigger.actions, or a graph of nodes and edges) that "
+                "names its agents; the original framework refuses this mode too",
+            )
+        ]
     if not isinstance(mode, str) or mode not in MODES:
         hint = suggest(str(mode), MODES)
         did = f"; did you mean {hint!r}?" if hint else ""

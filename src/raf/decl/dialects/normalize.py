@@ -182,11 +182,13 @@ def _connection(rw: Rewriter, path: KeyPath) -> None:
     kind = owner.get("kind")
     if isinstance(kind, str) and kind.lower() in _CONNECTION_KINDS:
         owner["kind"] = _CONNECTION_KINDS[kind.lower()]
-    apply_spellings(rw, path, ConnectionDecl)
+    # the original's connection keys are snake_case (`api_key`, `authentication_mode`)
+    apply_spellings(rw, path, ConnectionDecl, native_snake=True)
 
 
 def _options(rw: Rewriter, path: KeyPath) -> None:
-    apply_spellings(rw, path, ModelOptionsDecl)
+    # the original's model options are snake_case (`top_p`, `stop_sequences`, ...)
+    apply_spellings(rw, path, ModelOptionsDecl, native_snake=True)
     owner = rw.mapping(path)
     if owner is not None and isinstance(owner.get("toolChoice"), str):
         owner["toolChoice"] = owner["toolChoice"].lower()
