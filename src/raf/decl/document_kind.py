@@ -14,6 +14,6 @@ def is_workflow_data(data: Any) -> bool:
     kind = data.get("kind")
     if isinstance(kind, str) and kind.lower() == "workflow":
         return True
-    if "nodes" in data and "edges" in data:
+    if "nodes" in data and ("edges" in data or "start_node_id" in data):
         return True
     return "actions" in data and "instructions" not in data and "model" not in data

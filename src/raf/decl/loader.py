@@ -3,6 +3,7 @@ every problem of a document (and of its sub-agents) reported at once."""
 
 from __future__ import annotations
 
+import copy
 import typing
 from collections.abc import Mapping
 from pathlib import Path
@@ -215,6 +216,42 @@ def _refuse_workflow(doc: Document) -> None:
         )
 
 
+_PRUNE_ROUNDS = 8
+"""How many times a block is tried again without its invalid keys before giving up."""
+
+
+def _pruned(adapter: TypeAdapter[Any], value: Any) -> Any:
+    """`value` validated without the keys pydantic refused (None when that is not enough):
+    a block with one wrong key still has the rest checked (a misspelt option beside an
+    unknown provider: both are reported)."""
+    data = copy.deepcopy(value)
+    for _ in range(_PRUNE_ROUNDS):
+        try:
+            return adapter.validate_python(data)
+        except ValidationError as exc:
+            if not all(_drop_at(data, tuple(e["loc"])) for e in exc.errors()):
+                return None
+    return None
+
+
+def _drop_at(data: Any, loc: tuple[Any, ...]) -> bool:
+    """Remove the key at `loc` (a pydantic error's place, union tags skipped); whether
+    something was removed. A whole block is never removed: what is wrong with it as a
+    whole may be what the rest depends on."""
+    current = data
+    for part in loc[:-1]:
+        in_dict = isinstance(current, dict) and part in current
+        if in_dict or (isinstance(current, list) and isinstance(part, int) and part < len(current)):
+            current = current[part]
+        elif not isinstance(current, dict | list):
+            return False
+    last = loc[-1] if loc else None
+    if isinstance(current, dict) and last in current and not isinstance(current[last], dict):
+        del current[last]
+        return True
+    return False
+
+
 def _partial(data: Any) -> AgentDecl:
     """The parts of an invalid document that are valid by themselves (others are None)."""
     if not isinstance(data, dict):
@@ -239,10 +276,7 @@ def _partial(data: Any) -> AgentDecl:
             return None
 
     instructions = data.get("instructions")
-    try:
-        model = _MODEL.validate_python(data.get("model"))
-    except ValidationError:
-        model = None
+    model = _pruned(_MODEL, data.get("model"))
     return AgentDecl.model_construct(
         name=str(data.get("name", "")),
         instructions=instructions if isinstance(instructions, str) else None,

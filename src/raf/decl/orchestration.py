@@ -181,7 +181,8 @@ def _original_spellings(doc: Document, data: dict[str, Any]) -> None:
         selector = data.get("selector")
         if isinstance(selector, str):
             snake = _snake(selector)
-            data["selector"] = "round_robin" if snake == "roundrobin" else snake
+            data["selector"] = _SELECTORS.get(snake, snake)
+        rw.rename(ROOT, "speaker_order", "speakerOrder")
     if data.get("mode") == "vote":
         rw.rename(ROOT, "votingRounds", "rounds")
         rw.rename(ROOT, "voting_rounds", "rounds")
@@ -207,6 +208,73 @@ def _original_spellings(doc: Document, data: dict[str, Any]) -> None:
         if isinstance(start, int) and not isinstance(start, bool) and isinstance(phases, list):
             named = [p.get("name") if isinstance(p, dict) else None for p in phases]
             data["loopFrom"] = named[start] if 0 <= start < len(named) else str(start)
+
+
+_SELECTORS = {
+    "roundrobin": "round_robin",
+    "fixed_order": "fixed",
+    "fixedorder": "fixed",
+    "llm_coordinator": "coordinator",
+    "llmcoordinator": "coordinator",
+    "llm": "coordinator",
+}
+"""The original's group-chat selectors (`roundRobin`, `fixedOrder`, `llmCoordinator`) as
+raf's."""
+
+
+def _by_place(doc: Document, data: dict[str, Any], members: Sequence[str] | None) -> list[Problem]:
+    """The original's options that name sub-agents by place, read as names: a group
+    chat's `speakerOrder` (places among the speakers, counted from 0; without it a
+    `fixedOrder` selector speaks in the sub-agents' order) and a vote's list of `weights`
+    (one per voter, in the sub-agents' order)."""
+    problems: list[Problem] = []
+    order = data.pop("speakerOrder", None)
+    weights = data.get("weights")
+    if members is None:  # the sub-agents could not all be read: their problems say why
+        if isinstance(weights, list):
+            del data["weights"]
+        return problems
+    if data.get("mode") == "group_chat" and order is not None:
+        coordinator = data.get("coordinator")
+        speakers = [m for m in members if m != coordinator]
+        if not isinstance(order, list):
+            order = [order]
+        names: list[str] = []
+        for index, place in enumerate(order):
+            path: KeyPath = (*ROOT, "speakerOrder", index)
+            if isinstance(place, str) and place in speakers:
+                names.append(place)
+            elif isinstance(place, int) and not isinstance(place, bool) and place >= 0:
+                if place < len(speakers):
+                    names.append(speakers[place])
+                else:
+                    problems.append(
+                        doc.problem(
+                            path,
+                            f"speaker {place} is out of range: there are {len(speakers)} "
+                            f"speakers ({', '.join(speakers)}), counted from 0",
+                        )
+                    )
+            else:
+                problems.append(
+                    doc.problem(path, f"expected a speaker's place counted from 0, not {place!r}")
+                )
+        data.setdefault("order", names)
+    if data.get("mode") == "group_chat" and data.get("selector") == "fixed":
+        data.setdefault("order", [m for m in members if m != data.get("coordinator")])
+    if data.get("mode") == "vote" and isinstance(weights, list):
+        if len(weights) != len(members):
+            problems.append(
+                doc.problem(
+                    (*ROOT, "weights"),
+                    f"{len(weights)} weights for {len(members)} voters: a list of weights "
+                    f"gives one per sub-agent, in their order ({', '.join(members)})",
+                )
+            )
+            del data["weights"]
+        else:
+            data["weights"] = dict(zip(members, weights, strict=True))
+    return problems
 
 
 def _pass_output(rw: Any, path: KeyPath, data: dict[str, Any]) -> None:
@@ -328,10 +396,20 @@ def check_orchestration(
         data = {"mode": _MODE_SPELLINGS.get(value.lower().replace("-", "_"), value)}
     else:
         _original_spellings(doc, data)
+    placed = _by_place(doc, data, members)
     mode = data.get("mode")
     if mode is None:
         return None, [
             doc.problem(ROOT, "missing required key 'mode' (one of: " + ", ".join(MODES) + ")")
+        ]
+    if isinstance(mode, str) and mode.lower() in ("workflow", "custom"):
+        return None, [
+            doc.problem(
+                mode_path,
+                f"{mode!r} is no orchestration mode: a workflow is a document of its own "
+                "(kind: workflow with trigger.actions, or a graph of nodes and edges) that "
+                "names its agents; the original framework refuses this mode too",
+            )
         ]
     if not isinstance(mode, str) or mode not in MODES:
         hint = suggest(str(mode), MODES)
@@ -348,10 +426,10 @@ def check_orchestration(
     try:
         decl = typing.cast(OrchestrationDecl, model.model_validate(data))
     except ValidationError as exc:
-        return None, [_problem(doc, model, error) for error in exc.errors()]
+        return None, [*placed, *(_problem(doc, model, error) for error in exc.errors())]
     if members is None:
         return decl, []
-    problems = _names(doc, decl, data, list(members))
+    problems = [*placed, *_names(doc, decl, data, list(members))]
     if not members:
         problems.insert(0, doc.problem(ROOT, f"a {mode} orchestration needs subAgents"))
     return decl, problems

@@ -20,15 +20,17 @@ def aliases(model: type[BaseModel]) -> set[str]:
     return {f.alias or n for n, f in model.model_fields.items()}
 
 
-def snake_keys(rw: Rewriter, path: KeyPath, model: type[BaseModel]) -> None:
+def snake_keys(
+    rw: Rewriter, path: KeyPath, model: type[BaseModel], *, native: bool = False
+) -> None:
     """Read snake_case keys as their camelCase field. In YAML and TOML with a warning (the
-    original ignores them there, so the document behaves differently); in JSON without
-    one, as snake_case is how the original writes its JSON documents."""
+    original ignores them there, so the document behaves differently); in JSON, or where
+    the original itself spells the place's keys in snake_case (`native`), without one."""
     owner = rw.mapping(path)
     if owner is None:
         return
     known = aliases(model)
-    quiet = rw.doc.fmt == "json"
+    quiet = native or rw.doc.fmt == "json"
     for key in list(owner):
         camel = to_camel(key)
         if "_" in key and camel in known and camel != key:
@@ -36,8 +38,11 @@ def snake_keys(rw: Rewriter, path: KeyPath, model: type[BaseModel]) -> None:
             rw.rename(path, key, camel, why=why)
 
 
-def apply_spellings(rw: Rewriter, path: KeyPath, model: type[BaseModel]) -> None:
-    """Read the other spellings of the place at `path` (a `model`) as raf's keys."""
+def apply_spellings(
+    rw: Rewriter, path: KeyPath, model: type[BaseModel], *, native_snake: bool = False
+) -> None:
+    """Read the other spellings of the place at `path` (a `model`) as raf's keys;
+    `native_snake`: the original spells this place's keys in snake_case."""
     owner = rw.mapping(path)
     if owner is None:
         return
@@ -48,4 +53,4 @@ def apply_spellings(rw: Rewriter, path: KeyPath, model: type[BaseModel]) -> None
             rw.drop((*path, spelling.key), spelling.note)
         else:
             rw.rename(path, spelling.key, spelling.means)
-    snake_keys(rw, path, model)
+    snake_keys(rw, path, model, native=native_snake)

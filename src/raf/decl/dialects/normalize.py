@@ -22,7 +22,12 @@ from raf.decl.context_decls import (
 from raf.decl.dialects.keys import aliases, apply_spellings, snake_keys
 from raf.decl.dialects.rewriter import Rewriter
 from raf.decl.dialects.spellings import spellings_at
-from raf.decl.dialects.tools import drop_hosted_tools, normalize_mcp, normalize_tool
+from raf.decl.dialects.tools import (
+    drop_hosted_tools,
+    normalize_mcp,
+    normalize_tool,
+    sandbox_defaults,
+)
 from raf.decl.model_decls import ConnectionDecl, ModelDecl, ModelOptionsDecl
 from raf.decl.source import KeyPath
 from raf.decl.tool_decls import (
@@ -86,6 +91,8 @@ def normalize_agent(rw: Rewriter, base: KeyPath = ()) -> None:
     _template(rw, (*base, "template"))
     if isinstance(top.get("model"), dict):
         _model(rw, (*base, "model"), ModelDecl)
+    if "sandbox" in top:
+        sandbox_defaults(rw, base)
     if isinstance(top.get("tools"), list):
         responses = _speaks_responses(top.get("model"))
         drop_hosted_tools(rw, (*base, "tools"), responses=responses)
@@ -175,11 +182,13 @@ def _connection(rw: Rewriter, path: KeyPath) -> None:
     kind = owner.get("kind")
     if isinstance(kind, str) and kind.lower() in _CONNECTION_KINDS:
         owner["kind"] = _CONNECTION_KINDS[kind.lower()]
-    apply_spellings(rw, path, ConnectionDecl)
+    # the original's connection keys are snake_case (`api_key`, `authentication_mode`)
+    apply_spellings(rw, path, ConnectionDecl, native_snake=True)
 
 
 def _options(rw: Rewriter, path: KeyPath) -> None:
-    apply_spellings(rw, path, ModelOptionsDecl)
+    # the original's model options are snake_case (`top_p`, `stop_sequences`, ...)
+    apply_spellings(rw, path, ModelOptionsDecl, native_snake=True)
     owner = rw.mapping(path)
     if owner is not None and isinstance(owner.get("toolChoice"), str):
         owner["toolChoice"] = owner["toolChoice"].lower()
@@ -299,8 +308,9 @@ def _compression(rw: Rewriter, path: KeyPath) -> None:
                 )
     apply_spellings(rw, path, CompressionDecl)
     counter = owner.get("tokenCounter")
-    if isinstance(counter, dict):
-        counter = counter.get("kind")
+    if isinstance(counter, dict) and len(counter) == 1:
+        # the original's tagged form: {kind: estimate} (its older JSON: {type: estimate})
+        counter = counter.get("kind", counter.get("type"))
     if isinstance(counter, str):
         owner["tokenCounter"] = _COUNTERS.get(counter.lower(), counter)
     if isinstance(owner.get("model"), dict):

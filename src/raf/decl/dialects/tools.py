@@ -141,12 +141,66 @@ def normalize_tool(rw: Rewriter, path: KeyPath, *, responses: bool = False) -> N
         apply_spellings(rw, config, _TOOL_CONFIGS[kind])
         backend = rw.at((*config, "backend"))
         known = (*CODE_BACKENDS, CONTAINER_BACKEND)
+        if kind == "code":
+            for key in _DOCKER_KEYS:
+                rw.drop(
+                    (*config, key),
+                    "is a setting of the original's docker, podman or wasm sandbox, which raf "
+                    "does not have: it is ignored (raf's container backend is `backend: "
+                    "container` with a `container` block)",
+                )
         if kind == "code" and backend is not None and str(backend).lower() not in known:
             rw.warn(
                 (*config, "backend"),
                 f"code backend {backend!r} is not available in raf: code runs in raf's "
                 "sandboxed subprocess instead",
             )
+
+
+_DOCKER_KEYS = ("memory_limit", "python_image", "node_image", "cpus", "pids_limit", "export")
+"""Settings of the original's docker, podman and wasm code sandboxes."""
+
+
+_CODE_KINDS = ("code", "code_interpreter")
+
+
+def sandbox_defaults(rw: Rewriter, base: KeyPath) -> None:
+    """The agent's `sandbox:` block (the original framework's) gives every `kind: code`
+    tool its settings; a tool's own `config` wins where both set one."""
+    top = rw.mapping(base)
+    assert top is not None
+    sandbox = top.get("sandbox")
+    if not isinstance(sandbox, dict):
+        return  # not a mapping: the schema says so at its place
+    tools = top.get("tools")
+    code = [
+        index
+        for index, tool in enumerate(tools if isinstance(tools, list) else [])
+        if isinstance(tool, dict)
+        and str(tool.get("kind", "")).lower() in ("code", "code_interpreter")
+    ]
+    if not code:
+        rw.drop(
+            (*base, "sandbox"),
+            "is ignored: it gives its settings to the agent's 'kind: code' tools, and there "
+            "are none",
+        )
+        return
+    for index in code:
+        path = (*base, "tools", index)
+        tool = rw.mapping(path)
+        assert tool is not None
+        config = tool.get("config")
+        if config is None:
+            config = tool["config"] = {}
+            rw.relocate((*base, "sandbox"), (*path, "config"), exact=True)
+        if not isinstance(config, dict):
+            continue
+        for key, value in sandbox.items():
+            if key not in config:
+                config[key] = value
+                rw.relocate((*base, "sandbox", key), (*path, "config", key))
+    del top["sandbox"]
 
 
 def _default_language(rw: Rewriter, path: KeyPath) -> None:
@@ -156,7 +210,7 @@ def _default_language(rw: Rewriter, path: KeyPath) -> None:
         owner = rw.mapping(where)
         if owner is None:
             continue
-        for key in ("default_language", "defaultLanguage"):
+        for key in ("default_language", "defaultLanguage", "language"):
             if key not in owner:
                 continue
             language = owner[key]

@@ -18,6 +18,7 @@ from raf.decl.document_kind import is_workflow_data
 from raf.decl.loader import DocumentProblems, LoadedAgent, load_dict, load_file, read_document
 from raf.decl.problems import suggest
 from raf.decl.source import Document, KeyPath, load_text
+from raf.decl.workflow.original_graph import read_original_graph
 from raf.workflow.declarative.graph import check_graph, graph_names
 from raf.workflow.declarative.invoke import sandbox_settings
 from raf.workflow.declarative.node import check_services
@@ -66,6 +67,7 @@ _GRAPH_KEYS = (
     "agents",
     "metadata",
     "$schema",
+    "ports",
 )
 _TRIGGER_KEYS = ("kind", "id", "displayName", "actions")
 
@@ -146,6 +148,8 @@ def check_workflow(
     options = _AgentOptions(unset_env_is_warning=unset_env_is_warning, model_given=model_given)
     problems: list[Problem] = []
     graph = "nodes" in data or "edges" in data
+    if graph:
+        read_original_graph(doc)
     allowed = _GRAPH_KEYS if graph else _ACTION_KEYS
     for key in data:
         if key not in allowed:
@@ -282,8 +286,11 @@ def _actions(doc: Document, data: dict[str, Any], loaded: LoadedWorkflow) -> lis
         )
     except WorkflowDefinitionError as exc:
         problems += [doc.problem(i.path, i.message, key=i.key) for i in exc.issues]
-        return problems
-    loaded.program = program
+        if exc.partial is None:
+            return problems
+        program = exc.partial  # the actions that compiled are still checked for names
+    else:
+        loaded.program = program
     declared = data.get("agents")
     known = Services(agents=dict.fromkeys(declared) if isinstance(declared, Mapping) else {})
     for issue in check_services(program, known):
@@ -347,7 +354,8 @@ def _inline_node_agents(
             continue
         node_id = str(node.get("id"))
         inline = dict(node["agent"])
-        inline.setdefault("name", node_id)
+        if "name" not in inline and "id" not in inline:
+            inline["name"] = node_id
         try:
             loaded.agents[node_id] = load_dict(inline, base_dir=doc.base_dir, **options)
             doc.warnings += [

@@ -267,14 +267,10 @@ def graph_names(data: Mapping[str, Any]) -> list[tuple[KeyPath, str, str]]:
             continue
         kind = node.get("type", "agent")
         if kind == "agent":
-            ref = node.get("agent_ref", node.get("agent", node.get("name", node["id"])))
-            out.append(
-                (
-                    ("nodes", i, "agent"),
-                    "agent",
-                    node["id"] if isinstance(ref, Mapping) else str(ref),
-                )
-            )
+            # an inline agent takes precedence over a reference (an empty one names none)
+            inline = isinstance(node.get("agent"), Mapping)
+            ref = node.get("agent_ref") or node.get("agent") or node.get("name") or node["id"]
+            out.append((("nodes", i, "agent"), "agent", node["id"] if inline else str(ref)))
         elif kind == "function":
             ref = node.get("function_ref", node.get("function", node["id"]))
             out.append((("nodes", i, "function"), "function", str(ref)))

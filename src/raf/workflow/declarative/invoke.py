@@ -129,6 +129,8 @@ async def _agent_answered(
         rt.set(outputs["messages"], [message_record("assistant", reply)])
     if "result" in outputs:
         rt.set(outputs["result"], reply)
+    if "response" in outputs:  # MAF's name for the answer's text
+        rt.set(outputs["response"], reply)
     if "property" in outputs:  # the Python engine's name for the answer's text
         rt.set(outputs["property"], reply)
     if "responseObject" in outputs:

@@ -174,6 +174,21 @@ raf's (other spelling, raf's key) when raf's key is not written. `variable: {pat
 read as `variable: x` everywhere, `output: {property: x}` of an action that asks as its
 `variable: x`, and `SetMultipleVariables` `variables: {path: value, ...}` as its
 assignments."""
+NESTED_KEYS: dict[tuple[str, ...], tuple[str, ...]] = {
+    ("InvokeAgent", "agent"): ("name",),
+    ("InvokeAgent", "input"): ("messages", "text", "arguments", "externalLoop"),
+    ("InvokeAgent", "input", "externalLoop"): ("when",),
+    ("InvokeAgent", "output"): (
+        "messages",
+        "result",
+        "response",
+        "property",
+        "responseObject",
+        "autoSend",
+    ),
+}
+"""The keys an action's mappings hold, by (action kind, key, ...): any other is an
+unknown key, reported at its place (free mappings such as `arguments` are not listed)."""
 MAX_REPEAT_COUNT = 10
 """The most times a Question asks again (`repeatCount`): each time waits for a person."""
 
@@ -204,8 +219,10 @@ class Issue:
 class WorkflowDefinitionError(WorkflowValidationError):
     """A declarative workflow that cannot be built; `issues` lists every problem."""
 
-    def __init__(self, issues: list[Issue]) -> None:
+    def __init__(self, issues: list[Issue], *, partial: Program | None = None) -> None:
         self.issues = issues
+        self.partial = partial
+        """What compiled despite the issues (its steps can still be checked), if known."""
         lines = [f"{show_path(i.path)}: {i.message}" if i.path else i.message for i in issues]
         super().__init__("the workflow has problems:\n  " + "\n  ".join(lines))
 
@@ -460,6 +477,7 @@ class _Compiler:
                     f"{kind} has no key {key!r}{hint(str(key), sorted(allowed))}",
                     key=True,
                 )
+        self.nested_keys(kind, raw, path)
         missing = [k for k in required if k not in raw]
         for key in missing:
             others = [o for o, ours in _FIELD_SPELLINGS.get(kind, ()) if ours == key]
@@ -485,6 +503,26 @@ class _Compiler:
             handler(step)
         else:
             self.simple(step)
+
+    def nested_keys(self, kind: str, raw: Mapping[str, Any], path: KeyPath) -> None:
+        """Unknown keys inside an action's mappings of known keys (an agent's `input`,
+        `output`, `agent`, ...), each an issue at its place."""
+        for (owner, *inner), allowed in NESTED_KEYS.items():
+            if owner != kind:
+                continue
+            value: Any = raw
+            for part in inner:
+                value = value.get(part) if isinstance(value, Mapping) else None
+            if not isinstance(value, Mapping):
+                continue
+            where = ".".join(inner)
+            for key in value:
+                if key not in allowed:
+                    self.issue(
+                        (*path, *inner, str(key)),
+                        f"{kind}'s {where} has no key {key!r}{hint(str(key), allowed)}",
+                        key=True,
+                    )
 
     def simple(self, step: Step) -> None:
         """A step that runs and moves on: check its values and variables."""
@@ -748,14 +786,15 @@ def compile_actions(
     compiler.top = path
     compiler.block(actions, path)
     compiler.finish()
-    if compiler.issues:
-        raise WorkflowDefinitionError(compiler.issues)
-    return Program(
+    program = Program(
         instrs=compiler.instrs,
         labels=compiler.labels,
         expressions=compiler.expressions,
         templates=compiler.templates,
     )
+    if compiler.issues:
+        raise WorkflowDefinitionError(compiler.issues, partial=program)
+    return program
 
 
 def iter_steps(program: Program) -> Iterator[Step]:
