@@ -78,7 +78,7 @@ def register(subparsers: Any) -> None:
         help="send this image, PDF or audio file with the prompt (repeat for several)",
     )
     from raf.cli._agents import add_conflict_retries
-    from raf.cli.validate import add_tools_option
+    from raf.cli.tool_option import add_tools_option
 
     add_conflict_retries(parser)
     add_tools_option(parser)
@@ -86,13 +86,9 @@ def register(subparsers: Any) -> None:
 
 
 def run_command(args: argparse.Namespace) -> int:
-    from raf.core.errors import ConfigurationError
-    from raf.decl.tool_bindings import load_specs
+    from raf.cli.tool_option import loaded_tools
 
-    try:
-        load_specs(args.tools)  # a bad --tools is a usage error, found before anything starts
-    except ConfigurationError as exc:
-        print(terminal_safe(f"raf: error: {exc}"), file=sys.stderr)
+    if loaded_tools(args.tools) is None:  # a usage error, found before anything starts
         return EXIT_USAGE
     prompt = args.prompt
     if prompt == "-":
