@@ -77,9 +77,7 @@ def test_raf_serve_binds_a_function_tool_the_model_then_calls(served: str) -> No
         assert done.status_code == 200, done.text
         body = done.json()
     assert body["text"] == "It is sunny in Oslo." and "error" not in body
-    results = [
-        c for m in body["messages"] for c in m["contents"] if c["type"] == "function_result"
-    ]
+    results = [c for m in body["messages"] for c in m["contents"] if c["type"] == "function_result"]
     assert "sunny in Oslo" in json.dumps(results)
 
 
