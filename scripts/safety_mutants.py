@@ -850,6 +850,21 @@ MUTANTS: tuple[Mutant, ...] = (
         "            result = edit(session)\n",
         ("tests/serve/test_native_pins.py", "-k", "300"),
     ),
+    # -- OpenAPI tools
+    Mutant(
+        "openapi: an invalid call is sent without its arguments checked",
+        "src/raf/tools/openapi/operation.py",
+        "        if problems is not None:  # checked before any request: nothing is sent\n",
+        "        if False:\n",
+        ("tests/tools/test_openapi_arguments.py",),
+    ),
+    Mutant(
+        "openapi: an argument the operation does not take passes",
+        "src/raf/tools/openapi/operation.py",
+        '{**self.parameters, "additionalProperties": False}',
+        "dict(self.parameters)",
+        ("tests/tools/test_openapi_arguments.py",),
+    ),
 )
 
 

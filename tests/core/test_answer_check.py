@@ -47,6 +47,7 @@ def finished(reason: FinishReason | None = FinishReason.STOP, **more: Any) -> Ag
         ((text("I can"), finished(FinishReason.CONTENT_FILTER)), "content_filter"),
         ((finished(FinishReason.CANCELLED),), None),
         ((finished(FinishReason.AWAITING_APPROVAL),), None),
+        ((finished(FinishReason.COMPLETED),), None),  # a workflow that sent no message
         ((finished(value={"city": "Paris"}),), None),
         ((AgentResponseUpdate(kind=UpdateKind.CONTENT, content=PNG), finished()), None),
     ],
@@ -72,3 +73,11 @@ def test_a_response_is_read_by_the_same_rule() -> None:
     valued = response()
     valued.value = {"city": "Paris"}
     assert answer_problem(valued) is None
+
+
+def test_a_workflow_that_completes_without_a_message_is_no_problem_but_not_answered() -> None:
+    check = AnswerCheck()
+    check.see(finished(FinishReason.COMPLETED))
+    assert check.problem is None and not check.answered
+    quiet = AgentResponse(messages=[], finish_reason=FinishReason.COMPLETED)
+    assert answer_problem(quiet) is None

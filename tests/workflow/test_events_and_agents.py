@@ -123,7 +123,7 @@ async def test_a_workflow_as_an_agent_runs_and_streams() -> None:
     polish = writer("polisher", "final text", "final text")
     agent = WorkflowBuilder("pipeline", start=draft).add_edge(draft, polish).build().as_agent()
     response = await agent.run("write about owls")
-    assert response.text == "final text" and response.finish_reason is FinishReason.STOP
+    assert response.text == "final text" and response.finish_reason is FinishReason.COMPLETED
     updates = [u async for u in agent.run_stream("write about owls")]
     # Only the end agent's text is shown, streamed in chunks, once.
     texts = [u.text for u in updates if u.kind is UpdateKind.TEXT_DELTA]

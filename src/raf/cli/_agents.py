@@ -7,7 +7,7 @@ import asyncio
 import json
 import os
 import sys
-from collections.abc import AsyncIterator, Callable, Mapping, Sequence
+from collections.abc import AsyncIterator, Mapping, Sequence
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
@@ -26,7 +26,6 @@ from raf.core.options import AgentRunOptions
 from raf.core.private_files import private_dir
 from raf.core.responses import AgentResponseUpdate, UpdateKind
 from raf.core.sessions import AgentSession, SessionStore
-from raf.core.tools import Tool
 from raf.testing.script_file import SCRIPTED_PREFIX, ScriptFileClient
 from raf.workflow.as_agent import WorkflowAgent
 from raf.workflow.orchestrations.agent import OrchestrationAgent
@@ -155,6 +154,7 @@ def build_workflow_agent(
 ) -> StoredWorkflowAgent:
     """A checked workflow document as an agent; its agents use `model` when given, its
     function tools and function nodes the bound `tools`."""
+    from raf.decl.bind_document import bind_workflow_tools
     from raf.decl.workflow import DeclWorkflowBuilder
     from raf.workflow import SqliteCheckpointStore
 
@@ -164,28 +164,10 @@ def build_workflow_agent(
     if model or os.environ.get("RAF_MODEL"):
         client = resolve_client(model)
         builder.with_chat_client(client)
-    for name, fn in tools.items():
-        builder.with_tool(as_named_tool(name, fn))
-        if not isinstance(fn, Tool):
-            builder.with_function(fn, name=name)
+    bind_workflow_tools(builder, tools)
     folder = private_dir(data_dir())
     builder.with_checkpoint_store(SqliteCheckpointStore(folder / "checkpoints.sqlite"))
     return StoredWorkflowAgent(builder.build(), store, client)
-
-
-def as_named_tool(name: str, fn: Any) -> Tool:
-    """A bound function as the tool of that name (a Tool as it is)."""
-    if isinstance(fn, Tool):
-        return fn
-    from raf.core.function_tool import FunctionTool
-
-    return FunctionTool(fn, name=name)
-
-
-def _factory(fn: Any) -> Callable[[Any], Any]:
-    """A tool factory giving the bound function (made a tool with the document's name and
-    description) or Tool."""
-    return lambda _context: fn
 
 
 ProgramAgent = Agent | OrchestrationAgent | StoredWorkflowAgent
@@ -224,13 +206,13 @@ def build_agent(
                 f"{file} is a {checked.kind or 'document'} raf cannot run; give an agent or "
                 "a workflow document"
             )
+        from raf.decl.bind_document import bind_agent_tools
         from raf.decl.builder import DeclAgentBuilder
 
         builder = DeclAgentBuilder().from_loaded(checked.agent)
         if replaced:
             builder.with_chat_client(resolve_client(model))
-        for name, fn in bound.items():
-            builder.register_factory(name, _factory(fn))
+        bind_agent_tools(builder, bound)
         if store is not None:
             builder.with_session_store(store)
         built: Agent | OrchestrationAgent = builder.build()

@@ -14,7 +14,11 @@ from typing import Any, TextIO
 from raf.cli._agents import short
 from raf.cli.terminal_text import terminal_safe
 from raf.core.contents import ApprovalRequestContent, FunctionCallContent, FunctionResultContent
-from raf.core.responses import AgentResponseUpdate, AnswerCheck, UpdateKind
+from raf.core.responses import AgentResponseUpdate, AnswerCheck, FinishReason, UpdateKind
+
+QUIET_END = "the workflow completed, no message"
+"""What `raf run` and `raf chat` say of a workflow that ran to its end without sending a
+message: its outcome, never a model's empty answer."""
 
 
 class StreamPrinter:
@@ -88,10 +92,15 @@ class StreamPrinter:
             self.info.flush()
         elif kind is UpdateKind.FINISHED:
             self._break()
-            problem, self._check = self._check.problem, AnswerCheck()
-            if problem is not None and self.notes:
+            check, self._check = self._check, AnswerCheck()
+            if not self.notes:
+                return
+            problem = check.problem
+            if problem is not None:
                 self.info.write(f"({problem.message})\n")
-                self.info.flush()
+            elif update.finish_reason is FinishReason.COMPLETED and not check.answered:
+                self.info.write(f"({QUIET_END})\n")
+            self.info.flush()
 
 
 class _WarningLines(logging.Handler):

@@ -53,7 +53,7 @@ def register(subparsers: Any) -> None:
         "'scripted:FILE.json' replays a JSON list of replies, a testing aid)",
     )
     from raf.cli._agents import add_conflict_retries
-    from raf.cli.validate import add_tools_option
+    from raf.cli.tool_option import add_tools_option
 
     add_conflict_retries(parser)
     add_tools_option(parser)
@@ -61,6 +61,10 @@ def register(subparsers: Any) -> None:
 
 
 def run_chat(args: argparse.Namespace) -> int:
+    from raf.cli.tool_option import EXIT_BAD_SPEC, loaded_tools
+
+    if loaded_tools(args.tools) is None:  # a usage error, as in raf run
+        return EXIT_BAD_SPEC
     chat = _Chat(args)
     return chat.main()
 

@@ -97,6 +97,9 @@ def register(subparsers: Any) -> None:
     parser.add_argument(
         "--schema", action="store_true", help="print the JSON Schema of dataset files and exit"
     )
+    from raf.cli.tool_option import add_tools_option
+
+    add_tools_option(parser)
     parser.set_defaults(handler=eval_command, eval_parser=parser)
 
 
@@ -114,6 +117,10 @@ def eval_command(args: argparse.Namespace) -> int:
         if Path(file).suffix.lower() == ".py":
             print(python_file_refused(file, dataset=file == args.dataset), file=sys.stderr)
             return EXIT_USAGE
+    from raf.cli.tool_option import loaded_tools
+
+    if loaded_tools(args.tools) is None:
+        return EXIT_USAGE
     return asyncio.run(_eval(args))
 
 
@@ -164,11 +171,15 @@ def _agents(args: argparse.Namespace) -> list[Any]:
         from raf.decl.workflow import is_workflow_file
 
         if client is None or is_workflow_file(file):
-            built.append(build_agent(file, args.model, None))
+            built.append(build_agent(file, args.model, None, args.tools))
             continue
+        from raf.decl.bind_document import bind_agent_tools, document_bindings
         from raf.decl.builder import DeclAgentBuilder
+        from raf.decl.tool_bindings import load_specs
 
-        built.append(DeclAgentBuilder().from_file(file).with_chat_client(client).build())
+        builder = DeclAgentBuilder().from_file(file).with_chat_client(client)
+        bind_agent_tools(builder, document_bindings(file, load_specs(args.tools)))
+        built.append(builder.build())
     return built
 
 

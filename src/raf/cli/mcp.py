@@ -8,6 +8,7 @@ import importlib
 import inspect
 import os
 import sys
+from collections.abc import Sequence
 from typing import Any
 
 from raf.cli.terminal_text import terminal_safe
@@ -54,17 +55,28 @@ def register(subparsers: Any) -> None:
         "(workspace files and shell, skills) included; never those that need approval for "
         "every call, and calls that need it are refused",
     )
+    from raf.cli.tool_option import add_tools_option
+
+    add_tools_option(serve)
     serve.set_defaults(handler=run_serve)
 
 
-async def load_agent(file: str | None, factory: str | None, model: str | None = None) -> Any:
+async def load_agent(
+    file: str | None,
+    factory: str | None,
+    model: str | None = None,
+    tools: Sequence[str] = (),
+) -> Any:
     """The agent named on the command line: a declaration file (on `model` when given,
-    else $RAF_MODEL, else its own) or `module:factory`."""
+    else $RAF_MODEL, else its own; its function tools bound by the `tools` specs and the
+    installed entry points) or `module:factory`."""
     if bool(file) == bool(factory):
         raise ConfigurationError("give exactly one of FILE or --python MODULE:FACTORY")
     if factory:
         if model:
             raise ConfigurationError("--model applies to a FILE, not to --python MODULE:FACTORY")
+        if tools:
+            raise ConfigurationError("--tools applies to a FILE, not to --python MODULE:FACTORY")
         module_name, _, attr = factory.partition(":")
         if not module_name or not attr:
             raise ConfigurationError(f"--python wants MODULE:FACTORY, got {factory!r}")
@@ -78,10 +90,14 @@ async def load_agent(file: str | None, factory: str | None, model: str | None = 
         return agent
     from raf.cli._agents import build_agent
 
-    return build_agent(str(file), model, None)
+    return build_agent(str(file), model, None, tools)
 
 
 def run_serve(args: argparse.Namespace) -> int:
+    from raf.cli.tool_option import EXIT_BAD_SPEC, loaded_tools
+
+    if loaded_tools(args.tools, "raf mcp") is None:
+        return EXIT_BAD_SPEC
     return asyncio.run(_serve(args))
 
 
@@ -92,7 +108,7 @@ async def _serve(args: argparse.Namespace) -> int:
     token = os.environ.get(TOKEN_ENV)
     if args.transport == "http":
         check_exposure(args.host, token)  # before anything is built or bound
-    agent = await load_agent(args.file, args.python, args.model)
+    agent = await load_agent(args.file, args.python, args.model, args.tools)
     server = AgentMcpServer(agent, expose_tools=args.expose_tools)
     await server.list_run_time_tools()  # what the context providers add, said up front
     for name, why in server.left_out.items():

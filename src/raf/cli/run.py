@@ -1,10 +1,10 @@
 """`raf run FILE "prompt"`: one run of an agent, streamed to stdout (or as JSON lines).
 
-Exit codes: 0 the run finished; 1 an error (a document with problems, a model or tool
-failure); 2 a usage error (bad command line); 3 the run waits for approvals nobody
-answered (resume with `--session ID --approve all|none`); 4 the run ended without a whole
-answer (empty, cut off at the token limit, or stopped by a content filter); 130
-interrupted (Ctrl-C).
+Exit codes: 0 the run finished (a workflow that ends without a message too); 1 an error
+(a document with problems, a model or tool failure); 2 a usage error (bad command line);
+3 the run waits for approvals nobody answered (resume with `--session ID --approve
+all|none`); 4 a model's answer was not whole (empty, cut off at the token limit, or
+stopped by a content filter); 130 interrupted (Ctrl-C).
 """
 
 from __future__ import annotations
@@ -35,7 +35,7 @@ EXIT_NO_ANSWER = 4
 EXIT_INTERRUPTED = 130
 
 EPILOG = """exit codes:
-  0    the run finished
+  0    the run finished (a workflow that ends without a message too)
   1    an error: the document has problems, or the model or a tool failed
   2    usage error (bad command line)
   3    the run waits for approvals nobody answered; resume it with
@@ -78,7 +78,7 @@ def register(subparsers: Any) -> None:
         help="send this image, PDF or audio file with the prompt (repeat for several)",
     )
     from raf.cli._agents import add_conflict_retries
-    from raf.cli.validate import add_tools_option
+    from raf.cli.tool_option import add_tools_option
 
     add_conflict_retries(parser)
     add_tools_option(parser)
@@ -86,13 +86,9 @@ def register(subparsers: Any) -> None:
 
 
 def run_command(args: argparse.Namespace) -> int:
-    from raf.core.errors import ConfigurationError
-    from raf.decl.tool_bindings import load_specs
+    from raf.cli.tool_option import loaded_tools
 
-    try:
-        load_specs(args.tools)  # a bad --tools is a usage error, found before anything starts
-    except ConfigurationError as exc:
-        print(terminal_safe(f"raf: error: {exc}"), file=sys.stderr)
+    if loaded_tools(args.tools) is None:  # a usage error, found before anything starts
         return EXIT_USAGE
     prompt = args.prompt
     if prompt == "-":
@@ -120,7 +116,7 @@ async def _run(args: argparse.Namespace, prompt: str | ChatMessage | None) -> in
         conflict_retries,
         session_store,
     )
-    from raf.cli._render import StreamPrinter
+    from raf.cli._render import QUIET_END, StreamPrinter
     from raf.core.errors import SessionConflictError, SessionNotFoundError
     from raf.core.options import AgentRunOptions
     from raf.core.responses import FinishReason, UpdateKind
@@ -198,6 +194,8 @@ async def _run(args: argparse.Namespace, prompt: str | ChatMessage | None) -> in
             if token.cancelled or finish is FinishReason.CANCELLED:
                 print(f"raf: interrupted (session {session.id})", file=sys.stderr)
                 return EXIT_INTERRUPTED
+            if finish is FinishReason.COMPLETED and not check.answered:
+                print(f"raf: {QUIET_END}", file=sys.stderr)  # what it ended with
             if finish is not FinishReason.AWAITING_APPROVAL:
                 return no_answer(check)
             decided = await _decide(session.pending_approvals, args.approve, token, agent)

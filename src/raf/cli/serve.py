@@ -10,6 +10,8 @@ import sys
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
+from raf.cli.tool_option import add_tools_option
+
 if TYPE_CHECKING:
     from raf.serve.limits import ServeLimits
 
@@ -81,10 +83,12 @@ def register(subparsers: Any) -> None:
     )
     acp.add_argument("file", metavar="FILE", help="agent document")
     acp.add_argument("--model", metavar="SPEC", help="use this model instead of the document's")
+    add_tools_option(acp)
     acp.set_defaults(handler=acp_command)
 
 
 def _server_arguments(parser: argparse.ArgumentParser) -> None:
+    add_tools_option(parser)
     parser.add_argument("--host", default="127.0.0.1", help="address (default 127.0.0.1)")
     parser.add_argument("--port", type=int, default=8000, help="port (default 8000; 0: any free)")
     parser.add_argument("--model", metavar="SPEC", help="use this model for every agent")
@@ -381,6 +385,7 @@ def serve_command(args: argparse.Namespace) -> int:
 
     from raf.cli._agents import data_dir, resolve_client
     from raf.cli.terminal_text import terminal_safe
+    from raf.cli.tool_option import EXIT_BAD_SPEC, loaded_tools
     from raf.core.private_files import private_dir
     from raf.core.sessions import SessionStore
     from raf.serve import AgentHost, ServeSecurity, create_app, load_agents
@@ -388,6 +393,9 @@ def serve_command(args: argparse.Namespace) -> int:
     from raf.stores.sessions import InMemorySessionStore, SqliteSessionStore
     from raf.stores.urls import open_session_store
 
+    tools = loaded_tools(args.tools, args.program)
+    if tools is None:  # a usage error, said before anything is bound or started
+        return EXIT_BAD_SPEC
     problem = _check_workers(args)
     if problem is not None:
         print(terminal_safe(f"raf serve: {problem}"), file=sys.stderr)
@@ -411,9 +419,9 @@ def serve_command(args: argparse.Namespace) -> int:
     if args.ui:
         from raf.serve.ui.loading import load_targets
 
-        agents, workflows = load_targets(args.paths, chat_client=client)
+        agents, workflows = load_targets(args.paths, chat_client=client, tools=tools)
     else:
-        agents = load_agents(args.paths, chat_client=client)
+        agents = load_agents(args.paths, chat_client=client, tools=tools)
     store: SessionStore
     if args.sessions == "memory":
         store = InMemorySessionStore()
@@ -497,9 +505,12 @@ def serve_command(args: argparse.Namespace) -> int:
 
 def acp_command(args: argparse.Namespace) -> int:
     from raf.cli._agents import StoredWorkflowAgent, build_agent, session_store
+    from raf.cli.tool_option import EXIT_BAD_SPEC, loaded_tools
     from raf.serve.acp import serve_acp_stdio
 
-    agent = build_agent(args.file, args.model, None)
+    if loaded_tools(args.tools, "raf acp") is None:
+        return EXIT_BAD_SPEC
+    agent = build_agent(args.file, args.model, None, args.tools)
     if isinstance(agent, StoredWorkflowAgent):
         print(f"raf acp: {args.file} is a workflow document; ACP serves agents", file=sys.stderr)
         return 2

@@ -36,36 +36,24 @@ def register(subparsers: Any) -> None:
         action="store_true",
         help="treat warnings (keys raf ignores, unset variables, unbound tools, …) as errors",
     )
+    from raf.cli.tool_option import add_tools_option
+
     add_tools_option(parser)
     parser.set_defaults(handler=run_validate)
 
 
-def add_tools_option(parser: argparse.ArgumentParser) -> None:
-    """The `--tools module:function` option `raf validate` and `raf run` share."""
-    parser.add_argument(
-        "--tools",
-        metavar="MODULE:FUNCTION",
-        action="append",
-        default=[],
-        help="bind the document's function tool of that name to this Python function "
-        "(NAME=MODULE:FUNCTION binds it under NAME; repeat for several); installed "
-        "entry points in group 'raf.tools' bind the rest",
-    )
-
-
 def run_validate(args: argparse.Namespace) -> int:
     from raf.cli.terminal_text import terminal_safe
-    from raf.core.errors import ConfigurationError
+    from raf.cli.tool_option import EXIT_BAD_SPEC, loaded_tools
     from raf.decl.build_checks import model_extra_problems
     from raf.decl.check_file import check_file
     from raf.decl.document_file import documents_in
-    from raf.decl.tool_bindings import entry_point_names, load_specs
+    from raf.decl.tool_bindings import entry_point_names
 
-    try:
-        bound = set(load_specs(args.tools)) | entry_point_names()
-    except ConfigurationError as exc:
-        print(terminal_safe(f"raf: error: {exc}"), file=sys.stderr)
-        return 2
+    specs = loaded_tools(args.tools)
+    if specs is None:
+        return EXIT_BAD_SPEC
+    bound = set(specs) | entry_point_names()
     failed = 0
     files: list[str] = []
     for given in args.files:

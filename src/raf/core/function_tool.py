@@ -193,7 +193,11 @@ class FunctionTool:
                     "add one so the model knows what to send"
                 )
             default = MISSING if param.default is inspect.Parameter.empty else param.default
-            described = annotated_description(annotation) or docs.get(param.name)
+            described = (
+                default_field_description(default)
+                or annotated_description(annotation)
+                or docs.get(param.name)
+            )
             declared.append((param.name, annotation, default, described))
         return declared
 
@@ -202,11 +206,18 @@ class FunctionTool:
         if self._arg_model is not None:
             return self._arg_model
         from pydantic import ConfigDict, Field, create_model
+        from pydantic.fields import FieldInfo
 
-        fields: dict[str, Any] = {
-            name: (annotation, Field(... if default is MISSING else default, description=doc))
-            for name, annotation, default, doc in self._declared
-        }
+        fields: dict[str, Any] = {}
+        for name, annotation, default, doc in self._declared:
+            if isinstance(default, FieldInfo):  # `x: int = Field(3, ge=0)`: the field itself
+                # as pydantic reads `Annotated[int, Field(3, ge=0)]`, the description last
+                fields[name] = Annotated[annotation, default, Field(description=doc)]
+            else:
+                fields[name] = (
+                    annotation,
+                    Field(... if default is MISSING else default, description=doc),
+                )
         try:
             self._arg_model = create_model(
                 f"{self.name}_arguments",
@@ -290,6 +301,17 @@ _PLAIN_VALUES = frozenset({str, int, float, bool, type(None), list, dict})
 """What most functions return: neither a `ToolResult` nor a pydantic model."""
 
 _NAME_MAPS = ("properties", "$defs", "definitions", "patternProperties")
+
+
+def default_field_description(default: Any) -> str | None:
+    """The description of a `Field(...)` given as a parameter's default value (`x: int =
+    Field(3, description="…")`), which wins over the annotation's and the docstring's as
+    in pydantic; None for any other default."""
+    pydantic_fields = sys.modules.get("pydantic.fields")  # a FieldInfo means it is loaded
+    if pydantic_fields is None or not isinstance(default, pydantic_fields.FieldInfo):
+        return None
+    description = default.description
+    return description if isinstance(description, str) and description.strip() else None
 
 
 def annotated_description(annotation: Any) -> str | None:

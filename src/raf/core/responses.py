@@ -31,6 +31,9 @@ class FinishReason(StrEnum):
     CONTENT_FILTER = "content_filter"
     AWAITING_APPROVAL = "awaiting_approval"
     CANCELLED = "cancelled"
+    COMPLETED = "completed"
+    """A workflow run as an agent ran to its end: no model gave this answer, so an
+    answer with no message is what the workflow did, not a model's failure."""
     OTHER = "other"
 
 
@@ -339,11 +342,22 @@ class AnswerCheck:
         )
 
     @property
+    def answered(self) -> bool:
+        """Whether the run gave anything to show: text, a structured value, data or an
+        approval request."""
+        return self._answered
+
+    @property
     def problem(self) -> AnswerProblem | None:
         """The problem with the answer seen, or None when it is whole (or the run was
-        cancelled or waits for approval, which are outcomes of their own)."""
+        cancelled, waits for approval, or was a workflow that completed: outcomes of their
+        own)."""
         finish = self.finish_reason
-        if finish is FinishReason.CANCELLED or finish is FinishReason.AWAITING_APPROVAL:
+        if (
+            finish is FinishReason.CANCELLED
+            or finish is FinishReason.AWAITING_APPROVAL
+            or finish is FinishReason.COMPLETED  # a workflow's end: no model answered
+        ):
             return None
         if finish is FinishReason.LENGTH:
             code = "cut_off"

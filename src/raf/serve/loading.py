@@ -2,13 +2,17 @@
 
 from __future__ import annotations
 
-from collections.abc import Sequence
+from collections.abc import Mapping, Sequence
 from pathlib import Path
+from typing import TYPE_CHECKING
 
 from raf.core.agent_like import AgentLike
 from raf.core.chat_client import ChatClient
 from raf.core.errors import ConfigurationError
 from raf.decl.document_file import DOCUMENT_SUFFIXES, documents_in
+
+if TYPE_CHECKING:
+    from raf.decl.tool_bindings import Binding
 
 __all__ = ["DOCUMENT_SUFFIXES", "document_paths", "load_agents"]
 
@@ -30,9 +34,15 @@ def document_paths(paths: Sequence[str | Path]) -> list[Path]:
 
 
 def load_agents(
-    paths: Sequence[str | Path], *, chat_client: ChatClient | None = None
+    paths: Sequence[str | Path],
+    *,
+    chat_client: ChatClient | None = None,
+    tools: Mapping[str, Binding] | None = None,
 ) -> list[AgentLike]:
-    """Build every document's agent; `chat_client` replaces each document's model."""
+    """Build every document's agent; `chat_client` replaces each document's model;
+    `tools` (what `--tools` binds) and the installed `raf.tools` entry points bind the
+    function tools the documents name."""
+    from raf.decl.bind_document import bind_agent_tools, document_bindings
     from raf.decl.builder import DeclAgentBuilder
 
     agents: list[AgentLike] = []
@@ -41,6 +51,7 @@ def load_agents(
         builder = DeclAgentBuilder().from_file(path)
         if chat_client is not None:
             builder.with_chat_client(chat_client)
+        bind_agent_tools(builder, document_bindings(path, tools or {}))
         agent = builder.build()
         if agent.name in names:
             raise ConfigurationError(

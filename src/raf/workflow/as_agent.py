@@ -169,7 +169,7 @@ class WorkflowAgent:
             session.metadata.pop(SESSION_KEY, None)
         yield AgentResponseUpdate(
             kind=UpdateKind.FINISHED,
-            finish_reason=FinishReason.AWAITING_APPROVAL if asked else FinishReason.STOP,
+            finish_reason=FinishReason.AWAITING_APPROVAL if asked else FinishReason.COMPLETED,
         )
 
     def _input(self, request: list[ChatMessage]) -> Any:

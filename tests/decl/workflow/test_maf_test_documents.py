@@ -258,3 +258,17 @@ def test_a_repeat_count_the_runtime_cannot_use_is_located(count):
     (problem,) = caught.value.problems
     assert (problem.line, problem.key_path) == (15, "trigger.actions[0].repeatCount")
     assert "repeatCount is a whole number from 0 to 10" in problem.message
+
+
+async def test_add_message_in_the_net_shape_keeps_the_record_in_message():
+    # `role: User` as .NET writes it; `content` items are the text; `message` the variable
+    workflow, result = await run("quiet/AddConversationMessage.yaml", "a note to keep")
+    added = variables(workflow)["Local"]["Added"]
+    assert (added["Role"], added["Text"]) == ("user", "a note to keep")
+    assert result.outputs == []
+
+
+async def test_a_message_added_in_the_net_shape_is_found_again_by_its_id():
+    workflow, _ = await run("quiet/RetrieveConversationMessage.yaml")
+    local = variables(workflow)["Local"]
+    assert local["NoteCopy"]["Text"] == "a note" and local["NoteCopy"]["Id"] == local["Note"]["Id"]

@@ -5,14 +5,18 @@ from __future__ import annotations
 
 import importlib.util
 import sys
-from collections.abc import Sequence
+from collections.abc import Mapping, Sequence
 from pathlib import Path
+from typing import TYPE_CHECKING
 
 from raf.core.agent_like import AgentLike
 from raf.core.chat_client import ChatClient
 from raf.core.errors import ConfigurationError
 from raf.serve.loading import document_paths, load_agents
 from raf.workflow import Workflow
+
+if TYPE_CHECKING:
+    from raf.decl.tool_bindings import Binding
 
 
 def load_python(path: Path) -> tuple[list[AgentLike], list[Workflow]]:
@@ -40,10 +44,15 @@ def load_python(path: Path) -> tuple[list[AgentLike], list[Workflow]]:
 
 
 def load_targets(
-    paths: Sequence[str | Path], *, chat_client: ChatClient | None = None
+    paths: Sequence[str | Path],
+    *,
+    chat_client: ChatClient | None = None,
+    tools: Mapping[str, Binding] | None = None,
 ) -> tuple[list[AgentLike], list[Workflow]]:
     """Agents and workflows from documents (files or folders) and from `.py` files;
-    `chat_client` replaces the documents' models."""
+    `chat_client` replaces the documents' models; `tools` and the installed `raf.tools`
+    entry points bind the function tools (and function nodes) the documents name."""
+    from raf.decl.bind_document import bind_workflow_tools, document_bindings
     from raf.decl.workflow import DeclWorkflowBuilder, is_workflow_file
 
     python = [Path(p) for p in paths if str(p).endswith(".py")]
@@ -51,12 +60,13 @@ def load_targets(
     documents = document_paths(named) if named else []
     flow_files = [p for p in documents if is_workflow_file(p)]
     agent_files = [p for p in documents if p not in flow_files]
-    agents = load_agents(agent_files, chat_client=chat_client) if agent_files else []
+    agents = load_agents(agent_files, chat_client=chat_client, tools=tools) if agent_files else []
     workflows: list[Workflow] = []
     for path in flow_files:
         builder = DeclWorkflowBuilder().from_file(path)
         if chat_client is not None:
             builder.with_chat_client(chat_client)
+        bind_workflow_tools(builder, document_bindings(path, tools or {}))
         workflows.append(builder.build())
     for path in python:
         if not path.is_file():

@@ -34,6 +34,13 @@ def to_json_schema(schema: Any, *, nullable_keyword: bool) -> Any:
     if not isinstance(schema, Mapping):
         return schema
     out = {k: to_json_schema(v, nullable_keyword=nullable_keyword) for k, v in schema.items()}
+    if nullable_keyword:  # 3.0's boolean exclusiveMinimum/Maximum: a flag on the bound
+        for exclusive, bound in (("exclusiveMinimum", "minimum"), ("exclusiveMaximum", "maximum")):
+            flag = out.get(exclusive)
+            if isinstance(flag, bool):
+                del out[exclusive]
+                if flag and bound in out:
+                    out[exclusive] = out.pop(bound)
     if nullable_keyword and out.pop("nullable", False) is True:
         kind = out.get("type")
         if isinstance(kind, str):
@@ -82,8 +89,14 @@ class HttpSettings:
     nullable_keyword: bool = True
 
 
+_MAX_PROBLEMS = 10
+"""At most this many argument problems are named in one result; the rest are counted."""
+
+
 class OpenApiTool:
-    """Calls one operation of an HTTP API described by OpenAPI."""
+    """Calls one operation of an HTTP API described by OpenAPI. Arguments are checked
+    against the operation's parameters and request body before any request: an invalid
+    call is answered with what is wrong, as a `@tool` function's is, and sends nothing."""
 
     kind = "openapi"
     requires_approval = False
@@ -94,6 +107,31 @@ class OpenApiTool:
         self.name = tool_name_for(spec.operation_id, spec.method, spec.path)
         self.description = (spec.summary or f"{spec.method.upper()} {spec.path}")[:1024]
         self.parameters = self._schema()
+        self._arguments_validator: Any = None
+
+    def argument_problems(self, arguments: Mapping[str, Any]) -> str | None:
+        """What is wrong with a call's arguments (a missing required parameter or body,
+        a value of the wrong type or out of its schema, an argument the operation does
+        not take), or None when they are valid."""
+        validator = self._arguments_validator
+        if validator is None:
+            from raf.core.schema_refs import schema_validator
+
+            # the arguments object as advertised, closed: an unknown argument is a mistake
+            validator = schema_validator(
+                {**self.parameters, "additionalProperties": False},
+                where=f"{self.name} arguments",
+                feature="OpenAPI tools",
+                extra="openapi",
+            )
+            self._arguments_validator = validator
+        errors = sorted(validator.iter_errors(dict(arguments)), key=_error_order)
+        if not errors:
+            return None
+        shown = [_describe(error) for error in errors[:_MAX_PROBLEMS]]
+        if len(errors) > _MAX_PROBLEMS:
+            shown.append(f"and {len(errors) - _MAX_PROBLEMS} more")
+        return f"invalid arguments for tool {self.name!r}: " + "; ".join(shown)
 
     def approval_required(self, arguments: Mapping[str, Any]) -> bool:
         return False
@@ -150,6 +188,9 @@ class OpenApiTool:
             import httpx
         except ImportError as exc:  # pragma: no cover
             raise MissingExtraError("OpenAPI tools", "openapi", "httpx") from exc
+        problems = self.argument_problems(arguments)
+        if problems is not None:  # checked before any request: nothing is sent
+            return ToolResult.fail(problems)
         path, query, headers, cookies = self._request_parts(arguments)
         if context.idempotency_key and self.spec.method.upper() not in _SAFE_METHODS:
             # the same on a retried call: a server that honours the header acts once
@@ -240,6 +281,19 @@ class OpenApiTool:
 
     def __repr__(self) -> str:
         return f"<OpenApiTool {self.name!r} {self.spec.method.upper()} {self.spec.path}>"
+
+
+def _error_order(error: Any) -> list[str]:
+    return [str(part) for part in error.absolute_path]
+
+
+def _describe(error: Any) -> str:
+    """One problem, where it is and what is wrong, short (a long value is cut)."""
+    where = ".".join(str(part) for part in error.absolute_path) or "(arguments)"
+    message = str(error.message)
+    if len(message) > 200:
+        message = message[:197] + "..."
+    return f"{where}: {message}"
 
 
 def _scalar(value: Any) -> str:

@@ -7,6 +7,7 @@ import json
 from typing import Any
 
 from raf.workflow.declarative.conversations import (
+    as_record,
     copy_messages,
     retrieve_message,
     retrieve_messages,
@@ -187,19 +188,41 @@ async def create_conversation(rt: Runtime, step: Step) -> None:
 
 
 async def add_message(rt: Runtime, step: Step) -> None:
+    """Add a message to a conversation: `message` as its text (or a `{role, text}`
+    mapping), or, in the .NET engine's shape, `content` items (`{type, value}`) as its
+    text and `message` as the variable that keeps the added message's record."""
     fields = step.fields
     message = fields.get("message")
-    role = str(await rt.value(fields.get("role", "user")))
+    role = str(await rt.value(fields.get("role", "user"))).lower()
+    keep_in: str | None = None
     if isinstance(message, dict):
-        role = str(await rt.value(message.get("role", role)))
+        role = str(await rt.value(message.get("role", role))).lower()
         body = await rt.render(message.get("text", message.get("content", "")))
+    elif "content" in fields and isinstance(message, str):
+        keep_in = message
+        body = await _content_text(rt, fields["content"])
     else:
         body = await rt.render(
             message if message is not None else fields.get("content", fields.get("text", ""))
         )
     if role not in ("user", "assistant", "system"):
         raise rt.fail(f"a message role is user, assistant or system, not {role!r}")
-    (await rt.conversation(fields["conversationId"])).append({"role": role, "text": body})
+    entry = {"role": role, "text": body}
+    (await rt.conversation(fields["conversationId"])).append(entry)
+    if keep_in is not None:
+        rt.set(keep_in, as_record(entry))
+
+
+async def _content_text(rt: Runtime, content: Any) -> str:
+    """The text of a message's content items (`{type: Text, value: ...}`), one a line."""
+    items = content if isinstance(content, list) else [content]
+    parts = []
+    for item in items:
+        if isinstance(item, dict) and "value" in item:
+            parts.append(await rt.render(item["value"]))
+        else:
+            parts.append(await rt.render(item))
+    return "\n".join(parts)
 
 
 async def _nothing(rt: Runtime, step: Step) -> None:
