@@ -30,7 +30,7 @@ from typing import TYPE_CHECKING, Any
 
 from raf.core.agent_like import own_providers, own_tools
 from raf.core.contents import ApprovalRequestContent
-from raf.core.errors import ConfigurationError
+from raf.core.errors import ConfigurationError, SessionError
 from raf.core.options import AgentRunOptions, ToolApprovalResponse
 from raf.core.responses import ChatResponse, FinishReason, ResponseFolder
 from raf.core.sessions import AgentSession
@@ -42,6 +42,7 @@ from raf.serve.mcp_report import (
     approval_input_request,
     decision_from,
 )
+from raf.serve.requests import store_failure
 from raf.tools.mcp.client import _import_mcp
 
 if TYPE_CHECKING:
@@ -294,6 +295,11 @@ class AgentMcpServer:
         except Exception as exc:
             _restore(session, paused.before)
             await reporter.log("error", f"the agent failed: {type(exc).__name__}")
+            if isinstance(exc, SessionError):  # told as every surface tells it: no address
+                failure = store_failure(exc)
+                return _text_result(
+                    f"the agent failed: {failure.code}: {failure.message}", error=True
+                )
             return _text_result(f"the agent failed: {type(exc).__name__}: {exc}", error=True)
         denied = sorted({paused.names.get(c, c) for c in paused.denied})
         if response.finish_reason is FinishReason.AWAITING_APPROVAL:
