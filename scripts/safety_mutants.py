@@ -564,7 +564,8 @@ MUTANTS: tuple[Mutant, ...] = (
     Mutant(
         "store outage: a run waits for a lease its own process gave up",
         "src/raf/stores/leases.py",
-        "        if self.unreleased is not None and self.unreleased.holds(self.session_id, holder):\n"
+        "        if self.unreleased is not None and self.unreleased.holds("
+        "self.session_id, holder):\n"
         "            return True\n",
         "",
         ("tests/stores/test_store_failures.py",),
