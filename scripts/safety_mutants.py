@@ -686,6 +686,68 @@ MUTANTS: tuple[Mutant, ...] = (
         "    pass",
         ("tests/core/test_tool_threads_process.py", "-k", "forked"),
     ),
+    # -- a store outage: no session left busy, nothing of the store shown, a fast failure
+    Mutant(
+        "store outage: a lease not given back is forgotten",
+        "src/raf/stores/leases.py",
+        "            self.unreleased.add(self.session_id, self.holder, self._lapses)\n",
+        "            pass\n",
+        ("tests/stores/test_store_failures.py",),
+    ),
+    Mutant(
+        "store outage: a lease the store failed to take is never given back",
+        "src/raf/stores/leases.py",
+        "self.unreleased.add(self.session_id, self.holder, time.monotonic() + self.seconds)",
+        "pass",
+        ("tests/stores/test_store_failures.py",),
+    ),
+    Mutant(
+        "store outage: a run waits for a lease its own process gave up",
+        "src/raf/stores/leases.py",
+        "        if self.unreleased is not None and self.unreleased.holds("
+        "self.session_id, holder):\n"
+        "            return True\n",
+        "",
+        ("tests/stores/test_store_failures.py",),
+    ),
+    Mutant(
+        "store outage: a store call waits as long as the driver does",
+        "src/raf/stores/timed.py",
+        "async with asyncio.timeout(self.timeout):",
+        "async with asyncio.timeout(None):",
+        ("tests/stores/test_store_failures.py",),
+    ),
+    Mutant(
+        "store outage: SQLite's own errors escape the store",
+        "src/raf/stores/sessions.py",
+        "        except (sqlite3.Error, OSError) as exc:\n"
+        '            raise SessionStoreError(f"session store {self.path}: {exc}") from None\n',
+        "        except ZeroDivisionError as exc:\n"
+        '            raise SessionStoreError(f"session store {self.path}: {exc}") from None\n',
+        ("tests/stores/test_store_failures.py", "tests/serve/test_store_failures_served.py"),
+    ),
+    Mutant(
+        "store outage: a failed lease is the client's 400",
+        "src/raf/serve/hosting.py",
+        "        except SessionError as exc:\n            raise store_failure(exc) from None\n",
+        "        except SessionError as exc:\n"
+        '            raise ServeError(400, "invalid_session_id", str(exc)) from None\n',
+        ("tests/serve/test_store_failures_served.py",),
+    ),
+    Mutant(
+        "store outage: clients read the store's own message",
+        "src/raf/serve/requests.py",
+        "        message = STORE_UNAVAILABLE\n",
+        "        message = str(exc)\n",
+        ("tests/serve/test_store_failures_served.py", "tests/serve/test_openai_responses.py"),
+    ),
+    Mutant(
+        "store outage: /ready names the store",
+        "src/raf/serve/native.py",
+        '"message": STORE_UNAVAILABLE}',
+        '"message": str(exc)}',
+        ("tests/serve/test_store_failures_served.py",),
+    ),
     # -- hosted tools' secrets and approvals
     Mutant(
         "hosted mcp: an error quoting the tools keeps the header values",

@@ -73,6 +73,28 @@ class Server:
     folder: Path
     log: Path
     stopped: bool = field(default=False)
+    command: list[str] = field(default_factory=list)
+    """How it was started: `resume` starts it so again, on its own data."""
+
+    def halt(self) -> None:
+        """Stop the server as an operator would (PostgreSQL's fast shutdown), keeping
+        its data for `resume`."""
+        if self.process.poll() is None:
+            self.process.send_signal(signal.SIGINT)
+            self.process.wait(timeout=30)
+
+    def resume(self) -> None:
+        """Start a halted server again, on the same port and data; returns once it
+        accepts connections (and, for PostgreSQL, logins)."""
+        assert self.command, f"{self.name} cannot be started again"
+        with open(self.log, "ab") as out:
+            self.process = subprocess.Popen(
+                self.command, stdout=out, stderr=subprocess.STDOUT, start_new_session=True
+            )
+        port = int(self.url.rsplit(":", 1)[1].split("/")[0])
+        _wait_for_port(self, port)
+        if self.name == "PostgreSQL":
+            _wait_for_postgres(self)
 
     def stop(self) -> None:
         if self.stopped:
@@ -170,6 +192,7 @@ def start_postgres(*, durable: bool = False) -> Server:
         process=process,
         folder=folder,
         log=log,
+        command=[*drop, *args],
     )
     atexit.register(server.stop)
     _wait_for_port(server, port)

@@ -136,3 +136,13 @@ def test_raf_serve_refuses_several_workers_on_memory_sessions(tmp_path: Path) ->
     assert done.returncode == 2
     assert "several workers cannot share in-memory sessions" in done.stderr
     assert "postgresql://" in done.stderr
+
+
+def test_raf_serve_refuses_a_store_timeout_that_is_not_a_number_of_seconds(
+    tmp_path: Path,
+) -> None:
+    (tmp_path / "greeter.yaml").write_text("name: greeter\ninstructions: Greet.\n")
+    for bad in ("0", "-1", "nan"):
+        done = raf(tmp_path, "serve", "greeter.yaml", "--store-timeout", bad)
+        assert done.returncode == 2, done.stderr
+        assert "--store-timeout must be a number of seconds above 0" in done.stderr

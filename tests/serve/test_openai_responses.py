@@ -273,7 +273,9 @@ def test_a_store_that_cannot_read_the_session_still_streams_response_failed() ->
     sent = asyncio.run(events())
     assert sent[-1]["type"] == "response.failed"
     assert run.failure is not None and run.failure.status == 503
-    assert "unreachable" in run.failure.message
+    assert run.failure.code == "session_store_error"
+    assert "the session store is unavailable" in run.failure.message
+    assert "the store is unreachable" not in run.failure.message  # the store's words: logged
 
 
 async def test_a_continuation_is_checked_again_once_the_session_is_leased() -> None:

@@ -5,6 +5,7 @@ from __future__ import annotations
 
 import argparse
 import asyncio
+import math
 import os
 import sys
 from pathlib import Path
@@ -104,6 +105,7 @@ def _server_arguments(parser: argparse.ArgumentParser) -> None:
         help="browser Origin to accept",
     )
     from raf.stores.leases import DEFAULT_LEASE_SECONDS
+    from raf.stores.timed import DEFAULT_STORE_TIMEOUT
 
     limits = parser.add_argument_group(
         "limits", "what each client may hold (defaults are safe for a shared server)"
@@ -194,6 +196,15 @@ def _server_arguments(parser: argparse.ArgumentParser) -> None:
         f"{DEFAULT_LEASE_SECONDS:g})",
     )
     parser.add_argument(
+        "--store-timeout",
+        type=float,
+        metavar="SECONDS",
+        help="how long a request waits for one answer of the session store (a "
+        "connection, a query, a lock on its file) before it fails with 503 "
+        "session_store_error; /ready says 503 after as long while the store is away "
+        f"(default {DEFAULT_STORE_TIMEOUT:g})",
+    )
+    parser.add_argument(
         "--max-runs",
         type=int,
         metavar="N",
@@ -265,6 +276,9 @@ def _check_workers(args: argparse.Namespace) -> str | None:
     lease = args.lease_seconds
     if lease is not None and not lease > 0:
         return f"--lease-seconds must be a number of seconds above 0, not {lease:g}"
+    waits = args.store_timeout
+    if waits is not None and not 0 < waits < math.inf:
+        return f"--store-timeout must be a number of seconds above 0, not {waits:g}"
     if args.max_runs and not args.durable:
         return "--max-runs needs --durable (the queue lives in its database)"
     if args.workers > 1 and args.sessions == "memory":
@@ -290,6 +304,14 @@ def _lease_seconds(args: argparse.Namespace) -> float:
     from raf.stores.leases import DEFAULT_LEASE_SECONDS
 
     return DEFAULT_LEASE_SECONDS if args.lease_seconds is None else float(args.lease_seconds)
+
+
+def _store_timeout(args: argparse.Namespace) -> float:
+    """How long a request waits for one answer of the store: `--store-timeout`, or the
+    default."""
+    from raf.stores.timed import DEFAULT_STORE_TIMEOUT
+
+    return DEFAULT_STORE_TIMEOUT if args.store_timeout is None else float(args.store_timeout)
 
 
 def _spawn_workers(args: argparse.Namespace) -> int:
@@ -423,16 +445,17 @@ def serve_command(args: argparse.Namespace) -> int:
     else:
         agents = load_agents(args.paths, chat_client=client, tools=tools)
     store: SessionStore
+    waits = _store_timeout(args)
     if args.sessions == "memory":
         store = InMemorySessionStore()
     elif args.sessions and "://" in args.sessions:
-        store = open_session_store(args.sessions)
+        store = open_session_store(args.sessions, timeout=waits)
     elif args.sessions is None and args.durable and "postgres" in args.durable.split("://")[0]:
-        store = open_session_store(args.durable)  # workers share the sessions too
+        store = open_session_store(args.durable, timeout=waits)  # workers share the sessions
     else:
         path = Path(args.sessions) if args.sessions else data_dir() / "serve-sessions.sqlite"
         private_dir(path.parent)
-        store = SqliteSessionStore(path)
+        store = SqliteSessionStore(path, timeout=waits)
     host: AgentHost
     runtime: Any = None
     if args.durable:
@@ -446,9 +469,11 @@ def serve_command(args: argparse.Namespace) -> int:
             concurrency=args.max_runs,
             executor_id=args.executor_id,
         )
-        host = DurableAgentHost(runtime, lease_seconds=_lease_seconds(args))
+        host = DurableAgentHost(runtime, lease_seconds=_lease_seconds(args), store_timeout=waits)
     else:
-        host = AgentHost(agents, store=store, lease_seconds=_lease_seconds(args))
+        host = AgentHost(
+            agents, store=store, lease_seconds=_lease_seconds(args), store_timeout=waits
+        )
     if args.worker_fd is not None:
         sock = socket.socket(fileno=args.worker_fd)
         _exit_with_parent()

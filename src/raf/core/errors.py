@@ -189,6 +189,12 @@ class SessionNotFoundError(SessionError):
     """No session with that id is stored."""
 
 
+class SessionStoreError(SessionError):
+    """The session store itself failed: unreachable, too slow to answer, locked or
+    unreadable. Neither the session's fault nor its caller's: the same call may succeed
+    once the store is back."""
+
+
 class SessionConflictError(SessionError):
     """A save was refused: the stored session changed (or was deleted) since this copy
     was loaded; `stored_revision` is None when it was deleted."""

@@ -11,8 +11,14 @@ from __future__ import annotations
 
 from typing import TYPE_CHECKING, Any
 
-from raf.core.errors import SessionConflictError, SessionError, SessionNotFoundError
+from raf.core.errors import (
+    SessionConflictError,
+    SessionError,
+    SessionNotFoundError,
+    SessionStoreError,
+)
 from raf.core.sessions import AgentSession, SessionStore
+from raf.serve.requests import store_failure
 from raf.serve.tenancy import Tenant
 
 if TYPE_CHECKING:
@@ -34,13 +40,22 @@ def stored_tasks(store: SessionStore) -> Any:
     """An a2a-sdk `TaskStore` over `store` (the SDK is imported only here, when used)."""
     from a2a.server.tasks.task_store import TaskStore
     from a2a.utils.constants import DEFAULT_LIST_TASKS_PAGE_SIZE
-    from a2a.utils.errors import InvalidParamsError
+    from a2a.utils.errors import InternalError, InvalidParamsError
     from a2a.utils.task import (
         ListTasksCursor,
         decode_list_tasks_cursor,
         encode_list_tasks_cursor,
     )
     from google.protobuf.json_format import MessageToDict, ParseDict  # type: ignore[import-untyped]
+
+    def failed(exc: SessionError) -> InternalError:
+        """A failure of the store as A2A's internal error, told as every surface tells it
+        (`session_store_error`, nothing of the store's address)."""
+        failure = store_failure(exc)
+        return InternalError(
+            message=f"{failure.code}: {failure.message}",
+            data={"code": failure.code, "status": failure.status},
+        )
 
     def owner(context: ServerCallContext) -> Tenant:
         user = context.user
@@ -63,6 +78,8 @@ def stored_tasks(store: SessionStore) -> Any:
                     record = await store.load(record_id)
                 except SessionNotFoundError:
                     record = AgentSession(id=record_id)
+                except SessionStoreError as exc:
+                    raise failed(exc) from None
                 record.metadata[TASK_KEY] = MessageToDict(task)
                 try:
                     await store.save(record)
@@ -70,12 +87,16 @@ def stored_tasks(store: SessionStore) -> Any:
                 except SessionConflictError:
                     if attempt == SAVE_TRIES - 1:
                         raise
+                except SessionStoreError as exc:
+                    raise failed(exc) from None
 
         async def get(self, task_id: str, context: ServerCallContext) -> Task | None:
             try:
                 record = await store.load(key(task_id, context))
             except SessionNotFoundError:
                 return None
+            except SessionStoreError as exc:  # the store failed: not a task missing
+                raise failed(exc) from None
             except SessionError:  # an id no record can have
                 return None
             return _task(record)
@@ -83,6 +104,8 @@ def stored_tasks(store: SessionStore) -> Any:
         async def delete(self, task_id: str, context: ServerCallContext) -> None:
             try:
                 await store.delete(key(task_id, context))
+            except SessionStoreError as exc:
+                raise failed(exc) from None
             except SessionError:
                 return
 
@@ -97,11 +120,17 @@ def stored_tasks(store: SessionStore) -> Any:
                 raise InvalidParamsError("pageSize must not be negative")
             prefix = owner(context).key(TASK_PREFIX)
             tasks: list[Task] = []
-            for record_id in await store.list():
+            try:
+                record_ids = await store.list()
+            except SessionStoreError as exc:
+                raise failed(exc) from None
+            for record_id in record_ids:
                 if not record_id.startswith(prefix):
                     continue
                 try:
                     found = _task(await store.load(record_id))
+                except SessionStoreError as exc:  # not a record left out: the list fails
+                    raise failed(exc) from None
                 except SessionError:  # deleted meanwhile, or damaged: left out
                     continue
                 if found is not None and _wanted(found, params):

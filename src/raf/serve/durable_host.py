@@ -22,6 +22,7 @@ from raf.durable import DurableRunError, DurableRuntime
 from raf.serve.errors import ServeError
 from raf.serve.hosting import ActiveRun, AgentHost, public_id
 from raf.stores.leases import DEFAULT_LEASE_SECONDS
+from raf.stores.timed import DEFAULT_STORE_TIMEOUT
 
 
 class DurableAgentHost(AgentHost):
@@ -30,9 +31,18 @@ class DurableAgentHost(AgentHost):
     in whichever worker runs it, not streamed from there."""
 
     def __init__(
-        self, runtime: DurableRuntime, *, lease_seconds: float = DEFAULT_LEASE_SECONDS
+        self,
+        runtime: DurableRuntime,
+        *,
+        lease_seconds: float = DEFAULT_LEASE_SECONDS,
+        store_timeout: float = DEFAULT_STORE_TIMEOUT,
     ) -> None:
-        super().__init__(runtime.agents, store=runtime.store, lease_seconds=lease_seconds)
+        super().__init__(
+            runtime.agents,
+            store=runtime.store,
+            lease_seconds=lease_seconds,
+            store_timeout=store_timeout,
+        )
         self.runtime = runtime
         self._durable_ids: dict[str, str] = {}
         self._cancels: set[asyncio.Task[None]] = set()

@@ -31,9 +31,18 @@ from raf.core.options import AgentRunOptions, ChatOptions
 from raf.core.responses import AgentResponse, AgentResponseUpdate, UpdateKind
 from raf.core.sessions import AgentSession, SessionStore
 from raf.serve.errors import ServeError, not_found
+from raf.serve.requests import store_failure
 from raf.serve.tenancy import ANONYMOUS, Tenant, owner_of
-from raf.stores.leases import DEFAULT_LEASE_SECONDS, HeldLease, holder_id, leases_of, run_of
+from raf.stores.leases import (
+    DEFAULT_LEASE_SECONDS,
+    HeldLease,
+    UnreleasedLeases,
+    holder_id,
+    leases_of,
+    run_of,
+)
 from raf.stores.sessions import InMemorySessionStore
+from raf.stores.timed import DEFAULT_STORE_TIMEOUT, TimedSessionStore
 
 SERVE_KEY = "raf_serve"
 """Session metadata key under which the server records the agent and the owner."""
@@ -82,7 +91,10 @@ def session_busy(session_id: str, run_id: str) -> ServeError:
 
 class AgentHost:
     """Named agents, one session store, and at most one run in progress per session (in
-    every process sharing the store)."""
+    every process sharing the store). Every call of a store kept outside this process
+    answers within `store_timeout` seconds or fails the request with a 503
+    `session_store_error`; a lease a run could not give back because the store failed
+    is given back once the store answers again (`UnreleasedLeases`)."""
 
     def __init__(
         self,
@@ -91,6 +103,7 @@ class AgentHost:
         store: SessionStore | None = None,
         middleware: Sequence[Any] = (),
         lease_seconds: float = DEFAULT_LEASE_SECONDS,
+        store_timeout: float = DEFAULT_STORE_TIMEOUT,
     ) -> None:
         if isinstance(agents, Mapping):
             self.agents: dict[str, AgentLike] = dict(agents)
@@ -104,9 +117,25 @@ class AgentHost:
             raise ConfigurationError(
                 f"lease_seconds must be a number of seconds above 0, not {lease_seconds!r}"
             )
-        self.store: SessionStore = store if store is not None else InMemorySessionStore()
+        if isinstance(store_timeout, bool) or not store_timeout > 0:
+            raise ConfigurationError(
+                f"store_timeout must be a number of seconds above 0, not {store_timeout!r}"
+            )
+        if store is None:
+            store = InMemorySessionStore()
+        self.store: SessionStore = (
+            store
+            if isinstance(store, InMemorySessionStore)  # in this process: it cannot hang
+            else TimedSessionStore(store, store_timeout)
+        )
+        """The session store, each call bounded by `store_timeout` (`TimedSessionStore`)
+        unless it is kept in this process's memory."""
+        self.store_timeout = float(store_timeout)
         self.leases = leases_of(self.store)
         """Where runs take their sessions' leases: the store itself (see `leases_of`)."""
+        self.unreleased = UnreleasedLeases(self.leases)
+        """Leases runs of this process could not give back: given back once the store
+        answers, so the sessions are not busy until the leases lapse."""
         self.lease_seconds = float(lease_seconds)
         """How long a run's lease lasts unrenewed: a worker that dies holding a session
         frees it this long after its last renewal."""
@@ -148,8 +177,8 @@ class AgentHost:
             raise ServeError(
                 409, "session_exists", f"a session named {session_id!r} exists already"
             ) from None
-        except SessionError as exc:
-            raise ServeError(400, "invalid_session_id", str(exc)) from None
+        except SessionError as exc:  # the id was checked: the store failed
+            raise store_failure(exc) from None
         return session
 
     def _key(self, session_id: str, owner: str) -> str:
@@ -169,8 +198,8 @@ class AgentHost:
             session = await self.store.load(key)
         except SessionNotFoundError:
             raise not_found("session", session_id) from None
-        except SessionError as exc:
-            raise ServeError(400, "invalid_session_id", str(exc)) from None
+        except SessionError as exc:  # the id was checked: the store failed
+            raise store_failure(exc) from None
         mark = session.metadata.get(SERVE_KEY)
         if not isinstance(mark, dict) or mark.get("agent") != agent_name:
             raise not_found("session", session_id)
@@ -211,6 +240,12 @@ class AgentHost:
         lease = await self.leases.read_lease(session_key)
         return None if lease is None else run_of(lease.holder)
 
+    async def check_store(self) -> None:
+        """Return once the session store answers (within `store_timeout`); its
+        `SessionStoreError` otherwise. What `/ready` asks."""
+        if isinstance(self.store, TimedSessionStore):
+            await self.store.probe()
+
     # -- runs -------------------------------------------------------------------------
 
     async def release(self, active: ActiveRun) -> None:
@@ -232,12 +267,17 @@ class AgentHost:
         if local is not None:
             raise session_busy(session_id, local.run_id)
         lease = HeldLease(
-            self.leases, key, holder_id(active.run_id), self.lease_seconds, active.token
+            self.leases,
+            key,
+            holder_id(active.run_id),
+            self.lease_seconds,
+            active.token,
+            self.unreleased,
         )
         try:
             standing = await lease.take()
-        except (SessionError, OSError) as exc:
-            raise ServeError(503, "session_store_error", f"{type(exc).__name__}: {exc}") from None
+        except SessionError as exc:
+            raise store_failure(exc) from None
         if standing.holder != lease.holder:
             raise session_busy(session_id, run_of(standing.holder))
         active.lease = lease

@@ -30,7 +30,7 @@ from typing import TYPE_CHECKING, Any
 
 from raf.core.agent_like import own_providers, own_tools
 from raf.core.contents import ApprovalRequestContent
-from raf.core.errors import ConfigurationError
+from raf.core.errors import ConfigurationError, SessionError
 from raf.core.options import AgentRunOptions, ToolApprovalResponse
 from raf.core.responses import ChatResponse, FinishReason, ResponseFolder
 from raf.core.sessions import AgentSession
@@ -43,6 +43,7 @@ from raf.serve.mcp_report import (
     decision_from,
 )
 from raf.serve.model_errors import is_model_failure, model_error
+from raf.serve.requests import store_failure
 from raf.tools.mcp.client import _import_mcp
 
 if TYPE_CHECKING:
@@ -68,6 +69,9 @@ def _failure(exc: Exception) -> str:
     status (its URL and body go to the server's log)."""
     if is_model_failure(exc):
         return f"model_error: {model_error(exc).message}"
+    if isinstance(exc, SessionError):  # told as every surface tells it: no address
+        failure = store_failure(exc)
+        return f"{failure.code}: {failure.message}"
     return f"{type(exc).__name__}: {exc}"
 
 

@@ -21,7 +21,7 @@ from raf.core.sessions import AgentSession
 from raf.serve.catalog import describe_agent
 from raf.serve.errors import ServeError
 from raf.serve.hosting import SERVE_KEY, ActiveRun, AgentHost, public_id
-from raf.serve.requests import error_for, json_line, parse_body
+from raf.serve.requests import STORE_UNAVAILABLE, error_for, json_line, log, parse_body
 from raf.serve.security import OWNER_KEY
 
 
@@ -328,14 +328,16 @@ def native_router(host: AgentHost) -> APIRouter:
 
     @router.get("/ready")
     async def ready() -> Response:
-        """Readiness: the session store answers (503 while it does not)."""
+        """Readiness: the session store answers within the store timeout (503 while it
+        does not, saying so without naming the store; the server's log says why)."""
         try:
-            await host.store.list()
+            await host.check_store()
         except Exception as exc:
+            log.warning("not ready: the session store failed: %s: %s", type(exc).__name__, exc)
             return JSONResponse(
                 {
                     "status": "unavailable",
-                    "error": {"code": "store_unavailable", "message": str(exc)},
+                    "error": {"code": "store_unavailable", "message": STORE_UNAVAILABLE},
                 },
                 status_code=503,
             )

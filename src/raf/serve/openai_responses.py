@@ -47,7 +47,7 @@ from raf.serve.openai_api import (
     run_format,
     stream_error,
 )
-from raf.serve.requests import error_for, json_line, log, parse_body
+from raf.serve.requests import error_for, json_line, log, parse_body, store_failure
 from raf.serve.tenancy import Tenant
 
 RESPONSE_KEY = "raf_openai_response"
@@ -344,8 +344,9 @@ class ResponseRun:
             }
             await save_record(self.host, self.tenant, record)
         except SessionError as exc:
+            failure = store_failure(exc)
             raise ServeError(
-                503, "session_store_error", f"the response was not kept: {exc}"
+                failure.status, failure.code, f"the response was not kept: {failure.message}"
             ) from None
 
 

@@ -9,7 +9,13 @@ from typing import Any, TypeVar
 
 from pydantic import BaseModel, ValidationError
 
-from raf.core.errors import ApprovalError, RafError, SessionError
+from raf.core.errors import (
+    ApprovalError,
+    RafError,
+    SessionConflictError,
+    SessionError,
+    SessionFormatError,
+)
 from raf.core.guardrails import GuardrailTripped
 from raf.serve.errors import ServeError
 from raf.serve.model_errors import is_model_failure, model_error
@@ -136,7 +142,7 @@ def error_for(exc: BaseException) -> ServeError:
     if is_model_failure(exc):  # provider and status only: its URL and body go to the log
         return model_error(exc)
     if isinstance(exc, SessionError):
-        return ServeError(503, "session_store_error", str(exc))
+        return store_failure(exc)
     if isinstance(exc, GuardrailTripped):  # a refusal the client should read, not a fault
         return ServeError(
             422,
@@ -154,3 +160,31 @@ def error_for(exc: BaseException) -> ServeError:
 def json_line(value: Any) -> str:
     """Compact JSON for SSE data lines."""
     return json.dumps(value, ensure_ascii=False, separators=(",", ":"))
+
+
+STORE_UNAVAILABLE = (
+    "the session store is unavailable (it failed or did not answer in time); try again shortly"
+)
+"""What a client reads when the session store fails: never the store's own message,
+which names its address, user and database."""
+
+
+def store_failure(exc: SessionError) -> ServeError:
+    """The 503 `session_store_error` a failure of the session store becomes, on every
+    surface. Its message says what kind of failure it was and nothing of the store (no
+    URL, host, port, user or database); the store's own message, which names its
+    address without the password, goes to the server's log."""
+    log.warning("session store: %s: %s", type(exc).__name__, exc)
+    if isinstance(exc, SessionConflictError):
+        message = (
+            "the session changed in another request while this one ran, and this turn "
+            "could not be added to it; it was not stored: load the session and try again"
+        )
+    elif isinstance(exc, SessionFormatError):
+        message = (
+            "the stored session cannot be read (damaged, or written by a newer raf); "
+            "the server's log says more"
+        )
+    else:
+        message = STORE_UNAVAILABLE
+    return ServeError(503, "session_store_error", message)

@@ -7,6 +7,7 @@ psycopg 3 (the `postgres` extra) is imported only here and in the stores, when u
 from __future__ import annotations
 
 import asyncio
+import contextlib
 import re
 import string
 from collections.abc import AsyncIterator, Sequence
@@ -80,6 +81,7 @@ class PostgresTable:
         self._pool: AsyncConnectionPool[AsyncConnection[Any]] | None = None
         self._pool_loop: asyncio.AbstractEventLoop | None = None
         self._opening: asyncio.Lock | None = None
+        self._checking: asyncio.Task[None] | None = None
 
     def fail(self, exc: BaseException | str) -> RafError:
         """An error naming the store and address; a password is never repeated."""
@@ -169,8 +171,24 @@ class PostgresTable:
                 f"no connection within {self.timeout:g}s "
                 "(the server is unreachable or every connection is busy)"
             ) from None
+        except psycopg.OperationalError as exc:
+            self._check_idle(pool)
+            raise self.fail(exc) from None
         except (psycopg.Error, OSError) as exc:
             raise self.fail(exc) from None
+
+    def _check_idle(self, pool: AsyncConnectionPool[AsyncConnection[Any]]) -> None:
+        """After a connection failed, test the idle ones in the background and drop the
+        dead: once a restarted server is back, the next calls get live connections, not
+        one failure per connection the pool kept from before."""
+        if self._checking is not None and not self._checking.done():
+            return
+
+        async def check() -> None:
+            with contextlib.suppress(Exception):  # a pool closed meanwhile: nothing to do
+                await pool.check()
+
+        self._checking = asyncio.get_running_loop().create_task(check())
 
     async def close(self) -> None:
         """Close this event loop's connections (new ones are opened if used again)."""

@@ -2,7 +2,7 @@
 
 from __future__ import annotations
 
-from raf.core.errors import SessionConflictError, SessionError, SessionNotFoundError
+from raf.core.errors import SessionConflictError, SessionNotFoundError, SessionStoreError
 from raf.core.sessions import AgentSession, SessionLease, next_revision
 from raf.stores.postgres_pool import PostgresTable
 
@@ -52,7 +52,7 @@ class PostgresSessionStore:
             table=table,
             schema=_SCHEMA,
             create_table=create_table,
-            error=SessionError,
+            error=SessionStoreError,
             max_connections=max_connections,
             timeout=timeout,
         )

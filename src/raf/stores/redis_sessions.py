@@ -12,8 +12,8 @@ from typing import TYPE_CHECKING, Any
 from raf.core.errors import (
     MissingExtraError,
     SessionConflictError,
-    SessionError,
     SessionNotFoundError,
+    SessionStoreError,
 )
 from raf.core.sessions import AgentSession, SessionLease, next_revision
 
@@ -114,7 +114,7 @@ class RedisSessionStore:
     def _index(self) -> str:
         return f"{self.prefix}:sessions"
 
-    def _error(self, exc: BaseException) -> SessionError:
+    def _error(self, exc: BaseException) -> SessionStoreError:
         text = str(exc).strip() or type(exc).__name__
         from urllib.parse import urlsplit
 
@@ -124,7 +124,7 @@ class RedisSessionStore:
             password = None
         if password:
             text = text.replace(password, "***")
-        return SessionError(f"{self._where()}: {text}")
+        return SessionStoreError(f"{self._where()}: {text}")
 
     def _open(self) -> Redis:
         """The client of this event loop: connections belong to the loop that made them."""
@@ -155,7 +155,7 @@ class RedisSessionStore:
         return client
 
     async def _call(self, what: Any) -> Any:
-        """Await a Redis command; every driver failure becomes a `SessionError` here."""
+        """Await a Redis command; every driver failure becomes a `SessionStoreError` here."""
         from redis.exceptions import RedisError
 
         try:

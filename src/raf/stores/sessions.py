@@ -13,16 +13,24 @@ import sqlite3
 import stat
 import threading
 import time
-from collections.abc import Iterator
+from collections.abc import Callable, Iterator
 from dataclasses import replace
 from pathlib import Path
+from typing import TypeVar
 
-from raf.core.errors import SessionConflictError, SessionError, SessionNotFoundError
+from raf.core.errors import (
+    SessionConflictError,
+    SessionError,
+    SessionNotFoundError,
+    SessionStoreError,
+)
 from raf.core.private_files import atomic_write_text, private_dir, private_file
 from raf.core.sessions import AgentSession, SessionLease, next_revision
 from raf.stores.leases import LocalLeases, lease_after, standing
 
 log = logging.getLogger("raf.sessions")
+
+T = TypeVar("T")
 
 _SAFE_ID = re.compile(r"^[A-Za-z0-9_.-]{1,128}$")
 
@@ -375,9 +383,20 @@ class SqliteSessionStore:
             except sqlite3.OperationalError as exc:
                 if "locked" not in str(exc) or time.monotonic() > deadline:
                     conn.close()
-                    raise SessionError(f"cannot open session store {self.path}: {exc}") from exc
+                    raise SessionStoreError(
+                        f"cannot open session store {self.path}: {exc}"
+                    ) from exc
                 time.sleep(delay)
                 delay = min(delay * 2, 0.2)
+
+    async def _run(self, work: Callable[[], T]) -> T:
+        """`work` in a thread; a failure of SQLite itself (the file locked past the
+        timeout, unreadable, not a database; its folder out of reach) is the store's
+        `SessionStoreError`."""
+        try:
+            return await asyncio.to_thread(work)
+        except (sqlite3.Error, OSError) as exc:
+            raise SessionStoreError(f"session store {self.path}: {exc}") from None
 
     async def save(self, session: AgentSession) -> None:
         expected = session.revision
@@ -409,7 +428,7 @@ class SqliteSessionStore:
                     where=str(self.path),
                 )
 
-        await asyncio.to_thread(write)
+        await self._run(write)
         session.mark_stored(revision, text)
 
     async def load(self, session_id: str) -> AgentSession:
@@ -421,7 +440,7 @@ class SqliteSessionStore:
             )
             return None if row is None else (str(row[0]), str(row[1]))
 
-        found = await asyncio.to_thread(read)
+        found = await self._run(read)
         if found is None:
             raise SessionNotFoundError(f"no session {session_id!r} in {self.path}")
         text, revision = found
@@ -434,7 +453,7 @@ class SqliteSessionStore:
             cur = self._connect().execute("DELETE FROM raf_sessions WHERE id = ?", (session_id,))
             return cur.rowcount > 0
 
-        return await asyncio.to_thread(remove)
+        return await self._run(remove)
 
     async def list(self) -> list[str]:
         def scan() -> list[str]:
@@ -445,7 +464,7 @@ class SqliteSessionStore:
             )
             return [str(r[0]) for r in rows]
 
-        return await asyncio.to_thread(scan)
+        return await self._run(scan)
 
     # -- leases ---------------------------------------------------------------------------
 
@@ -491,7 +510,7 @@ class SqliteSessionStore:
                 self._write_lease(conn, lease)
                 return lease
 
-        return await asyncio.to_thread(take)
+        return await self._run(take)
 
     async def release_lease(self, session_id: str, holder: str) -> None:
         def release() -> None:
@@ -499,13 +518,13 @@ class SqliteSessionStore:
                 "DELETE FROM raf_session_leases WHERE id = ? AND holder = ?", (session_id, holder)
             )
 
-        await asyncio.to_thread(release)
+        await self._run(release)
 
     async def read_lease(self, session_id: str) -> SessionLease | None:
         def read() -> SessionLease | None:
             return standing(self._lease_row(self._connect(), session_id), time.time())
 
-        return await asyncio.to_thread(read)
+        return await self._run(read)
 
     async def cancel_lease(self, session_id: str, reason: str) -> SessionLease | None:
         def cancel() -> SessionLease | None:
@@ -517,4 +536,4 @@ class SqliteSessionStore:
                 self._write_lease(conn, held)
                 return held
 
-        return await asyncio.to_thread(cancel)
+        return await self._run(cancel)

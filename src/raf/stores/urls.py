@@ -10,18 +10,26 @@ from raf.core.errors import SessionError
 from raf.core.sessions import SessionStore
 
 
-def open_session_store(spec: str) -> SessionStore:
-    """The store `spec` names; a scheme raf does not know is an error, not a folder."""
+def open_session_store(spec: str, *, timeout: float | None = None) -> SessionStore:
+    """The store `spec` names; a scheme raf does not know is an error, not a folder.
+    `timeout`: seconds the store waits for its server (a connection, a reply) or for a
+    lock on its file before it fails; each store's own default when None."""
     spec = spec.strip()
     scheme = spec.split("://", 1)[0].lower() if "://" in spec else ""
     if scheme in ("postgresql", "postgres"):
         from raf.stores.postgres_sessions import PostgresSessionStore
 
-        return PostgresSessionStore(spec)
+        return (
+            PostgresSessionStore(spec)
+            if timeout is None
+            else PostgresSessionStore(spec, timeout=timeout)
+        )
     if scheme in ("redis", "rediss", "unix"):
         from raf.stores.redis_sessions import RedisSessionStore
 
-        return RedisSessionStore(spec)
+        return (
+            RedisSessionStore(spec) if timeout is None else RedisSessionStore(spec, timeout=timeout)
+        )
     from raf.stores.sessions import (
         InMemorySessionStore,
         JsonDirectorySessionStore,
@@ -29,7 +37,12 @@ def open_session_store(spec: str) -> SessionStore:
     )
 
     if scheme == "sqlite":
-        return SqliteSessionStore(Path(spec[len("sqlite://") :]))
+        path = Path(spec[len("sqlite://") :])
+        return (
+            SqliteSessionStore(path)
+            if timeout is None
+            else SqliteSessionStore(path, timeout=timeout)
+        )
     if scheme:
         raise SessionError(
             f"unknown session store {scheme}://…: use postgresql://, redis://, sqlite:///PATH, "
@@ -40,5 +53,9 @@ def open_session_store(spec: str) -> SessionStore:
     if not spec:
         raise SessionError("the session store is empty: name a URL, a file or a folder")
     if Path(spec).suffix in (".sqlite", ".sqlite3", ".db"):
-        return SqliteSessionStore(spec)
+        return (
+            SqliteSessionStore(spec)
+            if timeout is None
+            else SqliteSessionStore(spec, timeout=timeout)
+        )
     return JsonDirectorySessionStore(spec)

@@ -14,7 +14,7 @@ from pydantic import BaseModel, ConfigDict, Field
 
 from raf.core.agent_like import AgentLike, own_providers
 from raf.core.call_approval import session_approvals
-from raf.core.errors import RafError
+from raf.core.errors import RafError, SessionStoreError
 from raf.core.sessions import AgentSession
 from raf.serve.catalog import describe_agent
 from raf.serve.errors import ServeError, not_found
@@ -204,6 +204,8 @@ def ui_router(
                 continue
             try:
                 session = await host.store.load(session_id)
+            except SessionStoreError:
+                raise  # the store is away: a 503, not a shorter list
             except RafError:
                 continue  # a damaged or foreign entry is left out of the list, not fatal
             mark = session.metadata.get(SERVE_KEY)
