@@ -9,7 +9,13 @@ from typing import Any, TypeVar
 
 from pydantic import BaseModel, ValidationError
 
-from raf.core.errors import ApprovalError, ModelError, RafError, SessionError
+from raf.core.errors import (
+    ApprovalError,
+    ModelError,
+    OutputValidationError,
+    RafError,
+    SessionError,
+)
 from raf.core.guardrails import GuardrailTripped
 from raf.serve.errors import ServeError
 
@@ -136,6 +142,13 @@ def error_for(exc: BaseException) -> ServeError:
         return ServeError(502, "model_error", str(exc), retryable=exc.retryable)
     if isinstance(exc, SessionError):
         return ServeError(503, "session_store_error", str(exc))
+    if isinstance(exc, OutputValidationError):  # the model's fault, told as a gateway's
+        return ServeError(
+            502,
+            "invalid_model_output",
+            f"the model's answer is not a valid {exc.type_name} after {exc.attempts} "
+            f"attempt(s): {exc.errors}",
+        )
     if isinstance(exc, GuardrailTripped):  # a refusal the client should read, not a fault
         return ServeError(
             422,
