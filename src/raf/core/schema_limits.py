@@ -60,9 +60,13 @@ def check_schema_limits(schema: Any, *, where: str, limits: SchemaLimits = SCHEM
         values += 1
         if values > limits.max_values:
             raise _refused(f"holds more than {limits.max_values:,} JSON values", pointer, where)
+        if kind == "schema" and isinstance(value, Mapping | bool):
+            subschemas += 1
+            if subschemas > limits.max_subschemas:
+                raise _refused(
+                    f"has more than {limits.max_subschemas:,} subschemas", pointer, where
+                )
         if not isinstance(value, Mapping | list):
-            if kind == "schema" and isinstance(value, bool):
-                subschemas += 1
             continue
         if depth >= limits.max_depth:
             raise _refused(f"nests deeper than {limits.max_depth} levels", pointer, where)
@@ -70,12 +74,6 @@ def check_schema_limits(schema: Any, *, where: str, limits: SchemaLimits = SCHEM
             inner = "data" if kind == "data" else "schema"
             stack.extend((v, depth + 1, f"{pointer}/{i}", inner) for i, v in enumerate(value))
             continue
-        if kind == "schema":
-            subschemas += 1
-            if subschemas > limits.max_subschemas:
-                raise _refused(
-                    f"has more than {limits.max_subschemas:,} subschemas", pointer, where
-                )
         for key, item in value.items():
             at = f"{pointer}/{_escaped(str(key))}"
             if kind == "data" or (kind == "schema" and key in _DATA):
