@@ -6,6 +6,7 @@ from __future__ import annotations
 
 import logging
 from collections.abc import Iterator
+from typing import Any
 
 import httpx
 import pytest
@@ -29,6 +30,7 @@ def served() -> Iterator[tuple[str, ScriptedChatClient]]:
 
 
 def ask(url: str, path: str, schema: object) -> httpx.Response:
+    body: dict[str, Any]
     if path == "/v1/chat/completions":
         body = {
             "model": "helper",

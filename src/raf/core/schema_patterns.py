@@ -102,7 +102,7 @@ def bounded_validator_class() -> Any:
     """Draft 2020-12 with the pattern keywords above (made once, when first needed)."""
     from jsonschema import Draft202012Validator, validators
 
-    return validators.extend(
+    return validators.extend(  # type: ignore[no-untyped-call]
         Draft202012Validator,
         {
             "pattern": _pattern,
