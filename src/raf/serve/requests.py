@@ -147,7 +147,7 @@ def error_for(exc: BaseException) -> ServeError:
             502,
             "invalid_model_output",
             f"the model's answer is not a valid {exc.type_name} after {exc.attempts} "
-            f"attempt(s): {exc.errors}",
+            f"attempt(s): {exc.errors[:2000]}",
         )
     if isinstance(exc, GuardrailTripped):  # a refusal the client should read, not a fault
         return ServeError(
