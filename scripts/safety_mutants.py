@@ -941,6 +941,56 @@ MUTANTS: tuple[Mutant, ...] = (
         "    if model_path(source).exists():\n",
         ("tests/clients/test_local_embedder.py",),
     ),
+    # -- nothing a client sends runs unbounded on the event loop
+    Mutant(
+        "schema limits: subschemas not counted",
+        "src/raf/core/schema_limits.py",
+        "            if subschemas > limits.max_subschemas:\n",
+        "            if False:\n",
+        ("tests/core/test_schema_limits.py",),
+    ),
+    Mutant(
+        "schema limits: nesting not bounded",
+        "src/raf/core/schema_limits.py",
+        "        if depth >= limits.max_depth:\n",
+        "        if False:\n",
+        ("tests/core/test_schema_limits.py",),
+    ),
+    Mutant(
+        "schema limits: pattern sizes not added up",
+        "src/raf/core/schema_limits.py",
+        "            if pattern_nodes > limits.max_pattern_nodes:\n",
+        "            if False:\n",
+        ("tests/core/test_schema_limits.py",),
+    ),
+    Mutant(
+        "schema patterns: matched with re, without a time limit",
+        "src/raf/core/schema_patterns.py",
+        "        return search_within(schema_pattern(pattern), text)\n",
+        '        return __import__("re").search(pattern, text) is not None\n',
+        ("tests/core/test_schema_limits.py", "-k", "backtracking"),
+    ),
+    Mutant(
+        "question entities: an age read with spaces split between two \\s*",
+        "src/raf/workflow/declarative/questions.py",
+        r'r"^\s*+(\d{1,3}(?:\.\d+)?)\s*+(?:years?|yrs?|y)?(?:\s*+old)?\s*+$"',
+        r'r"^\s*(\d{1,3}(?:\.\d+)?)\s*(?:years?|yrs?|y)?(?:\s*old)?\s*$"',
+        ("tests/serve/test_loop_stays_free.py", "-k", "age_question"),
+    ),
+    Mutant(
+        "validate: outputSchema not checked as run checks it",
+        "src/raf/decl/semantic_checks.py",
+        "    problems += _output_schema_problems(loaded)\n",
+        "",
+        ("tests/decl/test_validate_build.py", "-k", "refuses_an_output"),
+    ),
+    Mutant(
+        "serving: a structured-output failure is a 500",
+        "src/raf/serve/requests.py",
+        "    if isinstance(exc, OutputValidationError):",
+        "    if False:",
+        ("tests/serve/test_structured_failures.py",),
+    ),
 )
 
 

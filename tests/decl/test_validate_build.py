@@ -157,3 +157,44 @@ def test_a_misspelt_provider_is_named_as_unknown_with_a_suggestion(tmp_path: Pat
     plain = "name: a\ninstructions: hi\nmodel:\n  provider: vllm\n  id: m\n"
     with pytest.raises(ValidationProblems, match="needs connection.endpoint"):
         load_file(write(tmp_path, plain), check_extras=False)
+
+
+LOOPING_OUTPUT = """name: a
+model: openai:gpt-4o-mini
+outputSchema:
+  type: object
+  $defs:
+    a: {$ref: "#/$defs/b"}
+    b: {$ref: "#/$defs/a"}
+  properties:
+    x: {$ref: "#/$defs/a"}
+"""
+
+
+def test_validate_refuses_an_output_schema_whose_refs_loop_as_run_does(
+    tmp_path: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    from raf.cli.main import main
+    from raf.decl.check_file import check_file
+
+    path = write(tmp_path, LOOPING_OUTPUT)
+    for checked in (check_file(path), check_file(path, for_run=True)):
+        (problem,) = checked.problems
+        assert (problem.line, problem.column) == (4, 3)
+        assert "outputSchema" in str(problem)
+        assert "#/$defs/a → #/$defs/b → #/$defs/a" in problem.message
+    assert main(["validate", "--no-extras", str(path)]) == 1
+    assert "refers to itself without reading anything" in capsys.readouterr().err
+
+
+def test_validate_refuses_an_output_schema_past_the_limits(tmp_path: Path) -> None:
+    from raf.decl.check_file import check_file
+
+    pattern = "a{10001}"
+    path = write(
+        tmp_path,
+        "name: a\nmodel: openai:gpt-4o-mini\noutputSchema:\n  type: object\n"
+        f"  properties:\n    x: {{type: string, pattern: '{pattern}'}}\n",
+    )
+    (problem,) = check_file(path).problems
+    assert "limit is 10,000" in problem.message and "#/properties/x/pattern" in problem.message

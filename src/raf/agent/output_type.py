@@ -3,14 +3,19 @@ for, and the model's JSON answer checked and turned back into a value."""
 
 from __future__ import annotations
 
-import json
+import asyncio
+import contextvars
 import re
+import threading
 from collections.abc import Callable
+from concurrent.futures import ThreadPoolExecutor
 from dataclasses import dataclass
-from typing import TYPE_CHECKING, Any
+from typing import TYPE_CHECKING, Any, TypeVar
 
+from raf.core.bounded_parse import ParseLimits, load_json
 from raf.core.errors import ConfigurationError, MissingExtraError
 from raf.core.output import OutputSchema
+from raf.core.schema_limits import check_schema_limits
 
 if TYPE_CHECKING:
     from pydantic import TypeAdapter
@@ -26,6 +31,34 @@ _NAME = re.compile(r"[^a-zA-Z0-9_-]")
 _FENCE = re.compile(r"^\s*```[a-zA-Z]*\s*\n?(.*?)\n?\s*(```\s*)?$", re.S)
 _MAX_NULL_PASSES = 16
 _QUALIFIED = re.compile(r"\b[\w]+\.")
+
+ANSWER_LIMITS = ParseLimits(max_bytes=16 * 1024 * 1024, max_nodes=1_000_000, max_int_digits=4_300)
+"""How big a structured answer may be read: its size, nesting (64 levels), values and an
+integer's digits; past them the answer is refused like any that is not the type."""
+
+OUTPUT_WORKERS = 4
+"""Threads that compile output schemas and check answers against them, so that neither
+holds the event loop; more work than this at once waits its turn."""
+
+T = TypeVar("T")
+_pool: ThreadPoolExecutor | None = None
+_pool_lock = threading.Lock()
+
+
+def _executor() -> ThreadPoolExecutor:
+    global _pool
+    with _pool_lock:
+        if _pool is None:
+            _pool = ThreadPoolExecutor(OUTPUT_WORKERS, thread_name_prefix="raf-output")
+        return _pool
+
+
+async def off_the_loop(work: Callable[..., T], *args: Any) -> T:
+    """`work(*args)` on one of the output workers (in the caller's context), awaited: a
+    schema from a request or an answer checked against it is CPU work whose size the
+    caller chooses."""
+    context = contextvars.copy_context()
+    return await asyncio.get_running_loop().run_in_executor(_executor(), context.run, work, *args)
 
 
 class OutputMismatch(Exception):
@@ -53,10 +86,17 @@ class OutputType:
         """The answer text as the validated value; `OutputMismatch` if it is not one."""
         body = _unfenced(text)
         try:
-            data = json.loads(body)
+            data = load_json(body, limits=ANSWER_LIMITS)
+        except ConfigurationError as exc:  # past a limit: a value no type needs
+            raise OutputMismatch(f"the answer is too large to read: {exc.message}") from None
         except ValueError as exc:
             raise OutputMismatch(f"the answer is not valid JSON ({exc})") from None
         return self.validate(self._unwrapped(data))
+
+    async def parse_off_loop(self, text: str) -> Any:
+        """`parse`, on an output worker: checking an answer against a large schema, or
+        its patterns, takes as long as the two make it."""
+        return await off_the_loop(self.parse, text)
 
     def partial(self, text: str) -> Any:
         """What the JSON written so far says (dicts, lists, scalars); None before any."""
@@ -180,11 +220,13 @@ def _pydantic_errors(errors: list[Any]) -> str:
 
 
 def _json_schema_type(schema: dict[str, Any], *, where: str) -> OutputType:
-    """A JSON-Schema output type: the value is the JSON itself, checked with jsonschema."""
+    """A JSON-Schema output type: the value is the JSON itself, checked with jsonschema.
+    The schema is held to `SCHEMA_LIMITS` before anything else reads it."""
     try:
         import jsonschema
     except ImportError:
         raise MissingExtraError("a JSON-Schema output type", "templates", "jsonschema") from None
+    check_schema_limits(schema, where=where)
     try:
         jsonschema.Draft202012Validator.check_schema(schema)
     except jsonschema.SchemaError as exc:
@@ -197,7 +239,10 @@ def _json_schema_type(schema: dict[str, Any], *, where: str) -> OutputType:
 
     def validate(data: Any) -> Any:
         for _ in range(_MAX_NULL_PASSES):
-            errors = list(validator.iter_errors(data))
+            try:
+                errors = list(validator.iter_errors(data))
+            except ConfigurationError as exc:  # nested deeper than the checker can follow
+                raise OutputMismatch(exc.message) from None
             if not errors:
                 return data
             nulls = [tuple(e.absolute_path) for e in errors if e.instance is None]

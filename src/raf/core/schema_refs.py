@@ -12,6 +12,7 @@ from collections.abc import Iterable, Iterator, Mapping
 from typing import Any
 from urllib.parse import urldefrag, urljoin, urlsplit
 
+from raf.core.bounded_regex import match_budget
 from raf.core.errors import ConfigurationError, MissingExtraError
 
 HOSTS_ENV = "RAF_SCHEMA_REF_HOSTS"
@@ -199,7 +200,7 @@ def schema_validator(
     elsewhere is a `ConfigurationError` naming the ref and `where` the schema is, unless
     its host is allowed, when it is fetched (guarded, no redirects) as it is needed."""
     try:
-        import jsonschema
+        import jsonschema  # noqa: F401  (the extra that brings referencing)
         import referencing
     except ImportError as exc:
         raise MissingExtraError(feature, extra, "jsonschema") from exc
@@ -223,13 +224,17 @@ def schema_validator(
             f"({' → '.join(loop)}): validating with it would never end",
             key_path=where,
         )
+    from raf.core.schema_patterns import bounded_validator_class, refuse_unbounded_patterns
+
+    refuse_unbounded_patterns((node for node, _, _ in _schemas(schema, "")), where=where)
     registry: Any = referencing.Registry(retrieve=retrieve)  # type: ignore[call-arg]
-    return _Bounded(jsonschema.Draft202012Validator(schema, registry=registry), where)
+    return _Bounded(bounded_validator_class()(schema, registry=registry), where)
 
 
 class _Bounded:
     """A validator whose recursion is bounded: a value nested deeper than Python's stack
-    under a recursive schema is an error naming the schema, not a `RecursionError`."""
+    under a recursive schema is an error naming the schema, not a `RecursionError`; and
+    whose patterns share one time limit (`MATCH_SECONDS`) per value checked."""
 
     __slots__ = ("_inner", "_where")
 
@@ -244,19 +249,22 @@ class _Bounded:
 
     def iter_errors(self, instance: Any) -> list[Any]:
         try:
-            return list(self._inner.iter_errors(instance))
+            with match_budget():
+                return list(self._inner.iter_errors(instance))
         except RecursionError:
             raise self._too_deep() from None
 
     def validate(self, instance: Any) -> None:
         try:
-            self._inner.validate(instance)
+            with match_budget():
+                self._inner.validate(instance)
         except RecursionError:
             raise self._too_deep() from None
 
     def is_valid(self, instance: Any) -> bool:
         try:
-            return bool(self._inner.is_valid(instance))
+            with match_budget():
+                return bool(self._inner.is_valid(instance))
         except RecursionError:
             raise self._too_deep() from None
 

@@ -7,7 +7,7 @@ import re
 from typing import Any
 
 from raf.clients.hosted_tools import HostedTool
-from raf.core.errors import Problem
+from raf.core.errors import ConfigurationError, MissingExtraError, Problem
 from raf.decl.build_checks import model_problems
 from raf.decl.extras import (
     CONTEXT_EXTRAS,
@@ -162,6 +162,7 @@ def semantic_problems(loaded: LoadedAgent, *, check_extras: bool) -> list[Proble
                     problems.append(doc.problem(("tools", index, "kind"), str(missing)))
     if check_extras:
         problems += _template_extras(loaded)
+    problems += _output_schema_problems(loaded)
     for index, tool in enumerate(decl.tools):
         if tool is not None and tool.kind == "openapi":
             spec = tool.config.spec_url
@@ -206,6 +207,23 @@ def _template_extras(loaded: LoadedAgent) -> list[Problem]:
             if missing is not None:
                 problems.append(doc.problem((key,), str(missing)))
     return problems
+
+
+def _output_schema_problems(loaded: LoadedAgent) -> list[Problem]:
+    """`outputSchema` refused as the build refuses it, by the same check (a `$ref` loop,
+    a ref outside the schema, a schema past its limits, one that is not JSON Schema)."""
+    schema = loaded.decl.output_json_schema()
+    if schema is None:
+        return []
+    from raf.agent.output_type import resolve_output_type
+
+    try:
+        resolve_output_type(schema, where="outputSchema")
+    except MissingExtraError:
+        return []  # told among the missing extras
+    except ConfigurationError as exc:
+        return [loaded.doc.problem(("outputSchema",), exc.message)]
+    return []
 
 
 def _shown(doc: Document, path: tuple[str | int, ...], value: str) -> str:

@@ -29,6 +29,7 @@ from raf.agent.output_type import (
     OutputType,
     check_for_client,
     jsonable,
+    off_the_loop,
     resolve_output_type,
 )
 from raf.core.agent_like import AgentLike
@@ -272,6 +273,15 @@ def run_format(agent: AgentLike, given: dict[str, Any] | None, param: str) -> Ru
     return RunFormat(output=output)
 
 
+async def request_format(agent: AgentLike, given: dict[str, Any] | None, param: str) -> RunFormat:
+    """`run_format`, on an output worker when there is a schema to check: a client's
+    schema is CPU work of the client's choosing (bounded by `SCHEMA_LIMITS`), never
+    done on the event loop."""
+    if not isinstance(given, dict) or given.get("type") != "json_schema":
+        return run_format(agent, given, param)
+    return await off_the_loop(run_format, agent, given, param)
+
+
 def _resolved(schema: dict[str, Any], param: str) -> OutputType:
     try:
         return resolve_output_type(schema, where=param)
@@ -378,7 +388,7 @@ async def chat_completion(host: AgentHost, raw: bytes) -> Response:
         agent = hosted_agent(host, body.model)
         messages = to_messages(body)
         n = choices_wanted(body)
-        form = run_format(agent, body.response_format, "response_format")
+        form = await request_format(agent, body.response_format, "response_format")
         run_id = uuid.uuid4().hex
         if body.stream:
             usage = bool((body.stream_options or {}).get("include_usage"))

@@ -44,7 +44,7 @@ from raf.serve.openai_api import (
     part_text,
     refuse_tools,
     reported,
-    run_format,
+    request_format,
     stream_error,
 )
 from raf.serve.requests import error_for, json_line, log, parse_body, store_failure
@@ -433,7 +433,7 @@ async def create_response(host: AgentHost, owner: str, raw: bytes) -> Response:
             )
         refuse_tools(request.tools)
         messages = input_messages(request.input)
-        form = run_format(agent, (request.text or {}).get("format"), "text.format")
+        form = await request_format(agent, (request.text or {}).get("format"), "text.format")
         run = ResponseRun(host=host, tenant=Tenant(owner), request=request, form=form)
         updates = await _start(host, agent, run, messages)
         if request.stream:

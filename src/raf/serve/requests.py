@@ -11,6 +11,7 @@ from pydantic import BaseModel, ValidationError
 
 from raf.core.errors import (
     ApprovalError,
+    OutputValidationError,
     RafError,
     SessionConflictError,
     SessionError,
@@ -143,6 +144,13 @@ def error_for(exc: BaseException) -> ServeError:
         return model_error(exc)
     if isinstance(exc, SessionError):
         return store_failure(exc)
+    if isinstance(exc, OutputValidationError):  # the model's fault, told as a gateway's
+        return ServeError(
+            502,
+            "invalid_model_output",
+            f"the model's answer is not a valid {exc.type_name} after {exc.attempts} "
+            f"attempt(s): {exc.errors[:2000]}",
+        )
     if isinstance(exc, GuardrailTripped):  # a refusal the client should read, not a fault
         return ServeError(
             422,

@@ -17,9 +17,9 @@ from typing import Any
 import regex as regex_engine
 from pydantic import BaseModel, ConfigDict, Field
 
+from raf.core.bounded_regex import check_pattern
 from raf.tools.scope.identity import IdentityGuard
 from raf.tools.scope.locate import Location, located
-from raf.tools.scope.pattern import check_pattern
 from raf.tools.scope.scoped_tool import PathUse, ScopedTool
 from raf.tools.workspace import Access, ResolvedPath, RuleAction, WorkspaceScope
 

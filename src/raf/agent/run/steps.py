@@ -273,7 +273,7 @@ async def check_output(run: Run) -> Step | None:
             run.attempts += 1
             text = attempt.text
             try:
-                run.value = output.parse(text)
+                run.value = await output.parse_off_loop(text)
             except OutputMismatch as exc:
                 if run.attempts > run.output_retries:
                     error = OutputValidationError(

@@ -11,7 +11,6 @@ the given-up match may still use."""
 
 from __future__ import annotations
 
-import re
 import time
 from collections.abc import Iterator
 from contextlib import contextmanager
@@ -20,13 +19,11 @@ from typing import Any
 
 import regex
 
+from raf.core.bounded_regex import MATCH_SECONDS, compile_pattern
 from raf.workflow.declarative.values import MAX_ROWS, text
 
 MAX_PATTERN = 1_000
 """Longest pattern, in characters."""
-MATCH_SECONDS = 1.0
-"""Longest time the matches of one formula may take together, counted from the start of
-the formula's evaluation."""
 _DEADLINE: ContextVar[float | None] = ContextVar("raf_pattern_deadline", default=None)
 _TRY_END: ContextVar[float | None] = ContextVar("raf_pattern_try_end", default=None)
 
@@ -78,42 +75,30 @@ def _stopped(pattern: Any) -> Exception:
 
 _OPTIONS = set("^c$imsxN")
 MAX_REPEAT = 10_000
-"""The most a pattern's counted repeats (`a{1000}`, nested or not, escaped too) may
-multiply to: the engine builds each repeat when it compiles, so `a{1000000000}` would
-take gigabytes and `(a{1000}){1000}` most of a second."""
-_COUNTED = re.compile(r"\{(\d+)(?:,(\d*))?\}")
+"""The most nodes a pattern may expand to once its counted repeats (`a{1000}`, nested or
+not) are unrolled: the engine builds each repeat when it compiles, so `a{1000000000}`
+would take gigabytes and `(a{1000}){1000}` most of a second."""
 
 
 def _compile(pattern: Any, options: str) -> Any:
     source = text(pattern)
     if _time_left() <= 0.001:
         raise _stopped(pattern)  # the formula's time for patterns is spent
-    if len(source) > MAX_PATTERN:
-        raise ValueError(f"the pattern is {len(source)} characters; the limit is {MAX_PATTERN}")
     unknown = sorted(set(options) - _OPTIONS)
     if unknown:
         raise ValueError(
             f"unknown match option {''.join(unknown)!r}; use MatchOptions (Complete, "
             "Contains, BeginsWith, EndsWith, IgnoreCase, Multiline, ...) joined with &"
         )
-    product = 1
-    for low, high in _COUNTED.findall(source):
-        count = max(int(low[:9]), int(high[:9]) if high else 0, 1)
-        product *= count if len(low) < 9 and len(high) < 9 else MAX_REPEAT + 1
-        if product > MAX_REPEAT:
-            raise ValueError(
-                f"the pattern's counted repeats ({{n}}) come to more than {MAX_REPEAT:,}"
-            )
     flags = regex.IGNORECASE if "i" in options else 0
     flags |= regex.MULTILINE if "m" in options else 0
     flags |= regex.DOTALL if "s" in options else 0
     flags |= regex.VERBOSE if "x" in options else 0
     start = r"\A(?:" if "^" in options else "(?:"
     end = r")\Z" if "$" in options else ")"
-    try:
-        return regex.compile(start + source + end, flags)
-    except (regex.error, ValueError, OverflowError) as exc:
-        raise ValueError(f"{source!r} is not a valid pattern: {exc}") from None
+    return compile_pattern(
+        source, flags, around=(start, end), max_chars=MAX_PATTERN, max_size=MAX_REPEAT
+    )
 
 
 def _options(options: Any, default: str) -> str:

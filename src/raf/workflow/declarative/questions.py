@@ -32,10 +32,12 @@ YES = ("yes", "y", "true", "1", "confirm", "ok")
 NO = ("no", "n", "false", "0")
 _EMAIL = re.compile(r"^[^@\s]+@[^@\s]+\.[^@\s.]+$")
 _NUMBER = re.compile(r"[-+]?(?:\d{1,3}(?:,\d{3})+|\d+)(?:\.\d+)?|[-+]?\.\d+")
-_AGE = re.compile(r"^\s*(\d{1,3}(?:\.\d+)?)\s*(?:years?|yrs?|y)?(?:\s*old)?\s*$", re.IGNORECASE)
+# possessive spaces (`\s*+`): a run of spaces is never split between two `\s*`, whose
+# ways of splitting it would make a long answer cost its length squared
+_AGE = re.compile(r"^\s*+(\d{1,3}(?:\.\d+)?)\s*+(?:years?|yrs?|y)?(?:\s*+old)?\s*+$", re.IGNORECASE)
 _MONEY = re.compile(
-    r"^\s*(?:[$€£¥]|[A-Z]{3})?\s*([-+]?(?:\d{1,3}(?:,\d{3})+|\d+)(?:\.\d+)?)\s*"
-    r"(?:[$€£¥]|[A-Z]{3}|dollars?|euros?|pounds?)?\s*$",
+    r"^\s*+(?:[$€£¥]|[A-Z]{3})?\s*+([-+]?(?:\d{1,3}(?:,\d{3})+|\d+)(?:\.\d+)?)\s*+"
+    r"(?:[$€£¥]|[A-Z]{3}|dollars?|euros?|pounds?)?\s*+$",
     re.IGNORECASE,
 )
 
