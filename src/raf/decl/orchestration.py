@@ -320,18 +320,23 @@ def in_raf_spelling(doc: Document) -> None:
 
 
 _TO_ORIGINAL_MODES = {"group_chat": "groupChat"}
-_TO_ORIGINAL_KEYS = {
-    "group_chat": {"maxRounds": "maxIterations"},
-    "vote": {"rounds": "votingRounds", "method": "aggregator"},
+_TO_ORIGINAL_KEYS = {"vote": {"rounds": "votingRounds", "method": "aggregator"}}
+_TO_ORIGINAL_SELECTORS = {
+    "round_robin": "roundRobin",
+    "fixed": "fixedOrder",
+    "coordinator": "llmCoordinator",
 }
 
 
-def in_original_spelling(value: Any) -> Any:
+def in_original_spelling(value: Any, members: Sequence[str] | None = None) -> Any:
     """An orchestration in raf's spelling as the original framework writes it: its
-    `groupChat` mode and `roundRobin` selector, `maxIterations` of a group chat, vote
-    `votingRounds` and `aggregator`, `passOutput` for `passOn: output|task`, a pipeline's
-    `loopFromPhase` (its place from 0) and phases' `agents`, a phase named by its place
-    written without its name. A setting the original has no word for (`passOn:
+    `groupChat` mode and `roundRobin`/`fixedOrder`/`llmCoordinator` selectors, a fixed
+    `order` as `speakerOrder` (places among the speakers, from 0), vote `votingRounds` and
+    `aggregator`, named `weights` as a list in voter order (1 for a voter not named),
+    `passOutput` for `passOn: output|task`, a pipeline's `loopFromPhase` (its place from 0)
+    and phases' `agents`, a phase named by its place written without its name. `members`
+    are the sub-agents' names in their order (without them, an order or weights that name
+    sub-agents stay as names). A setting the original has no word for (`passOn:
     conversation`, `until`, ...) stays in raf's spelling."""
     if not isinstance(value, dict):
         return _TO_ORIGINAL_MODES.get(value, value) if isinstance(value, str) else value
@@ -340,10 +345,13 @@ def in_original_spelling(value: Any) -> Any:
     for key, theirs in _TO_ORIGINAL_KEYS.get(str(mode), {}).items():
         if key in out:
             out[theirs] = out.pop(key)
+    if mode == "group_chat":
+        _group_chat_to_original(out, members)
+    if mode == "vote" and isinstance(out.get("weights"), dict) and members is not None:
+        weights = out["weights"]
+        out["weights"] = [weights.get(name, 1.0) for name in members]
     if isinstance(mode, str):
         out["mode"] = _TO_ORIGINAL_MODES.get(mode, mode)
-    if out.get("selector") == "round_robin":
-        out["selector"] = "roundRobin"
     _pass_on_to_original(out)
     phases = out.get("phases")
     if isinstance(phases, list):
@@ -353,6 +361,23 @@ def in_original_spelling(value: Any) -> Any:
         if start is not None:
             out["loopFromPhase"] = names.index(start) if start in names else start
     return out
+
+
+def _group_chat_to_original(out: dict[str, Any], members: Sequence[str] | None) -> None:
+    """A group chat's selector, order and coordinator as the original writes them: the
+    order as places among the speakers (the sub-agents but the coordinator), and no
+    `coordinator` where it is the document's own agent (the original's default)."""
+    selector = out.get("selector")
+    if isinstance(selector, str):
+        out["selector"] = _TO_ORIGINAL_SELECTORS.get(selector, selector)
+    if out.get("coordinator") == SELF:
+        del out["coordinator"]
+    order = out.get("order")
+    if isinstance(order, list) and members is not None:
+        speakers = [m for m in members if m != out.get("coordinator")]
+        if all(name in speakers for name in order):
+            del out["order"]
+            out["speakerOrder"] = [speakers.index(name) for name in order]
 
 
 def _phase_to_original(phase: Any, index: int) -> Any:
