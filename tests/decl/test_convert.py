@@ -140,3 +140,67 @@ def test_convert_keeps_a_workflow_agents_unset_environment_references(tmp_path, 
     data, warnings = read_as_raf(doc)
     assert data["agents"]["helper"]["model"]["connection"]["key"] == "${RAF_TEST_UNSET_KEY}"
     assert any("RAF_TEST_UNSET_KEY is not set" in w.message for w in warnings)
+
+
+_MEMBER = "{{kind: prompt, name: {0}, instructions: Go., model: {{id: openai:gpt-4o-mini}}}}"
+_TEAMS = {
+    "fixed": (
+        "mode: group_chat\n    selector: fixed\n    order: [critic, writer]\n    maxRounds: 4",
+        {"mode": "groupChat", "selector": "fixedOrder", "speakerOrder": [2, 1], "maxRounds": 4},
+    ),
+    "coordinator": (
+        "mode: group_chat\n    selector: coordinator",
+        {"mode": "groupChat", "selector": "llmCoordinator"},
+    ),
+    "named coordinator": (
+        "mode: group_chat\n    selector: coordinator\n    coordinator: chair",
+        {"mode": "groupChat", "selector": "llmCoordinator", "coordinator": "chair"},
+    ),
+    "weights": (
+        "mode: vote\n    method: weighted\n    weights: {critic: 3, chair: 2}",
+        {"mode": "vote", "aggregator": "weighted", "weights": [2, 1.0, 3]},
+    ),
+}
+
+
+@pytest.mark.parametrize("team", _TEAMS)
+def test_convert_writes_the_originals_selectors_and_lists(tmp_path, team):
+    """What names sub-agents is written by place, as the original reads it (its selectors
+    `fixedOrder` with `speakerOrder` and `llmCoordinator`, a vote's weights as a list in
+    voter order); the converted document reads back as the same orchestration."""
+    options, expected = _TEAMS[team]
+    members = "\n".join(f"  - {_MEMBER.format(n)}" for n in ("chair", "writer", "critic"))
+    source = tmp_path / "team.yaml"
+    source.write_text(
+        "name: team\ninstructions: Lead.\nmodel: {id: openai:gpt-4o-mini}\n"
+        f"metadata:\n  orchestration:\n    {options}\nsubAgents:\n{members}\n",
+        encoding="utf-8",
+    )
+    data, _ = read_as_raf(source)
+    original = convert(data, "original", base_dir=tmp_path)
+    assert original["metadata"]["orchestration"] == expected
+    out = tmp_path / "original.yaml"
+    out.write_text(dump(original, "yaml"), encoding="utf-8")
+    first = load_file(source, environ=ENV, check_extras=False).orchestration
+    again = load_file(out, environ=ENV, check_extras=False).orchestration
+    assert first is not None and again is not None
+    if team == "weights":  # a voter not named weighs 1, now written out
+        first = first.model_copy(update={"weights": {"chair": 2, "writer": 1, "critic": 3}})
+    assert again == first
+
+
+def test_convert_names_file_sub_agents_by_their_documents(tmp_path):
+    """A sub-agent given by file is counted by the name its document gives."""
+    (tmp_path / "writer.yaml").write_text(
+        "name: writer\ninstructions: Write.\nmodel: {id: openai:gpt-4o-mini}\n", encoding="utf-8"
+    )
+    source = tmp_path / "team.yaml"
+    source.write_text(
+        "name: team\ninstructions: Lead.\nmodel: {id: openai:gpt-4o-mini}\n"
+        "metadata:\n  orchestration: {mode: group_chat, selector: fixed, order: [critic, writer]}\n"
+        f"subAgents:\n  - file: writer.yaml\n  - {_MEMBER.format('critic')}\n",
+        encoding="utf-8",
+    )
+    data, _ = read_as_raf(source)
+    written = convert(data, "original", base_dir=tmp_path)["metadata"]["orchestration"]
+    assert written["speakerOrder"] == [1, 0]

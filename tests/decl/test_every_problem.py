@@ -9,8 +9,10 @@ import itertools
 from pathlib import Path
 
 import pytest
+import yaml
 
 from raf.decl.check_file import check_file
+from raf.workflow.declarative.program import NESTED_KEYS
 
 BASE = """\
 kind: prompt
@@ -152,3 +154,85 @@ trigger:
     checked = check_file(path, check_extras=False)
     paths = [p.key_path for p in checked.problems]
     assert f"trigger.actions[0].{where}" in paths, [str(p) for p in checked.problems]
+
+
+def _planted(kind: str, inner: tuple[str, ...], allowed: tuple[str, ...]) -> dict[str, object]:
+    """An action of `kind` whose mapping at `inner` holds a known key and `zzz`."""
+    from raf.workflow.declarative.program import _SPECS
+
+    action: dict[str, object] = {"kind": kind, "id": "act"}
+    for key in _SPECS[kind][0]:
+        action[key] = "Local.x"
+    mapping: dict[str, object] = {allowed[0]: "Local.y", "zzz": 1}
+    for part in reversed(inner[1:]):
+        mapping = {part: mapping}
+    action[inner[0]] = mapping
+    return action
+
+
+@pytest.mark.parametrize(
+    ("kind", "inner"),
+    [(owner, tuple(inner)) for owner, *inner in NESTED_KEYS],
+    ids=lambda value: value if isinstance(value, str) else ".".join(value),
+)
+def test_every_actions_nested_mappings_report_unknown_keys(
+    tmp_path: Path, kind: str, inner: tuple[str, ...]
+) -> None:
+    """Each mapping of known keys inside each action (an agent's input, a tool's output, a
+    question's entity, a text record, a table change, ...) reports a key it does not hold,
+    at its place."""
+    allowed = NESTED_KEYS[(kind, *inner)]
+    document = {
+        "kind": "Workflow",
+        "trigger": {
+            "kind": "OnConversationStart",
+            "id": "start",
+            "actions": [_planted(kind, inner, allowed)],
+        },
+    }
+    path = tmp_path / "flow.yaml"
+    path.write_text(yaml.safe_dump(document, sort_keys=False), encoding="utf-8")
+    checked = check_file(path, check_extras=False)
+    where = f"trigger.actions[0].{'.'.join(inner)}.zzz"
+    found = [p for p in checked.problems if p.key_path == where]
+    assert found, [str(p) for p in checked.problems]
+    assert found[0].line is not None and "has no key 'zzz'" in found[0].message
+    assert not [p for p in checked.problems if p.key_path == where.replace("zzz", allowed[0])]
+
+
+@pytest.mark.parametrize(
+    ("action", "where"),
+    [
+        (
+            "kind: Question\n      variable: Local.age\n      entity: {kind: Number, knd: x}",
+            "entity",
+        ),
+        (
+            "kind: InvokeFunctionTool\n      functionName: f\n      output: {reslt: Local.r}",
+            "output",
+        ),
+        ("kind: SendActivity\n      activity: {text: hi, txt: hi}", "activity"),
+        (
+            "kind: EditTableV2\n      itemsVariable: Local.t\n"
+            "      changeType: {kind: AddItem, vlue: 1}",
+            "changeType",
+        ),
+        (
+            "kind: AddConversationMessage\n      conversationId: c\n"
+            "      message: {role: user, body: hi}",
+            "message",
+        ),
+    ],
+)
+def test_unknown_keys_beyond_an_agents_mappings(tmp_path: Path, action: str, where: str) -> None:
+    path = tmp_path / "flow.yaml"
+    path.write_text(
+        "kind: Workflow\ntrigger:\n  kind: OnConversationStart\n  id: start\n  actions:\n"
+        f"    - id: act\n      {action}\n",
+        encoding="utf-8",
+    )
+    checked = check_file(path, check_extras=False)
+    [problem] = [
+        p for p in checked.problems if (p.key_path or "").startswith(f"trigger.actions[0].{where}.")
+    ]
+    assert problem.line == 7 + action.count("\n") and "has no key" in problem.message

@@ -11,6 +11,9 @@ from raf import FinishReason
 from raf.core.agent_like import EquippedAgent, own_tools
 from raf.core.errors import ValidationProblems
 from raf.decl import DeclAgentBuilder
+from raf.decl.loaded import LoadedAgent
+from raf.decl.loader import load
+from raf.decl.orchestration import MagenticDecl
 from raf.testing import ScriptedChatClient, call, reply
 from raf.workflow.orchestrations import (
     GroupChatOrchestration,
@@ -39,6 +42,10 @@ def build(text: str, **clients: ScriptedChatClient):
         else:
             builder.with_connection(name, client=client)
     return builder.build()
+
+
+def loaded(text: str) -> LoadedAgent:
+    return load(text, fmt="yaml", file="<string>", base_dir=Path.cwd())
 
 
 def problems(text: str) -> list[tuple[int | None, str | None, str]]:
@@ -195,11 +202,53 @@ def test_bad_values_and_unknown_member_names_are_located():
     ]
 
 
-def test_a_missing_mode_and_no_sub_agents_are_problems():
-    [(_, path, message)] = problems(doc("  orchestration:\n    maxRounds: 2\n"))
-    assert path == "metadata.orchestration" and message.startswith("missing required key 'mode'")
-    [(_, path, message)] = problems("name: alone\nmetadata:\n  orchestration: vote\n")
+def test_no_sub_agents_is_a_problem():
+    [(_, _, message)] = problems("name: alone\nmetadata:\n  orchestration: vote\n")
     assert message == "a vote orchestration needs subAgents"
+
+
+def test_a_mapping_without_a_mode_is_magentic_as_in_the_original():
+    """The original's orchestration object defaults its mode to magentic."""
+    builder = loaded(doc("  orchestration:\n    maxIterations: 4\n"))
+    decl = builder.orchestration
+    assert isinstance(decl, MagenticDecl) and decl.max_iterations == 4
+    [warning] = builder.warnings
+    assert warning.key_path == "metadata.orchestration" and "magentic" in warning.message
+
+
+@pytest.mark.parametrize("key", ["maxIterations", "max_iterations"])
+def test_iterations_under_metadata_are_the_orchestrations(key):
+    """The original's older place for the iterations, directly under `metadata`: read
+    where the orchestration gives none; its own `maxIterations` wins."""
+    shorthand = loaded(doc(f"  orchestration: magentic\n  {key}: 6\n"))
+    assert shorthand.orchestration.max_iterations == 6
+    both = loaded(doc(f"  orchestration: {{mode: magentic, maxIterations: 2}}\n  {key}: 6\n"))
+    assert both.orchestration.max_iterations == 2
+    ignored = loaded(doc(f"  orchestration: sequential\n  {key}: 6\n"))
+    [warning] = [w for w in ignored.warnings if w.key_path == f"metadata.{key}"]
+    assert "is ignored" in warning.message and warning.line == 14
+
+
+def test_sub_agents_without_an_orchestration_are_tools_and_say_what_the_original_does():
+    """raf offers such sub-agents as tools; the original forms a magentic orchestration of
+    15 iterations of them: a located warning says so and how to ask for it."""
+    builder = loaded(doc("  role: lead\n"))
+    assert builder.orchestration is None
+    [warning] = builder.warnings
+    assert (warning.line, warning.key_path) == (4, "subAgents")
+    assert "magentic orchestration of 15 iterations" in warning.message
+
+
+@pytest.mark.parametrize("key", ["maxIterations", "max_iterations"])
+def test_iterations_without_an_orchestration_form_the_originals_magentic_one(key):
+    """`metadata.maxIterations` without an orchestration is the original's older form of
+    its default: a magentic orchestration of the sub-agents with those iterations."""
+    builder = loaded(doc(f"  {key}: 7\n"))
+    decl = builder.orchestration
+    assert isinstance(decl, MagenticDecl) and decl.max_iterations == 7
+    assert builder.warnings == []
+    [(line, path, message)] = problems(doc(f"  {key}: 0\n"))
+    assert (line, path) == (13, f"metadata.{key}") and "greater than or equal to 1" in message
 
 
 def test_a_mode_without_a_lead_warns_about_the_documents_own_instructions():

@@ -221,7 +221,7 @@ def test_pass_output_on_a_mode_without_a_previous_answer_is_an_unknown_option():
     text = (
         (DATA / "writers_room.yaml")
         .read_text()
-        .replace("    maxIterations: 3\n", "    maxIterations: 3\n    passOutput: true\n")
+        .replace("    maxRounds: 3\n", "    maxRounds: 3\n    passOutput: true\n")
     )
     with pytest.raises(ValidationProblems) as caught:
         DeclAgentBuilder().from_yaml_str(text)

@@ -44,7 +44,7 @@ def run_convert(args: argparse.Namespace) -> int:
     for warning in warnings:
         print(terminal_safe(f"warning: {warning}"), file=sys.stderr)
     fmt = args.format or ("json" if args.output and args.output.endswith(".json") else "yaml")
-    text = dump(convert(data, args.to), fmt)
+    text = dump(convert(data, args.to, base_dir=Path(args.file).parent), fmt)
     if args.output:
         Path(args.output).write_text(text, encoding="utf-8")
         print(terminal_safe(f"{args.file} → {args.output} ({args.to})"), file=sys.stderr)

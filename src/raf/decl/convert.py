@@ -78,29 +78,59 @@ def _as_dict(doc: Document) -> dict[str, Any]:
     return data
 
 
-def convert(data: dict[str, Any], to: str) -> dict[str, Any]:
-    """`data` (raf's spelling) in dialect `to`; a workflow document is the same in each."""
+def convert(data: dict[str, Any], to: str, *, base_dir: Path | None = None) -> dict[str, Any]:
+    """`data` (raf's spelling) in dialect `to`; a workflow document is the same in each.
+    `base_dir` is the folder of the document, where its sub-agents' files are."""
     if to not in TARGETS:
         raise ValueError(f"unknown dialect {to!r}; use one of: {', '.join(TARGETS)}")
     if to == "raf" or is_workflow_data(data):
         return copy.deepcopy(data)
     if to == "original":
-        return to_original(data)
+        return to_original(data, base_dir=base_dir)
     return to_maf(data)
 
 
-def to_original(data: dict[str, Any]) -> dict[str, Any]:
+def to_original(data: dict[str, Any], *, base_dir: Path | None = None) -> dict[str, Any]:
     """A raf document as the original framework writes it: raf's camelCase is its own, so
     only what it spells differently changes (its orchestration keys, in the document and
-    in inline sub-agents)."""
+    in inline sub-agents; options that name sub-agents by name are written by place)."""
     out = copy.deepcopy(data)
     metadata = out.get("metadata")
     if isinstance(metadata, dict) and "orchestration" in metadata:
-        metadata["orchestration"] = in_original_spelling(metadata["orchestration"])
+        members = _sub_agent_names(out, base_dir)
+        metadata["orchestration"] = in_original_spelling(metadata["orchestration"], members)
     for sub in out.get("subAgents") or []:
         if isinstance(sub, dict) and "file" not in sub:
-            sub.update(to_original(sub))
+            sub.update(to_original(sub, base_dir=base_dir))
     return out
+
+
+def _sub_agent_names(data: dict[str, Any], base_dir: Path | None) -> list[str] | None:
+    """The sub-agents' names in their order (a reference's `name`, else its file's), or
+    None when one cannot be told."""
+    names: list[str] = []
+    for sub in data.get("subAgents") or []:
+        name = sub.get("name") if isinstance(sub, dict) else None
+        if name is None and isinstance(sub, dict) and isinstance(sub.get("file"), str):
+            name = _file_name(sub["file"], base_dir)
+        if not isinstance(name, str):
+            return None
+        names.append(name)
+    return names
+
+
+def _file_name(file: str, base_dir: Path | None) -> str | None:
+    """The `name` of the agent document a sub-agent reference points to, if it reads."""
+    if base_dir is None:
+        return None
+    path = base_dir / file
+    try:
+        text, fmt = read_document(path)
+    except ValidationProblems:  # read_as_raf reported it; a name is all that is asked here
+        return None
+    doc = load_text(text, fmt=fmt, file=str(path), base_dir=path.parent)
+    name = doc.data.get("name") if isinstance(doc.data, dict) else None
+    return name if isinstance(name, str) else None
 
 
 def to_maf(data: dict[str, Any], *, top: bool = True) -> dict[str, Any]:

@@ -320,18 +320,23 @@ def in_raf_spelling(doc: Document) -> None:
 
 
 _TO_ORIGINAL_MODES = {"group_chat": "groupChat"}
-_TO_ORIGINAL_KEYS = {
-    "group_chat": {"maxRounds": "maxIterations"},
-    "vote": {"rounds": "votingRounds", "method": "aggregator"},
+_TO_ORIGINAL_KEYS = {"vote": {"rounds": "votingRounds", "method": "aggregator"}}
+_TO_ORIGINAL_SELECTORS = {
+    "round_robin": "roundRobin",
+    "fixed": "fixedOrder",
+    "coordinator": "llmCoordinator",
 }
 
 
-def in_original_spelling(value: Any) -> Any:
+def in_original_spelling(value: Any, members: Sequence[str] | None = None) -> Any:
     """An orchestration in raf's spelling as the original framework writes it: its
-    `groupChat` mode and `roundRobin` selector, `maxIterations` of a group chat, vote
-    `votingRounds` and `aggregator`, `passOutput` for `passOn: output|task`, a pipeline's
-    `loopFromPhase` (its place from 0) and phases' `agents`, a phase named by its place
-    written without its name. A setting the original has no word for (`passOn:
+    `groupChat` mode and `roundRobin`/`fixedOrder`/`llmCoordinator` selectors, a fixed
+    `order` as `speakerOrder` (places among the speakers, from 0), vote `votingRounds` and
+    `aggregator`, named `weights` as a list in voter order (1 for a voter not named),
+    `passOutput` for `passOn: output|task`, a pipeline's `loopFromPhase` (its place from 0)
+    and phases' `agents`, a phase named by its place written without its name. `members`
+    are the sub-agents' names in their order (without them, an order or weights that name
+    sub-agents stay as names). A setting the original has no word for (`passOn:
     conversation`, `until`, ...) stays in raf's spelling."""
     if not isinstance(value, dict):
         return _TO_ORIGINAL_MODES.get(value, value) if isinstance(value, str) else value
@@ -340,10 +345,13 @@ def in_original_spelling(value: Any) -> Any:
     for key, theirs in _TO_ORIGINAL_KEYS.get(str(mode), {}).items():
         if key in out:
             out[theirs] = out.pop(key)
+    if mode == "group_chat":
+        _group_chat_to_original(out, members)
+    if mode == "vote" and isinstance(out.get("weights"), dict) and members is not None:
+        weights = out["weights"]
+        out["weights"] = [weights.get(name, 1.0) for name in members]
     if isinstance(mode, str):
         out["mode"] = _TO_ORIGINAL_MODES.get(mode, mode)
-    if out.get("selector") == "round_robin":
-        out["selector"] = "roundRobin"
     _pass_on_to_original(out)
     phases = out.get("phases")
     if isinstance(phases, list):
@@ -353,6 +361,23 @@ def in_original_spelling(value: Any) -> Any:
         if start is not None:
             out["loopFromPhase"] = names.index(start) if start in names else start
     return out
+
+
+def _group_chat_to_original(out: dict[str, Any], members: Sequence[str] | None) -> None:
+    """A group chat's selector, order and coordinator as the original writes them: the
+    order as places among the speakers (the sub-agents but the coordinator), and no
+    `coordinator` where it is the document's own agent (the original's default)."""
+    selector = out.get("selector")
+    if isinstance(selector, str):
+        out["selector"] = _TO_ORIGINAL_SELECTORS.get(selector, selector)
+    if out.get("coordinator") == SELF:
+        del out["coordinator"]
+    order = out.get("order")
+    if isinstance(order, list) and members is not None:
+        speakers = [m for m in members if m != out.get("coordinator")]
+        if all(name in speakers for name in order):
+            del out["order"]
+            out["speakerOrder"] = [speakers.index(name) for name in order]
 
 
 def _phase_to_original(phase: Any, index: int) -> Any:
@@ -378,7 +403,7 @@ def check_orchestration(
     """The document's orchestration, or None; every problem located. `members` are the
     sub-agents' names (None when they could not all be read: names are not checked)."""
     if "orchestration" not in metadata:
-        return None, []
+        return _without_orchestration(doc, metadata, members)
     value = metadata["orchestration"]
     mode_path: KeyPath = ROOT
     if isinstance(value, str):
@@ -386,6 +411,12 @@ def check_orchestration(
     elif isinstance(value, dict):
         data = value
         mode_path = (*ROOT, "mode")
+        if "mode" not in data:
+            # the original's orchestration object defaults its mode to magentic
+            data["mode"] = "magentic"
+            doc.warnings.append(
+                doc.problem(ROOT, "no 'mode': read as magentic, the original framework's default")
+            )
     else:
         return None, [
             doc.problem(
@@ -396,6 +427,7 @@ def check_orchestration(
         data = {"mode": _MODE_SPELLINGS.get(value.lower().replace("-", "_"), value)}
     else:
         _original_spellings(doc, data)
+    _hoist_iterations(doc, metadata, data)
     placed = _by_place(doc, data, members)
     mode = data.get("mode")
     if mode is None:
@@ -433,6 +465,68 @@ def check_orchestration(
     if not members:
         problems.insert(0, doc.problem(ROOT, f"a {mode} orchestration needs subAgents"))
     return decl, problems
+
+
+LEGACY_ITERATIONS = ("maxIterations", "max_iterations")
+"""The original's older place for a magentic or pipeline orchestration's iterations:
+directly under `metadata`."""
+ORIGINAL_MAGENTIC_ITERATIONS = 15
+"""The iterations of the magentic orchestration the original framework forms of sub-agents
+written without an orchestration."""
+
+
+def _without_orchestration(
+    doc: Document, metadata: Mapping[str, Any], members: Sequence[str] | None
+) -> tuple[OrchestrationDecl | None, list[Problem]]:
+    """Sub-agents without `metadata.orchestration`: raf offers them as tools of the
+    document's agent. The original framework forms a magentic orchestration of them
+    instead, and `metadata.maxIterations` (its older spelling) only means something there:
+    a document that writes it is read as that magentic orchestration; any other is told the
+    difference where its sub-agents stand."""
+    if not members:
+        return None, []
+    legacy = next((key for key in LEGACY_ITERATIONS if key in metadata), None)
+    if legacy is None:
+        doc.warnings.append(
+            doc.problem(
+                ("subAgents",),
+                "sub-agents without metadata.orchestration are offered as tools of this "
+                "agent; the original framework runs them as a magentic orchestration of "
+                f"{ORIGINAL_MAGENTIC_ITERATIONS} iterations instead: write "
+                "'orchestration: magentic' under metadata to run them so (or another mode)",
+            )
+        )
+        return None, []
+    data: dict[str, Any] = {"mode": "magentic"}
+    _hoist_iterations(doc, metadata, data)
+    try:
+        decl = MagenticDecl.model_validate(data)
+    except ValidationError as exc:
+        return None, [
+            doc.problem(("metadata", legacy), str(e["msg"]).replace("Input should be", "expected"))
+            for e in exc.errors()
+        ]
+    return decl, []
+
+
+def _hoist_iterations(doc: Document, metadata: Mapping[str, Any], data: dict[str, Any]) -> None:
+    """`metadata.maxIterations` (or `max_iterations`) as the orchestration's own
+    `maxIterations` where it gives none, as the original reads it; where the mode has no
+    iterations it is ignored, as in the original, with a warning."""
+    key = next((k for k in LEGACY_ITERATIONS if k in metadata), None)
+    if key is None or "maxIterations" in data or "max_iterations" in data:
+        return
+    if data.get("mode") in ("magentic", "pipeline"):
+        data["maxIterations"] = metadata[key]
+        return
+    doc.warnings.append(
+        doc.problem(
+            ("metadata", key),
+            f"metadata.{key} is the iterations of a magentic or pipeline orchestration; "
+            f"a {data.get('mode')} orchestration has none, so it is ignored (as the original "
+            "framework ignores it)",
+        )
+    )
 
 
 def orchestration_json_schema() -> tuple[dict[str, Any], dict[str, Any]]:

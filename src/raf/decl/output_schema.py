@@ -41,6 +41,7 @@ class PropertyDecl(DeclModel):
     required: bool = False
     default: Any = None
     enum: list[Any] | None = None
+    example: Any = Field(default=None, description="one value it may take, for readers")
     items: PropertyDecl | None = Field(default=None, description="for kind array")
     properties: list[PropertyDecl] | dict[str, PropertyDecl] | None = Field(
         default=None, description="for kind object"
@@ -49,9 +50,11 @@ class PropertyDecl(DeclModel):
     @model_validator(mode="before")
     @classmethod
     def _type_is_kind(cls, data: Any) -> Any:
-        """`type:` (as MAF's mapping form and JSON Schema write it) is `kind:`."""
-        if isinstance(data, dict) and "type" in data and "kind" not in data:
-            data = {("kind" if k == "type" else k): v for k, v in data.items()}
+        """`type:` (as MAF's mapping form and JSON Schema write it) is `kind:`;
+        `enumValues:` (the original framework's) is `enum:`."""
+        for theirs, ours in (("type", "kind"), ("enumValues", "enum")):
+            if isinstance(data, dict) and theirs in data and ours not in data:
+                data = {(ours if k == theirs else k): v for k, v in data.items()}
         return data
 
     @model_validator(mode="after")
@@ -72,6 +75,8 @@ class PropertyDecl(DeclModel):
             out["enum"] = list(self.enum)
         if self.default is not None:
             out["default"] = self.default
+        if self.example is not None:
+            out["examples"] = [self.example]
         if self.items is not None:
             out["items"] = self.items.json_schema()
         if self.properties is not None:

@@ -174,6 +174,12 @@ raf's (other spelling, raf's key) when raf's key is not written. `variable: {pat
 read as `variable: x` everywhere, `output: {property: x}` of an action that asks as its
 `variable: x`, and `SetMultipleVariables` `variables: {path: value, ...}` as its
 assignments."""
+_TOOL_OUTPUT = ("result", "messages", "autoSend")
+"""Where a tool's call writes its result, and whether the result is said."""
+_TEXT_RECORD = ("text",)
+"""A text field written as a record: `{text: ...}` (its text, or a list of lines)."""
+_TABLE_CHANGE = ("kind", "value", "resultVariable")
+"""An EditTable change: its operation, the row, where the removed row goes."""
 NESTED_KEYS: dict[tuple[str, ...], tuple[str, ...]] = {
     ("InvokeAgent", "agent"): ("name",),
     ("InvokeAgent", "input"): ("messages", "text", "arguments", "externalLoop"),
@@ -186,6 +192,22 @@ NESTED_KEYS: dict[tuple[str, ...], tuple[str, ...]] = {
         "responseObject",
         "autoSend",
     ),
+    ("InvokeFunctionTool", "output"): _TOOL_OUTPUT,
+    ("InvokeMcpTool", "output"): _TOOL_OUTPUT,
+    ("SendActivity", "activity"): _TEXT_RECORD,
+    ("Question", "question"): _TEXT_RECORD,
+    ("Question", "prompt"): _TEXT_RECORD,
+    ("Question", "invalidPrompt"): _TEXT_RECORD,
+    ("Question", "unrecognizedPrompt"): _TEXT_RECORD,
+    ("Question", "defaultValueResponse"): _TEXT_RECORD,
+    ("Question", "entity"): ("kind",),
+    ("RequestExternalInput", "prompt"): _TEXT_RECORD,
+    ("WaitForInput", "prompt"): _TEXT_RECORD,
+    ("Confirmation", "message"): _TEXT_RECORD,
+    ("AddConversationMessage", "message"): ("role", "text", "content"),
+    ("EmitEvent", "event"): ("name", "data"),
+    ("EditTable", "changeType"): _TABLE_CHANGE,
+    ("EditTableV2", "changeType"): _TABLE_CHANGE,
 }
 """The keys an action's mappings hold, by (action kind, key, ...): any other is an
 unknown key, reported at its place (free mappings such as `arguments` are not listed)."""
@@ -513,6 +535,8 @@ class _Compiler:
             value: Any = raw
             for part in inner:
                 value = value.get(part) if isinstance(value, Mapping) else None
+            if allowed is _TEXT_RECORD:  # `{Local.x}` unquoted is a template, not a record
+                value = unquoted_template(value)
             if not isinstance(value, Mapping):
                 continue
             where = ".".join(inner)
