@@ -37,6 +37,7 @@ class FinishReason(StrEnum):
 # The finish reasons the run sets on its hot path, bound once beside their enum (as
 # the update kinds below).
 FINISH_STOP = FinishReason.STOP
+FINISH_TOOL_CALLS = FinishReason.TOOL_CALLS
 FINISH_OTHER = FinishReason.OTHER
 FINISH_CANCELLED = FinishReason.CANCELLED
 FINISH_AWAITING_APPROVAL = FinishReason.AWAITING_APPROVAL
@@ -343,7 +344,11 @@ class AnswerCheck:
         """The problem with the answer seen, or None when it is whole (or the run was
         cancelled or waits for approval, which are outcomes of their own)."""
         finish = self.finish_reason
-        if finish is FinishReason.CANCELLED or finish is FinishReason.AWAITING_APPROVAL:
+        if finish in (
+            FinishReason.CANCELLED,
+            FinishReason.AWAITING_APPROVAL,
+            FinishReason.TOOL_CALLS,  # calls handed back to the caller: its turn
+        ):
             return None
         if finish is FinishReason.LENGTH:
             code = "cut_off"
