@@ -4,6 +4,7 @@ own calls of the same batch ran; the caller continues with the result."""
 
 from __future__ import annotations
 
+from raf.agent.agent import Agent
 from raf.agent.builder import AgentBuilder
 from raf.core.client_tool import ClientTool
 from raf.core.contents import FunctionCallContent, FunctionResultContent
@@ -24,7 +25,7 @@ def options() -> AgentRunOptions:
     return AgentRunOptions(chat_options=ChatOptions(tools=[LOOKUP]))
 
 
-def build(model: ScriptedChatClient, ran: list[str]):  # type: ignore[no-untyped-def]
+def build(model: ScriptedChatClient, ran: list[str]) -> Agent:
     @tool(name="weather", description="The weather in a city.")
     def weather(city: str) -> str:
         ran.append(city)
@@ -91,6 +92,6 @@ async def test_a_streamed_run_hands_back_the_call_and_never_runs_it() -> None:
     agent = build(model, [])
     updates = [u async for u in agent.run_stream("go", options=options())]
     assert not [u for u in updates if u.kind is UpdateKind.TOOL_CALLED]
-    ended = [u for u in updates if isinstance(u.content, FunctionCallContent)]
-    assert [u.content.call_id for u in ended if u.content is not None] == ["c3"]
+    ended = [u.content for u in updates if isinstance(u.content, FunctionCallContent)]
+    assert [c.call_id for c in ended] == ["c3"]
     assert updates[-1].finish_reason is FinishReason.TOOL_CALLS

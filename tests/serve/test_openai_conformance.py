@@ -281,7 +281,11 @@ def test_routes_not_served_answer_in_openais_shape(oa_served: Served) -> None:
         sdk.embeddings.create(model="helper", input="hi")
     for refused in (completions, embeddings):
         error = error_of(refused.value)
-        assert (error["type"], error["param"], error["code"]) == ("invalid_request_error", None, None)
+        assert (error["type"], error["param"], error["code"]) == (
+            "invalid_request_error",
+            None,
+            None,
+        )
         assert "/v1/chat/completions" in str(error["message"])
     with oa_served.client(TOKEN_A) as http:
         wrong_method = http.get("/v1/chat/completions")
@@ -339,3 +343,22 @@ def test_headers_too_large_answer_in_openais_shape_on_v1(oa_served: Served) -> N
             answer = http.get(path, headers=big)
         assert answer.status_code == 431
         assert set(answer.json()["error"]) == shape, (path, answer.text)
+
+
+@pytest.mark.parametrize(
+    ("message", "param", "code"),
+    [
+        ({"role": "user"}, "messages[0].content", "missing_required_parameter"),
+        ({"role": "user", "content": None}, "messages.[0].content", None),
+        ({"role": "user", "content": 3}, "messages[0].content", "invalid_type"),
+    ],
+    ids=["left_out", "null", "a_number"],
+)
+def test_a_message_without_content_is_refused_as_openai_refuses_it(
+    oa_served: Served, message: dict[str, object], param: str, code: str | None
+) -> None:
+    with oa_served.client(TOKEN_A) as http:
+        answer = http.post("/v1/chat/completions", json={"model": "helper", "messages": [message]})
+    assert answer.status_code == 400, answer.text
+    error = answer.json()["error"]
+    assert (error["type"], error["param"], error["code"]) == ("invalid_request_error", param, code)

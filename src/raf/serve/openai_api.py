@@ -164,7 +164,7 @@ def to_messages(request: ChatCompletionRequest) -> list[ChatMessage]:
                     "missing_required_parameter",
                 )
             error = ServeError(
-                400, "invalid_value", "Invalid value for 'content': expected a string, got null."
+                400, "null_content", "Invalid value for 'content': expected a string, got null."
             )
             error.param = f"messages.[{index}].content"  # as OpenAI writes this one
             raise error
