@@ -104,13 +104,26 @@ def test_previous_response_id_continues_the_conversation(rs_served: Served) -> N
     assert second.previous_response_id == first.id and second.output_text == "You are Ada."
     sent = [m.text for m in rs_served.helper.requests[-1].messages if m.role.value != "system"]
     assert sent == ["I am Ada.", "Hello, Ada.", "Who am I?"]
-    # an earlier response would fork the conversation: refused, naming the field
-    with pytest.raises(openai.BadRequestError) as forked:
-        client(rs_served).responses.create(
-            model="helper", input="Again?", previous_response_id=first.id
-        )
-    error = error_of(forked.value)
-    assert error["param"] == "previous_response_id" and "not the latest" in str(error)
+    # an earlier response branches the conversation from it ...
+    rs_served.helper.add("Hello again.", "You are Ada, still.", "Not branched twice.")
+    branched = client(rs_served).responses.create(
+        model="helper", input="Again?", previous_response_id=first.id
+    )
+    assert branched.output_text == "Hello again."
+    sent = [m.text for m in rs_served.helper.requests[-1].messages if m.role.value != "system"]
+    assert sent == ["I am Ada.", "Hello, Ada.", "Again?"]
+    # ... leaving the branch that went on as it was: its latest response goes on there
+    client(rs_served).responses.create(
+        model="helper", input="Sure?", previous_response_id=second.id
+    )
+    sent = [m.text for m in rs_served.helper.requests[-1].messages if m.role.value != "system"]
+    assert sent == ["I am Ada.", "Hello, Ada.", "Who am I?", "You are Ada.", "Sure?"]
+    # and the branch goes on from its own latest response
+    client(rs_served).responses.create(
+        model="helper", input="And?", previous_response_id=branched.id
+    )
+    sent = [m.text for m in rs_served.helper.requests[-1].messages if m.role.value != "system"]
+    assert sent == ["I am Ada.", "Hello, Ada.", "Again?", "Hello again.", "And?"]
     # another agent's response cannot be continued by this one
     with pytest.raises(openai.BadRequestError) as other:
         client(rs_served).responses.create(

@@ -3,13 +3,16 @@ over hosted agents.
 
 A response is one run of the agent its `model` names, in a session of the server: a new
 one, or, with `previous_response_id`, the session of that response, continued from its
-turn (only from the latest response of a conversation: an earlier one would fork it).
+turn; an earlier response of a conversation that went on after it continues in a new
+branch (a new session holding the conversation up to it), the other branch left as it is.
 What a response id stands for (its agent, session, turn and the response object itself)
 is one record of the server's session store, under a key scoped to its owner, so a
 continuation or a `GET` reaches any worker sharing the store and only the token that made
 it. `store: false` keeps nothing: the run goes on in a copy of the conversation, and its
-id names nothing afterwards. The agent runs its own tools: `tools` are refused, and a
-run that stops to ask a person's approval fails the response, naming the tools.
+id names nothing afterwards. The agent runs its own tools; the client's function `tools`
+are offered beside them, and a call of one ends the response with a `function_call` item
+for the client to run (continued with a `function_call_output`). A run that stops to ask
+a person's approval fails the response, naming the tools.
 """
 
 from __future__ import annotations
@@ -44,7 +47,7 @@ from raf.serve.client_tools import (
     tool_choice,
 )
 from raf.serve.errors import ServeError
-from raf.serve.hosting import ActiveRun, AgentHost
+from raf.serve.hosting import SERVE_KEY, ActiveRun, AgentHost
 from raf.serve.native import SSE_HEADERS, EventStream, owner_of_request
 from raf.serve.openai_api import (
     RunFormat,
@@ -469,16 +472,18 @@ async def _start(
             history = None
         if history is None or record.get("turn", -1) < 0:
             raise invalid(param, f"the conversation of response {previous!r} is not kept any more")
-        if len(history.messages) != record["turn"]:
-            raise invalid(
-                param,
-                f"response {previous!r} is not the latest of its conversation (it went on "
-                "after it); continue from the latest response, or start a new conversation",
-            )
+        turn = int(record["turn"])
         session_id = str(record["session"])
+        if len(history.messages) != turn and request.store:
+            # an earlier response: its conversation went on after it; continue from it in
+            # a new branch, leaving the one that went on as it is
+            history, session_id = await _branch(host, request.model, tenant, history, turn)
     if request.store:
-        try:
-            active, updates = await host.stream(
+
+        async def stream(
+            session_id: str | None, seen: int | None
+        ) -> tuple[ActiveRun, AsyncIterator[AgentResponseUpdate]]:
+            return await host.stream(
                 request.model,
                 session_id,
                 tenant.owner,
@@ -488,24 +493,44 @@ async def _start(
                 chat_options=form.chat_options(run.tools, run.choice),
                 # checked again under the session's lease: of two requests continuing
                 # one response, the second finds the conversation moved on
-                expect_messages=len(history.messages) if history is not None else None,
+                expect_messages=seen,
+            )
+
+        try:
+            active, updates = await stream(
+                session_id, len(history.messages) if history is not None else None
             )
         except ServeError as exc:
-            if exc.code != "session_moved" or previous is None:
+            if exc.code != "session_moved" or history is None:
                 raise
-            raise invalid(
-                "previous_response_id",
-                f"response {previous!r} is not the latest of its conversation (it went on "
-                "after it); continue from the latest response, or start a new conversation",
-            ) from None
+            # another request continued the same response first: this one branches
+            history, session_id = await _branch(
+                host, request.model, tenant, history, len(history.messages)
+            )
+            active, updates = await stream(session_id, len(history.messages))
         run.active, run.session_key, run.session_id = active, active.key, active.session_id
         return updates
     session = agent.create_session()
     if history is not None:
-        session.messages = list(history.messages)
+        session.messages = list(history.messages[: int(record["turn"])])
     return agent.run_stream(
         messages, session, form.options(request.instructions, run.tools, run.choice)
     )
+
+
+async def _branch(
+    host: AgentHost, agent: str, tenant: Tenant, history: AgentSession, turn: int
+) -> tuple[AgentSession, str]:
+    """A new stored session of `agent` holding the first `turn` messages of `history`:
+    the branch a response continued after its conversation went on starts from; its id
+    as the owner knows it."""
+    branch = await host.create_session(agent, tenant.owner)
+    branch.messages = list(history.messages[:turn])
+    try:
+        await host.store.save(branch)
+    except SessionError as exc:
+        raise ServeError(503, "session_store_error", f"the branch was not kept: {exc}") from None
+    return branch, str(branch.metadata[SERVE_KEY]["id"])
 
 
 async def _sse(run: ResponseRun, updates: AsyncIterator[AgentResponseUpdate]) -> AsyncIterator[str]:
