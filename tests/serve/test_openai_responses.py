@@ -185,7 +185,7 @@ def test_hosted_tools_and_other_items_are_refused(rs_served: Served) -> None:
     with pytest.raises(openai.BadRequestError) as item:
         client(rs_served).responses.create(
             model="helper",
-            input=[{"type": "image_generation_call", "id": "ig_1"}],  # type: ignore[list-item]
+            input=[{"type": "image_generation_call", "id": "ig_1"}],  # type: ignore[list-item, misc]
         )
     assert error_of(item.value)["param"] == "input[0].type"
     with pytest.raises(openai.BadRequestError) as image:

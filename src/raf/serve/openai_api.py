@@ -6,9 +6,9 @@ client sends the whole conversation every time. The agent runs its own tools; th
 client's function `tools` are offered beside them, and a call of one ends the turn with
 `tool_calls` for the client to run (it sends the result back as a `tool` message). The
 text of every model call of a run is one answer, joined with a blank line. A run that
-stops to ask a person's approval answers 409 (use the native API for agents that ask). `response_format`
-becomes the run's output type; `n` runs the agent `n` times. Errors have OpenAI's shape
-and status.
+stops to ask a person's approval answers 409 (use the native API for agents that ask).
+`response_format` becomes the run's output type; `n` runs the agent `n` times. Errors
+have OpenAI's shape, status, type, code and param.
 """
 
 from __future__ import annotations
