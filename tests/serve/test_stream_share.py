@@ -83,7 +83,7 @@ async def test_a_token_past_its_share_gets_429_and_another_token_still_gets_a_sl
                     json={"model": "quick", "messages": [{"role": "user", "content": "hi"}]},
                 )
                 assert shaped.status_code == 429
-                assert shaped.json()["error"]["type"] == "rate_limit_error"
+                assert shaped.json()["error"]["type"] == "requests"
                 assert "--stream-share" in shaped.json()["error"]["message"]
                 async with held(bob) as theirs:
                     assert theirs.status_code == 200
