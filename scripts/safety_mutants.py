@@ -991,6 +991,14 @@ MUTANTS: tuple[Mutant, ...] = (
         "    if False:",
         ("tests/serve/test_structured_failures.py",),
     ),
+    # -- tools a client declares
+    Mutant(
+        "client tools: a client's call run on the server",
+        "src/raf/agent/run/steps.py",
+        "handed_back = [c for c in run.batch if client_side(tools.get(c.name))]",
+        "handed_back = []",
+        ("tests/agent/test_client_tools.py",),
+    ),
 )
 
 

@@ -75,7 +75,7 @@ def test_an_address_past_its_wrong_tokens_gets_429_on_every_surface(surface: str
         assert int(barred.headers["retry-after"]) >= 1
         error = barred.json()["error"]
         if surface == "OpenAI":
-            assert (error["type"], error["code"]) == ("rate_limit_error", "rate_limit_exceeded")
+            assert (error["type"], error["code"]) == ("requests", "rate_limit_exceeded")
         else:
             assert error["code"] == "too_many_auth_failures"
         for said in ("127.0.0.9", "--auth-failures 3", "--auth-failure-window 60"):

@@ -283,7 +283,8 @@ def test_text_that_is_not_unicode_is_400_in_each_apis_shape(
         assert f"at byte {native.index(bad) + at} (line 1, column" in str(error["message"])
         status, error = post(everything, "/v1/chat/completions", openai)
         assert status == 400 and set(error) == {"message", "type", "param", "code"}, error
-        assert error["code"] == "malformed_json" and "at byte" in str(error["message"])
+        # OpenAI has no code for JSON it cannot parse: null, and the message says where
+        assert error["code"] is None and "at byte" in str(error["message"])
         for path, body in (("/a2a/helper", a2a), ("/agui/helper", agui)):
             status, error = post(everything, path, body)
             assert (status, error["code"]) == (400, "malformed_json"), (path, error)

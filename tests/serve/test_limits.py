@@ -211,7 +211,9 @@ def test_json_nested_too_deep_is_a_clear_400_without_a_traceback(
                 path, content=body.encode(), headers={"content-type": "application/json"}
             )
             assert answer.status_code == 400, (path, answer.text)
-            assert answer.json()["error"]["code"] == "json_too_deep"
+            # OpenAI has no code for it: null under /v1, the message says why
+            code = None if path.startswith("/v1") else "json_too_deep"
+            assert answer.json()["error"]["code"] == code
             assert "64 levels" in answer.json()["error"]["message"]
         # nesting inside a string is text, not depth: this id is refused for its length
         text = client.post("/agents/helper/sessions", json={"session_id": "[" * 1000})

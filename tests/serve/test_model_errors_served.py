@@ -90,7 +90,7 @@ def test_the_openai_chat_api_names_provider_and_status_only(
     answer = httpx.post(f"{served}/v1/chat/completions", json=body, timeout=30)
     if not stream:
         assert answer.status_code == 502
-        assert answer.json()["error"]["code"] == "model_error"
+        assert answer.json()["error"]["type"] == "server_error"
     hidden(answer.text, provider)
 
 

@@ -199,7 +199,8 @@ def test_a_streamed_approval_names_the_tool_and_ends_with_done(oa_served: Served
     assert events[-1] == "[DONE]"
     error = json.loads(events[-2])["error"]
     assert set(error) == {"message", "type", "param", "code"}
-    assert "write_note" in error["message"] and error["code"] == "approval_required"
+    # OpenAI has no code for it: null, and the message says what happened
+    assert "write_note" in error["message"] and error["code"] is None
     oa_served.clerk.add(reply("", call("write_note", {"text": "y"}, call_id="s2")))
     with pytest.raises(openai.APIError, match="write_note"):
         list(
@@ -220,7 +221,11 @@ def test_a_streamed_approval_names_the_tool_and_ends_with_done(oa_served: Served
         ({"model": "helper", "messages": "hi"}, "messages"),
         ({"model": "helper", "messages": [{"content": "hi"}]}, "messages[0].role"),
         ({"model": "helper", "messages": [{"role": "user", "content": 3}]}, "messages[0].content"),
-        ({"model": "helper", "messages": [{"role": "tool", "content": "x"}]}, "messages[0].role"),
+        (
+            {"model": "helper", "messages": [{"role": "tool", "content": "x"}]},
+            "messages[0].tool_call_id",
+        ),
+        ({"model": "helper", "messages": [{"role": "robot", "content": "x"}]}, "messages[0].role"),
         (
             {
                 "model": "helper",
@@ -231,7 +236,17 @@ def test_a_streamed_approval_names_the_tool_and_ends_with_done(oa_served: Served
         ({"model": "helper", "messages": HI, "stream": "often"}, "stream"),
         ({"model": "helper", "messages": HI, "n": "two"}, "n"),
     ],
-    ids=["model", "messages", "role_missing", "content", "tool_role", "image", "stream", "n"],
+    ids=[
+        "model",
+        "messages",
+        "role_missing",
+        "content",
+        "tool_without_call",
+        "unknown_role",
+        "image",
+        "stream",
+        "n",
+    ],
 )
 def test_bad_input_is_a_400_naming_the_field(
     oa_served: Served, body: dict[str, object], param: str
@@ -244,12 +259,18 @@ def test_bad_input_is_a_400_naming_the_field(
     assert (error["type"], error["param"]) == ("invalid_request_error", param), error
 
 
-def test_an_unknown_model_is_a_404_naming_the_field(oa_served: Served) -> None:
+def test_an_unknown_model_is_a_404_with_openais_fields(oa_served: Served) -> None:
     with pytest.raises(openai.NotFoundError) as missing:
         client(oa_served).chat.completions.create(model="gpt-4o", messages=HI)
     error = error_of(missing.value)
-    assert (error["param"], error["code"]) == ("model", "model_not_found")
+    assert (error["param"], error["code"]) == (None, "model_not_found")
     assert error["type"] == "invalid_request_error"
+    with pytest.raises(openai.NotFoundError) as card:
+        client(oa_served).models.retrieve("gpt-4o")
+    assert (error_of(card.value)["param"], error_of(card.value)["code"]) == (
+        "model",
+        "model_not_found",
+    )
 
 
 def test_routes_not_served_answer_in_openais_shape(oa_served: Served) -> None:
@@ -260,7 +281,11 @@ def test_routes_not_served_answer_in_openais_shape(oa_served: Served) -> None:
         sdk.embeddings.create(model="helper", input="hi")
     for refused in (completions, embeddings):
         error = error_of(refused.value)
-        assert error["type"] == "invalid_request_error" and error["code"] == "unknown_url"
+        assert (error["type"], error["param"], error["code"]) == (
+            "invalid_request_error",
+            None,
+            None,
+        )
         assert "/v1/chat/completions" in str(error["message"])
     with oa_served.client(TOKEN_A) as http:
         wrong_method = http.get("/v1/chat/completions")
@@ -276,7 +301,11 @@ def test_auth_errors_have_openais_type_and_code(oa_served: Served) -> None:
             model="helper", messages=HI
         )
     error = error_of(refused.value)
-    assert (error["type"], error["code"]) == ("authentication_error", "invalid_api_key")
+    assert (error["type"], error["param"], error["code"]) == (
+        "invalid_request_error",
+        None,
+        "invalid_api_key",
+    )
 
 
 def test_limits_answer_in_openais_shape_on_v1() -> None:
@@ -300,7 +329,7 @@ def test_limits_answer_in_openais_shape_on_v1() -> None:
         with pytest.raises(openai.RateLimitError) as limited:
             sdk.models.list()
         error = error_of(limited.value)
-        assert (error["type"], error["code"]) == ("rate_limit_error", "rate_limit_exceeded")
+        assert (error["type"], error["code"]) == ("requests", "rate_limit_exceeded")
         assert limited.value.response.headers["retry-after"]
 
 
@@ -314,3 +343,22 @@ def test_headers_too_large_answer_in_openais_shape_on_v1(oa_served: Served) -> N
             answer = http.get(path, headers=big)
         assert answer.status_code == 431
         assert set(answer.json()["error"]) == shape, (path, answer.text)
+
+
+@pytest.mark.parametrize(
+    ("message", "param", "code"),
+    [
+        ({"role": "user"}, "messages[0].content", "missing_required_parameter"),
+        ({"role": "user", "content": None}, "messages.[0].content", None),
+        ({"role": "user", "content": 3}, "messages[0].content", "invalid_type"),
+    ],
+    ids=["left_out", "null", "a_number"],
+)
+def test_a_message_without_content_is_refused_as_openai_refuses_it(
+    oa_served: Served, message: dict[str, object], param: str, code: str | None
+) -> None:
+    with oa_served.client(TOKEN_A) as http:
+        answer = http.post("/v1/chat/completions", json={"model": "helper", "messages": [message]})
+    assert answer.status_code == 400, answer.text
+    error = answer.json()["error"]
+    assert (error["type"], error["param"], error["code"]) == ("invalid_request_error", param, code)

@@ -40,6 +40,7 @@ class FinishReason(StrEnum):
 # The finish reasons the run sets on its hot path, bound once beside their enum (as
 # the update kinds below).
 FINISH_STOP = FinishReason.STOP
+FINISH_TOOL_CALLS = FinishReason.TOOL_CALLS
 FINISH_OTHER = FinishReason.OTHER
 FINISH_CANCELLED = FinishReason.CANCELLED
 FINISH_AWAITING_APPROVAL = FinishReason.AWAITING_APPROVAL
@@ -353,10 +354,11 @@ class AnswerCheck:
         cancelled, waits for approval, or was a workflow that completed: outcomes of their
         own)."""
         finish = self.finish_reason
-        if (
-            finish is FinishReason.CANCELLED
-            or finish is FinishReason.AWAITING_APPROVAL
-            or finish is FinishReason.COMPLETED  # a workflow's end: no model answered
+        if finish in (
+            FinishReason.CANCELLED,
+            FinishReason.AWAITING_APPROVAL,
+            FinishReason.COMPLETED,  # a workflow's end: no model answered
+            FinishReason.TOOL_CALLS,  # calls handed back to the caller: its turn
         ):
             return None
         if finish is FinishReason.LENGTH:

@@ -15,7 +15,7 @@ from raf.core.errors import RafError
 from raf.serve.errors import ServeError, openai_shaped, require_extra
 from raf.serve.hosting import AgentHost
 from raf.serve.public_url import check_public_url
-from raf.serve.requests import error_for, field_path
+from raf.serve.requests import error_for, field_path, openai_code
 from raf.serve.security import (
     OPENAI_PREFIX,
     ASGIApp,
@@ -124,6 +124,7 @@ def create_app(
         problems = exc.errors()
         if problems:
             error.param = field_path(tuple(problems[0].get("loc", ()))[1:])
+            error.openai_code = openai_code(str(problems[0].get("type", "")))
         return answer(request, error)
 
     @app.exception_handler(RafError)

@@ -15,6 +15,10 @@ class ServeError(RafError):
     """The request field at fault (`messages[0].role`), where one is; OpenAI's errors name
     it as `param`, raf's native ones in their message."""
 
+    openai_code: str | None = None
+    """OpenAI's `code` for this refusal where raf's is not one of OpenAI's
+    (`invalid_type` for a field of the wrong type)."""
+
     def __init__(self, status: int, code: str, message: str, **details: Any) -> None:
         self.status = status
         self.code = code
@@ -29,16 +33,29 @@ class ServeError(RafError):
         return {"error": error}
 
 
-OPENAI_TYPES = {
-    401: "authentication_error",
-    403: "permission_error",
-    429: "rate_limit_error",
-}
-"""OpenAI's error `type` by status; every other 4xx is an `invalid_request_error` and
-every 5xx a `server_error`."""
+OPENAI_TYPES = {429: "requests"}
+"""OpenAI's error `type` where it is not the usual one: a rate limit on requests is
+`requests`; every other 4xx (401 and 403 included) is an `invalid_request_error` and every
+5xx a `server_error`."""
 
-OPENAI_CODES = {401: "invalid_api_key", 429: "rate_limit_exceeded"}
-"""OpenAI's error `code` where a client reads a fixed one; otherwise raf's own code."""
+OPENAI_STATUS_CODES = {401: "invalid_api_key", 429: "rate_limit_exceeded"}
+"""OpenAI's error `code` where the status alone decides it."""
+
+OPENAI_CODES = frozenset(
+    {
+        "model_not_found",
+        "missing_required_parameter",
+        "invalid_type",
+        "invalid_value",
+        "unknown_parameter",
+        "context_length_exceeded",
+        "previous_response_not_found",
+    }
+)
+"""The codes OpenAI itself sends that raf's refusals can mean; any other code of raf's
+is written as `null` there (OpenAI sends `null` for a refusal it has no code for), its
+meaning being in the message (a server failure's message starts with raf's code, so a
+client can still tell a store outage from a model's invalid answer)."""
 
 
 def openai_status(status: int) -> int:
@@ -49,16 +66,20 @@ def openai_status(status: int) -> int:
 
 def openai_body(status: int, code: str, message: str, param: str | None = None) -> dict[str, Any]:
     """An error as OpenAI's API writes it: `{"error": {"message", "type", "param",
-    "code"}}`, the type and code those of OpenAI for the status."""
+    "code"}}`, with the type and code OpenAI sends for the status and the refusal, and
+    `null` where OpenAI has none."""
     kind = OPENAI_TYPES.get(status) or (
         "server_error" if status >= 500 else "invalid_request_error"
     )
+    openai_code = OPENAI_STATUS_CODES.get(status) or (code if code in OPENAI_CODES else None)
+    if openai_code is None and status >= 500:  # which failure it was, for the client's log
+        message = f"{code}: {message}"
     return {
         "error": {
             "message": message,
             "type": kind,
             "param": param,
-            "code": OPENAI_CODES.get(status, code),
+            "code": openai_code,
         }
     }
 
@@ -66,7 +87,8 @@ def openai_body(status: int, code: str, message: str, param: str | None = None) 
 def openai_shaped(error: ServeError) -> tuple[int, dict[str, Any]]:
     """`error` as the OpenAI-compatible API answers it: its status and its body."""
     status = openai_status(error.status)
-    return status, openai_body(status, error.code, error.message, error.param)
+    code = error.openai_code or error.code
+    return status, openai_body(status, code, error.message, error.param)
 
 
 def not_found(what: str, name: str) -> ServeError:

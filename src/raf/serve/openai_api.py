@@ -2,11 +2,13 @@
 the Responses API is `raf.serve.openai_responses`, on the helpers here.
 
 The model name is the agent's name. Each request is one run in a fresh session, as the
-client sends the whole conversation every time; the agent runs its own tools, so
-`tools` and tool messages from the client are refused, and a run that stops to ask a
-person's approval answers 409 (use the native API for agents that ask). `response_format`
-becomes the run's output type; `n` runs the agent `n` times. Errors have OpenAI's shape
-and status.
+client sends the whole conversation every time. The agent runs its own tools; the
+client's function `tools` are offered beside them, and a call of one ends the turn with
+`tool_calls` for the client to run (it sends the result back as a `tool` message). The
+text of every model call of a run is one answer, joined with a blank line. A run that
+stops to ask a person's approval answers 409 (use the native API for agents that ask).
+`response_format` becomes the run's output type; `n` runs the agent `n` times. Errors
+have OpenAI's shape, status, type, code and param.
 """
 
 from __future__ import annotations
@@ -33,11 +35,22 @@ from raf.agent.output_type import (
     resolve_output_type,
 )
 from raf.core.agent_like import AgentLike
+from raf.core.client_tool import ClientTool
+from raf.core.contents import FunctionCallContent
 from raf.core.errors import ConfigurationError, MissingExtraError, RafError
 from raf.core.messages import ChatMessage
-from raf.core.options import AgentRunOptions, ChatOptions
+from raf.core.options import AgentRunOptions, ChatOptions, ToolChoice
 from raf.core.responses import AgentResponse, AgentResponseUpdate, FinishReason, UpdateKind
 from raf.core.usage import UsageDetails
+from raf.serve.answer_text import StreamedText, answer_text
+from raf.serve.client_tools import (
+    arguments_json,
+    call_arguments,
+    client_tools,
+    handed_back,
+    result_message,
+    tool_choice,
+)
 from raf.serve.errors import ServeError, openai_shaped
 from raf.serve.hosting import AgentHost
 from raf.serve.native import SSE_HEADERS, EventStream
@@ -54,6 +67,10 @@ class OpenAIMessage(BaseModel):
     model_config = ConfigDict(extra="ignore")
     role: str
     content: str | list[dict[str, Any]] | None = None
+    tool_calls: list[dict[str, Any]] | None = None
+    """An assistant message's calls of the client's tools."""
+    tool_call_id: str | None = None
+    """A tool message's call: the client's result of it."""
 
 
 class ChatCompletionRequest(BaseModel):
@@ -66,17 +83,19 @@ class ChatCompletionRequest(BaseModel):
     stream: bool = False
     stream_options: dict[str, Any] | None = None
     tools: list[dict[str, Any]] | None = None
+    tool_choice: str | dict[str, Any] | None = None
     n: int | None = None
     response_format: dict[str, Any] | None = None
 
 
 FINISH = {
     FinishReason.LENGTH: "length",
+    FinishReason.TOOL_CALLS: "tool_calls",
     FinishReason.CONTENT_FILTER: "content_filter",
 }
 
 
-def invalid(param: str, message: str, code: str = "invalid_request_error") -> ServeError:
+def invalid(param: str, message: str, code: str = "invalid_value") -> ServeError:
     """A 400 about the request field `param`, as OpenAI's API answers one."""
     error = ServeError(400, code, f"{param}: {message}")
     error.param = param
@@ -96,14 +115,15 @@ def stream_error(exc: BaseException) -> dict[str, Any]:
     return openai_shaped(error_for(exc))[1]
 
 
-def model_not_found(name: str) -> ServeError:
-    """The 404 OpenAI answers for a model it does not have, naming the field."""
+def model_not_found(name: str, param: str | None = None) -> ServeError:
+    """The 404 OpenAI answers for a model it does not have: `param` null on chat
+    completions, `model` when retrieving the model, as OpenAI writes them."""
     error = ServeError(
         404,
         "model_not_found",
         f"no model named {name!r}: the models are the hosted agents (GET /v1/models)",
     )
-    error.param = "model"
+    error.param = param
     return error
 
 
@@ -129,35 +149,70 @@ def part_text(parts: list[dict[str, Any]], where: str, kinds: tuple[str, ...]) -
     return "".join(out)
 
 
-def refuse_tools(tools: list[dict[str, Any]] | None) -> None:
-    """A 400 naming `tools` when a request declares any: the agent calls its own."""
-    if tools:
-        raise invalid("tools", "'tools' cannot be given: the agent calls its own tools")
-
-
 def to_messages(request: ChatCompletionRequest) -> list[ChatMessage]:
-    """The conversation as raf messages: system, developer, user and assistant text."""
-    refuse_tools(request.tools)
+    """The conversation as raf messages: system, developer, user and assistant text,
+    the assistant's calls of the client's tools and the client's results of them (tool
+    messages); a 400 naming the message that does not fit, as OpenAI names it."""
     out: list[ChatMessage] = []
+    names: dict[str, str] = {}
     for index, message in enumerate(request.messages):
+        where = f"messages[{index}]"
+        role = message.role
         content = message.content
+        if content is None and role != "assistant":
+            if "content" not in message.model_fields_set:
+                raise invalid(
+                    f"{where}.content",
+                    f"Missing required parameter: '{where}.content'.",
+                    "missing_required_parameter",
+                )
+            error = ServeError(
+                400, "null_content", "Invalid value for 'content': expected a string, got null."
+            )
+            error.param = f"messages.[{index}].content"  # as OpenAI writes this one
+            raise error
         if content is None or isinstance(content, str):
             text = content or ""
         else:
-            text = part_text(content, f"messages[{index}].content", ("text",))
-        if message.role in ("system", "developer"):
+            text = part_text(content, f"{where}.content", ("text",))
+        if role in ("system", "developer"):
             out.append(ChatMessage.system(text))
-        elif message.role == "user":
+        elif role == "user":
             out.append(ChatMessage.user(text))
-        elif message.role == "assistant":
-            out.append(ChatMessage.assistant(text))
+        elif role == "assistant":
+            calls = [
+                _call(c, f"{where}.tool_calls[{i}]") for i, c in enumerate(message.tool_calls or [])
+            ]
+            names.update((c.call_id, c.name) for c in calls)
+            out.append(ChatMessage.assistant(text, calls=calls))
+        elif role == "tool":
+            if not message.tool_call_id:
+                raise invalid(
+                    f"{where}.tool_call_id",
+                    f"Missing required parameter: '{where}.tool_call_id'.",
+                    "missing_required_parameter",
+                )
+            out.append(result_message(message.tool_call_id, text, names))
         else:
             raise invalid(
-                f"messages[{index}].role",
-                f"role {message.role!r} is not supported (the agent runs its own tools); "
-                "send system, user and assistant messages",
+                f"{where}.role",
+                f"role {role!r} is not supported; send system, developer, user, assistant "
+                "or tool messages",
             )
     return out
+
+
+def _call(given: dict[str, Any], where: str) -> FunctionCallContent:
+    """One of an assistant message's `tool_calls`."""
+    spec = given.get("function")
+    call_id = given.get("id")
+    if not isinstance(call_id, str) or not isinstance(spec, dict):
+        raise invalid(where, "must have an 'id' and a 'function'", "invalid_type")
+    name = spec.get("name")
+    if not isinstance(name, str):
+        raise invalid(f"{where}.function.name", "is missing", "missing_required_parameter")
+    arguments = call_arguments(spec.get("arguments", "{}"), f"{where}.function.arguments")
+    return FunctionCallContent(call_id=call_id, name=name, arguments=arguments)
 
 
 JSON_OBJECT_INSTRUCTION = "Answer with one JSON object and nothing else."
@@ -181,11 +236,18 @@ class RunFormat:
         """Whether the answer is JSON: streamed as one piece, once checked."""
         return self.output is not None or self.json_object is not None
 
-    def chat_options(self) -> ChatOptions | None:
-        """The model settings of the run (JSON mode for `json_object`)."""
-        if self.json_object is None:
+    def chat_options(
+        self, tools: list[ClientTool] | None = None, choice: ToolChoice | None = None
+    ) -> ChatOptions | None:
+        """The model settings of the run: JSON mode for `json_object`, the client's
+        tools and its `tool_choice`."""
+        if self.json_object is None and not tools and choice is None:
             return None
-        return ChatOptions(response_format={"type": "json_object"})
+        return ChatOptions(
+            response_format={"type": "json_object"} if self.json_object is not None else None,
+            tools=list(tools or ()),
+            tool_choice=choice,
+        )
 
     def instructions(self, given: str | None = None) -> str | None:
         """`given` instructions with what the format adds."""
@@ -193,14 +255,19 @@ class RunFormat:
             return given
         return f"{given}\n\n{JSON_OBJECT_INSTRUCTION}" if given else JSON_OBJECT_INSTRUCTION
 
-    def options(self, instructions: str | None = None) -> AgentRunOptions:
+    def options(
+        self,
+        instructions: str | None = None,
+        tools: list[ClientTool] | None = None,
+        choice: ToolChoice | None = None,
+    ) -> AgentRunOptions:
         """The options of one run outside the host's sessions, with `instructions` given
-        for it (and what the format adds)."""
-        if self is PLAIN and instructions is None:
+        for it (and what the format adds) and the client's tools."""
+        if self is PLAIN and instructions is None and not tools and choice is None:
             return AgentRunOptions()
         return AgentRunOptions(
             output_type=self.output,
-            chat_options=self.chat_options(),
+            chat_options=self.chat_options(tools, choice),
             additional_instructions=self.instructions(instructions),
         )
 
@@ -343,14 +410,19 @@ def _refuse_pending(response: AgentResponse) -> None:
 
 
 def completion(
-    name: str, run_id: str, responses: list[AgentResponse], form: RunFormat = PLAIN
+    name: str,
+    run_id: str,
+    responses: list[AgentResponse],
+    form: RunFormat = PLAIN,
+    tools: list[ClientTool] | None = None,
 ) -> dict[str, Any]:
     """A `chat.completion` object for finished runs, one choice each; `usage` is their
-    sum, and left out when a model reported none."""
+    sum, and left out when a model reported none. A run that called the client's
+    `tools` ends with those calls (`tool_calls`) for the client to run."""
     choices = [
         {
             "index": index,
-            "message": {"role": "assistant", "content": form.answer(r.text, r.value)},
+            "message": _message(r, form, {t.name for t in tools or ()}),
             "finish_reason": FINISH.get(r.finish_reason or FinishReason.STOP, "stop"),
             "logprobs": None,
         }
@@ -368,6 +440,30 @@ def completion(
     if counts is not None:
         body["usage"] = counts
     return body
+
+
+def _message(response: AgentResponse, form: RunFormat, names: set[str]) -> dict[str, Any]:
+    """A choice's assistant message: the answer, or the calls handed to the client."""
+    if response.finish_reason is not FinishReason.TOOL_CALLS:
+        return {"role": "assistant", "content": form.answer(answer_text(response), response.value)}
+    calls = handed_back(response.messages, names)
+    return {
+        "role": "assistant",
+        "content": answer_text(response) or None,
+        "tool_calls": [tool_call(c) for c in calls],
+    }
+
+
+def tool_call(call: FunctionCallContent, index: int | None = None) -> dict[str, Any]:
+    """A call of a client's tool as chat completions write it (with its `index` in a
+    streamed delta)."""
+    out: dict[str, Any] = {} if index is None else {"index": index}
+    out.update(
+        id=call.call_id,
+        type="function",
+        function={"name": call.name, "arguments": arguments_json(call)},
+    )
+    return out
 
 
 def _summed(responses: list[AgentResponse]) -> UsageDetails | None:
@@ -389,26 +485,29 @@ async def chat_completion(host: AgentHost, raw: bytes) -> Response:
         messages = to_messages(body)
         n = choices_wanted(body)
         form = await request_format(agent, body.response_format, "response_format")
+        tools = client_tools(agent, body.tools, nested=True)
+        choice = tool_choice(body.tool_choice, "tool_choice", nested=True)
+        options = form.options(tools=tools, choice=choice)
         run_id = uuid.uuid4().hex
         if body.stream:
             usage = bool((body.stream_options or {}).get("include_usage"))
             return EventStream(
-                _chunks(agent, body.model, run_id, messages, usage, form),
+                _chunks(agent, body.model, run_id, messages, usage, form, options, tools),
                 media_type="text/event-stream",
                 headers=SSE_HEADERS,
             )
         if n == 1:
-            responses = [await agent.run(messages, agent.create_session(), form.options())]
+            responses = [await agent.run(messages, agent.create_session(), options)]
         else:
             async with asyncio.TaskGroup() as runs:
                 tasks = [
-                    runs.create_task(agent.run(messages, agent.create_session(), form.options()))
+                    runs.create_task(agent.run(messages, agent.create_session(), options))
                     for _ in range(n)
                 ]
             responses = [task.result() for task in tasks]
         for response in responses:
             _refuse_pending(response)
-        return JSONResponse(completion(body.model, run_id, responses, form))
+        return JSONResponse(completion(body.model, run_id, responses, form, tools))
     except (ServeError, RafError) as exc:
         return openai_error(error_for(exc))
     except ExceptionGroup as group:  # one of n runs failed: the others were stopped
@@ -431,7 +530,7 @@ def openai_router(host: AgentHost) -> APIRouter:
     async def model(name: str) -> Response:
         """One agent, as an OpenAI model."""
         if name not in host.agents:
-            return openai_error(model_not_found(name))
+            return openai_error(model_not_found(name, "model"))
         return JSONResponse(model_card(name))
 
     @router.post("/chat/completions")
@@ -449,9 +548,13 @@ async def _chunks(
     messages: list[ChatMessage],
     include_usage: bool,
     form: RunFormat,
+    options: AgentRunOptions,
+    tools: list[ClientTool],
 ) -> AsyncIterator[str]:
     """`chat.completion.chunk` events, then `[DONE]`; a failure midway (a tool that needs
-    a person's approval, named) is an error event, then `[DONE]`, as OpenAI ends one."""
+    a person's approval, named) is an error event, then `[DONE]`, as OpenAI ends one.
+    The text of several model calls is joined as a whole answer joins it; calls of the
+    client's tools come last, as `tool_calls` deltas."""
     created = int(time.time())
 
     def event(choices: list[dict[str, Any]], **extra: Any) -> str:
@@ -474,14 +577,21 @@ async def _chunks(
     text: list[str] = []
     asking: set[str] = set()
     structured = form.structured
+    joined = StreamedText()
+    names = {t.name for t in tools}
+    calls: dict[str, FunctionCallContent] = {}
     try:
-        async for update in agent.run_stream(messages, agent.create_session(), form.options()):
+        async for update in agent.run_stream(messages, agent.create_session(), options):
             kind = update.kind
-            if kind is UpdateKind.TEXT_DELTA and update.text:
+            piece = joined.piece(update)
+            content = update.content
+            if piece:
                 if structured:
-                    text.append(update.text)
+                    text.append(piece)
                 else:
-                    yield chunk({"content": update.text}, None)
+                    yield chunk({"content": piece}, None)
+            elif isinstance(content, FunctionCallContent) and content.name in names:
+                calls[content.call_id] = content
             elif kind is UpdateKind.USAGE and update.usage is not None:
                 usage = update.usage
             elif kind is UpdateKind.APPROVAL_REQUEST:
@@ -492,7 +602,12 @@ async def _chunks(
         finish = final.finish_reason if final is not None else None
         if finish is FinishReason.AWAITING_APPROVAL:
             raise approval_refusal(asking)
-        if structured:
+        if finish is FinishReason.TOOL_CALLS:
+            if structured and text:
+                yield chunk({"content": "".join(text)}, None)
+            for index, call in enumerate(calls.values()):
+                yield chunk({"tool_calls": [tool_call(call, index)]}, None)
+        elif structured:
             value = final.value if final is not None else None
             yield chunk({"content": form.answer("".join(text), value)}, None)
     except (ServeError, RafError) as exc:

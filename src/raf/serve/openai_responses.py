@@ -3,13 +3,16 @@ over hosted agents.
 
 A response is one run of the agent its `model` names, in a session of the server: a new
 one, or, with `previous_response_id`, the session of that response, continued from its
-turn (only from the latest response of a conversation: an earlier one would fork it).
+turn; an earlier response of a conversation that went on after it continues in a new
+branch (a new session holding the conversation up to it), the other branch left as it is.
 What a response id stands for (its agent, session, turn and the response object itself)
 is one record of the server's session store, under a key scoped to its owner, so a
 continuation or a `GET` reaches any worker sharing the store and only the token that made
 it. `store: false` keeps nothing: the run goes on in a copy of the conversation, and its
-id names nothing afterwards. The agent runs its own tools: `tools` are refused, and a
-run that stops to ask a person's approval fails the response, naming the tools.
+id names nothing afterwards. The agent runs its own tools; the client's function `tools`
+are offered beside them, and a call of one ends the response with a `function_call` item
+for the client to run (continued with a `function_call_output`). A run that stops to ask
+a person's approval fails the response, naming the tools.
 """
 
 from __future__ import annotations
@@ -27,13 +30,24 @@ from pydantic import BaseModel, ConfigDict
 from starlette.background import BackgroundTask
 
 from raf.core.agent_like import AgentLike
+from raf.core.client_tool import ClientTool
+from raf.core.contents import FunctionCallContent
 from raf.core.errors import RafError, SessionError, SessionNotFoundError
-from raf.core.messages import ChatMessage
+from raf.core.messages import ChatMessage, Role
+from raf.core.options import ToolChoice
 from raf.core.responses import AgentResponseUpdate, FinishReason, UpdateKind
 from raf.core.sessions import AgentSession
 from raf.core.usage import UsageDetails
+from raf.serve.answer_text import StreamedText
+from raf.serve.client_tools import (
+    arguments_json,
+    call_arguments,
+    client_tools,
+    result_message,
+    tool_choice,
+)
 from raf.serve.errors import ServeError
-from raf.serve.hosting import ActiveRun, AgentHost
+from raf.serve.hosting import SERVE_KEY, ActiveRun, AgentHost
 from raf.serve.native import SSE_HEADERS, EventStream, owner_of_request
 from raf.serve.openai_api import (
     RunFormat,
@@ -42,7 +56,6 @@ from raf.serve.openai_api import (
     invalid,
     openai_error,
     part_text,
-    refuse_tools,
     reported,
     request_format,
     stream_error,
@@ -76,14 +89,16 @@ class ResponsesRequest(BaseModel):
     previous_response_id: str | None = None
     store: bool = True
     tools: list[dict[str, Any]] | None = None
+    tool_choice: str | dict[str, Any] | None = None
     text: dict[str, Any] | None = None
     metadata: dict[str, str] | None = None
 
 
 def input_messages(given: str | list[dict[str, Any]]) -> list[ChatMessage]:
     """A request's `input` as raf messages: a string is one user message; items are
-    messages (`user`, `assistant`, `system`, `developer`) of text; a 400 naming the item
-    for anything else."""
+    messages (`user`, `assistant`, `system`, `developer`) of text, calls of the client's
+    tools (`function_call`) and the client's results of them (`function_call_output`); a
+    400 naming the item for anything else."""
     if isinstance(given, str):
         if not given:
             raise invalid("input", "is empty; send the user's message")
@@ -91,15 +106,33 @@ def input_messages(given: str | list[dict[str, Any]]) -> list[ChatMessage]:
     if not given:
         raise invalid("input", "is empty; send at least one message")
     out: list[ChatMessage] = []
+    names: dict[str, str] = {}
     for index, item in enumerate(given):
         where = f"input[{index}]"
         kind = item.get("type", "message")
+        if kind == "function_call":
+            call = _function_call(item, where)
+            names[call.call_id] = call.name
+            if out and out[-1].role is Role.ASSISTANT:
+                out[-1].contents.append(call)
+            else:
+                out.append(ChatMessage.assistant(calls=[call]))
+            continue
+        if kind == "function_call_output":
+            call_id = item.get("call_id")
+            if not isinstance(call_id, str):
+                raise invalid(
+                    f"{where}.call_id",
+                    f"Missing required parameter: '{where}.call_id'.",
+                    "missing_required_parameter",
+                )
+            out.append(result_message(call_id, item.get("output", ""), names))
+            continue
         if kind != "message":
             raise invalid(
                 f"{where}.type",
-                f"{kind!r} items are not taken (the agent runs its own tools and keeps "
-                "its own conversation); send messages, and continue with "
-                "previous_response_id",
+                f"{kind!r} items are not taken; send messages, function_call and "
+                "function_call_output items, and continue with previous_response_id",
             )
         role = item.get("role")
         content = item.get("content")
@@ -121,6 +154,29 @@ def input_messages(given: str | list[dict[str, Any]]) -> list[ChatMessage]:
     return out
 
 
+def _function_call(item: dict[str, Any], where: str) -> FunctionCallContent:
+    """A `function_call` input item: a call the model made of one of the client's tools."""
+    call_id, name = item.get("call_id"), item.get("name")
+    if not isinstance(call_id, str) or not isinstance(name, str):
+        raise invalid(
+            where, "a function_call needs a 'call_id' and a 'name'", "missing_required_parameter"
+        )
+    arguments = call_arguments(item.get("arguments", "{}"), f"{where}.arguments")
+    return FunctionCallContent(call_id=call_id, name=name, arguments=arguments)
+
+
+def function_call_item(call: FunctionCallContent) -> dict[str, Any]:
+    """A call of one of the client's tools as a `function_call` output item."""
+    return {
+        "id": f"fc_{call.call_id}",
+        "type": "function_call",
+        "status": "completed",
+        "call_id": call.call_id,
+        "name": call.name,
+        "arguments": arguments_json(call),
+    }
+
+
 def _record_key(tenant: Tenant, response_id: str) -> str:
     return tenant.key(RESPONSE_PREFIX + response_id)
 
@@ -129,7 +185,7 @@ def response_not_found(response_id: str, param: str | None = None) -> ServeError
     """The same 404 whether the response is missing, not kept, or someone else's."""
     error = ServeError(
         404,
-        "response_not_found",
+        "previous_response_not_found" if param else "response_not_found",
         f"no response named {response_id!r} (responses made with store: false are not kept)",
     )
     error.param = param
@@ -181,6 +237,10 @@ class ResponseRun:
     tenant: Tenant
     request: ResponsesRequest
     form: RunFormat
+    tools: list[ClientTool] = field(default_factory=list)
+    """The client's own tools: a call of one ends the response with a `function_call`."""
+    choice: ToolChoice | None = None
+    """The client's `tool_choice`."""
     id: str = field(default_factory=lambda: f"resp_{uuid.uuid4().hex}")
     message_id: str = field(default_factory=lambda: f"msg_{uuid.uuid4().hex}")
     created: int = field(default_factory=lambda: int(time.time()))
@@ -224,8 +284,8 @@ class ResponseRun:
             "previous_response_id": request.previous_response_id,
             "store": request.store,
             "text": {"format": (request.text or {}).get("format") or {"type": "text"}},
-            "tools": [],
-            "tool_choice": "auto",
+            "tools": request.tools or [],
+            "tool_choice": request.tool_choice or "auto",
             "parallel_tool_calls": False,
             "temperature": None,
             "top_p": None,
@@ -255,11 +315,16 @@ class ResponseRun:
         asking: set[str] = set()
         final: AgentResponseUpdate | None = None
         usage: UsageDetails | None = None
+        joined = StreamedText()
+        names = {t.name for t in self.tools}
+        calls: dict[str, FunctionCallContent] = {}
         try:
             async for update in updates:
                 kind = update.kind
-                if kind is UpdateKind.TEXT_DELTA and update.text:
-                    pieces.append(update.text)
+                piece = joined.piece(update)
+                content = update.content
+                if piece:
+                    pieces.append(piece)
                     if self.form.structured:
                         continue
                     if not opened:
@@ -267,8 +332,10 @@ class ResponseRun:
                         for event in self._open(where):
                             yield event
                     yield self.event(
-                        "response.output_text.delta", delta=update.text, logprobs=[], **where
+                        "response.output_text.delta", delta=piece, logprobs=[], **where
                     )
+                elif isinstance(content, FunctionCallContent) and content.name in names:
+                    calls[content.call_id] = content
                 elif kind is UpdateKind.USAGE and update.usage is not None:
                     usage = update.usage
                 elif kind is UpdateKind.APPROVAL_REQUEST:
@@ -276,16 +343,17 @@ class ResponseRun:
                 elif kind is UpdateKind.FINISHED:
                     final = update
                     usage = update.usage or usage
-            if final is not None and final.finish_reason is FinishReason.AWAITING_APPROVAL:
+            finish = final.finish_reason if final is not None else None
+            if finish is FinishReason.AWAITING_APPROVAL:
                 raise self._waiting(asking)
             text = "".join(pieces)
-            if self.form.structured:
+            if self.form.structured and finish is not FinishReason.TOOL_CALLS:
                 text = self.form.answer(text, final.value if final is not None else None)
-                if text:
-                    opened = True
-                    for event in self._open(where):
-                        yield event
-                    yield self.event("response.output_text.delta", delta=text, logprobs=[], **where)
+            if self.form.structured and text:
+                opened = True
+                for event in self._open(where):
+                    yield event
+                yield self.event("response.output_text.delta", delta=text, logprobs=[], **where)
             output: list[dict[str, Any]] = []
             if opened:
                 part = {"type": "output_text", "text": text, "annotations": [], "logprobs": []}
@@ -293,6 +361,11 @@ class ResponseRun:
                 yield self.event("response.content_part.done", part=part, **where)
                 output = [self.item(text, "completed")]
                 yield self.event("response.output_item.done", output_index=0, item=output[0])
+            if finish is FinishReason.TOOL_CALLS:
+                for call in calls.values():
+                    for event in self._handed_back(call, len(output)):
+                        yield event
+                    output.append(function_call_item(call))
             completed = self.body("completed", output, usage)
             await self._keep(completed)
         except (ServeError, RafError) as exc:
@@ -306,6 +379,30 @@ class ResponseRun:
             yield self.event("response.failed", response=failed)
             return
         yield self.event("response.completed", response=completed)
+
+    def _handed_back(self, call: FunctionCallContent, index: int) -> list[dict[str, Any]]:
+        """The events of one call of the client's tools, as OpenAI streams a function call."""
+        done = function_call_item(call)
+        return [
+            self.event(
+                "response.output_item.added",
+                output_index=index,
+                item={**done, "arguments": "", "status": "in_progress"},
+            ),
+            self.event(
+                "response.function_call_arguments.delta",
+                item_id=done["id"],
+                output_index=index,
+                delta=done["arguments"],
+            ),
+            self.event(
+                "response.function_call_arguments.done",
+                item_id=done["id"],
+                output_index=index,
+                arguments=done["arguments"],
+            ),
+            self.event("response.output_item.done", output_index=index, item=done),
+        ]
 
     def _open(self, where: dict[str, Any]) -> list[dict[str, Any]]:
         part = {"type": "output_text", "text": "", "annotations": [], "logprobs": []}
@@ -376,41 +473,65 @@ async def _start(
             history = None
         if history is None or record.get("turn", -1) < 0:
             raise invalid(param, f"the conversation of response {previous!r} is not kept any more")
-        if len(history.messages) != record["turn"]:
-            raise invalid(
-                param,
-                f"response {previous!r} is not the latest of its conversation (it went on "
-                "after it); continue from the latest response, or start a new conversation",
-            )
+        turn = int(record["turn"])
         session_id = str(record["session"])
+        if len(history.messages) != turn and request.store:
+            # an earlier response: its conversation went on after it; continue from it in
+            # a new branch, leaving the one that went on as it is
+            history, session_id = await _branch(host, request.model, tenant, history, turn)
     if request.store:
-        try:
-            active, updates = await host.stream(
+
+        async def stream(
+            session_id: str | None, seen: int | None
+        ) -> tuple[ActiveRun, AsyncIterator[AgentResponseUpdate]]:
+            return await host.stream(
                 request.model,
                 session_id,
                 tenant.owner,
                 messages,
                 instructions=form.instructions(request.instructions),
                 output_type=form.output,
-                chat_options=form.chat_options(),
+                chat_options=form.chat_options(run.tools, run.choice),
                 # checked again under the session's lease: of two requests continuing
                 # one response, the second finds the conversation moved on
-                expect_messages=len(history.messages) if history is not None else None,
+                expect_messages=seen,
+            )
+
+        try:
+            active, updates = await stream(
+                session_id, len(history.messages) if history is not None else None
             )
         except ServeError as exc:
-            if exc.code != "session_moved" or previous is None:
+            if exc.code != "session_moved" or history is None:
                 raise
-            raise invalid(
-                "previous_response_id",
-                f"response {previous!r} is not the latest of its conversation (it went on "
-                "after it); continue from the latest response, or start a new conversation",
-            ) from None
+            # another request continued the same response first: this one branches
+            history, session_id = await _branch(
+                host, request.model, tenant, history, len(history.messages)
+            )
+            active, updates = await stream(session_id, len(history.messages))
         run.active, run.session_key, run.session_id = active, active.key, active.session_id
         return updates
     session = agent.create_session()
     if history is not None:
-        session.messages = list(history.messages)
-    return agent.run_stream(messages, session, form.options(request.instructions))
+        session.messages = list(history.messages[: int(record["turn"])])
+    return agent.run_stream(
+        messages, session, form.options(request.instructions, run.tools, run.choice)
+    )
+
+
+async def _branch(
+    host: AgentHost, agent: str, tenant: Tenant, history: AgentSession, turn: int
+) -> tuple[AgentSession, str]:
+    """A new stored session of `agent` holding the first `turn` messages of `history`:
+    the branch a response continued after its conversation went on starts from; its id
+    as the owner knows it."""
+    branch = await host.create_session(agent, tenant.owner)
+    branch.messages = list(history.messages[:turn])
+    try:
+        await host.store.save(branch)
+    except SessionError as exc:
+        raise ServeError(503, "session_store_error", f"the branch was not kept: {exc}") from None
+    return branch, str(branch.metadata[SERVE_KEY]["id"])
 
 
 async def _sse(run: ResponseRun, updates: AsyncIterator[AgentResponseUpdate]) -> AsyncIterator[str]:
@@ -431,10 +552,16 @@ async def create_response(host: AgentHost, owner: str, raw: bytes) -> Response:
                 "(GET /v1/models)",
                 "model_not_found",
             )
-        refuse_tools(request.tools)
         messages = input_messages(request.input)
         form = await request_format(agent, (request.text or {}).get("format"), "text.format")
-        run = ResponseRun(host=host, tenant=Tenant(owner), request=request, form=form)
+        run = ResponseRun(
+            host=host,
+            tenant=Tenant(owner),
+            request=request,
+            form=form,
+            tools=client_tools(agent, request.tools, nested=False),
+            choice=tool_choice(request.tool_choice, "tool_choice", nested=False),
+        )
         updates = await _start(host, agent, run, messages)
         if request.stream:
             return EventStream(

@@ -112,7 +112,18 @@ def parse_body(raw: bytes, model: type[ModelT], *, empty_ok: bool = False) -> Mo
             422, "invalid_request", "the request does not fit: " + "; ".join(problems)
         )
         error.param = field_path(exc.errors()[0]["loc"])
+        error.openai_code = openai_code(exc.errors()[0]["type"])
         raise error from None
+
+
+def openai_code(kind: str) -> str:
+    """OpenAI's code for a pydantic error of type `kind`: a field left out, a value of
+    the wrong type, or one it does not take."""
+    if kind == "missing":
+        return "missing_required_parameter"
+    if kind.endswith(("_type", "_parsing")):
+        return "invalid_type"
+    return "invalid_value"
 
 
 _TYPE_STEP = re.compile(r"^(str|int|float|bool|none|dict|list|function-\w+)\b|[\[,]")

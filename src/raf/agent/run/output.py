@@ -11,6 +11,7 @@ from raf.core.messages import ChatMessage
 from raf.core.responses import (
     FINISH_AWAITING_APPROVAL,
     FINISH_CANCELLED,
+    FINISH_TOOL_CALLS,
     KIND_TEXT_DELTA,
     AgentResponseUpdate,
     ChatResponse,
@@ -20,10 +21,12 @@ DEFAULT_OUTPUT_RETRIES = 1
 
 
 def needs_check(response: ChatResponse) -> bool:
-    """Whether the answer is a final one to check (not paused, cancelled or cut by a limit)."""
+    """Whether the answer is a final one to check (not paused, cancelled, cut by a limit
+    or handing calls back to the caller)."""
     return not response.pending_approvals and response.finish_reason not in (
         FINISH_CANCELLED,
         FINISH_AWAITING_APPROVAL,
+        FINISH_TOOL_CALLS,
     )
 
 

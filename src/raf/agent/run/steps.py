@@ -39,6 +39,7 @@ from raf.agent.run.run import (
 )
 from raf.agent.session_conflicts import save_turn
 from raf.core.approvals import needs_approval
+from raf.core.client_tool import client_side
 from raf.core.contents import ApprovalRequestContent, FunctionCallContent, FunctionResultContent
 from raf.core.errors import OutputValidationError, RunCancelledError, UsageLimitExceeded
 from raf.core.messages import ROLE_ASSISTANT
@@ -46,6 +47,7 @@ from raf.core.responses import (
     FINISH_CANCELLED,
     FINISH_OTHER,
     FINISH_STOP,
+    FINISH_TOOL_CALLS,
     KIND_TOOL_CALLING,
     AgentResponse,
     AgentResponseUpdate,
@@ -168,8 +170,14 @@ async def resume(run: Run) -> Step | None:
 
 
 async def run_batch(run: Run) -> Step | None:
-    """Run the batch's calls concurrently (as far as the limits allow) and add results."""
+    """Run the batch's calls concurrently (as far as the limits allow) and add results.
+    Calls of tools the caller runs (`ClientTool`) are not run here: once the others have
+    their results, the run ends with them handed back (`finish_reason` `tool_calls`)."""
     context = run.context
+    tools = run.tools
+    handed_back = [c for c in run.batch if client_side(tools.get(c.name))]
+    if handed_back:
+        run.batch = [c for c in run.batch if not client_side(tools.get(c.name))]
     preset = run.preset
     calls = [c for c in run.batch if c.call_id not in preset] if preset else run.batch
     token = context.cancellation
@@ -223,7 +231,9 @@ async def run_batch(run: Run) -> Step | None:
         return answered(run)
     if preset or run.decided:
         run.preset, run.decided = None, ()
-    tools = run.tools
+    if handed_back:
+        run.finish_reason = FINISH_TOOL_CALLS
+        return answered(run)
     for result in done:
         if (
             result.error is None
