@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import asyncio
+import copy
 import functools
 import inspect
 import logging
@@ -190,6 +191,17 @@ class Agent(Generic[DepsT]):
         after which the run raises `OutputValidationError`. Returns `fn` unchanged."""
         self.output_validators = (*self.output_validators, OutputValidator.of(fn))
         return fn
+
+    def with_tools(self, tools: Sequence[Tool | Callable[..., Any]]) -> Agent[DepsT]:
+        """A copy of this agent with `tools` after its own (checked as when it was built);
+        all else is shared with this agent (client, providers, middleware, guardrails)."""
+        twin = copy.copy(self)
+        index = index_tools(
+            [*self.tools, *(taken_tool(t) for t in tools)], where=f"on agent {self.name!r}"
+        )
+        twin._tool_index = index
+        twin.tools = twin._indexed_tools = tuple(index.values())
+        return twin
 
     @property
     def output_schema(self) -> dict[str, Any] | None:
