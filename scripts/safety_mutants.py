@@ -999,6 +999,29 @@ MUTANTS: tuple[Mutant, ...] = (
         "handed_back = []",
         ("tests/agent/test_client_tools.py",),
     ),
+    # -- guardrails and validators wherever an agent is built or runs
+    Mutant(
+        "guardrails: Agent(...) drops the guardrails it is given",
+        "src/raf/agent/agent.py",
+        "        if input_guardrails or output_guardrails or tool_guardrails:\n",
+        "        if False:\n",
+        ("tests/agent/test_constructor_options.py",),
+    ),
+    Mutant(
+        "guardrails: a handoff member is rebuilt without its own middleware",
+        "src/raf/workflow/orchestrations/handoff.py",
+        "        return member.with_tools(tools)\n",
+        "        return Agent(chat_client=member.leaf_client, name=member.name,\n"
+        "                     tools=[*member.tools, *tools])\n",
+        ("tests/workflow/test_handoff_habits.py", "-k", "guardrails"),
+    ),
+    Mutant(
+        "validators: an output validator is never called",
+        "src/raf/agent/run/steps.py",
+        "                if validators:\n                    value = await validate_output(",
+        "                if False:\n                    value = await validate_output(",
+        ("tests/agent/test_output_validators.py",),
+    ),
 )
 
 

@@ -161,7 +161,8 @@ def _run_page(page: Path, tmp_path: Path, monkeypatch: pytest.MonkeyPatch, shell
         compile_only = block.mark.startswith("compile-only")
         if block.mark != "continues" and not compile_only:
             namespace = {"__name__": "__docs__"}
-        code = compile(block.code, located, "exec")
+        # as the reader runs it: not under this test module's `from __future__` imports
+        code = compile(block.code, located, "exec", dont_inherit=True)
         if compile_only:
             continue
         try:

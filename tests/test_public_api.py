@@ -39,6 +39,7 @@ CONTRACT = {
     "PostgresSessionStore",
     "RedisSessionStore",
     "OutputValidationError",
+    "ModelRetry",
     "PromptTemplate",
     "InputGuardrailTripped",
     "OutputGuardrailTripped",

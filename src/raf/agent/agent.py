@@ -3,12 +3,18 @@
 from __future__ import annotations
 
 import asyncio
+import copy
 import functools
+import inspect
+import logging
 from collections.abc import AsyncIterator, Callable, Mapping, Sequence
 from contextlib import AbstractContextManager
-from typing import Any, Generic
+from typing import Any, Generic, Self, TypeVar
 
+from raf.agent.guardrails import TextGuardrail, ToolGuardrail, guardrail_middleware
+from raf.agent.habits import refuse_habits
 from raf.agent.history import InMemoryHistoryProvider
+from raf.agent.hooks import InstructionsFunction, OutputValidator, split_instructions
 from raf.agent.output_type import OutputType, check_for_client, resolve_output_type
 from raf.agent.run.client import DEFAULT_MAX_TOOL_ROUNDS, FunctionInvokingChatClient
 from raf.agent.run.output import DEFAULT_OUTPUT_RETRIES
@@ -19,16 +25,20 @@ from raf.agent.run.run import Run, begin, with_run_arguments
 from raf.agent.template import PromptTemplate, render_instructions
 from raf.core.chat_client import ChatClient
 from raf.core.context import ContextProvider, as_context_provider
-from raf.core.errors import RafError, ToolDefinitionError
+from raf.core.errors import ConfigurationError, RafError, ToolDefinitionError
 from raf.core.function_tool import FunctionTool
 from raf.core.messages import ChatMessage, MessageInput, Role
 from raf.core.middleware import NO_MIDDLEWARE, MiddlewareSet
 from raf.core.options import AgentRunOptions, ChatOptions
-from raf.core.responses import AgentResponse, AgentResponseUpdate
+from raf.core.responses import FINISH_STOP, AgentResponse, AgentResponseUpdate
 from raf.core.run_context import DepsT
 from raf.core.sessions import AgentSession, SessionStore
 from raf.core.tools import Tool, as_tool, index_tools, is_tool
 from raf.core.usage import UsageLimits
+
+log = logging.getLogger("raf.agent")
+
+F = TypeVar("F", bound=Callable[..., Any])
 
 DEFAULT_HISTORY: Any = object()
 """`Agent(history=...)` unset: the agent keeps its transcript with a new
@@ -57,13 +67,23 @@ class Agent(Generic[DepsT]):
     `Agent(...)` and `AgentBuilder().build()` make the same agent from the same inputs:
     unless `history=None` (or a provider of kind "history" is given), the session's
     transcript is kept by an `InMemoryHistoryProvider` placed first.
+
+    `instructions` is text, a function of the run (`(ctx: RunContext[Deps]) -> str`,
+    sync or async, called at each run) or a list of both; `@agent.dynamic_instructions`
+    adds such a function. `output_validators` (or `@agent.output_validator`) check each
+    final answer and may send the model back with `ModelRetry("what to fix")`.
     """
+
+    def __new__(cls, *args: Any, **kwargs: Any) -> Self:
+        if args or kwargs.keys() - _AGENT_KEYWORDS:
+            refuse_habits(args, kwargs, cls.__init__)
+        return super().__new__(cls)
 
     def __init__(
         self,
         *,
         chat_client: ChatClient | str,
-        instructions: str | None = None,
+        instructions: str | Callable[..., Any] | Sequence[str | Callable[..., Any]] | None = None,
         tools: Sequence[Tool | Callable[..., Any]] = (),
         context_providers: Sequence[ContextProvider] = (),
         name: str = "agent",
@@ -78,17 +98,31 @@ class Agent(Generic[DepsT]):
         max_repeated_calls: int | None = DEFAULT_MAX_REPEATED_CALLS,
         output_type: Any = None,
         output_retries: int = DEFAULT_OUTPUT_RETRIES,
-        instructions_template: PromptTemplate | None = None,
+        instructions_template: PromptTemplate | str | None = None,
         history: ContextProvider | None = DEFAULT_HISTORY,
         deps_type: type[DepsT] | None = None,
+        input_guardrails: Sequence[Any] = (),
+        output_guardrails: Sequence[Any] = (),
+        tool_guardrails: Sequence[ToolGuardrail] = (),
+        output_validators: Sequence[Callable[..., Any]] = (),
     ) -> None:
         self.name = name
         self.deps_type = deps_type
         """The type of the dependencies each run passes to its tools (None: any)."""
         self.description = description
-        self.instructions = instructions
+        text, functions = split_instructions(instructions)
+        self.instructions: str | None = text
+        """The fixed part of the system prompt."""
+        self.instruction_functions: tuple[InstructionsFunction, ...] = functions
+        """Functions that write more of the system prompt at each run, after `instructions`."""
+        if isinstance(instructions_template, str):
+            instructions_template = PromptTemplate(text=instructions_template)
         self.instructions_template = instructions_template
         """Instructions rendered at each run from its variables (before `instructions`)."""
+        self.output_validators: tuple[OutputValidator, ...] = tuple(
+            OutputValidator.of(v) for v in output_validators
+        )
+        """Checks of each final answer, in order (see `output_validator`)."""
         self._tool_index = index_tools([taken_tool(t) for t in tools], where=f"on agent {name!r}")
         self.tools: tuple[Tool, ...] = tuple(self._tool_index.values())
         self._indexed_tools = self.tools  # `tools` may be replaced after building
@@ -107,6 +141,21 @@ class Agent(Generic[DepsT]):
             self.middleware = middleware
         else:
             self.middleware = MiddlewareSet.of(middleware) if middleware else NO_MIDDLEWARE
+        if input_guardrails or output_guardrails or tool_guardrails:
+            for item in tool_guardrails:
+                if not isinstance(item, ToolGuardrail):
+                    raise ConfigurationError(
+                        f"Agent(tool_guardrails=...): expected ToolGuardrail objects, got {item!r}"
+                    )
+            # the guardrails see what all other middleware does (as the builder's do)
+            self.middleware = (
+                guardrail_middleware(
+                    input=[TextGuardrail.of(g) for g in input_guardrails],
+                    output=[TextGuardrail.of(g) for g in output_guardrails],
+                    tools=tool_guardrails,
+                )
+                + self.middleware
+            )
         self.usage_limits = usage_limits
         self.session_usage_limits = session_usage_limits
         self.tool_timeout = tool_timeout
@@ -126,6 +175,33 @@ class Agent(Generic[DepsT]):
             self.output_type = resolve_output_type(output_type, where="output_type")
             check_for_client(chat_client, self.output_type, where="output_type")
         self.output_retries = output_retries
+
+    def dynamic_instructions(self, fn: F) -> F:
+        """Decorator: `fn(ctx: RunContext[Deps]) -> str` (or `fn() -> str`, sync or async)
+        writes part of the system prompt at each run, from the run's `ctx.deps` and
+        session; it comes after the fixed instructions. Returns `fn` unchanged."""
+        self.instruction_functions = (*self.instruction_functions, InstructionsFunction.of(fn))
+        return fn
+
+    def output_validator(self, fn: F) -> F:
+        """Decorator: `fn(output)` or `fn(ctx: RunContext[Deps], output)`, sync or async,
+        checks each final answer (the value with an output type, else the text). It
+        returns the output to keep (None: unchanged), or raises `ModelRetry("...")`:
+        the model reads the message and answers again, up to `output_retries` times,
+        after which the run raises `OutputValidationError`. Returns `fn` unchanged."""
+        self.output_validators = (*self.output_validators, OutputValidator.of(fn))
+        return fn
+
+    def with_tools(self, tools: Sequence[Tool | Callable[..., Any]]) -> Agent[DepsT]:
+        """A copy of this agent with `tools` after its own (checked as when it was built);
+        all else is shared with this agent (client, providers, middleware, guardrails)."""
+        twin = copy.copy(self)
+        index = index_tools(
+            [*self.tools, *(taken_tool(t) for t in tools)], where=f"on agent {self.name!r}"
+        )
+        twin._tool_index = index
+        twin.tools = twin._indexed_tools = tuple(index.values())
+        return twin
 
     @property
     def output_schema(self) -> dict[str, Any] | None:
@@ -171,7 +247,12 @@ class Agent(Generic[DepsT]):
         `variables` fill the instructions template; `deps` reach the tools that ask for
         a `RunContext[Deps]`."""
         run = self._begin(messages, session, options, output_type, variables, deps, stream=False)
-        return await run_to_end(run)
+        response = await run_to_end(run)
+        if response.finish_reason is not FINISH_STOP or not response.text.strip():
+            problem = response.answer_problem
+            if problem is not None:
+                log.warning("agent %r: %s", self.name, problem.message)
+        return response
 
     def run_stream(
         self,
@@ -296,6 +377,10 @@ class Agent(Generic[DepsT]):
             f"Agent(name={self.name!r}, tools={[t.name for t in self.tools]}, "
             f"providers={[p.name for p in self.context_providers]})"
         )
+
+
+_AGENT_KEYWORDS = frozenset(inspect.signature(Agent.__init__).parameters) - {"self"}
+"""The keywords `Agent(...)` takes: a call with only these needs no habit check."""
 
 
 def check_deps(agent: Agent[Any], deps: Any) -> Any:

@@ -6,8 +6,9 @@ from collections.abc import Callable, Mapping, Sequence
 from typing import Any, Generic, Self
 
 from raf.agent.agent import Agent, taken_tool
-from raf.agent.guardrails import TextGuardrail, ToolCheck, ToolGuardrail, guardrail_middleware
+from raf.agent.guardrails import TextGuardrail, ToolCheck, ToolGuardrail
 from raf.agent.history import InMemoryHistoryProvider
+from raf.agent.hooks import InstructionsFunction, OutputValidator
 from raf.agent.run import DEFAULT_MAX_REPEATED_CALLS, DEFAULT_MAX_TOOL_ROUNDS
 from raf.agent.run.output import DEFAULT_OUTPUT_RETRIES
 from raf.agent.run.repeats import check_max_repeated_calls
@@ -40,7 +41,7 @@ class AgentBuilder(Generic[DepsT]):
         self._deps_type = deps_type
         self._name = name
         self._description = ""
-        self._instructions: list[str] = []
+        self._instructions: list[str | Callable[..., Any]] = []
         self._tools: list[Tool] = []
         self._providers: list[ContextProvider] = []
         self._client: ChatClient | None = None
@@ -61,6 +62,7 @@ class AgentBuilder(Generic[DepsT]):
         self._output_type: Any = None
         self._template: PromptTemplate | None = None
         self._output_retries = DEFAULT_OUTPUT_RETRIES
+        self._output_validators: list[Callable[..., Any]] = []
 
     def with_name(self, name: str) -> Self:
         self._name = name
@@ -70,8 +72,12 @@ class AgentBuilder(Generic[DepsT]):
         self._description = description
         return self
 
-    def with_instructions(self, instructions: str) -> Self:
-        """Add to the system prompt (several calls are joined with newlines)."""
+    def with_instructions(self, instructions: str | Callable[..., Any]) -> Self:
+        """Add to the system prompt (several calls are joined with newlines): text, or a
+        function `(ctx: RunContext[Deps]) -> str` that writes its part at each run (after
+        the text)."""
+        if not isinstance(instructions, str):
+            InstructionsFunction.of(instructions)  # refused here, where it was added
         self._instructions.append(instructions)
         return self
 
@@ -261,6 +267,14 @@ class AgentBuilder(Generic[DepsT]):
         self._output_type = output_type
         return self
 
+    def with_output_validator(self, validator: Callable[..., Any]) -> Self:
+        """Check each final answer: `validator(output)` or `validator(ctx, output)`; it
+        returns the output to keep or raises `ModelRetry("...")` to send the model back
+        (up to the output retries). See `Agent.output_validator`."""
+        OutputValidator.of(validator)  # refused here, where it was added
+        self._output_validators.append(validator)
+        return self
+
     def build(self) -> Agent[DepsT]:
         if self._client is None:
             raise ConfigurationError(
@@ -269,9 +283,9 @@ class AgentBuilder(Generic[DepsT]):
         client = self._client
         for decorator in self._decorators:
             client = decorator(client)
-        return Agent(
+        agent = Agent(
             chat_client=client,
-            instructions="\n".join(self._instructions) or None,
+            instructions=self._instructions or None,
             tools=self._tools,
             context_providers=self._providers,
             history=self._history,
@@ -280,14 +294,11 @@ class AgentBuilder(Generic[DepsT]):
             max_tool_rounds=self._max_tool_rounds,
             default_options=self._options,
             session_store=self._store,
-            # tracing (added outermost) sees the guardrails, which see what all else does
-            middleware=self._outer_middleware
-            + guardrail_middleware(
-                input=self._input_guardrails,
-                output=self._output_guardrails,
-                tools=self._tool_guardrails,
-            )
-            + self._middleware,
+            middleware=self._middleware,
+            input_guardrails=self._input_guardrails,
+            output_guardrails=self._output_guardrails,
+            tool_guardrails=self._tool_guardrails,
+            output_validators=self._output_validators,
             usage_limits=self._usage_limits,
             session_usage_limits=self._session_usage_limits,
             tool_timeout=self._tool_timeout,
@@ -297,3 +308,7 @@ class AgentBuilder(Generic[DepsT]):
             instructions_template=self._template,
             deps_type=self._deps_type,
         )
+        if self._outer_middleware:
+            # tracing (added outermost) sees the guardrails, which see what all else does
+            agent.middleware = self._outer_middleware + agent.middleware
+        return agent

@@ -266,6 +266,16 @@ class UsageLimitExceeded(RafError):
         )
 
 
+class ModelRetry(RafError):
+    """Raised by an output validator (or a tool) to send the model back with `message`:
+    the model reads it and answers again, as often as the agent's `output_retries`
+    allow (a tool's call gets the message as its result)."""
+
+    def __init__(self, message: str) -> None:
+        self.message = message
+        super().__init__(message)
+
+
 class OutputValidationError(RafError):
     """The model's answer never matched the output type, after every retry.
 

@@ -123,6 +123,16 @@ class FunctionTool:
     ) -> None:
         self._fn = fn
         self.name: str = name or str(getattr(fn, "__name__", ""))
+        if self.name == "<lambda>":
+            raise ToolDefinitionError(
+                f"{fn!r} is a lambda, and a tool needs what a lambda cannot have: a "
+                "name, type hints for its parameters and a docstring, which tell the model "
+                "what it does and what to send. Write it as a function, e.g.\n"
+                "    def get_weather(city: str) -> str:\n"
+                '        """The weather in a city, now."""\n'
+                "        return ...\n"
+                "and pass tools=[get_weather]"
+            )
         check_tool_name(self.name, where=f"from {fn!r}")
         doc_description, param_docs = parse_docstring(inspect.getdoc(fn))
         self.description = description if description is not None else doc_description

@@ -257,6 +257,11 @@ class ChatResponse:
         }
         return [c for c in requests if c.call_id not in answered]
 
+    def __str__(self) -> str:
+        """The answer's text, so `print(response)` prints the answer (`repr` keeps the
+        whole response)."""
+        return self.text
+
     def to_dict(self) -> dict[str, Any]:
         out: dict[str, Any] = {"messages": [m.to_dict() for m in self.messages]}
         if self.finish_reason is not None:
@@ -275,6 +280,13 @@ class AgentResponse(ChatResponse):
     session_id: str | None = None
     value: Any = None
     """With an output type: the answer as that type, validated (None without one)."""
+
+    @property
+    def answer_problem(self) -> AnswerProblem | None:
+        """Why the run has no whole answer (the model answered nothing, was cut off or
+        filtered), or None: the same rule by which `raf run` exits 4 and the served APIs
+        report a failed answer. A run that waits for approval or was cancelled has none."""
+        return answer_problem(self)
 
 
 _TRY_LARGER = "try a larger model, or ask in fewer words"

@@ -17,7 +17,13 @@ from raf.core.contents import (
     FunctionResultContent,
     result_to_text,
 )
-from raf.core.errors import RafError, RunCancelledError, ToolApprovalPending, ToolExecutionError
+from raf.core.errors import (
+    ModelRetry,
+    RafError,
+    RunCancelledError,
+    ToolApprovalPending,
+    ToolExecutionError,
+)
 from raf.core.function_tool import FunctionTool
 from raf.core.idempotency import key_scope
 from raf.core.middleware import FunctionInvocationContext, run_chain
@@ -169,6 +175,8 @@ async def _run_tool(
         )
     except (ToolExecutionError, RunCancelledError) as exc:
         return ToolResult.fail(str(exc))
+    except ModelRetry as exc:  # the tool's own words to the model, to call it better
+        return ToolResult.fail(exc.message)
     except Exception as exc:
         return ToolResult.fail(f"tool {call.name!r} failed: {type(exc).__name__}: {exc}")
     except asyncio.CancelledError:

@@ -38,6 +38,11 @@ def feedback(output: OutputType, errors: str) -> ChatMessage:
     )
 
 
+def retry_feedback(message: str) -> ChatMessage:
+    """What the model reads after an output validator sent it back (`ModelRetry`)."""
+    return ChatMessage.user(f"{message}\n\nFix this and answer again.")
+
+
 class PartialValues:
     """Adds `partial_value` to the text deltas of a streamed answer, per message."""
 

@@ -10,6 +10,7 @@ from types import CoroutineType
 from typing import Any
 
 from raf.agent.history import is_plain_history, record_turn
+from raf.agent.hooks import dynamic_instructions
 from raf.agent.run.run import PHASE_PREPARED, Run
 from raf.core import builders
 from raf.core.context import ContextProvider, ContextResult, InjectedPart, injecting
@@ -35,6 +36,8 @@ async def prepare_context(run: Run) -> None:
         instructions.append(run.instructions)
     if agent.instructions:
         instructions.append(agent.instructions)
+    if agent.instruction_functions:
+        instructions.extend(await dynamic_instructions(agent.instruction_functions, run.context))
     # what each provider injects, joined with the request into one new list at the end
     # (copying a long history once per run, not once per step)
     parts: list[Sequence[ChatMessage]] = []

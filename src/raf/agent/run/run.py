@@ -17,6 +17,7 @@ from enum import Enum
 from types import MappingProxyType
 from typing import TYPE_CHECKING, Any, Protocol, TypeVar
 
+from raf.agent.hooks import InstructionsFunction, OutputValidator
 from raf.agent.output_type import OutputType, check_for_client, resolve_output_type
 from raf.agent.run.repeats import annotated, call_of, same_call
 from raf.core import builders
@@ -93,6 +94,8 @@ class RunnableAgent(Protocol):
     @property
     def instructions(self) -> str | None: ...
     @property
+    def instruction_functions(self) -> tuple[InstructionsFunction, ...]: ...
+    @property
     def context_providers(self) -> tuple[ContextProvider, ...]: ...
     @property
     def default_options(self) -> ChatOptions: ...
@@ -167,6 +170,8 @@ class Run:
     output: OutputType | None = None
     """The type the answer must have (None: text)."""
     output_retries: int = 0
+    validators: Sequence[OutputValidator] = ()
+    """Checks of the final answer (they may send the model back with `ModelRetry`)."""
     max_rounds: int = 10
     """Rounds of tool calls before the model is asked once more without tools."""
     max_result_chars: int = 64_000
@@ -462,6 +467,8 @@ class RunSettings(Protocol):
     def output_type(self) -> OutputType | None: ...
     @property
     def output_retries(self) -> int: ...
+    @property
+    def output_validators(self) -> tuple[OutputValidator, ...]: ...
 
 
 def begin(
@@ -524,6 +531,7 @@ def begin(
         tools=NO_TOOLS,
         instructions=instructions,
         output=output,
+        validators=settings.output_validators,
         output_retries=(
             settings.output_retries if options.output_retries is None else options.output_retries
         ),

@@ -23,10 +23,11 @@ from collections.abc import Iterable
 from dataclasses import replace
 from typing import Any
 
+from raf.agent.hooks import validate_output
 from raf.agent.output_type import OutputMismatch
 from raf.agent.run.invoke import invoke_all
 from raf.agent.run.model_call import model_response, model_updates
-from raf.agent.run.output import feedback, needs_check
+from raf.agent.run.output import feedback, needs_check, retry_feedback
 from raf.agent.run.providers import call_on_invoked, prepare_context
 from raf.agent.run.run import (
     PHASE_ANSWERED,
@@ -41,8 +42,13 @@ from raf.agent.session_conflicts import save_turn
 from raf.core.approvals import needs_approval
 from raf.core.client_tool import client_side
 from raf.core.contents import ApprovalRequestContent, FunctionCallContent, FunctionResultContent
-from raf.core.errors import OutputValidationError, RunCancelledError, UsageLimitExceeded
-from raf.core.messages import ROLE_ASSISTANT
+from raf.core.errors import (
+    ModelRetry,
+    OutputValidationError,
+    RunCancelledError,
+    UsageLimitExceeded,
+)
+from raf.core.messages import ROLE_ASSISTANT, ChatMessage
 from raf.core.responses import (
     FINISH_CANCELLED,
     FINISH_OTHER,
@@ -272,29 +278,41 @@ def answered(run: Run) -> Step | None:
 
 
 async def check_output(run: Run) -> Step | None:
-    """The answer is the run's response; with an output type it is checked first, and
-    one that fails goes back to the model with what was wrong (up to the retries)."""
-    output = run.output
-    if output is not None:
+    """The answer is the run's response; with an output type or output validators it is
+    checked first, and one that fails (a validation error, a validator's `ModelRetry`)
+    goes back to the model with what was wrong (up to the retries)."""
+    output, validators = run.output, run.validators
+    if output is not None or validators:
         attempt = ChatResponse(
             messages=run.produced[run.attempt_start :], finish_reason=run.finish_reason
         )
         if needs_check(attempt):
             run.attempts += 1
             text = attempt.text
+            note: ChatMessage | None
             try:
-                run.value = await output.parse_off_loop(text)
+                value: Any = await output.parse_off_loop(text) if output is not None else text
+                if validators:
+                    value = await validate_output(validators, run.context, value)
             except OutputMismatch as exc:
+                assert output is not None
+                errors, note = exc.errors, feedback(output, exc.errors)
+            except ModelRetry as exc:
+                errors, note = exc.message, retry_feedback(exc.message)
+            else:
+                if output is not None:
+                    run.value = value
+                note = None
+            if note is not None:
                 if run.attempts > run.output_retries:
                     error = OutputValidationError(
                         raw_text=text,
-                        errors=exc.errors,
+                        errors=errors,
                         attempts=run.attempts,
-                        type_name=output.type_name,
+                        type_name=output.type_name if output is not None else "answer",
                     )
                     error.response = run.chat_response()
                     raise error from None
-                note = feedback(output, exc.errors)
                 run.conversation.append(note)
                 run.produced.append(note)
                 # a new answer: its own rounds of tool calls and its own repeats

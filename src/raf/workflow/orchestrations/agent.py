@@ -88,11 +88,12 @@ class OrchestrationAgent:
         variables: Mapping[str, Any] | None = None,
         deps: Any = None,
     ) -> AgentResponse:
-        """One orchestration run on the session's conversation and `messages`."""
-        _refuse_run_arguments(options, output_type, variables, deps)
+        """One orchestration run on the session's conversation and `messages`; `deps`
+        reach every member's run."""
+        _refuse_run_arguments(options, output_type, variables)
         session = session if session is not None else self.create_session()
         results: list[OrchestrationResult] = []
-        async for _ in self._stream(messages, session, options, results):
+        async for _ in self._stream(messages, session, options, results, deps):
             pass
         result = results[0]
         return AgentResponse(
@@ -107,12 +108,14 @@ class OrchestrationAgent:
         messages: MessageInput = None,
         session: AgentSession | None = None,
         options: AgentRunOptions | None = None,
+        *,
+        deps: Any = None,
     ) -> AgentResponse:
         """`run` for scripts: starts an event loop (not callable inside one)."""
         try:
             asyncio.get_running_loop()
         except RuntimeError:
-            return asyncio.run(self.run(messages, session=session, options=options))
+            return asyncio.run(self.run(messages, session=session, options=options, deps=deps))
         raise RafError("run_sync() cannot be used inside a running event loop; await run()")
 
     async def run_stream(
@@ -126,9 +129,9 @@ class OrchestrationAgent:
         deps: Any = None,
     ) -> AsyncIterator[AgentResponseUpdate]:
         """`run`, streaming the visible members' text as they write it."""
-        _refuse_run_arguments(options, output_type, variables, deps)
+        _refuse_run_arguments(options, output_type, variables)
         session = session if session is not None else self.create_session()
-        async for update in self._stream(messages, session, options, []):
+        async for update in self._stream(messages, session, options, [], deps):
             yield update
 
     async def _stream(
@@ -137,8 +140,11 @@ class OrchestrationAgent:
         session: AgentSession,
         options: AgentRunOptions | None,
         results: list[OrchestrationResult],
+        deps: Any = None,
     ) -> AsyncIterator[AgentResponseUpdate]:
         options = options if options is not None else AgentRunOptions()
+        if deps is None:
+            deps = options.deps
         request = to_messages(messages)
         approvals = list(options.tool_approval_responses)
         if approvals:
@@ -147,7 +153,11 @@ class OrchestrationAgent:
         streamed: set[str] = set()
         result: OrchestrationResult | None = None
         async for event in self.orchestration.run_stream(
-            task, session=session, approvals=approvals, cancellation=options.cancellation
+            task,
+            session=session,
+            approvals=approvals,
+            cancellation=options.cancellation,
+            deps=deps,
         ):
             update = event.update
             if event.kind is EventKind.UPDATE and event.visible and update is not None:
@@ -266,14 +276,9 @@ def _refuse_run_arguments(
     options: AgentRunOptions | None,
     output_type: Any,
     variables: Mapping[str, Any] | None,
-    deps: Any = None,
 ) -> None:
-    """An orchestration's answer is its members' text: no output type, no template, no
-    dependencies (its members' runs take their own)."""
-    if deps is not None or (options is not None and options.deps is not None):
-        raise ConfigurationError(
-            "an orchestration run as an agent passes no deps; give them to its members' runs"
-        )
+    """An orchestration's answer is its members' text: no output type, no template
+    (dependencies pass through to every member's run)."""
     if output_type is not None or (options is not None and options.output_type is not None):
         raise ConfigurationError(
             "an orchestration run as an agent has no output type; give one to its members"

@@ -94,10 +94,12 @@ class Orchestration(ABC):
         session: AgentSession | None = None,
         approvals: Sequence[ToolApprovalResponse] = (),
         cancellation: CancellationToken | None = None,
+        deps: Any = None,
     ) -> OrchestrationResult:
         """Run on `task` (text or messages); or, with `approvals`, resume a paused run from
-        `session`."""
-        return await self._drive(task, session, approvals, cancellation, None)
+        `session`. `deps` reach every member's run (`RunContext.deps`: tools, dynamic
+        instructions, output validators, handoff callbacks)."""
+        return await self._drive(task, session, approvals, cancellation, None, deps)
 
     async def run_stream(
         self,
@@ -106,12 +108,13 @@ class Orchestration(ABC):
         session: AgentSession | None = None,
         approvals: Sequence[ToolApprovalResponse] = (),
         cancellation: CancellationToken | None = None,
+        deps: Any = None,
     ) -> AsyncIterator[OrchestrationEvent]:
         """`run`, yielding each member's turn and updates; the last event (COMPLETED or
         PAUSED) carries the result."""
         queue: asyncio.Queue[OrchestrationEvent | None] = asyncio.Queue()
         job = asyncio.create_task(
-            self._drive(task, session, approvals, cancellation, queue.put_nowait)
+            self._drive(task, session, approvals, cancellation, queue.put_nowait, deps)
         )
         job.add_done_callback(lambda _: queue.put_nowait(None))
         try:
@@ -151,6 +154,7 @@ class Orchestration(ABC):
         approvals: Sequence[ToolApprovalResponse],
         cancellation: CancellationToken | None,
         emit: Any,
+        deps: Any = None,
     ) -> OrchestrationResult:
         session = session if session is not None else AgentSession()
         key = STATE_PREFIX + self.name
@@ -166,7 +170,14 @@ class Orchestration(ABC):
             state = stored
         else:
             state = {"request": [m.to_dict() for m in request], "turns": {}}
-        rt = Runtime(state, approvals=approvals, emit=emit, cancellation=cancellation)
+        rt = Runtime(
+            state,
+            approvals=approvals,
+            emit=emit,
+            cancellation=cancellation,
+            deps=deps,
+            session=session,
+        )
         conversation = [ChatMessage.from_dict(m) for m in state.get("request", [])]
         session.provider_state[key] = state
         try:

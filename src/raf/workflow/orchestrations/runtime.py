@@ -103,6 +103,7 @@ class RunnableOrchestration(Protocol):
         session: AgentSession | None = None,
         approvals: Sequence[ToolApprovalResponse] = (),
         cancellation: CancellationToken | None = None,
+        deps: Any = None,
     ) -> OrchestrationResult: ...
 
     def run_stream(
@@ -112,6 +113,7 @@ class RunnableOrchestration(Protocol):
         session: AgentSession | None = None,
         approvals: Sequence[ToolApprovalResponse] = (),
         cancellation: CancellationToken | None = None,
+        deps: Any = None,
     ) -> AsyncIterator[OrchestrationEvent]: ...
 
 
@@ -191,8 +193,16 @@ class Runtime:
         approvals: Sequence[ToolApprovalResponse] = (),
         emit: Emit | None = None,
         cancellation: CancellationToken | None = None,
+        deps: Any = None,
+        session: AgentSession | None = None,
     ) -> None:
         self.state = state
+        self.deps = deps
+        """The dependencies every member's run gets (`RunContext.deps`); never journaled:
+        a resumed run passes them again."""
+        self.session = session
+        """The orchestration's own session (its members' runs have sessions of their
+        own): where a pattern keeps what lasts from one run to the next."""
         self.turns: dict[str, Any] = state.setdefault("turns", {})
         self.approvals = {a.call_id: a for a in approvals}
         self.emit = emit
@@ -295,7 +305,7 @@ class Runtime:
             self._completed(result.message, slot is not None, replayed=True)
             return result
         options = AgentRunOptions(
-            cancellation=self.cancellation, additional_instructions=instructions
+            cancellation=self.cancellation, additional_instructions=instructions, deps=self.deps
         )
         if entry is not None:  # paused: resume with the decisions given, or stay paused
             session = AgentSession.from_dict(entry["session"])
