@@ -170,9 +170,20 @@ def test_an_unknown_option_is_located_with_a_suggestion():
     [(line, path, message)] = problems(text)
     assert (line, path) == (15, "metadata.orchestration.maxRound")
     assert message == "unknown option 'maxRound'; did you mean 'maxRounds'?"
-    text = doc("  orchestration:\n    mode: sequential\n    maxRounds: 3\n")
+    text = doc("  orchestration:\n    mode: sequential\n    maxRoundz: 3\n")
     [(_, path, message)] = problems(text)
-    assert message == "unknown option 'maxRounds'; allowed here: mode, passOn"
+    assert message == "unknown option 'maxRoundz'; allowed here: mode, passOn"
+
+
+def test_another_modes_option_of_the_original_is_a_warning_without_effect():
+    """The original framework reads every mode's options in any mode and uses the mode's
+    own: `maxRounds` (a group chat's) in a sequential orchestration loads, with a located
+    warning that it has no effect."""
+    result = loaded(doc("  orchestration:\n    mode: sequential\n    maxRounds: 3\n"))
+    assert result.orchestration.mode == "sequential"
+    [warning] = [w for w in result.warnings if w.key_path == "metadata.orchestration.maxRounds"]
+    assert warning.line == 15
+    assert "group chat orchestration; a sequential orchestration has none" in warning.message
 
 
 def test_bad_values_and_unknown_member_names_are_located():

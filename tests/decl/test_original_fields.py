@@ -76,7 +76,7 @@ def checked(path: Path) -> CheckedFile:
 
 def test_the_table_is_well_formed() -> None:
     allowed = {"field", "doc", "path", "value", "raf", "note", "warning", "free", "fixture"}
-    allowed.add("located")
+    allowed |= {"located", "in_mode"}
     for row in TABLE:
         assert set(row) <= allowed, row
         assert row["doc"] in ("legacy", "graph", "prompt", "refused"), row
@@ -110,12 +110,21 @@ def test_the_originals_documents_validate(path: Path) -> None:
 def holds(path: Path, row: dict[str, Any]) -> bool:
     """Whether the document at `path` writes the row's key (with the row's value)."""
     data = raw(path)
+    if "in_mode" in row and _mode(data) != row["in_mode"]:
+        return False
     if row["path"] == "metadata.orchestration" and "value" in row:
         return bool(data.get("metadata", {}).get("orchestration") == row["value"])
     return any(
         key == row["path"] and ("value" not in row or value == row["value"])
         for key, value in keys(data)
     )
+
+
+def _mode(data: Any) -> str | None:
+    """The orchestration mode a document writes (its mapping's mode, or the mode string)."""
+    value = (data.get("metadata") or {}).get("orchestration")
+    mode = value.get("mode") if isinstance(value, dict) else value
+    return mode.lower() if isinstance(mode, str) else None
 
 
 @pytest.mark.parametrize(

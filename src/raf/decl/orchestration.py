@@ -210,6 +210,46 @@ def _original_spellings(doc: Document, data: dict[str, Any]) -> None:
             data["loopFrom"] = named[start] if 0 <= start < len(named) else str(start)
 
 
+_ORIGINAL_KEYS: dict[str, tuple[str, ...]] = {
+    "maxIterations": ("magentic", "pipeline"),
+    "triage": ("handoff",),
+    "routingField": ("handoff",),
+    "coordinator": ("group_chat",),
+    "maxRounds": ("group_chat",),
+    "selector": ("group_chat",),
+    "speakerOrder": ("group_chat",),
+    "terminationKeywords": ("group_chat",),
+    "aggregator": ("vote", "concurrent"),
+    "weights": ("vote",),
+    "votingRounds": ("vote",),
+    "phases": ("pipeline",),
+    "loopFromPhase": ("pipeline",),
+    "passOutput": ("sequential", "pipeline"),
+}
+"""The original framework's orchestration options (one mapping for every mode) and the
+modes that use each."""
+
+
+def _other_modes_keys(doc: Document, data: dict[str, Any]) -> None:
+    """An option the original framework defines for other modes than this one: its reader
+    takes every option in any mode and uses only the mode's own, so raf drops it with a
+    warning saying it has no effect; a key of neither framework stays an unknown option."""
+    from raf.decl.dialects.rewriter import Rewriter
+
+    mode = data.get("mode")
+    if not isinstance(mode, str) or mode not in MODES:
+        return
+    rw = Rewriter(doc)
+    for key in [k for k in data if mode not in _ORIGINAL_KEYS.get(k, (mode,))]:
+        modes = " or ".join(m.replace("_", " ") for m in _ORIGINAL_KEYS[key])
+        rw.drop(
+            (*ROOT, key),
+            f"is an option of the original framework's {modes} orchestration; "
+            f"a {mode} orchestration has none, so it has no effect (the original framework "
+            "ignores it here too)",
+        )
+
+
 _SELECTORS = {
     "roundrobin": "round_robin",
     "fixed_order": "fixed",
@@ -428,6 +468,7 @@ def check_orchestration(
     else:
         _original_spellings(doc, data)
     _hoist_iterations(doc, metadata, data)
+    _other_modes_keys(doc, data)
     placed = _by_place(doc, data, members)
     mode = data.get("mode")
     if mode is None:

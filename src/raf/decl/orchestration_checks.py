@@ -23,14 +23,28 @@ def orchestration_problems(loaded: LoadedAgent) -> list[Problem]:
         and not needs_lead(loaded.orchestration)
         and (decl.tools or decl.contexts or decl.instructions)
     ):
+        mode = loaded.orchestration.mode
+        original = _ORIGINAL_FIRST.get(mode, "")
         loaded.doc.warnings.append(
             loaded.doc.problem(
                 ROOT,
-                f"a {loaded.orchestration.mode} orchestration gives the document's own agent "
-                "no role: its instructions, tools and contexts are not used",
+                f"a {mode} orchestration gives the document's own agent no role: its "
+                f"instructions, tools and contexts are not used{original}",
             )
         )
     return problems
+
+
+_ORIGINAL_FIRST = {
+    "vote": "; the original framework adds it as the first voter (a list of weights "
+    "counts from it): list it among subAgents to have it vote in raf",
+    "sequential": "; the original framework runs it first: list it among subAgents to "
+    "have it take part in raf",
+    "concurrent": "; the original framework runs it beside the sub-agents: list it "
+    "among subAgents to have it take part in raf",
+}
+"""What the original framework does with the document's own agent in modes where raf
+gives it no role."""
 
 
 def sub_agent_names(loaded: LoadedAgent) -> list[str] | None:

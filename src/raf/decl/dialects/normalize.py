@@ -102,6 +102,7 @@ def normalize_agent(rw: Rewriter, base: KeyPath = ()) -> None:
         _flatten_bundles(rw, (*base, "contexts"))
         for index in range(len(top["contexts"])):
             _context(rw, (*base, "contexts", index))
+        _drop_sourceless(rw, (*base, "contexts"))
     if isinstance(top.get("compression"), dict):
         _compression(rw, (*base, "compression"))
     subs = top.get("subAgents")
@@ -203,6 +204,16 @@ def _template(rw: Rewriter, path: KeyPath) -> None:
         owner["format"] = fmt["kind"].lower()
     elif isinstance(fmt, str):
         owner["format"] = fmt.lower()
+    fmt = owner.get("format")
+    if isinstance(fmt, str) and fmt not in ("mustache", "none"):
+        # the original reads any format (jinja2 or a custom one) and renders none itself
+        rw.warn(
+            (*path, "format"),
+            f"template format {fmt!r}: raf renders mustache templates only, so the "
+            "instructions are given to the model as written, nothing filled in; write them "
+            "as a mustache template ({{name}}) with 'format: mustache' to fill in the inputs",
+        )
+        owner["format"] = "none"
     if "parser" in owner:
         rw.drop(
             (*path, "parser"),
@@ -285,6 +296,44 @@ def _context(rw: Rewriter, path: KeyPath) -> None:
             rw.mapping(config)["sources"] = [sources]  # type: ignore[index]
     if kind == "memory" and isinstance(rw.at((*config, "memoryModel")), dict):
         _model(rw, (*config, "memoryModel"), MemoryModelDecl)
+    if kind == "memory" and owner.get("name") == ORIGINAL_MEMORY:
+        # the original's memory under its older name: raf's super-brain, in its folder
+        owner["name"] = "super-brain"
+        settings = owner.setdefault("config", {})
+        if isinstance(settings, dict):
+            settings.setdefault("directory", ORIGINAL_MEMORY_DIRECTORY)
+
+
+ORIGINAL_MEMORY = "skill-memory"
+"""The original framework's name of its memory context (raf's super-brain)."""
+ORIGINAL_MEMORY_DIRECTORY = "logs/memory"
+"""Where the original keeps a `skill-memory` context's files when its document does not say."""
+_SOURCES = {"knowledge": "sources", "wiki": "directory"}
+"""The key without which a knowledge or wiki context has nothing to load."""
+
+
+def _drop_sourceless(rw: Rewriter, path: KeyPath) -> None:
+    """A knowledge or wiki context without a source: the original framework reads it and
+    skips it when building; raf drops it with a warning saying what to write."""
+    items = rw.at(path)
+    if not isinstance(items, list):
+        return
+    kept: list[tuple[KeyPath | None, Any]] = []
+    for index, item in enumerate(items):
+        kind = item.get("kind") if isinstance(item, dict) else None
+        needed = _SOURCES.get(kind) if isinstance(kind, str) else None
+        settings = item.get("config", {}) if isinstance(item, dict) else None
+        if needed is None or not isinstance(settings, dict) or settings.get(needed):
+            kept.append(((*path, index), item))
+            continue
+        rw.warn(
+            (*path, index, "kind"),
+            f"a {kind!r} context without config.source has nothing for raf to load and is "
+            f"ignored, as the original framework skips it: give config.{needed} (or "
+            "config.source) to load one",
+        )
+    if len(kept) < len(items):
+        rw.replace_list(path, kept)
 
 
 def _compression(rw: Rewriter, path: KeyPath) -> None:
