@@ -510,7 +510,7 @@ def serve_command(args: argparse.Namespace) -> int:
             file=sys.stderr,
         )
         return 2
-    served = [*agents, *(w.as_agent() for w in workflows)]
+    agents = [*agents, *(w.as_agent() for w in workflows)]  # served under /agents/NAME
     host: AgentHost
     runtime: Any = None
     if args.durable:
@@ -518,7 +518,7 @@ def serve_command(args: argparse.Namespace) -> int:
         from raf.serve.durable_host import DurableAgentHost
 
         runtime = DurableRuntime(
-            served,
+            agents,
             store=store,
             database=args.durable,
             concurrency=args.max_runs,
@@ -527,7 +527,7 @@ def serve_command(args: argparse.Namespace) -> int:
         host = DurableAgentHost(runtime, lease_seconds=_lease_seconds(args), store_timeout=waits)
     else:
         host = AgentHost(
-            served, store=store, lease_seconds=_lease_seconds(args), store_timeout=waits
+            agents, store=store, lease_seconds=_lease_seconds(args), store_timeout=waits
         )
     if args.worker_fd is not None:
         sock = socket.socket(fileno=args.worker_fd)
