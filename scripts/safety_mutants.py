@@ -1022,6 +1022,28 @@ MUTANTS: tuple[Mutant, ...] = (
         "                if False:\n                    value = await validate_output(",
         ("tests/agent/test_output_validators.py",),
     ),
+    # -- workflows served like agents
+    Mutant(
+        "served workflows: every run on the one workflow object",
+        "src/raf/serve/workflows.py",
+        "        workflow = self._idle.pop() if self._idle else self.build()\n",
+        "        workflow = self.template\n",
+        ("tests/serve/test_served_workflow_pool.py", "-k", "own or ui_starts"),
+    ),
+    Mutant(
+        "served workflows: a workflow object's runs not taken in turn",
+        "src/raf/serve/workflows.py",
+        "            async with self._turn:\n                yield self.template\n",
+        "            yield self.template\n",
+        ("tests/serve/test_served_workflow_pool.py", "-k", "in_turn"),
+    ),
+    Mutant(
+        "served workflows: checkpoints in each workflow's own store, not the shared one",
+        "src/raf/serve/workflows.py",
+        "                checkpoint_store=self.checkpoint_store,\n",
+        "                checkpoint_store=None,\n",
+        ("tests/serve/test_served_workflow_pool.py", "-k", "own"),
+    ),
 )
 
 

@@ -53,13 +53,19 @@ def limits_from(args: argparse.Namespace) -> ServeLimits:
 def register(subparsers: Any) -> None:
     parser: argparse.ArgumentParser = subparsers.add_parser(
         "serve",
-        help="serve agent documents over HTTP (raf's API, OpenAI-compatible, A2A)",
+        help="serve agent and workflow documents over HTTP (raf's API, OpenAI-compatible, A2A)",
         description=(
-            "Serve agent documents over HTTP. Beyond loopback a bearer token is required: "
+            "Serve agent and workflow documents over HTTP (a .py file: its module-level "
+            "Agent and Workflow objects). Beyond loopback a bearer token is required: "
             f"${TOKEN_ENV} (several separated by commas) or --token-file."
         ),
     )
-    parser.add_argument("paths", nargs="+", metavar="FILE|DIR", help="agent documents or folders")
+    parser.add_argument(
+        "paths",
+        nargs="+",
+        metavar="FILE|DIR",
+        help="agent and workflow documents, folders, or .py files",
+    )
     parser.add_argument("--ui", action="store_true", help="also serve the web UI at /ui")
     _server_arguments(parser)
     parser.set_defaults(handler=serve_command, program="raf serve")
@@ -165,6 +171,13 @@ def _server_arguments(parser: argparse.ArgumentParser) -> None:
         "--sessions",
         metavar="PATH|memory",
         help="SQLite file for sessions (default: serve-sessions.sqlite in raf's data folder)",
+    )
+    parser.add_argument(
+        "--checkpoints",
+        metavar="URL|PATH",
+        help="where served workflows keep their checkpoints, shared by every worker "
+        "(postgresql://…, a SQLite file, a folder, memory:; default: the sessions' store, "
+        "a table of its database or file)",
     )
     parser.add_argument(
         "--public-url",
@@ -314,6 +327,34 @@ def _store_timeout(args: argparse.Namespace) -> float:
     return DEFAULT_STORE_TIMEOUT if args.store_timeout is None else float(args.store_timeout)
 
 
+def _checkpoint_store(given: str | None, sessions_at: str, waits: float) -> Any:
+    """Where served workflows keep their checkpoints: `--checkpoints`, else beside the
+    sessions (a table of their database or SQLite file, a folder inside theirs), so every
+    worker that shares the sessions shares the checkpoints too."""
+    from raf.core.errors import ConfigurationError
+    from raf.core.private_files import private_dir
+    from raf.stores.urls import open_checkpoint_store
+
+    spec = given
+    if spec is None:
+        scheme = sessions_at.split("://", 1)[0].lower() if "://" in sessions_at else ""
+        if scheme in ("redis", "rediss", "unix"):
+            raise ConfigurationError(
+                "workflow checkpoints cannot be kept in Redis: give --checkpoints "
+                "(postgresql://…, a SQLite file every worker reaches, or a folder)"
+            )
+        if not scheme and sessions_at != "memory:" and Path(sessions_at).is_dir():
+            spec = str(private_dir(Path(sessions_at) / "checkpoints"))
+        else:
+            spec = sessions_at
+    try:
+        return open_checkpoint_store(spec, timeout=waits)
+    except ConfigurationError:
+        raise
+    except Exception as exc:
+        raise ConfigurationError(f"--checkpoints {spec!r}: {exc}") from None
+
+
 def _spawn_workers(args: argparse.Namespace) -> int:
     """Bind once, then run N worker processes on the one socket; a worker that dies is
     started again under its executor id (its runs resume in it, or in another first)."""
@@ -410,7 +451,8 @@ def serve_command(args: argparse.Namespace) -> int:
     from raf.cli.tool_option import EXIT_BAD_SPEC, loaded_tools
     from raf.core.private_files import private_dir
     from raf.core.sessions import SessionStore
-    from raf.serve import AgentHost, ServeSecurity, create_app, load_agents
+    from raf.serve import AgentHost, ServeSecurity, create_app
+    from raf.serve.loading import load_targets
     from raf.serve.server import bind, serve_socket
     from raf.stores.sessions import InMemorySessionStore, SqliteSessionStore
     from raf.stores.urls import open_session_store
@@ -437,25 +479,38 @@ def serve_command(args: argparse.Namespace) -> int:
         limits=limits_from(args),
     )
     client = resolve_client(args.model) if args.model or os.environ.get("RAF_MODEL") else None
-    workflows: list[Any] = []
-    if args.ui:
-        from raf.serve.ui.loading import load_targets
-
-        agents, workflows = load_targets(args.paths, chat_client=client, tools=tools)
-    else:
-        agents = load_agents(args.paths, chat_client=client, tools=tools)
     store: SessionStore
     waits = _store_timeout(args)
+    sessions_at: str  # the sessions' store, spelt as --checkpoints takes it
     if args.sessions == "memory":
         store = InMemorySessionStore()
+        sessions_at = "memory:"
     elif args.sessions and "://" in args.sessions:
         store = open_session_store(args.sessions, timeout=waits)
+        sessions_at = args.sessions
     elif args.sessions is None and args.durable and "postgres" in args.durable.split("://")[0]:
         store = open_session_store(args.durable, timeout=waits)  # workers share the sessions
+        sessions_at = args.durable
     else:
         path = Path(args.sessions) if args.sessions else data_dir() / "serve-sessions.sqlite"
         private_dir(path.parent)
         store = SqliteSessionStore(path, timeout=waits)
+        sessions_at = f"sqlite://{path}"
+    checkpoints = _checkpoint_store(args.checkpoints, sessions_at, waits)
+    agents, workflows = load_targets(
+        args.paths, chat_client=client, tools=tools, checkpoints=checkpoints
+    )
+    if workflows and args.durable:
+        print(
+            terminal_safe(
+                f"raf serve: --durable serves agents; {workflows[0].name!r} is a workflow "
+                "(serve workflows without --durable: their checkpoints already outlive a "
+                "worker)"
+            ),
+            file=sys.stderr,
+        )
+        return 2
+    agents = [*agents, *(w.as_agent() for w in workflows)]  # served under /agents/NAME
     host: AgentHost
     runtime: Any = None
     if args.durable:
@@ -498,7 +553,7 @@ def serve_command(args: argparse.Namespace) -> int:
     )
 
     def started() -> None:
-        names = ", ".join([*host.agents, *(ui.workflows.workflows if ui else ())])
+        names = ", ".join(host.agents)
         auth = "bearer token" if security.tokens else "off (loopback only)"
         durable = f", durable: {args.executor_id or 'local'}" if runtime is not None else ""
         print(

@@ -210,7 +210,7 @@ def _refuse_workflow(doc: Document) -> None:
                 doc.problem(
                     (),
                     "this is a workflow document, not an agent: build it with "
-                    "DeclWorkflowBuilder (raf validate, run and chat take it as it is)",
+                    "DeclWorkflowBuilder (raf validate, run, chat, serve and ui take it as it is)",
                 )
             ]
         )

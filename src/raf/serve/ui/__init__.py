@@ -9,8 +9,7 @@ from typing import Any
 
 from raf.serve.hosting import AgentHost
 from raf.serve.ui.recorder import TurnRecorder
-from raf.serve.ui.workflows import WorkflowHost
-from raf.workflow import Workflow
+from raf.serve.ui.workflows import Hosted, WorkflowHost
 
 __all__ = ["ServeUI", "TurnRecorder", "WorkflowHost"]
 
@@ -32,12 +31,13 @@ class ServeUI:
     def attach(
         cls,
         host: AgentHost,
-        workflows: Mapping[str, Workflow] | Sequence[Workflow] = (),
+        workflows: Mapping[str, Hosted] | Sequence[Hosted] = (),
         *,
         tracing: bool = True,
         datasets: str | Path | None = None,
     ) -> ServeUI:
-        """A UI over `host`: its runs are recorded from now on, `workflows` can be run;
+        """A UI over `host`: its runs are recorded from now on, `workflows` can be run
+        (a `ServedWorkflow` as the server serves it, a workflow object its runs in turn);
         with `tracing` and the `otel` extra installed, runs are traced with OpenTelemetry
         too (a tracer provider of the UI's own) and the Traces page shows those spans;
         `datasets` is the folder of eval datasets (see the field)."""

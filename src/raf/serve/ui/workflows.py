@@ -1,4 +1,9 @@
-"""Workflows the UI runs: started, watched event by event, answered, resumed from checkpoints."""
+"""Workflows the UI runs: started, watched event by event, answered, resumed from checkpoints.
+
+The UI runs a workflow the way the server's other surfaces do (`ServedWorkflow`): each run
+on a workflow of its own, so runs do not wait on each other, and every checkpoint in the
+served workflows' shared store, so a paused run is answered through any worker and only
+once (the answer is claimed in the store before a run starts)."""
 
 from __future__ import annotations
 
@@ -12,6 +17,7 @@ from typing import Any
 from raf.serve.errors import ServeError, not_found
 from raf.serve.requests import body_text
 from raf.serve.tenancy import Tenant
+from raf.serve.workflows import ServedWorkflow
 from raf.stores.checkpoints import Checkpoint
 from raf.workflow import CheckpointNotFoundError, Workflow, WorkflowError
 from raf.workflow.edges import FanInEdge, FanOutEdge, LoopEdge, SwitchEdge
@@ -48,8 +54,9 @@ class WorkflowRun:
         }
 
 
-def graph_of(workflow: Workflow) -> dict[str, Any]:
+def graph_of(served: Workflow | ServedWorkflow) -> dict[str, Any]:
     """Nodes and plain source→target edges of a workflow, for drawing."""
+    workflow = served.template if isinstance(served, ServedWorkflow) else served
     edges: list[dict[str, Any]] = []
     for edge in workflow.edges:
         if isinstance(edge, FanInEdge):
@@ -109,14 +116,24 @@ def typed_answers(
     }
 
 
-class WorkflowHost:
-    """Named workflows and the runs started from the UI (one at a time per workflow)."""
+Hosted = Workflow | ServedWorkflow
+"""A workflow the UI is given: served as it is, or a workflow object (its runs in turn)."""
 
-    def __init__(self, workflows: Mapping[str, Workflow] | Sequence[Workflow] = ()) -> None:
+
+def _served(workflow: Hosted) -> ServedWorkflow:
+    return workflow if isinstance(workflow, ServedWorkflow) else ServedWorkflow(workflow)
+
+
+class WorkflowHost:
+    """Named workflows and the runs started from the UI (many at once)."""
+
+    def __init__(self, workflows: Mapping[str, Hosted] | Sequence[Hosted] = ()) -> None:
         if isinstance(workflows, Mapping):
-            self.workflows: dict[str, Workflow] = dict(workflows)
+            self.workflows: dict[str, ServedWorkflow] = {
+                name: _served(w) for name, w in workflows.items()
+            }
         else:
-            self.workflows = {w.name: w for w in workflows}
+            self.workflows = {w.name: _served(w) for w in workflows}
         self.runs: dict[str, WorkflowRun] = {}
 
     def _forget_old(self) -> None:
@@ -125,7 +142,7 @@ class WorkflowHost:
         for key in ended[: max(0, len(self.runs) - RUNS_KEPT)]:
             del self.runs[key]
 
-    def workflow(self, name: str) -> Workflow:
+    def workflow(self, name: str) -> ServedWorkflow:
         found = self.workflows.get(name)
         if found is None:
             raise not_found("workflow", name)
@@ -166,12 +183,6 @@ class WorkflowHost:
         """Start a run in the background; its events collect on the returned record
         (`claimant`: who already claimed the answers in `responses`)."""
         workflow = self.workflow(name)
-        if any(r.workflow == name and r.status == "running" for r in self.runs.values()):
-            raise ServeError(
-                409,
-                "workflow_busy",
-                f"workflow {name!r} is running already; wait for it to pause or finish",
-            )
         record = WorkflowRun(id=uuid.uuid4().hex[:16], workflow=name, owner=owner)
         self.runs[record.id] = record
         self._forget_old()
@@ -206,7 +217,8 @@ class WorkflowHost:
         return record
 
     async def answer(self, run_id: str, owner: str, responses: Mapping[str, Any]) -> WorkflowRun:
-        """Answer a paused run's requests: a new run resumes from its checkpoint."""
+        """Answer a paused run's requests: a new run resumes from its checkpoint, once its
+        answers are claimed in the store (a second answer, through any worker, is a 409)."""
         record = self.run(run_id, owner)
         summary = record.summary()
         if record.status != "paused" or not summary["checkpoint_id"]:
@@ -215,12 +227,11 @@ class WorkflowHost:
                 "not_paused",
                 f"workflow run {run_id!r} is {record.status}, not waiting for input",
             )
-        answers = typed_answers(summary["pending"], responses)
-        await self.checkpoint(record.workflow, owner, summary["checkpoint_id"])
-        record.status = "answered"
-        return self.start(
-            record.workflow, owner, checkpoint_id=summary["checkpoint_id"], responses=answers
+        answered = await self.answer_checkpoint(
+            record.workflow, owner, summary["checkpoint_id"], responses
         )
+        record.status = "answered"
+        return answered
 
     async def checkpoints(self, name: str, owner: str) -> list[dict[str, Any]]:
         """The caller's stored checkpoints of the workflow, newest first; a paused one
