@@ -335,8 +335,9 @@ async def test_with_no_middleware_no_chain_is_built(monkeypatch: pytest.MonkeyPa
     import raf.agent.run.model_call as model_module
     import raf.agent.run.pumps as agent_module
 
-    for module in (agent_module, invoke_module, model_module):
+    for module in (invoke_module, model_module):
         monkeypatch.setattr(module, "run_chain", no_chain)
+    monkeypatch.setattr(agent_module, "Around", no_chain)  # the agent chain's layer
     agent = AgentBuilder().with_chat_client(ScriptedChatClient(_two_rounds())).with_tool(lookup)
     assert (await agent.build().run("weather?")).text == "It is sunny."
 
