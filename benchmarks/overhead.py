@@ -97,10 +97,10 @@ print((time.perf_counter() - started) * 1000, (time.process_time() - cpu_started
 # -- raf in this process ---------------------------------------------------------------
 
 
-def build_raf() -> tuple[Any, Any, Any, list[scenario.Script]]:
-    """Agents with sync tools (run in a worker thread, the default), async tools, and
-    sync tools declared non-blocking and run inline (`@tool(blocking=False)`), each on a
-    zero-cost model."""
+def build_raf() -> tuple[Any, Any, Any, Any, list[scenario.Script]]:
+    """Agents with sync tools (run in a worker thread, the default), async tools, sync
+    tools declared non-blocking and run inline (`@tool(blocking=False)`), and async tools
+    behind one pass-through agent middleware, each on a zero-cost model."""
     from raf import (
         AgentBuilder,
         AgentResponseUpdate,
@@ -114,6 +114,7 @@ def build_raf() -> tuple[Any, Any, Any, list[scenario.Script]]:
         UpdateKind,
         tool,
     )
+    from raf.core.middleware import AgentRunContext, CallNext
 
     def to_message(reply: dict[str, Any]) -> ChatMessage:
         contents: list[Any] = [
@@ -161,7 +162,7 @@ def build_raf() -> tuple[Any, Any, Any, list[scenario.Script]]:
                     finish = FinishReason.TOOL_CALLS if reply["tool_calls"] else FinishReason.STOP
                     yield AgentResponseUpdate(kind=UpdateKind.FINISHED, finish_reason=finish)
 
-    sync_model, async_model, inline_model = Model(), Model(), Model()
+    sync_model, async_model, inline_model, through_model = Model(), Model(), Model(), Model()
     sync_agent = (
         AgentBuilder()
         .with_instructions(scenario.INSTRUCTIONS)
@@ -183,12 +184,24 @@ def build_raf() -> tuple[Any, Any, Any, list[scenario.Script]]:
         .with_tools([tool(blocking=False)(fn) for fn in scenario.SYNC_TOOLS.values()])
         .build()
     )
-    scripts = [sync_model.script, async_model.script, inline_model.script]
-    return sync_agent, async_agent, inline_agent, scripts
+
+    async def pass_through(context: AgentRunContext, call_next: CallNext) -> None:
+        await call_next()
+
+    through_agent = (
+        AgentBuilder()
+        .with_instructions(scenario.INSTRUCTIONS)
+        .with_chat_client(through_model)
+        .with_tools([tool(name=name)(fn) for name, fn in scenario.ASYNC_TOOLS.items()])
+        .use_middleware(pass_through)
+        .build()
+    )
+    scripts = [sync_model.script, async_model.script, inline_model.script, through_model.script]
+    return sync_agent, async_agent, inline_agent, through_agent, scripts
 
 
 async def raf_cases(batch_seconds: float, batches: int) -> dict[str, dict[str, float]]:
-    sync_agent, async_agent, inline_agent, scripts = build_raf()
+    sync_agent, async_agent, inline_agent, through_agent, scripts = build_raf()
 
     async def run_inline_tools() -> str:
         text: str = (await inline_agent.run(scenario.QUESTION)).text
@@ -228,6 +241,22 @@ async def raf_cases(batch_seconds: float, batches: int) -> dict[str, dict[str, f
         scripts=[*scripts, scenario.FLOOR_SCRIPT],
     )
     results.update(threaded)
+
+    async def run_stream_through_middleware() -> str:
+        text = []
+        async for update in through_agent.run_stream(scenario.QUESTION):
+            text.append(update.text if update.kind == "text_delta" else "")
+        return "".join(text)
+
+    # the plain stream again, interleaved with the stream through middleware: the two
+    # are compared with each other, batch pair by batch pair
+    through = await scenario.measure(
+        {"stream": run_stream_through_middleware},
+        batch_seconds=batch_seconds,
+        batches=batches,
+        scripts=[*scripts, scenario.FLOOR_SCRIPT],
+    )
+    results["stream, agent middleware"] = through["stream"]
     return results
 
 
@@ -259,7 +288,7 @@ def cold_start_ms(repeats: int) -> tuple[float, float, float, float]:
 
 async def bytes_per_message(turns: int) -> tuple[float, int]:
     """Bytes retained per message of one session after `turns` runs (tracemalloc)."""
-    _, async_agent, _, _ = build_raf()
+    _, async_agent, _, _, _ = build_raf()
     session = async_agent.create_session()
     await async_agent.run(scenario.QUESTION, session)  # warm every lazy cache first
     gc.collect()
@@ -279,7 +308,7 @@ async def history_growth(sizes: Sequence[int], runs: int) -> list[tuple[int, flo
     """Microseconds per run on a session already holding about `size` messages: one
     session per size, their batches interleaved so that the machine's load hits every
     size alike; the median of 10 batches each."""
-    _, async_agent, _, _ = build_raf()
+    _, async_agent, _, _, _ = build_raf()
     sessions = []
     for size in sizes:
         session = async_agent.create_session()
@@ -418,6 +447,15 @@ async def main() -> None:
             f"(asyncio.to_thread): {threaded['ratio']:.1f}x "
             f"({threaded['ratio_low']:.0f}-{threaded['ratio_high']:.0f}); "
             f"that floor {threaded['floor_us']:.0f}us, raf {threaded['us']:.0f}us"
+        )
+    through = rows[0]["cases"].get("stream, agent middleware") if floors else None
+    if through:
+        plain = rows[0]["cases"]["stream"]
+        print(
+            f"raf, stream through one pass-through agent middleware: {through['us']:.0f}us "
+            f"({through['ratio']:.1f}x its floor) against {plain['us']:.0f}us "
+            f"({plain['ratio']:.1f}x) without: {through['ratio'] / plain['ratio'] - 1:+.1%} "
+            "(target: within 5 %)"
         )
     print("targets for raf: " + ", ".join(f"{c} <= {t:.0f}x" for c, t in TARGETS.items()))
     if args.no_extras or args.only not in ("raf", "all"):

@@ -313,3 +313,74 @@ def emit(framework: str, version: str, results: dict[str, dict[str, float]]) -> 
     line = {"framework": framework, "version": version, "cases": results}
     sys.stdout.write(json.dumps(line) + "\n")
     sys.stdout.flush()
+
+
+# -- memory: what a kept conversation costs --------------------------------------------
+
+MEMORY_SESSIONS = 1_000
+MEMORY_TURNS = 10
+MEMORY_ANSWER = "ok"
+"""The memory scenario: this many sessions each take this many turns of a short user
+message and a short answer (no tool call; the agent still has the three tools)."""
+
+KEPT: list[Any] = []
+"""Every measured set of sessions, alive to the process's end."""
+
+
+def rss_bytes() -> int:
+    """The process's resident set size now, after two full collections (Linux /proc)."""
+    import gc
+    import os
+
+    gc.collect()
+    gc.collect()
+    with open("/proc/self/statm") as statm:
+        return int(statm.read().split()[1]) * os.sysconf("SC_PAGE_SIZE")
+
+
+async def bytes_per_stored_message(
+    new_session: Callable[[], Any],
+    turn: Callable[[Any, str], Awaitable[Any]],
+    count: Callable[[Any], int],
+    *,
+    sessions: int = MEMORY_SESSIONS,
+    turns: int = MEMORY_TURNS,
+) -> dict[str, float]:
+    """RSS growth while `sessions` sessions (`new_session()`) each take `turns` turns
+    (`turn(session, text)`), divided by the messages they keep (`count(session)` each).
+    One warm-up session runs first and is dropped, so lazy caches are not counted."""
+    warm = new_session()
+    for index in range(turns):
+        await turn(warm, f"warm {index}")
+    del warm
+    before = rss_bytes()
+    kept = [new_session() for _ in range(sessions)]
+    for index in range(turns):
+        for number, session in enumerate(kept):
+            await turn(session, f"question {number}.{index}")
+    after = rss_bytes()
+    messages = sum(count(session) for session in kept)
+    KEPT.append(kept)  # freed pages would be reused by the next measurement: keep them
+    return {"bytes": (after - before) / messages, "messages": messages}
+
+
+class FloorSession:
+    """The hand-written loop's conversation: plain dicts in a list."""
+
+    __slots__ = ("messages",)
+
+    def __init__(self) -> None:
+        self.messages: list[dict[str, Any]] = [{"role": "system", "content": INSTRUCTIONS}]
+
+
+async def floor_turn(session: FloorSession, text: str) -> str:
+    """One turn of the hand-written loop: the user's message and the model's short answer
+    kept as plain dicts."""
+    session.messages.append({"role": "user", "content": text})
+    reply = {"role": "assistant", "content": MEMORY_ANSWER}
+    session.messages.append(reply)
+    return reply["content"]
+
+
+def floor_count(session: FloorSession) -> int:
+    return len(session.messages) - 1  # the system message is not a turn's

@@ -73,7 +73,7 @@ def _runs() -> dict[str, Any]:
             yield AgentResponseUpdate(kind=UpdateKind.TEXT_DELTA, text=scenario.ANSWER)
             yield AgentResponseUpdate(kind=UpdateKind.FINISHED, finish_reason=FinishReason.STOP)
 
-    _, async_agent, inline_agent, scripts = build_raf()
+    _, async_agent, inline_agent, _, scripts = build_raf()
     plain = AgentBuilder().with_instructions(scenario.INSTRUCTIONS).with_chat_client(Done()).build()
 
     async def raf_plain() -> None:

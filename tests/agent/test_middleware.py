@@ -21,6 +21,7 @@ from raf import (
     UsageDetails,
     tool,
 )
+from raf.core.errors import ModelError
 from raf.core.middleware import (
     AgentRunContext,
     CallNext,
@@ -335,8 +336,9 @@ async def test_with_no_middleware_no_chain_is_built(monkeypatch: pytest.MonkeyPa
     import raf.agent.run.model_call as model_module
     import raf.agent.run.pumps as agent_module
 
-    for module in (agent_module, invoke_module, model_module):
+    for module in (invoke_module, model_module):
         monkeypatch.setattr(module, "run_chain", no_chain)
+    monkeypatch.setattr(agent_module, "Around", no_chain)  # the agent chain's layer
     agent = AgentBuilder().with_chat_client(ScriptedChatClient(_two_rounds())).with_tool(lookup)
     assert (await agent.build().run("weather?")).text == "It is sunny."
 
@@ -384,3 +386,47 @@ def test_a_middleware_of_unknown_kind_is_refused_at_build_time() -> None:
         AgentBuilder().use_middleware(vague)
     with pytest.raises(ConfigurationError, match="not callable"):
         middleware_kind(42)
+
+
+async def test_agent_and_chat_middleware_run_in_the_streaming_callers_task() -> None:
+    """Streaming (and stepping) through middleware starts no task: the chain runs where
+    the caller iterates, so it sees the caller's task (and its cancellation)."""
+    import asyncio
+
+    tasks: list[object] = []
+
+    async def agent_mw(context: AgentRunContext, call_next: CallNext) -> None:
+        tasks.append(asyncio.current_task())
+        await call_next()
+        tasks.append(asyncio.current_task())
+
+    async def chat_mw(context: ChatContext, call_next: CallNext) -> None:
+        tasks.append(asyncio.current_task())
+        await call_next()
+
+    def build() -> Any:
+        model = ScriptedChatClient(_two_rounds())
+        builder = AgentBuilder().with_chat_client(model).with_tool(lookup)
+        return builder.use_middleware(agent_mw, chat_mw).build()
+
+    text = "".join([u.text async for u in build().run_stream("weather?")])
+    assert text == "It is sunny."
+    async with build().iter("weather?") as steps:
+        names = [step.name async for step in steps]
+    assert names[-1] == "end" and "record" in names
+    assert len(tasks) == 8
+    assert set(tasks) == {asyncio.current_task()}
+
+
+async def test_an_agent_middleware_hears_the_runs_error_and_may_answer_instead() -> None:
+    async def rescue(context: AgentRunContext, call_next: CallNext) -> None:
+        try:
+            await call_next()
+        except ModelError:
+            context.result = AgentResponse(messages=[ChatMessage.assistant("fallback")])
+
+    model = ScriptedChatClient([ModelError("down"), ModelError("down")])
+    agent = AgentBuilder().with_chat_client(model).use_middleware(rescue).build()
+    assert (await agent.run("q")).text == "fallback"
+    updates = [u async for u in agent.run_stream("q")]  # the error never reaches the caller
+    assert updates[-1].kind == "finished"

@@ -215,3 +215,63 @@ def test_resume_refuses_answers_that_do_not_fit() -> None:
     session = AgentSession(pending_approvals=[ApprovalRequestContent(call_id="c1", name="t")])
     with pytest.raises(ApprovalError, match="not waiting for approval"):
         RunApprovals.from_session(session, [_yes("zz")]).resume([])
+
+
+async def test_the_resumed_batch_and_its_decisions_stay_in_the_runs_approvals() -> None:
+    session = AgentSession()
+    session.pending_approvals = [
+        ApprovalRequestContent(call_id="c1", name="delete", arguments={"path": "a"}),
+        ApprovalRequestContent(call_id="c2", name="delete", arguments={"path": "b"}),
+    ]
+    store = InMemorySessionStore()
+    await store.save(session)
+    approvals = RunApprovals.from_session(session, [_yes("c1"), _no("c2")], store)
+    assert approvals.resumed is None and dict(approvals.refused_results) == {}
+    await approvals.claim_resumed()  # nothing resumed: nothing claimed
+    assert approvals.claimed == []
+    resumed = approvals.resume([])
+    assert approvals.resumed is resumed
+    assert list(approvals.refused_results) == ["c2"]
+    assert approvals.refused_results["c2"].error
+    await approvals.claim_resumed()
+    assert approvals.status("c1") is S.CLAIMED and approvals.status("c2") is S.REFUSED
+    approvals.spend_resumed([])
+    assert approvals.status("c1") is S.SPENT
+    assert approvals.resumed is None and dict(approvals.refused_results) == {}
+
+
+def test_only_the_approval_holder_writes_what_a_session_waits_on() -> None:
+    """Orchestrations, workflows as agents and the run's steps record what a session
+    waits on through `RunApprovals`; no other module assigns `pending_approvals`."""
+    import ast
+    from pathlib import Path
+
+    import raf
+
+    root = Path(raf.__file__).parent
+    holders = {root / "core" / "call_approval.py"}
+    writers = []
+    for path in sorted(root.rglob("*.py")):
+        if path in holders:
+            continue
+        for node in ast.walk(ast.parse(path.read_text(), str(path))):
+            targets: list[ast.expr] = []
+            if isinstance(node, ast.Assign):
+                targets = list(node.targets)
+            elif isinstance(node, ast.AugAssign | ast.AnnAssign):
+                targets = [node.target]
+            for target in targets:
+                if isinstance(target, ast.Attribute) and target.attr == "pending_approvals":
+                    writers.append(f"{path.relative_to(root)}:{node.lineno}")
+    assert writers == []
+
+
+def test_wait_on_records_the_requests_and_says_which_no_longer_wait() -> None:
+    session = AgentSession()
+    first = ApprovalRequestContent(call_id="c1", name="delete", arguments={})
+    second = ApprovalRequestContent(call_id="c2", name="send", arguments={})
+    assert RunApprovals.wait_on(session, [first, second]) == {}
+    assert session.pending_approvals == [first, second]
+    assert RunApprovals.wait_on(session, [second]) == {"c1": "delete"}
+    assert RunApprovals.wait_on(session) == {"c2": "send"}
+    assert session.pending_approvals == []

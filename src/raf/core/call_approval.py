@@ -204,6 +204,8 @@ class RunApprovals:
     claim_stored: bool = False
     """Whether this run saved a claim in `store` (a failure must then record the turn:
     another try would be a replay)."""
+    resumed: Resumption | None = None
+    """The paused batch this run resumes, with the human's decisions, until it has run."""
 
     # -- the session's stored form ----------------------------------------------------
 
@@ -233,6 +235,15 @@ class RunApprovals:
         """Record the run's end in the session: `waiting` are the requests it now waits
         on (its spent ids are the session's list already). The calls that waited and no
         longer do, by id, with their tool's name."""
+        return self.wait_on(session, waiting)
+
+    @staticmethod
+    def wait_on(
+        session: AgentSession, waiting: Sequence[ApprovalRequestContent] = ()
+    ) -> dict[str, str]:
+        """Record in `session` the requests it now waits on (none: nothing waits), for a
+        run of something other than one agent (an orchestration, a workflow as an
+        agent); the calls that waited and no longer do, by id, with their tool's name."""
         before = session.pending_approvals
         session.pending_approvals = list(waiting)
         if not before:
@@ -265,7 +276,27 @@ class RunApprovals:
             for c in batch
             if c.call_id in decisions and not decisions[c.call_id].approved
         }
-        return Resumption(batch=batch, denied=denied, decided=list(decisions))
+        self.resumed = Resumption(batch=batch, denied=denied, decided=list(decisions))
+        return self.resumed
+
+    @property
+    def refused_results(self) -> Mapping[str, FunctionResultContent]:
+        """The result of each call of the resumed batch the human refused, by call id
+        (empty when the run resumes nothing)."""
+        return self.resumed.denied if self.resumed is not None else {}
+
+    async def claim_resumed(self) -> None:
+        """Claim the approvals the resumed batch's decisions give (`claim`), before any
+        of its calls runs; nothing when the run resumes nothing."""
+        if self.resumed is not None and self.resumed.decided:
+            await self.claim(self.resumed.decided)
+
+    def spend_resumed(self, paused_again: Sequence[str]) -> None:
+        """The resumed batch ran (`spend` its decided approvals); the run resumes
+        nothing from now on."""
+        resumed, self.resumed = self.resumed, None
+        if resumed is not None and resumed.decided:
+            self.spend(resumed.decided, paused_again)
 
     async def claim(self, call_ids: Sequence[str]) -> None:
         """Claim these approvals before their calls run (a refused one is only recorded),

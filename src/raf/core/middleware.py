@@ -14,6 +14,7 @@ from typing import TYPE_CHECKING, Any, Protocol
 
 from raf.core.middleware_set import (
     NO_MIDDLEWARE,
+    Around,
     CallNext,
     MiddlewareKind,
     MiddlewareSet,
@@ -42,6 +43,7 @@ __all__ = [  # the plumbing is imported from here too
     "NO_MIDDLEWARE",
     "AgentMiddleware",
     "AgentRunContext",
+    "Around",
     "CallNext",
     "ChatContext",
     "ChatMiddleware",

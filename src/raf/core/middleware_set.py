@@ -7,14 +7,14 @@ them), so the run's context can hold its `MiddlewareSet` while the contexts hold
 
 from __future__ import annotations
 
-import asyncio
 import contextlib
 import inspect
-from collections.abc import AsyncIterator, Awaitable, Callable, Sequence
+from collections.abc import AsyncIterator, Awaitable, Callable, Coroutine, Sequence
 from dataclasses import dataclass
-from typing import Any, Literal, TypeVar, get_type_hints
+from typing import Any, Generic, Literal, TypeVar, get_type_hints
 
 from raf.core.errors import ConfigurationError, RafError
+from raf.core.hand_out import Drive, hand_out, handed_out
 from raf.core.registry import NamedRegistry
 
 C = TypeVar("C")
@@ -163,23 +163,85 @@ async def run_chain(
     final: Callable[[C], Awaitable[None]],
 ) -> None:
     """Run `final` inside the chain of middleware, outermost first."""
+    if chain:
+        await chain[0](context, _CallNext(chain, context, final, 1))
+    else:
+        await final(context)
 
-    async def step(index: int) -> None:
+
+class _CallNext:
+    """The `call_next` handed to the middleware before `index`: runs the rest of the
+    chain, once. (An object, not a closure over itself: a run's chain leaves no cycle
+    behind for the garbage collector.)"""
+
+    __slots__ = ("called", "chain", "context", "final", "index")
+
+    def __init__(
+        self,
+        chain: Sequence[Any],
+        context: Any,
+        final: Callable[[Any], Awaitable[None]],
+        index: int,
+    ) -> None:
+        self.chain: Sequence[Callable[[Any, CallNext], Awaitable[None]]] = chain
+        self.context = context
+        self.final: Callable[[Any], Awaitable[None]] = final
+        self.index = index
+        self.called = False
+
+    def __call__(self) -> Awaitable[None]:
+        if self.called:
+            raise RafError(f"middleware {self.chain[self.index - 1]!r} called call_next twice")
+        self.called = True
+        index, chain = self.index, self.chain
         if index == len(chain):
-            await final(context)
-            return
-        called = False
+            return self.final(self.context)
+        following = _CallNext(chain, self.context, self.final, index + 1)
+        awaited: Awaitable[None] = chain[index](self.context, following)
+        return awaited
 
-        async def call_next() -> None:
-            nonlocal called
-            if called:
-                raise RafError(f"middleware {chain[index]!r} called call_next twice")
-            called = True
-            await step(index + 1)
 
-        await chain[index](context, call_next)
+_AT_WORK = object()
+"""What the innermost `call_next` of a chain run `Around` hands out: the work is due."""
 
-    await step(0)
+
+async def _work_elsewhere(context: object) -> None:
+    await hand_out(_AT_WORK)
+
+
+class Around(Generic[C]):
+    """A middleware chain around work that its caller does itself, in the caller's task.
+
+    `enter()` runs the chain down to its innermost `call_next` and suspends it there
+    (False: a middleware answered without calling it); the caller then does the work and
+    puts its result on the context; `leave(error)` resumes the chain as if `call_next`
+    had returned (or raised `error`) and runs it to its end, raising what the chain
+    raises. The middleware sees what it would see with the work inside it (its context
+    variables, a cancellation, the work's error at `call_next`), while the work runs
+    with no chain frame above it: what it hands out or awaits does not pass through the
+    chain, so a chain costs the same however much the work streams.
+    """
+
+    __slots__ = ("_chain",)
+
+    def __init__(self, chain: Sequence[Callable[[C, CallNext], Awaitable[None]]], context: C):
+        self._chain = run_chain(chain, context, _work_elsewhere)
+
+    async def enter(self) -> bool:
+        """Run the chain to its innermost `call_next`: whether the work is due."""
+        handed = await Drive(self._chain, None)
+        if handed is None:
+            return False
+        if handed.value is not _AT_WORK:
+            self._chain.close()
+            raise RafError("a middleware handed a value out of its chain: not supported")
+        return True
+
+    async def leave(self, error: BaseException | None = None) -> None:
+        """Resume the chain with the work done (or its `error` raised at `call_next`)."""
+        if await Drive(self._chain, error) is not None:
+            self._chain.close()
+            raise RafError("a middleware handed a value out of its chain: not supported")
 
 
 _REGISTRY: NamedRegistry[Any] = NamedRegistry(
@@ -203,40 +265,12 @@ def find_middleware(name: str) -> Any:
     return _REGISTRY.find(name)
 
 
-_DONE = object()
-
-
 async def stream_through(
-    drive: Callable[[Callable[[Any], None]], Awaitable[None]],
+    drive: Callable[[Callable[[Any], Awaitable[None]]], Coroutine[Any, Any, None]],
 ) -> AsyncIterator[Any]:
-    """Run `drive(emit)` in a task and yield what it emits as it comes; when it is done,
-    its error (if any) is raised here. Used to stream through a middleware chain."""
-    queue: asyncio.Queue[Any] = asyncio.Queue()
-
-    failure: list[BaseException] = []
-
-    async def runner() -> None:
-        try:
-            await drive(queue.put_nowait)
-        except asyncio.CancelledError:
-            raise
-        except BaseException as exc:  # KeyboardInterrupt too: raised where it is awaited
-            failure.append(exc)
-        finally:
-            queue.put_nowait(_DONE)
-
-    task = asyncio.ensure_future(runner())
-    try:
-        while True:
-            item = await queue.get()
-            if item is _DONE:
-                break
+    """Run `drive(emit)` in this task and yield each item it passes to `await emit(item)`
+    as it comes; its error, if any, is raised here. Used to stream through a middleware
+    chain: no task and no queue stand between the chain and the caller."""
+    async with contextlib.aclosing(handed_out(drive(hand_out))) as items:
+        async for item in items:
             yield item
-        await task
-        if failure:
-            raise failure[0]
-    finally:
-        if not task.done():
-            task.cancel()
-            with contextlib.suppress(BaseException):
-                await task

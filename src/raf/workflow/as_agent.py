@@ -16,6 +16,7 @@ from collections.abc import AsyncIterator, Mapping, Sequence
 from typing import TYPE_CHECKING, Any, Protocol
 
 from raf.core.agent_like import AgentLike
+from raf.core.call_approval import RunApprovals
 from raf.core.contents import ApprovalRequestContent, TextContent
 from raf.core.errors import ApprovalError
 from raf.core.messages import ChatMessage, MessageInput, Role, new_id, to_messages
@@ -162,7 +163,7 @@ class WorkflowAgent:
             approvals = [*_kept(session, remaining), *approvals]
         session.messages.extend(request)
         session.messages.extend(produced)
-        session.pending_approvals = approvals
+        RunApprovals.wait_on(session, approvals)
         if asked:
             session.metadata[SESSION_KEY] = {"checkpoint_id": checkpoint_id, "requests": asked}
         else:

@@ -127,3 +127,19 @@ def test_every_step_a_run_takes_is_in_the_steps_module() -> None:
     assert taken, "no step was taken"
     for step in taken:
         assert inspect.getmodule(step) is run_steps, step
+
+
+def test_run_run_stream_and_iter_take_their_steps_in_one_loop() -> None:
+    """The pumps differ only in what they do with a step: one loop takes the steps of
+    all three, with agent middleware as a layer around it (no loop of its own)."""
+    import ast
+
+    from raf.agent.run import pumps
+
+    tree = ast.parse(inspect.getsource(pumps))
+    loops = [
+        node
+        for node in ast.walk(tree)
+        if isinstance(node, ast.While) and "step" in ast.unparse(node.test)
+    ]
+    assert len(loops) == 1, [ast.unparse(node.test) for node in loops]

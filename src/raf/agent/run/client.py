@@ -5,7 +5,7 @@ from __future__ import annotations
 
 from collections.abc import AsyncIterator, Sequence
 
-from raf.agent.run.pumps import steps_streamed, take_steps
+from raf.agent.run.pumps import tool_loop_steps, tool_loop_updates
 from raf.agent.run.repeats import DEFAULT_MAX_REPEATED_CALLS, check_max_repeated_calls
 from raf.agent.run.run import Run, Step
 from raf.agent.run.steps import call_model, resume
@@ -85,7 +85,7 @@ class FunctionInvokingChatClient:
         run: RunContext | None = None,
     ) -> ChatResponse:
         request, first = self.start(messages, options, run=run)
-        await take_steps(request, first)
+        await tool_loop_steps(request, first)
         return request.chat_response()
 
     async def get_streaming_response(
@@ -96,12 +96,7 @@ class FunctionInvokingChatClient:
         run: RunContext | None = None,
     ) -> AsyncIterator[AgentResponseUpdate]:
         request, first = self.start(messages, options, run=run, stream=True)
-        try:
-            async for update in steps_streamed(request, first):
-                yield update
-        finally:
-            request.close()
-        for update in request.closing_updates():
+        async for update in tool_loop_updates(request, first):
             yield update
 
     def __repr__(self) -> str:

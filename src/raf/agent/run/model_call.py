@@ -3,7 +3,7 @@
 from __future__ import annotations
 
 import contextlib
-from collections.abc import AsyncIterator, Callable
+from collections.abc import AsyncIterator, Awaitable, Callable
 from dataclasses import replace
 from typing import Any
 
@@ -67,13 +67,13 @@ async def _chained_updates(run: Run, options: ChatOptions) -> AsyncIterator[Agen
     )
     streamed = False
 
-    async def drive(emit: Callable[[Any], None]) -> None:
+    async def drive(emit: Callable[[Any], Awaitable[None]]) -> None:
         async def answer(ctx: ChatContext) -> None:
             nonlocal streamed
             streamed = True
             folder = ResponseFolder()
             async for update in _leaf_stream(run, ctx.messages, ctx.options, folder):
-                emit(update)
+                await emit(update)
             ctx.result = folder.response()
 
         await run_chain(chain, context, answer)

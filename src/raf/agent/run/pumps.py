@@ -1,49 +1,101 @@
-"""The three pumps that take a run's steps (`raf.agent.run.steps`) one after another:
-`run` to the end, `run_stream` yielding the run's updates after each step, and `iter`
-handing out each step before it runs (the caller may replace it). Agent middleware wraps
-the pump once; a run that raises is recorded as a failure before the error goes on.
+"""The one loop that takes a run's steps (`raf.agent.run.steps`), and the three pumps
+around it: `run` takes each step, `run_stream` also hands out the updates each step made
+as they come, and `iter` hands out each step before it runs (the caller may replace it).
+They differ only in what they do with a step (`Visit`). Agent middleware is a layer
+around the loop: the chain runs the steps up to `record`, in the caller's task (updates
+and steps leave it through `raf.core.hand_out`, with no task or queue between). A run
+that raises is recorded as a failure before the error goes on.
 """
 
 from __future__ import annotations
 
-import asyncio
 import contextlib
-from collections.abc import AsyncIterator, Callable
+from collections.abc import AsyncIterator, Awaitable, Callable
 from dataclasses import dataclass, field
 from types import TracebackType
-from typing import Any
 
 from raf.agent.run.output import PartialValues
 from raf.agent.run.recording import record_failure
 from raf.agent.run.run import PHASE_SET_UP, Run, Step
 from raf.agent.run.steps import finish_cancelled, prepare, record
 from raf.core.errors import RafError, RunCancelledError
-from raf.core.middleware import AgentRunContext, run_chain, stream_through
+from raf.core.hand_out import hand_out, handed_out
+from raf.core.middleware import AgentRunContext, Around
 from raf.core.responses import AgentResponse, AgentResponseUpdate
+
+Visit = Callable[[Run, Step], Awaitable["Step | None"]]
+"""What a pump does with one step: takes it (and whatever else it does), returning the
+step that follows."""
+
+
+async def take_steps(
+    run: Run, step: Step | None, visit: Visit | None = None, *, until: Step | None = None
+) -> Step | None:
+    """The loop: take steps from `step` (each through `visit`, or plainly) until one
+    returns none or `until` is next; that next step."""
+    while step is not None and step is not until:
+        step = await (step(run) if visit is None else visit(run, step))
+    return step
+
+
+async def agent_steps(run: Run, visit: Visit | None = None) -> None:
+    """An agent's run: its steps up to its answer, inside its agent middleware when it
+    has any (a layer `Around` the loop: the chain is suspended at its `call_next` while
+    the loop runs, and hears how the steps ended), then the `record` step."""
+    chain = run.context.middleware.agent
+    if not chain:
+        await take_steps(run, prepare, visit)
+        return
+    assert run.options is not None
+    context = AgentRunContext(
+        run=run.context, messages=run.request, options=run.options, stream=run.stream
+    )
+    layer = Around(chain, context)
+    if await layer.enter():
+        run.request, run.options = context.messages, context.options
+        try:
+            await take_steps(run, prepare, visit, until=record)
+        except BaseException as exc:
+            await layer.leave(exc)  # the chain may answer instead (else it raises)
+        else:
+            context.result = run.response
+            await layer.leave()
+    if context.result is None:
+        raise RafError(
+            "an agent middleware returned without a result: call call_next() or set result"
+        )
+    run.response = context.result
+    await take_steps(run, record, visit)
+
+
+async def streamed(run: Run, step: Step) -> Step | None:
+    """Take `step`, then hand out (`hand_out`) what it made: the list of its updates at
+    once, and, when it started a model call, that call's deltas one by one as they come
+    (a call the run's cancellation stops makes the next step `finish_cancelled`). The
+    visit of `run_stream`, and of `iter` once it has handed the step out."""
+    following = await step(run)
+    out = run.out
+    if out:
+        run.out = []
+        await hand_out(out)
+    live = run.live
+    if live is not None:
+        run.live = None
+        try:
+            async for update in live:
+                await hand_out(update)
+        except RunCancelledError:
+            return finish_cancelled
+    return following
+
+
+# -- run and run_stream ---------------------------------------------------------------
 
 
 async def run_to_end(run: Run) -> AgentResponse:
     """Take every step of a run that does not stream; its response."""
-    chain = run.context.middleware.agent
     try:
-        if not chain:
-            step: Step | None = prepare
-            while step is not None:
-                step = await step(run)
-        else:
-            assert run.options is not None
-            context = AgentRunContext(run=run.context, messages=run.request, options=run.options)
-
-            async def answer(ctx: AgentRunContext) -> None:
-                run.request, run.options = ctx.messages, ctx.options
-                step: Step | None = prepare
-                while step is not None and step is not record:
-                    step = await step(run)
-                ctx.result = run.response
-
-            await run_chain(chain, context, answer)
-            run.response = _result_of(context)
-            await record(run)
+        await agent_steps(run)
     except BaseException as exc:
         await record_failure(run, exc)
         raise
@@ -55,48 +107,19 @@ async def run_to_end(run: Run) -> AgentResponse:
 
 async def run_stream(start: Callable[[], Run]) -> AsyncIterator[AgentResponseUpdate]:
     """Set a streaming run up (`start`: its checks raise when the first update is asked
-    for) and take every step, yielding its updates as they come; the session is stored
-    before the last update (the finish) goes out."""
+    for) and take every step, yielding its updates as they come (text deltas carry
+    partial values when the run has an output type); the session is stored before the
+    last update (the finish) goes out."""
     run = start()
-    chain = run.context.middleware.agent
+    partials = PartialValues(run.output) if run.output is not None else None
     try:
-        if not chain:
-            # `steps_streamed`, written out: a generator fewer for every update
-            partials = PartialValues(run.output) if run.output is not None else None
-            step: Step | None = prepare
-            while step is not None:
-                step = await step(run)
-                if run.out:
-                    out, run.out = run.out, []
-                    for update in out:
-                        yield update if partials is None else partials.see(update)
-                live = run.live
-                if live is not None:
-                    run.live = None
-                    try:
-                        async for update in live:
-                            yield update if partials is None else partials.see(update)
-                    except RunCancelledError:
-                        step = finish_cancelled
-        else:
-            assert run.options is not None
-            context = AgentRunContext(
-                run=run.context, messages=run.request, options=run.options, stream=True
-            )
-
-            async def drive(emit: Callable[[Any], None]) -> None:
-                async def answer(ctx: AgentRunContext) -> None:
-                    run.request, run.options = ctx.messages, ctx.options
-                    async for update in steps_streamed(run, prepare, until=record):
-                        emit(update)
-                    ctx.result = run.response
-
-                await run_chain(chain, context, answer)
-
-            async for update in stream_through(drive):
-                yield update
-            run.response = _result_of(context)
-            await record(run)
+        async with contextlib.aclosing(handed_out(agent_steps(run, streamed))) as made:
+            async for update in made:
+                if type(update) is list:  # a step's own updates, at once
+                    for one in update:
+                        yield one if partials is None else partials.see(one)
+                else:
+                    yield update if partials is None else partials.see(update)
     except BaseException as exc:
         await record_failure(run, exc)
         raise
@@ -107,43 +130,29 @@ async def run_stream(start: Callable[[], Run]) -> AsyncIterator[AgentResponseUpd
             yield update
 
 
-async def take_steps(run: Run, step: Step | None) -> None:
-    """Take steps from `step` until one returns none (no update is reported)."""
+async def tool_loop_steps(run: Run, step: Step) -> None:
+    """The tool loop on its own (no agent, no agent middleware): every step from `step`."""
     try:
-        while step is not None:
-            step = await step(run)
+        await take_steps(run, step)
     finally:
         run.close()
 
 
-async def steps_streamed(
-    run: Run, step: Step | None, *, until: Step | None = None
-) -> AsyncIterator[AgentResponseUpdate]:
-    """Take steps from `step` until one returns none (or `until` is next), yielding
-    after each the updates it made and then its live model call, if it started one
-    (text deltas carry partial values when the run has an output type). The closing
-    updates are the caller's to send."""
-    partials = PartialValues(run.output) if run.output is not None else None
-    while step is not None and step is not until:
-        step = await step(run)
-        for update in _made(run):
-            yield update if partials is None else partials.see(update)
-        live = run.live
-        if live is not None:
-            run.live = None
-            try:
-                async for update in live:
-                    yield update if partials is None else partials.see(update)
-            except RunCancelledError:
-                step = finish_cancelled
-
-
-def _made(run: Run) -> list[AgentResponseUpdate]:
-    """The updates the last step made, taken from the run."""
-    out = run.out
-    if out:
-        run.out = []
-    return out
+async def tool_loop_updates(run: Run, step: Step) -> AsyncIterator[AgentResponseUpdate]:
+    """The tool loop on its own, streaming: every step from `step`, yielding its updates
+    as they come; the closing updates follow."""
+    try:
+        async with contextlib.aclosing(handed_out(take_steps(run, step, streamed))) as made:
+            async for update in made:
+                if type(update) is list:
+                    for one in update:
+                        yield one
+                else:
+                    yield update
+    finally:
+        run.close()
+    for update in run.closing_updates():
+        yield update
 
 
 def _stopped(exc: BaseException) -> BaseException:
@@ -151,14 +160,6 @@ def _stopped(exc: BaseException) -> BaseException:
     if isinstance(exc, GeneratorExit):
         return RunCancelledError("the caller stopped stepping through the run")
     return exc
-
-
-def _result_of(context: AgentRunContext) -> AgentResponse:
-    if context.result is None:
-        raise RafError(
-            "an agent middleware returned without a result: call call_next() or set result"
-        )
-    return context.result
 
 
 # -- iter: the steps handed out one by one --------------------------------------------
@@ -239,100 +240,34 @@ class RunSteps:
 
     async def _each(self) -> AsyncIterator[RunStep]:
         run = self.run
-        chain = run.context.middleware.agent
-        if not chain:
-            async for handed in self._own(run):
-                yield handed
-        else:
-            async for handed in self._through(run, chain):
-                yield handed
+        try:
+            async with contextlib.aclosing(handed_out(agent_steps(run, self._visit))) as made:
+                current = RunStep(name="")
+                async for handed in made:
+                    if type(handed) is RunStep:
+                        self._current = current = handed
+                        yield handed
+                    elif type(handed) is list:  # what the step made: kept with it
+                        current.updates.extend(handed)
+                    else:
+                        current.updates.append(handed)
+        except BaseException as exc:
+            self._ended = True
+            await record_failure(run, _stopped(exc))
+            run.close()
+            raise
         run.close()
         self._ended = True
         self._current = RunStep(name="end", updates=run.closing_updates())
         yield self._current
 
-    async def _own(self, run: Run) -> AsyncIterator[RunStep]:
-        """Hand out each step, then take it (or what replaced it)."""
-        try:
-            step: Step | None = prepare
-            while step is not None:
-                handed = self._current = RunStep(name=step.__name__, step=step)
-                yield handed
-                step = await self._take(run, handed)
-        except BaseException as exc:
-            self._ended = True
-            await record_failure(run, _stopped(exc))
-            run.close()
-            raise
-
-    async def _take(self, run: Run, handed: RunStep) -> Step | None:
-        """Take one handed-out step, keeping what it reports."""
+    async def _visit(self, run: Run, step: Step) -> Step | None:
+        """`iter`'s visit: hand the step out, then take it (or what replaced it) as
+        `run_stream` does; what it hands out is kept with the step."""
+        handed = RunStep(name=step.__name__, step=step)
+        await hand_out(handed)
         assert handed.step is not None
-        step = await handed.step(run)
-        handed.updates.extend(_made(run))
-        live = run.live
-        if live is not None:
-            run.live = None
-            try:
-                async for update in live:
-                    handed.updates.append(update)
-            except RunCancelledError:
-                step = finish_cancelled
-        return step
-
-    async def _through(self, run: Run, chain: Any) -> AsyncIterator[RunStep]:
-        """Hand out the steps of a run inside its agent middleware: the chain runs in a
-        task that waits, before each step, until the caller asks for the next one."""
-        handoff: asyncio.Queue[RunStep | None] = asyncio.Queue()
-        go: list[asyncio.Future[None]] = []
-        assert run.options is not None
-        context = AgentRunContext(
-            run=run.context, messages=run.request, options=run.options, stream=True
-        )
-
-        async def answer(ctx: AgentRunContext) -> None:
-            run.request, run.options = ctx.messages, ctx.options
-            step: Step | None = prepare
-            while step is not None and step is not record:
-                handed = RunStep(name=step.__name__, step=step)
-                waiting = asyncio.get_running_loop().create_future()
-                go.append(waiting)
-                handoff.put_nowait(handed)
-                await waiting
-                step = await self._take(run, handed)
-            ctx.result = run.response
-
-        async def drive() -> None:
-            try:
-                await run_chain(chain, context, answer)
-            finally:
-                handoff.put_nowait(None)
-
-        task = asyncio.ensure_future(drive())
-        try:
-            while True:
-                handed = await handoff.get()
-                if handed is None:
-                    break
-                self._current = handed
-                yield handed
-                go.pop(0).set_result(None)
-            await task
-            run.response = _result_of(context)
-            handed = self._current = RunStep(name=record.__name__, step=record)
-            yield handed
-            await self._take(run, handed)
-        except BaseException as exc:
-            self._ended = True
-            await record_failure(run, _stopped(exc))
-            run.close()
-            raise
-        finally:
-            if not task.done():
-                task.cancel()
-                with contextlib.suppress(BaseException):
-                    await task
-        run.close()
+        return await streamed(run, handed.step)
 
     def __repr__(self) -> str:
         return f"RunSteps(current={self._current.name if self._current else None!r})"

@@ -207,10 +207,6 @@ class Run:
     batch_message: ChatMessage | None = None
     """The assistant message whose calls the next batch runs (None when resuming)."""
     batch: Sequence[FunctionCallContent] = ()
-    preset: Mapping[str, FunctionResultContent] | None = None
-    """Results known before the batch runs (calls the human denied)."""
-    decided: Sequence[str] = ()
-    """Call ids whose approvals this batch spends."""
     limit_error: UsageLimitExceeded | None = None
     model_error: Exception | None = None
     """The error the model client raised, if a model call failed (not a middleware's)."""

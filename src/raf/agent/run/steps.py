@@ -19,7 +19,7 @@ adds with `run.emit`. The tool loop on its own (no agent) takes the same steps f
 from __future__ import annotations
 
 import logging
-from collections.abc import Iterable
+from collections.abc import Iterable, Mapping
 from dataclasses import replace
 from typing import Any
 
@@ -169,9 +169,7 @@ async def resume(run: Run) -> Step | None:
     if run.context.cancelled:
         return finish_cancelled
     run.batch_message = None
-    run.batch = resumed.batch
-    run.preset = resumed.denied
-    run.decided = resumed.decided
+    run.batch = resumed.batch  # its decisions stay with the approvals (`resumed`)
     return run_batch
 
 
@@ -184,14 +182,16 @@ async def run_batch(run: Run) -> Step | None:
     handed_back = [c for c in run.batch if client_side(tools.get(c.name))]
     if handed_back:
         run.batch = [c for c in run.batch if not client_side(tools.get(c.name))]
-    preset = run.preset
-    calls = [c for c in run.batch if c.call_id not in preset] if preset else run.batch
+    approvals = context.approvals
+    resuming = approvals.resumed is not None
+    refused = approvals.refused_results if resuming else None
+    calls = [c for c in run.batch if c.call_id not in refused] if refused else run.batch
     token = context.cancellation
     if token is not None and token.cancelled:
         return finish_cancelled
-    if run.decided:
+    if resuming:
         # claimed before anything runs: a resumer that loses the claim runs nothing
-        await context.approvals.claim(run.decided)
+        await approvals.claim_resumed()
     if run.stream:
         for call in calls:
             run.emit(
@@ -210,15 +210,15 @@ async def run_batch(run: Run) -> Step | None:
     except RunCancelledError:
         return finish_cancelled
     context.count_tool_calls(allowed)
-    if not run.preset and limit_error is None and len(ran) == len(run.batch):
+    if not refused and limit_error is None and len(ran) == len(run.batch):
         outcomes = ran  # the common case: every call ran, in order
     else:
-        outcomes = _merge(run, ran, limit_error)
-    if run.decided:
+        outcomes = _merge(run, ran, refused, limit_error)
+    if resuming:
         # a call that paused again (its sub-agent asks once more) waits for a new answer
         # under the same id; the other claimed calls have run: no later call may use them
         paused_ids = [o.call_id for o in outcomes if isinstance(o, ApprovalRequestContent)]
-        context.approvals.spend(run.decided, paused_ids)
+        approvals.spend_resumed(paused_ids)
     results: list[FunctionResultContent] = outcomes  # type: ignore[assignment]  # checked below
     for outcome in outcomes:
         if not isinstance(outcome, FunctionResultContent):  # some wait for a human
@@ -235,8 +235,6 @@ async def run_batch(run: Run) -> Step | None:
         paused = [o for o in outcomes if isinstance(o, ApprovalRequestContent)]
         run.pause_with(run.batch_message, paused)
         return answered(run)
-    if preset or run.decided:
-        run.preset, run.decided = None, ()
     if handed_back:
         run.finish_reason = FINISH_TOOL_CALLS
         return answered(run)
@@ -253,11 +251,16 @@ async def run_batch(run: Run) -> Step | None:
     return call_model
 
 
-def _merge(run: Run, ran: list[Outcome], limit_error: UsageLimitExceeded | None) -> list[Outcome]:
-    """Outcomes in call order: what ran, what was decided before, what a limit refused."""
+def _merge(
+    run: Run,
+    ran: list[Outcome],
+    refused: Mapping[str, FunctionResultContent] | None,
+    limit_error: UsageLimitExceeded | None,
+) -> list[Outcome]:
+    """Outcomes in call order: what ran, what the human refused, what a limit refused."""
     by_id: dict[str, Outcome] = {o.call_id: o for o in ran}
-    if run.preset:
-        by_id.update(run.preset)
+    if refused:
+        by_id.update(refused)
     outcomes: list[Outcome] = []
     for call in run.batch:
         outcome = by_id.get(call.call_id)

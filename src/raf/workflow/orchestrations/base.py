@@ -9,6 +9,7 @@ from collections.abc import AsyncIterator, Sequence
 from dataclasses import dataclass, field
 from typing import TYPE_CHECKING, Any, cast
 
+from raf.core.call_approval import RunApprovals
 from raf.core.cancellation import CancellationToken
 from raf.core.errors import ApprovalError, ConfigurationError
 from raf.core.messages import ChatMessage, MessageInput, to_messages
@@ -183,7 +184,7 @@ class Orchestration(ABC):
         try:
             outcome = await self.orchestrate(rt, conversation)
         except TurnPaused as paused:
-            session.pending_approvals = list(paused.pending)
+            RunApprovals.wait_on(session, paused.pending)
             return OrchestrationResult(
                 messages=rt.transcript,
                 finish_reason=FinishReason.AWAITING_APPROVAL,
@@ -194,7 +195,7 @@ class Orchestration(ABC):
             )
         except TurnCancelled:
             session.provider_state.pop(key, None)
-            session.pending_approvals = []
+            RunApprovals.wait_on(session)
             return OrchestrationResult(
                 messages=rt.transcript,
                 finish_reason=FinishReason.CANCELLED,
@@ -204,10 +205,10 @@ class Orchestration(ABC):
             )
         except BaseException:
             session.provider_state.pop(key, None)
-            session.pending_approvals = []
+            RunApprovals.wait_on(session)
             raise
         session.provider_state.pop(key, None)
-        session.pending_approvals = []
+        RunApprovals.wait_on(session)
         messages = rt.transcript
         if not messages or messages[-1] is not outcome.answer:
             messages.append(outcome.answer)
