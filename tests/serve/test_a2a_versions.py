@@ -116,12 +116,15 @@ async def test_a_0_3_client_and_a_1_0_client_share_one_endpoint(a2a_both: Served
 def test_the_card_speaks_to_clients_of_both_versions(a2a_both: Served) -> None:
     with a2a_both.client() as anonymous:
         card = anonymous.get("/a2a/clerk/.well-known/agent-card.json").json()
+        old = anonymous.get(
+            "/a2a/clerk/.well-known/agent-card.json", headers={"A2A-Version": "0.3"}
+        ).json()
     versions = {i["protocolVersion"]: i["url"] for i in card["supportedInterfaces"]}
     assert set(versions) == {"1.0", "0.3"}
     assert versions["1.0"] == versions["0.3"] == f"{a2a_both.url}/a2a/clerk"
-    # the 0.3 fields a 0.3 client reads
-    assert card["url"] == versions["0.3"] and card["protocolVersion"] == "0.3"
-    assert card["preferredTransport"] == "JSONRPC" and card["security"] == [{"bearer": []}]
+    # the 0.3 fields a 0.3 client reads, in 0.3's card
+    assert old["url"] == versions["0.3"] and old["protocolVersion"] == "0.3"
+    assert old["preferredTransport"] == "JSONRPC" and old["security"] == [{"bearer": []}]
 
 
 def rpc(

@@ -185,6 +185,33 @@ async def test_a_stored_session_is_replayed_by_session_load(tmp_path: Path) -> N
     ]
 
 
+async def test_the_text_of_several_model_calls_is_joined_live_and_replayed(
+    tmp_path: Path,
+) -> None:
+    editor = Editor(allow=True)
+    checking = {"text": "Let me check.", **READ}
+    sid, _, _ = await drive(tmp_path, editor, [checking, "It says: outside text"], "read")
+    joined = "Let me check.\n\nIt says: outside text"  # as every other surface gives it
+    assert editor.text() == joined
+    later = Editor(allow=True)
+    project = tmp_path / "project"
+    async with spawn_agent_process(
+        cast(Client, later),
+        sys.executable,
+        "-m",
+        "raf.cli",
+        "acp",
+        str(project / "agent.yaml"),
+        "--model",
+        script(tmp_path, ["unused"], name="later.json"),
+        env=raf_env(tmp_path),
+        cwd=project,
+    ) as (conn, _process):
+        await asyncio.wait_for(conn.initialize(protocol_version=PROTOCOL_VERSION), 30)
+        await asyncio.wait_for(conn.load_session(cwd=str(project), session_id=sid), 30)
+    assert later.text() == joined
+
+
 async def test_session_cancel_stops_a_running_prompt(tmp_path: Path) -> None:
     editor = Editor(allow=True)
     (tmp_path / "agent.yaml").write_text("name: plain\n", encoding="utf-8")

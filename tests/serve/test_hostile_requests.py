@@ -125,12 +125,16 @@ def test_a_hostile_request_is_refused_clearly(
         answer = client.request(case.method, case.path, content=case.body, headers=case.headers)
     assert answer.status_code == case.status, answer.text
     assert answer.headers["content-type"].startswith("application/json")
+    error = answer.json()["error"]
     expected: str | None = case.code
-    if case.path.startswith("/v1/"):  # OpenAI's shape: its own codes, null for raf's
+    if case.path.startswith("/a2a/"):  # a JSON-RPC error: raf's code in its ErrorInfo
+        assert isinstance(error["code"], int) and answer.json()["jsonrpc"] == "2.0"
+        error = error["data"][0]["metadata"]
+    elif case.path.startswith("/v1/"):  # OpenAI's shape: its own codes, null for raf's
         expected = OPENAI_STATUS_CODES.get(case.status) or (
             case.code if case.code in OPENAI_CODES else None
         )
-    assert answer.json()["error"]["code"] == expected, answer.text
+    assert error["code"] == expected, answer.text
     assert not [r for r in caplog.records if r.exc_info], caplog.text
     with hostile_target.client(TOKEN_B) as client:
         assert client.get("/health").status_code == 200

@@ -5,12 +5,20 @@ that says what to change (the SDK alone answers "Method not found", or a version
 that does not say how to pick the other version, and reads an unknown status or an empty
 part as no filter and no content).
 
+The envelope is checked first, before the method or its params: a `jsonrpc` other than
+"2.0", an `id` that is not a string, a number or null, or a `method` that is not a string
+is Invalid Request (-32600). An error answered on a JSON-RPC URL before the SDK sees the
+request (a body too large, the wrong content type, a missing token, a rate limit, the
+wrong HTTP method) is a JSON-RPC error object too (`jsonrpc_error_body`), with its HTTP
+status.
+
 The version is the `A2A-Version` header: `1.0` (any 1.x) picks the 1.0 methods
 (`SendMessage`, ...); no header, or `0.3`, is a 0.3 client (`message/send`, ...).
 """
 
 from __future__ import annotations
 
+import re
 from collections.abc import Mapping
 from typing import Any
 
@@ -52,9 +60,18 @@ PART_FIELDS_1_0 = ("text", "raw", "url", "data")
 PART_KINDS_0_3 = {"text": "text", "file": "file", "data": "data"}
 """A 0.3 part's `kind` and the field it needs."""
 
+INVALID_REQUEST = -32600
 INVALID_PARAMS = -32602
 METHOD_NOT_FOUND = -32601
+INTERNAL_ERROR = -32603
+CONTENT_TYPE_NOT_SUPPORTED = -32005
 VERSION_NOT_SUPPORTED = -32009
+
+RPC_PATH = re.compile(r"^/a2a/[^/]+/?$")
+"""A JSON-RPC URL: an agent's endpoint, with or without the trailing `/`."""
+
+ERROR_INFO_TYPE = "type.googleapis.com/google.rpc.ErrorInfo"
+"""The detail every A2A error carries in its `data` list, as the SDK writes it."""
 
 
 class RequestProblem(Exception):
@@ -85,11 +102,65 @@ def protocol_version(header: str | None) -> str:
     )
 
 
+def is_rpc_path(path: str) -> bool:
+    """Whether `path` is an agent's A2A JSON-RPC URL (where every error is JSON-RPC's)."""
+    return RPC_PATH.match(path) is not None
+
+
+def jsonrpc_error_body(status: int, code: str, message: str) -> dict[str, Any]:
+    """An HTTP-level refusal (status `status`, raf's `code`) as a JSON-RPC error response:
+    a wrong content type is A2A's ContentTypeNotSupported (-32005), a server failure is
+    Internal error (-32603), any other refusal Invalid Request (-32600); `data` carries
+    raf's code and the status as an ErrorInfo, as A2A's own errors do."""
+    if status == 415:
+        number, reason = CONTENT_TYPE_NOT_SUPPORTED, "CONTENT_TYPE_NOT_SUPPORTED"
+    elif status >= 500:
+        number, reason = INTERNAL_ERROR, code.upper()
+    else:
+        number, reason = INVALID_REQUEST, code.upper()
+    info = {
+        "@type": ERROR_INFO_TYPE,
+        "reason": reason,
+        "domain": "raf",
+        "metadata": {"code": code, "status": str(status)},
+    }
+    error = {"code": number, "message": f"{code}: {message}", "data": [info]}
+    return {"jsonrpc": "2.0", "id": None, "error": error}
+
+
+def valid_id(body: Any) -> Any:
+    """The request's `id` when it is one a response may echo (a string, a number or
+    null), else None."""
+    found = body.get("id") if isinstance(body, Mapping) else None
+    if isinstance(found, str | int | float) and not isinstance(found, bool):
+        return found
+    return None
+
+
+def check_envelope(body: Mapping[str, Any]) -> None:
+    """Raise Invalid Request for an envelope JSON-RPC 2.0 refuses, before the method or
+    its params are looked at."""
+    version = body.get("jsonrpc")
+    if version != "2.0":
+        raise RequestProblem(
+            INVALID_REQUEST, f'"jsonrpc" is {version!r}: a JSON-RPC 2.0 request says "2.0"'
+        )
+    if "id" in body and body["id"] is not None and valid_id(body) is None:
+        kind = type(body["id"]).__name__
+        raise RequestProblem(
+            INVALID_REQUEST, f'"id" is a {kind}: a request\'s id is a string, a number or null'
+        )
+    if not isinstance(body.get("method"), str):
+        raise RequestProblem(INVALID_REQUEST, '"method" must be a string naming the method')
+
+
 def check_request(body: Any, header: str | None) -> None:
-    """Raise a `RequestProblem` for a request the endpoint must refuse; a body that is not
-    a JSON-RPC request object is left to the SDK, which answers that itself."""
-    if not isinstance(body, Mapping) or not isinstance(body.get("method"), str):
+    """Raise a `RequestProblem` for a request the endpoint must refuse: its envelope
+    first, then its version, method and params. A body that is not a JSON object (a
+    batch, a parse error) is left to the SDK, which answers that itself."""
+    if not isinstance(body, Mapping):
         return
+    check_envelope(body)
     version = protocol_version(header)
     method: str = body["method"]
     params = body.get("params")

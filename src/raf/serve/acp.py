@@ -34,6 +34,7 @@ from raf.core.responses import (
 )
 from raf.core.sessions import AgentSession, SessionStore
 from raf.serve.acp_parts import ShownCall, agent_tools, data_block, model_media, show_call
+from raf.serve.answer_text import SEPARATOR, StreamedText
 from raf.serve.errors import ServeError, require_extra
 from raf.serve.hosting import ANONYMOUS, AgentHost
 from raf.serve.requests import error_for
@@ -153,13 +154,17 @@ class RafAcpAgent:
 
         known = self.calls.setdefault(session.id, set())
         out: list[Any] = []
+        said = False  # whether the agent said something since the last prompt
         for message in session.messages:
+            said = said and message.role is not Role.USER
             for content in message.contents:
                 if isinstance(content, TextContent) and content.text:
                     if message.role is Role.USER:
                         out.append(update_user_message_text(content.text))
-                    elif message.role is Role.ASSISTANT:
-                        out.append(update_agent_message_text(content.text))
+                    elif message.role is Role.ASSISTANT:  # joined as the turn streamed it
+                        text = SEPARATOR + content.text if said else content.text
+                        out.append(update_agent_message_text(text))
+                        said = True
                 elif isinstance(content, DataContent) and message.role is Role.USER:
                     block = data_block(content)
                     if block is not None:
@@ -232,9 +237,10 @@ class RafAcpAgent:
             raise _acp_error(exc) from None
         approvals: list[ApprovalResponseContent] = []
         self.turns[session_id] = False
+        joined = StreamedText()  # the turn's text, one text per answer as on every surface
         try:
             while True:
-                finish, empty = await self._run(session_id, messages, approvals)
+                finish, empty = await self._run(session_id, messages, approvals, joined)
                 if empty:  # no answer at all: an error the editor shows
                     raise ServeError(502, "empty_answer", ANSWER_PROBLEMS["empty_answer"])
                 if finish is not FinishReason.AWAITING_APPROVAL:
@@ -257,6 +263,7 @@ class RafAcpAgent:
         session_id: str,
         messages: list[ChatMessage],
         approvals: list[ApprovalResponseContent],
+        joined: StreamedText,
     ) -> tuple[FinishReason | None, bool]:
         """Run once: the finish reason, and whether the run ended with no answer at all
         (a cut-off or filtered answer has a stop reason of its own)."""
@@ -272,12 +279,13 @@ class RafAcpAgent:
             if update.kind is UpdateKind.FINISHED:
                 finish = update.finish_reason
             else:
-                await self._send(session_id, update)
+                await self._send(session_id, update, joined.piece(update))
         problem = check.problem
         return finish, problem is not None and problem.code == "empty_answer"
 
-    async def _send(self, session_id: str, update: AgentResponseUpdate) -> None:
-        """One raf update as ACP session updates (those with no ACP form are skipped).
+    async def _send(self, session_id: str, update: AgentResponseUpdate, text: str) -> None:
+        """One raf update as ACP session updates (those with no ACP form are skipped);
+        `text` is its text as the turn's joined text has it.
         The editor hears of each tool call (`tool_call`) before any update of it: when
         the call is first seen, whether its arguments are in, it waits for approval,
         it starts, or (refused) it already has its result."""
@@ -292,8 +300,8 @@ class RafAcpAgent:
                 known.add(call_id)
                 sent.append(self._call_start(call_id, name, arguments, status))
 
-        if update.kind is UpdateKind.TEXT_DELTA and update.text:
-            sent.append(update_agent_message_text(update.text))
+        if text:
+            sent.append(update_agent_message_text(text))
         elif update.kind is UpdateKind.REASONING_DELTA and update.text:
             sent.append(update_agent_thought_text(update.text))
         elif update.kind in (UpdateKind.TOOL_CALL_ENDED, UpdateKind.APPROVAL_REQUEST) and (

@@ -40,6 +40,7 @@ from raf.core.messages import ChatMessage
 from raf.core.responses import AgentResponseUpdate, AnswerCheck, FinishReason, UpdateKind
 from raf.core.sessions import AgentSession
 from raf.core.usage import UsageDetails
+from raf.serve.answer_text import StreamedText
 from raf.serve.errors import ServeError, require_extra
 from raf.serve.hosting import AgentHost
 from raf.serve.native import SSE_HEADERS
@@ -276,6 +277,9 @@ class EventMapper:
     """Calls started whose arguments are still arriving."""
     finish: FinishReason | None = None
     usage: UsageDetails | None = None
+    joined: StreamedText = field(default_factory=StreamedText)
+    """The run's text so far: a model call's text after another's starts with the blank
+    line that joins them, as on every surface."""
 
     def events(self, update: AgentResponseUpdate) -> list[BaseEvent]:
         """The AG-UI events one update becomes (none for those AG-UI has no form for)."""
@@ -291,13 +295,14 @@ class EventMapper:
         if kind is UpdateKind.REASONING_DELTA:
             return self._reasoning(update) if update.reasoning else []
         out: list[BaseEvent] = self.close_reasoning()
-        if kind is UpdateKind.TEXT_DELTA and update.text:
+        text = self.joined.piece(update)
+        if text:
             message_id = update.message_id or self.text_id or uuid.uuid4().hex
             if self.text_id != message_id:
                 out += self.close_text()
                 self.text_id = message_id
                 out.append(TextMessageStartEvent(message_id=message_id, role="assistant"))
-            out.append(TextMessageContentEvent(message_id=message_id, delta=update.text))
+            out.append(TextMessageContentEvent(message_id=message_id, delta=text))
         elif kind is UpdateKind.TOOL_CALL_STARTED and update.call_id:
             if update.call_id not in self.known_calls:
                 out += self._start(update.call_id, update.tool_name, update.message_id)

@@ -1,6 +1,6 @@
-"""One text per answer on the OpenAI surfaces: the text of every model call of a run,
-joined with a blank line, the same whole or streamed (a streamed answer writes the blank
-line as the next model call's text begins)."""
+"""One text per answer on every surface (native, OpenAI, A2A, AG-UI, ACP): the text of
+every model call of a run, joined with a blank line, the same whole or streamed (a
+streamed answer writes the blank line as the next model call's text begins)."""
 
 from __future__ import annotations
 

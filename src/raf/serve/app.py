@@ -12,6 +12,7 @@ from typing import Any
 from raf._version import __version__
 from raf.core.agent_like import close_agent_like
 from raf.core.errors import RafError
+from raf.serve.a2a_requests import is_rpc_path, jsonrpc_error_body
 from raf.serve.errors import ServeError, openai_shaped, require_extra
 from raf.serve.hosting import AgentHost
 from raf.serve.public_url import check_public_url
@@ -99,10 +100,14 @@ def create_app(
     )
 
     def answer(request: Request, error: ServeError, headers: Any = None) -> JSONResponse:
-        """The error in the shape of the API asked: OpenAI's under `/v1/`, raf's elsewhere."""
+        """The error in the shape of the API asked: OpenAI's under `/v1/`, JSON-RPC's on
+        an A2A endpoint's URL, raf's elsewhere."""
         if openai and request.url.path.startswith(OPENAI_PREFIX):
             status, body = openai_shaped(error)
             return JSONResponse(body, status_code=status, headers=headers)
+        if a2a and is_rpc_path(request.url.path):
+            rpc = jsonrpc_error_body(error.status, error.code, error.message)
+            return JSONResponse(rpc, status_code=error.status, headers=headers)
         return JSONResponse(error.body(), status_code=error.status, headers=headers)
 
     @app.exception_handler(ServeError)

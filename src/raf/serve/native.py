@@ -18,6 +18,7 @@ from raf.core.errors import ApprovalError, RafError
 from raf.core.messages import ChatMessage, Role
 from raf.core.responses import AgentResponse, AgentResponseUpdate, AnswerCheck, answer_problem
 from raf.core.sessions import AgentSession
+from raf.serve.answer_text import StreamedText, answer_text
 from raf.serve.catalog import describe_agent
 from raf.serve.errors import ServeError
 from raf.serve.hosting import SERVE_KEY, ActiveRun, AgentHost, public_id
@@ -242,12 +243,13 @@ async def unpin_request(
 
 def run_body(response: AgentResponse, active: ActiveRun, session_id: str) -> dict[str, Any]:
     """A finished run's JSON form; `session_id` is the session's id as its owner knows it.
-    A run without a whole answer (empty, cut off, filtered) carries an `error` object
-    that says so; the run is recorded in the session all the same."""
+    Its `text` is the text of every model call of the run, joined with a blank line. A
+    run without a whole answer (empty, cut off, filtered) carries an `error` object that
+    says so; the run is recorded in the session all the same."""
     data = response.to_dict()
     data["session_id"] = session_id
     data["run_id"] = active.run_id
-    data["text"] = response.text
+    data["text"] = answer_text(response)
     data["pending_approvals"] = [content_to_dict(p) for p in response.pending_approvals]
     problem = answer_problem(response)
     if problem is not None:
@@ -258,15 +260,22 @@ def run_body(response: AgentResponse, active: ActiveRun, session_id: str) -> dic
 async def sse(
     active: ActiveRun, session_id: str, updates: AsyncIterator[AgentResponseUpdate]
 ) -> AsyncIterator[str]:
-    """Server-sent events: `run` first, then one `update` per stream update, and an
-    `error` event when the run fails midway (the session then stays as it was) or ends
-    without a whole answer (empty, cut off, filtered; the run is recorded)."""
+    """Server-sent events: `run` first, then one `update` per stream update (a text
+    delta that begins another model call's text starts with the blank line that joins
+    them, so the deltas add up to the whole answer's `text`), and an `error` event
+    when the run fails midway (the session then stays as it was) or ends without a
+    whole answer (empty, cut off, filtered; the run is recorded)."""
     yield f"event: run\ndata: {json_line({'run_id': active.run_id, 'session_id': session_id})}\n\n"
     check = AnswerCheck()
+    joined = StreamedText()
     try:
         async for update in updates:
             check.see(update)
-            yield f"event: update\ndata: {json_line(update.to_dict())}\n\n"
+            data = update.to_dict()
+            piece = joined.piece(update)
+            if piece:  # the text as the whole answer's `text` has it
+                data["text"] = piece
+            yield f"event: update\ndata: {json_line(data)}\n\n"
     except Exception as exc:
         yield f"event: error\ndata: {json_line(error_for(exc).body())}\n\n"
         return

@@ -21,6 +21,7 @@ from typing import Any
 from urllib.parse import urlsplit
 
 from raf.core.errors import ConfigurationError
+from raf.serve.a2a_requests import is_rpc_path, jsonrpc_error_body
 from raf.serve.errors import ServeError, openai_body
 from raf.serve.limits import (
     DEFAULT_MAX_BODY,
@@ -45,6 +46,9 @@ PUBLIC_PATHS = frozenset({"/health", "/ready"})
 
 AGENT_CARD = "/.well-known/agent-card.json"
 """A2A agent cards are public: they say how to authenticate."""
+
+OLD_AGENT_CARD = "/.well-known/agent.json"
+"""The card's older path (0.3's card), public as well."""
 
 OWNER_KEY = "raf_owner"
 """Key in the ASGI scope's state holding the caller's owner id."""
@@ -134,7 +138,7 @@ class ServeSecurity:
 
     def is_public(self, path: str) -> bool:
         """Whether `path` is answered without a token."""
-        return path in self.public_paths or path.endswith(AGENT_CARD)
+        return path in self.public_paths or path.endswith((AGENT_CARD, OLD_AGENT_CARD))
 
     def host_allowed(self, header: str | None) -> bool:
         """Whether a request's Host header may reach this server (DNS rebinding guard)."""
@@ -181,11 +185,15 @@ async def send_json_error(
     headers: Sequence[tuple[bytes, bytes]] = (),
     *,
     openai: bool = False,
+    jsonrpc: bool = False,
 ) -> None:
-    """A JSON error response sent straight over ASGI, in raf's error shape, or in the
-    one OpenAI clients read when `openai`."""
+    """A JSON error response sent straight over ASGI, in raf's error shape, in the one
+    OpenAI clients read when `openai`, or as a JSON-RPC error when `jsonrpc` (an A2A
+    endpoint's URL)."""
     if openai:
         shaped = openai_body(status, code, message)
+    elif jsonrpc:
+        shaped = jsonrpc_error_body(status, code, message)
     else:
         shaped = {"error": {"code": code, "message": message}}
     body = json.dumps(shaped).encode()
@@ -291,12 +299,16 @@ class SecurityMiddleware:
         headers = read_headers(scope["headers"])
         rules = self.security
         limits = self.limits
-        openai = str(scope.get("path", "")).startswith(OPENAI_PREFIX)
+        path = str(scope.get("path", ""))
+        openai = path.startswith(OPENAI_PREFIX)
+        jsonrpc = is_rpc_path(path)
 
         async def refuse(
             status: int, code: str, message: str, extra: Sequence[tuple[bytes, bytes]] = ()
         ) -> None:
-            await send_json_error(send, status, code, message, extra, openai=openai)
+            await send_json_error(
+                send, status, code, message, extra, openai=openai, jsonrpc=jsonrpc
+            )
 
         if not rules.host_allowed(headers.get("host")):
             await refuse(403, "host_not_allowed", "this Host is not served here")
