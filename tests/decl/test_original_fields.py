@@ -110,6 +110,8 @@ def test_the_originals_documents_validate(path: Path) -> None:
 def holds(path: Path, row: dict[str, Any]) -> bool:
     """Whether the document at `path` writes the row's key (with the row's value)."""
     data = raw(path)
+    if "fixture" in row and path.name != row["fixture"]:
+        return False
     if "in_mode" in row and _mode(data) != row["in_mode"]:
         return False
     if row["path"] == "metadata.orchestration" and "value" in row:
