@@ -158,7 +158,8 @@ _TEAMS = {
     ),
     "weights": (
         "mode: vote\n    method: weighted\n    weights: {critic: 3, chair: 2}",
-        {"mode": "vote", "aggregator": "weighted", "weights": [2, 1.0, 3]},
+        # the document's agent does not vote in raf: said so, as the original would add it
+        {"mode": "vote", "aggregator": "weighted", "weights": [2, 1.0, 3], "includeSelf": False},
     ),
 }
 

@@ -172,7 +172,7 @@ def test_an_unknown_option_is_located_with_a_suggestion():
     assert message == "unknown option 'maxRound'; did you mean 'maxRounds'?"
     text = doc("  orchestration:\n    mode: sequential\n    maxRoundz: 3\n")
     [(_, path, message)] = problems(text)
-    assert message == "unknown option 'maxRoundz'; allowed here: mode, passOn"
+    assert message == "unknown option 'maxRoundz'; allowed here: mode, passOn, includeSelf"
 
 
 def test_another_modes_option_of_the_original_is_a_warning_without_effect():

@@ -98,7 +98,10 @@ def to_original(data: dict[str, Any], *, base_dir: Path | None = None) -> dict[s
     metadata = out.get("metadata")
     if isinstance(metadata, dict) and "orchestration" in metadata:
         members = _sub_agent_names(out, base_dir)
-        metadata["orchestration"] = in_original_spelling(metadata["orchestration"], members)
+        own_agent = any(out.get(key) for key in ("instructions", "tools", "contexts"))
+        metadata["orchestration"] = in_original_spelling(
+            metadata["orchestration"], members, own_agent=own_agent
+        )
     for sub in out.get("subAgents") or []:
         if isinstance(sub, dict) and "file" not in sub:
             sub.update(to_original(sub, base_dir=base_dir))

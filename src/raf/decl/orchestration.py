@@ -36,6 +36,8 @@ class SequentialDecl(DeclModel):
 
     mode: Literal["sequential"]
     pass_on: Literal["output", "conversation", "task"] = "output"
+    include_self: bool = False
+    """The document's own agent runs first, before the sub-agents (as the original does)."""
 
 
 class ConcurrentDecl(DeclModel):
@@ -44,6 +46,8 @@ class ConcurrentDecl(DeclModel):
     mode: Literal["concurrent"]
     aggregator: str | None = None
     max_concurrency: int | None = Field(default=None, ge=1, le=MAX_COUNT)
+    include_self: bool = False
+    """The document's own agent runs beside the sub-agents (as the original does)."""
 
 
 class HandoffDecl(DeclModel):
@@ -84,6 +88,9 @@ class VoteDecl(DeclModel):
     choices: list[str] | None = None
     weights: dict[str, float] | None = None
     rounds: int = Field(default=1, ge=1, le=MAX_COUNT)
+    include_self: bool = False
+    """The document's own agent is the first voter, its weight under `self` (as the
+    original framework runs it)."""
 
 
 class LoopBackDecl(DeclModel):
@@ -155,18 +162,20 @@ _MODE_SPELLINGS = {
 """Mode names as the original framework writes them (read without regard to case)."""
 
 
-def _original_spellings(doc: Document, data: dict[str, Any]) -> None:
+def _original_spellings(doc: Document, data: dict[str, Any]) -> bool:
     """The original framework's keys, read as raf's, each keeping its place in the file:
     `groupChat`/`roundRobin` modes, camelCase selectors (`roundRobin`), `maxIterations` of
     a group chat, vote `votingRounds` and `aggregator` (its method), `passOutput` (true:
     each agent is given the previous answer, `passOn: output`; false: the task alone,
     `passOn: task`), a pipeline's `loopFromPhase` (a phase's name or its place counted
     from 0) and its phases' `agents`; a phase without a name is named by its place
-    (`phase-1`, …); its phase keys that mean nothing to raf are dropped with a warning."""
+    (`phase-1`, …); its phase keys that mean nothing to raf are dropped with a warning.
+    True when the mapping writes something only the original framework writes."""
     from raf.decl.dialects.rewriter import Rewriter
 
     rw = Rewriter(doc)
     raw_mode = data.get("mode")
+    original = _written_by_original(data)
     if isinstance(raw_mode, str):
         key = raw_mode.lower().replace("-", "_")
         mode = _MODE_SPELLINGS.get(key, raw_mode)
@@ -189,9 +198,18 @@ def _original_spellings(doc: Document, data: dict[str, Any]) -> None:
         aggregator = data.get("aggregator")
         if isinstance(aggregator, str) and "method" not in data:
             # the original names the vote's aggregation: majority, unanimous, weighted
-            method = aggregator.lower().removesuffix("_vote").removesuffix("vote")
             rw.rename(ROOT, "aggregator", "method")
-            data["method"] = method.rstrip("_-") or aggregator
+            data["method"] = _vote_method(aggregator)
+            if data["method"] not in VOTE_METHODS:
+                # the original's vote counts by majority whatever else it is given
+                data["method"] = "majority"
+                rw.warn(
+                    (*ROOT, "method"),
+                    f"aggregator {aggregator!r} is read as majority, as the original "
+                    "framework reads any value but unanimous and weighted (raf's methods: "
+                    + ", ".join(VOTE_METHODS)
+                    + ")",
+                )
     phases = data.get("phases")
     for index, phase in enumerate(phases if isinstance(phases, list) else []):
         if isinstance(phase, dict):
@@ -208,6 +226,45 @@ def _original_spellings(doc: Document, data: dict[str, Any]) -> None:
         if isinstance(start, int) and not isinstance(start, bool) and isinstance(phases, list):
             named = [p.get("name") if isinstance(p, dict) else None for p in phases]
             data["loopFrom"] = named[start] if 0 <= start < len(named) else str(start)
+    return original
+
+
+VOTE_METHODS = ("majority", "unanimous", "weighted")
+"""The vote's methods, which the original framework writes as its `aggregator`."""
+_ORIGINAL_ONLY = (
+    "votingRounds",
+    "voting_rounds",
+    "passOutput",
+    "pass_output",
+    "speakerOrder",
+    "speaker_order",
+    "loopFromPhase",
+    "loop_from_phase",
+)
+"""Orchestration keys that only the original framework writes."""
+ORIGINAL_MODES = ("parallel", "voting", "groupchat", "roundrobin")
+"""Mode names that only the original framework writes (read without regard to case)."""
+
+
+def _vote_method(value: str) -> str:
+    """The original's aggregator (`majority`, `MajorityVote`, `majority_vote`) as a method."""
+    method = value.lower().removesuffix("_vote").removesuffix("vote")
+    return method.rstrip("_-") or value
+
+
+def _written_by_original(data: dict[str, Any]) -> bool:
+    """Whether an orchestration mapping writes a mode name, key or value only the original
+    framework writes (its vote `aggregator`, a list of `weights`, `passOutput`, …)."""
+    mode = data.get("mode")
+    if isinstance(mode, str) and mode.lower().replace("-", "_") in ORIGINAL_MODES:
+        return True
+    if any(key in data for key in _ORIGINAL_ONLY):
+        return True
+    if isinstance(data.get("weights"), list):
+        return True
+    aggregator = data.get("aggregator")
+    vote = isinstance(mode, str) and mode.lower() in ("vote", "voting")
+    return isinstance(aggregator, str) and (vote or _vote_method(aggregator) in VOTE_METHODS)
 
 
 _ORIGINAL_KEYS: dict[str, tuple[str, ...]] = {
@@ -230,16 +287,32 @@ _ORIGINAL_KEYS: dict[str, tuple[str, ...]] = {
 modes that use each."""
 
 
-def _other_modes_keys(doc: Document, data: dict[str, Any]) -> None:
+def _other_modes_keys(doc: Document, data: dict[str, Any], members: Sequence[str] | None) -> None:
     """An option the original framework defines for other modes than this one: its reader
     takes every option in any mode and uses only the mode's own, so raf drops it with a
-    warning saying it has no effect; a key of neither framework stays an unknown option."""
+    warning saying it has no effect; a key of neither framework stays an unknown option.
+    A concurrent orchestration's `aggregator` naming a vote's method (`majority`, …) rather
+    than a sub-agent is the original's vote option, dropped so too."""
     from raf.decl.dialects.rewriter import Rewriter
 
     mode = data.get("mode")
     if not isinstance(mode, str) or mode not in MODES:
         return
     rw = Rewriter(doc)
+    aggregator = data.get("aggregator")
+    if (
+        mode == "concurrent"
+        and isinstance(aggregator, str)
+        and aggregator not in (*(members or ()), SELF)
+        and _vote_method(aggregator) in VOTE_METHODS
+    ):
+        rw.drop(
+            (*ROOT, "aggregator"),
+            f"names {aggregator!r}, the original framework's vote aggregation rather than a "
+            "sub-agent: a concurrent orchestration lists its answers, so it has no effect "
+            "(the original framework ignores it here too); name a sub-agent or 'self' to "
+            "combine them",
+        )
     for key in [k for k in data if mode not in _ORIGINAL_KEYS.get(k, (mode,))]:
         modes = " or ".join(m.replace("_", " ") for m in _ORIGINAL_KEYS[key])
         rw.drop(
@@ -303,17 +376,24 @@ def _by_place(doc: Document, data: dict[str, Any], members: Sequence[str] | None
     if data.get("mode") == "group_chat" and data.get("selector") == "fixed":
         data.setdefault("order", [m for m in members if m != data.get("coordinator")])
     if data.get("mode") == "vote" and isinstance(weights, list):
-        if len(weights) != len(members):
+        # with the document's own agent voting, it is the first voter (as in the original)
+        voters = [SELF, *members] if data.get("includeSelf") is True else list(members)
+        if len(weights) != len(voters):
+            order = (
+                "the document's own agent, then the sub-agents"
+                if voters[:1] == [SELF]
+                else "the sub-agents' order"
+            )
             problems.append(
                 doc.problem(
                     (*ROOT, "weights"),
-                    f"{len(weights)} weights for {len(members)} voters: a list of weights "
-                    f"gives one per sub-agent, in their order ({', '.join(members)})",
+                    f"{len(weights)} weights for {len(voters)} voters: a list of weights "
+                    f"gives one per voter, in {order} ({', '.join(voters)})",
                 )
             )
             del data["weights"]
         else:
-            data["weights"] = dict(zip(members, weights, strict=True))
+            data["weights"] = dict(zip(voters, weights, strict=True))
     return problems
 
 
@@ -368,7 +448,9 @@ _TO_ORIGINAL_SELECTORS = {
 }
 
 
-def in_original_spelling(value: Any, members: Sequence[str] | None = None) -> Any:
+def in_original_spelling(
+    value: Any, members: Sequence[str] | None = None, *, own_agent: bool = False
+) -> Any:
     """An orchestration in raf's spelling as the original framework writes it: its
     `groupChat` mode and `roundRobin`/`fixedOrder`/`llmCoordinator` selectors, a fixed
     `order` as `speakerOrder` (places among the speakers, from 0), vote `votingRounds` and
@@ -377,7 +459,10 @@ def in_original_spelling(value: Any, members: Sequence[str] | None = None) -> An
     and phases' `agents`, a phase named by its place written without its name. `members`
     are the sub-agents' names in their order (without them, an order or weights that name
     sub-agents stay as names). A setting the original has no word for (`passOn:
-    conversation`, `until`, ...) stays in raf's spelling."""
+    conversation`, `until`, ...) stays in raf's spelling. `includeSelf: true` is the
+    original's way (a vote's weights then count from the document's agent); without it,
+    where the document's agent has instructions, tools or contexts (`own_agent`),
+    `includeSelf: false` is written, so that raf reads the document back as it was."""
     if not isinstance(value, dict):
         return _TO_ORIGINAL_MODES.get(value, value) if isinstance(value, str) else value
     out = dict(value)
@@ -387,9 +472,14 @@ def in_original_spelling(value: Any, members: Sequence[str] | None = None) -> An
             out[theirs] = out.pop(key)
     if mode == "group_chat":
         _group_chat_to_original(out, members)
+    own = out.pop("includeSelf", False) is True
     if mode == "vote" and isinstance(out.get("weights"), dict) and members is not None:
         weights = out["weights"]
-        out["weights"] = [weights.get(name, 1.0) for name in members]
+        voters = [SELF, *members] if own else list(members)
+        out["weights"] = [weights.get(name, 1.0) for name in voters]
+    if mode in _WITH_OWN_AGENT and own_agent and not own:
+        # the original runs the document's agent here; raf reads this back as written
+        out["includeSelf"] = False
     if isinstance(mode, str):
         out["mode"] = _TO_ORIGINAL_MODES.get(mode, mode)
     _pass_on_to_original(out)
@@ -438,10 +528,17 @@ def _pass_on_to_original(data: dict[str, Any]) -> None:
 
 
 def check_orchestration(
-    doc: Document, metadata: Mapping[str, Any], members: Sequence[str] | None
+    doc: Document,
+    metadata: Mapping[str, Any],
+    members: Sequence[str] | None,
+    *,
+    own_agent: bool = False,
 ) -> tuple[OrchestrationDecl | None, list[Problem]]:
     """The document's orchestration, or None; every problem located. `members` are the
-    sub-agents' names (None when they could not all be read: names are not checked)."""
+    sub-agents' names (None when they could not all be read: names are not checked).
+    `own_agent`: the document's agent has instructions, tools or contexts of its own; an
+    orchestration in the original framework's spelling then runs it as the original does
+    (the first of a sequential or vote, beside the others in a concurrent one)."""
     if "orchestration" not in metadata:
         return _without_orchestration(doc, metadata, members)
     value = metadata["orchestration"]
@@ -464,11 +561,15 @@ def check_orchestration(
             )
         ]
     if isinstance(value, str):
-        data = {"mode": _MODE_SPELLINGS.get(value.lower().replace("-", "_"), value)}
+        key = value.lower().replace("-", "_")
+        original = key in ORIGINAL_MODES
+        data = {"mode": _MODE_SPELLINGS.get(key, value)}
     else:
-        _original_spellings(doc, data)
+        original = _original_spellings(doc, data)
     _hoist_iterations(doc, metadata, data)
-    _other_modes_keys(doc, data)
+    _other_modes_keys(doc, data, members)
+    if original and own_agent and data.get("mode") in _WITH_OWN_AGENT:
+        data.setdefault("includeSelf", True)
     placed = _by_place(doc, data, members)
     mode = data.get("mode")
     if mode is None:
@@ -506,6 +607,11 @@ def check_orchestration(
     if not members:
         problems.insert(0, doc.problem(ROOT, f"a {mode} orchestration needs subAgents"))
     return decl, problems
+
+
+_WITH_OWN_AGENT = ("sequential", "concurrent", "vote")
+"""Modes in which the original framework runs the document's own agent among the
+sub-agents (raf does so with `includeSelf: true`)."""
 
 
 LEGACY_ITERATIONS = ("maxIterations", "max_iterations")
@@ -593,10 +699,10 @@ def needs_lead(decl: OrchestrationDecl) -> bool:
     if isinstance(decl, MagenticDecl):
         return decl.manager == SELF
     if isinstance(decl, ConcurrentDecl):
-        return decl.aggregator == SELF
+        return decl.aggregator == SELF or decl.include_self
     if isinstance(decl, PipelineDecl):
         return any(p.aggregator == SELF for p in decl.phases)
-    return False
+    return decl.include_self
 
 
 # -- names ---------------------------------------------------------------------------
@@ -645,7 +751,7 @@ def _names(
         check(("manager",), decl.manager, lead=True)
     elif isinstance(decl, VoteDecl):
         for name in decl.weights or {}:
-            check(("weights", name), name)
+            check(("weights", name), name, lead=decl.include_self)
         if decl.weights and decl.method != "weighted":
             problems.append(
                 doc.problem((*ROOT, "weights"), "'weights' is only for method 'weighted'")
@@ -774,12 +880,13 @@ def build_orchestration(
         return by_name[str(who)]
 
     common: dict[str, Any] = {"name": name, "description": description}
+    own = [pick(SELF)] if getattr(decl, "include_self", False) else []
     if isinstance(decl, SequentialDecl):
-        return o.SequentialOrchestration(members, pass_on=decl.pass_on, **common)
+        return o.SequentialOrchestration([*own, *members], pass_on=decl.pass_on, **common)
     if isinstance(decl, ConcurrentDecl):
         aggregator = pick(decl.aggregator) if decl.aggregator else None
         return o.ConcurrentOrchestration(
-            [m for m in members if m is not aggregator],
+            [m for m in [*own, *members] if m is not aggregator],
             aggregator=aggregator,
             max_concurrency=decl.max_concurrency,
             **common,
@@ -822,11 +929,14 @@ def build_orchestration(
             **common,
         )
     if isinstance(decl, VoteDecl):
+        weights = decl.weights
+        if weights is not None and own:
+            weights = {(own[0].name if k == SELF else k): w for k, w in weights.items()}
         return o.VoteOrchestration(
-            members,
+            [*own, *members],
             method=decl.method,
             choices=decl.choices,
-            weights=decl.weights,
+            weights=weights,
             rounds=decl.rounds,
             **common,
         )

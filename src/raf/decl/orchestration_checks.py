@@ -9,20 +9,20 @@ from raf.decl.schema import SubAgentRefDecl
 
 def orchestration_problems(loaded: LoadedAgent) -> list[Problem]:
     """The problems of the declared orchestration (kept on `loaded` when it is valid); a
-    warning where it gives the document's own agent no role."""
+    warning where it gives the document's own agent no role (in the original framework's
+    spelling, a sequential, concurrent or vote orchestration runs it, as the original does)."""
     from raf.decl.orchestration import ROOT, check_orchestration, needs_lead
 
     metadata = loaded.doc.data.get("metadata") if isinstance(loaded.doc.data, dict) else None
     if not isinstance(metadata, dict):
         return []
     names = sub_agent_names(loaded)
-    loaded.orchestration, problems = check_orchestration(loaded.doc, metadata, names)
     decl = loaded.decl
-    if (
-        loaded.orchestration is not None
-        and not needs_lead(loaded.orchestration)
-        and (decl.tools or decl.contexts or decl.instructions)
-    ):
+    own_agent = bool(decl.tools or decl.contexts or decl.instructions)
+    loaded.orchestration, problems = check_orchestration(
+        loaded.doc, metadata, names, own_agent=own_agent
+    )
+    if loaded.orchestration is not None and not needs_lead(loaded.orchestration) and own_agent:
         mode = loaded.orchestration.mode
         original = _ORIGINAL_FIRST.get(mode, "")
         loaded.doc.warnings.append(
@@ -37,11 +37,11 @@ def orchestration_problems(loaded: LoadedAgent) -> list[Problem]:
 
 _ORIGINAL_FIRST = {
     "vote": "; the original framework adds it as the first voter (a list of weights "
-    "counts from it): list it among subAgents to have it vote in raf",
-    "sequential": "; the original framework runs it first: list it among subAgents to "
+    "counts from it): write 'includeSelf: true' to have it vote in raf",
+    "sequential": "; the original framework runs it first: write 'includeSelf: true' to "
     "have it take part in raf",
-    "concurrent": "; the original framework runs it beside the sub-agents: list it "
-    "among subAgents to have it take part in raf",
+    "concurrent": "; the original framework runs it beside the sub-agents: write "
+    "'includeSelf: true' to have it take part in raf",
 }
 """What the original framework does with the document's own agent in modes where raf
 gives it no role."""

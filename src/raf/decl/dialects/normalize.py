@@ -30,6 +30,7 @@ from raf.decl.dialects.tools import (
 )
 from raf.decl.model_decls import ConnectionDecl, ModelDecl, ModelOptionsDecl
 from raf.decl.source import KeyPath
+from raf.decl.suggest import suggest
 from raf.decl.tool_decls import (
     McpServerDecl,
 )
@@ -313,27 +314,51 @@ _SOURCES = {"knowledge": "sources", "wiki": "directory"}
 
 
 def _drop_sourceless(rw: Rewriter, path: KeyPath) -> None:
-    """A knowledge or wiki context without a source: the original framework reads it and
-    skips it when building; raf drops it with a warning saying what to write."""
+    """A context the original framework reads and skips when building (a knowledge or wiki
+    context without a source, a memory under a name it has no memory for): raf drops it
+    with a warning saying what to write."""
     items = rw.at(path)
     if not isinstance(items, list):
         return
     kept: list[tuple[KeyPath | None, Any]] = []
     for index, item in enumerate(items):
-        kind = item.get("kind") if isinstance(item, dict) else None
-        needed = _SOURCES.get(kind) if isinstance(kind, str) else None
-        settings = item.get("config", {}) if isinstance(item, dict) else None
-        if needed is None or not isinstance(settings, dict) or settings.get(needed):
+        why = _skipped(item)
+        if why is None:
             kept.append(((*path, index), item))
             continue
-        rw.warn(
-            (*path, index, "kind"),
-            f"a {kind!r} context without config.source has nothing for raf to load and is "
-            f"ignored, as the original framework skips it: give config.{needed} (or "
-            "config.source) to load one",
-        )
+        where = (*path, index, "name" if item.get("kind") == "memory" else "kind")
+        rw.warn(where, why)
     if len(kept) < len(items):
         rw.replace_list(path, kept)
+
+
+MEMORY_NAMES = ("super-brain", ORIGINAL_MEMORY)
+"""The names under which a memory context is built (raf's and the original's)."""
+
+
+def _skipped(item: Any) -> str | None:
+    """Why the original framework builds nothing of this context, or None."""
+    if not isinstance(item, dict):
+        return None
+    kind = item.get("kind")
+    name = item.get("name")
+    if kind == "memory" and isinstance(name, str) and name not in MEMORY_NAMES:
+        hint = suggest(name, MEMORY_NAMES)
+        did = f" (did you mean {hint!r}?)" if hint else ""
+        return (
+            f"a memory context named {name!r} is ignored{did}: the original framework "
+            f"builds a memory only under the name {ORIGINAL_MEMORY!r} and skips any other, "
+            "so raf does too; name it 'super-brain' (or 'skill-memory') to keep a memory"
+        )
+    needed = _SOURCES.get(kind) if isinstance(kind, str) else None
+    settings = item.get("config", {})
+    if needed is None or not isinstance(settings, dict) or settings.get(needed):
+        return None
+    return (
+        f"a {kind!r} context without config.source has nothing for raf to load and is "
+        f"ignored, as the original framework skips it: give config.{needed} (or "
+        "config.source) to load one"
+    )
 
 
 def _compression(rw: Rewriter, path: KeyPath) -> None:
