@@ -487,14 +487,25 @@ async def test_prompt_blocks_reach_the_model_and_capabilities_say_what_it_takes(
         await asyncio.wait_for(
             conn.load_session(cwd=str(project), session_id=session.session_id), 30
         )
-    # what the session keeps is what the model was sent: the text, then the data
-    told = [u.content for u in editor.updates if u.session_update == "user_message_chunk"]
-    assert told[0].text == (
+    # the model was sent the text, then the data (the PDF as a document)
+    from raf.core.contents import DataContent, TextContent
+    from raf.stores.sessions import SqliteSessionStore
+
+    stored = await SqliteSessionStore(tmp_path / "data" / "sessions.sqlite").load(
+        session.session_id
+    )
+    sent = stored.messages[0].contents
+    assert isinstance(sent[0], TextContent) and sent[0].text == (
         "Compare these.\n\n[spec.md](file:///work/spec.md) (text/markdown)\n\n"
         '<context uri="file:///work/a.py">\nprint(1)\n</context>'
     )
-    assert (told[1].type, told[1].mime_type, told[1].data) == ("image", "image/png", PNG)
-    assert len(told) == 2  # the PDF reached the model as a document (no block replays it)
+    assert [c.media_type for c in sent[1:] if isinstance(c, DataContent)] == [
+        "image/png",
+        "application/pdf",
+    ]
+    # the editor is shown the blocks it sent
+    told = [u.content for u in editor.updates if u.session_update == "user_message_chunk"]
+    assert told == blocks
 
 
 async def test_a_text_only_model_refuses_images_by_name_and_the_session_stays_clean(
@@ -600,3 +611,66 @@ async def test_how_a_call_is_shown_is_forgotten_once_its_result_is_sent(tmp_path
     done = editor.updates[-2]  # the call's result, then the answer's text
     assert done.session_update == "tool_call_update" and done.status == "completed"
     assert served.shown == {}
+
+
+async def test_session_load_in_a_new_process_replays_each_prompt_block_as_sent(
+    tmp_path: Path,
+) -> None:
+    from acp import (
+        embedded_blob_resource,
+        embedded_text_resource,
+        image_block,
+        resource_block,
+        resource_link_block,
+    )
+
+    project = coder_project(tmp_path)
+    blocks = [
+        text_block("Compare these."),
+        resource_link_block(
+            "spec.md",
+            "file:///work/spec.md",
+            mime_type="text/markdown",
+            title="The spec",
+            description="what we build",
+            size=1234,
+        ),
+        resource_block(
+            embedded_text_resource("file:///work/a.py", "print(1)", mime_type="text/x-python")
+        ),
+        resource_block(
+            embedded_blob_resource(
+                "file:///work/doc.pdf", "JVBERi0xLjQK", mime_type="application/pdf"
+            )
+        ),
+        image_block(PNG, "image/png", uri="file:///work/dot.png"),
+        text_block("Thanks."),
+    ]
+    first = Editor(allow=True)
+    model = script(tmp_path, ["Seen them.", "Again."])
+    async with await spawn(first, project / "agent.yaml", model, tmp_path) as (conn, _process):
+        await asyncio.wait_for(conn.initialize(protocol_version=PROTOCOL_VERSION), 30)
+        session = await conn.new_session(cwd=str(project))
+        for prompt in (blocks, [text_block("And now?")]):
+            result = await asyncio.wait_for(
+                conn.prompt(session_id=session.session_id, prompt=prompt), 30
+            )
+            assert result.stop_reason == "end_turn"
+    later = Editor(allow=True)
+    unused = script(tmp_path, ["unused"], name="later.json")
+    async with await spawn(later, project / "agent.yaml", unused, tmp_path) as (conn, _process):
+        await asyncio.wait_for(conn.initialize(protocol_version=PROTOCOL_VERSION), 30)
+        await asyncio.wait_for(
+            conn.load_session(cwd=str(project), session_id=session.session_id), 30
+        )
+
+    def dumped(block: Any) -> dict[str, Any]:
+        return cast(dict[str, Any], block.model_dump(mode="json", by_alias=True, exclude_none=True))
+
+    replayed = [(u.session_update, dumped(u.content)) for u in later.updates]
+    assert replayed == [
+        *[("user_message_chunk", dumped(block)) for block in blocks],
+        ("agent_message_chunk", {"type": "text", "text": "Seen them."}),
+        ("user_message_chunk", {"type": "text", "text": "And now?"}),
+        ("agent_message_chunk", {"type": "text", "text": "Again."}),
+    ]

@@ -111,3 +111,66 @@ def test_an_edit_shows_its_diff_and_a_failed_one_only_the_error(tmp_path: Path) 
     failed = FunctionResultContent(call_id="e", error="old_string was not found")
     (only,) = shown.result_content(failed)
     assert only.content.text == "Error: old_string was not found"
+
+
+# -- prompts kept for session/load --------------------------------------------------------
+
+PNG = (
+    "iVBORw0KGgoAAAANSUhEUgAAAAEAAAABCAYAAAAfFcSJAAAADUlEQVR42mP8z8BQDwAEhQGAhKmMIQ"
+    "AAAABJRU5ErkJggg=="
+)
+
+
+def _prompt() -> list[Any]:
+    from acp import embedded_blob_resource, image_block, resource_block, text_block
+
+    return [
+        text_block("Look."),
+        image_block(PNG, "image/png"),
+        resource_block(
+            embedded_blob_resource("file:///d.pdf", "JVBERi0xLjQK", mime_type="application/pdf")
+        ),
+    ]
+
+
+def test_a_kept_prompt_holds_no_payload_twice_and_replays_as_sent() -> None:
+    import json
+
+    from raf.core.sessions import AgentSession
+    from raf.serve.acp_parts import (
+        PROMPTS_KEY,
+        keep_prompt,
+        kept_blocks,
+        prompt_message,
+        replayed_prompt,
+    )
+
+    blocks = _prompt()
+    message = prompt_message(blocks, None)
+    message.message_id = "msg_1"
+    session = AgentSession()
+    keep_prompt(session, "gone", [])  # a prompt whose run stored no message
+    keep_prompt(session, "msg_1", kept_blocks(blocks))
+    session.messages.append(message)
+    assert list(session.metadata[PROMPTS_KEY]) == ["msg_1"]  # the orphan was dropped
+    kept = json.dumps(session.metadata[PROMPTS_KEY])
+    assert PNG not in kept and "JVBERi0xLjQK" not in kept  # the message holds them
+    sent = replayed_prompt(session, message)
+    assert sent is not None and [u.content for u in sent] == blocks
+
+
+def test_a_message_without_a_kept_prompt_replays_as_before() -> None:
+    from raf.core.messages import ChatMessage
+    from raf.core.sessions import AgentSession
+    from raf.serve.acp_parts import PROMPTS_KEY, kept_blocks, prompt_message, replayed_prompt
+
+    old = AgentSession(messages=[ChatMessage.user("hi")])
+    assert replayed_prompt(old, old.messages[0]) is None  # a session from before
+    blocks = _prompt()
+    message = prompt_message(blocks[:1], None)  # its data contents are not there
+    message.message_id = "msg_1"
+    changed = AgentSession(messages=[message])
+    changed.metadata[PROMPTS_KEY] = {"msg_1": kept_blocks(blocks)}
+    assert replayed_prompt(changed, message) is None
+    changed.metadata[PROMPTS_KEY] = {"msg_1": [{"type": "nonsense"}]}
+    assert replayed_prompt(changed, message) is None

@@ -5,7 +5,8 @@ becomes a permission request to the editor, and its answer resumes the run. A to
 is shown with its kind, the files it touches and (an edit) its diff, and its result as
 text. A prompt may hold resource links, embedded resources and images beside text (see
 `raf.serve.acp_parts`). Sessions are raf sessions, so `session/load` replays a stored
-conversation: its text, and its tool calls with their results.
+conversation: each prompt's blocks as the editor sent them, the agent's text, and its
+tool calls with their results.
 """
 
 from __future__ import annotations
@@ -24,7 +25,7 @@ from raf.core.contents import (
     TextContent,
 )
 from raf.core.errors import RafError
-from raf.core.messages import ChatMessage, Role
+from raf.core.messages import ChatMessage, Role, new_id
 from raf.core.responses import (
     ANSWER_PROBLEMS,
     AgentResponseUpdate,
@@ -33,7 +34,14 @@ from raf.core.responses import (
     UpdateKind,
 )
 from raf.core.sessions import AgentSession, SessionStore
-from raf.serve.acp_parts import ShownCall, agent_tools, data_block, model_media, show_call
+from raf.serve.acp_parts import (
+    ShownCall,
+    agent_tools,
+    data_block,
+    model_media,
+    replayed_prompt,
+    show_call,
+)
 from raf.serve.answer_text import SEPARATOR, StreamedText
 from raf.serve.errors import ServeError, require_extra
 from raf.serve.hosting import ANONYMOUS, AgentHost
@@ -157,6 +165,11 @@ class RafAcpAgent:
         said = False  # whether the agent said something since the last prompt
         for message in session.messages:
             said = said and message.role is not Role.USER
+            if message.role is Role.USER:
+                sent = replayed_prompt(session, message)
+                if sent is not None:  # the prompt's blocks as the editor sent them
+                    out.extend(sent)
+                    continue
             for content in message.contents:
                 if isinstance(content, TextContent) and content.text:
                     if message.role is Role.USER:
@@ -229,16 +242,25 @@ class RafAcpAgent:
     async def prompt(self, session_id: str, prompt: list[Any], **_: Any) -> schema.PromptResponse:
         from acp.schema import PromptResponse
 
-        from raf.serve.acp_parts import prompt_message
+        from raf.serve.acp_parts import keep_prompt, kept_blocks, prompt_message
 
         try:
-            messages = [prompt_message(prompt, self.media)]
+            message = prompt_message(prompt, self.media)
         except ServeError as exc:  # nothing ran: the session is as it was
             raise _acp_error(exc) from None
+        message.message_id = message_id = new_id("msg")
+        blocks = kept_blocks(prompt)
+        messages = [message]
         approvals: list[ApprovalResponseContent] = []
         self.turns[session_id] = False
         joined = StreamedText()  # the turn's text, one text per answer as on every surface
         try:
+            # Kept before the run, under the session's lease, by every host alike (a durable
+            # run's worker loads the session from the store); a prompt whose run stores no
+            # message leaves an entry the next prompt drops.
+            await self.host.edit_session(
+                self.name, session_id, ANONYMOUS, lambda s: keep_prompt(s, message_id, blocks)
+            )
             while True:
                 finish, empty = await self._run(session_id, messages, approvals, joined)
                 if empty:  # no answer at all: an error the editor shows

@@ -7,6 +7,7 @@ resources, images, audio) become one user message the model sees: text as text, 
 resource link as a line naming it, an embedded text resource as its text in a
 `<context>` element, images, audio and binary resources as data contents, each checked
 against what the agent's model takes and against raf's size limits before the run starts.
+The blocks themselves are kept in the session, so `session/load` replays them as sent.
 """
 
 from __future__ import annotations
@@ -28,6 +29,8 @@ from raf.serve.errors import ServeError
 
 if TYPE_CHECKING:
     from acp import schema
+
+    from raf.core.sessions import AgentSession
 
 MAX_TEXT_RESOURCE_BYTES = 4 * 1024 * 1024
 """The largest embedded text resource a prompt may carry (UTF-8 bytes): about a million
@@ -283,6 +286,83 @@ def prompt_message(blocks: Sequence[Any], media: tuple[str, ...] | None) -> Chat
             )
     contents: list[Content] = [TextContent(text="\n\n".join(texts))] if texts else []
     return ChatMessage(role=Role.USER, contents=[*contents, *data])
+
+
+# -- prompts kept for replay -----------------------------------------------------------
+
+PROMPTS_KEY = "raf_acp_prompts"
+"""Session metadata key under which each prompt's blocks are kept as the editor sent
+them, by the id of the user message the prompt became."""
+
+_HELD = "rafData"
+"""In a kept block, the place of its payload among the message's data contents: a
+payload the message holds already (an image, audio, a binary resource) is not kept
+twice."""
+
+
+def kept_blocks(blocks: Sequence[Any]) -> list[dict[str, Any]]:
+    """A prompt's blocks (each accepted by `prompt_message`) as JSON, for `session/load`
+    to replay them as sent; a payload the user message holds as a data content is named
+    by its place there instead of copied."""
+    kept: list[dict[str, Any]] = []
+    held = 0
+    for block in blocks:
+        data = block.model_dump(mode="json", by_alias=True, exclude_none=True)
+        payload = data.get("resource") if block.type == "resource" else data
+        key = "data" if block.type in ("image", "audio") else "blob"
+        if isinstance(payload, dict) and key in payload:
+            del payload[key]
+            data[_HELD] = held
+            held += 1
+        kept.append(data)
+    return kept
+
+
+def keep_prompt(session: AgentSession, message_id: str, blocks: list[dict[str, Any]]) -> None:
+    """Keep a prompt's blocks in the session under its user message's id, dropping those
+    of messages the session no longer holds."""
+    found = session.metadata.get(PROMPTS_KEY)
+    prompts = found if isinstance(found, dict) else {}
+    ids = {m.message_id for m in session.messages if m.message_id is not None}
+    prompts = {k: v for k, v in prompts.items() if k in ids}
+    prompts[message_id] = blocks
+    session.metadata[PROMPTS_KEY] = prompts
+
+
+def replayed_prompt(session: AgentSession, message: ChatMessage) -> list[Any] | None:
+    """The `user_message_chunk`s of a user message's prompt, one per block as the editor
+    sent it; None when the session did not keep its blocks (a session from before they
+    were kept, or a message not made from a prompt) or they no longer fit the message."""
+    from acp.schema import UserMessageChunk
+    from pydantic import ValidationError
+
+    prompts = session.metadata.get(PROMPTS_KEY)
+    kept = prompts.get(message.message_id) if isinstance(prompts, dict) else None
+    if not isinstance(kept, list):
+        return None
+    payloads = [
+        c.uri.partition(",")[2]
+        for c in message.contents
+        if isinstance(c, DataContent) and c.uri.startswith("data:")
+    ]
+    out: list[Any] = []
+    try:
+        for stored in kept:
+            block = dict(stored)
+            held = block.pop(_HELD, None)
+            if held is not None:
+                if block.get("type") == "resource":
+                    block["resource"] = {**block["resource"], "blob": payloads[held]}
+                else:
+                    block["data"] = payloads[held]
+            out.append(
+                UserMessageChunk.model_validate(
+                    {"sessionUpdate": "user_message_chunk", "content": block}
+                )
+            )
+    except (ValidationError, IndexError, TypeError, KeyError):
+        return None
+    return out
 
 
 def data_block(content: DataContent) -> Any | None:
