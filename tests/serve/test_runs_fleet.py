@@ -27,7 +27,7 @@ import time
 from collections.abc import Iterator
 from dataclasses import dataclass, field
 from pathlib import Path
-from typing import Any
+from typing import Any, ClassVar
 
 import httpx
 import pytest
@@ -112,7 +112,9 @@ def start_fleet(folder: Path, sessions: str, count: int = 3) -> Fleet:
 
 
 @pytest.fixture(scope="module", params=["sqlite", "postgres"])
-def fleet(request: pytest.FixtureRequest, tmp_path_factory: pytest.TempPathFactory) -> Iterator[Fleet]:
+def fleet(
+    request: pytest.FixtureRequest, tmp_path_factory: pytest.TempPathFactory
+) -> Iterator[Fleet]:
     folder = tmp_path_factory.mktemp(f"runs-{request.param}")
     if request.param == "sqlite":
         sessions = str(folder / "sessions.sqlite")
@@ -142,7 +144,7 @@ def user_texts(url: str, sid: str) -> list[str]:
 def wait_for(url: str, run_id: str, states: set[str], timeout: float = 60) -> dict[str, Any]:
     deadline = time.monotonic() + timeout
     while True:
-        run = httpx.get(f"{url}/agents/talker/runs/{run_id}", timeout=30).json()
+        run: dict[str, Any] = httpx.get(f"{url}/agents/talker/runs/{run_id}", timeout=30).json()
         if run["state"] in states or time.monotonic() > deadline:
             return run
         time.sleep(0.05)
@@ -305,7 +307,7 @@ def test_a_run_outlives_its_client_and_resumes_on_another_worker(
 class Receiver(http.server.BaseHTTPRequestHandler):
     """Answers 500 to a run's first delivery and 200 to the next; keeps what came."""
 
-    got: list[tuple[dict[str, str], bytes]] = []
+    got: ClassVar[list[tuple[dict[str, str], bytes]]] = []
 
     def do_POST(self) -> None:
         body = self.rfile.read(int(self.headers["content-length"]))

@@ -7,6 +7,7 @@ import asyncio
 import json
 import sqlite3
 from collections.abc import Callable, Sequence
+from pathlib import Path
 from typing import TypeVar
 
 from raf.core.errors import SessionStoreError
@@ -46,7 +47,7 @@ def _data(run: RunRecord) -> str:
 class SqliteRuns:
     """`SessionRuns` on the SQLite file of `SqliteSessionStore` (mixed into it)."""
 
-    path: object
+    path: Path
 
     def _connect(self) -> sqlite3.Connection:
         raise NotImplementedError

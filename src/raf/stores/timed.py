@@ -10,6 +10,7 @@ holding it for as long as a driver waits for a connection.
 from __future__ import annotations
 
 import asyncio
+import builtins
 from collections.abc import Awaitable, Sequence
 from typing import Any, TypeVar
 
@@ -104,13 +105,15 @@ class TimedSessionStore:
     async def cancel_run(self, run_id: str, reason: str) -> RunRecord | None:
         return await self._bounded("cancel_run", self.runs.cancel_run(run_id, reason))
 
-    async def session_runs(self, session: str, *, active: bool = False) -> list[RunRecord]:
+    async def session_runs(self, session: str, *, active: bool = False) -> builtins.list[RunRecord]:
         return await self._bounded("session_runs", self.runs.session_runs(session, active=active))
 
     async def add_run_events(self, run_id: str, first: int, events: Sequence[str]) -> None:
         await self._bounded("add_run_events", self.runs.add_run_events(run_id, first, events))
 
-    async def run_events(self, run_id: str, after: int, limit: int = 500) -> list[tuple[int, str]]:
+    async def run_events(
+        self, run_id: str, after: int, limit: int = 500
+    ) -> builtins.list[tuple[int, str]]:
         return await self._bounded("run_events", self.runs.run_events(run_id, after, limit))
 
     async def purge_runs(self, ended_before: float) -> int:
