@@ -45,7 +45,8 @@ FOLLOW_POLL_SECONDS = 0.1
 """How often a reader in another process looks for a run's new events."""
 
 PURGE_EVERY_SECONDS = 60.0
-"""Runs past retention are purged at most this often per process (when a run ends)."""
+"""Runs past retention are purged at most this often per process (when a run ends; as
+often as the retention time when that is shorter)."""
 
 
 @dataclass(kw_only=True, slots=True)
@@ -262,7 +263,7 @@ class RunManager:
 
     async def _purge(self) -> None:
         now = time.monotonic()
-        if now - self._purged < PURGE_EVERY_SECONDS:
+        if now - self._purged < min(PURGE_EVERY_SECONDS, self.retention):
             return
         self._purged = now
         try:
