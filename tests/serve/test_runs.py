@@ -157,3 +157,39 @@ def test_a_server_without_a_webhook_secret_refuses_webhooks() -> None:
         assert answer.status_code == 422
         assert answer.json()["error"]["code"] == "webhooks_off"
         assert "--webhook-secret" in answer.json()["error"]["message"]
+
+
+def test_a_queued_run_whose_turn_comes_while_approvals_wait_fails_at_once() -> None:
+    import asyncio
+
+    from raf import AgentBuilder, tool
+    from raf.core.messages import ChatMessage, Role
+    from raf.core.options import ChatOptions
+    from raf.testing import FunctionChatClient, call, reply
+
+    @tool(approval_required=True)
+    def publish(text: str) -> str:
+        """Publish a text."""
+        return "published"
+
+    async def model(messages: list[ChatMessage], options: ChatOptions) -> ChatMessage:
+        if messages[-1].role is Role.TOOL:
+            return reply("done")
+        await asyncio.sleep(0.5)  # long enough for a second message to queue behind it
+        return reply("", call("publish", {"text": messages[-1].text}, call_id="p1"))
+
+    agent = AgentBuilder("editor").with_chat_client(FunctionChatClient(model)).with_tool(publish)
+    host = AgentHost([agent.build()], if_busy="enqueue")
+    app = create_app(host, ServeSecurity.for_bind("127.0.0.1"), a2a=False)
+    with serve_in_thread(app) as url, httpx.Client(base_url=url, timeout=30) as client:
+        sid = client.post("/agents/editor/sessions").json()["id"]
+        path = f"/agents/editor/sessions/{sid}/runs"
+        first = client.post(path, json={"messages": "one", "background": True}).json()
+        second = client.post(path, json={"messages": "two", "background": True}).json()
+        assert wait_ended(client, "editor", first["id"])["state"] == "waiting"
+        queued = wait_ended(client, "editor", second["id"])
+        assert (queued["state"], queued["error"]["code"]) == ("failed", "awaiting_approval")
+        session = client.get(f"/agents/editor/sessions/{sid}").json()
+        assert [a["call_id"] for a in session["approvals"]] == ["p1"]
+        late = client.post(path, json={"messages": "three", "if_busy": "enqueue"})
+        assert late.status_code == 409 and late.json()["error"]["code"] == "awaiting_approval"
