@@ -5,7 +5,7 @@ run, a webhook the server refuses), each a clear error with nothing lost."""
 from __future__ import annotations
 
 import time
-from collections.abc import Iterator
+from collections.abc import Iterator, Sequence
 from typing import Any
 
 import httpx
@@ -172,7 +172,7 @@ def test_a_queued_run_whose_turn_comes_while_approvals_wait_fails_at_once() -> N
         """Publish a text."""
         return "published"
 
-    async def model(messages: list[ChatMessage], options: ChatOptions) -> ChatMessage:
+    async def model(messages: Sequence[ChatMessage], options: ChatOptions) -> ChatMessage:
         if messages[-1].role is Role.TOOL:
             return reply("done")
         await asyncio.sleep(0.5)  # long enough for a second message to queue behind it

@@ -11,7 +11,6 @@ process follow them as they come, readers elsewhere poll the store.
 from __future__ import annotations
 
 import asyncio
-import json
 import logging
 import time
 import uuid
@@ -100,9 +99,10 @@ def public_run(record: RunRecord) -> dict[str, Any]:
 
 
 def sse_event(number: int, stored: str) -> str:
-    """One stored event as server-sent event text, with its number as the event id."""
-    event = json.loads(stored)
-    return f"id: {number}\nevent: {event['event']}\ndata: {json_line(event['data'])}\n\n"
+    """One stored event (`name`, a newline, its JSON data) as server-sent event text,
+    with its number as the event id."""
+    name, _, data = stored.partition("\n")
+    return f"id: {number}\nevent: {name}\ndata: {data}\n\n"
 
 
 class RunManager:
@@ -279,7 +279,7 @@ class RunManager:
             record.events_capped = True  # the cap keeps one place for the run's last event
             return
         record.events += 1
-        item = (record.events, json.dumps({"event": name, "data": data}, separators=(",", ":")))
+        item = (record.events, f"{name}\n{json_line(data)}")
         live.events.append(item)
         live.unflushed.append(item)
         live.changed.set()
