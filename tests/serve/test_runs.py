@@ -74,7 +74,7 @@ def test_a_queued_run_cancelled_never_runs(server: Served) -> None:
 def test_events_past_retention_are_a_410_that_says_so(server: Served) -> None:
     server.helper.add("first", "second")
     with server.client(TOKEN_A) as client:
-        old = client.post("/agents/helper/runs", json={"messages": "a"})
+        old = client.post("/agents/helper/runs", json={"messages": "a", "stream": True})
         old_id = old.headers["raf-run-id"]
         with client.stream("GET", f"/agents/helper/runs/{old_id}/events") as response:
             assert response.status_code == 200
@@ -142,7 +142,8 @@ def test_bad_run_requests_are_clear_422s_and_store_nothing(
 def test_a_bad_last_event_id_is_refused(server: Served) -> None:
     server.helper.add("ok")
     with server.client(TOKEN_A) as client:
-        run_id = client.post("/agents/helper/runs", json={"messages": "a"}).headers["raf-run-id"]
+        body = {"messages": "a", "stream": True}
+        run_id = client.post("/agents/helper/runs", json=body).headers["raf-run-id"]
         bad = client.get(f"/agents/helper/runs/{run_id}/events", headers={"last-event-id": "x"})
         assert bad.status_code == 422 and "not an event id" in bad.json()["error"]["message"]
         ahead = client.get(f"/agents/helper/runs/{run_id}/events?after=99")

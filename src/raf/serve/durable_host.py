@@ -107,12 +107,11 @@ class DurableAgentHost(AgentHost):
         owner: str,
         messages: Sequence[ChatMessage] = (),
         approvals: Sequence[ApprovalResponseContent] = (),
-        *,
-        if_busy: str | None = None,
+        **queueing: Any,
     ) -> tuple[AgentResponse, ActiveRun]:
         """One run to its end or its next approval pause, in whichever worker takes it."""
         _, session, active = await self._prepare(
-            agent_name, session_id, owner, messages, approvals, if_busy=if_busy
+            agent_name, session_id, owner, messages, approvals, **queueing
         )
         try:
             response = await self._durable(agent_name, session, active, messages, approvals)

@@ -538,13 +538,24 @@ class AgentHost:
         approvals: Sequence[ApprovalResponseContent] = (),
         *,
         if_busy: str | None = None,
+        record: RunRecord | None = None,
+        on_queued: Callable[[RunRecord], Any] | None = None,
+        session_name: str | None = None,
     ) -> tuple[AgentResponse, ActiveRun]:
         """One run to the end, in the caller's session `session_id` or a new one (None;
         its id is `ActiveRun.session_id`); the session is stored only when the run
-        finished. `if_busy`: what to do when the session is busy (the host's default when
-        None)."""
+        finished. `if_busy`, `record`, `on_queued` and `session_name` as for
+        `_prepare`."""
         agent, session, active = await self._prepare(
-            agent_name, session_id, owner, messages, approvals, if_busy=if_busy
+            agent_name,
+            session_id,
+            owner,
+            messages,
+            approvals,
+            if_busy=if_busy,
+            record=record,
+            on_queued=on_queued,
+            session_name=session_name,
         )
         try:
             loaded = session.revision

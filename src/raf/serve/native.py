@@ -3,7 +3,7 @@
 from __future__ import annotations
 
 import asyncio
-from collections.abc import AsyncIterator, MutableMapping
+from collections.abc import MutableMapping
 from typing import Any
 
 from fastapi import APIRouter, Request, Response
@@ -12,16 +12,15 @@ from pydantic import BaseModel, ConfigDict, Field
 from starlette.types import Receive, Scope, Send
 
 from raf.core.call_approval import session_approvals
-from raf.core.contents import ApprovalResponseContent, DataContent, content_to_dict
+from raf.core.contents import ApprovalResponseContent, DataContent
 from raf.core.errors import ApprovalError, RafError
 from raf.core.messages import ChatMessage, Role
-from raf.core.responses import AgentResponse, AgentResponseUpdate, AnswerCheck, answer_problem
 from raf.core.sessions import AgentSession
 from raf.serve.catalog import describe_agent
 from raf.serve.double_texting import check_if_busy
 from raf.serve.errors import ServeError
-from raf.serve.hosting import SERVE_KEY, ActiveRun, AgentHost, public_id
-from raf.serve.requests import STORE_UNAVAILABLE, error_for, json_line, log, parse_body
+from raf.serve.hosting import SERVE_KEY, AgentHost, public_id
+from raf.serve.requests import STORE_UNAVAILABLE, log, parse_body
 from raf.serve.runs import RunManager, public_run
 from raf.serve.security import OWNER_KEY
 
@@ -250,41 +249,6 @@ async def unpin_request(
     return {"pinned": pinned_indices(session)}
 
 
-def run_body(response: AgentResponse, active: ActiveRun, session_id: str) -> dict[str, Any]:
-    """A finished run's JSON form; `session_id` is the session's id as its owner knows it.
-    A run without a whole answer (empty, cut off, filtered) carries an `error` object
-    that says so; the run is recorded in the session all the same."""
-    data = response.to_dict()
-    data["session_id"] = session_id
-    data["run_id"] = active.run_id
-    data["text"] = response.text
-    data["pending_approvals"] = [content_to_dict(p) for p in response.pending_approvals]
-    problem = answer_problem(response)
-    if problem is not None:
-        data["error"] = problem.to_dict()
-    return data
-
-
-async def sse(
-    active: ActiveRun, session_id: str, updates: AsyncIterator[AgentResponseUpdate]
-) -> AsyncIterator[str]:
-    """Server-sent events: `run` first, then one `update` per stream update, and an
-    `error` event when the run fails midway (the session then stays as it was) or ends
-    without a whole answer (empty, cut off, filtered; the run is recorded)."""
-    yield f"event: run\ndata: {json_line({'run_id': active.run_id, 'session_id': session_id})}\n\n"
-    check = AnswerCheck()
-    try:
-        async for update in updates:
-            check.see(update)
-            yield f"event: update\ndata: {json_line(update.to_dict())}\n\n"
-    except Exception as exc:
-        yield f"event: error\ndata: {json_line(error_for(exc).body())}\n\n"
-        return
-    problem = check.problem
-    if problem is not None:
-        yield f"event: error\ndata: {json_line({'error': problem.to_dict()})}\n\n"
-
-
 def owner_of_request(scope: MutableMapping[str, Any]) -> str:
     """The caller's owner id, as `SecurityMiddleware` put it in the request's scope."""
     return str(scope.get("state", {}).get(OWNER_KEY, ""))
@@ -316,6 +280,7 @@ async def answer(
         if_busy=if_busy,
         background=background,
         webhook=webhook,
+        stream=stream,
     )
     record = live.record
     headers = {RUN_ID_HEADER: record.id}
@@ -327,8 +292,6 @@ async def answer(
             media_type="text/event-stream",
             headers={**SSE_HEADERS, **headers},
         )
-    assert live.task is not None
-    await asyncio.shield(live.task)
     if live.failure is not None:
         raise live.failure
     return JSONResponse(record.result, headers=headers)

@@ -14,19 +14,20 @@ import asyncio
 import logging
 import time
 import uuid
-from collections.abc import AsyncIterator, Sequence
+from collections.abc import AsyncIterator, Coroutine, Sequence
 from dataclasses import dataclass, field
 from typing import Any
 
 from raf.core.contents import ApprovalResponseContent, content_to_dict
 from raf.core.errors import SessionError
 from raf.core.messages import ChatMessage
-from raf.core.responses import AnswerCheck, ResponseFolder
+from raf.core.responses import AnswerCheck, ChatResponse, ResponseFolder, answer_problem
 from raf.serve.errors import ServeError, not_found
 from raf.serve.hosting import AgentHost
 from raf.serve.requests import error_for, json_line, store_failure
 from raf.serve.tenancy import Tenant
 from raf.serve.webhooks import Webhooks
+from raf.stores.leases import run_of
 from raf.stores.runs import CANCELLED, DONE, FAILED, WAITING, RunRecord
 
 log = logging.getLogger("raf.serve")
@@ -56,6 +57,8 @@ class LiveRun:
     messages: list[ChatMessage]
     approvals: list[ApprovalResponseContent]
     new_session: bool = False
+    streamed: bool = False
+    """Its updates are events a client may follow (a streamed or background run)."""
     events: list[tuple[int, str]] = field(default_factory=list)
     """Every event kept, numbered as in the store."""
     unflushed: list[tuple[int, str]] = field(default_factory=list)
@@ -67,8 +70,9 @@ class LiveRun:
     refused before either."""
     failure: BaseException | None = None
     finished: bool = False
+    flush_soon: asyncio.TimerHandle | None = None
+    """The timer that writes the events not written yet."""
     task: asyncio.Task[None] | None = None
-    cancel_token: Any = None
 
 
 def public_run(record: RunRecord) -> dict[str, Any]:
@@ -96,6 +100,22 @@ def public_run(record: RunRecord) -> dict[str, Any]:
         "events_capped": record.events_capped,
         "events_expired": record.expired,
     }
+
+
+def result_body(response: ChatResponse, record: RunRecord) -> dict[str, Any]:
+    """A finished run's result, as a foreground JSON run answers it: the response, the
+    session's and run's ids, the text, the approvals it waits on, and an `error` object
+    when the answer is not whole (empty, cut off, filtered; the run is recorded all the
+    same)."""
+    data = response.to_dict()
+    data["session_id"] = record.session_name
+    data["run_id"] = record.id
+    data["text"] = response.text
+    data["pending_approvals"] = [content_to_dict(p) for p in response.pending_approvals]
+    problem = answer_problem(response)
+    if problem is not None:
+        data["error"] = problem.to_dict()
+    return data
 
 
 def sse_event(number: int, stored: str) -> str:
@@ -138,6 +158,7 @@ class RunManager:
         if_busy: str | None = None,
         background: bool = False,
         webhook: str | None = None,
+        stream: bool = False,
     ) -> LiveRun:
         """Start a run as a task of its own; it is returned once admitted (running or
         queued), or its refusal is raised (404, 409 …) as the request's error."""
@@ -159,7 +180,11 @@ class RunManager:
         )
         record.extra["input"] = [m.text for m in messages]
         live = LiveRun(
-            record=record, messages=list(messages), approvals=list(approvals), new_session=new
+            record=record,
+            messages=list(messages),
+            approvals=list(approvals),
+            new_session=new,
+            streamed=stream or background,
         )
         if background:  # readable at once, from any worker, while it waits or runs
             try:
@@ -167,60 +192,43 @@ class RunManager:
             except SessionError as exc:
                 raise store_failure(exc) from None
         self.live[record.id] = live
+        if not live.streamed:
+            # a JSON request that is not streamed waits for the end in this task: a
+            # client that leaves does not cancel it (nothing reads its disconnect)
+            await self._drive(live)
+            live.admitted.result()  # its refusal, when it was refused before it ran
+            return live
         self._emit(live, "run", {"run_id": record.id, "session_id": name})
-        live.task = asyncio.get_running_loop().create_task(self._drive(live), name="raf-run")
-        self._tasks.add(live.task)
-        live.task.add_done_callback(self._tasks.discard)
+        live.task = self._spawn(self._drive(live), "raf-run")
         if not background:
             await asyncio.shield(live.admitted)
         return live
+
+    def _spawn(self, work: Coroutine[Any, Any, None], name: str) -> asyncio.Task[None]:
+        """A task of this manager, kept until it ends (stopped by `close`)."""
+        task = asyncio.get_running_loop().create_task(work, name=name)
+        self._tasks.add(task)
+        task.add_done_callback(self._tasks.discard)
+        return task
 
     async def _admitted(self, _: RunRecord, live: LiveRun) -> None:
         if not live.admitted.done():
             live.admitted.set_result(None)
 
     async def _drive(self, live: LiveRun) -> None:
-        """Run it to its end: wait its turn, stream its updates as events, record the
-        outcome, call the webhook."""
+        """Run it to its end: wait its turn, run it (streamed as events when a client
+        may follow them: a streamed or background run), record the outcome, call the
+        webhook."""
         record = live.record
-        check = AnswerCheck()
-        folder = ResponseFolder()
-        flusher: asyncio.Task[None] | None = None
         try:
-            active, updates = await self.host.stream(
-                record.agent,
-                None if live.new_session else record.session_name,
-                record.owner,
-                live.messages,
-                live.approvals,
-                if_busy=record.if_busy,
-                record=record,
-                on_queued=lambda queued: self._admitted(queued, live),
-                session_name=record.session_name if live.new_session else None,
-            )
-            live.cancel_token = active.token
-            if not live.admitted.done():
-                live.admitted.set_result(None)
-            flusher = asyncio.get_running_loop().create_task(self._flush_often(live))
-            async for update in updates:
-                check.see(update)
-                folder.add(update)
-                self._emit(live, "update", update.to_dict())
-            response = folder.response()
-            problem = check.problem
-            result: dict[str, Any] = response.to_dict()
-            result["session_id"] = record.session_name
-            result["run_id"] = record.id
-            result["text"] = response.text
-            pending = response.pending_approvals
-            result["pending_approvals"] = [content_to_dict(p) for p in pending]
-            if problem is not None:
-                result["error"] = problem.to_dict()
-                self._emit(live, "error", {"error": problem.to_dict()})
+            if live.streamed:
+                result, cancelled = await self._run_streamed(live)
+            else:
+                result, cancelled = await self._run_whole(live)
             record.result = result
-            if active.token.cancelled:
+            if cancelled:
                 record.state = CANCELLED
-            elif pending:
+            elif result["pending_approvals"]:
                 record.state = WAITING
             else:
                 record.state = DONE
@@ -239,10 +247,63 @@ class RunManager:
             if not isinstance(exc, Exception):
                 raise
         finally:
-            if flusher is not None:
-                flusher.cancel()
+            if live.flush_soon is not None:
+                live.flush_soon.cancel()
             record.ended_at = record.updated_at = time.time()
             await self._end(live)
+
+    def _queueing(self, live: LiveRun) -> dict[str, Any]:
+        """What the host needs to queue and record the run."""
+        record = live.record
+        return {
+            "if_busy": record.if_busy,
+            "record": record,
+            "on_queued": lambda queued: self._admitted(queued, live),
+            "session_name": record.session_name if live.new_session else None,
+        }
+
+    async def _run_whole(self, live: LiveRun) -> tuple[dict[str, Any], bool]:
+        """A run no client follows (JSON, foreground): its result, and whether it was
+        cancelled. Its events are `run` and, when it fails, `error`."""
+        record = live.record
+        response, active = await self.host.run(
+            record.agent,
+            None if live.new_session else record.session_name,
+            record.owner,
+            live.messages,
+            live.approvals,
+            **self._queueing(live),
+        )
+        if not live.admitted.done():
+            live.admitted.set_result(None)
+        return result_body(response, record), active.token.cancelled
+
+    async def _run_streamed(self, live: LiveRun) -> tuple[dict[str, Any], bool]:
+        """A run whose updates are its events: its result, and whether it was
+        cancelled."""
+        record = live.record
+        check = AnswerCheck()
+        folder = ResponseFolder()
+        active, updates = await self.host.stream(
+            record.agent,
+            None if live.new_session else record.session_name,
+            record.owner,
+            live.messages,
+            live.approvals,
+            **self._queueing(live),
+        )
+        if not live.admitted.done():
+            live.admitted.set_result(None)
+        async for update in updates:
+            check.see(update)
+            folder.add(update)
+            self._emit(live, "update", update.to_dict())
+        result = result_body(folder.response(), record)
+        problem = check.problem
+        if problem is not None:
+            result["error"] = problem.to_dict()
+            self._emit(live, "error", {"error": problem.to_dict()})
+        return result, active.token.cancelled
 
     async def _end(self, live: LiveRun) -> None:
         """Write what is left of the events and the final record; then the webhook."""
@@ -258,7 +319,7 @@ class RunManager:
             live.changed.set()
             self.live.pop(record.id, None)
         if record.webhook and record.seq:
-            await self.webhooks.deliver(record, self.store.save_run)
+            self._spawn(self.webhooks.deliver(record, self.store.save_run), "raf-webhook")
         await self._purge()
 
     async def _purge(self) -> None:
@@ -283,6 +344,11 @@ class RunManager:
         live.events.append(item)
         live.unflushed.append(item)
         live.changed.set()
+        if live.flush_soon is None and live.streamed:  # a timer, not a task: most runs
+            # end before it fires, and their events are written once, at the end
+            live.flush_soon = asyncio.get_running_loop().call_later(
+                FLUSH_SECONDS, self._flush_later, live
+            )
 
     async def _flush(self, live: LiveRun) -> None:
         batch, live.unflushed = live.unflushed, []
@@ -293,13 +359,17 @@ class RunManager:
                 live.unflushed[:0] = batch
                 raise
 
-    async def _flush_often(self, live: LiveRun) -> None:
-        while True:
-            await asyncio.sleep(FLUSH_SECONDS)
-            try:
-                await self._flush(live)
-            except SessionError as exc:
-                log.warning("could not keep run %s's events yet: %s", live.record.id, exc)
+    def _flush_later(self, live: LiveRun) -> None:
+        """Write the events not written yet, in a task of their own (a timer's)."""
+        live.flush_soon = None
+        if live.unflushed and not live.finished:
+            self._spawn(self._flush_quietly(live), "raf-run-events")
+
+    async def _flush_quietly(self, live: LiveRun) -> None:
+        try:
+            await self._flush(live)
+        except SessionError as exc:
+            log.warning("could not keep run %s's events yet: %s", live.record.id, exc)
 
     async def follow(self, run_id: str, after: int) -> AsyncIterator[str]:
         """The run's events numbered above `after` as server-sent events, as they come,
@@ -386,12 +456,12 @@ class RunManager:
         reason = "cancelled by the client"
         try:
             stored = await self.store.cancel_run(run_id, reason)
-            live = self.live.get(run_id)
-            if live is not None and live.cancel_token is not None:
-                live.cancel_token.cancel(reason)
-            elif live is None:
+            active = self.host.runs.get(record.session)
+            if active is not None and active.run_id == run_id:  # it runs here
+                active.token.cancel(reason)
+            else:  # it runs in another process, or waits in the queue (which reads it)
                 lease = await self.host.leases.read_lease(record.session)
-                if lease is not None and lease.holder.split("@", 1)[0] == run_id:
+                if lease is not None and run_of(lease.holder) == run_id:
                     await self.host.leases.cancel_lease(record.session, reason)
         except SessionError as exc:
             raise store_failure(exc) from None

@@ -132,17 +132,19 @@ class LocalRuns:
         self._seq = itertools.count(1)
 
     async def add_run(self, run: RunRecord) -> RunRecord:
-        stored = replace(run, seq=next(self._seq), extra=dict(run.extra))
-        self._runs[run.id] = stored
-        return replace(stored)
+        # This process's own records need no copy on write: the record a run keeps is
+        # the one stored (its `seq` set here); reads give copies, as a store elsewhere
+        # would. A save of another object keeps what only the store writes.
+        run.seq = next(self._seq)
+        self._runs[run.id] = run
+        return run
 
     async def save_run(self, run: RunRecord) -> None:
         held = self._runs.get(run.id)
-        if held is None:
+        if held is None or held is run:
             return
-        self._runs[run.id] = replace(
-            run, seq=held.seq, cancel=held.cancel, expired=held.expired, extra=dict(run.extra)
-        )
+        run.seq, run.cancel, run.expired = held.seq, held.cancel, held.expired
+        self._runs[run.id] = run
 
     async def load_run(self, run_id: str) -> RunRecord | None:
         held = self._runs.get(run_id)
