@@ -42,7 +42,7 @@ TRIALS = int(os.environ.get("RAF_RUN_TRIALS", "5"))
 SECRET = "fleet-webhook-secret"
 AGENT = "name: talker\ninstructions: You talk slowly.\n"
 WORDS = "one two three four five six seven eight nine ten"
-"""Each answer: streamed two characters at a time, 0.08 s apart (about 2 s a run)."""
+"""Each answer: after a second, streamed two characters at a time, 0.05 s apart."""
 
 
 @dataclass
@@ -66,7 +66,7 @@ class Fleet:
 
 def start_fleet(folder: Path, sessions: str, count: int = 3) -> Fleet:
     (folder / "talker.yaml").write_text(AGENT, encoding="utf-8")
-    replies = [{"text": WORDS, "pace": 0.08} for _ in range(400)]
+    replies = [{"text": WORDS, "delay": 1.0, "pace": 0.05} for _ in range(400)]
     script = folder / "script.json"
     script.write_text(json.dumps({"replies": replies, "chunkSize": 2}), encoding="utf-8")
     env = {**os.environ, "RAF_DATA_DIR": str(folder / "data"), "RAF_WEBHOOK_SECRET": SECRET}
