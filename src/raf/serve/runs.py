@@ -11,6 +11,7 @@ process follow them as they come, readers elsewhere poll the store.
 from __future__ import annotations
 
 import asyncio
+import json
 import logging
 import time
 import uuid
@@ -319,7 +320,8 @@ class RunManager:
             live.changed.set()
             self.live.pop(record.id, None)
         if record.webhook and record.seq:
-            self._spawn(self.webhooks.deliver(record, self.store.save_run), "raf-webhook")
+            body = json.dumps(public_run(record), separators=(",", ":")).encode()
+            self._spawn(self.webhooks.deliver(record, body, self.store.save_run), "raf-webhook")
         await self._purge()
 
     async def _purge(self) -> None:

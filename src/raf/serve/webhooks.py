@@ -15,7 +15,6 @@ from __future__ import annotations
 import asyncio
 import hashlib
 import hmac
-import json
 import logging
 import time
 import uuid
@@ -91,14 +90,12 @@ class Webhooks:
             ) from None
 
     async def deliver(
-        self, record: RunRecord, save: Callable[[RunRecord], Awaitable[None]]
+        self, record: RunRecord, body: bytes, save: Callable[[RunRecord], Awaitable[None]]
     ) -> None:
-        """POST the final run to its webhook until a 2xx answer or the retries are
-        spent, recording each attempt in the run (`webhook_attempts`)."""
-        from raf.serve.runs import public_run
-
+        """POST `body` (the final run's JSON form) to the run's webhook until a 2xx
+        answer or the retries are spent, recording each attempt in the run
+        (`webhook_attempts`) with `save`."""
         assert record.webhook is not None and self.secret is not None
-        body = json.dumps(public_run(record), separators=(",", ":")).encode()
         client = outbound.guarded_async_client(
             self.policy, timeout=ATTEMPT_TIMEOUT, follow_redirects=False
         )
