@@ -139,6 +139,13 @@ def test_bad_run_requests_are_clear_422s_and_store_nothing(
         assert client.get(f"/agents/helper/sessions/{sid}/runs").json()["data"] == []
 
 
+def test_a_background_run_in_a_session_that_does_not_exist_is_a_404(server: Served) -> None:
+    with server.client(TOKEN_A) as client:
+        body = {"messages": "x", "background": True}
+        answer = client.post("/agents/helper/sessions/nosuch/runs", json=body)
+        assert answer.status_code == 404 and answer.json()["error"]["code"] == "unknown_session"
+
+
 def test_a_bad_last_event_id_is_refused(server: Served) -> None:
     server.helper.add("ok")
     with server.client(TOKEN_A) as client:

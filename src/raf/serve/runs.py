@@ -188,6 +188,8 @@ class RunManager:
             streamed=stream or background,
         )
         if background:  # readable at once, from any worker, while it waits or runs
+            if not new:  # an unknown session is a 404 now, not a failed run later
+                await self.host.session(agent, name, owner)
             try:
                 record.seq = (await self.store.add_run(record)).seq
             except SessionError as exc:
