@@ -729,8 +729,8 @@ MUTANTS: tuple[Mutant, ...] = (
     Mutant(
         "store outage: a failed lease is the client's 400",
         "src/raf/serve/hosting.py",
-        "        except SessionError as exc:\n            raise store_failure(exc) from None\n",
-        "        except SessionError as exc:\n"
+        "            await self._give_up(active)\n            raise store_failure(exc) from None\n",
+        "            await self._give_up(active)\n"
         '            raise ServeError(400, "invalid_session_id", str(exc)) from None\n',
         ("tests/serve/test_store_failures_served.py",),
     ),
@@ -911,6 +911,42 @@ MUTANTS: tuple[Mutant, ...] = (
         "            result = edit(session)\n            await self.store.save(session)\n",
         "            result = edit(session)\n",
         ("tests/serve/test_native_pins.py", "-k", "300"),
+    ),
+    # -- runs as resources and their webhooks
+    Mutant(
+        "runs: another caller's run is read, followed and cancelled",
+        "src/raf/serve/runs.py",
+        " or not Tenant(owner).owns(record.owner):",
+        ":",
+        ("tests/serve/test_runs.py", "-k", "another_callers"),
+    ),
+    Mutant(
+        "runs: a webhook to a private address is taken",
+        "src/raf/serve/webhooks.py",
+        "            await outbound.check_url(url, self.policy)\n",
+        "            pass\n",
+        ("tests/serve/test_runs.py", "-k", "bad_run_requests"),
+    ),
+    Mutant(
+        "runs: a webhook is taken with no secret to sign it",
+        "src/raf/serve/webhooks.py",
+        "        if self.secret is None:\n",
+        "        if False:\n",
+        ("tests/serve/test_runs.py", "-k", "without_a_webhook_secret"),
+    ),
+    Mutant(
+        "runs: the webhook signature does not cover the body",
+        "src/raf/serve/webhooks.py",
+        'f"{at}.".encode() + body',
+        'f"{at}.".encode()',
+        ("tests/serve/test_webhooks.py",),
+    ),
+    Mutant(
+        "runs: a queued run does not wait for those queued before it",
+        "src/raf/serve/hosting.py",
+        "            if not ahead and self.runs.get(active.key) is None:\n",
+        "            if self.runs.get(active.key) is None:\n",
+        ("tests/serve/test_runs_fleet.py", "-k", "first_come and sqlite"),
     ),
     # -- OpenAPI tools
     Mutant(

@@ -404,3 +404,10 @@ def test_state_instructions_show_only_the_clients_own_state() -> None:
     assert shown is not None and shown.endswith('\n{"form": {"name": "Ada"}}')
     listed = state_instructions(["step 1", "step 2"], {"counter"})
     assert listed is not None and listed.endswith('\n["step 1", "step 2"]')
+
+
+def test_an_unknown_forwarded_if_busy_is_a_422_naming_the_field(served: Served) -> None:
+    body = run_input("t-busy", "r1", "hi", forwardedProps={"if_busy": "someday"})
+    answer = post(served.url, body)
+    assert answer.status_code == 422
+    assert "forwardedProps.if_busy" in answer.json()["error"]["message"]

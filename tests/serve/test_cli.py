@@ -146,3 +146,14 @@ def test_raf_serve_refuses_a_store_timeout_that_is_not_a_number_of_seconds(
         done = raf(tmp_path, "serve", "greeter.yaml", "--store-timeout", bad)
         assert done.returncode == 2, done.stderr
         assert "--store-timeout must be a number of seconds above 0" in done.stderr
+
+
+def test_raf_serve_refuses_a_strategy_or_retention_it_cannot_use(tmp_path: Path) -> None:
+    (tmp_path / "a.yaml").write_text("name: a\n")
+    strategy = raf(tmp_path, "serve", "a.yaml", "--port", "0", "--if-busy", "later")
+    assert strategy.returncode == 2
+    assert "--if-busy: invalid choice: 'later'" in strategy.stderr
+    assert "reject" in strategy.stderr and "rollback" in strategy.stderr
+    kept = raf(tmp_path, "serve", "a.yaml", "--port", "0", "--run-retention", "0")
+    assert kept.returncode == 2
+    assert "--run-retention must be a number of seconds above 0, not 0" in kept.stderr

@@ -196,22 +196,30 @@ def test_a_failing_model_is_a_json_error_and_the_session_is_unchanged(served: Se
         assert client.get(f"/agents/helper/sessions/{sid}").json() == before
 
 
-def test_a_client_gone_mid_stream_leaves_the_session_as_it_was(served: Served) -> None:
+def test_a_client_gone_mid_stream_leaves_its_run_going_until_cancelled(served: Served) -> None:
     served.slow.add("never seen")
     with served.client() as client:
         sid = new_session(client, "slow")
-        before = client.get(f"/agents/slow/sessions/{sid}").json()
         with client.stream(
             "POST", f"/agents/slow/sessions/{sid}/runs", json={"messages": "x", "stream": True}
         ) as response:
-            name, _ = next(events(response))
-            assert name == "run"
-        for _ in range(100):  # the server notices the closed connection
-            state = client.get(f"/agents/slow/sessions/{sid}").json()
-            if not state["running"]:
+            run_id = response.headers["raf-run-id"]
+            name, data = next(events(response))
+            assert (name, data["run_id"]) == ("run", run_id)
+        time.sleep(0.3)  # the server has seen the closed connection: the run goes on
+        assert client.get(f"/agents/slow/runs/{run_id}").json()["state"] == "running"
+        assert client.get(f"/agents/slow/sessions/{sid}").json()["run_id"] == run_id
+        cancelled = client.post(f"/agents/slow/runs/{run_id}/cancel")
+        assert cancelled.status_code == 202
+        for _ in range(200):
+            run = client.get(f"/agents/slow/runs/{run_id}").json()
+            if run["ended_at"] is not None:
                 break
             time.sleep(0.05)
-        assert state == before
+        assert run["state"] == "cancelled"
+        assert not client.get(f"/agents/slow/sessions/{sid}").json()["running"]
+        again = client.post(f"/agents/slow/runs/{run_id}/cancel")
+        assert again.status_code == 409 and again.json()["error"]["code"] == "run_ended"
 
 
 async def test_two_requests_naming_one_new_session_create_it_once(tmp_path: Path) -> None:

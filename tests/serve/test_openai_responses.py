@@ -322,3 +322,12 @@ async def test_a_continuation_is_checked_again_once_the_session_is_leased() -> N
     )
     texts = [update.text async for update in again]
     assert "third" in "".join(texts) and len(model.requests) == 3
+
+
+def test_an_unknown_if_busy_is_a_400_naming_the_field(rs_served: Served) -> None:
+    with pytest.raises(openai.BadRequestError) as caught:
+        client(rs_served).responses.create(
+            model="helper", input="hi", extra_body={"if_busy": "whenever"}
+        )
+    error = error_of(caught.value)
+    assert error["param"] == "if_busy" and "reject, enqueue" in str(error["message"])

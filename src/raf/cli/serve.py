@@ -223,6 +223,32 @@ def _server_arguments(parser: argparse.ArgumentParser) -> None:
         metavar="N",
         help="durable runs of one agent at a time, over all workers (default: no limit)",
     )
+    parser.add_argument(
+        "--if-busy",
+        choices=("reject", "enqueue", "interrupt", "rollback"),
+        default="enqueue",
+        help="what a run does when its session is busy, unless its request says (if_busy): "
+        "refuse it with 409, queue it after the runs before it, stop the run in progress "
+        "and keep its turn, or stop it and remove its turn (default enqueue)",
+    )
+    parser.add_argument(
+        "--run-retention",
+        type=float,
+        metavar="SECONDS",
+        help="how long a run's events are kept after it ends; reading them later is a 410 "
+        "(default 604800: a week)",
+    )
+    parser.add_argument(
+        "--webhook-secret",
+        metavar="SECRET",
+        help="sign run webhooks with HMAC-SHA256 and this secret (better: $RAF_WEBHOOK_SECRET, "
+        "which ps does not show); without one, runs asking for a webhook are refused",
+    )
+    parser.add_argument(
+        "--webhook-allow-private",
+        action="store_true",
+        help="let run webhooks reach private and loopback addresses (refused by default)",
+    )
     parser.add_argument("--executor-id", help=argparse.SUPPRESS)
     parser.add_argument("--worker-fd", type=int, help=argparse.SUPPRESS)
     parser.add_argument("--no-openai", action="store_true", help="leave out /v1 (OpenAI API)")
@@ -286,6 +312,9 @@ def _check_workers(args: argparse.Namespace) -> str | None:
         return f"--workers must be at least 1, not {args.workers}"
     if args.max_runs is not None and args.max_runs < 1:
         return f"--max-runs must be at least 1, not {args.max_runs}"
+    kept = args.run_retention
+    if kept is not None and not kept > 0:
+        return f"--run-retention must be a number of seconds above 0, not {kept:g}"
     lease = args.lease_seconds
     if lease is not None and not lease > 0:
         return f"--lease-seconds must be a number of seconds above 0, not {lease:g}"
@@ -443,6 +472,17 @@ def _worker_argv(argv: list[str]) -> list[str]:
     return out
 
 
+def _run_manager(args: argparse.Namespace, host: Any) -> Any:
+    """The server's native runs: their retention and webhooks, from the flags."""
+    from raf.serve.runs import DEFAULT_RUN_RETENTION, RunManager
+    from raf.serve.webhooks import SECRET_ENV, Webhooks
+
+    retention = DEFAULT_RUN_RETENTION if args.run_retention is None else args.run_retention
+    secret = args.webhook_secret or os.environ.get(SECRET_ENV)
+    webhooks = Webhooks(secret, allow_private=args.webhook_allow_private)
+    return RunManager(host, retention=retention, webhooks=webhooks)
+
+
 def serve_command(args: argparse.Namespace) -> int:
     import socket
 
@@ -525,10 +565,16 @@ def serve_command(args: argparse.Namespace) -> int:
             executor_id=args.executor_id,
         )
         host = DurableAgentHost(runtime, lease_seconds=_lease_seconds(args), store_timeout=waits)
+        host.if_busy = args.if_busy
     else:
         host = AgentHost(
-            agents, store=store, lease_seconds=_lease_seconds(args), store_timeout=waits
+            agents,
+            store=store,
+            lease_seconds=_lease_seconds(args),
+            store_timeout=waits,
+            if_busy=args.if_busy,
         )
+    runs = _run_manager(args, host)
     if args.worker_fd is not None:
         sock = socket.socket(fileno=args.worker_fd)
         _exit_with_parent()
@@ -550,6 +596,7 @@ def serve_command(args: argparse.Namespace) -> int:
         agui=not args.no_agui,
         public_url=args.public_url,
         ui=ui,
+        runs=runs,
     )
 
     def started() -> None:

@@ -41,6 +41,7 @@ from raf.core.responses import AgentResponseUpdate, AnswerCheck, FinishReason, U
 from raf.core.sessions import AgentSession
 from raf.core.usage import UsageDetails
 from raf.serve.answer_text import StreamedText
+from raf.serve.double_texting import check_if_busy
 from raf.serve.errors import ServeError, require_extra
 from raf.serve.hosting import AgentHost
 from raf.serve.native import SSE_HEADERS
@@ -456,6 +457,9 @@ class AguiRun:
     agent: str
     owner: str
     body: RunAgentInput
+    if_busy: str | None = None
+    """What the run does when the thread is busy (`forwardedProps.if_busy`; the
+    server's default when None)."""
 
     async def thread(self) -> AgentSession:
         """The thread's session, made for this owner on first use."""
@@ -517,6 +521,7 @@ class AguiRun:
                 messages,
                 answers,
                 instructions=run_instructions(body, owned),
+                if_busy=self.if_busy,
             )
             async for update in updates:
                 check.see(update)
@@ -584,6 +589,15 @@ class AguiRun:
         )
 
 
+def if_busy_of(body: RunAgentInput) -> str | None:
+    """The double-texting strategy a client forwarded (`forwardedProps.if_busy`, raf's
+    extension of AG-UI); a 422 naming the field for one that is not a strategy."""
+    props = body.forwarded_props
+    if not isinstance(props, dict) or props.get("if_busy") is None:
+        return None
+    return check_if_busy(props["if_busy"], "forwardedProps.if_busy")
+
+
 def agui_router(host: AgentHost) -> APIRouter:
     """The AG-UI run route of every agent of `host`."""
     require_extra("ag_ui", "serving agents over AG-UI")
@@ -598,7 +612,7 @@ def agui_router(host: AgentHost) -> APIRouter:
         host.agent(agent)
         body = parse_body(await request.body(), RunAgentInput)
         owner = str(request.scope.get("state", {}).get(OWNER_KEY, ""))
-        one = AguiRun(host=host, agent=agent, owner=owner, body=body)
+        one = AguiRun(host=host, agent=agent, owner=owner, body=body, if_busy=if_busy_of(body))
         session = await one.thread()
         encoder = EventEncoder(accept=request.headers.get("accept", "text/event-stream"))
 

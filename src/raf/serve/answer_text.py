@@ -7,7 +7,7 @@ from __future__ import annotations
 from dataclasses import dataclass
 
 from raf.core.messages import ROLE_ASSISTANT
-from raf.core.responses import AgentResponse, AgentResponseUpdate, UpdateKind
+from raf.core.responses import AgentResponseUpdate, ChatResponse, UpdateKind
 
 SEPARATOR = "\n\n"
 """Between the texts of two model calls of one run ("Let me check." and the answer)."""
@@ -23,7 +23,7 @@ TOOL_KINDS = frozenset(
 """Updates that show a model call is over: what it said before them is done."""
 
 
-def answer_text(response: AgentResponse) -> str:
+def answer_text(response: ChatResponse) -> str:
     """A finished run's text: each assistant message's text, joined with a blank line."""
     return SEPARATOR.join(m.text for m in response.messages if m.role is ROLE_ASSISTANT and m.text)
 

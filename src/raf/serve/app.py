@@ -53,12 +53,14 @@ def create_app(
     agui: bool = True,
     public_url: str | None = None,
     ui: Any = None,
+    runs: Any = None,
 ) -> ASGIApp:
     """The server's ASGI app: the native API, and the OpenAI-compatible, A2A and AG-UI
     ones unless turned off; `public_url` is where clients reach it (an absolute http(s)
     URL, used in every URL the server publishes, such as the A2A agent cards; without it
     they give the address each request came to); `ui` (a `raf.serve.ui.ServeUI`) adds
-    the web pages at `/ui`."""
+    the web pages at `/ui`; `runs` (a `raf.serve.runs.RunManager` over `host`) keeps
+    the native runs, with its retention and webhooks (the defaults when None)."""
     require_extra("fastapi")
     if public_url is not None:
         public_url = check_public_url(public_url)
@@ -136,7 +138,11 @@ def create_app(
     async def raf_error(request: Request, exc: RafError) -> JSONResponse:
         return answer(request, error_for(exc))
 
-    app.include_router(native_router(host))
+    if runs is None:
+        from raf.serve.runs import RunManager
+
+        runs = RunManager(host)
+    app.include_router(native_router(host, runs))
     if ui is not None:
         from raf.serve.ui.routes import PAGE_PATHS, ui_router
 
@@ -166,7 +172,7 @@ def create_app(
         from raf.serve.a2a import mount_a2a
 
         mount_a2a(app, host, public_url=public_url, security=security)
-    return SecurityMiddleware(RunRoutes(app, host, openai=openai), security)
+    return SecurityMiddleware(RunRoutes(app, host, runs, openai=openai), security)
 
 
 class RunRoutes:
@@ -183,12 +189,13 @@ class RunRoutes:
     an unexpected one goes up to the server, which answers 500 and logs it.
     """
 
-    def __init__(self, app: ASGIApp, host: AgentHost, *, openai: bool) -> None:
+    def __init__(self, app: ASGIApp, host: AgentHost, runs: Any, *, openai: bool) -> None:
         from raf.serve.native import owner_of_request, run_request
         from raf.serve.openai_api import chat_completion
 
         self.app = app
         self.host = host
+        self.runs = runs
         self.run_request = run_request
         self.owner = owner_of_request
         self.chat_completion = chat_completion if openai else None
@@ -223,9 +230,9 @@ class RunRoutes:
         if len(parts) < 4 or parts[1] != "agents" or parts[-1] != "runs" or not parts[2]:
             return None
         if len(parts) == 4:  # /agents/{agent}/runs
-            return partial(self.run_request, self.host, parts[2], None, self.owner(scope))
+            return partial(self.run_request, self.runs, parts[2], None, self.owner(scope))
         if len(parts) == 6 and parts[3] == "sessions" and parts[4]:
-            return partial(self.run_request, self.host, parts[2], parts[4], self.owner(scope))
+            return partial(self.run_request, self.runs, parts[2], parts[4], self.owner(scope))
         return None
 
 

@@ -84,13 +84,20 @@ class DurableAgentHost(AgentHost):
         approvals: Sequence[ApprovalResponseContent],
         *,
         expect_messages: int | None = None,
+        **queueing: Any,
     ) -> tuple[AgentLike, AgentSession, ActiveRun]:
         """As `AgentHost._prepare`; a new session is stored first, since a durable run
         loads its session from the store in whichever worker runs it."""
         if session_id is None:
             session_id = public_id(await self.create_session(agent_name, owner))
         return await super()._prepare(
-            agent_name, session_id, owner, messages, approvals, expect_messages=expect_messages
+            agent_name,
+            session_id,
+            owner,
+            messages,
+            approvals,
+            expect_messages=expect_messages,
+            **queueing,
         )
 
     async def run(
@@ -100,9 +107,12 @@ class DurableAgentHost(AgentHost):
         owner: str,
         messages: Sequence[ChatMessage] = (),
         approvals: Sequence[ApprovalResponseContent] = (),
+        **queueing: Any,
     ) -> tuple[AgentResponse, ActiveRun]:
         """One run to its end or its next approval pause, in whichever worker takes it."""
-        _, session, active = await self._prepare(agent_name, session_id, owner, messages, approvals)
+        _, session, active = await self._prepare(
+            agent_name, session_id, owner, messages, approvals, **queueing
+        )
         try:
             response = await self._durable(agent_name, session, active, messages, approvals)
         finally:
@@ -121,6 +131,7 @@ class DurableAgentHost(AgentHost):
         output_type: Any = None,
         chat_options: ChatOptions | None = None,
         expect_messages: int | None = None,
+        **queueing: Any,
     ) -> tuple[ActiveRun, AsyncIterator[AgentResponseUpdate]]:
         """A durable run whose messages are sent as whole updates when it is done; a
         durable run takes no instructions, output type or model settings of its own (its
@@ -142,7 +153,13 @@ class DurableAgentHost(AgentHost):
             refused.param = "text.format"  # the Responses API's, the one API that asks
             raise refused
         _, session, active = await self._prepare(
-            agent_name, session_id, owner, messages, approvals, expect_messages=expect_messages
+            agent_name,
+            session_id,
+            owner,
+            messages,
+            approvals,
+            expect_messages=expect_messages,
+            **queueing,
         )
 
         async def updates() -> AsyncIterator[AgentResponseUpdate]:

@@ -9,7 +9,10 @@ its turn is saved, and claims approved calls in the store before they run.
 
 from __future__ import annotations
 
+import asyncio
+import logging
 import re
+import time
 import uuid
 from collections.abc import AsyncIterator, Callable, Mapping, Sequence
 from dataclasses import dataclass, field
@@ -30,6 +33,14 @@ from raf.core.messages import ChatMessage
 from raf.core.options import AgentRunOptions, ChatOptions
 from raf.core.responses import AgentResponse, AgentResponseUpdate, UpdateKind
 from raf.core.sessions import AgentSession, SessionStore
+from raf.serve.double_texting import (
+    IF_BUSY,
+    INTERRUPT,
+    QUEUE_POLL_SECONDS,
+    REJECT,
+    ROLLBACK,
+    Rollback,
+)
 from raf.serve.errors import ServeError, not_found
 from raf.serve.requests import store_failure
 from raf.serve.tenancy import ANONYMOUS, Tenant, owner_of
@@ -41,6 +52,7 @@ from raf.stores.leases import (
     leases_of,
     run_of,
 )
+from raf.stores.runs import CANCELLED, DONE, QUEUED, RUNNING, RunRecord, runs_of
 from raf.stores.sessions import InMemorySessionStore
 from raf.stores.timed import DEFAULT_STORE_TIMEOUT, TimedSessionStore
 
@@ -51,6 +63,8 @@ SESSION_ID = re.compile(r"^[A-Za-z0-9_-][A-Za-z0-9_.-]{0,127}$")
 """Session ids a client may choose: safe as a file name in every store."""
 
 T = TypeVar("T")
+
+log = logging.getLogger("raf.serve")
 
 __all__ = ["ANONYMOUS", "SERVE_KEY", "ActiveRun", "AgentHost", "owner_of", "public_id"]
 
@@ -77,6 +91,12 @@ class ActiveRun:
     token: CancellationToken = field(default_factory=CancellationToken)
     lease: HeldLease | None = None
     """The session's lease this run holds (given back when it ends)."""
+    record: RunRecord | None = None
+    """Its run record, when it has one (a native run's, or one made to queue it)."""
+    own_record: bool = False
+    """The host made `record` to queue the run, and ends it when the run ends."""
+    rollback: Rollback | None = None
+    """What to remove from the session before this run goes on (`rollback`)."""
 
 
 def session_busy(session_id: str, run_id: str) -> ServeError:
@@ -104,6 +124,7 @@ class AgentHost:
         middleware: Sequence[Any] = (),
         lease_seconds: float = DEFAULT_LEASE_SECONDS,
         store_timeout: float = DEFAULT_STORE_TIMEOUT,
+        if_busy: str = REJECT,
     ) -> None:
         if isinstance(agents, Mapping):
             self.agents: dict[str, AgentLike] = dict(agents)
@@ -132,6 +153,15 @@ class AgentHost:
         unless it is kept in this process's memory."""
         self.store_timeout = float(store_timeout)
         self.leases = leases_of(self.store)
+        self.run_records = runs_of(self.store)
+        """Where runs are recorded and each session's queue is kept: the store itself."""
+        if if_busy not in IF_BUSY:
+            raise ConfigurationError(
+                f"if_busy must be one of {', '.join(IF_BUSY)}, not {if_busy!r}"
+            )
+        self.if_busy = if_busy
+        """What a run does when its session is busy, unless its request says (`reject`,
+        `enqueue`, `interrupt`, `rollback`)."""
         """Where runs take their sessions' leases: the store itself (see `leases_of`)."""
         self.unreleased = UnreleasedLeases(self.leases)
         """Leases runs of this process could not give back: given back once the store
@@ -209,7 +239,7 @@ class AgentHost:
     async def delete_session(self, agent_name: str, session_id: str, owner: str) -> None:
         """Remove a session; refused while a run (of any process) is in progress in it."""
         session = await self.session(agent_name, session_id, owner)
-        active = await self._start(agent_name, session.id, session_id, owner)
+        active = await self._start(agent_name, session.id, session_id, owner, if_busy=REJECT)
         try:
             await self.store.delete(session.id)
         finally:
@@ -222,7 +252,9 @@ class AgentHost:
         as a run does (a 409 while a run of any process is in progress in it), so every
         process sees the change and no run's turn is lost to it; the session and what
         `edit` returned. Nothing is stored when `edit` raises."""
-        active = await self._start(agent_name, self._key(session_id, owner), session_id, owner)
+        active = await self._start(
+            agent_name, self._key(session_id, owner), session_id, owner, if_busy=REJECT
+        )
         try:
             session = await self.session(agent_name, session_id, owner)
             result = edit(session)
@@ -256,15 +288,44 @@ class AgentHost:
             del self.runs[active.key]
         if active.lease is not None:
             await active.lease.release()
+        own, active.own_record = active.own_record, False
+        record = active.record
+        if own and record is not None and record.ended_at is None:
+            record.state = CANCELLED if active.token.cancelled else DONE
+            record.ended_at = record.updated_at = time.time()
+            try:
+                await self.run_records.save_run(record)
+            except SessionError as exc:  # its state only: the queue passes a run ended
+                log.warning("could not record the end of run %s: %s", record.id, exc)
 
-    async def _start(self, agent_name: str, key: str, session_id: str, owner: str) -> ActiveRun:
-        """A run of the session stored as `key`, holding its lease; a 409 when another run
-        (of this process or another) holds it."""
+    async def _start(
+        self,
+        agent_name: str,
+        key: str,
+        session_id: str,
+        owner: str,
+        *,
+        if_busy: str | None = None,
+        record: RunRecord | None = None,
+        on_queued: Callable[[RunRecord], Any] | None = None,
+    ) -> ActiveRun:
+        """A run of the session stored as `key`, holding its lease. When another run (of
+        this process or another) holds it: a 409 for `reject`; otherwise the run waits its
+        turn in the session's queue (kept in the store, first come first served over every
+        process), after stopping the run in progress for `interrupt` and `rollback`.
+        `record` is the run's record when the caller keeps one (its id is the run's);
+        `on_queued` is called once the run waits in the queue."""
+        strategy = self.if_busy if if_busy is None else if_busy
         active = ActiveRun(
-            run_id=uuid.uuid4().hex, agent=agent_name, owner=owner, key=key, session_id=session_id
+            run_id=record.id if record is not None else uuid.uuid4().hex,
+            agent=agent_name,
+            owner=owner,
+            key=key,
+            session_id=session_id,
+            record=record,
         )
         local = self.runs.get(key)
-        if local is not None:
+        if local is not None and strategy == REJECT:
             raise session_busy(session_id, local.run_id)
         lease = HeldLease(
             self.leases,
@@ -275,14 +336,140 @@ class AgentHost:
             self.unreleased,
         )
         try:
-            standing = await lease.take()
+            standing = None if local is not None else await lease.take()
+            if standing is None or standing.holder != lease.holder:
+                if strategy == REJECT:
+                    assert standing is not None
+                    raise session_busy(session_id, run_of(standing.holder))
+                await self._wait_turn(active, lease, strategy, on_queued)
         except SessionError as exc:
+            await self._give_up(active)
             raise store_failure(exc) from None
-        if standing.holder != lease.holder:
-            raise session_busy(session_id, run_of(standing.holder))
+        except BaseException:
+            await self._give_up(active)
+            raise
         active.lease = lease
         self.runs[key] = active
+        record = active.record
+        if record is not None:
+            record.state = RUNNING
+            record.holder = lease.holder
+            record.started_at = time.time()
+            try:
+                if record.seq == 0:  # it found the session free: recorded once, running
+                    record.seq = (await self.run_records.add_run(record)).seq
+                else:
+                    await self._save_record(record)
+            except BaseException:
+                await self.release(active)
+                raise
         return active
+
+    async def _give_up(self, active: ActiveRun) -> None:
+        """A run that never started (refused, cancelled while queued, or the store
+        failed): its record, when the host made one, ends cancelled."""
+        record = active.record
+        if active.own_record and record is not None and record.seq:
+            record.state = CANCELLED
+            record.ended_at = time.time()
+            try:
+                await self._save_record(record)
+            except SessionError as exc:
+                log.warning("could not record the end of run %s: %s", record.id, exc)
+
+    async def _save_record(self, record: RunRecord) -> None:
+        record.updated_at = time.time()
+        await self.run_records.save_run(record)
+
+    async def _wait_turn(
+        self,
+        active: ActiveRun,
+        lease: HeldLease,
+        strategy: str,
+        on_queued: Callable[[RunRecord], Any] | None,
+    ) -> None:
+        """Wait in the session's queue until no live queued run came before this one and
+        the session's lease is free, then take it. The queue is the session's runs in the
+        store in arrival order; a queued run whose process stopped promising to be there
+        (`alive_until`) is passed over."""
+        record = active.record
+        if record is None:
+            record = RunRecord(
+                id=active.run_id,
+                session=active.key,
+                agent=active.agent,
+                owner=active.owner,
+                session_name=active.session_id,
+                if_busy=strategy,
+            )
+            active.own_record = True
+        record.state = QUEUED
+        record.holder = lease.holder
+        record.alive_until = time.time() + self.lease_seconds
+        if record.seq == 0:
+            record.seq = (await self.run_records.add_run(record)).seq
+        else:
+            await self._save_record(record)
+        active.record = record
+        if strategy in (INTERRUPT, ROLLBACK):
+            await self._stop_current(active, record, strategy)
+        if on_queued is not None:
+            await on_queued(record)
+        promised = time.monotonic()
+        while True:
+            queue = await self.run_records.session_runs(active.key, active=True)
+            mine = next((r for r in queue if r.id == record.id), None)
+            if mine is None or mine.cancel is not None:
+                reason = "it ended" if mine is None else mine.cancel
+                raise ServeError(
+                    409,
+                    "run_cancelled",
+                    f"run {record.id} was cancelled while it waited its turn ({reason}); "
+                    "the session is unchanged by it",
+                    run_id=record.id,
+                )
+            now = time.time()
+            ahead = [
+                r for r in queue if r.seq < record.seq and r.state == QUEUED and r.alive_until > now
+            ]
+            if not ahead and self.runs.get(active.key) is None:
+                standing = await lease.take()
+                if standing.holder == lease.holder:
+                    return
+            if time.monotonic() - promised > self.lease_seconds / 3:
+                record.alive_until = time.time() + self.lease_seconds
+                await self._save_record(record)
+                promised = time.monotonic()
+            await asyncio.sleep(QUEUE_POLL_SECONDS)
+
+    async def _stop_current(self, active: ActiveRun, record: RunRecord, strategy: str) -> None:
+        """Ask the run in progress in the session to stop (`interrupt`, `rollback`): at
+        once in this process, else through its lease, read by the process holding it when
+        it next renews it. For `rollback`, note what the session held before that run's
+        turn, and cancel the runs queued before this one (their turns never start)."""
+        reason = (
+            f"interrupted by run {active.run_id}"
+            if strategy == INTERRUPT
+            else f"rolled back by run {active.run_id}"
+        )
+        if strategy == ROLLBACK:
+            try:
+                stored = await self.store.load(active.key)
+                active.rollback = Rollback(messages=len(stored.messages), revision=stored.revision)
+            except SessionNotFoundError:
+                active.rollback = Rollback(messages=0, revision=None)
+            for queued in await self.run_records.session_runs(active.key, active=True):
+                if queued.seq < record.seq and queued.state == QUEUED:
+                    await self.run_records.cancel_run(queued.id, reason)
+        local = self.runs.get(active.key)
+        if local is not None:
+            local.token.cancel(reason)
+            target: str | None = local.run_id
+        else:
+            lease = await self.leases.cancel_lease(active.key, reason)
+            target = None if lease is None else run_of(lease.holder)
+        if target is not None:
+            await self.run_records.cancel_run(target, reason)
 
     async def _prepare(
         self,
@@ -293,18 +480,25 @@ class AgentHost:
         approvals: Sequence[ApprovalResponseContent],
         *,
         expect_messages: int | None = None,
+        if_busy: str | None = None,
+        record: RunRecord | None = None,
+        on_queued: Callable[[RunRecord], Any] | None = None,
+        session_name: str | None = None,
     ) -> tuple[AgentLike, AgentSession, ActiveRun]:
         """The agent, the session (loaded once its lease is held, so it is the latest
         any process saved; a new one when `session_id` is None, stored when the run ends)
         and the run, with the request checked against the session. `expect_messages`:
         the run goes on only if the stored session still holds that many messages (a
         client continuing from a turn it saw), checked under the lease, so of two
-        requests continuing one turn only the first runs (409 `session_moved`)."""
+        requests continuing one turn only the first runs (409 `session_moved`). `if_busy`,
+        `record` and `on_queued` as for `_start`; `session_name`: the id a new session
+        gets (a random one when None)."""
         agent = self.agent(agent_name)
+        queueing: dict[str, Any] = {"if_busy": if_busy, "record": record, "on_queued": on_queued}
         if session_id is None:
-            session_id = uuid.uuid4().hex
+            session_id = session_name or uuid.uuid4().hex
             key = Tenant(owner).key(session_id)
-            active = await self._start(agent_name, key, session_id, owner)
+            active = await self._start(agent_name, key, session_id, owner, **queueing)
             session = agent.create_session(key)
             session.metadata[SERVE_KEY] = {"agent": agent_name, "owner": owner, "id": session_id}
             try:
@@ -313,9 +507,14 @@ class AgentHost:
                 await self.release(active)
                 raise
             return agent, session, active
-        active = await self._start(agent_name, self._key(session_id, owner), session_id, owner)
+        active = await self._start(
+            agent_name, self._key(session_id, owner), session_id, owner, **queueing
+        )
         try:
             session = await self.session(agent_name, session_id, owner)
+            rollback = active.rollback
+            if rollback is not None and session.revision != rollback.revision:
+                del session.messages[rollback.messages :]  # the stopped run's turn
             if expect_messages is not None and len(session.messages) != expect_messages:
                 raise ServeError(
                     409,
@@ -337,12 +536,26 @@ class AgentHost:
         owner: str,
         messages: Sequence[ChatMessage] = (),
         approvals: Sequence[ApprovalResponseContent] = (),
+        *,
+        if_busy: str | None = None,
+        record: RunRecord | None = None,
+        on_queued: Callable[[RunRecord], Any] | None = None,
+        session_name: str | None = None,
     ) -> tuple[AgentResponse, ActiveRun]:
         """One run to the end, in the caller's session `session_id` or a new one (None;
         its id is `ActiveRun.session_id`); the session is stored only when the run
-        finished."""
+        finished. `if_busy`, `record`, `on_queued` and `session_name` as for
+        `_prepare`."""
         agent, session, active = await self._prepare(
-            agent_name, session_id, owner, messages, approvals
+            agent_name,
+            session_id,
+            owner,
+            messages,
+            approvals,
+            if_busy=if_busy,
+            record=record,
+            on_queued=on_queued,
+            session_name=session_name,
         )
         try:
             loaded = session.revision
@@ -366,14 +579,28 @@ class AgentHost:
         output_type: Any = None,
         chat_options: ChatOptions | None = None,
         expect_messages: int | None = None,
+        if_busy: str | None = None,
+        record: RunRecord | None = None,
+        on_queued: Callable[[RunRecord], Any] | None = None,
+        session_name: str | None = None,
     ) -> tuple[ActiveRun, AsyncIterator[AgentResponseUpdate]]:
         """Start a streamed run (in a new session when `session_id` is None): checks
         happen now (so errors are plain HTTP errors), the updates come from the returned
         iterator; the session is stored before the last. `instructions` are added to the
         agent's for this run only, as are `output_type` and `chat_options` (see
-        `AgentRunOptions`); `expect_messages` as for `_prepare`."""
+        `AgentRunOptions`); `expect_messages`, `if_busy`, `record`, `on_queued` and
+        `session_name` as for `_prepare`."""
         agent, session, active = await self._prepare(
-            agent_name, session_id, owner, messages, approvals, expect_messages=expect_messages
+            agent_name,
+            session_id,
+            owner,
+            messages,
+            approvals,
+            expect_messages=expect_messages,
+            if_busy=if_busy,
+            record=record,
+            on_queued=on_queued,
+            session_name=session_name,
         )
         options = self._options(active, approvals)
         options.additional_instructions = instructions

@@ -3,27 +3,29 @@
 from __future__ import annotations
 
 import asyncio
-from collections.abc import AsyncIterator, MutableMapping
+from collections.abc import MutableMapping
 from typing import Any
 
 from fastapi import APIRouter, Request, Response
 from fastapi.responses import JSONResponse, StreamingResponse
 from pydantic import BaseModel, ConfigDict, Field
-from starlette.background import BackgroundTask
 from starlette.types import Receive, Scope, Send
 
 from raf.core.call_approval import session_approvals
-from raf.core.contents import ApprovalResponseContent, DataContent, content_to_dict
+from raf.core.contents import ApprovalResponseContent, DataContent
 from raf.core.errors import ApprovalError, RafError
 from raf.core.messages import ChatMessage, Role
-from raf.core.responses import AgentResponse, AgentResponseUpdate, AnswerCheck, answer_problem
 from raf.core.sessions import AgentSession
-from raf.serve.answer_text import StreamedText, answer_text
 from raf.serve.catalog import describe_agent
+from raf.serve.double_texting import check_if_busy
 from raf.serve.errors import ServeError
-from raf.serve.hosting import SERVE_KEY, ActiveRun, AgentHost, public_id
-from raf.serve.requests import STORE_UNAVAILABLE, error_for, json_line, log, parse_body
+from raf.serve.hosting import SERVE_KEY, AgentHost, public_id
+from raf.serve.requests import STORE_UNAVAILABLE, log, parse_body
+from raf.serve.runs import RunManager, public_run
 from raf.serve.security import OWNER_KEY
+
+RUN_ID_HEADER = "Raf-Run-Id"
+"""The response header that names a native run (to re-attach to, to cancel)."""
 
 
 class _Body(BaseModel):
@@ -45,12 +47,17 @@ class Attachment(_Body):
 
 
 class RunRequest(_Body):
-    """Body of a run: the user's messages, files that go with the last one, and whether
-    to stream."""
+    """Body of a run: the user's messages, files that go with the last one, whether to
+    stream, what to do when the session is busy (`if_busy`; the server's default when
+    left out), whether to answer at once with the run (`background`), and a URL to call
+    when it ends (`webhook`)."""
 
     messages: str | list[str | dict[str, Any]]
     attachments: list[Attachment] = Field(default_factory=list)
     stream: bool = False
+    if_busy: str | None = None
+    background: bool = False
+    webhook: str | None = Field(default=None, min_length=1, max_length=2048)
 
 
 class ApprovalAnswer(_Body):
@@ -66,6 +73,7 @@ class ApprovalsRequest(_Body):
 
     responses: list[ApprovalAnswer] = Field(min_length=1)
     stream: bool = False
+    if_busy: str | None = None
 
 
 class PinRequest(_Body):
@@ -241,91 +249,102 @@ async def unpin_request(
     return {"pinned": pinned_indices(session)}
 
 
-def run_body(response: AgentResponse, active: ActiveRun, session_id: str) -> dict[str, Any]:
-    """A finished run's JSON form; `session_id` is the session's id as its owner knows it.
-    Its `text` is the text of every model call of the run, joined with a blank line. A
-    run without a whole answer (empty, cut off, filtered) carries an `error` object that
-    says so; the run is recorded in the session all the same."""
-    data = response.to_dict()
-    data["session_id"] = session_id
-    data["run_id"] = active.run_id
-    data["text"] = answer_text(response)
-    data["pending_approvals"] = [content_to_dict(p) for p in response.pending_approvals]
-    problem = answer_problem(response)
-    if problem is not None:
-        data["error"] = problem.to_dict()
-    return data
-
-
-async def sse(
-    active: ActiveRun, session_id: str, updates: AsyncIterator[AgentResponseUpdate]
-) -> AsyncIterator[str]:
-    """Server-sent events: `run` first, then one `update` per stream update (a text
-    delta that begins another model call's text starts with the blank line that joins
-    them, so the deltas add up to the whole answer's `text`), and an `error` event
-    when the run fails midway (the session then stays as it was) or ends without a
-    whole answer (empty, cut off, filtered; the run is recorded)."""
-    yield f"event: run\ndata: {json_line({'run_id': active.run_id, 'session_id': session_id})}\n\n"
-    check = AnswerCheck()
-    joined = StreamedText()
-    try:
-        async for update in updates:
-            check.see(update)
-            data = update.to_dict()
-            piece = joined.piece(update)
-            if piece:  # the text as the whole answer's `text` has it
-                data["text"] = piece
-            yield f"event: update\ndata: {json_line(data)}\n\n"
-    except Exception as exc:
-        yield f"event: error\ndata: {json_line(error_for(exc).body())}\n\n"
-        return
-    problem = check.problem
-    if problem is not None:
-        yield f"event: error\ndata: {json_line({'error': problem.to_dict()})}\n\n"
-
-
 def owner_of_request(scope: MutableMapping[str, Any]) -> str:
     """The caller's owner id, as `SecurityMiddleware` put it in the request's scope."""
     return str(scope.get("state", {}).get(OWNER_KEY, ""))
 
 
 async def answer(
-    host: AgentHost,
+    runs: RunManager,
     agent: str,
     session_id: str | None,
     owner: str,
     messages: list[ChatMessage],
     approvals: list[ApprovalResponseContent],
     stream: bool,
+    *,
+    if_busy: str | None = None,
+    background: bool = False,
+    webhook: str | None = None,
 ) -> Response:
-    """Run the agent in the session (a new one when `session_id` is None): the finished
-    run as JSON, or its stream as SSE."""
+    """Run the agent in the session (a new one when `session_id` is None) as a run
+    resource: the run at once (202) when `background`, else the finished run as JSON or
+    its events as SSE. Its id is in the `Raf-Run-Id` header (and the first event), so a
+    client that lost the connection re-attaches to it."""
+    live = await runs.start(
+        agent,
+        session_id,
+        owner,
+        messages,
+        approvals,
+        if_busy=if_busy,
+        background=background,
+        webhook=webhook,
+        stream=stream,
+    )
+    record = live.record
+    headers = {RUN_ID_HEADER: record.id}
+    if background:
+        return JSONResponse(public_run(record), status_code=202, headers=headers)
     if stream:
-        active, updates = await host.stream(agent, session_id, owner, messages, approvals)
         return EventStream(
-            sse(active, active.session_id, updates),
+            runs.follow(record.id, 0),
             media_type="text/event-stream",
-            headers=SSE_HEADERS,
-            background=BackgroundTask(host.release, active),
+            headers={**SSE_HEADERS, **headers},
         )
-    response, active = await host.run(agent, session_id, owner, messages, approvals)
-    return JSONResponse(run_body(response, active, active.session_id))
+    if live.failure is not None:
+        raise live.failure
+    return JSONResponse(record.result, headers=headers)
 
 
 async def run_request(
-    host: AgentHost, agent: str, session_id: str | None, owner: str, raw: bytes
+    runs: RunManager, agent: str, session_id: str | None, owner: str, raw: bytes
 ) -> Response:
-    """A run request's answer: body `{"messages", "attachments"?, "stream"?}`, run in the
-    session `session_id`, or in a new one when it is None."""
-    host.agent(agent)
+    """A run request's answer: body `{"messages", "attachments"?, "stream"?, "if_busy"?,
+    "background"?, "webhook"?}`, run in the session `session_id`, or in a new one when
+    it is None."""
+    runs.host.agent(agent)
     body = parse_body(raw, RunRequest)
+    if_busy = None if body.if_busy is None else check_if_busy(body.if_busy)
     messages = user_messages(body.messages, body.attachments)
-    return await answer(host, agent, session_id, owner, messages, [], body.stream)
+    return await answer(
+        runs,
+        agent,
+        session_id,
+        owner,
+        messages,
+        [],
+        body.stream,
+        if_busy=if_busy,
+        background=body.background,
+        webhook=body.webhook,
+    )
 
 
-def native_router(host: AgentHost) -> APIRouter:
-    """The routes of the native API over `host`."""
+def last_event_id(request: Request) -> int:
+    """The event a re-attaching reader saw last (`Last-Event-ID`, or `?after=`); 0 for
+    none. A value that is no event number is a 422."""
+    raw = request.headers.get("last-event-id") or request.query_params.get("after") or "0"
+    try:
+        value = int(raw)
+    except ValueError:
+        value = -1
+    if value < 0:
+        raise ServeError(
+            422,
+            "invalid_request",
+            f"Last-Event-ID {raw[:40]!r} is not an event id (ids are 1, 2, …)",
+        )
+    return value
+
+
+def native_router(host: AgentHost, runs: RunManager | None = None) -> APIRouter:
+    """The routes of the native API over `host`; its runs kept by `runs` (a
+    `RunManager` with the default retention and no webhooks when None)."""
     router = APIRouter()
+    if runs is None:
+        runs = RunManager(host)
+    manager = runs
 
     def owner(request: Request) -> str:
         return owner_of_request(request.scope)
@@ -385,12 +404,41 @@ def native_router(host: AgentHost) -> APIRouter:
     async def run(agent: str, session_id: str, request: Request) -> Response:
         """Run the agent in a session; body `{"messages", "attachments"?, "stream"?}`, answer
         JSON, or server-sent events when `stream` is true."""
-        return await run_request(host, agent, session_id, owner(request), await request.body())
+        return await run_request(manager, agent, session_id, owner(request), await request.body())
 
     @router.post("/agents/{agent}/runs")
     async def run_new(agent: str, request: Request) -> Response:
         """Run the agent in a new session; body and answer as for a session's runs."""
-        return await run_request(host, agent, None, owner(request), await request.body())
+        return await run_request(manager, agent, None, owner(request), await request.body())
+
+    @router.get("/agents/{agent}/runs/{run_id}")
+    async def get_run(agent: str, run_id: str, request: Request) -> dict[str, Any]:
+        """A run: its state (queued, running, waiting, done, failed, cancelled), its
+        result or error, and its webhook's attempts."""
+        return public_run(await manager.get(agent, run_id, owner(request)))
+
+    @router.get("/agents/{agent}/runs/{run_id}/events")
+    async def run_events(agent: str, run_id: str, request: Request) -> Response:
+        """The run's events as SSE, from the start or after `Last-Event-ID`, until it
+        ends (from any worker)."""
+        after = last_event_id(request)
+        await manager.events_from(agent, run_id, owner(request), after)
+        return EventStream(
+            manager.follow(run_id, after),
+            media_type="text/event-stream",
+            headers={**SSE_HEADERS, RUN_ID_HEADER: run_id},
+        )
+
+    @router.post("/agents/{agent}/runs/{run_id}/cancel", status_code=202)
+    async def cancel_run(agent: str, run_id: str, request: Request) -> dict[str, Any]:
+        """Ask the run to stop (it leaves the queue, or stops where it is)."""
+        return public_run(await manager.cancel(agent, run_id, owner(request)))
+
+    @router.get("/agents/{agent}/sessions/{session_id}/runs")
+    async def list_runs(agent: str, session_id: str, request: Request) -> dict[str, Any]:
+        """The session's runs in arrival order."""
+        found = await manager.session_runs(agent, session_id, owner(request))
+        return {"object": "list", "data": [public_run(r) for r in found]}
 
     @router.post("/agents/{agent}/sessions/{session_id}/approvals")
     async def approvals(agent: str, session_id: str, request: Request) -> Response:
@@ -398,11 +446,21 @@ def native_router(host: AgentHost) -> APIRouter:
         "approved", "reason"?}], "stream"?}`; the paused run goes on."""
         host.agent(agent)
         body = parse_body(await request.body(), ApprovalsRequest)
+        if_busy = None if body.if_busy is None else check_if_busy(body.if_busy)
         decisions = [
             ApprovalResponseContent(call_id=a.call_id, approved=a.approved, reason=a.reason)
             for a in body.responses
         ]
-        return await answer(host, agent, session_id, owner(request), [], decisions, body.stream)
+        return await answer(
+            manager,
+            agent,
+            session_id,
+            owner(request),
+            [],
+            decisions,
+            body.stream,
+            if_busy=if_busy,
+        )
 
     @router.post("/agents/{agent}/sessions/{session_id}/pins", status_code=201)
     async def pin(agent: str, session_id: str, request: Request) -> dict[str, Any]:

@@ -46,6 +46,7 @@ from raf.serve.client_tools import (
     result_message,
     tool_choice,
 )
+from raf.serve.double_texting import IF_BUSY
 from raf.serve.errors import ServeError
 from raf.serve.hosting import SERVE_KEY, ActiveRun, AgentHost
 from raf.serve.native import SSE_HEADERS, EventStream, owner_of_request
@@ -92,6 +93,18 @@ class ResponsesRequest(BaseModel):
     tool_choice: str | dict[str, Any] | None = None
     text: dict[str, Any] | None = None
     metadata: dict[str, str] | None = None
+    if_busy: Any = None
+    """raf's extension: what to do when the conversation has a run in progress
+    (`reject`, `enqueue`, `interrupt`, `rollback`; the server's default when left out)."""
+
+
+def responses_if_busy(value: Any) -> str | None:
+    """The request's `if_busy` (raf's extension), or a 400 naming the field."""
+    if value is None:
+        return None
+    if value not in IF_BUSY:
+        raise invalid("if_busy", f"{value!r} is not a strategy; use one of {', '.join(IF_BUSY)}")
+    return str(value)
 
 
 def input_messages(given: str | list[dict[str, Any]]) -> list[ChatMessage]:
@@ -495,6 +508,7 @@ async def _start(
                 # checked again under the session's lease: of two requests continuing
                 # one response, the second finds the conversation moved on
                 expect_messages=seen,
+                if_busy=responses_if_busy(request.if_busy),
             )
 
         try:

@@ -5,6 +5,7 @@ from __future__ import annotations
 from raf.core.errors import SessionConflictError, SessionNotFoundError, SessionStoreError
 from raf.core.sessions import AgentSession, SessionLease, next_revision
 from raf.stores.postgres_pool import PostgresTable
+from raf.stores.postgres_runs import RUN_SCHEMA, PostgresRuns
 
 _SCHEMA = (
     "CREATE TABLE IF NOT EXISTS {table} (id TEXT PRIMARY KEY, data TEXT NOT NULL, "
@@ -12,6 +13,7 @@ _SCHEMA = (
     "CREATE INDEX IF NOT EXISTS {updated_at} ON {table} (updated_at DESC)",
     "CREATE TABLE IF NOT EXISTS {leases} (id TEXT PRIMARY KEY, holder TEXT NOT NULL, "
     "expires_at DOUBLE PRECISION NOT NULL, cancel TEXT)",
+    *RUN_SCHEMA,
 )
 
 _NOW = "extract(epoch from clock_timestamp())"
@@ -32,10 +34,11 @@ _READ = f"SELECT holder, expires_at, cancel FROM {{leases}} WHERE id = %s AND ex
 """The lease standing on a session."""
 
 
-class PostgresSessionStore:
+class PostgresSessionStore(PostgresRuns):
     """Sessions in one PostgreSQL table (created on first use); saves compare the revision
     in one `UPDATE … WHERE revision = …`, so several workers can share the sessions. Their
-    leases are rows of `<table>_leases`, timed by the database's clock."""
+    leases are rows of `<table>_leases`, timed by the database's clock; their runs and run
+    events rows of `<table>_runs` and `<table>_run_events` (`PostgresRuns`)."""
 
     def __init__(
         self,

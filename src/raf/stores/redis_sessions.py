@@ -16,6 +16,7 @@ from raf.core.errors import (
     SessionStoreError,
 )
 from raf.core.sessions import AgentSession, SessionLease, next_revision
+from raf.stores.redis_runs import RedisRuns
 
 if TYPE_CHECKING:
     from redis.asyncio import Redis
@@ -89,10 +90,11 @@ def redis_address(url: str) -> str:
     return f"{parts.scheme or 'redis'}://{host}{port}{parts.path}"
 
 
-class RedisSessionStore:
+class RedisSessionStore(RedisRuns):
     """Each session a hash `<prefix>:session:<id>` (JSON and revision) and an index
     `<prefix>:sessions` ordered by time; saves compare the revision in one server-side
-    script, so several workers can share the sessions."""
+    script, so several workers can share the sessions. Their runs and run events are
+    kept beside them (`RedisRuns`)."""
 
     def __init__(self, url: str, *, prefix: str = "raf", timeout: float = 10.0) -> None:
         self.url = url

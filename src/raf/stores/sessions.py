@@ -27,6 +27,8 @@ from raf.core.errors import (
 from raf.core.private_files import atomic_write_text, private_dir, private_file
 from raf.core.sessions import AgentSession, SessionLease, next_revision
 from raf.stores.leases import LocalLeases, lease_after, standing
+from raf.stores.runs import LocalRuns
+from raf.stores.sqlite_runs import RUN_TABLES, SqliteRuns
 
 log = logging.getLogger("raf.sessions")
 
@@ -43,12 +45,13 @@ def _check_id(session_id: str) -> str:
     return session_id
 
 
-class InMemorySessionStore(LocalLeases):
-    """Keeps sessions in this process (as JSON, so nothing is shared by reference), and
-    their leases (`LocalLeases`)."""
+class InMemorySessionStore(LocalLeases, LocalRuns):
+    """Keeps sessions in this process (as JSON, so nothing is shared by reference), their
+    leases (`LocalLeases`) and their runs (`LocalRuns`)."""
 
     def __init__(self) -> None:
-        super().__init__()
+        LocalLeases.__init__(self)
+        LocalRuns.__init__(self)
         self._data: dict[str, tuple[float, str, str]] = {}
 
     async def save(self, session: AgentSession) -> None:
@@ -344,9 +347,10 @@ CREATE TABLE IF NOT EXISTS raf_session_leases (
 """
 
 
-class SqliteSessionStore:
+class SqliteSessionStore(SqliteRuns):
     """Sessions in one SQLite file (WAL mode): the default store, no server needed. Their
-    leases are rows of `raf_session_leases`, changed in `BEGIN IMMEDIATE` transactions."""
+    leases are rows of `raf_session_leases`, changed in `BEGIN IMMEDIATE` transactions;
+    their runs and run events are rows of `raf_runs` and `raf_run_events` (`SqliteRuns`)."""
 
     def __init__(self, path: str | os.PathLike[str], *, timeout: float = 30.0) -> None:
         self.path = Path(path)
@@ -374,6 +378,8 @@ class SqliteSessionStore:
                 conn.execute("PRAGMA synchronous=NORMAL")
                 conn.execute(_SCHEMA)
                 conn.execute(_LEASES)
+                for statement in RUN_TABLES:
+                    conn.execute(statement)
                 columns = {row[1] for row in conn.execute("PRAGMA table_info(raf_sessions)")}
                 if "revision" not in columns:  # a file written before revisions existed
                     conn.execute(

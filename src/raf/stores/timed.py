@@ -10,12 +10,14 @@ holding it for as long as a driver waits for a connection.
 from __future__ import annotations
 
 import asyncio
-from collections.abc import Awaitable
+import builtins
+from collections.abc import Awaitable, Sequence
 from typing import Any, TypeVar
 
 from raf.core.errors import SessionError, SessionStoreError
 from raf.core.sessions import AgentSession, SessionLease, SessionLeases, SessionStore
 from raf.stores.leases import leases_of
+from raf.stores.runs import RunRecord, SessionRuns, runs_of
 
 T = TypeVar("T")
 
@@ -42,6 +44,8 @@ class TimedSessionStore:
         self.timeout = float(timeout)
         self.leases: SessionLeases = leases_of(inner)
         """The leases every call goes to (the store's own, or this process's)."""
+        self.runs: SessionRuns = runs_of(inner)
+        """The runs every run call goes to (the store's own, or this process's)."""
 
     def __getattr__(self, name: str) -> Any:
         return getattr(self.inner, name)
@@ -86,6 +90,34 @@ class TimedSessionStore:
 
     async def cancel_lease(self, session_id: str, reason: str) -> SessionLease | None:
         return await self._bounded("cancel_lease", self.leases.cancel_lease(session_id, reason))
+
+    # -- SessionRuns --------------------------------------------------------------------
+
+    async def add_run(self, run: RunRecord) -> RunRecord:
+        return await self._bounded("add_run", self.runs.add_run(run))
+
+    async def save_run(self, run: RunRecord) -> None:
+        await self._bounded("save_run", self.runs.save_run(run))
+
+    async def load_run(self, run_id: str) -> RunRecord | None:
+        return await self._bounded("load_run", self.runs.load_run(run_id))
+
+    async def cancel_run(self, run_id: str, reason: str) -> RunRecord | None:
+        return await self._bounded("cancel_run", self.runs.cancel_run(run_id, reason))
+
+    async def session_runs(self, session: str, *, active: bool = False) -> builtins.list[RunRecord]:
+        return await self._bounded("session_runs", self.runs.session_runs(session, active=active))
+
+    async def add_run_events(self, run_id: str, first: int, events: Sequence[str]) -> None:
+        await self._bounded("add_run_events", self.runs.add_run_events(run_id, first, events))
+
+    async def run_events(
+        self, run_id: str, after: int, limit: int = 500
+    ) -> builtins.list[tuple[int, str]]:
+        return await self._bounded("run_events", self.runs.run_events(run_id, after, limit))
+
+    async def purge_runs(self, ended_before: float) -> int:
+        return await self._bounded("purge_runs", self.runs.purge_runs(ended_before))
 
     # -- readiness ----------------------------------------------------------------------
 
