@@ -76,6 +76,9 @@ def test_an_address_past_its_wrong_tokens_gets_429_on_every_surface(surface: str
         error = barred.json()["error"]
         if surface == "OpenAI":
             assert (error["type"], error["code"]) == ("requests", "rate_limit_exceeded")
+        elif surface == "A2A":  # a JSON-RPC error: raf's code in its ErrorInfo
+            assert error["code"] == -32600 and barred.json()["jsonrpc"] == "2.0"
+            assert error["data"][0]["metadata"]["code"] == "too_many_auth_failures"
         else:
             assert error["code"] == "too_many_auth_failures"
         for said in ("127.0.0.9", "--auth-failures 3", "--auth-failure-window 60"):

@@ -285,9 +285,12 @@ def test_text_that_is_not_unicode_is_400_in_each_apis_shape(
         assert status == 400 and set(error) == {"message", "type", "param", "code"}, error
         # OpenAI has no code for JSON it cannot parse: null, and the message says where
         assert error["code"] is None and "at byte" in str(error["message"])
-        for path, body in (("/a2a/helper", a2a), ("/agui/helper", agui)):
-            status, error = post(everything, path, body)
-            assert (status, error["code"]) == (400, "malformed_json"), (path, error)
+        status, error = post(everything, "/a2a/helper", a2a)
+        # a JSON-RPC error, raf's code in its ErrorInfo
+        assert (status, error["code"]) == (400, -32600), error
+        assert error["data"][0]["metadata"]["code"] == "malformed_json", error  # type: ignore[index]
+        status, error = post(everything, "/agui/helper", agui)
+        assert (status, error["code"]) == (400, "malformed_json"), error
     assert not [r for r in caplog.records if r.exc_info], caplog.text
     assert everything.helper.requests == []  # no model was asked
 

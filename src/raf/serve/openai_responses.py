@@ -20,7 +20,7 @@ from __future__ import annotations
 import re
 import time
 import uuid
-from collections.abc import AsyncIterator
+from collections.abc import AsyncIterator, Callable
 from dataclasses import dataclass, field
 from typing import Any
 
@@ -73,7 +73,10 @@ RESPONSE_PREFIX = "oai-response."
 RESPONSE_ID = re.compile(r"^resp_[0-9a-f]{32}$")
 """The ids this server gives responses; any other names none."""
 
-ROLES = {"user": ChatMessage.user, "assistant": ChatMessage.assistant}
+ROLES: dict[str, Callable[[str], ChatMessage]] = {
+    "user": ChatMessage.user,
+    "assistant": ChatMessage.assistant,
+}
 
 TEXT_PARTS = ("input_text", "output_text")
 
