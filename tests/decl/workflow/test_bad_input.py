@@ -109,7 +109,12 @@ def test_unknown_top_level_key_and_trigger_kind(tmp_path: Path) -> None:
     )
     found = problems(tmp_path, "    - {kind: EndWorkflow}\n", head=head)
     assert "'triger' is not allowed here (did you mean 'trigger'?)" in found[0].message
-    assert "did you mean 'OnConversationStart'?" in found[1].message
+    # the original framework starts a workflow whatever its trigger's kind: a warning
+    head = head.replace("triger: {}\n", "")
+    (tmp_path / "flow.yaml").write_text(head + "    - {kind: EndWorkflow}\n", encoding="utf-8")
+    (warning,) = load_workflow_file(tmp_path / "flow.yaml").warnings
+    assert "did you mean 'OnConversationStart'?" in warning.message
+    assert (warning.key_path, warning.line) == ("trigger.kind", 4)
 
 
 def test_agent_nobody_provides_is_a_build_error(tmp_path: Path) -> None:
