@@ -1,6 +1,8 @@
 """The original framework's `kind: workflow` documents run in raf: `raf run` runs one that
-needs no model and exits 0, and its HttpRequestAction's body kinds and query parameters
-reach a loopback server as the original sends them."""
+needs no model and exits 0; its HttpRequestAction's body kinds and query parameters reach
+a loopback server as the original sends them; a GotoAction may name an InvokeAgent by its
+agent; a loop control outside a loop is dropped with a warning, as the original ignores
+it."""
 
 from __future__ import annotations
 
@@ -16,8 +18,10 @@ from typing import Any
 
 import pytest
 
+from raf import AgentBuilder
 from raf.core.errors import ValidationProblems
 from raf.decl.workflow import DeclWorkflowBuilder, load_workflow
+from raf.testing import ScriptedChatClient
 from tests.decl.workflow.helpers import variables
 
 ORIGINAL = Path(__file__).parent / "original"
@@ -178,3 +182,48 @@ def test_a_callers_mapping_is_not_changed() -> None:
     }
     DeclWorkflowBuilder().from_dict(data).build()
     assert "item_name" in data["trigger"]["actions"][0]
+
+
+GOTO_AGENT = """
+kind: workflow
+name: original-goto
+trigger:
+  kind: OnConversationStart
+  id: again
+  actions:
+    - kind: SetVariable
+      variable: Local.rounds
+      value: 0
+    - kind: InvokeAgent
+      agent:
+        name: writer
+      output:
+        messages: Local.said
+    - kind: SetVariable
+      variable: Local.rounds
+      value: =Local.rounds + 1
+    - kind: If
+      condition: =Local.rounds < 2
+      then:
+        - kind: GotoAction
+          actionId: writer
+    - kind: ContinueLoop
+    - kind: SendActivity
+      activity:
+        text: '{Local.rounds} rounds'
+"""
+
+
+async def test_goto_names_an_invoke_agent_by_its_agent_and_stray_loop_controls_are_dropped() -> (
+    None
+):
+    loaded = load_workflow(GOTO_AGENT, file="goto.yaml")
+    (warning,) = [w for w in loaded.warnings if "outside a Foreach" in w.message]
+    assert (warning.key_path, warning.line) == ("trigger.actions[4]", 24)
+    model = ScriptedChatClient(["first", "second"])
+    writer = AgentBuilder("writer").with_chat_client(model).build()
+    workflow = DeclWorkflowBuilder().from_loaded(loaded).with_agent("writer", writer).build()
+    result = await workflow.run("go")
+    assert result.status == "completed"
+    assert len(model.requests) == 2  # the GotoAction went back to the InvokeAgent once
+    assert result.outputs[-1] == "2 rounds"

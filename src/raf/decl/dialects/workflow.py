@@ -33,6 +33,7 @@ _NESTED_RENAMES: dict[str, dict[str, str]] = {
 }
 """snake_case keys inside an action's `input` and `output` mappings."""
 _LISTS = ("actions", "then", "else", "elseActions", "else_actions")
+_LOOP_CONTROLS = ("BreakLoop", "ContinueLoop")
 """The keys of an action that hold actions."""
 _SANDBOX_SPELLINGS = {"timeout_secs": "timeout", "timeoutSecs": "timeout"}
 _SANDBOX_IGNORED = ("memory_limit", "python_image", "node_image", "cpus", "pids_limit", "export")
@@ -73,22 +74,38 @@ def normalize_workflow(doc: Document) -> None:
             key=False,
         )
         trigger["kind"] = TRIGGER
-    _actions(rw, ("trigger", "actions"))
+    _actions(rw, ("trigger", "actions"), in_loop=False)
+    _goto_agents(rw)
 
 
-def _actions(rw: Rewriter, path: KeyPath) -> None:
+def _actions(rw: Rewriter, path: KeyPath, *, in_loop: bool) -> None:
     items = rw.at(path)
     if not isinstance(items, list):
         return
+    kept: list[tuple[KeyPath | None, Any]] = []
     for index in range(len(items)):
-        _action(rw, (*path, index))
+        where = (*path, index)
+        kind = items[index].get("kind") if isinstance(items[index], dict) else None
+        if not in_loop and kind in _LOOP_CONTROLS:
+            rw.warn(
+                where,
+                f"{kind} outside a Foreach does nothing (the original framework ignores it "
+                "there), so raf drops it; move it into a Foreach's actions",
+                key=False,
+            )
+            continue
+        _action(rw, where, in_loop=in_loop)
+        kept.append((where, items[index]))
+    if len(kept) < len(items):
+        rw.replace_list(path, kept)
 
 
-def _action(rw: Rewriter, path: KeyPath) -> None:
+def _action(rw: Rewriter, path: KeyPath, *, in_loop: bool) -> None:
     action = rw.mapping(path)
     if action is None:
         return
     kind = str(action.get("kind", ""))
+    in_loop = in_loop or kind in ("Foreach", "RepeatUntil")
     for old, new in _RENAMES.items():
         rw.rename(path, old, new)
     for owner, renames in _NESTED_RENAMES.items():
@@ -106,11 +123,49 @@ def _action(rw: Rewriter, path: KeyPath) -> None:
         action["conversationId"] = "=System.ConversationId"
     for key in _LISTS:
         if key in action:
-            _actions(rw, (*path, key))
+            _actions(rw, (*path, key), in_loop=in_loop)
     conditions = action.get("conditions")
     if isinstance(conditions, list):
         for index in range(len(conditions)):
-            _actions(rw, (*path, "conditions", index, "actions"))
+            _actions(rw, (*path, "conditions", index, "actions"), in_loop=in_loop)
+
+
+def _walk(value: Any) -> list[dict[str, Any]]:
+    """Every action under `value`, in document order."""
+    found: list[dict[str, Any]] = []
+    if isinstance(value, dict):
+        if isinstance(value.get("kind"), str):
+            found.append(value)
+        for inner in value.values():
+            found += _walk(inner)
+    elif isinstance(value, list):
+        for inner in value:
+            found += _walk(inner)
+    return found
+
+
+def _goto_agents(rw: Rewriter) -> None:
+    """A GotoAction may name an InvokeAgent by its agent's name (the original labels each
+    InvokeAgent so, the last one of a name winning): it goes to that action's id."""
+    actions = _walk(rw.at(("trigger", "actions")))
+    ids = {a["id"] for a in actions if isinstance(a.get("id"), str)}
+    by_agent: dict[str, dict[str, Any]] = {}
+    for action in actions:
+        agent = action.get("agent")
+        name = agent.get("name") if isinstance(agent, dict) else None
+        if action["kind"] == "InvokeAgent" and isinstance(name, str):
+            by_agent[name] = action
+    for action in actions:
+        target = action.get("actionId")
+        if action["kind"] != "GotoAction" or not isinstance(target, str) or target in ids:
+            continue
+        invoke = by_agent.get(target)
+        if invoke is None:
+            continue
+        if not isinstance(invoke.get("id"), str):
+            invoke["id"] = target
+            ids.add(target)
+        action["actionId"] = invoke["id"]
 
 
 def _execute_code(rw: Rewriter, path: KeyPath) -> None:
