@@ -33,6 +33,8 @@ def raw(path: Path) -> Any:
 
 def doc_of(path: Path) -> str:
     data = raw(path)
+    if data.get("kind") == "workflow" and "trigger" in data:
+        return "workflow"
     if "nodes" in data:
         return "graph"
     if isinstance(data.get("template"), dict) and "parameters" in data:
@@ -40,18 +42,33 @@ def doc_of(path: Path) -> str:
     return "legacy" if path.suffix == ".json" else "prompt"
 
 
-def keys(value: Any, path: str = "") -> list[tuple[str, Any]]:
-    """Every key path of a document with its value (list items as [])."""
+_ACTION_LISTS = ("actions", "then", "else", "else_actions")
+"""The keys of a workflow's trigger and actions that hold actions."""
+
+
+def keys(value: Any, path: str = "", *, workflow: bool = False) -> list[tuple[str, Any]]:
+    """Every key path of a document with its value (list items as []). In a workflow an
+    action's keys are written from the action, `Kind.key`, its kind as `action.kind`."""
     out: list[tuple[str, Any]] = []
     if isinstance(value, dict):
         for key, inner in value.items():
             here = f"{path}.{key}" if path else str(key)
             out.append((here, inner))
-            out += keys(inner, here)
+            out += keys(inner, here, workflow=workflow)
     elif isinstance(value, list):
+        in_actions = workflow and path.rsplit(".", 1)[-1] in _ACTION_LISTS
         for inner in value:
-            out += keys(inner, f"{path}[]")
+            if in_actions and isinstance(inner, dict) and isinstance(inner.get("kind"), str):
+                out.append(("action.kind", inner["kind"]))
+                fields = {k: v for k, v in inner.items() if k != "kind"}
+                out += keys(fields, inner["kind"], workflow=workflow)
+            else:
+                out += keys(inner, f"{path}[]", workflow=workflow)
     return out
+
+
+def doc_keys(path: Path) -> list[tuple[str, Any]]:
+    return keys(raw(path), workflow=doc_of(path) == "workflow")
 
 
 def rows(doc: str) -> list[dict[str, Any]]:
@@ -81,7 +98,7 @@ def test_the_table_is_well_formed() -> None:
     allowed |= {"located", "in_mode"}
     for row in TABLE:
         assert set(row) <= allowed, row
-        assert row["doc"] in ("legacy", "graph", "prompt", "manifest", "refused"), row
+        assert row["doc"] in ("legacy", "graph", "prompt", "manifest", "workflow", "refused"), row
         assert row["raf"] in ("reads", "warns", "refuses"), row
         assert row["note"], row
         assert (row["raf"] == "warns") == ("warning" in row), row
@@ -91,11 +108,11 @@ def test_the_table_is_well_formed() -> None:
 @pytest.mark.parametrize("path", DOCUMENTS, ids=lambda p: p.name)
 def test_every_key_of_the_originals_documents_has_a_row(path: Path) -> None:
     doc = doc_of(path)
-    missing = [key for key, _ in keys(raw(path)) if not covered(doc, key)]
+    missing = [key for key, _ in doc_keys(path) if not covered(doc, key)]
     assert not missing, f"no row in original_fields.toml for {doc} keys {missing}"
     tagged = {(row["path"], row["value"]) for row in rows(doc) if "value" in row}
     variants = {key for key, _ in tagged}
-    for key, value in keys(raw(path)):
+    for key, value in doc_keys(path):
         if key in variants and isinstance(value, str):
             assert (key, value) in tagged, f"no row for {doc} {key} = {value!r}"
     if doc == "prompt" and isinstance(raw(path).get("metadata", {}).get("orchestration"), str):
@@ -120,7 +137,7 @@ def holds(path: Path, row: dict[str, Any]) -> bool:
         return bool(data.get("metadata", {}).get("orchestration") == row["value"])
     return any(
         key == row["path"] and ("value" not in row or value == row["value"])
-        for key, value in keys(data)
+        for key, value in doc_keys(path)
     )
 
 

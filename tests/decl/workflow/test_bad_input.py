@@ -91,16 +91,25 @@ def test_foreach_over_a_non_list_is_known_at_validate_time(tmp_path: Path) -> No
 
 
 def test_loop_controls_outside_a_loop_and_bad_targets(tmp_path: Path) -> None:
-    found = problems(
-        tmp_path,
-        "    - kind: BreakLoop\n"
+    actions = (
+        "    - kind: BreakLoop\n      id: b\n"
         "    - kind: SetVariable\n"
+        "      id: s\n"
         "      variable: System.Thing\n"
-        "      value: 1\n",
+        "      value: 1\n"
     )
-    messages = [p.message for p in found]
+    maf = "kind: Workflow\ntrigger:\n  kind: OnConversationStart\n  id: t\n  actions:\n"
+    messages = [p.message for p in problems(tmp_path, actions, head=maf)]
     assert "BreakLoop is only allowed inside a Foreach" in messages[0]
     assert "cannot set 'System.Thing'" in messages[1]
+    # kind: workflow is also the original framework's, which ignores a BreakLoop outside a
+    # loop: raf warns and drops it
+    (found,) = problems(tmp_path, actions)
+    assert "cannot set 'System.Thing'" in found.message
+    (tmp_path / "flow.yaml").write_text(HEAD + actions.replace("System.", "Local."), "utf-8")
+    (warning,) = load_workflow_file(tmp_path / "flow.yaml").warnings
+    assert "BreakLoop outside a Foreach does nothing" in warning.message
+    assert (warning.key_path, warning.line) == ("trigger.actions[0]", 7)
 
 
 def test_unknown_top_level_key_and_trigger_kind(tmp_path: Path) -> None:
@@ -109,7 +118,12 @@ def test_unknown_top_level_key_and_trigger_kind(tmp_path: Path) -> None:
     )
     found = problems(tmp_path, "    - {kind: EndWorkflow}\n", head=head)
     assert "'triger' is not allowed here (did you mean 'trigger'?)" in found[0].message
-    assert "did you mean 'OnConversationStart'?" in found[1].message
+    # the original framework starts a workflow whatever its trigger's kind: a warning
+    head = head.replace("triger: {}\n", "")
+    (tmp_path / "flow.yaml").write_text(head + "    - {kind: EndWorkflow}\n", encoding="utf-8")
+    (warning,) = load_workflow_file(tmp_path / "flow.yaml").warnings
+    assert "did you mean 'OnConversationStart'?" in warning.message
+    assert (warning.key_path, warning.line) == ("trigger.kind", 4)
 
 
 def test_agent_nobody_provides_is_a_build_error(tmp_path: Path) -> None:

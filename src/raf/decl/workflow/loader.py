@@ -14,6 +14,7 @@ from typing import Any, Literal, TypedDict
 
 from raf.core.errors import Problem, ValidationProblems
 from raf.decl.base import MAX_COUNT
+from raf.decl.dialects.workflow import normalize_workflow
 from raf.decl.document_kind import is_workflow_data
 from raf.decl.loader import DocumentProblems, LoadedAgent, load_dict, load_file, read_document
 from raf.decl.problems import suggest
@@ -144,6 +145,7 @@ def check_workflow(
 ) -> LoadedWorkflow:
     """Check a parsed workflow document and the agents it declares (loaded with
     `unset_env_is_warning` and `model_given`, as `raf.decl.loader.load_file` takes them)."""
+    normalize_workflow(doc)  # the original framework's spellings, read as raf's
     data: dict[str, Any] = doc.data
     options = _AgentOptions(unset_env_is_warning=unset_env_is_warning, model_given=model_given)
     problems: list[Problem] = []
