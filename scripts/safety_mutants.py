@@ -1009,11 +1009,11 @@ MUTANTS: tuple[Mutant, ...] = (
     ),
     Mutant(
         "guardrails: a handoff member is rebuilt without its own middleware",
-        "src/raf/workflow/orchestrations/handoff.py",
+        "src/raf/orchestrations/handoff.py",
         "        return member.with_tools(tools)\n",
         "        return Agent(chat_client=member.leaf_client, name=member.name,\n"
         "                     tools=[*member.tools, *tools])\n",
-        ("tests/workflow/test_handoff_habits.py", "-k", "guardrails"),
+        ("tests/orchestrations/test_handoff_habits.py", "-k", "guardrails"),
     ),
     Mutant(
         "validators: an output validator is never called",

@@ -5,11 +5,11 @@ from __future__ import annotations
 
 from raf import Agent, AgentBuilder
 from raf.core.agent_like import AgentLike
+from raf.orchestrations import SequentialOrchestration
+from raf.orchestrations.agent import OrchestrationAgent
 from raf.testing import ScriptedChatClient
 from raf.workflow import WorkflowBuilder
 from raf.workflow.as_agent import WorkflowAgent
-from raf.workflow.orchestrations import SequentialOrchestration
-from raf.workflow.orchestrations.agent import OrchestrationAgent
 
 
 def _agent(name: str, *answers: str) -> Agent:

@@ -14,8 +14,7 @@ from raf.decl import DeclAgentBuilder
 from raf.decl.loaded import LoadedAgent
 from raf.decl.loader import load
 from raf.decl.orchestration import MagenticDecl
-from raf.testing import ScriptedChatClient, call, reply
-from raf.workflow.orchestrations import (
+from raf.orchestrations import (
     GroupChatOrchestration,
     HandoffOrchestration,
     OrchestrationAgent,
@@ -23,6 +22,7 @@ from raf.workflow.orchestrations import (
     SequentialOrchestration,
     VoteOrchestration,
 )
+from raf.testing import ScriptedChatClient, call, reply
 
 
 def doc(orchestration: str, *, members: str = "writer, editor", lead: str = "") -> str:

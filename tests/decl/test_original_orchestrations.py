@@ -11,12 +11,12 @@ import pytest
 
 from raf.core.errors import ValidationProblems
 from raf.decl import DeclAgentBuilder
-from raf.testing import ScriptedChatClient
-from raf.workflow.orchestrations import (
+from raf.orchestrations import (
     GroupChatOrchestration,
     PipelineOrchestration,
     SequentialOrchestration,
 )
+from raf.testing import ScriptedChatClient
 
 DATA = Path(__file__).resolve().parents[1] / "data" / "dialects" / "original" / "orchestrations"
 

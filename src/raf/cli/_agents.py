@@ -26,9 +26,9 @@ from raf.core.options import AgentRunOptions
 from raf.core.private_files import private_dir
 from raf.core.responses import AgentResponseUpdate, UpdateKind
 from raf.core.sessions import AgentSession, SessionStore
+from raf.orchestrations.agent import OrchestrationAgent
 from raf.testing.script_file import SCRIPTED_PREFIX, ScriptFileClient
 from raf.workflow.as_agent import WorkflowAgent
-from raf.workflow.orchestrations.agent import OrchestrationAgent
 from raf.workflow.workflow import Workflow
 
 DEFAULT_INSTRUCTIONS = (

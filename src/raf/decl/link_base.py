@@ -23,7 +23,7 @@ from raf.decl.source import Document, KeyPath
 
 if TYPE_CHECKING:
     from raf.agent.agent import Agent
-    from raf.workflow.orchestrations.agent import OrchestrationAgent
+    from raf.orchestrations.agent import OrchestrationAgent
 
     DeclaredAgent = Agent | OrchestrationAgent
     """What a document builds: an agent, or its sub-agents' orchestration run as one."""

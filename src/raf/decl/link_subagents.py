@@ -13,7 +13,7 @@ from raf.decl.schema import SubAgentRefDecl
 if TYPE_CHECKING:
     from raf.agent.builder import AgentBuilder
     from raf.decl.link_base import DeclaredAgent
-    from raf.workflow.orchestrations.agent import OrchestrationAgent
+    from raf.orchestrations.agent import OrchestrationAgent
 
 
 def sub_agent_tools(linker: LinkSite) -> list[Tool]:

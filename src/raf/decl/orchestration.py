@@ -25,7 +25,7 @@ from raf.decl.source import Document, KeyPath
 from raf.decl.suggest import suggest
 
 if TYPE_CHECKING:
-    from raf.workflow.orchestrations import Member, Orchestration
+    from raf.orchestrations import Member, Orchestration
 
 SELF = "self"
 """The name by which options refer to the document's own agent."""
@@ -762,7 +762,7 @@ def build_orchestration(
 ) -> Orchestration:
     """The orchestration `decl` describes, over `members` (the sub-agents) and `lead` (the
     document's own agent, when the mode gives it a role)."""
-    from raf.workflow import orchestrations as o
+    import raf.orchestrations as o
 
     by_name = {m.name: m for m in members}
 

@@ -7,8 +7,8 @@ from typing import cast
 
 from raf.core.errors import ConfigurationError
 from raf.core.messages import ChatMessage
-from raf.workflow.orchestrations.base import Orchestration, Outcome
-from raf.workflow.orchestrations.runtime import Member, Runtime, TurnResult, is_member, said
+from raf.orchestrations.base import Orchestration, Outcome
+from raf.orchestrations.runtime import Member, Runtime, TurnResult, is_member, said
 
 AggregateFunction = Callable[[list[TurnResult]], str | Awaitable[str]]
 """Joins the members' answers (in member order) into the answer's text."""

@@ -12,10 +12,10 @@ import pytest
 from raf import Agent, AgentBuilder, GuardrailResult, InputGuardrailTripped, RunContext
 from raf.core.errors import ConfigurationError
 from raf.core.sessions import AgentSession
+from raf.orchestrations import HandoffOrchestration
+from raf.orchestrations.handoff import Handoff, handoff_tool_names
 from raf.stores.sessions import SqliteSessionStore
 from raf.testing import ScriptedChatClient, call, reply
-from raf.workflow.orchestrations import HandoffOrchestration
-from raf.workflow.orchestrations.handoff import Handoff, handoff_tool_names
 
 from .helpers import approve, member
 

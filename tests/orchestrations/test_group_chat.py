@@ -5,7 +5,7 @@ from __future__ import annotations
 import pytest
 
 from raf.core.errors import ConfigurationError
-from raf.workflow.orchestrations import GroupChatOrchestration, OrchestrationError
+from raf.orchestrations import GroupChatOrchestration, OrchestrationError
 
 from .helpers import member, texts
 

@@ -4,8 +4,8 @@ from __future__ import annotations
 
 import asyncio
 
+from raf.orchestrations import ConcurrentOrchestration, TurnResult
 from raf.testing import FunctionChatClient
-from raf.workflow.orchestrations import ConcurrentOrchestration, TurnResult
 
 from .helpers import member, texts
 

@@ -9,10 +9,10 @@ from typing import Literal
 
 from raf.core.errors import ConfigurationError
 from raf.core.messages import ChatMessage
-from raf.workflow.orchestrations.base import Orchestration, Outcome
-from raf.workflow.orchestrations.concurrent import AggregateFunction, aggregate, run_together
-from raf.workflow.orchestrations.runtime import Member, Runtime
-from raf.workflow.orchestrations.sequential import PassOn, run_in_sequence
+from raf.orchestrations.base import Orchestration, Outcome
+from raf.orchestrations.concurrent import AggregateFunction, aggregate, run_together
+from raf.orchestrations.runtime import Member, Runtime
+from raf.orchestrations.sequential import PassOn, run_in_sequence
 
 
 @dataclass(kw_only=True, slots=True)

@@ -7,9 +7,9 @@ from typing import Literal
 
 from raf.core.errors import ConfigurationError
 from raf.core.messages import ChatMessage
-from raf.workflow.orchestrations.base import Orchestration, Outcome
-from raf.workflow.orchestrations.parsing import json_object, name_in
-from raf.workflow.orchestrations.runtime import Member, OrchestrationError, Runtime, said
+from raf.orchestrations.base import Orchestration, Outcome
+from raf.orchestrations.parsing import json_object, name_in
+from raf.orchestrations.runtime import Member, OrchestrationError, Runtime, said
 
 _QUOTED = 200
 """The most of a coordinator's answer an error quotes (a small model may write pages)."""

@@ -34,10 +34,10 @@ from raf.core.responses import (
     UpdateKind,
 )
 from raf.core.sessions import AgentSession, SessionStore
-from raf.workflow.orchestrations.runtime import EventKind
+from raf.orchestrations.runtime import EventKind
 
 if TYPE_CHECKING:
-    from raf.workflow.orchestrations.runtime import OrchestrationResult, RunnableOrchestration
+    from raf.orchestrations.runtime import OrchestrationResult, RunnableOrchestration
 
 log = logging.getLogger("raf.workflow")
 

@@ -6,8 +6,8 @@ import asyncio
 
 from raf import AgentBuilder, AgentRunOptions, BaseContextProvider, FinishReason
 from raf.core.cancellation import CancellationToken
+from raf.orchestrations import GroupChatOrchestration, SequentialOrchestration
 from raf.testing import FunctionChatClient
-from raf.workflow.orchestrations import GroupChatOrchestration, SequentialOrchestration
 
 from .helpers import member
 
@@ -69,7 +69,7 @@ async def test_the_programs_close_an_orchestration_agents_members():
         .build()
         for name, p in zip(["a", "manager"], providers, strict=True)
     ]
-    from raf.workflow import MagenticOrchestration
+    from raf.orchestrations import MagenticOrchestration
 
     await close_agent(MagenticOrchestration(agents[1], [agents[0]]).as_agent())
     assert [p.closed for p in providers] == [True, True]
@@ -78,7 +78,7 @@ async def test_the_programs_close_an_orchestration_agents_members():
 async def test_the_orchestration_as_a_chat_client_runs_it_on_the_messages():
     from raf import ChatMessage, ChatOptions
     from raf.core.responses import fold_stream
-    from raf.workflow.orchestrations import OrchestrationChatClient
+    from raf.orchestrations import OrchestrationChatClient
 
     a, _ = member("a", "alpha", "alpha again")
     b, bc = member("b", "beta", "beta again")

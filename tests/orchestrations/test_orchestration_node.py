@@ -4,9 +4,9 @@ approval becomes the workflow's request for input, answered from a checkpoint.""
 from __future__ import annotations
 
 from raf.core.responses import AgentResponse
+from raf.orchestrations import SequentialOrchestration
 from raf.testing import call, reply
 from raf.workflow import AgentExecutor, FunctionExecutor, InMemoryCheckpointStore, WorkflowBuilder
-from raf.workflow.orchestrations import SequentialOrchestration
 
 from .helpers import member
 

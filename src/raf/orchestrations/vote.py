@@ -9,9 +9,9 @@ from typing import Any, Literal
 
 from raf.core.errors import ConfigurationError
 from raf.core.messages import ChatMessage
-from raf.workflow.orchestrations.base import Orchestration, Outcome
-from raf.workflow.orchestrations.parsing import json_object
-from raf.workflow.orchestrations.runtime import Member, Runtime, TurnResult, said
+from raf.orchestrations.base import Orchestration, Outcome
+from raf.orchestrations.parsing import json_object
+from raf.orchestrations.runtime import Member, Runtime, TurnResult, said
 
 METHODS: tuple[str, ...] = ("majority", "unanimous", "weighted")
 _VOTE_LINE = re.compile(r"^\s*vote\s*[:=]\s*(.+)$", re.IGNORECASE | re.MULTILINE)

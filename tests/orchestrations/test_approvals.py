@@ -8,12 +8,12 @@ import pytest
 from raf import AgentBuilder, AgentSession, FinishReason
 from raf.agent.agent_tool import AgentTool
 from raf.core.errors import ApprovalError
-from raf.testing import ScriptedChatClient, call, reply
-from raf.workflow.orchestrations import (
+from raf.orchestrations import (
     ConcurrentOrchestration,
     EventKind,
     SequentialOrchestration,
 )
+from raf.testing import ScriptedChatClient, call, reply
 
 from .helpers import approve, approving, member
 

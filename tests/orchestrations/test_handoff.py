@@ -5,8 +5,8 @@ from __future__ import annotations
 import pytest
 
 from raf.core.errors import ConfigurationError
+from raf.orchestrations import HandoffOrchestration
 from raf.testing import call, reply
-from raf.workflow.orchestrations import HandoffOrchestration
 
 from .helpers import member, texts
 

@@ -14,9 +14,9 @@ from raf.agent.agent import Agent
 from raf.core.errors import ConfigurationError
 from raf.core.messages import ChatMessage
 from raf.core.tools import BaseTool, ToolContext, ToolResult
-from raf.workflow.orchestrations.base import Orchestration, Outcome
-from raf.workflow.orchestrations.parsing import json_object
-from raf.workflow.orchestrations.runtime import SIGNALS_KEY, Member, Runtime
+from raf.orchestrations.base import Orchestration, Outcome
+from raf.orchestrations.parsing import json_object
+from raf.orchestrations.runtime import SIGNALS_KEY, Member, Runtime
 
 HANDOFF_PREFIX = "handoff_to_"
 LAST_SPEAKER_PREFIX = "handoff:"

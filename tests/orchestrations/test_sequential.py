@@ -6,7 +6,7 @@ import pytest
 
 from raf import FinishReason
 from raf.core.errors import ConfigurationError
-from raf.workflow.orchestrations import EventKind, SequentialOrchestration
+from raf.orchestrations import EventKind, SequentialOrchestration
 
 from .helpers import member, texts
 

@@ -8,9 +8,9 @@ from typing import Any
 
 from raf.core.errors import ConfigurationError
 from raf.core.messages import ChatMessage
-from raf.workflow.orchestrations.base import Orchestration, Outcome
-from raf.workflow.orchestrations.parsing import answer_of, json_object, name_in, truthy
-from raf.workflow.orchestrations.runtime import Member, OrchestrationError, Runtime
+from raf.orchestrations.base import Orchestration, Outcome
+from raf.orchestrations.parsing import answer_of, json_object, name_in, truthy
+from raf.orchestrations.runtime import Member, OrchestrationError, Runtime
 
 LEDGER_KEYS = (
     "is_request_satisfied",

@@ -6,7 +6,7 @@ import json
 
 import pytest
 
-from raf.workflow.orchestrations import MagenticOrchestration, OrchestrationError
+from raf.orchestrations import MagenticOrchestration, OrchestrationError
 
 from .helpers import member, texts
 

@@ -17,7 +17,7 @@ from raf.core.options import ToolApprovalResponse
 from raf.core.responses import FinishReason
 from raf.core.sessions import AgentSession, SessionStore
 from raf.core.tools import check_tool_name
-from raf.workflow.orchestrations.runtime import (
+from raf.orchestrations.runtime import (
     EventKind,
     Member,
     OrchestrationEvent,
@@ -29,7 +29,7 @@ from raf.workflow.orchestrations.runtime import (
 )
 
 if TYPE_CHECKING:
-    from raf.workflow.orchestrations.agent import OrchestrationAgent
+    from raf.orchestrations.agent import OrchestrationAgent
 
 STATE_PREFIX = "orchestration:"
 """Key prefix of a paused run's journal in the session's provider state."""
@@ -142,7 +142,7 @@ class Orchestration(ABC):
         session_store: SessionStore | None = None,
     ) -> OrchestrationAgent:
         """This orchestration behind the `Agent` interface (usable as a sub-agent too)."""
-        from raf.workflow.orchestrations.agent import OrchestrationAgent
+        from raf.orchestrations.agent import OrchestrationAgent
 
         return OrchestrationAgent(
             self, name=name, description=description, session_store=session_store

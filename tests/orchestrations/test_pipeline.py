@@ -5,7 +5,7 @@ from __future__ import annotations
 import pytest
 
 from raf.core.errors import ConfigurationError
-from raf.workflow.orchestrations import LoopBack, Phase, PipelineOrchestration
+from raf.orchestrations import LoopBack, Phase, PipelineOrchestration
 
 from .helpers import member, texts
 

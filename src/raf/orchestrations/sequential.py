@@ -8,8 +8,8 @@ from typing import Literal
 
 from raf.core.errors import ConfigurationError
 from raf.core.messages import ChatMessage
-from raf.workflow.orchestrations.base import Orchestration, Outcome
-from raf.workflow.orchestrations.runtime import Member, Runtime
+from raf.orchestrations.base import Orchestration, Outcome
+from raf.orchestrations.runtime import Member, Runtime
 
 PassOn = Literal["output", "conversation", "task"]
 PASS_ON: tuple[str, ...] = ("output", "conversation", "task")
