@@ -44,7 +44,7 @@ FAST_IN_SLOW_FOLDERS = {"durable/test_codec.py"}
 SLOW_MODULES = {
     "tools/test_mcp_*.py": "MCP servers from npm and in subprocesses",
     "context/test_mcp.py": "MCP servers from npm",
-    "decl/test_integrations.py": "MCP servers from npm",
+    "decl/agent/test_integrations.py": "MCP servers from npm",
     "clients/test_local.py": "the embedded local model",
     "clients/test_local_tools.py": "the embedded local model",
     "context/test_knowledge_embeddings.py": "an embedding model",
@@ -81,7 +81,7 @@ SLOW_TESTS = (
     # mypy on a user's test file, in a subprocess
     "testing/test_test_model.py::test_mypy_checks_deps",
     # `raf validate` as a program, regular expressions stopped in a worker process
-    "decl/test_hostile_documents.py::test_raf_validate_gives",
+    "decl/documents/test_hostile_documents.py::test_raf_validate_gives",
     "tools/test_files.py::test_a_pattern_that",
     # docs pages whose shell blocks start a server or run several `raf` programs
     "test_docs.py::test_every_shell_block_on_the_page_runs[get-started.md]",

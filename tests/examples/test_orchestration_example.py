@@ -7,7 +7,7 @@ from pathlib import Path
 from types import ModuleType
 
 from raf.decl import DeclAgentBuilder
-from raf.decl.loader import load_file
+from raf.decl.documents.loader import load_file
 from raf.orchestrations import GroupChatOrchestration
 from raf.testing import ScriptedChatClient
 

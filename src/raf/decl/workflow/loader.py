@@ -13,22 +13,28 @@ from pathlib import Path
 from typing import Any, Literal, TypedDict
 
 from raf.core.errors import Problem, ValidationProblems
-from raf.decl.base import MAX_COUNT
-from raf.decl.document_kind import is_workflow_data
-from raf.decl.loader import DocumentProblems, LoadedAgent, load_dict, load_file, read_document
-from raf.decl.problems import suggest
-from raf.decl.source import Document, KeyPath, load_text
+from raf.decl.documents.base import MAX_COUNT
+from raf.decl.documents.document_kind import is_workflow_data
+from raf.decl.documents.loader import (
+    DocumentProblems,
+    LoadedAgent,
+    load_dict,
+    load_file,
+    read_document,
+)
+from raf.decl.documents.problems import suggest
+from raf.decl.documents.source import Document, KeyPath, load_text
+from raf.decl.workflow.graph import check_graph, graph_names
+from raf.decl.workflow.invoke import sandbox_settings
+from raf.decl.workflow.node import check_services
 from raf.decl.workflow.original_graph import read_original_graph
-from raf.workflow.declarative.graph import check_graph, graph_names
-from raf.workflow.declarative.invoke import sandbox_settings
-from raf.workflow.declarative.node import check_services
-from raf.workflow.declarative.program import (
+from raf.decl.workflow.program import (
     Program,
     WorkflowDefinitionError,
     compile_actions,
     hint,
 )
-from raf.workflow.declarative.runtime import Services
+from raf.decl.workflow.runtime import Services
 
 UNDECLARED_AGENT_NOTE = "declare it under agents:"
 """How the warning about an agent nobody declared ends (`raf run` refuses it: a program
@@ -143,7 +149,8 @@ def check_workflow(
     doc: Document, *, unset_env_is_warning: bool = False, model_given: bool = False
 ) -> LoadedWorkflow:
     """Check a parsed workflow document and the agents it declares (loaded with
-    `unset_env_is_warning` and `model_given`, as `raf.decl.loader.load_file` takes them)."""
+    `unset_env_is_warning` and `model_given`, as `raf.decl.documents.loader.load_file`
+    takes them)."""
     data: dict[str, Any] = doc.data
     options = _AgentOptions(unset_env_is_warning=unset_env_is_warning, model_given=model_given)
     problems: list[Problem] = []
