@@ -932,14 +932,14 @@ MUTANTS: tuple[Mutant, ...] = (
         "src/raf/clients/local/model_store.py",
         "    if digest.hexdigest() != source.sha256:\n",
         "    if False:\n",
-        ("tests/clients/test_local_embedder.py",),
+        ("tests/clients/local/test_embedder.py",),
     ),
     Mutant(
         "local embedder: a cached file is loaded without its recorded checksum",
         "src/raf/clients/local/embedder.py",
         "    if is_pulled(source):\n",
         "    if model_path(source).exists():\n",
-        ("tests/clients/test_local_embedder.py",),
+        ("tests/clients/local/test_embedder.py",),
     ),
     # -- nothing a client sends runs unbounded on the event loop
     Mutant(
