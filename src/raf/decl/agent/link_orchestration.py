@@ -9,12 +9,12 @@ from typing import Any
 import raf.orchestrations as o
 from raf.core.errors import ConfigurationError
 from raf.decl.documents.orchestration import (
+    SELF,
     ConcurrentDecl,
     GroupChatDecl,
     HandoffDecl,
     MagenticDecl,
     OrchestrationDecl,
-    SELF,
     SequentialDecl,
     VoteDecl,
 )

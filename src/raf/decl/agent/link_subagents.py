@@ -32,7 +32,8 @@ def sub_agent_tools(linker: LinkSite) -> list[Tool]:
 def orchestrated(linker: LinkSite, agent: AgentBuilder, decl: Any) -> OrchestrationAgent:
     """The sub-agents as members of the declared orchestration, the document's own agent
     in the mode's leading role where it has one; the result is used as an agent."""
-    from raf.decl.documents.orchestration import ROOT, build_orchestration, needs_lead
+    from raf.decl.agent.link_orchestration import build_orchestration
+    from raf.decl.documents.orchestration import ROOT, needs_lead
 
     members: list[DeclaredAgent] = []
     for sub, child in _members(linker):

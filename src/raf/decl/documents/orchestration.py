@@ -1,5 +1,5 @@
 """`metadata.orchestration`: which orchestration a document's sub-agents form, checked with
-located problems and built into `raf.workflow` orchestrations.
+located problems (`raf.decl.agent.link_orchestration` builds the orchestration).
 
 The value is a mode name (`orchestration: sequential`) or a mapping with `mode` and that
 mode's options in camelCase. The document's own agent (its instructions, model, tools)
@@ -15,17 +15,14 @@ from __future__ import annotations
 import types
 import typing
 from collections.abc import Mapping, Sequence
-from typing import TYPE_CHECKING, Any, Literal
+from typing import Any, Literal
 
 from pydantic import BaseModel, Field, TypeAdapter, ValidationError
 
-from raf.core.errors import ConfigurationError, Problem
+from raf.core.errors import Problem
 from raf.decl.documents.base import MAX_COUNT, DeclModel
 from raf.decl.documents.source import Document, KeyPath
 from raf.decl.documents.suggest import suggest
-
-if TYPE_CHECKING:
-    from raf.orchestrations import Member, Orchestration
 
 SELF = "self"
 """The name by which options refer to the document's own agent."""
@@ -750,111 +747,3 @@ def _union_args(annotation: Any) -> tuple[Any, ...]:
 
 
 # -- building ------------------------------------------------------------------------
-
-
-def build_orchestration(
-    decl: OrchestrationDecl,
-    *,
-    name: str,
-    description: str,
-    members: Sequence[Member],
-    lead: Member | None,
-) -> Orchestration:
-    """The orchestration `decl` describes, over `members` (the sub-agents) and `lead` (the
-    document's own agent, when the mode gives it a role)."""
-    import raf.orchestrations as o
-
-    by_name = {m.name: m for m in members}
-
-    def pick(who: str | None) -> Member:
-        if who == SELF:
-            if lead is None:  # needs_lead() builds the lead wherever an option names it
-                raise ConfigurationError("the document's own agent was not built")
-            return lead
-        return by_name[str(who)]
-
-    common: dict[str, Any] = {"name": name, "description": description}
-    if isinstance(decl, SequentialDecl):
-        return o.SequentialOrchestration(members, pass_on=decl.pass_on, **common)
-    if isinstance(decl, ConcurrentDecl):
-        aggregator = pick(decl.aggregator) if decl.aggregator else None
-        return o.ConcurrentOrchestration(
-            [m for m in members if m is not aggregator],
-            aggregator=aggregator,
-            max_concurrency=decl.max_concurrency,
-            **common,
-        )
-    if isinstance(decl, HandoffDecl):
-        triage = pick(decl.triage)
-        specialists = [m for m in members if m is not triage]
-        if lead is not None and lead is not triage:  # a route names the document's agent
-            specialists.append(lead)
-        handoffs = None
-        if decl.handoffs is not None:
-            handoffs = {pick(k).name: [pick(t).name for t in v] for k, v in decl.handoffs.items()}
-        return o.HandoffOrchestration(
-            triage,
-            specialists,
-            handoffs=handoffs,
-            routing_field=decl.routing_field,
-            max_handoffs=decl.max_handoffs,
-            **common,
-        )
-    if isinstance(decl, GroupChatDecl):
-        selector: Any = decl.selector
-        if selector == "coordinator":
-            selector = pick(decl.coordinator)
-        return o.GroupChatOrchestration(
-            [m for m in members if m is not selector],
-            selector=selector,
-            order=decl.order,
-            max_rounds=decl.max_rounds,
-            termination_keywords=decl.termination_keywords,
-            **common,
-        )
-    if isinstance(decl, MagenticDecl):
-        manager = pick(decl.manager)
-        return o.MagenticOrchestration(
-            manager,
-            [m for m in members if m is not manager],
-            max_iterations=decl.max_iterations,
-            max_stalls=decl.max_stalls,
-            **common,
-        )
-    if isinstance(decl, VoteDecl):
-        return o.VoteOrchestration(
-            members,
-            method=decl.method,
-            choices=decl.choices,
-            weights=decl.weights,
-            rounds=decl.rounds,
-            **common,
-        )
-    phases = [
-        o.Phase(
-            name=p.name,
-            members=[pick(m) for m in p.members],
-            mode=p.mode,
-            aggregator=pick(p.aggregator) if p.aggregator else None,
-            loop_back=(
-                o.LoopBack(
-                    to=p.loop_back.to, when=p.loop_back.when, max_loops=p.loop_back.max_loops
-                )
-                if p.loop_back
-                else None
-            ),
-            pass_on=p.pass_on,
-        )
-        for p in decl.phases
-    ]
-    loop_from = decl.loop_from
-    if loop_from is None and decl.max_iterations > 1:
-        loop_from = decl.phases[0].name  # without loopFrom, the whole pipeline repeats
-    return o.PipelineOrchestration(
-        phases,
-        pass_on=decl.pass_on,
-        loop_from=loop_from,
-        max_iterations=decl.max_iterations,
-        until=decl.until,
-        **common,
-    )
