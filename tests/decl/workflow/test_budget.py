@@ -18,6 +18,7 @@ from typing import Any
 import pytest
 
 from raf import AgentBuilder
+from raf.core.bounded_regex import MATCH_SECONDS
 from raf.core.errors import ValidationProblems
 from raf.decl.powerfx.evaluation import (
     ON_THREAD,
@@ -25,7 +26,6 @@ from raf.decl.powerfx.evaluation import (
     evaluate_here,
 )
 from raf.decl.powerfx.expressions import Expression
-from raf.decl.powerfx.patterns import MATCH_SECONDS
 from raf.decl.workflow import DeclWorkflowBuilder, Limits
 from raf.testing import ScriptedChatClient
 from raf.workflow import Workflow

@@ -4,11 +4,13 @@ documents of a folder."""
 from __future__ import annotations
 
 import stat
+from collections.abc import Callable
 from pathlib import Path
+from typing import Any
 
 from raf.core.bounded_parse import CONFIG_LIMITS
 from raf.core.errors import Problem, ValidationProblems
-from raf.decl.documents.source import format_for
+from raf.decl.documents.source import format_for, load_text
 
 DOCUMENT_SUFFIXES = (".yaml", ".yml", ".json", ".toml")
 """Files in a folder that are read as documents."""
@@ -59,3 +61,14 @@ def read_document(path: str | Path) -> tuple[str, str]:
         raise ValidationProblems(
             [Problem(message=f"cannot read the document: {reason}", file=str(path))]
         ) from None
+
+
+def holds_document(path: str | Path, is_kind: Callable[[Any], bool]) -> bool:
+    """Whether the file is a readable, well-formed document whose data `is_kind` accepts
+    (false for an unreadable or malformed file: its loader reports what is wrong)."""
+    try:
+        text, fmt = read_document(path)
+    except ValidationProblems:
+        return False
+    doc = load_text(text, fmt=fmt, file=str(path))
+    return not doc.problems and is_kind(doc.data)

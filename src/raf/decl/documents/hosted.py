@@ -22,7 +22,7 @@ from pydantic import ConfigDict, Field, ValidationError
 
 from raf.core.errors import Problem
 from raf.decl.documents.base import DeclModel
-from raf.decl.documents.document_file import read_document
+from raf.decl.documents.document_file import holds_document, read_document
 from raf.decl.documents.loaded import DocumentProblems
 from raf.decl.documents.problems import problems_from_validation
 from raf.decl.documents.source import Document, load_text
@@ -161,12 +161,8 @@ def is_toolbox_data(data: Any) -> bool:
 
 
 def is_toolbox_file(path: str | Path) -> bool:
-    try:
-        text, fmt = read_document(path)
-    except Exception:
-        return False
-    doc = load_text(text, fmt=fmt, file=str(path))
-    return not doc.problems and is_toolbox_data(doc.data)
+    """Whether the file holds a toolbox document."""
+    return holds_document(path, is_toolbox_data)
 
 
 def load_toolbox_file(path: str | Path) -> LoadedToolbox:

@@ -14,6 +14,7 @@ from typing import Any, Literal, TypedDict
 
 from raf.core.errors import Problem, ValidationProblems
 from raf.decl.documents.base import MAX_COUNT
+from raf.decl.documents.document_file import holds_document
 from raf.decl.documents.document_kind import is_workflow_data
 from raf.decl.documents.loader import (
     DocumentProblems,
@@ -115,12 +116,7 @@ class _AgentOptions(TypedDict):
 def is_workflow_file(path: str | Path) -> bool:
     """Whether the file holds a workflow document (false for unreadable files, which the
     agent loader then reports)."""
-    try:
-        text, fmt = read_document(path)
-    except ValidationProblems:
-        return False
-    doc = load_text(text, fmt=fmt, file=str(path))
-    return not doc.problems and is_workflow_data(doc.data)
+    return holds_document(path, is_workflow_data)
 
 
 def load_workflow_file(path: str | Path) -> LoadedWorkflow:
