@@ -16,14 +16,13 @@ in this process or another one that loads the session.
 
 from __future__ import annotations
 
-import asyncio
 import logging
 from collections.abc import AsyncIterator, Mapping, Sequence
 from typing import TYPE_CHECKING, Any
 
-from raf.core.agent_like import AgentLike
+from raf.core.agent_like import AgentLike, load_saved_session, run_outside_a_loop
 from raf.core.approvals import refuse_messages_with_answers
-from raf.core.errors import ConfigurationError, RafError
+from raf.core.errors import ConfigurationError
 from raf.core.messages import ChatMessage, MessageInput, Role, new_id, to_messages
 from raf.core.options import AgentRunOptions, ChatOptions
 from raf.core.responses import (
@@ -66,9 +65,7 @@ class OrchestrationAgent:
 
     async def load_session(self, session_id: str) -> AgentSession:
         """A session saved by an earlier run (a paused one resumes from it)."""
-        if self.session_store is None:
-            raise RafError(f"agent {self.name!r} has no session store to load from")
-        return await self.session_store.load(session_id)
+        return await load_saved_session(self.session_store, self.name, session_id)
 
     def iter(self, *args: Any, **kwargs: Any) -> Any:
         """Not offered: an orchestration's steps are its members' turns, which
@@ -112,11 +109,9 @@ class OrchestrationAgent:
         deps: Any = None,
     ) -> AgentResponse:
         """`run` for scripts: starts an event loop (not callable inside one)."""
-        try:
-            asyncio.get_running_loop()
-        except RuntimeError:
-            return asyncio.run(self.run(messages, session=session, options=options, deps=deps))
-        raise RafError("run_sync() cannot be used inside a running event loop; await run()")
+        return run_outside_a_loop(
+            lambda: self.run(messages, session=session, options=options, deps=deps)
+        )
 
     async def run_stream(
         self,
