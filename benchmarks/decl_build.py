@@ -14,7 +14,7 @@ import time
 from pathlib import Path
 
 from raf.decl import DeclAgentBuilder
-from raf.decl.loader import load_file
+from raf.decl.documents.loader import load_file
 from raf.testing import ScriptedChatClient
 
 DOCUMENT = """

@@ -10,7 +10,7 @@ from __future__ import annotations
 import argparse
 import time
 
-from raf.decl.source import load_text
+from raf.decl.documents.source import load_text
 
 
 def document(keys: int) -> str:

@@ -90,7 +90,7 @@ def cli_reference() -> str:
 def document_schema() -> str:
     """The top-level keys of an agent document with their descriptions (the full JSON
     Schema is what `raf schema` prints)."""
-    from raf.decl.schema import json_schema
+    from raf.decl.documents.schema import json_schema
 
     schema = json_schema()
     props = schema.get("properties") or {}

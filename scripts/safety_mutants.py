@@ -513,7 +513,7 @@ MUTANTS: tuple[Mutant, ...] = (
         "src/raf/core/bounded_parse.py",
         "    check_toml_key_depth(code, file=file, limits=limits)\n",
         "",
-        ("tests/decl/test_hostile_documents.py", "-k", "each_limit"),
+        ("tests/decl/documents/test_hostile_documents.py", "-k", "each_limit"),
     ),
     Mutant(
         "idempotency: a retried write is written again",
@@ -525,35 +525,35 @@ MUTANTS: tuple[Mutant, ...] = (
     # -- expressions
     Mutant(
         "expressions: no nesting limit",
-        "src/raf/workflow/declarative/syntax.py",
+        "src/raf/decl/powerfx/syntax.py",
         "    def expression(self, min_power: int) -> Node:\n"
         "        self.depth += 1\n"
         "        if self.depth > MAX_DEPTH:",
         "    def expression(self, min_power: int) -> Node:\n"
         "        self.depth += 1\n"
         "        if False:",
-        ("tests/workflow/declarative/test_power_fx.py", "-k", "nesting"),
+        ("tests/decl/powerfx/test_power_fx.py", "-k", "nesting"),
     ),
     Mutant(
         "expressions: no step budget",
-        "src/raf/workflow/declarative/expressions.py",
+        "src/raf/decl/powerfx/expressions.py",
         "        if self.steps > MAX_STEPS:",
         "        if False:",
-        ("tests/workflow/declarative/test_power_fx.py", "-k", "step_budget"),
+        ("tests/decl/powerfx/test_power_fx.py", "-k", "step_budget"),
     ),
     Mutant(
         "expressions: text read not counted",
-        "src/raf/workflow/declarative/expressions.py",
+        "src/raf/decl/powerfx/expressions.py",
         "        self.read += sum(_text_read(v) for v in values)\n",
         "        self.read += 0\n",
-        ("tests/workflow/declarative/test_power_fx.py", "-k", "long_text"),
+        ("tests/decl/powerfx/test_power_fx.py", "-k", "long_text"),
     ),
     Mutant(
         "expressions: Substitute size unchecked",
-        "src/raf/workflow/declarative/functions.py",
+        "src/raf/decl/powerfx/functions.py",
         "    if len(s) + s.count(o) * (len(n) - len(o)) > MAX_TEXT:",
         "    if False:",
-        ("tests/workflow/declarative/test_power_fx.py", "-k", "substitute"),
+        ("tests/decl/powerfx/test_power_fx.py", "-k", "substitute"),
     ),
     # -- the terminal, again: every command that prints a model's text
     Mutant(
@@ -800,7 +800,7 @@ MUTANTS: tuple[Mutant, ...] = (
     ),
     Mutant(
         "mcp requireSpecific: a tool in neither list runs without approval",
-        "src/raf/decl/dialects/tools.py",
+        "src/raf/decl/documents/dialects/tools.py",
         'per_tool: dict[str, str] = {"*": "always"}',
         "per_tool: dict[str, str] = {}",
         ("tests/decl/test_mcp_approval_modes.py",),
@@ -968,14 +968,14 @@ MUTANTS: tuple[Mutant, ...] = (
         "src/raf/clients/local/model_store.py",
         "    if digest.hexdigest() != source.sha256:\n",
         "    if False:\n",
-        ("tests/clients/test_local_embedder.py",),
+        ("tests/clients/local/test_embedder.py",),
     ),
     Mutant(
         "local embedder: a cached file is loaded without its recorded checksum",
         "src/raf/clients/local/embedder.py",
         "    if is_pulled(source):\n",
         "    if model_path(source).exists():\n",
-        ("tests/clients/test_local_embedder.py",),
+        ("tests/clients/local/test_embedder.py",),
     ),
     # -- nothing a client sends runs unbounded on the event loop
     Mutant(
@@ -1008,14 +1008,14 @@ MUTANTS: tuple[Mutant, ...] = (
     ),
     Mutant(
         "question entities: an age read with spaces split between two \\s*",
-        "src/raf/workflow/declarative/questions.py",
+        "src/raf/decl/workflow/questions.py",
         r'r"^\s*+(\d{1,3}(?:\.\d+)?)\s*+(?:years?|yrs?|y)?(?:\s*+old)?\s*+$"',
         r'r"^\s*(\d{1,3}(?:\.\d+)?)\s*(?:years?|yrs?|y)?(?:\s*old)?\s*$"',
         ("tests/serve/test_loop_stays_free.py", "-k", "age_question"),
     ),
     Mutant(
         "validate: outputSchema not checked as run checks it",
-        "src/raf/decl/semantic_checks.py",
+        "src/raf/decl/documents/semantic_checks.py",
         "    problems += _output_schema_problems(loaded)\n",
         "",
         ("tests/decl/test_validate_build.py", "-k", "refuses_an_output"),
@@ -1045,11 +1045,11 @@ MUTANTS: tuple[Mutant, ...] = (
     ),
     Mutant(
         "guardrails: a handoff member is rebuilt without its own middleware",
-        "src/raf/workflow/orchestrations/handoff.py",
+        "src/raf/orchestrations/handoff.py",
         "        return member.with_tools(tools)\n",
         "        return Agent(chat_client=member.leaf_client, name=member.name,\n"
         "                     tools=[*member.tools, *tools])\n",
-        ("tests/workflow/test_handoff_habits.py", "-k", "guardrails"),
+        ("tests/orchestrations/test_handoff_habits.py", "-k", "guardrails"),
     ),
     Mutant(
         "validators: an output validator is never called",

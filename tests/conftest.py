@@ -44,9 +44,9 @@ FAST_IN_SLOW_FOLDERS = {"durable/test_codec.py"}
 SLOW_MODULES = {
     "tools/test_mcp_*.py": "MCP servers from npm and in subprocesses",
     "context/test_mcp.py": "MCP servers from npm",
-    "decl/test_integrations.py": "MCP servers from npm",
-    "clients/test_local.py": "the embedded local model",
-    "clients/test_local_tools.py": "the embedded local model",
+    "decl/agent/test_integrations.py": "MCP servers from npm",
+    "clients/local/test_client.py": "the embedded local model",
+    "clients/local/test_tools.py": "the embedded local model",
     "context/test_knowledge_embeddings.py": "an embedding model",
     "tools/test_code.py": "the code sandbox (bubblewrap)",
     "tools/test_sandbox_hostile.py": "the code sandbox (bubblewrap)",
@@ -65,23 +65,23 @@ SLOW_MODULES = {
 
 SLOW_TESTS = (
     # several processes racing on one store, or killed in the middle
-    "agent/test_store_contract.py::test_processes_appending_to_one_session_lose_no_turn",
-    "agent/test_store_contract.py::test_a_process_holding_a_deleted_session_does_not",
+    "stores/test_store_contract.py::test_processes_appending_to_one_session_lose_no_turn",
+    "stores/test_store_contract.py::test_a_process_holding_a_deleted_session_does_not",
     "agent/test_session_conflicts.py::test_kill_9_during_saves",
     "agent/test_approval_claims.py::test_of_eight_resuming_processes",
-    "agent/test_stores.py::test_two_processes_writing_at_once",
+    "stores/test_stores.py::test_two_processes_writing_at_once",
     "context/test_memory.py::test_concurrent_processes",
     # a server of their own, stopped or refusing in the middle
-    "agent/test_postgres_store.py::test_a_server_gone_mid_use",
-    "agent/test_redis_store.py::test_a_server_gone_mid_use",
-    "agent/test_redis_store.py::test_a_wrong_password_is_refused",
+    "stores/test_postgres_store.py::test_a_server_gone_mid_use",
+    "stores/test_redis_store.py::test_a_server_gone_mid_use",
+    "stores/test_redis_store.py::test_a_wrong_password_is_refused",
     # MCP servers from npm
     "decl/workflow/test_actions.py::test_invoke_mcp_tool",
     "decl/workflow/test_actions.py::test_mcp_servers_declared_in_the_document",
     # mypy on a user's test file, in a subprocess
     "testing/test_test_model.py::test_mypy_checks_deps",
     # `raf validate` as a program, regular expressions stopped in a worker process
-    "decl/test_hostile_documents.py::test_raf_validate_gives",
+    "decl/documents/test_hostile_documents.py::test_raf_validate_gives",
     "tools/test_files.py::test_a_pattern_that",
     # docs pages whose shell blocks start a server or run several `raf` programs
     "test_docs.py::test_every_shell_block_on_the_page_runs[get-started.md]",

@@ -140,6 +140,10 @@ REMOVED_BY = {
         "raf.clients.function_invoking",
         "raf.clients.tool_loop",
     },
+    "2600-one-wing-per-engine.md": {
+        "raf.workflow.SequentialOrchestration",
+        "raf.workflow.declarative",
+    },
 }
 """Modules a record itself removed: it names them to say where their contents went."""
 

@@ -36,7 +36,8 @@ LAYERS = [
     "observability",  # spans and metrics as middleware around agents
     "tools",  # built-in tools
     "context",  # context providers
-    "workflow",  # the graph engine, orchestrations
+    "workflow",  # the graph engine: builder, runner, executors, edges, checkpoints
+    "orchestrations",  # agents on one task by a fixed pattern, built on the agent API
     "decl",  # declarative agents and workflows, compiled to the layers below
     "durable",  # runs and workflows as DBOS workflows
     "evals",  # datasets, evaluators and reports over agents and workflows

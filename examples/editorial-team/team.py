@@ -13,8 +13,8 @@ import sys
 from pathlib import Path
 
 from raf import AgentBuilder, ChatClient, RafError
+from raf.orchestrations import GroupChatOrchestration, OrchestrationAgent
 from raf.testing import SCRIPTED_PREFIX, ScriptFileClient
-from raf.workflow import GroupChatOrchestration, OrchestrationAgent
 
 
 def build(client: ChatClient) -> OrchestrationAgent:

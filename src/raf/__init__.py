@@ -90,7 +90,7 @@ _EXPORTS: dict[str, str] = {
     "ValidationProblems": "raf.core.errors",
     "Problem": "raf.core.errors",
     # declarative agents
-    "DeclAgentBuilder": "raf.decl.builder",
+    "DeclAgentBuilder": "raf.decl.agent.builder",
     # agent layer
     "AgentTool": "raf.agent.agent_tool",
     "Agent": "raf.agent.agent",
@@ -143,7 +143,7 @@ _EXPORTS: dict[str, str] = {
     "CodeInterpreter": "raf.tools.code",
     "WebFetch": "raf.tools.web",
     "WebSearch": "raf.tools.web",
-    "ToolResolver": "raf.decl.tool_resolver",
+    "ToolResolver": "raf.decl.agent.tool_resolver",
 }
 
 __all__ = [
@@ -378,8 +378,8 @@ if TYPE_CHECKING:
     from raf.core.sessions import AgentSession, SessionStore
     from raf.core.tools import ApprovalRequiredTool, BaseTool, Tool, ToolContext, ToolResult
     from raf.core.usage import UsageDetails, UsageLimits
-    from raf.decl.builder import DeclAgentBuilder
-    from raf.decl.tool_resolver import ToolResolver
+    from raf.decl.agent.builder import DeclAgentBuilder
+    from raf.decl.agent.tool_resolver import ToolResolver
     from raf.stores.postgres_sessions import PostgresSessionStore
     from raf.stores.redis_sessions import RedisSessionStore
     from raf.stores.sessions import (

@@ -125,7 +125,7 @@ def test_validate_names_the_extra_the_documents_model_needs(
     """`raf validate` said "ok" on a document whose model's client was not installed, and
     the first run then failed on it; it now names the extra, at the model's line."""
     from raf.cli.main import main
-    from raf.decl import extras
+    from raf.decl.documents import extras
 
     real = extras.module_available
     monkeypatch.setattr(extras, "module_available", lambda name: name != module and real(name))

@@ -14,7 +14,7 @@ import pytest
 import yaml
 
 from raf.cli.main import main
-from raf.decl import source
+from raf.decl.documents import source
 
 BAD = {
     "all_at_once.yaml": (

@@ -5,11 +5,11 @@ from __future__ import annotations
 
 from raf import Agent, AgentBuilder
 from raf.core.agent_like import AgentLike
+from raf.orchestrations import SequentialOrchestration
+from raf.orchestrations.agent import OrchestrationAgent
 from raf.testing import ScriptedChatClient
 from raf.workflow import WorkflowBuilder
 from raf.workflow.as_agent import WorkflowAgent
-from raf.workflow.orchestrations import SequentialOrchestration
-from raf.workflow.orchestrations.agent import OrchestrationAgent
 
 
 def _agent(name: str, *answers: str) -> Agent:
@@ -44,3 +44,26 @@ def test_something_without_a_run_is_not_agent_like() -> None:
         description = ""
 
     assert not isinstance(NameOnly(), AgentLike)
+
+
+async def test_run_sync_and_load_session_say_the_same_for_agents_and_orchestrations() -> None:
+    import warnings
+
+    import pytest
+
+    from raf.core.errors import RafError
+
+    writer = _agent("writer", "done")
+    team = SequentialOrchestration([_agent("a", "x")], name="team").as_agent()
+    for agent in (writer, team):
+        with warnings.catch_warnings():
+            warnings.simplefilter("error")  # no coroutine is made and left unawaited
+            with pytest.raises(RafError, match="cannot be used inside a running event loop"):
+                agent.run_sync("hi")
+        with pytest.raises(RafError, match=f"agent '{agent.name}' has no session store"):
+            await agent.load_session("s1")
+
+
+def test_run_sync_runs_an_orchestration_from_a_script() -> None:
+    team = SequentialOrchestration([_agent("a", "first"), _agent("b", "second")], name="team")
+    assert team.as_agent().run_sync("go").text == "second"

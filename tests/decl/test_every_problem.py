@@ -12,7 +12,7 @@ import pytest
 import yaml
 
 from raf.decl.check_file import check_file
-from raf.workflow.declarative.program import NESTED_KEYS
+from raf.decl.workflow.program import NESTED_KEYS
 
 BASE = """\
 kind: prompt
@@ -158,7 +158,7 @@ trigger:
 
 def _planted(kind: str, inner: tuple[str, ...], allowed: tuple[str, ...]) -> dict[str, object]:
     """An action of `kind` whose mapping at `inner` holds a known key and `zzz`."""
-    from raf.workflow.declarative.program import _SPECS
+    from raf.decl.workflow.program import _SPECS
 
     action: dict[str, object] = {"kind": kind, "id": "act"}
     for key in _SPECS[kind][0]:

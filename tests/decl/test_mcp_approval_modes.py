@@ -8,8 +8,8 @@ from pathlib import Path
 import pytest
 
 from raf.decl.convert import read_as_raf, to_maf
-from raf.decl.loader import load
-from raf.decl.tool_decls import McpToolDecl
+from raf.decl.documents.loader import load
+from raf.decl.documents.tool_decls import McpToolDecl
 from raf.tools.mcp import McpServerConfig
 
 FIXTURE = Path(__file__).resolve().parents[1] / "data" / "maf-tools" / "mcp_require_specific.yaml"

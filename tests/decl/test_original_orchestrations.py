@@ -11,12 +11,12 @@ import pytest
 
 from raf.core.errors import ValidationProblems
 from raf.decl import DeclAgentBuilder
-from raf.testing import ScriptedChatClient
-from raf.workflow.orchestrations import (
+from raf.orchestrations import (
     GroupChatOrchestration,
     PipelineOrchestration,
     SequentialOrchestration,
 )
+from raf.testing import ScriptedChatClient
 
 DATA = Path(__file__).resolve().parents[1] / "data" / "dialects" / "original" / "orchestrations"
 
@@ -209,7 +209,7 @@ def test_convert_through_maf_keeps_the_orchestration(tmp_path, name):
 
 
 def test_a_setting_the_original_has_no_word_for_stays_in_rafs_spelling():
-    from raf.decl.orchestration import in_original_spelling
+    from raf.decl.documents.orchestration import in_original_spelling
 
     sequential = in_original_spelling({"mode": "sequential", "passOn": "conversation"})
     assert sequential == {"mode": "sequential", "passOn": "conversation"}
@@ -220,7 +220,7 @@ def test_a_setting_the_original_has_no_word_for_stays_in_rafs_spelling():
 def test_pass_output_on_a_mode_without_a_previous_answer_has_no_effect():
     """The original reads `passOutput` in any mode and uses it in a sequential one only:
     in a group chat it loads, with a located warning that it has no effect."""
-    from raf.decl.loader import load
+    from raf.decl.documents.loader import load
 
     text = (
         (DATA / "writers_room.yaml")

@@ -11,13 +11,13 @@ import pytest
 
 from raf.core.errors import ValidationProblems
 from raf.decl import DeclAgentBuilder
-from raf.decl.loader import load_file
-from raf.testing import ScriptedChatClient
-from raf.workflow.orchestrations import (
+from raf.decl.documents.loader import load_file
+from raf.orchestrations import (
     ConcurrentOrchestration,
     SequentialOrchestration,
     VoteOrchestration,
 )
+from raf.testing import ScriptedChatClient
 
 
 def _doc(orchestration: str, subs: tuple[str, ...] = ("first", "second")) -> str:

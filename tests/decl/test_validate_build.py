@@ -137,7 +137,7 @@ def test_validation_names_the_templates_extra_a_document_needs(
 ) -> None:
     """`raf validate` said "ok" on a document whose template needed a missing extra, and
     the first run then failed; the check now happens where the other extras are checked."""
-    from raf.decl import extras
+    from raf.decl.documents import extras
 
     real = extras.module_available
     monkeypatch.setattr(extras, "module_available", lambda name: name != module and real(name))

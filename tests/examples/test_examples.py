@@ -11,8 +11,8 @@ from raf import FinishReason
 from raf.context.workspace import WorkspaceContextProvider
 from raf.core.messages import Role
 from raf.decl import DeclAgentBuilder
-from raf.decl.loader import load_file
-from raf.decl.schema import FILE_TOOLS
+from raf.decl.documents.loader import load_file
+from raf.decl.documents.schema import FILE_TOOLS
 from raf.testing import ScriptedChatClient, call, reply
 
 EXAMPLES = Path(__file__).resolve().parents[2] / "examples"

@@ -7,9 +7,9 @@ from pathlib import Path
 from types import ModuleType
 
 from raf.decl import DeclAgentBuilder
-from raf.decl.loader import load_file
+from raf.decl.documents.loader import load_file
+from raf.orchestrations import GroupChatOrchestration
 from raf.testing import ScriptedChatClient
-from raf.workflow import GroupChatOrchestration
 
 FOLDER = Path(__file__).resolve().parents[2] / "examples" / "editorial-team"
 # coordinator, writer, coordinator, critic, coordinator, writer, coordinator, critic

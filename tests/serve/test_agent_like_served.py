@@ -11,9 +11,10 @@ import pytest
 
 from raf import Agent, AgentBuilder
 from raf.core.agent_like import AgentLike, EquippedAgent, own_tools
+from raf.orchestrations import SequentialOrchestration
 from raf.serve import AgentHost, create_app, serve_in_thread
 from raf.testing import ScriptedChatClient
-from raf.workflow import SequentialOrchestration, WorkflowBuilder
+from raf.workflow import WorkflowBuilder
 
 
 def _agent(name: str, *answers: str) -> Agent:

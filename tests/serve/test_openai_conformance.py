@@ -131,9 +131,9 @@ def test_a_format_the_agent_cannot_take_is_a_400_saying_why(oa_served: Served) -
 
 def test_an_agent_without_a_model_of_its_own_refuses_a_format() -> None:
     from raf import AgentBuilder
+    from raf.orchestrations import SequentialOrchestration
     from raf.serve import AgentHost, create_app, serve_in_thread
     from raf.testing import ScriptedChatClient
-    from raf.workflow import SequentialOrchestration
 
     writer = AgentBuilder("writer").with_chat_client(ScriptedChatClient(["{}"])).build()
     team = SequentialOrchestration([writer], name="team").as_agent()

@@ -2,7 +2,6 @@
 
 from __future__ import annotations
 
-import asyncio
 import copy
 import functools
 import inspect
@@ -23,6 +22,7 @@ from raf.agent.run.pumps import RunSteps, run_stream, run_to_end
 from raf.agent.run.repeats import DEFAULT_MAX_REPEATED_CALLS
 from raf.agent.run.run import Run, begin, with_run_arguments
 from raf.agent.template import PromptTemplate, render_instructions
+from raf.core.agent_like import load_saved_session, run_outside_a_loop
 from raf.core.chat_client import ChatClient
 from raf.core.context import ContextProvider, as_context_provider
 from raf.core.errors import ConfigurationError, RafError, ToolDefinitionError
@@ -225,9 +225,7 @@ class Agent(Generic[DepsT]):
         return AgentSession(id=session_id) if session_id else AgentSession()
 
     async def load_session(self, session_id: str) -> AgentSession:
-        if self.session_store is None:
-            raise RafError(f"agent {self.name!r} has no session store to load from")
-        return await self.session_store.load(session_id)
+        return await load_saved_session(self.session_store, self.name, session_id)
 
     # -- running ----------------------------------------------------------------------
 
@@ -307,20 +305,16 @@ class Agent(Generic[DepsT]):
         deps: DepsT | None = None,
     ) -> AgentResponse:
         """`run` for scripts: starts an event loop (not callable inside one)."""
-        try:
-            asyncio.get_running_loop()
-        except RuntimeError:
-            return asyncio.run(
-                self.run(
-                    messages,
-                    session=session,
-                    options=options,
-                    output_type=output_type,
-                    variables=variables,
-                    deps=deps,
-                )
+        return run_outside_a_loop(
+            lambda: self.run(
+                messages,
+                session=session,
+                options=options,
+                output_type=output_type,
+                variables=variables,
+                deps=deps,
             )
-        raise RafError("run_sync() cannot be used inside a running event loop; await run()")
+        )
 
     # -- setting up a run -------------------------------------------------------------
 

@@ -26,9 +26,9 @@ from raf.core.options import AgentRunOptions
 from raf.core.private_files import private_dir
 from raf.core.responses import AgentResponseUpdate, UpdateKind
 from raf.core.sessions import AgentSession, SessionStore
+from raf.orchestrations.agent import OrchestrationAgent
 from raf.testing.script_file import SCRIPTED_PREFIX, ScriptFileClient
 from raf.workflow.as_agent import WorkflowAgent
-from raf.workflow.orchestrations.agent import OrchestrationAgent
 from raf.workflow.workflow import Workflow
 
 DEFAULT_INSTRUCTIONS = (
@@ -186,8 +186,8 @@ def build_agent(
     unset variables, unbound tools); `tools` are `--tools` specs binding its function
     tools, before installed `raf.tools` entry points."""
     if file:
+        from raf.decl.agent.tool_bindings import bindings_for, entry_point_names, load_specs
         from raf.decl.check_file import check_file
-        from raf.decl.tool_bindings import bindings_for, entry_point_names, load_specs
 
         given = load_specs(tools)
         replaced = bool(model or os.environ.get("RAF_MODEL"))
@@ -206,8 +206,8 @@ def build_agent(
                 f"{file} is a {checked.kind or 'document'} raf cannot run; give an agent or "
                 "a workflow document"
             )
+        from raf.decl.agent.builder import DeclAgentBuilder
         from raf.decl.bind_document import bind_agent_tools
-        from raf.decl.builder import DeclAgentBuilder
 
         builder = DeclAgentBuilder().from_loaded(checked.agent)
         if replaced:
@@ -236,7 +236,7 @@ async def close_agent(agent: AgentLike, timeout_s: float = 30.0) -> None:
     the others."""
     seen: set[int] = set()
     if isinstance(agent, StoredWorkflowAgent):
-        from raf.workflow.declarative import close_services
+        from raf.decl.workflow import close_services
 
         await close_services(agent.workflow)
         return

@@ -173,9 +173,9 @@ def _agents(args: argparse.Namespace) -> list[Any]:
         if client is None or is_workflow_file(file):
             built.append(build_agent(file, args.model, None, args.tools))
             continue
+        from raf.decl.agent.builder import DeclAgentBuilder
+        from raf.decl.agent.tool_bindings import load_specs
         from raf.decl.bind_document import bind_agent_tools, document_bindings
-        from raf.decl.builder import DeclAgentBuilder
-        from raf.decl.tool_bindings import load_specs
 
         builder = DeclAgentBuilder().from_file(file).with_chat_client(client)
         bind_agent_tools(builder, document_bindings(file, load_specs(args.tools)))

@@ -16,7 +16,7 @@ def register(subparsers: Any) -> None:
 
 
 def run_schema(args: argparse.Namespace) -> int:
-    from raf.decl.schema import json_schema
+    from raf.decl.documents.schema import json_schema
 
     indent = None if args.compact else 2
     print(json.dumps(json_schema(), indent=indent, ensure_ascii=False))

@@ -10,7 +10,7 @@ from collections.abc import Sequence
 from typing import TYPE_CHECKING
 
 if TYPE_CHECKING:
-    from raf.decl.tool_bindings import Binding
+    from raf.decl.agent.tool_bindings import Binding
 
 EXIT_BAD_SPEC = 2
 """What a command returns for a `--tools` spec it cannot load (a usage error)."""
@@ -34,7 +34,7 @@ def loaded_tools(specs: Sequence[str], program: str = "raf") -> dict[str, Bindin
     as `PROGRAM: error: …`) when one cannot be loaded: the command then exits 2."""
     from raf.cli.terminal_text import terminal_safe
     from raf.core.errors import ConfigurationError
-    from raf.decl.tool_bindings import load_specs
+    from raf.decl.agent.tool_bindings import load_specs
 
     try:
         return load_specs(specs)

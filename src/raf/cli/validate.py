@@ -45,10 +45,10 @@ def register(subparsers: Any) -> None:
 def run_validate(args: argparse.Namespace) -> int:
     from raf.cli.terminal_text import terminal_safe
     from raf.cli.tool_option import EXIT_BAD_SPEC, loaded_tools
-    from raf.decl.build_checks import model_extra_problems
+    from raf.decl.agent.tool_bindings import entry_point_names
     from raf.decl.check_file import check_file
-    from raf.decl.document_file import documents_in
-    from raf.decl.tool_bindings import entry_point_names
+    from raf.decl.documents.build_checks import model_extra_problems
+    from raf.decl.documents.document_file import documents_in
 
     specs = loaded_tools(args.tools)
     if specs is None:

@@ -4,15 +4,19 @@ agents (a workflow node, a tool, a server) asks for this, not for a concrete cla
 
 from __future__ import annotations
 
-from collections.abc import AsyncIterator, Sequence
-from typing import Protocol, runtime_checkable
+import asyncio
+from collections.abc import AsyncIterator, Callable, Coroutine, Sequence
+from typing import Any, Protocol, TypeVar, runtime_checkable
 
 from raf.core.context import ContextProvider
+from raf.core.errors import RafError
 from raf.core.messages import MessageInput
 from raf.core.options import AgentRunOptions
 from raf.core.responses import AgentResponse, AgentResponseUpdate
-from raf.core.sessions import AgentSession
+from raf.core.sessions import AgentSession, SessionStore
 from raf.core.tools import Tool
+
+T = TypeVar("T")
 
 
 @runtime_checkable
@@ -79,3 +83,23 @@ async def close_agent_like(agent: AgentLike) -> None:
     """Close what the agent holds open, where it holds anything (an `aclose`)."""
     if isinstance(agent, ClosableAgent):
         await agent.aclose()
+
+
+def run_outside_a_loop(start: Callable[[], Coroutine[Any, Any, T]]) -> T:
+    """`run_sync` of an agent-like: `asyncio.run(start())` for scripts; inside a running
+    event loop a `RafError` that says to await `run()` (the coroutine is never made)."""
+    try:
+        asyncio.get_running_loop()
+    except RuntimeError:
+        return asyncio.run(start())
+    raise RafError("run_sync() cannot be used inside a running event loop; await run()")
+
+
+async def load_saved_session(
+    store: SessionStore | None, agent: str, session_id: str
+) -> AgentSession:
+    """`load_session` of an agent-like: the session `store` saved, or a `RafError` naming
+    `agent` when it has no store to load from."""
+    if store is None:
+        raise RafError(f"agent {agent!r} has no session store to load from")
+    return await store.load(session_id)

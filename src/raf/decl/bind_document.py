@@ -9,11 +9,11 @@ from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
 from raf.core.tools import Tool
+from raf.decl.agent.tool_bindings import Binding, bindings_for, entry_point_names
 from raf.decl.check_file import check_file
-from raf.decl.tool_bindings import Binding, bindings_for, entry_point_names
 
 if TYPE_CHECKING:
-    from raf.decl.builder import DeclAgentBuilder
+    from raf.decl.agent.builder import DeclAgentBuilder
     from raf.decl.workflow import DeclWorkflowBuilder
 
 

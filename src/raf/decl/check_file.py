@@ -11,19 +11,19 @@ from pathlib import Path
 from typing import Literal, cast
 
 from raf.core.errors import Problem, ValidationProblems
-from raf.decl.document_file import read_document
-from raf.decl.document_kind import is_workflow_data
-from raf.decl.hosted import LoadedToolbox, check_toolbox, is_toolbox_data
-from raf.decl.loaded import DocumentProblems, LoadedAgent
-from raf.decl.loader import check
-from raf.decl.schema import CustomToolDecl, FunctionToolDecl
-from raf.decl.source import UNSET_ENV_NOTE, Document, load_text
-from raf.decl.tool_bindings import UNBOUND_HINT
+from raf.decl.agent.tool_bindings import UNBOUND_HINT
+from raf.decl.documents.document_file import read_document
+from raf.decl.documents.document_kind import is_workflow_data
+from raf.decl.documents.hosted import LoadedToolbox, check_toolbox, is_toolbox_data
+from raf.decl.documents.loaded import DocumentProblems, LoadedAgent
+from raf.decl.documents.loader import check
+from raf.decl.documents.schema import CustomToolDecl, FunctionToolDecl
+from raf.decl.documents.source import UNSET_ENV_NOTE, Document, load_text
+from raf.decl.workflow.graph import graph_names
 from raf.decl.workflow.loader import UNDECLARED_AGENT_NOTE, LoadedWorkflow, check_workflow
-from raf.workflow.declarative.graph import graph_names
-from raf.workflow.declarative.node import check_services, literal_name
-from raf.workflow.declarative.program import iter_steps
-from raf.workflow.declarative.runtime import McpServerLike, Services
+from raf.decl.workflow.node import check_services, literal_name
+from raf.decl.workflow.program import iter_steps
+from raf.decl.workflow.runtime import McpServerLike, Services
 
 _RUN_REFUSES = (UNDECLARED_AGENT_NOTE, UNSET_ENV_NOTE)
 """How the loader's warnings end that `raf run` refuses: an agent nobody declared (a

@@ -11,13 +11,13 @@ from typing import Any
 from pydantic import ValidationError
 
 from raf.core.errors import Problem, ValidationProblems
-from raf.decl.dialects import normalize
-from raf.decl.document_kind import is_workflow_data
-from raf.decl.loader import read_document
-from raf.decl.orchestration import in_original_spelling, in_raf_spelling
-from raf.decl.problems import problems_from_validation
-from raf.decl.schema import AgentDecl
-from raf.decl.source import Document, env_reference, load_text, substitute_env
+from raf.decl.documents.dialects import normalize
+from raf.decl.documents.document_kind import is_workflow_data
+from raf.decl.documents.loader import read_document
+from raf.decl.documents.orchestration import in_original_spelling, in_raf_spelling
+from raf.decl.documents.problems import problems_from_validation
+from raf.decl.documents.schema import AgentDecl
+from raf.decl.documents.source import Document, env_reference, load_text, substitute_env
 
 TARGETS = ("raf", "maf", "original")
 """The dialects `convert` writes."""
@@ -275,7 +275,7 @@ def dump(data: dict[str, Any], fmt: str) -> str:
         import json
 
         return escape_hidden_characters(json.dumps(data, indent=2, ensure_ascii=False)) + "\n"
-    from raf.decl.source import _yaml
+    from raf.decl.documents.source import _yaml
 
     yaml = _yaml()
 

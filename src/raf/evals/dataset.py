@@ -190,7 +190,7 @@ class Dataset:
     @classmethod
     def from_file(cls, path: str | Path) -> Dataset:
         """Read a YAML or JSON dataset; every problem is reported with file, line and key."""
-        from raf.decl.document_file import read_document
+        from raf.decl.documents.document_file import read_document
 
         text, fmt = read_document(path)
         if fmt == "toml":
@@ -199,7 +199,7 @@ class Dataset:
 
     @classmethod
     def from_text(cls, text: str, *, fmt: str = "yaml", file: str | None = None) -> Dataset:
-        from raf.decl.source import Document, load_text
+        from raf.decl.documents.source import Document, load_text
 
         doc: Document = load_text(text, fmt=fmt, file=file)
         if doc.problems:

@@ -12,12 +12,12 @@ from typing import TYPE_CHECKING
 from raf.core.agent_like import AgentLike
 from raf.core.chat_client import ChatClient
 from raf.core.errors import ConfigurationError
-from raf.decl.document_file import DOCUMENT_SUFFIXES, documents_in
+from raf.decl.documents.document_file import DOCUMENT_SUFFIXES, documents_in
 from raf.serve.workflows import ServedWorkflow
 from raf.workflow import Workflow
 
 if TYPE_CHECKING:
-    from raf.decl.tool_bindings import Binding
+    from raf.decl.agent.tool_bindings import Binding
     from raf.stores.checkpoints import CheckpointStore
 
 __all__ = ["DOCUMENT_SUFFIXES", "document_paths", "load_agents", "load_python", "load_targets"]
@@ -48,8 +48,8 @@ def load_agents(
     """Build every document's agent; `chat_client` replaces each document's model;
     `tools` (what `--tools` binds) and the installed `raf.tools` entry points bind the
     function tools the documents name."""
+    from raf.decl.agent.builder import DeclAgentBuilder
     from raf.decl.bind_document import bind_agent_tools, document_bindings
-    from raf.decl.builder import DeclAgentBuilder
 
     agents: list[AgentLike] = []
     names: dict[str, Path] = {}

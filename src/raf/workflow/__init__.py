@@ -133,38 +133,3 @@ __all__ = [
     "handler",
     "latest_checkpoint",
 ]
-
-# Orchestrations: several agents on one task by a fixed pattern, each `.as_agent()`.
-from raf.workflow.orchestrations import (
-    ConcurrentOrchestration,
-    GroupChatOrchestration,
-    HandoffOrchestration,
-    LoopBack,
-    MagenticOrchestration,
-    Orchestration,
-    OrchestrationAgent,
-    OrchestrationError,
-    OrchestrationEvent,
-    OrchestrationResult,
-    Phase,
-    PipelineOrchestration,
-    SequentialOrchestration,
-    VoteOrchestration,
-)
-
-__all__ += [
-    "ConcurrentOrchestration",
-    "GroupChatOrchestration",
-    "HandoffOrchestration",
-    "LoopBack",
-    "MagenticOrchestration",
-    "Orchestration",
-    "OrchestrationAgent",
-    "OrchestrationError",
-    "OrchestrationEvent",
-    "OrchestrationResult",
-    "Phase",
-    "PipelineOrchestration",
-    "SequentialOrchestration",
-    "VoteOrchestration",
-]

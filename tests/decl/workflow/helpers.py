@@ -5,9 +5,8 @@ from __future__ import annotations
 from pathlib import Path
 from typing import Any
 
-from raf.decl.workflow import DeclWorkflowBuilder
+from raf.decl.workflow import DeclarativeExecutor, DeclWorkflowBuilder
 from raf.workflow import Workflow, WorkflowRunResult
-from raf.workflow.declarative import DeclarativeExecutor
 
 DATA = Path(__file__).resolve().parents[2] / "data" / "workflows"
 

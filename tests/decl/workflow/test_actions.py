@@ -38,7 +38,7 @@ async def run(
 
 
 def test_every_action_kind_has_a_document() -> None:
-    from raf.workflow.declarative import ACTION_KINDS
+    from raf.decl.workflow import ACTION_KINDS
 
     kinds = set(ACTION_KINDS) - {"SetValue"}
     assert {p.stem for p in ACTIONS.glob("*.yaml")} == kinds
@@ -355,7 +355,7 @@ async def test_agent_framework_http_then_agent_document(orders_server: str) -> N
 
 
 async def test_mcp_servers_declared_in_the_document() -> None:
-    from raf.workflow.declarative import close_services
+    from raf.decl.workflow import close_services
 
     cmd = py_server_cmd()
     text = (ACTIONS / "InvokeMcpTool.yaml").read_text(encoding="utf-8")

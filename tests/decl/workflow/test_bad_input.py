@@ -9,9 +9,8 @@ from pathlib import Path
 import pytest
 
 from raf.core.errors import Problem, ValidationProblems
-from raf.decl.workflow import DeclWorkflowBuilder, load_workflow_file
+from raf.decl.workflow import DeclWorkflowBuilder, Limits, load_workflow_file
 from raf.workflow import InMemoryCheckpointStore, WorkflowRunError
-from raf.workflow.declarative import Limits
 
 HEAD = "kind: workflow\nname: bad\ntrigger:\n  kind: OnConversationStart\n  id: t\n  actions:\n"
 

@@ -346,7 +346,7 @@ async def test_an_unquoted_formula_with_a_colon_is_read_as_the_formula() -> None
 
 
 async def test_a_repeat_until_that_never_holds_stops_at_the_action_limit() -> None:
-    from raf.workflow.declarative.runtime import Limits
+    from raf.decl.workflow.runtime import Limits
     from raf.workflow.errors import WorkflowRunError
 
     doc = (

@@ -298,7 +298,7 @@ async def test_foundry_toolbox_mcp_reaches_its_server_url_over_loopback_http(
     connects, here a loopback MCP server speaking streamable HTTP."""
     import sys
 
-    from raf.workflow.declarative import close_services
+    from raf.decl.workflow import close_services
     from tests.tools.peers import free_port, serve
 
     port = free_port()

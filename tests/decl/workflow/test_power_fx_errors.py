@@ -8,7 +8,7 @@ from typing import Any
 
 import pytest
 
-from raf.workflow.declarative import FUNCTIONS, Expression, ExpressionError, Variables
+from raf.decl.powerfx import FUNCTIONS, Expression, ExpressionError, Variables
 
 VARS = Variables({"Local": {"items": [1, 2], "none": [], "word": "A"}})
 

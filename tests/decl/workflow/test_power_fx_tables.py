@@ -9,7 +9,7 @@ from typing import Any
 
 import pytest
 
-from raf.workflow.declarative import FUNCTIONS, Expression, ExpressionError, Variables
+from raf.decl.powerfx import FUNCTIONS, Expression, ExpressionError, Variables
 
 ICE_CREAM = [
     {"Flavor": "Strawberry", "Price": 1.99, "Quantity": 20},

@@ -21,24 +21,24 @@ from typing import Any
 from raf.core.chat_client import ChatClient
 from raf.core.function_tool import tool as function_tool
 from raf.core.tools import as_tool, is_tool
-from raf.decl.loader import DocumentProblems
-from raf.decl.source import Document
+from raf.decl.documents.loader import DocumentProblems
+from raf.decl.documents.source import Document
+from raf.decl.workflow.graph import build_graph_workflow
 from raf.decl.workflow.loader import (
     LoadedWorkflow,
     load_workflow,
     load_workflow_dict,
     load_workflow_file,
 )
-from raf.stores.checkpoints import CheckpointStore
-from raf.workflow.declarative.graph import build_graph_workflow
-from raf.workflow.declarative.node import build_declarative_workflow
-from raf.workflow.declarative.program import WorkflowDefinitionError
-from raf.workflow.declarative.runtime import (
+from raf.decl.workflow.node import build_declarative_workflow
+from raf.decl.workflow.program import WorkflowDefinitionError
+from raf.decl.workflow.runtime import (
     HttpRequestHandler,
     Limits,
     McpServerLike,
     Services,
 )
+from raf.stores.checkpoints import CheckpointStore
 from raf.workflow.workflow import Workflow
 
 
@@ -161,7 +161,7 @@ class DeclWorkflowBuilder:
     # -- building --------------------------------------------------------------------------
 
     def _build_agents(self) -> dict[str, Any]:
-        from raf.decl.builder import DeclAgentBuilder
+        from raf.decl.agent.builder import DeclAgentBuilder
 
         agents: dict[str, Any] = {}
         for name, loaded in self.loaded.agents.items():

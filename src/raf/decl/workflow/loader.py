@@ -13,23 +13,30 @@ from pathlib import Path
 from typing import Any, Literal, TypedDict
 
 from raf.core.errors import Problem, ValidationProblems
-from raf.decl.base import MAX_COUNT
-from raf.decl.dialects.workflow import normalize_workflow
-from raf.decl.document_kind import is_workflow_data
-from raf.decl.loader import DocumentProblems, LoadedAgent, load_dict, load_file, read_document
-from raf.decl.problems import suggest
-from raf.decl.source import Document, KeyPath, load_text
+from raf.decl.documents.base import MAX_COUNT
+from raf.decl.documents.dialects.workflow import normalize_workflow
+from raf.decl.documents.document_file import holds_document
+from raf.decl.documents.document_kind import is_workflow_data
+from raf.decl.documents.loader import (
+    DocumentProblems,
+    LoadedAgent,
+    load_dict,
+    load_file,
+    read_document,
+)
+from raf.decl.documents.problems import suggest
+from raf.decl.documents.source import Document, KeyPath, load_text
+from raf.decl.workflow.graph import check_graph, graph_names
+from raf.decl.workflow.invoke import sandbox_settings
+from raf.decl.workflow.node import check_services
 from raf.decl.workflow.original_graph import read_original_graph
-from raf.workflow.declarative.graph import check_graph, graph_names
-from raf.workflow.declarative.invoke import sandbox_settings
-from raf.workflow.declarative.node import check_services
-from raf.workflow.declarative.program import (
+from raf.decl.workflow.program import (
     Program,
     WorkflowDefinitionError,
     compile_actions,
     hint,
 )
-from raf.workflow.declarative.runtime import Services
+from raf.decl.workflow.runtime import Services
 
 UNDECLARED_AGENT_NOTE = "declare it under agents:"
 """How the warning about an agent nobody declared ends (`raf run` refuses it: a program
@@ -110,12 +117,7 @@ class _AgentOptions(TypedDict):
 def is_workflow_file(path: str | Path) -> bool:
     """Whether the file holds a workflow document (false for unreadable files, which the
     agent loader then reports)."""
-    try:
-        text, fmt = read_document(path)
-    except ValidationProblems:
-        return False
-    doc = load_text(text, fmt=fmt, file=str(path))
-    return not doc.problems and is_workflow_data(doc.data)
+    return holds_document(path, is_workflow_data)
 
 
 def load_workflow_file(path: str | Path) -> LoadedWorkflow:
@@ -144,7 +146,8 @@ def check_workflow(
     doc: Document, *, unset_env_is_warning: bool = False, model_given: bool = False
 ) -> LoadedWorkflow:
     """Check a parsed workflow document and the agents it declares (loaded with
-    `unset_env_is_warning` and `model_given`, as `raf.decl.loader.load_file` takes them)."""
+    `unset_env_is_warning` and `model_given`, as `raf.decl.documents.loader.load_file`
+    takes them)."""
     normalize_workflow(doc)  # the original framework's spellings, read as raf's
     data: dict[str, Any] = doc.data
     options = _AgentOptions(unset_env_is_warning=unset_env_is_warning, model_given=model_given)

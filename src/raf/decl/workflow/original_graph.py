@@ -7,9 +7,9 @@ from __future__ import annotations
 
 from typing import Any
 
-from raf.decl.dialects.legacy import FORMAT_VERSION
-from raf.decl.dialects.rewriter import Rewriter
-from raf.decl.source import Document
+from raf.decl.documents.dialects.legacy import FORMAT_VERSION
+from raf.decl.documents.dialects.rewriter import Rewriter
+from raf.decl.documents.source import Document
 
 
 def read_original_graph(doc: Document) -> None:
