@@ -131,9 +131,9 @@ def test_every_step_a_run_takes_is_in_the_steps_module() -> None:
 
 def test_run_run_stream_and_iter_take_their_steps_in_two_loops() -> None:
     """The pumps differ only in what they do with a step: one loop takes the steps of
-    `run`, `iter` and every run inside agent middleware (a layer around it, no loop of
-    its own); the plain stream, with no layer around it, takes them in a generator of
-    its own (driving the loop by hand would cost it more). No third loop."""
+    `run` and `iter`, another, a generator, those of `run_stream` (driving the first by
+    hand would cost a stream more); agent middleware is a layer around either (no loop
+    of its own). No third loop."""
     import ast
 
     from raf.agent.run import pumps

@@ -9,8 +9,9 @@ that raises is recorded as a failure before the error goes on.
 
 from __future__ import annotations
 
+import asyncio
 import contextlib
-from collections.abc import AsyncIterator, Awaitable, Callable
+from collections.abc import AsyncGenerator, AsyncIterator, Awaitable, Callable
 from dataclasses import dataclass, field
 from types import TracebackType
 
@@ -42,15 +43,10 @@ async def agent_steps(run: Run, visit: Visit | None = None) -> None:
     """An agent's run: its steps up to its answer, inside its agent middleware when it
     has any (a layer `Around` the loop: the chain is suspended at its `call_next` while
     the loop runs, and hears how the steps ended), then the `record` step."""
-    chain = run.context.middleware.agent
-    if not chain:
+    if not run.context.middleware.agent:
         await take_steps(run, prepare, visit)
         return
-    assert run.options is not None
-    context = AgentRunContext(
-        run=run.context, messages=run.request, options=run.options, stream=run.stream
-    )
-    layer = Around(chain, context)
+    layer, context = _agent_layer(run)
     if await layer.enter():
         run.request, run.options = context.messages, context.options
         try:
@@ -60,12 +56,54 @@ async def agent_steps(run: Run, visit: Visit | None = None) -> None:
         else:
             context.result = run.response
             await layer.leave()
+    _take_answer(run, context)
+    await take_steps(run, record, visit)
+
+
+async def agent_stream(run: Run) -> AsyncGenerator[AgentResponseUpdate, None]:
+    """`agent_steps` for `run_stream`: the steps in `stream_steps`, inside the agent
+    middleware when there is any, yielding what they make. A caller that stops reading
+    is, to the chain, a cancellation at `call_next`."""
+    if not run.context.middleware.agent:
+        async for update in stream_steps(run, prepare):
+            yield update
+        return
+    layer, context = _agent_layer(run)
+    if await layer.enter():
+        run.request, run.options = context.messages, context.options
+        try:
+            async for update in stream_steps(run, prepare, until=record):
+                yield update
+        except GeneratorExit:
+            with contextlib.suppress(BaseException):  # the caller is gone: nobody hears
+                await layer.leave(asyncio.CancelledError())
+            raise
+        except BaseException as exc:
+            await layer.leave(exc)  # the chain may answer instead (else it raises)
+        else:
+            context.result = run.response
+            await layer.leave()
+    _take_answer(run, context)
+    async for update in stream_steps(run, record):
+        yield update
+
+
+def _agent_layer(run: Run) -> tuple[Around[AgentRunContext], AgentRunContext]:
+    """The run's agent middleware as a layer around its steps, and the chain's context."""
+    assert run.options is not None
+    context = AgentRunContext(
+        run=run.context, messages=run.request, options=run.options, stream=run.stream
+    )
+    return Around(run.context.middleware.agent, context), context
+
+
+def _take_answer(run: Run, context: AgentRunContext) -> None:
+    """The chain's answer is the run's response (a chain that gave none is an error)."""
     if context.result is None:
         raise RafError(
             "an agent middleware returned without a result: call call_next() or set result"
         )
     run.response = context.result
-    await take_steps(run, record, visit)
 
 
 async def streamed(run: Run, step: Step) -> Step | None:
@@ -89,12 +127,14 @@ async def streamed(run: Run, step: Step) -> Step | None:
     return following
 
 
-async def stream_steps(run: Run, step: Step | None) -> AsyncIterator[AgentResponseUpdate]:
-    """The loop as `streamed` visits it, for a run with no agent middleware around it:
-    take steps from `step`, yielding after each what it made and its model call's deltas.
-    Driving a coroutine by hand (`handed_out`) costs more than a generator of its own
-    (11 µs of a 90 µs streamed run), and only a layer around the loop needs it."""
-    while step is not None:
+async def stream_steps(
+    run: Run, step: Step | None, *, until: Step | None = None
+) -> AsyncIterator[AgentResponseUpdate]:
+    """The loop as `streamed` visits it, for `run_stream` and the tool loop on its own:
+    take steps from `step` until one returns none or `until` is next, yielding after each
+    what it made and its model call's deltas. A generator of its own: driving the loop
+    by hand (`handed_out`) would cost a streamed run more (11 µs of 90)."""
+    while step is not None and step is not until:
         step = await step(run)
         out = run.out
         if out:
@@ -134,19 +174,12 @@ async def run_stream(start: Callable[[], Run]) -> AsyncIterator[AgentResponseUpd
     last update (the finish) goes out."""
     run = start()
     partials = PartialValues(run.output) if run.output is not None else None
+    updates = agent_stream(run)
     try:
-        if not run.context.middleware.agent:
-            async for update in stream_steps(run, prepare):
-                yield update if partials is None else partials.see(update)
-        else:
-            async with contextlib.aclosing(handed_out(agent_steps(run, streamed))) as made:
-                async for handed in made:
-                    if type(handed) is list:  # a step's own updates, at once
-                        for one in handed:
-                            yield one if partials is None else partials.see(one)
-                    else:
-                        yield handed if partials is None else partials.see(handed)
+        async for update in updates:
+            yield update if partials is None else partials.see(update)
     except BaseException as exc:
+        await updates.aclose()  # a caller that left: the steps (and the chain) end first
         await record_failure(run, exc)
         raise
     finally:
