@@ -61,13 +61,9 @@ async def agent_steps(run: Run, visit: Visit | None = None) -> None:
 
 
 async def agent_stream(run: Run) -> AsyncGenerator[AgentResponseUpdate, None]:
-    """`agent_steps` for `run_stream`: the steps in `stream_steps`, inside the agent
-    middleware when there is any, yielding what they make. A caller that stops reading
-    is, to the chain, a cancellation at `call_next`."""
-    if not run.context.middleware.agent:
-        async for update in stream_steps(run, prepare):
-            yield update
-        return
+    """`agent_steps` for `run_stream` when the agent has middleware: the steps in
+    `stream_steps`, inside the chain, yielding what they make. A caller that stops
+    reading is, to the chain, a cancellation at `call_next`."""
     layer, context = _agent_layer(run)
     if await layer.enter():
         run.request, run.options = context.messages, context.options
@@ -129,7 +125,7 @@ async def streamed(run: Run, step: Step) -> Step | None:
 
 async def stream_steps(
     run: Run, step: Step | None, *, until: Step | None = None
-) -> AsyncIterator[AgentResponseUpdate]:
+) -> AsyncGenerator[AgentResponseUpdate, None]:
     """The loop as `streamed` visits it, for `run_stream` and the tool loop on its own:
     take steps from `step` until one returns none or `until` is next, yielding after each
     what it made and its model call's deltas. A generator of its own: driving the loop
@@ -174,7 +170,8 @@ async def run_stream(start: Callable[[], Run]) -> AsyncIterator[AgentResponseUpd
     last update (the finish) goes out."""
     run = start()
     partials = PartialValues(run.output) if run.output is not None else None
-    updates = agent_stream(run)
+    chain = run.context.middleware.agent
+    updates = agent_stream(run) if chain else stream_steps(run, prepare)
     try:
         async for update in updates:
             yield update if partials is None else partials.see(update)
