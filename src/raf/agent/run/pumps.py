@@ -80,8 +80,7 @@ async def agent_stream(run: Run) -> AsyncGenerator[AgentResponseUpdate, None]:
             context.result = run.response
             await layer.leave()
     _take_answer(run, context)
-    async for update in stream_steps(run, record):
-        yield update
+    await take_steps(run, record)  # it stores the turn: nothing for the stream
 
 
 def _agent_layer(run: Run) -> tuple[Around[AgentRunContext], AgentRunContext]:
