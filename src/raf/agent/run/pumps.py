@@ -1,10 +1,11 @@
-"""The one loop that takes a run's steps (`raf.agent.run.steps`), and the three pumps
-around it: `run` takes each step, `run_stream` also hands out the updates each step made
-as they come, and `iter` hands out each step before it runs (the caller may replace it).
-They differ only in what they do with a step (`Visit`). Agent middleware is a layer
-around the loop: the chain runs the steps up to `record`, in the caller's task (updates
-and steps leave it through `raf.core.hand_out`, with no task or queue between). A run
-that raises is recorded as a failure before the error goes on.
+"""The loops that take a run's steps (`raf.agent.run.steps`), and the three pumps around
+them: `run` takes each step and `iter` hands out each step before it runs (the caller may
+replace it), both in one loop (`take_steps`) that differs only in what it does with a
+step (`Visit`); `run_stream` takes them in a generator of its own (`stream_steps`) that
+yields the updates each step made as they come. Agent middleware is a layer around
+either loop: the chain is suspended at its `call_next` while the steps run, in the
+caller's task (`iter`'s steps leave through `raf.core.hand_out`, with no task or queue
+between). A run that raises is recorded as a failure before the error goes on.
 """
 
 from __future__ import annotations
