@@ -12,7 +12,9 @@ same floor measured in that process, so every ratio compares like with like.
 
 Also measured for raf, each in a fresh process or a fresh session: cold start (import +
 build + first run), bytes retained per session message, and the cost of a run as the
-history grows. `--only raf` skips the peers; `--batch-ms` and `--batches` size the timing.
+history grows. `--only raf` skips the peers; `--batch-ms` and `--batches` size the
+timing; `--cpu` times in CPU time per process instead of wall time (a loaded machine's
+other work moves it less).
 """
 
 from __future__ import annotations
@@ -407,7 +409,16 @@ async def main() -> None:
         "--only", choices=["raf", *PEERS, "all"], default="all", help="one framework only"
     )
     parser.add_argument("--no-extras", action="store_true", help="skip cold start and memory")
+    parser.add_argument(
+        "--cpu",
+        action="store_true",
+        help="time batches in CPU time of each process (all its threads), not wall time: "
+        "for a loaded machine",
+    )
     args = parser.parse_args()
+    if args.cpu:
+        os.environ["RAF_BENCH_CLOCK"] = "cpu"  # read by overhead_scenario, in the peers too
+        scenario.CLOCK = time.process_time
     peers = [] if args.only == "raf" else list(PEERS) if args.only == "all" else [args.only]
     if args.setup:
         setup_peers(peers)
@@ -426,7 +437,7 @@ async def main() -> None:
     print("Per-run overhead, multiple of the plain-dict floor measured in the same process")
     print(
         f"(median of {args.batches} interleaved batch pairs, lowest-highest pair; "
-        "median us per run)."
+        f"median {'CPU ' if args.cpu else ''}us per run)."
     )
     if floors:
         print(

@@ -19,6 +19,7 @@ from __future__ import annotations
 
 import asyncio
 import json
+import os
 import statistics
 import sys
 import time
@@ -248,6 +249,13 @@ FLOORS: dict[str, Callable[[], Awaitable[str]]] = {
 """The floor of each measured case, by case name."""
 
 
+CLOCK: Callable[[], float] = (
+    time.process_time if os.environ.get("RAF_BENCH_CLOCK") == "cpu" else time.perf_counter
+)
+"""What a batch is timed with: wall time, or with `RAF_BENCH_CLOCK=cpu` the CPU time of
+the whole process (every thread), which moves less with a loaded machine's other work."""
+
+
 async def _warm(name: str, candidate: Callable[[], Awaitable[str]], seconds: float) -> float:
     """Run `candidate` for at least 20 runs and `seconds`, checking every run's answer and
     tool calls; returns its seconds per run, to size the batches."""
@@ -290,10 +298,10 @@ async def measure(
         for _ in range(batches):
             for index, candidate in enumerate((FLOORS[name], fn)):
                 runs = sizes[name, index]
-                started = time.perf_counter()
+                started = CLOCK()
                 for _ in range(runs):
                     await candidate()
-                samples[index].append((time.perf_counter() - started) / runs * 1e6)
+                samples[index].append((CLOCK() - started) / runs * 1e6)
         for script in scripts:
             script.check()
         floor_us, framework_us = samples

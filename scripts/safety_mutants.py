@@ -680,6 +680,14 @@ MUTANTS: tuple[Mutant, ...] = (
         ("tests/core/test_tool_threads_process.py", "-k", "exit"),
     ),
     Mutant(
+        "threads: a sealed batch holds the event loop until its sync calls end",
+        "src/raf/core/tool_threads.py",
+        "        with self._lock:\n            self.open = False\n",
+        "        while self._running:\n            threading.Event().wait(0.001)\n"
+        "        with self._lock:\n            self.open = False\n",
+        ("tests/core/test_tool_threads.py", "-k", "never_holds"),
+    ),
+    Mutant(
         "threads: a forked child keeps the parent's pool",
         "src/raf/core/tool_threads.py",
         "    os.register_at_fork(after_in_child=_forget_pool_in_child)",

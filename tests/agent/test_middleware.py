@@ -2,7 +2,8 @@
 
 from __future__ import annotations
 
-from typing import Any
+from collections.abc import AsyncGenerator
+from typing import Any, cast
 
 import pytest
 
@@ -430,3 +431,32 @@ async def test_an_agent_middleware_hears_the_runs_error_and_may_answer_instead()
     assert (await agent.run("q")).text == "fallback"
     updates = [u async for u in agent.run_stream("q")]  # the error never reaches the caller
     assert updates[-1].kind == "finished"
+
+
+async def test_a_caller_that_stops_reading_a_stream_is_a_cancellation_to_the_chain() -> None:
+    """An agent middleware around a stream whose caller leaves early hears a cancellation
+    at `call_next` (its clean-up runs before the stream is closed), and the run's failure
+    is recorded as for any stream left early."""
+    import asyncio
+    import contextlib
+
+    heard: list[str] = []
+
+    async def watch(context: AgentRunContext, call_next: CallNext) -> None:
+        try:
+            await call_next()
+        except asyncio.CancelledError:
+            heard.append("cancelled")
+            raise
+        finally:
+            heard.append("cleaned up")
+
+    model = ScriptedChatClient(_two_rounds())
+    agent = AgentBuilder().with_chat_client(model).with_tool(lookup).use_middleware(watch).build()
+    session = agent.create_session()
+    stream = cast("AsyncGenerator[Any, None]", agent.run_stream("weather?", session))
+    async with contextlib.aclosing(stream):
+        async for _ in stream:
+            break  # the first update: the caller leaves
+    assert heard == ["cancelled", "cleaned up"]
+    assert session.messages == []  # nothing of the left run is stored

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import asyncio
 import threading
 import time
 from collections.abc import Iterator
@@ -63,28 +64,25 @@ def test_the_pool_size_must_be_positive(monkeypatch: pytest.MonkeyPatch) -> None
     assert tool_threads.tool_threads() == 3
 
 
-async def test_a_sealed_batch_waits_briefly_then_hands_slow_calls_to_the_loop(
+async def test_a_run_with_sync_tools_never_holds_the_event_loop(
     monkeypatch: pytest.MonkeyPatch,
 ) -> None:
-    """`seal(wait=True)` settles calls that finish within the wait on the spot (no trip
-    through the event loop); a call still running after it is settled by the loop later."""
-    monkeypatch.setattr(tool_threads, "SEAL_WAIT_S", 5.0)
-    quick = tool_threads.ThreadBatch()
-    future = quick.submit(lambda: "quick")
-    started = time.monotonic()
-    assert quick.seal(wait=True) is None  # done within the wait: settled already
-    assert time.monotonic() - started < 4  # it stopped waiting when the call ended
-    assert future.done() and future.result() == "quick"
+    """While a batch of sync calls runs on the pool, the event loop runs other work: a
+    sync tool that waits for a callback of the loop gets it (a loop's thread held until
+    the calls end, as a wait in `seal` would, never runs it)."""
+    monkeypatch.setattr(tool_threads, "SEAL_WAIT_S", 20.0, raising=False)  # a long hold
+    loop = asyncio.get_running_loop()
 
-    monkeypatch.setattr(tool_threads, "SEAL_WAIT_S", 0.01)
-    release = threading.Event()
-    slow = tool_threads.ThreadBatch()
-    blocked = slow.submit(lambda: release.wait(30) and "slow")
-    sealed = slow.seal(wait=True)
-    assert sealed is not None and not blocked.done()  # the wait is bounded
-    release.set()
-    await sealed
-    assert blocked.result() == "slow"
+    def ask_the_loop() -> str:
+        answered = threading.Event()
+        loop.call_soon_threadsafe(answered.set)
+        return "the loop answered" if answered.wait(10) else "the loop was held"
+
+    model = ScriptedChatClient([reply("", call("ask_the_loop", call_id="c1")), "done"])
+    agent = AgentBuilder().with_chat_client(model).with_tool(tool(ask_the_loop)).build()
+    assert (await agent.run("go")).text == "done"
+    results = model.requests[1].messages[-1].function_results
+    assert [r.result for r in results] == ["the loop answered"]
 
 
 async def test_a_batch_with_other_work_pending_does_not_hold_the_loop() -> None:

@@ -166,38 +166,17 @@ def _settle(future: asyncio.Future[Any], outcome: tuple[bool, Any]) -> None:
         future.set_exception(value)
 
 
-SEAL_WAIT_S = 0.000_5
-"""How long a sealed batch with nothing else to wait for may hold the event loop's thread
-for its sync calls to finish (seconds): a quick sync tool is then back without a trip
-through the event loop, which costs several times the thread hop itself. Longer calls
-wake the loop when they are done, as before; the loop is never held longer than this."""
-
-_PARKED, _WOKEN = 1, 2
-"""How a sealed batch's last call reports: to the loop's thread waiting in `seal`, or by
-waking the event loop."""
-
-
 class ThreadBatch:
     """Sync calls started together (one batch of tool calls): each goes to the pool at
     once and they run concurrently; the event loop is woken once, when the last is done,
-    or not at all when every call is done by the time the batch is sealed (or within
-    `SEAL_WAIT_S` after, when the caller has nothing else to wait for).
+    or not at all when every call is done by the time the batch is sealed. The loop's
+    thread never waits for them: it goes back to the event loop, which the last call wakes.
 
     Used from the event loop's thread: `join()` makes `run_in_tool_thread` calls in the
     current context join the batch; `seal()` closes it to new calls.
     """
 
-    __slots__ = (
-        "_all_done",
-        "_done",
-        "_finished",
-        "_futures",
-        "_lock",
-        "_loop",
-        "_report",
-        "_running",
-        "open",
-    )
+    __slots__ = ("_done", "_finished", "_futures", "_lock", "_loop", "_running", "open")
 
     def __init__(self) -> None:
         self._loop = asyncio.get_running_loop()
@@ -207,8 +186,6 @@ class ThreadBatch:
         self._finished: list[tuple[asyncio.Future[Any], tuple[bool, Any]]] = []
         self._futures: set[asyncio.Future[Any]] = set()
         self._done: asyncio.Future[None] | None = None
-        self._report = _WOKEN
-        self._all_done: threading.Lock | None = None
 
     def join(self) -> None:
         """Make this context's `run_in_tool_thread` calls join the batch while it is open."""
@@ -240,30 +217,17 @@ class ThreadBatch:
             self._finished.append((future, outcome))
             self._running -= 1
             last = not self.open and self._running == 0
-            parked = self._all_done if last and self._report == _PARKED else None
-        if parked is not None:
-            parked.release()  # the loop's thread waits in `seal`: it resolves the batch
-        elif last:
+        if last:
             with contextlib.suppress(RuntimeError):  # a closed loop: nobody waits
                 self._loop.call_soon_threadsafe(self._resolve)
 
-    def seal(self, *, wait: bool = False) -> asyncio.Future[None] | None:
+    def seal(self) -> asyncio.Future[None] | None:
         """Close the batch to new calls. None when every call is already done (their
-        results are set); else a future done once they are. `wait`: the caller has
-        nothing else to wait for, so hold this thread up to `SEAL_WAIT_S` for the calls
-        before falling back to the event loop."""
+        results are set); else a future done once they are (the last call wakes the
+        event loop for it)."""
         with self._lock:
             self.open = False
             idle = self._running == 0
-            if not idle and wait:
-                self._all_done = parked = threading.Lock()
-                parked.acquire()
-                self._report = _PARKED
-        if not idle and wait:
-            parked.acquire(timeout=SEAL_WAIT_S)
-            with self._lock:
-                idle = self._running == 0
-                self._report = _WOKEN  # from now on the last call wakes the event loop
         if idle:
             self._resolve()
             return None

@@ -85,8 +85,7 @@ async def run_all(coros: Sequence[Coroutine[Any, Any, T]], joins: Sequence[bool]
         waiting = (index, _Resume(coro, step, context))
         break
     if batch is not None:
-        # with every call held on the pool, this task has nothing else to wait for
-        sealed = batch.seal(wait=waiting is None)
+        sealed = batch.seal()
         if waiting is None and held:
             await _finish_held(sealed, batch, held, results)
             return results
