@@ -1,18 +1,16 @@
-"""The loops that take a run's steps (`raf.agent.run.steps`), and the three pumps around
-them: `run` takes each step and `iter` hands out each step before it runs (the caller may
-replace it), both in one loop (`take_steps`) that differs only in what it does with a
-step (`Visit`); `run_stream` takes them in a generator of its own (`stream_steps`) that
-yields the updates each step made as they come. Agent middleware is a layer around
-either loop: the chain is suspended at its `call_next` while the steps run, in the
-caller's task (`iter`'s steps leave through `raf.core.hand_out`, with no task or queue
-between). A run that raises is recorded as a failure before the error goes on.
+"""The one loop that takes a run's steps (`raf.agent.run.steps`), and the three pumps
+around it: `run` takes each step, `run_stream` also hands out the updates each step made
+as they come, and `iter` hands out each step before it runs (the caller may replace it).
+They differ only in what they do with a step (`Visit`). Agent middleware is a layer
+around the loop: the chain runs the steps up to `record`, in the caller's task (updates
+and steps leave it through `raf.core.hand_out`, with no task or queue between). A run
+that raises is recorded as a failure before the error goes on.
 """
 
 from __future__ import annotations
 
-import asyncio
 import contextlib
-from collections.abc import AsyncGenerator, AsyncIterator, Awaitable, Callable
+from collections.abc import AsyncIterator, Awaitable, Callable
 from dataclasses import dataclass, field
 from types import TracebackType
 
@@ -44,10 +42,15 @@ async def agent_steps(run: Run, visit: Visit | None = None) -> None:
     """An agent's run: its steps up to its answer, inside its agent middleware when it
     has any (a layer `Around` the loop: the chain is suspended at its `call_next` while
     the loop runs, and hears how the steps ended), then the `record` step."""
-    if not run.context.middleware.agent:
+    chain = run.context.middleware.agent
+    if not chain:
         await take_steps(run, prepare, visit)
         return
-    layer, context = _agent_layer(run)
+    assert run.options is not None
+    context = AgentRunContext(
+        run=run.context, messages=run.request, options=run.options, stream=run.stream
+    )
+    layer = Around(chain, context)
     if await layer.enter():
         run.request, run.options = context.messages, context.options
         try:
@@ -57,49 +60,12 @@ async def agent_steps(run: Run, visit: Visit | None = None) -> None:
         else:
             context.result = run.response
             await layer.leave()
-    _take_answer(run, context)
-    await take_steps(run, record, visit)
-
-
-async def agent_stream(run: Run) -> AsyncGenerator[AgentResponseUpdate, None]:
-    """`agent_steps` for `run_stream` when the agent has middleware: the steps in
-    `stream_steps`, inside the chain, yielding what they make. A caller that stops
-    reading is, to the chain, a cancellation at `call_next`."""
-    layer, context = _agent_layer(run)
-    if await layer.enter():
-        run.request, run.options = context.messages, context.options
-        try:
-            async for update in stream_steps(run, prepare, until=record):
-                yield update
-        except GeneratorExit:
-            with contextlib.suppress(BaseException):  # the caller is gone: nobody hears
-                await layer.leave(asyncio.CancelledError())
-            raise
-        except BaseException as exc:
-            await layer.leave(exc)  # the chain may answer instead (else it raises)
-        else:
-            context.result = run.response
-            await layer.leave()
-    _take_answer(run, context)
-    await take_steps(run, record)  # it stores the turn: nothing for the stream
-
-
-def _agent_layer(run: Run) -> tuple[Around[AgentRunContext], AgentRunContext]:
-    """The run's agent middleware as a layer around its steps, and the chain's context."""
-    assert run.options is not None
-    context = AgentRunContext(
-        run=run.context, messages=run.request, options=run.options, stream=run.stream
-    )
-    return Around(run.context.middleware.agent, context), context
-
-
-def _take_answer(run: Run, context: AgentRunContext) -> None:
-    """The chain's answer is the run's response (a chain that gave none is an error)."""
     if context.result is None:
         raise RafError(
             "an agent middleware returned without a result: call call_next() or set result"
         )
     run.response = context.result
+    await take_steps(run, record, visit)
 
 
 async def streamed(run: Run, step: Step) -> Step | None:
@@ -121,30 +87,6 @@ async def streamed(run: Run, step: Step) -> Step | None:
         except RunCancelledError:
             return finish_cancelled
     return following
-
-
-async def stream_steps(
-    run: Run, step: Step | None, *, until: Step | None = None
-) -> AsyncGenerator[AgentResponseUpdate, None]:
-    """The loop as `streamed` visits it, for `run_stream` and the tool loop on its own:
-    take steps from `step` until one returns none or `until` is next, yielding after each
-    what it made and its model call's deltas. A generator of its own: driving the loop
-    by hand (`handed_out`) would cost a streamed run more (11 µs of 90)."""
-    while step is not None and step is not until:
-        step = await step(run)
-        out = run.out
-        if out:
-            run.out = []
-            for update in out:
-                yield update
-        live = run.live
-        if live is not None:
-            run.live = None
-            try:
-                async for update in live:
-                    yield update
-            except RunCancelledError:
-                step = finish_cancelled
 
 
 # -- run and run_stream ---------------------------------------------------------------
@@ -170,13 +112,15 @@ async def run_stream(start: Callable[[], Run]) -> AsyncIterator[AgentResponseUpd
     last update (the finish) goes out."""
     run = start()
     partials = PartialValues(run.output) if run.output is not None else None
-    chain = run.context.middleware.agent
-    updates = agent_stream(run) if chain else stream_steps(run, prepare)
     try:
-        async for update in updates:
-            yield update if partials is None else partials.see(update)
+        async with contextlib.aclosing(handed_out(agent_steps(run, streamed))) as made:
+            async for update in made:
+                if type(update) is list:  # a step's own updates, at once
+                    for one in update:
+                        yield one if partials is None else partials.see(one)
+                else:
+                    yield update if partials is None else partials.see(update)
     except BaseException as exc:
-        await updates.aclose()  # a caller that left: the steps (and the chain) end first
         await record_failure(run, exc)
         raise
     finally:
@@ -198,8 +142,13 @@ async def tool_loop_updates(run: Run, step: Step) -> AsyncIterator[AgentResponse
     """The tool loop on its own, streaming: every step from `step`, yielding its updates
     as they come; the closing updates follow."""
     try:
-        async for update in stream_steps(run, step):
-            yield update
+        async with contextlib.aclosing(handed_out(take_steps(run, step, streamed))) as made:
+            async for update in made:
+                if type(update) is list:
+                    for one in update:
+                        yield one
+                else:
+                    yield update
     finally:
         run.close()
     for update in run.closing_updates():
