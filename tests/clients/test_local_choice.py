@@ -4,10 +4,13 @@ what the answer is written from."""
 
 from __future__ import annotations
 
+from collections.abc import Sequence
 from pathlib import Path
+from typing import Any
 
 from raf import WorkspaceContextProvider, WorkspaceScope, file_tools
 from raf.clients.local.choice import (
+    ANSWER_RULE,
     LiveContext,
     answer_messages,
     choice_schema,
@@ -15,9 +18,11 @@ from raf.clients.local.choice import (
     named_steps,
     numbers,
     plain,
+    rank_by_meaning,
     relevant_tools,
     spans,
     tool_terms,
+    tool_text,
 )
 from raf.core.contents import FunctionCallContent, FunctionResultContent
 from raf.core.messages import ChatMessage, Role
@@ -165,7 +170,9 @@ def test_the_answer_reads_results_as_facts_without_rafs_notes() -> None:
     )
     out = answer_messages(messages)
     assert [m.role for m in out] == [Role.SYSTEM, Role.USER]
-    assert out[-1].text == "Fact: Snow, -3 C\n\nWhat is the weather in Oslo?"
+    assert out[-1].text == (
+        f"Fact: Snow, -3 C\n\nQuestion: What is the weather in Oslo?\n{ANSWER_RULE}"
+    )
     assert "tools are off" not in out[-1].text
     skipped = turn("Hi", ("add", {"a": 1, "b": 2}, None))
     skipped[-1] = ChatMessage(
@@ -209,3 +216,117 @@ def test_candidates_that_fail_or_are_odd_constrain_nothing() -> None:
     assert argument_candidates(Listing(["not", "a", "mapping"])) == {}
     assert argument_candidates(Listing({"path": [], "mode": "r", "n": (1, 2)})) == {"n": [1, 2]}
     assert argument_candidates(object()) == {}
+
+
+def test_numbers_written_with_thousands_separators_are_whole() -> None:
+    assert numbers(["travels 12,000 miles at 25 MPG, list [3, 4, 5]"]) == [12000, 25, 3, 4, 5]
+
+
+def _declared(name: str, properties: dict[str, object], required: list[str]) -> object:
+    from raf.evals.bfcl.data import DeclaredTool
+
+    return DeclaredTool(
+        {
+            "name": name,
+            "description": name,
+            "parameters": {"type": "dict", "properties": properties, "required": required},
+        }
+    )
+
+
+def test_an_optional_argument_the_message_speaks_of_is_offered() -> None:
+    tool: Any = _declared(
+        "run_ttest",
+        {
+            "group1": {"type": "array", "items": {"type": "integer"}},
+            "equal_variance": {"type": "boolean"},
+            "diet": {"type": "array", "items": {"type": "string", "enum": ["Vegan", "Halal"]}},
+            "platform": {"type": "string", "enum": ["Switch", "PC"]},
+            "unit": {"type": "string"},
+        },
+        ["group1"],
+    )
+    said = LiveContext(turn("T-test of [1, 2] and [3, 4] assuming equal variance, vegan, on PC"))
+    parameters = said.parameters(tool)
+    assert parameters is not None
+    assert parameters["properties"]["equal_variance"] == {"type": "boolean"}
+    assert parameters["properties"]["diet"] == {
+        "type": "array",
+        "items": {"enum": ["Vegan"]},
+        "minItems": 1,
+    }
+    assert parameters["properties"]["platform"] == {"enum": ["PC"]}
+    assert "unit" not in parameters["properties"]  # not spoken of: its default holds
+    silent = LiveContext(turn("T-test of [1, 2] and [3, 4]")).parameters(tool)
+    assert silent is not None
+    assert set(silent["properties"]) == {"group1"}
+
+
+def test_a_path_the_user_names_is_the_file_that_exists(tmp_path: Path) -> None:
+    (tmp_path / "notes").mkdir()
+    for name in ("todo.md", "groceries.txt", "agent.yaml"):
+        (tmp_path / "notes" / name).write_text("x\n")
+    workspace = WorkspaceContextProvider(WorkspaceScope(tmp_path, policy="deny"))
+    workspace.add_tools(file_tools())
+    read = next(t for t in workspace.tools if t.name == "read_file")
+
+    def offered(question: str) -> object:
+        parameters = LiveContext(turn(question)).parameters(read)
+        assert parameters is not None
+        return parameters["properties"]["path"]["enum"]
+
+    assert offered("What does todo.md say is first?") == ["notes/todo.md"]
+    assert offered("Is there a note about groceries?") == ["notes/groceries.txt"]
+    assert offered("Read the first note") == [
+        "notes/agent.yaml",
+        "notes/groceries.txt",
+        "notes/todo.md",
+    ]
+
+
+def test_tools_are_ranked_by_meaning_and_none_is_close_enough_for_some_questions() -> None:
+    weather, population, adder = TOOLS[0], TOOLS[1], TOOLS[3]
+    assert tool_text(weather).startswith("get weather: Get the current weather in a city.")
+    assert "city" in tool_text(weather)
+    tools = [weather, population, adder]
+    ranked = rank_by_meaning(tools, "Is it raining in Oslo?", [0.62, 0.35, 0.05])
+    assert ranked == [weather]
+    near = rank_by_meaning(tools, "Oslo?", [0.50, 0.47, 0.05])
+    assert near == [weather, population]  # too close to tell apart: the model chooses
+    assert rank_by_meaning(tools, "Who wrote Hamlet?", [0.21, 0.18, 0.1]) == []
+    assert rank_by_meaning(tools, "Who wrote Hamlet?", [0.21, 0.18, 0.1], threshold=0.2) == [
+        weather
+    ]
+
+
+def test_the_client_ranks_by_its_embedder_and_embeds_each_tool_once() -> None:
+    import asyncio
+
+    from raf.clients.local.client import LocalChatClient
+
+    axes = {"weather": 0, "rain": 0, "people": 1, "live": 1, "add": 2}
+    seen: list[str] = []
+
+    def embed(texts: Sequence[str]) -> list[list[float]]:
+        """A toy embedder: a vector per text of its words on three axes, unit length."""
+        seen.extend(texts)
+        out = []
+        for text in texts:
+            vector = [0.0, 0.0, 0.0]
+            for word in text.lower().replace("?", " ").split():
+                if word in axes:
+                    vector[axes[word]] += 1.0
+            norm = sum(v * v for v in vector) ** 0.5 or 1.0
+            out.append([v / norm for v in vector])
+        return out
+
+    client = LocalChatClient("/nonexistent.gguf", embedder=embed, auto_pull=False)
+    tools = list(TOOLS[:4])
+    ranked = asyncio.run(client._relevant(tools, "Will rain fall in Oslo?"))
+    assert [t.name for t in ranked] == ["get_weather"]
+    assert asyncio.run(client._relevant(tools, "Who wrote Hamlet?")) == []
+    assert len(seen) == 1 + 4 + 1  # the tools were embedded once, each question once
+    words = LocalChatClient("/nonexistent.gguf", embedder=None, auto_pull=False)
+    assert [t.name for t in asyncio.run(words._relevant(tools, "Weather in Oslo?"))] == [
+        "get_weather"
+    ]

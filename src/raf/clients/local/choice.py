@@ -29,7 +29,7 @@ from __future__ import annotations
 import json
 import math
 import re
-from collections.abc import Sequence, Set
+from collections.abc import Callable, Sequence, Set
 from typing import Any
 
 from raf.clients.local.tools import hoist_definitions
@@ -44,7 +44,8 @@ MAX_SPANS = 400
 its free-text arguments stay free."""
 _WORD = re.compile(r"\S+")
 _EDGE = "\"'`.,;:!?()[]{}<>"
-_NUMBER = re.compile(r"(?<![\w.])-?\d+(?:\.\d+)?(?![\w])")
+_NUMBER = re.compile(r"(?<![\w.])-?(?:\d{1,3}(?:,\d{3})+|\d+)(?:\.\d+)?(?![\w])")
+"""A number as people write it: "12", "-3.5", "12,000" (commas between groups of three)."""
 
 
 def turn_start(messages: Sequence[ChatMessage]) -> int:
@@ -116,7 +117,7 @@ def numbers(texts: Sequence[str]) -> list[int | float]:
     out: dict[int | float, None] = {}
     for text in texts:
         for match in _NUMBER.findall(text):
-            value = float(match)
+            value = float(match.replace(",", ""))
             out[int(value) if value.is_integer() else value] = None
     return list(out)
 
@@ -171,9 +172,12 @@ class LiveContext:
         for name, prop in properties.items():
             prop = dict(prop) if isinstance(prop, dict) else {}
             if name in offered:
-                narrowed[name] = {"enum": offered[name]}
+                narrowed[name] = {"enum": self.named(offered[name])}
             elif name not in required:
-                continue  # the tool's default holds
+                spoken = self.optional(name, prop)
+                if spoken is not None:
+                    narrowed[name] = spoken
+                continue  # unless the message speaks of it, the tool's default holds
             elif _free_text(prop) and texts:
                 narrowed[name] = {"enum": texts}
             elif (kind := _numeric(prop)) and self.numbers:
@@ -200,6 +204,41 @@ class LiveContext:
                 out[key] = schema[key]
         return out
 
+    def named(self, candidates: list[Any]) -> list[Any]:
+        """Of the candidate values (the paths that exist), those the message names, when
+        it names any: "todo.md" is `notes/todo.md`, never another file. A name matches a
+        candidate whole, or its last part, or its last part without the extension."""
+        said = {w.lower() for w in spans(self.question, 1)}
+        said |= {w.lower().strip(_EDGE) for w in _WORD.findall(self.question)}
+        hits = []
+        for value in candidates:
+            text = str(value).lower().rstrip("/")
+            last = text.rsplit("/", 1)[-1]
+            if text in said or last in said or ("." in last and last.rsplit(".", 1)[0] in said):
+                hits.append(value)
+        return hits or candidates
+
+    def optional(self, name: str, prop: dict[str, Any]) -> dict[str, Any] | None:
+        """An optional argument the message speaks of, narrowed (None: it does not, and the
+        tool's default holds): a choice among fixed values one of which the message says
+        (the values said are offered), or a yes/no whose name the message uses ("assuming
+        equal variance": `equal_variance`)."""
+        text = self.question.lower()
+        values = prop.get("enum")
+        items = prop.get("items") if isinstance(prop.get("items"), dict) else None
+        if prop.get("type") == "array" and items is not None:
+            values = items.get("enum")
+        if isinstance(values, list):
+            said = [v for v in values if isinstance(v, str) and _says(text, v)]
+            if not said:
+                return None
+            if prop.get("type") == "array":
+                return {"type": "array", "items": {"enum": said}, "minItems": 1}
+            return {"enum": said}
+        if prop.get("type") == "boolean" and terms(name.replace("_", " ")) & terms(text):
+            return {"type": "boolean"}
+        return None
+
     def callable(self, parameters: dict[str, Any]) -> bool:
         """Whether the conversation holds what a call needs: a required number when
         numbers were said, a required free-text argument when the message has words."""
@@ -218,6 +257,12 @@ class LiveContext:
         """Whether `call` was already made in this turn with the same arguments."""
         mine = _key(call)
         return any(_key(c) == mine for c in self.calls)
+
+
+def _says(text: str, value: str) -> bool:
+    """Whether lower-case `text` says `value` as words of its own (not inside a word)."""
+    value = value.strip().lower()
+    return bool(value) and re.search(rf"(?<!\w){re.escape(value)}(?!\w)", text) is not None
 
 
 def _key(call: FunctionCallContent) -> tuple[str, str]:
@@ -301,12 +346,20 @@ def plain(value: Any) -> str:
     return json.dumps(value, ensure_ascii=False) if value is not None else ""
 
 
+ANSWER_RULE = (
+    "Answer the question from these facts alone, in one or two sentences, quoting them. "
+    "If they do not answer it, say that the tools did not tell."
+)
+"""What the answer after a call is asked to do: a small model otherwise writes what it
+knows of the subject (a tutorial, code) and ignores what the tool returned."""
+
+
 def answer_messages(messages: Sequence[ChatMessage]) -> list[ChatMessage]:
     """The conversation the answer is written from, in plain text: the current turn
-    becomes one user message, what this turn's calls returned before the question, so
-    a small model reads the facts first. raf's own notes to the model (a call not run,
-    a repeated call stopped) are left out: a model that copies what it reads never
-    copies them into the answer."""
+    becomes one user message, what this turn's calls returned first, then the question,
+    then `ANSWER_RULE`, so a small model reads the facts first and is told to use them.
+    raf's own notes to the model (a call not run, a repeated call stopped) are left out:
+    a model that copies what it reads never copies them into the answer."""
     start = turn_start(messages)
     if start >= len(messages):
         return list(messages)
@@ -319,7 +372,7 @@ def answer_messages(messages: Sequence[ChatMessage]) -> list[ChatMessage]:
     question = user_text(messages)
     if not facts:
         return list(messages[: start + 1])
-    text = "\n".join(facts) + "\n\n" + question
+    text = "\n".join(facts) + f"\n\nQuestion: {question}\n{ANSWER_RULE}"
     return [*messages[:start], ChatMessage.user(text)]
 
 
@@ -382,6 +435,50 @@ def relevant_tools(tools: Sequence[Tool], question: str) -> list[Tool]:
         return []
     ranked = sorted(range(count), key=lambda i: -scores[i])
     return [tools[i] for i in ranked if scores[i] >= best / 2]
+
+
+Embed = Callable[[Sequence[str]], list[list[float]]]
+"""Texts to vectors of unit length, in order (an embedder: `raf.clients.local.embedder`)."""
+
+MIN_SIMILARITY = 0.30
+"""How close in meaning (cosine of the two vectors) a tool must be to the question to be
+called at all; set by measurement on BFCL's `irrelevance` set and the shipped eval's
+questions that name no tool (see the models guide)."""
+NEAR_BEST = 0.06
+"""Tools within this much of the closest one are offered too: the model chooses between
+tools the embedder cannot tell apart."""
+
+
+def tool_text(tool: Tool) -> str:
+    """What a tool means, as one text: its name in words, its description, and its
+    arguments' names and descriptions."""
+    parts = [tool.name.replace("_", " ").replace(".", " ") + ":", tool.description]
+    properties = (tool.parameters or {}).get("properties")
+    if isinstance(properties, dict):
+        for name, prop in properties.items():
+            described = prop.get("description") if isinstance(prop, dict) else None
+            parts.append(f"{name.replace('_', ' ')}" + (f" ({described})" if described else ""))
+    return " ".join(p for p in parts if p)
+
+
+def rank_by_meaning(
+    tools: Sequence[Tool],
+    question: str,
+    scores: Sequence[float],
+    *,
+    threshold: float = MIN_SIMILARITY,
+    near: float = NEAR_BEST,
+) -> list[Tool]:
+    """The tools whose meaning is close to the question's, closest first: at least
+    `threshold` similar, and within `near` of the closest. Empty: no tool fits, and the
+    answer is written without one."""
+    if not tools or not question.strip():
+        return []
+    best = max(scores)
+    if best < threshold:
+        return []
+    ranked = sorted(range(len(tools)), key=lambda i: -scores[i])
+    return [tools[i] for i in ranked if scores[i] >= max(threshold, best - near)]
 
 
 def first_named(tools: Sequence[Tool], question: str) -> list[Tool]:

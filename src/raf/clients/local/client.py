@@ -26,12 +26,16 @@ from raf.clients.errors import (
     is_context_overflow,
 )
 from raf.clients.local.choice import (
+    MIN_SIMILARITY,
+    Embed,
     LiveContext,
     answer_messages,
     choice_schema,
     first_named,
     named_steps,
+    rank_by_meaning,
     relevant_tools,
+    tool_text,
     user_text,
 )
 from raf.clients.local.model_store import DEFAULT_MODEL, is_pulled, model_path, pull_model
@@ -276,6 +280,15 @@ class _ThreadStream(ChunkStream):
             await asyncio.shield(self._worker)
 
 
+_MAX_TOOL_VECTORS = 1024
+"""Tool texts whose vectors a client keeps; past that the cache starts again."""
+
+
+def _dot(a: Sequence[float], b: Sequence[float]) -> float:
+    """Cosine similarity of two unit-length vectors."""
+    return sum(x * y for x, y in zip(a, b, strict=True))
+
+
 class LocalChatClient(ModelClient[LocalWire]):
     """A GGUF model run in this process; the default model is pulled on first use.
 
@@ -308,6 +321,8 @@ class LocalChatClient(ModelClient[LocalWire]):
         stop_repeats: bool = True,
         auto_pull: bool = True,
         verbose: bool = False,
+        embedder: Embed | None = None,
+        tool_threshold: float = MIN_SIMILARITY,
     ) -> None:
         for name, value in (("n_ctx", n_ctx), ("threads", threads), ("max_tokens", max_tokens)):
             if value is not None and (not isinstance(value, int) or value < 1):
@@ -337,6 +352,12 @@ class LocalChatClient(ModelClient[LocalWire]):
         super().__init__(model, api, wire)
         self.api: LocalProvider = api
         self.tool_mode = tool_mode
+        self.embedder = embedder
+        """Texts to vectors: the staged choice ranks tools by meaning with it (None: by
+        the words the question shares with each tool)."""
+        self.tool_threshold = tool_threshold
+        """The least similarity of meaning a tool needs to the question to be called."""
+        self._tool_vectors: dict[str, list[float]] = {}
 
     @property
     def path(self) -> Path | None:
@@ -452,7 +473,7 @@ class LocalChatClient(ModelClient[LocalWire]):
             # the tools the question is about, not yet called in this turn; none: answer
             called = {c.name for c in live.calls}
             question = user_text(messages)
-            relevant = relevant_tools(tools, question)
+            relevant = await self._relevant(tools, question)
             if called:  # after a result, only a further step the question names
                 relevant = named_steps(relevant, question, tools)
             tools = first_named([t for t in relevant if t.name not in called], question)
@@ -485,6 +506,27 @@ class LocalChatClient(ModelClient[LocalWire]):
         if call is not None and choice in (None, "auto") and live.repeats(call):
             return None, usage  # the same call again: its result is there, so answer
         return call, usage
+
+    async def _relevant(self, tools: list[Any], question: str) -> list[Any]:
+        """The tools the question is about, closest first (none: no tool fits)."""
+        embed = self.embedder
+        if embed is None:
+            return relevant_tools(tools, question)
+        if not tools or not question.strip():
+            return []
+        scores = await asyncio.to_thread(self._similarities, embed, question, tools)
+        return rank_by_meaning(tools, question, scores, threshold=self.tool_threshold)
+
+    def _similarities(self, embed: Embed, question: str, tools: list[Any]) -> list[float]:
+        """The question's similarity to each tool; a tool's vector is computed once."""
+        texts = [tool_text(t) for t in tools]
+        missing = list(dict.fromkeys(t for t in texts if t not in self._tool_vectors))
+        vectors = embed([question, *missing])
+        if len(self._tool_vectors) + len(missing) > _MAX_TOOL_VECTORS:
+            self._tool_vectors.clear()
+        self._tool_vectors.update(zip(missing, vectors[1:], strict=True))
+        asked = vectors[0]
+        return [_dot(asked, self._tool_vectors[t]) for t in texts]
 
     async def _prepare(
         self, messages: Sequence[ChatMessage], options: ChatOptions, *, stream: bool
