@@ -4,7 +4,8 @@ Each question names the document that answers it; a hit is that document among t
 five passages. Two sets: `questions.json` (worded like the documents) and
 `paraphrases.json` (the same facts asked in other words, where lexical search is weak).
 Prints recall@5 for BM25 alone and, when the `rag-embeddings` extra is installed, for
-hybrid ranking (BM25 + all-MiniLM-L6-v2 vectors, reciprocal-rank fusion).
+hybrid ranking (BM25 + all-MiniLM-L6-v2 vectors from the local embedder, reciprocal-rank
+fusion). benchmarks/embedders.py compares the local embedder with the PyTorch one.
 
     python benchmarks/knowledge_recall.py [--top-k 5] [--verbose] [--bm25-only]
 """
@@ -13,12 +14,11 @@ from __future__ import annotations
 
 import argparse
 import json
-import os
 import time
 from pathlib import Path
 from typing import Any
 
-from raf.context.knowledge import KnowledgeIndex, MiniLmEmbedder
+from raf.context.knowledge import KnowledgeIndex
 from raf.core.errors import MissingExtraError
 
 CORPUS = Path(__file__).resolve().parents[1] / "tests" / "data" / "knowledge"
@@ -52,10 +52,9 @@ def main() -> None:
     stats = bm25.sync(sources)
     indexes.append(("bm25", bm25))
     if not args.bm25_only:
-        os.environ.setdefault("HF_HUB_OFFLINE", "1")
         try:
             started = time.perf_counter()
-            hybrid = KnowledgeIndex(embedder=MiniLmEmbedder())
+            hybrid = KnowledgeIndex(embedder="local")
             hybrid.sync(sources)
             took = time.perf_counter() - started
             vec = "sqlite-vec" if hybrid.uses_sqlite_vec else "pure Python"

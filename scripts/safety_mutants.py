@@ -695,6 +695,20 @@ MUTANTS: tuple[Mutant, ...] = (
         "        if False:\n            return True",
         ("tests/tools/test_command_plants.py", "-k", "approve"),
     ),
+    Mutant(
+        "local embedder: a model file whose SHA-256 does not match is kept",
+        "src/raf/clients/local/model_store.py",
+        "    if digest.hexdigest() != source.sha256:\n",
+        "    if False:\n",
+        ("tests/clients/test_local_embedder.py",),
+    ),
+    Mutant(
+        "local embedder: a cached file is loaded without its recorded checksum",
+        "src/raf/clients/local/embedder.py",
+        "    if is_pulled(source):\n",
+        "    if model_path(source).exists():\n",
+        ("tests/clients/test_local_embedder.py",),
+    ),
 )
 
 

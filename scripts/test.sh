@@ -24,15 +24,17 @@ fi
 python3 -m venv .venv
 . .venv/bin/activate
 python -m pip install -q --upgrade pip >/dev/null
-# Knowledge embeddings (the rag-embeddings extra) need PyTorch: the CPU build 2.13.0 is
-# installed first (on these machines from a file on local disk), so that nothing pulls a
-# CUDA build of several GB. If it cannot be installed, the extra is left out and
-# tests/context/test_knowledge_embeddings.py FAILS (it never skips).
+# Knowledge embeddings (rag-embeddings, part of `all`) need no PyTorch. One test compares
+# them with the opt-in sentence-transformers path (rag-sentence-transformers), which does:
+# the CPU build of torch 2.13.0 is installed first (on these machines from a file on local
+# disk), so that nothing pulls a CUDA build of several GB. If it cannot be installed, that
+# extra is left out and that test in tests/context/test_knowledge_embeddings.py FAILS (it
+# never skips).
 EXTRAS="all,dev"
 if python -m pip install -q torch==2.13.0; then
-  EXTRAS="all,dev,rag-embeddings"
+  EXTRAS="all,dev,rag-sentence-transformers"
 else
-  echo "ERROR: torch==2.13.0 could not be installed; the embedding tests will fail" >&2
+  echo "ERROR: torch==2.13.0 could not be installed; the sentence-transformers test will fail" >&2
 fi
 python -m pip install -q -e ".[$EXTRAS]"
 # BFCL's data for the `raf eval --bfcl` tests: the wheel alone, not its dependencies (raf

@@ -91,3 +91,14 @@ def test_ask_with_a_missing_key_says_what_to_do() -> None:
 def test_ask_refuses_a_token_limit_below_one() -> None:
     proc = raf("ask", "hi", "--max-tokens", "0")
     assert proc.returncode == 2 and "whole number of tokens" in proc.stderr
+
+
+def test_pull_embedder_fetches_the_embedding_model_and_its_vocabulary() -> None:
+    from raf.clients.local.model_store import EMBEDDING_MODEL, EMBEDDING_TOKENIZER
+
+    proc = raf("models", "pull", "--embedder")
+    assert proc.returncode == 0, proc.stderr
+    want = [str(model_path(EMBEDDING_MODEL)), str(model_path(EMBEDDING_TOKENIZER))]
+    assert proc.stdout.split() == want
+    listing = raf("models", "list")
+    assert "all-minilm-l6-v2-int8" in listing.stdout and "Apache-2.0" in listing.stdout

@@ -10,6 +10,8 @@ from typing import Any
 
 from raf.clients.local.model_store import (
     DEFAULT_MODEL,
+    EMBEDDING_MODEL,
+    EMBEDDING_TOKENIZER,
     KNOWN_MODELS,
     cache_dir,
     is_pulled,
@@ -28,6 +30,11 @@ def register(subparsers: Any) -> None:
         "pull", help=f"download the default local model ({DEFAULT_MODEL.name}) into the cache"
     )
     pull.add_argument("--force", action="store_true", help="download again even if cached")
+    pull.add_argument(
+        "--embedder",
+        action="store_true",
+        help=f"download the local embedding model ({EMBEDDING_MODEL.name}) instead",
+    )
     pull.set_defaults(handler=pull_command)
     listing = commands.add_parser("list", help="list the local models and whether they are cached")
     listing.add_argument(
@@ -49,8 +56,9 @@ def _progress(message: str) -> None:
 
 
 def pull_command(args: argparse.Namespace) -> int:
-    path = asyncio.run(pull_model(DEFAULT_MODEL, force=args.force, progress=_progress))
-    print(path)
+    sources = [EMBEDDING_MODEL, EMBEDDING_TOKENIZER] if args.embedder else [DEFAULT_MODEL]
+    for source in sources:
+        print(asyncio.run(pull_model(source, force=args.force, progress=_progress)))
     return 0
 
 
@@ -60,7 +68,8 @@ def list_command(args: argparse.Namespace) -> int:
         if args.verify:
             state = "cached, checksum ok" if verify(source) else "not cached or damaged"
         else:
-            state = "cached" if is_pulled(source) else "not cached (raf models pull)"
+            pull = source.pull_command.removesuffix(" --force")
+            state = "cached" if is_pulled(source) else f"not cached ({pull})"
         size = f"{source.size / 1e6:.0f} MB"
         print(f"local  {name}  {size}  {source.license}  {state}")
         print(f"       {model_path(source)}")

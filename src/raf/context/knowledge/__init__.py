@@ -1,7 +1,8 @@
 """Knowledge (RAG): loaders, chunkers, a SQLite FTS5/BM25 index and a context provider."""
 
+from raf.clients.local.embedder import LocalEmbedder
 from raf.context.knowledge.chunkers import Chunk, Chunker, MarkdownChunker, RecursiveChunker
-from raf.context.knowledge.embeddings import MiniLmEmbedder
+from raf.context.knowledge.embeddings import EmbedderChoice, MiniLmEmbedder, resolve_embedder
 from raf.context.knowledge.index import (
     Embedder,
     Hit,
@@ -19,11 +20,13 @@ __all__ = [
     "Chunker",
     "Document",
     "Embedder",
+    "EmbedderChoice",
     "Hit",
     "IndexStats",
     "KnowledgeIndex",
     "KnowledgeIndexDamagedError",
     "KnowledgeProvider",
+    "LocalEmbedder",
     "MarkdownChunker",
     "MiniLmEmbedder",
     "RecursiveChunker",
@@ -34,4 +37,5 @@ __all__ = [
     "html_to_text",
     "iter_files",
     "load_file",
+    "resolve_embedder",
 ]

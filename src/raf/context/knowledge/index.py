@@ -35,6 +35,7 @@ from raf.context.knowledge._storage import (
 )
 from raf.context.knowledge._sync_lock import sync_lock
 from raf.context.knowledge.chunkers import Chunk, Chunker, default_chunker_for
+from raf.context.knowledge.embeddings import Embedder, EmbedderChoice, resolve_embedder
 from raf.context.knowledge.loaders import (
     Document,
     as_sources,
@@ -58,9 +59,6 @@ __all__ = [
     "fts_query",
 ]
 
-Embedder = Callable[[Sequence[str]], Sequence[Sequence[float]]]
-"""Texts → one vector each (any fixed dimension). Blocking; called from a worker thread."""
-
 
 @dataclass(kw_only=True, slots=True)
 class IndexStats:
@@ -83,7 +81,7 @@ class KnowledgeIndex:
         self,
         path: str | Path | None = None,
         *,
-        embedder: Embedder | None = None,
+        embedder: EmbedderChoice = None,
         chunker: Chunker | None = None,
         max_chars: int = 1200,
         overlap: int = 150,
@@ -92,7 +90,8 @@ class KnowledgeIndex:
         self.path = str(path) if path is not None else ":memory:"
         if path is not None:
             private_file(self.path)
-        self.embedder = embedder
+        self.embedder = resolve_embedder(embedder)
+        """The embedder in use; `"local"` is resolved to raf's shared `LocalEmbedder`."""
         self.chunker = chunker
         self.max_chars = max_chars
         self.overlap = overlap

@@ -7,8 +7,8 @@ from collections.abc import Mapping, Sequence
 from pathlib import Path
 from typing import Any, Literal
 
+from raf.context.knowledge.embeddings import EmbedderChoice
 from raf.context.knowledge.index import (
-    Embedder,
     Hit,
     IndexStats,
     KnowledgeIndex,
@@ -84,7 +84,7 @@ class KnowledgeProvider(BaseContextProvider):
         mode: Literal["instructions", "tool"] = "instructions",
         top_k: int = 5,
         name: str = "knowledge",
-        embedder: Embedder | None = None,
+        embedder: EmbedderChoice = None,
         max_chars: int = 1200,
         overlap: int = 150,
         auto_refresh: bool = True,
