@@ -330,3 +330,28 @@ def test_the_client_ranks_by_its_embedder_and_embeds_each_tool_once() -> None:
     assert [t.name for t in asyncio.run(words._relevant(tools, "Weather in Oslo?"))] == [
         "get_weather"
     ]
+
+
+def test_a_file_to_create_is_the_one_named_and_its_tools_act_on_it(tmp_path: Path) -> None:
+    (tmp_path / "notes").mkdir()
+    (tmp_path / "notes" / "todo.md").write_text("x\n")
+    workspace = WorkspaceContextProvider(WorkspaceScope(tmp_path, policy="deny"))
+    workspace.add_tools(file_tools())
+    tools = {t.name: t for t in workspace.tools}
+    known = [v for t in workspace.tools for vs in argument_candidates(t).values() for v in vs]
+    create = LiveContext(turn("Create a file called hello.txt saying hi"), known=known)
+    assert create.file_names() == ["hello.txt"]
+    assert create.acts_on_named(tools["write_file"])
+    assert not create.acts_on_named(tools["read_file"])  # hello.txt is no existing file
+    parameters = create.parameters(tools["write_file"])
+    assert parameters is not None
+    assert parameters["properties"]["path"] == {"enum": ["hello.txt"]}
+    assert "hi" in parameters["properties"]["content"]["enum"]
+    # a name that exists is that file, for writing as for reading
+    edit = LiveContext(turn("Add a line to todo.md"), known=known)
+    assert edit.file_names() == ["notes/todo.md"]
+    assert edit.acts_on_named(tools["read_file"])
+    assert not edit.acts_on_named(tools["write_file"])
+    written = edit.parameters(tools["write_file"])
+    assert written is not None
+    assert written["properties"]["path"] == {"enum": ["notes/todo.md"]}

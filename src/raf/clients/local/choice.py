@@ -138,8 +138,11 @@ class LiveContext:
     """What the conversation offers a tool call's arguments: the spans of the user's
     message, the numbers said in the turn, and the calls already made."""
 
-    def __init__(self, messages: Sequence[ChatMessage]) -> None:
+    def __init__(self, messages: Sequence[ChatMessage], *, known: Sequence[Any] = ()) -> None:
         self.question = user_text(messages)
+        self.known = list(dict.fromkeys(str(k).rstrip("/") for k in known))
+        """The paths that exist (every tool's candidates): a file name the message says
+        is the existing path it names, or a new one."""
         self.long = len(self.question.split()) * MAX_SPAN_WORDS > MAX_SPANS
         """A message too long to enumerate its spans: free-text arguments stay free."""
         self.calls = turn_calls(messages)
@@ -173,6 +176,8 @@ class LiveContext:
             prop = dict(prop) if isinstance(prop, dict) else {}
             if name in offered:
                 narrowed[name] = {"enum": self.named(offered[name])}
+            elif name in required and _names_a_path(name, prop) and self.file_names():
+                narrowed[name] = {"enum": self.file_names()}
             elif name not in required:
                 spoken = self.optional(name, prop)
                 if spoken is not None:
@@ -206,17 +211,56 @@ class LiveContext:
 
     def named(self, candidates: list[Any]) -> list[Any]:
         """Of the candidate values (the paths that exist), those the message names, when
-        it names any: "todo.md" is `notes/todo.md`, never another file. A name matches a
-        candidate whole, or its last part, or its last part without the extension."""
-        said = {w.lower() for w in spans(self.question, 1)}
-        said |= {w.lower().strip(_EDGE) for w in _WORD.findall(self.question)}
-        hits = []
+        it names any: "todo.md" is `notes/todo.md`, never another file."""
+        return self.hits(candidates) or candidates
+
+    def hits(self, candidates: list[Any]) -> list[Any]:
+        """The candidate values the message names: a candidate whole, its last part, or
+        its last part without the extension ("groceries" names `notes/groceries.txt`)."""
+        said = {w.lower().strip(_EDGE) for w in _WORD.findall(self.question)}
+        said.discard("")
+        out = []
         for value in candidates:
             text = str(value).lower().rstrip("/")
             last = text.rsplit("/", 1)[-1]
             if text in said or last in said or ("." in last and last.rsplit(".", 1)[0] in said):
-                hits.append(value)
-        return hits or candidates
+                out.append(value)
+        return out
+
+    def file_names(self) -> list[str]:
+        """The file names the message says ("hello.txt", "notes/todo.md"), each as the
+        existing path it names when there is one: a path to write is the one the user
+        named, never another."""
+        out: dict[str, None] = {}
+        for word in _WORD.findall(self.question):
+            word = word.strip(_EDGE)
+            if _FILE_NAME.fullmatch(word):
+                hits = self.hits_of(word, self.known)
+                out[hits[0] if len(hits) == 1 else word] = None
+        return list(out)
+
+    @staticmethod
+    def hits_of(word: str, candidates: Sequence[str]) -> list[str]:
+        low = word.lower()
+        return [c for c in candidates if c.lower() == low or c.lower().endswith("/" + low)]
+
+    def acts_on_named(self, tool: Tool) -> bool:
+        """Whether the message names what the tool acts on: a value it offers (a path
+        that exists in its workspace), or, for a tool that takes a path to create, a
+        file name that names no existing path."""
+        offered = argument_candidates(tool)
+        if any(self.hits(values) for values in offered.values()):
+            return True
+        properties = (tool.parameters or {}).get("properties") or {}
+        required = (tool.parameters or {}).get("required") or []
+        takes_new = any(
+            n in required and n not in offered and _names_a_path(n, p)
+            for n, p in properties.items()
+            if isinstance(p, dict)
+        )
+        return takes_new and any(
+            not self.hits_of(n, self.known) for n in self.file_names() if "/" not in n
+        )
 
     def optional(self, name: str, prop: dict[str, Any]) -> dict[str, Any] | None:
         """An optional argument the message speaks of, narrowed (None: it does not, and the
@@ -257,6 +301,15 @@ class LiveContext:
         """Whether `call` was already made in this turn with the same arguments."""
         mine = _key(call)
         return any(_key(c) == mine for c in self.calls)
+
+
+_FILE_NAME = re.compile(r"[\w\-/]*\w\.[A-Za-z][A-Za-z0-9]{0,7}")
+"""A word that names a file: a name with an extension ("hello.txt", "notes/todo.md")."""
+
+
+def _names_a_path(name: str, prop: dict[str, Any]) -> bool:
+    """Whether an argument is a path of a file to act on (by its name)."""
+    return _free_text(prop) and name.lower() in ("path", "file", "filename", "file_path")
 
 
 def _says(text: str, value: str) -> bool:
@@ -440,7 +493,7 @@ def relevant_tools(tools: Sequence[Tool], question: str) -> list[Tool]:
 Embed = Callable[[Sequence[str]], list[list[float]]]
 """Texts to vectors of unit length, in order (an embedder: `raf.clients.local.embedder`)."""
 
-MIN_SIMILARITY = 0.30
+MIN_SIMILARITY = 0.40
 """How close in meaning (cosine of the two vectors) a tool must be to the question to be
 called at all; set by measurement on BFCL's `irrelevance` set and the shipped eval's
 questions that name no tool (see the models guide)."""
@@ -468,17 +521,23 @@ def rank_by_meaning(
     *,
     threshold: float = MIN_SIMILARITY,
     near: float = NEAR_BEST,
+    named: Set[str] = frozenset(),
 ) -> list[Tool]:
     """The tools whose meaning is close to the question's, closest first: at least
-    `threshold` similar, and within `near` of the closest. Empty: no tool fits, and the
-    answer is written without one."""
+    `threshold` similar, and within `near` of the closest. The tools in `named` act on
+    something the question names (a file that exists): they are the ones considered,
+    whatever their similarity. Empty: no tool fits, and the answer is written without
+    one."""
     if not tools or not question.strip():
         return []
-    best = max(scores)
-    if best < threshold:
+    pool = [i for i, t in enumerate(tools) if t.name in named]
+    if not pool:
+        pool = [i for i in range(len(tools)) if scores[i] >= threshold]
+    if not pool:
         return []
-    ranked = sorted(range(len(tools)), key=lambda i: -scores[i])
-    return [tools[i] for i in ranked if scores[i] >= max(threshold, best - near)]
+    best = max(scores[i] for i in pool)
+    ranked = sorted(pool, key=lambda i: -scores[i])
+    return [tools[i] for i in ranked if scores[i] >= best - near]
 
 
 def first_named(tools: Sequence[Tool], question: str) -> list[Tool]:

@@ -9,6 +9,7 @@ context (`local.choice`), and the answer is written in plain text after.
 from __future__ import annotations
 
 import asyncio
+import importlib.util
 import json
 import logging
 import struct
@@ -38,7 +39,13 @@ from raf.clients.local.choice import (
     tool_text,
     user_text,
 )
-from raf.clients.local.model_store import DEFAULT_MODEL, is_pulled, model_path, pull_model
+from raf.clients.local.model_store import (
+    DEFAULT_MODEL,
+    ModelPullError,
+    is_pulled,
+    model_path,
+    pull_model,
+)
 from raf.clients.local.threads import THREADS_ENV, default_threads
 from raf.clients.local.tools import call_updates, parse_constrained, usage_of
 from raf.clients.local.wire import LocalWire, refuse_media
@@ -48,6 +55,7 @@ from raf.core.errors import ConfigurationError, MissingExtraError
 from raf.core.messages import ChatMessage, new_id
 from raf.core.options import ChatOptions
 from raf.core.responses import AgentResponseUpdate, ChatResponse, UpdateKind, fold_stream
+from raf.core.tools import argument_candidates
 from raf.core.usage import UsageDetails
 
 log = logging.getLogger("raf.clients.local")
@@ -321,7 +329,7 @@ class LocalChatClient(ModelClient[LocalWire]):
         stop_repeats: bool = True,
         auto_pull: bool = True,
         verbose: bool = False,
-        embedder: Embed | None = None,
+        embedder: Embed | Literal["local"] | None = "local",
         tool_threshold: float = MIN_SIMILARITY,
     ) -> None:
         for name, value in (("n_ctx", n_ctx), ("threads", threads), ("max_tokens", max_tokens)):
@@ -353,11 +361,14 @@ class LocalChatClient(ModelClient[LocalWire]):
         self.api: LocalProvider = api
         self.tool_mode = tool_mode
         self.embedder = embedder
-        """Texts to vectors: the staged choice ranks tools by meaning with it (None: by
-        the words the question shares with each tool)."""
+        """Texts to vectors: the staged choice ranks tools by meaning with it. `"local"`:
+        the packaged embedder (`local.embedder`), or the words when it cannot run (no
+        ONNX Runtime, its model not fetched); None: the words the question shares with
+        each tool."""
         self.tool_threshold = tool_threshold
         """The least similarity of meaning a tool needs to the question to be called."""
         self._tool_vectors: dict[str, list[float]] = {}
+        self._no_embedder = False
 
     @property
     def path(self) -> Path | None:
@@ -467,13 +478,15 @@ class LocalChatClient(ModelClient[LocalWire]):
                 provider="local",
                 model=self.model,
             )
-        live = LiveContext(messages)
         tools = list(options.tools)
+        known = [v for t in tools for vs in argument_candidates(t).values() for v in vs]
+        live = LiveContext(messages, known=known)
         if choice in (None, "auto"):
             # the tools the question is about, not yet called in this turn; none: answer
             called = {c.name for c in live.calls}
             question = user_text(messages)
-            relevant = await self._relevant(tools, question)
+            named = {t.name for t in tools if live.acts_on_named(t)}
+            relevant = await self._relevant(tools, question, named)
             if called:  # after a result, only a further step the question names
                 relevant = named_steps(relevant, question, tools)
             tools = first_named([t for t in relevant if t.name not in called], question)
@@ -507,15 +520,41 @@ class LocalChatClient(ModelClient[LocalWire]):
             return None, usage  # the same call again: its result is there, so answer
         return call, usage
 
-    async def _relevant(self, tools: list[Any], question: str) -> list[Any]:
-        """The tools the question is about, closest first (none: no tool fits)."""
-        embed = self.embedder
+    async def _relevant(
+        self, tools: list[Any], question: str, named: set[str] | None = None
+    ) -> list[Any]:
+        """The tools the question is about, closest first (none: no tool fits); `named`:
+        the tools that act on something the question names, considered first."""
+        embed = self._embed()
         if embed is None:
             return relevant_tools(tools, question)
         if not tools or not question.strip():
             return []
-        scores = await asyncio.to_thread(self._similarities, embed, question, tools)
-        return rank_by_meaning(tools, question, scores, threshold=self.tool_threshold)
+        try:
+            scores = await asyncio.to_thread(self._similarities, embed, question, tools)
+        except (MissingExtraError, ModelPullError, OSError) as exc:
+            if self.embedder != "local":
+                raise
+            log.warning("tools are chosen by their words: the local embedder cannot run (%s)", exc)
+            self._no_embedder = True
+            return relevant_tools(tools, question)
+        return rank_by_meaning(
+            tools, question, scores, threshold=self.tool_threshold, named=named or set()
+        )
+
+    def _embed(self) -> Embed | None:
+        """The embedder to rank tools with (None: rank by words)."""
+        if self.embedder != "local":
+            return self.embedder
+        if self._no_embedder:
+            return None
+        if importlib.util.find_spec("onnxruntime") is None:
+            log.info("tools are chosen by their words: ONNX Runtime is not installed")
+            self._no_embedder = True
+            return None
+        from raf.clients.local.embedder import default_embedder
+
+        return default_embedder()
 
     def _similarities(self, embed: Embed, question: str, tools: list[Any]) -> list[float]:
         """The question's similarity to each tool; a tool's vector is computed once."""
