@@ -220,6 +220,7 @@ def test_candidates_that_fail_or_are_odd_constrain_nothing() -> None:
 
 def test_numbers_written_with_thousands_separators_are_whole() -> None:
     assert numbers(["travels 12,000 miles at 25 MPG, list [3, 4, 5]"]) == [12000, 25, 3, 4, 5]
+    assert numbers(["a base of 6cm and 1.5kg, not x2 or v1_0"]) == [6, 1.5]
 
 
 def _declared(name: str, properties: dict[str, object], required: list[str]) -> object:

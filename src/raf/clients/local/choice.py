@@ -44,8 +44,9 @@ MAX_SPANS = 400
 its free-text arguments stay free."""
 _WORD = re.compile(r"\S+")
 _EDGE = "\"'`.,;:!?()[]{}<>"
-_NUMBER = re.compile(r"(?<![\w.])-?(?:\d{1,3}(?:,\d{3})+|\d+)(?:\.\d+)?(?![\w])")
-"""A number as people write it: "12", "-3.5", "12,000" (commas between groups of three)."""
+_NUMBER = re.compile(r"(?<![\w.])-?(?:\d{1,3}(?:,\d{3})+|\d+)(?:\.\d+)?(?![\d_])")
+"""A number as people write it: "12", "-3.5", "12,000" (commas between groups of three),
+also with its unit written on ("6cm", "10kg")."""
 
 
 def turn_start(messages: Sequence[ChatMessage]) -> int:
@@ -400,8 +401,8 @@ def plain(value: Any) -> str:
 
 
 ANSWER_RULE = (
-    "Answer the question from these facts alone, in one or two sentences, quoting them. "
-    "If they do not answer it, say that the tools did not tell."
+    "Answer the question in one sentence, quoting the facts above. If they do not "
+    "answer it, say so."
 )
 """What the answer after a call is asked to do: a small model otherwise writes what it
 knows of the subject (a tutorial, code) and ignores what the tool returned."""
