@@ -255,6 +255,13 @@ def test_an_optional_argument_the_message_speaks_of_is_offered() -> None:
         "type": "array",
         "items": {"enum": ["Vegan"]},
         "minItems": 1,
+        "maxItems": 1,
+    }
+    # a required list of numbers holds numbers said in the message
+    assert parameters["properties"]["group1"] == {
+        "type": "array",
+        "items": {"enum": [1, 2, 3, 4]},
+        "minItems": 1,
     }
     assert parameters["properties"]["platform"] == {"enum": ["PC"]}
     assert "unit" not in parameters["properties"]  # not spoken of: its default holds

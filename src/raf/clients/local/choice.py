@@ -130,6 +130,12 @@ def _free_text(schema: dict[str, Any]) -> bool:
     )
 
 
+def _items(schema: dict[str, Any]) -> dict[str, Any]:
+    """The schema of an array's items ({} for anything else)."""
+    items = schema.get("items")
+    return items if schema.get("type") == "array" and isinstance(items, dict) else {}
+
+
 def _numeric(schema: dict[str, Any]) -> str | None:
     kind = schema.get("type")
     return kind if kind in ("number", "integer") and "enum" not in schema else None
@@ -189,6 +195,11 @@ class LiveContext:
             elif (kind := _numeric(prop)) and self.numbers:
                 values = [n for n in self.numbers if kind == "number" or isinstance(n, int)]
                 narrowed[name] = {"enum": values} if values else prop
+            elif (kind := _numeric(_items(prop))) and self.numbers:
+                values = [n for n in self.numbers if kind == "number" or isinstance(n, int)]
+                narrowed[name] = (
+                    {"type": "array", "items": {"enum": values}, "minItems": 1} if values else prop
+                )
             else:
                 narrowed[name] = prop
         keep = [r for r in required if r in narrowed]
@@ -278,7 +289,12 @@ class LiveContext:
             if not said:
                 return None
             if prop.get("type") == "array":
-                return {"type": "array", "items": {"enum": said}, "minItems": 1}
+                return {
+                    "type": "array",
+                    "items": {"enum": said},
+                    "minItems": 1,
+                    "maxItems": len(said),
+                }
             return {"enum": said}
         if prop.get("type") == "boolean" and terms(name.replace("_", " ")) & terms(text):
             return {"type": "boolean"}
