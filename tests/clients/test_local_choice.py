@@ -244,10 +244,14 @@ def test_an_optional_argument_the_message_speaks_of_is_offered() -> None:
             "diet": {"type": "array", "items": {"type": "string", "enum": ["Vegan", "Halal"]}},
             "platform": {"type": "string", "enum": ["Switch", "PC"]},
             "unit": {"type": "string"},
+            "weight": {"type": "number"},
+            "alpha": {"type": "number"},
         },
         ["group1"],
     )
-    said = LiveContext(turn("T-test of [1, 2] and [3, 4] assuming equal variance, vegan, on PC"))
+    said = LiveContext(
+        turn("T-test of [1, 2] and [3, 4] assuming equal variance, weight 0.5, vegan, on PC")
+    )
     parameters = said.parameters(tool)
     assert parameters is not None
     assert parameters["properties"]["equal_variance"] == {"type": "boolean"}
@@ -260,11 +264,13 @@ def test_an_optional_argument_the_message_speaks_of_is_offered() -> None:
     # a required list of numbers holds numbers said in the message
     assert parameters["properties"]["group1"] == {
         "type": "array",
-        "items": {"enum": [1, 2, 3, 4]},
+        "items": {"enum": [1, 2, 3, 4]},  # integers only: 0.5 is not offered
         "minItems": 1,
     }
     assert parameters["properties"]["platform"] == {"enum": ["PC"]}
+    assert parameters["properties"]["weight"] == {"enum": [1, 2, 3, 4, 0.5]}
     assert "unit" not in parameters["properties"]  # not spoken of: its default holds
+    assert "alpha" not in parameters["properties"]
     silent = LiveContext(turn("T-test of [1, 2] and [3, 4]")).parameters(tool)
     assert silent is not None
     assert set(silent["properties"]) == {"group1"}

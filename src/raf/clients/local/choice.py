@@ -277,8 +277,9 @@ class LiveContext:
     def optional(self, name: str, prop: dict[str, Any]) -> dict[str, Any] | None:
         """An optional argument the message speaks of, narrowed (None: it does not, and the
         tool's default holds): a choice among fixed values one of which the message says
-        (the values said are offered), or a yes/no whose name the message uses ("assuming
-        equal variance": `equal_variance`)."""
+        (the values said are offered), or a yes/no or a number whose name the message
+        uses ("assuming equal variance": `equal_variance`; "weight 0.5": `weight`, one of
+        the numbers said)."""
         text = self.question.lower()
         values = prop.get("enum")
         items = prop.get("items") if isinstance(prop.get("items"), dict) else None
@@ -296,8 +297,13 @@ class LiveContext:
                     "maxItems": len(said),
                 }
             return {"enum": said}
-        if prop.get("type") == "boolean" and terms(name.replace("_", " ")) & terms(text):
+        named = bool(terms(name.replace("_", " ")) & terms(text))
+        if prop.get("type") == "boolean" and named:
             return {"type": "boolean"}
+        kind = _numeric(prop)
+        if kind and named:
+            values = [n for n in self.numbers if kind == "number" or isinstance(n, int)]
+            return {"enum": values} if values else None
         return None
 
     def callable(self, parameters: dict[str, Any]) -> bool:
