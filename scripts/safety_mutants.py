@@ -709,6 +709,21 @@ MUTANTS: tuple[Mutant, ...] = (
         "    if model_path(source).exists():\n",
         ("tests/clients/test_local_embedder.py",),
     ),
+    # -- the keyless model's tool choice: the file the user names, nothing when nothing fits
+    Mutant(
+        "local tool choice: a named file may be replaced by another that exists",
+        "src/raf/clients/local/choice.py",
+        "        return self.hits(candidates) or candidates\n",
+        "        return candidates\n",
+        ("tests/clients/test_local_choice.py", "-k", "path_the_user_names"),
+    ),
+    Mutant(
+        "local tool choice: a tool is called however far its meaning is from the question",
+        "src/raf/clients/local/choice.py",
+        "        pool = [i for i in range(len(tools)) if scores[i] >= threshold]\n",
+        "        pool = list(range(len(tools)))\n",
+        ("tests/clients/test_local_choice.py", "-k", "ranked_by_meaning"),
+    ),
 )
 
 
