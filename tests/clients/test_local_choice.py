@@ -359,6 +359,7 @@ def test_a_file_to_create_is_the_one_named_and_its_tools_act_on_it(tmp_path: Pat
     assert create.file_names() == ["hello.txt"]
     assert create.acts_on_named(tools["write_file"])
     assert not create.acts_on_named(tools["read_file"])  # hello.txt is no existing file
+    assert not create.acts_on_named(tools["make_directory"])  # a file name is no folder
     parameters = create.parameters(tools["write_file"])
     assert parameters is not None
     assert parameters["properties"]["path"] == {"enum": ["hello.txt"]}

@@ -331,8 +331,14 @@ _FILE_NAME = re.compile(r"[\w\-/]*\w\.[A-Za-z][A-Za-z0-9]{0,7}")
 
 
 def _names_a_path(name: str, prop: dict[str, Any]) -> bool:
-    """Whether an argument is a path of a file to act on (by its name)."""
-    return _free_text(prop) and name.lower() in ("path", "file", "filename", "file_path")
+    """Whether an argument is the path of a file to act on: named so, and not described
+    as a folder (a file name is never made a folder)."""
+    described = str(prop.get("description") or "").lower()
+    return (
+        _free_text(prop)
+        and name.lower() in ("path", "file", "filename", "file_path")
+        and not described.startswith(("folder", "directory"))
+    )
 
 
 def _says(text: str, value: str) -> bool:
