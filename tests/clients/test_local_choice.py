@@ -309,6 +309,14 @@ def test_tools_are_ranked_by_meaning_and_none_is_close_enough_for_some_questions
     assert ranked == [weather]
     near = rank_by_meaning(tools, "Oslo?", [0.50, 0.47, 0.05])
     assert near == [weather, population]  # too close to tell apart: the model chooses
+    # a word of one tool's name in the question names it, however close the others are
+    assert rank_by_meaning(tools, "Population or weather of Oslo?", [0.5, 0.46, 0.05]) == [
+        weather,
+        population,
+    ]
+    named = {"get_weather", "get_population"}
+    asked = rank_by_meaning(tools, "Oslo's population?", [0.5, 0.2, 0.0], named=named)
+    assert asked == [population]
     assert rank_by_meaning(tools, "Who wrote Hamlet?", [0.21, 0.18, 0.1]) == []
     assert rank_by_meaning(tools, "Who wrote Hamlet?", [0.21, 0.18, 0.1], threshold=0.2) == [
         weather

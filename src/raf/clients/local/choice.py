@@ -557,8 +557,9 @@ def rank_by_meaning(
     """The tools whose meaning is close to the question's, closest first: at least
     `threshold` similar, and within `near` of the closest. The tools in `named` act on
     something the question names (a file that exists): they are the ones considered,
-    whatever their similarity. Empty: no tool fits, and the answer is written without
-    one."""
+    whatever their similarity. Of those considered, a tool whose name has a word the
+    question says and no other considered tool's name has ("read" for `read_file`) is
+    the one asked for. Empty: no tool fits, and the answer is written without one."""
     if not tools or not question.strip():
         return []
     pool = [i for i, t in enumerate(tools) if t.name in named]
@@ -566,8 +567,15 @@ def rank_by_meaning(
         pool = [i for i in range(len(tools)) if scores[i] >= threshold]
     if not pool:
         return []
-    best = max(scores[i] for i in pool)
     ranked = sorted(pool, key=lambda i: -scores[i])
+    asked = terms(question)
+    names = {i: terms(tools[i].name) for i in pool}
+    by_name = [
+        i for i in ranked if names[i] - set().union(*(names[j] for j in pool if j != i)) & asked
+    ]
+    if by_name:  # "Read the file ...": the tool whose own name the question says
+        return [tools[i] for i in by_name]
+    best = scores[ranked[0]]
     return [tools[i] for i in ranked if scores[i] >= best - near]
 
 
