@@ -270,9 +270,14 @@ def test_an_optional_argument_the_message_speaks_of_is_offered() -> None:
         "minItems": 1,
     }
     assert parameters["properties"]["platform"] == {"enum": ["PC"]}
-    assert parameters["properties"]["weight"] == {"enum": [1, 2, 3, 4, 0.5]}
+    assert parameters["properties"]["weight"] == {"enum": [0.5]}
     assert "unit" not in parameters["properties"]  # not spoken of: its default holds
     assert "alpha" not in parameters["properties"]
+    spoken = LiveContext(turn("Speed of light is what? The distance is 4 years")).parameters(
+        _declared("travel", {"speed": {"type": "number"}}, [])  # type: ignore[arg-type]
+    )
+    assert spoken is not None
+    assert "speed" not in spoken["properties"]  # named, but no number said for it
     silent = LiveContext(turn("T-test of [1, 2] and [3, 4]")).parameters(tool)
     assert silent is not None
     assert set(silent["properties"]) == {"group1"}

@@ -277,9 +277,9 @@ class LiveContext:
     def optional(self, name: str, prop: dict[str, Any]) -> dict[str, Any] | None:
         """An optional argument the message speaks of, narrowed (None: it does not, and the
         tool's default holds): a choice among fixed values one of which the message says
-        (the values said are offered), or a yes/no or a number whose name the message
-        uses ("assuming equal variance": `equal_variance`; "weight 0.5": `weight`, one of
-        the numbers said)."""
+        (the values said are offered), a yes/no whose name the message uses ("assuming
+        equal variance": `equal_variance`), or a number written right after its name
+        ("weight 0.5", "a weight of 0.5": `weight`)."""
         text = self.question.lower()
         values = prop.get("enum")
         items = prop.get("items") if isinstance(prop.get("items"), dict) else None
@@ -302,9 +302,21 @@ class LiveContext:
             return {"type": "boolean"}
         kind = _numeric(prop)
         if kind and named:
-            values = [n for n in self.numbers if kind == "number" or isinstance(n, int)]
+            near = self.numbers_after(name)
+            values = [n for n in near if kind == "number" or isinstance(n, int)]
             return {"enum": values} if values else None
         return None
+
+    def numbers_after(self, name: str, within: int = 3) -> list[int | float]:
+        """The numbers the message writes within `within` words after a word of `name`
+        ("weight 0.5", "a weight of 0.5"): the value said for that argument."""
+        wanted = terms(name.replace("_", " "))
+        words = [w.strip(_EDGE) for w in _WORD.findall(self.question)]
+        found: list[str] = []
+        for index, word in enumerate(words):
+            if _stem(word.lower()) in wanted:
+                found += [w for w in words[index + 1 : index + 1 + within] if _NUMBER.fullmatch(w)]
+        return numbers(found)
 
     def callable(self, parameters: dict[str, Any]) -> bool:
         """Whether the conversation holds what a call needs: a required number when
