@@ -12,7 +12,6 @@ import pytest
 
 from raf import WorkspaceContextProvider, WorkspaceScope, file_tools
 from raf.clients.local.choice import (
-    ANSWER_RULE,
     LiveContext,
     answer_messages,
     choice_schema,
@@ -172,9 +171,7 @@ def test_the_answer_reads_results_as_facts_without_rafs_notes() -> None:
     )
     out = answer_messages(messages)
     assert [m.role for m in out] == [Role.SYSTEM, Role.USER]
-    assert out[-1].text == (
-        f"Fact: Snow, -3 C\n\nQuestion: What is the weather in Oslo?\n{ANSWER_RULE}"
-    )
+    assert out[-1].text == "Fact: Snow, -3 C\n\nWhat is the weather in Oslo?"
     assert "tools are off" not in out[-1].text
     skipped = turn("Hi", ("add", {"a": 1, "b": 2}, None))
     skipped[-1] = ChatMessage(

@@ -440,18 +440,11 @@ def plain(value: Any) -> str:
     return json.dumps(value, ensure_ascii=False) if value is not None else ""
 
 
-ANSWER_RULE = (
-    "Answer the question in one sentence, quoting the facts above. If they do not "
-    "answer it, say so."
-)
-"""What the answer after a call is asked to do: a small model otherwise writes what it
-knows of the subject (a tutorial, code) and ignores what the tool returned."""
-
-
 def answer_messages(messages: Sequence[ChatMessage]) -> list[ChatMessage]:
     """The conversation the answer is written from, in plain text: the current turn
-    becomes one user message, what this turn's calls returned first, then the question,
-    then `ANSWER_RULE`, so a small model reads the facts first and is told to use them.
+    becomes one user message, what this turn's calls returned before the question, so
+    a small model reads the facts first (told to quote them, it answered from them less
+    often on the shipped eval: 0 of 8 against 4 of 8).
     raf's own notes to the model (a call not run, a repeated call stopped) are left out:
     a model that copies what it reads never copies them into the answer."""
     start = turn_start(messages)
@@ -466,7 +459,7 @@ def answer_messages(messages: Sequence[ChatMessage]) -> list[ChatMessage]:
     question = user_text(messages)
     if not facts:
         return list(messages[: start + 1])
-    text = "\n".join(facts) + f"\n\nQuestion: {question}\n{ANSWER_RULE}"
+    text = "\n".join(facts) + "\n\n" + question
     return [*messages[:start], ChatMessage.user(text)]
 
 

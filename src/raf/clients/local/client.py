@@ -485,10 +485,11 @@ class LocalChatClient(ModelClient[LocalWire]):
             # the tools the question is about, not yet called in this turn; none: answer
             called = {c.name for c in live.calls}
             question = user_text(messages)
-            named = {t.name for t in tools if live.acts_on_named(t)}
-            relevant = await self._relevant(tools, question, named)
             if called:  # after a result, only a further step the question names
-                relevant = named_steps(relevant, question, tools)
+                relevant = named_steps(tools, question, tools)
+            else:
+                named = {t.name for t in tools if live.acts_on_named(t)}
+                relevant = await self._relevant(tools, question, named)
             tools = first_named([t for t in relevant if t.name not in called], question)
         elif choice != "required":
             tools = [t for t in tools if t.name == choice]
