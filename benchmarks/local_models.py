@@ -5,6 +5,13 @@ included) and peak RSS, one process per configuration.
     python benchmarks/local_models.py --model local --tool-mode grammar --temperature 0
     python benchmarks/local_models.py --matrix MODEL.gguf ... [--temperatures 0 0.7]
 
+    python benchmarks/local_models.py --suite notes --tool-mode auto
+    python benchmarks/local_models.py --suite bfcl --bfcl-limits 40 20 30 --tool-mode auto
+
+`--suite` picks what is measured: `local` (the shipped toolbox eval), `notes` (the
+notes-folder eval, `raf.evals.notes_suite`: file tools on a small folder) or `bfcl` (BFCL's
+simple_python, multiple and irrelevance, evenly spaced samples of `--bfcl-limits` items,
+scored by BFCL's AST rules; needs `pip install --no-deps bfcl-eval`).
 `--model` is `local` (the default model) or a GGUF path. `--matrix` runs every model with
 each tool mode (`staged`: the tool chosen from the message's words, its arguments decoded
 from the live context, the answer in plain text; `grammar`: decoding constrained to a tool
@@ -67,8 +74,22 @@ async def one_config(args: argparse.Namespace) -> dict[str, Any]:
     started = time.perf_counter()
     first = await agent.run("What is the capital of France?")
     first_answer = time.perf_counter() - started
+    if args.suite == "bfcl":
+        return await bfcl_config(args, client, first_answer, first.text)
+    if args.suite == "notes":
+        import tempfile
+
+        from raf.evals.notes_suite import make_notes, notes_agent, notes_dataset
+
+        dataset = notes_dataset()
+        agent = notes_agent(client, make_notes(Path(tempfile.mkdtemp(prefix="raf-notes-"))))
     report = await dataset.evaluate(agent, concurrency=1, progress=None)
     await client.aclose()
+    if args.verbose:
+        for result in report.results:
+            row = result.to_dict()
+            keep = {k: row[k] for k in ("case", "status", "text", "evaluations")}
+            print(json.dumps(keep, default=str)[:1200], file=sys.stderr)
     durations = [r.duration for r in report.results]
     name = Path(args.model).stem if path else "smollm2-135m (default)"
     report.name = f"{name} {args.tool_mode} t={args.temperature}"
@@ -89,6 +110,37 @@ async def one_config(args: argparse.Namespace) -> dict[str, Any]:
         "p95_s": round(percentile(durations, 95), 2),
         "first_answer_s": round(first_answer, 2),
         "first_answer": first.text[:80],
+        "rss_mb": round(resource.getrusage(resource.RUSAGE_SELF).ru_maxrss / 1024),
+    }
+
+
+async def bfcl_config(
+    args: argparse.Namespace, client: Any, first_answer: float, first_text: str
+) -> dict[str, Any]:
+    """BFCL's three categories on `client`, `--bfcl-limits` items each, evenly spaced."""
+    from raf.evals.bfcl import CATEGORIES, run_bfcl
+
+    rows: dict[str, str] = {}
+    seconds: list[float] = []
+    for category, limit in zip(CATEGORIES, args.bfcl_limits, strict=True):
+        report = await run_bfcl(client, [category], limit=limit)
+        right, count = report.by_category()[category]
+        rows[category] = f"{right}/{count}"
+        seconds += [r.seconds for r in report.results]
+        if args.json_dir:
+            folder = Path(args.json_dir)
+            folder.mkdir(parents=True, exist_ok=True)
+            report.write_json(folder / f"bfcl_{Path(args.model).stem}_{category}.json")
+    await client.aclose()
+    path = None if args.model == "local" else args.model
+    return {
+        "model": Path(args.model).stem if path else "smollm2-135m (default)",
+        "size_mb": round((Path(path).stat().st_size if path else 98_362_432) / 1e6),
+        "tool_mode": args.tool_mode,
+        "bfcl": rows,
+        "median_s": round(statistics.median(seconds), 2),
+        "first_answer_s": round(first_answer, 2),
+        "first_answer": first_text[:80],
         "rss_mb": round(resource.getrusage(resource.RUSAGE_SELF).ru_maxrss / 1024),
     }
 
@@ -136,6 +188,15 @@ def main() -> None:
         "--categories", nargs="*", default=[], help="only these categories (default: all)"
     )
     parser.add_argument("--json-dir", default="")
+    parser.add_argument("--suite", default="local", choices=("local", "notes", "bfcl"))
+    parser.add_argument(
+        "--bfcl-limits",
+        nargs=3,
+        type=int,
+        default=[40, 20, 30],
+        metavar=("SIMPLE", "MULTIPLE", "IRRELEVANCE"),
+    )
+    parser.add_argument("--verbose", action="store_true", help="every case's result on stderr")
     parser.add_argument("--matrix", nargs="*", metavar="MODEL", help="models to run every way")
     parser.add_argument("--temperatures", nargs="*", type=float, default=[0.0])
     args = parser.parse_args()

@@ -1088,6 +1088,21 @@ MUTANTS: tuple[Mutant, ...] = (
         "                checkpoint_store=None,\n",
         ("tests/serve/test_served_workflow_pool.py", "-k", "own"),
     ),
+    # -- the keyless model's tool choice: the file the user names, nothing when nothing fits
+    Mutant(
+        "local tool choice: a named file may be replaced by another that exists",
+        "src/raf/clients/local/choice.py",
+        "        return self.hits(candidates) or candidates\n",
+        "        return candidates\n",
+        ("tests/clients/local/test_choice.py", "-k", "path_the_user_names"),
+    ),
+    Mutant(
+        "local tool choice: a tool is called however far its meaning is from the question",
+        "src/raf/clients/local/choice.py",
+        "        pool = [i for i in range(len(tools)) if scores[i] >= threshold]\n",
+        "        pool = list(range(len(tools)))\n",
+        ("tests/clients/local/test_choice.py", "-k", "ranked_by_meaning"),
+    ),
 )
 
 

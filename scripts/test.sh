@@ -37,6 +37,9 @@ else
   echo "ERROR: torch==2.13.0 could not be installed; the sentence-transformers test will fail" >&2
 fi
 python -m pip install -q -e ".[$EXTRAS]"
+# BFCL's data for the `raf eval --bfcl` tests: the wheel alone, not its dependencies (raf
+# reads its data files and never imports it; see the `bfcl` extra in pyproject.toml).
+python -m pip install -q --no-deps bfcl-eval==2026.3.23
 
 # npm packages used as real peers (MCP servers, mock API servers): tests/peers/package.json.
 if [ -f tests/peers/package.json ]; then

@@ -100,6 +100,18 @@ def register(subparsers: Any) -> None:
     from raf.cli.tool_option import add_tools_option
 
     add_tools_option(parser)
+    parser.add_argument(
+        "--bfcl",
+        metavar="CATEGORIES",
+        help="instead of a dataset: BFCL's categories, comma-separated (simple_python, "
+        "multiple, irrelevance; live_* to check), scored by BFCL's AST match; needs bfcl-eval",
+    )
+    parser.add_argument(
+        "--limit",
+        type=_positive,
+        metavar="N",
+        help="with --bfcl: N items per category, evenly spaced (default: all)",
+    )
     parser.set_defaults(handler=eval_command, eval_parser=parser)
 
 
@@ -109,6 +121,10 @@ def eval_command(args: argparse.Namespace) -> int:
 
         print(json.dumps(dataset_schema(), indent=2))
         return EXIT_OK
+    if args.bfcl:
+        return _bfcl(args)
+    if args.limit is not None:
+        args.eval_parser.error("--limit goes with --bfcl")
     if not args.dataset:
         args.eval_parser.error("DATASET is required (or --schema)")
     if args.replay_only and not args.cassette:
@@ -122,6 +138,23 @@ def eval_command(args: argparse.Namespace) -> int:
     if loaded_tools(args.tools) is None:
         return EXIT_USAGE
     return asyncio.run(_eval(args))
+
+
+def _bfcl(args: argparse.Namespace) -> int:
+    """BFCL's categories on the --model (the default model without one): a table each."""
+    from raf.cli._agents import resolve_client
+    from raf.evals.bfcl.__main__ import categories, measure
+
+    if args.dataset or args.agents:
+        args.eval_parser.error("--bfcl takes no DATASET or AGENT: the model is --model")
+    try:
+        names = categories(args.bfcl)
+    except argparse.ArgumentTypeError as exc:
+        args.eval_parser.error(str(exc))
+    client = resolve_client(args.model)
+    name = args.model or str(getattr(client, "model", "") or "local")
+    asyncio.run(measure(client, names, args.limit, args.json, name))
+    return EXIT_OK
 
 
 def python_file_refused(file: str, *, dataset: bool) -> str:

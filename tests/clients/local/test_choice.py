@@ -4,7 +4,11 @@ what the answer is written from."""
 
 from __future__ import annotations
 
+from collections.abc import Sequence
 from pathlib import Path
+from typing import Any
+
+import pytest
 
 from raf import WorkspaceContextProvider, WorkspaceScope, file_tools
 from raf.clients.local.choice import (
@@ -15,9 +19,11 @@ from raf.clients.local.choice import (
     named_steps,
     numbers,
     plain,
+    rank_by_meaning,
     relevant_tools,
     spans,
     tool_terms,
+    tool_text,
 )
 from raf.core.contents import FunctionCallContent, FunctionResultContent
 from raf.core.messages import ChatMessage, Role
@@ -209,3 +215,197 @@ def test_candidates_that_fail_or_are_odd_constrain_nothing() -> None:
     assert argument_candidates(Listing(["not", "a", "mapping"])) == {}
     assert argument_candidates(Listing({"path": [], "mode": "r", "n": (1, 2)})) == {"n": [1, 2]}
     assert argument_candidates(object()) == {}
+
+
+def test_numbers_written_with_thousands_separators_are_whole() -> None:
+    assert numbers(["travels 12,000 miles at 25 MPG, list [3, 4, 5]"]) == [12000, 25, 3, 4, 5]
+    assert numbers(["a base of 6cm and 1.5kg, not x2 or v1_0"]) == [6, 1.5]
+
+
+def _declared(name: str, properties: dict[str, object], required: list[str]) -> object:
+    from raf.evals.bfcl.data import DeclaredTool
+
+    return DeclaredTool(
+        {
+            "name": name,
+            "description": name,
+            "parameters": {"type": "dict", "properties": properties, "required": required},
+        }
+    )
+
+
+def test_an_optional_argument_the_message_speaks_of_is_offered() -> None:
+    tool: Any = _declared(
+        "run_ttest",
+        {
+            "group1": {"type": "array", "items": {"type": "integer"}},
+            "equal_variance": {"type": "boolean"},
+            "diet": {"type": "array", "items": {"type": "string", "enum": ["Vegan", "Halal"]}},
+            "platform": {"type": "string", "enum": ["Switch", "PC"]},
+            "unit": {"type": "string"},
+            "weight": {"type": "number"},
+            "alpha": {"type": "number"},
+        },
+        ["group1"],
+    )
+    said = LiveContext(
+        turn("T-test of [1, 2] and [3, 4] assuming equal variance, weight 0.5, vegan, on PC")
+    )
+    parameters = said.parameters(tool)
+    assert parameters is not None
+    assert parameters["properties"]["equal_variance"] == {"type": "boolean"}
+    assert parameters["properties"]["diet"] == {
+        "type": "array",
+        "items": {"enum": ["Vegan"]},
+        "minItems": 1,
+        "maxItems": 1,
+    }
+    # a required list of numbers holds numbers said in the message
+    assert parameters["properties"]["group1"] == {
+        "type": "array",
+        "items": {"enum": [1, 2, 3, 4]},  # integers only: 0.5 is not offered
+        "minItems": 1,
+    }
+    assert parameters["properties"]["platform"] == {"enum": ["PC"]}
+    assert parameters["properties"]["weight"] == {"enum": [0.5]}
+    assert "unit" not in parameters["properties"]  # not spoken of: its default holds
+    assert "alpha" not in parameters["properties"]
+    spoken = LiveContext(turn("Speed of light is what? The distance is 4 years")).parameters(
+        _declared("travel", {"speed": {"type": "number"}}, [])  # type: ignore[arg-type]
+    )
+    assert spoken is not None
+    assert "speed" not in spoken["properties"]  # named, but no number said for it
+    silent = LiveContext(turn("T-test of [1, 2] and [3, 4]")).parameters(tool)
+    assert silent is not None
+    assert set(silent["properties"]) == {"group1"}
+
+
+def test_a_path_the_user_names_is_the_file_that_exists(tmp_path: Path) -> None:
+    (tmp_path / "notes").mkdir()
+    for name in ("todo.md", "groceries.txt", "agent.yaml"):
+        (tmp_path / "notes" / name).write_text("x\n")
+    workspace = WorkspaceContextProvider(WorkspaceScope(tmp_path, policy="deny"))
+    workspace.add_tools(file_tools())
+    read = next(t for t in workspace.tools if t.name == "read_file")
+
+    def offered(question: str) -> object:
+        parameters = LiveContext(turn(question)).parameters(read)
+        assert parameters is not None
+        return parameters["properties"]["path"]["enum"]
+
+    assert offered("What does todo.md say is first?") == ["notes/todo.md"]
+    assert offered("Is there a note about groceries?") == ["notes/groceries.txt"]
+    assert offered("Read the first note") == [
+        "notes/agent.yaml",
+        "notes/groceries.txt",
+        "notes/todo.md",
+    ]
+
+
+def test_tools_are_ranked_by_meaning_and_none_is_close_enough_for_some_questions() -> None:
+    weather, population, adder = TOOLS[0], TOOLS[1], TOOLS[3]
+    assert tool_text(weather).startswith("get weather: Get the current weather in a city.")
+    assert "city" in tool_text(weather)
+    tools = [weather, population, adder]
+    ranked = rank_by_meaning(tools, "Is it raining in Oslo?", [0.62, 0.35, 0.05])
+    assert ranked == [weather]
+    near = rank_by_meaning(tools, "Oslo?", [0.50, 0.47, 0.05])
+    assert near == [weather, population]  # too close to tell apart: the model chooses
+    # a word of one tool's name in the question names it, however close the others are
+    assert rank_by_meaning(tools, "Population or weather of Oslo?", [0.5, 0.46, 0.05]) == [
+        weather,
+        population,
+    ]
+    named = {"get_weather", "get_population"}
+    asked = rank_by_meaning(tools, "Oslo's population?", [0.5, 0.2, 0.0], named=named)
+    assert asked == [population]
+    assert rank_by_meaning(tools, "Who wrote Hamlet?", [0.21, 0.18, 0.1]) == []
+    assert rank_by_meaning(tools, "Who wrote Hamlet?", [0.21, 0.18, 0.1], threshold=0.2) == [
+        weather
+    ]
+
+
+def test_the_client_ranks_by_its_embedder_and_embeds_each_tool_once() -> None:
+    import asyncio
+
+    from raf.clients.local.client import LocalChatClient
+
+    axes = {"weather": 0, "rain": 0, "people": 1, "live": 1, "add": 2}
+    seen: list[str] = []
+
+    def embed(texts: Sequence[str]) -> list[list[float]]:
+        """A toy embedder: a vector per text of its words on three axes, unit length."""
+        seen.extend(texts)
+        out = []
+        for text in texts:
+            vector = [0.0, 0.0, 0.0]
+            for word in text.lower().replace("?", " ").split():
+                if word in axes:
+                    vector[axes[word]] += 1.0
+            norm = sum(v * v for v in vector) ** 0.5 or 1.0
+            out.append([v / norm for v in vector])
+        return out
+
+    client = LocalChatClient("/nonexistent.gguf", embedder=embed, auto_pull=False)
+    tools = list(TOOLS[:4])
+    ranked = asyncio.run(client._relevant(tools, "Will rain fall in Oslo?"))
+    assert [t.name for t in ranked] == ["get_weather"]
+    assert asyncio.run(client._relevant(tools, "Who wrote Hamlet?")) == []
+    assert len(seen) == 1 + 4 + 1  # the tools were embedded once, each question once
+    words = LocalChatClient("/nonexistent.gguf", embedder=None, auto_pull=False)
+    assert [t.name for t in asyncio.run(words._relevant(tools, "Weather in Oslo?"))] == [
+        "get_weather"
+    ]
+
+
+def test_a_file_to_create_is_the_one_named_and_its_tools_act_on_it(tmp_path: Path) -> None:
+    (tmp_path / "notes").mkdir()
+    (tmp_path / "notes" / "todo.md").write_text("x\n")
+    workspace = WorkspaceContextProvider(WorkspaceScope(tmp_path, policy="deny"))
+    workspace.add_tools(file_tools())
+    tools = {t.name: t for t in workspace.tools}
+    known = [v for t in workspace.tools for vs in argument_candidates(t).values() for v in vs]
+    create = LiveContext(turn("Create a file called hello.txt saying hi"), known=known)
+    assert create.file_names() == ["hello.txt"]
+    assert create.acts_on_named(tools["write_file"])
+    assert not create.acts_on_named(tools["read_file"])  # hello.txt is no existing file
+    assert not create.acts_on_named(tools["make_directory"])  # a file name is no folder
+    parameters = create.parameters(tools["write_file"])
+    assert parameters is not None
+    assert parameters["properties"]["path"] == {"enum": ["hello.txt"]}
+    assert "hi" in parameters["properties"]["content"]["enum"]
+    # a name that exists is that file, for writing as for reading
+    edit = LiveContext(turn("Add a line to todo.md"), known=known)
+    assert edit.file_names() == ["notes/todo.md"]
+    assert edit.acts_on_named(tools["read_file"])
+    assert not edit.acts_on_named(tools["write_file"])
+    written = edit.parameters(tools["write_file"])
+    assert written is not None
+    assert written["properties"]["path"] == {"enum": ["notes/todo.md"]}
+
+
+@pytest.mark.slow
+def test_the_least_similarity_leaves_most_irrelevant_questions_without_a_call() -> None:
+    """The threshold as measured: with the local embedder, at least 85 % of BFCL's
+    `irrelevance` questions reach no tool (too far in meaning, or nothing to call it
+    with), while most `simple_python` questions still reach theirs."""
+    from raf.clients.local.choice import MIN_SIMILARITY
+    from raf.clients.local.embedder import default_embedder
+    from raf.evals.bfcl import DeclaredTool, evenly_spaced, load
+
+    embed = default_embedder()
+
+    def reaches(question: str, tools: list[Any]) -> bool:
+        vectors = embed([question, *(tool_text(t) for t in tools)])
+        scores = [sum(a * b for a, b in zip(vectors[0], v, strict=True)) for v in vectors[1:]]
+        ranked = rank_by_meaning(tools, question, scores, threshold=MIN_SIMILARITY)
+        live = LiveContext([ChatMessage.user(question)])
+        parameters = live.parameters(ranked[0]) if ranked else None
+        return parameters is not None and live.callable(parameters)
+
+    irrelevant = load("irrelevance")
+    called = sum(reaches(i.question, [DeclaredTool(f) for f in i.functions]) for i in irrelevant)
+    assert 1 - called / len(irrelevant) >= 0.85
+    simple = evenly_spaced(load("simple_python"), 100)
+    reached = sum(reaches(i.question, [DeclaredTool(f) for f in i.functions]) for i in simple)
+    assert reached / len(simple) >= 0.85

@@ -9,6 +9,7 @@ context (`local.choice`), and the answer is written in plain text after.
 from __future__ import annotations
 
 import asyncio
+import importlib.util
 import json
 import logging
 import struct
@@ -26,15 +27,25 @@ from raf.clients.errors import (
     is_context_overflow,
 )
 from raf.clients.local.choice import (
+    MIN_SIMILARITY,
+    Embed,
     LiveContext,
     answer_messages,
     choice_schema,
     first_named,
     named_steps,
+    rank_by_meaning,
     relevant_tools,
+    tool_text,
     user_text,
 )
-from raf.clients.local.model_store import DEFAULT_MODEL, is_pulled, model_path, pull_model
+from raf.clients.local.model_store import (
+    DEFAULT_MODEL,
+    ModelPullError,
+    is_pulled,
+    model_path,
+    pull_model,
+)
 from raf.clients.local.threads import THREADS_ENV, default_threads
 from raf.clients.local.tools import call_updates, parse_constrained, usage_of
 from raf.clients.local.wire import LocalWire, refuse_media
@@ -44,6 +55,7 @@ from raf.core.errors import ConfigurationError, MissingExtraError
 from raf.core.messages import ChatMessage, new_id
 from raf.core.options import ChatOptions
 from raf.core.responses import AgentResponseUpdate, ChatResponse, UpdateKind, fold_stream
+from raf.core.tools import argument_candidates
 from raf.core.usage import UsageDetails
 
 log = logging.getLogger("raf.clients.local")
@@ -276,6 +288,15 @@ class _ThreadStream(ChunkStream):
             await asyncio.shield(self._worker)
 
 
+_MAX_TOOL_VECTORS = 1024
+"""Tool texts whose vectors a client keeps; past that the cache starts again."""
+
+
+def _dot(a: Sequence[float], b: Sequence[float]) -> float:
+    """Cosine similarity of two unit-length vectors."""
+    return sum(x * y for x, y in zip(a, b, strict=True))
+
+
 class LocalChatClient(ModelClient[LocalWire]):
     """A GGUF model run in this process; the default model is pulled on first use.
 
@@ -308,6 +329,8 @@ class LocalChatClient(ModelClient[LocalWire]):
         stop_repeats: bool = True,
         auto_pull: bool = True,
         verbose: bool = False,
+        embedder: Embed | Literal["local"] | None = "local",
+        tool_threshold: float = MIN_SIMILARITY,
     ) -> None:
         for name, value in (("n_ctx", n_ctx), ("threads", threads), ("max_tokens", max_tokens)):
             if value is not None and (not isinstance(value, int) or value < 1):
@@ -337,6 +360,15 @@ class LocalChatClient(ModelClient[LocalWire]):
         super().__init__(model, api, wire)
         self.api: LocalProvider = api
         self.tool_mode = tool_mode
+        self.embedder = embedder
+        """Texts to vectors: the staged choice ranks tools by meaning with it. `"local"`:
+        the packaged embedder (`local.embedder`), or the words when it cannot run (no
+        ONNX Runtime, its model not fetched); None: the words the question shares with
+        each tool."""
+        self.tool_threshold = tool_threshold
+        """The least similarity of meaning a tool needs to the question to be called."""
+        self._tool_vectors: dict[str, list[float]] = {}
+        self._no_embedder = False
 
     @property
     def path(self) -> Path | None:
@@ -446,15 +478,18 @@ class LocalChatClient(ModelClient[LocalWire]):
                 provider="local",
                 model=self.model,
             )
-        live = LiveContext(messages)
         tools = list(options.tools)
+        known = [v for t in tools for vs in argument_candidates(t).values() for v in vs]
+        live = LiveContext(messages, known=known)
         if choice in (None, "auto"):
             # the tools the question is about, not yet called in this turn; none: answer
             called = {c.name for c in live.calls}
             question = user_text(messages)
-            relevant = relevant_tools(tools, question)
             if called:  # after a result, only a further step the question names
-                relevant = named_steps(relevant, question, tools)
+                relevant = named_steps(tools, question, tools)
+            else:
+                named = {t.name for t in tools if live.acts_on_named(t)}
+                relevant = await self._relevant(tools, question, named)
             tools = first_named([t for t in relevant if t.name not in called], question)
         elif choice != "required":
             tools = [t for t in tools if t.name == choice]
@@ -485,6 +520,53 @@ class LocalChatClient(ModelClient[LocalWire]):
         if call is not None and choice in (None, "auto") and live.repeats(call):
             return None, usage  # the same call again: its result is there, so answer
         return call, usage
+
+    async def _relevant(
+        self, tools: list[Any], question: str, named: set[str] | None = None
+    ) -> list[Any]:
+        """The tools the question is about, closest first (none: no tool fits); `named`:
+        the tools that act on something the question names, considered first."""
+        embed = self._embed()
+        if embed is None:
+            return relevant_tools(tools, question)
+        if not tools or not question.strip():
+            return []
+        try:
+            scores = await asyncio.to_thread(self._similarities, embed, question, tools)
+        except (MissingExtraError, ModelPullError, OSError) as exc:
+            if self.embedder != "local":
+                raise
+            log.warning("tools are chosen by their words: the local embedder cannot run (%s)", exc)
+            self._no_embedder = True
+            return relevant_tools(tools, question)
+        return rank_by_meaning(
+            tools, question, scores, threshold=self.tool_threshold, named=named or set()
+        )
+
+    def _embed(self) -> Embed | None:
+        """The embedder to rank tools with (None: rank by words)."""
+        if self.embedder != "local":
+            return self.embedder
+        if self._no_embedder:
+            return None
+        if importlib.util.find_spec("onnxruntime") is None:
+            log.info("tools are chosen by their words: ONNX Runtime is not installed")
+            self._no_embedder = True
+            return None
+        from raf.clients.local.embedder import default_embedder
+
+        return default_embedder()
+
+    def _similarities(self, embed: Embed, question: str, tools: list[Any]) -> list[float]:
+        """The question's similarity to each tool; a tool's vector is computed once."""
+        texts = [tool_text(t) for t in tools]
+        missing = list(dict.fromkeys(t for t in texts if t not in self._tool_vectors))
+        vectors = embed([question, *missing])
+        if len(self._tool_vectors) + len(missing) > _MAX_TOOL_VECTORS:
+            self._tool_vectors.clear()
+        self._tool_vectors.update(zip(missing, vectors[1:], strict=True))
+        asked = vectors[0]
+        return [_dot(asked, self._tool_vectors[t]) for t in texts]
 
     async def _prepare(
         self, messages: Sequence[ChatMessage], options: ChatOptions, *, stream: bool
