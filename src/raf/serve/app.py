@@ -171,7 +171,9 @@ def create_app(
     if a2a:
         from raf.serve.a2a import mount_a2a
 
-        mount_a2a(app, host, public_url=public_url, security=security)
+        mount_a2a(
+            app, host, public_url=public_url, security=security, push_policy=runs.webhooks.policy
+        )
     return SecurityMiddleware(RunRoutes(app, host, runs, openai=openai), security)
 
 
