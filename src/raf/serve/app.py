@@ -161,9 +161,10 @@ def create_app(
     if openai:
         from raf.serve.openai_api import openai_router
         from raf.serve.openai_responses import responses_router
+        from raf.serve.responses_background import BackgroundResponses
 
         app.include_router(openai_router(host))
-        app.include_router(responses_router(host))
+        app.include_router(responses_router(host, BackgroundResponses(host)))
     if agui:
         from raf.serve.agui import agui_router
 
