@@ -19,8 +19,10 @@ from a2a.client import ClientConfig, create_client
 from a2a.helpers import get_artifact_text, new_text_message
 from a2a.types import (
     AuthenticationInfo,
+    CancelTaskRequest,
     DeleteTaskPushNotificationConfigRequest,
     GetTaskPushNotificationConfigRequest,
+    GetTaskRequest,
     ListTaskPushNotificationConfigsRequest,
     Role,
     SendMessageConfiguration,
@@ -307,5 +309,40 @@ async def test_a_second_task_in_a_busy_context_waits_its_turn(allowing: Served) 
         runs = alice.get("/agents/helper/sessions/busy-ctx/runs").json()
     roles = [m["role"] for m in session["messages"]]
     assert roles == ["user", "assistant"] * 2, session
-    states = [r["state"] for r in runs["data"]] if isinstance(runs, dict) else runs
-    assert states == ["done", "done"], runs
+    assert [r["state"] for r in runs["data"]] == ["done", "done"], runs
+
+
+async def test_cancelling_a_waiting_task_leaves_the_running_one_alone(allowing: Served) -> None:
+    allowing.slow.add("slow answer", "never")
+    url = f"{allowing.url}/a2a/slow"
+    async with http_for(TOKEN_A) as http:
+        client = await client_for(url, TOKEN_A, http)
+
+        async def send(text: str) -> Any:
+            message = new_text_message(text, role=Role.ROLE_USER, context_id="wait-ctx")
+            request = SendMessageRequest(
+                message=message, configuration=SendMessageConfiguration(return_immediately=True)
+            )
+            return final_task([e async for e in client.send_message(request)])
+
+        running = await send("first")
+        for _ in range(200):  # the first task has the context before the second is sent
+            got = await client.get_task(GetTaskRequest(id=running.id))
+            if got.status.state == TaskState.TASK_STATE_WORKING:
+                break
+            await asyncio.sleep(0.05)
+        waiting = await send("second")
+        assert waiting.status.state == TaskState.TASK_STATE_SUBMITTED, waiting
+        cancelled = await client.cancel_task(CancelTaskRequest(id=waiting.id))
+        assert cancelled.status.state == TaskState.TASK_STATE_CANCELED
+        still = await client.get_task(GetTaskRequest(id=running.id))
+        assert still.status.state == TaskState.TASK_STATE_WORKING, still
+        stopped = await client.cancel_task(CancelTaskRequest(id=running.id))
+        assert stopped.status.state == TaskState.TASK_STATE_CANCELED
+    with allowing.client(TOKEN_A) as alice:
+        for _ in range(200):
+            runs = alice.get("/agents/slow/sessions/wait-ctx/runs").json()["data"]
+            if all(r["state"] != "running" for r in runs):
+                break
+            await asyncio.sleep(0.05)
+    assert [r["state"] for r in runs] == ["cancelled", "cancelled"], runs

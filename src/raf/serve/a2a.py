@@ -23,6 +23,7 @@ task `input-required` with the pending calls as a data part; a message with a da
 
 from __future__ import annotations
 
+import asyncio
 import hashlib
 import json
 import logging
@@ -240,6 +241,18 @@ def make_executor(host: AgentHost, name: str) -> AgentExecutor:
         """Runs one A2A request as one raf run in the context's session."""
 
         async def execute(self, context: RequestContext, event_queue: EventQueue) -> None:
+            made: list[RunRecord] = []
+            try:
+                await self._execute(context, event_queue, made)
+            except asyncio.CancelledError:  # the SDK stops a cancelled task's executor
+                if made:
+                    await _end_record(host, made[0], CANCELLED)
+                raise
+
+        async def _execute(
+            self, context: RequestContext, event_queue: EventQueue, made: list[RunRecord]
+        ) -> None:
+            """Run the task; its run record is put in `made` once there is one."""
             owner = context.call_context.user.user_name
             task_id = context.task_id or ""
             context_id = context.context_id or ""
@@ -269,6 +282,7 @@ def make_executor(host: AgentHost, name: str) -> AgentExecutor:
                     if_busy=ENQUEUE,
                     extra={TASK_OF_RUN: task_id},
                 )
+                made.append(record)
                 # a task in a context with a run in progress waits its turn (submitted)
                 _active, updates = await host.stream(
                     name, context_id, owner, messages, approvals, if_busy=ENQUEUE, record=record
