@@ -1,8 +1,9 @@
 """A2A push notifications and several tasks in one context, with a2a-sdk's own client
 against a real server on loopback: a config is set, read, listed and deleted by its
-owner only; a task that ends POSTs its state to the config's URL with its token and
-authentication; the outbound guard refuses a loopback URL unless the server allows it;
-a second task sent to a busy context waits its turn instead of failing."""
+owner only; a task POSTs each change of its state, its end last, to the config's URL
+with its token and authentication; the outbound guard refuses a loopback URL unless
+the server allows it; a second task sent to a busy context waits its turn instead of
+failing."""
 
 from __future__ import annotations
 
@@ -114,7 +115,7 @@ def test_the_card_offers_push_notifications(allowing: Served) -> None:
     assert old["capabilities"]["pushNotifications"] is True
 
 
-async def test_a_task_that_ends_posts_its_state_with_token_and_authentication(
+async def test_a_task_posts_each_change_of_state_with_token_and_authentication(
     allowing: Served, receiver: Receiver
 ) -> None:
     allowing.helper.add("Pushed.")
@@ -132,17 +133,27 @@ async def test_a_task_that_ends_posts_its_state_with_token_and_authentication(
         client = await client_for(f"{allowing.url}/a2a/helper", TOKEN_A, http)
         task = final_task([e async for e in client.send_message(request)])
     assert task.status.state == TaskState.TASK_STATE_COMPLETED
-    assert await asyncio.to_thread(receiver.arrived.wait, 20)
-    await asyncio.sleep(0.3)  # nothing more comes: the task's end only
-    assert len(receiver.got) == 1, receiver.got
-    path, headers, body = receiver.got[0]
-    assert path == "/hook"
-    assert headers["x-a2a-notification-token"] == "tok-123"
-    assert headers["authorization"] == "Bearer receiver-secret"
-    sent = body.get("task") or body.get("statusUpdate")
-    assert sent is not None, body
-    assert sent.get("id", sent.get("taskId")) == task.id
-    assert sent["status"]["state"] == "TASK_STATE_COMPLETED"
+    deadline = asyncio.get_running_loop().time() + 20
+    while not any(completed(body) for _, _, body in receiver.got):
+        assert asyncio.get_running_loop().time() < deadline, receiver.got
+        await asyncio.sleep(0.05)
+    await asyncio.sleep(0.3)  # nothing comes after the end
+    for path, headers, body in receiver.got:
+        assert path == "/hook"
+        assert headers["x-a2a-notification-token"] == "tok-123"
+        assert headers["authorization"] == "Bearer receiver-secret"
+        sent = body.get("task") or body.get("statusUpdate")
+        assert sent is not None and "artifactUpdate" not in body, body
+        assert sent.get("id", sent.get("taskId")) == task.id
+    states = [(b.get("task") or b["statusUpdate"])["status"]["state"] for _, _, b in receiver.got]
+    # each change of state, once, the end last (the answer's pieces are not sent)
+    assert states[-1] == "TASK_STATE_COMPLETED" and len(states) == len(set(states)), states
+    assert "TASK_STATE_WORKING" in states, states
+
+
+def completed(body: dict[str, Any]) -> bool:
+    sent = body.get("task") or body.get("statusUpdate") or {}
+    return bool(sent.get("status", {}).get("state") == "TASK_STATE_COMPLETED")
 
 
 async def test_configs_are_set_read_listed_and_deleted_by_their_owner_only(

@@ -1,14 +1,15 @@
 """A2A push notifications: each task's push-notification configs kept in the server's
-session store (so a config set through one worker is used by the worker that ends the
-task), and the sender that POSTs a task's state to them when it ends.
+session store (so a config set through one worker is used by the worker that runs the
+task), and the sender that POSTs the task's state to them as it changes.
 
 A task's configs are one record of the store (`a2a-push.<task id>`: task ids are the
 server's own), each config with the owner that set it; a caller reads, lists and
 deletes only its own, while the sender reaches every config of the task. A notification
-is sent when a task ends (completed, failed, cancelled, rejected) or stops for its
-client (input or auth required): the task's state as A2A's stream response (`{"task":
-…}` or `{"statusUpdate": …}`), with the config's `token` in `X-A2A-Notification-Token`
-and its `authentication` (scheme and credentials) as the `Authorization` header. Every
+is sent at each change of the task's state (submitted, working, then its end: completed,
+failed, cancelled, rejected, or input or auth required), not for each piece of its
+answer: the task or its status update as A2A's stream response (`{"task": …}` or
+`{"statusUpdate": …}`), with the config's `token` in `X-A2A-Notification-Token` and its
+`authentication` (scheme and credentials) as the `Authorization` header. Every
 URL passes the outbound guard the webhooks pass (no private or loopback address unless
 the server allows them, `--webhook-allow-private`), when it is set and again when the
 notification is sent.
@@ -167,27 +168,17 @@ def stored_push_configs(store: SessionStore) -> Any:
 
 
 def push_sender(configs: Any, policy: outbound.OutboundPolicy) -> Any:
-    """The SDK's push sender, through the outbound guard, sending only when a task ends
-    or stops for its client (not for each update on the way)."""
+    """The SDK's push sender, through the outbound guard, sending each change of a
+    task's state (not each piece of its answer: artifact updates are not sent)."""
     from a2a.server.tasks import BasePushNotificationSender
-    from a2a.types.a2a_pb2 import Task, TaskState, TaskStatusUpdateEvent
-
-    notified = {
-        TaskState.TASK_STATE_COMPLETED,
-        TaskState.TASK_STATE_FAILED,
-        TaskState.TASK_STATE_CANCELED,
-        TaskState.TASK_STATE_REJECTED,
-        TaskState.TASK_STATE_INPUT_REQUIRED,
-        TaskState.TASK_STATE_AUTH_REQUIRED,
-    }
+    from a2a.types.a2a_pb2 import Task, TaskStatusUpdateEvent
 
     class GuardedPushSender(BasePushNotificationSender):
-        """POSTs a task's end to its push-notification URLs (best effort: a failure is
-        logged, never the task's)."""
+        """POSTs a task's state to its push-notification URLs (best effort: a failure
+        is logged, never the task's)."""
 
         async def send_notification(self, task_id: str, event: Any) -> None:
-            ended = isinstance(event, Task | TaskStatusUpdateEvent)
-            if ended and event.status.state in notified:
+            if isinstance(event, Task | TaskStatusUpdateEvent):
                 await super().send_notification(task_id, event)
 
     client = outbound.guarded_async_client(policy, timeout=SEND_TIMEOUT, follow_redirects=False)
