@@ -956,6 +956,13 @@ MUTANTS: tuple[Mutant, ...] = (
         "            if self.runs.get(active.key) is None:\n",
         ("tests/serve/test_runs_fleet.py", "-k", "first_come and sqlite"),
     ),
+    Mutant(
+        "a2a push: a push URL to a loopback address is taken",
+        "src/raf/serve/a2a_push.py",
+        "            await outbound.check_url(url, policy)\n",
+        "            pass\n",
+        ("tests/serve/test_a2a_push.py", "-k", "loopback"),
+    ),
     # -- OpenAPI tools
     Mutant(
         "openapi: an invalid call is sent without its arguments checked",

@@ -23,16 +23,22 @@ task `input-required` with the pending calls as a data part; a message with a da
 
 from __future__ import annotations
 
+import asyncio
 import hashlib
 import json
+import logging
+import time
+import uuid
 from email.utils import formatdate
 from typing import TYPE_CHECKING, Any
 
+from raf.core import outbound
 from raf.core.agent_like import AgentLike, own_tools
 from raf.core.contents import ApprovalResponseContent, content_to_dict
-from raf.core.errors import RafError
+from raf.core.errors import RafError, SessionError
 from raf.core.messages import ChatMessage
 from raf.core.responses import AnswerCheck, FinishReason, UpdateKind
+from raf.serve.a2a_push import push_sender, push_url_check, stored_push_configs
 from raf.serve.a2a_requests import (
     VERSION_HEADER,
     RequestProblem,
@@ -42,10 +48,13 @@ from raf.serve.a2a_requests import (
 )
 from raf.serve.a2a_tasks import stored_tasks
 from raf.serve.answer_text import StreamedText
+from raf.serve.double_texting import ENQUEUE
 from raf.serve.errors import ServeError, require_extra
 from raf.serve.hosting import AgentHost
-from raf.serve.requests import error_for
+from raf.serve.requests import error_for, store_failure
 from raf.serve.security import AGENT_CARD, OLD_AGENT_CARD, OWNER_KEY, ServeSecurity
+from raf.stores.leases import run_of
+from raf.stores.runs import CANCELLED, DONE, FAILED, QUEUED, WAITING, RunRecord
 
 if TYPE_CHECKING:
     from a2a.server.agent_execution import AgentExecutor, RequestContext
@@ -53,6 +62,8 @@ if TYPE_CHECKING:
     from a2a.types import AgentCard
     from fastapi import FastAPI
     from starlette.requests import Request
+
+    from raf.core.outbound import OutboundPolicy
 
 
 PROTOCOL_VERSIONS = ("1.0", "0.3")
@@ -65,6 +76,11 @@ STREAMING_METHODS = frozenset(
 
 CARD_MAX_AGE = 300
 """Seconds a client may keep a card before asking again (with its ETag)."""
+
+TASK_OF_RUN = "a2a_task"
+"""Key in a run record's `extra` naming the A2A task the run works on."""
+
+log = logging.getLogger("raf.serve")
 
 
 def card_json(card: AgentCard, version: str) -> dict[str, Any]:
@@ -123,7 +139,7 @@ def agent_card(agent: AgentLike, url: str, security: ServeSecurity) -> AgentCard
             AgentInterface(url=url, protocol_binding="JSONRPC", protocol_version=version)
             for version in PROTOCOL_VERSIONS
         ],
-        capabilities=AgentCapabilities(streaming=True, push_notifications=False),
+        capabilities=AgentCapabilities(streaming=True, push_notifications=True),
         default_input_modes=["text/plain", "application/json"],
         default_output_modes=["text/plain", "application/json"],
         skills=[
@@ -167,6 +183,47 @@ def _approvals(data_parts: list[Any]) -> list[ApprovalResponseContent]:
     return answers
 
 
+async def _end_record(
+    host: AgentHost, record: RunRecord | None, state: str, error: dict[str, Any] | None = None
+) -> None:
+    """Record how a task's run ended (a run refused before it was recorded keeps none)."""
+    if record is None or not record.seq or record.ended_at is not None:
+        return
+    record.state = state
+    record.error = error
+    record.ended_at = record.updated_at = time.time()
+    try:
+        await host.run_records.save_run(record)
+    except SessionError as exc:
+        log.warning("could not record the end of run %s: %s", record.id, exc)
+
+
+async def cancel_task(host: AgentHost, context_id: str, owner: str, task_id: str) -> None:
+    """Stop task `task_id`'s run in whichever process has it: a run waiting its turn
+    leaves the context's queue, the running one is cancelled (another task's run in the
+    same context is left alone). Nothing when the task has no run (it ended)."""
+    try:
+        key = host._key(context_id, owner)
+        runs = await host.run_records.session_runs(key, active=True)
+        mine = [r for r in runs if r.extra.get(TASK_OF_RUN) == task_id and r.ended_at is None]
+        for record in mine:
+            await host.run_records.cancel_run(record.id, "cancelled over A2A")
+            if record.state == QUEUED:
+                continue  # its queue reads the request to stop
+            active = host.runs.get(key)
+            if active is not None and active.run_id == record.id:
+                active.token.cancel("cancelled over A2A")
+                continue
+            lease = await host.leases.read_lease(key)
+            if lease is not None and run_of(lease.holder) == record.id:
+                await host.leases.cancel_lease(key, "cancelled over A2A")
+    except SessionError as exc:
+        raise store_failure(exc) from None
+    except ServeError as exc:
+        if exc.status != 404:
+            raise
+
+
 def make_executor(host: AgentHost, name: str) -> AgentExecutor:
     """The a2a-sdk executor that runs agent `name` through `host`."""
     from a2a.helpers import (
@@ -184,6 +241,18 @@ def make_executor(host: AgentHost, name: str) -> AgentExecutor:
         """Runs one A2A request as one raf run in the context's session."""
 
         async def execute(self, context: RequestContext, event_queue: EventQueue) -> None:
+            made: list[RunRecord] = []
+            try:
+                await self._execute(context, event_queue, made)
+            except asyncio.CancelledError:  # the SDK stops a cancelled task's executor
+                if made:
+                    await _end_record(host, made[0], CANCELLED)
+                raise
+
+        async def _execute(
+            self, context: RequestContext, event_queue: EventQueue, made: list[RunRecord]
+        ) -> None:
+            """Run the task; its run record is put in `made` once there is one."""
             owner = context.call_context.user.user_name
             task_id = context.task_id or ""
             context_id = context.context_id or ""
@@ -193,18 +262,32 @@ def make_executor(host: AgentHost, name: str) -> AgentExecutor:
                 await event_queue.enqueue_event(
                     new_task(task_id, context_id, TaskState.TASK_STATE_SUBMITTED, history=history)
                 )
-            await updater.start_work()
 
             def say(text: str) -> Any:
                 return new_text_message(text, context_id=context_id, task_id=task_id)
 
+            record: RunRecord | None = None
             try:
                 await self._session(owner, context_id)
                 message = context.message
                 approvals = _approvals(get_data_parts(list(message.parts)) if message else [])
                 text = "" if approvals else context.get_user_input()
                 messages = [ChatMessage.user(text)] if text else []
-                _active, updates = await host.stream(name, context_id, owner, messages, approvals)
+                record = RunRecord(
+                    id=uuid.uuid4().hex,
+                    session=host._key(context_id, owner),
+                    agent=name,
+                    owner=owner,
+                    session_name=context_id,
+                    if_busy=ENQUEUE,
+                    extra={TASK_OF_RUN: task_id},
+                )
+                made.append(record)
+                # a task in a context with a run in progress waits its turn (submitted)
+                _active, updates = await host.stream(
+                    name, context_id, owner, messages, approvals, if_busy=ENQUEUE, record=record
+                )
+                await updater.start_work()
                 answer: list[str] = []
                 finish: FinishReason | None = None
                 check = AnswerCheck()
@@ -216,17 +299,24 @@ def make_executor(host: AgentHost, name: str) -> AgentExecutor:
                         finish = update.finish_reason
             except (ServeError, RafError) as exc:
                 error = error_for(exc)
-                await updater.failed(say(f"{error.code}: {error.message}"))
+                await _end_record(host, record, FAILED, error.body()["error"])
+                if error.code == "run_cancelled":  # cancelled while it waited its turn
+                    await updater.cancel(say(error.message))
+                else:
+                    await updater.failed(say(f"{error.code}: {error.message}"))
                 return
             reply = "".join(answer)
             if reply:
                 await updater.add_artifact([new_text_part(reply)], name="answer")
             problem = check.problem
             if problem is not None:  # the task failed: no whole answer to give
+                await _end_record(host, record, FAILED, problem.to_dict())
                 await updater.failed(say(f"{problem.code}: {problem.message}"))
             elif finish is FinishReason.CANCELLED:
+                await _end_record(host, record, CANCELLED)
                 await updater.cancel(say("the run was cancelled"))
             elif finish is FinishReason.AWAITING_APPROVAL:
+                await _end_record(host, record, WAITING)
                 session = await host.session(name, context_id, owner)
                 pending = [content_to_dict(p) for p in session.pending_approvals]
                 ask = say(
@@ -236,25 +326,27 @@ def make_executor(host: AgentHost, name: str) -> AgentExecutor:
                 ask.parts.append(new_data_part({"pending_approvals": pending}))
                 await updater.requires_input(ask)
             else:
+                await _end_record(host, record, DONE)
                 await updater.complete(say(reply))
 
         async def _session(self, owner: str, context_id: str) -> None:
-            """The context's session, created for this owner on first use."""
+            """The context's session, created for this owner on first use (by whichever
+            of two tasks sent to a new context at once comes first)."""
             try:
                 await host.session(name, context_id, owner)
             except ServeError as exc:
                 if exc.status != 404:
                     raise
-                await host.create_session(name, owner, context_id)
+                try:
+                    await host.create_session(name, owner, context_id)
+                except ServeError as made:
+                    if made.code != "session_exists":
+                        raise
 
         async def cancel(self, context: RequestContext, event_queue: EventQueue) -> None:
             owner = context.call_context.user.user_name
             context_id = context.context_id or ""
-            try:  # in whichever process runs it
-                await host.cancel(name, context_id, owner, "cancelled over A2A")
-            except ServeError as exc:
-                if exc.status != 409:  # 409: nothing runs there now
-                    raise
+            await cancel_task(host, context_id, owner, context.task_id or "")
             updater = TaskUpdater(event_queue, context.task_id or "", context_id)
             await updater.cancel()
 
@@ -262,10 +354,17 @@ def make_executor(host: AgentHost, name: str) -> AgentExecutor:
 
 
 def mount_a2a(
-    app: FastAPI, host: AgentHost, *, public_url: str | None, security: ServeSecurity
+    app: FastAPI,
+    host: AgentHost,
+    *,
+    public_url: str | None,
+    security: ServeSecurity,
+    push_policy: OutboundPolicy | None = None,
 ) -> None:
     """Add every hosted agent's A2A card and JSON-RPC routes (protocol 1.0 and 0.3) to
-    `app`; cards give `public_url`, or the address the request came to when it is None."""
+    `app`; cards give `public_url`, or the address the request came to when it is None.
+    Push notifications go where `push_policy` lets them (the webhooks' outbound guard;
+    no private or loopback address when None)."""
     require_extra("a2a", "serving agents over A2A")
     from a2a.auth.user import User
     from a2a.server.context import ServerCallContext
@@ -358,10 +457,17 @@ def mount_a2a(
         return Route(path, rpc, methods=["POST", "GET", "HEAD", "PUT", "PATCH", "DELETE"])
 
     tasks = stored_tasks(host.store)  # every worker sharing the store knows every task
+    if push_policy is None:
+        push_policy = outbound.policy(who="push notification", allow_private=False)
+    configs = stored_push_configs(host.store)
+    sender = push_sender(configs, push_policy)
     for index, (name, agent) in enumerate(host.agents.items()):
         handler = DefaultRequestHandler(
             agent_executor=make_executor(host, name),
             task_store=tasks,
+            push_config_store=configs,
+            push_sender=sender,
+            push_url_validator=push_url_check(push_policy),
             agent_card=agent_card(agent, f"{public_url or ''}/a2a/{name}", security),
         )
         routes = [card_route(f"/a2a/{name}{path}", agent) for path in (AGENT_CARD, OLD_AGENT_CARD)]

@@ -161,9 +161,10 @@ def create_app(
     if openai:
         from raf.serve.openai_api import openai_router
         from raf.serve.openai_responses import responses_router
+        from raf.serve.responses_background import BackgroundResponses
 
         app.include_router(openai_router(host))
-        app.include_router(responses_router(host))
+        app.include_router(responses_router(host, BackgroundResponses(host)))
     if agui:
         from raf.serve.agui import agui_router
 
@@ -171,7 +172,9 @@ def create_app(
     if a2a:
         from raf.serve.a2a import mount_a2a
 
-        mount_a2a(app, host, public_url=public_url, security=security)
+        mount_a2a(
+            app, host, public_url=public_url, security=security, push_policy=runs.webhooks.policy
+        )
     return SecurityMiddleware(RunRoutes(app, host, runs, openai=openai), security)
 
 

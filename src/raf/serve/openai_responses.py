@@ -22,7 +22,7 @@ import time
 import uuid
 from collections.abc import AsyncIterator, Callable
 from dataclasses import dataclass, field
-from typing import Any
+from typing import Any, Protocol
 
 from fastapi import APIRouter, Request, Response
 from fastapi.responses import JSONResponse
@@ -96,9 +96,30 @@ class ResponsesRequest(BaseModel):
     tool_choice: str | dict[str, Any] | None = None
     text: dict[str, Any] | None = None
     metadata: dict[str, str] | None = None
+    background: bool = False
+    """Run it in the background: answered at once (`queued` or `in_progress`), polled
+    with `GET /v1/responses/{id}`, resumed with `stream=true&starting_after=N`,
+    cancelled with `POST /v1/responses/{id}/cancel` (needs `store: true`)."""
     if_busy: Any = None
     """raf's extension: what to do when the conversation has a run in progress
     (`reject`, `enqueue`, `interrupt`, `rollback`; the server's default when left out)."""
+
+
+def stream_position(value: str | None) -> int:
+    """`starting_after` as a `sequence_number` (-1 when left out: from the first event);
+    a 400 naming the field otherwise."""
+    if value is None:
+        return -1
+    try:
+        number = int(value)
+    except ValueError:
+        number = -2
+    if number < -1:
+        raise invalid(
+            "starting_after",
+            f"{value!r} is not a sequence_number; send an event's number (0 or more)",
+        )
+    return number
 
 
 def responses_if_busy(value: Any) -> str | None:
@@ -455,19 +476,30 @@ class ResponseRun:
                 "session": self.session_id,
                 "turn": turn,
             }
-            await save_record(self.host, self.tenant, record)
+            await self._save(record)
         except SessionError as exc:
             failure = store_failure(exc)
             raise ServeError(
                 failure.status, failure.code, f"the response was not kept: {failure.message}"
             ) from None
 
+    async def _save(self, record: dict[str, Any]) -> None:
+        """Write the response's record (a background response's overwrites its earlier
+        states)."""
+        await save_record(self.host, self.tenant, record)
 
-async def _start(
-    host: AgentHost, agent: AgentLike, run: ResponseRun, messages: list[ChatMessage]
+
+async def start_updates(
+    host: AgentHost,
+    agent: AgentLike,
+    run: ResponseRun,
+    messages: list[ChatMessage],
+    queueing: Callable[[str | None], dict[str, Any]] | None = None,
 ) -> AsyncIterator[AgentResponseUpdate]:
     """The run's updates: in the stored session (continued from the previous response's
-    turn, or new), or with `store: false` in a copy nobody keeps."""
+    turn, or new), or with `store: false` in a copy nobody keeps. `queueing` gives the
+    host's queueing arguments (`record`, `on_queued`, `session_name`) for the session
+    the run goes on in (None: a new one)."""
     request, form, tenant = run.request, run.form, run.tenant
     history: AgentSession | None = None
     session_id: str | None = None
@@ -512,6 +544,7 @@ async def _start(
                 # one response, the second finds the conversation moved on
                 expect_messages=seen,
                 if_busy=responses_if_busy(request.if_busy),
+                **({} if queueing is None else queueing(session_id)),
             )
 
         try:
@@ -556,9 +589,27 @@ async def _sse(run: ResponseRun, updates: AsyncIterator[AgentResponseUpdate]) ->
         yield f"event: {event['type']}\ndata: {json_line(event)}\n\n"
 
 
-async def create_response(host: AgentHost, owner: str, raw: bytes) -> Response:
+class Background(Protocol):
+    """Where background responses run (`raf.serve.responses_background`)."""
+
+    async def start(
+        self, agent: AgentLike, run: ResponseRun, messages: list[ChatMessage]
+    ) -> Response:
+        """Start `run` in the background; the answer to its request."""
+
+    async def events(self, record: dict[str, Any], after: int) -> Response:
+        """A kept background response's events after `sequence_number` `after`."""
+
+    async def cancel(self, tenant: Tenant, record: dict[str, Any]) -> Response:
+        """Stop a kept background response; the response as it stands."""
+
+
+async def create_response(
+    host: AgentHost, owner: str, raw: bytes, background: Background | None = None
+) -> Response:
     """A Responses API request's answer: the response object, or its events as
-    server-sent events when `stream` is true."""
+    server-sent events when `stream` is true; with `background` true, what `background`
+    answers."""
     try:
         request = parse_body(raw, ResponsesRequest)
         agent = host.agents.get(request.model)
@@ -579,7 +630,15 @@ async def create_response(host: AgentHost, owner: str, raw: bytes) -> Response:
             tools=client_tools(agent, request.tools, nested=False),
             choice=tool_choice(request.tool_choice, "tool_choice", nested=False),
         )
-        updates = await _start(host, agent, run, messages)
+        if request.background:
+            if background is None:
+                raise invalid("background", "this server runs no responses in the background")
+            if not request.store:
+                raise invalid(
+                    "background", "background mode needs store: true (a response kept to poll)"
+                )
+            return await background.start(agent, run, messages)
+        updates = await start_updates(host, agent, run, messages)
         if request.stream:
             return EventStream(
                 _sse(run, updates),
@@ -597,25 +656,61 @@ async def create_response(host: AgentHost, owner: str, raw: bytes) -> Response:
         return openai_error(error_for(exc))
 
 
-def responses_router(host: AgentHost) -> APIRouter:
-    """The Responses API's routes over `host`."""
+def responses_router(host: AgentHost, background: Background | None = None) -> APIRouter:
+    """The Responses API's routes over `host`; background responses run by `background`
+    (refused when None)."""
     router = APIRouter(prefix="/v1")
 
     @router.post("/responses")
     async def create(request: Request) -> Response:
         """OpenAI Responses on an agent (model: the agent's name), streamed or not;
         `previous_response_id` continues a kept one."""
-        return await create_response(host, owner_of_request(request.scope), await request.body())
+        owner = owner_of_request(request.scope)
+        return await create_response(host, owner, await request.body(), background)
 
     @router.get("/responses/{response_id}")
-    async def retrieve(response_id: str, request: Request) -> Response:
-        """A response the caller made and kept (OpenAI's retrieve)."""
+    async def retrieve(
+        response_id: str,
+        request: Request,
+        stream: str | None = None,
+        starting_after: str | None = None,
+    ) -> Response:
+        """A response the caller made and kept (OpenAI's retrieve); with `stream=true`, a
+        background response's events after `starting_after` (a `sequence_number`)."""
         tenant = Tenant(owner_of_request(request.scope))
         try:
             record = await load_record(host, tenant, response_id)
+            if stream not in (None, "false", "true"):
+                raise invalid("stream", f"{stream!r} is not a boolean; use true or false")
+            if stream != "true":
+                return JSONResponse(record["response"])
+            after = stream_position(starting_after)
+            if background is None or not record.get("run"):
+                raise invalid(
+                    "stream",
+                    f"response {response_id!r} was not made with background: true; only a "
+                    "background response's events are kept to stream again",
+                )
+            return await background.events(record, after)
         except ServeError as exc:
             return openai_error(exc)
-        return JSONResponse(record["response"])
+
+    @router.post("/responses/{response_id}/cancel")
+    async def cancel(response_id: str, request: Request) -> Response:
+        """Stop a background response of the caller's (OpenAI's cancel); cancelling one
+        that ended answers it as it is."""
+        tenant = Tenant(owner_of_request(request.scope))
+        try:
+            record = await load_record(host, tenant, response_id)
+            if background is None or not record.get("run"):
+                raise invalid(
+                    "response_id",
+                    f"response {response_id!r} was not made with background: true; only "
+                    "background responses can be cancelled",
+                )
+            return await background.cancel(tenant, record)
+        except ServeError as exc:
+            return openai_error(exc)
 
     @router.delete("/responses/{response_id}")
     async def delete(response_id: str, request: Request) -> Response:
