@@ -135,6 +135,11 @@ def rpc(
         body = {"jsonrpc": "2.0", "id": 7, "method": method, "params": params}
         answer = client.post("/a2a/helper", json=body)
     assert answer.status_code == 200, answer.text
+    if answer.headers["content-type"].startswith("text/event-stream"):
+        # a streaming method's early error is the one event of its stream
+        data = [line[5:] for line in answer.text.splitlines() if line.startswith("data:")]
+        assert len(data) == 1, answer.text
+        return dict(json.loads(data[0]))
     return dict(answer.json())
 
 
@@ -219,12 +224,18 @@ def test_a_public_url_is_what_every_card_and_the_openapi_document_publish() -> N
     with serve_in_thread(app) as url, httpx.Client(base_url=url, timeout=30) as http:
         root = http.get("/.well-known/agent-card.json").json()
         clerk = http.get("/a2a/clerk/.well-known/agent-card.json").json()
+        old_root = http.get("/.well-known/agent-card.json", headers={"A2A-Version": "0.3"}).json()
         openapi = http.get("/openapi.json").json()
     assert openapi["servers"] == [{"url": "https://agents.example.com/raf"}]
-    assert root["url"] == "https://agents.example.com/raf/a2a/helper"
-    assert clerk["url"] == "https://agents.example.com/raf/a2a/clerk"
-    for card in (root, clerk):
-        assert {i["url"] for i in card["supportedInterfaces"]} == {card["url"]}
+    # 1.0's card names its endpoint in supportedInterfaces only; 0.3's in url
+    assert {i["url"] for i in root["supportedInterfaces"]} == {
+        "https://agents.example.com/raf/a2a/helper"
+    }
+    assert {i["url"] for i in clerk["supportedInterfaces"]} == {
+        "https://agents.example.com/raf/a2a/clerk"
+    }
+    assert old_root["url"] == "https://agents.example.com/raf/a2a/helper"
+    for card in (root, clerk, old_root):
         assert "127.0.0.1" not in json.dumps(card)
 
 
