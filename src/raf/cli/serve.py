@@ -480,6 +480,10 @@ def _run_manager(args: argparse.Namespace, host: Any) -> Any:
     retention = DEFAULT_RUN_RETENTION if args.run_retention is None else args.run_retention
     secret = args.webhook_secret or os.environ.get(SECRET_ENV)
     webhooks = Webhooks(secret, allow_private=args.webhook_allow_private)
+    if args.durable:  # background runs are durable workflows, queued per session
+        from raf.serve.durable_runs import DurableRunManager
+
+        return DurableRunManager(host, retention=retention, webhooks=webhooks)
     return RunManager(host, retention=retention, webhooks=webhooks)
 
 

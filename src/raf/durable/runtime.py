@@ -8,7 +8,7 @@ import contextlib
 import os
 import socket
 import uuid
-from collections.abc import Mapping, Sequence
+from collections.abc import Awaitable, Callable, Mapping, Sequence
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
@@ -58,6 +58,11 @@ session's approvals pending for a later run to answer."""
 
 WORKFLOW_NAME = "raf.agent_run"
 
+TurnRecorder = Callable[[dict[str, Any], int, dict[str, Any]], Awaitable[None]]
+"""Writes what one turn of a run with a run record came to (the request, the turn, the
+turn's outcome as the workflow publishes it) into that record; it runs as a recorded
+step, so it must be idempotent (a step killed half-way runs again)."""
+
 
 class DurableRunError(RafError):
     """A durable run ended with an error (its type and message are kept)."""
@@ -83,7 +88,8 @@ class TurnOutcome:
 
 
 def queue_name(agent_name: str) -> str:
-    """The DBOS queue the runs of one agent wait in."""
+    """The DBOS queue the runs of one agent wait in: partitioned by session, one run of
+    a session at a time over all workers (first come, first served)."""
     return f"raf-agent-{agent_name}"
 
 
@@ -150,6 +156,9 @@ class DurableRuntime:
             takeover_after=takeover_after,
         )
         self.launched = False
+        self.turn_recorder: TurnRecorder | None = None
+        """Set by the server: records each turn of a run that has a run record (a
+        background run), in whichever worker runs or recovers it."""
 
     # -- life -------------------------------------------------------------------------
 
@@ -194,6 +203,7 @@ class DurableRuntime:
                 await DBOS.register_queue_async(
                     queue_name(name),
                     global_concurrency=self._limit(name),
+                    partition_concurrency=1,
                     polling_interval_sec=self.queue_polling,
                     on_conflict="always_update",
                 )
@@ -241,8 +251,11 @@ class DurableRuntime:
         approvals: Sequence[ApprovalResponseContent] = (),
         run_id: str | None = None,
         queued: bool = True,
+        recorded: bool = False,
     ) -> str:
-        """Start a run (queued on its agent's queue unless `queued` is false); its id."""
+        """Start a run (queued on its agent's queue, behind the session's earlier runs,
+        unless `queued` is false); its id. A `recorded` run's id is a run record's, and
+        each of its turns is written there by the `turn_recorder`."""
         self.agent(agent_name)
         run_id = run_id or f"{session_id}.{uuid.uuid4().hex[:12]}"
         request = {
@@ -251,11 +264,14 @@ class DurableRuntime:
             "messages": [m.to_dict() for m in messages],
             "approvals": [content_to_dict(a) for a in approvals],
         }
+        if recorded:
+            request["record"] = run_id
         if queued:
             options: EnqueueOptions = {
                 "workflow_name": WORKFLOW_NAME,
                 "queue_name": queue_name(agent_name),
                 "workflow_id": run_id,
+                "queue_partition_key": session_id,
             }
             await DBOS.enqueue_workflow_with_options_async(options, request)
         else:
@@ -464,6 +480,21 @@ async def _save_session(session: AgentSession) -> None:
     session.mark_stored(data["revision"], data["text"])
 
 
+async def _record_turn(request: dict[str, Any], turn: int, out: dict[str, Any]) -> None:
+    """Write a recorded run's turn into its run record, as a step: done once, or again
+    whole after a crash inside it (the recorder writes the same events at the same
+    numbers)."""
+    if "record" not in request:
+        return
+    recorder = current_runtime().turn_recorder
+    if recorder is None:
+        raise RafError(
+            "a run with a run record resumed in a worker that keeps no run records: "
+            "serve every worker of this system database with the same server"
+        )
+    await DBOS.run_step_async({"name": f"run:record-{turn}"}, recorder, request, turn, out)
+
+
 @DBOS.workflow(name=WORKFLOW_NAME)
 async def agent_run_workflow(request: dict[str, Any]) -> dict[str, Any]:
     """One durable run: load the session, run turns (pausing durably for approvals),
@@ -489,6 +520,7 @@ async def agent_run_workflow(request: dict[str, Any]) -> dict[str, Any]:
         except Exception as exc:  # recorded as data: an exception may not survive pickling
             out: dict[str, Any] = {"error": {"type": type(exc).__name__, "message": str(exc)}}
             await DBOS.set_event_async(f"turn-{turn}", out)
+            await _record_turn(request, turn, out)
             return out
         paused = bool(response.pending_approvals)
         if paused:
@@ -502,6 +534,7 @@ async def agent_run_workflow(request: dict[str, Any]) -> dict[str, Any]:
         await _save_session(session)
         out = {"response": response_to_json(response), "session_id": session.id}
         await DBOS.set_event_async(f"turn-{turn}", out)
+        await _record_turn(request, turn, out)
         if not paused:
             return out
         answers = await DBOS.recv_async(APPROVALS_TOPIC, timeout_seconds=runtime.approval_wait)
