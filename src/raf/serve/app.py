@@ -143,6 +143,10 @@ def create_app(
 
         runs = RunManager(host)
     app.include_router(native_router(host, runs))
+    from raf.serve.schedules import schedules_router
+
+    # a durable host's runtime keeps schedules; any other host refuses them, naming why
+    app.include_router(schedules_router(host, getattr(host, "runtime", None)))
     if ui is not None:
         from raf.serve.ui.routes import PAGE_PATHS, ui_router
 

@@ -44,6 +44,7 @@ class DurableRunManager(RunManager):
         super().__init__(host, **options)
         self.durable_host = host
         host.runtime.turn_recorder = self.record_turn
+        host.runtime.run_opener = self.open_scheduled_run
 
     async def start(
         self,
@@ -118,6 +119,38 @@ class DurableRunManager(RunManager):
         live = LiveRun(record=record, messages=list(messages), approvals=[], streamed=True)
         live.admitted.set_result(None)
         return live
+
+    async def open_scheduled_run(self, context: dict[str, Any], run_id: str) -> str:
+        """Open a schedule's tick as a background run (`run_id` named after the tick):
+        its session (the schedule's, or one named after the run; made when missing) and
+        its run record, each only once however often this runs; the session's key."""
+        agent, owner = str(context["agent"]), str(context.get("owner", ""))
+        name = str(context.get("session") or run_id)
+        try:
+            session = await self.host.session(agent, name, owner)
+        except ServeError as exc:
+            if exc.status != 404:
+                raise
+            session = await self.host.create_session(agent, owner, session_id=name)
+        if await self.store.load_run(run_id) is not None:
+            return session.id
+        record = RunRecord(
+            id=run_id,
+            session=session.id,
+            agent=agent,
+            owner=owner,
+            session_name=name,
+            if_busy=ENQUEUE,
+            background=True,
+            events=1,
+        )
+        record.extra.update(
+            input=[str(context["input"])], schedule=context.get("label"), tick=context["tick"]
+        )
+        first = json_line({"run_id": run_id, "session_id": name})
+        record.seq = (await self.store.add_run(record)).seq
+        await self.store.add_run_events(run_id, 1, [f"run\n{first}"])
+        return session.id
 
     async def record_turn(self, request: dict[str, Any], turn: int, out: dict[str, Any]) -> None:
         """Write a background run's first turn (to its end or its approval pause) into
