@@ -134,3 +134,39 @@ def test_a_background_run_whose_worker_is_killed_is_finished_by_another(
     finally:
         for process, _ in servers.values():
             stop(process)
+
+
+def test_two_background_runs_of_one_session_run_one_after_the_other(
+    postgres_server: Server, tmp_path: Path
+) -> None:
+    """The queue is partitioned by session: the second run starts once the first has
+    saved the session, so it finds the first's four tool calls there and makes none."""
+    database = fresh_database(postgres_server)
+    servers = start_servers(database, tmp_path)
+    try:
+        (a_url, b_url) = (url for _, url in servers.values())
+        with httpx.Client(base_url=a_url, timeout=60) as a, httpx.Client(base_url=b_url) as b:
+            sid = a.post("/agents/writer/sessions", json={}).json()["id"]
+            first = a.post(
+                f"/agents/writer/sessions/{sid}/runs",
+                json={"messages": "first", "background": True},
+            ).json()
+            second = b.post(
+                f"/agents/writer/sessions/{sid}/runs",
+                json={"messages": "second", "background": True},
+            ).json()
+            assert wait_ended(a, first["id"])["state"] == "done"
+            assert wait_ended(b, second["id"])["state"] == "done"
+            assert lines(tmp_path / "out.txt") == [f"first {k}" for k in range(1, 5)]
+            session = a.get(f"/agents/writer/sessions/{sid}").json()
+            asked = [m["contents"][0]["text"] for m in session["messages"] if m["role"] == "user"]
+            assert asked == ["first", "second"]
+            refused = a.post(
+                f"/agents/writer/sessions/{sid}/runs",
+                json={"messages": "x", "background": True, "if_busy": "interrupt"},
+            )
+            assert refused.status_code == 422
+            assert refused.json()["error"]["code"] == "if_busy_not_supported"
+    finally:
+        for process, _ in servers.values():
+            stop(process)
