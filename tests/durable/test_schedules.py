@@ -143,3 +143,103 @@ def test_without_durable_posting_a_schedule_is_refused(tmp_path: Path) -> None:
             assert client.get("/schedules").status_code == 409
     finally:
         stop(process)
+
+
+def serve_durable(tmp_path: Path, document: str, **env: str) -> tuple[str, subprocess.Popen[str]]:
+    """`raf serve --durable` (SQLite) on one document with a scripted model; its URL."""
+    (tmp_path / "agent.yaml").write_text(document)
+    process = subprocess.Popen(
+        [
+            sys.executable,
+            "-m",
+            "raf.cli",
+            "serve",
+            str(tmp_path / "agent.yaml"),
+            "--port",
+            "0",
+            "--model",
+            script(tmp_path, ["done"] * 200),
+            "--durable",
+            f"sqlite:///{tmp_path / 'dbos.sqlite'}",
+        ],
+        env={**raf_env(tmp_path), **env},
+        stdout=subprocess.DEVNULL,
+        stderr=subprocess.PIPE,
+        text=True,
+    )
+    assert process.stderr is not None
+    line = process.stderr.readline()
+    found = re.search(r"on (http://\S+) ", line)
+    if not found:
+        stop(process)
+        raise AssertionError(line + process.stderr.read())
+    return found.group(1), process
+
+
+EVERY_SECOND = (
+    "name: ticker\ninstructions: hi\nschedule:\n"
+    '  - {cron: "* * * * * *", input: report, session: ticks, name: often}\n'
+)
+
+
+def test_a_documents_schedule_ticks_with_durable(tmp_path: Path) -> None:
+    url, process = serve_durable(tmp_path, EVERY_SECOND)
+    try:
+        with httpx.Client(base_url=url, timeout=30) as client:
+            listed = client.get("/schedules").json()["data"]
+            assert [(s["id"], s["declared_in"], s["cron"]) for s in listed] == [
+                ("often", "document", "* * * * * *")
+            ]
+            deadline = time.monotonic() + 60
+            runs: list[dict[str, Any]] = []
+            while time.monotonic() < deadline:
+                found = client.get("/agents/ticker/sessions/ticks/runs")
+                runs = found.json()["data"] if found.status_code == 200 else []
+                if sum(r["state"] == "done" for r in runs) >= 2:
+                    break
+                time.sleep(0.3)
+            assert sum(r["state"] == "done" for r in runs) >= 2, runs
+            assert runs[0]["input"] == ["report"] and runs[0]["background"] is True
+            kept = client.delete("/schedules/often")
+            assert kept.status_code == 409 and kept.json()["error"]["code"] == "schedule_declared"
+    finally:
+        stop(process)
+
+
+def test_a_schedule_is_its_callers_alone(tmp_path: Path) -> None:
+    url, process = serve_durable(
+        tmp_path,
+        "name: plain\ninstructions: hi\n",
+        RAF_SERVE_TOKEN="token-a-0123456789abcdef,token-b-0123456789abcdef",
+    )
+    try:
+        a = httpx.Client(
+            base_url=url, timeout=30, headers={"Authorization": "Bearer token-a-0123456789abcdef"}
+        )
+        b = httpx.Client(
+            base_url=url, timeout=30, headers={"Authorization": "Bearer token-b-0123456789abcdef"}
+        )
+        made = a.post(
+            "/schedules",
+            json={"agent": "plain", "cron": "0 0 1 1 *", "input": "x", "name": "yearly"},
+        )
+        assert made.status_code == 201, made.text
+        assert [s["id"] for s in a.get("/schedules").json()["data"]] == ["yearly"]
+        assert b.get("/schedules").json()["data"] == []
+        assert b.get("/schedules/yearly").status_code == 404
+        assert b.delete("/schedules/yearly").status_code == 404
+        # the same name is another caller's own
+        assert (
+            b.post(
+                "/schedules",
+                json={"agent": "plain", "cron": "0 0 1 1 *", "input": "y", "name": "yearly"},
+            ).status_code
+            == 201
+        )
+        assert a.get("/schedules/yearly").json()["input"] == "x"
+        assert a.delete("/schedules/yearly").status_code == 204
+        assert b.get("/schedules/yearly").json()["input"] == "y"
+        a.close()
+        b.close()
+    finally:
+        stop(process)
