@@ -14,7 +14,6 @@ sys.path.insert(0, str(Path(__file__).resolve().parents[2]))  # the repository r
 from raf.durable import DurableRuntime
 from raf.serve import ServeSecurity, create_app
 from raf.serve.durable_host import DurableAgentHost
-from raf.serve.durable_runs import DurableRunManager
 from raf.serve.server import bind, serve_socket
 from raf.stores.postgres_sessions import PostgresSessionStore
 from tests.durable.app import build_agent
@@ -32,13 +31,7 @@ async def main(database: str, folder: Path, executor_id: str) -> None:
     await runtime.launch()
     try:
         host = DurableAgentHost(runtime)
-        app = create_app(
-            host,
-            ServeSecurity.for_bind("127.0.0.1"),
-            openai=False,
-            a2a=False,
-            runs=DurableRunManager(host),
-        )
+        app = create_app(host, ServeSecurity.for_bind("127.0.0.1"), openai=False, a2a=False)
         sock = bind("127.0.0.1", 0)
         port = sock.getsockname()[1]
 
