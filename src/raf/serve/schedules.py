@@ -122,6 +122,7 @@ def schedules_router(host: AgentHost, runtime: DurableRuntime | None) -> APIRout
 
     @router.get("/schedules/{label}")
     async def get_one(label: str, request: Request) -> dict[str, Any]:
+        """One of the caller's schedules (404 for another caller's)."""
         return public_schedule(await find(owner_of_request(request.scope), label))
 
     @router.delete("/schedules/{label}")
