@@ -120,20 +120,20 @@ def schedules_router(host: AgentHost, runtime: DurableRuntime | None) -> APIRout
         found = [s for s in await durable().schedules() if s.owner == owner]
         return {"object": "list", "data": [public_schedule(s) for s in found]}
 
-    @router.get("/schedules/{label}")
-    async def get_one(label: str, request: Request) -> dict[str, Any]:
+    @router.get("/schedules/{name}")
+    async def get_one(name: str, request: Request) -> dict[str, Any]:
         """One of the caller's schedules (404 for another caller's)."""
-        return public_schedule(await find(owner_of_request(request.scope), label))
+        return public_schedule(await find(owner_of_request(request.scope), name))
 
-    @router.delete("/schedules/{label}")
-    async def delete(label: str, request: Request) -> Response:
+    @router.delete("/schedules/{name}")
+    async def delete(name: str, request: Request) -> Response:
         """Stop a schedule (a tick already started runs to its end)."""
-        schedule = await find(owner_of_request(request.scope), label)
+        schedule = await find(owner_of_request(request.scope), name)
         if not schedule.name.startswith(API_PREFIX):
             raise ServeError(
                 409,
                 "schedule_declared",
-                f"schedule {label!r} is declared in agent {schedule.agent!r}'s document; "
+                f"schedule {name!r} is declared in agent {schedule.agent!r}'s document; "
                 "remove it there",
             )
         await durable().delete_schedule(schedule.name)
