@@ -444,6 +444,35 @@ MUTANTS: tuple[Mutant, ...] = (
         "            \"a durable run's record is a Python pickle",
         ("tests/durable/test_pickles.py",),
     ),
+    Mutant(
+        "durable: every pending record without a serialization name is let through",
+        "src/raf/durable/serializer.py",
+        '"AND name <> :scheduled)) LIMIT 6"',
+        '"AND name <> name)) LIMIT 6"',
+        ("tests/durable/test_pickles.py",),
+    ),
+    # -- durable queue and schedules
+    Mutant(
+        "durable: a session's runs not one at a time in the queue",
+        "src/raf/durable/runtime.py",
+        "                    partition_concurrency=1,\n",
+        "",
+        ("tests/durable/test_background.py", "-k", "two_background"),
+    ),
+    Mutant(
+        "schedules: a document's schedule served without --durable",
+        "src/raf/cli/serve.py",
+        "    if declared and not args.durable:",
+        "    if False:",
+        ("tests/durable/test_schedules.py", "-k", "documents_schedule_is_refused"),
+    ),
+    Mutant(
+        "schedules: a cron field outside its range accepted",
+        "src/raf/decl/documents/schedule_decls.py",
+        "                if not low <= number <= high:",
+        "                if False:",
+        ("tests/decl/documents/test_schedule_decls.py",),
+    ),
     # -- answers claimed once
     Mutant(
         "claims: SQLite claim without its write lock",

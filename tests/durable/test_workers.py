@@ -72,6 +72,7 @@ def test_two_workers_one_killed_every_run_finishes_once(
                 "workflow_name": "raf.agent_run",
                 "queue_name": queue_name("writer"),
                 "workflow_id": run_id,
+                "queue_partition_key": run_id,  # its session's id
             }
             client.enqueue(options, request(run_id))
         wait_for(tmp_path / "reached-3")

@@ -480,7 +480,48 @@ def _run_manager(args: argparse.Namespace, host: Any) -> Any:
     retention = DEFAULT_RUN_RETENTION if args.run_retention is None else args.run_retention
     secret = args.webhook_secret or os.environ.get(SECRET_ENV)
     webhooks = Webhooks(secret, allow_private=args.webhook_allow_private)
+    if args.durable:  # background runs are durable workflows, queued per session
+        from raf.serve.durable_runs import DurableRunManager
+
+        return DurableRunManager(host, retention=retention, webhooks=webhooks)
     return RunManager(host, retention=retention, webhooks=webhooks)
+
+
+def _document_schedules(paths: list[str]) -> list[tuple[str, int, Any, Path]]:
+    """The `schedule:` entries of the agent documents served: (agent, place, entry, file)."""
+    from raf.decl.agent.builder import DeclAgentBuilder
+    from raf.decl.workflow import is_workflow_file
+    from raf.serve.loading import document_paths
+
+    named = [p for p in paths if not str(p).endswith(".py")]
+    found: list[tuple[str, int, Any, Path]] = []
+    for path in document_paths(named) if named else []:
+        if is_workflow_file(path):
+            continue
+        decl = DeclAgentBuilder().from_file(path).declaration
+        found.extend((decl.name, k, entry, path) for k, entry in enumerate(decl.schedule))
+    return found
+
+
+def _schedules(declared: list[tuple[str, int, Any, Path]]) -> list[Any]:
+    """The documents' schedules as the durable runtime keeps them (the anonymous
+    caller's, named after their agent and their name or place)."""
+    from raf.durable.schedules import DOCUMENT_PREFIX, Schedule
+
+    out = []
+    for agent, place, entry, _ in declared:
+        label = entry.name or f"{agent}-{place + 1}"
+        out.append(
+            Schedule(
+                name=f"{DOCUMENT_PREFIX}{agent}:{label}",
+                agent=agent,
+                cron=entry.cron,
+                input=entry.input,
+                session=entry.session,
+                label=label,
+            )
+        )
+    return out
 
 
 def serve_command(args: argparse.Namespace) -> int:
@@ -550,6 +591,17 @@ def serve_command(args: argparse.Namespace) -> int:
             file=sys.stderr,
         )
         return 2
+    declared = _document_schedules(args.paths)
+    if declared and not args.durable:
+        agent_name, _, _, where = declared[0]
+        print(
+            terminal_safe(
+                f"raf serve: {where}: agent {agent_name!r} declares a schedule; scheduled "
+                "runs need --durable URL (each tick must run once across all workers)"
+            ),
+            file=sys.stderr,
+        )
+        return 2
     agents = [*agents, *(w.as_agent() for w in workflows)]  # served under /agents/NAME
     host: AgentHost
     runtime: Any = None
@@ -614,6 +666,11 @@ def serve_command(args: argparse.Namespace) -> int:
     async def main() -> None:
         if runtime is not None:
             await runtime.launch()
+            try:
+                await runtime.replace_document_schedules(_schedules(declared))
+            except BaseException:
+                runtime.shutdown()
+                raise
         try:
             await serve_socket(app, sock, on_started=started)
         finally:

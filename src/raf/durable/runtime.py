@@ -8,8 +8,9 @@ import contextlib
 import os
 import socket
 import uuid
-from collections.abc import Mapping, Sequence
+from collections.abc import Awaitable, Callable, Mapping, Sequence
 from dataclasses import dataclass
+from datetime import datetime
 from pathlib import Path
 from typing import Any
 
@@ -24,7 +25,16 @@ from raf.core.private_files import private_file
 from raf.core.responses import AgentResponse
 from raf.core.sessions import AgentSession, SessionStore
 from raf.durable.codec import response_from_json, response_to_json
+from raf.durable.schedules import (
+    DOCUMENT_PREFIX,
+    SCHEDULE_PREFIX,
+    RunOpener,
+    Schedule,
+    check_cron,
+    tick_run_id,
+)
 from raf.durable.serializer import (
+    SCHEDULED_WORKFLOW,
     JsonSerializer,
     UnsafeRecordError,
     refuse_pickles,
@@ -58,6 +68,11 @@ session's approvals pending for a later run to answer."""
 
 WORKFLOW_NAME = "raf.agent_run"
 
+TurnRecorder = Callable[[dict[str, Any], int, dict[str, Any]], Awaitable[None]]
+"""Writes what one turn of a run with a run record came to (the request, the turn, the
+turn's outcome as the workflow publishes it) into that record; it runs as a recorded
+step, so it must be idempotent (a step killed half-way runs again)."""
+
 
 class DurableRunError(RafError):
     """A durable run ended with an error (its type and message are kept)."""
@@ -83,7 +98,8 @@ class TurnOutcome:
 
 
 def queue_name(agent_name: str) -> str:
-    """The DBOS queue the runs of one agent wait in."""
+    """The DBOS queue the runs of one agent wait in: partitioned by session, one run of
+    a session at a time over all workers (first come, first served)."""
     return f"raf-agent-{agent_name}"
 
 
@@ -150,6 +166,11 @@ class DurableRuntime:
             takeover_after=takeover_after,
         )
         self.launched = False
+        self.turn_recorder: TurnRecorder | None = None
+        """Set by the server: records each turn of a run that has a run record (a
+        background run), in whichever worker runs or recovers it."""
+        self.run_opener: RunOpener | None = None
+        """Set by the server: opens a scheduled tick's run as a run record."""
 
     # -- life -------------------------------------------------------------------------
 
@@ -165,6 +186,8 @@ class DurableRuntime:
             "system_database_url": self.database,
             "log_level": os.environ.get("RAF_DURABLE_LOG_LEVEL", "WARNING"),
             "notification_listener_polling_interval_sec": 0.05,
+            # a schedule made on one worker starts ticking on the others this soon
+            "scheduler_polling_interval_sec": 2.0,
             "serializer": JsonSerializer(),
         }
         if self.executor_id is not None:
@@ -194,6 +217,7 @@ class DurableRuntime:
                 await DBOS.register_queue_async(
                     queue_name(name),
                     global_concurrency=self._limit(name),
+                    partition_concurrency=1,
                     polling_interval_sec=self.queue_polling,
                     on_conflict="always_update",
                 )
@@ -241,8 +265,11 @@ class DurableRuntime:
         approvals: Sequence[ApprovalResponseContent] = (),
         run_id: str | None = None,
         queued: bool = True,
+        recorded: bool = False,
     ) -> str:
-        """Start a run (queued on its agent's queue unless `queued` is false); its id."""
+        """Start a run (queued on its agent's queue, behind the session's earlier runs,
+        unless `queued` is false); its id. A `recorded` run's id is a run record's, and
+        each of its turns is written there by the `turn_recorder`."""
         self.agent(agent_name)
         run_id = run_id or f"{session_id}.{uuid.uuid4().hex[:12]}"
         request = {
@@ -251,11 +278,14 @@ class DurableRuntime:
             "messages": [m.to_dict() for m in messages],
             "approvals": [content_to_dict(a) for a in approvals],
         }
+        if recorded:
+            request["record"] = run_id
         if queued:
             options: EnqueueOptions = {
                 "workflow_name": WORKFLOW_NAME,
                 "queue_name": queue_name(agent_name),
                 "workflow_id": run_id,
+                "queue_partition_key": session_id,
             }
             await DBOS.enqueue_workflow_with_options_async(options, request)
         else:
@@ -295,6 +325,55 @@ class DurableRuntime:
     ) -> TurnOutcome:
         """Wait for turn `turn` of an agent run to finish or pause for approvals."""
         return _outcome(run_id, turn, await self._turn(run_id, turn, max_wait))
+
+    # -- schedules --------------------------------------------------------------------
+
+    async def create_schedule(self, schedule: Schedule) -> None:
+        """Keep `schedule` in the system database: every worker starts its ticks, and
+        each tick runs once. A name kept already is a `RafError`."""
+        check_cron(schedule.cron)
+        self.agent(schedule.agent)
+        if await DBOS.get_schedule_async(schedule.name) is not None:
+            raise RafError(f"a schedule named {schedule.name!r} exists already")
+        await DBOS.create_schedule_async(
+            schedule_name=schedule.name,
+            workflow_fn=scheduled_run_workflow,
+            schedule=schedule.cron,
+            context=schedule.context(),
+        )
+
+    async def schedules(self, prefix: str = SCHEDULE_PREFIX) -> list[Schedule]:
+        """The schedules kept whose name starts with `prefix`."""
+        stored = await DBOS.list_schedules_async(schedule_name_prefix=prefix)
+        return [
+            Schedule.from_stored(s["schedule_name"], s["schedule"], s["context"]) for s in stored
+        ]
+
+    async def delete_schedule(self, name: str) -> None:
+        await DBOS.delete_schedule_async(name)
+
+    async def replace_document_schedules(self, schedules: Sequence[Schedule]) -> None:
+        """Make the documents' schedules those kept: each created or replaced, and those
+        no document declares any more removed."""
+        for schedule in schedules:
+            check_cron(schedule.cron)
+            self.agent(schedule.agent)
+        wanted = {s.name for s in schedules}
+        for kept in await self.schedules(DOCUMENT_PREFIX):
+            if kept.name not in wanted:
+                await self.delete_schedule(kept.name)
+        if schedules:
+            await DBOS.apply_schedules_async(
+                [
+                    {
+                        "schedule_name": s.name,
+                        "workflow_fn": scheduled_run_workflow,
+                        "schedule": s.cron,
+                        "context": s.context(),
+                    }
+                    for s in schedules
+                ]
+            )
 
     # -- workflows --------------------------------------------------------------------
 
@@ -464,6 +543,21 @@ async def _save_session(session: AgentSession) -> None:
     session.mark_stored(data["revision"], data["text"])
 
 
+async def _record_turn(request: dict[str, Any], turn: int, out: dict[str, Any]) -> None:
+    """Write a recorded run's turn into its run record, as a step: done once, or again
+    whole after a crash inside it (the recorder writes the same events at the same
+    numbers)."""
+    if "record" not in request:
+        return
+    recorder = current_runtime().turn_recorder
+    if recorder is None:
+        raise RafError(
+            "a run with a run record resumed in a worker that keeps no run records: "
+            "serve every worker of this system database with the same server"
+        )
+    await DBOS.run_step_async({"name": f"run:record-{turn}"}, recorder, request, turn, out)
+
+
 @DBOS.workflow(name=WORKFLOW_NAME)
 async def agent_run_workflow(request: dict[str, Any]) -> dict[str, Any]:
     """One durable run: load the session, run turns (pausing durably for approvals),
@@ -489,6 +583,7 @@ async def agent_run_workflow(request: dict[str, Any]) -> dict[str, Any]:
         except Exception as exc:  # recorded as data: an exception may not survive pickling
             out: dict[str, Any] = {"error": {"type": type(exc).__name__, "message": str(exc)}}
             await DBOS.set_event_async(f"turn-{turn}", out)
+            await _record_turn(request, turn, out)
             return out
         paused = bool(response.pending_approvals)
         if paused:
@@ -502,6 +597,7 @@ async def agent_run_workflow(request: dict[str, Any]) -> dict[str, Any]:
         await _save_session(session)
         out = {"response": response_to_json(response), "session_id": session.id}
         await DBOS.set_event_async(f"turn-{turn}", out)
+        await _record_turn(request, turn, out)
         if not paused:
             return out
         answers = await DBOS.recv_async(APPROVALS_TOPIC, timeout_seconds=runtime.approval_wait)
@@ -510,6 +606,39 @@ async def agent_run_workflow(request: dict[str, Any]) -> dict[str, Any]:
         approvals = [content_from_dict(a) for a in answers]
         messages = []
         turn += 1
+
+
+@DBOS.workflow(name=SCHEDULED_WORKFLOW)
+async def scheduled_run_workflow(when: datetime, context: dict[str, Any]) -> None:
+    """One tick: open its run (session and run record) and queue it on its agent's
+    queue, behind its session's earlier runs."""
+    runtime = current_runtime()
+    tick = DBOS.workflow_id
+    assert tick is not None
+    run_id = tick_run_id(tick)
+    agent = str(context["agent"])
+    runtime.agent(agent)
+    opener = runtime.run_opener
+    opened = {**context, "tick": when.isoformat()}
+    if opener is not None:
+        session_id = await DBOS.run_step_async({"name": "schedule:open"}, opener, opened, run_id)
+    else:
+        session_id = str(context.get("session") or run_id)
+    request: dict[str, Any] = {
+        "agent": agent,
+        "session_id": session_id,
+        "messages": [ChatMessage.user(str(context["input"])).to_dict()],
+        "approvals": [],
+    }
+    if opener is not None:
+        request["record"] = run_id
+    options: EnqueueOptions = {
+        "workflow_name": WORKFLOW_NAME,
+        "queue_name": queue_name(agent),
+        "workflow_id": run_id,
+        "queue_partition_key": session_id,
+    }
+    await DBOS.enqueue_workflow_with_options_async(options, request)
 
 
 def default_executor_id() -> str:

@@ -6,6 +6,7 @@ from __future__ import annotations
 
 import json
 import math
+from datetime import datetime
 from typing import Any
 
 from dbos import Serializer
@@ -17,7 +18,11 @@ NAME = "raf_json"
 """The serialization name recorded with every value raf writes."""
 
 _ERROR = "__raf_error__"
+_TIME = "__raf_datetime__"
 _PICKLE = "py_pickle"
+
+SCHEDULED_WORKFLOW = "raf.scheduled_run"
+"""The DBOS workflow a schedule's tick runs."""
 
 
 class UnsafeRecordError(RafError):
@@ -35,7 +40,8 @@ class RecordedError(RafError):
 
 class JsonSerializer(Serializer):
     """DBOS values as JSON: dicts, lists, strings, numbers, booleans, None; tuples become
-    lists; an exception becomes its type's name and message. Anything else is refused
+    lists; an exception becomes its type's name and message; a datetime (a schedule's
+    tick time) its ISO 8601 text. Anything else is refused
     when written, so a run never records what it could not load back faithfully."""
 
     def serialize(self, data: Any) -> str:
@@ -70,9 +76,11 @@ def _to_json(value: Any) -> Any:
     if isinstance(value, list | tuple):
         return [_to_json(v) for v in value]
     if isinstance(value, dict):
-        if _ERROR in value:
-            raise ValueError(f"the key {_ERROR!r} is reserved")
+        if _ERROR in value or _TIME in value:
+            raise ValueError(f"the keys {_ERROR!r} and {_TIME!r} are reserved")
         return {_key(k): _to_json(v) for k, v in value.items()}
+    if isinstance(value, datetime):
+        return {_TIME: value.isoformat()}
     if isinstance(value, BaseException):
         return {_ERROR: {"type": type(value).__qualname__, "message": str(value)}}
     raise TypeError(f"{type(value).__name__} is not a JSON value")
@@ -91,6 +99,8 @@ def _from_json(value: Any) -> Any:
             return RecordedError(
                 str(error.get("message", "")), error_type=str(error.get("type", "Error"))
             )
+        if set(value) == {_TIME} and isinstance(value[_TIME], str):
+            return datetime.fromisoformat(value[_TIME])
         return {k: _from_json(v) for k, v in value.items()}
     if isinstance(value, list):
         return [_from_json(v) for v in value]
@@ -145,10 +155,12 @@ def unfinished_unsafe_runs(database: str) -> list[str]:
             rows = db.execute(
                 sa.text(
                     f"SELECT workflow_uuid FROM {table} WHERE status IN ('PENDING', "
-                    "'ENQUEUED') AND (serialization IS NULL OR serialization <> :name) "
-                    "LIMIT 6"
+                    "'ENQUEUED') AND (serialization <> :name OR (serialization IS NULL "
+                    "AND name <> :scheduled)) LIMIT 6"
                 ),
-                {"name": NAME},
+                # DBOS's scheduler records a tick with no serialization name, in the
+                # configured serializer (raf's JSON): its values are read as such
+                {"name": NAME, "scheduled": SCHEDULED_WORKFLOW},
             ).all()
     finally:
         engine.dispose()

@@ -138,11 +138,22 @@ def create_app(
     async def raf_error(request: Request, exc: RafError) -> JSONResponse:
         return answer(request, error_for(exc))
 
-    if runs is None:
+    if runs is None and getattr(host, "runtime", None) is not None:
+        # a durable host (imported only then: it needs the durable extra)
+        from raf.serve.durable_host import DurableAgentHost
+        from raf.serve.durable_runs import DurableRunManager
+
+        assert isinstance(host, DurableAgentHost)
+        runs = DurableRunManager(host)
+    elif runs is None:
         from raf.serve.runs import RunManager
 
         runs = RunManager(host)
     app.include_router(native_router(host, runs))
+    from raf.serve.schedules import schedules_router
+
+    # a durable host's runtime keeps schedules; any other host refuses them, naming why
+    app.include_router(schedules_router(host, getattr(host, "runtime", None)))
     if ui is not None:
         from raf.serve.ui.routes import PAGE_PATHS, ui_router
 

@@ -34,6 +34,7 @@ from raf.decl.documents.context_decls import (
 )
 from raf.decl.documents.model_decls import ConnectionDecl, ModelDecl, ModelOptionsDecl
 from raf.decl.documents.output_schema import PropertySchemaDecl, as_json_schema, is_json_schema
+from raf.decl.documents.schedule_decls import ScheduleDecl
 from raf.decl.documents.tool_decls import (
     BUILTIN_TOOLS,
     FILE_TOOLS,
@@ -225,6 +226,11 @@ class AgentDecl(DeclModel):
         "DeclAgentBuilder.with_guardrail, by name",
     )
     usage_limits: UsageLimitsDecl | None = None
+    schedule: list[ScheduleDecl] = Field(
+        default_factory=list,
+        description="runs started on a cron schedule, each tick once across all workers "
+        "(served with `raf serve --durable`)",
+    )
     tool_timeout: float | None = Field(
         default=None, gt=0, description="seconds a tool call may take when its tool sets none"
     )
