@@ -21,7 +21,7 @@ from typing import Any
 from urllib.parse import urlsplit
 
 from raf.core.errors import ConfigurationError
-from raf.serve.a2a_requests import is_rpc_path, jsonrpc_error_body
+from raf.serve.a2a.requests import is_rpc_path, jsonrpc_error_body
 from raf.serve.errors import ServeError, openai_body
 from raf.serve.limits import (
     DEFAULT_MAX_BODY,
