@@ -201,6 +201,13 @@ MUTANTS: tuple[Mutant, ...] = (
         ("tests/serve/test_auth_failures.py",),
     ),
     Mutant(
+        "loopback: a name under .localhost counts as loopback",
+        "src/raf/serve/security.py",
+        '    if name == "localhost":\n',
+        '    if name == "localhost" or name.endswith(".localhost"):\n',
+        ("tests/serve/test_security.py", "-k", "app_localhost"),
+    ),
+    Mutant(
         "auth: wrong tokens never bar an address on the MCP server",
         "src/raf/serve/mcp/guard.py",
         "        if barred > 0:\n",

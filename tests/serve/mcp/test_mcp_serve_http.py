@@ -16,7 +16,8 @@ from collections.abc import Iterator
 from contextlib import contextmanager, suppress
 from pathlib import Path
 
-from raf.serve.mcp.guard import allowed_host_names, is_loopback
+from raf.serve.mcp.guard import allowed_host_names
+from raf.serve.security import is_loopback
 from raf.tools.mcp import McpClient
 from tests.tools.peers import ROOT, free_port, serve
 

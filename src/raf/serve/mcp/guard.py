@@ -5,7 +5,6 @@ address that keeps sending wrong tokens is refused for a while, as on `raf serve
 from __future__ import annotations
 
 import hmac
-import ipaddress
 import math
 import socket
 from collections.abc import Awaitable, Callable, Iterable, MutableMapping
@@ -13,6 +12,7 @@ from typing import Any
 
 from raf.core.errors import ConfigurationError
 from raf.serve.limits import FailedAuthLimiter, ServeLimits
+from raf.serve.security import is_loopback
 
 TOKEN_ENV = "RAF_MCP_TOKEN"
 """The environment variable holding the bearer token clients must send."""
@@ -23,16 +23,6 @@ Scope = MutableMapping[str, Any]
 Receive = Callable[[], Awaitable[MutableMapping[str, Any]]]
 Send = Callable[[MutableMapping[str, Any]], Awaitable[None]]
 App = Callable[[Scope, Receive, Send], Awaitable[None]]
-
-
-def is_loopback(host: str) -> bool:
-    """True for an address only this machine can reach (127.0.0.0/8, ::1, localhost)."""
-    if host.strip().lower() == "localhost":
-        return True
-    try:
-        return ipaddress.ip_address(host.strip("[]")).is_loopback
-    except ValueError:
-        return False
 
 
 def check_exposure(host: str, token: str | None) -> None:
