@@ -117,7 +117,7 @@ def test_one_loopback_test_for_both_guards_and_app_localhost_is_not_loopback() -
     from raf.serve.mcp import guard
     from raf.serve.security import is_loopback
 
-    assert guard.is_loopback is is_loopback
+    assert vars(guard)["is_loopback"] is is_loopback
     assert is_loopback("localhost") and is_loopback(" LocalHost ") and is_loopback("[::1]")
     assert not is_loopback("app.localhost") and not is_loopback("localhost.example.com")
     with pytest.raises(ConfigurationError, match="without a bearer token"):
