@@ -133,7 +133,7 @@ def place_of(request: Request) -> EvalsPlace:
     return cast(EvalsPlace, request.state.raf_evals)
 
 
-def owner_of(request: Request) -> str:
+def caller_of(request: Request) -> str:
     """The caller, as the security middleware named it."""
     return str(request.scope.get("state", {}).get(OWNER_KEY, ""))
 
@@ -171,7 +171,7 @@ async def compared_runs(before: str, after: str, request: Request) -> dict[str, 
 async def dataset_list(request: Request) -> dict[str, Any]:
     """The caller's eval datasets, then the project's (`shared`) it does not shadow."""
     place = place_of(request)
-    folders = place.readable(owner_of(request))
+    folders = place.readable(caller_of(request))
     out: list[dict[str, Any]] = []
     seen: set[str] = set()
     for where in folders:
@@ -186,7 +186,7 @@ async def dataset_list(request: Request) -> dict[str, Any]:
 async def dataset(name: str, request: Request) -> dict[str, Any]:
     """One eval dataset, case by case (the caller's own before the project's)."""
     place = place_of(request)
-    for where in place.readable(owner_of(request)):
+    for where in place.readable(caller_of(request)):
         try:
             path = where.path(name)
             loaded = await asyncio.to_thread(where.load, name)
@@ -210,7 +210,7 @@ async def dataset(name: str, request: Request) -> dict[str, Any]:
 
 async def session_turns(agent: str, session_id: str, request: Request) -> dict[str, Any]:
     """A session's turns, to pick one to save as an eval case."""
-    session = await host_of(request).session(agent, session_id, owner_of(request))
+    session = await host_of(request).session(agent, session_id, caller_of(request))
     return {"session_id": public_id(session), "turns": _turns(session)}
 
 
@@ -218,7 +218,7 @@ async def save_case(agent: str, session_id: str, request: Request) -> dict[str, 
     """Save a turn of a session as a case of an eval dataset file."""
     place = place_of(request)
     body = parse_body(await request.body(), CaseFromTurn)
-    session = await host_of(request).session(agent, session_id, owner_of(request))
+    session = await host_of(request).session(agent, session_id, caller_of(request))
     count = len(turn_starts(session.messages))
     if body.turn is not None and body.turn >= count:
         raise ServeError(
@@ -233,7 +233,7 @@ async def save_case(agent: str, session_id: str, request: Request) -> dict[str, 
     case = case_from_session(session, name=body.name, turn=body.turn)
     try:
         saved = await asyncio.to_thread(
-            place.folder(owner_of(request)).add_case, body.dataset, case, answer_check=Contains()
+            place.folder(caller_of(request)).add_case, body.dataset, case, answer_check=Contains()
         )
     except BadNameError as exc:
         raise ServeError(400, f"invalid_{exc.what}_name", str(exc)) from None
