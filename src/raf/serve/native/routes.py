@@ -4,9 +4,10 @@ from __future__ import annotations
 
 import asyncio
 from collections.abc import MutableMapping
-from typing import Any
+from dataclasses import dataclass
+from typing import Any, cast
 
-from fastapi import APIRouter, Request, Response
+from fastapi import APIRouter, Depends, Request, Response
 from fastapi.responses import JSONResponse, StreamingResponse
 from pydantic import BaseModel, ConfigDict, Field
 from starlette.types import Receive, Scope, Send
@@ -338,146 +339,216 @@ def last_event_id(request: Request) -> int:
     return value
 
 
+@dataclass(frozen=True)
+class NativePlace:
+    """What the native API's endpoints serve from: the `host` of agents and sessions and
+    the `runs` it keeps. A router's dependency puts it in each request's state."""
+
+    host: AgentHost
+    runs: RunManager
+
+    def attach(self, request: Request) -> None:
+        """Make this the place of `request` (the router's dependency)."""
+        request.state.raf_native = self
+
+
+def host_of(request: Request) -> AgentHost:
+    """The host the router serves this request from."""
+    return cast(NativePlace, request.state.raf_native).host
+
+
+def runs_of(request: Request) -> RunManager:
+    """The runs of the host the router serves this request from."""
+    return cast(NativePlace, request.state.raf_native).runs
+
+
+def caller_of(request: Request) -> str:
+    """The caller, as the security middleware named it."""
+    return owner_of_request(request.scope)
+
+
+async def health() -> dict[str, Any]:
+    """Liveness: the process answers."""
+    return {"status": "ok"}
+
+
+async def ready(request: Request) -> Response:
+    """Readiness: the session store answers within the store timeout (503 while it
+    does not, saying so without naming the store; the server's log says why)."""
+    try:
+        await host_of(request).check_store()
+    except Exception as exc:
+        log.warning("not ready: the session store failed: %s: %s", type(exc).__name__, exc)
+        return JSONResponse(
+            {
+                "status": "unavailable",
+                "error": {"code": "store_unavailable", "message": STORE_UNAVAILABLE},
+            },
+            status_code=503,
+        )
+    return JSONResponse({"status": "ready", "agents": len(host_of(request).agents)})
+
+
+async def list_agents(request: Request) -> dict[str, Any]:
+    """The agents served: name, description, tools and context providers."""
+    return {"agents": [describe_agent(a) for a in host_of(request).agents.values()]}
+
+
+async def get_agent(agent: str, request: Request) -> dict[str, Any]:
+    """One agent's description."""
+    return describe_agent(host_of(request).agent(agent))
+
+
+async def create_session(agent: str, request: Request) -> dict[str, Any]:
+    """Start a session; body `{"session_id"?}` to choose its id."""
+    host_of(request).agent(agent)
+    body = parse_body(await request.body(), SessionCreate, empty_ok=True)
+    session = await host_of(request).create_session(agent, caller_of(request), body.session_id)
+    return await session_body(session, host_of(request))
+
+
+async def get_session(agent: str, session_id: str, request: Request) -> dict[str, Any]:
+    """A session: its messages and its approvals with their status."""
+    return await session_body(
+        await host_of(request).session(agent, session_id, caller_of(request)),
+        host_of(request),
+    )
+
+
+async def delete_session(agent: str, session_id: str, request: Request) -> Response:
+    """Delete a session."""
+    await host_of(request).delete_session(agent, session_id, caller_of(request))
+    return Response(status_code=204)
+
+
+async def run(agent: str, session_id: str, request: Request) -> Response:
+    """Run the agent in a session; body `{"messages", "attachments"?, "stream"?}`, answer
+    JSON, or server-sent events when `stream` is true."""
+    return await run_request(
+        runs_of(request),
+        agent,
+        session_id,
+        caller_of(request),
+        await request.body(),
+    )
+
+
+async def run_new(agent: str, request: Request) -> Response:
+    """Run the agent in a new session; body and answer as for a session's runs."""
+    return await run_request(
+        runs_of(request), agent, None, caller_of(request), await request.body()
+    )
+
+
+async def get_run(agent: str, run_id: str, request: Request) -> dict[str, Any]:
+    """A run: its state (queued, running, waiting, done, failed, cancelled), its
+    result or error, and its webhook's attempts."""
+    return public_run(await runs_of(request).get(agent, run_id, caller_of(request)))
+
+
+async def run_events(agent: str, run_id: str, request: Request) -> Response:
+    """The run's events as SSE, from the start or after `Last-Event-ID`, until it
+    ends (from any worker)."""
+    after = last_event_id(request)
+    await runs_of(request).events_from(agent, run_id, caller_of(request), after)
+    return EventStream(
+        runs_of(request).follow(run_id, after),
+        media_type="text/event-stream",
+        headers={**SSE_HEADERS, RUN_ID_HEADER: run_id},
+    )
+
+
+async def cancel_run(agent: str, run_id: str, request: Request) -> dict[str, Any]:
+    """Ask the run to stop (it leaves the queue, or stops where it is)."""
+    return public_run(await runs_of(request).cancel(agent, run_id, caller_of(request)))
+
+
+async def list_runs(agent: str, session_id: str, request: Request) -> dict[str, Any]:
+    """The session's runs in arrival order."""
+    found = await runs_of(request).session_runs(agent, session_id, caller_of(request))
+    return {"object": "list", "data": [public_run(r) for r in found]}
+
+
+async def approvals(agent: str, session_id: str, request: Request) -> Response:
+    """Answer the session's pending approvals, body `{"responses": [{"call_id",
+    "approved", "reason"?}], "stream"?}`; the paused run goes on."""
+    host_of(request).agent(agent)
+    body = parse_body(await request.body(), ApprovalsRequest)
+    if_busy = None if body.if_busy is None else check_if_busy(body.if_busy)
+    decisions = [
+        ApprovalResponseContent(call_id=a.call_id, approved=a.approved, reason=a.reason)
+        for a in body.responses
+    ]
+    return await answer(
+        runs_of(request),
+        agent,
+        session_id,
+        caller_of(request),
+        [],
+        decisions,
+        body.stream,
+        if_busy=if_busy,
+    )
+
+
+async def pin(agent: str, session_id: str, request: Request) -> dict[str, Any]:
+    """Pin in a session, body `{"text"}` (a fact, added to the conversation) or
+    `{"index"}` (one of its messages): compression keeps it word for word."""
+    return await pin_request(
+        host_of(request),
+        agent,
+        session_id,
+        caller_of(request),
+        await request.body(),
+    )
+
+
+async def unpin(agent: str, session_id: str, index: int, request: Request) -> dict[str, Any]:
+    """Unpin the session's message `index`."""
+    return await unpin_request(host_of(request), agent, session_id, caller_of(request), index)
+
+
+async def cancel(agent: str, session_id: str, request: Request) -> dict[str, Any]:
+    """Cancel the session's running run."""
+    await host_of(request).session(agent, session_id, caller_of(request))
+    run_id = await host_of(request).cancel(agent, session_id, caller_of(request))
+    return {"cancelled": True, "run_id": run_id, "session_id": session_id}
+
+
 def native_router(host: AgentHost, runs: RunManager | None = None) -> APIRouter:
     """The routes of the native API over `host`; its runs kept by `runs` (a
     `RunManager` with the default retention and no webhooks when None)."""
-    router = APIRouter()
-    if runs is None:
-        runs = RunManager(host)
-    manager = runs
-
-    def owner(request: Request) -> str:
-        return owner_of_request(request.scope)
-
-    @router.get("/health")
-    async def health() -> dict[str, Any]:
-        """Liveness: the process answers."""
-        return {"status": "ok"}
-
-    @router.get("/ready")
-    async def ready() -> Response:
-        """Readiness: the session store answers within the store timeout (503 while it
-        does not, saying so without naming the store; the server's log says why)."""
-        try:
-            await host.check_store()
-        except Exception as exc:
-            log.warning("not ready: the session store failed: %s: %s", type(exc).__name__, exc)
-            return JSONResponse(
-                {
-                    "status": "unavailable",
-                    "error": {"code": "store_unavailable", "message": STORE_UNAVAILABLE},
-                },
-                status_code=503,
-            )
-        return JSONResponse({"status": "ready", "agents": len(host.agents)})
-
-    @router.get("/agents")
-    async def list_agents() -> dict[str, Any]:
-        """The agents served: name, description, tools and context providers."""
-        return {"agents": [describe_agent(a) for a in host.agents.values()]}
-
-    @router.get("/agents/{agent}")
-    async def get_agent(agent: str) -> dict[str, Any]:
-        """One agent's description."""
-        return describe_agent(host.agent(agent))
-
-    @router.post("/agents/{agent}/sessions", status_code=201)
-    async def create_session(agent: str, request: Request) -> dict[str, Any]:
-        """Start a session; body `{"session_id"?}` to choose its id."""
-        host.agent(agent)
-        body = parse_body(await request.body(), SessionCreate, empty_ok=True)
-        session = await host.create_session(agent, owner(request), body.session_id)
-        return await session_body(session, host)
-
-    @router.get("/agents/{agent}/sessions/{session_id}")
-    async def get_session(agent: str, session_id: str, request: Request) -> dict[str, Any]:
-        """A session: its messages and its approvals with their status."""
-        return await session_body(await host.session(agent, session_id, owner(request)), host)
-
-    @router.delete("/agents/{agent}/sessions/{session_id}", status_code=204)
-    async def delete_session(agent: str, session_id: str, request: Request) -> Response:
-        """Delete a session."""
-        await host.delete_session(agent, session_id, owner(request))
-        return Response(status_code=204)
-
-    @router.post("/agents/{agent}/sessions/{session_id}/runs")
-    async def run(agent: str, session_id: str, request: Request) -> Response:
-        """Run the agent in a session; body `{"messages", "attachments"?, "stream"?}`, answer
-        JSON, or server-sent events when `stream` is true."""
-        return await run_request(manager, agent, session_id, owner(request), await request.body())
-
-    @router.post("/agents/{agent}/runs")
-    async def run_new(agent: str, request: Request) -> Response:
-        """Run the agent in a new session; body and answer as for a session's runs."""
-        return await run_request(manager, agent, None, owner(request), await request.body())
-
-    @router.get("/agents/{agent}/runs/{run_id}")
-    async def get_run(agent: str, run_id: str, request: Request) -> dict[str, Any]:
-        """A run: its state (queued, running, waiting, done, failed, cancelled), its
-        result or error, and its webhook's attempts."""
-        return public_run(await manager.get(agent, run_id, owner(request)))
-
-    @router.get("/agents/{agent}/runs/{run_id}/events")
-    async def run_events(agent: str, run_id: str, request: Request) -> Response:
-        """The run's events as SSE, from the start or after `Last-Event-ID`, until it
-        ends (from any worker)."""
-        after = last_event_id(request)
-        await manager.events_from(agent, run_id, owner(request), after)
-        return EventStream(
-            manager.follow(run_id, after),
-            media_type="text/event-stream",
-            headers={**SSE_HEADERS, RUN_ID_HEADER: run_id},
-        )
-
-    @router.post("/agents/{agent}/runs/{run_id}/cancel", status_code=202)
-    async def cancel_run(agent: str, run_id: str, request: Request) -> dict[str, Any]:
-        """Ask the run to stop (it leaves the queue, or stops where it is)."""
-        return public_run(await manager.cancel(agent, run_id, owner(request)))
-
-    @router.get("/agents/{agent}/sessions/{session_id}/runs")
-    async def list_runs(agent: str, session_id: str, request: Request) -> dict[str, Any]:
-        """The session's runs in arrival order."""
-        found = await manager.session_runs(agent, session_id, owner(request))
-        return {"object": "list", "data": [public_run(r) for r in found]}
-
-    @router.post("/agents/{agent}/sessions/{session_id}/approvals")
-    async def approvals(agent: str, session_id: str, request: Request) -> Response:
-        """Answer the session's pending approvals, body `{"responses": [{"call_id",
-        "approved", "reason"?}], "stream"?}`; the paused run goes on."""
-        host.agent(agent)
-        body = parse_body(await request.body(), ApprovalsRequest)
-        if_busy = None if body.if_busy is None else check_if_busy(body.if_busy)
-        decisions = [
-            ApprovalResponseContent(call_id=a.call_id, approved=a.approved, reason=a.reason)
-            for a in body.responses
-        ]
-        return await answer(
-            manager,
-            agent,
-            session_id,
-            owner(request),
-            [],
-            decisions,
-            body.stream,
-            if_busy=if_busy,
-        )
-
-    @router.post("/agents/{agent}/sessions/{session_id}/pins", status_code=201)
-    async def pin(agent: str, session_id: str, request: Request) -> dict[str, Any]:
-        """Pin in a session, body `{"text"}` (a fact, added to the conversation) or
-        `{"index"}` (one of its messages): compression keeps it word for word."""
-        return await pin_request(host, agent, session_id, owner(request), await request.body())
-
-    @router.delete("/agents/{agent}/sessions/{session_id}/pins/{index}")
-    async def unpin(agent: str, session_id: str, index: int, request: Request) -> dict[str, Any]:
-        """Unpin the session's message `index`."""
-        return await unpin_request(host, agent, session_id, owner(request), index)
-
-    @router.post("/agents/{agent}/sessions/{session_id}/cancel", status_code=202)
-    async def cancel(agent: str, session_id: str, request: Request) -> dict[str, Any]:
-        """Cancel the session's running run."""
-        await host.session(agent, session_id, owner(request))
-        run_id = await host.cancel(agent, session_id, owner(request))
-        return {"cancelled": True, "run_id": run_id, "session_id": session_id}
-
+    place = NativePlace(host, runs if runs is not None else RunManager(host))
+    router = APIRouter(dependencies=[Depends(place.attach)])
+    router.add_api_route("/health", health, methods=["GET"])
+    router.add_api_route("/ready", ready, methods=["GET"])
+    router.add_api_route("/agents", list_agents, methods=["GET"])
+    router.add_api_route("/agents/{agent}", get_agent, methods=["GET"])
+    router.add_api_route(
+        "/agents/{agent}/sessions", create_session, methods=["POST"], status_code=201
+    )
+    router.add_api_route("/agents/{agent}/sessions/{session_id}", get_session, methods=["GET"])
+    router.add_api_route(
+        "/agents/{agent}/sessions/{session_id}", delete_session, methods=["DELETE"], status_code=204
+    )
+    router.add_api_route("/agents/{agent}/sessions/{session_id}/runs", run, methods=["POST"])
+    router.add_api_route("/agents/{agent}/runs", run_new, methods=["POST"])
+    router.add_api_route("/agents/{agent}/runs/{run_id}", get_run, methods=["GET"])
+    router.add_api_route("/agents/{agent}/runs/{run_id}/events", run_events, methods=["GET"])
+    router.add_api_route(
+        "/agents/{agent}/runs/{run_id}/cancel", cancel_run, methods=["POST"], status_code=202
+    )
+    router.add_api_route("/agents/{agent}/sessions/{session_id}/runs", list_runs, methods=["GET"])
+    router.add_api_route(
+        "/agents/{agent}/sessions/{session_id}/approvals", approvals, methods=["POST"]
+    )
+    router.add_api_route(
+        "/agents/{agent}/sessions/{session_id}/pins", pin, methods=["POST"], status_code=201
+    )
+    router.add_api_route(
+        "/agents/{agent}/sessions/{session_id}/pins/{index}", unpin, methods=["DELETE"]
+    )
+    router.add_api_route(
+        "/agents/{agent}/sessions/{session_id}/cancel", cancel, methods=["POST"], status_code=202
+    )
     return router
