@@ -23,9 +23,9 @@ import json
 import uuid
 from collections.abc import AsyncIterator, Collection, Sequence
 from dataclasses import dataclass, field
-from typing import TYPE_CHECKING, Any
+from typing import TYPE_CHECKING, Any, cast
 
-from fastapi import APIRouter, Request, Response
+from fastapi import APIRouter, Depends, Request, Response
 from fastapi.responses import StreamingResponse
 
 from raf.core.agent_like import own_providers
@@ -598,30 +598,46 @@ def if_busy_of(body: RunAgentInput) -> str | None:
     return check_if_busy(props["if_busy"], "forwardedProps.if_busy")
 
 
-def agui_router(host: AgentHost) -> APIRouter:
-    """The AG-UI run route of every agent of `host`."""
-    require_extra("ag_ui", "serving agents over AG-UI")
+async def run(agent: str, request: Request) -> Response:
+    """Run an agent for an AG-UI client (events streamed; approvals are interrupts)."""
     from ag_ui.core import RunAgentInput
     from ag_ui.encoder import EventEncoder
 
-    router = APIRouter()
+    host = host_of(request)
+    host.agent(agent)
+    body = parse_body(await request.body(), RunAgentInput)
+    owner = str(request.scope.get("state", {}).get(OWNER_KEY, ""))
+    one = AguiRun(host=host, agent=agent, owner=owner, body=body, if_busy=if_busy_of(body))
+    session = await one.thread()
+    encoder = EventEncoder(accept=request.headers.get("accept", "text/event-stream"))
 
-    @router.post("/agui/{agent}")
-    async def run(agent: str, request: Request) -> Response:
-        """Run an agent for an AG-UI client (events streamed; approvals are interrupts)."""
-        host.agent(agent)
-        body = parse_body(await request.body(), RunAgentInput)
-        owner = str(request.scope.get("state", {}).get(OWNER_KEY, ""))
-        one = AguiRun(host=host, agent=agent, owner=owner, body=body, if_busy=if_busy_of(body))
-        session = await one.thread()
-        encoder = EventEncoder(accept=request.headers.get("accept", "text/event-stream"))
+    async def stream() -> AsyncIterator[str]:
+        async for event in one.events(session):
+            yield encoder.encode(event)
 
-        async def stream() -> AsyncIterator[str]:
-            async for event in one.events(session):
-                yield encoder.encode(event)
+    return StreamingResponse(stream(), media_type=encoder.get_content_type(), headers=SSE_HEADERS)
 
-        return StreamingResponse(
-            stream(), media_type=encoder.get_content_type(), headers=SSE_HEADERS
-        )
 
+@dataclass(frozen=True)
+class AguiPlace:
+    """The host the AG-UI endpoint serves from; a router's dependency puts it in each
+    request's state."""
+
+    host: AgentHost
+
+    def attach(self, request: Request) -> None:
+        """Make this the place of `request` (the router's dependency)."""
+        request.state.raf_agui = self
+
+
+def host_of(request: Request) -> AgentHost:
+    """The host the router serves this request from."""
+    return cast(AguiPlace, request.state.raf_agui).host
+
+
+def agui_router(host: AgentHost) -> APIRouter:
+    """The AG-UI run route of every agent of `host`."""
+    require_extra("ag_ui", "serving agents over AG-UI")
+    router = APIRouter(dependencies=[Depends(AguiPlace(host).attach)])
+    router.add_api_route("/agui/{agent}", run, methods=["POST"])
     return router
