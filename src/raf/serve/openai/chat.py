@@ -19,9 +19,9 @@ import time
 import uuid
 from collections.abc import AsyncIterator
 from dataclasses import dataclass
-from typing import Any
+from typing import Any, cast
 
-from fastapi import APIRouter, Request, Response
+from fastapi import APIRouter, Depends, Request, Response
 from fastapi.responses import JSONResponse
 from pydantic import BaseModel, ConfigDict, Field
 
@@ -514,30 +514,51 @@ async def chat_completion(host: AgentHost, raw: bytes) -> Response:
         return openai_error(error_for(group.exceptions[0]))
 
 
+@dataclass(frozen=True)
+class OpenAIPlace:
+    """The host the `/v1` endpoints serve from; a router's dependency puts it in each
+    request's state."""
+
+    host: AgentHost
+
+    def attach(self, request: Request) -> None:
+        """Make this the place of `request` (the router's dependency)."""
+        request.state.raf_openai = self
+
+
+def host_of(request: Request) -> AgentHost:
+    """The host the router serves this request from."""
+    return cast(OpenAIPlace, request.state.raf_openai).host
+
+
+def model_card(name: str) -> dict[str, Any]:
+    """An agent's name as an OpenAI model object."""
+    return {"id": name, "object": "model", "created": 0, "owned_by": "raf"}
+
+
+async def models(request: Request) -> dict[str, Any]:
+    """The agents, as OpenAI models."""
+    return {"object": "list", "data": [model_card(n) for n in host_of(request).agents]}
+
+
+async def model(name: str, request: Request) -> Response:
+    """One agent, as an OpenAI model."""
+    if name not in host_of(request).agents:
+        return openai_error(model_not_found(name, "model"))
+    return JSONResponse(model_card(name))
+
+
+async def chat_completions(request: Request) -> Response:
+    """OpenAI Chat Completions on an agent (model: the agent's name), streamed or not."""
+    return await chat_completion(host_of(request), await request.body())
+
+
 def openai_router(host: AgentHost) -> APIRouter:
     """The `/v1` routes over `host`."""
-    router = APIRouter(prefix="/v1")
-
-    def model_card(name: str) -> dict[str, Any]:
-        return {"id": name, "object": "model", "created": 0, "owned_by": "raf"}
-
-    @router.get("/models")
-    async def models() -> dict[str, Any]:
-        """The agents, as OpenAI models."""
-        return {"object": "list", "data": [model_card(n) for n in host.agents]}
-
-    @router.get("/models/{name}")
-    async def model(name: str) -> Response:
-        """One agent, as an OpenAI model."""
-        if name not in host.agents:
-            return openai_error(model_not_found(name, "model"))
-        return JSONResponse(model_card(name))
-
-    @router.post("/chat/completions")
-    async def chat_completions(request: Request) -> Response:
-        """OpenAI Chat Completions on an agent (model: the agent's name), streamed or not."""
-        return await chat_completion(host, await request.body())
-
+    router = APIRouter(prefix="/v1", dependencies=[Depends(OpenAIPlace(host).attach)])
+    router.add_api_route("/models", models, methods=["GET"])
+    router.add_api_route("/models/{name}", model, methods=["GET"])
+    router.add_api_route("/chat/completions", chat_completions, methods=["POST"])
     return router
 
 
