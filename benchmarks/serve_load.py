@@ -98,7 +98,7 @@ COMPONENTS: list[tuple[str, list[str]]] = [
         [
             r"^(render|init_headers) \(starlette/responses",
             r"^JSONResponse|^run_body|^_chunks|^json_line",
-            r"^completion \(raf/serve/openai_api|^sse \(raf/serve/native",
+            r"^completion \(raf/serve/openai/chat|^sse \(raf/serve/native/routes",
             r"^to_dict \(raf/core/responses",
         ],
     ),
@@ -110,7 +110,7 @@ COMPONENTS: list[tuple[str, list[str]]] = [
     ("the benchmark's model", [r"peers/raf_serve"]),
     ("agent run (raf/agent)", [r"raf/agent/", r"raf/middleware", r"raf/context"]),
     ("body parsing (parse_body, pydantic)", [r"raf/serve/requests", r"pydantic"]),
-    ("route handlers (native.py, openai_api.py)", [r"raf/serve/(native|openai_api)"]),
+    ("route handlers (native/, openai/)", [r"raf/serve/(native|openai)/"]),
     ("SecurityMiddleware (security.py, limits.py)", [r"raf/serve/(security|limits)"]),
     ("RunRoutes (app.py)", [r"raf/serve/app"]),
     ("connection guard (connections.py)", [r"raf/serve/connections"]),

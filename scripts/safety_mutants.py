@@ -85,7 +85,7 @@ MUTANTS: tuple[Mutant, ...] = (
         "src/raf/serve/tenancy.py",
         '        return key.startswith(self.key(""))\n',
         "        return True\n",
-        ("tests/ui/test_api.py", "-k", "checkpoints_belong or only_the_callers"),
+        ("tests/serve/ui/test_api.py", "-k", "checkpoints_belong or only_the_callers"),
     ),
     Mutant(
         "tenancy: chosen ids not scoped to their token",
@@ -99,14 +99,14 @@ MUTANTS: tuple[Mutant, ...] = (
         "src/raf/serve/ui/evals.py",
         "    return base / OWNED_DATASETS / owner[:16]\n",
         "    return base\n",
-        ("tests/ui/test_eval_cases_api.py",),
+        ("tests/serve/ui/test_eval_cases_api.py",),
     ),
     Mutant(
         "tenancy: OpenAI responses not scoped to their token",
-        "src/raf/serve/openai_responses.py",
+        "src/raf/serve/openai/responses.py",
         "    return tenant.key(RESPONSE_PREFIX + response_id)\n",
         "    return RESPONSE_PREFIX + response_id\n",
-        ("tests/serve/test_openai_responses.py", "-k", "tokens_own"),
+        ("tests/serve/openai/test_openai_responses.py", "-k", "tokens_own"),
     ),
     # -- admission and limits
     Mutant(
@@ -201,11 +201,18 @@ MUTANTS: tuple[Mutant, ...] = (
         ("tests/serve/test_auth_failures.py",),
     ),
     Mutant(
+        "loopback: a name under .localhost counts as loopback",
+        "src/raf/serve/security.py",
+        '    if name == "localhost":\n',
+        '    if name == "localhost" or name.endswith(".localhost"):\n',
+        ("tests/serve/test_security.py", "-k", "app_localhost"),
+    ),
+    Mutant(
         "auth: wrong tokens never bar an address on the MCP server",
-        "src/raf/serve/mcp_guard.py",
+        "src/raf/serve/mcp/guard.py",
         "        if barred > 0:\n",
         "        if False:\n",
-        ("tests/tools/test_mcp_serve_http.py", "-k", "wrong_tokens"),
+        ("tests/serve/mcp/test_mcp_serve_http.py", "-k", "wrong_tokens"),
     ),
     Mutant(
         "auth: the failure table never forgets an address",
@@ -376,7 +383,7 @@ MUTANTS: tuple[Mutant, ...] = (
     ),
     Mutant(
         "served model errors: the MCP server tells the provider's URL and body",
-        "src/raf/serve/mcp.py",
+        "src/raf/serve/mcp/server.py",
         "    if is_model_failure(exc):\n",
         "    if False:\n",
         ("tests/serve/test_model_errors_served.py", "-k", "mcp"),
@@ -393,14 +400,14 @@ MUTANTS: tuple[Mutant, ...] = (
         "src/raf/serve/public_url.py",
         "    bad = _unescaped(url.strip())",
         "    bad = None",
-        ("tests/serve/test_a2a_versions.py", "-k", "public_url"),
+        ("tests/serve/a2a/test_a2a_versions.py", "-k", "public_url"),
     ),
     Mutant(
         "public url: a bare % is published",
         "src/raf/serve/public_url.py",
         'or (char == "%" and not _ESCAPE.match(url, index))',
         "or False",
-        ("tests/serve/test_a2a_versions.py", "-k", "public_url"),
+        ("tests/serve/a2a/test_a2a_versions.py", "-k", "public_url"),
     ),
     Mutant(
         "sdk logs: botocore left at DEBUG",
@@ -695,10 +702,10 @@ MUTANTS: tuple[Mutant, ...] = (
     # -- a test run leaves the docs' screenshots alone
     Mutant(
         "screenshots: written over docs/ui",
-        "tests/ui/browser.py",
+        "tests/serve/ui/browser.py",
         '    if os.environ.get("RAF_UPDATE_SCREENSHOTS") == "1":',
         "    if True:",
-        ("tests/ui/test_screenshots.py",),
+        ("tests/serve/ui/test_screenshots.py",),
     ),
     # -- worker threads
     Mutant(
@@ -776,11 +783,14 @@ MUTANTS: tuple[Mutant, ...] = (
         "src/raf/serve/requests.py",
         "        message = STORE_UNAVAILABLE\n",
         "        message = str(exc)\n",
-        ("tests/serve/test_store_failures_served.py", "tests/serve/test_openai_responses.py"),
+        (
+            "tests/serve/test_store_failures_served.py",
+            "tests/serve/openai/test_openai_responses.py",
+        ),
     ),
     Mutant(
         "store outage: /ready names the store",
-        "src/raf/serve/native.py",
+        "src/raf/serve/native/routes.py",
         '"message": STORE_UNAVAILABLE}',
         '"message": str(exc)}',
         ("tests/serve/test_store_failures_served.py",),
@@ -947,7 +957,7 @@ MUTANTS: tuple[Mutant, ...] = (
         "src/raf/serve/hosting.py",
         "            result = edit(session)\n            await self.store.save(session)\n",
         "            result = edit(session)\n",
-        ("tests/serve/test_native_pins.py", "-k", "300"),
+        ("tests/serve/native/test_native_pins.py", "-k", "300"),
     ),
     # -- runs as resources and their webhooks
     Mutant(
@@ -987,10 +997,10 @@ MUTANTS: tuple[Mutant, ...] = (
     ),
     Mutant(
         "a2a push: a push URL to a loopback address is taken",
-        "src/raf/serve/a2a_push.py",
+        "src/raf/serve/a2a/push.py",
         "            await outbound.check_url(url, policy)\n",
         "            pass\n",
-        ("tests/serve/test_a2a_push.py", "-k", "loopback"),
+        ("tests/serve/a2a/test_a2a_push.py", "-k", "loopback"),
     ),
     # -- OpenAPI tools
     Mutant(

@@ -175,7 +175,7 @@ def test_serving_is_above_tools_and_agent() -> None:
         for path in (SRC / layer).rglob("*.py"):
             up = sorted(m for m in _imports(path) if m == "raf.serve" or m.startswith("raf.serve."))
             assert not up, f"{path.relative_to(SRC)} imports {up}"
-    assert (SRC / "serve" / "mcp.py").exists()
+    assert (SRC / "serve" / "mcp" / "server.py").exists()
     assert not (SRC / "tools" / "mcp" / "server.py").exists()
 
 

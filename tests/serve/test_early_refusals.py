@@ -311,7 +311,7 @@ def test_surrogate_pairs_and_escaped_backslashes_are_text(everything: Served) ->
 
 
 def test_parse_body_refuses_what_the_middleware_refuses() -> None:
-    from raf.serve.native import SessionCreate
+    from raf.serve.native.routes import SessionCreate
 
     for raw, where in ((b'{"session_id": "\\udfff"}', "byte 16"), (b'{"a": "\xc3"}', "byte 7")):
         with pytest.raises(ServeError) as refused:

@@ -26,7 +26,9 @@ import pytest
 
 from tests.servers import Server
 
-APP = Path(__file__).with_name("fleet_app.py")
+APP = "tests.serve.fleet_app"
+"""Run as a module from the root, so that its folder (holding `a2a/`, `mcp/` and `openai/`
+test packages) does not shadow the SDKs of those names."""
 ROOT = Path(__file__).resolve().parents[2]
 TRIALS = 100
 REFUSALS = {"session_busy", "approval_not_pending", "approval_refused"}
@@ -44,7 +46,7 @@ class Fleet:
 
     def start(self, store: str, *flags: str) -> None:
         process = subprocess.Popen(
-            [sys.executable, str(APP), store, str(self.folder), *flags],
+            [sys.executable, "-m", APP, store, str(self.folder), *flags],
             stdout=subprocess.PIPE,
             stderr=subprocess.PIPE,
             text=True,

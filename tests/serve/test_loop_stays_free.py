@@ -18,7 +18,9 @@ from typing import Any
 import httpx
 import pytest
 
-APP = Path(__file__).with_name("loop_app.py")
+APP = "tests.serve.loop_app"
+"""Run as a module from the root, so that its folder (holding `a2a/`, `mcp/` and `openai/`
+test packages) does not shadow the SDKs of those names."""
 ROOT = Path(__file__).resolve().parents[2]
 
 HEALTH_BOUND = 1.0
@@ -47,7 +49,7 @@ def url() -> Iterator[str]:
     given = [os.environ["PYTHONPATH"]] if os.environ.get("PYTHONPATH") else []
     path = os.pathsep.join([*given, str(ROOT), str(ROOT / "src")])
     process = subprocess.Popen(
-        [sys.executable, str(APP)],
+        [sys.executable, "-m", APP],
         stdout=subprocess.PIPE,
         stderr=subprocess.PIPE,
         text=True,

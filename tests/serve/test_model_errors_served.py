@@ -20,7 +20,7 @@ from raf.agent.builder import AgentBuilder
 from raf.clients.openai.client import OpenAIChatClient
 from raf.core.errors import ModelError
 from raf.serve import AgentHost, ServeSecurity, create_app, serve_in_thread
-from raf.serve.acp import _acp_error
+from raf.serve.acp.agent import _acp_error
 from raf.tools.mcp import McpClient
 from tests.loopback_http import Recorder, loopback_server
 

@@ -15,10 +15,10 @@ from raf.core.messages import ChatMessage
 from raf.core.responses import ChatResponse, FinishReason
 from raf.serve import ServeSecurity
 from raf.testing import reply
+from tests.serve.a2a.test_a2a import final_task, send
 
 from .conftest import TOKEN_A, TOKEN_B, Served, start
 from .sse import events
-from .test_a2a import final_task, send
 
 CUT = ChatResponse(
     messages=[ChatMessage.assistant("The tide comes in tw")], finish_reason=FinishReason.LENGTH

@@ -102,8 +102,8 @@ def run_serve(args: argparse.Namespace) -> int:
 
 
 async def _serve(args: argparse.Namespace) -> int:
-    from raf.serve.mcp import AgentMcpServer
-    from raf.serve.mcp_guard import TOKEN_ENV, check_exposure
+    from raf.serve.mcp.guard import TOKEN_ENV, check_exposure
+    from raf.serve.mcp.server import AgentMcpServer
 
     token = os.environ.get(TOKEN_ENV)
     if args.transport == "http":

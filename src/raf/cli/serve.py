@@ -690,7 +690,7 @@ def serve_command(args: argparse.Namespace) -> int:
 def acp_command(args: argparse.Namespace) -> int:
     from raf.cli._agents import StoredWorkflowAgent, build_agent, session_store
     from raf.cli.tool_option import EXIT_BAD_SPEC, loaded_tools
-    from raf.serve.acp import serve_acp_stdio
+    from raf.serve.acp.agent import serve_acp_stdio
 
     if loaded_tools(args.tools, "raf acp") is None:
         return EXIT_BAD_SPEC

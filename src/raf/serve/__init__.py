@@ -1,5 +1,5 @@
 """Serving agents to other programs: raf's HTTP API, the OpenAI-compatible API, A2A,
-AG-UI, ACP and the MCP server (`raf.serve.mcp`), behind bearer tokens, Host/Origin
+AG-UI, ACP and the MCP server (`raf.serve.mcp.server`), behind bearer tokens, Host/Origin
 checks and the limits of `ServeLimits` (`raf-agents[serve]`).
 
 The names below are imported on first use, so that `raf.serve.limits` (which the CLI

@@ -12,7 +12,7 @@ from typing import Any
 from raf._version import __version__
 from raf.core.agent_like import close_agent_like
 from raf.core.errors import RafError
-from raf.serve.a2a_requests import is_rpc_path, jsonrpc_error_body
+from raf.serve.a2a.requests import is_rpc_path, jsonrpc_error_body
 from raf.serve.errors import ServeError, openai_shaped, require_extra
 from raf.serve.hosting import AgentHost
 from raf.serve.public_url import check_public_url
@@ -69,7 +69,7 @@ def create_app(
     from fastapi.responses import JSONResponse
     from starlette.exceptions import HTTPException
 
-    from raf.serve.native import native_router
+    from raf.serve.native.routes import native_router
 
     security = security or ServeSecurity.for_bind("127.0.0.1")
 
@@ -150,7 +150,7 @@ def create_app(
 
         runs = RunManager(host)
     app.include_router(native_router(host, runs))
-    from raf.serve.schedules import schedules_router
+    from raf.serve.native.schedules import schedules_router
 
     # a durable host's runtime keeps schedules; any other host refuses them, naming why
     app.include_router(schedules_router(host, getattr(host, "runtime", None)))
@@ -170,18 +170,18 @@ def create_app(
         # the page's own files hold no data: a browser loads them before it has a token
         security = replace(security, public_paths=security.public_paths | PAGE_PATHS)
     if openai:
-        from raf.serve.openai_api import openai_router
-        from raf.serve.openai_responses import responses_router
-        from raf.serve.responses_background import BackgroundResponses
+        from raf.serve.openai.background import BackgroundResponses
+        from raf.serve.openai.chat import openai_router
+        from raf.serve.openai.responses import responses_router
 
         app.include_router(openai_router(host))
         app.include_router(responses_router(host, BackgroundResponses(host)))
     if agui:
-        from raf.serve.agui import agui_router
+        from raf.serve.agui.routes import agui_router
 
         app.include_router(agui_router(host))
     if a2a:
-        from raf.serve.a2a import mount_a2a
+        from raf.serve.a2a.routes import mount_a2a
 
         mount_a2a(
             app, host, public_url=public_url, security=security, push_policy=runs.webhooks.policy
@@ -204,8 +204,8 @@ class RunRoutes:
     """
 
     def __init__(self, app: ASGIApp, host: AgentHost, runs: Any, *, openai: bool) -> None:
-        from raf.serve.native import owner_of_request, run_request
-        from raf.serve.openai_api import chat_completion
+        from raf.serve.native.routes import owner_of_request, run_request
+        from raf.serve.openai.chat import chat_completion
 
         self.app = app
         self.host = host

@@ -21,7 +21,7 @@ from typing import Any
 from urllib.parse import urlsplit
 
 from raf.core.errors import ConfigurationError
-from raf.serve.a2a_requests import is_rpc_path, jsonrpc_error_body
+from raf.serve.a2a.requests import is_rpc_path, jsonrpc_error_body
 from raf.serve.errors import ServeError, openai_body
 from raf.serve.limits import (
     DEFAULT_MAX_BODY,
@@ -59,11 +59,18 @@ OPENAI_PREFIX = "/v1/"
 
 @functools.lru_cache(maxsize=1024)
 def is_loopback(host: str) -> bool:
-    """True for localhost and loopback addresses (IPv4 and IPv6). Remembered for the
-    last 1 024 names: every request asks it of its Host, its client address and the
-    server's own address, and parsing an address costs more than the rest of the check."""
-    name = host.strip("[]").lower()
-    if name == "localhost" or name.endswith(".localhost"):
+    """True for `localhost` and loopback addresses (IPv4 and IPv6): the one test of
+    loopback for every server here, the HTTP API's guard and the MCP server's alike.
+
+    Other names under `.localhost` (`app.localhost`) are not loopback here: they reach
+    this machine only where the resolver keeps them off DNS, and where it does not,
+    whoever answers for them may name a public address, so a server bound to one without
+    tokens could be reached from beyond this machine. Name such a host in `allowed_hosts` to
+    accept it. Remembered for the last 1 024 names: every request asks it of its Host,
+    its client address and the server's own address, and parsing an address costs more
+    than the rest of the check."""
+    name = host.strip().strip("[]").lower()
+    if name == "localhost":
         return True
     try:
         return ipaddress.ip_address(name).is_loopback

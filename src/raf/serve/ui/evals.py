@@ -11,10 +11,11 @@ server without tokens (loopback only) has one caller, who uses the folder itself
 from __future__ import annotations
 
 import asyncio
+from dataclasses import dataclass
 from pathlib import Path
-from typing import Any
+from typing import Any, cast
 
-from fastapi import APIRouter, Request
+from fastapi import APIRouter, Depends, Request
 from pydantic import BaseModel, ConfigDict, Field
 
 from raf.core.errors import ConfigurationError
@@ -79,151 +80,192 @@ def _turns(session: AgentSession) -> list[dict[str, Any]]:
     return found
 
 
+@dataclass(frozen=True)
+class EvalsPlace:
+    """Where the Evals page's endpoints read and write: the eval runs (`runs`, default:
+    the folder `raf eval` saves runs in, `$RAF_EVALS_DIR` else `evals` in raf's data
+    folder), the datasets folder (`datasets`, default `$RAF_EVAL_DATASETS_DIR`, else
+    `datasets` in the runs folder) and, when sessions' turns may be saved as cases, the
+    `host` that keeps them. A router's dependency puts it in each request's state."""
+
+    host: AgentHost | None = None
+    runs: EvalRunStore | None = None
+    datasets: str | Path | None = None
+
+    def attach(self, request: Request) -> None:
+        """Make this the place of `request` (the router's dependency)."""
+        request.state.raf_evals = self
+
+    def store(self) -> EvalRunStore:
+        """The eval runs."""
+        return self.runs if self.runs is not None else EvalRunStore()
+
+    def shared(self) -> DatasetFolder:
+        """The project's datasets: the files directly in the datasets folder."""
+        return DatasetFolder(self.datasets)
+
+    def shown(self, path: Path) -> str:
+        """A path relative to the data folder (the runs folder's parent), the datasets
+        folder's parent or the server's working folder: the API never tells a caller the
+        server's absolute layout."""
+        return shown_path(path, self.store().folder.parent, self.shared().folder.parent, Path.cwd())
+
+    def folder(self, owner: str) -> DatasetFolder:
+        """The datasets the caller `owner` saves into (the project's without tokens)."""
+        return DatasetFolder(owned_folder(self.shared().folder, owner))
+
+    def readable(self, owner: str) -> list[DatasetFolder]:
+        """Where the caller's datasets are read from, its own first."""
+        own = self.folder(owner)
+        project = self.shared()
+        return [own] if own.folder == project.folder else [own, project]
+
+    def load(self, run_id: str) -> Any:
+        """One stored eval run, or a 404 naming it."""
+        try:
+            return self.store().load(run_id)
+        except ConfigurationError:
+            raise not_found("eval_run", run_id) from None
+
+
+def place_of(request: Request) -> EvalsPlace:
+    """The place the router put in this request's state."""
+    return cast(EvalsPlace, request.state.raf_evals)
+
+
+def caller_of(request: Request) -> str:
+    """The caller, as the security middleware named it."""
+    return str(request.scope.get("state", {}).get(OWNER_KEY, ""))
+
+
+def host_of(request: Request) -> AgentHost:
+    """The host of the sessions a turn is saved from (mounted only with one)."""
+    host = place_of(request).host
+    assert host is not None, "the session routes are mounted only with a host"
+    return host
+
+
+async def eval_runs(request: Request) -> dict[str, Any]:
+    """The eval runs stored."""
+    place = place_of(request)
+    found = place.store()
+    return {"folder": place.shown(found.folder), "runs": [r.to_dict() for r in found.list()]}
+
+
+async def eval_run(run_id: str, request: Request) -> dict[str, Any]:
+    """One eval run's report."""
+    report = place_of(request).load(run_id)
+    data: dict[str, Any] = report.to_dict()
+    data["id"] = run_id
+    return data
+
+
+async def compared_runs(before: str, after: str, request: Request) -> dict[str, Any]:
+    """Two eval runs compared, regressions first."""
+    place = place_of(request)
+    data: dict[str, Any] = compare(place.load(before), place.load(after)).to_dict()
+    data.update(before_id=before, after_id=after)
+    return data
+
+
+async def dataset_list(request: Request) -> dict[str, Any]:
+    """The caller's eval datasets, then the project's (`shared`) it does not shadow."""
+    place = place_of(request)
+    folders = place.readable(caller_of(request))
+    out: list[dict[str, Any]] = []
+    seen: set[str] = set()
+    for where in folders:
+        for info in await asyncio.to_thread(where.list):
+            if info.name not in seen:
+                seen.add(info.name)
+                entry = {**info.to_dict(), "shared": where is not folders[0]}
+                out.append({**entry, "file": place.shown(info.file)})
+    return {"folder": place.shown(folders[0].folder), "datasets": out}
+
+
+async def dataset(name: str, request: Request) -> dict[str, Any]:
+    """One eval dataset, case by case (the caller's own before the project's)."""
+    place = place_of(request)
+    for where in place.readable(caller_of(request)):
+        try:
+            path = where.path(name)
+            loaded = await asyncio.to_thread(where.load, name)
+        except BadNameError:
+            raise not_found("dataset", name) from None
+        except UnknownDatasetError:
+            continue
+        except ConfigurationError as exc:
+            raise _unreadable(exc) from None
+        break
+    else:
+        raise not_found("dataset", name)
+    return {
+        "name": name,
+        "file": place.shown(path),
+        "description": loaded.description,
+        "evaluators": [e.to_spec() for e in loaded.evaluators],
+        "cases": [case_to_dict(c) for c in loaded.cases],
+    }
+
+
+async def session_turns(agent: str, session_id: str, request: Request) -> dict[str, Any]:
+    """A session's turns, to pick one to save as an eval case."""
+    session = await host_of(request).session(agent, session_id, caller_of(request))
+    return {"session_id": public_id(session), "turns": _turns(session)}
+
+
+async def save_case(agent: str, session_id: str, request: Request) -> dict[str, Any]:
+    """Save a turn of a session as a case of an eval dataset file."""
+    place = place_of(request)
+    body = parse_body(await request.body(), CaseFromTurn)
+    session = await host_of(request).session(agent, session_id, caller_of(request))
+    count = len(turn_starts(session.messages))
+    if body.turn is not None and body.turn >= count:
+        raise ServeError(
+            422,
+            "invalid_turn",
+            f"turn {body.turn}: session {session_id!r} has {count} turn(s), numbered from 0",
+        )
+    if count == 0:
+        raise ServeError(
+            422, "invalid_turn", f"session {session_id!r} has no turn yet: send a message"
+        )
+    case = case_from_session(session, name=body.name, turn=body.turn)
+    try:
+        saved = await asyncio.to_thread(
+            place.folder(caller_of(request)).add_case, body.dataset, case, answer_check=Contains()
+        )
+    except BadNameError as exc:
+        raise ServeError(400, f"invalid_{exc.what}_name", str(exc)) from None
+    except CaseExistsError as exc:
+        raise ServeError(409, "case_exists", str(exc), dataset=exc.dataset, case=exc.case) from None
+    except ConfigurationError as exc:
+        raise _unreadable(exc) from None
+    return {
+        "dataset": {**saved.dataset.to_dict(), "file": place.shown(saved.dataset.file)},
+        "turn": body.turn if body.turn is not None else count - 1,
+        "case": case_to_dict(saved.case),
+    }
+
+
 def evals_router(
     host: AgentHost | None = None,
     runs: EvalRunStore | None = None,
     datasets: str | Path | None = None,
 ) -> APIRouter:
-    """`/ui/api/evals/…` over `runs` (default: the folder `raf eval` saves runs in,
-    `$RAF_EVALS_DIR` else `evals` in raf's data folder) and the datasets folder
-    `datasets` (default `$RAF_EVAL_DATASETS_DIR`, else `datasets` in the runs folder);
-    with a `host`, its sessions' turns can be saved as cases. Runs and datasets are local
-    files shared by everyone who may use the UI; a session only by the token that made it."""
-    router = APIRouter()
-
-    def store() -> EvalRunStore:
-        return runs if runs is not None else EvalRunStore()
-
-    def shown(path: Path) -> str:
-        """A path relative to the data folder (the runs folder's parent), the datasets
-        folder's parent or the server's working folder: the API never tells a caller the
-        server's absolute layout."""
-        return shown_path(path, store().folder.parent, shared().folder.parent, Path.cwd())
-
-    def owner(request: Request) -> str:
-        return str(request.scope.get("state", {}).get(OWNER_KEY, ""))
-
-    def shared() -> DatasetFolder:
-        """The project's datasets: the files directly in the datasets folder."""
-        return DatasetFolder(datasets)
-
-    def folder(request: Request) -> DatasetFolder:
-        """The datasets the caller saves into (the project's without tokens)."""
-        return DatasetFolder(owned_folder(shared().folder, owner(request)))
-
-    def readable(request: Request) -> list[DatasetFolder]:
-        """Where the caller's datasets are read from, its own first."""
-        own = folder(request)
-        project = shared()
-        return [own] if own.folder == project.folder else [own, project]
-
-    def load(run_id: str) -> Any:
-        try:
-            return store().load(run_id)
-        except ConfigurationError:
-            raise not_found("eval_run", run_id) from None
-
-    @router.get("/ui/api/evals/runs")
-    async def listed() -> dict[str, Any]:
-        """The eval runs stored."""
-        found = store()
-        return {"folder": shown(found.folder), "runs": [r.to_dict() for r in found.list()]}
-
-    @router.get("/ui/api/evals/runs/{run_id}")
-    async def one(run_id: str) -> dict[str, Any]:
-        """One eval run's report."""
-        report = load(run_id)
-        data: dict[str, Any] = report.to_dict()
-        data["id"] = run_id
-        return data
-
-    @router.get("/ui/api/evals/compare/{before}/{after}")
-    async def compared(before: str, after: str) -> dict[str, Any]:
-        """Two eval runs compared, regressions first."""
-        data: dict[str, Any] = compare(load(before), load(after)).to_dict()
-        data.update(before_id=before, after_id=after)
-        return data
-
-    @router.get("/ui/api/evals/datasets")
-    async def dataset_list(request: Request) -> dict[str, Any]:
-        """The caller's eval datasets, then the project's (`shared`) it does not shadow."""
-        folders = readable(request)
-        out: list[dict[str, Any]] = []
-        seen: set[str] = set()
-        for place in folders:
-            for info in await asyncio.to_thread(place.list):
-                if info.name not in seen:
-                    seen.add(info.name)
-                    entry = {**info.to_dict(), "shared": place is not folders[0]}
-                    out.append({**entry, "file": shown(info.file)})
-        return {"folder": shown(folders[0].folder), "datasets": out}
-
-    @router.get("/ui/api/evals/datasets/{name}")
-    async def dataset(name: str, request: Request) -> dict[str, Any]:
-        """One eval dataset, case by case (the caller's own before the project's)."""
-        for place in readable(request):
-            try:
-                path = place.path(name)
-                loaded = await asyncio.to_thread(place.load, name)
-            except BadNameError:
-                raise not_found("dataset", name) from None
-            except UnknownDatasetError:
-                continue
-            except ConfigurationError as exc:
-                raise _unreadable(exc) from None
-            break
-        else:
-            raise not_found("dataset", name)
-        return {
-            "name": name,
-            "file": shown(path),
-            "description": loaded.description,
-            "evaluators": [e.to_spec() for e in loaded.evaluators],
-            "cases": [case_to_dict(c) for c in loaded.cases],
-        }
-
-    if host is None:
-        return router
-
-    @router.get("/ui/api/agents/{agent}/sessions/{session_id}/turns")
-    async def turns(agent: str, session_id: str, request: Request) -> dict[str, Any]:
-        """A session's turns, to pick one to save as an eval case."""
-        session = await host.session(agent, session_id, owner(request))
-        return {"session_id": public_id(session), "turns": _turns(session)}
-
-    @router.post("/ui/api/agents/{agent}/sessions/{session_id}/eval-cases", status_code=201)
-    async def save_case(agent: str, session_id: str, request: Request) -> dict[str, Any]:
-        """Save a turn of a session as a case of an eval dataset file."""
-        body = parse_body(await request.body(), CaseFromTurn)
-        session = await host.session(agent, session_id, owner(request))
-        count = len(turn_starts(session.messages))
-        if body.turn is not None and body.turn >= count:
-            raise ServeError(
-                422,
-                "invalid_turn",
-                f"turn {body.turn}: session {session_id!r} has {count} turn(s), numbered from 0",
-            )
-        if count == 0:
-            raise ServeError(
-                422, "invalid_turn", f"session {session_id!r} has no turn yet: send a message"
-            )
-        case = case_from_session(session, name=body.name, turn=body.turn)
-        try:
-            saved = await asyncio.to_thread(
-                folder(request).add_case, body.dataset, case, answer_check=Contains()
-            )
-        except BadNameError as exc:
-            raise ServeError(400, f"invalid_{exc.what}_name", str(exc)) from None
-        except CaseExistsError as exc:
-            raise ServeError(
-                409, "case_exists", str(exc), dataset=exc.dataset, case=exc.case
-            ) from None
-        except ConfigurationError as exc:
-            raise _unreadable(exc) from None
-        return {
-            "dataset": {**saved.dataset.to_dict(), "file": shown(saved.dataset.file)},
-            "turn": body.turn if body.turn is not None else count - 1,
-            "case": case_to_dict(saved.case),
-        }
-
+    """`/ui/api/evals/…` over the runs and the datasets of `EvalsPlace(host, runs,
+    datasets)`; with a `host`, its sessions' turns can be saved as cases. Runs and
+    datasets are local files shared by everyone who may use the UI; a session only by the
+    token that made it."""
+    place = EvalsPlace(host, runs, datasets)
+    router = APIRouter(dependencies=[Depends(place.attach)])
+    router.add_api_route("/ui/api/evals/runs", eval_runs, methods=["GET"])
+    router.add_api_route("/ui/api/evals/runs/{run_id}", eval_run, methods=["GET"])
+    router.add_api_route("/ui/api/evals/compare/{before}/{after}", compared_runs, methods=["GET"])
+    router.add_api_route("/ui/api/evals/datasets", dataset_list, methods=["GET"])
+    router.add_api_route("/ui/api/evals/datasets/{name}", dataset, methods=["GET"])
+    if host is not None:
+        session = "/ui/api/agents/{agent}/sessions/{session_id}"
+        router.add_api_route(f"{session}/turns", session_turns, methods=["GET"])
+        router.add_api_route(f"{session}/eval-cases", save_case, methods=["POST"], status_code=201)
     return router

@@ -4,11 +4,12 @@ from __future__ import annotations
 
 import json
 from collections.abc import AsyncIterator
+from dataclasses import dataclass
 from importlib import resources
 from pathlib import Path
-from typing import Any
+from typing import Any, cast
 
-from fastapi import APIRouter, Request, Response
+from fastapi import APIRouter, Depends, Request, Response
 from fastapi.responses import HTMLResponse, StreamingResponse
 from pydantic import BaseModel, ConfigDict, Field
 
@@ -21,9 +22,8 @@ from raf.serve.errors import ServeError, not_found
 from raf.serve.hosting import SERVE_KEY, AgentHost, public_id
 from raf.serve.limits import DEFAULT_MAX_BODY
 from raf.serve.requests import json_line, parse_body
-from raf.serve.security import OWNER_KEY
 from raf.serve.tenancy import Tenant
-from raf.serve.ui.evals import evals_router
+from raf.serve.ui.evals import caller_of, evals_router
 from raf.serve.ui.recorder import TurnRecorder
 from raf.serve.ui.shown_paths import shown_path
 from raf.serve.ui.workflows import WorkflowHost, graph_of, parse_value
@@ -143,6 +143,177 @@ def attachment_limits(max_body_bytes: int) -> dict[str, Any]:
     }
 
 
+@dataclass(frozen=True)
+class UiPlace:
+    """What the web UI's endpoints serve from: the `host` of the agents and sessions, the
+    `workflows` host, the `recorder` of runs, OpenTelemetry `traces` (an `OtelTraces`;
+    the recorder's runs without) and the `attachments` the chat page may send. A router's
+    dependency puts it in each request's state."""
+
+    host: AgentHost
+    workflows: WorkflowHost
+    recorder: TurnRecorder
+    traces: Any
+    attachments: dict[str, Any]
+
+    def attach(self, request: Request) -> None:
+        """Make this the place of `request` (the router's dependency)."""
+        request.state.raf_ui = self
+
+
+def place_of(request: Request) -> UiPlace:
+    """The place the router put in this request's state."""
+    return cast(UiPlace, request.state.raf_ui)
+
+
+async def page() -> Response:
+    """The web UI's page."""
+    return Response(_asset("index.html"), media_type="text/html", headers=PAGE_HEADERS)
+
+
+async def static(name: str) -> Response:
+    """One of the page's own script and style files."""
+    media = STATIC_FILES.get(name)
+    if media is None:
+        raise not_found("file", name)
+    return Response(_asset(name), media_type=media, headers=PAGE_HEADERS)
+
+
+async def catalog(request: Request) -> dict[str, Any]:
+    """The agents and workflows the pages show."""
+    place = place_of(request)
+    agents = []
+    for agent in place.host.agents.values():
+        summary = describe_agent(agent)
+        summary["memory"] = bool(_providers(agent, "memory"))
+        summary["skills"] = bool(_providers(agent, "skills"))
+        agents.append(summary)
+    return {
+        "agents": agents,
+        "workflows": [graph_of(w) for w in place.workflows.workflows.values()],
+        "attachments": place.attachments,
+    }
+
+
+async def sessions(agent: str, request: Request) -> dict[str, Any]:
+    """The agent's stored sessions of the caller, with their first message."""
+    place = place_of(request)
+    host = place.host
+    host.agent(agent)
+    who = Tenant(caller_of(request))
+    found: list[dict[str, Any]] = []
+    for session_id in await host.store.list():
+        if not who.owns_key(session_id):
+            continue
+        try:
+            session = await host.store.load(session_id)
+        except SessionStoreError:
+            raise  # the store is away: a 503, not a shorter list
+        except RafError:
+            continue  # a damaged or foreign entry is left out of the list, not fatal
+        mark = session.metadata.get(SERVE_KEY)
+        if not isinstance(mark, dict) or mark.get("agent") != agent:
+            continue
+        if not who.owns(mark.get("owner")):
+            continue
+        first = next((m.text for m in session.messages if m.role.value == "user"), "")
+        found.append(
+            {
+                "id": public_id(session),
+                "title": first[:80],
+                "messages": len(session.messages),
+                "pending": sum(a.answerable for a in session_approvals(session)),
+                "running": await host.run_in_progress(session.id) is not None,
+                "recorded_runs": len(place.recorder.runs(session.id)),
+            }
+        )
+    return {"sessions": found}
+
+
+async def recorded_runs(agent: str, session_id: str, request: Request) -> dict[str, Any]:
+    """Each recorded run of a session: the requests exactly as the model got them."""
+    place = place_of(request)
+    session = await place.host.session(agent, session_id, caller_of(request))
+    return {"runs": known_as(place.recorder.runs(session.id), session)}
+
+
+async def session_traces(agent: str, session_id: str, request: Request) -> dict[str, Any]:
+    """The span trees of a session's runs."""
+    place = place_of(request)
+    session = await place.host.session(agent, session_id, caller_of(request))
+    if place.traces is not None:
+        return {"source": "opentelemetry", "runs": known_as(place.traces.runs(session.id), session)}
+    return {"source": "recorder", "runs": known_as(place.recorder.runs(session.id), session)}
+
+
+async def memory(agent: str, request: Request) -> dict[str, Any]:
+    """The agent's memory and skills."""
+    found = place_of(request).host.agent(agent)
+    return {"memory": memory_view(found), "skills": skills_view(found)}
+
+
+async def checkpoints(name: str, request: Request) -> dict[str, Any]:
+    """A workflow's stored checkpoints."""
+    return {"checkpoints": await place_of(request).workflows.checkpoints(name, caller_of(request))}
+
+
+async def start_workflow(name: str, request: Request) -> dict[str, Any]:
+    """Start a workflow run."""
+    body = parse_body(await request.body(), WorkflowStart, empty_ok=True)
+    workflows = place_of(request).workflows
+    record = workflows.start(name, caller_of(request), input=parse_value(body.input))
+    return record.summary()
+
+
+async def resume(name: str, checkpoint_id: str, request: Request) -> dict[str, Any]:
+    """Resume a workflow from a checkpoint."""
+    record = await place_of(request).workflows.resume(name, caller_of(request), checkpoint_id)
+    return record.summary()
+
+
+async def answer_checkpoint(name: str, checkpoint_id: str, request: Request) -> dict[str, Any]:
+    """Answer the questions a paused checkpoint asks."""
+    body = parse_body(await request.body(), WorkflowAnswers)
+    record = await place_of(request).workflows.answer_checkpoint(
+        name, caller_of(request), checkpoint_id, body.responses
+    )
+    return record.summary()
+
+
+async def run_state(run_id: str, request: Request) -> dict[str, Any]:
+    """A workflow run's state."""
+    return place_of(request).workflows.run(run_id, caller_of(request)).summary()
+
+
+async def answers(run_id: str, request: Request) -> dict[str, Any]:
+    """Answer a paused workflow run's questions."""
+    body = parse_body(await request.body(), WorkflowAnswers)
+    record = await place_of(request).workflows.answer(run_id, caller_of(request), body.responses)
+    return record.summary()
+
+
+async def events(run_id: str, request: Request, after: int = 0) -> Response:
+    """A workflow run's events, as server-sent events (after: skip that many)."""
+    workflows = place_of(request).workflows
+    record = workflows.run(run_id, caller_of(request))
+    if after < 0:
+        raise ServeError(422, "invalid_request", "after: a number of events, 0 or more")
+
+    async def stream() -> AsyncIterator[str]:
+        index = after
+        async for event in workflows.events(record, after):
+            index += 1
+            yield f"id: {index}\nevent: workflow\ndata: {json_line(event)}\n\n"
+        end = json.dumps(record.summary())
+        yield f"event: end\ndata: {end}\n\n"
+
+    return StreamingResponse(
+        stream(),
+        media_type="text/event-stream",
+        headers={"cache-control": "no-cache", "x-accel-buffering": "no"},
+    )
+
+
 def ui_router(
     host: AgentHost,
     workflows: WorkflowHost,
@@ -156,154 +327,29 @@ def ui_router(
     the Traces page OpenTelemetry spans instead of the recorder's; `max_body_bytes` (the
     server's request limit) bounds the files the chat page lets a person attach;
     `datasets` is the folder of eval datasets runs are saved into as cases."""
-    router = APIRouter()
-    attachments = attachment_limits(max_body_bytes)
+    place = UiPlace(host, workflows, recorder, traces, attachment_limits(max_body_bytes))
+    router = APIRouter(dependencies=[Depends(place.attach)])
     # the Evals page: runs kept by `raf eval`, datasets, a session's turn saved as a case
     router.include_router(evals_router(host, datasets=datasets))
-
-    def owner(request: Request) -> str:
-        return str(request.scope.get("state", {}).get(OWNER_KEY, ""))
-
-    @router.get("/ui", response_class=HTMLResponse)
-    @router.get("/ui/", response_class=HTMLResponse)
-    async def page() -> Response:
-        """The web UI's page."""
-        return Response(_asset("index.html"), media_type="text/html", headers=PAGE_HEADERS)
-
-    @router.get("/ui/static/{name}")
-    async def static(name: str) -> Response:
-        """One of the page's own script and style files."""
-        media = STATIC_FILES.get(name)
-        if media is None:
-            raise not_found("file", name)
-        return Response(_asset(name), media_type=media, headers=PAGE_HEADERS)
-
-    @router.get("/ui/api/catalog")
-    async def catalog() -> dict[str, Any]:
-        """The agents and workflows the pages show."""
-        agents = []
-        for agent in host.agents.values():
-            summary = describe_agent(agent)
-            summary["memory"] = bool(_providers(agent, "memory"))
-            summary["skills"] = bool(_providers(agent, "skills"))
-            agents.append(summary)
-        return {
-            "agents": agents,
-            "workflows": [graph_of(w) for w in workflows.workflows.values()],
-            "attachments": attachments,
-        }
-
-    @router.get("/ui/api/agents/{agent}/sessions")
-    async def sessions(agent: str, request: Request) -> dict[str, Any]:
-        """The agent's stored sessions of the caller, with their first message."""
-        host.agent(agent)
-        who = Tenant(owner(request))
-        found: list[dict[str, Any]] = []
-        for session_id in await host.store.list():
-            if not who.owns_key(session_id):
-                continue
-            try:
-                session = await host.store.load(session_id)
-            except SessionStoreError:
-                raise  # the store is away: a 503, not a shorter list
-            except RafError:
-                continue  # a damaged or foreign entry is left out of the list, not fatal
-            mark = session.metadata.get(SERVE_KEY)
-            if not isinstance(mark, dict) or mark.get("agent") != agent:
-                continue
-            if not who.owns(mark.get("owner")):
-                continue
-            first = next((m.text for m in session.messages if m.role.value == "user"), "")
-            found.append(
-                {
-                    "id": public_id(session),
-                    "title": first[:80],
-                    "messages": len(session.messages),
-                    "pending": sum(a.answerable for a in session_approvals(session)),
-                    "running": await host.run_in_progress(session.id) is not None,
-                    "recorded_runs": len(recorder.runs(session.id)),
-                }
-            )
-        return {"sessions": found}
-
-    @router.get("/ui/api/agents/{agent}/sessions/{session_id}/runs")
-    async def runs(agent: str, session_id: str, request: Request) -> dict[str, Any]:
-        """Each recorded run of a session: the requests exactly as the model got them."""
-        session = await host.session(agent, session_id, owner(request))
-        return {"runs": known_as(recorder.runs(session.id), session)}
-
-    @router.get("/ui/api/agents/{agent}/sessions/{session_id}/traces")
-    async def session_traces(agent: str, session_id: str, request: Request) -> dict[str, Any]:
-        """The span trees of a session's runs."""
-        session = await host.session(agent, session_id, owner(request))
-        if traces is not None:
-            return {"source": "opentelemetry", "runs": known_as(traces.runs(session.id), session)}
-        return {"source": "recorder", "runs": known_as(recorder.runs(session.id), session)}
-
-    @router.get("/ui/api/agents/{agent}/memory")
-    async def memory(agent: str) -> dict[str, Any]:
-        """The agent's memory and skills."""
-        found = host.agent(agent)
-        return {"memory": memory_view(found), "skills": skills_view(found)}
-
-    @router.get("/ui/api/workflows/{name}/checkpoints")
-    async def checkpoints(name: str, request: Request) -> dict[str, Any]:
-        """A workflow's stored checkpoints."""
-        return {"checkpoints": await workflows.checkpoints(name, owner(request))}
-
-    @router.post("/ui/api/workflows/{name}/runs", status_code=201)
-    async def start(name: str, request: Request) -> dict[str, Any]:
-        """Start a workflow run."""
-        body = parse_body(await request.body(), WorkflowStart, empty_ok=True)
-        record = workflows.start(name, owner(request), input=parse_value(body.input))
-        return record.summary()
-
-    @router.post("/ui/api/workflows/{name}/checkpoints/{checkpoint_id}/resume", status_code=201)
-    async def resume(name: str, checkpoint_id: str, request: Request) -> dict[str, Any]:
-        """Resume a workflow from a checkpoint."""
-        record = await workflows.resume(name, owner(request), checkpoint_id)
-        return record.summary()
-
-    @router.post("/ui/api/workflows/{name}/checkpoints/{checkpoint_id}/answers", status_code=201)
-    async def answer_checkpoint(name: str, checkpoint_id: str, request: Request) -> dict[str, Any]:
-        """Answer the questions a paused checkpoint asks."""
-        body = parse_body(await request.body(), WorkflowAnswers)
-        record = await workflows.answer_checkpoint(
-            name, owner(request), checkpoint_id, body.responses
-        )
-        return record.summary()
-
-    @router.get("/ui/api/workflow-runs/{run_id}")
-    async def run_state(run_id: str, request: Request) -> dict[str, Any]:
-        """A workflow run's state."""
-        return workflows.run(run_id, owner(request)).summary()
-
-    @router.post("/ui/api/workflow-runs/{run_id}/answers", status_code=201)
-    async def answers(run_id: str, request: Request) -> dict[str, Any]:
-        """Answer a paused workflow run's questions."""
-        body = parse_body(await request.body(), WorkflowAnswers)
-        record = await workflows.answer(run_id, owner(request), body.responses)
-        return record.summary()
-
-    @router.get("/ui/api/workflow-runs/{run_id}/events")
-    async def events(run_id: str, request: Request, after: int = 0) -> Response:
-        """A workflow run's events, as server-sent events (after: skip that many)."""
-        record = workflows.run(run_id, owner(request))
-        if after < 0:
-            raise ServeError(422, "invalid_request", "after: a number of events, 0 or more")
-
-        async def stream() -> AsyncIterator[str]:
-            index = after
-            async for event in workflows.events(record, after):
-                index += 1
-                yield f"id: {index}\nevent: workflow\ndata: {json_line(event)}\n\n"
-            end = json.dumps(record.summary())
-            yield f"event: end\ndata: {end}\n\n"
-
-        return StreamingResponse(
-            stream(),
-            media_type="text/event-stream",
-            headers={"cache-control": "no-cache", "x-accel-buffering": "no"},
-        )
-
+    for path in ("/ui", "/ui/"):
+        router.add_api_route(path, page, response_class=HTMLResponse, methods=["GET"])
+    router.add_api_route("/ui/static/{name}", static, methods=["GET"])
+    router.add_api_route("/ui/api/catalog", catalog, methods=["GET"])
+    agent = "/ui/api/agents/{agent}"
+    router.add_api_route(f"{agent}/sessions", sessions, methods=["GET"])
+    router.add_api_route(f"{agent}/sessions/{{session_id}}/runs", recorded_runs, methods=["GET"])
+    router.add_api_route(f"{agent}/sessions/{{session_id}}/traces", session_traces, methods=["GET"])
+    router.add_api_route(f"{agent}/memory", memory, methods=["GET"])
+    flow = "/ui/api/workflows/{name}"
+    router.add_api_route(f"{flow}/checkpoints", checkpoints, methods=["GET"])
+    router.add_api_route(f"{flow}/runs", start_workflow, methods=["POST"], status_code=201)
+    checkpoint = f"{flow}/checkpoints/{{checkpoint_id}}"
+    router.add_api_route(f"{checkpoint}/resume", resume, methods=["POST"], status_code=201)
+    router.add_api_route(
+        f"{checkpoint}/answers", answer_checkpoint, methods=["POST"], status_code=201
+    )
+    run = "/ui/api/workflow-runs/{run_id}"
+    router.add_api_route(run, run_state, methods=["GET"])
+    router.add_api_route(f"{run}/answers", answers, methods=["POST"], status_code=201)
+    router.add_api_route(f"{run}/events", events, methods=["GET"])
     return router

@@ -1,0 +1,1 @@
+"""The native HTTP API: agents, sessions, runs and their streams (`routes`)."""
