@@ -140,6 +140,7 @@ REMOVED_BY = {
         "raf.clients.function_invoking",
         "raf.clients.tool_loop",
     },
+    "2618-serve-laid-out-by-protocol-around-one-host.md": {"raf.serve.openai_api"},
     "2600-one-wing-per-engine.md": {
         "raf.workflow.SequentialOrchestration",
         "raf.workflow.declarative",
