@@ -262,7 +262,7 @@ def test_only_the_approval_holder_writes_what_a_session_waits_on() -> None:
                 targets = [node.target]
             for target in targets:
                 if isinstance(target, ast.Attribute) and target.attr == "pending_approvals":
-                    writers.append(f"{path.relative_to(root)}:{node.lineno}")
+                    writers.append(f"{path.relative_to(root)}:{target.lineno}")
     assert writers == []
 
 
