@@ -356,10 +356,18 @@ def _store_timeout(args: argparse.Namespace) -> float:
     return DEFAULT_STORE_TIMEOUT if args.store_timeout is None else float(args.store_timeout)
 
 
+REDIS_CHECKPOINTS = (
+    "workflow checkpoints cannot be kept in Redis: give --checkpoints "
+    "(postgresql://…, a SQLite file every worker reaches, or a folder)"
+)
+"""Why a workflow cannot be served beside Redis sessions without `--checkpoints`."""
+
+
 def _checkpoint_store(given: str | None, sessions_at: str, waits: float) -> Any:
     """Where served workflows keep their checkpoints: `--checkpoints`, else beside the
     sessions (a table of their database or SQLite file, a folder inside theirs), so every
-    worker that shares the sessions shares the checkpoints too."""
+    worker that shares the sessions shares the checkpoints too. None beside Redis
+    sessions without `--checkpoints`: agents need none, a workflow is refused."""
     from raf.core.errors import ConfigurationError
     from raf.core.private_files import private_dir
     from raf.stores.urls import open_checkpoint_store
@@ -368,10 +376,7 @@ def _checkpoint_store(given: str | None, sessions_at: str, waits: float) -> Any:
     if spec is None:
         scheme = sessions_at.split("://", 1)[0].lower() if "://" in sessions_at else ""
         if scheme in ("redis", "rediss", "unix"):
-            raise ConfigurationError(
-                "workflow checkpoints cannot be kept in Redis: give --checkpoints "
-                "(postgresql://…, a SQLite file every worker reaches, or a folder)"
-            )
+            return None
         if not scheme and sessions_at != "memory:" and Path(sessions_at).is_dir():
             spec = str(private_dir(Path(sessions_at) / "checkpoints"))
         else:
@@ -581,6 +586,10 @@ def serve_command(args: argparse.Namespace) -> int:
     agents, workflows = load_targets(
         args.paths, chat_client=client, tools=tools, checkpoints=checkpoints
     )
+    if workflows and checkpoints is None:
+        from raf.core.errors import ConfigurationError
+
+        raise ConfigurationError(REDIS_CHECKPOINTS)
     if workflows and args.durable:
         print(
             terminal_safe(
