@@ -88,8 +88,9 @@ class DurableAgentHost(AgentHost):
     ) -> tuple[AgentLike, AgentSession, ActiveRun]:
         """As `AgentHost._prepare`; a new session is stored first, since a durable run
         loads its session from the store in whichever worker runs it."""
-        if session_id is None:
-            session_id = public_id(await self.create_session(agent_name, owner))
+        if session_id is None:  # under the id the run's record already names, if any
+            name = queueing.pop("session_name", None)
+            session_id = public_id(await self.create_session(agent_name, owner, name))
         return await super()._prepare(
             agent_name,
             session_id,
