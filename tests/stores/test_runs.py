@@ -68,9 +68,11 @@ async def test_events_are_read_after_a_number_and_purged_past_retention(spot: St
 
 
 async def test_handles_of_a_shared_store_see_one_order(shared_spot: StoreSpot) -> None:
-    if shared_spot.kind == "json":
-        pytest.skip("the folder store keeps runs in each process (runs_of warns so)")
     handles = [runs_of(shared_spot.open()) for _ in range(3)]
+    if shared_spot.kind == "json":  # the folder store keeps runs in each process (runs_of warns)
+        await handles[0].add_run(run("r0"))
+        assert await handles[1].session_runs("s1") == []
+        return
     added = await asyncio.gather(*(handles[i % 3].add_run(run(f"r{i}")) for i in range(12)))
     assert len({r.seq for r in added}) == 12
     listed = await handles[0].session_runs("s1")

@@ -10,7 +10,7 @@ runs ordered by seq; `run-events:<id>` the run's events ordered by number;
 from __future__ import annotations
 
 import json
-from collections.abc import Sequence
+from collections.abc import Awaitable, Callable, Sequence
 from typing import Any
 
 from raf.stores.runs import RunRecord
@@ -68,12 +68,10 @@ class RedisRuns:
     """`SessionRuns` on the server of `RedisSessionStore` (mixed into it)."""
 
     prefix: str
-
-    def _open(self) -> Any:
-        raise NotImplementedError
-
-    async def _call(self, what: Any) -> Any:
-        raise NotImplementedError
+    _open: Callable[[], Any]
+    """The store's own client (`RedisSessionStore._open`)."""
+    _call: Callable[[Any], Awaitable[Any]]
+    """The store's own call with its errors and time limit (`RedisSessionStore._call`)."""
 
     def _run_key(self, run_id: str) -> str:
         return f"{self.prefix}:run:{run_id}"

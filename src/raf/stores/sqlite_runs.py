@@ -48,9 +48,8 @@ class SqliteRuns:
     """`SessionRuns` on the SQLite file of `SqliteSessionStore` (mixed into it)."""
 
     path: Path
-
-    def _connect(self) -> sqlite3.Connection:
-        raise NotImplementedError
+    _connect: Callable[[], sqlite3.Connection]
+    """The store's own connection (`SqliteSessionStore._connect`)."""
 
     async def _runs_call(self, work: Callable[[sqlite3.Connection], T]) -> T:
         def call() -> T:
