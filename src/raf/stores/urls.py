@@ -14,25 +14,49 @@ if TYPE_CHECKING:
     from raf.stores.checkpoints import CheckpointStore
 
 
+def _named(spec: str) -> tuple[str, str]:
+    """What `spec` names, one spelling for both kinds of store: (`postgres`, the URL),
+    (`redis`, the URL), (`sqlite`, the file), (`memory`, ""), (`folder`, the path),
+    (`empty`, "") or (`unknown`, the scheme)."""
+    spec = spec.strip()
+    scheme = spec.split("://", 1)[0].lower() if "://" in spec else ""
+    if scheme in ("postgresql", "postgres"):
+        return "postgres", spec
+    if scheme in ("redis", "rediss", "unix"):
+        return "redis", spec
+    if scheme == "sqlite":
+        return "sqlite", spec[len("sqlite://") :]
+    if scheme:
+        return "unknown", scheme
+    if spec == "memory:":
+        return "memory", ""
+    if not spec:
+        return "empty", ""
+    if Path(spec).suffix in (".sqlite", ".sqlite3", ".db"):
+        return "sqlite", spec
+    return "folder", spec
+
+
 def open_session_store(spec: str, *, timeout: float | None = None) -> SessionStore:
     """The store `spec` names; a scheme raf does not know is an error, not a folder.
     `timeout`: seconds the store waits for its server (a connection, a reply) or for a
     lock on its file before it fails; each store's own default when None."""
-    spec = spec.strip()
-    scheme = spec.split("://", 1)[0].lower() if "://" in spec else ""
-    if scheme in ("postgresql", "postgres"):
+    kind, where = _named(spec)
+    if kind == "postgres":
         from raf.stores.postgres_sessions import PostgresSessionStore
 
         return (
-            PostgresSessionStore(spec)
+            PostgresSessionStore(where)
             if timeout is None
-            else PostgresSessionStore(spec, timeout=timeout)
+            else PostgresSessionStore(where, timeout=timeout)
         )
-    if scheme in ("redis", "rediss", "unix"):
+    if kind == "redis":
         from raf.stores.redis_sessions import RedisSessionStore
 
         return (
-            RedisSessionStore(spec) if timeout is None else RedisSessionStore(spec, timeout=timeout)
+            RedisSessionStore(where)
+            if timeout is None
+            else RedisSessionStore(where, timeout=timeout)
         )
     from raf.stores.sessions import (
         InMemorySessionStore,
@@ -40,29 +64,22 @@ def open_session_store(spec: str, *, timeout: float | None = None) -> SessionSto
         SqliteSessionStore,
     )
 
-    if scheme == "sqlite":
-        path = Path(spec[len("sqlite://") :])
+    if kind == "sqlite":
         return (
-            SqliteSessionStore(path)
+            SqliteSessionStore(where)
             if timeout is None
-            else SqliteSessionStore(path, timeout=timeout)
+            else SqliteSessionStore(where, timeout=timeout)
         )
-    if scheme:
+    if kind == "unknown":
         raise SessionError(
-            f"unknown session store {scheme}://…: use postgresql://, redis://, sqlite:///PATH, "
+            f"unknown session store {where}://…: use postgresql://, redis://, sqlite:///PATH, "
             "a .sqlite file, a folder or memory:"
         )
-    if spec == "memory:":
+    if kind == "memory":
         return InMemorySessionStore()
-    if not spec:
+    if kind == "empty":
         raise SessionError("the session store is empty: name a URL, a file or a folder")
-    if Path(spec).suffix in (".sqlite", ".sqlite3", ".db"):
-        return (
-            SqliteSessionStore(spec)
-            if timeout is None
-            else SqliteSessionStore(spec, timeout=timeout)
-        )
-    return JsonDirectorySessionStore(spec)
+    return JsonDirectorySessionStore(where)
 
 
 def open_checkpoint_store(spec: str, *, timeout: float | None = None) -> CheckpointStore:
@@ -76,41 +93,33 @@ def open_checkpoint_store(spec: str, *, timeout: float | None = None) -> Checkpo
         SqliteCheckpointStore,
     )
 
-    spec = spec.strip()
-    scheme = spec.split("://", 1)[0].lower() if "://" in spec else ""
-    if scheme in ("postgresql", "postgres"):
+    kind, where = _named(spec)
+    if kind == "postgres":
         from raf.stores.postgres_checkpoints import PostgresCheckpointStore
 
         return (
-            PostgresCheckpointStore(spec)
+            PostgresCheckpointStore(where)
             if timeout is None
-            else PostgresCheckpointStore(spec, timeout=timeout)
+            else PostgresCheckpointStore(where, timeout=timeout)
         )
-    if scheme in ("redis", "rediss", "unix"):
+    if kind == "redis":
         raise CheckpointError(
             "workflow checkpoints cannot be kept in Redis: name a PostgreSQL URL, a SQLite "
             "file every worker reaches, or a folder"
         )
-    if scheme == "sqlite":
-        path = Path(spec[len("sqlite://") :])
+    if kind == "sqlite":
         return (
-            SqliteCheckpointStore(path)
+            SqliteCheckpointStore(where)
             if timeout is None
-            else SqliteCheckpointStore(path, timeout=timeout)
+            else SqliteCheckpointStore(where, timeout=timeout)
         )
-    if scheme:
+    if kind == "unknown":
         raise CheckpointError(
-            f"unknown checkpoint store {scheme}://…: use postgresql://, sqlite:///PATH, "
+            f"unknown checkpoint store {where}://…: use postgresql://, sqlite:///PATH, "
             "a .sqlite file, a folder or memory:"
         )
-    if spec == "memory:":
+    if kind == "memory":
         return InMemoryCheckpointStore()
-    if not spec:
+    if kind == "empty":
         raise CheckpointError("the checkpoint store is empty: name a URL, a file or a folder")
-    if Path(spec).suffix in (".sqlite", ".sqlite3", ".db"):
-        return (
-            SqliteCheckpointStore(spec)
-            if timeout is None
-            else SqliteCheckpointStore(spec, timeout=timeout)
-        )
-    return JsonFileCheckpointStore(spec)
+    return JsonFileCheckpointStore(where)
