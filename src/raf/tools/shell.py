@@ -5,7 +5,6 @@ it) a bubblewrap sandbox in which only the workspace is writable."""
 from __future__ import annotations
 
 import asyncio
-import contextlib
 import dataclasses
 import logging
 import os
@@ -43,6 +42,7 @@ from raf.tools.sandbox import (
     detect_sandbox,
     git_guards,
     open_bwrap_argv,
+    processes_of_this_user,
     run_process,
 )
 from raf.tools.scope.budget import CallBudget
@@ -455,14 +455,7 @@ def with_process_cap(limits: ProcessLimits) -> ProcessLimits:
     the caller did not set it: a fork bomb stops there instead of filling the machine."""
     if limits.processes is not None:
         return limits
-    uid = os.getuid()
-    count = 0
-    for entry in os.scandir("/proc") if os.path.isdir("/proc") else []:
-        if entry.name.isdigit():
-            with contextlib.suppress(OSError):
-                if entry.stat().st_uid == uid:
-                    count += 1
-    return dataclasses.replace(limits, processes=count + MAX_PROCESSES)
+    return dataclasses.replace(limits, processes=processes_of_this_user() + MAX_PROCESSES)
 
 
 def default_process_limits() -> ProcessLimits:
