@@ -260,12 +260,9 @@ class RunCommand(ScopedTool):
                 "OutsideScope: no OS sandbox (bubblewrap) works on this machine, so every "
                 "command needs a human's approval"
             )
-        try:
-            cwd = await _checked_cwd(scope, args.cwd, approved)
-        except OutsideScopeError as exc:
-            return ToolResult.fail(str(exc))
-        except OSError as exc:
-            return ToolResult.fail(f"{self.name}: {os_message(exc)}")
+        cwd = await _checked_cwd(self.name, scope, args.cwd, approved)
+        if isinstance(cwd, ToolResult):
+            return cwd
         argv = ["/bin/sh", "-c", args.command]
         sandbox_used = "none"
         if not use_bwrap and self.sandbox is SandboxKind.BWRAP:
@@ -339,12 +336,9 @@ class RunCommand(ScopedTool):
         """One command in a fresh container: the workspace at its own path (read-only
         where the rules keep the root from changes; covered or read-only where they say
         so; `.git`'s config and hooks read-only), /tmp a tmpfs, the rest the image."""
-        try:
-            cwd = await _checked_cwd(scope, args.cwd, approved)
-        except OutsideScopeError as exc:
-            return ToolResult.fail(str(exc))
-        except OSError as exc:
-            return ToolResult.fail(f"{self.name}: {os_message(exc)}")
+        cwd = await _checked_cwd(self.name, scope, args.cwd, approved)
+        if isinstance(cwd, ToolResult):
+            return cwd
         guard = await asyncio.to_thread(CommandGuard.prepare, scope, approved)
         if guard is None:
             return ToolResult.fail(
@@ -472,11 +466,21 @@ def has_restricting_rules(scope: WorkspaceScope) -> bool:
     )
 
 
-async def _checked_cwd(scope: WorkspaceScope, cwd: str, approved: bool) -> Path:
+async def _checked_cwd(
+    tool: str, scope: WorkspaceScope, cwd: str, approved: bool
+) -> Path | ToolResult:
+    """The folder a command runs in, checked against the scope; a refusal or a folder that
+    is not there is the call's failed result."""
+
     def check() -> Path:
         with located(scope, cwd, Access.EXECUTE, approved=approved) as loc:
             if not loc.is_dir:
                 raise NotADirectoryError(20, f"{cwd!r} is not a folder")
             return loc.path
 
-    return await asyncio.to_thread(check)
+    try:
+        return await asyncio.to_thread(check)
+    except OutsideScopeError as exc:
+        return ToolResult.fail(str(exc))
+    except OSError as exc:
+        return ToolResult.fail(f"{tool}: {os_message(exc)}")
