@@ -20,7 +20,7 @@ from typing import Any, Literal, Protocol, runtime_checkable
 
 from raf.core.errors import AnswerClaimedError, CheckpointError, CheckpointNotFoundError
 from raf.core.private_files import atomic_write_text, private_dir
-from raf.stores.sqlite_file import open_wal
+from raf.stores.sqlite_file import PerThread, open_wal
 
 CHECKPOINT_FORMAT = 1
 """Version of the JSON form of a checkpoint; a newer stored version is refused."""
@@ -363,14 +363,13 @@ class SqliteCheckpointStore:
         default = os.environ.get("RAF_CHECKPOINTS") or DEFAULT_CHECKPOINT_PATH
         self.path = Path(path if path is not None else default)
         self.timeout = timeout
-        self._local = threading.local()
+        self._connections = PerThread(self._open)
 
     def _connect(self) -> sqlite3.Connection:
-        conn: sqlite3.Connection | None = getattr(self._local, "conn", None)
-        if conn is None:
-            conn = open_wal(self.path, self.timeout, _create_tables, self._refused)
-            self._local.conn = conn
-        return conn
+        return self._connections.get()
+
+    def _open(self) -> sqlite3.Connection:
+        return open_wal(self.path, self.timeout, _create_tables, self._refused)
 
     def _refused(self, exc: sqlite3.OperationalError) -> CheckpointError:
         return CheckpointError(f"cannot open {self.path}: {exc}")

@@ -11,7 +11,6 @@ import os
 import re
 import sqlite3
 import stat
-import threading
 import time
 from collections.abc import Callable, Iterator
 from dataclasses import replace
@@ -28,7 +27,7 @@ from raf.core.private_files import atomic_write_text, private_dir
 from raf.core.sessions import AgentSession, SessionLease, next_revision
 from raf.stores.leases import LocalLeases, lease_after, standing
 from raf.stores.runs import LocalRuns
-from raf.stores.sqlite_file import open_wal
+from raf.stores.sqlite_file import PerThread, open_wal
 from raf.stores.sqlite_runs import RUN_TABLES, SqliteRuns
 
 log = logging.getLogger("raf.sessions")
@@ -366,15 +365,14 @@ class SqliteSessionStore(SqliteRuns):
     def __init__(self, path: str | os.PathLike[str], *, timeout: float = 30.0) -> None:
         self.path = Path(path)
         self.timeout = timeout
-        self._local = threading.local()
+        self._connections = PerThread(self._open)
         self._ready = False
 
     def _connect(self) -> sqlite3.Connection:
-        conn: sqlite3.Connection | None = getattr(self._local, "conn", None)
-        if conn is None:
-            conn = open_wal(self.path, self.timeout, _create_tables, self._refused)
-            self._local.conn = conn
-        return conn
+        return self._connections.get()
+
+    def _open(self) -> sqlite3.Connection:
+        return open_wal(self.path, self.timeout, _create_tables, self._refused)
 
     def _refused(self, exc: sqlite3.OperationalError) -> SessionStoreError:
         return SessionStoreError(f"cannot open session store {self.path}: {exc}")

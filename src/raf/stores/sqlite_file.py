@@ -1,15 +1,35 @@
 """Opening a store's SQLite file: private, in WAL mode, its tables made; retried while
 locked, because two processes opening a new file at once can meet a lock that SQLite's
-busy timeout does not cover."""
+busy timeout does not cover. A store keeps one connection per thread (`PerThread`): a
+SQLite connection is used only in the thread that made it."""
 
 from __future__ import annotations
 
 import sqlite3
+import threading
 import time
 from collections.abc import Callable
 from pathlib import Path
+from typing import Generic, TypeVar
 
 from raf.core.private_files import private_file
+
+T = TypeVar("T")
+
+
+class PerThread(Generic[T]):
+    """One value per thread, made by `make` on the thread's first `get`."""
+
+    def __init__(self, make: Callable[[], T]) -> None:
+        self._make = make
+        self._local = threading.local()
+
+    def get(self) -> T:
+        try:
+            value: T = self._local.value
+        except AttributeError:
+            value = self._local.value = self._make()
+        return value
 
 
 def open_wal(
