@@ -274,13 +274,10 @@ class RunCommand(ScopedTool):
             sandbox_used = "pid-namespace"
         guard: CommandGuard | None = None
         if use_bwrap and self.sandbox is SandboxKind.BWRAP:
-            guard = await asyncio.to_thread(CommandGuard.prepare, scope, approved)
-            if guard is None:
-                return ToolResult.fail(
-                    "OutsideScope: the workspace's path rules cannot be enforced inside the "
-                    f"sandbox (more than {MAX_MASKS} paths, or a rule on '/'), so this "
-                    "command needs a human's approval"
-                )
+            prepared = await _guarded(scope, approved, "sandbox", "needs a human's approval")
+            if isinstance(prepared, ToolResult):
+                return prepared
+            guard = prepared
             if scope.policy is ScopePolicy.ALLOW_ALL:
                 prefix = open_bwrap_argv(cwd=cwd, masks=guard.masks, network=network)
             else:
@@ -339,13 +336,9 @@ class RunCommand(ScopedTool):
         cwd = await _checked_cwd(self.name, scope, args.cwd, approved)
         if isinstance(cwd, ToolResult):
             return cwd
-        guard = await asyncio.to_thread(CommandGuard.prepare, scope, approved)
-        if guard is None:
-            return ToolResult.fail(
-                "OutsideScope: the workspace's path rules cannot be enforced inside the "
-                f"container (more than {MAX_MASKS} paths, or a rule on '/'), so this "
-                "command cannot run"
-            )
+        guard = await _guarded(scope, approved, "container", "cannot run")
+        if isinstance(guard, ToolResult):
+            return guard
         root = scope.real_root
         writable = not restricts(scope.decide(".", Access.WRITE).action, approved)
         mounts = [
@@ -464,6 +457,20 @@ def has_restricting_rules(scope: WorkspaceScope) -> bool:
         r.action is not RuleAction.ALLOW and r.access & {Access.READ, Access.WRITE, Access.DELETE}
         for r in scope.rules
     )
+
+
+async def _guarded(
+    scope: WorkspaceScope, approved: bool, inside: str, so: str
+) -> CommandGuard | ToolResult:
+    """The masks that keep the scope's path rules inside the `inside` (sandbox or
+    container); rules that masks cannot carry are the call's failed result."""
+    guard = await asyncio.to_thread(CommandGuard.prepare, scope, approved)
+    if guard is None:
+        return ToolResult.fail(
+            "OutsideScope: the workspace's path rules cannot be enforced inside the "
+            f"{inside} (more than {MAX_MASKS} paths, or a rule on '/'), so this command {so}"
+        )
+    return guard
 
 
 async def _checked_cwd(
