@@ -28,14 +28,11 @@ from raf.core.contents import (
 )
 from raf.core.function_tool import tool
 from raf.core.messages import ChatMessage, Role
+from tests.clients.common import PNG
 from tests.clients.conftest import KATAN_KEY, KATAN_MODEL
 from tests.clients.faultserver import FaultServer, Reply
 from tests.clients.ollama_peer import OllamaPeer
 from tests.clients.responses_peer import ResponsesPeer
-
-PNG = base64.b64decode(
-    "iVBORw0KGgoAAAANSUhEUgAAAAEAAAABCAYAAAAfFcSJAAAADUlEQVR42mP8z8BQDwAEhQGAhKmMIQAAAABJRU5ErkJggg=="
-)
 
 
 @tool

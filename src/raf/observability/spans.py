@@ -8,10 +8,17 @@ from contextlib import contextmanager
 from typing import Any
 
 from opentelemetry import trace
-from opentelemetry.trace import Span, Status, StatusCode
+from opentelemetry.trace import Span, Status, StatusCode, Tracer
 
 from raf._version import __version__
 from raf.observability import conventions as sc
+
+
+def raf_tracer(tracer_provider: Any = None) -> Tracer:
+    """raf's tracer from `tracer_provider` (None: the global one), named and versioned as
+    every raf span is."""
+    provider = tracer_provider if tracer_provider is not None else trace.get_tracer_provider()
+    return provider.get_tracer("raf", __version__, schema_url=sc.SCHEMA_URL)
 
 
 @contextmanager
@@ -19,9 +26,9 @@ def operation_span(
     name: str, attributes: Mapping[str, Any], *, tracer_provider: Any = None
 ) -> Iterator[Span]:
     """A span made current for the block; an exception that escapes marks it failed."""
-    provider = tracer_provider if tracer_provider is not None else trace.get_tracer_provider()
-    tracer = provider.get_tracer("raf", __version__, schema_url=sc.SCHEMA_URL)
-    with tracer.start_as_current_span(name, attributes=dict(attributes)) as span:
+    with raf_tracer(tracer_provider).start_as_current_span(
+        name, attributes=dict(attributes)
+    ) as span:
         yield span
 
 

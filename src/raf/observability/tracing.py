@@ -12,9 +12,10 @@ from __future__ import annotations
 import os
 import time
 from collections.abc import Mapping
+from contextlib import AbstractContextManager
 from typing import Any, TypeVar
 
-from opentelemetry import metrics, trace
+from opentelemetry import metrics
 from opentelemetry.sdk.trace import TracerProvider
 from opentelemetry.trace import Span, SpanKind, Status, StatusCode
 
@@ -33,6 +34,7 @@ from raf.core.middleware import (
 from raf.observability import conventions as sc
 from raf.observability.collector import InMemoryTraces
 from raf.observability.content import messages_json, system_json, value_json
+from raf.observability.spans import raf_tracer
 
 T = TypeVar("T")
 
@@ -73,8 +75,7 @@ class Tracing:
         self.capture_content = (
             capture_content_from_env() if capture_content is None else bool(capture_content)
         )
-        provider = tracer_provider if tracer_provider is not None else trace.get_tracer_provider()
-        self.tracer = provider.get_tracer("raf", __version__, schema_url=sc.SCHEMA_URL)
+        self.tracer = raf_tracer(tracer_provider)
         meters = meter_provider if meter_provider is not None else metrics.get_meter_provider()
         meter = meters.get_meter("raf", __version__, schema_url=sc.SCHEMA_URL)
         self.token_usage = meter.create_histogram(
@@ -107,6 +108,19 @@ class Tracing:
         )
         """The three middleware, to add outermost so they see what the others do."""
 
+    def _span(
+        self, name: str, kind: SpanKind, attributes: dict[str, Any]
+    ) -> AbstractContextManager[Span]:
+        """A span made current for one call; `_failed` marks a failure (OpenTelemetry's own
+        marking would record the exception a second time)."""
+        return self.tracer.start_as_current_span(
+            name,
+            kind=kind,
+            attributes=attributes,
+            record_exception=False,
+            set_status_on_exception=False,
+        )
+
     # -- invoke_agent -------------------------------------------------------------------
 
     async def _trace_run(self, context: AgentRunContext, call_next: CallNext) -> None:
@@ -129,13 +143,7 @@ class Tracing:
         model = _agent_model(agent)
         if model:
             attributes[sc.REQUEST_MODEL] = model
-        with self.tracer.start_as_current_span(
-            f"invoke_agent {name}",
-            kind=SpanKind.INTERNAL,
-            attributes=attributes,
-            record_exception=False,
-            set_status_on_exception=False,
-        ) as span:
+        with self._span(f"invoke_agent {name}", SpanKind.INTERNAL, attributes) as span:
             if self.capture_content:
                 span.set_attribute(sc.INPUT_MESSAGES, messages_json(context.messages))
             try:
@@ -177,13 +185,7 @@ class Tracing:
         if options.max_tokens is not None:
             attributes[sc.REQUEST_MAX_TOKENS] = options.max_tokens
         started = time.perf_counter()
-        with self.tracer.start_as_current_span(
-            f"chat {model}" if model else "chat",
-            kind=SpanKind.CLIENT,
-            attributes=attributes,
-            record_exception=False,
-            set_status_on_exception=False,
-        ) as span:
+        with self._span(f"chat {model}" if model else "chat", SpanKind.CLIENT, attributes) as span:
             if self.capture_content:
                 span.set_attribute(sc.INPUT_MESSAGES, messages_json(context.messages))
                 system = system_json(context.messages)
@@ -236,13 +238,7 @@ class Tracing:
         description = getattr(tool, "description", None)
         if description:
             attributes[sc.TOOL_DESCRIPTION] = str(description)
-        with self.tracer.start_as_current_span(
-            f"execute_tool {context.tool_name}",
-            kind=SpanKind.INTERNAL,
-            attributes=attributes,
-            record_exception=False,
-            set_status_on_exception=False,
-        ) as span:
+        with self._span(f"execute_tool {context.tool_name}", SpanKind.INTERNAL, attributes) as span:
             if self.capture_content:
                 span.set_attribute(sc.TOOL_CALL_ARGUMENTS, value_json(context.arguments))
             try:

@@ -19,7 +19,8 @@ from pathlib import Path
 from typing import Any, Literal, Protocol, runtime_checkable
 
 from raf.core.errors import AnswerClaimedError, CheckpointError, CheckpointNotFoundError
-from raf.core.private_files import atomic_write_text, private_dir, private_file
+from raf.core.private_files import atomic_write_text, private_dir
+from raf.stores.sqlite_file import PerThread, open_wal
 
 CHECKPOINT_FORMAT = 1
 """Version of the JSON form of a checkpoint; a newer stored version is refused."""
@@ -350,6 +351,11 @@ CREATE TABLE IF NOT EXISTS raf_checkpoint_claims (
 """
 
 
+def _create_tables(conn: sqlite3.Connection) -> None:
+    conn.execute(_SCHEMA)
+    conn.execute(_CLAIMS_SCHEMA)
+
+
 class SqliteCheckpointStore:
     """Checkpoints in one SQLite file (WAL): the default store; survives a killed process."""
 
@@ -357,30 +363,16 @@ class SqliteCheckpointStore:
         default = os.environ.get("RAF_CHECKPOINTS") or DEFAULT_CHECKPOINT_PATH
         self.path = Path(path if path is not None else default)
         self.timeout = timeout
-        self._local = threading.local()
+        self._connections = PerThread(self._open)
 
     def _connect(self) -> sqlite3.Connection:
-        conn: sqlite3.Connection | None = getattr(self._local, "conn", None)
-        if conn is None:
-            private_file(self.path)
-            conn = sqlite3.connect(self.path, timeout=self.timeout, isolation_level=None)
-            deadline = time.monotonic() + self.timeout
-            delay = 0.01
-            while True:
-                try:
-                    conn.execute("PRAGMA journal_mode=WAL")
-                    conn.execute("PRAGMA synchronous=NORMAL")
-                    conn.execute(_SCHEMA)
-                    conn.execute(_CLAIMS_SCHEMA)
-                    break
-                except sqlite3.OperationalError as exc:
-                    if "locked" not in str(exc) or time.monotonic() > deadline:
-                        conn.close()
-                        raise CheckpointError(f"cannot open {self.path}: {exc}") from exc
-                    time.sleep(delay)
-                    delay = min(delay * 2, 0.2)
-            self._local.conn = conn
-        return conn
+        return self._connections.get()
+
+    def _open(self) -> sqlite3.Connection:
+        return open_wal(self.path, self.timeout, _create_tables, self._refused)
+
+    def _refused(self, exc: sqlite3.OperationalError) -> CheckpointError:
+        return CheckpointError(f"cannot open {self.path}: {exc}")
 
     async def save(self, checkpoint: Checkpoint) -> None:
         text = checkpoint.to_json()

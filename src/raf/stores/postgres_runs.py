@@ -4,11 +4,10 @@ their leases, so every worker sees each session's runs and their queue."""
 
 from __future__ import annotations
 
-import json
 from collections.abc import Sequence
 
 from raf.stores.postgres_pool import PostgresTable
-from raf.stores.runs import RunRecord
+from raf.stores.runs import RUN_COLUMNS, RunRecord, run_json, stored_run
 
 RUN_SCHEMA = (
     "CREATE TABLE IF NOT EXISTS {runs} (seq BIGSERIAL PRIMARY KEY, id TEXT NOT NULL UNIQUE, "
@@ -20,23 +19,6 @@ RUN_SCHEMA = (
 )
 """The tables (created with the sessions' own); `seq` is the database's sequence, so
 arrival order is the order in which workers added their runs."""
-
-_COLUMNS = "seq, data, cancel, expired"
-
-
-def _record(row: tuple[object, ...]) -> RunRecord:
-    run = RunRecord.from_dict(json.loads(str(row[1])))
-    run.seq = int(str(row[0]))
-    run.cancel = None if row[2] is None else str(row[2])
-    run.expired = bool(row[3])
-    return run
-
-
-def _data(run: RunRecord) -> str:
-    data = run.to_dict()
-    for kept_apart in ("seq", "cancel", "expired"):
-        data.pop(kept_apart)
-    return json.dumps(data, separators=(",", ":"))
 
 
 class PostgresRuns:
@@ -51,7 +33,7 @@ class PostgresRuns:
                     "INSERT INTO {runs} (id, session, data, cancel, ended_at) "
                     "VALUES (%s, %s, %s, %s, %s) RETURNING seq"
                 ),
-                (run.id, run.session, _data(run), run.cancel, run.ended_at),
+                (run.id, run.session, run_json(run), run.cancel, run.ended_at),
             )
             row = await cur.fetchone()
         assert row is not None
@@ -61,16 +43,16 @@ class PostgresRuns:
         async with self._table.connection() as conn:
             await conn.execute(
                 self._table.sql("UPDATE {runs} SET data = %s, ended_at = %s WHERE id = %s"),
-                (_data(run), run.ended_at, run.id),
+                (run_json(run), run.ended_at, run.id),
             )
 
     async def load_run(self, run_id: str) -> RunRecord | None:
         async with self._table.connection() as conn:
             cur = await conn.execute(
-                self._table.sql(f"SELECT {_COLUMNS} FROM {{runs}} WHERE id = %s"), (run_id,)
+                self._table.sql(f"SELECT {RUN_COLUMNS} FROM {{runs}} WHERE id = %s"), (run_id,)
             )
             row = await cur.fetchone()
-        return None if row is None else _record(row)
+        return None if row is None else stored_run(*row)
 
     async def cancel_run(self, run_id: str, reason: str) -> RunRecord | None:
         async with self._table.connection() as conn:
@@ -79,20 +61,20 @@ class PostgresRuns:
                 (reason, run_id),
             )
             cur = await conn.execute(
-                self._table.sql(f"SELECT {_COLUMNS} FROM {{runs}} WHERE id = %s"), (run_id,)
+                self._table.sql(f"SELECT {RUN_COLUMNS} FROM {{runs}} WHERE id = %s"), (run_id,)
             )
             row = await cur.fetchone()
-        return None if row is None else _record(row)
+        return None if row is None else stored_run(*row)
 
     async def session_runs(self, session: str, *, active: bool = False) -> list[RunRecord]:
         where = "session = %s AND ended_at IS NULL" if active else "session = %s"
         async with self._table.connection() as conn:
             cur = await conn.execute(
-                self._table.sql(f"SELECT {_COLUMNS} FROM {{runs}} WHERE {where} ORDER BY seq"),
+                self._table.sql(f"SELECT {RUN_COLUMNS} FROM {{runs}} WHERE {where} ORDER BY seq"),
                 (session,),
             )
             rows = await cur.fetchall()
-        return [_record(row) for row in rows]
+        return [stored_run(*row) for row in rows]
 
     async def add_run_events(self, run_id: str, first: int, events: Sequence[str]) -> None:
         rows = [(run_id, first + i, event) for i, event in enumerate(events)]

@@ -9,11 +9,10 @@ runs ordered by seq; `run-events:<id>` the run's events ordered by number;
 
 from __future__ import annotations
 
-import json
 from collections.abc import Awaitable, Callable, Sequence
 from typing import Any
 
-from raf.stores.runs import RunRecord
+from raf.stores.runs import RunRecord, run_json, stored_run
 
 # KEYS: the run's hash, the counter, the session's runs. ARGV: the JSON, the id.
 _ADD = """
@@ -50,18 +49,7 @@ def _record(found: Sequence[Any]) -> RunRecord | None:
     data, seq, cancel, expired = found
     if data is None:
         return None
-    run = RunRecord.from_dict(json.loads(str(data)))
-    run.seq = int(seq)
-    run.cancel = None if cancel is None else str(cancel)
-    run.expired = expired is not None
-    return run
-
-
-def _data(run: RunRecord) -> str:
-    data = run.to_dict()
-    for kept_apart in ("seq", "cancel", "expired"):
-        data.pop(kept_apart)
-    return json.dumps(data, separators=(",", ":"))
+    return stored_run(seq, data, cancel, expired is not None)
 
 
 class RedisRuns:
@@ -92,14 +80,14 @@ class RedisRuns:
             f"{self.prefix}:runs:seq",
             self._session_runs_key(run.session),
         ]
-        seq = await self._call(client.eval(_ADD, len(keys), *keys, _data(run), run.id))
+        seq = await self._call(client.eval(_ADD, len(keys), *keys, run_json(run), run.id))
         return RunRecord.from_dict({**run.to_dict(), "seq": int(seq)})
 
     async def save_run(self, run: RunRecord) -> None:
         client = self._open()
         ended = "" if run.ended_at is None else repr(run.ended_at)
         keys = [self._run_key(run.id), self._ended_key()]
-        await self._call(client.eval(_SAVE, len(keys), *keys, _data(run), run.id, ended))
+        await self._call(client.eval(_SAVE, len(keys), *keys, run_json(run), run.id, ended))
 
     async def load_run(self, run_id: str) -> RunRecord | None:
         client = self._open()

@@ -12,6 +12,7 @@ so a surface can keep what it needs in `extra` without a change of schema.
 from __future__ import annotations
 
 import itertools
+import json
 import logging
 import time
 from collections.abc import Sequence
@@ -88,6 +89,30 @@ class RunRecord:
     def from_dict(cls, data: dict[str, Any]) -> RunRecord:
         known = {k: v for k, v in data.items() if k in cls.__dataclass_fields__}
         return cls(**known)
+
+
+RUN_COLUMNS = "seq, data, cancel, expired"
+"""What a SQL store reads a record back from, in `stored_run`'s order."""
+
+
+def run_json(run: RunRecord) -> str:
+    """The record as a store keeps it in one document: every field but `seq`, `cancel`
+    and `expired`, which a store keeps apart (its own sequence, the one write that
+    `cancel_run` makes, the mark that `purge_runs` sets)."""
+    data = run.to_dict()
+    for kept_apart in ("seq", "cancel", "expired"):
+        data.pop(kept_apart)
+    return json.dumps(data, separators=(",", ":"))
+
+
+def stored_run(seq: object, data: object, cancel: object, expired: object) -> RunRecord:
+    """A record from what a store kept: its document (`run_json`) and the fields kept
+    apart; `expired` counts as set when it is truthy."""
+    run = RunRecord.from_dict(json.loads(str(data)))
+    run.seq = int(str(seq))
+    run.cancel = None if cancel is None else str(cancel)
+    run.expired = bool(expired)
+    return run
 
 
 @runtime_checkable

@@ -11,7 +11,6 @@ import os
 import re
 import sqlite3
 import stat
-import threading
 import time
 from collections.abc import Callable, Iterator
 from dataclasses import replace
@@ -24,10 +23,11 @@ from raf.core.errors import (
     SessionNotFoundError,
     SessionStoreError,
 )
-from raf.core.private_files import atomic_write_text, private_dir, private_file
+from raf.core.private_files import atomic_write_text, private_dir
 from raf.core.sessions import AgentSession, SessionLease, next_revision
 from raf.stores.leases import LocalLeases, lease_after, standing
 from raf.stores.runs import LocalRuns
+from raf.stores.sqlite_file import PerThread, open_wal
 from raf.stores.sqlite_runs import RUN_TABLES, SqliteRuns
 
 log = logging.getLogger("raf.sessions")
@@ -347,6 +347,16 @@ CREATE TABLE IF NOT EXISTS raf_session_leases (
 """
 
 
+def _create_tables(conn: sqlite3.Connection) -> None:
+    conn.execute(_SCHEMA)
+    conn.execute(_LEASES)
+    for statement in RUN_TABLES:
+        conn.execute(statement)
+    columns = {row[1] for row in conn.execute("PRAGMA table_info(raf_sessions)")}
+    if "revision" not in columns:  # a file written before revisions existed
+        conn.execute("ALTER TABLE raf_sessions ADD COLUMN revision TEXT NOT NULL DEFAULT ''")
+
+
 class SqliteSessionStore(SqliteRuns):
     """Sessions in one SQLite file (WAL mode): the default store, no server needed. Their
     leases are rows of `raf_session_leases`, changed in `BEGIN IMMEDIATE` transactions;
@@ -355,45 +365,17 @@ class SqliteSessionStore(SqliteRuns):
     def __init__(self, path: str | os.PathLike[str], *, timeout: float = 30.0) -> None:
         self.path = Path(path)
         self.timeout = timeout
-        self._local = threading.local()
+        self._connections = PerThread(self._open)
         self._ready = False
 
     def _connect(self) -> sqlite3.Connection:
-        conn: sqlite3.Connection | None = getattr(self._local, "conn", None)
-        if conn is None:
-            private_file(self.path)
-            conn = sqlite3.connect(self.path, timeout=self.timeout, isolation_level=None)
-            self._initialise(conn)
-            self._local.conn = conn
-        return conn
+        return self._connections.get()
 
-    def _initialise(self, conn: sqlite3.Connection) -> None:
-        """Switch to WAL and create the table; retried, because two processes opening a
-        new file at once can meet a lock that SQLite's busy timeout does not cover."""
-        deadline = time.monotonic() + self.timeout
-        delay = 0.01
-        while True:
-            try:
-                conn.execute("PRAGMA journal_mode=WAL")
-                conn.execute("PRAGMA synchronous=NORMAL")
-                conn.execute(_SCHEMA)
-                conn.execute(_LEASES)
-                for statement in RUN_TABLES:
-                    conn.execute(statement)
-                columns = {row[1] for row in conn.execute("PRAGMA table_info(raf_sessions)")}
-                if "revision" not in columns:  # a file written before revisions existed
-                    conn.execute(
-                        "ALTER TABLE raf_sessions ADD COLUMN revision TEXT NOT NULL DEFAULT ''"
-                    )
-                return
-            except sqlite3.OperationalError as exc:
-                if "locked" not in str(exc) or time.monotonic() > deadline:
-                    conn.close()
-                    raise SessionStoreError(
-                        f"cannot open session store {self.path}: {exc}"
-                    ) from exc
-                time.sleep(delay)
-                delay = min(delay * 2, 0.2)
+    def _open(self) -> sqlite3.Connection:
+        return open_wal(self.path, self.timeout, _create_tables, self._refused)
+
+    def _refused(self, exc: sqlite3.OperationalError) -> SessionStoreError:
+        return SessionStoreError(f"cannot open session store {self.path}: {exc}")
 
     async def _run(self, work: Callable[[], T]) -> T:
         """`work` in a thread; a failure of SQLite itself (the file locked past the

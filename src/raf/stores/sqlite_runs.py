@@ -4,14 +4,13 @@ every process that opens the file sees each session's runs and their queue."""
 from __future__ import annotations
 
 import asyncio
-import json
 import sqlite3
 from collections.abc import Callable, Sequence
 from pathlib import Path
 from typing import TypeVar
 
 from raf.core.errors import SessionStoreError
-from raf.stores.runs import RunRecord
+from raf.stores.runs import RUN_COLUMNS, RunRecord, run_json, stored_run
 
 T = TypeVar("T")
 
@@ -25,23 +24,6 @@ RUN_TABLES = (
 )
 """The tables (created with the sessions' own): `seq` is SQLite's, so arrival order is
 the order in which processes added their runs."""
-
-_COLUMNS = "seq, data, cancel, expired"
-
-
-def _record(row: tuple[object, ...]) -> RunRecord:
-    run = RunRecord.from_dict(json.loads(str(row[1])))
-    run.seq = int(str(row[0]))
-    run.cancel = None if row[2] is None else str(row[2])
-    run.expired = bool(row[3])
-    return run
-
-
-def _data(run: RunRecord) -> str:
-    data = run.to_dict()
-    for kept_apart in ("seq", "cancel", "expired"):
-        data.pop(kept_apart)
-    return json.dumps(data, separators=(",", ":"))
 
 
 class SqliteRuns:
@@ -64,7 +46,7 @@ class SqliteRuns:
         def add(conn: sqlite3.Connection) -> int:
             cur = conn.execute(
                 "INSERT INTO raf_runs (id, session, data, cancel, ended_at) VALUES (?, ?, ?, ?, ?)",
-                (run.id, run.session, _data(run), run.cancel, run.ended_at),
+                (run.id, run.session, run_json(run), run.cancel, run.ended_at),
             )
             return int(cur.lastrowid or 0)
 
@@ -75,16 +57,16 @@ class SqliteRuns:
         await self._runs_call(
             lambda conn: conn.execute(
                 "UPDATE raf_runs SET data = ?, ended_at = ? WHERE id = ?",
-                (_data(run), run.ended_at, run.id),
+                (run_json(run), run.ended_at, run.id),
             )
         )
 
     async def load_run(self, run_id: str) -> RunRecord | None:
         def load(conn: sqlite3.Connection) -> RunRecord | None:
             row = conn.execute(
-                f"SELECT {_COLUMNS} FROM raf_runs WHERE id = ?", (run_id,)
+                f"SELECT {RUN_COLUMNS} FROM raf_runs WHERE id = ?", (run_id,)
             ).fetchone()
-            return None if row is None else _record(row)
+            return None if row is None else stored_run(*row)
 
         return await self._runs_call(load)
 
@@ -95,9 +77,9 @@ class SqliteRuns:
                 (reason, run_id),
             )
             row = conn.execute(
-                f"SELECT {_COLUMNS} FROM raf_runs WHERE id = ?", (run_id,)
+                f"SELECT {RUN_COLUMNS} FROM raf_runs WHERE id = ?", (run_id,)
             ).fetchone()
-            return None if row is None else _record(row)
+            return None if row is None else stored_run(*row)
 
         return await self._runs_call(cancel)
 
@@ -106,9 +88,9 @@ class SqliteRuns:
 
         def scan(conn: sqlite3.Connection) -> list[RunRecord]:
             rows = conn.execute(
-                f"SELECT {_COLUMNS} FROM raf_runs WHERE {where} ORDER BY seq", (session,)
+                f"SELECT {RUN_COLUMNS} FROM raf_runs WHERE {where} ORDER BY seq", (session,)
             ).fetchall()
-            return [_record(row) for row in rows]
+            return [stored_run(*row) for row in rows]
 
         return await self._runs_call(scan)
 

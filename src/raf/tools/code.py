@@ -38,6 +38,7 @@ from raf.tools.sandbox import (
     allowed_environment,
     bwrap_argv,
     detect_sandbox,
+    processes_of_this_user,
     run_process,
 )
 from raf.tools.scope.budget import CallBudget
@@ -399,14 +400,7 @@ class CodeInterpreter(ModelTool):
     def _process_limit(self) -> int:
         if self.run_as is not None:
             return self.max_processes
-        uid = os.getuid()
-        count = 0
-        for entry in os.scandir("/proc") if os.path.isdir("/proc") else []:
-            if entry.name.isdigit():
-                with contextlib.suppress(OSError):
-                    if entry.stat().st_uid == uid:
-                        count += 1
-        return count + self.max_processes
+        return processes_of_this_user() + self.max_processes
 
     def _collect(
         self, workdir: Path, before: dict[str, str], notes: list[str]

@@ -316,6 +316,19 @@ def _within(path: Path, folder: Path) -> bool:
     return path == folder or folder in path.parents
 
 
+def processes_of_this_user() -> int:
+    """How many processes this process's user runs now (0 without /proc): RLIMIT_NPROC
+    counts them all, so a cap on what a command may add is set on top of this."""
+    uid = os.getuid()
+    count = 0
+    for entry in os.scandir("/proc") if os.path.isdir("/proc") else []:
+        if entry.name.isdigit():
+            with contextlib.suppress(OSError):
+                if entry.stat().st_uid == uid:
+                    count += 1
+    return count
+
+
 @dataclass(kw_only=True, slots=True)
 class ProcessLimits:
     """rlimits applied in the child before exec (None: unchanged)."""

@@ -5,7 +5,6 @@ it) a bubblewrap sandbox in which only the workspace is writable."""
 from __future__ import annotations
 
 import asyncio
-import contextlib
 import dataclasses
 import logging
 import os
@@ -43,6 +42,7 @@ from raf.tools.sandbox import (
     detect_sandbox,
     git_guards,
     open_bwrap_argv,
+    processes_of_this_user,
     run_process,
 )
 from raf.tools.scope.budget import CallBudget
@@ -260,12 +260,9 @@ class RunCommand(ScopedTool):
                 "OutsideScope: no OS sandbox (bubblewrap) works on this machine, so every "
                 "command needs a human's approval"
             )
-        try:
-            cwd = await _checked_cwd(scope, args.cwd, approved)
-        except OutsideScopeError as exc:
-            return ToolResult.fail(str(exc))
-        except OSError as exc:
-            return ToolResult.fail(f"{self.name}: {os_message(exc)}")
+        cwd = await _checked_cwd(self.name, scope, args.cwd, approved)
+        if isinstance(cwd, ToolResult):
+            return cwd
         argv = ["/bin/sh", "-c", args.command]
         sandbox_used = "none"
         if not use_bwrap and self.sandbox is SandboxKind.BWRAP:
@@ -277,13 +274,10 @@ class RunCommand(ScopedTool):
             sandbox_used = "pid-namespace"
         guard: CommandGuard | None = None
         if use_bwrap and self.sandbox is SandboxKind.BWRAP:
-            guard = await asyncio.to_thread(CommandGuard.prepare, scope, approved)
-            if guard is None:
-                return ToolResult.fail(
-                    "OutsideScope: the workspace's path rules cannot be enforced inside the "
-                    f"sandbox (more than {MAX_MASKS} paths, or a rule on '/'), so this "
-                    "command needs a human's approval"
-                )
+            prepared = await _guarded(scope, approved, "sandbox", "needs a human's approval")
+            if isinstance(prepared, ToolResult):
+                return prepared
+            guard = prepared
             if scope.policy is ScopePolicy.ALLOW_ALL:
                 prefix = open_bwrap_argv(cwd=cwd, masks=guard.masks, network=network)
             else:
@@ -339,19 +333,12 @@ class RunCommand(ScopedTool):
         """One command in a fresh container: the workspace at its own path (read-only
         where the rules keep the root from changes; covered or read-only where they say
         so; `.git`'s config and hooks read-only), /tmp a tmpfs, the rest the image."""
-        try:
-            cwd = await _checked_cwd(scope, args.cwd, approved)
-        except OutsideScopeError as exc:
-            return ToolResult.fail(str(exc))
-        except OSError as exc:
-            return ToolResult.fail(f"{self.name}: {os_message(exc)}")
-        guard = await asyncio.to_thread(CommandGuard.prepare, scope, approved)
-        if guard is None:
-            return ToolResult.fail(
-                "OutsideScope: the workspace's path rules cannot be enforced inside the "
-                f"container (more than {MAX_MASKS} paths, or a rule on '/'), so this "
-                "command cannot run"
-            )
+        cwd = await _checked_cwd(self.name, scope, args.cwd, approved)
+        if isinstance(cwd, ToolResult):
+            return cwd
+        guard = await _guarded(scope, approved, "container", "cannot run")
+        if isinstance(guard, ToolResult):
+            return guard
         root = scope.real_root
         writable = not restricts(scope.decide(".", Access.WRITE).action, approved)
         mounts = [
@@ -455,14 +442,7 @@ def with_process_cap(limits: ProcessLimits) -> ProcessLimits:
     the caller did not set it: a fork bomb stops there instead of filling the machine."""
     if limits.processes is not None:
         return limits
-    uid = os.getuid()
-    count = 0
-    for entry in os.scandir("/proc") if os.path.isdir("/proc") else []:
-        if entry.name.isdigit():
-            with contextlib.suppress(OSError):
-                if entry.stat().st_uid == uid:
-                    count += 1
-    return dataclasses.replace(limits, processes=count + MAX_PROCESSES)
+    return dataclasses.replace(limits, processes=processes_of_this_user() + MAX_PROCESSES)
 
 
 def default_process_limits() -> ProcessLimits:
@@ -479,11 +459,35 @@ def has_restricting_rules(scope: WorkspaceScope) -> bool:
     )
 
 
-async def _checked_cwd(scope: WorkspaceScope, cwd: str, approved: bool) -> Path:
+async def _guarded(
+    scope: WorkspaceScope, approved: bool, inside: str, so: str
+) -> CommandGuard | ToolResult:
+    """The masks that keep the scope's path rules inside the `inside` (sandbox or
+    container); rules that masks cannot carry are the call's failed result."""
+    guard = await asyncio.to_thread(CommandGuard.prepare, scope, approved)
+    if guard is None:
+        return ToolResult.fail(
+            "OutsideScope: the workspace's path rules cannot be enforced inside the "
+            f"{inside} (more than {MAX_MASKS} paths, or a rule on '/'), so this command {so}"
+        )
+    return guard
+
+
+async def _checked_cwd(
+    tool: str, scope: WorkspaceScope, cwd: str, approved: bool
+) -> Path | ToolResult:
+    """The folder a command runs in, checked against the scope; a refusal or a folder that
+    is not there is the call's failed result."""
+
     def check() -> Path:
         with located(scope, cwd, Access.EXECUTE, approved=approved) as loc:
             if not loc.is_dir:
                 raise NotADirectoryError(20, f"{cwd!r} is not a folder")
             return loc.path
 
-    return await asyncio.to_thread(check)
+    try:
+        return await asyncio.to_thread(check)
+    except OutsideScopeError as exc:
+        return ToolResult.fail(str(exc))
+    except OSError as exc:
+        return ToolResult.fail(f"{tool}: {os_message(exc)}")

@@ -5,7 +5,6 @@ headers), because Bedrock has no offline server."""
 
 from __future__ import annotations
 
-import base64
 from collections.abc import AsyncIterator, Iterator
 
 import pytest
@@ -28,21 +27,9 @@ from raf.core.messages import ChatMessage, Role
 from raf.core.options import ChatOptions
 from raf.core.responses import FinishReason, UpdateKind, fold_updates
 from tests.clients.bedrock_peer import ACCESS_KEY, SECRET_KEY, BedrockPeer
+from tests.clients.common import PNG, get_weather
 
-PNG = base64.b64decode(
-    "iVBORw0KGgoAAAANSUhEUgAAAAEAAAABCAYAAAAfFcSJAAAADUlEQVR42mP8z8BQDwAEhQGAhKmMIQAAAABJRU5ErkJggg=="
-)
 MODEL = "anthropic.claude-peer-v1:0"
-
-
-@tool
-def get_weather(city: str) -> str:
-    """Weather of a city.
-
-    Args:
-        city: the city
-    """
-    return f"sunny in {city}"
 
 
 @pytest.fixture

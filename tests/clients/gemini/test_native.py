@@ -5,7 +5,6 @@ safety settings, Google's error bodies), because Gemini has no offline server.""
 
 from __future__ import annotations
 
-import base64
 from collections.abc import AsyncIterator, Iterator
 
 import pytest
@@ -28,22 +27,10 @@ from raf.core.function_tool import tool
 from raf.core.messages import ChatMessage, Role
 from raf.core.options import ChatOptions
 from raf.core.responses import FinishReason, UpdateKind, fold_updates
+from tests.clients.common import PNG, get_weather
 from tests.clients.gemini_peer import SIGNATURE, GeminiPeer, camel
 
-PNG = base64.b64decode(
-    "iVBORw0KGgoAAAANSUhEUgAAAAEAAAABCAYAAAAfFcSJAAAADUlEQVR42mP8z8BQDwAEhQGAhKmMIQAAAABJRU5ErkJggg=="
-)
 MODEL = "gemini-peer-flash"
-
-
-@tool
-def get_weather(city: str) -> str:
-    """Weather of a city.
-
-    Args:
-        city: the city
-    """
-    return f"sunny in {city}"
 
 
 @tool

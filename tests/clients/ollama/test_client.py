@@ -17,25 +17,11 @@ from raf.clients.models import parse_model_spec, resolve_model
 from raf.clients.ollama.client import OllamaClient
 from raf.clients.retry import RetryingChatClient
 from raf.core.contents import DataContent, FunctionCallContent, TextContent
-from raf.core.function_tool import tool
 from raf.core.messages import ChatMessage, Role
 from raf.core.options import ChatOptions
 from raf.core.responses import FinishReason, UpdateKind, fold_updates
+from tests.clients.common import PNG, get_weather
 from tests.clients.ollama_peer import OllamaPeer
-
-PNG = base64.b64decode(
-    "iVBORw0KGgoAAAANSUhEUgAAAAEAAAABCAYAAAAfFcSJAAAADUlEQVR42mP8z8BQDwAEhQGAhKmMIQAAAABJRU5ErkJggg=="
-)
-
-
-@tool
-def get_weather(city: str) -> str:
-    """Weather of a city.
-
-    Args:
-        city: the city
-    """
-    return f"sunny in {city}"
 
 
 @pytest.fixture

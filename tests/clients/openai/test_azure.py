@@ -26,25 +26,12 @@ from raf.clients.openai.azure import DEFAULT_API_VERSION, AzureOpenAIClient
 from raf.clients.retry import RetryingChatClient
 from raf.core.contents import DataContent, TextContent
 from raf.core.errors import ConfigurationError
-from raf.core.function_tool import tool
 from raf.core.messages import ChatMessage, Role
 from raf.core.responses import UpdateKind, fold_updates
 from tests.clients.azure_peer import AzurePeer
+from tests.clients.common import PNG, get_weather
 
-PNG = base64.b64decode(
-    "iVBORw0KGgoAAAANSUhEUgAAAAEAAAABCAYAAAAfFcSJAAAADUlEQVR42mP8z8BQDwAEhQGAhKmMIQAAAABJRU5ErkJggg=="
-)
 DEPLOYMENT = "gpt-4o-deploy"
-
-
-@tool
-def get_weather(city: str) -> str:
-    """Weather of a city.
-
-    Args:
-        city: the city
-    """
-    return f"sunny in {city}"
 
 
 @pytest.fixture

@@ -5,7 +5,6 @@ as OpenAI checks them), because no official Responses server runs offline."""
 
 from __future__ import annotations
 
-import base64
 import json
 from collections.abc import AsyncIterator, Iterator
 
@@ -31,25 +30,11 @@ from raf.core.contents import (
     TextContent,
 )
 from raf.core.errors import ConfigurationError
-from raf.core.function_tool import tool
 from raf.core.messages import ChatMessage, Role
 from raf.core.options import ChatOptions
 from raf.core.responses import FinishReason, UpdateKind, fold_updates
+from tests.clients.common import PNG, get_weather
 from tests.clients.responses_peer import ResponsesPeer
-
-PNG = base64.b64decode(
-    "iVBORw0KGgoAAAANSUhEUgAAAAEAAAABCAYAAAAfFcSJAAAADUlEQVR42mP8z8BQDwAEhQGAhKmMIQAAAABJRU5ErkJggg=="
-)
-
-
-@tool
-def get_weather(city: str) -> str:
-    """Weather of a city.
-
-    Args:
-        city: the city
-    """
-    return f"sunny in {city}"
 
 
 @pytest.fixture
