@@ -25,6 +25,7 @@ from raf.serve.security import (
     SecurityMiddleware,
     Send,
     ServeSecurity,
+    owner_of_request,
 )
 
 if TYPE_CHECKING:
@@ -246,7 +247,7 @@ class RunRoutes:
     """
 
     def __init__(self, app: ASGIApp, host: AgentHost, runs: Any, *, openai: bool) -> None:
-        from raf.serve.native.routes import owner_of_request, run_request
+        from raf.serve.native.routes import run_request
         from raf.serve.openai.chat import chat_completion
 
         self.app = app

@@ -57,7 +57,7 @@ from raf.serve.double_texting import ENQUEUE
 from raf.serve.errors import ServeError, require_extra
 from raf.serve.hosting import AgentHost
 from raf.serve.requests import error_for, store_failure
-from raf.serve.security import AGENT_CARD, OLD_AGENT_CARD, OWNER_KEY, ServeSecurity
+from raf.serve.security import AGENT_CARD, OLD_AGENT_CARD, ServeSecurity, owner_of_request
 from raf.stores.leases import run_of
 from raf.stores.runs import CANCELLED, DONE, FAILED, QUEUED, WAITING, RunRecord
 
@@ -384,7 +384,7 @@ def owner_context_builder(security: ServeSecurity) -> DefaultServerCallContextBu
     class OwnerContextBuilder(DefaultServerCallContextBuilder):
         def build(self, request: Request) -> ServerCallContext:
             context = super().build(request)
-            context.user = Owner(str(request.scope.get("state", {}).get(OWNER_KEY, "")))
+            context.user = Owner(owner_of_request(request.scope))
             return context
 
     return OwnerContextBuilder()

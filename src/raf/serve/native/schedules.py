@@ -15,8 +15,8 @@ from pydantic import BaseModel, ConfigDict, Field
 from raf.decl.documents.schedule_decls import SCHEDULE_NAME, cron_problem
 from raf.serve.errors import ServeError, not_found
 from raf.serve.hosting import AgentHost
-from raf.serve.native.routes import owner_of_request
 from raf.serve.requests import parse_body
+from raf.serve.security import owner_of_request
 from raf.serve.tenancy import Tenant
 
 if TYPE_CHECKING:

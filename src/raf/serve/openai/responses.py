@@ -49,7 +49,7 @@ from raf.serve.client_tools import (
 from raf.serve.double_texting import IF_BUSY
 from raf.serve.errors import ServeError
 from raf.serve.hosting import SERVE_KEY, ActiveRun, AgentHost
-from raf.serve.native.routes import SSE_HEADERS, EventStream, owner_of_request
+from raf.serve.native.routes import SSE_HEADERS, EventStream
 from raf.serve.openai.chat import (
     RunFormat,
     approval_name,
@@ -62,6 +62,7 @@ from raf.serve.openai.chat import (
     stream_error,
 )
 from raf.serve.requests import error_for, json_line, log, parse_body, store_failure
+from raf.serve.security import owner_of_request
 from raf.serve.tenancy import Tenant
 
 RESPONSE_KEY = "raf_openai_response"
