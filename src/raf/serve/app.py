@@ -5,9 +5,9 @@ from __future__ import annotations
 import gc
 from collections.abc import AsyncIterator, Awaitable, Callable
 from contextlib import asynccontextmanager
-from dataclasses import replace
+from dataclasses import dataclass, replace
 from functools import partial
-from typing import Any
+from typing import TYPE_CHECKING, Any, cast
 
 from raf._version import __version__
 from raf.core.agent_like import close_agent_like
@@ -25,7 +25,14 @@ from raf.serve.security import (
     SecurityMiddleware,
     Send,
     ServeSecurity,
+    owner_of_request,
 )
+
+if TYPE_CHECKING:
+    from fastapi import Request
+    from fastapi.exceptions import RequestValidationError
+    from fastapi.responses import JSONResponse
+    from starlette.exceptions import HTTPException
 
 OPENAI_ROUTES = ("GET /v1/models", "POST /v1/chat/completions", "POST /v1/responses")
 """What the OpenAI-compatible API serves, named in its 404s."""
@@ -42,6 +49,93 @@ def _openai_http_message(method: str, path: str, status: int) -> str:
             + " (and GET /v1/responses/{id})"
         )
     return f"{method} {path} failed with status {status}"
+
+
+@dataclass(frozen=True)
+class AppPlace:
+    """What the app's lifespan and error handlers serve from: the `host` of the agents,
+    the web `ui` (a `raf.serve.ui.ServeUI`, or None) and whether the `openai` and `a2a`
+    APIs are on (their errors answered in their shapes). `create_app` keeps it in the
+    app's state."""
+
+    host: AgentHost
+    ui: Any
+    openai: bool
+    a2a: bool
+
+
+def place_of(app: Any) -> AppPlace:
+    """The place `create_app` kept in `app`'s state."""
+    return cast(AppPlace, app.state.raf_app)
+
+
+@asynccontextmanager
+async def lifespan(app: Any) -> AsyncIterator[None]:
+    """The server's life: its heap frozen while it serves; at the end, runs in progress
+    cancelled, the UI's workflows and the agents closed."""
+    place = place_of(app)
+    # What exists when the server starts (modules, agents, this app) lives as long as
+    # it serves: frozen, the collector's full passes skip it instead of walking it
+    # all again (about 40 ms each on a served agent's heap, a pause for every request
+    # in flight, and most of raf's p99 latency under load). Unfrozen at the end,
+    # so a process that serves more than once (tests) can collect it again.
+    gc.freeze()
+    try:
+        yield
+    finally:
+        gc.unfreeze()
+    for active in list(place.host.runs.values()):
+        active.token.cancel("the server is shutting down")
+    if place.ui is not None:
+        await place.ui.workflows.aclose()
+    for agent in place.host.agents.values():
+        await close_agent_like(agent)
+
+
+def answer(request: Request, error: ServeError, headers: Any = None) -> JSONResponse:
+    """The error in the shape of the API asked: OpenAI's under `/v1/`, JSON-RPC's on
+    an A2A endpoint's URL, raf's elsewhere."""
+    from fastapi.responses import JSONResponse
+
+    place = place_of(request.app)
+    if place.openai and request.url.path.startswith(OPENAI_PREFIX):
+        status, body = openai_shaped(error)
+        return JSONResponse(body, status_code=status, headers=headers)
+    if place.a2a and is_rpc_path(request.url.path):
+        rpc = jsonrpc_error_body(error.status, error.code, error.message)
+        return JSONResponse(rpc, status_code=error.status, headers=headers)
+    return JSONResponse(error.body(), status_code=error.status, headers=headers)
+
+
+async def serve_error(request: Request, exc: ServeError) -> JSONResponse:
+    """A refusal raised by an endpoint, in the API's shape."""
+    return answer(request, exc)
+
+
+async def http_error(request: Request, exc: HTTPException) -> JSONResponse:
+    """The framework's 404 or 405 (or other HTTP error), in the API's shape; an OpenAI
+    client reads which routes the API serves."""
+    code = {404: "not_found", 405: "method_not_allowed"}.get(exc.status_code, "http_error")
+    message = str(exc.detail)
+    if place_of(request.app).openai and request.url.path.startswith(OPENAI_PREFIX):
+        message = _openai_http_message(request.method, request.url.path, exc.status_code)
+        code = {404: "unknown_url"}.get(exc.status_code, code)
+    return answer(request, ServeError(exc.status_code, code, message), exc.headers)
+
+
+async def invalid(request: Request, exc: RequestValidationError) -> JSONResponse:
+    """A request the framework could not validate: 422, naming the first bad field."""
+    error = ServeError(422, "invalid_request", str(exc.errors()))
+    problems = exc.errors()
+    if problems:
+        error.param = field_path(tuple(problems[0].get("loc", ()))[1:])
+        error.openai_code = openai_code(str(problems[0].get("type", "")))
+    return answer(request, error)
+
+
+async def raf_error(request: Request, exc: RafError) -> JSONResponse:
+    """A raf error out of an endpoint, as the status and body it stands for."""
+    return answer(request, error_for(exc))
 
 
 def create_app(
@@ -64,33 +158,13 @@ def create_app(
     require_extra("fastapi")
     if public_url is not None:
         public_url = check_public_url(public_url)
-    from fastapi import FastAPI, Request
+    from fastapi import FastAPI
     from fastapi.exceptions import RequestValidationError
-    from fastapi.responses import JSONResponse
     from starlette.exceptions import HTTPException
 
     from raf.serve.native.routes import native_router
 
     security = security or ServeSecurity.for_bind("127.0.0.1")
-
-    @asynccontextmanager
-    async def lifespan(app: Any) -> AsyncIterator[None]:
-        # What exists when the server starts (modules, agents, this app) lives as long as
-        # it serves: frozen, the collector's full passes skip it instead of walking it
-        # all again (about 40 ms each on a served agent's heap, a pause for every request
-        # in flight, and most of raf's p99 latency under load). Unfrozen at the end,
-        # so a process that serves more than once (tests) can collect it again.
-        gc.freeze()
-        try:
-            yield
-        finally:
-            gc.unfreeze()
-        for active in list(host.runs.values()):
-            active.token.cancel("the server is shutting down")
-        if ui is not None:
-            await ui.workflows.aclose()
-        for agent in host.agents.values():
-            await close_agent_like(agent)
 
     app = FastAPI(
         title="raf",
@@ -99,45 +173,14 @@ def create_app(
         docs_url=None,
         redoc_url=None,
         servers=[{"url": public_url}] if public_url else None,  # the OpenAPI document's
+        exception_handlers={
+            ServeError: serve_error,
+            HTTPException: http_error,
+            RequestValidationError: invalid,
+            RafError: raf_error,
+        },
     )
-
-    def answer(request: Request, error: ServeError, headers: Any = None) -> JSONResponse:
-        """The error in the shape of the API asked: OpenAI's under `/v1/`, JSON-RPC's on
-        an A2A endpoint's URL, raf's elsewhere."""
-        if openai and request.url.path.startswith(OPENAI_PREFIX):
-            status, body = openai_shaped(error)
-            return JSONResponse(body, status_code=status, headers=headers)
-        if a2a and is_rpc_path(request.url.path):
-            rpc = jsonrpc_error_body(error.status, error.code, error.message)
-            return JSONResponse(rpc, status_code=error.status, headers=headers)
-        return JSONResponse(error.body(), status_code=error.status, headers=headers)
-
-    @app.exception_handler(ServeError)
-    async def serve_error(request: Request, exc: ServeError) -> JSONResponse:
-        return answer(request, exc)
-
-    @app.exception_handler(HTTPException)
-    async def http_error(request: Request, exc: HTTPException) -> JSONResponse:
-        code = {404: "not_found", 405: "method_not_allowed"}.get(exc.status_code, "http_error")
-        message = str(exc.detail)
-        if openai and request.url.path.startswith(OPENAI_PREFIX):
-            message = _openai_http_message(request.method, request.url.path, exc.status_code)
-            code = {404: "unknown_url"}.get(exc.status_code, code)
-        return answer(request, ServeError(exc.status_code, code, message), exc.headers)
-
-    @app.exception_handler(RequestValidationError)
-    async def invalid(request: Request, exc: RequestValidationError) -> JSONResponse:
-        error = ServeError(422, "invalid_request", str(exc.errors()))
-        problems = exc.errors()
-        if problems:
-            error.param = field_path(tuple(problems[0].get("loc", ()))[1:])
-            error.openai_code = openai_code(str(problems[0].get("type", "")))
-        return answer(request, error)
-
-    @app.exception_handler(RafError)
-    async def raf_error(request: Request, exc: RafError) -> JSONResponse:
-        return answer(request, error_for(exc))
-
+    app.state.raf_app = AppPlace(host, ui, openai, a2a)
     if runs is None and getattr(host, "runtime", None) is not None:
         # a durable host (imported only then: it needs the durable extra)
         from raf.serve.durable_host import DurableAgentHost
@@ -204,7 +247,7 @@ class RunRoutes:
     """
 
     def __init__(self, app: ASGIApp, host: AgentHost, runs: Any, *, openai: bool) -> None:
-        from raf.serve.native.routes import owner_of_request, run_request
+        from raf.serve.native.routes import run_request
         from raf.serve.openai.chat import chat_completion
 
         self.app = app

@@ -53,6 +53,12 @@ OLD_AGENT_CARD = "/.well-known/agent.json"
 OWNER_KEY = "raf_owner"
 """Key in the ASGI scope's state holding the caller's owner id."""
 
+
+def owner_of_request(scope: MutableMapping[str, Any]) -> str:
+    """The caller's owner id, as `SecurityMiddleware` put it in the request's scope."""
+    return str(scope.get("state", {}).get(OWNER_KEY, ""))
+
+
 OPENAI_PREFIX = "/v1/"
 """Where the OpenAI-compatible API answers: refusals there have OpenAI's error shape."""
 

@@ -29,8 +29,13 @@ import json
 import logging
 import time
 import uuid
+from dataclasses import dataclass
 from email.utils import formatdate
-from typing import TYPE_CHECKING, Any
+from functools import partial
+from typing import TYPE_CHECKING, Any, cast
+
+from starlette.responses import JSONResponse, Response
+from starlette.routing import Route
 
 from raf.core import outbound
 from raf.core.agent_like import AgentLike, own_tools
@@ -52,13 +57,16 @@ from raf.serve.double_texting import ENQUEUE
 from raf.serve.errors import ServeError, require_extra
 from raf.serve.hosting import AgentHost
 from raf.serve.requests import error_for, store_failure
-from raf.serve.security import AGENT_CARD, OLD_AGENT_CARD, OWNER_KEY, ServeSecurity
+from raf.serve.security import AGENT_CARD, OLD_AGENT_CARD, ServeSecurity, owner_of_request
 from raf.stores.leases import run_of
 from raf.stores.runs import CANCELLED, DONE, FAILED, QUEUED, WAITING, RunRecord
 
 if TYPE_CHECKING:
     from a2a.server.agent_execution import AgentExecutor, RequestContext
+    from a2a.server.context import ServerCallContext
     from a2a.server.events import EventQueue
+    from a2a.server.routes import DefaultServerCallContextBuilder
+    from a2a.server.routes.jsonrpc_dispatcher import JsonRpcDispatcher
     from a2a.types import AgentCard
     from fastapi import FastAPI
     from starlette.requests import Request
@@ -353,26 +361,11 @@ def make_executor(host: AgentHost, name: str) -> AgentExecutor:
     return RafAgentExecutor()
 
 
-def mount_a2a(
-    app: FastAPI,
-    host: AgentHost,
-    *,
-    public_url: str | None,
-    security: ServeSecurity,
-    push_policy: OutboundPolicy | None = None,
-) -> None:
-    """Add every hosted agent's A2A card and JSON-RPC routes (protocol 1.0 and 0.3) to
-    `app`; cards give `public_url`, or the address the request came to when it is None.
-    Push notifications go where `push_policy` lets them (the webhooks' outbound guard;
-    no private or loopback address when None)."""
-    require_extra("a2a", "serving agents over A2A")
+def owner_context_builder(security: ServeSecurity) -> DefaultServerCallContextBuilder:
+    """The SDK's call-context builder that names the caller as the security middleware
+    identified it (a hash of its token), authenticated when `security` has tokens."""
     from a2a.auth.user import User
-    from a2a.server.context import ServerCallContext
-    from a2a.server.request_handlers import DefaultRequestHandler
     from a2a.server.routes import DefaultServerCallContextBuilder
-    from a2a.server.routes.jsonrpc_dispatcher import JsonRpcDispatcher
-    from starlette.responses import JSONResponse, Response
-    from starlette.routing import Route
 
     class Owner(User):
         """The caller as the security middleware identified it (a hash of its token)."""
@@ -391,76 +384,113 @@ def mount_a2a(
     class OwnerContextBuilder(DefaultServerCallContextBuilder):
         def build(self, request: Request) -> ServerCallContext:
             context = super().build(request)
-            context.user = Owner(str(request.scope.get("state", {}).get(OWNER_KEY, "")))
+            context.user = Owner(owner_of_request(request.scope))
             return context
 
-    def as_event(payload: dict[str, Any]) -> Response:
-        """A JSON-RPC answer as the one event of a stream."""
-        event = f"data: {json.dumps(payload, separators=(',', ':'))}\n\n"
-        return Response(
-            event, media_type="text/event-stream", headers={"Cache-Control": "no-store"}
-        )
+    return OwnerContextBuilder()
 
-    started = formatdate(usegmt=True)  # the cards change only when the server restarts
 
-    def card_route(path: str, agent: AgentLike) -> Route:
-        async def card(request: Request) -> Response:
-            base = (public_url or str(request.base_url)).rstrip("/")
-            made = agent_card(agent, f"{base}/a2a/{agent.name}", security)
-            version = card_version(request.headers.get(VERSION_HEADER), request.url.path)
-            body = json.dumps(card_json(made, version), separators=(",", ":")).encode()
-            etag = f'"{hashlib.sha256(body).hexdigest()[:32]}"'
-            headers = {
-                "Cache-Control": f"public, max-age={CARD_MAX_AGE}",
-                "ETag": etag,
-                "Last-Modified": started,
-                "Vary": VERSION_HEADER,
-            }
-            if etag_matches(request.headers.get("if-none-match"), etag):
-                return Response(status_code=304, headers=headers)
-            return Response(body, media_type="application/json", headers=headers)
+@dataclass(frozen=True)
+class A2aPlace:
+    """What the A2A endpoints serve from: the `host` of the agents, the `public_url`
+    their cards give (the address a request came to when None), the server's `security`
+    (whether cards declare bearer auth), when the server `started` (the cards'
+    `Last-Modified`: they change only when it restarts) and each agent's JSON-RPC
+    `dispatchers`, by name. `mount_a2a` keeps it in the app's state."""
 
-        return Route(path, card, methods=["GET"])
+    host: AgentHost
+    public_url: str | None
+    security: ServeSecurity
+    started: str
+    dispatchers: dict[str, JsonRpcDispatcher]
 
-    def rpc_route(path: str, handler: DefaultRequestHandler) -> Route:
-        """JSON-RPC for both protocol versions, each request checked before the SDK's
-        dispatcher answers it (which reads the body again from the request's cache)."""
-        dispatcher = JsonRpcDispatcher(
-            request_handler=handler,
-            context_builder=OwnerContextBuilder(),
-            enable_v0_3_compat=True,
-        )
 
-        async def rpc(request: Request) -> Response:
-            if request.method != "POST":
-                message = f"JSON-RPC is sent with POST, not {request.method}"
-                refused = jsonrpc_error_body(405, "method_not_allowed", message)
-                return JSONResponse(refused, status_code=405, headers={"Allow": "POST"})
-            try:
-                body = await request.json()
-            except ValueError:
-                body = None  # the dispatcher answers a parse error in the protocol's words
-            method = body.get("method") if isinstance(body, dict) else None
-            streamed = method in STREAMING_METHODS  # the client reads server-sent events
-            try:
-                check_request(body, request.headers.get(VERSION_HEADER))
-            except RequestProblem as problem:
-                error = {"code": problem.code, "message": problem.message}
-                refused = {"jsonrpc": "2.0", "id": valid_id(body), "error": error}
-                return as_event(refused) if streamed else JSONResponse(refused)
-            answer = await dispatcher.handle_requests(request)
-            if streamed and answer.media_type == "application/json":  # an error, not a stream
-                return as_event(json.loads(bytes(answer.body)))
-            return answer
+def place_of(request: Request) -> A2aPlace:
+    """The place `mount_a2a` kept in the state of the app serving this request."""
+    return cast(A2aPlace, request.app.state.raf_a2a)
 
-        # the other methods get a JSON-RPC error, not the framework's plain 405
-        return Route(path, rpc, methods=["POST", "GET", "HEAD", "PUT", "PATCH", "DELETE"])
+
+def as_event(payload: dict[str, Any]) -> Response:
+    """A JSON-RPC answer as the one event of a stream."""
+    event = f"data: {json.dumps(payload, separators=(',', ':'))}\n\n"
+    return Response(event, media_type="text/event-stream", headers={"Cache-Control": "no-store"})
+
+
+async def card(name: str, request: Request) -> Response:
+    """Agent `name`'s card, in the version the request asks for (304 when its
+    `If-None-Match` names the card's ETag)."""
+    place = place_of(request)
+    agent = place.host.agents[name]
+    base = (place.public_url or str(request.base_url)).rstrip("/")
+    made = agent_card(agent, f"{base}/a2a/{agent.name}", place.security)
+    version = card_version(request.headers.get(VERSION_HEADER), request.url.path)
+    body = json.dumps(card_json(made, version), separators=(",", ":")).encode()
+    etag = f'"{hashlib.sha256(body).hexdigest()[:32]}"'
+    headers = {
+        "Cache-Control": f"public, max-age={CARD_MAX_AGE}",
+        "ETag": etag,
+        "Last-Modified": place.started,
+        "Vary": VERSION_HEADER,
+    }
+    if etag_matches(request.headers.get("if-none-match"), etag):
+        return Response(status_code=304, headers=headers)
+    return Response(body, media_type="application/json", headers=headers)
+
+
+async def rpc(name: str, request: Request) -> Response:
+    """JSON-RPC to agent `name` for both protocol versions, each request checked before
+    the SDK's dispatcher answers it (which reads the body again from the request's
+    cache); another method than POST gets a JSON-RPC error, not a plain 405."""
+    if request.method != "POST":
+        message = f"JSON-RPC is sent with POST, not {request.method}"
+        refused = jsonrpc_error_body(405, "method_not_allowed", message)
+        return JSONResponse(refused, status_code=405, headers={"Allow": "POST"})
+    try:
+        body = await request.json()
+    except ValueError:
+        body = None  # the dispatcher answers a parse error in the protocol's words
+    method = body.get("method") if isinstance(body, dict) else None
+    streamed = method in STREAMING_METHODS  # the client reads server-sent events
+    try:
+        check_request(body, request.headers.get(VERSION_HEADER))
+    except RequestProblem as problem:
+        error = {"code": problem.code, "message": problem.message}
+        refused = {"jsonrpc": "2.0", "id": valid_id(body), "error": error}
+        return as_event(refused) if streamed else JSONResponse(refused)
+    answer = await place_of(request).dispatchers[name].handle_requests(request)
+    if streamed and answer.media_type == "application/json":  # an error, not a stream
+        return as_event(json.loads(bytes(answer.body)))
+    return answer
+
+
+RPC_METHODS = ["POST", "GET", "HEAD", "PUT", "PATCH", "DELETE"]
+"""The methods an RPC route answers: all but POST with a JSON-RPC error."""
+
+
+def mount_a2a(
+    app: FastAPI,
+    host: AgentHost,
+    *,
+    public_url: str | None,
+    security: ServeSecurity,
+    push_policy: OutboundPolicy | None = None,
+) -> None:
+    """Add every hosted agent's A2A card and JSON-RPC routes (protocol 1.0 and 0.3) to
+    `app`; cards give `public_url`, or the address the request came to when it is None.
+    Push notifications go where `push_policy` lets them (the webhooks' outbound guard;
+    no private or loopback address when None)."""
+    require_extra("a2a", "serving agents over A2A")
+    from a2a.server.request_handlers import DefaultRequestHandler
+    from a2a.server.routes.jsonrpc_dispatcher import JsonRpcDispatcher
 
     tasks = stored_tasks(host.store)  # every worker sharing the store knows every task
     if push_policy is None:
         push_policy = outbound.policy(who="push notification", allow_private=False)
     configs = stored_push_configs(host.store)
     sender = push_sender(configs, push_policy)
+    context_builder = owner_context_builder(security)
+    dispatchers: dict[str, JsonRpcDispatcher] = {}
+    routes: list[Route] = []
     for index, (name, agent) in enumerate(host.agents.items()):
         handler = DefaultRequestHandler(
             agent_executor=make_executor(host, name),
@@ -470,9 +500,18 @@ def mount_a2a(
             push_url_validator=push_url_check(push_policy),
             agent_card=agent_card(agent, f"{public_url or ''}/a2a/{name}", security),
         )
-        routes = [card_route(f"/a2a/{name}{path}", agent) for path in (AGENT_CARD, OLD_AGENT_CARD)]
+        dispatchers[name] = JsonRpcDispatcher(
+            request_handler=handler, context_builder=context_builder, enable_v0_3_compat=True
+        )
+        cards = [f"/a2a/{name}{path}" for path in (AGENT_CARD, OLD_AGENT_CARD)]
         if index == 0:
-            routes += [card_route(path, agent) for path in (AGENT_CARD, OLD_AGENT_CARD)]
+            cards += [AGENT_CARD, OLD_AGENT_CARD]
+        routes += [Route(path, partial(card, name), methods=["GET"], name="card") for path in cards]
         # both spellings of the endpoint answer: a redirect's empty body is no JSON-RPC
-        routes += [rpc_route(f"/a2a/{name}", handler), rpc_route(f"/a2a/{name}/", handler)]
-        app.router.routes.extend(routes)
+        routes += [
+            Route(path, partial(rpc, name), methods=RPC_METHODS, name="rpc")
+            for path in (f"/a2a/{name}", f"/a2a/{name}/")
+        ]
+    started = formatdate(usegmt=True)  # the cards change only when the server restarts
+    app.state.raf_a2a = A2aPlace(host, public_url, security, started, dispatchers)
+    app.router.routes.extend(routes)

@@ -46,7 +46,7 @@ from raf.serve.errors import ServeError, require_extra
 from raf.serve.hosting import AgentHost
 from raf.serve.native.routes import SSE_HEADERS
 from raf.serve.requests import error_for, parse_body
-from raf.serve.security import OWNER_KEY
+from raf.serve.security import owner_of_request
 
 if TYPE_CHECKING:
     from ag_ui.core import BaseEvent, Interrupt, ResumeEntry, RunAgentInput
@@ -606,7 +606,7 @@ async def run(agent: str, request: Request) -> Response:
     host = host_of(request)
     host.agent(agent)
     body = parse_body(await request.body(), RunAgentInput)
-    owner = str(request.scope.get("state", {}).get(OWNER_KEY, ""))
+    owner = owner_of_request(request.scope)
     one = AguiRun(host=host, agent=agent, owner=owner, body=body, if_busy=if_busy_of(body))
     session = await one.thread()
     encoder = EventEncoder(accept=request.headers.get("accept", "text/event-stream"))

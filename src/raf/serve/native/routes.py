@@ -3,7 +3,6 @@
 from __future__ import annotations
 
 import asyncio
-from collections.abc import MutableMapping
 from dataclasses import dataclass
 from typing import Any, cast
 
@@ -23,7 +22,7 @@ from raf.serve.errors import ServeError
 from raf.serve.hosting import SERVE_KEY, AgentHost, public_id
 from raf.serve.requests import STORE_UNAVAILABLE, log, parse_body
 from raf.serve.runs import RunManager, public_run
-from raf.serve.security import OWNER_KEY
+from raf.serve.security import owner_of_request
 
 RUN_ID_HEADER = "Raf-Run-Id"
 """The response header that names a native run (to re-attach to, to cancel)."""
@@ -248,11 +247,6 @@ async def unpin_request(
 
     session, _ = await host.edit_session(agent, session_id, owner, unpin)
     return {"pinned": pinned_indices(session)}
-
-
-def owner_of_request(scope: MutableMapping[str, Any]) -> str:
-    """The caller's owner id, as `SecurityMiddleware` put it in the request's scope."""
-    return str(scope.get("state", {}).get(OWNER_KEY, ""))
 
 
 async def answer(

@@ -6,16 +6,17 @@ the flag."""
 from __future__ import annotations
 
 import uuid
-from typing import TYPE_CHECKING, Any
+from dataclasses import dataclass
+from typing import TYPE_CHECKING, Any, cast
 
-from fastapi import APIRouter, Request, Response
+from fastapi import APIRouter, Depends, Request, Response
 from pydantic import BaseModel, ConfigDict, Field
 
 from raf.decl.documents.schedule_decls import SCHEDULE_NAME, cron_problem
 from raf.serve.errors import ServeError, not_found
 from raf.serve.hosting import AgentHost
-from raf.serve.native.routes import owner_of_request
 from raf.serve.requests import parse_body
+from raf.serve.security import owner_of_request
 from raf.serve.tenancy import Tenant
 
 if TYPE_CHECKING:
@@ -63,82 +64,108 @@ def need_durable() -> ServeError:
     )
 
 
-def schedules_router(host: AgentHost, runtime: DurableRuntime | None) -> APIRouter:
-    """The `/schedules` routes over `runtime` (every request refused when None)."""
-    router = APIRouter()
+@dataclass(frozen=True)
+class SchedulesPlace:
+    """What the `/schedules` endpoints serve from: the `host` of the agents, and the
+    durable `runtime` that keeps schedules (every request refused when None). A router's
+    dependency puts it in each request's state."""
 
-    def durable() -> DurableRuntime:
-        if runtime is None:
+    host: AgentHost
+    runtime: DurableRuntime | None
+
+    def attach(self, request: Request) -> None:
+        """Make this the place of `request` (the router's dependency)."""
+        request.state.raf_schedules = self
+
+    def durable(self) -> DurableRuntime:
+        """The runtime that keeps schedules; refused, naming the flag, without one."""
+        if self.runtime is None:
             raise need_durable()
-        return runtime
+        return self.runtime
 
-    async def find(owner: str, label: str) -> Schedule:
-        for schedule in await durable().schedules():
+    async def find(self, owner: str, label: str) -> Schedule:
+        """`owner`'s schedule `label` (404 for another caller's)."""
+        for schedule in await self.durable().schedules():
             if schedule.label == label and schedule.owner == owner:
                 return schedule
         raise not_found("schedule", label)
 
-    @router.post("/schedules", status_code=201)
-    async def create(request: Request) -> dict[str, Any]:
-        """Keep a schedule: each tick starts a background run of `agent` with `input`,
-        in `session_id` (made at the first tick) or a new session each tick."""
-        from raf.durable.schedules import Schedule
 
-        kept = durable()
-        body = parse_body(await request.body(), ScheduleRequest)
-        host.agent(body.agent)
-        problem = cron_problem(body.cron)
-        if problem is not None:
-            refused = ServeError(
-                422,
-                "invalid_schedule",
-                f"cron {body.cron!r} is not a cron expression: {problem}",
-            )
-            refused.param = "cron"
-            raise refused
-        owner = owner_of_request(request.scope)
-        label = body.name or uuid.uuid4().hex[:12]
-        name = stored_name(owner, label)
-        if any(s.name == name for s in await kept.schedules(API_PREFIX)):
-            raise ServeError(409, "schedule_exists", f"a schedule named {label!r} exists")
-        schedule = Schedule(
-            name=name,
-            agent=body.agent,
-            cron=body.cron,
-            input=body.input,
-            session=body.session_id,
-            owner=owner,
-            label=label,
+def place_of(request: Request) -> SchedulesPlace:
+    """The place the router put in this request's state."""
+    return cast(SchedulesPlace, request.state.raf_schedules)
+
+
+async def create(request: Request) -> dict[str, Any]:
+    """Keep a schedule: each tick starts a background run of `agent` with `input`,
+    in `session_id` (made at the first tick) or a new session each tick."""
+    from raf.durable.schedules import Schedule
+
+    place = place_of(request)
+    kept = place.durable()
+    body = parse_body(await request.body(), ScheduleRequest)
+    place.host.agent(body.agent)
+    problem = cron_problem(body.cron)
+    if problem is not None:
+        refused = ServeError(
+            422,
+            "invalid_schedule",
+            f"cron {body.cron!r} is not a cron expression: {problem}",
         )
-        await kept.create_schedule(schedule)
-        return public_schedule(schedule)
+        refused.param = "cron"
+        raise refused
+    owner = owner_of_request(request.scope)
+    label = body.name or uuid.uuid4().hex[:12]
+    name = stored_name(owner, label)
+    if any(s.name == name for s in await kept.schedules(API_PREFIX)):
+        raise ServeError(409, "schedule_exists", f"a schedule named {label!r} exists")
+    schedule = Schedule(
+        name=name,
+        agent=body.agent,
+        cron=body.cron,
+        input=body.input,
+        session=body.session_id,
+        owner=owner,
+        label=label,
+    )
+    await kept.create_schedule(schedule)
+    return public_schedule(schedule)
 
-    @router.get("/schedules")
-    async def list_all(request: Request) -> dict[str, Any]:
-        """The caller's schedules (posted here, or declared in agent documents)."""
-        owner = owner_of_request(request.scope)
-        found = [s for s in await durable().schedules() if s.owner == owner]
-        return {"object": "list", "data": [public_schedule(s) for s in found]}
 
-    @router.get("/schedules/{name}")
-    async def get_one(name: str, request: Request) -> dict[str, Any]:
-        """One of the caller's schedules (404 for another caller's)."""
-        return public_schedule(await find(owner_of_request(request.scope), name))
+async def list_all(request: Request) -> dict[str, Any]:
+    """The caller's schedules (posted here, or declared in agent documents)."""
+    owner = owner_of_request(request.scope)
+    found = [s for s in await place_of(request).durable().schedules() if s.owner == owner]
+    return {"object": "list", "data": [public_schedule(s) for s in found]}
 
-    @router.delete("/schedules/{name}")
-    async def delete(name: str, request: Request) -> Response:
-        """Stop a schedule (a tick already started runs to its end)."""
-        schedule = await find(owner_of_request(request.scope), name)
-        if not schedule.name.startswith(API_PREFIX):
-            raise ServeError(
-                409,
-                "schedule_declared",
-                f"schedule {name!r} is declared in agent {schedule.agent!r}'s document; "
-                "remove it there",
-            )
-        await durable().delete_schedule(schedule.name)
-        return Response(status_code=204)
 
+async def get_one(name: str, request: Request) -> dict[str, Any]:
+    """One of the caller's schedules (404 for another caller's)."""
+    return public_schedule(await place_of(request).find(owner_of_request(request.scope), name))
+
+
+async def delete(name: str, request: Request) -> Response:
+    """Stop a schedule (a tick already started runs to its end)."""
+    place = place_of(request)
+    schedule = await place.find(owner_of_request(request.scope), name)
+    if not schedule.name.startswith(API_PREFIX):
+        raise ServeError(
+            409,
+            "schedule_declared",
+            f"schedule {name!r} is declared in agent {schedule.agent!r}'s document; "
+            "remove it there",
+        )
+    await place.durable().delete_schedule(schedule.name)
+    return Response(status_code=204)
+
+
+def schedules_router(host: AgentHost, runtime: DurableRuntime | None) -> APIRouter:
+    """The `/schedules` routes over `runtime` (every request refused when None)."""
+    router = APIRouter(dependencies=[Depends(SchedulesPlace(host, runtime).attach)])
+    router.add_api_route("/schedules", create, methods=["POST"], status_code=201)
+    router.add_api_route("/schedules", list_all, methods=["GET"])
+    router.add_api_route("/schedules/{name}", get_one, methods=["GET"])
+    router.add_api_route("/schedules/{name}", delete, methods=["DELETE"])
     return router
 
 

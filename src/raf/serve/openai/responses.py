@@ -22,9 +22,9 @@ import time
 import uuid
 from collections.abc import AsyncIterator, Callable
 from dataclasses import dataclass, field
-from typing import Any, Protocol
+from typing import Any, Protocol, cast
 
-from fastapi import APIRouter, Request, Response
+from fastapi import APIRouter, Depends, Request, Response
 from fastapi.responses import JSONResponse
 from pydantic import BaseModel, ConfigDict
 from starlette.background import BackgroundTask
@@ -49,7 +49,7 @@ from raf.serve.client_tools import (
 from raf.serve.double_texting import IF_BUSY
 from raf.serve.errors import ServeError
 from raf.serve.hosting import SERVE_KEY, ActiveRun, AgentHost
-from raf.serve.native.routes import SSE_HEADERS, EventStream, owner_of_request
+from raf.serve.native.routes import SSE_HEADERS, EventStream
 from raf.serve.openai.chat import (
     RunFormat,
     approval_name,
@@ -62,6 +62,7 @@ from raf.serve.openai.chat import (
     stream_error,
 )
 from raf.serve.requests import error_for, json_line, log, parse_body, store_failure
+from raf.serve.security import owner_of_request
 from raf.serve.tenancy import Tenant
 
 RESPONSE_KEY = "raf_openai_response"
@@ -656,71 +657,98 @@ async def create_response(
         return openai_error(error_for(exc))
 
 
+@dataclass(frozen=True)
+class ResponsesPlace:
+    """What the Responses API's endpoints serve from: the `host` of the agents and
+    sessions, and where `background` responses run (refused when None). A router's
+    dependency puts it in each request's state."""
+
+    host: AgentHost
+    background: Background | None
+
+    def attach(self, request: Request) -> None:
+        """Make this the place of `request` (the router's dependency)."""
+        request.state.raf_responses = self
+
+
+def place_of(request: Request) -> ResponsesPlace:
+    """The place the router put in this request's state."""
+    return cast(ResponsesPlace, request.state.raf_responses)
+
+
+async def create(request: Request) -> Response:
+    """OpenAI Responses on an agent (model: the agent's name), streamed or not;
+    `previous_response_id` continues a kept one."""
+    place = place_of(request)
+    owner = owner_of_request(request.scope)
+    return await create_response(place.host, owner, await request.body(), place.background)
+
+
+async def retrieve(
+    response_id: str,
+    request: Request,
+    stream: str | None = None,
+    starting_after: str | None = None,
+) -> Response:
+    """A response the caller made and kept (OpenAI's retrieve); with `stream=true`, a
+    background response's events after `starting_after` (a `sequence_number`)."""
+    place = place_of(request)
+    tenant = Tenant(owner_of_request(request.scope))
+    try:
+        record = await load_record(place.host, tenant, response_id)
+        if stream not in (None, "false", "true"):
+            raise invalid("stream", f"{stream!r} is not a boolean; use true or false")
+        if stream != "true":
+            return JSONResponse(record["response"])
+        after = stream_position(starting_after)
+        if place.background is None or not record.get("run"):
+            raise invalid(
+                "stream",
+                f"response {response_id!r} was not made with background: true; only a "
+                "background response's events are kept to stream again",
+            )
+        return await place.background.events(record, after)
+    except ServeError as exc:
+        return openai_error(exc)
+
+
+async def cancel(response_id: str, request: Request) -> Response:
+    """Stop a background response of the caller's (OpenAI's cancel); cancelling one
+    that ended answers it as it is."""
+    place = place_of(request)
+    tenant = Tenant(owner_of_request(request.scope))
+    try:
+        record = await load_record(place.host, tenant, response_id)
+        if place.background is None or not record.get("run"):
+            raise invalid(
+                "response_id",
+                f"response {response_id!r} was not made with background: true; only "
+                "background responses can be cancelled",
+            )
+        return await place.background.cancel(tenant, record)
+    except ServeError as exc:
+        return openai_error(exc)
+
+
+async def delete(response_id: str, request: Request) -> Response:
+    """Forget a kept response of the caller's (its conversation stays)."""
+    host = place_of(request).host
+    tenant = Tenant(owner_of_request(request.scope))
+    try:
+        await load_record(host, tenant, response_id)
+        await host.store.delete(_record_key(tenant, response_id))
+    except ServeError as exc:
+        return openai_error(exc)
+    return JSONResponse({"id": response_id, "object": "response", "deleted": True})
+
+
 def responses_router(host: AgentHost, background: Background | None = None) -> APIRouter:
     """The Responses API's routes over `host`; background responses run by `background`
     (refused when None)."""
-    router = APIRouter(prefix="/v1")
-
-    @router.post("/responses")
-    async def create(request: Request) -> Response:
-        """OpenAI Responses on an agent (model: the agent's name), streamed or not;
-        `previous_response_id` continues a kept one."""
-        owner = owner_of_request(request.scope)
-        return await create_response(host, owner, await request.body(), background)
-
-    @router.get("/responses/{response_id}")
-    async def retrieve(
-        response_id: str,
-        request: Request,
-        stream: str | None = None,
-        starting_after: str | None = None,
-    ) -> Response:
-        """A response the caller made and kept (OpenAI's retrieve); with `stream=true`, a
-        background response's events after `starting_after` (a `sequence_number`)."""
-        tenant = Tenant(owner_of_request(request.scope))
-        try:
-            record = await load_record(host, tenant, response_id)
-            if stream not in (None, "false", "true"):
-                raise invalid("stream", f"{stream!r} is not a boolean; use true or false")
-            if stream != "true":
-                return JSONResponse(record["response"])
-            after = stream_position(starting_after)
-            if background is None or not record.get("run"):
-                raise invalid(
-                    "stream",
-                    f"response {response_id!r} was not made with background: true; only a "
-                    "background response's events are kept to stream again",
-                )
-            return await background.events(record, after)
-        except ServeError as exc:
-            return openai_error(exc)
-
-    @router.post("/responses/{response_id}/cancel")
-    async def cancel(response_id: str, request: Request) -> Response:
-        """Stop a background response of the caller's (OpenAI's cancel); cancelling one
-        that ended answers it as it is."""
-        tenant = Tenant(owner_of_request(request.scope))
-        try:
-            record = await load_record(host, tenant, response_id)
-            if background is None or not record.get("run"):
-                raise invalid(
-                    "response_id",
-                    f"response {response_id!r} was not made with background: true; only "
-                    "background responses can be cancelled",
-                )
-            return await background.cancel(tenant, record)
-        except ServeError as exc:
-            return openai_error(exc)
-
-    @router.delete("/responses/{response_id}")
-    async def delete(response_id: str, request: Request) -> Response:
-        """Forget a kept response of the caller's (its conversation stays)."""
-        tenant = Tenant(owner_of_request(request.scope))
-        try:
-            await load_record(host, tenant, response_id)
-            await host.store.delete(_record_key(tenant, response_id))
-        except ServeError as exc:
-            return openai_error(exc)
-        return JSONResponse({"id": response_id, "object": "response", "deleted": True})
-
+    place = ResponsesPlace(host, background)
+    router = APIRouter(prefix="/v1", dependencies=[Depends(place.attach)])
+    router.add_api_route("/responses", create, methods=["POST"])
+    router.add_api_route("/responses/{response_id}", retrieve, methods=["GET"])
+    router.add_api_route("/responses/{response_id}/cancel", cancel, methods=["POST"])
+    router.add_api_route("/responses/{response_id}", delete, methods=["DELETE"])
     return router
