@@ -213,7 +213,9 @@ def test_a_file_with_another_embedders_vectors_keeps_them_and_searches_bm25(
         hits = asyncio.run(provider.search("vacation days"))
     assert Path(hits[0].source).name == "vacation-policy.md"
     assert provider.index.embedder is None
-    assert any("8-dimension vectors from another embedder" in r.getMessage() for r in caplog.records)
+    assert any(
+        "8-dimension vectors from another embedder" in r.getMessage() for r in caplog.records
+    )
     with sqlite3.connect(path) as db:
         assert db.execute("SELECT chunk_id, vec FROM vectors ORDER BY chunk_id").fetchall() == kept
     assert len(kept) == chunks

@@ -227,6 +227,7 @@ class KnowledgeIndex:
 
     def add_document(self, document: Document, *, origin: str = "manual") -> int:
         """(Re)index one document; returns its number of chunks."""
+        self._settle_embedder()
         chunks = self.chunk_document(document)
         digest = hashlib.sha256(document.text.encode()).hexdigest()
         with self._transaction():
@@ -240,6 +241,7 @@ class KnowledgeIndex:
 
     def add_chunks(self, chunks: Sequence[Chunk]) -> None:
         """Index ready-made chunks (they are kept until their source is removed)."""
+        self._settle_embedder()
         with self._transaction():
             self._insert(chunks)
 
