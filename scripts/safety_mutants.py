@@ -545,6 +545,27 @@ MUTANTS: tuple[Mutant, ...] = (
         ("tests/context/test_knowledge_concurrent.py", "-k", "oversized"),
     ),
     Mutant(
+        "knowledge: the default embedder writes into another embedder's index",
+        "src/raf/context/knowledge/index.py",
+        "if row is not None and int(row[0]) // 4 != embedder.dimensions:",
+        "if False:",
+        ("tests/context/test_knowledge_embeddings.py", "-k", "another_embedders"),
+    ),
+    Mutant(
+        "knowledge: the default embedder offline fails the search instead of BM25",
+        "src/raf/context/knowledge/embeddings.py",
+        "    except (MissingExtraError, ModelPullError, OSError) as exc:\n        if shared:",
+        "    except MissingExtraError as exc:\n        if shared:",
+        ("tests/context/test_knowledge_embeddings.py", "-k", "offline"),
+    ),
+    Mutant(
+        "knowledge: `embedder: none` in YAML still loads the embedder",
+        "src/raf/decl/agent/contexts.py",
+        'options["embedder"] = None if config.embedder == "none" else config.embedder',
+        'options["embedder"] = "auto" if config.embedder == "none" else config.embedder',
+        ("tests/context/test_knowledge_default_embedder.py", "-k", "opt_out"),
+    ),
+    Mutant(
         "TOML: dotted keys and headers not counted as depth",
         "src/raf/core/bounded_parse.py",
         "    check_toml_key_depth(code, file=file, limits=limits)\n",

@@ -78,6 +78,9 @@ SLOW_TESTS = (
     # MCP servers from npm
     "decl/workflow/test_actions.py::test_invoke_mcp_tool",
     "decl/workflow/test_actions.py::test_mcp_servers_declared_in_the_document",
+    # knowledge declared with its default embedder: the local embedding model
+    "examples/test_examples.py::test_support_agent_answers_from_the_faq",
+    "decl/agent/test_original_contexts.py::test_the_originals_contexts_build_and_run",
     # mypy on a user's test file, in a subprocess
     "testing/test_test_model.py::test_mypy_checks_deps",
     # `raf validate` as a program, regular expressions stopped in a worker process

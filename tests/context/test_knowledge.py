@@ -235,7 +235,9 @@ def test_adding_documents_by_hand() -> None:
 
 
 async def test_provider_injects_passages_as_instructions(tmp_path: Path) -> None:
-    provider = KnowledgeProvider([CORPUS], index_path=tmp_path / "k.sqlite", top_k=3)
+    provider = KnowledgeProvider(
+        [CORPUS], index_path=tmp_path / "k.sqlite", top_k=3, embedder=None
+    )  # BM25 alone: the default embedder is tested in test_knowledge_embeddings.py
     model = ScriptedChatClient(["You get 28 days [vacation-policy.md]."])
     agent = AgentBuilder("a").with_chat_client(model).with_context_provider(provider).build()
     response = await agent.run("How many vacation days do employees get?")
@@ -247,7 +249,7 @@ async def test_provider_injects_passages_as_instructions(tmp_path: Path) -> None
 
 
 async def test_provider_offers_a_search_tool() -> None:
-    provider = KnowledgeProvider([CORPUS], mode="tool", name="docs")
+    provider = KnowledgeProvider([CORPUS], mode="tool", name="docs", embedder=None)
     model = ScriptedChatClient(
         [reply("", call("search_knowledge", query="API rate limit", call_id="c1")), "600/min"]
     )

@@ -13,6 +13,7 @@ from __future__ import annotations
 import asyncio
 import concurrent.futures
 import importlib
+import importlib.util
 import math
 import threading
 from collections.abc import Sequence
@@ -32,6 +33,23 @@ from raf.core.errors import MissingExtraError
 
 DIMENSIONS = 384
 """Length of every vector the default model gives."""
+
+RUNTIME_MODULES = ("onnxruntime", "numpy")
+"""What the embedder runs on: the `rag-embeddings` extra (sqlite-vec there only speeds up
+the search; without it vectors are compared in pure Python)."""
+
+
+def runtime_missing() -> str | None:
+    """The first module of the embedder's runtime that is not installed (looked up, not
+    imported), or None when it can run."""
+    for module in RUNTIME_MODULES:
+        try:
+            found = importlib.util.find_spec(module) is not None
+        except (ImportError, ValueError):
+            found = False
+        if not found:
+            return module
+    return None
 
 
 class LocalEmbedder:
@@ -111,6 +129,19 @@ class LocalEmbedder:
         """Cosine similarity of `query` to each of `texts` (-1 to 1, higher is closer)."""
         first, *rest = self.embed([query, *texts])
         return [similarity(first, vector) for vector in rest]
+
+    @property
+    def is_cached(self) -> bool:
+        """Whether its model files are at hand (files of your own, or both in the cache):
+        loading it downloads nothing."""
+        if self.model_path is not None:
+            return True
+        return is_pulled(EMBEDDING_MODEL) and is_pulled(EMBEDDING_TOKENIZER)
+
+    def load(self) -> None:
+        """Pull the model files if needed and load them now (blocking), rather than on the
+        first call; raises what the first call would."""
+        self._load()
 
     async def prepare(self) -> None:
         """Pull the model files if needed and load them, without blocking the event loop."""

@@ -19,6 +19,7 @@ from contextlib import AbstractContextManager, contextmanager
 from dataclasses import dataclass, field
 from pathlib import Path
 
+from raf.clients.local.embedder import LocalEmbedder
 from raf.context.knowledge._ranking import (
     Hit,
     SearchMode,
@@ -35,7 +36,13 @@ from raf.context.knowledge._storage import (
 )
 from raf.context.knowledge._sync_lock import sync_lock
 from raf.context.knowledge.chunkers import Chunk, Chunker, default_chunker_for
-from raf.context.knowledge.embeddings import Embedder, EmbedderChoice, resolve_embedder
+from raf.context.knowledge.embeddings import (
+    Embedder,
+    EmbedderChoice,
+    load_or_why_not,
+    log,
+    resolve_embedder,
+)
 from raf.context.knowledge.loaders import (
     Document,
     as_sources,
@@ -91,7 +98,10 @@ class KnowledgeIndex:
         if path is not None:
             private_file(self.path)
         self.embedder = resolve_embedder(embedder)
-        """The embedder in use; `"local"` is resolved to raf's shared `LocalEmbedder`."""
+        """The embedder in use; `"local"` is resolved to raf's shared `LocalEmbedder`, and
+        so is `"auto"` where it can run (None there: BM25 alone)."""
+        self._may_fall_back = isinstance(embedder, str) and embedder == "auto"
+        """`"auto"` until its first use: BM25 alone if the embedder turns out unable to run."""
         self.chunker = chunker
         self.max_chars = max_chars
         self.overlap = overlap
@@ -100,6 +110,41 @@ class KnowledgeIndex:
         self._vectors: tuple[list[int], list[array[float]]] | None = None
         self._dim: int | None = None
         self._db, self._vec_sql = self._open()
+
+    def _settle_embedder(self) -> None:
+        """With `"auto"`, before the embedder is first used: search by BM25 alone, with a
+        warning, where its model cannot be had (offline with nothing cached) or the file
+        holds another embedder's vectors. The file keeps everything it holds."""
+        if not self._may_fall_back:
+            return
+        with self._lock:
+            if not self._may_fall_back:
+                return
+            self._may_fall_back = False
+            embedder = self.embedder
+            if not isinstance(embedder, LocalEmbedder):
+                return
+            row = self._db.execute("SELECT length(vec) FROM vectors LIMIT 1").fetchone()
+            if row is not None and int(row[0]) // 4 != embedder.dimensions:
+                log.warning(
+                    "knowledge index %s holds %d-dimension vectors from another embedder: it "
+                    "searches by BM25 alone and keeps them; pass that embedder to search by "
+                    "meaning too, or embedder=None to say BM25 is meant",
+                    self.path,
+                    int(row[0]) // 4,
+                )
+                self.embedder = None
+                return
+            problem = load_or_why_not(embedder)
+            if problem is not None:
+                log.warning(
+                    "knowledge index %s searches by BM25 alone for now: the local embedder "
+                    "cannot run (%s); embedder='local' makes this an error, embedder=None "
+                    "says BM25 is meant",
+                    self.path,
+                    problem,
+                )
+                self.embedder = None
 
     @property
     def uses_sqlite_vec(self) -> bool:
@@ -182,6 +227,7 @@ class KnowledgeIndex:
 
     def add_document(self, document: Document, *, origin: str = "manual") -> int:
         """(Re)index one document; returns its number of chunks."""
+        self._settle_embedder()
         chunks = self.chunk_document(document)
         digest = hashlib.sha256(document.text.encode()).hexdigest()
         with self._transaction():
@@ -195,6 +241,7 @@ class KnowledgeIndex:
 
     def add_chunks(self, chunks: Sequence[Chunk]) -> None:
         """Index ready-made chunks (they are kept until their source is removed)."""
+        self._settle_embedder()
         with self._transaction():
             self._insert(chunks)
 
@@ -247,6 +294,13 @@ class KnowledgeIndex:
             "SELECT id, source, ordinal, heading, text FROM chunks "
             "WHERE id NOT IN (SELECT chunk_id FROM vectors)"
         ).fetchall()
+        if rows:
+            log.warning(
+                "knowledge index %s: embedding %d chunk(s) indexed by BM25 alone, once, so "
+                "they are found by meaning too (embedder=None keeps the index BM25 alone)",
+                self.path,
+                len(rows),
+            )
         for start in range(0, len(rows), 256):
             batch = rows[start : start + 256]
             self._embed(
@@ -285,6 +339,7 @@ class KnowledgeIndex:
                 raise
 
     def _sync(self, sources: str | Path | Iterable[str | Path]) -> IndexStats:
+        self._settle_embedder()
         stats = IndexStats()
         sources = as_sources(sources)
         files = list(iter_files(sources))
@@ -428,6 +483,7 @@ class KnowledgeIndex:
             raise
 
     def _search(self, query: str, top_k: int, mode: SearchMode | None) -> list[Hit]:
+        self._settle_embedder()
         mode = mode or ("hybrid" if self.embedder is not None else "bm25")
         pool = max(50, top_k * 10)
         vector = None

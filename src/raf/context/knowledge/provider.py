@@ -72,7 +72,12 @@ class SearchKnowledgeTool(BaseTool):
 
 
 class KnowledgeProvider(BaseContextProvider):
-    """Retrieval over local documents (Markdown, text, HTML, PDF) in a SQLite index."""
+    """Retrieval over local documents (Markdown, text, HTML, PDF) in a SQLite index.
+
+    Search is hybrid (BM25 and meaning, fused by rank) with raf's local embedder where the
+    `rag-embeddings` extra is installed, BM25 alone where it is not (`embedder="auto"`);
+    `embedder=None` is BM25 alone, `"local"` requires the embedder, or pass your own.
+    """
 
     kind = "knowledge"
 
@@ -84,7 +89,7 @@ class KnowledgeProvider(BaseContextProvider):
         mode: Literal["instructions", "tool"] = "instructions",
         top_k: int = 5,
         name: str = "knowledge",
-        embedder: EmbedderChoice = None,
+        embedder: EmbedderChoice = "auto",
         max_chars: int = 1200,
         overlap: int = 150,
         auto_refresh: bool = True,

@@ -79,8 +79,8 @@ def knowledge_provider(decl: KnowledgeContextDecl, base_dir: Path) -> ContextPro
             options[key] = value
     if config.index_path:
         options["index_path"] = str(base_dir / config.index_path)
-    if config.embedder == "local":
-        options["embedder"] = "local"
+    if config.embedder is not None:
+        options["embedder"] = None if config.embedder == "none" else config.embedder
     sources = [s if "://" in s else str(base_dir / s) for s in config.sources]
     provider: ContextProvider = KnowledgeProvider(sources, **options)
     return provider

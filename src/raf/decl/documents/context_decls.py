@@ -171,10 +171,11 @@ class KnowledgeConfigDecl(DeclModel):
     overlap: int | None = Field(default=None, ge=0, le=MAX_SIZE)
     index_path: str | None = None
     min_score: float | None = None
-    embedder: Literal["local", "none"] | None = Field(
+    embedder: Literal["auto", "local", "none"] | None = Field(
         default=None,
-        description="'local' adds meaning-based (hybrid) search with raf's local embedder "
-        "(the rag-embeddings extra); 'none' or unset: BM25 alone",
+        description="unset or 'auto': hybrid (BM25 and meaning) search with raf's local "
+        "embedder where the rag-embeddings extra is installed, else BM25 alone with a "
+        "warning; 'local': the local embedder or an error; 'none': BM25 alone",
     )
 
 

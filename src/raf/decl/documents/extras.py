@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import importlib.util
 
+from raf.clients.local.embedder import RUNTIME_MODULES
 from raf.core.errors import MissingExtraError
 
 TOOL_EXTRAS: dict[str, tuple[str, tuple[str, ...]]] = {
@@ -22,6 +23,9 @@ CONTEXT_EXTRAS: dict[str, tuple[str, tuple[str, ...]]] = {
     "memory": ("yaml", ("yaml",)),
 }
 """Context kind → (extra, modules it must provide)."""
+
+EMBEDDER_EXTRA: tuple[str, tuple[str, ...]] = ("rag-embeddings", RUNTIME_MODULES)
+"""What knowledge's local embedder runs on (its search is BM25 alone without it)."""
 
 _OPENAI = ("openai", ("openai",))
 MODEL_EXTRAS: dict[str, tuple[str, tuple[str, ...]]] = {

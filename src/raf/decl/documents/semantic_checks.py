@@ -11,6 +11,7 @@ from raf.core.errors import ConfigurationError, MissingExtraError, Problem
 from raf.decl.documents.build_checks import model_problems
 from raf.decl.documents.extras import (
     CONTEXT_EXTRAS,
+    EMBEDDER_EXTRA,
     SCHEMA_EXTRA,
     TEMPLATE_EXTRA,
     TOOL_EXTRAS,
@@ -131,6 +132,8 @@ def semantic_problems(loaded: LoadedAgent, *, check_extras: bool) -> list[Proble
                         )
                     )
         elif isinstance(context, KnowledgeContextDecl):
+            if check_extras:
+                _embedder_problems(doc, cpath, context, problems)
             for i, source in enumerate(context.config.sources):
                 spath = (*cpath, "config", "sources", i)
                 if "://" not in source and not (doc.base_dir / source).exists():
@@ -229,3 +232,31 @@ def _output_schema_problems(loaded: LoadedAgent) -> list[Problem]:
 def _shown(doc: Document, path: tuple[str | int, ...], value: str) -> str:
     """`value` quoted for a message, unless it came from the environment (never shown)."""
     return "(a value from the environment)" if path in doc.from_env else repr(value)
+
+
+def _embedder_problems(
+    doc: Document,
+    cpath: tuple[str | int, ...],
+    context: KnowledgeContextDecl,
+    problems: list[Problem],
+) -> None:
+    """Without the embedder's runtime, `embedder: local` cannot run (a problem) and the
+    default searches by BM25 alone (a warning that says how to get meaning-based search)."""
+    chosen = context.config.embedder
+    if chosen == "none":
+        return
+    missing = missing_extra("the knowledge embedder 'local'", EMBEDDER_EXTRA)
+    if missing is None:
+        return
+    if chosen == "local":
+        problems.append(doc.problem((*cpath, "config", "embedder"), str(missing)))
+        return
+    where = (*cpath, "config", "embedder") if chosen == "auto" else (*cpath, "kind")
+    doc.warnings.append(
+        doc.problem(
+            where,
+            f"knowledge {context.name!r} will search by BM25 (words) alone: its embedder "
+            f'needs {missing.module or "onnxruntime"}; pip install "raf-agents[rag-embeddings]" '
+            "for meaning-based (hybrid) search, or say `embedder: none`",
+        )
+    )
