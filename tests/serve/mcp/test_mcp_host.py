@@ -48,7 +48,7 @@ async def test_sessions_in_sqlite_outlive_a_restart(tmp_path: Path) -> None:
         try:
             first = await client.call_tool("ask", {"message": "remember me"})
             assert _text(first) == "turn 1: you said 'remember me'"
-            issued = first.structured_content["session_id"]  # type: ignore[index]
+            issued = first.structured_content["session_id"]
         finally:
             await client.aclose()
     with _mcp(ECHO, "--sessions", f"sqlite:///{store}") as url:  # the same file, as a URL
@@ -67,7 +67,7 @@ async def test_without_a_store_a_restart_forgets_the_sessions() -> None:
         client = _client(url)
         try:
             first = await client.call_tool("ask", {"message": "remember me"})
-            issued = first.structured_content["session_id"]  # type: ignore[index]
+            issued = first.structured_content["session_id"]
         finally:
             await client.aclose()
     with _mcp(ECHO) as url:
@@ -91,7 +91,7 @@ async def _busy_session(url: str, gate: Path) -> tuple[McpClient, str, asyncio.T
     """A session whose second ask ('wait') holds its run until `gate` exists."""
     first = _client(url)
     opened = await first.call_tool("ask", {"message": "hello"})
-    issued = str(opened.structured_content["session_id"])  # type: ignore[index]
+    issued = str(opened.structured_content["session_id"])
     waiting = asyncio.ensure_future(
         first.call_tool("ask", {"message": "wait", "session_id": issued})
     )
@@ -147,7 +147,7 @@ async def test_a_session_issued_to_one_token_is_unknown_to_another() -> None:
         alice, bob = _client(url, TOKEN_A), _client(url, TOKEN_B)
         try:
             first = await alice.call_tool("ask", {"message": "my secret plan"})
-            issued = first.structured_content["session_id"]  # type: ignore[index]
+            issued = first.structured_content["session_id"]
             peek = await bob.call_tool("ask", {"message": "what?", "session_id": issued})
             assert peek.is_error and "unknown session_id" in _text(peek)
             own = await bob.call_tool("ask", {"message": "mine"})
