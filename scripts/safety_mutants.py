@@ -208,11 +208,27 @@ MUTANTS: tuple[Mutant, ...] = (
         ("tests/serve/test_security.py", "-k", "app_localhost"),
     ),
     Mutant(
-        "auth: wrong tokens never bar an address on the MCP server",
-        "src/raf/serve/mcp/guard.py",
-        "        if barred > 0:\n",
-        "        if False:\n",
-        ("tests/serve/mcp/test_mcp_serve_http.py", "-k", "wrong_tokens"),
+        "auth: the MCP server's HTTP app goes without raf serve's guard",
+        "src/raf/serve/mcp/server.py",
+        "        app = SecurityMiddleware(app, security)\n",
+        "        app = app\n",
+        ("tests/serve/mcp/test_mcp_serve_http.py", "-k", "wrong_tokens or token_is_required"),
+    ),
+    Mutant(
+        "mcp tenancy: every bearer token is one owner",
+        "src/raf/serve/mcp/server.py",
+        "    return owner if isinstance(owner, str) else ANONYMOUS\n",
+        "    return ANONYMOUS\n",
+        ("tests/serve/mcp/test_mcp_host.py", "-k", "one_token"),
+    ),
+    Mutant(
+        "mcp leases: a second ask stops the run in progress instead of being refused",
+        "src/raf/serve/mcp/server.py",
+        "            session_name=paused.new_name,\n        )\n",
+        "            session_name=paused.new_name,\n"
+        '            if_busy="interrupt",\n'
+        "        )\n",
+        ("tests/serve/mcp/test_mcp_host.py", "-k", "refused"),
     ),
     Mutant(
         "auth: the failure table never forgets an address",

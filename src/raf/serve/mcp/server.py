@@ -7,11 +7,13 @@ add at run time (workspace file and shell tools, skills, ...: each provider's
 that need a human's approval for every call (a remote caller must not bypass that). A
 tool that asks only for some calls (a workspace under the `approve` policy asks for paths
 outside it) is offered, and such a call is refused with the reason, as the workspace's
-rules decide it in a run: allowed calls run, denied ones fail. Sessions live in memory for the life
-of the server, so a client can hold a conversation. Over stdio (one client) any
-`session_id` names one; over HTTP, where many clients share the server and the protocol
-names no client, the server issues each new session an unguessable id and continues only
-sessions it issued, so no client reaches another's conversation. While `ask` runs, the
+rules decide it in a run: allowed calls run, denied ones fail. Sessions are the
+`AgentHost`'s, as on every surface: kept in its store, one run at a time in each (an
+`ask` holds the session's lease), scoped to their owner. Over stdio (one client) any
+`session_id` names one; over HTTP, where many clients share the server, the owner is the
+bearer token's identity as `raf serve`'s guard finds it, and the server issues each new
+session an unguessable id and continues only sessions it issued to that owner, so no
+client reaches another's conversation. While `ask` runs, the
 client hears progress and log messages (`mcp_report`); a call that needs approval is
 asked of the client's user as an elicitation when the client supports it, and denied
 otherwise (the agent is told why), leaving the session ready for the next `ask`.
