@@ -111,19 +111,21 @@ def test_serving_beyond_loopback_needs_a_token() -> None:
 
 
 def test_one_loopback_test_for_both_guards_and_app_localhost_is_not_loopback() -> None:
-    """`raf serve`'s guard and `raf mcp serve`'s guard ask one `is_loopback`; a name under
-    `.localhost` is not loopback to either (a resolver that sends it to DNS may get a public
-    address), so neither serves on it without a token nor takes it as a Host unasked."""
+    """`raf mcp serve` is guarded by `raf serve`'s own rules (one `is_loopback`, no check
+    of its own); a name under `.localhost` is not loopback to either (a resolver that sends
+    it to DNS may get a public address), so neither serves on it without a token nor takes
+    it as a Host unasked."""
     from raf.serve.mcp import guard
     from raf.serve.security import is_loopback
 
-    assert vars(guard)["is_loopback"] is is_loopback
+    assert "is_loopback" not in vars(guard)
+    assert isinstance(guard.mcp_security("127.0.0.1"), ServeSecurity)
     assert is_loopback("localhost") and is_loopback(" LocalHost ") and is_loopback("[::1]")
     assert not is_loopback("app.localhost") and not is_loopback("localhost.example.com")
     with pytest.raises(ConfigurationError, match="without a bearer token"):
         ServeSecurity.for_bind("app.localhost")
     with pytest.raises(ConfigurationError, match="without a bearer token"):
-        guard.check_exposure("app.localhost", None)
+        guard.mcp_security("app.localhost")
     local = ServeSecurity.for_bind("127.0.0.1")
     assert local.host_allowed("localhost:8000") and not local.host_allowed("app.localhost:8000")
     named = ServeSecurity.for_bind("127.0.0.1", allowed_hosts=["app.localhost"])

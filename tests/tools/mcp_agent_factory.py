@@ -2,7 +2,11 @@
 
 from __future__ import annotations
 
+import asyncio
+import os
+import time
 from collections.abc import Sequence
+from pathlib import Path
 
 from raf.agent.agent import Agent
 from raf.agent.builder import AgentBuilder
@@ -62,3 +66,24 @@ def make_approval_agent() -> Agent:
         .with_tool(delete_everything)
         .build()
     )
+
+
+GATE_ENV = "RAF_TEST_GATE"
+"""A file path: the gated agent, told 'wait', writes PATH.started and answers once PATH
+exists (so a test holds a run in progress as long as it needs, without timing)."""
+
+
+async def _reply_after_gate(messages: Sequence[ChatMessage], options: ChatOptions) -> str:
+    users = [m.text for m in messages if m.role is Role.USER]
+    if users[-1] == "wait":
+        gate = Path(os.environ[GATE_ENV])
+        Path(f"{gate}.started").write_text("started", encoding="utf-8")
+        deadline = time.monotonic() + 60
+        while not gate.exists() and time.monotonic() < deadline:
+            await asyncio.sleep(0.05)
+    return _reply(messages, options)
+
+
+def make_gated_agent() -> Agent:
+    """Echoes, but a 'wait' holds its run until the gate file exists."""
+    return AgentBuilder("gated").with_chat_client(FunctionChatClient(_reply_after_gate)).build()

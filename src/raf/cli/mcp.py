@@ -37,7 +37,8 @@ def register(subparsers: Any) -> None:
     serve.add_argument(
         "--host",
         default="127.0.0.1",
-        help="HTTP address (default 127.0.0.1); beyond loopback $RAF_MCP_TOKEN is required",
+        help="HTTP address (default 127.0.0.1); beyond loopback $RAF_MCP_TOKEN is required "
+        "(one token, or several separated by commas: each sees only its own sessions)",
     )
     serve.add_argument(
         "--allow-host",
@@ -54,6 +55,25 @@ def register(subparsers: Any) -> None:
         help="also offer the agent's tools, those its context providers add at run time "
         "(workspace files and shell, skills) included; never those that need approval for "
         "every call, and calls that need it are refused",
+    )
+    serve.add_argument(
+        "--allow-origin",
+        action="append",
+        default=[],
+        metavar="URL",
+        help="a browser Origin to accept (repeatable); loopback origins are accepted on "
+        "a loopback address",
+    )
+    from raf.cli.serve import add_session_options
+
+    add_session_options(serve, sessions_default="memory, for the life of the server")
+    serve.add_argument(
+        "--if-busy",
+        choices=("reject", "enqueue", "interrupt", "rollback"),
+        default="reject",
+        help="what an ask does when its session has a run in progress: refuse it (the "
+        "default), queue it after the runs before it, stop the run in progress and keep "
+        "its turn, or stop it and remove its turn",
     )
     from raf.cli.tool_option import add_tools_option
 
@@ -102,14 +122,25 @@ def run_serve(args: argparse.Namespace) -> int:
 
 
 async def _serve(args: argparse.Namespace) -> int:
-    from raf.serve.mcp.guard import TOKEN_ENV, check_exposure
+    from raf.cli.serve import lease_seconds_from, open_sessions, store_timeout_from
+    from raf.serve.hosting import AgentHost
+    from raf.serve.mcp.guard import env_tokens, mcp_security
     from raf.serve.mcp.server import AgentMcpServer
 
-    token = os.environ.get(TOKEN_ENV)
-    if args.transport == "http":
-        check_exposure(args.host, token)  # before anything is built or bound
+    tokens = env_tokens(os.environ)
+    if args.transport == "http":  # refused before anything is built or bound
+        mcp_security(args.host, tokens, allowed_hosts=args.allow_host)
     agent = await load_agent(args.file, args.python, args.model, args.tools)
-    server = AgentMcpServer(agent, expose_tools=args.expose_tools)
+    waits = store_timeout_from(args)
+    store, _ = open_sessions(args.sessions or "memory", waits)
+    host = AgentHost(
+        [agent],
+        store=store,
+        lease_seconds=lease_seconds_from(args),
+        store_timeout=waits,
+        if_busy=args.if_busy,
+    )
+    server = AgentMcpServer(agent, expose_tools=args.expose_tools, host=host)
     await server.list_run_time_tools()  # what the context providers add, said up front
     for name, why in server.left_out.items():
         print(terminal_safe(f"raf mcp: tool {name!r} is not exposed: {why}"), file=sys.stderr)
@@ -118,8 +149,9 @@ async def _serve(args: argparse.Namespace) -> int:
             await server.serve_http(
                 host=args.host,
                 port=args.port,
-                token=token,
+                tokens=tokens,
                 allowed_hosts=args.allow_host,
+                allowed_origins=args.allow_origin,
                 ready=lambda url: print(
                     f"raf mcp: serving {agent.name!r} at {url} (streamable HTTP; Ctrl-C stops)",
                     file=sys.stderr,

@@ -14,6 +14,7 @@ from typing import TYPE_CHECKING, Any
 from raf.cli.tool_option import add_tools_option
 
 if TYPE_CHECKING:
+    from raf.core.sessions import SessionStore
     from raf.serve.limits import ServeLimits
 
 TOKEN_ENV = "RAF_SERVE_TOKEN"
@@ -110,9 +111,6 @@ def _server_arguments(parser: argparse.ArgumentParser) -> None:
         metavar="URL",
         help="browser Origin to accept",
     )
-    from raf.stores.leases import DEFAULT_LEASE_SECONDS
-    from raf.stores.timed import DEFAULT_STORE_TIMEOUT
-
     limits = parser.add_argument_group(
         "limits", "what each client may hold (defaults are safe for a shared server)"
     )
@@ -167,11 +165,7 @@ def _server_arguments(parser: argparse.ArgumentParser) -> None:
         "SECONDS",
         "time in which an address earns back all its --auth-failures tries",
     )
-    parser.add_argument(
-        "--sessions",
-        metavar="PATH|memory",
-        help="SQLite file for sessions (default: serve-sessions.sqlite in raf's data folder)",
-    )
+    add_session_options(parser, sessions_default="serve-sessions.sqlite in raf's data folder")
     parser.add_argument(
         "--checkpoints",
         metavar="URL|PATH",
@@ -199,23 +193,6 @@ def _server_arguments(parser: argparse.ArgumentParser) -> None:
         metavar="N",
         help="worker processes sharing the port and the session store (a file, SQLite, "
         "PostgreSQL or Redis store, not memory; with --durable, postgresql://…)",
-    )
-    parser.add_argument(
-        "--lease-seconds",
-        type=float,
-        metavar="SECONDS",
-        help="how long a run holds its session without renewing it: a worker that dies "
-        f"mid-run frees its session this long after its last renewal (default "
-        f"{DEFAULT_LEASE_SECONDS:g})",
-    )
-    parser.add_argument(
-        "--store-timeout",
-        type=float,
-        metavar="SECONDS",
-        help="how long a request waits for one answer of the session store (a "
-        "connection, a query, a lock on its file) before it fails with 503 "
-        "session_store_error; /ready says 503 after as long while the store is away "
-        f"(default {DEFAULT_STORE_TIMEOUT:g})",
     )
     parser.add_argument(
         "--max-runs",
@@ -341,14 +318,14 @@ def _check_workers(args: argparse.Namespace) -> str | None:
     return None
 
 
-def _lease_seconds(args: argparse.Namespace) -> float:
+def lease_seconds_from(args: argparse.Namespace) -> float:
     """How long a run's lease lasts: `--lease-seconds`, or the default."""
     from raf.stores.leases import DEFAULT_LEASE_SECONDS
 
     return DEFAULT_LEASE_SECONDS if args.lease_seconds is None else float(args.lease_seconds)
 
 
-def _store_timeout(args: argparse.Namespace) -> float:
+def store_timeout_from(args: argparse.Namespace) -> float:
     """How long a request waits for one answer of the store: `--store-timeout`, or the
     default."""
     from raf.stores.timed import DEFAULT_STORE_TIMEOUT
@@ -532,15 +509,12 @@ def _schedules(declared: list[tuple[str, int, Any, Path]]) -> list[Any]:
 def serve_command(args: argparse.Namespace) -> int:
     import socket
 
-    from raf.cli._agents import data_dir, resolve_client
+    from raf.cli._agents import resolve_client
     from raf.cli.terminal_text import terminal_safe
     from raf.cli.tool_option import EXIT_BAD_SPEC, loaded_tools
-    from raf.core.private_files import private_dir
-    from raf.core.sessions import SessionStore
     from raf.serve import AgentHost, ServeSecurity, create_app
     from raf.serve.loading import load_targets
     from raf.serve.server import bind, serve_socket
-    from raf.stores.sessions import InMemorySessionStore, SqliteSessionStore
     from raf.stores.urls import open_session_store
 
     tools = loaded_tools(args.tools, args.program)
@@ -566,22 +540,13 @@ def serve_command(args: argparse.Namespace) -> int:
     )
     client = resolve_client(args.model) if args.model or os.environ.get("RAF_MODEL") else None
     store: SessionStore
-    waits = _store_timeout(args)
+    waits = store_timeout_from(args)
     sessions_at: str  # the sessions' store, spelt as --checkpoints takes it
-    if args.sessions == "memory":
-        store = InMemorySessionStore()
-        sessions_at = "memory:"
-    elif args.sessions and "://" in args.sessions:
-        store = open_session_store(args.sessions, timeout=waits)
-        sessions_at = args.sessions
-    elif args.sessions is None and args.durable and "postgres" in args.durable.split("://")[0]:
+    if args.sessions is None and args.durable and "postgres" in args.durable.split("://")[0]:
         store = open_session_store(args.durable, timeout=waits)  # workers share the sessions
         sessions_at = args.durable
     else:
-        path = Path(args.sessions) if args.sessions else data_dir() / "serve-sessions.sqlite"
-        private_dir(path.parent)
-        store = SqliteSessionStore(path, timeout=waits)
-        sessions_at = f"sqlite://{path}"
+        store, sessions_at = open_sessions(args.sessions, waits)
     checkpoints = _checkpoint_store(args.checkpoints, sessions_at, waits)
     agents, workflows = load_targets(
         args.paths, chat_client=client, tools=tools, checkpoints=checkpoints
@@ -625,13 +590,15 @@ def serve_command(args: argparse.Namespace) -> int:
             concurrency=args.max_runs,
             executor_id=args.executor_id,
         )
-        host = DurableAgentHost(runtime, lease_seconds=_lease_seconds(args), store_timeout=waits)
+        host = DurableAgentHost(
+            runtime, lease_seconds=lease_seconds_from(args), store_timeout=waits
+        )
         host.if_busy = args.if_busy
     else:
         host = AgentHost(
             agents,
             store=store,
-            lease_seconds=_lease_seconds(args),
+            lease_seconds=lease_seconds_from(args),
             store_timeout=waits,
             if_busy=args.if_busy,
         )
@@ -694,6 +661,56 @@ def serve_command(args: argparse.Namespace) -> int:
         sock.close()
     print(f"{args.program}: stopped", file=sys.stderr)
     return 0
+
+
+def open_sessions(spec: str | None, waits: float) -> tuple[SessionStore, str]:
+    """The session store `--sessions` names (`memory`, a store URL, or a SQLite file;
+    None: serve-sessions.sqlite in raf's data folder), each call bounded by `waits`
+    seconds, and its name as `--checkpoints` takes it. `raf serve` and `raf mcp serve`
+    read the flag this one way."""
+    from raf.cli._agents import data_dir
+    from raf.core.private_files import private_dir
+    from raf.stores.sessions import InMemorySessionStore, SqliteSessionStore
+    from raf.stores.urls import open_session_store
+
+    if spec == "memory":
+        return InMemorySessionStore(), "memory:"
+    if spec and "://" in spec:
+        return open_session_store(spec, timeout=waits), spec
+    path = Path(spec) if spec else data_dir() / "serve-sessions.sqlite"
+    private_dir(path.parent)
+    return SqliteSessionStore(path, timeout=waits), f"sqlite://{path}"
+
+
+def add_session_options(parser: argparse.ArgumentParser, *, sessions_default: str) -> None:
+    """`--sessions`, `--lease-seconds` and `--store-timeout`: where served sessions are
+    kept and how long a run's lease and a store's answer may take."""
+    from raf.stores.leases import DEFAULT_LEASE_SECONDS
+    from raf.stores.timed import DEFAULT_STORE_TIMEOUT
+
+    parser.add_argument(
+        "--sessions",
+        metavar="PATH|URL|memory",
+        help="where sessions are kept: a SQLite file, a store URL (sqlite:///…, "
+        f"postgresql://…, redis://…) or memory (default: {sessions_default})",
+    )
+    parser.add_argument(
+        "--lease-seconds",
+        type=float,
+        metavar="SECONDS",
+        help="how long a run holds its session without renewing it: a worker that dies "
+        f"mid-run frees its session this long after its last renewal (default "
+        f"{DEFAULT_LEASE_SECONDS:g})",
+    )
+    parser.add_argument(
+        "--store-timeout",
+        type=float,
+        metavar="SECONDS",
+        help="how long a request waits for one answer of the session store (a "
+        "connection, a query, a lock on its file) before it fails with 503 "
+        "session_store_error; /ready says 503 after as long while the store is away "
+        f"(default {DEFAULT_STORE_TIMEOUT:g})",
+    )
 
 
 def acp_command(args: argparse.Namespace) -> int:

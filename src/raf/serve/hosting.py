@@ -529,6 +529,31 @@ class AgentHost:
             raise
         return agent, session, active
 
+    async def begin(
+        self,
+        agent_name: str,
+        session_id: str | None,
+        owner: str,
+        messages: Sequence[ChatMessage] = (),
+        approvals: Sequence[ApprovalResponseContent] = (),
+        *,
+        if_busy: str | None = None,
+        session_name: str | None = None,
+    ) -> tuple[AgentLike, AgentSession, ActiveRun]:
+        """A turn its caller runs itself, perhaps as several runs under one lease (the MCP
+        server asks approvals between them): the agent, the session and the run, as
+        `run` starts them. The caller runs the agent with `run_options`, stores each run
+        with `record_turn`, and ends with `release` whatever happens."""
+        return await self._prepare(
+            agent_name,
+            session_id,
+            owner,
+            messages,
+            approvals,
+            if_busy=if_busy,
+            session_name=session_name,
+        )
+
     async def run(
         self,
         agent_name: str,
@@ -560,9 +585,9 @@ class AgentHost:
         try:
             loaded = session.revision
             response = await agent.run(
-                list(messages), session=session, options=self._options(active, approvals)
+                list(messages), session=session, options=self.run_options(active, approvals)
             )
-            await self._record(session, loaded)
+            await self.record_turn(session, loaded)
         finally:
             await self.release(active)
         return response, active
@@ -602,7 +627,7 @@ class AgentHost:
             on_queued=on_queued,
             session_name=session_name,
         )
-        options = self._options(active, approvals)
+        options = self.run_options(active, approvals)
         options.additional_instructions = instructions
         options.output_type = output_type
         options.chat_options = chat_options
@@ -616,7 +641,7 @@ class AgentHost:
                         final = update
                         continue
                     yield update
-                await self._record(session, loaded)
+                await self.record_turn(session, loaded)
                 if final is not None:
                     yield final
             finally:
@@ -624,7 +649,7 @@ class AgentHost:
 
         return active, updates()
 
-    async def _record(self, session: AgentSession, loaded: str | None) -> None:
+    async def record_turn(self, session: AgentSession, loaded: str | None) -> None:
         """Store the turn, unless the run stored it itself (an `Agent` records its turn
         in `AgentRunOptions.session_store`, the host's store)."""
         if session.revision == loaded:
@@ -660,9 +685,12 @@ class AgentHost:
             )
         return run_of(lease.holder)
 
-    def _options(
+    def run_options(
         self, active: ActiveRun, approvals: Sequence[ApprovalResponseContent]
     ) -> AgentRunOptions:
+        """The options of a run the host started: its approval answers, the run's
+        cancellation (a lost lease stops it), the host's middleware, and the store the
+        run records its turn and claims its approvals in."""
         return AgentRunOptions(
             tool_approval_responses=list(approvals),
             cancellation=active.token,

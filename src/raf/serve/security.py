@@ -66,7 +66,7 @@ OPENAI_PREFIX = "/v1/"
 @functools.lru_cache(maxsize=1024)
 def is_loopback(host: str) -> bool:
     """True for `localhost` and loopback addresses (IPv4 and IPv6): the one test of
-    loopback for every server here, the HTTP API's guard and the MCP server's alike.
+    loopback for every server here (`raf serve` and `raf mcp serve` share this guard).
 
     Other names under `.localhost` (`app.localhost`) are not loopback here: they reach
     this machine only where the resolver keeps them off DNS, and where it does not,
@@ -124,15 +124,16 @@ class ServeSecurity:
         allowed_origins: tuple[str, ...] | list[str] = (),
         max_body_bytes: int | None = None,
         limits: ServeLimits | None = None,
+        token_source: str = "RAF_SERVE_TOKEN (or --token-file)",
     ) -> ServeSecurity:
-        """Rules for a server bound to `host`; refuses a non-loopback bind without tokens.
-        `max_body_bytes`, when given, replaces the one in `limits`."""
+        """Rules for a server bound to `host`; refuses a non-loopback bind without tokens
+        (the refusal tells to set `token_source`). `max_body_bytes`, when given, replaces
+        the one in `limits`."""
         clean = tuple(t.strip() for t in tokens if t.strip())
         if not is_loopback(host) and not clean:
             raise ConfigurationError(
                 f"refusing to serve on {host!r} without a bearer token: anyone who can reach "
-                "the address could run the agents; set RAF_SERVE_TOKEN (or --token-file), "
-                "or bind to 127.0.0.1"
+                f"the address could run the agents; set {token_source}, or bind to 127.0.0.1"
             )
         if any(len(t) < 16 for t in clean):
             raise ConfigurationError("a bearer token must be at least 16 characters long")

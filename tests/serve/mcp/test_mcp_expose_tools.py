@@ -15,7 +15,7 @@ import pytest
 
 from raf import AgentBuilder, WorkspaceContextProvider, WorkspaceScope, file_tools
 from raf.clients.hosted_tools import remote_mcp
-from raf.serve.mcp.server import AgentMcpServer
+from raf.serve.mcp.server import AgentMcpServer, call_exposed
 from raf.tools.mcp import McpClient
 from tests.tools.mcp_agent_factory import delete_everything, make_agent, shout
 from tests.tools.peers import ROOT, npm_bin
@@ -125,11 +125,7 @@ async def test_a_denied_path_stays_denied_and_a_tool_asking_every_call_stays_hid
         "mcp_docs": "a hosted tool: the model's provider runs it, not raf",
     }
 
-    class Call:
-        def __init__(self, name: str, arguments: dict[str, str]) -> None:
-            self.name, self.arguments = name, arguments
-
-    inside = await server._call_tool(None, Call("read_file", {"path": "notes.txt"}))
+    inside = await call_exposed(server, "read_file", {"path": "notes.txt"})
     assert not inside.is_error and "kept" in text_of(inside)
-    denied = await server._call_tool(None, Call("read_file", {"path": "../secret.txt"}))
+    denied = await call_exposed(server, "read_file", {"path": "../secret.txt"})
     assert denied.is_error and "hidden" not in text_of(denied)

@@ -1,41 +1,35 @@
-"""Who may talk to `raf mcp serve` over HTTP: a bearer token beyond loopback, and Host and
-Origin checks always (so a web page cannot reach the server through DNS rebinding); an
-address that keeps sending wrong tokens is refused for a while, as on `raf serve`."""
+"""Who may talk to `raf mcp serve` over HTTP: `raf serve`'s own guard (`ServeSecurity`
+and `SecurityMiddleware` of `serve/security.py`: bearer tokens, Host and Origin checks,
+wrong tokens barring an address, the request limits) with the two things that are the MCP
+server's own: its tokens come from `$RAF_MCP_TOKEN`, and the Host names it accepts are
+loopback's, the bound address's and those the user adds, whatever the address."""
 
 from __future__ import annotations
 
-import hmac
-import math
 import socket
-from collections.abc import Awaitable, Callable, Iterable, MutableMapping
-from typing import Any
+from collections.abc import Iterable, Mapping
 
 from raf.core.errors import ConfigurationError
-from raf.serve.limits import FailedAuthLimiter, ServeLimits
-from raf.serve.security import is_loopback
+from raf.serve.limits import ServeLimits
+from raf.serve.security import ServeSecurity
 
 TOKEN_ENV = "RAF_MCP_TOKEN"
-"""The environment variable holding the bearer token clients must send."""
+"""The environment variable holding the bearer tokens clients must send (one, or several
+separated by commas: each token sees only the sessions issued to it)."""
 
 _LOOPBACK_NAMES = ("localhost", "127.0.0.1", "::1")
 
-Scope = MutableMapping[str, Any]
-Receive = Callable[[], Awaitable[MutableMapping[str, Any]]]
-Send = Callable[[MutableMapping[str, Any]], Awaitable[None]]
-App = Callable[[Scope, Receive, Send], Awaitable[None]]
 
-
-def check_exposure(host: str, token: str | None) -> None:
-    """Refuse to listen beyond loopback without a token: anyone who can reach the port
-    could otherwise run the agent and its tools."""
-    if token is not None and not token.strip():
+def env_tokens(environ: Mapping[str, str]) -> list[str]:
+    """The bearer tokens `$RAF_MCP_TOKEN` names; refused when it is set but names none
+    (a server meant to be guarded must not start open)."""
+    value = environ.get(TOKEN_ENV)
+    if value is None:
+        return []
+    tokens = [t.strip() for t in value.split(",") if t.strip()]
+    if not tokens:
         raise ConfigurationError(f"${TOKEN_ENV} is set but empty; set a long random token")
-    if not is_loopback(host) and not token:
-        raise ConfigurationError(
-            f"refusing to serve MCP on {host}, beyond this machine, without a bearer token: "
-            f"set ${TOKEN_ENV} to a long random value (clients send "
-            f"'Authorization: Bearer <token>'), or bind 127.0.0.1"
-        )
+    return tokens
 
 
 def allowed_host_names(host: str, extra: Iterable[str] = ()) -> list[str]:
@@ -51,80 +45,22 @@ def allowed_host_names(host: str, extra: Iterable[str] = ()) -> list[str]:
     return seen
 
 
-def host_patterns(names: Iterable[str]) -> tuple[list[str], list[str]]:
-    """Host and Origin patterns (with any port) for the MCP SDK's transport security."""
-    hosts: list[str] = []
-    origins: list[str] = []
-    for name in names:
-        shown = f"[{name}]" if ":" in name and not name.startswith("[") else name
-        hosts += [shown, f"{shown}:*"]
-        for scheme in ("http", "https"):
-            origins += [f"{scheme}://{shown}", f"{scheme}://{shown}:*"]
-    return hosts, origins
-
-
-class BearerTokenGuard:
-    """ASGI middleware: every HTTP request must carry `Authorization: Bearer <token>`;
-    a client address that sent `limits.auth_failures` wrong ones is refused (429) before
-    its token is looked at, until it has earned a try back."""
-
-    def __init__(self, app: App, token: str, limits: ServeLimits | None = None) -> None:
-        self.app = app
-        self._expected = f"Bearer {token}".encode()
-        limits = limits or ServeLimits()
-        self.auth_failures = FailedAuthLimiter(limits.auth_failures, limits.auth_failure_window)
-        """Failed authentications by client address."""
-
-    async def __call__(self, scope: Scope, receive: Receive, send: Send) -> None:
-        if scope.get("type") != "http":
-            await self.app(scope, receive, send)
-            return
-        client = scope.get("client")
-        address = str(client[0]) if client else ""
-        barred = self.auth_failures.waiting(address)
-        if barred > 0:
-            wait = max(1, math.ceil(barred))
-            await _refuse(
-                send,
-                429,
-                f"too many failed authentications from this address ({address or 'unknown'}):"
-                f" {self.auth_failures.failures} wrong tokens, earned back over "
-                f"{self.auth_failures.window:g} s; retry after {wait} s",
-                [(b"retry-after", str(wait).encode())],
-            )
-            return
-        sent: bytes | None = None
-        for name, value in scope.get("headers", []):
-            if name.lower() == b"authorization":
-                sent = bytes(value)
-                break
-        if sent is not None and hmac.compare_digest(sent, self._expected):
-            await self.app(scope, receive, send)
-            return
-        if sent is not None:  # a wrong token, not a missing one, is a guess
-            self.auth_failures.failed(address)
-        await _refuse(
-            send,
-            401,
-            "a valid bearer token is required (Authorization: Bearer <token>)",
-            [(b"www-authenticate", b'Bearer realm="raf-mcp"')],
-        )
-
-
-async def _refuse(
-    send: Send, status: int, message: str, headers: list[tuple[bytes, bytes]]
-) -> None:
-    """A plain-text refusal, as the MCP server's guard answers."""
-    body = message.encode()
-    await send(
-        {
-            "type": "http.response.start",
-            "status": status,
-            "headers": [
-                (b"content-type", b"text/plain; charset=utf-8"),
-                (b"content-length", str(len(body)).encode()),
-                *headers,
-            ],
-        }
+def mcp_security(
+    host: str,
+    tokens: Iterable[str] = (),
+    *,
+    allowed_hosts: Iterable[str] = (),
+    allowed_origins: Iterable[str] = (),
+    limits: ServeLimits | None = None,
+) -> ServeSecurity:
+    """`raf serve`'s admission rules for an MCP server bound to `host`: refused beyond
+    loopback without a token, Host checked against `allowed_host_names` on any address."""
+    return ServeSecurity.for_bind(
+        host,
+        tokens=list(tokens),
+        allowed_hosts=allowed_host_names(host, allowed_hosts),
+        allowed_origins=list(allowed_origins),
+        limits=limits,
+        token_source=f"${TOKEN_ENV} to a long random value (clients send 'Authorization: "
+        "Bearer <token>')",
     )
-    await send({"type": "http.response.body", "body": body})

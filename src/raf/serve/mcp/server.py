@@ -7,11 +7,13 @@ add at run time (workspace file and shell tools, skills, ...: each provider's
 that need a human's approval for every call (a remote caller must not bypass that). A
 tool that asks only for some calls (a workspace under the `approve` policy asks for paths
 outside it) is offered, and such a call is refused with the reason, as the workspace's
-rules decide it in a run: allowed calls run, denied ones fail. Sessions live in memory for the life
-of the server, so a client can hold a conversation. Over stdio (one client) any
-`session_id` names one; over HTTP, where many clients share the server and the protocol
-names no client, the server issues each new session an unguessable id and continues only
-sessions it issued, so no client reaches another's conversation. While `ask` runs, the
+rules decide it in a run: allowed calls run, denied ones fail. Sessions are the
+`AgentHost`'s, as on every surface: kept in its store, one run at a time in each (an
+`ask` holds the session's lease), scoped to their owner. Over stdio (one client) any
+`session_id` names one; over HTTP, where many clients share the server, the owner is the
+bearer token's identity as `raf serve`'s guard finds it, and the server issues each new
+session an unguessable id and continues only sessions it issued to that owner, so no
+client reaches another's conversation. While `ask` runs, the
 client hears progress and log messages (`mcp_report`); a call that needs approval is
 asked of the client's user as an elicitation when the client supports it, and denied
 otherwise (the agent is told why), leaving the session ready for the next `ask`.
@@ -20,21 +22,28 @@ otherwise (the agent is told why), leaving the session ready for the next `ask`.
 from __future__ import annotations
 
 import asyncio
+import contextlib
+import functools
 import json
+import logging
 import secrets
 import warnings
 from collections import OrderedDict
-from collections.abc import Callable, Iterable, Mapping
+from collections.abc import AsyncIterator, Callable, Iterable, Mapping, Sequence
 from dataclasses import dataclass, field, fields
 from typing import TYPE_CHECKING, Any
 
 from raf.core.agent_like import own_providers, own_tools
 from raf.core.contents import ApprovalRequestContent
 from raf.core.errors import ConfigurationError, SessionError
+from raf.core.messages import ChatMessage
 from raf.core.options import AgentRunOptions, ToolApprovalResponse
 from raf.core.responses import ChatResponse, FinishReason, ResponseFolder
 from raf.core.sessions import AgentSession
 from raf.core.tools import Tool, ToolContext, approval_reason
+from raf.serve.errors import ServeError
+from raf.serve.hosting import SESSION_ID, ActiveRun, AgentHost
+from raf.serve.limits import ServeLimits
 from raf.serve.mcp.report import (
     LEVELS,
     LogLevels,
@@ -44,12 +53,16 @@ from raf.serve.mcp.report import (
 )
 from raf.serve.model_errors import is_model_failure, model_error
 from raf.serve.requests import store_failure
+from raf.serve.security import OWNER_KEY
+from raf.serve.tenancy import ANONYMOUS, Tenant
 from raf.tools.mcp.client import _import_mcp
 
 if TYPE_CHECKING:
     import mcp_types
 
     from raf.core.agent_like import AgentLike
+
+log = logging.getLogger("raf.serve.mcp")
 
 ASK_SCHEMA: dict[str, Any] = {
     "type": "object",
@@ -86,21 +99,38 @@ def _text_result(text: str, *, error: bool = False, structured: Any = None) -> A
 
 
 class AgentMcpServer:
-    """Builds the MCP server for one agent and runs it over stdio or HTTP."""
+    """The MCP server for one agent, on an `AgentHost`, run over stdio or HTTP. Its
+    handlers are the module-level `list_tools`, `call_tool` and `set_logging_level`,
+    which find the server in the SDK's lifespan context."""
 
-    def __init__(self, agent: AgentLike, *, expose_tools: bool = False, ask_tool: str = "ask"):
+    def __init__(
+        self,
+        agent: AgentLike,
+        *,
+        expose_tools: bool = False,
+        ask_tool: str = "ask",
+        host: AgentHost | None = None,
+    ):
         _import_mcp()
+        if host is None:
+            host = AgentHost([agent])
+        elif host.agents.get(agent.name) is not agent:
+            raise ConfigurationError(
+                f"the host given to the MCP server does not serve the agent {agent.name!r}"
+            )
+        self.host = host
+        """Where sessions are kept, leased and scoped to their owners: the host every
+        surface runs on."""
         self.agent = agent
         self.ask_tool = ask_tool
-        self.sessions: OrderedDict[str, AgentSession] = OrderedDict()
         self.issue_session_ids = False
         """True over HTTP: new sessions get random ids and unknown ids are refused."""
         self.tools: dict[str, Tool] = {}
         self.left_out: dict[str, str] = {}
         """With `expose_tools`: the agent's tools not exposed, and why."""
         self.log_levels = LogLevels()
-        self._paused: OrderedDict[str, _Paused] = OrderedDict()
-        """Runs waiting for a client's answers, by the token sent in `request_state`."""
+        self.paused: OrderedDict[str, _Paused] = OrderedDict()
+        """Asks waiting for a client's answers, by the token sent in `request_state`."""
         self.expose_tools = expose_tools
         self._listed = False
         """Whether the providers' run-time tools were asked for (once, before serving)."""
@@ -140,7 +170,7 @@ class AgentMcpServer:
         if not self.expose_tools or self._listed:
             return
         self._listed = True
-        session = self._tools_session()
+        session = self.tools_session()
         for provider in own_providers(self.agent):
             try:
                 added = await provider.on_invoking(self.agent, session, [], AgentRunOptions())
@@ -152,7 +182,8 @@ class AgentMcpServer:
             for tool in added.tools:
                 self._expose(tool)
 
-    def _tools_session(self) -> AgentSession:
+    def tools_session(self) -> AgentSession:
+        """The session the exposed tools are listed and called in (no conversation)."""
         if self._tool_session is None:
             self._tool_session = self.agent.create_session(None)
         return self._tool_session
@@ -170,20 +201,14 @@ class AgentMcpServer:
                 self.agent.name,
                 version="raf",
                 instructions=self.agent.description or None,
-                on_list_tools=self._list_tools,
-                on_call_tool=self._call_tool,
-                on_set_logging_level=self._set_level,
+                lifespan=functools.partial(_serving, self),
+                on_list_tools=list_tools,
+                on_call_tool=call_tool,
+                on_set_logging_level=set_logging_level,
             )
 
-    async def _set_level(self, ctx: Any, params: Any) -> Any:
-        import mcp_types
-
-        level = str(params.level)
-        if level in LEVELS:
-            self.log_levels.set(ctx, level)
-        return mcp_types.EmptyResult()
-
-    def _tool_specs(self) -> list[mcp_types.Tool]:
+    def tool_specs(self) -> list[mcp_types.Tool]:
+        """The tools offered: `ask`, then the exposed ones."""
         import mcp_types
 
         description = self.agent.description or f"Ask the raf agent {self.agent.name!r}."
@@ -197,174 +222,6 @@ class AgentMcpServer:
                 )
             )
         return specs
-
-    async def _list_tools(self, ctx: Any, params: Any) -> Any:
-        import mcp_types
-
-        await self.list_run_time_tools()
-        return mcp_types.ListToolsResult(tools=self._tool_specs())
-
-    async def _call_tool(self, ctx: Any, params: Any) -> Any:
-        name: str = params.name
-        arguments: Mapping[str, Any] = params.arguments or {}
-        if name == self.ask_tool:
-            reporter = RunReporter(ctx=ctx, level=self.log_levels.get(ctx), logger=self.agent.name)
-            return await self._ask(arguments, reporter, params)
-        tool = self.tools.get(name)
-        if tool is None:
-            return _text_result(f"unknown tool {name!r}", error=True)
-        if tool.approval_required(arguments):
-            why = approval_reason(tool, arguments) or "this call needs a person's approval"
-            return _text_result(
-                f"{name} refused: {why}. A call that needs approval runs only in a run of "
-                f"the agent, where a person can approve it: use {self.ask_tool!r} instead",
-                error=True,
-            )
-        context = ToolContext(agent=self.agent, session=self._tools_session())
-        try:
-            result = await tool.invoke(arguments, context)
-        except Exception as exc:
-            return _text_result(_failure(exc), error=True)
-        if result.is_error:
-            return _text_result(result.error or "tool failed", error=True)
-        value = result.value
-        text = value if isinstance(value, str) else json.dumps(value, default=str)
-        return _text_result(text)
-
-    def _session_for(self, session_id: str | None) -> AgentSession | str:
-        """The session to continue or a new one; a message when the id is refused."""
-        if session_id:
-            found = self.sessions.get(session_id)
-            if found is not None:
-                self.sessions.move_to_end(session_id)
-                return found
-            if self.issue_session_ids:
-                return (
-                    f"unknown session_id {session_id!r}: this server issues session ids; "
-                    "ask without one to start a session and continue with the id returned"
-                )
-        if self.issue_session_ids:
-            session_id = secrets.token_urlsafe(18)
-        session = self.agent.create_session(session_id or None)
-        self.sessions[session.id] = session
-        while len(self.sessions) > MAX_SESSIONS:
-            self.sessions.popitem(last=False)
-        return session
-
-    async def _ask(self, arguments: Mapping[str, Any], reporter: RunReporter, params: Any) -> Any:
-        token = getattr(params, "request_state", None)
-        if token:
-            paused = self._paused.pop(token, None)
-            if paused is None:
-                return _text_result(
-                    "this approval is no longer waiting (unknown or expired request_state); "
-                    "ask again",
-                    error=True,
-                )
-            replies = getattr(params, "input_responses", None) or {}
-            answers = [decision_from(p, replies.get(p.call_id)) for p in paused.pending]
-            return await self._go_on(paused, reporter, answers)
-        message = arguments.get("message")
-        if not isinstance(message, str) or not message.strip():
-            return _text_result("'message' must be a non-empty string", error=True)
-        session_id = arguments.get("session_id")
-        if session_id is not None and not isinstance(session_id, str):
-            return _text_result("'session_id' must be a string", error=True)
-        session = self._session_for(session_id)
-        if isinstance(session, str):
-            return _text_result(session, error=True)
-        paused = _Paused(session=session, before=session.snapshot())
-        return await self._go_on(paused, reporter, [], message)
-
-    async def _go_on(
-        self,
-        paused: _Paused,
-        reporter: RunReporter,
-        answers: list[ToolApprovalResponse],
-        message: str | None = None,
-    ) -> Any:
-        """Run (or resume) the agent until it answers, asking each approval on the way:
-        at once on the request's stream, or in an input-required result the client
-        answers with its retry; a client that cannot be asked gets each call denied."""
-        session = paused.session
-        try:
-            paused.denied += [a.call_id for a in answers if not a.approved]
-            response = await self._run(
-                message if message is not None else [], session, answers, reporter
-            )
-            while (
-                response.finish_reason is FinishReason.AWAITING_APPROVAL
-                and paused.rounds < _APPROVAL_ROUNDS
-            ):
-                paused.rounds += 1
-                pending = response.pending_approvals
-                paused.names.update({p.call_id: p.name for p in pending})
-                if reporter.can_ask_later():
-                    return self._ask_later(paused, pending)
-                answers = await self._answer_pending(response, reporter)
-                paused.denied += [a.call_id for a in answers if not a.approved]
-                response = await self._run([], session, answers, reporter)
-        except Exception as exc:
-            _restore(session, paused.before)
-            await reporter.log("error", f"the agent failed: {type(exc).__name__}")
-            return _text_result(f"the agent failed: {_failure(exc)}", error=True)
-        denied = sorted({paused.names.get(c, c) for c in paused.denied})
-        if response.finish_reason is FinishReason.AWAITING_APPROVAL:
-            _restore(session, paused.before)  # the session stays usable for the next ask
-            waiting = sorted({r.name for r in response.pending_approvals} | set(denied))
-            return _text_result(
-                f"the agent kept asking to call {', '.join(waiting)}, which needs a person's "
-                "approval; this MCP client could not give it",
-                error=True,
-            )
-        structured: dict[str, Any] = {"answer": response.text, "session_id": session.id}
-        if denied:
-            structured["denied"] = denied
-        return _text_result(response.text, structured=structured)
-
-    def _ask_later(self, paused: _Paused, pending: list[ApprovalRequestContent]) -> Any:
-        """Hand the questions to the client in an input-required result; its retry carries
-        the answers and the unguessable token naming this paused run."""
-        import mcp_types
-
-        token = secrets.token_urlsafe(18)
-        paused.pending = list(pending)
-        self._paused[token] = paused
-        while len(self._paused) > MAX_SESSIONS:
-            self._paused.popitem(last=False)
-        return mcp_types.InputRequiredResult(
-            input_requests={p.call_id: approval_input_request(p) for p in pending},
-            request_state=token,
-        )
-
-    async def _run(
-        self,
-        message: str | list[Any],
-        session: AgentSession,
-        answers: list[ToolApprovalResponse],
-        reporter: RunReporter,
-    ) -> ChatResponse:
-        """One streamed run, each step reported to the client, folded into a response."""
-        folder = ResponseFolder()
-        options = AgentRunOptions(tool_approval_responses=answers)
-        await reporter.progress("the agent is thinking")
-        await reporter.log("debug", f"run with {len(answers)} approval answer(s)")
-        async for update in self.agent.run_stream(message, session=session, options=options):
-            folder.add(update)
-            await reporter.step(update)
-        return folder.response()
-
-    async def _answer_pending(
-        self, response: ChatResponse, reporter: RunReporter
-    ) -> list[ToolApprovalResponse]:
-        """Ask the client's user about each call waiting for approval (an elicitation);
-        a client without elicitation cannot approve, so each is denied with the reason."""
-        if reporter.can_ask_now():
-            return [await reporter.ask_approval(r) for r in response.pending_approvals]
-        return [
-            ToolApprovalResponse(call_id=r.call_id, approved=False, reason=_NO_APPROVALS)
-            for r in response.pending_approvals
-        ]
 
     async def serve_stdio(self) -> None:
         from mcp.server.stdio import stdio_server
@@ -381,36 +238,38 @@ class AgentMcpServer:
         token: str | None = None,
         allowed_hosts: Iterable[str] = (),
         ready: Callable[[str], None] | None = None,
+        tokens: Sequence[str] = (),
+        allowed_origins: Iterable[str] = (),
+        limits: ServeLimits | None = None,
     ) -> None:
-        """Streamable HTTP at http://host:port/mcp until cancelled. Beyond loopback a bearer
-        `token` is required; Host and Origin are checked against loopback, `host` and
-        `allowed_hosts` whatever the address. `ready` is called with the endpoint's URL
+        """Streamable HTTP at http://host:port/mcp until cancelled, behind `raf serve`'s
+        guard (`SecurityMiddleware`): beyond loopback a bearer `token` (or several,
+        `tokens`, each seeing only the sessions issued to it) is required; Host and
+        Origin are checked against loopback, `host`, `allowed_hosts` and
+        `allowed_origins` whatever the address. `ready` is called with the endpoint's URL
         once the socket listens (port 0 picks a free port; the URL has the real one)."""
         import uvicorn
         from mcp.server.transport_security import TransportSecuritySettings
         from uvicorn.protocols.http.auto import AutoHTTPProtocol
 
         from raf.serve.connections import guarded_protocol
-        from raf.serve.limits import ServeLimits
-        from raf.serve.mcp.guard import (
-            BearerTokenGuard,
-            allowed_host_names,
-            check_exposure,
-            host_patterns,
-        )
+        from raf.serve.mcp.guard import mcp_security
+        from raf.serve.security import SecurityMiddleware
 
-        check_exposure(host, token)
+        security = mcp_security(
+            host,
+            [*([token] if token is not None else []), *tokens],
+            allowed_hosts=allowed_hosts,
+            allowed_origins=allowed_origins,
+            limits=limits,
+        )
         await self.list_run_time_tools()
         self.issue_session_ids = True
-        hosts, origins = host_patterns(allowed_host_names(host, allowed_hosts))
-        security = TransportSecuritySettings(
-            enable_dns_rebinding_protection=True, allowed_hosts=hosts, allowed_origins=origins
-        )
-        app: Any = self.server.streamable_http_app(host=host, transport_security=security)
-        # slow and idle clients, and wrong tokens, are bounded as on `raf serve`
-        limits = ServeLimits()
-        if token:
-            app = BearerTokenGuard(app, token, limits)
+        # the one guard below checks Host and Origin; the SDK's own check would be a second
+        sdk_checks = TransportSecuritySettings(enable_dns_rebinding_protection=False)
+        app: Any = self.server.streamable_http_app(host=host, transport_security=sdk_checks)
+        app = SecurityMiddleware(app, security)
+        limits = security.limits
         config = uvicorn.Config(
             app,
             host=host,
@@ -436,6 +295,264 @@ class AgentMcpServer:
         await serving
 
 
+@contextlib.asynccontextmanager
+async def _serving(server: AgentMcpServer, _sdk: Any) -> AsyncIterator[AgentMcpServer]:
+    """The SDK's lifespan: each handler finds the server as `ctx.lifespan_context`."""
+    yield server
+
+
+def _server_of(ctx: Any) -> AgentMcpServer:
+    server = ctx.lifespan_context
+    assert isinstance(server, AgentMcpServer)
+    return server
+
+
+def request_owner(ctx: Any) -> str:
+    """Who is asking: the owner id `raf serve`'s guard found for the HTTP request's bearer
+    token (every token its own tenant); `ANONYMOUS` over stdio and without tokens."""
+    request = getattr(ctx, "request", None)
+    scope = getattr(request, "scope", None)
+    state = scope.get("state") if isinstance(scope, Mapping) else None
+    owner = state.get(OWNER_KEY) if isinstance(state, Mapping) else None
+    return owner if isinstance(owner, str) else ANONYMOUS
+
+
+async def set_logging_level(ctx: Any, params: Any) -> Any:
+    """`logging/setLevel`: the level this client hears from now on."""
+    import mcp_types
+
+    level = str(params.level)
+    if level in LEVELS:
+        _server_of(ctx).log_levels.set(ctx, level)
+    return mcp_types.EmptyResult()
+
+
+async def list_tools(ctx: Any, params: Any) -> Any:
+    """`tools/list`: `ask`, and with `expose_tools` the agent's tools."""
+    import mcp_types
+
+    server = _server_of(ctx)
+    await server.list_run_time_tools()
+    return mcp_types.ListToolsResult(tools=server.tool_specs())
+
+
+async def call_tool(ctx: Any, params: Any) -> Any:
+    """`tools/call`: `ask` runs the agent; an exposed tool runs on its own."""
+    server = _server_of(ctx)
+    name: str = params.name
+    arguments: Mapping[str, Any] = params.arguments or {}
+    if name == server.ask_tool:
+        reporter = RunReporter(ctx=ctx, level=server.log_levels.get(ctx), logger=server.agent.name)
+        return await ask(server, request_owner(ctx), arguments, reporter, params)
+    return await call_exposed(server, name, arguments)
+
+
+async def call_exposed(server: AgentMcpServer, name: str, arguments: Mapping[str, Any]) -> Any:
+    """Run one exposed tool outside any conversation; a call that needs approval is
+    refused (no person can give it here)."""
+    tool = server.tools.get(name)
+    if tool is None:
+        return _text_result(f"unknown tool {name!r}", error=True)
+    if tool.approval_required(arguments):
+        why = approval_reason(tool, arguments) or "this call needs a person's approval"
+        return _text_result(
+            f"{name} refused: {why}. A call that needs approval runs only in a run of "
+            f"the agent, where a person can approve it: use {server.ask_tool!r} instead",
+            error=True,
+        )
+    context = ToolContext(agent=server.agent, session=server.tools_session())
+    try:
+        result = await tool.invoke(arguments, context)
+    except Exception as exc:
+        return _text_result(_failure(exc), error=True)
+    if result.is_error:
+        return _text_result(result.error or "tool failed", error=True)
+    value = result.value
+    text = value if isinstance(value, str) else json.dumps(value, default=str)
+    return _text_result(text)
+
+
+async def ask(
+    server: AgentMcpServer,
+    owner: str,
+    arguments: Mapping[str, Any],
+    reporter: RunReporter,
+    params: Any,
+) -> Any:
+    """`ask`: a turn of the conversation `session_id` names (a new one without it), or,
+    with `request_state`, the answers to the approvals an earlier `ask` handed back."""
+    token = getattr(params, "request_state", None)
+    if token:
+        paused = server.paused.pop(token, None)
+        if paused is None or paused.owner != owner:
+            return _text_result(
+                "this approval is no longer waiting (unknown or expired request_state); ask again",
+                error=True,
+            )
+        replies = getattr(params, "input_responses", None) or {}
+        answers = [decision_from(p, replies.get(p.call_id)) for p in paused.pending]
+        return await _go_on(server, paused, reporter, answers)
+    message = arguments.get("message")
+    if not isinstance(message, str) or not message.strip():
+        return _text_result("'message' must be a non-empty string", error=True)
+    session_id = arguments.get("session_id")
+    if session_id is not None and not isinstance(session_id, str):
+        return _text_result("'session_id' must be a string", error=True)
+    paused = _Paused(owner=owner)
+    if not session_id:
+        paused.new_name = secrets.token_urlsafe(18)
+    elif server.issue_session_ids:
+        paused.session_id = session_id  # only a session the server issued is found
+    else:
+        try:
+            paused.session_id, paused.new_name = await _named(server, owner, session_id)
+        except ServeError as exc:
+            return _text_result(_refusal(exc), error=True)
+    return await _go_on(server, paused, reporter, [], message)
+
+
+async def _named(server: AgentMcpServer, owner: str, name: str) -> tuple[str | None, str | None]:
+    """Over stdio, where any `session_id` names one: the stored session to continue, or
+    the name a new one takes."""
+    try:
+        await server.host.session(server.agent.name, name, owner)
+    except ServeError as exc:
+        if exc.status != 404:
+            raise
+        Tenant(owner).check_name(name, SESSION_ID, "session")
+        return None, name
+    return name, None
+
+
+async def _go_on(
+    server: AgentMcpServer,
+    paused: _Paused,
+    reporter: RunReporter,
+    answers: list[ToolApprovalResponse],
+    message: str | None = None,
+) -> Any:
+    """Run (or resume) the agent until it answers, holding the session's lease, asking
+    each approval on the way: at once on the request's stream, or in an input-required
+    result the client answers with its retry (the session is stored waiting, and the
+    lease given back); a client that cannot be asked gets each call denied. A failed or
+    unfinished ask leaves the stored session as it was before it."""
+    host = server.host
+    messages = [] if message is None else [ChatMessage.user(message)]
+    try:
+        agent, session, active = await host.begin(
+            server.agent.name,
+            paused.session_id,
+            paused.owner,
+            messages,
+            answers,
+            session_name=paused.new_name,
+        )
+    except ServeError as exc:
+        return _text_result(_refusal(exc), error=True)
+    paused.session_id, paused.new_name = active.session_id, None
+    if message is not None:
+        paused.before = None if session.revision is None else session.snapshot()
+    try:
+        paused.denied += [a.call_id for a in answers if not a.approved]
+        response = await _run(host, agent, session, active, messages, answers, reporter)
+        while (
+            response.finish_reason is FinishReason.AWAITING_APPROVAL
+            and paused.rounds < _APPROVAL_ROUNDS
+        ):
+            paused.rounds += 1
+            pending = response.pending_approvals
+            paused.names.update({p.call_id: p.name for p in pending})
+            if reporter.can_ask_later():
+                return _ask_later(server, paused, pending)
+            answers = await _answer_pending(response, reporter)
+            paused.denied += [a.call_id for a in answers if not a.approved]
+            response = await _run(host, agent, session, active, [], answers, reporter)
+        denied = sorted({paused.names.get(c, c) for c in paused.denied})
+        if response.finish_reason is FinishReason.AWAITING_APPROVAL:
+            await _restore(host, session, active.key, paused)  # ready for the next ask
+            waiting = sorted({r.name for r in response.pending_approvals} | set(denied))
+            return _text_result(
+                f"the agent kept asking to call {', '.join(waiting)}, which needs a person's "
+                "approval; this MCP client could not give it",
+                error=True,
+            )
+    except Exception as exc:
+        await _restore(host, session, active.key, paused)
+        await reporter.log("error", f"the agent failed: {type(exc).__name__}")
+        return _text_result(f"the agent failed: {_failure(exc)}", error=True)
+    finally:
+        await host.release(active)
+    structured: dict[str, Any] = {"answer": response.text, "session_id": active.session_id}
+    if denied:
+        structured["denied"] = denied
+    return _text_result(response.text, structured=structured)
+
+
+def _refusal(exc: ServeError) -> str:
+    """What the client reads when the host refuses the turn before it starts."""
+    if exc.code == "unknown_session":
+        name = exc.details.get("session", "")
+        return (
+            f"unknown session_id {name!r}: this server issues session ids; ask without one "
+            "to start a session and continue with the id returned"
+        )
+    return f"{exc.code}: {exc.message}"
+
+
+def _ask_later(
+    server: AgentMcpServer, paused: _Paused, pending: list[ApprovalRequestContent]
+) -> Any:
+    """Hand the questions to the client in an input-required result; its retry carries
+    the answers and the unguessable token naming this paused ask."""
+    import mcp_types
+
+    token = secrets.token_urlsafe(18)
+    paused.pending = list(pending)
+    server.paused[token] = paused
+    while len(server.paused) > MAX_PAUSED:
+        server.paused.popitem(last=False)
+    return mcp_types.InputRequiredResult(
+        input_requests={p.call_id: approval_input_request(p) for p in pending},
+        request_state=token,
+    )
+
+
+async def _run(
+    host: AgentHost,
+    agent: AgentLike,
+    session: AgentSession,
+    active: ActiveRun,
+    messages: list[ChatMessage],
+    answers: list[ToolApprovalResponse],
+    reporter: RunReporter,
+) -> ChatResponse:
+    """One streamed run under the ask's lease, each step reported to the client, its
+    turn stored, folded into a response."""
+    folder = ResponseFolder()
+    options = host.run_options(active, answers)
+    await reporter.progress("the agent is thinking")
+    await reporter.log("debug", f"run with {len(answers)} approval answer(s)")
+    loaded = session.revision
+    async for update in agent.run_stream(messages, session=session, options=options):
+        folder.add(update)
+        await reporter.step(update)
+    await host.record_turn(session, loaded)
+    return folder.response()
+
+
+async def _answer_pending(
+    response: ChatResponse, reporter: RunReporter
+) -> list[ToolApprovalResponse]:
+    """Ask the client's user about each call waiting for approval (an elicitation);
+    a client without elicitation cannot approve, so each is denied with the reason."""
+    if reporter.can_ask_now():
+        return [await reporter.ask_approval(r) for r in response.pending_approvals]
+    return [
+        ToolApprovalResponse(call_id=r.call_id, approved=False, reason=_NO_APPROVALS)
+        for r in response.pending_approvals
+    ]
+
+
 def _asks_every_call(tool: Tool) -> bool:
     """Whether `tool` asks a person before any call at all (a workspace tool under the
     `approve` policy asks only for some paths: an empty call does not ask)."""
@@ -453,10 +570,17 @@ def _provider_tools(provider: object) -> list[object]:
 
 @dataclass(kw_only=True, slots=True)
 class _Paused:
-    """One `ask` on its way: the session, as it was before, and the approvals so far."""
+    """One `ask` on its way: whose, which session, as it was before, and the approvals
+    so far."""
 
-    session: AgentSession
-    before: AgentSession
+    owner: str
+    """The owner id of the client that asked: only it may answer the approvals."""
+    session_id: str | None = None
+    """The session's id as its owner knows it; None until a new one is made."""
+    new_name: str | None = None
+    """The id a new session takes."""
+    before: AgentSession | None = None
+    """The stored session as it was before the ask; None when the ask made it."""
     pending: list[ApprovalRequestContent] = field(default_factory=list)
     denied: list[str] = field(default_factory=list)
     """Call ids denied so far."""
@@ -465,8 +589,8 @@ class _Paused:
     rounds: int = 0
 
 
-MAX_SESSIONS = 1000
-"""Sessions kept in memory; the least recently used go first."""
+MAX_PAUSED = 1000
+"""Asks kept waiting for a client's answers; the oldest are forgotten first."""
 
 _APPROVAL_ROUNDS = 3
 """How many rounds of approvals one `ask` may go through before it gives up."""
@@ -476,8 +600,25 @@ _NO_APPROVALS = (
     "elicitation), so no one can approve this call; answer without this tool"
 )
 
+_KEPT = frozenset({"id", "revision", "stored_text"})
+"""What a restored session keeps of the stored one: its name and the revision the store
+compares a save with."""
 
-def _restore(session: AgentSession, before: AgentSession) -> None:
-    """Put a session back as it was before a failed or unfinished ask."""
-    for item in fields(AgentSession):
-        setattr(session, item.name, getattr(before, item.name))
+
+async def _restore(host: AgentHost, session: AgentSession, key: str, paused: _Paused) -> None:
+    """Put the stored session back as it was before a failed or unfinished ask, under
+    the ask's lease (a session the ask made is removed); nothing to do when the ask
+    stored nothing. A store that fails here is logged: the ask has failed already."""
+    before = paused.before
+    if session.revision == (None if before is None else before.revision):
+        return
+    try:
+        if before is None:
+            await host.store.delete(key)
+            return
+        for item in fields(AgentSession):
+            if item.name not in _KEPT:
+                setattr(session, item.name, getattr(before, item.name))
+        await host.store.save(session)
+    except SessionError as exc:
+        log.warning("could not put session %s back after a failed ask: %s", key, exc)
