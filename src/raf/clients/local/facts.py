@@ -206,10 +206,12 @@ def pointed(facts: Sequence[Fact], question: str) -> list[str]:
 
 
 def not_said(messages: Sequence[ChatMessage]) -> str | None:
-    """The answer when the question asks about something this turn's file results never
-    mention ("What does todo.md say about the car?": "notes/todo.md does not mention
-    car."), or None. A subject is a word of the question that names neither a path
-    called, nor a word of the tools' results, nor a word asking how (`_ASKING`)."""
+    """The answer when the question asks about a subject this turn's files never mention
+    ("What does todo.md say about the car?": "notes/todo.md does not mention car."), or
+    None. The subject is what follows "about", "mention" or "regarding", less the paths
+    called and the words that ask how (`_ASKING`); a question without one is answered
+    from the facts (a word of its own, "ingredient", may name what the file says in
+    other words)."""
     calls = {c.call_id: c for c in turn_calls(messages)}
     read: list[str] = []
     for result in turn_results(messages):
@@ -225,9 +227,10 @@ def not_said(messages: Sequence[ChatMessage]) -> str | None:
         return None
     said = terms(" ".join(read))
     named = terms(" ".join(str(v) for c in calls.values() for v in c.arguments.values()))
-    subject = [
-        w for w in _ordered_terms(user_text(messages)) if w not in named and w not in _ASKING
-    ]
+    asked = _SUBJECT.search(user_text(messages))
+    if asked is None:
+        return None
+    subject = [w for w in _ordered_terms(asked.group(1)) if w not in named and w not in _ASKING]
     if not subject or any(w in said for w in subject):
         return None
     paths = [str(c.arguments["path"]) for c in calls.values() if "path" in c.arguments]
@@ -235,6 +238,8 @@ def not_said(messages: Sequence[ChatMessage]) -> str | None:
 
 
 _TERM = re.compile(r"[a-z0-9]+")
+_SUBJECT = re.compile(r"\b(?:about|mentions?|regarding)\s+([^?.!,;]+)", re.IGNORECASE)
+"""Where a question names its subject: "say about the car", "mention Ana"."""
 
 
 def _ordered_terms(text: str) -> list[str]:
