@@ -6,10 +6,12 @@ included) and peak RSS, one process per configuration.
     python benchmarks/local_models.py --matrix MODEL.gguf ... [--temperatures 0 0.7]
 
     python benchmarks/local_models.py --suite notes --tool-mode auto
+    python benchmarks/local_models.py --suite notes-heldout --tool-mode auto
     python benchmarks/local_models.py --suite bfcl --bfcl-limits 40 20 30 --tool-mode auto
 
 `--suite` picks what is measured: `local` (the shipped toolbox eval), `notes` (the
-notes-folder eval, `raf.evals.notes_suite`: file tools on a small folder) or `bfcl` (BFCL's
+notes-folder eval, `raf.evals.notes_suite`: file tools on a small folder), `notes-heldout`
+(ten other questions on another folder, never tuned on) or `bfcl` (BFCL's
 simple_python, multiple and irrelevance, evenly spaced samples of `--bfcl-limits` items,
 scored by BFCL's AST rules; needs `pip install --no-deps bfcl-eval`).
 `--model` is `local` (the default model) or a GGUF path. `--matrix` runs every model with
@@ -76,13 +78,21 @@ async def one_config(args: argparse.Namespace) -> dict[str, Any]:
     first_answer = time.perf_counter() - started
     if args.suite == "bfcl":
         return await bfcl_config(args, client, first_answer, first.text)
-    if args.suite == "notes":
+    if args.suite in ("notes", "notes-heldout"):
         import tempfile
 
-        from raf.evals.notes_suite import make_notes, notes_agent, notes_dataset
+        from raf.evals.notes_suite import (
+            HELDOUT,
+            heldout_dataset,
+            make_notes,
+            notes_agent,
+            notes_dataset,
+        )
 
-        dataset = notes_dataset()
-        agent = notes_agent(client, make_notes(Path(tempfile.mkdtemp(prefix="raf-notes-"))))
+        heldout = args.suite == "notes-heldout"
+        dataset = heldout_dataset() if heldout else notes_dataset()
+        folder = Path(tempfile.mkdtemp(prefix="raf-notes-"))
+        agent = notes_agent(client, make_notes(folder, HELDOUT if heldout else None))
     report = await dataset.evaluate(agent, concurrency=1, progress=None)
     await client.aclose()
     if args.verbose:
@@ -188,7 +198,9 @@ def main() -> None:
         "--categories", nargs="*", default=[], help="only these categories (default: all)"
     )
     parser.add_argument("--json-dir", default="")
-    parser.add_argument("--suite", default="local", choices=("local", "notes", "bfcl"))
+    parser.add_argument(
+        "--suite", default="local", choices=("local", "notes", "notes-heldout", "bfcl")
+    )
     parser.add_argument(
         "--bfcl-limits",
         nargs=3,

@@ -78,8 +78,9 @@ def _skip_to_line(fd: int, start: int, budget: int) -> tuple[int, int]:
 class ReadFile(ScopedTool):
     name = "read_file"
     description = (
-        "Read a text file of the workspace, optionally a range of lines (1-based, inclusive). "
-        "Large files are read in part: ask for further lines with start_line."
+        "What a text file says: read a file of the workspace, optionally a range of lines "
+        "(1-based, inclusive). Large files are read in part: ask for further lines with "
+        "start_line."
     )
 
     path_candidates = "file"
@@ -266,7 +267,10 @@ class EditFile(ScopedTool):
 
 class ListFiles(ScopedTool):
     name = "list_files"
-    description = "List a workspace folder: names, types and sizes (folders end with '/')."
+    description = (
+        "What files are in a folder: list a workspace folder's files and folders, with "
+        "types and sizes (folders end with '/')."
+    )
 
     path_candidates = "folder"
 
@@ -326,7 +330,10 @@ def _type_of(st: os.stat_result) -> str:
 
 class InspectFile(ScopedTool):
     name = "inspect_file"
-    description = "Describe a workspace path: type, size, line count, encoding, modified time."
+    description = (
+        "How big a file is and how many lines it has: describe a workspace path without "
+        "reading it (type, size in bytes, line count, encoding, modified time)."
+    )
 
     path_candidates = "any"
 

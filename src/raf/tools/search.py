@@ -137,7 +137,8 @@ def _walk_tree(top_fd: int) -> Iterator[tuple[str, list[str], list[str], int]]:
 class FindFiles(ScopedTool):
     name = "find_files"
     description = (
-        "Find files and folders by glob below a workspace folder. A pattern without '/' "
+        "Is there a file named like this: find files and folders by name (a glob) below a "
+        "workspace folder. A pattern without '/' "
         "matches names at any depth ('*.py'); with '/' it matches the path relative to "
         "the folder ('src/**/test_*.py'). Symlinks are listed, never followed."
     )

@@ -339,6 +339,21 @@ def call_updates(
     return out
 
 
+def text_updates(
+    text: str, message_id: str, usage: UsageDetails | None
+) -> list[AgentResponseUpdate]:
+    """The updates of an answer that is one text known whole: the text, usage, finish."""
+    out = [AgentResponseUpdate(kind=UpdateKind.TEXT_DELTA, message_id=message_id, text=text)]
+    if usage is not None:
+        out.append(AgentResponseUpdate(kind=UpdateKind.USAGE, message_id=message_id, usage=usage))
+    out.append(
+        AgentResponseUpdate(
+            kind=UpdateKind.FINISHED, message_id=message_id, finish_reason=FinishReason.STOP
+        )
+    )
+    return out
+
+
 class GrammarAssembler:
     """Chat-completion chunks of a constrained answer as updates (see `ConstrainedStream`)."""
 
