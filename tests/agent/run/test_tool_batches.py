@@ -98,3 +98,42 @@ async def test_a_held_sync_call_raising_stops_a_waiting_sibling_at_once(stream: 
             await agent.run("go", session=session)
     assert SIBLING == ["started", "cancelled"]
     assert session.messages == []
+
+
+def _loop_visits(calls: int) -> int:
+    """How many callbacks a run with one batch of `calls` sync calls schedules on its
+    event loop (each call waits until the loop runs, so the batch is never done before
+    it is sealed)."""
+    loop = asyncio.new_event_loop()
+    scheduled: list[Any] = []
+    original = loop.call_soon
+
+    def counting(callback: Any, *args: Any, **kwargs: Any) -> Any:
+        scheduled.append(callback)
+        return original(callback, *args, **kwargs)
+
+    @tool
+    def after_the_loop(n: int) -> int:
+        """Returns once the event loop has run a callback of its own."""
+        ran = threading.Event()
+        loop.call_soon_threadsafe(ran.set)
+        if not ran.wait(10):
+            raise AssertionError("the event loop was held")
+        return n
+
+    setattr(loop, "call_soon", counting)  # noqa: B010
+    batch = [call("after_the_loop", n=n, call_id=f"c{n}") for n in range(calls)]
+    model = ScriptedChatClient([reply("", *batch), "done"])
+    agent = AgentBuilder().with_chat_client(model).with_tool(after_the_loop).build()
+    try:
+        response = loop.run_until_complete(agent.run("go"))
+    finally:
+        loop.close()
+    assert [r.result for r in response.messages[1].function_results] == list(range(calls))
+    return len(scheduled)
+
+
+def test_a_batch_of_sync_calls_costs_the_loop_the_same_whatever_its_size() -> None:
+    # once the batch's wake-up has come, each held call goes on at once: none takes a
+    # trip of its own through the event loop
+    assert _loop_visits(3) == _loop_visits(1)

@@ -36,6 +36,14 @@ class _Resume:
         coro, value, context = self.coro, self.waiting, self.context
         self.waiting = None
         while True:
+            if type(value) is _FUTURE and value.done():
+                # a batch's call already settled: go on at once, as the task would after
+                # a trip through the event loop
+                try:
+                    value = coro.send(None) if context is None else context.run(coro.send, None)
+                except StopIteration as stop:
+                    return stop.value
+                continue
             try:
                 sent = yield value
             except BaseException as exc:  # thrown in by the task: pass it on
@@ -48,6 +56,10 @@ class _Resume:
                     value = coro.send(sent) if context is None else context.run(coro.send, sent)
                 except StopIteration as stop:
                     return stop.value
+
+
+_FUTURE = asyncio.Future
+"""What a call waiting for raf's tool pool is suspended on."""
 
 
 async def run_all(coros: Sequence[Coroutine[Any, Any, T]], joins: Sequence[bool] = ()) -> list[T]:
