@@ -22,7 +22,7 @@ import asyncio
 import logging
 import time
 import uuid
-from collections.abc import AsyncIterator, Coroutine
+from collections.abc import Coroutine
 from dataclasses import dataclass, field, fields
 from typing import Any
 
@@ -45,6 +45,7 @@ from raf.serve.openai.responses import (
     start_updates,
 )
 from raf.serve.requests import error_for, json_line, store_failure
+from raf.serve.runs import follow_events
 from raf.serve.tenancy import Tenant
 from raf.stores.leases import run_of
 from raf.stores.runs import CANCELLED, DONE, FAILED, RunRecord
@@ -59,9 +60,6 @@ RESPONSE_OF_RUN = "response_id"
 
 SAVE_TRIES = 5
 """Writes of one response record tried when another worker wrote it meanwhile."""
-
-FOLLOW_POLL_SECONDS = 0.1
-"""How often a reader in another process looks for a response's new events."""
 
 
 async def update_record(host: AgentHost, tenant: Tenant, record: dict[str, Any]) -> None:
@@ -116,8 +114,9 @@ class LiveResponse:
     finished: bool = False
 
 
-def sse(stored: str) -> str:
-    """A kept event (its type, a newline, its JSON) as a server-sent event."""
+def sse(number: int, stored: str) -> str:
+    """A kept event (its type, a newline, its JSON) as a server-sent event; its number
+    is not sent (a client resumes by `starting_after`, the `sequence_number` inside)."""
     kind, _, data = stored.partition("\n")
     return f"event: {kind}\ndata: {data}\n\n"
 
@@ -186,9 +185,7 @@ class BackgroundResponses:
                 log.warning("could not remove refused response %s: %s", made.id, exc)
             raise
         if request.stream:
-            return EventStream(
-                self._follow(record.id, 0), media_type="text/event-stream", headers=SSE_HEADERS
-            )
+            return self._events(record.id, 0)
         return JSONResponse(made.body(status))
 
     @staticmethod
@@ -296,36 +293,16 @@ class BackgroundResponses:
                 f"response {response_id!r} has events 0 to {kept.events - 1}; "
                 f"{after} is past its last",
             )
-        return EventStream(
-            self._follow(run_id, after + 1), media_type="text/event-stream", headers=SSE_HEADERS
-        )
+        return self._events(run_id, after + 1)
 
-    async def _follow(self, run_id: str, sent: int) -> AsyncIterator[str]:
-        """The run's kept events numbered above `sent`, as they come, until it ended and
-        every event was sent."""
-        while True:
-            live = self.live.get(run_id)
-            if live is not None:
-                live.changed.clear()
-                fresh = [e for e in live.events if e[0] > sent]
-                for number, stored in fresh:
-                    yield sse(stored)
-                    sent = number
-                if live.finished:
-                    return
-                if not fresh:
-                    await live.changed.wait()
-                continue
-            rows = await self.store.run_events(run_id, sent)
-            for number, stored in rows:
-                yield sse(stored)
-                sent = number
-            if rows:
-                continue
-            kept = await self.store.load_run(run_id)
-            if kept is None or kept.expired or (kept.ended_at is not None and kept.events <= sent):
-                return
-            await asyncio.sleep(FOLLOW_POLL_SECONDS)
+    def _events(self, run_id: str, sent: int) -> EventStream:
+        """The run's kept events numbered above `sent` as a server-sent event stream,
+        as they come, until it ended and every event was sent."""
+        return EventStream(
+            follow_events(self.live, self.store, run_id, sent, sse),
+            media_type="text/event-stream",
+            headers=SSE_HEADERS,
+        )
 
     async def cancel(self, tenant: Tenant, record: dict[str, Any]) -> Response:
         """Stop the response wherever it runs and record it cancelled; one that ended is
