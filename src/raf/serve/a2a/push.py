@@ -21,7 +21,6 @@ from typing import TYPE_CHECKING, Any
 
 from raf.core import outbound
 from raf.core.errors import (
-    SessionConflictError,
     SessionError,
     SessionNotFoundError,
     SessionStoreError,
@@ -29,6 +28,7 @@ from raf.core.errors import (
 from raf.core.sessions import AgentSession, SessionStore
 from raf.serve.requests import store_failure
 from raf.serve.tenancy import Tenant
+from raf.stores.records import change_record
 
 if TYPE_CHECKING:
     from a2a.server.context import ServerCallContext
@@ -39,9 +39,6 @@ PUSH_KEY = "raf_a2a_push"
 
 PUSH_PREFIX = "a2a-push."
 """What a task's push record's key starts with (then the task's id)."""
-
-SAVE_TRIES = 5
-"""Writes of one task's configs tried when another request wrote them meanwhile."""
 
 SEND_TIMEOUT = 10.0
 """Seconds one notification may take."""
@@ -109,17 +106,14 @@ def stored_push_configs(store: SessionStore) -> Any:
                 return None
 
         async def _change(self, task_id: str, change: Any) -> None:
-            for attempt in range(SAVE_TRIES):
-                record = await self._load(task_id) or AgentSession(id=PUSH_PREFIX + task_id)
+            def changed(record: AgentSession) -> bool:
                 record.metadata[PUSH_KEY] = change(entries(record))
-                try:
-                    await store.save(record)
-                    return
-                except SessionConflictError:
-                    if attempt == SAVE_TRIES - 1:
-                        raise
-                except SessionStoreError as exc:
-                    raise failed(exc) from None
+                return True
+
+            try:
+                await change_record(store, PUSH_PREFIX + task_id, changed)
+            except SessionStoreError as exc:
+                raise failed(exc) from None
 
         async def set_info(
             self,

@@ -12,7 +12,6 @@ from __future__ import annotations
 from typing import TYPE_CHECKING, Any
 
 from raf.core.errors import (
-    SessionConflictError,
     SessionError,
     SessionNotFoundError,
     SessionStoreError,
@@ -20,6 +19,7 @@ from raf.core.errors import (
 from raf.core.sessions import AgentSession, SessionStore
 from raf.serve.requests import store_failure
 from raf.serve.tenancy import Tenant
+from raf.stores.records import change_record
 
 if TYPE_CHECKING:
     from a2a.server.context import ServerCallContext
@@ -30,10 +30,6 @@ TASK_KEY = "raf_a2a_task"
 
 TASK_PREFIX = "a2a-task."
 """What a task record's key starts with, after its owner's tag."""
-
-SAVE_TRIES = 3
-"""Saves of one task tried when another worker saved it meanwhile (the last one wins:
-updates of one task come from the run that holds its context's lease)."""
 
 
 def stored_tasks(store: SessionStore) -> Any:
@@ -72,23 +68,14 @@ def stored_tasks(store: SessionStore) -> Any:
         """A2A tasks as records of the session store every worker shares."""
 
         async def save(self, task: Task, context: ServerCallContext) -> None:
-            record_id = key(task.id, context)
-            for attempt in range(SAVE_TRIES):
-                try:
-                    record = await store.load(record_id)
-                except SessionNotFoundError:
-                    record = AgentSession(id=record_id)
-                except SessionStoreError as exc:
-                    raise failed(exc) from None
+            def put(record: AgentSession) -> bool:
                 record.metadata[TASK_KEY] = MessageToDict(task)
-                try:
-                    await store.save(record)
-                    return
-                except SessionConflictError:
-                    if attempt == SAVE_TRIES - 1:
-                        raise
-                except SessionStoreError as exc:
-                    raise failed(exc) from None
+                return True
+
+            try:
+                await change_record(store, key(task.id, context), put)
+            except SessionStoreError as exc:
+                raise failed(exc) from None
 
         async def get(self, task_id: str, context: ServerCallContext) -> Task | None:
             try:

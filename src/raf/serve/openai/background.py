@@ -30,7 +30,7 @@ from fastapi import Response
 from fastapi.responses import JSONResponse
 
 from raf.core.agent_like import AgentLike
-from raf.core.errors import RafError, SessionConflictError, SessionError, SessionNotFoundError
+from raf.core.errors import RafError, SessionError
 from raf.core.messages import ChatMessage
 from raf.core.sessions import AgentSession
 from raf.serve.errors import ServeError
@@ -48,6 +48,7 @@ from raf.serve.requests import error_for, json_line, store_failure
 from raf.serve.runs import follow_events
 from raf.serve.tenancy import Tenant
 from raf.stores.leases import run_of
+from raf.stores.records import change_record
 from raf.stores.runs import CANCELLED, DONE, FAILED, RunRecord
 
 log = logging.getLogger("raf.serve")
@@ -58,35 +59,26 @@ ENDED_STATUSES = frozenset({"completed", "failed", "cancelled", "incomplete"})
 RESPONSE_OF_RUN = "response_id"
 """Key in a run record's `extra` naming the background response it makes."""
 
-SAVE_TRIES = 5
-"""Writes of one response record tried when another worker wrote it meanwhile."""
-
 
 async def update_record(host: AgentHost, tenant: Tenant, record: dict[str, Any]) -> None:
     """Write a background response's record over the one kept: a response that ended is
     not moved back to a state before its end, and one cancelled stays cancelled (what
     else the new record says, its conversation's turn, is kept)."""
-    key = tenant.key(RESPONSE_PREFIX + record["response"]["id"])
-    for attempt in range(SAVE_TRIES):
-        try:
-            kept = await host.store.load(key)
-        except SessionNotFoundError:
-            kept = AgentSession(id=key)
+    status = record["response"]["status"]
+
+    def change(kept: AgentSession) -> bool:
+        new = record
         old = kept.metadata.get(RESPONSE_KEY)
-        status = record["response"]["status"]
         if isinstance(old, dict):
             was = old.get("response", {}).get("status")
             if was in ENDED_STATUSES and status not in ENDED_STATUSES:
-                return
+                return False
             if was == "cancelled" and status != "cancelled":
-                record = {**record, "response": {**record["response"], "status": "cancelled"}}
-        kept.metadata[RESPONSE_KEY] = record
-        try:
-            await host.store.save(kept)
-            return
-        except SessionConflictError:
-            if attempt == SAVE_TRIES - 1:
-                raise
+                new = {**record, "response": {**record["response"], "status": "cancelled"}}
+        kept.metadata[RESPONSE_KEY] = new
+        return True
+
+    await change_record(host.store, tenant.key(RESPONSE_PREFIX + record["response"]["id"]), change)
 
 
 @dataclass(kw_only=True, slots=True)
