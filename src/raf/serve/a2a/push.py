@@ -26,7 +26,7 @@ from raf.core.errors import (
     SessionStoreError,
 )
 from raf.core.sessions import AgentSession, SessionStore
-from raf.serve.requests import store_failure
+from raf.serve.a2a.tasks import a2a_store_error
 from raf.serve.tenancy import Tenant
 from raf.stores.records import change_record
 
@@ -73,15 +73,7 @@ def stored_push_configs(store: SessionStore) -> Any:
         normalize_push_notification_config,
     )
     from a2a.types.a2a_pb2 import TaskPushNotificationConfig
-    from a2a.utils.errors import InternalError
     from google.protobuf.json_format import MessageToDict, ParseDict  # type: ignore[import-untyped]
-
-    def failed(exc: SessionError) -> InternalError:
-        failure = store_failure(exc)
-        return InternalError(
-            message=f"{failure.code}: {failure.message}",
-            data={"code": failure.code, "status": failure.status},
-        )
 
     def entries(record: AgentSession) -> list[dict[str, Any]]:
         kept = record.metadata.get(PUSH_KEY)
@@ -101,7 +93,7 @@ def stored_push_configs(store: SessionStore) -> Any:
             except SessionNotFoundError:
                 return None
             except SessionStoreError as exc:
-                raise failed(exc) from None
+                raise a2a_store_error(exc) from None
             except SessionError:  # an id no record can have
                 return None
 
@@ -113,7 +105,7 @@ def stored_push_configs(store: SessionStore) -> Any:
             try:
                 await change_record(store, PUSH_PREFIX + task_id, changed)
             except SessionStoreError as exc:
-                raise failed(exc) from None
+                raise a2a_store_error(exc) from None
 
         async def set_info(
             self,

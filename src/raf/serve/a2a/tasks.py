@@ -32,26 +32,29 @@ TASK_PREFIX = "a2a-task."
 """What a task record's key starts with, after its owner's tag."""
 
 
+def a2a_store_error(exc: SessionError) -> Any:
+    """A failure of the store as A2A's internal error (the SDK's `InternalError`), told
+    as every surface tells it (`session_store_error`, nothing of the store's address)."""
+    from a2a.utils.errors import InternalError
+
+    failure = store_failure(exc)
+    return InternalError(
+        message=f"{failure.code}: {failure.message}",
+        data={"code": failure.code, "status": failure.status},
+    )
+
+
 def stored_tasks(store: SessionStore) -> Any:
     """An a2a-sdk `TaskStore` over `store` (the SDK is imported only here, when used)."""
     from a2a.server.tasks.task_store import TaskStore
     from a2a.utils.constants import DEFAULT_LIST_TASKS_PAGE_SIZE
-    from a2a.utils.errors import InternalError, InvalidParamsError
+    from a2a.utils.errors import InvalidParamsError
     from a2a.utils.task import (
         ListTasksCursor,
         decode_list_tasks_cursor,
         encode_list_tasks_cursor,
     )
     from google.protobuf.json_format import MessageToDict, ParseDict  # type: ignore[import-untyped]
-
-    def failed(exc: SessionError) -> InternalError:
-        """A failure of the store as A2A's internal error, told as every surface tells it
-        (`session_store_error`, nothing of the store's address)."""
-        failure = store_failure(exc)
-        return InternalError(
-            message=f"{failure.code}: {failure.message}",
-            data={"code": failure.code, "status": failure.status},
-        )
 
     def owner(context: ServerCallContext) -> Tenant:
         user = context.user
@@ -75,7 +78,7 @@ def stored_tasks(store: SessionStore) -> Any:
             try:
                 await change_record(store, key(task.id, context), put)
             except SessionStoreError as exc:
-                raise failed(exc) from None
+                raise a2a_store_error(exc) from None
 
         async def get(self, task_id: str, context: ServerCallContext) -> Task | None:
             try:
@@ -83,7 +86,7 @@ def stored_tasks(store: SessionStore) -> Any:
             except SessionNotFoundError:
                 return None
             except SessionStoreError as exc:  # the store failed: not a task missing
-                raise failed(exc) from None
+                raise a2a_store_error(exc) from None
             except SessionError:  # an id no record can have
                 return None
             return _task(record)
@@ -92,7 +95,7 @@ def stored_tasks(store: SessionStore) -> Any:
             try:
                 await store.delete(key(task_id, context))
             except SessionStoreError as exc:
-                raise failed(exc) from None
+                raise a2a_store_error(exc) from None
             except SessionError:
                 return
 
@@ -110,14 +113,14 @@ def stored_tasks(store: SessionStore) -> Any:
             try:
                 record_ids = await store.list()
             except SessionStoreError as exc:
-                raise failed(exc) from None
+                raise a2a_store_error(exc) from None
             for record_id in record_ids:
                 if not record_id.startswith(prefix):
                     continue
                 try:
                     found = _task(await store.load(record_id))
                 except SessionStoreError as exc:  # not a record left out: the list fails
-                    raise failed(exc) from None
+                    raise a2a_store_error(exc) from None
                 except SessionError:  # deleted meanwhile, or damaged: left out
                     continue
                 if found is not None and _wanted(found, params):
