@@ -72,8 +72,6 @@ SLOW_TESTS = (
     "stores/test_stores.py::test_two_processes_writing_at_once",
     "context/test_memory.py::test_concurrent_processes",
     # a server of their own, stopped or refusing in the middle
-    "stores/test_postgres_store.py::test_a_server_gone_mid_use",
-    "stores/test_redis_store.py::test_a_server_gone_mid_use",
     "stores/test_redis_store.py::test_a_wrong_password_is_refused",
     # MCP servers from npm
     "decl/workflow/test_actions.py::test_invoke_mcp_tool",

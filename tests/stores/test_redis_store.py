@@ -1,17 +1,15 @@
-"""The Redis session store on a real server: bad addresses, keys of the wrong type,
-prefixes that keep stores apart, and event loops that come and go."""
+"""The Redis session store on a real server: bad addresses, keys of the wrong type and
+prefixes that keep stores apart (what it shares with PostgreSQL is in
+test_server_stores.py)."""
 
 from __future__ import annotations
 
-import asyncio
-import subprocess
-import sys
 import uuid
 
 import pytest
 import redis
 
-from raf import AgentSession, ChatMessage, MissingExtraError, SessionError
+from raf import AgentSession, ChatMessage, SessionError
 from raf.stores.redis_sessions import RedisSessionStore
 from tests.servers import Server, free_port, start_redis
 
@@ -80,39 +78,3 @@ async def test_prefixes_keep_stores_apart(redis_server: Server) -> None:
     assert await a.list() == ["s"]
     await a.close()
     await b.close()
-
-
-def test_one_store_serves_one_event_loop_after_another(redis_server: Server) -> None:
-    store = RedisSessionStore(redis_server.url, prefix=_prefix())
-    asyncio.run(store.save(AgentSession(id="first")))
-    loaded = asyncio.run(store.load("first"))
-    asyncio.run(store.save(loaded))
-    assert asyncio.run(store.list()) == ["first"]
-
-
-def test_without_redis_py_the_error_names_the_extra() -> None:
-    code = (
-        "import sys, asyncio; sys.modules['redis'] = None; "
-        "from raf import RedisSessionStore; "
-        "asyncio.run(RedisSessionStore('redis://127.0.0.1/0').list())"
-    )
-    done = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, timeout=60)
-    assert done.returncode != 0
-    assert MissingExtraError.__name__ in done.stderr
-    assert '.[redis]"' in done.stderr or "raf-agents[redis]" in done.stderr
-
-
-async def test_a_server_gone_mid_use_is_a_clear_error_and_the_copy_stays_unsaved() -> None:
-    server = start_redis()
-    try:
-        store = RedisSessionStore(server.url, timeout=3)
-        session = AgentSession(id="s", messages=[ChatMessage.user("one")])
-        await store.save(session)
-        saved = session.revision
-    finally:
-        server.stop()
-    session.messages.append(ChatMessage.user("two"))
-    with pytest.raises(SessionError, match="Redis session store at redis://127.0.0.1:"):
-        await store.save(session)
-    assert session.revision == saved
-    await store.close()

@@ -16,6 +16,7 @@ import os
 import sys
 from typing import Any
 
+from raf.cli.arguments import positive
 from raf.core.options import ChatOptions
 
 INSTRUCTIONS = "You are a helpful assistant. Answer clearly and briefly."
@@ -46,16 +47,6 @@ def key_hint(spec: str | None) -> str | None:
     return None
 
 
-def _positive(text: str) -> int:
-    try:
-        value = int(text)
-    except ValueError:
-        value = 0
-    if value < 1:
-        raise argparse.ArgumentTypeError(f"{text!r} is not a whole number of tokens >= 1")
-    return value
-
-
 def register(subparsers: Any) -> None:
     parser: argparse.ArgumentParser = subparsers.add_parser(
         "ask",
@@ -72,7 +63,7 @@ def register(subparsers: Any) -> None:
     )
     parser.add_argument(
         "--max-tokens",
-        type=_positive,
+        type=positive("tokens"),
         default=256,
         help="most tokens in the answer (default 256)",
     )

@@ -15,6 +15,8 @@ import sys
 from pathlib import Path
 from typing import Any
 
+from raf.cli.arguments import positive
+
 EXIT_OK = 0
 EXIT_USAGE = 2
 EXIT_GATE = 3
@@ -38,14 +40,7 @@ def _share(text: str) -> float:
     return value
 
 
-def _positive(text: str) -> int:
-    try:
-        value = int(text)
-    except ValueError:
-        value = 0
-    if value < 1:
-        raise argparse.ArgumentTypeError(f"{text!r} is not a whole number >= 1")
-    return value
+_positive = positive()
 
 
 def register(subparsers: Any) -> None:

@@ -15,9 +15,9 @@ import json
 import logging
 import time
 import uuid
-from collections.abc import AsyncIterator, Coroutine, Sequence
+from collections.abc import AsyncIterator, Callable, Coroutine, Mapping, Sequence
 from dataclasses import dataclass, field
-from typing import Any
+from typing import Any, Protocol
 
 from raf.core.contents import ApprovalResponseContent, content_to_dict
 from raf.core.errors import SessionError
@@ -30,7 +30,7 @@ from raf.serve.requests import error_for, json_line, store_failure
 from raf.serve.tenancy import Tenant
 from raf.serve.webhooks import Webhooks
 from raf.stores.leases import run_of
-from raf.stores.runs import CANCELLED, DONE, FAILED, WAITING, RunRecord
+from raf.stores.runs import CANCELLED, DONE, FAILED, WAITING, RunRecord, SessionRuns
 
 log = logging.getLogger("raf.serve")
 
@@ -125,6 +125,54 @@ def sse_event(number: int, stored: str) -> str:
     with its number as the event id."""
     name, _, data = stored.partition("\n")
     return f"id: {number}\nevent: {name}\ndata: {data}\n\n"
+
+
+class Followed(Protocol):
+    """A run executing in this process as a reader follows it: its events so far, set
+    when one more comes, and whether it has ended."""
+
+    events: list[tuple[int, str]]
+    changed: asyncio.Event
+    finished: bool
+
+
+async def follow_events(
+    live: Mapping[str, Followed],
+    store: SessionRuns,
+    run_id: str,
+    after: int,
+    formatted: Callable[[int, str], str],
+) -> AsyncIterator[str]:
+    """Run `run_id`'s events numbered above `after`, each as `formatted` writes it (its
+    number, the kept event), as they come, until the run has ended and every kept event
+    was sent: from this process's `live` run while it runs here, else from the store,
+    polled while the run goes on in another process."""
+    sent = after
+    while True:
+        running = live.get(run_id)
+        if running is not None:
+            running.changed.clear()
+            fresh = [e for e in running.events if e[0] > sent]
+            for number, stored in fresh:
+                yield formatted(number, stored)
+                sent = number
+            if running.finished:
+                return
+            if not fresh:
+                await running.changed.wait()
+            continue
+        rows = await store.run_events(run_id, sent)
+        for number, stored in rows:
+            yield formatted(number, stored)
+            sent = number
+        if rows:
+            continue
+        record = await store.load_run(run_id)
+        if record is None or record.expired:
+            return
+        if record.ended_at is not None and record.events <= sent:
+            return
+        await asyncio.sleep(FOLLOW_POLL_SECONDS)
 
 
 class RunManager:
@@ -384,32 +432,8 @@ class RunManager:
     async def follow(self, run_id: str, after: int) -> AsyncIterator[str]:
         """The run's events numbered above `after` as server-sent events, as they come,
         until the run has ended and every kept event was sent."""
-        sent = after
-        while True:
-            live = self.live.get(run_id)
-            if live is not None:
-                live.changed.clear()
-                fresh = [e for e in live.events if e[0] > sent]
-                for number, stored in fresh:
-                    yield sse_event(number, stored)
-                    sent = number
-                if live.finished:
-                    return
-                if not fresh:
-                    await live.changed.wait()
-                continue
-            rows = await self.store.run_events(run_id, sent)
-            for number, stored in rows:
-                yield sse_event(number, stored)
-                sent = number
-            if rows:
-                continue
-            record = await self.store.load_run(run_id)
-            if record is None or (record.ended_at is not None and record.events <= sent):
-                return
-            if record.expired:
-                return
-            await asyncio.sleep(FOLLOW_POLL_SECONDS)
+        async for text in follow_events(self.live, self.store, run_id, after, sse_event):
+            yield text
 
     # -- reading and cancelling ---------------------------------------------------------
 
@@ -494,8 +518,10 @@ class RunManager:
 __all__ = [
     "DEFAULT_RUN_EVENTS",
     "DEFAULT_RUN_RETENTION",
+    "Followed",
     "LiveRun",
     "RunManager",
+    "follow_events",
     "public_run",
     "sse_event",
 ]

@@ -21,14 +21,14 @@ from typing import TYPE_CHECKING, Any
 
 from raf.core import outbound
 from raf.core.errors import (
-    SessionConflictError,
     SessionError,
     SessionNotFoundError,
     SessionStoreError,
 )
 from raf.core.sessions import AgentSession, SessionStore
-from raf.serve.requests import store_failure
+from raf.serve.a2a.tasks import a2a_store_error
 from raf.serve.tenancy import Tenant
+from raf.stores.records import change_record
 
 if TYPE_CHECKING:
     from a2a.server.context import ServerCallContext
@@ -39,9 +39,6 @@ PUSH_KEY = "raf_a2a_push"
 
 PUSH_PREFIX = "a2a-push."
 """What a task's push record's key starts with (then the task's id)."""
-
-SAVE_TRIES = 5
-"""Writes of one task's configs tried when another request wrote them meanwhile."""
 
 SEND_TIMEOUT = 10.0
 """Seconds one notification may take."""
@@ -76,15 +73,7 @@ def stored_push_configs(store: SessionStore) -> Any:
         normalize_push_notification_config,
     )
     from a2a.types.a2a_pb2 import TaskPushNotificationConfig
-    from a2a.utils.errors import InternalError
     from google.protobuf.json_format import MessageToDict, ParseDict  # type: ignore[import-untyped]
-
-    def failed(exc: SessionError) -> InternalError:
-        failure = store_failure(exc)
-        return InternalError(
-            message=f"{failure.code}: {failure.message}",
-            data={"code": failure.code, "status": failure.status},
-        )
 
     def entries(record: AgentSession) -> list[dict[str, Any]]:
         kept = record.metadata.get(PUSH_KEY)
@@ -104,22 +93,19 @@ def stored_push_configs(store: SessionStore) -> Any:
             except SessionNotFoundError:
                 return None
             except SessionStoreError as exc:
-                raise failed(exc) from None
+                raise a2a_store_error(exc) from None
             except SessionError:  # an id no record can have
                 return None
 
         async def _change(self, task_id: str, change: Any) -> None:
-            for attempt in range(SAVE_TRIES):
-                record = await self._load(task_id) or AgentSession(id=PUSH_PREFIX + task_id)
+            def changed(record: AgentSession) -> bool:
                 record.metadata[PUSH_KEY] = change(entries(record))
-                try:
-                    await store.save(record)
-                    return
-                except SessionConflictError:
-                    if attempt == SAVE_TRIES - 1:
-                        raise
-                except SessionStoreError as exc:
-                    raise failed(exc) from None
+                return True
+
+            try:
+                await change_record(store, PUSH_PREFIX + task_id, changed)
+            except SessionStoreError as exc:
+                raise a2a_store_error(exc) from None
 
         async def set_info(
             self,

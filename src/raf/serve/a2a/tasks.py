@@ -12,7 +12,6 @@ from __future__ import annotations
 from typing import TYPE_CHECKING, Any
 
 from raf.core.errors import (
-    SessionConflictError,
     SessionError,
     SessionNotFoundError,
     SessionStoreError,
@@ -20,6 +19,7 @@ from raf.core.errors import (
 from raf.core.sessions import AgentSession, SessionStore
 from raf.serve.requests import store_failure
 from raf.serve.tenancy import Tenant
+from raf.stores.records import change_record
 
 if TYPE_CHECKING:
     from a2a.server.context import ServerCallContext
@@ -31,31 +31,30 @@ TASK_KEY = "raf_a2a_task"
 TASK_PREFIX = "a2a-task."
 """What a task record's key starts with, after its owner's tag."""
 
-SAVE_TRIES = 3
-"""Saves of one task tried when another worker saved it meanwhile (the last one wins:
-updates of one task come from the run that holds its context's lease)."""
+
+def a2a_store_error(exc: SessionError) -> Any:
+    """A failure of the store as A2A's internal error (the SDK's `InternalError`), told
+    as every surface tells it (`session_store_error`, nothing of the store's address)."""
+    from a2a.utils.errors import InternalError
+
+    failure = store_failure(exc)
+    return InternalError(
+        message=f"{failure.code}: {failure.message}",
+        data={"code": failure.code, "status": failure.status},
+    )
 
 
 def stored_tasks(store: SessionStore) -> Any:
     """An a2a-sdk `TaskStore` over `store` (the SDK is imported only here, when used)."""
     from a2a.server.tasks.task_store import TaskStore
     from a2a.utils.constants import DEFAULT_LIST_TASKS_PAGE_SIZE
-    from a2a.utils.errors import InternalError, InvalidParamsError
+    from a2a.utils.errors import InvalidParamsError
     from a2a.utils.task import (
         ListTasksCursor,
         decode_list_tasks_cursor,
         encode_list_tasks_cursor,
     )
     from google.protobuf.json_format import MessageToDict, ParseDict  # type: ignore[import-untyped]
-
-    def failed(exc: SessionError) -> InternalError:
-        """A failure of the store as A2A's internal error, told as every surface tells it
-        (`session_store_error`, nothing of the store's address)."""
-        failure = store_failure(exc)
-        return InternalError(
-            message=f"{failure.code}: {failure.message}",
-            data={"code": failure.code, "status": failure.status},
-        )
 
     def owner(context: ServerCallContext) -> Tenant:
         user = context.user
@@ -72,23 +71,14 @@ def stored_tasks(store: SessionStore) -> Any:
         """A2A tasks as records of the session store every worker shares."""
 
         async def save(self, task: Task, context: ServerCallContext) -> None:
-            record_id = key(task.id, context)
-            for attempt in range(SAVE_TRIES):
-                try:
-                    record = await store.load(record_id)
-                except SessionNotFoundError:
-                    record = AgentSession(id=record_id)
-                except SessionStoreError as exc:
-                    raise failed(exc) from None
+            def put(record: AgentSession) -> bool:
                 record.metadata[TASK_KEY] = MessageToDict(task)
-                try:
-                    await store.save(record)
-                    return
-                except SessionConflictError:
-                    if attempt == SAVE_TRIES - 1:
-                        raise
-                except SessionStoreError as exc:
-                    raise failed(exc) from None
+                return True
+
+            try:
+                await change_record(store, key(task.id, context), put)
+            except SessionStoreError as exc:
+                raise a2a_store_error(exc) from None
 
         async def get(self, task_id: str, context: ServerCallContext) -> Task | None:
             try:
@@ -96,7 +86,7 @@ def stored_tasks(store: SessionStore) -> Any:
             except SessionNotFoundError:
                 return None
             except SessionStoreError as exc:  # the store failed: not a task missing
-                raise failed(exc) from None
+                raise a2a_store_error(exc) from None
             except SessionError:  # an id no record can have
                 return None
             return _task(record)
@@ -105,7 +95,7 @@ def stored_tasks(store: SessionStore) -> Any:
             try:
                 await store.delete(key(task_id, context))
             except SessionStoreError as exc:
-                raise failed(exc) from None
+                raise a2a_store_error(exc) from None
             except SessionError:
                 return
 
@@ -123,14 +113,14 @@ def stored_tasks(store: SessionStore) -> Any:
             try:
                 record_ids = await store.list()
             except SessionStoreError as exc:
-                raise failed(exc) from None
+                raise a2a_store_error(exc) from None
             for record_id in record_ids:
                 if not record_id.startswith(prefix):
                     continue
                 try:
                     found = _task(await store.load(record_id))
                 except SessionStoreError as exc:  # not a record left out: the list fails
-                    raise failed(exc) from None
+                    raise a2a_store_error(exc) from None
                 except SessionError:  # deleted meanwhile, or damaged: left out
                     continue
                 if found is not None and _wanted(found, params):

@@ -22,7 +22,7 @@ import asyncio
 import logging
 import time
 import uuid
-from collections.abc import AsyncIterator, Coroutine
+from collections.abc import Coroutine
 from dataclasses import dataclass, field, fields
 from typing import Any
 
@@ -30,7 +30,7 @@ from fastapi import Response
 from fastapi.responses import JSONResponse
 
 from raf.core.agent_like import AgentLike
-from raf.core.errors import RafError, SessionConflictError, SessionError, SessionNotFoundError
+from raf.core.errors import RafError, SessionError
 from raf.core.messages import ChatMessage
 from raf.core.sessions import AgentSession
 from raf.serve.errors import ServeError
@@ -45,8 +45,10 @@ from raf.serve.openai.responses import (
     start_updates,
 )
 from raf.serve.requests import error_for, json_line, store_failure
+from raf.serve.runs import follow_events
 from raf.serve.tenancy import Tenant
 from raf.stores.leases import run_of
+from raf.stores.records import change_record
 from raf.stores.runs import CANCELLED, DONE, FAILED, RunRecord
 
 log = logging.getLogger("raf.serve")
@@ -57,38 +59,26 @@ ENDED_STATUSES = frozenset({"completed", "failed", "cancelled", "incomplete"})
 RESPONSE_OF_RUN = "response_id"
 """Key in a run record's `extra` naming the background response it makes."""
 
-SAVE_TRIES = 5
-"""Writes of one response record tried when another worker wrote it meanwhile."""
-
-FOLLOW_POLL_SECONDS = 0.1
-"""How often a reader in another process looks for a response's new events."""
-
 
 async def update_record(host: AgentHost, tenant: Tenant, record: dict[str, Any]) -> None:
     """Write a background response's record over the one kept: a response that ended is
     not moved back to a state before its end, and one cancelled stays cancelled (what
     else the new record says, its conversation's turn, is kept)."""
-    key = tenant.key(RESPONSE_PREFIX + record["response"]["id"])
-    for attempt in range(SAVE_TRIES):
-        try:
-            kept = await host.store.load(key)
-        except SessionNotFoundError:
-            kept = AgentSession(id=key)
+    status = record["response"]["status"]
+
+    def change(kept: AgentSession) -> bool:
+        new = record
         old = kept.metadata.get(RESPONSE_KEY)
-        status = record["response"]["status"]
         if isinstance(old, dict):
             was = old.get("response", {}).get("status")
             if was in ENDED_STATUSES and status not in ENDED_STATUSES:
-                return
+                return False
             if was == "cancelled" and status != "cancelled":
-                record = {**record, "response": {**record["response"], "status": "cancelled"}}
-        kept.metadata[RESPONSE_KEY] = record
-        try:
-            await host.store.save(kept)
-            return
-        except SessionConflictError:
-            if attempt == SAVE_TRIES - 1:
-                raise
+                new = {**record, "response": {**record["response"], "status": "cancelled"}}
+        kept.metadata[RESPONSE_KEY] = new
+        return True
+
+    await change_record(host.store, tenant.key(RESPONSE_PREFIX + record["response"]["id"]), change)
 
 
 @dataclass(kw_only=True, slots=True)
@@ -116,8 +106,9 @@ class LiveResponse:
     finished: bool = False
 
 
-def sse(stored: str) -> str:
-    """A kept event (its type, a newline, its JSON) as a server-sent event."""
+def sse(number: int, stored: str) -> str:
+    """A kept event (its type, a newline, its JSON) as a server-sent event; its number
+    is not sent (a client resumes by `starting_after`, the `sequence_number` inside)."""
     kind, _, data = stored.partition("\n")
     return f"event: {kind}\ndata: {data}\n\n"
 
@@ -186,9 +177,7 @@ class BackgroundResponses:
                 log.warning("could not remove refused response %s: %s", made.id, exc)
             raise
         if request.stream:
-            return EventStream(
-                self._follow(record.id, 0), media_type="text/event-stream", headers=SSE_HEADERS
-            )
+            return self._events(record.id, 0)
         return JSONResponse(made.body(status))
 
     @staticmethod
@@ -296,36 +285,16 @@ class BackgroundResponses:
                 f"response {response_id!r} has events 0 to {kept.events - 1}; "
                 f"{after} is past its last",
             )
-        return EventStream(
-            self._follow(run_id, after + 1), media_type="text/event-stream", headers=SSE_HEADERS
-        )
+        return self._events(run_id, after + 1)
 
-    async def _follow(self, run_id: str, sent: int) -> AsyncIterator[str]:
-        """The run's kept events numbered above `sent`, as they come, until it ended and
-        every event was sent."""
-        while True:
-            live = self.live.get(run_id)
-            if live is not None:
-                live.changed.clear()
-                fresh = [e for e in live.events if e[0] > sent]
-                for number, stored in fresh:
-                    yield sse(stored)
-                    sent = number
-                if live.finished:
-                    return
-                if not fresh:
-                    await live.changed.wait()
-                continue
-            rows = await self.store.run_events(run_id, sent)
-            for number, stored in rows:
-                yield sse(stored)
-                sent = number
-            if rows:
-                continue
-            kept = await self.store.load_run(run_id)
-            if kept is None or kept.expired or (kept.ended_at is not None and kept.events <= sent):
-                return
-            await asyncio.sleep(FOLLOW_POLL_SECONDS)
+    def _events(self, run_id: str, sent: int) -> EventStream:
+        """The run's kept events numbered above `sent` as a server-sent event stream,
+        as they come, until it ended and every event was sent."""
+        return EventStream(
+            follow_events(self.live, self.store, run_id, sent, sse),
+            media_type="text/event-stream",
+            headers=SSE_HEADERS,
+        )
 
     async def cancel(self, tenant: Tenant, record: dict[str, Any]) -> Response:
         """Stop the response wherever it runs and record it cancelled; one that ended is
