@@ -265,6 +265,7 @@ def test_an_optional_argument_the_message_speaks_of_is_offered() -> None:
         "type": "array",
         "items": {"enum": [1, 2, 3, 4]},  # integers only: 0.5 is not offered
         "minItems": 1,
+        "maxItems": 4,  # each number said once at most
     }
     assert parameters["properties"]["platform"] == {"enum": ["PC"]}
     assert parameters["properties"]["weight"] == {"enum": [0.5]}
@@ -278,6 +279,134 @@ def test_an_optional_argument_the_message_speaks_of_is_offered() -> None:
     silent = LiveContext(turn("T-test of [1, 2] and [3, 4]")).parameters(tool)
     assert silent is not None
     assert set(silent["properties"]) == {"group1"}
+
+
+def test_values_a_description_names_are_the_ones_offered_when_the_message_says_one() -> None:
+    tool: Any = _declared(
+        "emissions",
+        {
+            "vehicle": {"type": "string", "description": "'gas' or 'diesel' (a gas car)."},
+            "unit": {"type": "string", "enum": ["meter", "feet"]},
+            "diet": {
+                "type": "array",
+                "items": {"type": "string"},
+                "description": "e.g. vegan, halal.",
+            },
+            "room": {"type": "string", "description": "Options: single, double, etc."},
+        },
+        ["vehicle", "unit"],
+    )
+    parameters = LiveContext(turn("A gas-powered car, in feet, vegan food, one room")).parameters(
+        tool
+    )
+    assert parameters is not None
+    properties = parameters["properties"]
+    assert properties["vehicle"] == {"enum": ["gas"]}  # not the span "gas-powered car"
+    assert properties["unit"] == {"enum": ["feet"]}  # a required choice: the value said
+    assert properties["diet"] == {
+        "type": "array",
+        "items": {"enum": ["vegan"]},
+        "minItems": 1,
+        "maxItems": 1,
+    }
+    assert "room" not in properties  # optional, and no value of it said
+    silent = LiveContext(turn("A blue car in Oslo")).parameters(tool)
+    assert silent is not None
+    assert silent["properties"]["unit"] == {"type": "string", "enum": ["meter", "feet"]}
+    assert "Oslo" in silent["properties"]["vehicle"]["enum"]  # nothing described: spans
+
+
+def test_described_values_and_where_the_message_says_them() -> None:
+    from raf.clients.local.values import described_values, says
+
+    assert described_values({"description": "The player's name, 'John' or \"Mike\"."}) == [
+        "John",
+        "Mike",
+    ]
+    assert described_values({"description": "Special diets, e.g. vegan, gluten-free. Default"}) == [
+        "vegan",
+        "gluten-free",
+    ]
+    assert described_values({"description": "One of: low, medium or high; more"}) == [
+        "low",
+        "medium",
+        "high",
+    ]
+    assert described_values({"description": "The name of the player."}) == []
+    assert says("a pet friendly hotel", "pet_friendly")
+    assert says("a gas-powered car", "gas")
+    assert not says("a gasoline car", "gas")
+
+
+def test_a_percentage_is_a_fraction_unless_the_argument_is_in_percent() -> None:
+    tool: Any = _declared(
+        "grow",
+        {
+            "rate": {"type": "number", "description": "The annual interest rate."},
+            "yield_pct": {"type": "number", "description": "The yield as a percentage."},
+            "share": {"type": "integer", "description": "The share."},
+            "decimal": {"type": "number", "description": "Enter as a decimal: 5% is 0.05."},
+        },
+        ["rate", "yield_pct", "share", "decimal"],
+    )
+    parameters = LiveContext(turn("Grow 1000 at 3% for 2 years")).parameters(tool)
+    assert parameters is not None
+    properties = parameters["properties"]
+    assert properties["rate"] == {"enum": [1000, 0.03, 2]}
+    assert properties["yield_pct"] == {"enum": [1000, 3, 2]}
+    assert properties["share"] == {"enum": [1000, 3, 2]}
+    assert properties["decimal"] == {"enum": [1000, 0.03, 2]}
+
+
+def test_an_optional_number_is_the_one_said_beside_the_last_word_of_its_name() -> None:
+    tool: Any = _declared(
+        "recipe",
+        {
+            "name": {"type": "string"},
+            "maxCalories": {"type": "integer"},
+            "efficiency_reduction": {"type": "integer"},
+            "fuel_efficiency": {"type": "number"},
+        },
+        ["name"],
+    )
+    live = LiveContext(turn("Pasta under 500 calories, fuel efficiency of 25 MPG"))
+    parameters = live.parameters(tool)
+    assert parameters is not None
+    properties = parameters["properties"]
+    assert properties["maxCalories"] == {"enum": [500]}  # "500 calories": before the word
+    assert properties["fuel_efficiency"] == {"enum": [25]}
+    assert "efficiency_reduction" not in properties  # "reduction" is not said
+
+
+def test_spans_keep_proper_names_whole_and_drop_the_possessive() -> None:
+    found = spans("Where is The Weeknd's concert?", avoid={"concert"})
+    assert "The Weeknd" in found and "Weeknd's" not in found
+    assert "the concert" not in [f.lower() for f in found]
+    park = spans("Area of Yellowstone National Park?", avoid={"park"})
+    assert "Yellowstone National Park" in park
+    assert "area of Yellowstone National" in park or "Yellowstone National" in park
+    assert "Park" not in park  # the tool's own word alone is still no value
+    # a measure is no part of a name: "ice", never "1kg ice"; an ordinal date stays
+    measured = spans("Heat a 1kg ice block from 0°C on March 10th")
+    assert "ice" in measured and "March 10th" in measured
+    assert not any(s.startswith(("1kg", "0°C")) for s in measured)
+
+
+def test_one_value_for_two_text_arguments_is_no_call() -> None:
+    tool: Any = _declared(
+        "sculpture",
+        {"design": {"type": "string"}, "size": {"type": "string"}, "count": {"type": "integer"}},
+        ["design", "size"],
+    )
+    live = LiveContext(turn("What rock suits a garden sculpture?"))
+    same = FunctionCallContent(
+        call_id="c", name="sculpture", arguments={"design": "rock", "size": "Rock"}
+    )
+    apart = FunctionCallContent(
+        call_id="c", name="sculpture", arguments={"design": "rock", "size": "garden", "count": 2}
+    )
+    assert live.confused(same, tool)
+    assert not live.confused(apart, tool)
 
 
 def test_a_path_the_user_names_is_the_file_that_exists(tmp_path: Path) -> None:
