@@ -217,6 +217,23 @@ def test_candidates_that_fail_or_are_odd_constrain_nothing() -> None:
     assert argument_candidates(object()) == {}
 
 
+def test_the_lists_of_numbers_a_message_writes_keep_their_order_and_repeats() -> None:
+    from raf.clients.local.choice import written_lists
+
+    assert written_lists("T-test of [3, 4, 5, 6, 4] and [7, 8, 9, 8, 7], alpha 0.05") == [
+        [3, 4, 5, 6, 4],
+        [7, 8, 9, 8, 7],
+        [0.05],
+    ]
+    assert written_lists("Cash flows of -$100, $40 and $60 at 8%") == [[100, 40, 60], [8]]
+    tool: Any = _declared(
+        "npv", {"flows": {"type": "array", "items": {"type": "float"}}}, ["flows"]
+    )
+    parameters = LiveContext(turn("NPV of 40%, 60% and 5 over 3 years?")).parameters(tool)
+    assert parameters is not None  # percentages in a list of fractions are fractions
+    assert parameters["properties"]["flows"] == {"type": "array", "enum": [[0.4, 0.6, 5], [3]]}
+
+
 def test_numbers_written_with_thousands_separators_are_whole() -> None:
     assert numbers(["travels 12,000 miles at 25 MPG, list [3, 4, 5]"]) == [12000, 25, 3, 4, 5]
     assert numbers(["a base of 6cm and 1.5kg, not x2 or v1_0"]) == [6, 1.5]
@@ -260,13 +277,8 @@ def test_an_optional_argument_the_message_speaks_of_is_offered() -> None:
         "minItems": 1,
         "maxItems": 1,
     }
-    # a required list of numbers holds numbers said in the message
-    assert parameters["properties"]["group1"] == {
-        "type": "array",
-        "items": {"enum": [1, 2, 3, 4]},  # integers only: 0.5 is not offered
-        "minItems": 1,
-        "maxItems": 4,  # each number said once at most
-    }
+    # a required list of numbers is one of the lists the message writes
+    assert parameters["properties"]["group1"] == {"type": "array", "enum": [[1, 2], [3, 4]]}
     assert parameters["properties"]["platform"] == {"enum": ["PC"]}
     assert parameters["properties"]["weight"] == {"enum": [0.5]}
     assert "unit" not in parameters["properties"]  # not spoken of: its default holds
@@ -376,6 +388,10 @@ def test_an_optional_number_is_the_one_said_beside_the_last_word_of_its_name() -
     assert properties["maxCalories"] == {"enum": [500]}  # "500 calories": before the word
     assert properties["fuel_efficiency"] == {"enum": [25]}
     assert "efficiency_reduction" not in properties  # "reduction" is not said
+    light: Any = _declared("travel", {"speed_of_light": {"type": "number"}}, [])
+    far = LiveContext(turn("Time for light from a star 4 light years away?")).parameters(light)
+    assert far is not None
+    assert far["properties"] == {}  # a speed of light is a speed: none is said
 
 
 def test_spans_keep_proper_names_whole_and_drop_the_possessive() -> None:

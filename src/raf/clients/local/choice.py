@@ -213,13 +213,7 @@ class LiveContext:
                 values = self.numbers_for(prop, kind)
                 narrowed[name] = {"enum": values} if values else prop
             elif (kind := _numeric(_items(prop))) and self.numbers:
-                values = self.numbers_for(_items(prop), kind)
-                narrowed[name] = (  # a list said holds each number said once at most
-                    {"type": "array", "items": {"enum": values}, "minItems": 1}
-                    | {"maxItems": len(values)}
-                    if values
-                    else prop
-                )
+                narrowed[name] = self.number_list(_items(prop), kind) or prop
             else:
                 narrowed[name] = prop
         keep = [r for r in required if r in narrowed]
@@ -299,6 +293,25 @@ class LiveContext:
         argument wants it (`values.as_fraction`)."""
         return in_kind(self.numbers, kind, as_fraction(prop), self.percents)
 
+    def number_list(self, item: dict[str, Any], kind: str) -> dict[str, Any] | None:
+        """A list of numbers: one of the lists the message writes ("[3, 4, 5, 4]", "cash
+        flows of -500, 100 and 150"; repeats and order kept, never the first number again
+        and again), or, when it writes none that fits, any of the numbers said, each once
+        (None: no number fits)."""
+        fraction = as_fraction(item)
+        lists = []
+        for written in written_lists(self.question):
+            each = [in_kind([n], kind, fraction, self.percents) for n in written]
+            if all(each):
+                lists.append([v[0] for v in each])
+        if lists:
+            return {"type": "array", "enum": lists}
+        values = self.numbers_for(item, kind)
+        if not values:
+            return None
+        items = {"enum": values}
+        return {"type": "array", "items": items, "minItems": 1, "maxItems": len(values)}
+
     def chosen(self, prop: dict[str, Any]) -> dict[str, Any] | None:
         """A text argument (or list of texts) with fixed or described values, narrowed to
         those the message says (None: it says none of them, or the argument has none):
@@ -327,10 +340,11 @@ class LiveContext:
     def optional(self, name: str, prop: dict[str, Any]) -> dict[str, Any] | None:
         """An optional argument the message speaks of, narrowed (None: it does not, and the
         tool's default holds): a choice among fixed or described values one of which the
-        message says (the values said are offered), a yes/no whose name's last word the
-        message uses ("assuming equal variance": `equal_variance`), or a number written
-        next to that word ("weight 0.5", "a weight of 0.5", "500 calories":
-        `max_calories`; "fuel efficiency of 25" is no `efficiency_reduction`)."""
+        message says (the values said are offered), a yes/no whose name's head word (its
+        last, or the last before "of") the message uses ("assuming equal variance":
+        `equal_variance`), or a number written next to that word ("weight 0.5", "a
+        weight of 0.5", "500 calories": `max_calories`; "fuel efficiency of 25" is no
+        `efficiency_reduction`)."""
         chosen = self.chosen(prop)
         if chosen is not None or "enum" in prop or "enum" in _items(prop):
             return chosen
@@ -405,11 +419,39 @@ def _names_a_path(name: str, prop: dict[str, Any]) -> bool:
     )
 
 
+_BETWEEN = re.compile(r"[\s,;$\u20ac\u00a3%]*(?:(?:and|or)\s+)?[\s$\u20ac\u00a3]*")
+"""What may stand between two numbers of one list: commas, spaces, currency signs, an
+"and" ("-$100, $40 and $60")."""
+
+
+def written_lists(text: str) -> list[list[int | float]]:
+    """The lists of numbers `text` writes: the numbers of each bracketed group
+    ("[3, 4, 5, 4]"), and outside brackets each run of numbers written one after the
+    other; repeats and order kept, each list once."""
+    out: dict[str, list[int | float]] = {}
+    run: list[int | float] = []
+    end = 0
+    for match in _NUMBER.finditer(text):
+        between = text[end : match.start()]
+        if run and (not _BETWEEN.fullmatch(between) or "[" in between or "]" in between):
+            out.setdefault(json.dumps(run), run)
+            run = []
+        value = float(match.group().replace(",", ""))
+        run.append(int(value) if value.is_integer() else value)
+        end = match.end()
+    if run:
+        out.setdefault(json.dumps(run), run)
+    return list(out.values())
+
+
 def _name_words(name: str) -> list[str]:
     """The content words of an argument's name, stemmed, in order (`maxCalories`,
     `max_calories`: max, calory)."""
     spaced = re.sub(r"(?<=[a-z0-9])(?=[A-Z])", " ", name).lower().replace("_", " ")
-    return [_stem(w) for w in _TERM.findall(spaced.replace("-", " ")) if w not in _STOPWORDS]
+    words = _TERM.findall(spaced.replace("-", " "))
+    if "of" in words:  # "speed of light" is a speed: the head comes before "of"
+        words = words[: words.index("of")]
+    return [_stem(w) for w in words if w not in _STOPWORDS]
 
 
 def _key(call: FunctionCallContent) -> tuple[str, str]:
