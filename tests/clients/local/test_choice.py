@@ -231,7 +231,10 @@ def test_the_lists_of_numbers_a_message_writes_keep_their_order_and_repeats() ->
     )
     parameters = LiveContext(turn("NPV of 40%, 60% and 5 over 3 years?")).parameters(tool)
     assert parameters is not None  # percentages in a list of fractions are fractions
-    assert parameters["properties"]["flows"] == {"type": "array", "enum": [[0.4, 0.6, 5], [3]]}
+    assert parameters["properties"]["flows"] == {"type": "array", "enum": [[0.4, 0.6, 5]]}
+    single = LiveContext(turn("NPV of 40% over 3 years?")).parameters(tool)
+    assert single is not None  # no list written: each number alone is one
+    assert single["properties"]["flows"] == {"type": "array", "enum": [[0.4], [3]]}
 
 
 def test_numbers_written_with_thousands_separators_are_whole() -> None:

@@ -296,16 +296,17 @@ class LiveContext:
     def number_list(self, item: dict[str, Any], kind: str) -> dict[str, Any] | None:
         """A list of numbers: one of the lists the message writes ("[3, 4, 5, 4]", "cash
         flows of -500, 100 and 150"; repeats and order kept, never the first number again
-        and again), or, when it writes none that fits, any of the numbers said, each once
-        (None: no number fits)."""
+        and again; a number alone only when no longer list is written), or, when it
+        writes none that fits, any of the numbers said, each once (None: none fits)."""
         fraction = as_fraction(item)
         lists = []
         for written in written_lists(self.question):
             each = [in_kind([n], kind, fraction, self.percents) for n in written]
             if all(each):
                 lists.append([v[0] for v in each])
-        if lists:
-            return {"type": "array", "enum": lists}
+        longer = [each for each in lists if len(each) > 1]
+        if longer or lists:  # a number alone is a list only when none longer is written
+            return {"type": "array", "enum": longer or lists}
         values = self.numbers_for(item, kind)
         if not values:
             return None
