@@ -217,6 +217,26 @@ def test_candidates_that_fail_or_are_odd_constrain_nothing() -> None:
     assert argument_candidates(object()) == {}
 
 
+def test_the_lists_of_numbers_a_message_writes_keep_their_order_and_repeats() -> None:
+    from raf.clients.local.choice import written_lists
+
+    assert written_lists("T-test of [3, 4, 5, 6, 4] and [7, 8, 9, 8, 7], alpha 0.05") == [
+        [3, 4, 5, 6, 4],
+        [7, 8, 9, 8, 7],
+        [0.05],
+    ]
+    assert written_lists("Cash flows of -$100, $40 and $60 at 8%") == [[100, 40, 60], [8]]
+    tool: Any = _declared(
+        "npv", {"flows": {"type": "array", "items": {"type": "float"}}}, ["flows"]
+    )
+    parameters = LiveContext(turn("NPV of 40%, 60% and 5 over 3 years?")).parameters(tool)
+    assert parameters is not None  # percentages in a list of fractions are fractions
+    assert parameters["properties"]["flows"] == {"type": "array", "enum": [[0.4, 0.6, 5]]}
+    single = LiveContext(turn("NPV of 40% over 3 years?")).parameters(tool)
+    assert single is not None  # no list written: each number alone is one
+    assert single["properties"]["flows"] == {"type": "array", "enum": [[0.4], [3]]}
+
+
 def test_numbers_written_with_thousands_separators_are_whole() -> None:
     assert numbers(["travels 12,000 miles at 25 MPG, list [3, 4, 5]"]) == [12000, 25, 3, 4, 5]
     assert numbers(["a base of 6cm and 1.5kg, not x2 or v1_0"]) == [6, 1.5]
@@ -260,12 +280,8 @@ def test_an_optional_argument_the_message_speaks_of_is_offered() -> None:
         "minItems": 1,
         "maxItems": 1,
     }
-    # a required list of numbers holds numbers said in the message
-    assert parameters["properties"]["group1"] == {
-        "type": "array",
-        "items": {"enum": [1, 2, 3, 4]},  # integers only: 0.5 is not offered
-        "minItems": 1,
-    }
+    # a required list of numbers is one of the lists the message writes
+    assert parameters["properties"]["group1"] == {"type": "array", "enum": [[1, 2], [3, 4]]}
     assert parameters["properties"]["platform"] == {"enum": ["PC"]}
     assert parameters["properties"]["weight"] == {"enum": [0.5]}
     assert "unit" not in parameters["properties"]  # not spoken of: its default holds
@@ -278,6 +294,138 @@ def test_an_optional_argument_the_message_speaks_of_is_offered() -> None:
     silent = LiveContext(turn("T-test of [1, 2] and [3, 4]")).parameters(tool)
     assert silent is not None
     assert set(silent["properties"]) == {"group1"}
+
+
+def test_values_a_description_names_are_the_ones_offered_when_the_message_says_one() -> None:
+    tool: Any = _declared(
+        "emissions",
+        {
+            "vehicle": {"type": "string", "description": "'gas' or 'diesel' (a gas car)."},
+            "unit": {"type": "string", "enum": ["meter", "feet"]},
+            "diet": {
+                "type": "array",
+                "items": {"type": "string"},
+                "description": "e.g. vegan, halal.",
+            },
+            "room": {"type": "string", "description": "Options: single, double, etc."},
+        },
+        ["vehicle", "unit"],
+    )
+    parameters = LiveContext(turn("A gas-powered car, in feet, vegan food, one room")).parameters(
+        tool
+    )
+    assert parameters is not None
+    properties = parameters["properties"]
+    assert properties["vehicle"] == {"enum": ["gas"]}  # not the span "gas-powered car"
+    assert properties["unit"] == {"enum": ["feet"]}  # a required choice: the value said
+    assert properties["diet"] == {
+        "type": "array",
+        "items": {"enum": ["vegan"]},
+        "minItems": 1,
+        "maxItems": 1,
+    }
+    assert "room" not in properties  # optional, and no value of it said
+    silent = LiveContext(turn("A blue car in Oslo")).parameters(tool)
+    assert silent is not None
+    assert silent["properties"]["unit"] == {"type": "string", "enum": ["meter", "feet"]}
+    assert "Oslo" in silent["properties"]["vehicle"]["enum"]  # nothing described: spans
+
+
+def test_described_values_and_where_the_message_says_them() -> None:
+    from raf.clients.local.values import described_values, says
+
+    assert described_values({"description": "The player's name, 'John' or \"Mike\"."}) == [
+        "John",
+        "Mike",
+    ]
+    assert described_values({"description": "Special diets, e.g. vegan, gluten-free. Default"}) == [
+        "vegan",
+        "gluten-free",
+    ]
+    assert described_values({"description": "One of: low, medium or high; more"}) == [
+        "low",
+        "medium",
+        "high",
+    ]
+    assert described_values({"description": "The name of the player."}) == []
+    assert says("a pet friendly hotel", "pet_friendly")
+    assert says("a gas-powered car", "gas")
+    assert not says("a gasoline car", "gas")
+
+
+def test_a_percentage_is_a_fraction_unless_the_argument_is_in_percent() -> None:
+    tool: Any = _declared(
+        "grow",
+        {
+            "rate": {"type": "number", "description": "The annual interest rate."},
+            "yield_pct": {"type": "number", "description": "The yield as a percentage."},
+            "share": {"type": "integer", "description": "The share."},
+            "decimal": {"type": "number", "description": "Enter as a decimal: 5% is 0.05."},
+        },
+        ["rate", "yield_pct", "share", "decimal"],
+    )
+    parameters = LiveContext(turn("Grow 1000 at 3% for 2 years")).parameters(tool)
+    assert parameters is not None
+    properties = parameters["properties"]
+    assert properties["rate"] == {"enum": [1000, 0.03, 2]}
+    assert properties["yield_pct"] == {"enum": [1000, 3, 2]}
+    assert properties["share"] == {"enum": [1000, 3, 2]}
+    assert properties["decimal"] == {"enum": [1000, 0.03, 2]}
+
+
+def test_an_optional_number_is_the_one_said_beside_the_last_word_of_its_name() -> None:
+    tool: Any = _declared(
+        "recipe",
+        {
+            "name": {"type": "string"},
+            "maxCalories": {"type": "integer"},
+            "efficiency_reduction": {"type": "integer"},
+            "fuel_efficiency": {"type": "number"},
+        },
+        ["name"],
+    )
+    live = LiveContext(turn("Pasta under 500 calories, fuel efficiency of 25 MPG"))
+    parameters = live.parameters(tool)
+    assert parameters is not None
+    properties = parameters["properties"]
+    assert properties["maxCalories"] == {"enum": [500]}  # "500 calories": before the word
+    assert properties["fuel_efficiency"] == {"enum": [25]}
+    assert "efficiency_reduction" not in properties  # "reduction" is not said
+    light: Any = _declared("travel", {"speed_of_light": {"type": "number"}}, [])
+    far = LiveContext(turn("Time for light from a star 4 light years away?")).parameters(light)
+    assert far is not None
+    assert far["properties"] == {}  # a speed of light is a speed: none is said
+
+
+def test_spans_keep_proper_names_whole_and_drop_the_possessive() -> None:
+    found = spans("Where is The Weeknd's concert?", avoid={"concert"})
+    assert "The Weeknd" in found and "Weeknd's" not in found
+    assert "the concert" not in [f.lower() for f in found]
+    park = spans("Area of Yellowstone National Park?", avoid={"park"})
+    assert "Yellowstone National Park" in park
+    assert "area of Yellowstone National" in park or "Yellowstone National" in park
+    assert "Park" not in park  # the tool's own word alone is still no value
+    # a measure is no part of a name: "ice", never "1kg ice"; an ordinal date stays
+    measured = spans("Heat a 1kg ice block from 0°C on March 10th")
+    assert "ice" in measured and "March 10th" in measured
+    assert not any(s.startswith(("1kg", "0°C")) for s in measured)
+
+
+def test_one_value_for_two_text_arguments_is_no_call() -> None:
+    tool: Any = _declared(
+        "sculpture",
+        {"design": {"type": "string"}, "size": {"type": "string"}, "count": {"type": "integer"}},
+        ["design", "size"],
+    )
+    live = LiveContext(turn("What rock suits a garden sculpture?"))
+    same = FunctionCallContent(
+        call_id="c", name="sculpture", arguments={"design": "rock", "size": "Rock"}
+    )
+    apart = FunctionCallContent(
+        call_id="c", name="sculpture", arguments={"design": "rock", "size": "garden", "count": 2}
+    )
+    assert live.confused(same, tool)
+    assert not live.confused(apart, tool)
 
 
 def test_a_path_the_user_names_is_the_file_that_exists(tmp_path: Path) -> None:

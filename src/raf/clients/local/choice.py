@@ -33,6 +33,7 @@ from collections.abc import Callable, Sequence, Set
 from typing import Any
 
 from raf.clients.local.tools import hoist_definitions
+from raf.clients.local.values import as_fraction, described_values, in_kind, percents, said
 from raf.core.contents import FunctionCallContent, FunctionResultContent, TextContent
 from raf.core.messages import ChatMessage, Role
 from raf.core.tools import Tool, argument_candidates
@@ -44,6 +45,10 @@ MAX_SPANS = 400
 its free-text arguments stay free."""
 _WORD = re.compile(r"\S+")
 _EDGE = "\"'`.,;:!?()[]{}<>"
+_POSSESSIVE = re.compile(r"['\u2019]s$")
+_QUANTITY = re.compile(r"-?\d[\d,.]*(?!st$|nd$|rd$|th$)(?:[a-zA-Z]{1,3}|°[CFK]?|%)")
+"""A number with its unit written on ("1kg", "6cm", "0°C", "8%"; not "10th"): a measure,
+never the first or last word of a name."""
 _NUMBER = re.compile(r"(?<![\w.])-?(?:\d{1,3}(?:,\d{3})+|\d+)(?:\.\d+)?(?![\d_])")
 """A number as people write it: "12", "-3.5", "12,000" (commas between groups of three),
 also with its unit written on ("6cm", "10kg")."""
@@ -96,19 +101,27 @@ def spans(
     each once, in order of first appearance. A run neither starts nor ends with a
     little word ("the", "in"), a number alone or a word of `avoid` (stemmed: the
     tool's own words, which a value rarely repeats)."""
-    words = [w.strip(_EDGE) for w in _WORD.findall(text)]
+    words = [_POSSESSIVE.sub("", w.strip(_EDGE)) for w in _WORD.findall(text)]
     out: dict[str, None] = {}
 
-    def edge(word: str) -> bool:
+    def edge(word: str, *, name: bool = False) -> bool:
         low = word.lower()
-        return low in _STOPWORDS or _stem(low) in avoid or _NUMBER.fullmatch(word) is not None
+        if low in _STOPWORDS:
+            return True
+        if not name and _stem(low) in avoid:
+            return True
+        return _NUMBER.fullmatch(word) is not None or _QUANTITY.fullmatch(word) is not None
 
     for start in range(len(words)):
         for end in range(start + 1, min(len(words), start + max_words) + 1):
             run = words[start:end]
             if not run[0] or not run[-1]:
                 continue
-            if not edge(run[0]) and not edge(run[-1]):
+            # a proper name ("The Weeknd", "Yellowstone National Park") is a value whole,
+            # little word first or the tool's own word last
+            name = len(run) > 1 and all(w[:1].isupper() for w in run)
+            first = edge(run[0]) and not (name and run[0].lower() == "the")
+            if not first and not edge(run[-1], name=name):
                 out[" ".join(run)] = None
     return list(out)
 
@@ -159,6 +172,8 @@ class LiveContext:
         self.numbers = list(dict.fromkeys([*said, *numbers(results)]))
         """Numbers a call may take: those of the message no call used yet, and those of
         this turn's results (a second step works on the first one's result)."""
+        self.percents = percents(self.question)
+        """The numbers of the message written as percentages ("3%")."""
 
     def spans(self, tool: Tool) -> list[str]:
         """The spans of the user's message a free-text argument of `tool` may take."""
@@ -190,16 +205,15 @@ class LiveContext:
                 if spoken is not None:
                     narrowed[name] = spoken
                 continue  # unless the message speaks of it, the tool's default holds
+            elif (chosen := self.chosen(prop)) is not None:
+                narrowed[name] = chosen
             elif _free_text(prop) and texts:
                 narrowed[name] = {"enum": texts}
             elif (kind := _numeric(prop)) and self.numbers:
-                values = [n for n in self.numbers if kind == "number" or isinstance(n, int)]
+                values = self.numbers_for(prop, kind)
                 narrowed[name] = {"enum": values} if values else prop
             elif (kind := _numeric(_items(prop))) and self.numbers:
-                values = [n for n in self.numbers if kind == "number" or isinstance(n, int)]
-                narrowed[name] = (
-                    {"type": "array", "items": {"enum": values}, "minItems": 1} if values else prop
-                )
+                narrowed[name] = self.number_list(_items(prop), kind) or prop
             else:
                 narrowed[name] = prop
         keep = [r for r in required if r in narrowed]
@@ -274,49 +288,102 @@ class LiveContext:
             not self.hits_of(n, self.known) for n in self.file_names() if "/" not in n
         )
 
+    def numbers_for(self, prop: dict[str, Any], kind: str) -> list[int | float]:
+        """The numbers said that an argument of `kind` may take, a percentage as the
+        argument wants it (`values.as_fraction`)."""
+        return in_kind(self.numbers, kind, as_fraction(prop), self.percents)
+
+    def number_list(self, item: dict[str, Any], kind: str) -> dict[str, Any] | None:
+        """A list of numbers: one of the lists the message writes ("[3, 4, 5, 4]", "cash
+        flows of -500, 100 and 150"; repeats and order kept, never the first number again
+        and again; a number alone only when no longer list is written), or, when it
+        writes none that fits, any of the numbers said, each once (None: none fits)."""
+        fraction = as_fraction(item)
+        lists = []
+        for written in written_lists(self.question):
+            each = [in_kind([n], kind, fraction, self.percents) for n in written]
+            if all(each):
+                lists.append([v[0] for v in each])
+        longer = [each for each in lists if len(each) > 1]
+        if longer or lists:  # a number alone is a list only when none longer is written
+            return {"type": "array", "enum": longer or lists}
+        values = self.numbers_for(item, kind)
+        if not values:
+            return None
+        items = {"enum": values}
+        return {"type": "array", "items": items, "minItems": 1, "maxItems": len(values)}
+
+    def chosen(self, prop: dict[str, Any]) -> dict[str, Any] | None:
+        """A text argument (or list of texts) with fixed or described values, narrowed to
+        those the message says (None: it says none of them, or the argument has none):
+        an enum's values, else the values its description names ("'gas' refers to a
+        gasoline vehicle, 'diesel' ..."; "e.g. vegan, gluten-free"), which the tool
+        knows in that spelling."""
+        array = prop.get("type") == "array"
+        item = _items(prop) if array else prop
+        values = item.get("enum")
+        if not isinstance(values, list):
+            if not _free_text(item):
+                return None
+            values = described_values(prop if array else item) or described_values(item)
+        found = said(self.question, values)
+        if not found:
+            return None
+        if array:
+            return {
+                "type": "array",
+                "items": {"enum": found},
+                "minItems": 1,
+                "maxItems": len(found),
+            }
+        return {"enum": found}
+
     def optional(self, name: str, prop: dict[str, Any]) -> dict[str, Any] | None:
         """An optional argument the message speaks of, narrowed (None: it does not, and the
-        tool's default holds): a choice among fixed values one of which the message says
-        (the values said are offered), a yes/no whose name the message uses ("assuming
-        equal variance": `equal_variance`), or a number written right after its name
-        ("weight 0.5", "a weight of 0.5": `weight`)."""
-        text = self.question.lower()
-        values = prop.get("enum")
-        items = prop.get("items") if isinstance(prop.get("items"), dict) else None
-        if prop.get("type") == "array" and items is not None:
-            values = items.get("enum")
-        if isinstance(values, list):
-            said = [v for v in values if isinstance(v, str) and _says(text, v)]
-            if not said:
-                return None
-            if prop.get("type") == "array":
-                return {
-                    "type": "array",
-                    "items": {"enum": said},
-                    "minItems": 1,
-                    "maxItems": len(said),
-                }
-            return {"enum": said}
-        named = bool(terms(name.replace("_", " ")) & terms(text))
+        tool's default holds): a choice among fixed or described values one of which the
+        message says (the values said are offered), a yes/no whose name's head word (its
+        last, or the last before "of") the message uses ("assuming equal variance":
+        `equal_variance`), or a number written next to that word ("weight 0.5", "a
+        weight of 0.5", "500 calories": `max_calories`; "fuel efficiency of 25" is no
+        `efficiency_reduction`)."""
+        chosen = self.chosen(prop)
+        if chosen is not None or "enum" in prop or "enum" in _items(prop):
+            return chosen
+        head = _name_words(name)[-1:]
+        named = bool(head) and head[0] in terms(self.question)
         if prop.get("type") == "boolean" and named:
             return {"type": "boolean"}
         kind = _numeric(prop)
         if kind and named:
-            near = self.numbers_after(name)
-            values = [n for n in near if kind == "number" or isinstance(n, int)]
+            near = self.numbers_near(head[0])
+            values = in_kind(near, kind, as_fraction(prop), self.percents)
             return {"enum": values} if values else None
         return None
 
-    def numbers_after(self, name: str, within: int = 3) -> list[int | float]:
-        """The numbers the message writes within `within` words after a word of `name`
-        ("weight 0.5", "a weight of 0.5"): the value said for that argument."""
-        wanted = terms(name.replace("_", " "))
+    def numbers_near(self, word: str, after: int = 3) -> list[int | float]:
+        """The numbers the message writes within `after` words after `word` (stemmed) or
+        right before it ("weight 0.5", "a weight of 0.5", "500 calories"): the value
+        said for the argument that word names."""
         words = [w.strip(_EDGE) for w in _WORD.findall(self.question)]
         found: list[str] = []
-        for index, word in enumerate(words):
-            if _stem(word.lower()) in wanted:
-                found += [w for w in words[index + 1 : index + 1 + within] if _NUMBER.fullmatch(w)]
+        for index, each in enumerate(words):
+            if _stem(each.lower()) == word:
+                found += [w for w in words[index + 1 : index + 1 + after] if _NUMBER.fullmatch(w)]
+                if index and _NUMBER.fullmatch(words[index - 1]):
+                    found.append(words[index - 1])
         return numbers(found)
+
+    def confused(self, call: FunctionCallContent, tool: Tool) -> bool:
+        """Whether `call` gives two of the tool's free-text arguments the same words
+        ("design": "rock", "size": "rock"): the message holds a value for one of them at
+        most, so the call is not what the user asked for."""
+        properties = (tool.parameters or {}).get("properties") or {}
+        given = [
+            value.strip().lower()
+            for name, value in call.arguments.items()
+            if isinstance(value, str) and _free_text(properties.get(name) or {})
+        ]
+        return len(given) != len(set(given))
 
     def callable(self, parameters: dict[str, Any]) -> bool:
         """Whether the conversation holds what a call needs: a required number when
@@ -353,10 +420,39 @@ def _names_a_path(name: str, prop: dict[str, Any]) -> bool:
     )
 
 
-def _says(text: str, value: str) -> bool:
-    """Whether lower-case `text` says `value` as words of its own (not inside a word)."""
-    value = value.strip().lower()
-    return bool(value) and re.search(rf"(?<!\w){re.escape(value)}(?!\w)", text) is not None
+_BETWEEN = re.compile(r"[\s,;$\u20ac\u00a3%]*(?:(?:and|or)\s+)?[\s$\u20ac\u00a3]*")
+"""What may stand between two numbers of one list: commas, spaces, currency signs, an
+"and" ("-$100, $40 and $60")."""
+
+
+def written_lists(text: str) -> list[list[int | float]]:
+    """The lists of numbers `text` writes: the numbers of each bracketed group
+    ("[3, 4, 5, 4]"), and outside brackets each run of numbers written one after the
+    other; repeats and order kept, each list once."""
+    out: dict[str, list[int | float]] = {}
+    run: list[int | float] = []
+    end = 0
+    for match in _NUMBER.finditer(text):
+        between = text[end : match.start()]
+        if run and (not _BETWEEN.fullmatch(between) or "[" in between or "]" in between):
+            out.setdefault(json.dumps(run), run)
+            run = []
+        value = float(match.group().replace(",", ""))
+        run.append(int(value) if value.is_integer() else value)
+        end = match.end()
+    if run:
+        out.setdefault(json.dumps(run), run)
+    return list(out.values())
+
+
+def _name_words(name: str) -> list[str]:
+    """The content words of an argument's name, stemmed, in order (`maxCalories`,
+    `max_calories`: max, calory)."""
+    spaced = re.sub(r"(?<=[a-z0-9])(?=[A-Z])", " ", name).lower().replace("_", " ")
+    words = _TERM.findall(spaced.replace("-", " "))
+    if "of" in words:  # "speed of light" is a speed: the head comes before "of"
+        words = words[: words.index("of")]
+    return [_stem(w) for w in words if w not in _STOPWORDS]
 
 
 def _key(call: FunctionCallContent) -> tuple[str, str]:

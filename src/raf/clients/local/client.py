@@ -534,8 +534,12 @@ class LocalChatClient(ModelClient[LocalWire]):
         contents, _ = parse_constrained(str(message.get("content") or ""))
         usage = usage_of(data.get("usage"))
         call = next((c for c in contents if isinstance(c, FunctionCallContent)), None)
-        if call is not None and choice in (None, "auto") and live.repeats(call):
-            return None, usage  # the same call again: its result is there, so answer
+        if call is not None and choice in (None, "auto"):
+            if live.repeats(call):
+                return None, usage  # the same call again: its result is there, so answer
+            tool = next((t for t in shown if t.name == call.name), None)
+            if tool is not None and live.confused(call, tool):
+                return None, usage  # one value for two arguments: the message lacks one
         return call, usage
 
     async def _answer_from(
