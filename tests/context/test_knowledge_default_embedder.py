@@ -18,6 +18,7 @@ from pathlib import Path
 
 import pytest
 
+from raf.core.errors import install_hint
 from raf.decl.check_file import check_file
 
 ROOT = Path(__file__).resolve().parents[2]
@@ -89,7 +90,7 @@ def test_without_the_runtime_knowledge_searches_bm25_and_says_so_once(tmp_path: 
     result = json.loads(done.stdout)
     assert result["embedders"] == ["None", "None"]
     assert result["hits"][0] == "leave.md"
-    hint = 'pip install "raf-agents[rag-embeddings]"'
+    hint = install_hint("rag-embeddings")
     assert done.stderr.count(hint) == 1, done.stderr  # two knowledge bases, one warning
     assert "BM25" in done.stderr and "embedder=None" in done.stderr
     # Asked for by name, the embedder is required: a clear error naming the extra.
@@ -170,5 +171,5 @@ def test_validate_says_what_knowledge_searches_by_without_the_runtime(
         assert "rag-embeddings" in problems[0] and "contexts[0].config.embedder" in problems[0]
     else:
         assert problems == [] and len(warnings) == 1
-        assert 'pip install "raf-agents[rag-embeddings]"' in warnings[0]
+        assert install_hint("rag-embeddings") in warnings[0]
         assert "embedder: none" in warnings[0]

@@ -20,7 +20,7 @@ from typing import Any, Literal
 
 from raf.clients.local.embedder import LocalEmbedder, default_embedder, runtime_missing
 from raf.clients.local.model_store import ModelPullError, cache_dir
-from raf.core.errors import ConfigurationError, MissingExtraError
+from raf.core.errors import ConfigurationError, MissingExtraError, install_hint
 
 log = logging.getLogger("raf.context.knowledge")
 
@@ -32,7 +32,7 @@ EmbedderChoice = Embedder | Literal["auto", "local"] | None
 raf's own one where it can run, else BM25 alone; None for BM25 alone (nothing loaded or
 downloaded)."""
 
-INSTALL_HINT = 'pip install "raf-agents[rag-embeddings]"'
+INSTALL_HINT = install_hint("rag-embeddings")
 """What a user runs to give knowledge its embedder."""
 
 _said: set[str] = set()

@@ -7,7 +7,7 @@ import re
 from typing import Any
 
 from raf.clients.hosted_tools import HostedTool
-from raf.core.errors import ConfigurationError, MissingExtraError, Problem
+from raf.core.errors import ConfigurationError, MissingExtraError, Problem, install_hint
 from raf.decl.documents.build_checks import model_problems
 from raf.decl.documents.extras import (
     CONTEXT_EXTRAS,
@@ -256,7 +256,7 @@ def _embedder_problems(
         doc.problem(
             where,
             f"knowledge {context.name!r} will search by BM25 (words) alone: its embedder "
-            f'needs {missing.module or "onnxruntime"}; pip install "raf-agents[rag-embeddings]" '
+            f"needs {missing.module or 'onnxruntime'}; {install_hint('rag-embeddings')} "
             "for meaning-based (hybrid) search, or say `embedder: none`",
         )
     )
