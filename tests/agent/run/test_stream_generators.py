@@ -1,7 +1,8 @@
 """A streamed run starts one async generator of raf's run path per run (the one the
 caller iterates): a model call hands its deltas out from a coroutine the pump awaits,
 with or without chat middleware, so no generator is started, registered with the event
-loop and finalized per model call."""
+loop and finalized per model call; a caller that stops early stops the model call where
+it waits, its client stream closed at once."""
 
 from __future__ import annotations
 
@@ -13,7 +14,7 @@ from typing import Any
 import pytest
 
 import raf
-from raf import AgentBuilder, tool
+from raf import AgentBuilder, AgentResponseUpdate, UpdateKind, tool
 from raf.core.middleware import CallNext, ChatContext
 from raf.testing import ScriptedChatClient, call, reply
 
@@ -68,3 +69,34 @@ def test_a_streamed_run_starts_one_generator_whatever_its_model_calls(
     started, text = _started_generators(chat_middleware)
     assert text == "3"
     assert started == ["run_stream"], started
+
+
+class _CountingModel:
+    """A model whose stream notes when it is closed."""
+
+    def __init__(self) -> None:
+        self.closed = False
+
+    async def get_response(self, messages: Any, options: Any) -> Any:
+        raise AssertionError("the run streams")
+
+    async def get_streaming_response(self, messages: Any, options: Any) -> Any:
+        try:
+            for index in range(5):
+                yield AgentResponseUpdate(kind=UpdateKind.TEXT_DELTA, text=str(index))
+        finally:
+            self.closed = True
+
+
+def test_a_caller_that_stops_early_closes_the_model_stream_at_once() -> None:
+    model = _CountingModel()
+    agent = AgentBuilder("early").with_chat_client(model).build()
+
+    async def stop_after_one() -> bool:
+        updates = agent.run_stream("hi")
+        async for _ in updates:
+            break
+        await updates.aclose()  # type: ignore[attr-defined]
+        return model.closed  # before the loop would finalize what was left open
+
+    assert asyncio.run(stop_after_one())
