@@ -3,15 +3,16 @@
 from __future__ import annotations
 
 import contextlib
-from collections.abc import AsyncIterator, Awaitable, Callable
+from collections.abc import Coroutine
 from dataclasses import replace
 from typing import Any
 
 from raf.agent.run.run import Run
 from raf.core.contents import FunctionCallContent
 from raf.core.errors import RafError, RunCancelledError
+from raf.core.hand_out import hand_out
 from raf.core.messages import ChatMessage, new_id
-from raf.core.middleware import ChatContext, run_chain, stream_through
+from raf.core.middleware import ChatContext, run_chain
 from raf.core.options import ChatOptions
 from raf.core.responses import (
     KIND_FINISHED,
@@ -52,41 +53,38 @@ async def model_response(run: Run, options: ChatOptions) -> None:
     _accept(run, _result_of(context))
 
 
-def model_updates(run: Run, options: ChatOptions) -> AsyncIterator[AgentResponseUpdate]:
-    """Call the model with the conversation, streaming: yield its deltas as they come and
-    keep its reply in the run at the end."""
+def model_updates(run: Run, options: ChatOptions) -> Coroutine[Any, Any, None]:
+    """Call the model with the conversation, streaming: hand its deltas out
+    (`raf.core.hand_out`) as they come and keep its reply in the run at the end."""
     if not run.context.middleware.chat:  # the model's own stream, with no layer between
         return _leaf_stream(run, run.conversation, options, None)
     return _chained_updates(run, options)
 
 
-async def _chained_updates(run: Run, options: ChatOptions) -> AsyncIterator[AgentResponseUpdate]:
+async def _chained_updates(run: Run, options: ChatOptions) -> None:
     chain = run.context.middleware.chat
     context = ChatContext(
         run=run.context, messages=list(run.conversation), options=replace(options), stream=True
     )
     streamed = False
 
-    async def drive(emit: Callable[[Any], Awaitable[None]]) -> None:
-        async def answer(ctx: ChatContext) -> None:
-            nonlocal streamed
-            streamed = True
-            folder = ResponseFolder()
-            async for update in _leaf_stream(run, ctx.messages, ctx.options, folder):
-                await emit(update)
-            ctx.result = folder.response()
+    async def answer(ctx: ChatContext) -> None:
+        nonlocal streamed
+        streamed = True
+        folder = ResponseFolder()
+        await _leaf_stream(run, ctx.messages, ctx.options, folder)
+        ctx.result = folder.response()
 
-        await run_chain(chain, context, answer)
-
-    async for update in stream_through(drive):
-        yield update
+    # the deltas leave the chain as they come, through the chain's frames (the chain
+    # runs in the pump's task: no task and no queue between)
+    await run_chain(chain, context, answer)
     result = _result_of(context)
     if not streamed:  # short-circuited: the middleware's messages stream as whole updates
         rename_reused_calls(result.messages, run.context.approvals.spent)
         for message in result.messages:
             message.message_id = message.message_id or new_id("msg")
             for update in message_to_updates(message, message.message_id):
-                yield update
+                await hand_out(update)
     _accept(run, result)
 
 
@@ -165,8 +163,10 @@ async def _leaf_stream(
     messages: list[ChatMessage],
     options: ChatOptions,
     folder: ResponseFolder | None,
-) -> AsyncIterator[AgentResponseUpdate]:
-    """The model's stream; with no `folder`, the folded reply goes straight to the run."""
+) -> None:
+    """The model's stream, each delta handed out as it comes (a coroutine, not an async
+    generator: no generator to start, finalize and step per delta); with no `folder`,
+    the folded reply goes straight to the run."""
     own = folder is None
     folder = folder if folder is not None else ResponseFolder()
     message_id = new_id("msg")
@@ -192,7 +192,7 @@ async def _leaf_stream(
             folder.add(update)
             if kind is KIND_FINISHED or kind is KIND_USAGE:
                 continue  # the loop sums usage and sends its own final update
-            yield update
+            await hand_out(update)
     except BaseException as exc:
         if isinstance(exc, Exception) and not isinstance(exc, RunCancelledError):
             run.model_error = exc

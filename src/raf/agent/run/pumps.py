@@ -82,8 +82,7 @@ async def streamed(run: Run, step: Step) -> Step | None:
     if live is not None:
         run.live = None
         try:
-            async for update in live:
-                await hand_out(update)
+            await live  # it hands each delta out itself
         except RunCancelledError:
             return finish_cancelled
     return following

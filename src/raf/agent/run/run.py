@@ -11,7 +11,7 @@ loop on its own (`FunctionInvokingChatClient`) is a `Run` with no agent.
 from __future__ import annotations
 
 import asyncio
-from collections.abc import AsyncIterator, Awaitable, Callable, Mapping, Sequence
+from collections.abc import Awaitable, Callable, Coroutine, Mapping, Sequence
 from dataclasses import dataclass, field, replace
 from enum import Enum
 from types import MappingProxyType
@@ -198,8 +198,9 @@ class Run:
     """Rounds of tool calls so far in this answer."""
     use_tools: bool = True
     """Whether the current model call offers tools."""
-    live: AsyncIterator[AgentResponseUpdate] | None = None
-    """A streaming model call for the pump to yield from before the next step."""
+    live: Coroutine[Any, Any, None] | None = None
+    """A streaming model call for the pump to await before the next step (it hands its
+    deltas out as they come)."""
     out: list[AgentResponseUpdate] = field(default_factory=list)
     """Updates the steps made for the stream, until the pump yields them."""
     reply: Sequence[ChatMessage] = ()

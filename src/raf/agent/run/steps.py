@@ -76,7 +76,7 @@ async def prepare(run: Run) -> Step | None:
 
 async def call_model(run: Run) -> Step | None:
     """Ask the model (with tools until the last round). Streaming, the call itself is
-    handed to the pump (`run.live`), which yields its deltas as they come."""
+    handed to the pump (`run.live`), which awaits it as it hands its deltas out."""
     context = run.context
     token = context.cancellation
     if token is not None and token.cancelled:
