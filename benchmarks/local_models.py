@@ -127,13 +127,14 @@ async def one_config(args: argparse.Namespace) -> dict[str, Any]:
 async def bfcl_config(
     args: argparse.Namespace, client: Any, first_answer: float, first_text: str
 ) -> dict[str, Any]:
-    """BFCL's three categories on `client`, `--bfcl-limits` items each, evenly spaced."""
+    """BFCL's three categories on `client`, `--bfcl-limits` items each, evenly spaced (each
+    pick moved `--bfcl-offset` items on)."""
     from raf.evals.bfcl import CATEGORIES, run_bfcl
 
     rows: dict[str, str] = {}
     seconds: list[float] = []
     for category, limit in zip(CATEGORIES, args.bfcl_limits, strict=True):
-        report = await run_bfcl(client, [category], limit=limit)
+        report = await run_bfcl(client, [category], limit=limit, offset=args.bfcl_offset)
         right, count = report.by_category()[category]
         rows[category] = f"{right}/{count}"
         seconds += [r.seconds for r in report.results]
@@ -207,6 +208,9 @@ def main() -> None:
         type=int,
         default=[40, 20, 30],
         metavar=("SIMPLE", "MULTIPLE", "IRRELEVANCE"),
+    )
+    parser.add_argument(
+        "--bfcl-offset", type=int, default=0, help="move each BFCL pick K items on (held out)"
     )
     parser.add_argument("--verbose", action="store_true", help="every case's result on stderr")
     parser.add_argument("--matrix", nargs="*", metavar="MODEL", help="models to run every way")

@@ -115,6 +115,23 @@ def test_the_categories_are_read_from_the_installed_package() -> None:
         load("sql")
 
 
+def test_an_offset_sample_is_held_out_from_the_sample_it_moves() -> None:
+    """Samples of one size with different offsets share no item, so a rule tuned on one
+    can be checked on another; an offset past the distance between picks is refused."""
+    simple = load("simple_python")
+    tuned = {i.id for i in evenly_spaced(simple, 40)}
+    held_out = [i.id for i in evenly_spaced(simple, 20, offset=5)]
+    assert held_out[:3] == ["simple_python_5", "simple_python_25", "simple_python_45"]
+    assert len(held_out) == 20 and not tuned & set(held_out)
+    assert [i.id for i in evenly_spaced(simple, 40, offset=9)][-1] == "simple_python_399"
+    with pytest.raises(ValueError, match="offset 10 must be below 10"):
+        evenly_spaced(simple, 40, offset=10)
+    with pytest.raises(ValueError, match="needs a limit"):
+        evenly_spaced(simple, None, offset=1)
+    with pytest.raises(ValueError, match="0 or more"):
+        evenly_spaced(simple, 40, offset=-1)
+
+
 def test_an_items_own_answer_passes_the_check() -> None:
     """BFCL's ground truth, written as a call, is right by the check: the check reads the
     answers the way BFCL writes them (a sample of real items with flat arguments)."""
@@ -203,3 +220,32 @@ def test_raf_eval_bfcl_prints_a_table_per_category(tmp_path: Path) -> None:
     )
     assert bad.returncode == 2
     assert "unknown BFCL category sql" in bad.stderr
+    # a held-out sample through the same command; a bad offset is refused before a model loads
+    held = subprocess.run(
+        [
+            *(sys.executable, "-m", "raf.cli", "eval", "--bfcl", "irrelevance"),
+            *("--limit", "2", "--offset", "3", "--model", f"scripted:{script}"),
+            *("--json", str(out)),
+        ],
+        capture_output=True,
+        text=True,
+        timeout=120,
+        check=False,
+    )
+    assert held.returncode == 0, held.stderr
+    assert [r["id"] for r in json.loads(out.read_text())["results"]] == [
+        "irrelevance_3",
+        "irrelevance_123",
+    ]
+    far = subprocess.run(
+        [
+            *(sys.executable, "-m", "raf.cli", "eval", "--bfcl", "irrelevance", "--limit", "2"),
+            *("--offset", "500", "--model", "scripted:/nonexistent.json"),
+        ],
+        capture_output=True,
+        text=True,
+        timeout=120,
+        check=False,
+    )
+    assert far.returncode == 2
+    assert "--offset 500 for irrelevance: offset 500 must be below 120" in far.stderr

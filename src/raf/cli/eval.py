@@ -107,6 +107,13 @@ def register(subparsers: Any) -> None:
         metavar="N",
         help="with --bfcl: N items per category, evenly spaced (default: all)",
     )
+    parser.add_argument(
+        "--offset",
+        type=int,
+        default=0,
+        metavar="K",
+        help="with --bfcl --limit: move each pick K items on, for a held-out sample",
+    )
     parser.set_defaults(handler=eval_command, eval_parser=parser)
 
 
@@ -118,8 +125,8 @@ def eval_command(args: argparse.Namespace) -> int:
         return EXIT_OK
     if args.bfcl:
         return _bfcl(args)
-    if args.limit is not None:
-        args.eval_parser.error("--limit goes with --bfcl")
+    if args.limit is not None or args.offset:
+        args.eval_parser.error("--limit and --offset go with --bfcl")
     if not args.dataset:
         args.eval_parser.error("DATASET is required (or --schema)")
     if args.replay_only and not args.cassette:
@@ -138,7 +145,7 @@ def eval_command(args: argparse.Namespace) -> int:
 def _bfcl(args: argparse.Namespace) -> int:
     """BFCL's categories on the --model (the default model without one): a table each."""
     from raf.cli._agents import resolve_client
-    from raf.evals.bfcl.__main__ import categories, measure
+    from raf.evals.bfcl.__main__ import categories, measure, sample_problem
 
     if args.dataset or args.agents:
         args.eval_parser.error("--bfcl takes no DATASET or AGENT: the model is --model")
@@ -146,9 +153,12 @@ def _bfcl(args: argparse.Namespace) -> int:
         names = categories(args.bfcl)
     except argparse.ArgumentTypeError as exc:
         args.eval_parser.error(str(exc))
+    problem = sample_problem(names, args.limit, args.offset)
+    if problem:
+        args.eval_parser.error(problem)
     client = resolve_client(args.model)
     name = args.model or str(getattr(client, "model", "") or "local")
-    asyncio.run(measure(client, names, args.limit, args.json, name))
+    asyncio.run(measure(client, names, args.limit, args.json, name, args.offset))
     return EXIT_OK
 
 

@@ -557,3 +557,76 @@ def test_the_least_similarity_leaves_most_irrelevant_questions_without_a_call() 
     simple = evenly_spaced(load("simple_python"), 100)
     reached = sum(reaches(i.question, [DeclaredTool(f) for f in i.functions]) for i in simple)
     assert reached / len(simple) >= 0.85
+
+
+def test_a_count_written_as_a_word_is_a_number_the_call_may_take() -> None:
+    assert numbers(["a six on a six-sided die twice in a row"], words=True) == [6, 2]
+    assert numbers(["Roll 3 dice, one at a time, twice"], words=True) == [3, 2]
+    assert numbers(["a six on a die twice"]) == []  # results keep digits only
+    tool: Any = _declared(
+        "dice_roll",
+        {"desired_number": {"type": "integer"}, "number_of_rolls": {"type": "integer"}},
+        ["desired_number", "number_of_rolls"],
+    )
+    live = LiveContext(turn("What's the probability of rolling a six twice in a row?"))
+    parameters = live.parameters(tool)
+    assert parameters is not None and live.callable(parameters)
+    assert parameters["properties"]["number_of_rolls"] == {"enum": [6, 2]}
+
+
+def test_a_range_the_message_writes_is_a_list_of_its_two_ends() -> None:
+    from raf.clients.local.choice import written_lists
+
+    assert written_lists("cases in the past 5 years from 2015 to 2021") == [[5], [2015, 2021]]
+    assert written_lists("the area under y=x^2 from x=1 to x=3") == [[2], [1, 3]]
+    assert written_lists("between x = -1 and x = 2") == [[-1, 2]]
+    tool: Any = _declared(
+        "case_search",
+        {"year_range": {"type": "array", "items": {"type": "integer"}}},
+        ["year_range"],
+    )
+    live = LiveContext(turn("Find cases from the past 5 years, from 2015 to 2021."))
+    parameters = live.parameters(tool)
+    assert parameters is not None
+    assert parameters["properties"]["year_range"] == {"type": "array", "enum": [[2015, 2021]]}
+
+
+def test_how_often_a_year_said_as_a_word_is_the_count_of_times_per_year() -> None:
+    tool: Any = _declared(
+        "future_value",
+        {
+            "present_value": {"type": "integer"},
+            "years": {"type": "integer", "description": "The horizon in years."},
+            "periods": {
+                "type": "integer",
+                "description": "The number of times that interest is compounded per year.",
+            },
+        },
+        ["present_value", "years"],
+    )
+    live = LiveContext(turn("Future value of $5000 in 3 years with monthly compounding?"))
+    parameters = live.parameters(tool)
+    assert parameters is not None
+    assert parameters["properties"]["periods"] == {"enum": [12]}
+    assert parameters["properties"]["years"] == {"enum": [5000, 3]}
+    plain = LiveContext(turn("Future value of $5000 in 3 years?")).parameters(tool)
+    assert plain is not None and "periods" not in plain["properties"]  # its default holds
+
+
+def test_days_said_in_weeks_are_the_days_of_an_argument_counted_in_days() -> None:
+    tool: Any = _declared(
+        "releases",
+        {
+            "location": {"type": "string"},
+            "timeframe": {"type": "integer", "description": "The number of days ahead."},
+        },
+        ["location", "timeframe"],
+    )
+    live = LiveContext(turn("List the IMAX releases near LA for the next week."))
+    parameters = live.parameters(tool)
+    assert parameters is not None and live.callable(parameters)
+    assert parameters["properties"]["timeframe"] == {"enum": [7]}
+    two = LiveContext(turn("Releases near LA over the next 2 weeks")).parameters(tool)
+    assert two is not None and two["properties"]["timeframe"] == {"enum": [14]}
+    said = LiveContext(turn("Releases near LA for 3 days this week")).parameters(tool)
+    assert said is not None and said["properties"]["timeframe"] == {"enum": [3]}

@@ -33,7 +33,15 @@ from collections.abc import Callable, Sequence, Set
 from typing import Any
 
 from raf.clients.local.tools import hoist_definitions
-from raf.clients.local.values import as_fraction, described_values, in_kind, percents, said
+from raf.clients.local.values import (
+    as_fraction,
+    days_in_weeks,
+    described_values,
+    in_kind,
+    percents,
+    said,
+    times_a_year,
+)
 from raf.core.contents import FunctionCallContent, FunctionResultContent, TextContent
 from raf.core.messages import ChatMessage, Role
 from raf.core.tools import Tool, argument_candidates
@@ -126,12 +134,41 @@ def spans(
     return list(out)
 
 
-def numbers(texts: Sequence[str]) -> list[int | float]:
-    """The numbers written in `texts` (as ints where whole), each once, in order."""
+_WORD_NUMBERS = {
+    word: value
+    for value, word in enumerate(
+        [
+            "zero",
+            "one",
+            "two",
+            "three",
+            "four",
+            "five",
+            "six",
+            "seven",
+            "eight",
+            "nine",
+            "ten",
+            "eleven",
+            "twelve",
+        ]
+    )
+    if value >= 2  # "one" is as often a pronoun ("which one") as a count
+} | {"twice": 2, "thrice": 3, "dozen": 12}
+_NUMBER_WORD = re.compile(r"\b(" + "|".join(_WORD_NUMBERS) + r")\b", re.I)
+
+
+def numbers(texts: Sequence[str], *, words: bool = False) -> list[int | float]:
+    """The numbers written in `texts` (as ints where whole), each once, in order; with
+    `words`, also those written as a word ("a six-sided die" 6, "twice" 2)."""
     out: dict[int | float, None] = {}
     for text in texts:
-        for match in _NUMBER.findall(text):
-            value = float(match.replace(",", ""))
+        found = [(m.start(), m.group()) for m in _NUMBER.finditer(text)]
+        if words:
+            found += [(m.start(), m.group()) for m in _NUMBER_WORD.finditer(text)]
+        for _, written in sorted(found):
+            word = _WORD_NUMBERS.get(written.lower())
+            value = float(word if word is not None else written.replace(",", ""))
             out[int(value) if value.is_integer() else value] = None
     return list(out)
 
@@ -168,7 +205,7 @@ class LiveContext:
         self.calls = turn_calls(messages)
         results = [r.as_text() for r in turn_results(messages)]
         used = {v for c in self.calls for v in c.arguments.values() if isinstance(v, int | float)}
-        said = [n for n in numbers([self.question]) if n not in used]
+        said = [n for n in numbers([self.question], words=True) if n not in used]
         self.numbers = list(dict.fromkeys([*said, *numbers(results)]))
         """Numbers a call may take: those of the message no call used yet, and those of
         this turn's results (a second step works on the first one's result)."""
@@ -200,6 +237,10 @@ class LiveContext:
                 narrowed[name] = {"enum": self.named(offered[name])}
             elif name in required and _names_a_path(name, prop) and self.file_names():
                 narrowed[name] = {"enum": self.file_names()}
+            elif (count := times_a_year(self.question, name, prop)) is not None:
+                narrowed[name] = {"enum": [count]}  # "compounded monthly": 12 a year
+            elif (days := days_in_weeks(self.question, name, prop)) is not None:
+                narrowed[name] = {"enum": [days]}  # "the next week": 7 days
             elif name not in required:
                 spoken = self.optional(name, prop)
                 if spoken is not None:
@@ -420,9 +461,12 @@ def _names_a_path(name: str, prop: dict[str, Any]) -> bool:
     )
 
 
-_BETWEEN = re.compile(r"[\s,;$\u20ac\u00a3%]*(?:(?:and|or)\s+)?[\s$\u20ac\u00a3]*")
+_BETWEEN = re.compile(
+    r"[\s,;$\u20ac\u00a3%]*(?:(?:and|or|to)\s+)?[\s$\u20ac\u00a3]*(?:[a-z]\s*=\s*)?", re.I
+)
 """What may stand between two numbers of one list: commas, spaces, currency signs, an
-"and" ("-$100, $40 and $60")."""
+"and" ("-$100, $40 and $60"), the "to" of a range ("from 2015 to 2021"), a variable
+named again ("from x=1 to x=3")."""
 
 
 def written_lists(text: str) -> list[list[int | float]]:

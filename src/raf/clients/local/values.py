@@ -1,7 +1,9 @@
 """What a user's message says for one argument, read by rules that hold for any tool:
 the values an argument's own description names ("'gas' or 'diesel'", "e.g. vegan,
 gluten-free"), which of a set of values the message says, and a percentage as the
-argument wants it (3 % is `0.03` for a rate, `3` for an argument in percent)."""
+argument wants it (3 % is `0.03` for a rate, `3` for an argument in percent), and a
+count per year said as a word ("compounded monthly" is 12 times a year), a number of
+days said in weeks ("the next week" is 7 days)."""
 
 from __future__ import annotations
 
@@ -83,3 +85,52 @@ def in_kind(
         if kind == "number" or isinstance(value, int):
             out[value] = None
     return list(out)
+
+
+_PER_YEAR = {
+    "annually": 1,
+    "yearly": 1,
+    "semiannually": 2,
+    "semi-annually": 2,
+    "biannually": 2,
+    "quarterly": 4,
+    "monthly": 12,
+    "weekly": 52,
+    "daily": 365,
+}
+_HOW_OFTEN = re.compile(r"\b(" + "|".join(_PER_YEAR) + r")\b", re.I)
+_COUNTS_PER = re.compile(r"\b(?:times|periods|frequency)\b.*\bper\b|\bper (?:year|annum)\b")
+
+
+def times_a_year(text: str, name: str, prop: dict[str, Any]) -> int | None:
+    """The count a year that `text` says as a word ("compounded quarterly": 4), for a
+    whole-number argument that counts times per year or per period (its description or
+    name says "times ... per", "periods per year", "frequency"); None otherwise."""
+    if prop.get("type") != "integer":
+        return None
+    described = f"{name.replace('_', ' ')} {prop.get('description') or ''}".lower()
+    if not _COUNTS_PER.search(described):
+        return None
+    found = {_PER_YEAR[m.group(1).lower()] for m in _HOW_OFTEN.finditer(text)}
+    return found.pop() if len(found) == 1 else None
+
+
+_WEEKS = re.compile(r"\b(?:(a|one|next|this|\d+|two|three|four)\s+)?weeks?\b", re.I)
+_WEEK_COUNTS = {"two": 2, "three": 3, "four": 4}
+_IN_DAYS = re.compile(r"\bdays?\b")
+
+
+def days_in_weeks(text: str, name: str, prop: dict[str, Any]) -> int | None:
+    """The days `text` says in weeks ("for the next week": 7, "2 weeks": 14), for a
+    whole-number argument counted in days (its name or description says "days") when
+    the message says no days of its own; None otherwise."""
+    if prop.get("type") != "integer" or _IN_DAYS.search(text.lower()):
+        return None
+    described = f"{name.replace('_', ' ')} {prop.get('description') or ''}".lower()
+    if not _IN_DAYS.search(described):
+        return None
+    found = set()
+    for match in _WEEKS.finditer(text):
+        count = (match.group(1) or "a").lower()
+        found.add(7 * (int(count) if count.isdigit() else _WEEK_COUNTS.get(count, 1)))
+    return found.pop() if len(found) == 1 else None

@@ -192,12 +192,28 @@ def load(category: str, *, folder: Path | None = None) -> list[BfclItem]:
     return items
 
 
-def evenly_spaced(items: Sequence[BfclItem], limit: int | None) -> list[BfclItem]:
+def evenly_spaced(items: Sequence[BfclItem], limit: int | None, offset: int = 0) -> list[BfclItem]:
     """`limit` items spread evenly over the category (all of them without a limit), so a
-    sample covers the whole set rather than its first, often easiest, stretch."""
+    sample covers the whole set rather than its first, often easiest, stretch.
+
+    `offset` moves every pick that many items on, staying inside its own stretch: samples
+    of one size with different offsets share no item, so one can tune on offset 0 and
+    check on another (a held-out sample)."""
+    if offset < 0:
+        raise ValueError(f"offset must be 0 or more, got {offset}")
     if limit is None or limit >= len(items):
+        if offset:
+            raise ValueError(
+                f"offset {offset} needs a limit below the category's {len(items)} items: "
+                "the whole category has no other items to move to"
+            )
         return list(items)
     if limit < 1:
         return []
     step = len(items) / limit
-    return [items[int(i * step)] for i in range(limit)]
+    if offset >= int(step):
+        raise ValueError(
+            f"offset {offset} must be below {int(step)}, the distance between the picks of "
+            f"{limit} items out of {len(items)}: a larger one would pick the next pick's items"
+        )
+    return [items[int(i * step) + offset] for i in range(limit)]

@@ -145,11 +145,13 @@ async def run_bfcl(
     categories: Sequence[str],
     *,
     limit: int | None = None,
+    offset: int = 0,
     model: str = "",
     progress: Callable[[BfclResult], None] | None = None,
 ) -> BfclReport:
-    """`client` on each category's items (`limit` of them, evenly spaced), one at a time."""
-    items = {category: evenly_spaced(load(category), limit) for category in categories}
+    """`client` on each category's items (`limit` of them, evenly spaced, each pick moved
+    `offset` items on), one at a time."""
+    items = {category: evenly_spaced(load(category), limit, offset) for category in categories}
     report = BfclReport(model=model or getattr(client, "model", "") or type(client).__name__)
     for category in categories:
         for item in items[category]:
