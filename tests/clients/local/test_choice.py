@@ -25,6 +25,7 @@ from raf.clients.local.choice import (
     tool_terms,
     tool_text,
 )
+from raf.clients.local.values import iso_dates, places_with_region
 from raf.core.contents import FunctionCallContent, FunctionResultContent
 from raf.core.messages import ChatMessage, Role
 from raf.core.tools import argument_candidates
@@ -630,3 +631,47 @@ def test_days_said_in_weeks_are_the_days_of_an_argument_counted_in_days() -> Non
     assert two is not None and two["properties"]["timeframe"] == {"enum": [14]}
     said = LiveContext(turn("Releases near LA for 3 days this week")).parameters(tool)
     assert said is not None and said["properties"]["timeframe"] == {"enum": [3]}
+
+
+def test_a_date_said_in_words_is_the_iso_date_an_argument_asks_for() -> None:
+    assert iso_dates("on March 8th, 2023 or the 5th of march 2023, not Feb 30, 2023") == [
+        "2023-03-08",
+        "2023-03-05",
+    ]
+    assert iso_dates("next Friday") == []  # no whole date written: nothing to offer
+    tool: Any = _declared(
+        "forecast",
+        {
+            "city": {"type": "string", "description": "The name of the city."},
+            "date": {
+                "type": "string",
+                "description": "The date, in the format of 'YYYY-MM-DD'. Default: today.",
+            },
+        },
+        ["city"],
+    )
+    live = LiveContext(turn("The weather forecast for New York on March 8th, 2023?"))
+    parameters = live.parameters(tool)
+    assert parameters is not None
+    assert parameters["properties"]["date"] == {"enum": ["2023-03-08"]}  # optional, yet said
+    today = LiveContext(turn("The weather forecast for New York?")).parameters(tool)
+    assert today is not None and "date" not in today["properties"]  # its default holds
+
+
+def test_a_place_with_its_region_is_offered_as_written_where_the_form_asks_for_it() -> None:
+    form = "in the format of 'City, State', such as 'San Francisco, CA'"
+    tool: Any = _declared(
+        "get_current_weather",
+        {"location": {"type": "string", "description": f"The location, {form}."}},
+        ["location"],
+    )
+    live = LiveContext(turn("I'm off to New York, NY in December. How warm is it there?"))
+    parameters = live.parameters(tool)
+    assert parameters is not None
+    assert parameters["properties"]["location"] == {"enum": ["New York, NY"]}
+    # without the form in the description, the place stays one of the message's spans
+    plain: Any = _declared("weather", {"location": {"type": "string"}}, ["location"])
+    spans_only = live.parameters(plain)
+    assert spans_only is not None
+    assert "New York, NY" not in spans_only["properties"]["location"]["enum"]
+    assert places_with_region("in Paris, France?", {"type": "string"}) == []

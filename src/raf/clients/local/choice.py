@@ -38,9 +38,12 @@ from raf.clients.local.values import (
     days_in_weeks,
     described_values,
     in_kind,
+    iso_dates,
     percents,
+    places_with_region,
     said,
     times_a_year,
+    wants_iso_date,
 )
 from raf.core.contents import FunctionCallContent, FunctionResultContent, TextContent
 from raf.core.messages import ChatMessage, Role
@@ -241,6 +244,10 @@ class LiveContext:
                 narrowed[name] = {"enum": [count]}  # "compounded monthly": 12 a year
             elif (days := days_in_weeks(self.question, name, prop)) is not None:
                 narrowed[name] = {"enum": [days]}  # "the next week": 7 days
+            elif wants_iso_date(prop) and (dates := iso_dates(self.question)):
+                narrowed[name] = {"enum": dates}  # "March 8th, 2023": 2023-03-08
+            elif name in required and (places := places_with_region(self.question, prop)):
+                narrowed[name] = {"enum": places}  # "Paris, France" as the form asks
             elif name not in required:
                 spoken = self.optional(name, prop)
                 if spoken is not None:

@@ -3,10 +3,13 @@ the values an argument's own description names ("'gas' or 'diesel'", "e.g. vegan
 gluten-free"), which of a set of values the message says, and a percentage as the
 argument wants it (3 % is `0.03` for a rate, `3` for an argument in percent), and a
 count per year said as a word ("compounded monthly" is 12 times a year), a number of
-days said in weeks ("the next week" is 7 days)."""
+days said in weeks ("the next week" is 7 days), a date said in words as the ISO date an
+argument asks for ("March 8th, 2023" is 2023-03-08), and a place with its region as
+written ("Paris, France") where the description asks for that form."""
 
 from __future__ import annotations
 
+import datetime
 import re
 from collections.abc import Iterable, Sequence
 from typing import Any
@@ -134,3 +137,74 @@ def days_in_weeks(text: str, name: str, prop: dict[str, Any]) -> int | None:
         count = (match.group(1) or "a").lower()
         found.add(7 * (int(count) if count.isdigit() else _WEEK_COUNTS.get(count, 1)))
     return found.pop() if len(found) == 1 else None
+
+
+_MONTHS = {
+    name: number
+    for number, month in enumerate(
+        (
+            "january",
+            "february",
+            "march",
+            "april",
+            "may",
+            "june",
+            "july",
+            "august",
+            "september",
+            "october",
+            "november",
+            "december",
+        ),
+        start=1,
+    )
+    for name in (month, month[:3], "sept" if month == "september" else month[:3])
+}
+_MONTH = r"(?P<month>" + "|".join(sorted(_MONTHS, key=len, reverse=True)) + r")\.?"
+_DAY = r"(?P<day>\d{1,2})(?:st|nd|rd|th)?"
+_YEAR = r"(?P<year>\d{4})"
+_DATES = [
+    re.compile(rf"\b{_MONTH}\s+{_DAY},?\s+{_YEAR}\b", re.I),  # March 8th, 2023
+    re.compile(rf"\b{_DAY}\s+(?:of\s+)?{_MONTH},?\s+{_YEAR}\b", re.I),  # the 5th of march 2023
+    re.compile(r"\b(?P<year>\d{4})-(?P<month>\d{2})-(?P<day>\d{2})\b"),  # 2023-03-08
+]
+_ISO_DATE = re.compile(r"YYYY-MM-DD", re.I)
+
+
+def wants_iso_date(prop: dict[str, Any]) -> bool:
+    """Whether a string argument takes a date as YYYY-MM-DD (its format or its words)."""
+    if prop.get("type") not in ("string", None) or "enum" in prop:
+        return False
+    return prop.get("format") == "date" or bool(_ISO_DATE.search(str(prop.get("description"))))
+
+
+def iso_dates(text: str) -> list[str]:
+    """The whole dates `text` writes (with day, month and year; "March 8th, 2023", "the
+    5th of march 2023", "2023-03-08") as YYYY-MM-DD, each once, in order; a date that
+    does not exist (February 30th) is none."""
+    found: list[tuple[int, str]] = []
+    for pattern in _DATES:
+        for m in pattern.finditer(text):
+            month = m.group("month")
+            number = int(month) if month.isdigit() else _MONTHS[month.lower()]
+            try:
+                day = datetime.date(int(m.group("year")), number, int(m.group("day")))
+            except ValueError:
+                continue
+            found.append((m.start(), day.isoformat()))
+    return list(dict.fromkeys(iso for _, iso in sorted(found)))
+
+
+_PLACE_FORM = re.compile(r"['\"][A-Z][\w.]*(?: [A-Z][\w.]*)*, [A-Z][\w.()]*(?: [\w.()]+)*['\"]")
+"""An example of a place with its region in a description: 'San Francisco, CA',
+'City, Country'."""
+_PLACE = re.compile(r"\b([A-Z][\w.]*(?: [A-Z][\w.]*){0,3}), ([A-Z][\w.]*(?: [A-Z][\w.]*){0,2})\b")
+
+
+def places_with_region(text: str, prop: dict[str, Any]) -> list[str]:
+    """Where an argument's description asks for a place with its region ("in the format
+    of 'City, State', such as 'San Francisco, CA'"), the places `text` writes that way
+    ("Mariposa, CA", "Paris, France"), as written, each once; empty otherwise."""
+    if prop.get("type") != "string" or not _PLACE_FORM.search(str(prop.get("description"))):
+        return []
+    return list(dict.fromkeys(f"{m.group(1)}, {m.group(2)}" for m in _PLACE.finditer(text)))
