@@ -50,22 +50,25 @@ async def invoke_all(run: Run, calls: Sequence[FunctionCallContent]) -> list[Out
         if context.cancellation is None:
             # No token to race against: calls that finish at once cost no task, and the
             # sync calls share one wake-up of the loop.
-            tools = run.tools
-            joins = (
-                # a call joins when it waits for nothing but raf's tool pool (a sync
-                # function tool with no timeout around it)
-                [
-                    isinstance(tool := tools.get(c.name), FunctionTool)
-                    and tool.runs_in_tool_thread
-                    and tool.timeout is None
-                    for c in calls
-                ]
-                if not context.middleware.function and context.tool_timeout is None
-                else ()
-            )
+            # a call joins when it waits for nothing but raf's tool pool (a sync
+            # function tool with no timeout around it); plain loops on this path: a
+            # comprehension is a function call of its own
+            joins: list[bool] = []
+            if not context.middleware.function and context.tool_timeout is None:
+                tools = run.tools
+                for call in calls:
+                    tool = tools.get(call.name)
+                    joins.append(
+                        isinstance(tool, FunctionTool)
+                        and tool.runs_in_tool_thread
+                        and tool.timeout is None
+                    )
             if len(calls) == 1 and not (joins and joins[0]):
                 return [await invoke(run, calls[0])]  # what `run_all` does with one call
-            return await run_all([invoke(run, c) for c in calls], joins)
+            started = []
+            for call in calls:
+                started.append(invoke(run, call))
+            return await run_all(started, joins)
         if len(calls) == 1:
             return [await run.race(invoke(run, calls[0]))]
         tasks = [asyncio.ensure_future(invoke(run, c)) for c in calls]

@@ -118,7 +118,12 @@ def _after_reply(run: Run) -> Step | None:
         except UsageLimitExceeded as exc:
             run.limit_error = exc
             return finish_limit
-    calls = [c for m in run.reply for c in m.contents if isinstance(c, FunctionCallContent)]
+    # plain loops on this path: a comprehension is a function call of its own
+    calls = []
+    for message in run.reply:
+        for content in message.contents:
+            if isinstance(content, FunctionCallContent):
+                calls.append(content)
     if not calls:
         run.finish_reason = run.finish_reason or FINISH_STOP
         return answered(run)
@@ -179,7 +184,10 @@ async def run_batch(run: Run) -> Step | None:
     their results, the run ends with them handed back (`finish_reason` `tool_calls`)."""
     context = run.context
     tools = run.tools
-    handed_back = [c for c in run.batch if client_side(tools.get(c.name))]
+    handed_back: list[FunctionCallContent] = []
+    for call in run.batch:
+        if client_side(tools.get(call.name)):
+            handed_back.append(call)
     if handed_back:
         run.batch = [c for c in run.batch if not client_side(tools.get(c.name))]
     approvals = context.approvals
