@@ -116,6 +116,64 @@ def test_a_result_not_about_a_path_is_answered_freely() -> None:
     assert turn_facts([ChatMessage.user("Hello")]) is None
 
 
+@pytest.mark.parametrize("nothing", [None, "", "  ", [], {}, "null"])
+def test_any_tool_s_empty_result_is_said_not_to_answer(nothing: Any) -> None:
+    found = turn_facts(
+        turn("Weather in Paris?", "get_weather", {"city": "Paris", "days": 3}, nothing)
+    )
+    assert found is not None
+    assert [f.text for f in found] == [
+        'get_weather returned nothing for city="Paris", days=3, so it does not answer this'
+    ]
+
+
+def test_any_tool_s_failure_is_said() -> None:
+    call = FunctionCallContent(call_id="c1", name="get_weather", arguments={"city": "Atlantis"})
+    failed = [
+        ChatMessage.user("Weather in Atlantis?"),
+        ChatMessage(role=Role.ASSISTANT, contents=[call]),
+        ChatMessage(
+            role=Role.TOOL,
+            contents=[FunctionResultContent(call_id="c1", error="no such city: Atlantis")],
+        ),
+    ]
+    found = turn_facts(failed)
+    assert found is not None and [f.text for f in found] == [
+        "get_weather failed: no such city: Atlantis"
+    ]
+    # beside a result that holds something, the answer is written from that one freely
+    both = [
+        *failed[:2],
+        ChatMessage(
+            role=Role.TOOL,
+            contents=[FunctionResultContent(call_id="c1", result={"temp": 21})],
+        ),
+    ]
+    assert turn_facts(both) is None
+
+
+async def test_the_local_model_says_an_empty_result_does_not_answer(tmp_path: Path) -> None:
+    """Through a whole run on the real model: a tool that finds nothing gets no made-up
+    answer, the answer says so."""
+    from raf import AgentBuilder, tool
+
+    @tool
+    def find_flights(origin: str, destination: str) -> list[str]:
+        """Find direct flights between two cities."""
+        return []
+
+    agent = (
+        AgentBuilder()
+        .with_chat_client(LocalChatClient(tool_mode="staged"))
+        .with_tools([find_flights])
+        .build()
+    )
+    response = await agent.run("Find me direct flights from Oslo to Lima")
+    calls = [c for m in response.messages for c in m.contents if isinstance(c, FunctionCallContent)]
+    assert [c.name for c in calls] == ["find_flights"]
+    assert "returned nothing" in response.text and "does not answer" in response.text
+
+
 TODO = {
     "path": "notes/todo.md",
     "start_line": 1,

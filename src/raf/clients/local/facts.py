@@ -9,11 +9,14 @@ answer is one of the sentences the result states, chosen by the model under a gr
 groceries.txt, todo.md", "notes/x.txt has 4 lines". Each starts with its path, so the
 model chooses at the words that differ ("has", "first", "last"), not at the first word.
 One sentence: it is the answer. A question about something the result never mentions is answered so
-(`not_said`). Any other result is answered in free text, as before.
+(`not_said`). Whatever the tool, a failed call is answered with its failure and an empty
+result with "<tool> returned nothing for <arguments>, so it does not answer this" —
+never an answer made up around nothing. Any other result is answered in free text.
 """
 
 from __future__ import annotations
 
+import json
 import re
 from collections.abc import Sequence
 from dataclasses import dataclass
@@ -150,15 +153,34 @@ def _path_facts(path: str, result: dict[str, Any]) -> list[Fact]:
     return out
 
 
+def _nothing(value: Any) -> bool:
+    """A result that holds nothing to answer from: None, blank text, an empty list or map."""
+    if isinstance(value, str):
+        return not value.strip() or value.strip() in ("null", "[]", "{}")
+    return value is None or (isinstance(value, list | dict | tuple) and not value)
+
+
+def _asked_with(call: FunctionCallContent) -> str:
+    """The call's arguments as a reader sees them: `city="Paris", days=3`."""
+    return ", ".join(f"{k}={json.dumps(v, default=str)}" for k, v in call.arguments.items())
+
+
 def result_facts(call: FunctionCallContent, result: FunctionResultContent) -> list[Fact] | None:
-    """The facts `result` of `call` states, or None: not a result about a path (its
-    answer is written freely). A failed call states its failure."""
-    if not isinstance(call.arguments.get("path"), str):
-        return None
+    """The facts `result` of `call` states, or None: a result of another shape (its answer
+    is written freely). Any tool's failure states its failure, and any tool's empty result
+    says that it does not answer; a result about a path states what it says of it."""
     if result.error is not None:
         if result.error.startswith("not run: "):
             return []
         return [Fact(_cut(f"{call.name} failed: {result.error}"), "says")]
+    if _nothing(result.result):
+        asked = _asked_with(call)
+        given = f" for {asked}" if asked else ""
+        return [
+            Fact(_cut(f"{call.name} returned nothing{given}, so it does not answer this"), "says")
+        ]
+    if not isinstance(call.arguments.get("path"), str):
+        return None
     value = result.result
     if isinstance(value, str):
         one = value.strip()
