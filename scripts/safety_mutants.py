@@ -1120,8 +1120,8 @@ MUTANTS: tuple[Mutant, ...] = (
     Mutant(
         "client tools: a client's call run on the server",
         "src/raf/agent/run/steps.py",
-        "handed_back = [c for c in run.batch if client_side(tools.get(c.name))]",
-        "handed_back = []",
+        "        if client_side(tools.get(call.name)):\n            handed_back.append(call)\n",
+        "        if False:\n            handed_back.append(call)\n",
         ("tests/agent/test_client_tools.py",),
     ),
     # -- guardrails and validators wherever an agent is built or runs
