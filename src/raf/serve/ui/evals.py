@@ -29,7 +29,7 @@ from raf.evals.store import EvalRunStore
 from raf.serve.errors import ServeError, not_found
 from raf.serve.hosting import ANONYMOUS, AgentHost, public_id
 from raf.serve.requests import parse_body
-from raf.serve.security import OWNER_KEY
+from raf.serve.security import owner_of_request
 from raf.serve.ui.shown_paths import shown_path
 
 
@@ -135,7 +135,7 @@ def place_of(request: Request) -> EvalsPlace:
 
 def caller_of(request: Request) -> str:
     """The caller, as the security middleware named it."""
-    return str(request.scope.get("state", {}).get(OWNER_KEY, ""))
+    return owner_of_request(request.scope)
 
 
 def host_of(request: Request) -> AgentHost:
