@@ -139,27 +139,25 @@ def days_in_weeks(text: str, name: str, prop: dict[str, Any]) -> int | None:
     return found.pop() if len(found) == 1 else None
 
 
+_MONTH_NAMES = (
+    "january",
+    "february",
+    "march",
+    "april",
+    "may",
+    "june",
+    "july",
+    "august",
+    "september",
+    "october",
+    "november",
+    "december",
+)
 _MONTHS = {
     name: number
-    for number, month in enumerate(
-        (
-            "january",
-            "february",
-            "march",
-            "april",
-            "may",
-            "june",
-            "july",
-            "august",
-            "september",
-            "october",
-            "november",
-            "december",
-        ),
-        start=1,
-    )
-    for name in (month, month[:3], "sept" if month == "september" else month[:3])
-}
+    for number, month in enumerate(_MONTH_NAMES, start=1)
+    for name in (month, month[:3])
+} | {"sept": 9}
 _MONTH = r"(?P<month>" + "|".join(sorted(_MONTHS, key=len, reverse=True)) + r")\.?"
 _DAY = r"(?P<day>\d{1,2})(?:st|nd|rd|th)?"
 _YEAR = r"(?P<year>\d{4})"
