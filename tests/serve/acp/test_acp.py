@@ -50,24 +50,29 @@ class Editor:
         )
 
 
+async def spawn(editor: Editor, agent_file: Path, model: str, tmp_path: Path) -> Any:
+    """`raf acp` on `agent_file` as a real subprocess, the editor on the client side."""
+    return spawn_agent_process(
+        cast(Client, editor),
+        sys.executable,
+        "-m",
+        "raf.cli",
+        "acp",
+        str(agent_file),
+        "--model",
+        model,
+        env=raf_env(tmp_path),
+        cwd=agent_file.parent,
+    )
+
+
 async def drive(tmp_path: Path, editor: Editor, replies: list[Any], *prompts: str) -> Any:
     project = tmp_path / "project"
     project.mkdir()
     (project / "agent.yaml").write_text(APPROVING_AGENT, encoding="utf-8")
     (tmp_path / "outside.txt").write_text("outside text")
     model = script(tmp_path, replies)
-    async with spawn_agent_process(
-        cast(Client, editor),
-        sys.executable,
-        "-m",
-        "raf.cli",
-        "acp",
-        str(project / "agent.yaml"),
-        "--model",
-        model,
-        env=raf_env(tmp_path),
-        cwd=project,
-    ) as (conn, _process):
+    async with await spawn(editor, project / "agent.yaml", model, tmp_path) as (conn, _process):
         init = await asyncio.wait_for(conn.initialize(protocol_version=PROTOCOL_VERSION), 30)
         assert init.agent_capabilities is not None
         assert init.agent_capabilities.load_session is True
@@ -141,18 +146,7 @@ async def test_an_unknown_session_is_a_protocol_error(tmp_path: Path) -> None:
     editor = Editor(allow=True)
     (tmp_path / "agent.yaml").write_text("name: plain\n", encoding="utf-8")
     model = script(tmp_path, ["x"])
-    async with spawn_agent_process(
-        cast(Client, editor),
-        sys.executable,
-        "-m",
-        "raf.cli",
-        "acp",
-        str(tmp_path / "agent.yaml"),
-        "--model",
-        model,
-        env=raf_env(tmp_path),
-        cwd=tmp_path,
-    ) as (conn, _process):
+    async with await spawn(editor, tmp_path / "agent.yaml", model, tmp_path) as (conn, _process):
         await asyncio.wait_for(conn.initialize(protocol_version=PROTOCOL_VERSION), 30)
         with pytest.raises(RequestError) as info:
             await asyncio.wait_for(conn.prompt(session_id="nope", prompt=[text_block("hi")]), 30)
@@ -164,17 +158,8 @@ async def test_a_stored_session_is_replayed_by_session_load(tmp_path: Path) -> N
     sid, _, _ = await drive(tmp_path, first, ["Remember the number 7."], "a number please")
     later = Editor(allow=True)
     project = tmp_path / "project"
-    async with spawn_agent_process(
-        cast(Client, later),
-        sys.executable,
-        "-m",
-        "raf.cli",
-        "acp",
-        str(project / "agent.yaml"),
-        "--model",
-        script(tmp_path, ["unused"], name="later.json"),
-        env=raf_env(tmp_path),
-        cwd=project,
+    async with await spawn(
+        later, project / "agent.yaml", script(tmp_path, ["unused"], name="later.json"), tmp_path
     ) as (conn, _process):
         await asyncio.wait_for(conn.initialize(protocol_version=PROTOCOL_VERSION), 30)
         await asyncio.wait_for(conn.load_session(cwd=str(project), session_id=sid), 30)
@@ -195,17 +180,8 @@ async def test_the_text_of_several_model_calls_is_joined_live_and_replayed(
     assert editor.text() == joined
     later = Editor(allow=True)
     project = tmp_path / "project"
-    async with spawn_agent_process(
-        cast(Client, later),
-        sys.executable,
-        "-m",
-        "raf.cli",
-        "acp",
-        str(project / "agent.yaml"),
-        "--model",
-        script(tmp_path, ["unused"], name="later.json"),
-        env=raf_env(tmp_path),
-        cwd=project,
+    async with await spawn(
+        later, project / "agent.yaml", script(tmp_path, ["unused"], name="later.json"), tmp_path
     ) as (conn, _process):
         await asyncio.wait_for(conn.initialize(protocol_version=PROTOCOL_VERSION), 30)
         await asyncio.wait_for(conn.load_session(cwd=str(project), session_id=sid), 30)
@@ -216,18 +192,7 @@ async def test_session_cancel_stops_a_running_prompt(tmp_path: Path) -> None:
     editor = Editor(allow=True)
     (tmp_path / "agent.yaml").write_text("name: plain\n", encoding="utf-8")
     model = script(tmp_path, [{"text": "too late", "delay": 30}])
-    async with spawn_agent_process(
-        cast(Client, editor),
-        sys.executable,
-        "-m",
-        "raf.cli",
-        "acp",
-        str(tmp_path / "agent.yaml"),
-        "--model",
-        model,
-        env=raf_env(tmp_path),
-        cwd=tmp_path,
-    ) as (conn, _process):
+    async with await spawn(editor, tmp_path / "agent.yaml", model, tmp_path) as (conn, _process):
         await asyncio.wait_for(conn.initialize(protocol_version=PROTOCOL_VERSION), 30)
         session = await conn.new_session(cwd=str(tmp_path))
         prompt = asyncio.create_task(
@@ -246,18 +211,10 @@ async def test_no_answer_is_an_error_and_a_cut_one_stops_for_max_tokens(tmp_path
     project = tmp_path / "project"
     project.mkdir()
     (project / "agent.yaml").write_text("name: plain\n", encoding="utf-8")
-    async with spawn_agent_process(
-        cast(Client, editor),
-        sys.executable,
-        "-m",
-        "raf.cli",
-        "acp",
-        str(project / "agent.yaml"),
-        "--model",
-        script(tmp_path, replies),
-        env=raf_env(tmp_path),
-        cwd=project,
-    ) as (conn, _process):
+    async with await spawn(editor, project / "agent.yaml", script(tmp_path, replies), tmp_path) as (
+        conn,
+        _process,
+    ):
         await asyncio.wait_for(conn.initialize(protocol_version=PROTOCOL_VERSION), 30)
         session = await conn.new_session(cwd=str(tmp_path))
         prompt: list[Any] = [text_block("tides?")]
@@ -315,22 +272,6 @@ EDITS = [
     {"calls": [{"name": "remove_path", "arguments": {"path": "moved.txt"}, "id": "d1"}]},
     "Done.",
 ]
-
-
-async def spawn(editor: Editor, agent_file: Path, model: str, tmp_path: Path) -> Any:
-    """`raf acp` on `agent_file` as a real subprocess, the editor on the client side."""
-    return spawn_agent_process(
-        cast(Client, editor),
-        sys.executable,
-        "-m",
-        "raf.cli",
-        "acp",
-        str(agent_file),
-        "--model",
-        model,
-        env=raf_env(tmp_path),
-        cwd=agent_file.parent,
-    )
 
 
 def coder_project(tmp_path: Path) -> Path:
