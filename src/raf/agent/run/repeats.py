@@ -41,7 +41,7 @@ def annotated(result: FunctionResultContent, note: str) -> FunctionResultContent
     return replace(result, result=f"{text}\n\n{note}" if text else note)
 
 
-def same_call(seen: list[Any], last: list[Any]) -> bool:
+def same_call(seen: tuple[Any, ...], last: tuple[Any, ...]) -> bool:
     """Whether two triples are the same call and result as JSON writes them. Plain
     equality answers most cases at no cost (a call differs from the one before); the
     JSON text is compared only when they look equal, where it tells 1 from 1.0 and True."""

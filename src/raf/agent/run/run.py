@@ -212,7 +212,7 @@ class Run:
     model_error: Exception | None = None
     """The error the model client raised, if a model call failed (not a middleware's)."""
     # -- repeats: the latest run of identical (tool, arguments, result) triples ---------
-    repeat_last: list[Any] | None = None
+    repeat_last: tuple[Any, ...] | None = None
     repeat_count: int = 0
     repeat_note: str | None = None
     """Set once `repeat_limit` was reached: why the tools are off for the rest of the turn."""
@@ -349,24 +349,30 @@ class Run:
             )
 
     def observe_repeats(
-        self, calls: Sequence[FunctionCallContent], results: Sequence[FunctionResultContent]
+        self, calls: Sequence[FunctionCallContent], results: list[FunctionResultContent]
     ) -> list[FunctionResultContent]:
         """`results` in order, the one whose (tool, arguments, result) makes the latest
         run of identical triples reach `repeat_limit` carrying a note to the model (the
         tools are off for the rest of the turn from then on: `repeat_note`)."""
         limit = self.repeat_limit
         if limit is None or self.repeat_note is not None:
-            return list(results)
-        out = []
+            return results
         count = len(calls)
         for index, result in enumerate(results):
             # usually the call at the same place in the batch
             call = calls[index] if index < count else None
             if call is None or call.call_id != result.call_id:
                 call = call_of(result, calls)
-            arguments: Any = dict(call.arguments) if call is not None else None
-            seen = [result.name, arguments, result.result, result.error]
-            if self.repeat_last is not None and same_call(seen, self.repeat_last):
+            # the call's arguments as the model sent them (the transcript keeps them)
+            seen = (
+                result.name,
+                call.arguments if call is not None else None,
+                result.result,
+                result.error,
+            )
+            last = self.repeat_last
+            # a different tool is a different call: most batches end the comparison there
+            if last is not None and last[0] == seen[0] and same_call(seen, last):
                 self.repeat_count += 1
             else:
                 self.repeat_last, self.repeat_count = seen, 1
@@ -376,9 +382,12 @@ class Run:
                     "same arguments and returned the same result each time; tools are off for "
                     "the rest of this turn: answer with what you have"
                 )
-                result = annotated(result, f"[stopped repeating: {self.repeat_note}]")
-            out.append(result)
-        return out
+                results = [
+                    *results[:index],
+                    annotated(result, f"[stopped repeating: {self.repeat_note}]"),
+                    *results[index + 1 :],
+                ]
+        return results
 
     def completed_rounds(self) -> ChatResponse | None:
         """After a failed model call: the rounds whose tools ran, every call answered, or
