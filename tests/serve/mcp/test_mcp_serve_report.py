@@ -140,3 +140,41 @@ async def test_a_client_without_elicitation_gets_each_call_denied() -> None:
             result = await client.call_tool("ask", {"message": "delete it"})
     assert result.structured_content["denied"] == ["delete_everything"]
     assert "no one can approve" in result.content[0].text  # type: ignore[union-attr]
+
+
+async def test_a_new_ask_declines_the_approvals_a_client_left_unanswered() -> None:
+    """A client handed an input-required result that never sends its retry is not stuck:
+    its next ask on the session denies the waiting call (the agent hears why), then runs
+    the new message; the old retry token no longer answers anything."""
+
+    async def never_called(context: Any, params: Any) -> mcp_types.ElicitResult:
+        raise AssertionError("the questions travel in the result, not as a request")
+
+    with _http_server() as url:
+        async with mcp.Client(url, elicitation_callback=never_called) as client:
+            first = await client.call_tool("ask", {"message": "hello"})
+            issued = first.structured_content["session_id"]
+            left = await client.session.call_tool(
+                "ask", {"message": "delete it", "session_id": issued}, allow_input_required=True
+            )
+            assert isinstance(left, mcp_types.InputRequiredResult)
+            moved_on = await client.call_tool(
+                "ask", {"message": "hello again", "session_id": issued}
+            )
+            stale = await client.session.call_tool(
+                "ask",
+                {"message": "delete it", "session_id": issued},
+                request_state=left.request_state,
+                input_responses={
+                    call_id: mcp_types.ElicitResult(action="accept", content={"approve": True})
+                    for call_id in left.input_requests
+                },
+                allow_input_required=True,
+            )
+            after = await client.call_tool("ask", {"message": "and now?", "session_id": issued})
+    assert not moved_on.is_error, moved_on.content[0].text
+    assert moved_on.content[0].text == "turn 3: you said 'hello again'"
+    assert moved_on.structured_content["denied"] == ["delete_everything"]
+    assert stale.is_error and "no longer waiting" in stale.content[0].text
+    assert after.content[0].text == "turn 4: you said 'and now?'"
+    assert "denied" not in (after.structured_content or {})

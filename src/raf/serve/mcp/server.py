@@ -34,6 +34,7 @@ from dataclasses import dataclass, field, fields
 from typing import TYPE_CHECKING, Any
 
 from raf.core.agent_like import own_providers, own_tools
+from raf.core.call_approval import answerable_requests
 from raf.core.contents import ApprovalRequestContent
 from raf.core.errors import ConfigurationError, SessionError
 from raf.core.messages import ChatMessage
@@ -438,17 +439,29 @@ async def _go_on(
     unfinished ask leaves the stored session as it was before it."""
     host = server.host
     messages = [] if message is None else [ChatMessage.user(message)]
+    begin = functools.partial(
+        host.begin,
+        server.agent.name,
+        paused.session_id,
+        paused.owner,
+        messages,
+        answers,
+        session_name=paused.new_name,
+    )
     try:
-        agent, session, active = await host.begin(
-            server.agent.name,
-            paused.session_id,
-            paused.owner,
-            messages,
-            answers,
-            session_name=paused.new_name,
-        )
+        agent, session, active = await begin()
     except ServeError as exc:
-        return _text_result(_refusal(exc), error=True)
+        if exc.code != "awaiting_approval" or message is None:
+            return _text_result(_refusal(exc), error=True)
+        # the client moved on without answering: its waiting calls are declined first
+        try:
+            await _decline_waiting(server, paused, reporter)
+            agent, session, active = await begin()
+        except ServeError as again:
+            return _text_result(_refusal(again), error=True)
+        except Exception as failure:
+            await reporter.log("error", f"the agent failed: {type(failure).__name__}")
+            return _text_result(f"the agent failed: {_failure(failure)}", error=True)
     paused.session_id, paused.new_name = active.session_id, None
     if message is not None:
         paused.before = None if session.revision is None else session.snapshot()
@@ -486,6 +499,38 @@ async def _go_on(
     if denied:
         structured["denied"] = denied
     return _text_result(response.text, structured=structured)
+
+
+async def _decline_waiting(server: AgentMcpServer, paused: _Paused, reporter: RunReporter) -> None:
+    """A new message to a session whose calls still wait for approval (an input-required
+    result the client never answered with its retry): each waiting call is denied, the
+    agent goes on with the denials (its reply stays in the session), and the tokens
+    handed out for the session's questions stop working. The denied calls are kept in
+    `paused` for the ask's answer. A run that asks again is declined again, up to the
+    ask's rounds; past them the host's refusal of the new message stands."""
+    host = server.host
+    assert paused.session_id is not None  # only a stored session waits
+    for token, other in list(server.paused.items()):
+        if other.session_id == paused.session_id and other.owner == paused.owner:
+            del server.paused[token]
+    for _ in range(_APPROVAL_ROUNDS):
+        stored = await host.session(server.agent.name, paused.session_id, paused.owner)
+        waiting = answerable_requests(stored)
+        if not waiting:
+            return
+        paused.names.update({p.call_id: p.name for p in waiting})
+        answers = [
+            ToolApprovalResponse(call_id=p.call_id, approved=False, reason=_ASKED_ANEW)
+            for p in waiting
+        ]
+        agent, session, active = await host.begin(
+            server.agent.name, paused.session_id, paused.owner, [], answers
+        )
+        try:
+            await _run(host, agent, session, active, [], answers, reporter)
+        finally:
+            await host.release(active)
+        paused.denied += [a.call_id for a in answers]
 
 
 def _refusal(exc: ServeError) -> str:
@@ -594,6 +639,8 @@ MAX_PAUSED = 1000
 
 _APPROVAL_ROUNDS = 3
 """How many rounds of approvals one `ask` may go through before it gives up."""
+
+_ASKED_ANEW = "not approved: the MCP client sent a new message instead of answering this approval"
 
 _NO_APPROVALS = (
     "this agent is served to an MCP client that cannot ask a person (it does not support "
