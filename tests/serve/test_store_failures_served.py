@@ -1,7 +1,8 @@
 """A served agent whose SQLite store fails (its write lock held by another connection, or
 the file not a database): every surface answers 503 `session_store_error` in its own
-shape, never a 400 and never the file's path; `/ready` says 503; and once the lock is
-gone, the session a failed run was in is not left busy."""
+shape, never a 400 and never the file's path; `/ready` says 503 (a held write lock
+included, which reads do not see); and once the lock is gone, the session a failed run
+was in is not left busy."""
 
 from __future__ import annotations
 
@@ -47,6 +48,8 @@ def test_a_locked_store_is_a_503_on_every_surface_and_leaves_no_session_busy(
         blocker = sqlite3.connect(path, isolation_level=None)
         blocker.execute("BEGIN IMMEDIATE")
         try:
+            # reads still work in WAL mode, but no write can start: not ready
+            ready = client.get("/ready")
             answers = {
                 "native": client.post(
                     f"/agents/greeter/sessions/{sid}/runs", json={"messages": "hi"}
@@ -58,6 +61,9 @@ def test_a_locked_store_is_a_503_on_every_surface_and_leaves_no_session_busy(
         finally:
             blocker.execute("ROLLBACK")
             blocker.close()
+        assert ready.status_code == 503, ready.text
+        assert ready.json()["error"]["code"] == "store_unavailable"
+        assert str(tmp_path) not in ready.text
         for surface, got in answers.items():
             assert got.status_code == 503, (surface, got.text)
             error = got.json()["error"]

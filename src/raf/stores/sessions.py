@@ -436,6 +436,23 @@ class SqliteSessionStore(SqliteRuns):
         session.mark_stored(revision, text)
         return session
 
+    async def check_writable(self, within: float) -> None:
+        """Return once a write could start: the file's write lock is taken and let go at
+        once (in WAL mode a reader is never blocked, so a load alone misses a file that
+        another connection holds locked); `SessionStoreError` when the lock is not had
+        within `within` seconds. A connection of its own, with that busy timeout, so the
+        thread is free again by then."""
+
+        def take_lock() -> None:
+            conn = sqlite3.connect(self.path, timeout=within, isolation_level=None)
+            try:
+                conn.execute("BEGIN IMMEDIATE")
+                conn.execute("ROLLBACK")
+            finally:
+                conn.close()
+
+        await self._run(take_lock)
+
     async def delete(self, session_id: str) -> bool:
         def remove() -> bool:
             cur = self._connect().execute("DELETE FROM raf_sessions WHERE id = ?", (session_id,))

@@ -123,10 +123,16 @@ class TimedSessionStore:
 
     async def probe(self) -> None:
         """Return once the store answers one small question (a load of one id, however
-        many sessions it keeps); `SessionStoreError` when it fails or takes too long."""
+        many sessions it keeps) and, for a store that can say so (`check_writable`: a
+        SQLite file another connection may hold locked), could take a write now;
+        `SessionStoreError` when it fails or takes too long."""
         try:
             await self.load(PROBE_ID)
         except SessionStoreError:
             raise
         except SessionError:  # none stored (or not one to read): the store answered
-            return
+            pass
+        check_writable = getattr(self.inner, "check_writable", None)
+        if check_writable is not None:
+            # its own wait ends a little before the bound, so its thread is not left held
+            await self._bounded("write check", check_writable(self.timeout * 0.8))
