@@ -224,8 +224,8 @@ MUTANTS: tuple[Mutant, ...] = (
     Mutant(
         "mcp leases: a second ask stops the run in progress instead of being refused",
         "src/raf/serve/mcp/server.py",
-        "            session_name=paused.new_name,\n",
-        "            session_name=paused.new_name,\n            if_busy='interrupt',\n",
+        "        session_name=paused.new_name,\n",
+        "        session_name=paused.new_name,\n        if_busy='interrupt',\n",
         ("tests/serve/mcp/test_mcp_host.py", "-k", "refused"),
     ),
     Mutant(

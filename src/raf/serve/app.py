@@ -227,7 +227,12 @@ def create_app(
         from raf.serve.a2a.routes import mount_a2a
 
         mount_a2a(
-            app, host, public_url=public_url, security=security, push_policy=runs.webhooks.policy
+            app,
+            host,
+            public_url=public_url,
+            security=security,
+            push_policy=runs.webhooks.policy,
+            push_retry_delays=runs.webhooks.retry_delays,
         )
     return SecurityMiddleware(RunRoutes(app, host, runs, openai=openai), security)
 

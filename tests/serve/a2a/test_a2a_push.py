@@ -1,9 +1,9 @@
 """A2A push notifications and several tasks in one context, with a2a-sdk's own client
 against a real server on loopback: a config is set, read, listed and deleted by its
 owner only; a task POSTs each change of its state, its end last, to the config's URL
-with its token and authentication; the outbound guard refuses a loopback URL unless
-the server allows it; a second task sent to a busy context waits its turn instead of
-failing."""
+with its token and authentication (a refused POST is retried, the later ones waiting
+behind it); the outbound guard refuses a loopback URL unless the server allows it; a
+second task sent to a busy context waits its turn instead of failing."""
 
 from __future__ import annotations
 
@@ -41,10 +41,12 @@ from .test_a2a import final_task
 
 
 class Receiver:
-    """An HTTP server on loopback that keeps every POST it gets."""
+    """An HTTP server on loopback that keeps every POST it accepts; the first
+    `refuse_first` it answers 503 and only counts (`refused`)."""
 
-    def __init__(self) -> None:
+    def __init__(self, refuse_first: int = 0) -> None:
         self.got: list[tuple[str, dict[str, str], Any]] = []
+        self.refused = 0
         self.arrived = threading.Event()
         receiver = self
 
@@ -52,6 +54,11 @@ class Receiver:
             def do_POST(self) -> None:
                 body = self.rfile.read(int(self.headers.get("content-length", "0")))
                 headers = {k.lower(): v for k, v in self.headers.items()}
+                if receiver.refused < refuse_first:
+                    receiver.refused += 1
+                    self.send_response(503)
+                    self.end_headers()
+                    return
                 receiver.got.append((self.path, headers, json.loads(body)))
                 receiver.arrived.set()
                 self.send_response(200)
@@ -70,11 +77,16 @@ class Receiver:
         self.server.server_close()
 
 
-def serve(allow_private: bool) -> Iterator[Served]:
+def serve(allow_private: bool, retry_delays: tuple[float, ...] | None = None) -> Iterator[Served]:
     agents, models, notes = build_agents()
     models["helper"].delay = 0.3  # long enough for a second task to find the context busy
     host = AgentHost(agents)
-    runs = RunManager(host, webhooks=Webhooks(None, allow_private=allow_private))
+    webhooks = (
+        Webhooks(None, allow_private=allow_private)
+        if retry_delays is None
+        else Webhooks(None, allow_private=allow_private, retry_delays=retry_delays)
+    )
+    runs = RunManager(host, webhooks=webhooks)
     security = ServeSecurity.for_bind("127.0.0.1", tokens=[TOKEN_A, TOKEN_B])
     with serve_in_thread(create_app(host, security, runs=runs)) as url:
         yield Served(url, host, models["helper"], models["clerk"], models["slow"], notes)
@@ -149,6 +161,37 @@ async def test_a_task_posts_each_change_of_state_with_token_and_authentication(
     # each change of state, once, the end last (the answer's pieces are not sent)
     assert states[-1] == "TASK_STATE_COMPLETED" and len(states) == len(set(states)), states
     assert "TASK_STATE_WORKING" in states, states
+
+
+async def test_a_refused_notification_is_retried_and_the_later_ones_wait_behind_it() -> None:
+    """The receiver refuses the first two POSTs: the first state is sent again after the
+    retry delays, and the task's later states, queued behind it, still arrive after it,
+    each once, the end last."""
+    receiver = Receiver(refuse_first=2)
+    try:
+        for served in serve(True, retry_delays=(0.2, 0.2, 0.2)):
+            served.helper.add("Pushed late.")
+            push = TaskPushNotificationConfig(url=f"{receiver.url}/hook", token="tok-9")
+            request = SendMessageRequest(
+                message=new_text_message("hello", role=Role.ROLE_USER),
+                configuration=SendMessageConfiguration(task_push_notification_config=push),
+            )
+            async with http_for(TOKEN_A) as http:
+                client = await client_for(f"{served.url}/a2a/helper", TOKEN_A, http)
+                task = final_task([e async for e in client.send_message(request)])
+            assert task.status.state == TaskState.TASK_STATE_COMPLETED
+            deadline = asyncio.get_running_loop().time() + 20
+            while not any(completed(body) for _, _, body in receiver.got):
+                assert asyncio.get_running_loop().time() < deadline, receiver.got
+                await asyncio.sleep(0.05)
+            await asyncio.sleep(0.5)  # nothing comes after the end
+    finally:
+        receiver.close()
+    assert receiver.refused == 2
+    states = [(b.get("task") or b["statusUpdate"])["status"]["state"] for _, _, b in receiver.got]
+    assert states[-1] == "TASK_STATE_COMPLETED" and len(states) == len(set(states)), states
+    assert "TASK_STATE_WORKING" in states, states
+    assert all(headers["x-a2a-notification-token"] == "tok-9" for _, headers, _ in receiver.got)
 
 
 def completed(body: dict[str, Any]) -> bool:

@@ -9,7 +9,9 @@ is sent at each change of the task's state (submitted, working, then its end: co
 failed, cancelled, rejected, or input or auth required), not for each piece of its
 answer: the task or its status update as A2A's stream response (`{"task": …}` or
 `{"statusUpdate": …}`), with the config's `token` in `X-A2A-Notification-Token` and its
-`authentication` (scheme and credentials) as the `Authorization` header. Every
+`authentication` (scheme and credentials) as the `Authorization` header; one that fails
+is retried with back-off, the task's later notifications to that URL waiting behind it
+so they arrive in order. Every
 URL passes the outbound guard the webhooks pass (no private or loopback address unless
 the server allows them, `--webhook-allow-private`), when it is set and again when the
 notification is sent.
@@ -17,6 +19,9 @@ notification is sent.
 
 from __future__ import annotations
 
+import asyncio
+import collections
+import logging
 from typing import TYPE_CHECKING, Any
 
 from raf.core import outbound
@@ -28,11 +33,14 @@ from raf.core.errors import (
 from raf.core.sessions import AgentSession, SessionStore
 from raf.serve.a2a.tasks import a2a_store_error
 from raf.serve.tenancy import Tenant
+from raf.serve.webhooks import RETRY_DELAYS
 from raf.stores.records import change_record
 
 if TYPE_CHECKING:
     from a2a.server.context import ServerCallContext
     from a2a.types.a2a_pb2 import TaskPushNotificationConfig
+
+log = logging.getLogger("raf.serve")
 
 PUSH_KEY = "raf_a2a_push"
 """Metadata key of a task's push record: its configs, each with its owner."""
@@ -153,22 +161,102 @@ def stored_push_configs(store: SessionStore) -> Any:
     return StoredPushConfigs()
 
 
-def push_sender(configs: Any, policy: outbound.OutboundPolicy) -> Any:
-    """The SDK's push sender, through the outbound guard, sending each change of a
-    task's state (not each piece of its answer: artifact updates are not sent)."""
-    from a2a.server.tasks import BasePushNotificationSender
+def push_sender(
+    configs: Any,
+    policy: outbound.OutboundPolicy,
+    retry_delays: tuple[float, ...] = RETRY_DELAYS,
+) -> Any:
+    """The A2A push sender: each change of a task's state (not each piece of its answer:
+    artifact updates are not sent) POSTed to each of the task's configs through the
+    outbound guard, in order per task and URL, retried after `retry_delays` while it
+    fails."""
+    from a2a.server.tasks import PushNotificationSender
     from a2a.types.a2a_pb2 import Task, TaskStatusUpdateEvent
-
-    class GuardedPushSender(BasePushNotificationSender):
-        """POSTs a task's state to its push-notification URLs (best effort: a failure
-        is logged, never the task's)."""
-
-        async def send_notification(self, task_id: str, event: Any) -> None:
-            if isinstance(event, Task | TaskStatusUpdateEvent):
-                await super().send_notification(task_id, event)
+    from a2a.utils.proto_utils import to_stream_response
+    from google.protobuf.json_format import MessageToDict
 
     client = outbound.guarded_async_client(policy, timeout=SEND_TIMEOUT, follow_redirects=False)
-    return GuardedPushSender(client, configs, push_url_validator=push_url_check(policy))
+
+    async def post(task_id: str, body: dict[str, Any], config: Any) -> bool:
+        """One attempt: True once the URL answered 2xx."""
+        headers = {}
+        if config.token:
+            headers["X-A2A-Notification-Token"] = config.token
+        auth = config.authentication
+        if config.HasField("authentication") and auth.scheme and auth.credentials:
+            headers["Authorization"] = f"{auth.scheme} {auth.credentials}"
+        try:
+            await outbound.check_url(config.url, policy)
+            answer = await client.post(config.url, json=body, headers=headers)
+        except Exception as exc:  # refused by the guard, no answer, timed out, reset
+            log.warning("push notification for task %s not sent: %s", task_id, exc)
+            return False
+        if 200 <= answer.status_code < 300:
+            return True
+        log.warning("push notification for task %s answered %d", task_id, answer.status_code)
+        return False
+
+    class GuardedPushSender(PushNotificationSender):
+        """POSTs a task's state to its push-notification URLs. A notification is sent at
+        once when nothing for its task and URL waits before it; one that fails is retried
+        in the background, and the task's later notifications to that URL queue behind
+        it, so each URL gets a task's states in order. Best effort: after the last retry
+        it is logged and dropped (the task's own state never depends on it)."""
+
+        def __init__(self) -> None:
+            self.waiting: dict[tuple[str, str], collections.deque[tuple[dict[str, Any], Any]]] = {}
+            """Notifications that wait for an earlier one's retries, by task and URL."""
+            self.retrying: set[asyncio.Task[None]] = set()
+
+        async def send_notification(self, task_id: str, event: Any) -> None:
+            if not isinstance(event, Task | TaskStatusUpdateEvent):
+                return
+            try:
+                found = await configs.get_info_for_dispatch(task_id)
+            except Exception as exc:  # the store failed: the task goes on without it
+                log.warning("push configs of task %s not read: %s", task_id, exc)
+                return
+            # the state as it is now: the SDK goes on changing the same task object
+            body = MessageToDict(to_stream_response(event))
+            await asyncio.gather(*(self._send(task_id, body, config) for config in found))
+
+        async def _send(self, task_id: str, body: dict[str, Any], config: Any) -> None:
+            key = (task_id, config.url)
+            queue = self.waiting.get(key)
+            if queue is not None:  # an earlier notification is being retried: after it
+                queue.append((body, config))
+                return
+            if await post(task_id, body, config) or not retry_delays:
+                return
+            self.waiting[key] = collections.deque([(body, config)])
+            retry = asyncio.get_running_loop().create_task(self._retry(key))
+            self.retrying.add(retry)
+            retry.add_done_callback(self.retrying.discard)
+
+        async def _retry(self, key: tuple[str, str]) -> None:
+            """Send what waits for `key`, in order: the first (which failed once) after
+            the retry delays, each later one at once and then after the delays."""
+            queue = self.waiting[key]
+            delays = retry_delays
+            try:
+                while queue:
+                    body, config = queue[0]
+                    for delay in delays:
+                        await asyncio.sleep(delay)
+                        if await post(key[0], body, config):
+                            break
+                    else:
+                        log.warning(
+                            "push notification for task %s to %s dropped after its retries",
+                            key[0],
+                            config.url,
+                        )
+                    queue.popleft()
+                    delays = (0.0, *retry_delays)
+            finally:
+                del self.waiting[key]
+
+    return GuardedPushSender()
 
 
 __all__ = ["push_sender", "push_url_check", "stored_push_configs"]

@@ -58,6 +58,7 @@ from raf.serve.errors import ServeError, require_extra
 from raf.serve.hosting import AgentHost
 from raf.serve.requests import error_for, store_failure
 from raf.serve.security import AGENT_CARD, OLD_AGENT_CARD, ServeSecurity, owner_of_request
+from raf.serve.webhooks import RETRY_DELAYS
 from raf.stores.leases import run_of
 from raf.stores.runs import CANCELLED, DONE, FAILED, QUEUED, WAITING, RunRecord
 
@@ -474,11 +475,13 @@ def mount_a2a(
     public_url: str | None,
     security: ServeSecurity,
     push_policy: OutboundPolicy | None = None,
+    push_retry_delays: tuple[float, ...] = RETRY_DELAYS,
 ) -> None:
     """Add every hosted agent's A2A card and JSON-RPC routes (protocol 1.0 and 0.3) to
     `app`; cards give `public_url`, or the address the request came to when it is None.
     Push notifications go where `push_policy` lets them (the webhooks' outbound guard;
-    no private or loopback address when None)."""
+    no private or loopback address when None), a failed one retried after each of
+    `push_retry_delays` seconds (the webhooks' schedule)."""
     require_extra("a2a", "serving agents over A2A")
     from a2a.server.request_handlers import DefaultRequestHandler
     from a2a.server.routes.jsonrpc_dispatcher import JsonRpcDispatcher
@@ -487,7 +490,7 @@ def mount_a2a(
     if push_policy is None:
         push_policy = outbound.policy(who="push notification", allow_private=False)
     configs = stored_push_configs(host.store)
-    sender = push_sender(configs, push_policy)
+    sender = push_sender(configs, push_policy, push_retry_delays)
     context_builder = owner_context_builder(security)
     dispatchers: dict[str, JsonRpcDispatcher] = {}
     routes: list[Route] = []
