@@ -1,6 +1,6 @@
 """MCP tool-call overhead: raf's McpTool against the `mcp` SDK's own client, same server.
 
-Both call the `add` tool of tests/tools/mcp_py_server.py (a Python SDK server over
+Both call the `add` tool of tests/tools/mcp/mcp_py_server.py (a Python SDK server over
 stdio), one call after another. Prints the median and p95 latency per call for each
 path and raf's added cost per call.
 
@@ -22,7 +22,7 @@ from mcp.client.stdio import StdioServerParameters, stdio_client
 from raf.core.tools import ToolContext
 from raf.tools.mcp import McpToolset
 
-SERVER = Path(__file__).resolve().parents[1] / "tests" / "tools" / "mcp_py_server.py"
+SERVER = Path(__file__).resolve().parents[1] / "tests" / "tools" / "mcp" / "mcp_py_server.py"
 
 
 def summary(times: list[float]) -> tuple[float, float]:

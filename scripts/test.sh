@@ -28,7 +28,7 @@ python -m pip install -q --upgrade pip >/dev/null
 # them with the opt-in sentence-transformers path (rag-sentence-transformers), which does:
 # the CPU build of torch 2.13.0 is installed first (on these machines from a file on local
 # disk), so that nothing pulls a CUDA build of several GB. If it cannot be installed, that
-# extra is left out and that test in tests/context/test_knowledge_embeddings.py FAILS (it
+# extra is left out and that test in tests/context/knowledge/test_knowledge_embeddings.py FAILS (it
 # never skips).
 EXTRAS="all,dev"
 if python -m pip install -q torch==2.13.0; then

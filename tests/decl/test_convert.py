@@ -13,7 +13,7 @@ from raf.decl import load_file
 from raf.decl.convert import convert, dump, read_as_raf
 from raf.decl.documents.output_schema import as_json_schema
 from raf.decl.documents.schema import AgentDecl
-from tests.decl.documents.test_dialects import DATA, DOCUMENTS, ENV
+from tests.decl.documents.dialects.test_dialects import DATA, DOCUMENTS, ENV
 
 
 def meaning(decl: Any) -> dict[str, Any]:

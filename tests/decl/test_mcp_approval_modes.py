@@ -92,7 +92,7 @@ async def test_a_real_server_tool_in_neither_list_waits_for_approval():
     from raf.decl import DeclAgentBuilder
     from raf.testing import ScriptedChatClient, call, reply
 
-    server = Path(__file__).resolve().parents[1] / "tools" / "mcp_py_server.py"
+    server = Path(__file__).resolve().parents[1] / "tools" / "mcp" / "mcp_py_server.py"
     text = (
         FIXTURE.read_text()
         .replace(

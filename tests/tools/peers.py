@@ -18,7 +18,7 @@ ROOT = Path(__file__).resolve().parents[2]
 PEERS = ROOT / "tests" / "peers"
 BIN = PEERS / "node_modules" / ".bin"
 LOOPBACK_PRELOAD = PEERS / "loopback.cjs"
-PY_SERVER = Path(__file__).with_name("mcp_py_server.py")
+PY_SERVER = Path(__file__).parent / "mcp" / "mcp_py_server.py"
 
 
 def npm_bin(name: str) -> str:

@@ -12,7 +12,7 @@ from raf.context.compression import CompressionProvider
 from raf.context.compression.provider import PINNED_HEADER
 from raf.core.errors import ValidationProblems
 from raf.decl import DeclAgentBuilder
-from tests.context.compression_helpers import (
+from tests.context.compression.compression_helpers import (
     FACT,
     TOOL_FACT,
     conversation_model,

@@ -12,7 +12,7 @@ from raf.decl import DeclAgentBuilder
 from raf.decl.agent.contexts import ToolsetProvider
 from raf.testing import ScriptedChatClient, call, reply
 
-SERVER = Path(__file__).resolve().parents[2] / "tools" / "mcp_py_server.py"
+SERVER = Path(__file__).resolve().parents[2] / "tools" / "mcp" / "mcp_py_server.py"
 
 
 def mcp_document(extra: str = "") -> str:

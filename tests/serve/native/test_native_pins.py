@@ -22,7 +22,7 @@ from raf.serve import AgentHost, create_app, serve_in_thread
 from raf.stores.leases import holder_id
 from raf.stores.sessions import SqliteSessionStore
 from raf.testing import FunctionChatClient
-from tests.context.compression_helpers import (
+from tests.context.compression.compression_helpers import (
     FACT,
     conversation_model,
     lookup,

@@ -21,7 +21,7 @@ from raf.core.messages import ChatMessage, Role
 from raf.core.options import ChatOptions
 from raf.testing import FunctionChatClient, ScriptedChatClient, call, reply
 
-ROOT = Path(__file__).resolve().parents[2]
+ROOT = Path(__file__).resolve().parents[3]
 
 BUSY_CURATOR = textwrap.dedent(
     """

@@ -21,7 +21,7 @@ import pytest
 from raf.core.errors import install_hint
 from raf.decl.check_file import check_file
 
-ROOT = Path(__file__).resolve().parents[2]
+ROOT = Path(__file__).resolve().parents[3]
 SUBPROCESS_TIMEOUT_S = 120
 
 

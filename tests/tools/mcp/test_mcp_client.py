@@ -16,7 +16,7 @@ from raf.core.errors import ConfigurationError
 from raf.core.tools import ApprovalRequiredTool, ToolContext
 from raf.tools.mcp import McpClient, McpError, McpServerConfig, McpToolset
 
-from .peers import free_port, node_loopback_env, npm_bin, py_server_cmd, serve
+from ..peers import free_port, node_loopback_env, npm_bin, py_server_cmd, serve
 
 
 def py_config(**extra: object) -> McpServerConfig:

@@ -26,7 +26,7 @@ from raf.core.sessions import AgentSession
 from raf.core.tools import ToolContext, ToolResult
 from raf.testing import ScriptedChatClient, call, reply
 
-REPO = Path(__file__).resolve().parents[2]
+REPO = Path(__file__).resolve().parents[3]
 LOCAL_SKILLS = REPO / "tests" / "data" / "agent-skills"
 REAL_NAMES = {"brand-guidelines", "frontend-design", "internal-comms", "mcp-builder"}
 

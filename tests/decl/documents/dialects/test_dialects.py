@@ -17,7 +17,7 @@ from raf.decl.documents.context_decls import CompressionDecl
 from raf.decl.documents.schema import FILE_TOOLS, McpToolDecl, ModelDecl
 from raf.testing import ScriptedChatClient, call, reply
 
-DATA = Path(__file__).parents[2] / "data" / "dialects"
+DATA = Path(__file__).parents[3] / "data" / "dialects"
 DOCUMENTS = sorted(
     p.relative_to(DATA).as_posix()
     for p in DATA.rglob("*")

@@ -14,7 +14,7 @@ from raf.tools.mcp import McpClient
 from tests.tools.bounded import require_bubblewrap
 from tests.tools.planting import PLANT_NESTED, PLANT_REPOSITORY, git_runs_code, make_repository
 
-from .peers import free_port, serve
+from ..peers import free_port, serve
 
 pytestmark = pytest.mark.slow
 

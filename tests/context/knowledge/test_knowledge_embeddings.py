@@ -25,7 +25,7 @@ from raf.core.errors import ConfigurationError
 from raf.decl import DeclAgentBuilder
 from raf.testing import ScriptedChatClient
 
-CORPUS = Path(__file__).resolve().parents[1] / "data" / "knowledge"
+CORPUS = Path(__file__).resolve().parents[2] / "data" / "knowledge"
 SOURCES = [CORPUS / p for p in sorted(os.listdir(CORPUS)) if not p.endswith(".json")]
 PARAPHRASES = json.loads((CORPUS / "paraphrases.json").read_text(encoding="utf-8"))
 
@@ -255,7 +255,7 @@ def test_offline_with_no_cached_model_the_default_falls_back_to_bm25(tmp_path: P
     cache = tmp_path / "cache"
     env = {
         **os.environ,
-        "PYTHONPATH": str(Path(__file__).resolve().parents[2] / "src"),
+        "PYTHONPATH": str(Path(__file__).resolve().parents[3] / "src"),
         "RAF_CACHE_DIR": str(cache),
         "PIP_INDEX_URL": "http://127.0.0.1:9/simple",  # a closed port: offline
         "PIP_NO_CACHE_DIR": "1",

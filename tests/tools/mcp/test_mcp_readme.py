@@ -15,7 +15,7 @@ from pathlib import Path
 
 import pytest
 
-from .peers import BIN, ROOT
+from ..peers import BIN, ROOT
 
 PAGE = ROOT / "docs" / "guide" / "mcp.md"
 

@@ -13,7 +13,7 @@ from fastapi import FastAPI, Header, HTTPException
 from fastapi.responses import JSONResponse, PlainTextResponse
 from pydantic import BaseModel
 
-from .peers import free_port
+from ..peers import free_port
 
 app = FastAPI(title="raf test API", version="1.0")
 ITEMS: dict[int, dict[str, object]] = {1: {"id": 1, "name": "lamp", "price": 12.5}}

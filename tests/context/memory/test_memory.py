@@ -26,7 +26,7 @@ from raf.core.tools import ToolContext
 from raf.testing import FunctionChatClient, ScriptedChatClient, call, reply
 
 HERE = Path(__file__).resolve().parent
-REPO = HERE.parents[1]
+REPO = HERE.parents[2]
 
 USER_PAGE = """---
 title: User

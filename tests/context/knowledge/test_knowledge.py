@@ -27,7 +27,7 @@ from raf.core.contents import FunctionResultContent
 from raf.core.errors import ConfigurationError
 from raf.testing import ScriptedChatClient, call, reply
 
-CORPUS = Path(__file__).resolve().parents[1] / "data" / "knowledge"
+CORPUS = Path(__file__).resolve().parents[2] / "data" / "knowledge"
 
 
 def make_pdf(path: Path, text: str) -> None:

@@ -15,7 +15,7 @@ import pytest
 
 from raf.context.knowledge import KnowledgeIndex, KnowledgeIndexDamagedError
 
-ROOT = Path(__file__).resolve().parents[2]
+ROOT = Path(__file__).resolve().parents[3]
 
 SYNCER = textwrap.dedent(
     """

@@ -12,7 +12,7 @@ from raf.context.skills import AgentSkillsProvider
 from raf.decl import DeclAgentBuilder
 from raf.testing import ScriptedChatClient, call, reply
 
-ORIGINAL = Path(__file__).resolve().parents[1] / "data" / "super-brain" / "original"
+ORIGINAL = Path(__file__).resolve().parents[2] / "data" / "super-brain" / "original"
 
 
 def original_folder(tmp_path: Path) -> Path:

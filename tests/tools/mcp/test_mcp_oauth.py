@@ -25,7 +25,7 @@ from raf.tools.mcp.oauth import (
     result_from_redirect,
 )
 
-from .peers import free_port, serve
+from ..peers import free_port, serve
 
 SERVER = Path(__file__).with_name("mcp_oauth_server.py")
 
