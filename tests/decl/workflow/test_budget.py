@@ -173,14 +173,17 @@ async def test_a_pattern_that_backtracks_is_stopped_at_its_budget() -> None:
 
 
 async def test_a_slow_match_runs_off_the_event_loop() -> None:
-    workflow = _workflow(_is_match_doc("a" * 30 + "b"))
+    workflow = _workflow(_is_match_doc("a" * 31 + "b"))
     started = time.monotonic()
     outcome, gaps = await _ticking(workflow.run("go"))
     took = time.monotonic() - started
     assert not isinstance(outcome, Exception), outcome
     assert variables(workflow)["Local"]["ok"] is False
     assert took > 0.05, "the match was too quick to show anything"
-    assert len(gaps) >= 3 and max(gaps) < 0.05, f"the loop was held for {max(gaps):.3f} s"
+    # a loop held by the match misses one tick for the whole match; a loaded machine
+    # slows the match and the ticks alike, so the bound is a share of the match's time
+    held = max(gaps)
+    assert len(gaps) >= 3 and held < max(0.05, took / 2), f"the loop was held {held:.3f} s"
 
 
 async def test_a_formula_that_matches_and_patches_writes_from_its_thread() -> None:
