@@ -158,6 +158,7 @@ async def test_a_new_ask_declines_the_approvals_a_client_left_unanswered() -> No
                 "ask", {"message": "delete it", "session_id": issued}, allow_input_required=True
             )
             assert isinstance(left, mcp_types.InputRequiredResult)
+            assert left.input_requests is not None
             moved_on = await client.call_tool(
                 "ask", {"message": "hello again", "session_id": issued}
             )
@@ -172,9 +173,17 @@ async def test_a_new_ask_declines_the_approvals_a_client_left_unanswered() -> No
                 allow_input_required=True,
             )
             after = await client.call_tool("ask", {"message": "and now?", "session_id": issued})
-    assert not moved_on.is_error, moved_on.content[0].text
-    assert moved_on.content[0].text == "turn 3: you said 'hello again'"
+    assert isinstance(stale, mcp_types.CallToolResult)
+    assert not moved_on.is_error, _text(moved_on)
+    assert _text(moved_on) == "turn 3: you said 'hello again'"
+    assert moved_on.structured_content is not None
     assert moved_on.structured_content["denied"] == ["delete_everything"]
-    assert stale.is_error and "no longer waiting" in stale.content[0].text
-    assert after.content[0].text == "turn 4: you said 'and now?'"
+    assert stale.is_error and "no longer waiting" in _text(stale)
+    assert _text(after) == "turn 4: you said 'and now?'"
     assert "denied" not in (after.structured_content or {})
+
+
+def _text(result: mcp_types.CallToolResult) -> str:
+    content = result.content[0]
+    assert isinstance(content, mcp_types.TextContent), content
+    return content.text
