@@ -513,9 +513,9 @@ async def _decline_waiting(server: AgentMcpServer, paused: _Paused, reporter: Ru
     for token, other in list(server.paused.items()):
         if other.session_id == paused.session_id and other.owner == paused.owner:
             del server.paused[token]
+    stored = await host.session(server.agent.name, paused.session_id, paused.owner)
+    waiting = answerable_requests(stored)
     for _ in range(_APPROVAL_ROUNDS):
-        stored = await host.session(server.agent.name, paused.session_id, paused.owner)
-        waiting = answerable_requests(stored)
         if not waiting:
             return
         paused.names.update({p.call_id: p.name for p in waiting})
@@ -527,10 +527,11 @@ async def _decline_waiting(server: AgentMcpServer, paused: _Paused, reporter: Ru
             server.agent.name, paused.session_id, paused.owner, [], answers
         )
         try:
-            await _run(host, agent, session, active, [], answers, reporter)
+            response = await _run(host, agent, session, active, [], answers, reporter)
         finally:
             await host.release(active)
         paused.denied += [a.call_id for a in answers]
+        waiting = response.pending_approvals  # what the run asked on the way, if anything
 
 
 def _refusal(exc: ServeError) -> str:
