@@ -76,6 +76,19 @@ class Receiver:
         self.server.shutdown()
         self.server.server_close()
 
+    async def until_completed(self, settle: float) -> None:
+        """Wait (20 s at most) for the task's end to arrive, then `settle` seconds more,
+        in which nothing else should come."""
+        deadline = asyncio.get_running_loop().time() + 20
+        while not any(completed(body) for _, _, body in self.got):
+            assert asyncio.get_running_loop().time() < deadline, self.got
+            await asyncio.sleep(0.05)
+        await asyncio.sleep(settle)
+
+    def states(self) -> list[str]:
+        """The task's state in each POST accepted, in the order they came."""
+        return [(b.get("task") or b["statusUpdate"])["status"]["state"] for _, _, b in self.got]
+
 
 def serve(allow_private: bool, retry_delays: tuple[float, ...] | None = None) -> Iterator[Served]:
     agents, models, notes = build_agents()
@@ -145,11 +158,7 @@ async def test_a_task_posts_each_change_of_state_with_token_and_authentication(
         client = await client_for(f"{allowing.url}/a2a/helper", TOKEN_A, http)
         task = final_task([e async for e in client.send_message(request)])
     assert task.status.state == TaskState.TASK_STATE_COMPLETED
-    deadline = asyncio.get_running_loop().time() + 20
-    while not any(completed(body) for _, _, body in receiver.got):
-        assert asyncio.get_running_loop().time() < deadline, receiver.got
-        await asyncio.sleep(0.05)
-    await asyncio.sleep(0.3)  # nothing comes after the end
+    await receiver.until_completed(settle=0.3)
     for path, headers, body in receiver.got:
         assert path == "/hook"
         assert headers["x-a2a-notification-token"] == "tok-123"
@@ -157,7 +166,7 @@ async def test_a_task_posts_each_change_of_state_with_token_and_authentication(
         sent = body.get("task") or body.get("statusUpdate")
         assert sent is not None and "artifactUpdate" not in body, body
         assert sent.get("id", sent.get("taskId")) == task.id
-    states = [(b.get("task") or b["statusUpdate"])["status"]["state"] for _, _, b in receiver.got]
+    states = receiver.states()
     # each change of state, once, the end last (the answer's pieces are not sent)
     assert states[-1] == "TASK_STATE_COMPLETED" and len(states) == len(set(states)), states
     assert "TASK_STATE_WORKING" in states, states
@@ -180,15 +189,11 @@ async def test_a_refused_notification_is_retried_and_the_later_ones_wait_behind_
                 client = await client_for(f"{served.url}/a2a/helper", TOKEN_A, http)
                 task = final_task([e async for e in client.send_message(request)])
             assert task.status.state == TaskState.TASK_STATE_COMPLETED
-            deadline = asyncio.get_running_loop().time() + 20
-            while not any(completed(body) for _, _, body in receiver.got):
-                assert asyncio.get_running_loop().time() < deadline, receiver.got
-                await asyncio.sleep(0.05)
-            await asyncio.sleep(0.5)  # nothing comes after the end
+            await receiver.until_completed(settle=0.5)
     finally:
         receiver.close()
     assert receiver.refused == 2
-    states = [(b.get("task") or b["statusUpdate"])["status"]["state"] for _, _, b in receiver.got]
+    states = receiver.states()
     assert states[-1] == "TASK_STATE_COMPLETED" and len(states) == len(set(states)), states
     assert "TASK_STATE_WORKING" in states, states
     assert all(headers["x-a2a-notification-token"] == "tok-9" for _, headers, _ in receiver.got)

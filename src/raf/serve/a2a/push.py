@@ -11,10 +11,9 @@ answer: the task or its status update as A2A's stream response (`{"task": …}` 
 `{"statusUpdate": …}`), with the config's `token` in `X-A2A-Notification-Token` and its
 `authentication` (scheme and credentials) as the `Authorization` header; one that fails
 is retried with back-off, the task's later notifications to that URL waiting behind it
-so they arrive in order. Every
-URL passes the outbound guard the webhooks pass (no private or loopback address unless
-the server allows them, `--webhook-allow-private`), when it is set and again when the
-notification is sent.
+so they arrive in order. Every URL passes the outbound guard the webhooks pass (no
+private or loopback address unless the server allows them, `--webhook-allow-private`),
+when it is set and again when the notification is sent.
 """
 
 from __future__ import annotations
