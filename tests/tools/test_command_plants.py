@@ -7,6 +7,8 @@ from __future__ import annotations
 
 import asyncio
 import subprocess
+import tempfile
+from collections.abc import Iterator
 from pathlib import Path
 from typing import Any
 
@@ -30,6 +32,16 @@ from tests.tools.planting import (
     git_runs_code,
     make_repository,
 )
+
+
+@pytest.fixture(autouse=True)
+def own_temporary_folder(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> Iterator[None]:
+    """What the guard moves out of a workspace goes to a new folder of the system's
+    temporary folder: here the test's own, so that a run of the suite leaves none in /tmp."""
+    folder = tmp_path / "system-tmp"
+    folder.mkdir()
+    monkeypatch.setattr(tempfile, "tempdir", str(folder))
+    yield
 
 
 async def run(tool: Any, context: ToolContext | None = None, **args: Any) -> ToolResult:
