@@ -8,7 +8,16 @@ from typing import Any
 
 import pytest
 
+from tests.serve.ui import browser as browser_module
 from tests.serve.ui.browser import chromium
+
+
+@pytest.fixture(scope="session", autouse=True)
+def screenshots_in_pytests_temporary_folder(tmp_path_factory: pytest.TempPathFactory) -> None:
+    """The page tests' screenshots go to a folder of pytest's own temporary tree, which
+    pytest prunes (it keeps the last three runs), not a new folder of /tmp per run."""
+    if browser_module._scratch is None:
+        browser_module._scratch = tmp_path_factory.mktemp("ui-screenshots")
 
 
 @pytest.fixture(scope="module")
