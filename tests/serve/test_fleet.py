@@ -38,13 +38,20 @@ by then, or (without leases) another run claimed the approval first."""
 
 @dataclass
 class Fleet:
-    """Worker processes serving one store, and the folder where their tools leave marks."""
+    """Worker processes serving one store, and the folder where their tools leave marks.
+
+    Each worker has two clients kept open for the whole fleet: `clients` for requests
+    sent one at a time, `racers` for the threads of `at_once`. A new `httpx.Client`
+    builds an SSL context (about 20 ms), which the trials' thousand-odd requests would
+    otherwise pay each, several times what the workers take to answer."""
 
     folder: Path
     processes: list[subprocess.Popen[str]] = field(default_factory=list)
     urls: list[str] = field(default_factory=list)
+    clients: list[httpx.Client] = field(default_factory=list)
+    racers: list[httpx.Client] = field(default_factory=list)
 
-    def start(self, store: str, *flags: str) -> None:
+    def launch(self, store: str, *flags: str) -> subprocess.Popen[str]:
         process = subprocess.Popen(
             [sys.executable, "-m", APP, store, str(self.folder), *flags],
             stdout=subprocess.PIPE,
@@ -54,14 +61,23 @@ class Fleet:
             env={**os.environ, "PYTHONPATH": str(ROOT)},
         )
         self.processes.append(process)
+        return process
+
+    def started(self, process: subprocess.Popen[str]) -> None:
+        """Wait for a launched worker to say its port."""
         assert process.stdout is not None
         line = process.stdout.readline().strip()
         if not line.startswith("port "):
             process.kill()
             raise AssertionError(f"a worker did not start: {line!r}\n{process.communicate()[1]}")
-        self.urls.append(f"http://127.0.0.1:{line.split()[1]}")
+        url = f"http://127.0.0.1:{line.split()[1]}"
+        self.urls.append(url)
+        self.clients.append(httpx.Client(base_url=url, timeout=60))
+        self.racers.append(httpx.Client(base_url=url, timeout=60))
 
     def stop(self) -> None:
+        for client in [*self.clients, *self.racers]:
+            client.close()
         for process in self.processes:
             if process.poll() is None:
                 process.send_signal(signal.SIGINT)
@@ -80,10 +96,13 @@ class Fleet:
 
 
 def start_fleet(store: str, folder: Path, count: int, *flags: str) -> Fleet:
+    """`count` workers on `store`, launched together (each takes about a second to
+    import and open the store) and listed in the order they were launched."""
     fleet = Fleet(folder=folder)
     try:
-        for _ in range(count):
-            fleet.start(store, *flags)
+        launched = [fleet.launch(store, *flags) for _ in range(count)]
+        for process in launched:
+            fleet.started(process)
     except BaseException:
         fleet.stop()
         raise
@@ -117,34 +136,32 @@ def postgres_fleet(
     fleet.stop()
 
 
-def at_once(requests: list[tuple[str, str, dict[str, Any]]]) -> list[httpx.Response]:
-    """Send each (url, path, body) from its own thread on a connection opened beforehand,
-    released together, so that the requests reach their servers at the same moment."""
-    clients = [httpx.Client(base_url=url, timeout=60) for url, _, _ in requests]
-    for client in clients:
+def at_once(requests: list[tuple[httpx.Client, str, dict[str, Any]]]) -> list[httpx.Response]:
+    """Send each (client, path, body) from its own thread on a connection opened
+    beforehand, released together, so that the requests reach their servers at the same
+    moment."""
+    for client, _, _ in requests:
         client.get("/health")  # the connection is open before the race starts
     start = threading.Barrier(len(requests))
     answers: list[httpx.Response | None] = [None] * len(requests)
 
     def send(index: int) -> None:
-        _, path, body = requests[index]
+        client, path, body = requests[index]
         start.wait(timeout=30)
-        answers[index] = clients[index].post(path, json=body)
+        answers[index] = client.post(path, json=body)
 
     threads = [threading.Thread(target=send, args=(i,)) for i in range(len(requests))]
     for thread in threads:
         thread.start()
     for thread in threads:
         thread.join(timeout=90)
-    for client in clients:
-        client.close()
     assert all(a is not None for a in answers), "an answer did not come back"
     return [a for a in answers if a is not None]
 
 
-def paused_run(url: str, agent: str, text: str) -> tuple[str, str]:
+def paused_run(client: httpx.Client, agent: str, text: str) -> tuple[str, str]:
     """Start a run that pauses for a human; its session id and the call waiting."""
-    got = httpx.post(f"{url}/agents/{agent}/runs", json={"messages": text}, timeout=60)
+    got = client.post(f"/agents/{agent}/runs", json={"messages": text})
     assert got.status_code == 200, got.text
     body = got.json()
     (pending,) = body["pending_approvals"]
@@ -156,7 +173,7 @@ def answer_everywhere(
 ) -> list[httpx.Response]:
     path = f"/agents/{agent}/sessions/{session_id}/approvals"
     body = {"responses": [{"call_id": call_id, "approved": True}]}
-    return at_once([(url, path, body) for url in fleet.urls[:workers]])
+    return at_once([(racer, path, body) for racer in fleet.racers[:workers]])
 
 
 def check_one_won(answers: list[httpx.Response]) -> None:
@@ -169,11 +186,9 @@ def check_one_won(answers: list[httpx.Response]) -> None:
 def check_late_answer_refused(
     fleet: Fleet, agent: str, session_id: str, call_id: str, trial: int
 ) -> None:
-    url = fleet.urls[trial % len(fleet.urls)]
-    late = httpx.post(
-        f"{url}/agents/{agent}/sessions/{session_id}/approvals",
+    late = fleet.clients[trial % len(fleet.clients)].post(
+        f"/agents/{agent}/sessions/{session_id}/approvals",
         json={"responses": [{"call_id": call_id, "approved": True}]},
-        timeout=60,
     )
     assert late.status_code == 409, late.text
     assert late.json()["error"]["code"] == "approval_not_pending", late.text
@@ -182,11 +197,11 @@ def check_late_answer_refused(
 def run_approval_trials(fleet: Fleet, workers: int, label: str) -> None:
     for trial in range(TRIALS):
         note = f"{label}-{trial}"
-        session_id, call_id = paused_run(fleet.urls[trial % workers], "clerk", note)
+        session_id, call_id = paused_run(fleet.clients[trial % workers], "clerk", note)
         check_one_won(answer_everywhere(fleet, workers, "clerk", session_id, call_id))
         assert len(fleet.marks("ran.txt", note)) == 1, f"trial {trial}: the tool ran again"
         check_late_answer_refused(fleet, "clerk", session_id, call_id, trial)
-        stored = httpx.get(f"{fleet.urls[0]}/agents/clerk/sessions/{session_id}", timeout=60)
+        stored = fleet.clients[0].get(f"/agents/clerk/sessions/{session_id}")
         results = [
             c
             for m in stored.json()["messages"]
@@ -200,7 +215,7 @@ def run_approval_trials(fleet: Fleet, workers: int, label: str) -> None:
 def run_checkpoint_trials(fleet: Fleet, workers: int, label: str) -> None:
     for trial in range(TRIALS):
         draft = f"{label}-{trial}"
-        session_id, request_id = paused_run(fleet.urls[trial % workers], "publisher", draft)
+        session_id, request_id = paused_run(fleet.clients[trial % workers], "publisher", draft)
         check_one_won(answer_everywhere(fleet, workers, "publisher", session_id, request_id))
         assert len(fleet.marks("node.txt", draft)) == 1, f"trial {trial}: the node ran again"
         check_late_answer_refused(fleet, "publisher", session_id, request_id, trial)
@@ -235,7 +250,7 @@ def test_without_leases_the_approval_claim_alone_runs_a_call_once(tmp_path: Path
     try:
         for trial in range(30):
             note = f"claim-only-{trial}"
-            session_id, call_id = paused_run(fleet.urls[trial % 2], "clerk", note)
+            session_id, call_id = paused_run(fleet.clients[trial % 2], "clerk", note)
             answers = answer_everywhere(fleet, 2, "clerk", session_id, call_id)
             check_one_won(answers)
             assert len(fleet.marks("ran.txt", note)) == 1, f"trial {trial}: the tool ran again"
@@ -249,7 +264,7 @@ def test_a_killed_worker_frees_its_session_after_the_lease_and_nothing_is_half_w
     fleet = start_fleet(str(tmp_path / "sessions.sqlite"), tmp_path, 2, "--lease-seconds", "1.5")
     try:
         first, second = fleet.urls
-        session_id, call_id = paused_run(first, "clerk", "before")
+        session_id, call_id = paused_run(fleet.clients[0], "clerk", "before")
         answered = httpx.post(
             f"{first}/agents/clerk/sessions/{session_id}/approvals",
             json={"responses": [{"call_id": call_id, "approved": True}]},
