@@ -136,25 +136,34 @@ def postgres_fleet(
     fleet.stop()
 
 
-def at_once(requests: list[tuple[httpx.Client, str, dict[str, Any]]]) -> list[httpx.Response]:
-    """Send each (client, path, body) from its own thread on a connection opened
-    beforehand, released together, so that the requests reach their servers at the same
-    moment."""
-    for client, _, _ in requests:
-        client.get("/health")  # the connection is open before the race starts
-    start = threading.Barrier(len(requests))
-    answers: list[httpx.Response | None] = [None] * len(requests)
+def at_once(
+    requests: list[tuple[httpx.Client | str, str, dict[str, Any]]],
+) -> list[httpx.Response]:
+    """Send each (client or base URL, path, body) from its own thread on a connection
+    opened beforehand, released together, so that the requests reach their servers at
+    the same moment. A URL gets a client of its own for this race, closed after it."""
+    opened = [httpx.Client(base_url=c, timeout=60) for c, _, _ in requests if isinstance(c, str)]
+    made = iter(opened)
+    clients = [c if isinstance(c, httpx.Client) else next(made) for c, _, _ in requests]
+    try:
+        for client in clients:
+            client.get("/health")  # the connection is open before the race starts
+        start = threading.Barrier(len(requests))
+        answers: list[httpx.Response | None] = [None] * len(requests)
 
-    def send(index: int) -> None:
-        client, path, body = requests[index]
-        start.wait(timeout=30)
-        answers[index] = client.post(path, json=body)
+        def send(index: int) -> None:
+            _, path, body = requests[index]
+            start.wait(timeout=30)
+            answers[index] = clients[index].post(path, json=body)
 
-    threads = [threading.Thread(target=send, args=(i,)) for i in range(len(requests))]
-    for thread in threads:
-        thread.start()
-    for thread in threads:
-        thread.join(timeout=90)
+        threads = [threading.Thread(target=send, args=(i,)) for i in range(len(requests))]
+        for thread in threads:
+            thread.start()
+        for thread in threads:
+            thread.join(timeout=90)
+    finally:
+        for client in opened:
+            client.close()
     assert all(a is not None for a in answers), "an answer did not come back"
     return [a for a in answers if a is not None]
 
