@@ -42,17 +42,27 @@ TRIALS = int(os.environ.get("RAF_RUN_TRIALS", "5"))
 SECRET = "fleet-webhook-secret"
 AGENT = "name: talker\ninstructions: You talk slowly.\n"
 WORDS = "one two three four five six seven eight nine ten"
-"""Each answer: after a second, streamed two characters at a time, 0.05 s apart."""
+"""Each answer: after half a second, streamed two characters at a time, 0.05 s apart.
+
+Long enough for what the tests need and no longer: two requests released together by
+`at_once` reach their workers within milliseconds of each other, far inside the half
+second; a streamed answer (background runs) takes 1.7 s, past the lease's first renewal
+(1 s in: a third of `--lease-seconds 3`), which is when a worker holding a run reads the
+stop that `interrupt` or `rollback` asked of it through the store."""
 
 
 @dataclass
 class Fleet:
-    """`raf serve` processes sharing one store."""
+    """`raf serve` processes sharing one store, with a client kept open to each (a new
+    `httpx.Client` builds an SSL context, about 20 ms, more than most requests here)."""
 
     urls: list[str] = field(default_factory=list)
     processes: list[subprocess.Popen[str]] = field(default_factory=list)
+    clients: list[httpx.Client] = field(default_factory=list)
 
     def stop(self) -> None:
+        for client in self.clients:
+            client.close()
         for process in self.processes:
             if process.poll() is None:
                 process.send_signal(signal.SIGINT)
@@ -66,14 +76,14 @@ class Fleet:
 
 def start_fleet(folder: Path, sessions: str, count: int = 3) -> Fleet:
     (folder / "talker.yaml").write_text(AGENT, encoding="utf-8")
-    replies = [{"text": WORDS, "delay": 1.0, "pace": 0.05} for _ in range(400)]
+    replies = [{"text": WORDS, "delay": 0.5, "pace": 0.05} for _ in range(400)]
     script = folder / "script.json"
     script.write_text(json.dumps({"replies": replies, "chunkSize": 2}), encoding="utf-8")
     env = {**os.environ, "RAF_DATA_DIR": str(folder / "data"), "RAF_WEBHOOK_SECRET": SECRET}
     env.pop("RAF_MODEL", None)
     fleet = Fleet()
     try:
-        for _ in range(count):
+        for _ in range(count):  # launched together: each takes about a second to start
             process = subprocess.Popen(
                 [
                     sys.executable,
@@ -100,11 +110,13 @@ def start_fleet(folder: Path, sessions: str, count: int = 3) -> Fleet:
                 text=True,
             )
             fleet.processes.append(process)
+        for process in fleet.processes:
             assert process.stderr is not None
             line = process.stderr.readline()
             found = re.search(r"on (http://\S+) \(auth", line)
             assert found, line + process.stderr.read()
             fleet.urls.append(found.group(1))
+            fleet.clients.append(httpx.Client(base_url=found.group(1), timeout=60))
     except BaseException:
         fleet.stop()
         raise
@@ -126,14 +138,14 @@ def fleet(
     started.stop()
 
 
-def new_session(url: str) -> str:
-    answer = httpx.post(f"{url}/agents/talker/sessions", timeout=30)
+def new_session(client: httpx.Client) -> str:
+    answer = client.post("/agents/talker/sessions")
     assert answer.status_code == 201, answer.text
     return str(answer.json()["id"])
 
 
-def user_texts(url: str, sid: str) -> list[str]:
-    session = httpx.get(f"{url}/agents/talker/sessions/{sid}", timeout=30).json()
+def user_texts(client: httpx.Client, sid: str) -> list[str]:
+    session = client.get(f"/agents/talker/sessions/{sid}").json()
     return [
         "".join(c.get("text", "") for c in m["contents"])
         for m in session["messages"]
@@ -141,10 +153,12 @@ def user_texts(url: str, sid: str) -> list[str]:
     ]
 
 
-def wait_for(url: str, run_id: str, states: set[str], timeout: float = 60) -> dict[str, Any]:
+def wait_for(
+    client: httpx.Client, run_id: str, states: set[str], timeout: float = 60
+) -> dict[str, Any]:
     deadline = time.monotonic() + timeout
     while True:
-        run: dict[str, Any] = httpx.get(f"{url}/agents/talker/runs/{run_id}", timeout=30).json()
+        run: dict[str, Any] = client.get(f"/agents/talker/runs/{run_id}").json()
         if run["state"] in states or time.monotonic() > deadline:
             return run
         time.sleep(0.05)
@@ -155,7 +169,7 @@ def runs_path(sid: str) -> str:
 
 
 def test_reject_refuses_the_second_message_and_stores_one_turn(fleet: Fleet) -> None:
-    a, b = fleet.urls[0], fleet.urls[1]
+    a, b = fleet.clients[0], fleet.clients[1]
     for trial in range(TRIALS):
         sid = new_session(a)
         answers = at_once(
@@ -172,7 +186,7 @@ def test_reject_refuses_the_second_message_and_stores_one_turn(fleet: Fleet) -> 
 
 
 def test_enqueue_stores_both_turns_once_in_arrival_order(fleet: Fleet) -> None:
-    a, b = fleet.urls[0], fleet.urls[1]
+    a, b = fleet.clients[0], fleet.clients[1]
     for trial in range(TRIALS):
         sid = new_session(a)
         answers = at_once(
@@ -182,7 +196,7 @@ def test_enqueue_stores_both_turns_once_in_arrival_order(fleet: Fleet) -> None:
             ]
         )
         assert [r.status_code for r in answers] == [200, 200], [r.text for r in answers]
-        listed = httpx.get(f"{fleet.urls[2]}{runs_path(sid)}", timeout=30).json()["data"]
+        listed = fleet.clients[2].get(runs_path(sid)).json()["data"]
         assert [r["state"] for r in listed] == ["done", "done"]
         # a run's turn is its place when it came: at once on a free session, else the
         # end of the queue; the second started only once the first had ended
@@ -190,52 +204,43 @@ def test_enqueue_stores_both_turns_once_in_arrival_order(fleet: Fleet) -> None:
         assert turns[0]["ended_at"] <= turns[1]["started_at"]
         arrival = [r["input"][0] for r in turns]
         assert sorted(arrival) == [f"a{trial}", f"b{trial}"]
-        assert user_texts(fleet.urls[2], sid) == arrival  # once each, in arrival order
+        assert user_texts(fleet.clients[2], sid) == arrival  # once each, in arrival order
 
 
 def test_queued_runs_take_their_turns_first_come_first_served(fleet: Fleet) -> None:
-    sid = new_session(fleet.urls[0])
+    sid = new_session(fleet.clients[0])
     ids = []
     for index in range(4):  # each is queued (202) before the next is sent, via each worker
-        url = fleet.urls[index % 3]
         body = {"messages": f"m{index}", "background": True, "if_busy": "enqueue"}
-        answer = httpx.post(f"{url}{runs_path(sid)}", json=body, timeout=30)
+        answer = fleet.clients[index % 3].post(runs_path(sid), json=body)
         assert answer.status_code == 202, answer.text
         ids.append(answer.json()["id"])
-    ended = [wait_for(fleet.urls[2], run_id, {"done", "failed", "cancelled"}) for run_id in ids]
+    ended = [wait_for(fleet.clients[2], run_id, {"done", "failed", "cancelled"}) for run_id in ids]
     assert [r["state"] for r in ended] == ["done"] * 4
     starts = [r["started_at"] for r in ended]
     assert starts == sorted(starts)
-    assert user_texts(fleet.urls[1], sid) == ["m0", "m1", "m2", "m3"]
-    listed = httpx.get(f"{fleet.urls[1]}{runs_path(sid)}", timeout=30).json()["data"]
+    assert user_texts(fleet.clients[1], sid) == ["m0", "m1", "m2", "m3"]
+    listed = fleet.clients[1].get(runs_path(sid)).json()["data"]
     assert [r["id"] for r in listed] == ids
 
 
 @pytest.mark.parametrize("strategy", ["interrupt", "rollback"])
 def test_interrupt_and_rollback_stop_the_run_in_progress(fleet: Fleet, strategy: str) -> None:
-    a, b = fleet.urls[0], fleet.urls[1]
+    a, b = fleet.clients[0], fleet.clients[1]
     for trial in range(TRIALS):
         sid = new_session(a)
-        first = httpx.post(
-            f"{a}{runs_path(sid)}",
-            json={"messages": f"first{trial}", "background": True},
-            timeout=30,
-        )
+        first = a.post(runs_path(sid), json={"messages": f"first{trial}", "background": True})
         assert first.status_code == 202, first.text
         first_id = first.json()["id"]
         assert wait_for(b, first_id, {"running"})["state"] == "running"
-        time.sleep(0.3)  # it has said something
-        second = httpx.post(
-            f"{b}{runs_path(sid)}",
-            json={"messages": f"second{trial}", "if_busy": strategy},
-            timeout=60,
-        )
+        time.sleep(0.3)  # it is well into its model call
+        second = b.post(runs_path(sid), json={"messages": f"second{trial}", "if_busy": strategy})
         assert second.status_code == 200, second.text
         assert second.json()["text"] == WORDS
-        stopped = wait_for(fleet.urls[2], first_id, {"done", "failed", "cancelled"})
+        stopped = wait_for(fleet.clients[2], first_id, {"done", "failed", "cancelled"})
         assert stopped["state"] == "cancelled", stopped
         assert stopped["cancel_reason"].endswith(f"by run {second.headers['raf-run-id']}")
-        session = httpx.get(f"{a}/agents/talker/sessions/{sid}", timeout=30).json()
+        session = a.get(f"/agents/talker/sessions/{sid}").json()
         texts = user_texts(a, sid)
         if strategy == "interrupt":
             assert texts == [f"first{trial}", f"second{trial}"]
@@ -270,7 +275,7 @@ def test_a_run_outlives_its_client_and_resumes_on_another_worker(
     fleet: Fleet, background: bool
 ) -> None:
     a, b, c = fleet.urls
-    sid = new_session(a)
+    sid = new_session(fleet.clients[0])
     body = {"messages": "tell me", "stream": True, "background": background}
     with httpx.Client(timeout=60) as client:
         if background:
@@ -290,7 +295,7 @@ def test_a_run_outlives_its_client_and_resumes_on_another_worker(
             "GET", f"{b}/agents/talker/runs/{run_id}/events", headers=headers
         ) as response:
             rest = read_events(response)
-        assert wait_for(c, run_id, {"done"})["state"] == "done"
+        assert wait_for(fleet.clients[2], run_id, {"done"})["state"] == "done"
         with client.stream("GET", f"{c}/agents/talker/runs/{run_id}/events") as response:
             whole = read_events(response)
     assert seen + rest == whole
@@ -329,18 +334,16 @@ def test_a_webhook_is_signed_retried_after_a_500_and_recorded(fleet: Fleet) -> N
     thread.start()
     try:
         hook = f"http://127.0.0.1:{server.server_address[1]}/hook"
-        sid = new_session(fleet.urls[0])
-        started = httpx.post(
-            f"{fleet.urls[0]}{runs_path(sid)}",
-            json={"messages": "call me", "background": True, "webhook": hook},
-            timeout=30,
+        sid = new_session(fleet.clients[0])
+        started = fleet.clients[0].post(
+            runs_path(sid), json={"messages": "call me", "background": True, "webhook": hook}
         )
         assert started.status_code == 202, started.text
         run_id = started.json()["id"]
         deadline = time.monotonic() + 60
         run: dict[str, Any] = {}
         while time.monotonic() < deadline:
-            run = httpx.get(f"{fleet.urls[1]}/agents/talker/runs/{run_id}", timeout=30).json()
+            run = fleet.clients[1].get(f"/agents/talker/runs/{run_id}").json()
             if len(run["webhook_attempts"]) >= 2:
                 break
             time.sleep(0.1)
