@@ -11,6 +11,7 @@ left behind would keep its session busy long after the test's bounds.
 
 from __future__ import annotations
 
+import concurrent.futures
 import json
 import os
 import re
@@ -40,6 +41,8 @@ READY_WITHIN = 3.0
 SETTLE = 2.0
 """Seconds after the store is back by which no session may be busy any more (a lease
 left behind would hold it for 120 s)."""
+WATCH = 1.0
+"""Seconds the load and the readiness polls go on past SETTLE, to be checked."""
 REQUESTS_PER_CLIENT = 80
 """The load is bounded in count as well as in time."""
 LEASE_SECONDS = "120"
@@ -163,6 +166,8 @@ class Seen:
     path: str
     status: int
     text: str
+    client: int | None = None
+    """Which load client sent it (None: a readiness poll)."""
 
 
 def load(
@@ -187,9 +192,10 @@ def load(
             try:
                 got = clients[worker].post(path, json=body)
             except httpx.HTTPError as exc:  # a client timeout is a hung request
-                seen.append(Seen(started, time.monotonic(), worker, path, 0, repr(exc)))
+                seen.append(Seen(started, time.monotonic(), worker, path, 0, repr(exc), client))
                 continue
-            seen.append(Seen(started, time.monotonic(), worker, path, got.status_code, got.text))
+            ended = time.monotonic()
+            seen.append(Seen(started, ended, worker, path, got.status_code, got.text, client))
     finally:
         for one in clients:
             one.close()
@@ -208,6 +214,31 @@ def poll_ready(workers: Workers, worker: int, stop: threading.Event, seen: list[
                 Seen(started, time.monotonic(), worker, "/ready", got.status_code, got.text)
             )
             time.sleep(0.1)
+
+
+def under_load(seen: list[Seen], ready: list[Seen], timeout: float = 60) -> None:
+    """Wait until every load client has had two answers and every worker has said it is
+    ready: the load flows through all of them before the store goes away."""
+    deadline = time.monotonic() + timeout
+    while True:
+        answered = [a.client for a in list(seen) if a.status == 200]
+        said_ready = {a.worker for a in list(ready) if a.status == 200}
+        if all(answered.count(c) >= 2 for c in range(CLIENTS)) and len(said_ready) == WORKERS:
+            return
+        assert time.monotonic() < deadline, "the load did not get going"
+        time.sleep(0.05)
+
+
+def check_free(url: str, sessions: list[str]) -> None:
+    """Each session is not running, and a new run in it goes through."""
+    with httpx.Client(base_url=url, timeout=30) as client:
+        for session in sessions:
+            got = client.get(f"/agents/greeter/sessions/{session}")
+            assert got.status_code == 200 and got.json()["running"] is False, got.text
+            ran = client.post(
+                f"/agents/greeter/sessions/{session}/runs", json={"messages": "after"}
+            )
+            assert ran.status_code == 200, ran.text
 
 
 def test_a_store_outage_under_load_fails_fast_shows_nothing_and_leaves_no_session_busy(
@@ -233,13 +264,13 @@ def test_a_store_outage_under_load_fails_fast_shows_nothing_and_leaves_no_sessio
         for thread in [*threads, *pollers]:
             thread.start()
         try:
-            time.sleep(2.0)
+            under_load(seen, ready)
             outage.begin()
             down = time.monotonic()
             time.sleep(OUTAGE)
             outage.end()
             up = time.monotonic()
-            time.sleep(SETTLE + 2.0)
+            time.sleep(SETTLE + WATCH)
         finally:
             stop_load.set()
             stop_ready.set()
@@ -273,18 +304,16 @@ def test_a_store_outage_under_load_fails_fast_shows_nothing_and_leaves_no_sessio
                 a.status == 200 for a in ready if a.worker == worker and a.started > up + SETTLE
             )
         # once the store is back, no session is busy: not during the load...
-        busy = [a for a in seen if a.status == 409 and a.started > up + SETTLE]
+        late = [a for a in seen if a.started > up + SETTLE]
+        assert late, "the load was over before the store had settled"
+        busy = [a for a in late if a.status == 409]
         assert not busy, busy[0].text
-        # ...and not after it, in any worker
-        for number, session in enumerate(sessions):
-            url = workers.urls[number % WORKERS]
-            got = httpx.get(f"{url}/agents/greeter/sessions/{session}", timeout=30)
-            assert got.status_code == 200 and got.json()["running"] is False, got.text
-            ran = httpx.post(
-                f"{url}/agents/greeter/sessions/{session}/runs",
-                json={"messages": "after"},
-                timeout=30,
-            )
-            assert ran.status_code == 200, ran.text
+        # ...and not after it, in any worker (each worker's sessions checked in a thread)
+        with concurrent.futures.ThreadPoolExecutor(WORKERS) as pool:
+            for done in [
+                pool.submit(check_free, workers.urls[w], sessions[w::WORKERS])
+                for w in range(WORKERS)
+            ]:
+                done.result()
     finally:
         stop_workers(workers)
