@@ -542,20 +542,29 @@ def test_the_least_similarity_leaves_most_irrelevant_questions_without_a_call() 
     from raf.clients.local.embedder import default_embedder
     from raf.evals.bfcl import DeclaredTool, evenly_spaced, load
 
-    embed = default_embedder()
+    irrelevant = load("irrelevance")
+    simple = evenly_spaced(load("simple_python"), 100)
+    # every question and tool text embedded in one call (batched by length), not one call
+    # per question: the same vectors, a third less time
+    texts = dict.fromkeys(
+        text
+        for item in [*irrelevant, *simple]
+        for text in [item.question, *(tool_text(DeclaredTool(f)) for f in item.functions)]
+    )
+    vector = dict(zip(texts, default_embedder()(list(texts)), strict=True))
 
     def reaches(question: str, tools: list[Any]) -> bool:
-        vectors = embed([question, *(tool_text(t) for t in tools)])
-        scores = [sum(a * b for a, b in zip(vectors[0], v, strict=True)) for v in vectors[1:]]
+        asked = vector[question]
+        scores = [
+            sum(a * b for a, b in zip(asked, vector[tool_text(t)], strict=True)) for t in tools
+        ]
         ranked = rank_by_meaning(tools, question, scores, threshold=MIN_SIMILARITY)
         live = LiveContext([ChatMessage.user(question)])
         parameters = live.parameters(ranked[0]) if ranked else None
         return parameters is not None and live.callable(parameters)
 
-    irrelevant = load("irrelevance")
     called = sum(reaches(i.question, [DeclaredTool(f) for f in i.functions]) for i in irrelevant)
     assert 1 - called / len(irrelevant) >= 0.85
-    simple = evenly_spaced(load("simple_python"), 100)
     reached = sum(reaches(i.question, [DeclaredTool(f) for f in i.functions]) for i in simple)
     assert reached / len(simple) >= 0.85
 
