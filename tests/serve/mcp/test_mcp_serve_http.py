@@ -4,11 +4,14 @@ approvals that cannot break a session."""
 
 from __future__ import annotations
 
+import asyncio
 import json
 import os
+import queue
 import socket
 import subprocess
 import sys
+import threading
 import time
 import urllib.error
 import urllib.request
@@ -16,7 +19,9 @@ from collections.abc import Iterator
 from contextlib import contextmanager, suppress
 from pathlib import Path
 
+from raf.serve.limits import ServeLimits
 from raf.serve.mcp.guard import allowed_host_names
+from raf.serve.mcp.server import AgentMcpServer
 from raf.serve.security import is_loopback
 from raf.tools.mcp import McpClient
 from tests.tools.peers import ROOT, free_port, serve
@@ -221,12 +226,43 @@ def test_which_addresses_count_as_loopback() -> None:
     assert "0.0.0.0" not in allowed_host_names("0.0.0.0")
 
 
-def test_half_sent_headers_are_dropped_by_the_mcp_server_too() -> None:
-    from raf.serve.limits import ServeLimits
+@contextmanager
+def _serving_in_thread(server: AgentMcpServer, limits: ServeLimits) -> Iterator[int]:
+    """`server.serve_http` on a free loopback port, on an event loop of its own thread;
+    its port. Cancelled on leaving (the thread joined within 20 s)."""
+    loop = asyncio.new_event_loop()
+    urls: queue.Queue[str] = queue.Queue()
+    serving = loop.create_task(server.serve_http(port=0, ready=urls.put, limits=limits))
 
-    with _server(ECHO) as port, socket.create_connection(("127.0.0.1", port), 30) as half:
+    def main() -> None:
+        with suppress(asyncio.CancelledError):
+            loop.run_until_complete(serving)
+
+    thread = threading.Thread(target=main, name="mcp-serve", daemon=True)
+    thread.start()
+    try:
+        url = urls.get(timeout=30)
+        yield int(url.rsplit(":", 1)[1].split("/", 1)[0])
+    finally:
+        loop.call_soon_threadsafe(serving.cancel)
+        thread.join(timeout=20)
+        assert not thread.is_alive(), "the MCP server did not stop"
+        loop.close()
+
+
+def test_half_sent_headers_are_dropped_by_the_mcp_server_too() -> None:
+    """The MCP server's HTTP has `raf serve`'s guard on heads: one left half-sent is
+    dropped after the header deadline (`raf mcp serve` keeps the default, 10 s; here
+    half a second, through the limits `serve_http` takes, so the test does not wait 10 s)."""
+    from tests.tools.mcp_agent_factory import make_agent
+
+    limits = ServeLimits(header_timeout=0.5)
+    with (
+        _serving_in_thread(AgentMcpServer(make_agent()), limits) as port,
+        socket.create_connection(("127.0.0.1", port), 30) as half,
+    ):
         half.sendall(b"POST /mcp HTTP/1.1\r\nHost: 127.0.0.1\r\nX-Slow: ")
-        # closed after the default header deadline (the wait is bounded by the timeout)
-        half.settimeout(ServeLimits().header_timeout + 20)
+        # closed after the header deadline (the wait is bounded by the timeout)
+        half.settimeout(limits.header_timeout + 20)
         with suppress(ConnectionResetError):
             assert half.recv(4096) == b""
