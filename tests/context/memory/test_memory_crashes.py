@@ -116,7 +116,8 @@ def test_kill_9_during_curator_writes_leaves_a_folder_that_validates(tmp_path: P
         time.sleep(rng.uniform(0.2, 0.8))
         os.kill(proc.pid, signal.SIGKILL)
         proc.communicate(timeout=30)
-        damage += len(validate_memory(directory))
+        if not damage:  # once a kill has landed mid-write, the count is not needed
+            damage += len(validate_memory(directory))
     assert damage, "no kill landed mid-write; the test proves nothing"
 
     seen: list[str] = []
