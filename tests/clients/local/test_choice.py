@@ -684,3 +684,145 @@ def test_a_place_with_its_region_is_offered_as_written_where_the_form_asks_for_i
     assert spans_only is not None
     assert "New York, NY" not in spans_only["properties"]["location"]["enum"]
     assert places_with_region("in Paris, France?", {"type": "string"}) == []
+
+
+def test_a_date_written_short_is_the_iso_date_too() -> None:
+    assert iso_dates("this weekend, Jun.20,2023, or Jun. 4 2022, or 1st June 2022") == [
+        "2023-06-20",
+        "2022-06-04",
+        "2022-06-01",
+    ]
+    assert iso_dates("March 202023") == []  # no day and year apart
+
+
+def test_a_time_of_day_is_offered_to_an_argument_named_time() -> None:
+    from raf.clients.local.values import asks_for_time, clock_times
+
+    assert clock_times("at 12pm. Or 3:30 PM, 7 a.m., 15:45, 10:00am") == [
+        "12pm",
+        "3:30 PM",
+        "7 a.m.",
+        "15:45",
+        "10:00am",
+    ]
+    assert clock_times("a ratio of 2:1, 7.5 kg, at 25:10") == []
+    assert asks_for_time("time", {"type": "string"})
+    assert asks_for_time("startTime", {"type": "string"})
+    assert not asks_for_time("timezone", {"type": "string"})
+    assert not asks_for_time("time", {"type": "string", "enum": ["now", "later"]})
+    tool: Any = _declared(
+        "get_air_quality_index",
+        {
+            "location": {"type": "string", "description": "The location."},
+            "time": {"type": "string", "description": "The time. Default is now."},
+        },
+        ["location", "time"],
+    )
+    parameters = LiveContext(turn("Find the air quality index in San Diego at 12pm.")).parameters(
+        tool
+    )
+    assert parameters is not None
+    assert parameters["properties"]["time"] == {"enum": ["12pm"]}
+    assert "San Diego" in parameters["properties"]["location"]["enum"]
+
+
+def test_a_unit_argument_takes_the_unit_written_after_a_number() -> None:
+    from raf.clients.local.values import asks_for_unit, units_written
+
+    assert units_written("a radius of 4 inches, 2mm voxels, 10 kg, 3 times, 5 of them") == [
+        "inches",
+        "mm",
+        "kg",
+    ]
+    assert asks_for_unit("unit", {"type": "string"})
+    assert asks_for_unit("lengthUnit", {"type": "string"})
+    assert not asks_for_unit("units_sold", {"type": "integer"})
+    tool: Any = _declared(
+        "calculate_circumference",
+        {
+            "radius": {"type": "integer", "description": "The radius."},
+            "unit": {"type": "string", "description": "The unit of measurement. Default 'cm'."},
+        },
+        ["radius"],
+    )
+    live = LiveContext(turn("The circumference of a circle with a radius of 4 inches?"))
+    parameters = live.parameters(tool)
+    assert parameters is not None
+    assert parameters["properties"]["unit"] == {"enum": ["inches"]}
+    said = LiveContext(turn("A radius of 4 cm, please")).parameters(tool)
+    assert said is not None and said["properties"]["unit"] == {"enum": ["cm"]}  # as described
+    bare = LiveContext(turn("The circumference for radius 4?")).parameters(tool)
+    assert bare is not None and "unit" not in bare["properties"]  # its default holds
+
+
+def test_an_abbreviated_name_is_named_by_the_word_its_description_spells_out() -> None:
+    tool: Any = _declared(
+        "soccer_get_last_match",
+        {
+            "team_name": {"type": "string", "description": "The name of the soccer club."},
+            "include_stats": {
+                "type": "boolean",
+                "description": "If true, include match statistics like possession.",
+            },
+            "include_lineup": {"type": "boolean", "description": "If true, the lineup."},
+        },
+        ["team_name"],
+    )
+    live = LiveContext(turn("The last game played by Liverpool F.C. Include its statistics."))
+    parameters = live.parameters(tool)
+    assert parameters is not None
+    assert parameters["properties"]["include_stats"] == {"type": "boolean"}
+    assert "include_lineup" not in parameters["properties"]
+    # a word that begins like the name but that the description does not use names nothing
+    station: Any = _declared(
+        "weather",
+        {"stats": {"type": "boolean", "description": "If true, the averages."}},
+        [],
+    )
+    silent = LiveContext(turn("Weather at the station today")).parameters(station)
+    assert silent is not None and "stats" not in silent["properties"]
+
+
+def test_a_number_written_with_its_unit_beside_the_name_is_its_value() -> None:
+    tool: Any = _declared(
+        "fmri_analyze",
+        {
+            "smooth": {"type": "integer", "description": "Spatial smoothing in mm."},
+            "voxel_size": {"type": "integer", "description": "Size of voxels in mm."},
+        },
+        ["smooth"],
+    )
+    live = LiveContext(turn("Smoothed at 6mm with an isotropic voxel size of 2mm"))
+    parameters = live.parameters(tool)
+    assert parameters is not None
+    assert parameters["properties"]["voxel_size"] == {"enum": [2]}
+
+
+def test_a_span_that_says_an_arguments_head_word_is_that_arguments_alone() -> None:
+    tool: Any = _declared(
+        "sports_team_get_schedule",
+        {
+            "team_name": {"type": "string", "description": "The name of the team."},
+            "num_of_games": {"type": "integer", "description": "Number of games."},
+            "league": {"type": "string", "description": "The name of the league."},
+        },
+        ["team_name", "num_of_games", "league"],
+    )
+    live = LiveContext(
+        turn("Give me the schedule of Manchester United for the next 6 games in Premier League.")
+    )
+    parameters = live.parameters(tool)
+    assert parameters is not None
+    leagues = parameters["properties"]["league"]["enum"]
+    teams = parameters["properties"]["team_name"]["enum"]
+    assert "Premier League" in leagues and all("League" in s for s in leagues)
+    assert "Manchester United" in teams and not any("League" in s for s in teams)
+
+
+def test_values_listed_after_like_are_described_values() -> None:
+    from raf.clients.local.values import described_values
+
+    assert described_values(
+        {"description": "Preferred diet like vegan, vegetarian, gluten-free etc. Default none."}
+    ) == ["vegan", "vegetarian", "gluten-free"]
+    assert described_values({"description": "Most likely the name of a city."}) == []

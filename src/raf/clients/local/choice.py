@@ -35,6 +35,9 @@ from typing import Any
 from raf.clients.local.tools import hoist_definitions
 from raf.clients.local.values import (
     as_fraction,
+    asks_for_time,
+    asks_for_unit,
+    clock_times,
     days_in_weeks,
     described_values,
     in_kind,
@@ -43,6 +46,7 @@ from raf.clients.local.values import (
     places_with_region,
     said,
     times_a_year,
+    units_written,
     wants_iso_date,
 )
 from raf.core.contents import FunctionCallContent, FunctionResultContent, TextContent
@@ -233,6 +237,8 @@ class LiveContext:
         required = [r for r in schema.get("required") or [] if r in properties]
         offered = argument_candidates(tool)
         texts = self.spans(tool)
+        claims = claimed_spans(properties, required, texts)
+        claimed = {text for spans_of in claims.values() for text in spans_of}
         narrowed: dict[str, Any] = {}
         for name, prop in properties.items():
             prop = dict(prop) if isinstance(prop, dict) else {}
@@ -246,6 +252,14 @@ class LiveContext:
                 narrowed[name] = {"enum": [days]}  # "the next week": 7 days
             elif wants_iso_date(prop) and (dates := iso_dates(self.question)):
                 narrowed[name] = {"enum": dates}  # "March 8th, 2023": 2023-03-08
+            elif asks_for_time(name, prop) and (times := clock_times(self.question)):
+                narrowed[name] = {"enum": times}  # "at 12pm": `time` 12pm
+            elif (
+                asks_for_unit(name, prop)
+                and self.chosen(prop) is None
+                and (units := units_written(self.question))
+            ):
+                narrowed[name] = {"enum": units}  # "4 inches": `unit` inches
             elif name in required and (places := places_with_region(self.question, prop)):
                 narrowed[name] = {"enum": places}  # "Paris, France" as the form asks
             elif name not in required:
@@ -256,7 +270,9 @@ class LiveContext:
             elif (chosen := self.chosen(prop)) is not None:
                 narrowed[name] = chosen
             elif _free_text(prop) and texts:
-                narrowed[name] = {"enum": texts}
+                # "Premier League" is the `league`, and so no other argument's value
+                mine = claims.get(name) or [t for t in texts if t not in claimed] or texts
+                narrowed[name] = {"enum": mine}
             elif (kind := _numeric(prop)) and self.numbers:
                 values = self.numbers_for(prop, kind)
                 narrowed[name] = {"enum": values} if values else prop
@@ -398,12 +414,12 @@ class LiveContext:
         if chosen is not None or "enum" in prop or "enum" in _items(prop):
             return chosen
         head = _name_words(name)[-1:]
-        named = bool(head) and head[0] in terms(self.question)
-        if prop.get("type") == "boolean" and named:
+        word = spoken_head(head[0], prop, terms(self.question)) if head else None
+        if prop.get("type") == "boolean" and word is not None:
             return {"type": "boolean"}
         kind = _numeric(prop)
-        if kind and named:
-            near = self.numbers_near(head[0])
+        if kind and word is not None:
+            near = self.numbers_near(word)
             values = in_kind(near, kind, as_fraction(prop), self.percents)
             return {"enum": values} if values else None
         return None
@@ -416,8 +432,8 @@ class LiveContext:
         found: list[str] = []
         for index, each in enumerate(words):
             if _stem(each.lower()) == word:
-                found += [w for w in words[index + 1 : index + 1 + after] if _NUMBER.fullmatch(w)]
-                if index and _NUMBER.fullmatch(words[index - 1]):
+                found += [w for w in words[index + 1 : index + 1 + after] if _measure(w)]
+                if index and _measure(words[index - 1]):
                     found.append(words[index - 1])
         return numbers(found)
 
@@ -494,6 +510,54 @@ def written_lists(text: str) -> list[list[int | float]]:
     if run:
         out.setdefault(json.dumps(run), run)
     return list(out.values())
+
+
+def _measure(word: str) -> bool:
+    """A number, or a number with its unit written on ("2mm"): the value is the number."""
+    return _NUMBER.fullmatch(word) is not None or _QUANTITY.fullmatch(word) is not None
+
+
+def spoken_head(head: str, prop: dict[str, Any], said: Set[str]) -> str | None:
+    """The word of the message that names an optional argument: the head word of its
+    name (stemmed) when said, else a word said that the head abbreviates and the
+    argument's description spells out (`include_stats`, "match statistics": "Include
+    its statistics" names it); None when the message does not name it."""
+    if head in said:
+        return head
+    if len(head) < 4:
+        return None
+    described = terms(str(prop.get("description") or ""))
+    for word in sorted(said):
+        if word != head and word.startswith(head[:4]) and word in described:
+            return word
+    return None
+
+
+_GENERIC_HEADS = frozenset({"name", "id", "title", "type", "value", "text"})
+"""Last words of argument names that say nothing of the value (`team_name`)."""
+
+
+def claimed_spans(
+    properties: dict[str, Any], required: Sequence[str], texts: Sequence[str]
+) -> dict[str, list[str]]:
+    """For each required free-text argument, the spans that say the head word of its name
+    (the last word, or the one before a generic last word: `hotel_name` is a hotel):
+    "Premier League" is the `league`; "Plaza Hotel" the `hotel_name`."""
+    out: dict[str, list[str]] = {}
+    for name in required:
+        prop = properties.get(name)
+        if not isinstance(prop, dict) or not _free_text(prop) or described_values(prop):
+            continue
+        words = _name_words(name)
+        if len(words) > 1 and words[-1] in _GENERIC_HEADS:
+            words = words[:-1]
+        if not words or words[-1] in _GENERIC_HEADS:
+            continue
+        head = words[-1]
+        mine = [t for t in texts if head in {_stem(w.lower()) for w in _TERM.findall(t.lower())}]
+        if mine:
+            out[name] = mine
+    return out
 
 
 def _name_words(name: str) -> list[str]:

@@ -17,11 +17,12 @@ from typing import Any
 _QUOTED = re.compile(r"(?<![\w'\"])(['\"])([^'\"\n]{1,40}?)\1(?![\w'\"])")
 """A value a description quotes: 'gas', "single" (not the apostrophe of "player's")."""
 _LISTED = re.compile(
-    r"(?:\be\.?\s?g\.?,?|\bfor example,?|\bsuch as|\boptions?\s*(?:are|:)|\bone of:?)"
+    r"(?:\be\.?\s?g\.?,?|\bfor example,?|\bsuch as|\blike\b|\boptions?\s*(?:are|:)|\bone of:?)"
     r"\s*(.+?)(?:\.(?:\s|$)|[;)]|$)",
     re.I,
 )
-"""A list of values a description gives after "e.g.", "such as", "options:", "one of"."""
+"""A list of values a description gives after "e.g.", "such as", "like", "options:",
+"one of"."""
 _SEPARATOR = re.compile(r"\s*(?:,|/|\bor\b|\band\b|\betc\b\.?)\s*", re.I)
 _PERCENT = re.compile(r"(?<![\w.])(-?\d+(?:\.\d+)?)\s?(?:%|percent\b)", re.I)
 """A number written as a percentage: "3%", "3 %", "3 percent"."""
@@ -31,7 +32,8 @@ _AS_FRACTION = re.compile(r"decimal|fraction")
 
 def described_values(prop: dict[str, Any]) -> list[str]:
     """The values an argument's description names: quoted ones, else those listed after
-    "e.g.", "such as", "options:" or "one of" (each once, in order; empty: none)."""
+    "e.g.", "such as", "like", "options:" or "one of" (each once, in order; empty:
+    none)."""
     text = str(prop.get("description") or "")
     quoted = [m.group(2).strip() for m in _QUOTED.finditer(text)]
     found = quoted or [
@@ -158,12 +160,14 @@ _MONTHS = {
     for number, month in enumerate(_MONTH_NAMES, start=1)
     for name in (month, month[:3])
 } | {"sept": 9}
-_MONTH = r"(?P<month>" + "|".join(sorted(_MONTHS, key=len, reverse=True)) + r")\.?"
+_MONTH = r"(?P<month>" + "|".join(sorted(_MONTHS, key=len, reverse=True)) + r")"
 _DAY = r"(?P<day>\d{1,2})(?:st|nd|rd|th)?"
 _YEAR = r"(?P<year>\d{4})"
 _DATES = [
-    re.compile(rf"\b{_MONTH}\s+{_DAY},?\s+{_YEAR}\b", re.I),  # March 8th, 2023
-    re.compile(rf"\b{_DAY}\s+(?:of\s+)?{_MONTH},?\s+{_YEAR}\b", re.I),  # the 5th of march 2023
+    # March 8th, 2023; Jun. 20 2023; Jun.20,2023
+    re.compile(rf"\b{_MONTH}(?:\.\s*|\s+){_DAY}(?:,\s*|\s+){_YEAR}\b", re.I),
+    # the 5th of march 2023; 1st Jun. 2022
+    re.compile(rf"\b{_DAY}\s+(?:of\s+)?{_MONTH}\.?(?:,\s*|\s+){_YEAR}\b", re.I),
     re.compile(r"\b(?P<year>\d{4})-(?P<month>\d{2})-(?P<day>\d{2})\b"),  # 2023-03-08
 ]
 _ISO_DATE = re.compile(r"YYYY-MM-DD", re.I)
@@ -191,6 +195,52 @@ def iso_dates(text: str) -> list[str]:
                 continue
             found.append((m.start(), day.isoformat()))
     return list(dict.fromkeys(iso for _, iso in sorted(found)))
+
+
+_CLOCK = re.compile(
+    r"(?<![\w:.])(\d{1,2}(?::[0-5]\d)?\s?(?:[ap]m|[ap]\.m\.)(?![\w])|(?:[01]?\d|2[0-3]):[0-5]\d)(?![\w:])",
+    re.I,
+)
+"""A time of day as written: "12pm", "3:30 PM", "7 a.m.", "15:45"."""
+_TIME_WORDS = frozenset({"time", "hour", "clock"})
+
+
+def asks_for_time(name: str, prop: dict[str, Any]) -> bool:
+    """Whether a text argument takes a time of day: the last word of its name is "time"
+    or "hour" (`time`, `start_time`; not `timezone` or `time_period`)."""
+    if prop.get("type") != "string" or "enum" in prop:
+        return False
+    words = re.split(r"[\s_\-]+|(?<=[a-z])(?=[A-Z])", name.strip())
+    return bool(words) and words[-1].lower() in _TIME_WORDS
+
+
+def clock_times(text: str) -> list[str]:
+    """The times of day `text` writes ("at 12pm", "3:30 PM", "15:45"), as written, each
+    once, in order; a "7.5" or a "2:1" ratio is none."""
+    return list(dict.fromkeys(m.group(1).strip() for m in _CLOCK.finditer(text)))
+
+
+_UNIT_AFTER = re.compile(r"(?<![\w.])\d+(?:\.\d+)?\s?([A-Za-z]{1,12})\b")
+_NOT_UNITS = frozenset(
+    """a an and or of to in on at by for from with the times time more less than over under
+    st nd rd th x""".split()  # noqa: SIM905
+)
+
+
+def asks_for_unit(name: str, prop: dict[str, Any]) -> bool:
+    """Whether a text argument takes a unit of measure: its name is `unit` or `units`
+    (or ends in them: `length_unit`), free text."""
+    if prop.get("type") != "string" or "enum" in prop:
+        return False
+    last = re.split(r"[\s_\-]+|(?<=[a-z])(?=[A-Z])", name.strip())[-1].lower()
+    return last in ("unit", "units")
+
+
+def units_written(text: str) -> list[str]:
+    """The words written right after a number ("4 inches", "2mm", "10 kg"), each once, in
+    order: the units the message measures in."""
+    found = (m.group(1) for m in _UNIT_AFTER.finditer(text))
+    return list(dict.fromkeys(w for w in found if w.lower() not in _NOT_UNITS))
 
 
 _PLACE_FORM = re.compile(r"['\"][A-Z][\w.]*(?: [A-Z][\w.]*)*, [A-Z][\w.()]*(?: [\w.()]+)*['\"]")
