@@ -73,6 +73,30 @@ def test_a_loop_with_changing_breaks_in_a_constrained_answer() -> None:
     assert fold_updates(updates).text == f"Tide machines came from Kelvin.\n\n{MACHINE}"
 
 
+HISTORY = (
+    "The history of tide prediction is a fascinating and complex topic that spans "
+    "centuries. In the 18th century, sailors and buccaneers relied on the tides to navigate "
+    "their ships. They used the position of the moon and the stars to determine the "
+    "direction of the wind and the direction of the ship's course."
+)
+PUMP = (
+    "The invention of the tide-pump was a significant development in the history of tide "
+    "prediction. It was invented by a Dutch ship captain named Jan van der Meer in 1717. The "
+    "tide-pump was a device that used a pump to pump water from a trough to a pump that "
+    "pumped water from the"
+)
+REPORT = "\n\n".join([HISTORY, PUMP] * 3)
+"""The research pipeline's writer on the local model: its inputs, two paragraphs, copied in
+turn until the token limit (a passage of some 580 characters)."""
+
+
+def test_a_loop_of_two_paragraphs_keeps_one_copy() -> None:
+    stop, out = watched(REPORT)
+    assert stop.looped and len(stop.passage) > 320
+    # the second copy of the first paragraph is kept to the end of its first sentence
+    assert out == f"{HISTORY}\n\n{PUMP}\n\n{HISTORY.split('. ')[0]}."
+
+
 def test_a_digit_run_is_a_loop_too() -> None:
     stop, out = watched(DIGITS)
     assert stop.looped and len(out) < DIGITS.index("1234") + SHORT_LOOP

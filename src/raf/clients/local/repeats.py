@@ -21,8 +21,9 @@ log = logging.getLogger("raf.clients.local")
 
 MIN_PASSAGE = 16
 """A passage at least this many characters long, written twice in a row, is a loop."""
-MAX_PASSAGE = 320
-"""The longest passage watched for."""
+MAX_PASSAGE = 1024
+"""The longest passage watched for: two or three paragraphs (a small model that writes a
+report from several inputs may copy them in turn, again and again)."""
 SHORT_LOOP = 160
 """A shorter passage repeated over this many characters is a loop too (`1234512345…`)."""
 
