@@ -817,6 +817,15 @@ def test_a_span_that_says_an_arguments_head_word_is_that_arguments_alone() -> No
     teams = parameters["properties"]["team_name"]["enum"]
     assert "Premier League" in leagues and all("League" in s for s in leagues)
     assert "Manchester United" in teams and not any("League" in s for s in teams)
+    # a word of the name before the value is no name: "the company Google" claims nothing
+    suits: Any = _declared(
+        "lawsuits_search",
+        {"company_name": {"type": "string"}, "location": {"type": "string"}},
+        ["company_name", "location"],
+    )
+    found = LiveContext(turn("Lawsuits against the company Google in California")).parameters(suits)
+    assert found is not None
+    assert found["properties"]["company_name"] == found["properties"]["location"]
 
 
 def test_values_listed_after_like_are_described_values() -> None:

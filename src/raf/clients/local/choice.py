@@ -540,9 +540,10 @@ _GENERIC_HEADS = frozenset({"name", "id", "title", "type", "value", "text"})
 def claimed_spans(
     properties: dict[str, Any], required: Sequence[str], texts: Sequence[str]
 ) -> dict[str, list[str]]:
-    """For each required free-text argument, the spans that say the head word of its name
-    (the last word, or the one before a generic last word: `hotel_name` is a hotel):
-    "Premier League" is the `league`; "Plaza Hotel" the `hotel_name`."""
+    """For each required free-text argument, the proper names the message writes that end
+    in the head word of its name (the last word, or the one before a generic last word:
+    `hotel_name` is a hotel): "Premier League" is the `league`, "Plaza Hotel" the
+    `hotel_name`; "the company Google" claims nothing for `company_name`."""
     out: dict[str, list[str]] = {}
     for name in required:
         prop = properties.get(name)
@@ -554,10 +555,21 @@ def claimed_spans(
         if not words or words[-1] in _GENERIC_HEADS:
             continue
         head = words[-1]
-        mine = [t for t in texts if head in {_stem(w.lower()) for w in _TERM.findall(t.lower())}]
+        mine = [t for t in texts if _proper_name_ending_in(t, head)]
         if mine:
             out[name] = mine
     return out
+
+
+def _proper_name_ending_in(text: str, head: str) -> bool:
+    """Whether `text` is a name of two words or more, each capitalized, whose last word is
+    `head` (stemmed): "Premier League" for `league`."""
+    words = text.split()
+    return (
+        len(words) > 1
+        and all(w[:1].isupper() for w in words)
+        and _stem(words[-1].lower().strip(_EDGE)) == head
+    )
 
 
 def _name_words(name: str) -> list[str]:
