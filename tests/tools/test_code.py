@@ -4,7 +4,10 @@ from __future__ import annotations
 
 import os
 import secrets
+import shutil
 import socket
+import subprocess
+import tempfile
 import threading
 import time
 from pathlib import Path
@@ -174,3 +177,22 @@ async def test_produced_files_are_capped_in_count_and_total() -> None:
     assert 0 < read_back <= 1_000_000
     assert any("100 further files not listed" in n for n in result.notes)
     assert any("capped at 1000000 bytes" in n for n in result.notes)
+
+
+async def test_a_venv_in_a_folder_the_sandbox_hides_still_runs(tmp_path: Path) -> None:
+    """The sandbox hides $HOME and /tmp; a virtual environment in one of them (the usual
+    place of a project's venv) holds the interpreter's path, so it is shown read-only."""
+    _require_bubblewrap()
+    system = "/usr/bin/python3"  # a base interpreter anyone may run (the test command's)
+    hidden = Path(tempfile.mkdtemp(prefix="raf-venv-", dir="/tmp"))
+    try:
+        hidden.chmod(0o755)  # the code may run as another user (`nobody` under root)
+        venv = hidden / "venv"
+        subprocess.run([system, "-m", "venv", "--without-pip", str(venv)], check=True, timeout=60)
+        python = str(venv / "bin" / "python")
+        result = await CodeInterpreter(python=python).run("import sys; print(sys.prefix)")
+        assert result.ok, result.stderr
+        assert result.stdout.strip() == str(venv)  # the venv's own interpreter ran
+        assert result.sandbox == "bubblewrap"
+    finally:
+        shutil.rmtree(hidden)

@@ -89,6 +89,18 @@ def _others_can_run(path: str) -> bool:
         return False
 
 
+def python_folders(python: str) -> list[Path]:
+    """The folders the sandbox shows read-only so that `python` runs in it: the
+    installation it resolves to, and the virtual environment it is called through (a venv
+    in $HOME or /tmp, both of which the sandbox hides, holds the path that is run)."""
+    out: list[Path] = []
+    for path in (os.path.realpath(python), os.path.abspath(python)):
+        folder = Path(path).parent.parent
+        if folder != Path("/") and folder not in out:
+            out.append(folder)
+    return out
+
+
 def _pick_python(other_user: bool) -> str:
     """This interpreter, or (when the code runs as another user who cannot reach it) the
     system's python3."""
@@ -150,7 +162,7 @@ class CodeInterpreter(ModelTool):
         self.network = network
         self.run_as = run_as if run_as is not None else (NOBODY if os.geteuid() == 0 else None)
         self.python = python or _pick_python(self.run_as is not None)
-        self._python_prefix = Path(os.path.realpath(self.python)).parent.parent
+        self._python_folders = python_folders(self.python)
         self.container = container
         """When set, each run is a fresh container of this sandbox (see ContainerSandbox)."""
         self._runner: ContainerRunner | None = None
@@ -325,14 +337,13 @@ class CodeInterpreter(ModelTool):
         kind = await asyncio.to_thread(detect_sandbox, as_user=self.run_as)
         notes: list[str] = []
         if kind is SandboxKind.BWRAP:
-            # the interpreter may live below a folder the sandbox hides ($HOME): show it
-            prefix = self._python_prefix
+            # the interpreter may live below a folder the sandbox hides ($HOME, /tmp): show it
             argv = [
                 *bwrap_argv(
                     writable=[workdir],
                     cwd=workdir,
                     network=self.network,
-                    read_only=[prefix] if prefix != Path("/") else [],
+                    read_only=self._python_folders,
                 ),
                 *command,
             ]
