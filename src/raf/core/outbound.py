@@ -97,17 +97,19 @@ def policy(
 def check_address(ip: str, *, allow_private: bool, who: str = "raf") -> None:
     """Refuse loopback, private, link-local, multicast, reserved and unspecified addresses
     (unless `allow_private`); 6to4 and Teredo addresses are judged by the IPv4 address
-    they carry, which a relay would reach."""
+    they carry, which a relay would reach (a 6to4 address by it alone: Python before
+    3.11.10 counts all of 2002::/16 as private, later ones none of it)."""
     addr: ipaddress.IPv4Address | ipaddress.IPv6Address = ipaddress.ip_address(ip.split("%", 1)[0])
     if isinstance(addr, ipaddress.IPv6Address) and addr.ipv4_mapped is not None:
         addr = addr.ipv4_mapped
     if allow_private:
         return
     if isinstance(addr, ipaddress.IPv6Address):
-        embedded = [addr.sixtofour, addr.teredo[1] if addr.teredo else None]
-        for inner in embedded:
-            if inner is not None:
-                check_address(str(inner), allow_private=False, who=who)
+        if addr.teredo is not None:
+            check_address(str(addr.teredo[1]), allow_private=False, who=who)
+        if addr.sixtofour is not None:
+            check_address(str(addr.sixtofour), allow_private=False, who=who)
+            return
     if not addr.is_global or addr.is_multicast or addr.is_reserved or addr.is_unspecified:
         raise OutboundRefused(
             f"address {addr} is private, loopback or link-local; {who} refuses it (SSRF "
