@@ -245,6 +245,14 @@ MUTANTS: tuple[Mutant, ...] = (
         ("tests/core/test_outbound_hostile.py", "tests/tools/test_outbound_fetchers.py"),
     ),
     Mutant(
+        "outbound: a 6to4 address passes without its IPv4 address checked",
+        "src/raf/core/outbound.py",
+        "            check_address(str(addr.sixtofour), allow_private=False, who=who)\n"
+        "            return\n",
+        "            return\n",
+        ("tests/core/test_outbound_hostile.py", "tests/tools/test_web.py"),
+    ),
+    Mutant(
         "outbound: async hops not checked (redirects)",
         "src/raf/core/outbound.py",
         "                target = await check_url(str(request.url), self.rule)",
