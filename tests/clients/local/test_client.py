@@ -286,6 +286,20 @@ def test_default_threads_leave_a_core_free(monkeypatch: pytest.MonkeyPatch, tmp_
         default_threads()
 
 
+def test_the_default_answer_length_is_the_environments_cap_when_set(
+    monkeypatch: pytest.MonkeyPatch,
+) -> None:
+    monkeypatch.delenv("RAF_LOCAL_MAX_TOKENS", raising=False)
+    assert LocalChatClient(auto_pull=False).max_tokens == 512
+    monkeypatch.setenv("RAF_LOCAL_MAX_TOKENS", "96")
+    assert LocalChatClient(auto_pull=False).max_tokens == 96
+    assert LocalChatClient(auto_pull=False, max_tokens=300).max_tokens == 300  # given wins
+    for bad in ("many", "0", "-4"):
+        monkeypatch.setenv("RAF_LOCAL_MAX_TOKENS", bad)
+        with pytest.raises(ConfigurationError, match="RAF_LOCAL_MAX_TOKENS"):
+            LocalChatClient(auto_pull=False)
+
+
 def test_default_threads_count_physical_cores_and_container_quotas(
     monkeypatch: pytest.MonkeyPatch, tmp_path: Path
 ) -> None:

@@ -12,6 +12,7 @@ import asyncio
 import importlib.util
 import json
 import logging
+import os
 import struct
 import threading
 from collections.abc import AsyncIterator, Callable, Sequence
@@ -70,9 +71,11 @@ from raf.core.usage import UsageDetails
 log = logging.getLogger("raf.clients.local")
 
 __all__ = [
+    "MAX_TOKENS_ENV",
     "THREADS_ENV",
     "LocalChatClient",
     "LocalProvider",
+    "default_max_tokens",
     "default_threads",
     "read_chat_template",
 ]
@@ -80,6 +83,9 @@ __all__ = [
 ToolMode = Literal["auto", "staged", "grammar", "native"]
 DEFAULT_CONTEXT = 4096
 DEFAULT_MAX_TOKENS = 512
+MAX_TOKENS_ENV = "RAF_LOCAL_MAX_TOKENS"
+"""Environment variable: the most tokens an answer of the embedded model takes when the
+request sets no limit (`DEFAULT_MAX_TOKENS` unless set; `max_tokens=` overrides it)."""
 CHOICE_TOKENS = 160
 """Tokens the choice of a call may take (a call's JSON; an answer is written after)."""
 ANSWER_TOKENS = 200
@@ -308,6 +314,23 @@ def _dot(a: Sequence[float], b: Sequence[float]) -> float:
     return sum(x * y for x, y in zip(a, b, strict=True))
 
 
+def default_max_tokens() -> int:
+    """The most tokens an answer takes when the request sets no limit: $RAF_LOCAL_MAX_TOKENS
+    when set (a slow machine's cap), else `DEFAULT_MAX_TOKENS`."""
+    explicit = os.environ.get(MAX_TOKENS_ENV, "").strip()
+    if not explicit:
+        return DEFAULT_MAX_TOKENS
+    try:
+        value = int(explicit)
+    except ValueError:
+        value = 0
+    if value < 1:
+        raise ConfigurationError(
+            f"{MAX_TOKENS_ENV}={explicit!r}: give a whole number of tokens >= 1"
+        )
+    return value
+
+
 class LocalChatClient(ModelClient[LocalWire]):
     """A GGUF model run in this process; the default model is pulled on first use.
 
@@ -334,7 +357,7 @@ class LocalChatClient(ModelClient[LocalWire]):
         n_ctx: int = DEFAULT_CONTEXT,
         threads: int | None = None,
         tool_mode: ToolMode = "auto",
-        max_tokens: int = DEFAULT_MAX_TOKENS,
+        max_tokens: int | None = None,
         temperature: float | None = None,
         seed: int | None = None,
         stop_repeats: bool = True,
@@ -343,6 +366,8 @@ class LocalChatClient(ModelClient[LocalWire]):
         embedder: Embed | Literal["local"] | None = "local",
         tool_threshold: float = MIN_SIMILARITY,
     ) -> None:
+        if max_tokens is None:
+            max_tokens = default_max_tokens()
         for name, value in (("n_ctx", n_ctx), ("threads", threads), ("max_tokens", max_tokens)):
             if value is not None and (not isinstance(value, int) or value < 1):
                 raise ConfigurationError(
