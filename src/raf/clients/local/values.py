@@ -4,8 +4,10 @@ gluten-free"), which of a set of values the message says, and a percentage as th
 argument wants it (3 % is `0.03` for a rate, `3` for an argument in percent), and a
 count per year said as a word ("compounded monthly" is 12 times a year), a number of
 days said in weeks ("the next week" is 7 days), a date said in words as the ISO date an
-argument asks for ("March 8th, 2023" is 2023-03-08), and a place with its region as
-written ("Paris, France") where the description asks for that form."""
+argument asks for ("March 8th, 2023" is 2023-03-08), a place with its region as written
+("Paris, France") where the description asks for that form, the times of day written
+("at 12pm") for a time argument, and the units written after a number ("4 inches") for
+a unit argument."""
 
 from __future__ import annotations
 
