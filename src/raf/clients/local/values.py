@@ -207,13 +207,21 @@ _CLOCK = re.compile(
 _TIME_WORDS = frozenset({"time", "hour", "clock"})
 
 
+_NAME_WORDS = re.compile(r"[\s_\-]+|(?<=[a-z])(?=[A-Z])")
+"""Where an argument's name parts into words: `start_time`, `startTime`, `start-time`."""
+
+
+def _last_word(name: str, prop: dict[str, Any]) -> str | None:
+    """The last word of a text argument's name, lower case (None: not free text)."""
+    if prop.get("type") != "string" or "enum" in prop:
+        return None
+    return _NAME_WORDS.split(name.strip())[-1].lower()
+
+
 def asks_for_time(name: str, prop: dict[str, Any]) -> bool:
     """Whether a text argument takes a time of day: the last word of its name is "time"
     or "hour" (`time`, `start_time`; not `timezone` or `time_period`)."""
-    if prop.get("type") != "string" or "enum" in prop:
-        return False
-    words = re.split(r"[\s_\-]+|(?<=[a-z])(?=[A-Z])", name.strip())
-    return bool(words) and words[-1].lower() in _TIME_WORDS
+    return _last_word(name, prop) in _TIME_WORDS
 
 
 def clock_times(text: str) -> list[str]:
@@ -232,10 +240,7 @@ _NOT_UNITS = frozenset(
 def asks_for_unit(name: str, prop: dict[str, Any]) -> bool:
     """Whether a text argument takes a unit of measure: its name is `unit` or `units`
     (or ends in them: `length_unit`), free text."""
-    if prop.get("type") != "string" or "enum" in prop:
-        return False
-    last = re.split(r"[\s_\-]+|(?<=[a-z])(?=[A-Z])", name.strip())[-1].lower()
-    return last in ("unit", "units")
+    return _last_word(name, prop) in ("unit", "units")
 
 
 def units_written(text: str) -> list[str]:
