@@ -219,8 +219,8 @@ def _last_word(name: str, prop: dict[str, Any]) -> str | None:
 
 
 def asks_for_time(name: str, prop: dict[str, Any]) -> bool:
-    """Whether a text argument takes a time of day: the last word of its name is "time"
-    or "hour" (`time`, `start_time`; not `timezone` or `time_period`)."""
+    """Whether a text argument takes a time of day: the last word of its name is "time",
+    "hour" or "clock" (`time`, `start_time`; not `timezone` or `time_period`)."""
     return _last_word(name, prop) in _TIME_WORDS
 
 
