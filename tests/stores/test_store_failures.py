@@ -47,10 +47,11 @@ async def test_a_lease_not_given_back_while_the_store_failed_is_given_back_once_
     blocker.execute("COMMIT")
     blocker.close()
     deadline = time.monotonic() + 10
-    while (await store.read_lease("s")) is not None:
-        assert time.monotonic() < deadline, "the lease was not given back"
+    # given back in the store, then forgotten: the retry notes it once the store's
+    # answer reaches it, an instant after a reader may already see the lease gone
+    while (await store.read_lease("s")) is not None or len(unreleased):
+        assert time.monotonic() < deadline, "the lease was not given back and forgotten"
         await asyncio.sleep(0.05)
-    assert len(unreleased) == 0
     # another process's run takes the session at once, not in 120 s
     other = HeldLease(store, "s", "run-2", LONG, CancellationToken())
     assert (await other.take()).holder == "run-2"
