@@ -237,7 +237,7 @@ async def raf_cases(batch_seconds: float, batches: int) -> dict[str, dict[str, f
     )
     results["sync tools, inline"] = inline["sync tools"]
     threaded = await scenario.measure(
-        {"sync tools, threaded floor": run_sync_tools},
+        {"sync tools, threaded floor": run_sync_tools, "sync tools, one-hop floor": run_sync_tools},
         batch_seconds=batch_seconds,
         batches=batches,
         scripts=[*scripts, scenario.FLOOR_SCRIPT],
@@ -458,6 +458,14 @@ async def main() -> None:
             f"(asyncio.to_thread): {threaded['ratio']:.1f}x "
             f"({threaded['ratio_low']:.0f}-{threaded['ratio_high']:.0f}); "
             f"that floor {threaded['floor_us']:.0f}us, raf {threaded['us']:.0f}us"
+        )
+    one_hop = rows[0]["cases"].get("sync tools, one-hop floor") if floors else None
+    if one_hop:
+        print(
+            "raf, sync tools, against a floor that runs each reply's calls together in one "
+            f"thread hop (asyncio.to_thread per batch): {one_hop['ratio']:.1f}x "
+            f"({one_hop['ratio_low']:.1f}-{one_hop['ratio_high']:.1f}); "
+            f"that floor {one_hop['floor_us']:.0f}us, raf {one_hop['us']:.0f}us"
         )
     through = rows[0]["cases"].get("stream, agent middleware") if floors else None
     if through:
