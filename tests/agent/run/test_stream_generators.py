@@ -1,8 +1,8 @@
-"""A streamed run starts one async generator of raf's run path per run (the one the
-caller iterates): a model call hands its deltas out from a coroutine the pump awaits,
-with or without chat middleware, so no generator is started, registered with the event
-loop and finalized per model call; a caller that stops early stops the model call where
-it waits, its client stream closed at once."""
+"""A streamed run starts few async generators of raf's run path: the one the caller
+iterates, the one that drives the steps in the caller's task, and one per model call (its
+stream, whose deltas are relayed straight to the caller), with or without chat
+middleware; a caller that stops early stops the model call where it waits, its client
+stream closed at once."""
 
 from __future__ import annotations
 
@@ -63,12 +63,13 @@ def _started_generators(chat_middleware: bool) -> tuple[list[str], str]:
 
 
 @pytest.mark.parametrize("chat_middleware", [False, True])
-def test_a_streamed_run_starts_one_generator_whatever_its_model_calls(
+def test_a_streamed_run_starts_one_generator_per_model_call_and_two_per_run(
     chat_middleware: bool,
 ) -> None:
     started, text = _started_generators(chat_middleware)
     assert text == "3"
-    assert started == ["run_stream"], started
+    # two model calls; chat middleware adds no generator of its own
+    assert started == ["run_stream", "handed_out", "_leaf_stream", "_leaf_stream"], started
 
 
 class _CountingModel:

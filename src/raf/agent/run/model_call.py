@@ -3,14 +3,13 @@
 from __future__ import annotations
 
 import contextlib
-from collections.abc import Coroutine
+from collections.abc import AsyncIterator, Awaitable
 from dataclasses import replace
-from typing import Any
 
 from raf.agent.run.run import Run
 from raf.core.contents import FunctionCallContent
 from raf.core.errors import RafError, RunCancelledError
-from raf.core.hand_out import hand_out
+from raf.core.hand_out import hand_out, relay
 from raf.core.messages import ChatMessage, new_id
 from raf.core.middleware import ChatContext, run_chain
 from raf.core.options import ChatOptions
@@ -53,11 +52,11 @@ async def model_response(run: Run, options: ChatOptions) -> None:
     _accept(run, _result_of(context))
 
 
-def model_updates(run: Run, options: ChatOptions) -> Coroutine[Any, Any, None]:
+def model_updates(run: Run, options: ChatOptions) -> Awaitable[None]:
     """Call the model with the conversation, streaming: hand its deltas out
-    (`raf.core.hand_out`) as they come and keep its reply in the run at the end."""
+    (`raf.core.hand_out.relay`) as they come and keep its reply in the run at the end."""
     if not run.context.middleware.chat:  # the model's own stream, with no layer between
-        return _leaf_stream(run, run.conversation, options, None)
+        return relay(_leaf_stream(run, run.conversation, options, None))
     return _chained_updates(run, options)
 
 
@@ -72,11 +71,12 @@ async def _chained_updates(run: Run, options: ChatOptions) -> None:
         nonlocal streamed
         streamed = True
         folder = ResponseFolder()
-        await _leaf_stream(run, ctx.messages, ctx.options, folder)
+        await relay(_leaf_stream(run, ctx.messages, ctx.options, folder))
         ctx.result = folder.response()
 
-    # the deltas leave the chain as they come, through the chain's frames (the chain
-    # runs in the pump's task: no task and no queue between)
+    # the deltas leave as they come, straight from the model's stream to the caller,
+    # while the chain waits at the relay (it runs in the pump's task: no task and no
+    # queue between; an error of the stream is raised in the chain, at `call_next`)
     await run_chain(chain, context, answer)
     result = _result_of(context)
     if not streamed:  # short-circuited: the middleware's messages stream as whole updates
@@ -163,10 +163,9 @@ async def _leaf_stream(
     messages: list[ChatMessage],
     options: ChatOptions,
     folder: ResponseFolder | None,
-) -> None:
-    """The model's stream, each delta handed out as it comes (a coroutine, not an async
-    generator: no generator to start, finalize and step per delta); with no `folder`,
-    the folded reply goes straight to the run."""
+) -> AsyncIterator[AgentResponseUpdate]:
+    """The model's stream, each delta as it comes (relayed to the caller); with no
+    `folder`, the folded reply goes straight to the run."""
     own = folder is None
     folder = folder if folder is not None else ResponseFolder()
     message_id = new_id("msg")
@@ -192,7 +191,7 @@ async def _leaf_stream(
             folder.add(update)
             if kind is KIND_FINISHED or kind is KIND_USAGE:
                 continue  # the loop sums usage and sends its own final update
-            await hand_out(update)
+            yield update
     except BaseException as exc:
         if isinstance(exc, Exception) and not isinstance(exc, RunCancelledError):
             run.model_error = exc

@@ -1,10 +1,10 @@
 """The one loop that takes a run's steps (`raf.agent.run.steps`), and the three pumps
-around it: `run` takes each step, `run_stream` also hands out the updates each step made
-as they come, and `iter` hands out each step before it runs (the caller may replace it).
-They differ only in what they do with a step (`Visit`). Agent middleware is a layer
-around the loop: the chain runs the steps up to `record`, in the caller's task (updates
-and steps leave it through `raf.core.hand_out`, with no task or queue between). A run
-that raises is recorded as a failure before the error goes on.
+around it: `run` takes each step, `run_stream` also yields what the loop hands out after
+each step (the step's updates, then its model call's deltas as they come), and `iter`
+hands out each step before it runs (the caller may replace it: its `Visit`). Agent
+middleware is a layer around the loop: the chain runs the steps up to `record`, in the
+caller's task (updates and steps leave it through `raf.core.hand_out`, with no task or
+queue between). A run that raises is recorded as a failure before the error goes on.
 """
 
 from __future__ import annotations
@@ -32,9 +32,24 @@ async def take_steps(
     run: Run, step: Step | None, visit: Visit | None = None, *, until: Step | None = None
 ) -> Step | None:
     """The loop: take steps from `step` (each through `visit`, or plainly) until one
-    returns none or `until` is next; that next step."""
+    returns none or `until` is next; that next step. After each step, what it made for
+    the stream is handed out (`hand_out`): the list of its updates at once, and, when it
+    started a model call, that call's deltas one by one as they come (a call the run's
+    cancellation stops makes the next step `finish_cancelled`). A run that does not
+    stream makes none."""
     while step is not None and step is not until:
         step = await (step(run) if visit is None else visit(run, step))
+        out = run.out
+        if out:
+            run.out = []
+            await hand_out(out)
+        live = run.live
+        if live is not None:
+            run.live = None
+            try:
+                await live  # its deltas are relayed to the caller as they come
+            except RunCancelledError:
+                step = finish_cancelled
     return step
 
 
@@ -68,26 +83,6 @@ async def agent_steps(run: Run, visit: Visit | None = None) -> None:
     await take_steps(run, record, visit)
 
 
-async def streamed(run: Run, step: Step) -> Step | None:
-    """Take `step`, then hand out (`hand_out`) what it made: the list of its updates at
-    once, and, when it started a model call, that call's deltas one by one as they come
-    (a call the run's cancellation stops makes the next step `finish_cancelled`). The
-    visit of `run_stream`, and of `iter` once it has handed the step out."""
-    following = await step(run)
-    out = run.out
-    if out:
-        run.out = []
-        await hand_out(out)
-    live = run.live
-    if live is not None:
-        run.live = None
-        try:
-            await live  # it hands each delta out itself
-        except RunCancelledError:
-            return finish_cancelled
-    return following
-
-
 # -- run and run_stream ---------------------------------------------------------------
 
 
@@ -111,14 +106,17 @@ async def run_stream(start: Callable[[], Run]) -> AsyncIterator[AgentResponseUpd
     last update (the finish) goes out."""
     run = start()
     partials = PartialValues(run.output) if run.output is not None else None
+    made = handed_out(agent_steps(run))
     try:
-        async with contextlib.aclosing(handed_out(agent_steps(run, streamed))) as made:
+        try:
             async for update in made:
                 if type(update) is list:  # a step's own updates, at once
                     for one in update:
                         yield one if partials is None else partials.see(one)
                 else:
                     yield update if partials is None else partials.see(update)
+        finally:
+            await made.aclose()  # left early: the steps stop where they wait
     except BaseException as exc:
         await record_failure(run, exc)
         raise
@@ -140,15 +138,16 @@ async def tool_loop_steps(run: Run, step: Step) -> None:
 async def tool_loop_updates(run: Run, step: Step) -> AsyncIterator[AgentResponseUpdate]:
     """The tool loop on its own, streaming: every step from `step`, yielding its updates
     as they come; the closing updates follow."""
+    made = handed_out(take_steps(run, step))
     try:
-        async with contextlib.aclosing(handed_out(take_steps(run, step, streamed))) as made:
-            async for update in made:
-                if type(update) is list:
-                    for one in update:
-                        yield one
-                else:
-                    yield update
+        async for update in made:
+            if type(update) is list:
+                for one in update:
+                    yield one
+            else:
+                yield update
     finally:
+        await made.aclose()
         run.close()
     for update in run.closing_updates():
         yield update
@@ -261,12 +260,12 @@ class RunSteps:
         yield self._current
 
     async def _visit(self, run: Run, step: Step) -> Step | None:
-        """`iter`'s visit: hand the step out, then take it (or what replaced it) as
-        `run_stream` does; what it hands out is kept with the step."""
+        """`iter`'s visit: hand the step out, then take it (or what replaced it); what
+        the loop hands out after it is kept with the step."""
         handed = RunStep(name=step.__name__, step=step)
         await hand_out(handed)
         assert handed.step is not None
-        return await streamed(run, handed.step)
+        return await handed.step(run)
 
     def __repr__(self) -> str:
         return f"RunSteps(current={self._current.name if self._current else None!r})"

@@ -11,7 +11,7 @@ loop on its own (`FunctionInvokingChatClient`) is a `Run` with no agent.
 from __future__ import annotations
 
 import asyncio
-from collections.abc import Awaitable, Callable, Coroutine, Mapping, Sequence
+from collections.abc import Awaitable, Callable, Mapping, Sequence
 from dataclasses import dataclass, field, replace
 from enum import Enum
 from types import MappingProxyType
@@ -198,7 +198,7 @@ class Run:
     """Rounds of tool calls so far in this answer."""
     use_tools: bool = True
     """Whether the current model call offers tools."""
-    live: Coroutine[Any, Any, None] | None = None
+    live: Awaitable[None] | None = None
     """A streaming model call for the pump to await before the next step (it hands its
     deltas out as they come)."""
     out: list[AgentResponseUpdate] = field(default_factory=list)

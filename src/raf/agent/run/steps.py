@@ -76,7 +76,8 @@ async def prepare(run: Run) -> Step | None:
 
 async def call_model(run: Run) -> Step | None:
     """Ask the model (with tools until the last round). Streaming, the call itself is
-    handed to the pump (`run.live`), which awaits it as it hands its deltas out."""
+    handed to the pump (`run.live`), which awaits it while its deltas are relayed to the
+    caller."""
     context = run.context
     token = context.cancellation
     if token is not None and token.cancelled:
