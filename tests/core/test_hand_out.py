@@ -4,11 +4,12 @@ from __future__ import annotations
 
 import asyncio
 import contextlib
+from collections.abc import AsyncIterator
 
 import pytest
 
 from raf.core.errors import RafError
-from raf.core.hand_out import hand_out, handed_out
+from raf.core.hand_out import hand_out, handed_out, relay
 from raf.core.middleware import Around
 
 
@@ -141,3 +142,100 @@ async def test_calling_call_next_twice_around_work_is_an_error() -> None:
     assert await layer.enter()
     with pytest.raises(RafError, match="call_next twice"):
         await layer.leave()
+
+
+async def _letters(closed: list[str], *, fail_after: int | None = None) -> AsyncIterator[str]:
+    try:
+        for index, letter in enumerate("xyz"):
+            if index == fail_after:
+                raise ValueError("the stream broke")
+            await asyncio.sleep(0)  # a real wait goes to the event loop
+            yield letter
+    finally:
+        closed.append("closed")
+
+
+async def test_a_relayed_iterator_comes_out_item_by_item_between_the_values_around_it() -> None:
+    closed: list[str] = []
+    seen: list[str] = []
+
+    async def steps() -> None:
+        await hand_out("before")
+        await relay(_letters(closed))
+        seen.append("resumed")
+        await hand_out("after")
+
+    got = [value async for value in handed_out(steps())]
+    assert got == ["before", "x", "y", "z", "after"]
+    assert seen == ["resumed"] and closed == ["closed"]
+
+
+async def test_a_relayed_iterator_that_fails_raises_where_the_coroutine_waits() -> None:
+    closed: list[str] = []
+
+    async def steps() -> None:
+        try:
+            await relay(_letters(closed, fail_after=2))
+        except ValueError as exc:
+            await hand_out(f"caught: {exc}")  # the coroutine goes on after the error
+
+    got = [value async for value in handed_out(steps())]
+    assert got == ["x", "y", "caught: the stream broke"] and closed == ["closed"]
+
+
+async def test_closing_early_inside_a_relay_closes_the_iterator_then_cancels_the_coroutine() -> (
+    None
+):
+    order: list[str] = []
+
+    async def stream() -> AsyncIterator[str]:
+        try:
+            yield "x"
+            yield "y"
+        finally:
+            order.append("stream closed")
+
+    async def steps() -> None:
+        try:
+            await relay(stream())
+        except asyncio.CancelledError:
+            order.append("coroutine cancelled")
+            raise
+
+    values = handed_out(steps())
+    async with contextlib.aclosing(values):
+        async for _ in values:
+            break
+    assert order == ["stream closed", "coroutine cancelled"]
+
+
+async def test_cancelling_the_task_while_a_relayed_iterator_waits_reaches_both() -> None:
+    seen: list[str] = []
+    started = asyncio.Event()
+
+    async def stalls() -> AsyncIterator[str]:
+        try:
+            started.set()
+            await asyncio.sleep(30)
+            yield "never"
+        except asyncio.CancelledError:
+            seen.append("stream cancelled")
+            raise
+
+    async def steps() -> None:
+        try:
+            await relay(stalls())
+        except asyncio.CancelledError:
+            seen.append("coroutine cancelled")
+            raise
+
+    async def iterate() -> None:
+        async for _ in handed_out(steps()):
+            pass
+
+    task = asyncio.ensure_future(iterate())
+    await started.wait()
+    task.cancel()
+    with pytest.raises(asyncio.CancelledError):
+        await task
+    assert seen == ["stream cancelled", "coroutine cancelled"]

@@ -6,10 +6,9 @@ passes to `await hand_out(value)`, and each item of an async iterator it passes 
 `await relay(iterator)` (iterated by `handed_out` itself: a model's stream of many
 deltas passes through none of the coroutine's frames); the coroutine goes on when the
 next value is asked for. Everything else the coroutine awaits goes to the event loop as
-usual. This is how a
-run streams through agent and chat middleware with no task and no queue between them:
-the middleware runs in the caller's task, sees its context variables and its
-cancellation, and its errors rise straight to the caller.
+usual. This is how a run streams through agent and chat middleware with no task and no
+queue between them: the middleware runs in the caller's task, sees its context variables
+and its cancellation, and its errors rise straight to the caller.
 """
 
 from __future__ import annotations
