@@ -68,6 +68,14 @@ async def _floor_stream(deltas: int) -> AsyncIterator[dict[str, Any]]:
     messages.append({"role": "assistant", "content": "".join(text)})
 
 
+async def _text_deltas(agent: Any) -> int:
+    count = 0
+    async for update in agent.run_stream("go"):
+        if update.kind == UpdateKind.TEXT_DELTA:
+            count += 1
+    return count
+
+
 def cases(deltas: int) -> dict[str, Callable[[], Awaitable[int]]]:
     plain = AgentBuilder().with_chat_client(TextModel(deltas)).build()
     chained = AgentBuilder().with_chat_client(TextModel(deltas)).use_chat_middleware(passing)
@@ -81,18 +89,10 @@ def cases(deltas: int) -> dict[str, Callable[[], Awaitable[int]]]:
         return count
 
     async def raf_stream() -> int:
-        count = 0
-        async for update in plain.run_stream("go"):
-            if update.kind == UpdateKind.TEXT_DELTA:
-                count += 1
-        return count
+        return await _text_deltas(plain)
 
     async def raf_chat_middleware() -> int:
-        count = 0
-        async for update in through.run_stream("go"):
-            if update.kind == UpdateKind.TEXT_DELTA:
-                count += 1
-        return count
+        return await _text_deltas(through)
 
     return {
         "plain floor": floor,
