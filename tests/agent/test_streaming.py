@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import asyncio
 from typing import Any
 
 import pytest
@@ -17,6 +18,7 @@ from raf import (
     UpdateKind,
     UsageDetails,
     fold_updates,
+    tool,
 )
 from raf.core.errors import ConfigurationError
 from raf.testing import ScriptedChatClient, call, reply
@@ -137,3 +139,26 @@ async def test_run_stream_checks_and_sets_up_the_run_when_the_iteration_starts()
     assert session.request_hash is None  # nothing has run yet
     assert "".join([u.text async for u in stream if u.text]) == "ok"
     assert [m.text for m in session.messages] == ["q", "ok"]
+
+
+async def test_a_batch_is_announced_before_its_calls_run() -> None:
+    """`tool_calling` reaches the caller before the tool runs, so a slow tool is seen
+    running: the tool here waits for the caller to have seen its announcement (it fails
+    after 2 s when the announcement only comes with its result)."""
+    announced = asyncio.Event()
+
+    @tool
+    async def waits_to_be_seen(x: int) -> str:
+        """Returns once its call was announced to the caller."""
+        await asyncio.wait_for(announced.wait(), 2)
+        return f"seen {x}"
+
+    model = ScriptedChatClient([reply("", call("waits_to_be_seen", x=1)), "done"])
+    agent = AgentBuilder().with_chat_client(model).with_tool(waits_to_be_seen).build()
+    kinds = []
+    async for update in agent.run_stream("go"):
+        kinds.append(update.kind)
+        if update.kind is UpdateKind.TOOL_CALLING:
+            announced.set()
+    assert kinds.index(UpdateKind.TOOL_CALLING) < kinds.index(UpdateKind.TOOL_CALLED)
+    assert model.requests[1].messages[-1].function_results[0].result == "seen 1"

@@ -34,6 +34,7 @@ from raf.core.errors import (
     RunCancelledError,
     UsageLimitExceeded,
 )
+from raf.core.hand_out import hand_out
 from raf.core.messages import (
     ROLE_ASSISTANT,
     ROLE_TOOL,
@@ -270,6 +271,15 @@ class Run:
 
     def emit(self, update: AgentResponseUpdate) -> None:
         self.out.append(update)
+
+    async def send_out(self) -> None:
+        """Hand out now what this step made for the stream so far (the pump hands out
+        the rest once the step returns): for what must not wait for the step's own
+        waits, such as a batch's calls announced before they run."""
+        out = self.out
+        if out:
+            self.out = []
+            await hand_out(out)
 
     def closing_updates(self) -> list[AgentResponseUpdate]:
         """The last updates of a stream: summed usage, then the finish reason (with the

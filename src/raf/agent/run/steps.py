@@ -211,6 +211,7 @@ async def run_batch(run: Run) -> Step | None:
                     tool_name=call.name,
                 )
             )
+        await run.send_out()  # before the calls run: a caller sees a slow tool running
     limited = context.limits is not None or context.session_limits is not None
     allowed = context.allowed_tool_calls(len(calls)) if limited else len(calls)
     limit_error = context.tool_call_limit_error(len(calls)) if allowed < len(calls) else None
