@@ -140,14 +140,16 @@ async def tool_loop_updates(run: Run, step: Step) -> AsyncIterator[AgentResponse
     as they come; the closing updates follow."""
     made = handed_out(take_steps(run, step))
     try:
-        async for update in made:
-            if type(update) is list:
-                for one in update:
-                    yield one
-            else:
-                yield update
+        try:
+            async for update in made:
+                if type(update) is list:
+                    for one in update:
+                        yield one
+                else:
+                    yield update
+        finally:
+            await made.aclose()  # left early: the steps stop where they wait
     finally:
-        await made.aclose()
         run.close()
     for update in run.closing_updates():
         yield update
