@@ -39,10 +39,8 @@ async def take_steps(
     stream makes none."""
     while step is not None and step is not until:
         step = await (step(run) if visit is None else visit(run, step))
-        out = run.out
-        if out:
-            run.out = []
-            await hand_out(out)
+        if run.out:
+            await run.send_out()
         live = run.live
         if live is not None:
             run.live = None

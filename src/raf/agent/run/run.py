@@ -200,8 +200,8 @@ class Run:
     use_tools: bool = True
     """Whether the current model call offers tools."""
     live: Awaitable[None] | None = None
-    """A streaming model call for the pump to await before the next step (it hands its
-    deltas out as they come)."""
+    """A streaming model call for the pump to await before the next step (its deltas
+    are relayed to the caller as they come: `raf.core.hand_out.relay`)."""
     out: list[AgentResponseUpdate] = field(default_factory=list)
     """Updates the steps made for the stream, until the pump yields them."""
     reply: Sequence[ChatMessage] = ()
